@@ -1,0 +1,28 @@
+# Thin wrapper over CMake. `make` builds, `make test` builds and runs the
+# unit tests, `make asan` does the same under AddressSanitizer + UBSan.
+BUILD ?= build
+CMAKE_FLAGS ?=
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all test asan clean deps demo
+
+all: $(BUILD)/Makefile
+	cmake --build $(BUILD) -j $(JOBS)
+
+$(BUILD)/Makefile:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+test: all
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+asan:
+	$(MAKE) BUILD=build-asan CMAKE_FLAGS="-DPOSEMB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)" test
+
+deps:
+	scripts/install-deps
+
+demo: all
+	$(BUILD)/posemb demo
+
+clean:
+	rm -rf build build-asan

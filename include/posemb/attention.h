@@ -1,0 +1,44 @@
+/* Multi-head scaled dot-product attention with a PE's attention hooks.
+ *
+ * Layout as in llm.c: qkv [B, T, 3D] holds each token's query, key and value
+ * (heads contiguous, d = D/H each); out [B, T, D]. Per (sequence, head):
+ *     s = q k^T / sqrt(d)  (+ the PE's logits hook)  (+ masks)
+ *     p = softmax(s)       z = p v  (+ the PE's values hook)
+ * RoPE-like q/k hooks rotate qkv in place in the forward pass; the backward
+ * pass reads the rotated q, k from the same buffer.
+ * Masks follow Hugging Face: a padded key gets -FLT_MAX added (probability
+ * exactly 0); in causal mode keys j > i are set to -FLT_MAX first. */
+#ifndef POSEMB_ATTENTION_H
+#define POSEMB_ATTENTION_H
+
+#include <stdint.h>
+
+#include "posemb/pe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct nn_attn_shape {
+    int B, T, D, H;
+    int causal;
+} nn_attn_shape;
+
+/* Floats of scratch nn_attention_backward needs (one T x T matrix per thread). */
+size_t nn_attention_scratch_floats(const nn_attn_shape *s);
+
+/* qkv [B, T, 3D] (q and k rotated in place by a q/k hook); pos [B, T]
+ * positions for the PE (NULL: 0..T-1); keymask [B, T] 1 keep, 0 padding
+ * (NULL: none); probs [B, H, T, T] saved for backward; out [B, T, D]. */
+void nn_attention_forward(const nn_attn_shape *s, pe *p, int layer, float *qkv, const int32_t *pos,
+                          const float *keymask, float *probs, float *out);
+
+/* dout [B, T, D] -> dqkv [B, T, 3D] (overwritten) and the PE's parameter
+ * gradients (folded with pe_layer_backward_end before returning). */
+void nn_attention_backward(const nn_attn_shape *s, pe *p, int layer, const float *qkv, const int32_t *pos,
+                           const float *probs, const float *dout, float *dqkv, float *scratch);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,20 @@
+/* The posemb subcommands. Each takes the arguments after its name
+ * (argv[0] is the subcommand) and returns the process exit status:
+ * 0 success, 1 a runtime failure (bad file, i/o), 2 a usage error
+ * (unknown flag, bad value, bad spec string). */
+#ifndef POSEMB_CLI_COMMANDS_H
+#define POSEMB_CLI_COMMANDS_H
+
+#include "posemb/error.h"
+
+#define EXIT_USAGE 2
+
+int cmd_inspect(int argc, char **argv);
+int cmd_pe(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+/* Prints "posemb SUB: message" on stderr and returns the exit status that
+ * fits err->code (2 for EINVAL, 1 otherwise). */
+int cli_report(const char *sub, const posemb_error *err);
+
+#endif

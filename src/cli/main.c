@@ -1,0 +1,52 @@
+/* posemb: the command-line entry. Dispatches to one file per subcommand;
+ * no maths here. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+typedef struct subcommand {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} subcommand;
+
+static const subcommand SUBCOMMANDS[] = {
+    {"inspect", cmd_inspect, "list the tensors and metadata of a .safetensors file"},
+};
+
+#define N_SUBCOMMANDS (int)(sizeof SUBCOMMANDS / sizeof SUBCOMMANDS[0])
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: posemb SUBCOMMAND [ARGS]\n\nPosition embeddings for Transformers: build, train, analyse.\n\n"
+                 "subcommands:\n");
+    for (int i = 0; i < N_SUBCOMMANDS; i++) fprintf(out, "  %-10s %s\n", SUBCOMMANDS[i].name, SUBCOMMANDS[i].summary);
+    fprintf(out, "\n'posemb SUBCOMMAND --help' describes each one.\n");
+}
+
+int cli_report(const char *sub, const posemb_error *err)
+{
+    fprintf(stderr, "posemb %s: %s\n", sub, err->msg[0] ? err->msg : posemb_status_name(err->code));
+    return err->code == POSEMB_EINVAL ? EXIT_USAGE : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("posemb 0.1.0\n");
+        return 0;
+    }
+    for (int i = 0; i < N_SUBCOMMANDS; i++)
+        if (!strcmp(argv[1], SUBCOMMANDS[i].name)) return SUBCOMMANDS[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "posemb: unknown subcommand '%s' (see 'posemb --help')\n", argv[1]);
+    return EXIT_USAGE;
+}

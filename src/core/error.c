@@ -1,0 +1,37 @@
+#include "posemb/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+posemb_status posemb_fail(posemb_error *err, posemb_status code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err->code = code;
+    }
+    return code;
+}
+
+void posemb_error_clear(posemb_error *err)
+{
+    if (err) {
+        err->code = POSEMB_OK;
+        err->msg[0] = '\0';
+    }
+}
+
+const char *posemb_status_name(posemb_status code)
+{
+    switch (code) {
+    case POSEMB_OK: return "ok";
+    case POSEMB_EINVAL: return "invalid argument";
+    case POSEMB_EIO: return "i/o error";
+    case POSEMB_EFORMAT: return "malformed file";
+    case POSEMB_ENOMEM: return "out of memory";
+    case POSEMB_ERANGE: return "out of range";
+    }
+    return "unknown error";
+}

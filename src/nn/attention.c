@@ -1,0 +1,107 @@
+#include "posemb/attention.h"
+
+#include <cblas.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "posemb/threads.h"
+
+size_t nn_attention_scratch_floats(const nn_attn_shape *s)
+{
+    return (size_t)posemb_threads_max() * s->T * s->T + (size_t)s->T;
+}
+
+/* 0..T-1, for callers that pass no positions. Up to T entries of buf. */
+static const int32_t *positions(const int32_t *pos, int b, int T, int32_t *buf)
+{
+    if (pos) return pos + (size_t)b * T;
+    for (int t = 0; t < T; t++) buf[t] = t;
+    return buf;
+}
+
+/* HF's additive masks on one head's scaled logits s [T, T]. */
+static void apply_masks(float *s, int T, int causal, const float *keymask)
+{
+    for (int i = 0; i < T; i++) {
+        float *si = s + (size_t)i * T;
+        if (causal)
+            for (int j = i + 1; j < T; j++) si[j] = -FLT_MAX;
+        if (keymask)
+            for (int j = 0; j < T; j++) si[j] += (1.0f - keymask[j]) * -FLT_MAX;
+    }
+}
+
+static void softmax_rows(float *s, int T)
+{
+    for (int i = 0; i < T; i++) {
+        float *si = s + (size_t)i * T, mx = -INFINITY, sum = 0.0f;
+        for (int j = 0; j < T; j++) mx = si[j] > mx ? si[j] : mx;
+        for (int j = 0; j < T; j++) sum += (si[j] = expf(si[j] - mx));
+        float inv = 1.0f / sum;
+        for (int j = 0; j < T; j++) si[j] *= inv;
+    }
+}
+
+void nn_attention_forward(const nn_attn_shape *s, pe *p, int layer, float *qkv, const int32_t *pos,
+                          const float *keymask, float *probs, float *out)
+{
+    int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
+    float scale = 1.0f / sqrtf((float)d);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            int32_t pbuf[T];
+            const int32_t *ps = positions(pos, b, T, pbuf);
+            pe_head hd = {layer, h, T, T, d, scale, ps, ps, posemb_thread_id()};
+            float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
+            float *pr = probs + ((size_t)b * H + h) * T * T, *z = out + (size_t)b * T * D + (size_t)h * d;
+            pe_qk_forward(p, &hd, q, ld, k, ld);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, ld, k, ld, 0.0f, pr, T);
+            pe_logits_forward(p, &hd, q, ld, k, ld, pr, T);
+            apply_masks(pr, T, s->causal, keymask ? keymask + (size_t)b * T : NULL);
+            softmax_rows(pr, T);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0f, pr, T, v, ld, 0.0f, z, D);
+            pe_values_forward(p, &hd, pr, T, z, D);
+        }
+}
+
+/* dS = P * (dP - rowsum(P * dP)), in place over dP. */
+static void softmax_backward_rows(const float *pr, float *dp, int T)
+{
+    for (int i = 0; i < T; i++) {
+        const float *pi = pr + (size_t)i * T;
+        float *di = dp + (size_t)i * T, dot = 0.0f;
+        for (int j = 0; j < T; j++) dot += pi[j] * di[j];
+        for (int j = 0; j < T; j++) di[j] = pi[j] * (di[j] - dot);
+    }
+}
+
+void nn_attention_backward(const nn_attn_shape *s, pe *p, int layer, const float *qkv, const int32_t *pos,
+                           const float *probs, const float *dout, float *dqkv, float *scratch)
+{
+    int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
+    float scale = 1.0f / sqrtf((float)d);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            int32_t pbuf[T];
+            const int32_t *ps = positions(pos, b, T, pbuf);
+            int slot = posemb_thread_id();
+            pe_head hd = {layer, h, T, T, d, scale, ps, ps, slot};
+            const float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
+            const float *pr = probs + ((size_t)b * H + h) * T * T, *dz = dout + (size_t)b * T * D + (size_t)h * d;
+            float *dq = dqkv + (size_t)b * T * ld + (size_t)h * d, *dk = dq + D, *dv = dq + 2 * D;
+            float *dp = scratch + (size_t)slot * T * T;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0f, dz, D, v, ld, 0.0f, dp, T);
+            pe_values_backward(p, &hd, pr, T, dz, D, dp, T);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0f, pr, T, dz, D, 0.0f, dv, ld);
+            softmax_backward_rows(pr, dp, T);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, scale, dp, T, k, ld, 0.0f, dq, ld);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, scale, dp, T, q, ld, 0.0f, dk, ld);
+            pe_logits_backward(p, &hd, q, ld, k, ld, dp, T, dq, ld, dk, ld);
+            pe_qk_backward(p, &hd, dq, ld, dk, ld);
+        }
+    pe_layer_backward_end(p, layer);
+}

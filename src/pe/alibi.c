@@ -1,0 +1,91 @@
+/* alibi: attention with linear biases (Press et al. 2022). Head h adds
+ * -m_h |i - j| to its logits; in a decoder only j <= i survives the causal
+ * mask, where this is ALiBi's causal -m_h (i - j). Slopes m_h = 2^(-8h/H),
+ * h = 1..H, for H a power of two; otherwise the BLOOM rule: the slopes of
+ * the largest power of two P < H, then every other slope of 2P. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "family.h"
+
+typedef struct alibi_state {
+    float *slopes; /* [H] */
+} alibi_state;
+
+/* The BLOOM rule (it reduces to 2^(-8h/H) when H is a power of two). */
+void pe_alibi_slopes(int H, float *out)
+{
+    int p = 1;
+    while (p * 2 <= H) p *= 2;
+    double base = pow(2.0, -8.0 / p);
+    for (int h = 0; h < p; h++) out[h] = (float)pow(base, h + 1);
+    double extra = pow(2.0, -4.0 / p); /* 2^(-8 / (2p)) */
+    for (int h = 0; h < H - p; h++) out[p + h] = (float)pow(extra, 2 * h + 1);
+}
+
+static posemb_status alibi_configure(pe_comp *c, pe_opts *o, posemb_error *err)
+{
+    alibi_state *s = calloc(1, sizeof *s);
+    if (!s) return posemb_fail(err, POSEMB_ENOMEM, "alibi: out of memory");
+    c->state = s;
+    s->slopes = malloc((size_t)c->dims.n_heads * sizeof(float));
+    if (!s->slopes) return posemb_fail(err, POSEMB_ENOMEM, "alibi: out of memory");
+    pe_alibi_slopes(c->dims.n_heads, s->slopes);
+    return POSEMB_OK;
+}
+
+static void alibi_destroy(pe_comp *c)
+{
+    alibi_state *s = c->state;
+    if (!s) return;
+    free(s->slopes);
+    free(s);
+}
+
+static void alibi_logits_forward(pe_comp *c, const pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                                 float *sc, int lds)
+{
+    const alibi_state *s = c->state;
+    float m = s->slopes[h->head];
+    for (int i = 0; i < h->nq; i++) {
+        float *si = sc + (size_t)i * lds;
+        for (int j = 0; j < h->nk; j++) si[j] -= m * (float)labs((long)h->kpos[j] - (long)h->qpos[i]);
+    }
+}
+
+/* The bias has no parameters and does not depend on q or k. */
+static void alibi_logits_backward(pe_comp *c, const pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                                  const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk)
+{
+}
+
+static posemb_status alibi_export(pe_comp *c, int n, posemb_arena *a, pe_export *out, posemb_error *err)
+{
+    const alibi_state *s = c->state;
+    int H = c->dims.n_heads;
+    pe_matrix *m = pe_export_add(out, a, "slopes", "row h: the slope m_h of head h", H, 1, err);
+    if (!m) return err ? err->code : POSEMB_ENOMEM;
+    for (int h = 0; h < H; h++) m->data[h] = s->slopes[h];
+    char name[64];
+    for (int h = 0; h < H; h++) {
+        snprintf(name, sizeof name, "bias.head%d", h);
+        pe_matrix *b = pe_export_add(out, a, name, "row i, column j: -m_h |i - j|", n, n, err);
+        if (!b) return err ? err->code : POSEMB_ENOMEM;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) b->data[(size_t)i * n + j] = -s->slopes[h] * (float)abs(i - j);
+    }
+    return POSEMB_OK;
+}
+
+const pe_family pe_family_alibi = {
+    .name = "alibi",
+    .kind = PE_KIND_ATTENTION,
+    .summary = "linear distance bias -m_h |i-j| per head, BLOOM slopes (Press et al. 2022)",
+    .options = "",
+    .configure = alibi_configure,
+    .destroy = alibi_destroy,
+    .logits_forward = alibi_logits_forward,
+    .logits_backward = alibi_logits_backward,
+    .export = alibi_export,
+};

@@ -1,0 +1,129 @@
+/* The interface one PE family implements: one file per family, one line in
+ * registry.c. Hooks a family does not use stay NULL. */
+#ifndef POSEMB_PE_FAMILY_H
+#define POSEMB_PE_FAMILY_H
+
+#include "posemb/pe.h"
+
+typedef enum pe_kind { PE_KIND_INPUT = 1, PE_KIND_ATTENTION = 2 } pe_kind;
+
+/* Attention hooks a component uses: set from the family's non-NULL hooks
+ * before configure, which may clear some (rpe:values=off). */
+enum { PE_HOOK_QK = 1, PE_HOOK_LOGITS = 2, PE_HOOK_VALUES = 4 };
+
+#define PE_MAX_OPTS 16
+
+/* key=value options of one component, marked as a family reads them so that
+ * unknown keys can be reported. */
+typedef struct pe_opts {
+    int n;
+    char key[PE_MAX_OPTS][32];
+    char val[PE_MAX_OPTS][64];
+    int used[PE_MAX_OPTS];
+    const char *spec; /* the whole spec string, for messages */
+    const char *family;
+} pe_opts;
+
+typedef struct pe_comp pe_comp;
+
+typedef struct pe_family {
+    const char *name;
+    pe_kind kind;
+    const char *summary;
+    const char *options; /* "k=INT clip distance (64), values=on|off (on)" */
+    /* Reads options, sets state, declares parameters (pe_comp_param). */
+    posemb_status (*configure)(pe_comp *c, pe_opts *o, posemb_error *err);
+    /* Initialises parameters that are not N(0, std) (frequencies); may be NULL. */
+    void (*init)(pe_comp *c);
+    /* Recomputes derived tables from parameters; may be NULL. */
+    void (*prepare)(pe_comp *c);
+    void (*destroy)(pe_comp *c);
+
+    /* Input families: rows of P for positions, out [n, width]. */
+    void (*rows)(pe_comp *c, const int32_t *pos, long n, float *out);
+    void (*rows_backward)(pe_comp *c, const int32_t *pos, long n, const float *dout);
+
+    /* Attention families (see pe.h for the meaning of each hook). */
+    void (*qk_forward)(pe_comp *c, const pe_head *h, float *q, int ldq, float *k, int ldk);
+    void (*qk_backward)(pe_comp *c, const pe_head *h, float *dq, int ldq, float *dk, int ldk);
+    void (*logits_forward)(pe_comp *c, const pe_head *h, const float *q, int ldq, const float *k, int ldk, float *s,
+                           int lds);
+    void (*logits_backward)(pe_comp *c, const pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                            const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk);
+    void (*values_forward)(pe_comp *c, const pe_head *h, const float *prob, int ldp, float *z, int ldz);
+    void (*values_backward)(pe_comp *c, const pe_head *h, const float *prob, int ldp, const float *dz, int lddz,
+                            float *dprob, int lddp);
+    void (*layer_backward_end)(pe_comp *c, int layer);
+
+    /* Appends the matrices that define the PE for n positions. */
+    posemb_status (*export)(pe_comp *c, int n, posemb_arena *a, pe_export *out, posemb_error *err);
+} pe_family;
+
+/* One component of a PE: a family instance. */
+struct pe_comp {
+    const pe_family *fam;
+    pe_dims dims;    /* of the whole PE, max_threads resolved */
+    int head_dim;    /* dims.dim / dims.n_heads */
+    int width;       /* input families: columns of P (D, or the concat width) */
+    int32_t max_pos; /* input families: positions must be < max_pos */
+    char canon[160]; /* canonical "name:k=v,..." */
+    unsigned hooks;  /* PE_HOOK_* */
+    int n_params;
+    pe_param *params; /* this component's parameters, contiguous in the PE's list */
+    pe *owner;
+    void *state; /* family-owned */
+};
+
+/* Declares a parameter; returns its index within the component, or -1 (and
+ * sets err) when the PE has too many. init_std < 0 means the family's init()
+ * sets it. Components declare their parameters one after the other. */
+int pe_comp_param(pe_comp *c, const char *name, pe_scope scope, int layer, int rows, int cols, float init_std,
+                  int decay, posemb_error *err);
+
+/* Option readers: absent keys give the default; bad values fail with a message
+ * naming the spec, the family and the option. */
+posemb_status pe_opt_int(pe_opts *o, const char *key, int def, int lo, int hi, int *out, posemb_error *err);
+posemb_status pe_opt_double(pe_opts *o, const char *key, double def, double lo, double hi, double *out,
+                            posemb_error *err);
+/* choices: NULL-terminated list; *out is the index of the chosen one. */
+posemb_status pe_opt_enum(pe_opts *o, const char *key, const char *const *choices, int def, int *out,
+                          posemb_error *err);
+posemb_status pe_opt_bool(pe_opts *o, const char *key, int def, int *out, posemb_error *err);
+
+/* Appends "key=value" to c->canon (comma-separated after the family name). */
+void pe_canon_add(pe_comp *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Reserves the next export item, with its data from a; NULL (err set) when full. */
+pe_matrix *pe_export_add(pe_export *ex, posemb_arena *a, const char *name, const char *desc, int rows, int cols,
+                         posemb_error *err);
+
+/* Fills table [rows, 2*nfreq] with sin(w_m x) and cos(w_m x) for x = x0 + row,
+ * interleaved (sin at 2m, cos at 2m+1) or halves (sin at m, cos at nfreq + m).
+ * Angles are taken in double, so large x stays accurate. */
+void pe_sinusoid_table(const float *freq, int nfreq, int halves, long x0, long rows, float *table);
+/* Given d loss / d table for the same layout, accumulates d loss / d freq. */
+void pe_sinusoid_table_backward(const float *freq, int nfreq, int halves, long x0, long rows, const float *table,
+                                const float *dtable, float *dfreq);
+/* w_m = base^(-2m / width), m < width/2. */
+void pe_sinusoid_freqs(double base, int width, float *freq);
+
+/* Per-thread buffers (slots.c): gradient accumulators and scratch, one per
+ * thread slot, so that heads run in parallel without locks. */
+typedef struct pe_slots {
+    int n;
+    size_t size; /* floats per slot */
+    float *data;
+} pe_slots;
+
+posemb_status pe_slots_init(pe_slots *s, int n, size_t size, posemb_error *err);
+static inline float *pe_slot(const pe_slots *s, int i) { return s->data + (size_t)i * s->size; }
+/* dst[0..size) += the sum of all slots; the slots are zeroed. */
+void pe_slots_fold(pe_slots *s, float *dst);
+void pe_slots_free(pe_slots *s);
+
+/* The registry (registry.c). */
+const pe_family *pe_family_find(const char *name);
+extern const pe_family *const PE_FAMILIES[];
+extern const int PE_N_FAMILIES;
+
+#endif

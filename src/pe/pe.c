@@ -1,0 +1,429 @@
+/* A PE: up to one input component and one attention component, their
+ * parameters, and the dispatch of the four hooks. The input integration
+ * (add, or concat followed by a learned projection) is generic and serves
+ * every absolute family. */
+#include <cblas.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "family.h"
+#include "posemb/threads.h"
+#include "spec.h"
+
+#define PE_MAX_COMPS 4
+
+struct pe {
+    pe_dims dims;
+    char name[128], spec[400];
+    int n_comps;
+    pe_comp comps[2];
+    pe_comp *input, *attn;
+    int concat;       /* input integration: 0 add, 1 concat + projection */
+    int proj_w;       /* concat: index of the projection weight [D, D + width] in params, then the bias [D] */
+    int n_params, cap_params;
+    pe_param *params;
+    size_t n_floats;
+    float *own; /* pe_alloc: params then grads */
+};
+
+int pe_comp_param(pe_comp *c, const char *name, pe_scope scope, int layer, int rows, int cols, float init_std,
+                  int decay, posemb_error *err)
+{
+    pe *p = c->owner;
+    if (p->n_params == p->cap_params) {
+        posemb_fail(err, POSEMB_ERANGE, "PE %s: too many parameter tensors", c->fam->name);
+        return -1;
+    }
+    pe_param *t = &p->params[p->n_params++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->scope = scope;
+    t->layer = layer;
+    t->ndim = cols > 0 ? 2 : 1;
+    t->shape[0] = rows;
+    t->shape[1] = cols > 0 ? cols : 0;
+    t->numel = (size_t)rows * (size_t)(cols > 0 ? cols : 1);
+    t->offset = p->n_floats;
+    t->decay = decay;
+    t->init_std = init_std;
+    p->n_floats += t->numel;
+    return c->n_params++;
+}
+
+static posemb_status check_dims(const pe_dims *d, posemb_error *err)
+{
+    if (d->dim < 1 || d->n_heads < 1 || d->dim % d->n_heads)
+        return posemb_fail(err, POSEMB_EINVAL, "PE dims: width %d is not a positive multiple of %d heads", d->dim,
+                           d->n_heads);
+    if (d->n_layers < 1) return posemb_fail(err, POSEMB_EINVAL, "PE dims: %d layers (need >= 1)", d->n_layers);
+    if (d->max_len < 1) return posemb_fail(err, POSEMB_EINVAL, "PE dims: max_len %d (need >= 1)", d->max_len);
+    return POSEMB_OK;
+}
+
+/* Reads the integration options every absolute family takes. */
+static posemb_status input_options(pe *p, pe_comp *c, pe_opts *o, posemb_error *err)
+{
+    static const char *const modes[] = {"add", "concat", NULL};
+    posemb_status st = pe_opt_enum(o, "integration", modes, 0, &p->concat, err);
+    if (!st) st = pe_opt_int(o, "width", p->dims.dim, 2, 1 << 20, &c->width, err);
+    if (st) return st;
+    if (!p->concat && c->width != p->dims.dim)
+        return posemb_fail(err, POSEMB_EINVAL, "spec '%s': %s option width needs integration=concat", o->spec,
+                           o->family);
+    return POSEMB_OK;
+}
+
+static posemb_status reject_unused(const pe_opts *o, const pe_family *f, posemb_error *err)
+{
+    for (int i = 0; i < o->n; i++)
+        if (!o->used[i])
+            return posemb_fail(err, POSEMB_EINVAL, "spec '%s': %s has no option '%s' (options: %s)", o->spec, f->name,
+                               o->key[i], f->options[0] ? f->options : "none");
+    return POSEMB_OK;
+}
+
+static posemb_status add_comp(pe *p, pe_spec_comp *sc, posemb_error *err)
+{
+    const pe_family *f = pe_family_find(sc->family);
+    if (!f) {
+        char known[512] = "none";
+        for (int i = 0; i < PE_N_FAMILIES; i++)
+            snprintf(known + strlen(known), sizeof known - strlen(known), ", %s", PE_FAMILIES[i]->name);
+        return posemb_fail(err, POSEMB_EINVAL, "spec '%s': unknown PE '%s' (known: %s)", p->spec, sc->family, known);
+    }
+    pe_comp **slot = f->kind == PE_KIND_INPUT ? &p->input : &p->attn;
+    if (*slot)
+        return posemb_fail(err, POSEMB_EINVAL, "spec '%s': both %s and %s are %s PEs; combine at most one absolute PE "
+                           "with one relative PE or bias", p->spec, (*slot)->fam->name, f->name,
+                           f->kind == PE_KIND_INPUT ? "absolute" : "attention");
+    pe_comp *c = &p->comps[p->n_comps++];
+    memset(c, 0, sizeof *c);
+    *slot = c;
+    c->fam = f;
+    c->owner = p;
+    c->dims = p->dims;
+    c->head_dim = p->dims.dim / p->dims.n_heads;
+    c->width = p->dims.dim;
+    c->max_pos = INT32_MAX;
+    c->params = p->params + p->n_params;
+    snprintf(c->canon, sizeof c->canon, "%s", f->name);
+    c->hooks = (f->qk_forward ? PE_HOOK_QK : 0) | (f->logits_forward ? PE_HOOK_LOGITS : 0) |
+               (f->values_forward ? PE_HOOK_VALUES : 0);
+    posemb_status st = f->kind == PE_KIND_INPUT ? input_options(p, c, &sc->opts, err) : POSEMB_OK;
+    if (!st) st = f->configure(c, &sc->opts, err);
+    if (!st) st = reject_unused(&sc->opts, f, err);
+    if (st || f->kind != PE_KIND_INPUT) return st;
+    if (p->concat) {
+        pe_canon_add(c, "integration=concat");
+        pe_canon_add(c, "width=%d", c->width);
+        int D = p->dims.dim;
+        p->proj_w = p->n_params;
+        if (pe_comp_param(c, "position_projection.weight", PE_SCOPE_MODEL, 0, D, D + c->width, 0.02f, 1, err) < 0 ||
+            pe_comp_param(c, "position_projection.bias", PE_SCOPE_MODEL, 0, D, 0, 0.0f, 0, err) < 0)
+            return err ? err->code : POSEMB_ERANGE;
+    }
+    return POSEMB_OK;
+}
+
+static void join_names(pe *p)
+{
+    char canon[sizeof p->spec] = "";
+    p->name[0] = '\0';
+    for (int i = 0; i < p->n_comps; i++) {
+        const char *sep = i ? "+" : "";
+        snprintf(p->name + strlen(p->name), sizeof p->name - strlen(p->name), "%s%s", sep, p->comps[i].fam->name);
+        snprintf(canon + strlen(canon), sizeof canon - strlen(canon), "%s%s", sep, p->comps[i].canon);
+    }
+    if (!p->n_comps) snprintf(p->name, sizeof p->name, "none");
+    snprintf(p->spec, sizeof p->spec, "%s", p->n_comps ? canon : "none");
+}
+
+static posemb_status build(pe *p, const char *spec, posemb_error *err)
+{
+    pe_spec_comp sc[PE_MAX_COMPS];
+    int n;
+    posemb_status st = pe_spec_parse(spec, sc, PE_MAX_COMPS, &n, err);
+    if (st) return st;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(sc[i].family, "none")) {
+            if (n > 1 || sc[i].opts.n)
+                return posemb_fail(err, POSEMB_EINVAL, "spec '%s': 'none' stands alone and takes no options", spec);
+            continue;
+        }
+        if ((st = add_comp(p, &sc[i], err))) return st;
+    }
+    /* Absolute first: parameters and exports read in the order of the Transformer. */
+    if (p->n_comps == 2 && p->input == &p->comps[1]) {
+        pe_comp tmp = p->comps[0];
+        p->comps[0] = p->comps[1];
+        p->comps[1] = tmp;
+        p->input = &p->comps[0];
+        p->attn = &p->comps[1];
+    }
+    join_names(p);
+    return POSEMB_OK;
+}
+
+posemb_status pe_create(pe **out, const char *spec, const pe_dims *dims, posemb_error *err)
+{
+    *out = NULL;
+    posemb_status st = check_dims(dims, err);
+    if (st) return st;
+    pe *p = calloc(1, sizeof *p);
+    if (!p) return posemb_fail(err, POSEMB_ENOMEM, "PE: out of memory");
+    p->dims = *dims;
+    if (p->dims.max_threads <= 0) p->dims.max_threads = posemb_threads_max();
+    p->cap_params = 4 * dims->n_layers + 16;
+    p->params = calloc((size_t)p->cap_params, sizeof *p->params);
+    snprintf(p->spec, sizeof p->spec, "%s", spec ? spec : "");
+    if (!p->params) st = posemb_fail(err, POSEMB_ENOMEM, "PE: out of memory");
+    if (!st) st = build(p, spec, err);
+    if (st) {
+        pe_free(p);
+        return st;
+    }
+    *out = p;
+    return POSEMB_OK;
+}
+
+void pe_free(pe *p)
+{
+    if (!p) return;
+    for (int i = 0; i < p->n_comps; i++)
+        if (p->comps[i].fam->destroy) p->comps[i].fam->destroy(&p->comps[i]);
+    free(p->params);
+    free(p->own);
+    free(p);
+}
+
+const char *pe_spec(const pe *p) { return p->spec; }
+const char *pe_name(const pe *p) { return p->name; }
+const pe_dims *pe_get_dims(const pe *p) { return &p->dims; }
+
+int pe_has_input(const pe *p) { return p->input != NULL; }
+int pe_has_qk(const pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_QK); }
+int pe_has_logits(const pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_LOGITS); }
+int pe_has_values(const pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_VALUES); }
+
+int pe_n_params(const pe *p) { return p->n_params; }
+const pe_param *pe_get_param(const pe *p, int i) { return (i >= 0 && i < p->n_params) ? &p->params[i] : NULL; }
+size_t pe_n_floats(const pe *p) { return p->n_floats; }
+
+const pe_param *pe_find_param(const pe *p, const char *name, int layer)
+{
+    for (int i = 0; i < p->n_params; i++)
+        if (!strcmp(p->params[i].name, name) && (p->params[i].scope == PE_SCOPE_MODEL || p->params[i].layer == layer))
+            return &p->params[i];
+    return NULL;
+}
+
+void pe_bind(pe *p, float *params, float *grads)
+{
+    for (int i = 0; i < p->n_params; i++) {
+        p->params[i].data = params ? params + p->params[i].offset : NULL;
+        p->params[i].grad = grads ? grads + p->params[i].offset : NULL;
+    }
+}
+
+posemb_status pe_alloc(pe *p, posemb_error *err)
+{
+    free(p->own);
+    p->own = calloc(2 * p->n_floats + 1, sizeof(float));
+    if (!p->own) return posemb_fail(err, POSEMB_ENOMEM, "PE %s: cannot allocate %zu parameters", p->name, p->n_floats);
+    pe_bind(p, p->own, p->own + p->n_floats);
+    return POSEMB_OK;
+}
+
+void pe_init_params(pe *p, posemb_rng *rng)
+{
+    for (int i = 0; i < p->n_params; i++) {
+        pe_param *t = &p->params[i];
+        if (t->init_std > 0) posemb_rng_fill_normal(rng, t->data, (long)t->numel, t->init_std);
+        else if (t->init_std == 0) memset(t->data, 0, t->numel * sizeof(float));
+    }
+    for (int i = 0; i < p->n_comps; i++)
+        if (p->comps[i].fam->init) p->comps[i].fam->init(&p->comps[i]);
+    pe_prepare(p);
+}
+
+void pe_zero_grad(pe *p)
+{
+    for (int i = 0; i < p->n_params; i++)
+        if (p->params[i].grad) memset(p->params[i].grad, 0, p->params[i].numel * sizeof(float));
+}
+
+void pe_prepare(pe *p)
+{
+    for (int i = 0; i < p->n_comps; i++)
+        if (p->comps[i].fam->prepare) p->comps[i].fam->prepare(&p->comps[i]);
+}
+
+int32_t pe_position_limit(const pe *p)
+{
+    int32_t lim = INT32_MAX;
+    for (int i = 0; i < p->n_comps; i++)
+        if (p->comps[i].max_pos < lim) lim = p->comps[i].max_pos;
+    return lim;
+}
+
+posemb_status pe_check_positions(const pe *p, const int32_t *pos, long n, posemb_error *err)
+{
+    int32_t lim = pe_position_limit(p);
+    for (long i = 0; i < n; i++)
+        if (pos[i] < 0 || pos[i] >= lim)
+            return posemb_fail(err, POSEMB_ERANGE, "PE %s: position %d (token %ld) is outside [0, %d)", p->name,
+                               pos[i], i, lim);
+    return POSEMB_OK;
+}
+
+/* ---- 1. input hook ---------------------------------------------------- */
+
+size_t pe_input_scratch_floats(const pe *p, long ntok)
+{
+    if (!p->input) return 0;
+    /* rows of P; for concat also their gradient and dx before it is copied out */
+    size_t w = (size_t)p->input->width;
+    return (size_t)ntok * (p->concat ? 2 * w + (size_t)p->dims.dim : w);
+}
+
+posemb_status pe_input_forward(pe *p, const int32_t *pos, long ntok, const float *x, float *y, float *scratch,
+                               posemb_error *err)
+{
+    size_t D = (size_t)p->dims.dim, n = (size_t)ntok * D;
+    if (!p->input) {
+        if (y != x) memcpy(y, x, n * sizeof *y);
+        return POSEMB_OK;
+    }
+    posemb_status st = pe_check_positions(p, pos, ntok, err);
+    if (st) return st;
+    pe_comp *c = p->input;
+    float *rows = scratch; /* [ntok, width] */
+    c->fam->rows(c, pos, ntok, rows);
+    if (!p->concat) {
+        for (size_t i = 0; i < n; i++) y[i] = x[i] + rows[i];
+        return POSEMB_OK;
+    }
+    /* y = x W[:, :D]^T + rows W[:, D:]^T + b, with W [D, D + width] row-major. */
+    const pe_param *w = &p->params[p->proj_w], *b = &p->params[p->proj_w + 1];
+    int ldw = (int)D + c->width;
+    for (long t = 0; t < ntok; t++) memcpy(y + (size_t)t * D, b->data, D * sizeof *y);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ntok, (int)D, (int)D, 1.0f, x, (int)D, w->data, ldw,
+                1.0f, y, (int)D);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ntok, (int)D, c->width, 1.0f, rows, c->width,
+                w->data + D, ldw, 1.0f, y, (int)D);
+    return POSEMB_OK;
+}
+
+void pe_input_backward(pe *p, const int32_t *pos, long ntok, const float *x, const float *dy, float *dx,
+                       float *scratch)
+{
+    size_t D = (size_t)p->dims.dim, n = (size_t)ntok * D;
+    pe_comp *c = p->input;
+    if (!c || !p->concat) {
+        if (dx != dy) memcpy(dx, dy, n * sizeof *dx);
+        if (c && c->fam->rows_backward) c->fam->rows_backward(c, pos, ntok, dy);
+        return;
+    }
+    const pe_param *w = &p->params[p->proj_w], *b = &p->params[p->proj_w + 1];
+    int ldw = (int)D + c->width;
+    float *rows = scratch, *drows = scratch + (size_t)ntok * c->width;
+    c->fam->rows(c, pos, ntok, rows);
+    for (long t = 0; t < ntok; t++)
+        for (size_t i = 0; i < D; i++) b->grad[i] += dy[(size_t)t * D + i];
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)D, (int)D, (int)ntok, 1.0f, dy, (int)D, x, (int)D, 1.0f,
+                w->grad, ldw);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)D, c->width, (int)ntok, 1.0f, dy, (int)D, rows,
+                c->width, 1.0f, w->grad + D, ldw);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)ntok, c->width, (int)D, 1.0f, dy, (int)D, w->data + D,
+                ldw, 0.0f, drows, c->width);
+    if (c->fam->rows_backward) c->fam->rows_backward(c, pos, ntok, drows);
+    /* dx = dy W[:, :D], computed aside because dx may alias dy. */
+    float *dxs = drows + (size_t)ntok * c->width;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)ntok, (int)D, (int)D, 1.0f, dy, (int)D, w->data, ldw,
+                0.0f, dxs, (int)D);
+    memcpy(dx, dxs, n * sizeof *dx);
+}
+
+/* ---- 2-4. attention hooks --------------------------------------------- */
+
+void pe_qk_forward(pe *p, const pe_head *h, float *q, int ldq, float *k, int ldk)
+{
+    if (pe_has_qk(p)) p->attn->fam->qk_forward(p->attn, h, q, ldq, k, ldk);
+}
+
+void pe_qk_backward(pe *p, const pe_head *h, float *dq, int ldq, float *dk, int ldk)
+{
+    if (pe_has_qk(p)) p->attn->fam->qk_backward(p->attn, h, dq, ldq, dk, ldk);
+}
+
+void pe_logits_forward(pe *p, const pe_head *h, const float *q, int ldq, const float *k, int ldk, float *s, int lds)
+{
+    if (pe_has_logits(p)) p->attn->fam->logits_forward(p->attn, h, q, ldq, k, ldk, s, lds);
+}
+
+void pe_logits_backward(pe *p, const pe_head *h, const float *q, int ldq, const float *k, int ldk, const float *ds,
+                        int ldds, float *dq, int lddq, float *dk, int lddk)
+{
+    if (pe_has_logits(p)) p->attn->fam->logits_backward(p->attn, h, q, ldq, k, ldk, ds, ldds, dq, lddq, dk, lddk);
+}
+
+void pe_values_forward(pe *p, const pe_head *h, const float *prob, int ldp, float *z, int ldz)
+{
+    if (pe_has_values(p)) p->attn->fam->values_forward(p->attn, h, prob, ldp, z, ldz);
+}
+
+void pe_values_backward(pe *p, const pe_head *h, const float *prob, int ldp, const float *dz, int lddz, float *dprob,
+                        int lddp)
+{
+    if (pe_has_values(p)) p->attn->fam->values_backward(p->attn, h, prob, ldp, dz, lddz, dprob, lddp);
+}
+
+void pe_layer_backward_end(pe *p, int layer)
+{
+    if (p->attn && p->attn->fam->layer_backward_end) p->attn->fam->layer_backward_end(p->attn, layer);
+}
+
+/* ---- what the PE is, as numbers ---------------------------------------- */
+
+pe_matrix *pe_export_add(pe_export *ex, posemb_arena *a, const char *name, const char *desc, int rows, int cols,
+                         posemb_error *err)
+{
+    if (ex->n == (int)(sizeof ex->items / sizeof ex->items[0])) {
+        posemb_fail(err, POSEMB_ERANGE, "PE export: more than %d matrices (use fewer layers or heads)", ex->n);
+        return NULL;
+    }
+    pe_matrix *m = &ex->items[ex->n];
+    m->data = posemb_arena_floats(a, (size_t)rows * (size_t)cols);
+    if (!m->data) {
+        posemb_fail(err, POSEMB_ENOMEM, "PE export: cannot allocate %s [%d, %d]", name, rows, cols);
+        return NULL;
+    }
+    snprintf(m->name, sizeof m->name, "%s", name);
+    snprintf(m->desc, sizeof m->desc, "%s", desc);
+    m->rows = rows;
+    m->cols = cols;
+    ex->n++;
+    return m;
+}
+
+posemb_status pe_export_matrices(pe *p, int n, posemb_arena *a, pe_export *out, posemb_error *err)
+{
+    out->n = 0;
+    if (n < 1) return posemb_fail(err, POSEMB_EINVAL, "PE export: length %d (need >= 1)", n);
+    for (int i = 0; i < p->n_comps; i++) {
+        pe_comp *c = &p->comps[i];
+        posemb_status st = c->fam->export(c, n, a, out, err);
+        if (st) return st;
+    }
+    return POSEMB_OK;
+}
+
+int pe_family_count(void) { return PE_N_FAMILIES; }
+
+pe_family_doc pe_family_doc_at(int i)
+{
+    pe_family_doc d = {PE_FAMILIES[i]->name, PE_FAMILIES[i]->summary, PE_FAMILIES[i]->options};
+    return d;
+}

@@ -1,0 +1,246 @@
+/* Finite-difference checks of every PE's backward pass, through the real
+ * attention kernel: embeddings E -> input hook -> qkv = X W -> attention
+ * (q/k, logits, values hooks; padding mask; optional causal mask) -> loss =
+ * sum(out * R). Every PE parameter, every element of E and every element of
+ * qkv is perturbed.
+ *
+ * Tolerance: the forward runs in float32 (as in training) and the loss is
+ * summed in double. A central difference with step h has rounding noise of
+ * about 1e-7 * |out| * sqrt(#out) / h ~ 2e-4 at h = 5e-3 and truncation
+ * error h^2 f'''/6 ~ 1e-5 for these O(1) activations, so we require
+ * |fd - analytic| <= 3e-3 + 1e-2 |analytic|. Frequencies enter as w * pos,
+ * so their step is divided by the largest position (or clip distance) to
+ * keep the same truncation error. A wrong factor, a missing term or a
+ * wrong index shows as errors of 1e-1 or more. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "posemb/attention.h"
+#include "posemb/pe.h"
+#include "posemb/rng.h"
+#include "testutil.h"
+
+enum { B = 2, T = 6, D = 8, H = 2, LAYERS = 2, MAXLEN = 12, LAYER = 1 };
+#define NTOK (B * T)
+
+typedef struct harness {
+    pe *p;
+    int causal;
+    float E[NTOK * D], W[D * 3 * D], R[NTOK * D];
+    int32_t pos[NTOK];
+    float mask[NTOK];
+    /* activations and scratch */
+    float X[NTOK * D], qkv[NTOK * 3 * D], probs[B * H * T * T], out[NTOK * D];
+    float dX[NTOK * D], dqkv[NTOK * 3 * D], dE[NTOK * D];
+    float *scratch, *in_scratch;
+} harness;
+
+static void fill(posemb_rng *r, float *x, int n, float std) { posemb_rng_fill_normal(r, x, n, std); }
+
+static double loss_from_qkv(harness *hs, const float *qkv_in)
+{
+    nn_attn_shape sh = {B, T, D, H, hs->causal};
+    memcpy(hs->qkv, qkv_in, sizeof hs->qkv);
+    nn_attention_forward(&sh, hs->p, LAYER, hs->qkv, hs->pos, hs->mask, hs->probs, hs->out);
+    double loss = 0.0;
+    for (int i = 0; i < NTOK * D; i++) loss += (double)hs->out[i] * hs->R[i];
+    return loss;
+}
+
+/* qkv from E (not rotated yet) into buf. */
+static void project(harness *hs, float *buf)
+{
+    posemb_error err;
+    assert_int_equal(pe_input_forward(hs->p, hs->pos, NTOK, hs->E, hs->X, hs->in_scratch, &err), POSEMB_OK);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, NTOK, 3 * D, D, 1.0f, hs->X, D, hs->W, 3 * D, 0.0f, buf,
+                3 * D);
+}
+
+static double loss_full(harness *hs)
+{
+    float qkv0[NTOK * 3 * D];
+    pe_prepare(hs->p);
+    project(hs, qkv0);
+    return loss_from_qkv(hs, qkv0);
+}
+
+/* Analytic gradients of everything: PE params (into the PE), dqkv0, dE. */
+static void backward_full(harness *hs, float *dqkv0)
+{
+    nn_attn_shape sh = {B, T, D, H, hs->causal};
+    pe_zero_grad(hs->p);
+    loss_full(hs);
+    nn_attention_backward(&sh, hs->p, LAYER, hs->qkv, hs->pos, hs->probs, hs->R, hs->dqkv, hs->scratch);
+    memcpy(dqkv0, hs->dqkv, sizeof hs->dqkv);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, NTOK, D, 3 * D, 1.0f, hs->dqkv, 3 * D, hs->W, 3 * D, 0.0f,
+                hs->dX, D);
+    pe_input_backward(hs->p, hs->pos, NTOK, hs->E, hs->dX, hs->dE, hs->in_scratch);
+}
+
+static int check(const char *spec, const char *what, long i, double fd, double an, double *worst)
+{
+    double e = fabs(fd - an), tol = 3e-3 + 1e-2 * fabs(an);
+    if (e / tol > *worst) *worst = e / tol;
+    if (e <= tol) return 0;
+    printf("  %s: %s[%ld] finite difference %.6g, analytic %.6g\n", spec, what, i, fd, an);
+    return 1;
+}
+
+/* Central difference of loss_full w.r.t. x[i], step h. */
+static double central(harness *hs, float *x, long i, float h)
+{
+    float keep = x[i];
+    x[i] = keep + h;
+    double up = loss_full(hs);
+    x[i] = keep - h;
+    double down = loss_full(hs);
+    x[i] = keep;
+    return (up - down) / ((double)(keep + h) - (double)(keep - h));
+}
+
+static int frequency_param(const char *name) { return strstr(name, "frequencies") != NULL; }
+
+static void check_spec(const char *spec, int causal)
+{
+    harness *hs = calloc(1, sizeof *hs);
+    assert_non_null(hs);
+    pe_dims dims = {D, H, LAYERS, MAXLEN, causal, 0};
+    posemb_error err;
+    if (pe_create(&hs->p, spec, &dims, &err)) fail_msg("pe_create(%s): %s", spec, err.msg);
+    assert_int_equal(pe_alloc(hs->p, &err), POSEMB_OK);
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 1234, 7);
+    pe_init_params(hs->p, &rng);
+    /* Learned tables start near zero; make them O(1) so their terms matter. */
+    for (int i = 0; i < pe_n_params(hs->p); i++) {
+        const pe_param *t = pe_get_param(hs->p, i);
+        if (!frequency_param(t->name)) fill(&rng, t->data, (int)t->numel, 0.5f);
+    }
+    hs->causal = causal;
+    fill(&rng, hs->E, NTOK * D, 1.0f);
+    fill(&rng, hs->W, D * 3 * D, 0.5f);
+    fill(&rng, hs->R, NTOK * D, 1.0f);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            hs->pos[b * T + t] = b * 3 + t; /* the second sequence starts at position 3 */
+            hs->mask[b * T + t] = (b == 1 && t == T - 1) ? 0.0f : 1.0f;
+        }
+    nn_attn_shape sh = {B, T, D, H, causal};
+    hs->scratch = calloc(nn_attention_scratch_floats(&sh), sizeof(float));
+    hs->in_scratch = calloc(pe_input_scratch_floats(hs->p, NTOK) + 1, sizeof(float));
+    assert_true(hs->scratch && hs->in_scratch);
+
+    float dqkv0[NTOK * 3 * D];
+    backward_full(hs, dqkv0);
+    float *grads = calloc(pe_n_floats(hs->p) + 1, sizeof(float));
+    float dE[NTOK * D];
+    memcpy(dE, hs->dE, sizeof dE);
+    for (int i = 0; i < pe_n_params(hs->p); i++) {
+        const pe_param *t = pe_get_param(hs->p, i);
+        memcpy(grads + t->offset, t->grad, t->numel * sizeof(float));
+    }
+
+    int bad = 0, checked = 0;
+    double worst = 0.0;
+    for (int i = 0; i < pe_n_params(hs->p); i++) {
+        const pe_param *t = pe_get_param(hs->p, i);
+        float h = frequency_param(t->name) ? 5e-3f / MAXLEN : 5e-3f;
+        for (size_t k = 0; k < t->numel; k++, checked++)
+            bad += check(spec, t->name, (long)k, central(hs, t->data, (long)k, h), grads[t->offset + k], &worst);
+    }
+    for (int k = 0; k < NTOK * D; k++, checked++) bad += check(spec, "E", k, central(hs, hs->E, k, 5e-3f), dE[k], &worst);
+    /* q, k, v directly: loss as a function of the projected (unrotated) qkv. */
+    float qkv0[NTOK * 3 * D];
+    pe_prepare(hs->p);
+    project(hs, qkv0);
+    for (int k = 0; k < NTOK * 3 * D; k++, checked++) {
+        float keep = qkv0[k];
+        qkv0[k] = keep + 5e-3f;
+        double up = loss_from_qkv(hs, qkv0);
+        qkv0[k] = keep - 5e-3f;
+        double down = loss_from_qkv(hs, qkv0);
+        qkv0[k] = keep;
+        bad += check(spec, "qkv", k, (up - down) / ((double)(keep + 5e-3f) - (double)(keep - 5e-3f)), dqkv0[k], &worst);
+    }
+    printf("%-44s %s %5d values checked, worst error/tolerance %.3f\n", spec, causal ? "causal " : "bidirec", checked,
+           worst);
+    free(grads);
+    free(hs->scratch);
+    free(hs->in_scratch);
+    pe_free(hs->p);
+    free(hs);
+    if (bad) fail_msg("%s: %d gradient mismatches", spec, bad);
+}
+
+#define GRAD_TEST(fn, spec, causal) \
+    static void fn(void **state) { (void)state; check_spec(spec, causal); }
+
+GRAD_TEST(t_none, "none", 0)
+GRAD_TEST(t_ape, "ape", 0)
+GRAD_TEST(t_ape_concat, "ape:integration=concat,width=6", 0)
+GRAD_TEST(t_sin, "sin", 0)
+GRAD_TEST(t_sin_halves, "sin:layout=halves", 0)
+GRAD_TEST(t_lsin, "lsin", 0)
+GRAD_TEST(t_lsin_halves_concat, "lsin:layout=halves,integration=concat", 0)
+GRAD_TEST(t_rpe, "rpe:k=3", 0)
+GRAD_TEST(t_rpe_novalues, "rpe:k=3,values=off", 0)
+GRAD_TEST(t_rpe_wide, "rpe:k=64", 0)
+GRAD_TEST(t_srpe, "srpe:k=3", 0)
+GRAD_TEST(t_lsrpe, "lsrpe:k=3", 0)
+GRAD_TEST(t_lsrpe_novalues, "lsrpe:k=4,values=off", 0)
+GRAD_TEST(t_relative_key, "relative_key", 0)
+GRAD_TEST(t_relative_key_query, "relative_key_query", 0)
+GRAD_TEST(t_rope, "rope", 0)
+GRAD_TEST(t_rope_interleaved, "rope:pairing=interleaved,base=500", 0)
+GRAD_TEST(t_rope_partial_ntk, "rope:frac=0.5,scaling=linear,factor=2", 0)
+GRAD_TEST(t_alibi, "alibi", 0)
+GRAD_TEST(t_alibi_causal, "alibi", 1)
+GRAD_TEST(t_t5, "t5:buckets=8,max_distance=16", 0)
+GRAD_TEST(t_t5_causal, "t5:buckets=8,max_distance=16", 1)
+GRAD_TEST(t_ape_rpe, "ape+rpe:k=3", 0)
+GRAD_TEST(t_lsin_lsrpe, "lsin+lsrpe:k=3", 0)
+GRAD_TEST(t_ape_srpe, "ape+srpe:k=2", 0)
+GRAD_TEST(t_ape_alibi, "ape+alibi", 1)
+GRAD_TEST(t_sin_rope, "sin+rope", 1)
+GRAD_TEST(t_lsin_concat_t5, "lsin:integration=concat,width=4+t5:buckets=8,max_distance=16", 0)
+GRAD_TEST(t_ape_relative_key_query, "ape+relative_key_query", 0)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t_none),
+        cmocka_unit_test(t_ape),
+        cmocka_unit_test(t_ape_concat),
+        cmocka_unit_test(t_sin),
+        cmocka_unit_test(t_sin_halves),
+        cmocka_unit_test(t_lsin),
+        cmocka_unit_test(t_lsin_halves_concat),
+        cmocka_unit_test(t_rpe),
+        cmocka_unit_test(t_rpe_novalues),
+        cmocka_unit_test(t_rpe_wide),
+        cmocka_unit_test(t_srpe),
+        cmocka_unit_test(t_lsrpe),
+        cmocka_unit_test(t_lsrpe_novalues),
+        cmocka_unit_test(t_relative_key),
+        cmocka_unit_test(t_relative_key_query),
+        cmocka_unit_test(t_rope),
+        cmocka_unit_test(t_rope_interleaved),
+        cmocka_unit_test(t_rope_partial_ntk),
+        cmocka_unit_test(t_alibi),
+        cmocka_unit_test(t_alibi_causal),
+        cmocka_unit_test(t_t5),
+        cmocka_unit_test(t_t5_causal),
+        cmocka_unit_test(t_ape_rpe),
+        cmocka_unit_test(t_lsin_lsrpe),
+        cmocka_unit_test(t_ape_srpe),
+        cmocka_unit_test(t_ape_alibi),
+        cmocka_unit_test(t_sin_rope),
+        cmocka_unit_test(t_lsin_concat_t5),
+        cmocka_unit_test(t_ape_relative_key_query),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

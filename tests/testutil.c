@@ -1,0 +1,70 @@
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int tu_have_shared(const char *what)
+{
+    struct stat st;
+    if (stat(POSEMB_SHARED, &st) == 0 && S_ISDIR(st.st_mode)) return 1;
+    printf("SKIP %s: %s is absent (it holds the shared data; CI has it)\n", what, POSEMB_SHARED);
+    return 0;
+}
+
+char *tu_tmpdir(void)
+{
+    const char *base = getenv("TMPDIR");
+    char tmpl[512];
+    snprintf(tmpl, sizeof tmpl, "%s/posemb-test-XXXXXX", base ? base : "/tmp");
+    char *d = mkdtemp(tmpl);
+    assert_non_null(d);
+    return strdup(d);
+}
+
+void tu_rmtree(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", dir);
+}
+
+int tu_run(const char *cmd, char *out, size_t cap)
+{
+    char full[4096];
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    assert_non_null(p);
+    size_t n = 0;
+    if (out && cap) {
+        n = fread(out, 1, cap - 1, p);
+        out[n] = '\0';
+    }
+    char sink[4096];
+    while (fread(sink, 1, sizeof sink, p) > 0) {}
+    int st = pclose(p);
+    if (WIFEXITED(st)) return WEXITSTATUS(st);
+    if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+    return -1;
+}
+
+int tu_write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    size_t w = fwrite(data, 1, n, f);
+    return (fclose(f) == 0 && w == n) ? 0 : -1;
+}
+
+void tu_assert_close(double a, double b, double atol, double rtol, const char *what, long i, const char *file,
+                     int line)
+{
+    if (fabs(a - b) <= atol + rtol * fabs(b)) return;
+    print_error("%s:%d: %s[%ld]: got %.9g, expected %.9g (atol %g, rtol %g)\n", file, line, what, i, a, b,
+                   atol, rtol);
+    _fail(file, line);
+}

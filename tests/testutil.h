@@ -1,0 +1,29 @@
+/* Helpers shared by the tests. */
+#ifndef POSEMB_TESTUTIL_H
+#define POSEMB_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+/* 1 if ../shared exists (CI has it); otherwise prints why the caller skips. */
+int tu_have_shared(const char *what);
+/* A fresh temporary directory (removed by tu_rmtree). */
+char *tu_tmpdir(void);
+void tu_rmtree(const char *dir);
+/* Runs a shell command, captures stdout+stderr (up to cap bytes) and returns
+ * the exit status (or 128+signal if it was killed). */
+int tu_run(const char *cmd, char *out, size_t cap);
+/* Writes n bytes to path; returns 0 on success. */
+int tu_write_file(const char *path, const void *data, size_t n);
+
+/* Asserts |a - b| <= atol + rtol * |b| with a message naming what and index i. */
+#define TU_CLOSE(a, b, atol, rtol, what, i) \
+    tu_assert_close((double)(a), (double)(b), (atol), (rtol), (what), (long)(i), __FILE__, __LINE__)
+void tu_assert_close(double a, double b, double atol, double rtol, const char *what, long i, const char *file,
+                     int line);
+
+#endif
