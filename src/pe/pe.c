@@ -115,6 +115,7 @@ static posemb_status add_comp(pe *p, pe_spec_comp *sc, posemb_error *err)
     if (!st) st = f->configure(c, &sc->opts, err);
     if (!st) st = reject_unused(&sc->opts, f, err);
     if (st || f->kind != PE_KIND_INPUT) return st;
+    if (!p->concat) pe_canon_add(c, "integration=add");
     if (p->concat) {
         pe_canon_add(c, "integration=concat");
         pe_canon_add(c, "width=%d", c->width);

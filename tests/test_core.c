@@ -1,0 +1,134 @@
+/* Core: errors, arenas, tensors, the RNG. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "posemb/arena.h"
+#include "posemb/error.h"
+#include "posemb/rng.h"
+#include "posemb/tensor.h"
+#include "posemb/threads.h"
+#include "testutil.h"
+
+static void test_error(void **state)
+{
+    posemb_error err;
+    assert_int_equal(posemb_fail(&err, POSEMB_EFORMAT, "%s: bad %d", "x.bin", 7), POSEMB_EFORMAT);
+    assert_string_equal(err.msg, "x.bin: bad 7");
+    assert_int_equal(err.code, POSEMB_EFORMAT);
+    assert_int_equal(posemb_fail(NULL, POSEMB_EIO, "ignored"), POSEMB_EIO);
+    posemb_error_clear(&err);
+    assert_int_equal(err.code, POSEMB_OK);
+    assert_string_equal(err.msg, "");
+    assert_string_equal(posemb_status_name(POSEMB_ENOMEM), "out of memory");
+}
+
+static void test_arena(void **state)
+{
+    posemb_arena a;
+    posemb_arena_init(&a, 256);
+    for (int i = 0; i < 100; i++) {
+        unsigned char *p = posemb_arena_alloc(&a, (size_t)(i * 37 % 300 + 1));
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % POSEMB_ARENA_ALIGN, 0);
+        for (int k = 0; k < i * 37 % 300 + 1; k++) assert_int_equal(p[k], 0);
+        memset(p, 0xab, (size_t)(i * 37 % 300 + 1));
+    }
+    assert_null(posemb_arena_alloc(&a, SIZE_MAX - 8));
+    assert_null(posemb_arena_floats(&a, SIZE_MAX / 2));
+    posemb_arena_free(&a);
+
+    /* A fixed arena never grows: the training loop cannot allocate by accident. */
+    assert_int_equal(posemb_arena_init_fixed(&a, 1024), 0);
+    assert_non_null(posemb_arena_floats(&a, 128));
+    assert_non_null(posemb_arena_floats(&a, 128));
+    assert_null(posemb_arena_floats(&a, 1));
+    assert_int_equal(a.used, 1024);
+    posemb_arena_free(&a);
+}
+
+static void test_tensor(void **state)
+{
+    int64_t ok[3] = {2, 3, 4}, neg[2] = {2, -1}, huge[3] = {INT64_MAX / 2, 3, 1}, zero[2] = {5, 0};
+    assert_int_equal(posemb_shape_numel(3, ok), 24);
+    assert_int_equal(posemb_shape_numel(0, ok), 1);
+    assert_int_equal(posemb_shape_numel(2, neg), -1);
+    assert_int_equal(posemb_shape_numel(3, huge), -1);
+    assert_int_equal(posemb_shape_numel(2, zero), 0);
+    char buf[64];
+    posemb_shape_str(3, ok, buf, sizeof buf);
+    assert_string_equal(buf, "[2, 3, 4]");
+    posemb_shape_str(0, ok, buf, sizeof buf);
+    assert_string_equal(buf, "[]");
+    posemb_arena a;
+    posemb_arena_init(&a, 0);
+    posemb_tensor t;
+    posemb_error err;
+    assert_int_equal(posemb_tensor_alloc(&t, &a, 3, ok, "t", &err), POSEMB_OK);
+    assert_int_equal(posemb_tensor_numel(&t), 24);
+    assert_int_equal(posemb_tensor_alloc(&t, &a, 3, huge, "big", &err), POSEMB_ERANGE);
+    assert_non_null(strstr(err.msg, "big"));
+    posemb_arena_free(&a);
+}
+
+/* PCG32 with seed 42, stream 54: the first outputs of the reference
+ * implementation's demo (pcg32-demo in pcg-c-basic). */
+static void test_rng_reference(void **state)
+{
+    const uint32_t want[6] = {0xa15c02b7, 0x7b47f409, 0xba1d3330, 0x83d2f293, 0xbfa4784b, 0xcbed606e};
+    posemb_rng r;
+    posemb_rng_seed(&r, 42, 54);
+    for (int i = 0; i < 6; i++) assert_int_equal(posemb_rng_u32(&r), want[i]);
+}
+
+static void test_rng_distributions(void **state)
+{
+    posemb_rng a, b;
+    posemb_rng_seed(&a, 7, 1);
+    posemb_rng_seed(&b, 7, 1);
+    double sum = 0, sq = 0;
+    const int n = 200000;
+    for (int i = 0; i < n; i++) {
+        double x = posemb_rng_normal(&a);
+        assert_true(x == posemb_rng_normal(&b)); /* reproducible */
+        sum += x;
+        sq += x * x;
+    }
+    /* Mean within 4 standard errors of 0, variance within 2%. */
+    assert_true(fabs(sum / n) < 4.0 / sqrt(n));
+    assert_true(fabs(sq / n - 1.0) < 0.02);
+    int counts[7] = {0};
+    for (int i = 0; i < 70000; i++) {
+        uint32_t k = posemb_rng_below(&a, 7);
+        assert_true(k < 7);
+        counts[k]++;
+    }
+    for (int k = 0; k < 7; k++) assert_true(abs(counts[k] - 10000) < 500);
+    for (int i = 0; i < 1000; i++) {
+        double u = posemb_rng_uniform(&a);
+        assert_true(u >= 0.0 && u < 1.0);
+    }
+    posemb_rng_seed(&b, 7, 2); /* another stream differs */
+    posemb_rng_seed(&a, 7, 1);
+    assert_true(posemb_rng_u32(&a) != posemb_rng_u32(&b));
+}
+
+static void test_threads(void **state)
+{
+    assert_int_equal(posemb_threads_set(1), 1);
+    assert_int_equal(posemb_threads_max(), 1);
+    assert_int_equal(posemb_threads_set(2), 2);
+    assert_int_equal(posemb_thread_id(), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_error),         cmocka_unit_test(test_arena),
+        cmocka_unit_test(test_tensor),        cmocka_unit_test(test_rng_reference),
+        cmocka_unit_test(test_rng_distributions), cmocka_unit_test(test_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

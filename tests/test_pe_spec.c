@@ -1,0 +1,167 @@
+/* Spec strings: canonical forms, parameters and their checkpoint names,
+ * and one clear error for each kind of bad spec. */
+#include <stdio.h>
+#include <string.h>
+
+#include "posemb/pe.h"
+#include "testutil.h"
+
+static const pe_dims DIMS = {64, 4, 2, 32, 0, 1};
+
+static pe *ok(const char *spec)
+{
+    posemb_error err;
+    pe *p;
+    if (pe_create(&p, spec, &DIMS, &err)) fail_msg("pe_create(%s): %s", spec, err.msg);
+    return p;
+}
+
+static void bad(const char *spec, const char *needle)
+{
+    posemb_error err;
+    pe *p = (pe *)0x1;
+    posemb_error_clear(&err);
+    assert_int_equal(pe_create(&p, spec, &DIMS, &err), POSEMB_EINVAL);
+    assert_null(p);
+    if (!strstr(err.msg, needle)) fail_msg("spec '%s': message '%s' lacks '%s'", spec, err.msg, needle);
+    assert_null(strchr(err.msg, '\n'));
+}
+
+static void test_canonical(void **state)
+{
+    const char *cases[][2] = {
+        {"none", "none"},
+        {"ape", "ape:integration=add"},
+        {"sin", "sin:layout=interleaved,base=10000,integration=add"},
+        {"lsin:layout=halves", "lsin:layout=halves,base=10000,integration=add"},
+        {"ape:integration=concat,width=32", "ape:integration=concat,width=32"},
+        {"rpe:k=64,values=off", "rpe:k=64,values=off"},
+        {"srpe", "srpe:k=64,values=on,base=10000"},
+        {"rope:base=500000,pairing=interleaved", "rope:base=500000,pairing=interleaved,frac=1,scaling=none"},
+        {"rope:scaling=ntk,factor=4", "rope:base=10000,pairing=halves,frac=1,scaling=ntk,factor=4"},
+        {"alibi", "alibi"},
+        {"t5", "t5:buckets=32,max_distance=128,bidirectional=on"},
+        {"rpe + ape", "ape:integration=add+rpe:k=64,values=on"},
+        {"lsin+lsrpe:k=16", "lsin:layout=interleaved,base=10000,integration=add+lsrpe:k=16,values=on,base=10000"},
+        {"relative_key_query", "relative_key_query"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pe *p = ok(cases[i][0]);
+        assert_string_equal(pe_spec(p), cases[i][1]);
+        pe *again = ok(pe_spec(p)); /* the canonical spec parses to itself */
+        assert_string_equal(pe_spec(again), cases[i][1]);
+        pe_free(again);
+        pe_free(p);
+    }
+}
+
+/* Parameter tensors, names, shapes and hooks of each family. */
+static void test_params(void **state)
+{
+    struct {
+        const char *spec;
+        int n_params;
+        const char *first;
+        int64_t r, c;
+        int input, qk, logits, values;
+    } cases[] = {
+        {"none", 0, NULL, 0, 0, 0, 0, 0, 0},
+        {"ape", 1, "position_embeddings.weight", 32, 64, 1, 0, 0, 0},
+        {"sin", 0, NULL, 0, 0, 1, 0, 0, 0},
+        {"lsin", 1, "position_frequencies", 32, 0, 1, 0, 0, 0},
+        {"ape:integration=concat,width=16", 3, "position_embeddings.weight", 32, 16, 1, 0, 0, 0},
+        {"rpe:k=8", 4, "rpe.key.weight", 17, 16, 0, 0, 1, 1},
+        {"rpe:k=8,values=off", 2, "rpe.key.weight", 17, 16, 0, 0, 1, 0},
+        {"srpe", 0, NULL, 0, 0, 0, 0, 1, 1},
+        {"lsrpe", 2, "rpe.frequencies", 8, 0, 0, 0, 1, 1},
+        {"relative_key", 2, "distance_embedding.weight", 63, 16, 0, 0, 1, 0},
+        {"rope", 0, NULL, 0, 0, 0, 1, 0, 0},
+        {"alibi", 0, NULL, 0, 0, 0, 0, 1, 0},
+        {"t5", 1, "relative_attention_bias.weight", 32, 4, 0, 0, 1, 0},
+        {"ape+rpe:k=8", 5, "position_embeddings.weight", 32, 64, 1, 0, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pe *p = ok(cases[i].spec);
+        assert_int_equal(pe_n_params(p), cases[i].n_params);
+        assert_int_equal(pe_has_input(p), cases[i].input);
+        assert_int_equal(pe_has_qk(p) != 0, cases[i].qk);
+        assert_int_equal(pe_has_logits(p) != 0, cases[i].logits);
+        assert_int_equal(pe_has_values(p) != 0, cases[i].values);
+        if (cases[i].first) {
+            const pe_param *t = pe_get_param(p, 0);
+            assert_string_equal(t->name, cases[i].first);
+            assert_int_equal(t->shape[0], cases[i].r);
+            assert_int_equal(t->shape[1], cases[i].c);
+        }
+        size_t total = 0;
+        for (int k = 0; k < pe_n_params(p); k++) total += pe_get_param(p, k)->numel;
+        assert_int_equal(total, pe_n_floats(p));
+        pe_free(p);
+    }
+    pe *p = ok("rpe:k=8");
+    const pe_param *v1 = pe_find_param(p, "rpe.value.weight", 1);
+    assert_non_null(v1);
+    assert_int_equal(v1->layer, 1);
+    assert_int_equal(v1->scope, PE_SCOPE_LAYER);
+    pe_free(p);
+}
+
+static void test_errors(void **state)
+{
+    bad("", "empty");
+    bad("bogus", "unknown PE 'bogus'");
+    bad("ape+sin", "combine at most one absolute PE");
+    bad("rpe+t5", "combine at most one absolute PE");
+    bad("rpe:kk=3", "rpe has no option 'kk'");
+    bad("rpe:k=0", "outside");
+    bad("rpe:k=abc", "not an integer");
+    bad("rpe:k=3,k=4", "given twice");
+    bad("rpe:k", "not key=value");
+    bad("rpe:", "no options");
+    bad("rpe:k=3,", "trailing");
+    bad("rpe:values=maybe", "not one of");
+    bad("sin:layout=diagonal", "interleaved|halves");
+    bad("none+rpe", "stands alone");
+    bad("none:k=1", "stands alone");
+    bad("ape:layout=halves", "ape has no option 'layout'");
+    bad("ape:width=32", "needs integration=concat");
+    bad("rope:base=-1", "outside");
+    bad("rope:frac=0.01", "rotates 0 of 16");
+    bad("t5:buckets=7", "even bucket count");
+    bad("+", "empty");
+    pe_dims odd = {63, 3, 1, 8, 0, 1};
+    posemb_error err;
+    pe *p;
+    assert_int_equal(pe_create(&p, "sin", &odd, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "even width"));
+    pe_dims nodiv = {64, 3, 1, 8, 0, 1};
+    assert_int_equal(pe_create(&p, "ape", &nodiv, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "multiple of 3 heads"));
+}
+
+/* APE positions past the table are refused with a message, not read. */
+static void test_position_limit(void **state)
+{
+    pe *p = ok("ape");
+    posemb_error err;
+    assert_int_equal(pe_alloc(p, &err), POSEMB_OK);
+    int32_t pos[2] = {3, 32};
+    float x[2 * 64] = {0}, scratch[2 * 64];
+    assert_int_equal(pe_input_forward(p, pos, 2, x, x, scratch, &err), POSEMB_ERANGE);
+    assert_non_null(strstr(err.msg, "position 32"));
+    pe_free(p);
+    p = ok("sin"); /* sinusoids extrapolate */
+    assert_int_equal(pe_check_positions(p, pos, 2, &err), POSEMB_OK);
+    pe_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_canonical),
+        cmocka_unit_test(test_params),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_position_limit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

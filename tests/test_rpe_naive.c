@@ -1,0 +1,158 @@
+/* The efficient relative-position evaluation (gathers and scatters over an
+ * n x (2k+1) matrix, BLAS products) against a naive O(n^2 d) reference
+ * written here, in double, that materialises every relative vector:
+ *     e_ij = (q_i.k_j + q_i.aK[row] [+ k_j.aK[row]]) / sqrt(d)
+ *     z_i  = sum_j p_ij (v_j [+ aV[row]])
+ * for Shaw's form (row = clip(j - i) + k, keys and values) and HF's
+ * relative_key / relative_key_query (row = i - j + L - 1). Forward outputs
+ * and every gradient (q, k, v, tables) are compared. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "posemb/attention.h"
+#include "posemb/pe.h"
+#include "posemb/rng.h"
+#include "testutil.h"
+
+enum { N = 20, H = 2, d = 4, D = H * d, L = 48 };
+
+typedef struct form {
+    const char *spec;
+    int clip, hf, key_query, values;
+} form;
+
+static int row_of(const form *f, int qp, int kp)
+{
+    int r = kp - qp;
+    if (f->hf) return qp - kp + L - 1;
+    if (r < -f->clip) r = -f->clip;
+    if (r > f->clip) r = f->clip;
+    return r + f->clip;
+}
+
+/* One head, naive, in double. tk, tv: tables [rows, d]. Outputs z and the gradients of loss = sum(z * R). */
+static void naive_head(const form *f, const int32_t *pos, const double *q, const double *k, const double *v,
+                       const double *tk, const double *tv, const double *R, double *z, double *dq, double *dk,
+                       double *dv, double *dtk, double *dtv)
+{
+    double scale = 1.0 / sqrt((double)d), p[N][N], dp[N][N];
+    for (int i = 0; i < N; i++) {
+        double mx = -1e300, sum = 0;
+        for (int j = 0; j < N; j++) {
+            const double *a = tk + row_of(f, pos[i], pos[j]) * d;
+            double e = 0;
+            for (int c = 0; c < d; c++) e += q[i * d + c] * (k[j * d + c] + a[c]) + (f->key_query ? k[j * d + c] * a[c] : 0);
+            p[i][j] = e * scale;
+            mx = fmax(mx, p[i][j]);
+        }
+        for (int j = 0; j < N; j++) sum += (p[i][j] = exp(p[i][j] - mx));
+        for (int j = 0; j < N; j++) p[i][j] /= sum;
+        for (int c = 0; c < d; c++) {
+            double acc = 0;
+            for (int j = 0; j < N; j++)
+                acc += p[i][j] * (v[j * d + c] + (f->values ? tv[row_of(f, pos[i], pos[j]) * d + c] : 0));
+            z[i * d + c] = acc;
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        double dot = 0;
+        for (int j = 0; j < N; j++) {
+            const double *av = tv + row_of(f, pos[i], pos[j]) * d;
+            dp[i][j] = 0;
+            for (int c = 0; c < d; c++) {
+                dp[i][j] += R[i * d + c] * (v[j * d + c] + (f->values ? av[c] : 0));
+                dv[j * d + c] += p[i][j] * R[i * d + c];
+                if (f->values) dtv[row_of(f, pos[i], pos[j]) * d + c] += p[i][j] * R[i * d + c];
+            }
+            dot += p[i][j] * dp[i][j];
+        }
+        for (int j = 0; j < N; j++) {
+            double de = p[i][j] * (dp[i][j] - dot) * scale;
+            int r = row_of(f, pos[i], pos[j]);
+            for (int c = 0; c < d; c++) {
+                double a = tk[r * d + c];
+                dq[i * d + c] += de * (k[j * d + c] + a);
+                dk[j * d + c] += de * (q[i * d + c] + (f->key_query ? a : 0));
+                dtk[r * d + c] += de * (q[i * d + c] + (f->key_query ? k[j * d + c] : 0));
+            }
+        }
+    }
+}
+
+static void check_form(const form *f)
+{
+    pe_dims dims = {D, H, 1, L, 0, 0};
+    posemb_error err;
+    pe *p;
+    if (pe_create(&p, f->spec, &dims, &err)) fail_msg("%s: %s", f->spec, err.msg);
+    assert_int_equal(pe_alloc(p, &err), POSEMB_OK);
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 2024, 3);
+    for (int i = 0; i < pe_n_params(p); i++) {
+        const pe_param *t = pe_get_param(p, i);
+        posemb_rng_fill_normal(&rng, t->data, (long)t->numel, 0.7f);
+    }
+    const pe_param *tk = pe_get_param(p, 0), *tv = f->values ? pe_get_param(p, 1) : tk;
+    int rows = (int)tk->shape[0];
+    float qkv[N * 3 * D], R[N * D], probs[H * N * N], out[N * D], dqkv[N * 3 * D];
+    int32_t pos[N];
+    posemb_rng_fill_normal(&rng, qkv, N * 3 * D, 1.0f);
+    posemb_rng_fill_normal(&rng, R, N * D, 1.0f);
+    for (int t = 0; t < N; t++) pos[t] = f->hf ? t + 3 : 2 * t + 1; /* gaps: rows are not plain j - i */
+    float qkv0[N * 3 * D];
+    memcpy(qkv0, qkv, sizeof qkv);
+
+    nn_attn_shape sh = {1, N, D, H, 0};
+    float *scratch = calloc(nn_attention_scratch_floats(&sh), sizeof(float));
+    nn_attention_forward(&sh, p, 0, qkv, pos, NULL, probs, out);
+    pe_zero_grad(p);
+    nn_attention_backward(&sh, p, 0, qkv, pos, probs, R, dqkv, scratch);
+
+    double *dtk = calloc((size_t)rows * d, sizeof(double)), *dtv = calloc((size_t)rows * d, sizeof(double));
+    double *tkd = malloc((size_t)rows * d * sizeof(double)), *tvd = malloc((size_t)rows * d * sizeof(double));
+    for (int i = 0; i < rows * d; i++) tkd[i] = tk->data[i], tvd[i] = tv->data[i];
+    for (int h = 0; h < H; h++) {
+        double q[N * d], k[N * d], v[N * d], Rh[N * d], z[N * d], dq[N * d] = {0}, dk[N * d] = {0}, dv[N * d] = {0};
+        for (int t = 0; t < N; t++)
+            for (int c = 0; c < d; c++) {
+                q[t * d + c] = qkv0[t * 3 * D + h * d + c];
+                k[t * d + c] = qkv0[t * 3 * D + D + h * d + c];
+                v[t * d + c] = qkv0[t * 3 * D + 2 * D + h * d + c];
+                Rh[t * d + c] = R[t * D + h * d + c];
+            }
+        naive_head(f, pos, q, k, v, tkd, tvd, Rh, z, dq, dk, dv, dtk, dtv);
+        for (int t = 0; t < N; t++)
+            for (int c = 0; c < d; c++) {
+                TU_CLOSE(out[t * D + h * d + c], z[t * d + c], 1e-5, 1e-5, "z", t * d + c);
+                TU_CLOSE(dqkv[t * 3 * D + h * d + c], dq[t * d + c], 1e-5, 1e-4, "dq", t * d + c);
+                TU_CLOSE(dqkv[t * 3 * D + D + h * d + c], dk[t * d + c], 1e-5, 1e-4, "dk", t * d + c);
+                TU_CLOSE(dqkv[t * 3 * D + 2 * D + h * d + c], dv[t * d + c], 1e-5, 1e-4, "dv", t * d + c);
+            }
+    }
+    for (int i = 0; i < rows * d; i++) {
+        /* keys-only forms share one table, and dtv stays zero for them */
+        TU_CLOSE(tk->grad[i], dtk[i] + (tv == tk ? dtv[i] : 0), 1e-5, 1e-4, "d table (keys)", i);
+        if (tv != tk) TU_CLOSE(tv->grad[i], dtv[i], 1e-5, 1e-4, "d table (values)", i);
+    }
+    printf("%-22s efficient == naive over %d rows (forward, dq, dk, dv, tables)\n", f->spec, rows);
+    free(dtk), free(dtv), free(tkd), free(tvd), free(scratch);
+    pe_free(p);
+}
+
+static void test_shaw_clipped(void **s) { check_form(&(form){"rpe:k=3", 3, 0, 0, 1}); }
+static void test_shaw_wide(void **s) { check_form(&(form){"rpe:k=60", 60, 0, 0, 1}); }
+static void test_shaw_keys_only(void **s) { check_form(&(form){"rpe:k=5,values=off", 5, 0, 0, 0}); }
+static void test_hf_relative_key(void **s) { check_form(&(form){"relative_key", 0, 1, 0, 0}); }
+static void test_hf_relative_key_query(void **s) { check_form(&(form){"relative_key_query", 0, 1, 1, 0}); }
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shaw_clipped),    cmocka_unit_test(test_shaw_wide),
+        cmocka_unit_test(test_shaw_keys_only),  cmocka_unit_test(test_hf_relative_key),
+        cmocka_unit_test(test_hf_relative_key_query),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
