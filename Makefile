@@ -3,6 +3,10 @@
 BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# CI builds with warnings as errors; users' newer compilers should not break the build.
+ifeq ($(CI),true)
+CMAKE_FLAGS += -DPOSEMB_WERROR=ON
+endif
 
 .PHONY: all test asan clean deps demo
 

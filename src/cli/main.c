@@ -13,6 +13,8 @@ typedef struct subcommand {
 
 static const subcommand SUBCOMMANDS[] = {
     {"inspect", cmd_inspect, "list the tensors and metadata of a .safetensors file"},
+    {"demo", cmd_demo, "the PE catalogue at BERT-base size with each PE's properties"},
+    {"pe", cmd_pe, "write a position embedding as numbers (tables, frequencies, biases)"},
 };
 
 #define N_SUBCOMMANDS (int)(sizeof SUBCOMMANDS / sizeof SUBCOMMANDS[0])

@@ -1,0 +1,29 @@
+/* Analysis of built-in position embeddings. */
+#ifndef POSEMB_ANALYSIS_H
+#define POSEMB_ANALYSIS_H
+
+#include "posemb/arena.h"
+#include "posemb/error.h"
+#include "posemb/pe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct posemb_pe_matrix {
+    int size;       /* the matrix is size x size */
+    float *data;    /* from the arena */
+    char what[128]; /* e.g. "dot similarity of the APE rows" */
+} posemb_pe_matrix;
+
+/* The matrix whose properties describe a PE over n positions (its first
+ * component when combined): an APE's dot similarity P P^T; a relative
+ * table's similarity over its vectors (one row per distance); RoPE's kernel
+ * sum_m cos(theta_m (j - i)); a bias's head average. ERANGE for 'none',
+ * which has no positional term. */
+posemb_status posemb_pe_matrix_of(pe *p, int n, posemb_arena *a, posemb_pe_matrix *out, posemb_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

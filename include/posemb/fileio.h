@@ -1,0 +1,34 @@
+/* Writing files whole or not at all: output goes to "PATH.tmp.PID" and is
+ * renamed onto PATH only when complete, so a crash or a kill never leaves a
+ * partial file under the real name. */
+#ifndef POSEMB_FILEIO_H
+#define POSEMB_FILEIO_H
+
+#include <stdio.h>
+
+#include "posemb/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct posemb_atomic_file {
+    FILE *f;
+    char path[4096], tmp[4200];
+} posemb_atomic_file;
+
+/* Opens the temporary file for writing ("-" means standard output, written directly). */
+posemb_status posemb_atomic_open(posemb_atomic_file *af, const char *path, posemb_error *err);
+/* Flushes, syncs and renames into place; on any failure removes the temporary file. */
+posemb_status posemb_atomic_commit(posemb_atomic_file *af, posemb_error *err);
+/* Abandons the file: closes and removes the temporary. */
+void posemb_atomic_abort(posemb_atomic_file *af);
+
+/* Writes a rows x cols float matrix as CSV (one row per line, no header,
+ * %.9g so float32 values round-trip) to path, atomically ("-": stdout). */
+posemb_status posemb_csv_write(const char *path, const float *data, int rows, int cols, posemb_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,66 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "posemb/analysis.h"
+#include "posemb/indicators.h"
+
+/* The item called name, or the first of its per-layer or per-head copies
+ * ("rel.layer0", "bias.head3"). */
+static const pe_matrix *find(const pe_export *ex, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < ex->n; i++) {
+        const char *item = ex->items[i].name;
+        if (!strncmp(item, name, n) && (item[n] == '\0' || item[n] == '.')) return &ex->items[i];
+    }
+    return NULL;
+}
+
+static posemb_status similarity_of(const pe_matrix *m, posemb_arena *a, const char *what, posemb_pe_matrix *out,
+                                   posemb_error *err)
+{
+    out->size = m->rows;
+    out->data = posemb_arena_floats(a, (size_t)m->rows * m->rows);
+    if (!out->data) return posemb_fail(err, POSEMB_ENOMEM, "similarity: out of memory");
+    posemb_similarity(m->data, m->rows, m->cols, 0, out->data);
+    snprintf(out->what, sizeof out->what, "%s", what);
+    return POSEMB_OK;
+}
+
+/* Head average of the per-head bias matrices. */
+static posemb_status bias_mean(const pe_export *ex, int n, posemb_arena *a, posemb_pe_matrix *out, posemb_error *err)
+{
+    int heads = 0;
+    out->size = n;
+    out->data = posemb_arena_floats(a, (size_t)n * n);
+    if (!out->data) return posemb_fail(err, POSEMB_ENOMEM, "bias: out of memory");
+    for (int i = 0; i < ex->n; i++) {
+        if (strncmp(ex->items[i].name, "bias.head", 9)) continue;
+        for (size_t k = 0; k < (size_t)n * n; k++) out->data[k] += ex->items[i].data[k];
+        heads++;
+    }
+    for (size_t k = 0; k < (size_t)n * n; k++) out->data[k] /= (float)heads;
+    snprintf(out->what, sizeof out->what, "logit bias averaged over %d heads", heads);
+    return POSEMB_OK;
+}
+
+posemb_status posemb_pe_matrix_of(pe *p, int n, posemb_arena *a, posemb_pe_matrix *out, posemb_error *err)
+{
+    pe_export ex;
+    posemb_status st = pe_export_matrices(p, n, a, &ex, err);
+    if (st) return st;
+    const pe_matrix *m;
+    if ((m = find(&ex, "ape"))) return similarity_of(m, a, "dot similarity of the APE rows", out, err);
+    if ((m = find(&ex, "rel_key")) || (m = find(&ex, "rel")))
+        return similarity_of(m, a, "dot similarity of the relative key vectors (layer 0)", out, err);
+    if ((m = find(&ex, "distance_embedding")))
+        return similarity_of(m, a, "dot similarity of distance_embedding rows (layer 0)", out, err);
+    if ((m = find(&ex, "kernel"))) {
+        out->size = m->rows;
+        out->data = m->data;
+        snprintf(out->what, sizeof out->what, "RoPE kernel sum_m cos(theta_m (j - i))");
+        return POSEMB_OK;
+    }
+    if (find(&ex, "bias")) return bias_mean(&ex, n, a, out, err);
+    return posemb_fail(err, POSEMB_ERANGE, "%s adds no positional term to analyse", pe_name(p));
+}

@@ -1,0 +1,72 @@
+#include "args.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+
+void cli_args_init(cli_args *a, const char *sub, int argc, char **argv)
+{
+    memset(a, 0, sizeof *a);
+    a->sub = sub;
+    a->argc = argc;
+    a->argv = argv;
+    a->i = 0; /* argv[0] is the subcommand */
+}
+
+const char *cli_next(cli_args *a)
+{
+    static char flag[128];
+    if (++a->i >= a->argc) return NULL;
+    const char *s = a->argv[a->i];
+    a->flag = NULL;
+    a->value = NULL;
+    if (strncmp(s, "--", 2) || !s[2]) return s;
+    const char *eq = strchr(s, '=');
+    size_t n = eq ? (size_t)(eq - s) : strlen(s);
+    if (n >= sizeof flag) n = sizeof flag - 1;
+    memcpy(flag, s, n);
+    flag[n] = '\0';
+    a->flag = flag;
+    a->value = eq ? eq + 1 : NULL;
+    return s;
+}
+
+int cli_is(const cli_args *a, const char *name) { return a->flag && !strcmp(a->flag, name); }
+
+int cli_usage_error(const cli_args *a, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "posemb %s: ", a->sub);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return EXIT_USAGE;
+}
+
+const char *cli_value(cli_args *a)
+{
+    if (a->value) return a->value;
+    if (a->i + 1 >= a->argc) {
+        cli_usage_error(a, "%s needs a value", a->flag);
+        return NULL;
+    }
+    return a->argv[++a->i];
+}
+
+int cli_int(cli_args *a, long lo, long hi, int *out)
+{
+    const char *v = cli_value(a);
+    if (!v) return EXIT_USAGE;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end) return cli_usage_error(a, "%s: '%s' is not an integer", a->flag, v);
+    if (x < lo || x > hi) return cli_usage_error(a, "%s: %ld is outside [%ld, %ld]", a->flag, x, lo, hi);
+    *out = (int)x;
+    return 0;
+}

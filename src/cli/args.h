@@ -1,0 +1,27 @@
+/* Flag parsing shared by the subcommands: "--flag VALUE" or "--flag=VALUE".
+ * Every bad value gives one line "posemb SUB: --flag: problem" and exit 2. */
+#ifndef POSEMB_CLI_ARGS_H
+#define POSEMB_CLI_ARGS_H
+
+typedef struct cli_args {
+    const char *sub; /* subcommand name, for messages */
+    int argc, i;
+    char **argv;
+    const char *flag;  /* the flag being read */
+    const char *value; /* its inline value after '=', if any */
+} cli_args;
+
+void cli_args_init(cli_args *a, const char *sub, int argc, char **argv);
+/* Advances to the next argument; returns it, or NULL at the end. Sets
+ * a->flag when it starts with "--" (splitting "--flag=value"). */
+const char *cli_next(cli_args *a);
+/* 1 if the current flag is name. */
+int cli_is(const cli_args *a, const char *name);
+/* The current flag's value; NULL (after printing the error) when missing. */
+const char *cli_value(cli_args *a);
+/* Parses the current flag's value as an integer in [lo, hi]; 0 or EXIT_USAGE. */
+int cli_int(cli_args *a, long lo, long hi, int *out);
+/* Prints "posemb SUB: message" and returns EXIT_USAGE. */
+int cli_usage_error(const cli_args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,51 @@
+#include "posemb/fileio.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+posemb_status posemb_atomic_open(posemb_atomic_file *af, const char *path, posemb_error *err)
+{
+    memset(af, 0, sizeof *af);
+    if (strlen(path) >= sizeof af->path) return posemb_fail(err, POSEMB_EINVAL, "%.64s...: path too long", path);
+    snprintf(af->path, sizeof af->path, "%s", path);
+    if (!strcmp(path, "-")) {
+        af->f = stdout;
+        return POSEMB_OK;
+    }
+    snprintf(af->tmp, sizeof af->tmp, "%s.tmp.%ld", path, (long)getpid());
+    af->f = fopen(af->tmp, "wb");
+    if (!af->f) return posemb_fail(err, POSEMB_EIO, "%s: cannot write: %s", path, strerror(errno));
+    return POSEMB_OK;
+}
+
+posemb_status posemb_atomic_commit(posemb_atomic_file *af, posemb_error *err)
+{
+    if (af->f == stdout) return fflush(stdout) ? posemb_fail(err, POSEMB_EIO, "stdout: %s", strerror(errno)) : POSEMB_OK;
+    int bad = ferror(af->f) || fflush(af->f) || fsync(fileno(af->f));
+    int saved = errno;
+    bad |= fclose(af->f) != 0;
+    af->f = NULL;
+    if (!bad && rename(af->tmp, af->path) == 0) return POSEMB_OK;
+    if (!bad) saved = errno;
+    unlink(af->tmp);
+    return posemb_fail(err, POSEMB_EIO, "%s: write failed: %s", af->path, strerror(saved));
+}
+
+void posemb_atomic_abort(posemb_atomic_file *af)
+{
+    if (!af->f || af->f == stdout) return;
+    fclose(af->f);
+    af->f = NULL;
+    unlink(af->tmp);
+}
+
+posemb_status posemb_csv_write(const char *path, const float *data, int rows, int cols, posemb_error *err)
+{
+    posemb_atomic_file af;
+    posemb_status st = posemb_atomic_open(&af, path, err);
+    if (st) return st;
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++) fprintf(af.f, "%.9g%c", data[(size_t)i * cols + j], j + 1 < cols ? ',' : '\n');
+    return posemb_atomic_commit(&af, err);
+}
