@@ -15,6 +15,7 @@
  * (numel 0) occupies no bytes, so its offset [k, k] may sit anywhere inside
  * the data section without counting as an overlap. */
 #include "posemb/safetensors.h"
+#include "posemb/fileio.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -213,19 +214,6 @@ static int64_t pread_full(int fd, void *buf, size_t n, uint64_t off)
         got += (size_t)r;
     }
     return (int64_t)got;
-}
-
-/* Writes exactly n bytes, retrying short writes and EINTR; 0 or -1. */
-static int write_full(int fd, const void *buf, size_t n)
-{
-    size_t done = 0;
-    while (done < n) {
-        ssize_t r = write(fd, (const char *)buf + done, n - done);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return -1;
-        done += (size_t)r;
-    }
-    return 0;
 }
 
 /* Reads n bytes at file offset off of f into buf; what names them. */
@@ -1049,32 +1037,20 @@ static unsigned char *header_bytes(const posemb_st_writer *w, struct posemb_st_w
     return buf;
 }
 
-/* Writes header and data to fd, then fsyncs; 0 or -1 with errno. */
-static int write_contents(int fd, const unsigned char *header, size_t header_size,
-                          struct posemb_st_wtensor *const *order, int n)
+/* Header then tensor data, through the shared whole-or-nothing writer. */
+static posemb_status write_file(const char *path, const unsigned char *header, size_t header_size,
+                                struct posemb_st_wtensor *const *order, int n, posemb_error *err)
 {
-    if (write_full(fd, header, header_size) != 0) return -1;
-    for (int i = 0; i < n; i++)
-        if (order[i]->nbytes && write_full(fd, order[i]->data, (size_t)order[i]->nbytes) != 0) return -1;
-    return fsync(fd);
-}
-
-/* Writes to tmp and renames it to path; on failure removes tmp. */
-static posemb_status write_atomically(const char *path, const char *tmp, const unsigned char *header,
-                                      size_t header_size, struct posemb_st_wtensor *const *order, int n,
-                                      posemb_error *err)
-{
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return posemb_fail(err, POSEMB_EIO, "%s: cannot create %s: %s", path, tmp, strerror(errno));
-    int rc = write_contents(fd, header, header_size, order, n);
+    posemb_atomic_file af;
+    posemb_status st = posemb_atomic_open(&af, path, err);
+    if (st) return st;
+    int ok = fwrite(header, 1, header_size, af.f) == header_size;
+    for (int i = 0; ok && i < n; i++)
+        if (order[i]->nbytes) ok = fwrite(order[i]->data, 1, (size_t)order[i]->nbytes, af.f) == (size_t)order[i]->nbytes;
+    if (ok) return posemb_atomic_commit(&af, err);
     int saved = errno;
-    if (close(fd) != 0 && rc == 0) rc = -1, saved = errno;
-    if (rc == 0 && rename(tmp, path) != 0) rc = -1, saved = errno;
-    if (rc != 0) {
-        unlink(tmp);
-        return posemb_fail(err, POSEMB_EIO, "%s: cannot write: %s", path, strerror(saved));
-    }
-    return POSEMB_OK;
+    posemb_atomic_abort(&af);
+    return posemb_fail(err, POSEMB_EIO, "%s: cannot write: %s", path, strerror(saved));
 }
 
 posemb_status posemb_st_write(const posemb_st_writer *w, const char *path, posemb_error *err)
@@ -1085,16 +1061,8 @@ posemb_status posemb_st_write(const posemb_st_writer *w, const char *path, posem
     qsort(order, (size_t)w->n, sizeof *order, cmp_wtensor);
     size_t header_size = 0;
     unsigned char *header = header_bytes(w, order, &header_size);
-    size_t tmp_len = strlen(path) + 32;
-    char *tmp = malloc(tmp_len);
-    posemb_status st;
-    if (!header || !tmp) {
-        st = posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory building the header", path);
-    } else {
-        snprintf(tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
-        st = write_atomically(path, tmp, header, header_size, order, w->n, err);
-    }
-    free(tmp);
+    posemb_status st = header ? write_file(path, header, header_size, order, w->n, err)
+                              : posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory building the header", path);
     free(header);
     free(order);
     return st;
