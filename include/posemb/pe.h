@@ -62,6 +62,7 @@ typedef struct pe_param {
     size_t offset; /* in floats, within the PE's parameter block */
     int decay;      /* 1: weight decay applies (tables); 0: frequencies, biases */
     float init_std; /* N(0, init_std) at init; < 0: the family initialises it */
+    int input;      /* 1: belongs to the input (absolute) component; 0: to the attention component */
     float *data, *grad;
 } pe_param;
 

@@ -13,6 +13,7 @@ typedef struct subcommand {
 
 static const subcommand SUBCOMMANDS[] = {
     {"inspect", cmd_inspect, "list the tensors and metadata of a .safetensors file"},
+    {"forward", cmd_forward, "run a model on inputs.json and write hidden states and attentions"},
     {"demo", cmd_demo, "the PE catalogue at BERT-base size with each PE's properties"},
     {"pe", cmd_pe, "write a position embedding as numbers (tables, frequencies, biases)"},
 };

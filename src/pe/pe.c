@@ -48,6 +48,7 @@ int pe_comp_param(pe_comp *c, const char *name, pe_scope scope, int layer, int r
     t->offset = p->n_floats;
     t->decay = decay;
     t->init_std = init_std;
+    t->input = c->fam->kind == PE_KIND_INPUT;
     p->n_floats += t->numel;
     return c->n_params++;
 }

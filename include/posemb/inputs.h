@@ -1,0 +1,28 @@
+/* Model inputs from JSON, in the layout of Hugging Face's tokenizer output:
+ * {"input_ids": [[...], ...], "attention_mask": [[...]], "token_type_ids": [[...]] | null}
+ * (attention_mask and token_type_ids optional). Every row has the same length. */
+#ifndef POSEMB_INPUTS_H
+#define POSEMB_INPUTS_H
+
+#include <stdint.h>
+
+#include "posemb/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct posemb_inputs {
+    int B, T;
+    int32_t *ids;   /* [B, T] */
+    int32_t *types; /* [B, T] or NULL */
+    float *mask;    /* [B, T] (all 1 when absent) */
+} posemb_inputs;
+
+posemb_status posemb_inputs_load(posemb_inputs *in, const char *path, posemb_error *err);
+void posemb_inputs_free(posemb_inputs *in);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,124 @@
+/* Transformer models: BERT/RoBERTa-style encoders (post-LayerNorm) and
+ * GPT-2-style decoders (pre-LayerNorm, causal), with any PE plugged in
+ * through its hooks. Parameters live in one contiguous block (gradients in
+ * another of the same layout) described by a table of Hugging Face tensor
+ * names, so checkpoints load and save by name and the optimizer sees one
+ * flat vector. Activations live in one arena sized from (batch, length). */
+#ifndef POSEMB_MODEL_H
+#define POSEMB_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "posemb/arena.h"
+#include "posemb/error.h"
+#include "posemb/nn.h"
+#include "posemb/pe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum posemb_arch { POSEMB_BERT = 0, POSEMB_ROBERTA = 1, POSEMB_GPT2 = 2 } posemb_arch;
+
+typedef struct posemb_config {
+    posemb_arch arch;
+    int vocab_size, hidden, layers, heads, intermediate;
+    int max_position; /* rows of an APE table (RoBERTa: 514 for 512 tokens) */
+    int type_vocab;   /* token types (0 for GPT-2) */
+    int pad_token_id; /* BERT 0, RoBERTa 1, GPT-2 -1 (none) */
+    float ln_eps, initializer_range;
+    float hidden_dropout, attn_dropout;
+    nn_gelu_kind act;
+    char pe[256]; /* PE spec: "ape", "relative_key", "rpe:k=64", ... */
+    char architecture[64]; /* HF class written to config.json ("BertModel", "GPT2LMHeadModel", ...) */
+} posemb_config;
+
+/* Defaults of HF's BertConfig, RobertaConfig or GPT2Config (base size). */
+void posemb_config_defaults(posemb_config *c, posemb_arch arch);
+
+/* Reads a Hugging Face config.json (model_type bert, roberta or gpt2; the
+ * PE from position_embedding_type, or posemb's own "posemb_pe" key). */
+posemb_status posemb_config_load(posemb_config *c, const char *path, posemb_error *err);
+/* Writes config.json in HF's layout (plus "posemb_pe" when HF lacks the PE). */
+posemb_status posemb_config_save(const posemb_config *c, const char *path, posemb_error *err);
+/* Checks sizes are positive and consistent; names the bad field. */
+posemb_status posemb_config_check(const posemb_config *c, posemb_error *err);
+
+/* One parameter tensor of the model, by its HF name. */
+typedef struct posemb_param {
+    char name[128];
+    int ndim;
+    int64_t shape[2];
+    size_t numel, offset; /* floats, in the parameter block */
+    int decay;            /* AdamW weight decay applies (not biases, LayerNorm) */
+    int unused;           /* kept for HF compatibility, not read by the forward pass */
+} posemb_param;
+
+/* Views of one layer's parameters. Encoders store nn.Linear weights [out, in],
+ * GPT-2 stores Conv1D weights [in, out]; q, k, v are adjacent, so qkv_w is one
+ * fused [3D, D] (or [D, 3D]) matrix and qkv_b one [3D] vector. */
+typedef struct posemb_layer_params {
+    float *qkv_w, *qkv_b, *ao_w, *ao_b; /* attention and its output projection */
+    float *ln1_w, *ln1_b, *ln2_w, *ln2_b;
+    float *fi_w, *fi_b, *fo_w, *fo_b; /* feed-forward in and out */
+} posemb_layer_params;
+
+typedef struct posemb_model posemb_model;
+
+/* Builds a model for cfg with its PE; parameters zeroed (see posemb_model_init). */
+posemb_status posemb_model_create(posemb_model **out, const posemb_config *cfg, posemb_error *err);
+void posemb_model_free(posemb_model *m);
+/* Random initialisation as HF does (N(0, initializer_range), LayerNorm 1/0, biases 0) and the PE's own. */
+void posemb_model_init(posemb_model *m, uint64_t seed);
+
+const posemb_config *posemb_model_config(const posemb_model *m);
+pe *posemb_model_pe(posemb_model *m);
+int posemb_model_n_params(const posemb_model *m);
+const posemb_param *posemb_model_param(const posemb_model *m, int i);
+const posemb_param *posemb_model_find(const posemb_model *m, const char *name);
+float *posemb_model_weights(posemb_model *m);   /* the parameter block */
+float *posemb_model_grads(posemb_model *m);     /* the gradient block, same layout */
+size_t posemb_model_n_floats(const posemb_model *m);
+void posemb_model_zero_grad(posemb_model *m);
+
+/* Loads a checkpoint folder (config.json + model.safetensors) or a
+ * .safetensors file into a model built from its config. Names may carry a
+ * head prefix (bert., roberta., transformer.); buffers such as
+ * embeddings.position_ids and h.N.attn.bias are accepted; a tensor that does
+ * not fit the config is refused with its name. */
+posemb_status posemb_model_load(posemb_model **out, const char *dir, posemb_error *err);
+/* Reads the tensors of an open model from a safetensors file. */
+posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posemb_error *err);
+/* Writes dir/config.json and dir/model.safetensors (atomically each). */
+posemb_status posemb_model_save(const posemb_model *m, const char *dir, posemb_error *err);
+
+/* A batch: B sequences of T tokens. */
+typedef struct posemb_batch {
+    int B, T;
+    const int32_t *ids;   /* [B, T] */
+    const int32_t *types; /* [B, T] or NULL (all 0) */
+    const float *mask;    /* [B, T] 1 token, 0 padding; NULL: all 1 */
+} posemb_batch;
+
+/* Runs the model; the activations stay in the model for backward and for
+ * reading: hidden states (HF meaning: .0 the embedding output, .L the last
+ * hidden state) and attention probabilities. Fails on ids outside the
+ * vocabulary, positions past the PE's table, or a batch past the arena
+ * (which grows to fit). */
+posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posemb_error *err);
+/* hidden_states.i [B, T, D], i in 0..layers. */
+const float *posemb_model_hidden(const posemb_model *m, int i);
+/* attentions.l [B, H, T, T]. */
+const float *posemb_model_attention(const posemb_model *m, int l);
+/* BERT/RoBERTa pooler_output [B, D] = tanh(dense(h[:, 0])); computed on demand. */
+const float *posemb_model_pooled(posemb_model *m);
+
+/* Backward from d loss / d last_hidden_state [B, T, D] through the whole
+ * model, accumulating parameter gradients. Requires the forward's batch. */
+void posemb_model_backward(posemb_model *m, const float *dlast);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

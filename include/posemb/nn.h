@@ -1,0 +1,51 @@
+/* Layer kernels as forward/backward pairs (llm.c style). Shapes in the
+ * comments; N is the number of rows (tokens). Backward passes accumulate
+ * (+=) into every gradient they are given, so residual branches simply add;
+ * callers zero gradients once per step. A NULL gradient is skipped. */
+#ifndef POSEMB_NN_H
+#define POSEMB_NN_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Weight layouts: Hugging Face nn.Linear stores W [out, in] (y = x W^T + b);
+ * GPT-2's Conv1D stores W [in, out] (y = x W + b). */
+typedef enum nn_wlayout { NN_W_OUT_IN = 0, NN_W_IN_OUT = 1 } nn_wlayout;
+
+/* y [N, out] = x [N, in] W + b; b [out] may be NULL. */
+void nn_linear_forward(float *y, const float *x, const float *w, const float *b, int N, int in, int out,
+                       nn_wlayout layout);
+/* dx [N, in] += dy W^T-ish; dw += x^T dy (in the weight's layout); db [out] += sum dy. */
+void nn_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w, int N,
+                        int in, int out, nn_wlayout layout);
+
+/* y [N, C] = (x - mean) / sqrt(var + eps) * w + b (biased variance); saves mean, rstd [N]. */
+void nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b, int N,
+                          int C, float eps);
+void nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
+                           const float *mean, const float *rstd, int N, int C);
+
+/* GELU, exact erf form (BERT "gelu") or tanh approximation (GPT-2 "gelu_new"). y, x: [n]. */
+typedef enum nn_gelu_kind { NN_GELU_ERF = 0, NN_GELU_TANH = 1 } nn_gelu_kind;
+void nn_gelu_forward(float *y, const float *x, long n, nn_gelu_kind kind);
+void nn_gelu_backward(float *dx, const float *dy, const float *x, long n, nn_gelu_kind kind);
+
+/* out [N, C] (+)= table [V, C] rows ids [N]; accumulate = 1 adds to out. */
+void nn_embedding_forward(float *out, const float *table, const int32_t *ids, int N, int C, int accumulate);
+/* dtable += dout rows at ids, except rows equal to skip_id (HF padding_idx; -1: none). */
+void nn_embedding_backward(float *dtable, const float *dout, const int32_t *ids, int N, int C, int32_t skip_id);
+
+/* y = tanh(x), [n]; backward from y. */
+void nn_tanh_forward(float *y, const float *x, long n);
+void nn_tanh_backward(float *dx, const float *dy, const float *y, long n);
+
+/* y [n] = a + b. */
+void nn_add(float *y, const float *a, const float *b, long n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,93 @@
+#include "posemb/inputs.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Reads a [B][T] matrix of integers in [lo, hi] into out (B, T set by the first call). */
+static posemb_status read_matrix(const cJSON *v, const char *key, const char *path, int *B, int *T, long lo, long hi,
+                                 int32_t *out, posemb_error *err)
+{
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != *B)
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: \"%s\" must be a list of %d rows", path, key, *B);
+    for (int b = 0; b < *B; b++) {
+        const cJSON *row = cJSON_GetArrayItem(v, b);
+        if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != *T)
+            return posemb_fail(err, POSEMB_EFORMAT, "%s: \"%s\"[%d] must be a list of %d integers", path, key, b, *T);
+        for (int t = 0; t < *T; t++) {
+            const cJSON *x = cJSON_GetArrayItem(row, t);
+            double d = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+            if (!(d >= lo && d <= hi) || d != floor(d))
+                return posemb_fail(err, POSEMB_EFORMAT, "%s: \"%s\"[%d][%d] must be an integer in [%ld, %ld]", path,
+                                   key, b, t, lo, hi);
+            out[(size_t)b * *T + t] = (int32_t)d;
+        }
+    }
+    return POSEMB_OK;
+}
+
+static posemb_status parse(const cJSON *root, posemb_inputs *in, const char *path, posemb_error *err)
+{
+    const cJSON *ids = cJSON_GetObjectItemCaseSensitive(root, "input_ids");
+    const cJSON *mask = cJSON_GetObjectItemCaseSensitive(root, "attention_mask");
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(root, "token_type_ids");
+    if (!cJSON_IsArray(ids) || !cJSON_GetArraySize(ids) || !cJSON_IsArray(cJSON_GetArrayItem(ids, 0)) ||
+        !cJSON_GetArraySize(cJSON_GetArrayItem(ids, 0)))
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: \"input_ids\" must be a non-empty list of non-empty lists", path);
+    in->B = cJSON_GetArraySize(ids);
+    in->T = cJSON_GetArraySize(cJSON_GetArrayItem(ids, 0));
+    size_t n = (size_t)in->B * in->T;
+    in->ids = malloc(n * sizeof *in->ids);
+    in->mask = malloc(n * sizeof *in->mask);
+    int32_t *tmp = malloc(n * sizeof *tmp);
+    if (!in->ids || !in->mask || !tmp) {
+        free(tmp);
+        return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
+    }
+    posemb_status st = read_matrix(ids, "input_ids", path, &in->B, &in->T, 0, INT32_MAX, in->ids, err);
+    for (size_t i = 0; i < n; i++) in->mask[i] = 1.0f;
+    if (!st && mask && !cJSON_IsNull(mask)) {
+        st = read_matrix(mask, "attention_mask", path, &in->B, &in->T, 0, 1, tmp, err);
+        for (size_t i = 0; !st && i < n; i++) in->mask[i] = (float)tmp[i];
+    }
+    if (!st && types && !cJSON_IsNull(types)) {
+        in->types = tmp;
+        tmp = NULL;
+        st = read_matrix(types, "token_type_ids", path, &in->B, &in->T, 0, INT32_MAX, in->types, err);
+    }
+    free(tmp);
+    return st;
+}
+
+posemb_status posemb_inputs_load(posemb_inputs *in, const char *path, posemb_error *err)
+{
+    memset(in, 0, sizeof *in);
+    FILE *f = fopen(path, "rb");
+    if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot open", path);
+    const long max = 64L << 20;
+    char *text = malloc((size_t)max + 1);
+    size_t n = text ? fread(text, 1, (size_t)max + 1, f) : 0;
+    fclose(f);
+    if (!text) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
+    if (n > (size_t)max) {
+        free(text);
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: larger than 64 MiB", path);
+    }
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    free(text);
+    posemb_status st = cJSON_IsObject(root) ? parse(root, in, path, err)
+                                            : posemb_fail(err, POSEMB_EFORMAT, "%s: not a JSON object", path);
+    cJSON_Delete(root);
+    if (st) posemb_inputs_free(in);
+    return st;
+}
+
+void posemb_inputs_free(posemb_inputs *in)
+{
+    free(in->ids);
+    free(in->types);
+    free(in->mask);
+    memset(in, 0, sizeof *in);
+}

@@ -1,0 +1,145 @@
+/* Hugging Face checkpoint folders: config.json + model.safetensors. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "model_impl.h"
+#include "posemb/safetensors.h"
+
+/* The prefix under which the base model's tensors sit: "" for BertModel,
+ * "bert."/"roberta." for models with a head, "transformer." for GPT2LMHeadModel. */
+static const char *base_prefix(const posemb_model *m, const posemb_st_file *f)
+{
+    static const char *const enc[] = {"", "bert.", "roberta.", NULL}, *const dec[] = {"", "transformer.", NULL};
+    const char *const *cands = m->cfg.arch == POSEMB_GPT2 ? dec : enc;
+    const char *probe = m->cfg.arch == POSEMB_GPT2 ? "wte.weight" : "embeddings.word_embeddings.weight";
+    char name[160];
+    for (int i = 0; cands[i]; i++) {
+        snprintf(name, sizeof name, "%s%s", cands[i], probe);
+        if (posemb_st_find(f, name)) return cands[i];
+    }
+    return NULL;
+}
+
+/* 1 if name matches fmt (one %d) exactly. */
+static int matches(const char *name, const char *fmt)
+{
+    int layer, end = -1;
+    return sscanf(name, fmt, &layer, &end) == 1 && end >= 0 && name[end] == '\0';
+}
+
+/* HF buffers that carry no parameters: BERT's position ids, GPT-2's causal mask. */
+static int is_buffer(const char *name)
+{
+    return !strcmp(name, "embeddings.position_ids") || matches(name, "h.%d.attn.bias%n") ||
+           matches(name, "h.%d.attn.masked_bias%n");
+}
+
+static posemb_status load_param(posemb_model *m, const posemb_st_file *f, const char *prefix, const posemb_param *p,
+                                posemb_error *err)
+{
+    char name[192];
+    snprintf(name, sizeof name, "%s%s", prefix, p->name);
+    const posemb_st_entry *e = posemb_st_find(f, name);
+    if (!e) {
+        if (p->unused) return POSEMB_OK;
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: tensor '%s' is missing (model %s, PE %s)", f->path, name,
+                           m->cfg.architecture, m->cfg.pe);
+    }
+    int64_t cols = p->ndim == 2 ? p->shape[1] : 1;
+    int same = e->ndim == p->ndim && e->shape[0] == p->shape[0] && (p->ndim == 1 || e->shape[1] == cols);
+    if (!same || !posemb_dtype_is_float(e->dtype)) {
+        char got[64], want[64];
+        posemb_shape_str(e->ndim, e->shape, got, sizeof got);
+        posemb_shape_str(p->ndim, p->shape, want, sizeof want);
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: tensor '%s' is %s %s, config.json implies F32 %s", f->path, name,
+                           posemb_dtype_name(e->dtype), got, want);
+    }
+    return posemb_st_read_f32(f, e, m->w + p->offset, err);
+}
+
+/* Every tensor under the base prefix must be a parameter or a known buffer:
+ * a 12-layer checkpoint under a 2-layer config is an error, not a truncation. */
+static posemb_status check_leftovers(const posemb_model *m, const posemb_st_file *f, const char *prefix,
+                                     posemb_error *err)
+{
+    size_t plen = strlen(prefix);
+    for (int i = 0; i < f->n_entries; i++) {
+        const char *name = f->entries[i].name;
+        if (strncmp(name, prefix, plen)) continue; /* a head's tensor */
+        if (!posemb_model_find(m, name + plen) && !is_buffer(name + plen))
+            return posemb_fail(err, POSEMB_EFORMAT, "%s: tensor '%s' does not belong to a %d-layer %s with PE %s",
+                               f->path, name, m->cfg.layers, m->cfg.architecture, m->cfg.pe);
+    }
+    return POSEMB_OK;
+}
+
+posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posemb_error *err)
+{
+    posemb_st_file f;
+    posemb_status st = posemb_st_open(&f, path, err);
+    if (st) return st;
+    const char *prefix = base_prefix(m, &f);
+    if (!prefix)
+        st = posemb_fail(err, POSEMB_EFORMAT, "%s: no %s tensors (looked for %s with prefixes '', bert., roberta., "
+                         "transformer.)", path, m->cfg.arch == POSEMB_GPT2 ? "GPT-2" : "BERT/RoBERTa",
+                         m->cfg.arch == POSEMB_GPT2 ? "wte.weight" : "embeddings.word_embeddings.weight");
+    for (int i = 0; !st && i < m->n_params; i++) st = load_param(m, &f, prefix, &m->params[i], err);
+    if (!st) st = check_leftovers(m, &f, prefix, err);
+    posemb_st_close(&f);
+    if (!st) pe_prepare(m->pe);
+    return st;
+}
+
+static void join(char *buf, size_t cap, const char *dir, const char *file) { snprintf(buf, cap, "%s/%s", dir, file); }
+
+posemb_status posemb_model_load(posemb_model **out, const char *dir, posemb_error *err)
+{
+    char path[4096];
+    posemb_config cfg;
+    *out = NULL;
+    join(path, sizeof path, dir, "config.json");
+    posemb_status st = posemb_config_load(&cfg, path, err);
+    if (st) return st;
+    posemb_model *m;
+    if ((st = posemb_model_create(&m, &cfg, err))) {
+        char msg[POSEMB_ERROR_MSG];
+        snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+        return posemb_fail(err, st, "%s: %s", path, msg);
+    }
+    join(path, sizeof path, dir, "model.safetensors");
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        posemb_model_free(m);
+        return posemb_fail(err, POSEMB_EIO, "%s: missing (only safetensors checkpoints are read)", path);
+    }
+    if ((st = posemb_model_load_weights(m, path, err))) {
+        posemb_model_free(m);
+        return st;
+    }
+    *out = m;
+    return POSEMB_OK;
+}
+
+posemb_status posemb_model_save(const posemb_model *m, const char *dir, posemb_error *err)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", dir, strerror(errno));
+    char path[4096];
+    posemb_st_writer w;
+    posemb_st_writer_init(&w);
+    posemb_status st = posemb_st_writer_meta(&w, "format", "pt", err);
+    if (!st) st = posemb_st_writer_meta(&w, "posemb_pe", pe_spec(m->pe), err);
+    for (int i = 0; !st && i < m->n_params; i++) {
+        const posemb_param *p = &m->params[i];
+        st = posemb_st_writer_add_f32(&w, p->name, p->ndim, p->shape, m->w + p->offset, err);
+    }
+    join(path, sizeof path, dir, "model.safetensors");
+    if (!st) st = posemb_st_write(&w, path, err);
+    posemb_st_writer_free(&w);
+    join(path, sizeof path, dir, "config.json");
+    if (!st) st = posemb_config_save(&m->cfg, path, err);
+    return st;
+}

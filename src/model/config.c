@@ -1,0 +1,278 @@
+/* Hugging Face config.json for BERT, RoBERTa and GPT-2. HF writes only the
+ * keys that differ from its class defaults, so absent keys take those
+ * defaults. Options posemb does not implement are refused, not ignored. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "posemb/fileio.h"
+#include "posemb/model.h"
+
+void posemb_config_defaults(posemb_config *c, posemb_arch arch)
+{
+    memset(c, 0, sizeof *c);
+    c->arch = arch;
+    c->initializer_range = 0.02f;
+    c->hidden_dropout = c->attn_dropout = 0.1f;
+    c->layers = c->heads = 12;
+    c->hidden = 768;
+    snprintf(c->pe, sizeof c->pe, "ape");
+    if (arch == POSEMB_GPT2) {
+        c->vocab_size = 50257;
+        c->max_position = 1024;
+        c->intermediate = 4 * 768;
+        c->pad_token_id = -1;
+        c->ln_eps = 1e-5f;
+        c->act = NN_GELU_TANH;
+        snprintf(c->architecture, sizeof c->architecture, "GPT2Model");
+        return;
+    }
+    c->vocab_size = 30522;
+    c->max_position = 512;
+    c->intermediate = 3072;
+    c->type_vocab = 2;
+    c->pad_token_id = arch == POSEMB_ROBERTA ? 1 : 0;
+    c->ln_eps = 1e-12f;
+    c->act = NN_GELU_ERF;
+    snprintf(c->architecture, sizeof c->architecture, arch == POSEMB_ROBERTA ? "RobertaModel" : "BertModel");
+}
+
+/* Reads integer key into *out when present; it must be a whole number in [lo, hi]. */
+static posemb_status get_int(const cJSON *root, const char *key, int lo, int hi, int *out, const char *path,
+                             posemb_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!v || cJSON_IsNull(v)) return POSEMB_OK;
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: \"%s\" must be an integer in [%d, %d]", path, key, lo, hi);
+    *out = (int)v->valuedouble;
+    return POSEMB_OK;
+}
+
+static posemb_status get_float(const cJSON *root, const char *key, double lo, double hi, float *out,
+                               const char *path, posemb_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!v || cJSON_IsNull(v)) return POSEMB_OK;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi))
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: \"%s\" must be a number in [%g, %g]", path, key, lo, hi);
+    *out = (float)v->valuedouble;
+    return POSEMB_OK;
+}
+
+static const char *get_string(const cJSON *root, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static posemb_status parse_act(const char *act, nn_gelu_kind *out, const char *path, posemb_error *err)
+{
+    if (!act) return POSEMB_OK;
+    if (!strcmp(act, "gelu")) *out = NN_GELU_ERF;
+    else if (!strcmp(act, "gelu_new") || !strcmp(act, "gelu_pytorch_tanh")) *out = NN_GELU_TANH;
+    else return posemb_fail(err, POSEMB_EFORMAT, "%s: activation \"%s\" is not supported (gelu, gelu_new)", path, act);
+    return POSEMB_OK;
+}
+
+static posemb_status parse_pe(const cJSON *root, posemb_config *c, const char *path, posemb_error *err)
+{
+    const char *own = get_string(root, "posemb_pe"), *hf = get_string(root, "position_embedding_type");
+    if (own) snprintf(c->pe, sizeof c->pe, "%s", own);
+    else if (!hf || !strcmp(hf, "absolute")) snprintf(c->pe, sizeof c->pe, "ape");
+    else if (!strcmp(hf, "relative_key") || !strcmp(hf, "relative_key_query")) snprintf(c->pe, sizeof c->pe, "%s", hf);
+    else return posemb_fail(err, POSEMB_EFORMAT, "%s: position_embedding_type \"%s\" is not supported", path, hf);
+    return POSEMB_OK;
+}
+
+static posemb_status parse_encoder(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
+{
+    posemb_status st;
+    if ((st = get_int(r, "vocab_size", 1, 1 << 24, &c->vocab_size, path, err)) ||
+        (st = get_int(r, "hidden_size", 1, 1 << 16, &c->hidden, path, err)) ||
+        (st = get_int(r, "num_hidden_layers", 1, 1024, &c->layers, path, err)) ||
+        (st = get_int(r, "num_attention_heads", 1, 1024, &c->heads, path, err)) ||
+        (st = get_int(r, "intermediate_size", 1, 1 << 20, &c->intermediate, path, err)) ||
+        (st = get_int(r, "max_position_embeddings", 1, 1 << 20, &c->max_position, path, err)) ||
+        (st = get_int(r, "type_vocab_size", 0, 1 << 16, &c->type_vocab, path, err)) ||
+        (st = get_int(r, "pad_token_id", -1, 1 << 24, &c->pad_token_id, path, err)) ||
+        (st = get_float(r, "layer_norm_eps", 0, 1, &c->ln_eps, path, err)) ||
+        (st = get_float(r, "initializer_range", 0, 10, &c->initializer_range, path, err)) ||
+        (st = get_float(r, "hidden_dropout_prob", 0, 1, &c->hidden_dropout, path, err)) ||
+        (st = get_float(r, "attention_probs_dropout_prob", 0, 1, &c->attn_dropout, path, err)))
+        return st;
+    if ((st = parse_act(get_string(r, "hidden_act"), &c->act, path, err))) return st;
+    return parse_pe(r, c, path, err);
+}
+
+static posemb_status refuse_true(const cJSON *r, const char *key, const char *path, posemb_error *err)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, key))
+               ? posemb_fail(err, POSEMB_EFORMAT, "%s: \"%s\": true is not supported", path, key)
+               : POSEMB_OK;
+}
+
+static posemb_status parse_gpt2(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
+{
+    posemb_status st;
+    int inner = 0;
+    if ((st = get_int(r, "vocab_size", 1, 1 << 24, &c->vocab_size, path, err)) ||
+        (st = get_int(r, "n_embd", 1, 1 << 16, &c->hidden, path, err)) ||
+        (st = get_int(r, "n_layer", 1, 1024, &c->layers, path, err)) ||
+        (st = get_int(r, "n_head", 1, 1024, &c->heads, path, err)) ||
+        (st = get_int(r, "n_inner", 1, 1 << 20, &inner, path, err)) ||
+        (st = get_int(r, "n_positions", 1, 1 << 20, &c->max_position, path, err)) ||
+        (st = get_float(r, "layer_norm_epsilon", 0, 1, &c->ln_eps, path, err)) ||
+        (st = get_float(r, "initializer_range", 0, 10, &c->initializer_range, path, err)) ||
+        (st = get_float(r, "resid_pdrop", 0, 1, &c->hidden_dropout, path, err)) ||
+        (st = get_float(r, "attn_pdrop", 0, 1, &c->attn_dropout, path, err)) ||
+        (st = refuse_true(r, "scale_attn_by_inverse_layer_idx", path, err)) ||
+        (st = refuse_true(r, "reorder_and_upcast_attn", path, err)))
+        return st;
+    const cJSON *scale = cJSON_GetObjectItemCaseSensitive(r, "scale_attn_weights");
+    if (cJSON_IsFalse(scale)) return posemb_fail(err, POSEMB_EFORMAT, "%s: \"scale_attn_weights\": false is not supported", path);
+    c->intermediate = inner ? inner : 4 * c->hidden;
+    if ((st = parse_act(get_string(r, "activation_function"), &c->act, path, err))) return st;
+    const char *own = get_string(r, "posemb_pe");
+    if (own) snprintf(c->pe, sizeof c->pe, "%s", own);
+    return POSEMB_OK;
+}
+
+static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
+{
+    const char *type = get_string(r, "model_type");
+    if (!type) return posemb_fail(err, POSEMB_EFORMAT, "%s: no \"model_type\" string", path);
+    posemb_arch arch;
+    if (!strcmp(type, "bert")) arch = POSEMB_BERT;
+    else if (!strcmp(type, "roberta")) arch = POSEMB_ROBERTA;
+    else if (!strcmp(type, "gpt2")) arch = POSEMB_GPT2;
+    else return posemb_fail(err, POSEMB_EFORMAT, "%s: model_type \"%s\" is not supported (bert, roberta, gpt2)", path, type);
+    posemb_config_defaults(c, arch);
+    const cJSON *archs = cJSON_GetObjectItemCaseSensitive(r, "architectures");
+    if (cJSON_IsArray(archs) && cJSON_IsString(cJSON_GetArrayItem(archs, 0)))
+        snprintf(c->architecture, sizeof c->architecture, "%s", cJSON_GetArrayItem(archs, 0)->valuestring);
+    posemb_status st = arch == POSEMB_GPT2 ? parse_gpt2(r, c, path, err) : parse_encoder(r, c, path, err);
+    if (st) return st;
+    st = posemb_config_check(c, err);
+    if (st) return posemb_fail(err, POSEMB_EFORMAT, "%s: %s", path, err ? err->msg : "inconsistent sizes");
+    return POSEMB_OK;
+}
+
+static char *read_text(const char *path, long max, posemb_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        posemb_fail(err, POSEMB_EIO, "%s: cannot open", path);
+        return NULL;
+    }
+    char *buf = malloc((size_t)max + 1);
+    size_t n = buf ? fread(buf, 1, (size_t)max + 1, f) : 0;
+    fclose(f);
+    if (!buf || n > (size_t)max) {
+        free(buf);
+        posemb_fail(err, buf ? POSEMB_EFORMAT : POSEMB_ENOMEM, "%s: larger than %ld bytes", path, max);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+posemb_status posemb_config_load(posemb_config *c, const char *path, posemb_error *err)
+{
+    char *text = read_text(path, 1 << 20, err);
+    if (!text) return err ? err->code : POSEMB_EIO;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    posemb_status st = cJSON_IsObject(root) ? parse_root(root, c, path, err)
+                                            : posemb_fail(err, POSEMB_EFORMAT, "%s: not a JSON object", path);
+    cJSON_Delete(root);
+    return st;
+}
+
+posemb_status posemb_config_check(const posemb_config *c, posemb_error *err)
+{
+    if (c->vocab_size < 1 || c->hidden < 1 || c->layers < 1 || c->heads < 1 || c->intermediate < 1 ||
+        c->max_position < 1)
+        return posemb_fail(err, POSEMB_EINVAL, "config: sizes must be positive");
+    if (c->hidden % c->heads)
+        return posemb_fail(err, POSEMB_EINVAL, "config: hidden size %d is not a multiple of %d heads", c->hidden,
+                           c->heads);
+    if (c->arch == POSEMB_ROBERTA && c->max_position <= c->pad_token_id + 1)
+        return posemb_fail(err, POSEMB_EINVAL, "config: RoBERTa needs max_position_embeddings > pad_token_id + 1");
+    if (c->pad_token_id >= c->vocab_size)
+        return posemb_fail(err, POSEMB_EINVAL, "config: pad_token_id %d >= vocab_size %d", c->pad_token_id,
+                           c->vocab_size);
+    return POSEMB_OK;
+}
+
+/* HF knows these PEs; any other is written as posemb_pe. */
+static const char *hf_pe_type(const char *spec)
+{
+    if (!strcmp(spec, "ape") || !strcmp(spec, "ape:integration=add")) return "absolute";
+    if (!strcmp(spec, "relative_key") || !strcmp(spec, "relative_key_query")) return spec;
+    return NULL;
+}
+
+static cJSON *encoder_json(const posemb_config *c)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "model_type", c->arch == POSEMB_ROBERTA ? "roberta" : "bert");
+    cJSON_AddNumberToObject(r, "vocab_size", c->vocab_size);
+    cJSON_AddNumberToObject(r, "hidden_size", c->hidden);
+    cJSON_AddNumberToObject(r, "num_hidden_layers", c->layers);
+    cJSON_AddNumberToObject(r, "num_attention_heads", c->heads);
+    cJSON_AddNumberToObject(r, "intermediate_size", c->intermediate);
+    cJSON_AddNumberToObject(r, "max_position_embeddings", c->max_position);
+    cJSON_AddNumberToObject(r, "type_vocab_size", c->type_vocab);
+    cJSON_AddNumberToObject(r, "pad_token_id", c->pad_token_id);
+    cJSON_AddNumberToObject(r, "layer_norm_eps", c->ln_eps);
+    cJSON_AddNumberToObject(r, "hidden_dropout_prob", c->hidden_dropout);
+    cJSON_AddNumberToObject(r, "attention_probs_dropout_prob", c->attn_dropout);
+    cJSON_AddStringToObject(r, "hidden_act", c->act == NN_GELU_ERF ? "gelu" : "gelu_new");
+    const char *hf = hf_pe_type(c->pe);
+    cJSON_AddStringToObject(r, "position_embedding_type", hf ? hf : "absolute");
+    return r;
+}
+
+static cJSON *gpt2_json(const posemb_config *c)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "model_type", "gpt2");
+    cJSON_AddNumberToObject(r, "vocab_size", c->vocab_size);
+    cJSON_AddNumberToObject(r, "n_embd", c->hidden);
+    cJSON_AddNumberToObject(r, "n_layer", c->layers);
+    cJSON_AddNumberToObject(r, "n_head", c->heads);
+    cJSON_AddNumberToObject(r, "n_inner", c->intermediate);
+    cJSON_AddNumberToObject(r, "n_positions", c->max_position);
+    cJSON_AddNumberToObject(r, "layer_norm_epsilon", c->ln_eps);
+    cJSON_AddNumberToObject(r, "resid_pdrop", c->hidden_dropout);
+    cJSON_AddNumberToObject(r, "embd_pdrop", c->hidden_dropout);
+    cJSON_AddNumberToObject(r, "attn_pdrop", c->attn_dropout);
+    cJSON_AddStringToObject(r, "activation_function", c->act == NN_GELU_ERF ? "gelu" : "gelu_new");
+    return r;
+}
+
+posemb_status posemb_config_save(const posemb_config *c, const char *path, posemb_error *err)
+{
+    cJSON *r = c->arch == POSEMB_GPT2 ? gpt2_json(c) : encoder_json(c);
+    cJSON *archs = cJSON_AddArrayToObject(r, "architectures");
+    cJSON_AddItemToArray(archs, cJSON_CreateString(c->architecture));
+    cJSON_AddNumberToObject(r, "initializer_range", c->initializer_range);
+    cJSON_AddStringToObject(r, "torch_dtype", "float32");
+    int hf_has_pe = c->arch == POSEMB_GPT2 ? !strcmp(hf_pe_type(c->pe) ? hf_pe_type(c->pe) : "", "absolute")
+                                           : hf_pe_type(c->pe) != NULL;
+    if (!hf_has_pe) cJSON_AddStringToObject(r, "posemb_pe", c->pe);
+    char *text = cJSON_Print(r);
+    cJSON_Delete(r);
+    if (!text) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
+    posemb_atomic_file af;
+    posemb_status st = posemb_atomic_open(&af, path, err);
+    if (!st) {
+        fprintf(af.f, "%s\n", text);
+        st = posemb_atomic_commit(&af, err);
+    }
+    cJSON_free(text);
+    return st;
+}

@@ -1,0 +1,95 @@
+/* BERT/RoBERTa encoder, post-LayerNorm:
+ *   h0 = LN(WE[ids] + TT[types] (+ PE input hook))
+ *   r1 = h + attn(h) Wo;  h1 = LN1(r1);  r2 = h1 + gelu(h1 Wi) Wf;  h' = LN2(r2)
+ * N = B*T rows; D width; I feed-forward width. */
+#include <string.h>
+
+#include "model_impl.h"
+#include "posemb/attention.h"
+
+static nn_attn_shape attn_shape(const posemb_model *m)
+{
+    nn_attn_shape s = {m->B, m->T, m->cfg.hidden, m->cfg.heads, 0};
+    return s;
+}
+
+/* x [N, D] -> out [N, D] for layer l. */
+static void layer_forward(posemb_model *m, int l, const float *x, float *out)
+{
+    const posemb_layer_params *p = &m->L[l];
+    layer_acts *a = &m->a.layer[l];
+    int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
+    nn_attn_shape sh = attn_shape(m);
+    nn_linear_forward(a->qkv, x, p->qkv_w, p->qkv_b, N, D, 3 * D, NN_W_OUT_IN);
+    nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z);
+    nn_linear_forward(a->r1, a->z, p->ao_w, p->ao_b, N, D, D, NN_W_OUT_IN);
+    nn_add(a->r1, a->r1, x, (long)N * D);
+    nn_layernorm_forward(a->h1, a->mean1, a->rstd1, a->r1, p->ln1_w, p->ln1_b, N, D, m->cfg.ln_eps);
+    nn_linear_forward(a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, NN_W_OUT_IN);
+    nn_gelu_forward(a->ga, a->fi, (long)N * I, m->cfg.act);
+    nn_linear_forward(a->r2, a->ga, p->fo_w, p->fo_b, N, I, D, NN_W_OUT_IN);
+    nn_add(a->r2, a->r2, a->h1, (long)N * D);
+    nn_layernorm_forward(out, a->mean2, a->rstd2, a->r2, p->ln2_w, p->ln2_b, N, D, m->cfg.ln_eps);
+}
+
+/* dout [N, D] (grad of layer l's output) -> dx [N, D] (grad of its input x), overwritten. */
+static void layer_backward(posemb_model *m, int l, const float *x, const float *dout, float *dx)
+{
+    const posemb_layer_params *p = &m->L[l];
+    const layer_acts *a = &m->a.layer[l];
+    model_acts *s = &m->a;
+    int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
+    size_t ND = (size_t)N * D, NI = (size_t)N * I;
+    float *G = m->g;
+#define GR(ptr) (G + ((ptr) - m->w)) /* the gradient of a parameter view */
+    nn_attn_shape sh = attn_shape(m);
+    memset(s->dres, 0, ND * sizeof(float));
+    nn_layernorm_backward(s->dres, GR(p->ln2_w), GR(p->ln2_b), dout, a->r2, p->ln2_w, a->mean2, a->rstd2, N, D);
+    memcpy(s->dh, s->dres, ND * sizeof(float)); /* r2 = h1 + ffn */
+    memset(s->dga, 0, NI * sizeof(float));
+    nn_linear_backward(s->dga, GR(p->fo_w), GR(p->fo_b), s->dres, a->ga, p->fo_w, N, I, D, NN_W_OUT_IN);
+    memset(s->dfi, 0, NI * sizeof(float));
+    nn_gelu_backward(s->dfi, s->dga, a->fi, (long)NI, m->cfg.act);
+    nn_linear_backward(s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I, NN_W_OUT_IN);
+    memset(s->dres, 0, ND * sizeof(float));
+    nn_layernorm_backward(s->dres, GR(p->ln1_w), GR(p->ln1_b), s->dh, a->r1, p->ln1_w, a->mean1, a->rstd1, N, D);
+    memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + attn */
+    memset(s->dz, 0, ND * sizeof(float));
+    nn_linear_backward(s->dz, GR(p->ao_w), GR(p->ao_b), s->dres, a->z, p->ao_w, N, D, D, NN_W_OUT_IN);
+    nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
+    nn_linear_backward(dx, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, x, p->qkv_w, N, D, 3 * D, NN_W_OUT_IN);
+#undef GR
+}
+
+void encoder_forward(posemb_model *m)
+{
+    model_acts *a = &m->a;
+    int N = m->B * m->T, D = m->cfg.hidden;
+    nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
+    if (m->wtype) nn_embedding_forward(a->emb_sum, m->wtype, a->types, N, D, 1);
+    pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->emb, a->pe_scratch, NULL); /* positions checked */
+    nn_layernorm_forward(a->h[0], a->emb_mean, a->emb_rstd, a->emb, m->emb_ln_w, m->emb_ln_b, N, D, m->cfg.ln_eps);
+    for (int l = 0; l < m->cfg.layers; l++) layer_forward(m, l, a->h[l], a->h[l + 1]);
+}
+
+void encoder_backward(posemb_model *m, const float *dlast)
+{
+    model_acts *a = &m->a;
+    int N = m->B * m->T, D = m->cfg.hidden, L = m->cfg.layers;
+    size_t ND = (size_t)N * D;
+    float *G = m->g;
+    const float *dout = dlast;
+    float *bufs[2] = {a->dx, a->dx2};
+    for (int l = L - 1; l >= 0; l--) {
+        float *dx = bufs[l % 2];
+        layer_backward(m, l, a->h[l], dout, dx);
+        dout = dx;
+    }
+    memset(a->demb, 0, ND * sizeof(float));
+    nn_layernorm_backward(a->demb, G + (m->emb_ln_w - m->w), G + (m->emb_ln_b - m->w), dout, a->emb, m->emb_ln_w,
+                          a->emb_mean, a->emb_rstd, N, D);
+    float *dsum = a->dx2; /* the loop ends with dout in bufs[0] = a->dx */
+    pe_input_backward(m->pe, a->pos_in, N, a->emb_sum, a->demb, dsum, a->pe_scratch);
+    nn_embedding_backward(G + (m->wte - m->w), dsum, a->ids, N, D, m->cfg.pad_token_id);
+    if (m->wtype) nn_embedding_backward(G + (m->wtype - m->w), dsum, a->types, N, D, -1);
+}

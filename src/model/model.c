@@ -1,0 +1,232 @@
+/* Model lifetime, parameters, activations and the forward/backward entry
+ * points shared by both architectures. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_impl.h"
+#include "posemb/attention.h"
+#include "posemb/rng.h"
+#include "posemb/threads.h"
+
+static posemb_status make_pe(posemb_model *m, posemb_error *err)
+{
+    const posemb_config *c = &m->cfg;
+    pe_dims dims = {c->hidden, c->heads, c->layers, c->max_position, c->arch == POSEMB_GPT2, 0};
+    return pe_create(&m->pe, c->pe, &dims, err);
+}
+
+posemb_status posemb_model_create(posemb_model **out, const posemb_config *cfg, posemb_error *err)
+{
+    *out = NULL;
+    posemb_status st = posemb_config_check(cfg, err);
+    if (st) return st;
+    posemb_model *m = calloc(1, sizeof *m);
+    if (!m) return posemb_fail(err, POSEMB_ENOMEM, "model: out of memory");
+    m->cfg = *cfg;
+    m->L = calloc((size_t)cfg->layers, sizeof *m->L);
+    posemb_arena_init(&m->arena, 0);
+    if (!m->L) st = posemb_fail(err, POSEMB_ENOMEM, "model: out of memory");
+    if (!st) st = make_pe(m, err);
+    if (!st) st = model_layout(m, err);
+    if (!st) {
+        m->w = calloc(m->n_floats, sizeof(float));
+        m->g = calloc(m->n_floats, sizeof(float));
+        if (!m->w || !m->g)
+            st = posemb_fail(err, POSEMB_ENOMEM, "model: cannot allocate %zu parameters", m->n_floats);
+    }
+    if (!st) st = model_layout(m, err); /* second pass: the views */
+    if (st) {
+        posemb_model_free(m);
+        return st;
+    }
+    pe_bind(m->pe, m->w + m->pe_offset, m->g + m->pe_offset);
+    *out = m;
+    return POSEMB_OK;
+}
+
+void posemb_model_free(posemb_model *m)
+{
+    if (!m) return;
+    pe_free(m->pe);
+    free(m->params);
+    free(m->w);
+    free(m->g);
+    free(m->L);
+    free(m->a.h);
+    free(m->a.layer);
+    posemb_arena_free(&m->arena);
+    free(m);
+}
+
+static int is_layernorm(const char *name) { return strstr(name, "LayerNorm.") || strstr(name, "ln_"); }
+
+/* HF's _init_weights: Linear and Embedding N(0, initializer_range), biases 0,
+ * LayerNorm weight 1 and bias 0; the padding row of the word embeddings 0.
+ * The PE initialises its own tensors. */
+void posemb_model_init(posemb_model *m, uint64_t seed)
+{
+    posemb_rng rng;
+    posemb_rng_seed(&rng, seed, 0);
+    size_t pe_end = m->pe_offset + pe_n_floats(m->pe);
+    for (int i = 0; i < m->n_params; i++) {
+        posemb_param *p = &m->params[i];
+        float *w = m->w + p->offset;
+        if (p->offset >= m->pe_offset && p->offset < pe_end) continue;
+        int weight = strstr(p->name, ".weight") != NULL;
+        if (is_layernorm(p->name)) for (size_t k = 0; k < p->numel; k++) w[k] = weight ? 1.0f : 0.0f;
+        else if (p->ndim == 2) posemb_rng_fill_normal(&rng, w, (long)p->numel, m->cfg.initializer_range);
+        else memset(w, 0, p->numel * sizeof *w);
+    }
+    if (m->cfg.pad_token_id >= 0 && m->cfg.arch != POSEMB_GPT2)
+        memset(m->wte + (size_t)m->cfg.pad_token_id * m->cfg.hidden, 0, (size_t)m->cfg.hidden * sizeof(float));
+    posemb_rng_seed(&rng, seed, 1);
+    pe_init_params(m->pe, &rng);
+}
+
+const posemb_config *posemb_model_config(const posemb_model *m) { return &m->cfg; }
+pe *posemb_model_pe(posemb_model *m) { return m->pe; }
+int posemb_model_n_params(const posemb_model *m) { return m->n_params; }
+const posemb_param *posemb_model_param(const posemb_model *m, int i) { return &m->params[i]; }
+float *posemb_model_weights(posemb_model *m) { return m->w; }
+float *posemb_model_grads(posemb_model *m) { return m->g; }
+size_t posemb_model_n_floats(const posemb_model *m) { return m->n_floats; }
+void posemb_model_zero_grad(posemb_model *m) { memset(m->g, 0, m->n_floats * sizeof(float)); }
+
+const posemb_param *posemb_model_find(const posemb_model *m, const char *name)
+{
+    for (int i = 0; i < m->n_params; i++)
+        if (!strcmp(m->params[i].name, name)) return &m->params[i];
+    return NULL;
+}
+
+/* Carves the activations of a B x T batch out of the arena. */
+static int carve(posemb_model *m, int B, int T)
+{
+    const posemb_config *c = &m->cfg;
+    posemb_arena *ar = &m->arena;
+    size_t N = (size_t)B * T, D = (size_t)c->hidden, I = (size_t)c->intermediate, H = (size_t)c->heads;
+    model_acts *a = &m->a;
+#define F(n) posemb_arena_floats(ar, (n))
+    a->emb_sum = F(N * D), a->emb = F(N * D), a->emb_mean = F(N), a->emb_rstd = F(N);
+    a->hf = F(N * D), a->hf_mean = F(N), a->hf_rstd = F(N);
+    a->pooled = F((size_t)B * D), a->pool_in = F((size_t)B * D);
+    for (int l = 0; l <= c->layers; l++) a->h[l] = F(N * D);
+    for (int l = 0; l < c->layers; l++) {
+        layer_acts *la = &a->layer[l];
+        la->a = F(N * D), la->qkv = F(N * 3 * D), la->probs = F((size_t)B * H * T * T), la->z = F(N * D);
+        la->r1 = F(N * D), la->h1 = F(N * D), la->fi = F(N * I), la->ga = F(N * I), la->r2 = F(N * D);
+        la->mean1 = F(N), la->rstd1 = F(N), la->mean2 = F(N), la->rstd2 = F(N);
+    }
+    a->dx = F(N * D), a->dx2 = F(N * D), a->dres = F(N * D), a->dh = F(N * D), a->dz = F(N * D);
+    a->dqkv = F(N * 3 * D), a->dfi = F(N * I), a->dga = F(N * I), a->demb = F(N * D);
+    nn_attn_shape sh = {B, T, c->hidden, c->heads, 0};
+    a->attn_scratch = F(nn_attention_scratch_floats(&sh));
+    a->pe_scratch = F(pe_input_scratch_floats(m->pe, (long)N) + 1);
+    a->mask = F(N);
+#undef F
+    a->pos_in = posemb_arena_alloc(ar, N * sizeof(int32_t));
+    a->pos_attn = posemb_arena_alloc(ar, N * sizeof(int32_t));
+    a->ids = posemb_arena_alloc(ar, N * sizeof(int32_t));
+    a->types = posemb_arena_alloc(ar, N * sizeof(int32_t));
+    return a->types && a->pe_scratch && a->dga && a->hf; /* the arena fails all later calls once one fails */
+}
+
+posemb_status model_reserve(posemb_model *m, int B, int T, posemb_error *err)
+{
+    if (B <= m->cap_B && T <= m->cap_T && m->a.h) return POSEMB_OK;
+    posemb_arena_free(&m->arena);
+    posemb_arena_init(&m->arena, 1 << 20);
+    free(m->a.h);
+    free(m->a.layer);
+    m->a.h = calloc((size_t)m->cfg.layers + 1, sizeof *m->a.h);
+    m->a.layer = calloc((size_t)m->cfg.layers, sizeof *m->a.layer);
+    if (!m->a.h || !m->a.layer || !carve(m, B, T)) {
+        m->cap_B = m->cap_T = 0;
+        return posemb_fail(err, POSEMB_ENOMEM, "model: cannot allocate activations for a %d x %d batch", B, T);
+    }
+    m->cap_B = B;
+    m->cap_T = T;
+    return POSEMB_OK;
+}
+
+/* Copies the batch in, checking every id against the vocabulary. */
+static posemb_status take_batch(posemb_model *m, const posemb_batch *b, posemb_error *err)
+{
+    const posemb_config *c = &m->cfg;
+    model_acts *a = &m->a;
+    for (int t = 0; t < b->B * b->T; t++) {
+        int32_t id = b->ids[t], ty = b->types ? b->types[t] : 0;
+        if (id < 0 || id >= c->vocab_size)
+            return posemb_fail(err, POSEMB_ERANGE, "token id %d at [%d, %d] is outside the vocabulary (%d)", id,
+                               t / b->T, t % b->T, c->vocab_size);
+        if (ty < 0 || (ty > 0 && ty >= c->type_vocab))
+            return posemb_fail(err, POSEMB_ERANGE, "token type %d at [%d, %d] is outside [0, %d)", ty, t / b->T,
+                               t % b->T, c->type_vocab);
+        a->ids[t] = id;
+        a->types[t] = ty;
+        a->mask[t] = b->mask ? b->mask[t] : 1.0f;
+    }
+    return POSEMB_OK;
+}
+
+/* Positions as HF computes them: arange for BERT and GPT-2; RoBERTa counts
+ * non-padding tokens from pad + 1, and gives padding the position pad.
+ * Relative terms always see the token index. */
+static void make_positions(posemb_model *m, int B, int T)
+{
+    model_acts *a = &m->a;
+    int pad = m->cfg.pad_token_id;
+    for (int b = 0; b < B; b++) {
+        int32_t count = 0;
+        for (int t = 0; t < T; t++) {
+            int i = b * T + t;
+            a->pos_attn[i] = t;
+            if (m->cfg.arch != POSEMB_ROBERTA) a->pos_in[i] = t;
+            else a->pos_in[i] = a->ids[i] != pad ? pad + ++count : pad;
+        }
+    }
+}
+
+posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posemb_error *err)
+{
+    if (b->B < 1 || b->T < 1) return posemb_fail(err, POSEMB_EINVAL, "batch: %d x %d is empty", b->B, b->T);
+    posemb_status st = model_reserve(m, b->B, b->T, err);
+    if (!st) st = take_batch(m, b, err);
+    if (st) return st;
+    m->B = b->B;
+    m->T = b->T;
+    m->has_pooled = 0;
+    make_positions(m, b->B, b->T);
+    if ((st = pe_check_positions(m->pe, m->a.pos_in, (long)b->B * b->T, err))) return st;
+    if ((st = pe_check_positions(m->pe, m->a.pos_attn, (long)b->B * b->T, err))) return st;
+    if (m->cfg.arch == POSEMB_GPT2) decoder_forward(m);
+    else encoder_forward(m);
+    return POSEMB_OK;
+}
+
+const float *posemb_model_hidden(const posemb_model *m, int i)
+{
+    if (i == m->cfg.layers && m->cfg.arch == POSEMB_GPT2) return m->a.hf;
+    return m->a.h[i];
+}
+
+const float *posemb_model_attention(const posemb_model *m, int l) { return m->a.layer[l].probs; }
+
+const float *posemb_model_pooled(posemb_model *m)
+{
+    if (m->cfg.arch == POSEMB_GPT2) return NULL;
+    if (m->has_pooled) return m->a.pooled;
+    int D = m->cfg.hidden;
+    for (int b = 0; b < m->B; b++)
+        memcpy(m->a.pool_in + (size_t)b * D, m->a.h[m->cfg.layers] + (size_t)b * m->T * D, (size_t)D * sizeof(float));
+    nn_linear_forward(m->a.pooled, m->a.pool_in, m->pool_w, m->pool_b, m->B, D, D, NN_W_OUT_IN);
+    nn_tanh_forward(m->a.pooled, m->a.pooled, (long)m->B * D);
+    m->has_pooled = 1;
+    return m->a.pooled;
+}
+
+void posemb_model_backward(posemb_model *m, const float *dlast)
+{
+    if (m->cfg.arch == POSEMB_GPT2) decoder_backward(m, dlast);
+    else encoder_backward(m, dlast);
+}

@@ -1,0 +1,57 @@
+/* The model's private state: parameters, views, activations. */
+#ifndef POSEMB_MODEL_IMPL_H
+#define POSEMB_MODEL_IMPL_H
+
+#include "posemb/model.h"
+
+/* Activations of one layer, [N = B*T rows]. Encoders (post-LN) keep
+ * r1 = x + attn, h1 = LN1(r1), r2 = h1 + ffn; decoders (pre-LN) keep
+ * a = LN1(x), r1 = x + attn, h1 = LN2(r1). */
+typedef struct layer_acts {
+    float *a, *qkv, *probs, *z, *r1, *h1, *fi, *ga, *r2;
+    float *mean1, *rstd1, *mean2, *rstd2;
+} layer_acts;
+
+typedef struct model_acts {
+    float *emb_sum, *emb;     /* word (+ type) embeddings; after the PE's input hook */
+    float *emb_mean, *emb_rstd;
+    float **h;                /* [layers + 1] hidden states: h[0] the embedding output, h[l+1] layer l's output */
+    float *hf, *hf_mean, *hf_rstd; /* GPT-2: ln_f(h[layers]) */
+    float *pooled, *pool_in;  /* BERT: [B, D] */
+    layer_acts *layer;
+    int32_t *pos_in, *pos_attn; /* [N] positions for the input hook and for attention */
+    int32_t *ids, *types;       /* [N] copies of the batch */
+    float *mask;                /* [N] */
+    /* backward scratch */
+    float *dx, *dx2, *dres, *dh, *dz, *dqkv, *dfi, *dga, *demb, *attn_scratch, *pe_scratch;
+} model_acts;
+
+struct posemb_model {
+    posemb_config cfg;
+    pe *pe;
+    int n_params, cap_params, reg_next, oom;
+    posemb_param *params;
+    size_t n_floats, pe_offset;
+    float *w, *g;
+    /* views into w */
+    float *wte, *wtype, *emb_ln_w, *emb_ln_b, *lnf_w, *lnf_b, *pool_w, *pool_b;
+    posemb_layer_params *L;
+    /* activations for batches up to cap_B x cap_T */
+    posemb_arena arena;
+    int cap_B, cap_T, B, T, has_pooled;
+    model_acts a;
+};
+
+/* Registration pass (m->w NULL): appends a parameter; view pass: returns its data. */
+float *model_param(posemb_model *m, const char *name, int64_t rows, int64_t cols, int decay, int unused);
+/* Lays out every parameter of the architecture (both passes). */
+posemb_status model_layout(posemb_model *m, posemb_error *err);
+/* Sizes the activation arena for B x T (reallocating only when it grows). */
+posemb_status model_reserve(posemb_model *m, int B, int T, posemb_error *err);
+
+void encoder_forward(posemb_model *m);
+void encoder_backward(posemb_model *m, const float *dlast);
+void decoder_forward(posemb_model *m);
+void decoder_backward(posemb_model *m, const float *dlast);
+
+#endif

@@ -1,0 +1,150 @@
+/* The parameter layout of each architecture, under Hugging Face's names.
+ * model_layout runs twice: first to register names, shapes and offsets,
+ * then, once the block is allocated, to point the views into it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_impl.h"
+
+float *model_param(posemb_model *m, const char *name, int64_t rows, int64_t cols, int decay, int unused)
+{
+    if (m->w) return m->w + m->params[m->reg_next++].offset;
+    if (m->n_params == m->cap_params) {
+        int cap = m->cap_params ? 2 * m->cap_params : 64;
+        posemb_param *p = realloc(m->params, (size_t)cap * sizeof *p);
+        if (!p) {
+            m->oom = 1; /* reported by model_layout */
+            return NULL;
+        }
+        m->params = p;
+        m->cap_params = cap;
+    }
+    posemb_param *p = &m->params[m->n_params++];
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->ndim = cols > 0 ? 2 : 1;
+    p->shape[0] = rows;
+    p->shape[1] = cols > 0 ? cols : 0;
+    p->numel = (size_t)rows * (size_t)(cols > 0 ? cols : 1);
+    p->offset = m->n_floats;
+    p->decay = decay;
+    p->unused = unused;
+    m->n_floats += p->numel;
+    return NULL;
+}
+
+/* The HF name of a PE tensor: the model's prefix for its scope. GPT-2's
+ * learned table is HF's wpe. */
+static void pe_tensor_name(const posemb_model *m, const pe_param *t, char *buf, size_t cap)
+{
+    int gpt2 = m->cfg.arch == POSEMB_GPT2;
+    if (t->scope == PE_SCOPE_LAYER)
+        snprintf(buf, cap, gpt2 ? "h.%d.attn.%s" : "encoder.layer.%d.attention.self.%s", t->layer, t->name);
+    else if (gpt2 && !strcmp(t->name, "position_embeddings.weight"))
+        snprintf(buf, cap, "wpe.weight");
+    else if (t->input)
+        snprintf(buf, cap, gpt2 ? "wpe.%s" : "embeddings.%s", t->name);
+    else
+        snprintf(buf, cap, gpt2 ? "pe.%s" : "encoder.%s", t->name);
+}
+
+/* The PE's tensors, contiguous so that pe_bind sees one block. */
+static void layout_pe(posemb_model *m)
+{
+    if (!m->w) m->pe_offset = m->n_floats; /* the registration pass */
+    char name[128];
+    for (int i = 0; i < pe_n_params(m->pe); i++) {
+        const pe_param *t = pe_get_param(m->pe, i);
+        pe_tensor_name(m, t, name, sizeof name);
+        model_param(m, name, t->shape[0], t->ndim == 2 ? t->shape[1] : 0, t->decay, 0);
+    }
+}
+
+/* A parameter of layer l: prefix is "encoder.layer.%d." or "h.%d.". */
+static float *layer_param(posemb_model *m, const char *prefix, int l, const char *suffix, int64_t rows, int64_t cols,
+                          int decay)
+{
+    char n[128], p[64];
+    snprintf(p, sizeof p, prefix, l);
+    snprintf(n, sizeof n, "%s%s", p, suffix);
+    return model_param(m, n, rows, cols, decay, 0);
+}
+
+static void layout_encoder_layer(posemb_model *m, int l)
+{
+    const char *pre = "encoder.layer.%d.";
+    int D = m->cfg.hidden, I = m->cfg.intermediate;
+    posemb_layer_params *L = &m->L[l];
+    /* key and value follow query, so qkv_w is one [3D, D] matrix and qkv_b one [3D] vector */
+    L->qkv_w = layer_param(m, pre, l, "attention.self.query.weight", D, D, 1);
+    layer_param(m, pre, l, "attention.self.key.weight", D, D, 1);
+    layer_param(m, pre, l, "attention.self.value.weight", D, D, 1);
+    L->qkv_b = layer_param(m, pre, l, "attention.self.query.bias", D, 0, 0);
+    layer_param(m, pre, l, "attention.self.key.bias", D, 0, 0);
+    layer_param(m, pre, l, "attention.self.value.bias", D, 0, 0);
+    L->ao_w = layer_param(m, pre, l, "attention.output.dense.weight", D, D, 1);
+    L->ao_b = layer_param(m, pre, l, "attention.output.dense.bias", D, 0, 0);
+    L->ln1_w = layer_param(m, pre, l, "attention.output.LayerNorm.weight", D, 0, 0);
+    L->ln1_b = layer_param(m, pre, l, "attention.output.LayerNorm.bias", D, 0, 0);
+    L->fi_w = layer_param(m, pre, l, "intermediate.dense.weight", I, D, 1);
+    L->fi_b = layer_param(m, pre, l, "intermediate.dense.bias", I, 0, 0);
+    L->fo_w = layer_param(m, pre, l, "output.dense.weight", D, I, 1);
+    L->fo_b = layer_param(m, pre, l, "output.dense.bias", D, 0, 0);
+    L->ln2_w = layer_param(m, pre, l, "output.LayerNorm.weight", D, 0, 0);
+    L->ln2_b = layer_param(m, pre, l, "output.LayerNorm.bias", D, 0, 0);
+}
+
+static void layout_decoder_layer(posemb_model *m, int l)
+{
+    const char *pre = "h.%d.";
+    int D = m->cfg.hidden, I = m->cfg.intermediate;
+    posemb_layer_params *L = &m->L[l];
+    L->ln1_w = layer_param(m, pre, l, "ln_1.weight", D, 0, 0);
+    L->ln1_b = layer_param(m, pre, l, "ln_1.bias", D, 0, 0);
+    L->qkv_w = layer_param(m, pre, l, "attn.c_attn.weight", D, 3 * D, 1);
+    L->qkv_b = layer_param(m, pre, l, "attn.c_attn.bias", 3 * D, 0, 0);
+    L->ao_w = layer_param(m, pre, l, "attn.c_proj.weight", D, D, 1);
+    L->ao_b = layer_param(m, pre, l, "attn.c_proj.bias", D, 0, 0);
+    L->ln2_w = layer_param(m, pre, l, "ln_2.weight", D, 0, 0);
+    L->ln2_b = layer_param(m, pre, l, "ln_2.bias", D, 0, 0);
+    L->fi_w = layer_param(m, pre, l, "mlp.c_fc.weight", D, I, 1);
+    L->fi_b = layer_param(m, pre, l, "mlp.c_fc.bias", I, 0, 0);
+    L->fo_w = layer_param(m, pre, l, "mlp.c_proj.weight", I, D, 1);
+    L->fo_b = layer_param(m, pre, l, "mlp.c_proj.bias", D, 0, 0);
+}
+
+static void layout_encoder(posemb_model *m)
+{
+    const posemb_config *c = &m->cfg;
+    int D = c->hidden;
+    m->wte = model_param(m, "embeddings.word_embeddings.weight", c->vocab_size, D, 1, 0);
+    if (c->type_vocab > 0) m->wtype = model_param(m, "embeddings.token_type_embeddings.weight", c->type_vocab, D, 1, 0);
+    /* HF keeps an absolute table even for its relative types; so do we, unused, to round-trip. */
+    if (!strncmp(c->pe, "relative_key", 12))
+        model_param(m, "embeddings.position_embeddings.weight", c->max_position, D, 1, 1);
+    m->emb_ln_w = model_param(m, "embeddings.LayerNorm.weight", D, 0, 0, 0);
+    m->emb_ln_b = model_param(m, "embeddings.LayerNorm.bias", D, 0, 0, 0);
+    layout_pe(m);
+    for (int l = 0; l < c->layers; l++) layout_encoder_layer(m, l);
+    m->pool_w = model_param(m, "pooler.dense.weight", D, D, 1, 0);
+    m->pool_b = model_param(m, "pooler.dense.bias", D, 0, 0, 0);
+}
+
+static void layout_decoder(posemb_model *m)
+{
+    const posemb_config *c = &m->cfg;
+    m->wte = model_param(m, "wte.weight", c->vocab_size, c->hidden, 1, 0);
+    layout_pe(m);
+    for (int l = 0; l < c->layers; l++) layout_decoder_layer(m, l);
+    m->lnf_w = model_param(m, "ln_f.weight", c->hidden, 0, 0, 0);
+    m->lnf_b = model_param(m, "ln_f.bias", c->hidden, 0, 0, 0);
+}
+
+posemb_status model_layout(posemb_model *m, posemb_error *err)
+{
+    m->reg_next = 0;
+    if (m->cfg.arch == POSEMB_GPT2) layout_decoder(m);
+    else layout_encoder(m);
+    return m->oom ? posemb_fail(err, POSEMB_ENOMEM, "model: out of memory laying out parameters") : POSEMB_OK;
+}

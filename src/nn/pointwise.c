@@ -1,0 +1,71 @@
+/* Elementwise kernels: GELU (both forms), tanh, addition, embeddings. */
+#include <math.h>
+#include <string.h>
+
+#include "posemb/nn.h"
+
+#define SQRT_2_OVER_PI 0.7978845608028654f
+#define INV_SQRT_2 0.7071067811865476f
+#define INV_SQRT_2PI 0.3989422804014327f
+
+void nn_gelu_forward(float *y, const float *x, long n, nn_gelu_kind kind)
+{
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) {
+        float v = x[i];
+        if (kind == NN_GELU_ERF) y[i] = 0.5f * v * (1.0f + erff(v * INV_SQRT_2));
+        else y[i] = 0.5f * v * (1.0f + tanhf(SQRT_2_OVER_PI * (v + 0.044715f * v * v * v)));
+    }
+}
+
+void nn_gelu_backward(float *dx, const float *dy, const float *x, long n, nn_gelu_kind kind)
+{
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) {
+        float v = x[i], d;
+        if (kind == NN_GELU_ERF) {
+            d = 0.5f * (1.0f + erff(v * INV_SQRT_2)) + v * INV_SQRT_2PI * expf(-0.5f * v * v);
+        } else {
+            float u = SQRT_2_OVER_PI * (v + 0.044715f * v * v * v), th = tanhf(u);
+            d = 0.5f * (1.0f + th) + 0.5f * v * (1.0f - th * th) * SQRT_2_OVER_PI * (1.0f + 3.0f * 0.044715f * v * v);
+        }
+        dx[i] += dy[i] * d;
+    }
+}
+
+void nn_tanh_forward(float *y, const float *x, long n)
+{
+    for (long i = 0; i < n; i++) y[i] = tanhf(x[i]);
+}
+
+void nn_tanh_backward(float *dx, const float *dy, const float *y, long n)
+{
+    for (long i = 0; i < n; i++) dx[i] += dy[i] * (1.0f - y[i] * y[i]);
+}
+
+void nn_add(float *y, const float *a, const float *b, long n)
+{
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) y[i] = a[i] + b[i];
+}
+
+void nn_embedding_forward(float *out, const float *table, const int32_t *ids, int N, int C, int accumulate)
+{
+    for (int t = 0; t < N; t++) {
+        const float *row = table + (long)ids[t] * C;
+        float *o = out + (long)t * C;
+        if (accumulate)
+            for (int i = 0; i < C; i++) o[i] += row[i];
+        else memcpy(o, row, (size_t)C * sizeof *o);
+    }
+}
+
+void nn_embedding_backward(float *dtable, const float *dout, const int32_t *ids, int N, int C, int32_t skip_id)
+{
+    for (int t = 0; t < N; t++) {
+        if (ids[t] == skip_id) continue;
+        float *row = dtable + (long)ids[t] * C;
+        const float *d = dout + (long)t * C;
+        for (int i = 0; i < C; i++) row[i] += d[i];
+    }
+}
