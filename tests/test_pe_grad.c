@@ -130,7 +130,7 @@ static void check_spec(const char *spec, int causal)
             hs->mask[b * T + t] = (b == 1 && t == T - 1) ? 0.0f : 1.0f;
         }
     nn_attn_shape sh = {B, T, D, H, causal};
-    hs->scratch = calloc(nn_attention_scratch_floats(&sh), sizeof(float));
+    hs->scratch = calloc(nn_attention_scratch_floats(&sh, hs->p), sizeof(float));
     hs->in_scratch = calloc(pe_input_scratch_floats(hs->p, NTOK) + 1, sizeof(float));
     assert_true(hs->scratch && hs->in_scratch);
 

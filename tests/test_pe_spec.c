@@ -129,6 +129,9 @@ static void test_errors(void **state)
     bad("rope:frac=0.01", "rotates 0 of 16");
     bad("t5:buckets=7", "even bucket count");
     bad("+", "empty");
+    bad("r\npe", "control character (byte 0x0a at offset 1)");
+    bad("rpe:k=99999999999999999999", "k=99999999999999999999 is outside");
+    bad("rope:factor=2", "factor needs scaling");
     pe_dims odd = {63, 3, 1, 8, 0, 1};
     posemb_error err;
     pe *p;
@@ -137,6 +140,40 @@ static void test_errors(void **state)
     pe_dims nodiv = {64, 3, 1, 8, 0, 1};
     assert_int_equal(pe_create(&p, "ape", &nodiv, &err), POSEMB_EINVAL);
     assert_non_null(strstr(err.msg, "multiple of 3 heads"));
+}
+
+/* The review's findings: numbers round-trip through the canonical spec; the
+ * parameter layout does not depend on the order of the components; the
+ * matrices of a combination have distinct names. */
+static void test_canonical_numbers_and_order(void **state)
+{
+    pe *p = ok("rope:base=1234567,frac=0.3");
+    assert_string_equal(pe_spec(p), "rope:base=1234567,pairing=halves,frac=0.3,scaling=none");
+    pe_free(p);
+    pe *a = ok("ape+rpe:k=2"), *b = ok("rpe:k=2+ape");
+    assert_string_equal(pe_spec(a), pe_spec(b));
+    assert_int_equal(pe_n_params(a), pe_n_params(b));
+    for (int i = 0; i < pe_n_params(a); i++) {
+        assert_string_equal(pe_get_param(a, i)->name, pe_get_param(b, i)->name);
+        assert_int_equal(pe_get_param(a, i)->offset, pe_get_param(b, i)->offset);
+    }
+    assert_int_equal(pe_get_param(a, 0)->offset, 0);
+    assert_string_equal(pe_get_param(a, 0)->name, "position_embeddings.weight");
+    pe_free(a);
+    pe_free(b);
+    const char *combos[] = {"sin+rope", "lsin+lsrpe", "sin+srpe", "ape+t5", "lsin+relative_key_query"};
+    for (int i = 0; i < 5; i++) {
+        pe *c = ok(combos[i]);
+        posemb_error err;
+        assert_int_equal(pe_alloc(c, &err), POSEMB_OK);
+        posemb_arena ar;
+        posemb_arena_init(&ar, 0);
+        pe_export ex;
+        assert_int_equal(pe_export_matrices(c, 8, &ar, &ex, &err), POSEMB_OK); /* aborts on a duplicate name */
+        assert_true(ex.n >= 2);
+        posemb_arena_free(&ar);
+        pe_free(c);
+    }
 }
 
 /* APE positions past the table are refused with a message, not read. */
@@ -162,6 +199,7 @@ int main(void)
         cmocka_unit_test(test_params),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_position_limit),
+        cmocka_unit_test(test_canonical_numbers_and_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

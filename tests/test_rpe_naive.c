@@ -105,7 +105,7 @@ static void check_form(const form *f)
     memcpy(qkv0, qkv, sizeof qkv);
 
     nn_attn_shape sh = {1, N, D, H, 0};
-    float *scratch = calloc(nn_attention_scratch_floats(&sh), sizeof(float));
+    float *scratch = calloc(nn_attention_scratch_floats(&sh, p), sizeof(float));
     nn_attention_forward(&sh, p, 0, qkv, pos, NULL, probs, out);
     pe_zero_grad(p);
     nn_attention_backward(&sh, p, 0, qkv, pos, probs, R, dqkv, scratch);

@@ -24,8 +24,11 @@ typedef struct nn_attn_shape {
     int causal;
 } nn_attn_shape;
 
-/* Floats of scratch nn_attention_backward needs (one T x T matrix per thread). */
-size_t nn_attention_scratch_floats(const nn_attn_shape *s);
+/* Floats of scratch nn_attention_backward needs (one T x T matrix per
+ * thread of the PE). The shape must match the PE (width, heads, layer
+ * < n_layers, T <= max_len); a mismatch is a programming error and aborts.
+ * The kernel runs on the PE's max_threads threads. */
+size_t nn_attention_scratch_floats(const nn_attn_shape *s, const pe *p);
 
 /* qkv [B, T, 3D] (q and k rotated in place by a q/k hook); pos [B, T]
  * positions for the PE (NULL: 0..T-1); keymask [B, T] 1 keep, 0 padding

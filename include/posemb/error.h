@@ -35,6 +35,15 @@ void posemb_error_clear(posemb_error *err);
 /* A short name for a status code ("invalid argument", "malformed file", ...). */
 const char *posemb_status_name(posemb_status code);
 
+/* Preconditions of the API that callers (not users' files) must meet, such
+ * as an attention call that fits its PE. Checked in every build type; a
+ * violation is a programming error and aborts with the condition named. */
+#define POSEMB_REQUIRE(cond, what)                                                                                    \
+    do {                                                                                                              \
+        if (!(cond)) posemb_abort(__FILE__, __LINE__, #cond, (what));                                                 \
+    } while (0)
+void posemb_abort(const char *file, int line, const char *cond, const char *what) __attribute__((noreturn));
+
 #ifdef __cplusplus
 }
 #endif

@@ -100,6 +100,9 @@ const pe_param *pe_find_param(const pe *p, const char *name, int layer);
 size_t pe_n_floats(const pe *p);
 /* Binds params and grads, each pe_n_floats() floats owned by the caller. */
 void pe_bind(pe *p, float *params, float *grads);
+/* 1 when parameter memory (and, with with_grads, gradient memory) is bound;
+ * forward passes need the first, backward passes both. */
+int pe_is_bound(const pe *p, int with_grads);
 /* Allocates (zeroed) params and grads inside the PE. */
 posemb_status pe_alloc(pe *p, posemb_error *err);
 /* Initialises every parameter (tables N(0, 0.02) unless the family says
@@ -159,8 +162,8 @@ typedef struct pe_matrix {
 } pe_matrix;
 
 typedef struct pe_export {
-    int n;
-    pe_matrix items[64];
+    int n, cap;
+    pe_matrix *items; /* from the arena given to pe_export_matrices; names are unique */
 } pe_export;
 
 posemb_status pe_export_matrices(pe *p, int n, posemb_arena *a, pe_export *out, posemb_error *err);

@@ -104,17 +104,16 @@ const char *posemb_tokenizer_id_token(const posemb_tokenizer *tok, int32_t id);
 int32_t posemb_tokenizer_special_id(const posemb_tokenizer *tok, posemb_special which);
 
 /* An encoded text. ids and type_ids have n entries; tokens too when asked
- * for (POSEMB_ENC_TOKENS), each a NUL-terminated string (for BPE in GPT-2's
- * byte alphabet, as HF's tokenize shows them). Reuse one across calls:
- * encoding overwrites it and keeps its buffers. */
+ * for (POSEMB_ENC_TOKENS): NUL-terminated strings that belong to the
+ * tokenizer (valid while it lives), for BPE in GPT-2's byte alphabet as
+ * HF's tokenize shows them. Reuse one across calls: encoding overwrites it
+ * and keeps its buffers. */
 typedef struct posemb_encoding {
     int n;
     int32_t *ids;
-    int32_t *type_ids; /* 0 for the first text, 1 for the second of a pair */
-    char **tokens;     /* NULL unless POSEMB_ENC_TOKENS */
-    int cap;           /* capacity of the arrays (internal) */
-    char *pool;        /* the token strings (internal) */
-    size_t pool_len, pool_cap;
+    int32_t *type_ids;   /* 0 for the first text, 1 for the second of a pair */
+    const char **tokens; /* NULL unless POSEMB_ENC_TOKENS was ever asked for */
+    int cap;             /* capacity of the arrays (internal) */
 } posemb_encoding;
 
 void posemb_encoding_init(posemb_encoding *enc);

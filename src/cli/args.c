@@ -65,8 +65,8 @@ int cli_int(cli_args *a, long lo, long hi, int *out)
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
-    if (errno || end == v || *end) return cli_usage_error(a, "%s: '%s' is not an integer", a->flag, v);
-    if (x < lo || x > hi) return cli_usage_error(a, "%s: %ld is outside [%ld, %ld]", a->flag, x, lo, hi);
+    if (end == v || *end) return cli_usage_error(a, "%s: '%s' is not an integer", a->flag, v);
+    if (errno == ERANGE || x < lo || x > hi) return cli_usage_error(a, "%s: %s is outside [%ld, %ld]", a->flag, v, lo, hi);
     *out = (int)x;
     return 0;
 }

@@ -23,9 +23,10 @@ static const char *const SPECS[] = {"none",  "ape",         "sin",  "lsin",     
 static void demo_row(const char *spec, const pe_dims *dims, int K)
 {
     posemb_error err;
-    pe *p;
+    pe *p = NULL;
     if (pe_create(&p, spec, dims, &err) || pe_alloc(p, &err)) {
         printf("%-18s error: %s\n", spec, err.msg);
+        pe_free(p);
         return;
     }
     posemb_rng rng;
@@ -64,6 +65,10 @@ int cmd_demo(int argc, char **argv)
         } else return cli_usage_error(&a, "unknown argument '%s' (see 'posemb demo --help')", arg);
     }
     if (rc) return rc;
+    posemb_error err;
+    pe *probe;
+    if (pe_create(&probe, "ape", &dims, &err)) return cli_usage_error(&a, "%s", err.msg);
+    pe_free(probe);
     printf("posemb demo: %d positions, width %d, %d heads, %d layers; indicators over 1 <= |i-j| <= %d\n\n",
            dims.max_len, dims.dim, dims.n_heads, dims.n_layers, K);
     printf("%-18s %10s  %5s  %5s  %6s  %5s  %s\n", "PE", "params", "TI", "MONO", "window", "SYM", "matrix");

@@ -28,6 +28,12 @@ static const char USAGE[] =
     "  --seed S     initialisation seed of learned PEs (default 0)\n"
     "  --what NAME  which matrix goes to CSV (see the names in the summary)\n";
 
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
 typedef struct pe_cmd {
     const char *spec, *out, *what;
     int len, dim, heads, layers, max_len, causal, seed, list;
@@ -63,7 +69,13 @@ static int parse(int argc, char **argv, pe_cmd *c)
     if (!c->spec) return cli_usage_error(&a, "missing SPEC (see 'posemb pe --help')");
     if (!c->len || !c->dim) return cli_usage_error(&a, "--len and --dim are required");
     if (!c->max_len) c->max_len = c->len;
-    if ((long)c->len * c->len > 64L << 20) return cli_usage_error(&a, "--len %d: matrices too large", c->len);
+    /* Refuse sizes whose matrices would not fit in memory before building them. */
+    if ((long)c->len * c->len * c->heads > 256L << 20 || (long)c->len * c->dim > 256L << 20 ||
+        (long)c->max_len * c->dim > 256L << 20)
+        return cli_usage_error(&a, "--len %d, --dim %d, --heads %d: the matrices would exceed 1 GiB", c->len, c->dim,
+                               c->heads);
+    if (c->what && c->out && ends_with(c->out, ".safetensors"))
+        return cli_usage_error(&a, "--what picks the matrix of a CSV; a .safetensors file holds them all");
     return 0;
 }
 
@@ -77,11 +89,6 @@ static void list_families(void)
     printf("\nCombine one absolute PE with one relative PE or bias: ape+rpe, lsin+lsrpe, ape+alibi, ...\n");
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
-}
 
 static posemb_status write_safetensors(const pe_cmd *c, const pe *p, const pe_export *ex, posemb_error *err)
 {

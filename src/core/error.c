@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 posemb_status posemb_fail(posemb_error *err, posemb_status code, const char *fmt, ...)
 {
@@ -34,4 +35,10 @@ const char *posemb_status_name(posemb_status code)
     case POSEMB_ERANGE: return "out of range";
     }
     return "unknown error";
+}
+
+void posemb_abort(const char *file, int line, const char *cond, const char *what)
+{
+    fprintf(stderr, "posemb: internal error at %s:%d: %s (%s)\n", file, line, what, cond);
+    abort();
 }

@@ -120,7 +120,7 @@ static int carve(posemb_model *m, int B, int T)
     a->dx = F(N * D), a->dx2 = F(N * D), a->dres = F(N * D), a->dh = F(N * D), a->dz = F(N * D);
     a->dqkv = F(N * 3 * D), a->dfi = F(N * I), a->dga = F(N * I), a->demb = F(N * D);
     nn_attn_shape sh = {B, T, c->hidden, c->heads, 0};
-    a->attn_scratch = F(nn_attention_scratch_floats(&sh));
+    a->attn_scratch = F(nn_attention_scratch_floats(&sh, m->pe));
     a->pe_scratch = F(pe_input_scratch_floats(m->pe, (long)N) + 1);
     a->mask = F(N);
 #undef F
@@ -190,6 +190,9 @@ static void make_positions(posemb_model *m, int B, int T)
 posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posemb_error *err)
 {
     if (b->B < 1 || b->T < 1) return posemb_fail(err, POSEMB_EINVAL, "batch: %d x %d is empty", b->B, b->T);
+    if (b->T > m->cfg.max_position)
+        return posemb_fail(err, POSEMB_ERANGE, "batch: sequences of %d tokens; the model takes at most %d "
+                           "(max_position_embeddings)", b->T, m->cfg.max_position);
     posemb_status st = model_reserve(m, b->B, b->T, err);
     if (!st) st = take_batch(m, b, err);
     if (st) return st;

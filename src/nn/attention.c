@@ -8,17 +8,30 @@
 
 #include "posemb/threads.h"
 
-size_t nn_attention_scratch_floats(const nn_attn_shape *s)
+/* The PE's gradient slots are per thread, so the kernel runs on exactly the
+ * threads the PE was built for. */
+static int n_threads(const pe *p) { return pe_get_dims(p)->max_threads; }
+
+size_t nn_attention_scratch_floats(const nn_attn_shape *s, const pe *p)
 {
-    return (size_t)posemb_threads_max() * s->T * s->T + (size_t)s->T;
+    return (size_t)n_threads(p) * s->T * s->T;
 }
 
-/* 0..T-1, for callers that pass no positions. Up to T entries of buf. */
-static const int32_t *positions(const int32_t *pos, int b, int T, int32_t *buf)
+/* The shape must be the one the PE was built for: its tables are per layer
+ * and per head, and sized for max_len tokens. */
+static void check_shape(const nn_attn_shape *s, const pe *p, int layer)
 {
-    if (pos) return pos + (size_t)b * T;
-    for (int t = 0; t < T; t++) buf[t] = t;
-    return buf;
+    const pe_dims *d = pe_get_dims(p);
+    POSEMB_REQUIRE(s->D == d->dim && s->H == d->n_heads, "attention width and heads differ from the PE's");
+    POSEMB_REQUIRE(layer >= 0 && layer < d->n_layers, "attention layer outside the PE's layers");
+    POSEMB_REQUIRE(s->T >= 1 && s->T <= d->max_len, "sequence longer than the PE's max_len");
+    POSEMB_REQUIRE(pe_is_bound(p, 0), "attention with a PE whose parameters are not bound");
+}
+
+/* Positions of sequence b, or 0..T-1 (in arange, filled once) when none are given. */
+static const int32_t *positions(const int32_t *pos, int b, int T, const int32_t *arange)
+{
+    return pos ? pos + (size_t)b * T : arange;
 }
 
 /* HF's additive masks on one head's scaled logits s [T, T]. */
@@ -49,11 +62,13 @@ void nn_attention_forward(const nn_attn_shape *s, pe *p, int layer, float *qkv, 
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
     float scale = 1.0f / sqrtf((float)d);
-#pragma omp parallel for collapse(2) schedule(static)
+    check_shape(s, p, layer);
+    int32_t arange[T];
+    for (int t = 0; t < T; t++) arange[t] = t;
+#pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
-            int32_t pbuf[T];
-            const int32_t *ps = positions(pos, b, T, pbuf);
+            const int32_t *ps = positions(pos, b, T, arange);
             pe_head hd = {layer, h, T, T, d, scale, ps, ps, posemb_thread_id()};
             float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             float *pr = probs + ((size_t)b * H + h) * T * T, *z = out + (size_t)b * T * D + (size_t)h * d;
@@ -83,11 +98,13 @@ void nn_attention_backward(const nn_attn_shape *s, pe *p, int layer, const float
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
     float scale = 1.0f / sqrtf((float)d);
-#pragma omp parallel for collapse(2) schedule(static)
+    check_shape(s, p, layer);
+    int32_t arange[T];
+    for (int t = 0; t < T; t++) arange[t] = t;
+#pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
-            int32_t pbuf[T];
-            const int32_t *ps = positions(pos, b, T, pbuf);
+            const int32_t *ps = positions(pos, b, T, arange);
             int slot = posemb_thread_id();
             pe_head hd = {layer, h, T, T, d, scale, ps, ps, slot};
             const float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;

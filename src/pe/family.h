@@ -93,6 +93,9 @@ posemb_status pe_opt_bool(pe_opts *o, const char *key, int def, int *out, posemb
 /* Appends "key=value" to c->canon (comma-separated after the family name). */
 void pe_canon_add(pe_comp *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Appends "key=x" with the shortest decimal form of x that parses back exactly. */
+void pe_canon_num(pe_comp *c, const char *key, double x);
+
 /* Reserves the next export item, with its data from a; NULL (err set) when full. */
 pe_matrix *pe_export_add(pe_export *ex, posemb_arena *a, const char *name, const char *desc, int rows, int cols,
                          posemb_error *err);
@@ -116,7 +119,11 @@ typedef struct pe_slots {
 } pe_slots;
 
 posemb_status pe_slots_init(pe_slots *s, int n, size_t size, posemb_error *err);
-static inline float *pe_slot(const pe_slots *s, int i) { return s->data + (size_t)i * s->size; }
+static inline float *pe_slot(const pe_slots *s, int i)
+{
+    POSEMB_REQUIRE(i >= 0 && i < s->n, "thread slot outside the PE's max_threads");
+    return s->data + (size_t)i * s->size;
+}
 /* dst[0..size) += the sum of all slots; the slots are zeroed. */
 void pe_slots_fold(pe_slots *s, float *dst);
 void pe_slots_free(pe_slots *s);

@@ -29,12 +29,12 @@ posemb_status pe_opt_int(pe_opts *o, const char *key, int def, int lo, int hi, i
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
-    if (errno || end == v || *end)
+    if (end == v || *end)
         return posemb_fail(err, POSEMB_EINVAL, "spec '%s': %s option %s='%s' is not an integer", o->spec, o->family,
                            key, v);
-    if (x < lo || x > hi)
-        return posemb_fail(err, POSEMB_EINVAL, "spec '%s': %s option %s=%ld is outside [%d, %d]", o->spec, o->family,
-                           key, x, lo, hi);
+    if (errno == ERANGE || x < lo || x > hi)
+        return posemb_fail(err, POSEMB_EINVAL, "spec '%s': %s option %s=%s is outside [%d, %d]", o->spec, o->family,
+                           key, v, lo, hi);
     *out = (int)x;
     return POSEMB_OK;
 }
@@ -102,4 +102,14 @@ void pe_canon_add(pe_comp *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(c->canon + len, sizeof c->canon - len, fmt, ap);
     va_end(ap);
+}
+
+void pe_canon_num(pe_comp *c, const char *key, double x)
+{
+    char buf[40];
+    for (int digits = 6; digits <= 17; digits++) { /* the shortest form that reads back exactly */
+        snprintf(buf, sizeof buf, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x) break;
+    }
+    pe_canon_add(c, "%s=%s", key, buf);
 }

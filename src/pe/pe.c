@@ -25,7 +25,8 @@ struct pe {
     int n_params, cap_params;
     pe_param *params;
     size_t n_floats;
-    float *own; /* pe_alloc: params then grads */
+    float *own;             /* pe_alloc: params then grads */
+    int has_data, has_grad; /* pe_bind was given parameter / gradient memory */
 };
 
 int pe_comp_param(pe_comp *c, const char *name, pe_scope scope, int layer, int rows, int cols, float init_std,
@@ -68,7 +69,7 @@ static posemb_status input_options(pe *p, pe_comp *c, pe_opts *o, posemb_error *
 {
     static const char *const modes[] = {"add", "concat", NULL};
     posemb_status st = pe_opt_enum(o, "integration", modes, 0, &p->concat, err);
-    if (!st) st = pe_opt_int(o, "width", p->dims.dim, 2, 1 << 20, &c->width, err);
+    if (!st) st = pe_opt_int(o, "width", p->dims.dim, 1, 1 << 20, &c->width, err);
     if (st) return st;
     if (!p->concat && c->width != p->dims.dim)
         return posemb_fail(err, POSEMB_EINVAL, "spec '%s': %s option width needs integration=concat", o->spec,
@@ -142,28 +143,30 @@ static void join_names(pe *p)
     snprintf(p->spec, sizeof p->spec, "%s", p->n_comps ? canon : "none");
 }
 
+static int is_none(const pe_spec_comp *sc) { return sc->family[0] == 'n' && !strcmp(sc->family, "none"); }
+
+/* 0 for absolute families, 1 for the rest (and unknown names, reported by add_comp). */
+static int comp_rank(const pe_spec_comp *sc)
+{
+    const pe_family *f = pe_family_find(sc->family);
+    return f && f->kind == PE_KIND_INPUT ? 0 : 1;
+}
+
 static posemb_status build(pe *p, const char *spec, posemb_error *err)
 {
     pe_spec_comp sc[PE_MAX_COMPS];
     int n;
     posemb_status st = pe_spec_parse(spec, sc, PE_MAX_COMPS, &n, err);
     if (st) return st;
-    for (int i = 0; i < n; i++) {
-        if (!strcmp(sc[i].family, "none")) {
-            if (n > 1 || sc[i].opts.n)
-                return posemb_fail(err, POSEMB_EINVAL, "spec '%s': 'none' stands alone and takes no options", spec);
-            continue;
-        }
-        if ((st = add_comp(p, &sc[i], err))) return st;
-    }
-    /* Absolute first: parameters and exports read in the order of the Transformer. */
-    if (p->n_comps == 2 && p->input == &p->comps[1]) {
-        pe_comp tmp = p->comps[0];
-        p->comps[0] = p->comps[1];
-        p->comps[1] = tmp;
-        p->input = &p->comps[0];
-        p->attn = &p->comps[1];
-    }
+    for (int i = 0; i < n; i++)
+        if (is_none(&sc[i]) && (n > 1 || sc[i].opts.n))
+            return posemb_fail(err, POSEMB_EINVAL, "spec '%s': 'none' stands alone and takes no options", spec);
+    /* The absolute component first, whatever the spec's order: parameters,
+     * the canonical spec and exports then follow the Transformer's order,
+     * so "rpe+ape" and "ape+rpe" lay out their parameters identically. */
+    for (int rank = 0; rank < 2; rank++)
+        for (int i = 0; i < n; i++)
+            if (!is_none(&sc[i]) && comp_rank(&sc[i]) == rank && (st = add_comp(p, &sc[i], err))) return st;
     join_names(p);
     return POSEMB_OK;
 }
@@ -223,6 +226,8 @@ const pe_param *pe_find_param(const pe *p, const char *name, int layer)
 
 void pe_bind(pe *p, float *params, float *grads)
 {
+    p->has_data = params != NULL || p->n_floats == 0;
+    p->has_grad = grads != NULL || p->n_floats == 0;
     for (int i = 0; i < p->n_params; i++) {
         p->params[i].data = params ? params + p->params[i].offset : NULL;
         p->params[i].grad = grads ? grads + p->params[i].offset : NULL;
@@ -238,8 +243,11 @@ posemb_status pe_alloc(pe *p, posemb_error *err)
     return POSEMB_OK;
 }
 
+int pe_is_bound(const pe *p, int with_grads) { return (p->has_data || !p->n_floats) && (!with_grads || p->has_grad || !p->n_floats); }
+
 void pe_init_params(pe *p, posemb_rng *rng)
 {
+    POSEMB_REQUIRE(pe_is_bound(p, 0), "pe_init_params before pe_bind or pe_alloc");
     for (int i = 0; i < p->n_params; i++) {
         pe_param *t = &p->params[i];
         if (t->init_std > 0) posemb_rng_fill_normal(rng, t->data, (long)t->numel, t->init_std);
@@ -298,6 +306,7 @@ posemb_status pe_input_forward(pe *p, const int32_t *pos, long ntok, const float
         if (y != x) memcpy(y, x, n * sizeof *y);
         return POSEMB_OK;
     }
+    POSEMB_REQUIRE(pe_is_bound(p, 0), "PE forward before pe_bind or pe_alloc");
     posemb_status st = pe_check_positions(p, pos, ntok, err);
     if (st) return st;
     pe_comp *c = p->input;
@@ -323,6 +332,7 @@ void pe_input_backward(pe *p, const int32_t *pos, long ntok, const float *x, con
 {
     size_t D = (size_t)p->dims.dim, n = (size_t)ntok * D;
     pe_comp *c = p->input;
+    POSEMB_REQUIRE(pe_is_bound(p, 1), "PE backward without gradient memory (pe_bind)");
     if (!c || !p->concat) {
         if (dx != dy) memcpy(dx, dy, n * sizeof *dx);
         if (c && c->fam->rows_backward) c->fam->rows_backward(c, pos, ntok, dy);
@@ -384,6 +394,7 @@ void pe_values_backward(pe *p, const pe_head *h, const float *prob, int ldp, con
 
 void pe_layer_backward_end(pe *p, int layer)
 {
+    POSEMB_REQUIRE(pe_is_bound(p, 1), "PE backward without gradient memory (pe_bind)");
     if (p->attn && p->attn->fam->layer_backward_end) p->attn->fam->layer_backward_end(p->attn, layer);
 }
 
@@ -392,9 +403,18 @@ void pe_layer_backward_end(pe *p, int layer)
 pe_matrix *pe_export_add(pe_export *ex, posemb_arena *a, const char *name, const char *desc, int rows, int cols,
                          posemb_error *err)
 {
-    if (ex->n == (int)(sizeof ex->items / sizeof ex->items[0])) {
-        posemb_fail(err, POSEMB_ERANGE, "PE export: more than %d matrices (use fewer layers or heads)", ex->n);
-        return NULL;
+    for (int i = 0; i < ex->n; i++)
+        POSEMB_REQUIRE(strcmp(ex->items[i].name, name), "two exported matrices share a name");
+    if (ex->n == ex->cap) { /* grow; the old array stays in the arena until it is freed */
+        int cap = ex->cap ? 2 * ex->cap : 16;
+        pe_matrix *items = posemb_arena_alloc(a, (size_t)cap * sizeof *items);
+        if (!items) {
+            posemb_fail(err, POSEMB_ENOMEM, "PE export: out of memory");
+            return NULL;
+        }
+        if (ex->n) memcpy(items, ex->items, (size_t)ex->n * sizeof *items);
+        ex->items = items;
+        ex->cap = cap;
     }
     pe_matrix *m = &ex->items[ex->n];
     m->data = posemb_arena_floats(a, (size_t)rows * (size_t)cols);
@@ -412,7 +432,8 @@ pe_matrix *pe_export_add(pe_export *ex, posemb_arena *a, const char *name, const
 
 posemb_status pe_export_matrices(pe *p, int n, posemb_arena *a, pe_export *out, posemb_error *err)
 {
-    out->n = 0;
+    out->n = out->cap = 0;
+    out->items = NULL;
     if (n < 1) return posemb_fail(err, POSEMB_EINVAL, "PE export: length %d (need >= 1)", n);
     for (int i = 0; i < p->n_comps; i++) {
         pe_comp *c = &p->comps[i];

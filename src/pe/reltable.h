@@ -24,7 +24,7 @@ static inline int rel_row(rel_map m, int32_t qp, int32_t kp)
 }
 
 /* Floats of scratch the functions below need for a head of at most n
- * queries and keys. */
+ * queries and keys (clamping keeps every head within 2 clip + 1 rows). */
 size_t rel_scratch_floats(rel_map m, int n);
 
 /* s[i][j] += scale * x_i . T[row(i,j)] (key_side = 0, x = queries) or

@@ -30,16 +30,19 @@ static posemb_status read_options(pe_comp *c, rope_state *s, pe_opts *o, posemb_
     if (!st) st = pe_opt_enum(o, "scaling", scalings, 0, &s->scaling, err);
     if (!st) st = pe_opt_double(o, "factor", 1.0, 1.0, 1e6, &s->factor, err);
     if (st) return st;
+    if (!s->scaling && s->factor != 1.0)
+        return posemb_fail(err, POSEMB_EINVAL, "spec '%s': rope option factor needs scaling=linear or scaling=ntk",
+                           o->spec);
     s->halves = !interleaved;
     s->rot = 2 * (int)(c->head_dim * s->frac / 2);
     if (s->rot < 2 || (s->scaling == 2 && s->rot < 4))
         return posemb_fail(err, POSEMB_EINVAL, "spec '%s': rope rotates %d of %d dims (frac=%g); need >= %d", o->spec,
                            s->rot, c->head_dim, s->frac, s->scaling == 2 ? 4 : 2);
-    pe_canon_add(c, "base=%g", s->base);
+    pe_canon_num(c, "base", s->base);
     pe_canon_add(c, "pairing=%s", pairings[interleaved]);
-    pe_canon_add(c, "frac=%g", s->frac);
+    pe_canon_num(c, "frac", s->frac);
     pe_canon_add(c, "scaling=%s", scalings[s->scaling]);
-    if (s->scaling) pe_canon_add(c, "factor=%g", s->factor);
+    if (s->scaling) pe_canon_num(c, "factor", s->factor);
     return POSEMB_OK;
 }
 
@@ -123,7 +126,7 @@ static posemb_status rope_export(pe_comp *c, int n, posemb_arena *a, pe_export *
     rope_state *s = c->state;
     pe_matrix *k = pe_export_add(out, a, "kernel", "sum_m cos(theta_m (i - j) / scale): q.k of constant unit pairs",
                                  n, n, err);
-    pe_matrix *f = k ? pe_export_add(out, a, "frequencies", "row m: theta_m (radians per position)", s->nfreq, 1, err)
+    pe_matrix *f = k ? pe_export_add(out, a, "rope_frequencies", "row m: theta_m (radians per position)", s->nfreq, 1, err)
                      : NULL;
     pe_matrix *ang = f ? pe_export_add(out, a, "angles", "row x, column m: the rotation angle of pair m at position x",
                                        n, s->nfreq, err)
@@ -132,12 +135,16 @@ static posemb_status rope_export(pe_comp *c, int n, posemb_arena *a, pe_export *
     memcpy(f->data, s->theta, (size_t)s->nfreq * sizeof(float));
     for (int x = 0; x < n; x++)
         for (int m = 0; m < s->nfreq; m++) ang->data[(size_t)x * s->nfreq + m] = (float)(s->theta[m] * (x / s->pos_div));
+    /* The kernel depends on |i - j| only: one profile, then a Toeplitz fill. */
+    float *profile = posemb_arena_floats(a, (size_t)n);
+    if (!profile) return posemb_fail(err, POSEMB_ENOMEM, "rope: out of memory");
+    for (int dist = 0; dist < n; dist++) {
+        double acc = 0.0;
+        for (int m = 0; m < s->nfreq; m++) acc += cos(s->theta[m] * (dist / s->pos_div));
+        profile[dist] = (float)acc;
+    }
     for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++) {
-            double acc = 0.0;
-            for (int m = 0; m < s->nfreq; m++) acc += cos(s->theta[m] * ((j - i) / s->pos_div));
-            k->data[(size_t)i * n + j] = (float)acc;
-        }
+        for (int j = 0; j < n; j++) k->data[(size_t)i * n + j] = profile[abs(j - i)];
     return POSEMB_OK;
 }
 

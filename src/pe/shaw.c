@@ -78,13 +78,14 @@ static posemb_status configure(pe_comp *c, pe_opts *o, posemb_error *err, shaw_k
     pe_canon_add(c, "k=%d", s->clip);
     pe_canon_add(c, "values=%s", s->values ? "on" : "off");
     if (!s->values) c->hooks &= ~PE_HOOK_VALUES;
-    if (kind != SHAW_LEARNED) pe_canon_add(c, "base=%g", s->base);
+    if (kind != SHAW_LEARNED) pe_canon_num(c, "base", s->base);
     s->rows = 2 * s->clip + 1;
     s->map = (rel_map){s->clip, +1};
     size_t tsize = (size_t)s->rows * d;
-    int T = c->dims.max_threads;
+    int T = c->dims.max_threads, learned = kind != SHAW_FIXED_SIN; /* srpe has nothing to learn */
     if ((st = pe_slots_init(&s->scratch, T, rel_scratch_floats(s->map, c->dims.max_len), err)) ||
-        (st = pe_slots_init(&s->dkey, T, tsize, err)) || (st = pe_slots_init(&s->dvalue, T, tsize, err)))
+        (learned && (st = pe_slots_init(&s->dkey, T, tsize, err))) ||
+        (learned && s->values && (st = pe_slots_init(&s->dvalue, T, tsize, err))))
         return st;
     if (kind != SHAW_LEARNED) {
         size_t n = kind == SHAW_FIXED_SIN ? tsize : tsize * c->dims.n_layers;
@@ -183,7 +184,7 @@ static void shaw_layer_backward_end(pe_comp *c, int layer)
     float *dtable = s->dtable_sum;
     memset(dtable, 0, tsize * sizeof *dtable);
     pe_slots_fold(&s->dkey, dtable);
-    pe_slots_fold(&s->dvalue, dtable);
+    if (s->values) pe_slots_fold(&s->dvalue, dtable);
     pe_sinusoid_table_backward(c->params[layer].data, d / 2, 0, -s->clip, s->rows, key_table(c, layer), dtable,
                                c->params[layer].grad);
 }
@@ -204,7 +205,7 @@ static posemb_status shaw_export(pe_comp *c, int n, posemb_arena *a, pe_export *
             memcpy(m->data, v ? value_table(c, l) : key_table(c, l), (size_t)s->rows * d * sizeof(float));
         }
         if (s->kind == SHAW_LEARNED) continue;
-        snprintf(name, sizeof name, layers > 1 ? "frequencies.layer%d" : "frequencies", l);
+        snprintf(name, sizeof name, layers > 1 ? "rel_frequencies.layer%d" : "rel_frequencies", l);
         pe_matrix *f = pe_export_add(out, a, name, "row m: frequency w_m (radians per unit of distance)", d / 2, 1, err);
         if (!f) return err ? err->code : POSEMB_ENOMEM;
         if (s->kind == SHAW_LEARNED_SIN) memcpy(f->data, c->params[l].data, (size_t)(d / 2) * sizeof(float));

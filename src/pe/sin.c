@@ -14,6 +14,7 @@ typedef struct sin_state {
     double base;
     float *fixed_freq; /* sin: the frequencies; lsin reads its parameter */
     float *table;      /* [max_len, width] for the current frequencies */
+    float *far_row;    /* [width]: a row past the table, in backward */
 } sin_state;
 
 static const float *sin_freq(const pe_comp *c)
@@ -36,10 +37,11 @@ static posemb_status configure(pe_comp *c, pe_opts *o, posemb_error *err, int le
         return posemb_fail(err, POSEMB_EINVAL, "spec '%s': %s needs an even width, got %d", o->spec, c->fam->name,
                            c->width);
     pe_canon_add(c, "layout=%s", layouts[s->halves]);
-    pe_canon_add(c, "base=%g", s->base);
+    pe_canon_num(c, "base", s->base);
     s->nfreq = c->width / 2;
     s->table = calloc((size_t)c->dims.max_len * c->width, sizeof(float));
-    if (!s->table) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", c->fam->name);
+    s->far_row = calloc((size_t)c->width, sizeof(float));
+    if (!s->table || !s->far_row) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", c->fam->name);
     if (learned)
         return pe_comp_param(c, "position_frequencies", PE_SCOPE_MODEL, 0, s->nfreq, 0, -1.0f, 0, err) < 0
                    ? (err ? err->code : POSEMB_ERANGE)
@@ -72,6 +74,7 @@ static void sin_destroy(pe_comp *c)
     if (!s) return;
     free(s->fixed_freq);
     free(s->table);
+    free(s->far_row);
     free(s);
 }
 
@@ -89,12 +92,11 @@ static void lsin_rows_backward(pe_comp *c, const int32_t *pos, long n, const flo
 {
     const sin_state *s = c->state;
     size_t w = (size_t)c->width;
-    float far[w]; /* the row of a position past the cached table */
     for (long t = 0; t < n; t++) {
         const float *row = s->table + (size_t)pos[t] * w;
         if (pos[t] >= c->dims.max_len) {
-            pe_sinusoid_table(sin_freq(c), s->nfreq, s->halves, pos[t], 1, far);
-            row = far;
+            pe_sinusoid_table(sin_freq(c), s->nfreq, s->halves, pos[t], 1, s->far_row);
+            row = s->far_row;
         }
         pe_sinusoid_table_backward(sin_freq(c), s->nfreq, s->halves, pos[t], 1, row, dout + (size_t)t * w,
                                    c->params[0].grad);

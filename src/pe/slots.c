@@ -14,6 +14,7 @@ posemb_status pe_slots_init(pe_slots *s, int n, size_t size, posemb_error *err)
 
 void pe_slots_fold(pe_slots *s, float *dst)
 {
+    if (!s->data) return;
     for (int k = 0; k < s->n; k++) {
         float *src = pe_slot(s, k);
         for (size_t i = 0; i < s->size; i++) dst[i] += src[i];

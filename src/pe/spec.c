@@ -66,6 +66,10 @@ posemb_status pe_spec_parse(const char *spec, pe_spec_comp *comps, int max_comps
 {
     if (!spec || !*spec) return posemb_fail(err, POSEMB_EINVAL, "empty PE spec (try 'ape', 'sin', 'rpe', 'ape+rpe')");
     if (strlen(spec) > 400) return posemb_fail(err, POSEMB_EINVAL, "PE spec is longer than 400 characters");
+    for (const char *c = spec; *c; c++) /* refused before any message echoes the spec */
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return posemb_fail(err, POSEMB_EINVAL, "PE spec has a control character (byte 0x%02x at offset %d)",
+                               (unsigned char)*c, (int)(c - spec));
     *n_comps = 0;
     const char *p = spec, *end = spec + strlen(spec);
     while (p <= end) {

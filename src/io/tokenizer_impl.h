@@ -1,0 +1,163 @@
+/* Internals shared by tokenizer.c (loading dispatch, tokenizer.json,
+ * special tokens, encode/decode drivers), wordpiece.c and bpe.c. Not a
+ * public header: see include/posemb/tokenizer.h for the contract. */
+#ifndef POSEMB_TOKENIZER_IMPL_H
+#define POSEMB_TOKENIZER_IMPL_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "posemb/tokenizer.h"
+
+/* Ids are bounded so that a hostile file cannot make us allocate an id
+ * table of 2^31 entries; real vocabularies have < 300k tokens. */
+#define TOK_MAX_ID (1 << 22)
+/* Files over 1 GiB are refused before they are read. */
+#define TOK_MAX_FILE ((size_t)1 << 30)
+
+/* ------------------------------------------------ string -> int32 map */
+
+/* Open addressing, linear probing; keys are copied into one pool. */
+typedef struct tok_map {
+    uint32_t *slots; /* entry index + 1; 0 = empty */
+    size_t cap;      /* slots, a power of two */
+    size_t n, ecap;  /* entries */
+    uint32_t *hash;
+    size_t *off;
+    uint32_t *len;
+    int32_t *val;
+    char *pool;
+    size_t pool_len, pool_cap;
+} tok_map;
+
+/* Inserts key -> val. Returns 0 when inserted, 1 when the key was already
+ * there (*entry = its entry; nothing changes), -1 when out of memory. */
+int tok_map_put(tok_map *m, const char *key, size_t len, int32_t val, size_t *entry);
+/* The entry index of key, or -1. */
+long tok_map_find(const tok_map *m, const char *key, size_t len);
+/* The value of key, or -1. */
+int32_t tok_map_get(const tok_map *m, const char *key, size_t len);
+const char *tok_map_key(const tok_map *m, size_t entry, size_t *len);
+void tok_map_free(tok_map *m);
+
+/* ------------------------------------------------------------ tokenizer */
+
+/* A token matched whole inside the text before any other processing. */
+typedef struct tok_special {
+    char *str;
+    size_t len;
+    int32_t id;
+    int lstrip, rstrip; /* strip Python whitespace on its left / right */
+} tok_special;
+
+/* One item of a post-processing template: a special token or a text. */
+typedef struct tok_item {
+    int seq;      /* -1: the special token id; 0: text A; 1: text B */
+    int32_t id;
+    int type_id;
+} tok_item;
+
+typedef struct tok_template {
+    tok_item *items;
+    int n;
+} tok_template;
+
+typedef struct tok_wordpiece {
+    int lowercase, strip_accents, clean_text, chinese;
+    int max_chars;                /* longer words are one unk */
+    char prefix[16];              /* "##" */
+    size_t prefix_len;
+    size_t max_bytes, max_cont_bytes; /* longest token; longest after the prefix */
+} tok_wordpiece;
+
+typedef struct tok_bpe tok_bpe;
+
+struct posemb_tokenizer {
+    posemb_tok_model model;
+    tok_map vocab;          /* token -> id */
+    int n_ids;              /* 1 + largest id */
+    const char **id_str;    /* id -> token (into vocab.pool or a special), NULL for a hole */
+    uint32_t *id_len;
+    int32_t special_ids[POSEMB_SPECIAL_COUNT];
+    tok_special *specials;  /* sorted by bytes (the order of HF's lower-casing regex) */
+    int n_specials;
+    uint8_t special_first[32]; /* bitmap of the specials' first bytes */
+    tok_template single, pair; /* with POSEMB_ENC_SPECIAL */
+    tok_wordpiece wp;
+    tok_bpe *bpe;
+};
+
+/* Allocates a tokenizer with no specials (all ids -1). */
+posemb_tokenizer *tok_new(posemb_tok_model model);
+/* Adds a special token (copied); the list is re-sorted. */
+posemb_status tok_add_special(posemb_tokenizer *t, const char *str, size_t len, int32_t id, int lstrip, int rstrip,
+                              posemb_error *err);
+/* Builds id_str/id_len from the vocab and the specials; call once loaded. */
+posemb_status tok_finish(posemb_tokenizer *t, posemb_error *err);
+/* Sets the BERT templates [CLS] A [SEP] / [CLS] A [SEP] B [SEP]. */
+posemb_status tok_bert_templates(posemb_tokenizer *t, posemb_error *err);
+
+/* ------------------------------------------------------------ helpers */
+
+/* Reads a whole file (NUL-terminated for convenience). EIO on failure. */
+posemb_status tok_read_file(const char *path, char **buf, size_t *len, posemb_error *err);
+/* Decodes one code point at s[*i] (n bytes in all) and advances *i; an
+ * invalid or truncated sequence gives -1 and advances one byte. */
+int32_t tok_utf8_next(const uint8_t *s, size_t n, size_t *i);
+/* Writes cp as UTF-8 into out (4 bytes room); returns the byte count. */
+int tok_utf8_put(int32_t cp, char *out);
+/* 1 if the n bytes are valid UTF-8 (no surrogates, no overlongs). */
+int tok_utf8_valid(const char *s, size_t n);
+/* Python's str.isspace: bidirectional class WS, B or S, or category Zs. */
+int tok_py_isspace(int32_t cp);
+/* The 1-based line of byte offset off in buf. */
+long tok_line_of(const char *buf, size_t off);
+/* Prints s into out (cap bytes) for an error message: truncated, with
+ * control bytes escaped. Returns out. */
+const char *tok_quote(const char *s, size_t len, char *out, size_t cap);
+
+/* ------------------------------------------------------------ encoding */
+
+/* Where the model-specific encoders put their tokens. */
+typedef struct tok_out {
+    posemb_encoding *enc;
+    int want_tokens;
+    int type_id;
+    posemb_error *err;
+} tok_out;
+
+posemb_status tok_out_push(tok_out *o, int32_t id, const char *str, size_t len);
+
+/* Encodes one chunk of text that holds no special token. */
+posemb_status tok_wp_encode_chunk(const posemb_tokenizer *t, const char *s, size_t n, tok_out *o);
+posemb_status tok_bpe_encode_chunk(const posemb_tokenizer *t, const char *s, size_t n, tok_out *o);
+
+/* WordPiece: loads vocab.txt into t->vocab and sets t->wp's limits. */
+posemb_status tok_wp_load_vocab_txt(posemb_tokenizer *t, const char *path, posemb_error *err);
+/* Computes the longest-token limits from t->vocab (vocab.txt and tokenizer.json). */
+void tok_wp_limits(posemb_tokenizer *t);
+/* The text with Python's per-character str.lower applied everywhere but
+ * on special tokens, as PreTrainedTokenizer.tokenize does for do_lower_case;
+ * invalid UTF-8 becomes U+FFFD. A malloc'ed buffer. */
+posemb_status tok_wp_prepare(const posemb_tokenizer *t, const char *s, size_t n, char **out, size_t *out_len,
+                             posemb_error *err);
+
+/* BPE: the byte alphabet, the merges and the pre-tokenizer. */
+posemb_status tok_bpe_new(posemb_tokenizer *t, posemb_error *err);
+/* Adds the merge LEFT RIGHT with the next rank. Returns 1 (and the earlier
+ * rank in *prev) for a duplicate pair. */
+int tok_bpe_add_merge(posemb_tokenizer *t, const char *a, size_t alen, const char *b, size_t blen, int *prev);
+/* Loads a vocab.bpe / merges.txt file. */
+posemb_status tok_bpe_load_merges(posemb_tokenizer *t, const char *path, posemb_error *err);
+/* Loads an encoder.json / vocab.json object into t->vocab (what names it in messages). */
+posemb_status tok_vocab_from_json(posemb_tokenizer *t, const cJSON *obj, const char *what, posemb_error *err);
+/* Maps the symbols to ids once vocab and merges are complete. */
+posemb_status tok_bpe_finish(posemb_tokenizer *t, int32_t unk_id, int add_prefix_space, posemb_error *err);
+void tok_bpe_free(tok_bpe *b);
+/* Appends the bytes that a BPE token stands for. */
+posemb_status tok_bpe_token_bytes(const posemb_tokenizer *t, const char *tok, size_t len, char **buf, size_t *n,
+                                  size_t *cap);
+int tok_bpe_add_prefix_space(const posemb_tokenizer *t);
+
+#endif
