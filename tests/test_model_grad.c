@@ -1,0 +1,137 @@
+/* Finite-difference checks of whole tiny models (2 layers, width 8, 2
+ * heads): BERT, RoBERTa and GPT-2 with each PE family. loss = sum(last
+ * hidden state * R); every parameter is perturbed. R is zero on padded
+ * positions: HF gives the padding row of the word embeddings no gradient
+ * (padding_idx), which is right only because a padded token's output is not
+ * part of the loss and its key is masked.
+ *
+ * Tolerance as in test_pe_grad.c: float32 forward, loss summed in double,
+ * central differences with h = 5e-3 (frequencies: h / max_position), so
+ * |fd - analytic| <= 3e-3 + 1e-2 |analytic|. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "posemb/model.h"
+#include "posemb/rng.h"
+#include "testutil.h"
+
+enum { B = 2, T = 5, V = 11, D = 8, MAXPOS = 10 };
+
+typedef struct harness {
+    posemb_model *m;
+    int32_t ids[B * T], types[B * T];
+    float mask[B * T], R[B * T * D];
+} harness;
+
+static double loss(harness *hs)
+{
+    posemb_batch b = {B, T, hs->ids, hs->types, hs->mask};
+    posemb_error err;
+    if (posemb_model_forward(hs->m, &b, &err)) fail_msg("forward: %s", err.msg);
+    const float *h = posemb_model_hidden(hs->m, posemb_model_config(hs->m)->layers);
+    double l = 0;
+    for (int i = 0; i < B * T * D; i++) l += (double)h[i] * hs->R[i];
+    return l;
+}
+
+static void setup_model(harness *hs, posemb_arch arch, const char *spec)
+{
+    posemb_config c;
+    posemb_config_defaults(&c, arch);
+    c.vocab_size = V, c.hidden = D, c.layers = 2, c.heads = 2, c.intermediate = 12, c.max_position = MAXPOS;
+    c.ln_eps = 1e-5f;
+    if (arch != POSEMB_GPT2) c.type_vocab = arch == POSEMB_BERT ? 2 : 1;
+    snprintf(c.pe, sizeof c.pe, "%s", spec);
+    posemb_error err;
+    if (posemb_model_create(&hs->m, &c, &err)) fail_msg("%s: %s", spec, err.msg);
+    posemb_model_init(hs->m, 42);
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 7, 7);
+    /* O(1) weights everywhere (LayerNorm too) so every path carries gradient. */
+    float *w = posemb_model_weights(hs->m);
+    for (int i = 0; i < posemb_model_n_params(hs->m); i++) {
+        const posemb_param *p = posemb_model_param(hs->m, i);
+        if (strstr(p->name, "frequencies")) continue;
+        posemb_rng_fill_normal(&rng, w + p->offset, (long)p->numel, 0.5f);
+    }
+    pe_prepare(posemb_model_pe(hs->m));
+    int pad = c.pad_token_id;
+    for (int t = 0; t < B * T; t++) {
+        int padded = t == B * T - 1; /* the last token of the second sequence */
+        hs->ids[t] = padded && pad >= 0 ? pad : 2 + (int)posemb_rng_below(&rng, V - 2);
+        hs->types[t] = arch == POSEMB_BERT && t % T >= 2 ? 1 : 0;
+        hs->mask[t] = padded ? 0.0f : 1.0f;
+        for (int k = 0; k < D; k++) hs->R[t * D + k] = padded ? 0.0f : (float)posemb_rng_normal(&rng);
+    }
+}
+
+static void check_model(posemb_arch arch, const char *spec)
+{
+    harness hs;
+    setup_model(&hs, arch, spec);
+    posemb_model_zero_grad(hs.m);
+    loss(&hs);
+    posemb_model_backward(hs.m, hs.R);
+    size_t n = posemb_model_n_floats(hs.m);
+    float *analytic = malloc(n * sizeof *analytic), *w = posemb_model_weights(hs.m);
+    memcpy(analytic, posemb_model_grads(hs.m), n * sizeof *analytic);
+    int bad = 0;
+    double worst = 0;
+    for (int i = 0; i < posemb_model_n_params(hs.m); i++) {
+        const posemb_param *p = posemb_model_param(hs.m, i);
+        float h = strstr(p->name, "frequencies") ? 5e-3f / MAXPOS : 5e-3f;
+        for (size_t k = 0; k < p->numel; k++) {
+            float *x = w + p->offset + k, keep = *x;
+            *x = keep + h;
+            pe_prepare(posemb_model_pe(hs.m));
+            double up = loss(&hs);
+            *x = keep - h;
+            pe_prepare(posemb_model_pe(hs.m));
+            double down = loss(&hs);
+            *x = keep;
+            double fd = (up - down) / ((double)(keep + h) - (double)(keep - h)), an = analytic[p->offset + k];
+            double e = fabs(fd - an), tol = 3e-3 + 1e-2 * fabs(an);
+            worst = fmax(worst, e / tol);
+            if (e > tol && bad++ < 5) printf("  %s[%zu]: finite difference %.6g, analytic %.6g\n", p->name, k, fd, an);
+        }
+    }
+    pe_prepare(posemb_model_pe(hs.m));
+    const char *names[] = {"BERT", "RoBERTa", "GPT-2"};
+    printf("%-8s %-32s %5zu parameters, worst error/tolerance %.3f\n", names[arch], spec, n, worst);
+    free(analytic);
+    posemb_model_free(hs.m);
+    if (bad) fail_msg("%s %s: %d gradient mismatches", names[arch], spec, bad);
+}
+
+static void test_bert(void **state)
+{
+    const char *specs[] = {"none", "ape", "sin", "lsin", "rpe:k=2", "srpe:k=2", "lsrpe:k=2", "relative_key",
+                           "relative_key_query", "rope", "alibi", "t5:buckets=8,max_distance=16", "ape+rpe:k=2",
+                           "lsin:integration=concat,width=4+lsrpe:k=3"};
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_BERT, specs[i]);
+}
+
+static void test_roberta(void **state)
+{
+    const char *specs[] = {"ape", "rpe:k=2", "alibi"};
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_ROBERTA, specs[i]);
+}
+
+static void test_gpt2(void **state)
+{
+    const char *specs[] = {"ape", "none", "rpe:k=2", "rope:pairing=interleaved", "alibi", "t5:buckets=8,max_distance=16",
+                           "lsin+lsrpe:k=2", "relative_key"};
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_GPT2, specs[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bert),
+        cmocka_unit_test(test_roberta),
+        cmocka_unit_test(test_gpt2),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
