@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "posemb/model.h"
+#include "posemb/nn.h"
 #include "posemb/rng.h"
 #include "testutil.h"
 
@@ -36,12 +37,13 @@ static double loss(harness *hs)
     return l;
 }
 
-static void setup_model(harness *hs, posemb_arch arch, const char *spec)
+static void setup_model(harness *hs, posemb_arch arch, const char *spec, int train)
 {
     posemb_config c;
     posemb_config_defaults(&c, arch);
     c.vocab_size = V, c.hidden = D, c.layers = 2, c.heads = 2, c.intermediate = 12, c.max_position = MAXPOS;
     c.ln_eps = 1e-5f;
+    c.hidden_dropout = c.attn_dropout = 0.2f;
     if (arch != POSEMB_GPT2) c.type_vocab = arch == POSEMB_BERT ? 2 : 1;
     snprintf(c.pe, sizeof c.pe, "%s", spec);
     posemb_error err;
@@ -57,6 +59,7 @@ static void setup_model(harness *hs, posemb_arch arch, const char *spec)
         posemb_rng_fill_normal(&rng, w + p->offset, (long)p->numel, 0.5f);
     }
     pe_prepare(posemb_model_pe(hs->m));
+    posemb_model_set_train(hs->m, train, 99, 3); /* fixed dropout decisions: a deterministic function */
     int pad = c.pad_token_id;
     for (int t = 0; t < B * T; t++) {
         int padded = t == B * T - 1; /* the last token of the second sequence */
@@ -67,10 +70,10 @@ static void setup_model(harness *hs, posemb_arch arch, const char *spec)
     }
 }
 
-static void check_model(posemb_arch arch, const char *spec)
+static void check_model_mode(posemb_arch arch, const char *spec, int train)
 {
     harness hs;
-    setup_model(&hs, arch, spec);
+    setup_model(&hs, arch, spec, train);
     posemb_model_zero_grad(hs.m);
     loss(&hs);
     posemb_model_backward(hs.m, hs.R);
@@ -99,10 +102,50 @@ static void check_model(posemb_arch arch, const char *spec)
     }
     pe_prepare(posemb_model_pe(hs.m));
     const char *names[] = {"BERT", "RoBERTa", "GPT-2"};
-    printf("%-8s %-32s %5zu parameters, worst error/tolerance %.3f\n", names[arch], spec, n, worst);
+    printf("%-8s %-32s %s %5zu parameters, worst error/tolerance %.3f\n", names[arch], spec, train ? "train" : "eval ",
+           n, worst);
     free(analytic);
     posemb_model_free(hs.m);
     if (bad) fail_msg("%s %s: %d gradient mismatches", names[arch], spec, bad);
+}
+
+static void check_model(posemb_arch arch, const char *spec) { check_model_mode(arch, spec, 0); }
+
+/* Training mode: dropout 0.2 after the embeddings, on the attention
+ * probabilities and on both residual branches of every layer. */
+static void test_dropout(void **state)
+{
+    check_model_mode(POSEMB_BERT, "rpe:k=2", 1);
+    check_model_mode(POSEMB_ROBERTA, "ape", 1);
+    check_model_mode(POSEMB_GPT2, "ape+alibi", 1);
+}
+
+/* The hash-based dropout drops a fraction p, scales the rest by 1/(1-p),
+ * differs between keys, and really acts in training mode only. */
+static void test_dropout_statistics(void **state)
+{
+    enum { n = 200000 };
+    static float x[n], y[n], z[n];
+    for (int i = 0; i < n; i++) x[i] = 1.0f;
+    nn_dropout_forward(y, x, n, 0.2f, nn_dropout_key(1, 2, 3));
+    nn_dropout_forward(z, x, n, 0.2f, nn_dropout_key(1, 3, 3));
+    int zeros = 0, same = 0;
+    for (int i = 0; i < n; i++) {
+        zeros += y[i] == 0.0f;
+        same += y[i] == z[i];
+        assert_true(y[i] == 0.0f || fabsf(y[i] - 1.25f) < 1e-6f);
+    }
+    assert_true(fabs(zeros / (double)n - 0.2) < 0.005); /* ~10 standard errors */
+    assert_true(same < n * 0.72);                        /* independent keys agree on 0.8^2 + 0.2^2 = 68% */
+    harness hs;
+    setup_model(&hs, POSEMB_BERT, "ape", 0);
+    double eval = loss(&hs);
+    posemb_model_set_train(hs.m, 1, 99, 3);
+    double train = loss(&hs);
+    posemb_model_set_train(hs.m, 0, 0, 0);
+    assert_true(loss(&hs) == eval);
+    assert_true(fabs(train - eval) > 1e-3);
+    posemb_model_free(hs.m);
 }
 
 static void test_bert(void **state)
@@ -132,6 +175,8 @@ int main(void)
         cmocka_unit_test(test_bert),
         cmocka_unit_test(test_roberta),
         cmocka_unit_test(test_gpt2),
+        cmocka_unit_test(test_dropout),
+        cmocka_unit_test(test_dropout_statistics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

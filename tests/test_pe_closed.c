@@ -68,12 +68,12 @@ static void test_sin_formula(void **state)
 static void attend(pe *p, int causal, const float *qkv_in, int shift, float *probs, float *out)
 {
     enum { T = 9, D = 8, H = 2 };
-    nn_attn_shape sh = {1, T, D, H, causal};
+    nn_attn_shape sh = {1, T, D, H, causal, 0.0f, 0};
     float qkv[T * 3 * D];
     int32_t pos[T];
     for (int t = 0; t < T; t++) pos[t] = shift + t;
     memcpy(qkv, qkv_in, sizeof qkv);
-    nn_attention_forward(&sh, p, 0, qkv, pos, NULL, probs, out);
+    nn_attention_forward(&sh, p, 0, qkv, pos, NULL, probs, out, NULL);
 }
 
 /* Relative PEs and biases: logits depend on j - i only, so shifting every
@@ -109,10 +109,10 @@ static void test_none_permutation_equivariant(void **state)
     float qkv[T * 3 * D], qkvp[T * 3 * D], pr[H * T * T], out[T * D], outp[T * D];
     posemb_rng_fill_normal(&rng, qkv, T * 3 * D, 1.0f);
     for (int t = 0; t < T; t++) memcpy(qkvp + t * 3 * D, qkv + perm[t] * 3 * D, 3 * D * sizeof(float));
-    nn_attn_shape sh = {1, T, D, H, 0};
+    nn_attn_shape sh = {1, T, D, H, 0, 0.0f, 0};
     pe *p = make("none", D, H, 1, 16, 0);
-    nn_attention_forward(&sh, p, 0, qkv, NULL, NULL, pr, out);
-    nn_attention_forward(&sh, p, 0, qkvp, NULL, NULL, pr, outp);
+    nn_attention_forward(&sh, p, 0, qkv, NULL, NULL, pr, out, NULL);
+    nn_attention_forward(&sh, p, 0, qkvp, NULL, NULL, pr, outp, NULL);
     for (int t = 0; t < T; t++)
         for (int c = 0; c < D; c++) TU_CLOSE(outp[t * D + c], out[perm[t] * D + c], 1e-6, 1e-5, "none", t * D + c);
     pe_free(p);
@@ -123,8 +123,8 @@ static void test_none_permutation_equivariant(void **state)
     float qkv2[T * 3 * D];
     posemb_rng_seed(&rng, 11, 2);
     posemb_rng_fill_normal(&rng, qkv2, T * 3 * D, 1.0f);
-    nn_attention_forward(&sh, p, 0, qkv2, NULL, NULL, pr, out);
-    nn_attention_forward(&sh, p, 0, qkvp, NULL, NULL, pr, outp);
+    nn_attention_forward(&sh, p, 0, qkv2, NULL, NULL, pr, out, NULL);
+    nn_attention_forward(&sh, p, 0, qkvp, NULL, NULL, pr, outp, NULL);
     double diff = 0;
     for (int t = 0; t < T; t++)
         for (int c = 0; c < D; c++) diff += fabs(outp[t * D + c] - out[perm[t] * D + c]);

@@ -30,6 +30,7 @@ enum { B = 2, T = 6, D = 8, H = 2, LAYERS = 2, MAXLEN = 12, LAYER = 1 };
 typedef struct harness {
     pe *p;
     int causal;
+    float dropout; /* on the attention probabilities, with a fixed key */
     float E[NTOK * D], W[D * 3 * D], R[NTOK * D];
     int32_t pos[NTOK];
     float mask[NTOK];
@@ -43,9 +44,9 @@ static void fill(posemb_rng *r, float *x, int n, float std) { posemb_rng_fill_no
 
 static double loss_from_qkv(harness *hs, const float *qkv_in)
 {
-    nn_attn_shape sh = {B, T, D, H, hs->causal};
+    nn_attn_shape sh = {B, T, D, H, hs->causal, hs->dropout, 12345};
     memcpy(hs->qkv, qkv_in, sizeof hs->qkv);
-    nn_attention_forward(&sh, hs->p, LAYER, hs->qkv, hs->pos, hs->mask, hs->probs, hs->out);
+    nn_attention_forward(&sh, hs->p, LAYER, hs->qkv, hs->pos, hs->mask, hs->probs, hs->out, hs->scratch);
     double loss = 0.0;
     for (int i = 0; i < NTOK * D; i++) loss += (double)hs->out[i] * hs->R[i];
     return loss;
@@ -71,7 +72,7 @@ static double loss_full(harness *hs)
 /* Analytic gradients of everything: PE params (into the PE), dqkv0, dE. */
 static void backward_full(harness *hs, float *dqkv0)
 {
-    nn_attn_shape sh = {B, T, D, H, hs->causal};
+    nn_attn_shape sh = {B, T, D, H, hs->causal, hs->dropout, 12345};
     pe_zero_grad(hs->p);
     loss_full(hs);
     nn_attention_backward(&sh, hs->p, LAYER, hs->qkv, hs->pos, hs->probs, hs->R, hs->dqkv, hs->scratch);
@@ -104,7 +105,7 @@ static double central(harness *hs, float *x, long i, float h)
 
 static int frequency_param(const char *name) { return strstr(name, "frequencies") != NULL; }
 
-static void check_spec(const char *spec, int causal)
+static void check_spec_dropout(const char *spec, int causal, float dropout)
 {
     harness *hs = calloc(1, sizeof *hs);
     assert_non_null(hs);
@@ -121,6 +122,7 @@ static void check_spec(const char *spec, int causal)
         if (!frequency_param(t->name)) fill(&rng, t->data, (int)t->numel, 0.5f);
     }
     hs->causal = causal;
+    hs->dropout = dropout;
     fill(&rng, hs->E, NTOK * D, 1.0f);
     fill(&rng, hs->W, D * 3 * D, 0.5f);
     fill(&rng, hs->R, NTOK * D, 1.0f);
@@ -129,7 +131,7 @@ static void check_spec(const char *spec, int causal)
             hs->pos[b * T + t] = b * 3 + t; /* the second sequence starts at position 3 */
             hs->mask[b * T + t] = (b == 1 && t == T - 1) ? 0.0f : 1.0f;
         }
-    nn_attn_shape sh = {B, T, D, H, causal};
+    nn_attn_shape sh = {B, T, D, H, causal, 0.0f, 0};
     hs->scratch = calloc(nn_attention_scratch_floats(&sh, hs->p), sizeof(float));
     hs->in_scratch = calloc(pe_input_scratch_floats(hs->p, NTOK) + 1, sizeof(float));
     assert_true(hs->scratch && hs->in_scratch);
@@ -166,8 +168,8 @@ static void check_spec(const char *spec, int causal)
         qkv0[k] = keep;
         bad += check(spec, "qkv", k, (up - down) / ((double)(keep + 5e-3f) - (double)(keep - 5e-3f)), dqkv0[k], &worst);
     }
-    printf("%-44s %s %5d values checked, worst error/tolerance %.3f\n", spec, causal ? "causal " : "bidirec", checked,
-           worst);
+    printf("%-44s %s%s %5d values checked, worst error/tolerance %.3f\n", spec, causal ? "causal " : "bidirec",
+           dropout > 0 ? " dropout" : "", checked, worst);
     free(grads);
     free(hs->scratch);
     free(hs->in_scratch);
@@ -176,8 +178,15 @@ static void check_spec(const char *spec, int causal)
     if (bad) fail_msg("%s: %d gradient mismatches", spec, bad);
 }
 
+static void check_spec(const char *spec, int causal) { check_spec_dropout(spec, causal, 0.0f); }
+
 #define GRAD_TEST(fn, spec, causal) \
     static void fn(void **state) { (void)state; check_spec(spec, causal); }
+
+/* Dropout on the attention probabilities: the values hook and dv see the
+ * dropped probabilities, the softmax backward the undropped ones. */
+static void t_dropout_rpe(void **state) { check_spec_dropout("rpe:k=3", 0, 0.3f); }
+static void t_dropout_alibi_causal(void **state) { check_spec_dropout("ape+alibi", 1, 0.3f); }
 
 GRAD_TEST(t_none, "none", 0)
 GRAD_TEST(t_ape, "ape", 0)
@@ -241,6 +250,8 @@ int main(void)
         cmocka_unit_test(t_sin_rope),
         cmocka_unit_test(t_lsin_concat_t5),
         cmocka_unit_test(t_ape_relative_key_query),
+        cmocka_unit_test(t_dropout_rpe),
+        cmocka_unit_test(t_dropout_alibi_causal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

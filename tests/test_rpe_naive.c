@@ -104,9 +104,9 @@ static void check_form(const form *f)
     float qkv0[N * 3 * D];
     memcpy(qkv0, qkv, sizeof qkv);
 
-    nn_attn_shape sh = {1, N, D, H, 0};
+    nn_attn_shape sh = {1, N, D, H, 0, 0.0f, 0};
     float *scratch = calloc(nn_attention_scratch_floats(&sh, p), sizeof(float));
-    nn_attention_forward(&sh, p, 0, qkv, pos, NULL, probs, out);
+    nn_attention_forward(&sh, p, 0, qkv, pos, NULL, probs, out, NULL);
     pe_zero_grad(p);
     nn_attention_backward(&sh, p, 0, qkv, pos, probs, R, dqkv, scratch);
 

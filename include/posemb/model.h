@@ -114,6 +114,11 @@ const float *posemb_model_attention(const posemb_model *m, int l);
 /* BERT/RoBERTa pooler_output [B, D] = tanh(dense(h[:, 0])); computed on demand. */
 const float *posemb_model_pooled(posemb_model *m);
 
+/* Training mode turns dropout on, its decisions keyed by (seed, step) so
+ * that a resumed run drops exactly what an uninterrupted one would; eval
+ * mode (the default) turns it off. */
+void posemb_model_set_train(posemb_model *m, int train, uint64_t seed, uint64_t step);
+
 /* Backward from d loss / d last_hidden_state [B, T, D] through the whole
  * model, accumulating parameter gradients. Requires the forward's batch. */
 void posemb_model_backward(posemb_model *m, const float *dlast);

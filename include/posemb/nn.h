@@ -45,6 +45,19 @@ void nn_tanh_backward(float *dx, const float *dy, const float *y, long n);
 /* y [n] = a + b. */
 void nn_add(float *y, const float *a, const float *b, long n);
 
+/* Dropout with rate p. Each element's keep/drop decision is a hash of
+ * (key, index): no generator state to save, identical on any number of
+ * threads, and recomputed (not stored) by the backward pass. Kept elements
+ * are scaled by 1/(1 - p). Derive one key per step and site with
+ * nn_dropout_key. */
+uint64_t nn_dropout_key(uint64_t seed, uint64_t step, uint64_t site);
+/* 0 (dropped) or 1/(1 - p) (kept) for element i. */
+float nn_dropout_scale(uint64_t key, uint64_t i, float p);
+/* y [n] = x * scale(i); y may equal x. p = 0 copies. */
+void nn_dropout_forward(float *y, const float *x, long n, float p, uint64_t key);
+/* dx [n] += dy * scale(i). */
+void nn_dropout_backward(float *dx, const float *dy, long n, float p, uint64_t key);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,10 +9,20 @@
 
 #define GR(ptr) (m->g + ((ptr) - m->w)) /* the gradient of a parameter view */
 
-static nn_attn_shape attn_shape(const posemb_model *m)
+static nn_attn_shape attn_shape(const posemb_model *m, int l)
 {
-    nn_attn_shape s = {m->B, m->T, m->cfg.hidden, m->cfg.heads, 1};
+    nn_attn_shape s = {m->B, m->T, m->cfg.hidden, m->cfg.heads, 1, 0.0f, 0};
+    s.dropout = model_dropout(m, l, SITE_PROBS, &s.key);
     return s;
+}
+
+/* y [n] = dropout(y) + x: a residual branch. */
+static void drop_add(const posemb_model *m, int l, int site, float *y, const float *x, long n)
+{
+    uint64_t key;
+    float p = model_dropout(m, l, site, &key);
+    if (p > 0.0f) nn_dropout_forward(y, y, n, p, key);
+    nn_add(y, y, x, n);
 }
 
 /* x [N, D] -> out [N, D] for block l. */
@@ -22,17 +32,17 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     layer_acts *a = &m->a.layer[l];
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
     float eps = m->cfg.ln_eps;
-    nn_attn_shape sh = attn_shape(m);
+    nn_attn_shape sh = attn_shape(m, l);
     nn_layernorm_forward(a->a, a->mean1, a->rstd1, x, p->ln1_w, p->ln1_b, N, D, eps);
     nn_linear_forward(a->qkv, a->a, p->qkv_w, p->qkv_b, N, D, 3 * D, NN_W_IN_OUT);
-    nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z);
+    nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
     nn_linear_forward(a->r1, a->z, p->ao_w, p->ao_b, N, D, D, NN_W_IN_OUT);
-    nn_add(a->r1, a->r1, x, (long)N * D);
+    drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
     nn_layernorm_forward(a->h1, a->mean2, a->rstd2, a->r1, p->ln2_w, p->ln2_b, N, D, eps);
     nn_linear_forward(a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, NN_W_IN_OUT);
     nn_gelu_forward(a->ga, a->fi, (long)N * I, m->cfg.act);
     nn_linear_forward(out, a->ga, p->fo_w, p->fo_b, N, I, D, NN_W_IN_OUT);
-    nn_add(out, out, a->r1, (long)N * D);
+    drop_add(m, l, SITE_FFN_OUT, out, a->r1, (long)N * D);
 }
 
 /* dout [N, D] (grad of block l's output) -> dx [N, D] (grad of its input x), overwritten. */
@@ -43,18 +53,20 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     model_acts *s = &m->a;
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
     size_t ND = (size_t)N * D, NI = (size_t)N * I;
-    nn_attn_shape sh = attn_shape(m);
-    memcpy(s->dres, dout, ND * sizeof(float)); /* out = r1 + ffn */
+    nn_attn_shape sh = attn_shape(m, l);
+    memcpy(s->dres, dout, ND * sizeof(float)); /* out = r1 + dropout(ffn) */
+    const float *dffn = model_undrop(m, l, SITE_FFN_OUT, dout, s->dz, (long)ND);
     memset(s->dga, 0, NI * sizeof(float));
-    nn_linear_backward(s->dga, GR(p->fo_w), GR(p->fo_b), dout, a->ga, p->fo_w, N, I, D, NN_W_IN_OUT);
+    nn_linear_backward(s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D, NN_W_IN_OUT);
     memset(s->dfi, 0, NI * sizeof(float));
     nn_gelu_backward(s->dfi, s->dga, a->fi, (long)NI, m->cfg.act);
     memset(s->dh, 0, ND * sizeof(float));
     nn_linear_backward(s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I, NN_W_IN_OUT);
     nn_layernorm_backward(s->dres, GR(p->ln2_w), GR(p->ln2_b), s->dh, a->r1, p->ln2_w, a->mean2, a->rstd2, N, D);
-    memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + attn */
+    memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + dropout(attn) */
+    const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
     memset(s->dz, 0, ND * sizeof(float));
-    nn_linear_backward(s->dz, GR(p->ao_w), GR(p->ao_b), s->dres, a->z, p->ao_w, N, D, D, NN_W_IN_OUT);
+    nn_linear_backward(s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D, NN_W_IN_OUT);
     nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
     memset(s->dh, 0, ND * sizeof(float));
     nn_linear_backward(s->dh, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, 3 * D, NN_W_IN_OUT);
@@ -67,6 +79,9 @@ void decoder_forward(posemb_model *m)
     int N = m->B * m->T, D = m->cfg.hidden, L = m->cfg.layers;
     nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
     pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->h[0], a->pe_scratch, NULL); /* positions checked */
+    uint64_t key;
+    float p = model_dropout(m, 0, SITE_EMB, &key);
+    if (p > 0.0f) nn_dropout_forward(a->h[0], a->h[0], (long)N * D, p, key);
     for (int l = 0; l < L; l++) layer_forward(m, l, a->h[l], a->h[l + 1]);
     nn_layernorm_forward(a->hf, a->hf_mean, a->hf_rstd, a->h[L], m->lnf_w, m->lnf_b, N, D, m->cfg.ln_eps);
 }
@@ -84,6 +99,7 @@ void decoder_backward(posemb_model *m, const float *dlast)
         layer_backward(m, l, a->h[l], dout, dx);
         dout = dx;
     }
-    pe_input_backward(m->pe, a->pos_in, N, a->emb_sum, dout, a->demb, a->pe_scratch);
+    const float *demb = model_undrop(m, 0, SITE_EMB, dout, a->dres, (long)N * D);
+    pe_input_backward(m->pe, a->pos_in, N, a->emb_sum, demb, a->demb, a->pe_scratch);
     nn_embedding_backward(GR(m->wte), a->demb, a->ids, N, D, -1);
 }

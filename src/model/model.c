@@ -119,7 +119,7 @@ static int carve(posemb_model *m, int B, int T)
     }
     a->dx = F(N * D), a->dx2 = F(N * D), a->dres = F(N * D), a->dh = F(N * D), a->dz = F(N * D);
     a->dqkv = F(N * 3 * D), a->dfi = F(N * I), a->dga = F(N * I), a->demb = F(N * D);
-    nn_attn_shape sh = {B, T, c->hidden, c->heads, 0};
+    nn_attn_shape sh = {B, T, c->hidden, c->heads, 0, 0.0f, 0};
     a->attn_scratch = F(nn_attention_scratch_floats(&sh, m->pe));
     a->pe_scratch = F(pe_input_scratch_floats(m->pe, (long)N) + 1);
     a->mask = F(N);
@@ -232,4 +232,28 @@ void posemb_model_backward(posemb_model *m, const float *dlast)
 {
     if (m->cfg.arch == POSEMB_GPT2) decoder_backward(m, dlast);
     else encoder_backward(m, dlast);
+}
+
+void posemb_model_set_train(posemb_model *m, int train, uint64_t seed, uint64_t step)
+{
+    m->train = train;
+    m->seed = seed;
+    m->step = step;
+}
+
+float model_dropout(const posemb_model *m, int l, int site, uint64_t *key)
+{
+    *key = nn_dropout_key(m->seed, m->step, site == SITE_EMB ? 0 : 1 + 3 * (uint64_t)l + (uint64_t)(site - 1));
+    if (!m->train) return 0.0f;
+    return site == SITE_PROBS ? m->cfg.attn_dropout : m->cfg.hidden_dropout;
+}
+
+const float *model_undrop(const posemb_model *m, int l, int site, const float *dy, float *tmp, long n)
+{
+    uint64_t key;
+    float p = model_dropout(m, l, site, &key);
+    if (p <= 0.0f) return dy;
+    memset(tmp, 0, (size_t)n * sizeof *tmp);
+    nn_dropout_backward(tmp, dy, n, p, key);
+    return tmp;
 }

@@ -40,7 +40,17 @@ struct posemb_model {
     posemb_arena arena;
     int cap_B, cap_T, B, T, has_pooled;
     model_acts a;
+    int train; /* dropout on */
+    uint64_t seed, step;
 };
+
+/* Dropout sites: the embeddings, then per layer the attention probabilities,
+ * the attention output and the feed-forward output. */
+enum { SITE_EMB = 0, SITE_PROBS = 1, SITE_ATTN_OUT = 2, SITE_FFN_OUT = 3 };
+/* The dropout rate and key of a site of layer l (rate 0 in eval mode). */
+float model_dropout(const posemb_model *m, int l, int site, uint64_t *key);
+/* dy itself without dropout; else d/d(input) of the site's dropout, in tmp. */
+const float *model_undrop(const posemb_model *m, int l, int site, const float *dy, float *tmp, long n);
 
 /* Registration pass (m->w NULL): appends a parameter; view pass: returns its data. */
 float *model_param(posemb_model *m, const char *name, int64_t rows, int64_t cols, int decay, int unused);

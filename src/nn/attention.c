@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "posemb/nn.h"
 #include "posemb/threads.h"
 
 /* The PE's gradient slots are per thread, so the kernel runs on exactly the
@@ -14,7 +15,7 @@ static int n_threads(const pe *p) { return pe_get_dims(p)->max_threads; }
 
 size_t nn_attention_scratch_floats(const nn_attn_shape *s, const pe *p)
 {
-    return (size_t)n_threads(p) * s->T * s->T;
+    return (size_t)n_threads(p) * 2 * s->T * s->T;
 }
 
 /* The shape must be the one the PE was built for: its tables are per layer
@@ -57,8 +58,25 @@ static void softmax_rows(float *s, int T)
     }
 }
 
+/* The probabilities the values see: P itself, or P with dropout applied
+ * (into buf), the decisions indexed by the element's place in [B, H, T, T]. */
+static const float *dropped(const nn_attn_shape *s, int b, int h, const float *pr, float *buf)
+{
+    if (s->dropout <= 0.0f) return pr;
+    size_t n = (size_t)s->T * s->T, base = ((size_t)b * s->H + h) * n;
+    for (size_t i = 0; i < n; i++) buf[i] = pr[i] * nn_dropout_scale(s->key, base + i, s->dropout);
+    return buf;
+}
+
+/* d loss / d P from d loss / d P' (in place): the same decisions as dropped(). */
+static void undrop_grad(const nn_attn_shape *s, int b, int h, float *dp)
+{
+    size_t n = (size_t)s->T * s->T, base = ((size_t)b * s->H + h) * n;
+    for (size_t i = 0; i < n; i++) dp[i] *= nn_dropout_scale(s->key, base + i, s->dropout);
+}
+
 void nn_attention_forward(const nn_attn_shape *s, pe *p, int layer, float *qkv, const int32_t *pos,
-                          const float *keymask, float *probs, float *out)
+                          const float *keymask, float *probs, float *out, float *scratch)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
     float scale = 1.0f / sqrtf((float)d);
@@ -77,8 +95,9 @@ void nn_attention_forward(const nn_attn_shape *s, pe *p, int layer, float *qkv, 
             pe_logits_forward(p, &hd, q, ld, k, ld, pr, T);
             apply_masks(pr, T, s->causal, keymask ? keymask + (size_t)b * T : NULL);
             softmax_rows(pr, T);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0f, pr, T, v, ld, 0.0f, z, D);
-            pe_values_forward(p, &hd, pr, T, z, D);
+            const float *pv = s->dropout > 0.0f ? dropped(s, b, h, pr, scratch + (size_t)hd.slot * 2 * T * T) : pr;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0f, pv, T, v, ld, 0.0f, z, D);
+            pe_values_forward(p, &hd, pv, T, z, D);
         }
 }
 
@@ -110,10 +129,12 @@ void nn_attention_backward(const nn_attn_shape *s, pe *p, int layer, const float
             const float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             const float *pr = probs + ((size_t)b * H + h) * T * T, *dz = dout + (size_t)b * T * D + (size_t)h * d;
             float *dq = dqkv + (size_t)b * T * ld + (size_t)h * d, *dk = dq + D, *dv = dq + 2 * D;
-            float *dp = scratch + (size_t)slot * T * T;
+            float *dp = scratch + (size_t)slot * 2 * T * T;
+            const float *pv = dropped(s, b, h, pr, dp + (size_t)T * T);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0f, dz, D, v, ld, 0.0f, dp, T);
-            pe_values_backward(p, &hd, pr, T, dz, D, dp, T);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0f, pr, T, dz, D, 0.0f, dv, ld);
+            pe_values_backward(p, &hd, pv, T, dz, D, dp, T);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0f, pv, T, dz, D, 0.0f, dv, ld);
+            if (pv != pr) undrop_grad(s, b, h, dp); /* dP = dP' * scale */
             softmax_backward_rows(pr, dp, T);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, scale, dp, T, k, ld, 0.0f, dq, ld);
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, scale, dp, T, q, ld, 0.0f, dk, ld);
