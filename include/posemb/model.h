@@ -21,8 +21,20 @@ extern "C" {
 
 typedef enum posemb_arch { POSEMB_BERT = 0, POSEMB_ROBERTA = 1, POSEMB_GPT2 = 2 } posemb_arch;
 
+/* What sits on top of the encoder or decoder. */
+typedef enum posemb_head {
+    POSEMB_HEAD_NONE = 0, /* BertModel, RobertaModel, GPT2Model */
+    POSEMB_HEAD_MLM,      /* *ForMaskedLM (and BertForPreTraining's MLM part): decoder tied to the word embeddings */
+    POSEMB_HEAD_CLM,      /* GPT2LMHeadModel: tied, no bias */
+    POSEMB_HEAD_CLASSIFY, /* *ForSequenceClassification with num_labels >= 2 */
+    POSEMB_HEAD_REGRESS,  /* *ForSequenceClassification with num_labels 1 (problem_type regression) */
+    POSEMB_HEAD_SPAN,     /* *ForQuestionAnswering: start and end logits per token */
+} posemb_head;
+
 typedef struct posemb_config {
     posemb_arch arch;
+    posemb_head head;
+    int num_labels; /* classification */
     int vocab_size, hidden, layers, heads, intermediate;
     int max_position; /* rows of an APE table (RoBERTa: 514 for 512 tokens) */
     int type_vocab;   /* token types (0 for GPT-2) */
@@ -34,8 +46,11 @@ typedef struct posemb_config {
     char architecture[64]; /* HF class written to config.json ("BertModel", "GPT2LMHeadModel", ...) */
 } posemb_config;
 
-/* Defaults of HF's BertConfig, RobertaConfig or GPT2Config (base size). */
+/* Defaults of HF's BertConfig, RobertaConfig or GPT2Config (base size), no head. */
 void posemb_config_defaults(posemb_config *c, posemb_arch arch);
+/* Sets the head (and label count) and the HF class name that goes with it;
+ * EINVAL for combinations HF does not have (GPT-2 with a classifier). */
+posemb_status posemb_config_set_head(posemb_config *c, posemb_head head, int num_labels, posemb_error *err);
 
 /* Reads a Hugging Face config.json (model_type bert, roberta or gpt2; the
  * PE from position_embedding_type, or posemb's own "posemb_pe" key). */
@@ -53,6 +68,7 @@ typedef struct posemb_param {
     size_t numel, offset; /* floats, in the parameter block */
     int decay;            /* AdamW weight decay applies (not biases, LayerNorm) */
     int unused;           /* kept for HF compatibility, not read by the forward pass */
+    int head;             /* belongs to the head: its name carries no base prefix */
 } posemb_param;
 
 /* Views of one layer's parameters. Encoders store nn.Linear weights [out, in],
@@ -90,6 +106,12 @@ void posemb_model_zero_grad(posemb_model *m);
 posemb_status posemb_model_load(posemb_model **out, const char *dir, posemb_error *err);
 /* Reads the tensors of an open model from a safetensors file. */
 posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posemb_error *err);
+/* Fine-tuning and --init: reads dir/model.safetensors into a model built
+ * from another config (a classifier from a masked-LM checkpoint, another PE
+ * than the checkpoint's): tensors the checkpoint lacks keep their
+ * initialisation (*missing counts them), tensors the model lacks are
+ * ignored, a shape mismatch is still an error. */
+posemb_status posemb_model_init_from(posemb_model *m, const char *dir, int *missing, posemb_error *err);
 /* Writes dir/config.json and dir/model.safetensors (atomically each). */
 posemb_status posemb_model_save(const posemb_model *m, const char *dir, posemb_error *err);
 
@@ -113,6 +135,30 @@ const float *posemb_model_hidden(const posemb_model *m, int i);
 const float *posemb_model_attention(const posemb_model *m, int l);
 /* BERT/RoBERTa pooler_output [B, D] = tanh(dense(h[:, 0])); computed on demand. */
 const float *posemb_model_pooled(posemb_model *m);
+
+/* What the head is trained on; fields the head does not use may be NULL. */
+typedef struct posemb_targets {
+    const int32_t *tokens;        /* [B, T] MLM: the original token at masked positions, -100 elsewhere;
+                                     CLM: labels as in HF (usually the ids), shifted inside, -100 ignored */
+    const int32_t *labels;        /* [B] classification */
+    const float *values;          /* [B] regression */
+    const int32_t *starts, *ends; /* [B] span start and end token, HF's clamping to [0, T] (T: ignored) */
+} posemb_targets;
+
+typedef struct posemb_loss {
+    double loss;  /* the mean loss, as HF reports it */
+    long count;   /* rows it averages over (tokens, sequences) */
+    long correct; /* argmax hits (LM tokens, classes; span: starts and ends both right) */
+} posemb_loss;
+
+/* The head's loss on the last forward batch. With grad_scale != 0, also the
+ * gradient of grad_scale * loss through the head and the whole model
+ * (accumulated into the gradient block). */
+posemb_status posemb_model_loss(posemb_model *m, const posemb_targets *t, float grad_scale, posemb_loss *out,
+                                posemb_error *err);
+/* The head's outputs on the last forward batch: classification logits
+ * [B, num_labels], regression [B], span logits [B, T, 2] (start, end). */
+const float *posemb_model_head_logits(posemb_model *m, posemb_error *err);
 
 /* Training mode turns dropout on, its decisions keyed by (seed, step) so
  * that a resumed run drops exactly what an uninterrupted one would; eval

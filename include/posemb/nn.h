@@ -45,6 +45,21 @@ void nn_tanh_backward(float *dx, const float *dy, const float *y, long n);
 /* y [n] = a + b. */
 void nn_add(float *y, const float *a, const float *b, long n);
 
+/* Softmax cross-entropy of rows x [M, D] whose logits are x W^T + b
+ * (W [V, D], b [V] or NULL: a tied output layer), computed chunk rows at a
+ * time so that only chunk x V logits ever exist (scratch: chunk * V
+ * floats). Targets < 0 are ignored. Returns the summed loss over counted
+ * rows; *correct (may be NULL) counts argmax hits. With grad_scale != 0,
+ * also accumulates d(grad_scale * loss) into dx [M, D], dW [V, D], db [V]
+ * (each may be NULL). */
+double nn_xent_tied(const float *x, int M, int D, const float *W, const float *b, int V, const int32_t *targets,
+                    float grad_scale, float *dx, float *dW, float *db, float *scratch, int chunk, long *correct);
+
+/* Softmax cross-entropy over logits [M, V] (rows, in place: replaced by
+ * d(grad_scale * loss)/d logits when grad_scale != 0). Targets < 0 or >= V
+ * are ignored (their gradient is 0). Returns the summed loss. */
+double nn_xent(float *logits, int M, int V, const int32_t *targets, float grad_scale, long *correct);
+
 /* Dropout with rate p. Each element's keep/drop decision is a hash of
  * (key, index): no generator state to save, identical on any number of
  * threads, and recomputed (not stored) by the backward pass. Kept elements

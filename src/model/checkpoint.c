@@ -37,14 +37,20 @@ static int is_buffer(const char *name)
            matches(name, "h.%d.attn.masked_bias%n");
 }
 
+/* Loads one parameter; a missing tensor is an error unless lenient (then
+ * the parameter keeps its value and *missing counts it). */
 static posemb_status load_param(posemb_model *m, const posemb_st_file *f, const char *prefix, const posemb_param *p,
-                                posemb_error *err)
+                                int lenient, int *missing, posemb_error *err)
 {
     char name[192];
-    snprintf(name, sizeof name, "%s%s", prefix, p->name);
+    snprintf(name, sizeof name, "%s%s", p->head ? "" : prefix, p->name);
     const posemb_st_entry *e = posemb_st_find(f, name);
     if (!e) {
         if (p->unused) return POSEMB_OK;
+        if (lenient) {
+            (*missing)++;
+            return POSEMB_OK;
+        }
         return posemb_fail(err, POSEMB_EFORMAT, "%s: tensor '%s' is missing (model %s, PE %s)", f->path, name,
                            m->cfg.architecture, m->cfg.pe);
     }
@@ -68,7 +74,7 @@ static posemb_status check_leftovers(const posemb_model *m, const posemb_st_file
     size_t plen = strlen(prefix);
     for (int i = 0; i < f->n_entries; i++) {
         const char *name = f->entries[i].name;
-        if (strncmp(name, prefix, plen)) continue; /* a head's tensor */
+        if (strncmp(name, prefix, plen) || posemb_model_find(m, name)) continue; /* a head's tensor */
         if (!posemb_model_find(m, name + plen) && !is_buffer(name + plen))
             return posemb_fail(err, POSEMB_EFORMAT, "%s: tensor '%s' does not belong to a %d-layer %s with PE %s",
                                f->path, name, m->cfg.layers, m->cfg.architecture, m->cfg.pe);
@@ -76,7 +82,7 @@ static posemb_status check_leftovers(const posemb_model *m, const posemb_st_file
     return POSEMB_OK;
 }
 
-posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posemb_error *err)
+static posemb_status load_file(posemb_model *m, const char *path, int lenient, int *missing, posemb_error *err)
 {
     posemb_st_file f;
     posemb_status st = posemb_st_open(&f, path, err);
@@ -86,11 +92,25 @@ posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posem
         st = posemb_fail(err, POSEMB_EFORMAT, "%s: no %s tensors (looked for %s with prefixes '', bert., roberta., "
                          "transformer.)", path, m->cfg.arch == POSEMB_GPT2 ? "GPT-2" : "BERT/RoBERTa",
                          m->cfg.arch == POSEMB_GPT2 ? "wte.weight" : "embeddings.word_embeddings.weight");
-    for (int i = 0; !st && i < m->n_params; i++) st = load_param(m, &f, prefix, &m->params[i], err);
-    if (!st) st = check_leftovers(m, &f, prefix, err);
+    for (int i = 0; !st && i < m->n_params; i++) st = load_param(m, &f, prefix, &m->params[i], lenient, missing, err);
+    if (!st && !lenient) st = check_leftovers(m, &f, prefix, err);
     posemb_st_close(&f);
     if (!st) pe_prepare(m->pe);
     return st;
+}
+
+posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posemb_error *err)
+{
+    int missing = 0;
+    return load_file(m, path, 0, &missing, err);
+}
+
+posemb_status posemb_model_init_from(posemb_model *m, const char *dir, int *missing, posemb_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    *missing = 0;
+    return load_file(m, path, 1, missing, err);
 }
 
 static void join(char *buf, size_t cap, const char *dir, const char *file) { snprintf(buf, cap, "%s/%s", dir, file); }
@@ -132,13 +152,19 @@ posemb_status posemb_model_save(const posemb_model *m, const char *dir, posemb_e
     posemb_st_writer_init(&w);
     posemb_status st = posemb_st_writer_meta(&w, "format", "pt", err);
     if (!st) st = posemb_st_writer_meta(&w, "posemb_pe", pe_spec(m->pe), err);
+    /* HF's names: the base model's tensors carry the head class's prefix. */
+    const char *prefix = model_base_prefix(m);
+    char(*names)[192] = calloc((size_t)m->n_params, sizeof *names);
+    if (!names) st = posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", dir);
     for (int i = 0; !st && i < m->n_params; i++) {
         const posemb_param *p = &m->params[i];
-        st = posemb_st_writer_add_f32(&w, p->name, p->ndim, p->shape, m->w + p->offset, err);
+        snprintf(names[i], sizeof names[i], "%s%s", p->head ? "" : prefix, p->name);
+        st = posemb_st_writer_add_f32(&w, names[i], p->ndim, p->shape, m->w + p->offset, err);
     }
     join(path, sizeof path, dir, "model.safetensors");
     if (!st) st = posemb_st_write(&w, path, err);
     posemb_st_writer_free(&w);
+    free(names);
     join(path, sizeof path, dir, "config.json");
     if (!st) st = posemb_config_save(&m->cfg, path, err);
     return st;

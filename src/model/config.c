@@ -140,6 +140,49 @@ static posemb_status parse_gpt2(const cJSON *r, posemb_config *c, const char *pa
     return POSEMB_OK;
 }
 
+static const char *const ARCH_PREFIX[] = {"Bert", "Roberta", "GPT2"};
+static const char *const HEAD_SUFFIX[] = {"Model", "ForMaskedLM", "LMHeadModel", "ForSequenceClassification",
+                                          "ForSequenceClassification", "ForQuestionAnswering"};
+
+posemb_status posemb_config_set_head(posemb_config *c, posemb_head head, int num_labels, posemb_error *err)
+{
+    int gpt2 = c->arch == POSEMB_GPT2;
+    if (gpt2 ? (head != POSEMB_HEAD_NONE && head != POSEMB_HEAD_CLM) : head == POSEMB_HEAD_CLM)
+        return posemb_fail(err, POSEMB_EINVAL, "%s models have no %s head", ARCH_PREFIX[c->arch], HEAD_SUFFIX[head]);
+    if (head == POSEMB_HEAD_CLASSIFY && num_labels < 2)
+        return posemb_fail(err, POSEMB_EINVAL, "classification needs >= 2 labels, got %d", num_labels);
+    c->head = head;
+    c->num_labels = head == POSEMB_HEAD_CLASSIFY ? num_labels : head == POSEMB_HEAD_REGRESS ? 1 : 0;
+    snprintf(c->architecture, sizeof c->architecture, "%s%s", ARCH_PREFIX[c->arch], HEAD_SUFFIX[head]);
+    return POSEMB_OK;
+}
+
+/* The head from HF's class name and label settings. */
+static posemb_status parse_head(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
+{
+    const char *arch = c->architecture, *pre = ARCH_PREFIX[c->arch];
+    size_t n = strlen(pre);
+    if (strncmp(arch, pre, n))
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: architecture %s does not match model_type", path, arch);
+    const char *suffix = arch + n;
+    posemb_head head = POSEMB_HEAD_NONE;
+    if (!strcmp(suffix, "ForMaskedLM") || !strcmp(suffix, "ForPreTraining")) head = POSEMB_HEAD_MLM;
+    else if (!strcmp(suffix, "LMHeadModel")) head = POSEMB_HEAD_CLM;
+    else if (!strcmp(suffix, "ForSequenceClassification")) head = POSEMB_HEAD_CLASSIFY;
+    else if (!strcmp(suffix, "ForQuestionAnswering")) head = POSEMB_HEAD_SPAN;
+    else if (strcmp(suffix, "Model"))
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: architecture %s is not supported", path, arch);
+    int labels = 2;
+    const cJSON *id2label = cJSON_GetObjectItemCaseSensitive(r, "id2label");
+    if (cJSON_IsObject(id2label)) labels = cJSON_GetArraySize(id2label);
+    posemb_status st = get_int(r, "num_labels", 1, 1 << 20, &labels, path, err);
+    const char *problem = get_string(r, "problem_type");
+    if (!st && head == POSEMB_HEAD_CLASSIFY && (labels == 1 || (problem && !strcmp(problem, "regression"))))
+        head = POSEMB_HEAD_REGRESS;
+    if (!st) st = posemb_config_set_head(c, head, labels, err);
+    return st;
+}
+
 static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
 {
     const char *type = get_string(r, "model_type");
@@ -154,6 +197,7 @@ static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *pa
     if (cJSON_IsArray(archs) && cJSON_IsString(cJSON_GetArrayItem(archs, 0)))
         snprintf(c->architecture, sizeof c->architecture, "%s", cJSON_GetArrayItem(archs, 0)->valuestring);
     posemb_status st = arch == POSEMB_GPT2 ? parse_gpt2(r, c, path, err) : parse_encoder(r, c, path, err);
+    if (!st) st = parse_head(r, c, path, err);
     if (st) return st;
     st = posemb_config_check(c, err);
     if (st) return posemb_fail(err, POSEMB_EFORMAT, "%s: %s", path, err ? err->msg : "inconsistent sizes");
@@ -260,6 +304,18 @@ posemb_status posemb_config_save(const posemb_config *c, const char *path, posem
     cJSON *archs = cJSON_AddArrayToObject(r, "architectures");
     cJSON_AddItemToArray(archs, cJSON_CreateString(c->architecture));
     cJSON_AddNumberToObject(r, "initializer_range", c->initializer_range);
+    if (c->head == POSEMB_HEAD_CLASSIFY || c->head == POSEMB_HEAD_REGRESS) {
+        cJSON *id2label = cJSON_AddObjectToObject(r, "id2label"), *label2id = cJSON_AddObjectToObject(r, "label2id");
+        char key[32], label[48];
+        for (int i = 0; i < c->num_labels; i++) {
+            snprintf(key, sizeof key, "%d", i);
+            snprintf(label, sizeof label, "LABEL_%d", i);
+            cJSON_AddStringToObject(id2label, key, label);
+            cJSON_AddNumberToObject(label2id, label, i);
+        }
+        cJSON_AddStringToObject(r, "problem_type",
+                                c->head == POSEMB_HEAD_REGRESS ? "regression" : "single_label_classification");
+    }
     cJSON_AddStringToObject(r, "torch_dtype", "float32");
     int hf_has_pe = c->arch == POSEMB_GPT2 ? !strcmp(hf_pe_type(c->pe) ? hf_pe_type(c->pe) : "", "absolute")
                                            : hf_pe_type(c->pe) != NULL;

@@ -58,7 +58,10 @@ void posemb_model_free(posemb_model *m)
     free(m);
 }
 
-static int is_layernorm(const char *name) { return strstr(name, "LayerNorm.") || strstr(name, "ln_"); }
+static int is_layernorm(const char *name)
+{
+    return strstr(name, "LayerNorm.") || strstr(name, "layer_norm.") || strstr(name, "ln_");
+}
 
 /* HF's _init_weights: Linear and Embedding N(0, initializer_range), biases 0,
  * LayerNorm weight 1 and bias 0; the padding row of the word embeddings 0.
@@ -99,14 +102,23 @@ const posemb_param *posemb_model_find(const posemb_model *m, const char *name)
     return NULL;
 }
 
-/* Carves the activations of a B x T batch out of the arena. */
+/* n floats from the arena; clears *ok when the arena cannot give them. */
+static float *take(posemb_arena *ar, size_t n, int *ok)
+{
+    float *p = posemb_arena_floats(ar, n);
+    if (!p) *ok = 0;
+    return p;
+}
+
+/* Carves the activations of a B x T batch out of the arena; 0 when out of memory. */
 static int carve(posemb_model *m, int B, int T)
 {
+    int ok = 1;
     const posemb_config *c = &m->cfg;
     posemb_arena *ar = &m->arena;
     size_t N = (size_t)B * T, D = (size_t)c->hidden, I = (size_t)c->intermediate, H = (size_t)c->heads;
     model_acts *a = &m->a;
-#define F(n) posemb_arena_floats(ar, (n))
+#define F(n) take(ar, (n), &ok)
     a->emb_sum = F(N * D), a->emb = F(N * D), a->emb_mean = F(N), a->emb_rstd = F(N);
     a->hf = F(N * D), a->hf_mean = F(N), a->hf_rstd = F(N);
     a->pooled = F((size_t)B * D), a->pool_in = F((size_t)B * D);
@@ -123,12 +135,17 @@ static int carve(posemb_model *m, int B, int T)
     a->attn_scratch = F(nn_attention_scratch_floats(&sh, m->pe));
     a->pe_scratch = F(pe_input_scratch_floats(m->pe, (long)N) + 1);
     a->mask = F(N);
+    a->hx = F(N * D), a->ht = F(N * D), a->hg = F(N * D), a->hu = F(N * D), a->hmean = F(N), a->hrstd = F(N);
+    a->dhx = F(N * D), a->dht = F(N * D), a->dhg = F(N * D), a->dhu = F(N * D), a->dlast = F(N * D);
+    size_t nlog = N * 2 > (size_t)B * (c->num_labels + 1) ? N * 2 : (size_t)B * (c->num_labels + 1);
+    a->logits = F(nlog);
+    if (c->head == POSEMB_HEAD_MLM || c->head == POSEMB_HEAD_CLM) a->lm_scratch = F((size_t)LM_CHUNK * c->vocab_size);
 #undef F
-    a->pos_in = posemb_arena_alloc(ar, N * sizeof(int32_t));
-    a->pos_attn = posemb_arena_alloc(ar, N * sizeof(int32_t));
-    a->ids = posemb_arena_alloc(ar, N * sizeof(int32_t));
-    a->types = posemb_arena_alloc(ar, N * sizeof(int32_t));
-    return a->types && a->pe_scratch && a->dga && a->hf; /* the arena fails all later calls once one fails */
+    a->rows = posemb_arena_alloc(ar, N * sizeof(int32_t));
+    a->tgt = posemb_arena_alloc(ar, (N + 2 * (size_t)B) * sizeof(int32_t)); /* span: 2 per sequence */
+    int32_t **ints[] = {&a->pos_in, &a->pos_attn, &a->ids, &a->types};
+    for (int i = 0; i < 4; i++) ok &= (*ints[i] = posemb_arena_alloc(ar, N * sizeof(int32_t))) != NULL;
+    return ok && a->rows && a->tgt;
 }
 
 posemb_status model_reserve(posemb_model *m, int B, int T, posemb_error *err)

@@ -12,6 +12,13 @@ typedef struct layer_acts {
     float *mean1, *rstd1, *mean2, *rstd2;
 } layer_acts;
 
+/* Views of the head's parameters (those it has). */
+typedef struct head_params {
+    float *dense_w, *dense_b, *ln_w, *ln_b; /* MLM transform; RoBERTa classifier.dense */
+    float *bias;                            /* MLM output bias [V] */
+    float *out_w, *out_b;                   /* classifier / classifier.out_proj / qa_outputs */
+} head_params;
+
 typedef struct model_acts {
     float *emb_sum, *emb;     /* word (+ type) embeddings; after the PE's input hook */
     float *emb_mean, *emb_rstd;
@@ -22,6 +29,9 @@ typedef struct model_acts {
     int32_t *pos_in, *pos_attn; /* [N] positions for the input hook and for attention */
     int32_t *ids, *types;       /* [N] copies of the batch */
     float *mask;                /* [N] */
+    /* the head: selected rows and targets, their activations and gradients */
+    int32_t *rows, *tgt;
+    float *hx, *ht, *hg, *hu, *hmean, *hrstd, *dhx, *dht, *dhg, *dhu, *dlast, *logits, *lm_scratch;
     /* backward scratch */
     float *dx, *dx2, *dres, *dh, *dz, *dqkv, *dfi, *dga, *demb, *attn_scratch, *pe_scratch;
 } model_acts;
@@ -29,13 +39,14 @@ typedef struct model_acts {
 struct posemb_model {
     posemb_config cfg;
     pe *pe;
-    int n_params, cap_params, reg_next, oom;
+    int n_params, cap_params, reg_next, oom, reg_head;
     posemb_param *params;
     size_t n_floats, pe_offset;
     float *w, *g;
     /* views into w */
     float *wte, *wtype, *emb_ln_w, *emb_ln_b, *lnf_w, *lnf_b, *pool_w, *pool_b;
     posemb_layer_params *L;
+    head_params hp;
     /* activations for batches up to cap_B x cap_T */
     posemb_arena arena;
     int cap_B, cap_T, B, T, has_pooled;
@@ -58,6 +69,10 @@ float *model_param(posemb_model *m, const char *name, int64_t rows, int64_t cols
 posemb_status model_layout(posemb_model *m, posemb_error *err);
 /* Sizes the activation arena for B x T (reallocating only when it grows). */
 posemb_status model_reserve(posemb_model *m, int B, int T, posemb_error *err);
+
+/* "bert.", "roberta." or "transformer." when the model has a head, else "". */
+const char *model_base_prefix(const posemb_model *m);
+#define LM_CHUNK 64 /* rows of logits computed at once by the LM heads */
 
 void encoder_forward(posemb_model *m);
 void encoder_backward(posemb_model *m, const float *dlast);

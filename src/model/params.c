@@ -30,6 +30,7 @@ float *model_param(posemb_model *m, const char *name, int64_t rows, int64_t cols
     p->offset = m->n_floats;
     p->decay = decay;
     p->unused = unused;
+    p->head = m->reg_head;
     m->n_floats += p->numel;
     return NULL;
 }
@@ -127,8 +128,47 @@ static void layout_encoder(posemb_model *m)
     m->emb_ln_b = model_param(m, "embeddings.LayerNorm.bias", D, 0, 0, 0);
     layout_pe(m);
     for (int l = 0; l < c->layers; l++) layout_encoder_layer(m, l);
-    m->pool_w = model_param(m, "pooler.dense.weight", D, D, 1, 0);
-    m->pool_b = model_param(m, "pooler.dense.bias", D, 0, 0, 0);
+    /* HF builds the pooler for the bare model and BERT's classifier only. */
+    int pooler = c->head == POSEMB_HEAD_NONE ||
+                 (c->arch == POSEMB_BERT && (c->head == POSEMB_HEAD_CLASSIFY || c->head == POSEMB_HEAD_REGRESS));
+    if (pooler) {
+        m->pool_w = model_param(m, "pooler.dense.weight", D, D, 1, 0);
+        m->pool_b = model_param(m, "pooler.dense.bias", D, 0, 0, 0);
+    }
+}
+
+const char *model_base_prefix(const posemb_model *m)
+{
+    static const char *const prefix[] = {"bert.", "roberta.", "transformer."};
+    return m->cfg.head == POSEMB_HEAD_NONE ? "" : prefix[m->cfg.arch];
+}
+
+/* The head's tensors under HF's names (GPT-2's LM head is the tied wte). */
+static void layout_head(posemb_model *m)
+{
+    const posemb_config *c = &m->cfg;
+    head_params *h = &m->hp;
+    int D = c->hidden, bert = c->arch == POSEMB_BERT;
+    m->reg_head = 1;
+    if (c->head == POSEMB_HEAD_MLM) {
+        h->dense_w = model_param(m, bert ? "cls.predictions.transform.dense.weight" : "lm_head.dense.weight", D, D, 1, 0);
+        h->dense_b = model_param(m, bert ? "cls.predictions.transform.dense.bias" : "lm_head.dense.bias", D, 0, 0, 0);
+        h->ln_w = model_param(m, bert ? "cls.predictions.transform.LayerNorm.weight" : "lm_head.layer_norm.weight", D, 0, 0, 0);
+        h->ln_b = model_param(m, bert ? "cls.predictions.transform.LayerNorm.bias" : "lm_head.layer_norm.bias", D, 0, 0, 0);
+        h->bias = model_param(m, bert ? "cls.predictions.bias" : "lm_head.bias", c->vocab_size, 0, 0, 0);
+    } else if ((c->head == POSEMB_HEAD_CLASSIFY || c->head == POSEMB_HEAD_REGRESS) && bert) {
+        h->out_w = model_param(m, "classifier.weight", c->num_labels, D, 1, 0);
+        h->out_b = model_param(m, "classifier.bias", c->num_labels, 0, 0, 0);
+    } else if (c->head == POSEMB_HEAD_CLASSIFY || c->head == POSEMB_HEAD_REGRESS) {
+        h->dense_w = model_param(m, "classifier.dense.weight", D, D, 1, 0);
+        h->dense_b = model_param(m, "classifier.dense.bias", D, 0, 0, 0);
+        h->out_w = model_param(m, "classifier.out_proj.weight", c->num_labels, D, 1, 0);
+        h->out_b = model_param(m, "classifier.out_proj.bias", c->num_labels, 0, 0, 0);
+    } else if (c->head == POSEMB_HEAD_SPAN) {
+        h->out_w = model_param(m, "qa_outputs.weight", 2, D, 1, 0);
+        h->out_b = model_param(m, "qa_outputs.bias", 2, 0, 0, 0);
+    }
+    m->reg_head = 0;
 }
 
 static void layout_decoder(posemb_model *m)
@@ -139,12 +179,16 @@ static void layout_decoder(posemb_model *m)
     for (int l = 0; l < c->layers; l++) layout_decoder_layer(m, l);
     m->lnf_w = model_param(m, "ln_f.weight", c->hidden, 0, 0, 0);
     m->lnf_b = model_param(m, "ln_f.bias", c->hidden, 0, 0, 0);
+    layout_head(m);
 }
 
 posemb_status model_layout(posemb_model *m, posemb_error *err)
 {
     m->reg_next = 0;
     if (m->cfg.arch == POSEMB_GPT2) layout_decoder(m);
-    else layout_encoder(m);
+    else {
+        layout_encoder(m);
+        layout_head(m);
+    }
     return m->oom ? posemb_fail(err, POSEMB_ENOMEM, "model: out of memory laying out parameters") : POSEMB_OK;
 }
