@@ -1,0 +1,53 @@
+/* AdamW with decoupled weight decay (Loshchilov and Hutter 2019), as
+ * torch.optim.AdamW computes it, over the model's flat parameter block;
+ * Hugging Face's linear warm-up and decay schedule; clipping by global norm. */
+#ifndef POSEMB_OPTIM_H
+#define POSEMB_OPTIM_H
+
+#include <stddef.h>
+
+#include "posemb/error.h"
+#include "posemb/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct posemb_adamw_config {
+    float lr;           /* peak learning rate */
+    float beta1, beta2, eps;
+    float weight_decay; /* applied to tensors whose posemb_param.decay is set (not biases, LayerNorm) */
+    float clip;         /* max global gradient norm; <= 0: no clipping */
+    long warmup, total; /* linear warm-up over warmup steps, then linear decay to 0 at total */
+} posemb_adamw_config;
+
+/* HF's defaults: beta (0.9, 0.999), eps 1e-8 (torch), weight decay 0.01, clip 1. */
+posemb_adamw_config posemb_adamw_defaults(float lr, long warmup, long total);
+
+typedef struct posemb_adamw {
+    size_t n;
+    float *m, *v;          /* first and second moments, the parameter block's layout */
+    unsigned char *decay;  /* per float: 1 where weight decay applies */
+    long step;             /* updates done */
+} posemb_adamw;
+
+posemb_status posemb_adamw_init(posemb_adamw *o, const posemb_model *model, posemb_error *err);
+/* State for n floats with no weight decay (set o->decay[i] to enable it). */
+posemb_status posemb_adamw_init_n(posemb_adamw *o, size_t n, posemb_error *err);
+void posemb_adamw_free(posemb_adamw *o);
+
+/* The learning rate of update number step (0-based): HF's get_linear_schedule_with_warmup. */
+float posemb_lr_at(const posemb_adamw_config *c, long step);
+
+/* Global L2 norm of g [n], accumulated in double. */
+double posemb_grad_norm(const float *g, size_t n);
+
+/* One update of w [n] from g [n] (clipped first); returns the gradient norm before clipping. */
+double posemb_adamw_update(posemb_adamw *o, float *w, const float *g, const posemb_adamw_config *c);
+/* posemb_adamw_update on the model's parameters, then the PE's derived tables. */
+double posemb_adamw_step(posemb_adamw *o, posemb_model *model, const posemb_adamw_config *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,86 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "posemb/optim.h"
+
+posemb_adamw_config posemb_adamw_defaults(float lr, long warmup, long total)
+{
+    posemb_adamw_config c = {lr, 0.9f, 0.999f, 1e-8f, 0.01f, 1.0f, warmup, total};
+    return c;
+}
+
+posemb_status posemb_adamw_init_n(posemb_adamw *o, size_t n, posemb_error *err)
+{
+    memset(o, 0, sizeof *o);
+    o->n = n;
+    o->m = calloc(n + 1, sizeof *o->m);
+    o->v = calloc(n + 1, sizeof *o->v);
+    o->decay = calloc(n + 1, 1);
+    if (o->m && o->v && o->decay) return POSEMB_OK;
+    posemb_adamw_free(o);
+    return posemb_fail(err, POSEMB_ENOMEM, "optimizer: cannot allocate state for %zu parameters", n);
+}
+
+posemb_status posemb_adamw_init(posemb_adamw *o, const posemb_model *model, posemb_error *err)
+{
+    posemb_status st = posemb_adamw_init_n(o, posemb_model_n_floats(model), err);
+    if (st) return st;
+    for (int i = 0; i < posemb_model_n_params(model); i++) {
+        const posemb_param *p = posemb_model_param(model, i);
+        if (p->decay) memset(o->decay + p->offset, 1, p->numel);
+    }
+    return POSEMB_OK;
+}
+
+void posemb_adamw_free(posemb_adamw *o)
+{
+    free(o->m);
+    free(o->v);
+    free(o->decay);
+    memset(o, 0, sizeof *o);
+}
+
+float posemb_lr_at(const posemb_adamw_config *c, long step)
+{
+    if (step < c->warmup) return c->lr * (float)step / (float)(c->warmup > 0 ? c->warmup : 1);
+    if (c->total <= c->warmup) return c->lr;
+    double left = (double)(c->total - step) / (double)(c->total - c->warmup);
+    return c->lr * (float)(left > 0 ? left : 0);
+}
+
+double posemb_grad_norm(const float *g, size_t n)
+{
+    double s = 0.0;
+#pragma omp parallel for reduction(+ : s) schedule(static)
+    for (size_t i = 0; i < n; i++) s += (double)g[i] * g[i];
+    return sqrt(s);
+}
+
+double posemb_adamw_update(posemb_adamw *o, float *w, const float *g, const posemb_adamw_config *c)
+{
+    double norm = posemb_grad_norm(g, o->n);
+    float gscale = c->clip > 0 && norm > c->clip ? (float)(c->clip / (norm + 1e-6)) : 1.0f; /* torch's clip_grad_norm_ */
+    float lr = posemb_lr_at(c, o->step);
+    o->step++;
+    /* torch.optim.AdamW: decay first, then the bias-corrected Adam step */
+    double bc1 = 1.0 - pow(c->beta1, (double)o->step), bc2 = 1.0 - pow(c->beta2, (double)o->step);
+    float step_size = (float)(lr / bc1), sqrt_bc2 = (float)sqrt(bc2), b1 = c->beta1, b2 = c->beta2;
+    float decay = 1.0f - lr * c->weight_decay;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < o->n; i++) {
+        float gi = g[i] * gscale;
+        if (o->decay[i]) w[i] *= decay;
+        o->m[i] = b1 * o->m[i] + (1.0f - b1) * gi;
+        o->v[i] = b2 * o->v[i] + (1.0f - b2) * gi * gi;
+        w[i] -= step_size * o->m[i] / (sqrtf(o->v[i]) / sqrt_bc2 + c->eps);
+    }
+    return norm;
+}
+
+double posemb_adamw_step(posemb_adamw *o, posemb_model *model, const posemb_adamw_config *c)
+{
+    double norm = posemb_adamw_update(o, posemb_model_weights(model), posemb_model_grads(model), c);
+    pe_prepare(posemb_model_pe(model));
+    return norm;
+}
