@@ -24,6 +24,9 @@ posemb_status posemb_atomic_commit(posemb_atomic_file *af, posemb_error *err);
 /* Abandons the file: closes and removes the temporary. */
 void posemb_atomic_abort(posemb_atomic_file *af);
 
+/* dst = "dir/name"; -1 (dst empty) when it does not fit in cap bytes. */
+int posemb_path_join(char *dst, size_t cap, const char *dir, const char *name);
+
 /* Writes a rows x cols float matrix as CSV (one row per line, no header,
  * %.9g so float32 values round-trip) to path, atomically ("-": stdout). */
 posemb_status posemb_csv_write(const char *path, const float *data, int rows, int cols, posemb_error *err);

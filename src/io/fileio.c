@@ -49,3 +49,11 @@ posemb_status posemb_csv_write(const char *path, const float *data, int rows, in
         for (int j = 0; j < cols; j++) fprintf(af.f, "%.9g%c", data[(size_t)i * cols + j], j + 1 < cols ? ',' : '\n');
     return posemb_atomic_commit(&af, err);
 }
+
+int posemb_path_join(char *dst, size_t cap, const char *dir, const char *name)
+{
+    int n = snprintf(dst, cap, "%s/%s", dir, name);
+    if (n >= 0 && (size_t)n < cap) return 0;
+    if (cap) dst[0] = '\0';
+    return -1;
+}

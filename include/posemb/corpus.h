@@ -1,0 +1,68 @@
+/* Pretraining data: plain-text corpora tokenized once and cached, cut into
+ * sequences, served as batches that depend only on (seed, step), so that a
+ * resumed run sees exactly what an uninterrupted one would. */
+#ifndef POSEMB_CORPUS_H
+#define POSEMB_CORPUS_H
+
+#include <stdint.h>
+
+#include "posemb/error.h"
+#include "posemb/tokenizer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct posemb_corpus {
+    int32_t *tokens;
+    long n;
+    int n_files;
+    int from_cache; /* 1 when read from the cache, not tokenized */
+} posemb_corpus;
+
+/* Reads path (a text file, or every regular file below a folder, in sorted
+ * order, hidden ones skipped), tokenizes each file without special tokens
+ * and concatenates them. The token stream is cached in cache_path
+ * (safetensors, I32 "tokens"); a cache whose sources (paths, sizes, times)
+ * and tokenizer (tok_desc) match is read instead of tokenizing again.
+ * cache_path may be NULL. Errors name the file: unreadable, not text (a NUL
+ * byte), or a corpus with no tokens. */
+posemb_status posemb_corpus_load(posemb_corpus *c, const char *path, const posemb_tokenizer *tok,
+                                 const char *tok_desc, const char *cache_path, posemb_error *err);
+void posemb_corpus_free(posemb_corpus *c);
+
+/* Sequences and batches for masked or causal language modelling. */
+typedef struct posemb_lm_data {
+    const int32_t *tokens;
+    long n_tokens;
+    int T;              /* sequence length */
+    int mlm;            /* 1: [CLS] body [SEP] with 15% masking; 0: causal windows of T tokens */
+    int body;           /* stream tokens per sequence */
+    long n_train, n_valid; /* sequences: the last n_valid are held out */
+    int32_t cls, sep, mask_id; /* MLM special ids */
+    int vocab;
+    uint64_t seed;
+    long perm_epoch;    /* the epoch whose order is in perm (-1: none) */
+    long *perm;         /* [n_train] */
+} posemb_lm_data;
+
+/* Cuts tokens into sequences of T; holds out valid_frac of them (at least
+ * one when there are two or more). ERANGE when the corpus holds no full
+ * sequence. For MLM, cls/sep/mask are the tokenizer's ids. */
+posemb_status posemb_lm_data_init(posemb_lm_data *d, const int32_t *tokens, long n, int T, int mlm, int32_t cls,
+                                  int32_t sep, int32_t mask_id, int vocab, double valid_frac, uint64_t seed,
+                                  posemb_error *err);
+void posemb_lm_data_free(posemb_lm_data *d);
+
+/* Batch number k (k = step * accum + micro) of B training sequences, drawn
+ * without replacement within each epoch (a seeded shuffle per epoch):
+ * ids [B, T] and targets [B, T] (MLM: HF's 80/10/10 masking of 15% of the
+ * non-special tokens, -100 elsewhere; CLM: the ids). */
+void posemb_lm_train_batch(posemb_lm_data *d, long k, int B, int32_t *ids, int32_t *targets);
+/* Validation batch i: sequences i*B.. (wrapping), masking keyed by i. */
+void posemb_lm_valid_batch(const posemb_lm_data *d, long i, int B, int32_t *ids, int32_t *targets);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

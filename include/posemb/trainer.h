@@ -1,0 +1,68 @@
+/* Training runs: the loop, evaluation, logging and checkpoints that make a
+ * killed run resumable with the same loss curve.
+ *
+ * A run folder holds checkpoint-STEP/ folders (config.json and
+ * model.safetensors in HF's layout, optimizer.safetensors with AdamW's
+ * moments, trainer_state.json with the step and the history), train_log.jsonl
+ * (one line per logged step and per evaluation) and, at the end, the final
+ * model (config.json + model.safetensors) at its top level. A checkpoint is
+ * written under a temporary name and renamed when complete, so a kill at any
+ * moment leaves the previous checkpoint intact. */
+#ifndef POSEMB_TRAINER_H
+#define POSEMB_TRAINER_H
+
+#include <stdint.h>
+
+#include "posemb/corpus.h"
+#include "posemb/model.h"
+#include "posemb/optim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct posemb_train_args {
+    const char *out;      /* run folder (created) */
+    long steps;           /* optimizer updates in the whole run (the schedule's length) */
+    long stop_at;         /* stop (with a checkpoint) after this step; 0: run to the end */
+    int batch, accum;     /* sequences per micro-batch, micro-batches per update */
+    float lr, weight_decay, clip;
+    long warmup;
+    uint64_t seed;
+    long log_every, eval_every, save_every; /* 0: never (save: at the end only) */
+    int eval_batches;
+    int keep;             /* checkpoints kept (oldest removed) */
+    int progress;         /* 1: a progress bar (a terminal); 0: a line every log_every steps */
+} posemb_train_args;
+
+/* Sensible defaults for a run of steps updates. */
+posemb_train_args posemb_train_defaults(const char *out, long steps);
+
+typedef struct posemb_train_point {
+    long step;
+    double loss, lr, grad_norm;
+} posemb_train_point;
+
+typedef struct posemb_train_result {
+    long step;              /* last step done */
+    long resumed_from;      /* 0, or the checkpoint step the run resumed from */
+    double eval_loss, eval_accuracy;
+    double tokens_per_s;
+    posemb_train_point *history; /* [step] the loss of every step so far, resumed ones included */
+    long n_history;
+} posemb_train_result;
+
+/* Trains m on d. With resume, continues from the newest complete checkpoint
+ * in args->out (if there is one). Stops with EFORMAT naming the step when
+ * the loss is not finite, keeping the last good checkpoint. */
+posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_train_args *args, int resume,
+                           posemb_train_result *res, posemb_error *err);
+void posemb_train_result_free(posemb_train_result *res);
+
+/* The newest complete checkpoint folder of a run, or 0 (path untouched). */
+long posemb_checkpoint_latest(const char *run, char *path, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,215 @@
+/* Training checkpoints: a folder per step, written under a temporary name
+ * and renamed into place, so that a kill never leaves a partial one. */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "posemb/fileio.h"
+#include "posemb/safetensors.h"
+#include "train_impl.h"
+
+static int is_complete(const char *dir)
+{
+    char p[4200];
+    struct stat sb;
+    return !posemb_path_join(p, sizeof p, dir, "trainer_state.json") && stat(p, &sb) == 0;
+}
+
+long posemb_checkpoint_latest(const char *run, char *path, size_t cap)
+{
+    DIR *d = opendir(run);
+    if (!d) return 0;
+    long best = 0;
+    struct dirent *e;
+    char dir[4200];
+    while ((e = readdir(d))) {
+        long step;
+        int end = 0;
+        if (sscanf(e->d_name, "checkpoint-%ld%n", &step, &end) != 1 || e->d_name[end] || step <= best) continue;
+        if (posemb_path_join(dir, sizeof dir, run, e->d_name)) continue;
+        if (is_complete(dir)) {
+            best = step;
+            snprintf(path, cap, "%s", dir);
+        }
+    }
+    closedir(d);
+    return best;
+}
+
+static void remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char p[4200];
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !posemb_path_join(p, sizeof p, dir, e->d_name))
+            unlink(p);
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Removes checkpoints older than the newest keep ones, and stale temporaries. */
+static void prune(const char *run, int keep)
+{
+    DIR *d = opendir(run);
+    if (!d) return;
+    long steps[4096];
+    int n = 0;
+    struct dirent *e;
+    char p[4200];
+    while ((e = readdir(d))) {
+        long step;
+        int end = 0;
+        if (!strncmp(e->d_name, ".checkpoint-", 12)) {
+            if (!posemb_path_join(p, sizeof p, run, e->d_name)) remove_tree(p);
+        } else if (sscanf(e->d_name, "checkpoint-%ld%n", &step, &end) == 1 && !e->d_name[end] && n < 4096)
+            steps[n++] = step;
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++) {
+        int newer = 0;
+        for (int j = 0; j < n; j++) newer += steps[j] > steps[i];
+        if (newer < keep) continue;
+        int len = snprintf(p, sizeof p, "%s/checkpoint-%ld", run, steps[i]);
+        if (len > 0 && len < (int)sizeof p) remove_tree(p);
+    }
+}
+
+static posemb_status save_optimizer(const posemb_adamw *o, const char *dir, posemb_error *err)
+{
+    char path[4200];
+    if (posemb_path_join(path, sizeof path, dir, "optimizer.safetensors"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
+    posemb_st_writer w;
+    posemb_st_writer_init(&w);
+    int64_t n[1] = {(int64_t)o->n}, one[1] = {1}, step = o->step;
+    posemb_status st = posemb_st_writer_add_f32(&w, "exp_avg", 1, n, o->m, err);
+    if (!st) st = posemb_st_writer_add_f32(&w, "exp_avg_sq", 1, n, o->v, err);
+    if (!st) st = posemb_st_writer_add(&w, "step", POSEMB_I64, 1, one, &step, err);
+    if (!st) st = posemb_st_write(&w, path, err);
+    posemb_st_writer_free(&w);
+    return st;
+}
+
+static posemb_status save_state(const train_state *s, const char *dir, posemb_error *err)
+{
+    char path[4200];
+    if (posemb_path_join(path, sizeof path, dir, "trainer_state.json"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
+    cJSON *r = cJSON_CreateObject(), *h = cJSON_AddArrayToObject(r, "history");
+    cJSON_AddNumberToObject(r, "step", (double)s->step);
+    cJSON_AddNumberToObject(r, "seed", (double)s->seed);
+    for (long i = 0; i < s->n_history; i++) {
+        cJSON *p = cJSON_CreateArray();
+        cJSON_AddItemToArray(p, cJSON_CreateNumber((double)s->history[i].step));
+        cJSON_AddItemToArray(p, cJSON_CreateNumber(s->history[i].loss));
+        cJSON_AddItemToArray(p, cJSON_CreateNumber(s->history[i].lr));
+        cJSON_AddItemToArray(p, cJSON_CreateNumber(s->history[i].grad_norm));
+        cJSON_AddItemToArray(h, p);
+    }
+    char *text = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    if (!text) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
+    posemb_atomic_file af;
+    posemb_status st = posemb_atomic_open(&af, path, err);
+    if (!st) {
+        fprintf(af.f, "%s\n", text);
+        st = posemb_atomic_commit(&af, err);
+    }
+    cJSON_free(text);
+    return st;
+}
+
+posemb_status train_checkpoint_save(const char *run, const posemb_model *m, const posemb_adamw *o,
+                                    const train_state *s, int keep, posemb_error *err)
+{
+    char tmp[4200], dir[4200];
+    int a = snprintf(tmp, sizeof tmp, "%s/.checkpoint-%ld.tmp.%ld", run, s->step, (long)getpid());
+    int b = snprintf(dir, sizeof dir, "%s/checkpoint-%ld", run, s->step);
+    if (a < 0 || b < 0 || a >= (int)sizeof tmp || b >= (int)sizeof dir)
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", run);
+    remove_tree(tmp);
+    posemb_status st = posemb_model_save(m, tmp, err);
+    if (!st) st = save_optimizer(o, tmp, err);
+    if (!st) st = save_state(s, tmp, err); /* last: its presence marks the checkpoint complete */
+    if (!st) {
+        remove_tree(dir); /* a checkpoint of the same step from an earlier try */
+        if (rename(tmp, dir)) st = posemb_fail(err, POSEMB_EIO, "%s: cannot rename into place: %s", dir, strerror(errno));
+    }
+    if (st) remove_tree(tmp);
+    else prune(run, keep > 0 ? keep : 1);
+    return st;
+}
+
+static posemb_status load_optimizer(posemb_adamw *o, const char *dir, posemb_error *err)
+{
+    char path[4200];
+    if (posemb_path_join(path, sizeof path, dir, "optimizer.safetensors"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
+    posemb_st_file f;
+    posemb_status st = posemb_st_open(&f, path, err);
+    if (st) return st;
+    int64_t n[1] = {(int64_t)o->n}, step = 0;
+    const posemb_st_entry *e = posemb_st_find(&f, "step");
+    st = posemb_st_load_f32(&f, "exp_avg", 1, n, o->m, err);
+    if (!st) st = posemb_st_load_f32(&f, "exp_avg_sq", 1, n, o->v, err);
+    if (!st && (!e || e->numel != 1)) st = posemb_fail(err, POSEMB_EFORMAT, "%s: no scalar 'step'", path);
+    if (!st) st = posemb_st_read_i64(&f, e, &step, err);
+    o->step = (long)step;
+    posemb_st_close(&f);
+    return st;
+}
+
+static posemb_status load_state(train_state *s, const char *dir, posemb_error *err)
+{
+    char path[4200];
+    if (posemb_path_join(path, sizeof path, dir, "trainer_state.json"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot open", path);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = len > 0 ? malloc((size_t)len + 1) : NULL;
+    size_t got = text ? fread(text, 1, (size_t)len, f) : 0;
+    fclose(f);
+    cJSON *r = text ? cJSON_ParseWithLength(text, got) : NULL;
+    free(text);
+    const cJSON *step = cJSON_GetObjectItemCaseSensitive(r, "step"), *h = cJSON_GetObjectItemCaseSensitive(r, "history");
+    posemb_status st = POSEMB_OK;
+    if (!cJSON_IsNumber(step) || !cJSON_IsArray(h)) st = posemb_fail(err, POSEMB_EFORMAT, "%s: not a trainer state", path);
+    s->step = st ? 0 : (long)step->valuedouble;
+    s->n_history = 0;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, h)
+    {
+        if (st) break;
+        if (!cJSON_IsArray(p) || cJSON_GetArraySize(p) != 4) {
+            st = posemb_fail(err, POSEMB_EFORMAT, "%s: a malformed history entry", path);
+            break;
+        }
+        posemb_train_point pt = {(long)cJSON_GetArrayItem(p, 0)->valuedouble, cJSON_GetArrayItem(p, 1)->valuedouble,
+                                 cJSON_GetArrayItem(p, 2)->valuedouble, cJSON_GetArrayItem(p, 3)->valuedouble};
+        if (train_history_add(s, pt)) st = posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
+    }
+    cJSON_Delete(r);
+    return st;
+}
+
+posemb_status train_checkpoint_load(const char *dir, posemb_model *m, posemb_adamw *o, train_state *s,
+                                    posemb_error *err)
+{
+    char path[4200];
+    if (posemb_path_join(path, sizeof path, dir, "model.safetensors"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
+    posemb_status st = posemb_model_load_weights(m, path, err);
+    if (!st) st = load_optimizer(o, dir, err);
+    if (!st) st = load_state(s, dir, err);
+    return st;
+}

@@ -1,0 +1,228 @@
+/* The training loop: micro-batches accumulated into one AdamW update per
+ * step, evaluation on held-out sequences, progress, checkpoints. Batches,
+ * masks and dropout are functions of (seed, step), so resuming from a
+ * checkpoint reproduces the uninterrupted run. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "posemb/fileio.h"
+#include "train_impl.h"
+
+posemb_train_args posemb_train_defaults(const char *out, long steps)
+{
+    posemb_train_args a = {0};
+    a.out = out, a.steps = steps, a.batch = 32, a.accum = 1;
+    a.lr = 1e-4f, a.weight_decay = 0.01f, a.clip = 1.0f, a.warmup = steps / 10;
+    a.seed = 0, a.log_every = steps >= 20 ? steps / 20 : 1, a.eval_every = steps >= 5 ? steps / 5 : steps;
+    a.save_every = steps >= 5 ? steps / 5 : steps, a.eval_batches = 8, a.keep = 2;
+    return a;
+}
+
+int train_history_add(train_state *s, posemb_train_point p)
+{
+    if (s->n_history == s->cap_history) {
+        long cap = s->cap_history ? 2 * s->cap_history : 256;
+        posemb_train_point *h = realloc(s->history, (size_t)cap * sizeof *h);
+        if (!h) return -1;
+        s->history = h;
+        s->cap_history = cap;
+    }
+    s->history[s->n_history++] = p;
+    return 0;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Buffers for one micro-batch. */
+typedef struct batch_buf {
+    int32_t *ids, *targets;
+} batch_buf;
+
+/* Mean validation loss and token accuracy over eval_batches batches, in eval mode. */
+static posemb_status evaluate(posemb_model *m, const posemb_lm_data *d, const posemb_train_args *a, batch_buf *bb,
+                              double *loss, double *acc, posemb_error *err)
+{
+    double sum = 0;
+    long count = 0, correct = 0;
+    posemb_model_set_train(m, 0, 0, 0);
+    for (int i = 0; i < a->eval_batches; i++) {
+        posemb_lm_valid_batch(d, i, a->batch, bb->ids, bb->targets);
+        posemb_batch b = {a->batch, d->T, bb->ids, NULL, NULL};
+        posemb_targets t = {bb->targets, NULL, NULL, NULL, NULL};
+        posemb_loss l;
+        posemb_status st = posemb_model_forward(m, &b, err);
+        if (!st) st = posemb_model_loss(m, &t, 0.0f, &l, err);
+        if (st) return st;
+        sum += l.loss * (double)l.count;
+        count += l.count;
+        correct += l.correct;
+    }
+    *loss = count ? sum / (double)count : 0;
+    *acc = count ? (double)correct / (double)count : 0;
+    return POSEMB_OK;
+}
+
+/* One update: accum micro-batches, each contributing 1/accum of the gradient. */
+static posemb_status train_step(posemb_model *m, posemb_lm_data *d, const posemb_train_args *a, long step,
+                                batch_buf *bb, double *loss, posemb_error *err)
+{
+    posemb_model_zero_grad(m);
+    *loss = 0;
+    for (int micro = 0; micro < a->accum; micro++) {
+        long k = step * a->accum + micro;
+        posemb_lm_train_batch(d, k, a->batch, bb->ids, bb->targets);
+        posemb_model_set_train(m, 1, a->seed, (uint64_t)k);
+        posemb_batch b = {a->batch, d->T, bb->ids, NULL, NULL};
+        posemb_targets t = {bb->targets, NULL, NULL, NULL, NULL};
+        posemb_loss l;
+        posemb_status st = posemb_model_forward(m, &b, err);
+        if (!st) st = posemb_model_loss(m, &t, 1.0f / (float)a->accum, &l, err);
+        if (st) return st;
+        *loss += l.loss / a->accum;
+    }
+    return POSEMB_OK;
+}
+
+static void format_eta(double seconds, char *buf, size_t cap)
+{
+    long s = seconds > 0 && seconds < 1e7 ? (long)seconds : 0;
+    snprintf(buf, cap, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+}
+
+static void report(const posemb_train_args *a, const posemb_train_point *p, double tok_s, double elapsed, long done,
+                   long todo)
+{
+    char eta[32];
+    format_eta(done ? elapsed / (double)done * (double)todo : 0, eta, sizeof eta);
+    if (a->progress) {
+        int width = 24, fill = (int)(width * (double)p->step / (double)a->steps);
+        char bar[32];
+        for (int i = 0; i < width; i++) bar[i] = i < fill ? '=' : i == fill ? '>' : ' ';
+        bar[width] = '\0';
+        fprintf(stderr, "\r%6ld/%ld [%s] loss %.4f  lr %.2e  %.0f tok/s  ETA %s ", p->step, a->steps, bar, p->loss,
+                p->lr, tok_s, eta);
+    } else {
+        fprintf(stderr, "step %ld/%ld loss %.4f lr %.3e grad_norm %.3f %.0f tok/s eta %s\n", p->step, a->steps, p->loss,
+                p->lr, p->grad_norm, tok_s, eta);
+    }
+}
+
+/* train_log.jsonl: one JSON object per line, appended. */
+static void log_line(FILE *f, const char *kind, long step, double loss, double extra, const char *extra_name)
+{
+    if (!f) return;
+    fprintf(f, "{\"kind\": \"%s\", \"step\": %ld, \"loss\": %.9g, \"%s\": %.9g}\n", kind, step, loss, extra_name, extra);
+    fflush(f);
+}
+
+/* Reopens train_log.jsonl holding only the steps the resumed state has. */
+static FILE *open_log(const posemb_train_args *a, const train_state *s)
+{
+    char path[4200];
+    if (posemb_path_join(path, sizeof path, a->out, "train_log.jsonl")) return NULL;
+    FILE *f = fopen(path, "w");
+    for (long i = 0; f && i < s->n_history; i++)
+        log_line(f, "train", s->history[i].step, s->history[i].loss, s->history[i].lr, "lr");
+    return f;
+}
+
+static posemb_status check_args(const posemb_train_args *a, const posemb_lm_data *d, posemb_error *err)
+{
+    if (a->steps < 1 || a->batch < 1 || a->accum < 1 || a->keep < 1 || a->eval_batches < 0)
+        return posemb_fail(err, POSEMB_EINVAL, "train: steps, batch, accum and keep must be positive");
+    if (!(a->lr > 0) || a->weight_decay < 0 || a->warmup < 0)
+        return posemb_fail(err, POSEMB_EINVAL, "train: lr must be positive, weight decay and warm-up not negative");
+    if (!d->n_train) return posemb_fail(err, POSEMB_ERANGE, "train: no training sequences");
+    return POSEMB_OK;
+}
+
+/* Restores model, optimizer and history from the newest checkpoint of a run. */
+static posemb_status resume_from(posemb_model *m, posemb_adamw *o, train_state *s, const posemb_train_args *a,
+                                 posemb_train_result *res, posemb_error *err)
+{
+    char dir[4200];
+    if (!posemb_checkpoint_latest(a->out, dir, sizeof dir)) return POSEMB_OK;
+    posemb_status st = train_checkpoint_load(dir, m, o, s, err);
+    if (!st && o->step != s->step)
+        st = posemb_fail(err, POSEMB_EFORMAT, "%s: optimizer step %ld and trainer step %ld differ", dir, o->step, s->step);
+    res->resumed_from = s->step;
+    return st;
+}
+
+static posemb_status finish(posemb_model *m, const posemb_adamw *o, const train_state *s, const posemb_train_args *a,
+                            posemb_error *err)
+{
+    posemb_status st = train_checkpoint_save(a->out, m, o, s, a->keep, err);
+    if (!st && s->step >= a->steps) st = posemb_model_save(m, a->out, err); /* the run folder is the final model */
+    return st;
+}
+
+posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_train_args *a, int resume,
+                           posemb_train_result *res, posemb_error *err)
+{
+    memset(res, 0, sizeof *res);
+    posemb_status st = check_args(a, d, err);
+    if (st) return st;
+    if (mkdir(a->out, 0755) && errno != EEXIST)
+        return posemb_fail(err, POSEMB_EIO, "%s: cannot create the run folder: %s", a->out, strerror(errno));
+    train_state s = {0, a->seed, NULL, 0, 0};
+    posemb_adamw o = {0};
+    posemb_adamw_config oc = {a->lr, 0.9f, 0.999f, 1e-8f, a->weight_decay, a->clip, a->warmup, a->steps};
+    batch_buf bb = {malloc((size_t)a->batch * d->T * sizeof(int32_t)), malloc((size_t)a->batch * d->T * sizeof(int32_t))};
+    if (!bb.ids || !bb.targets) st = posemb_fail(err, POSEMB_ENOMEM, "train: out of memory");
+    if (!st) st = posemb_adamw_init(&o, m, err);
+    if (!st && resume) st = resume_from(m, &o, &s, a, res, err);
+    FILE *log = st ? NULL : open_log(a, &s);
+    long stop = a->stop_at > 0 && a->stop_at < a->steps ? a->stop_at : a->steps, first = s.step;
+    double t0 = now();
+    while (!st && s.step < stop) {
+        double loss;
+        posemb_train_point p = {s.step + 1, 0, posemb_lr_at(&oc, s.step), 0};
+        st = train_step(m, d, a, s.step, &bb, &loss, err);
+        if (!st && !isfinite(loss)) {
+            st = posemb_fail(err, POSEMB_EFORMAT, "step %ld: the loss is %g; stopped, the last good checkpoint is kept "
+                             "in %s", s.step + 1, loss, a->out);
+            break;
+        }
+        if (st) break;
+        p.loss = loss;
+        p.grad_norm = posemb_adamw_step(&o, m, &oc);
+        s.step++;
+        if (train_history_add(&s, p)) st = posemb_fail(err, POSEMB_ENOMEM, "train: out of memory");
+        double elapsed = now() - t0;
+        res->tokens_per_s = (double)(s.step - first) * a->batch * a->accum * d->T / (elapsed > 0 ? elapsed : 1e-9);
+        log_line(log, "train", p.step, p.loss, p.lr, "lr");
+        if (a->progress || (a->log_every && s.step % a->log_every == 0) || s.step == stop)
+            report(a, &p, res->tokens_per_s, elapsed, s.step - first, stop - s.step);
+        if (!st && a->eval_every && (s.step % a->eval_every == 0 || s.step == a->steps)) {
+            st = evaluate(m, d, a, &bb, &res->eval_loss, &res->eval_accuracy, err);
+            log_line(log, "eval", s.step, res->eval_loss, res->eval_accuracy, "accuracy");
+        }
+        if (!st && ((a->save_every && s.step % a->save_every == 0) || s.step == stop)) st = finish(m, &o, &s, a, err);
+    }
+    if (a->progress) fputc('\n', stderr);
+    if (log) fclose(log);
+    res->step = s.step;
+    res->history = s.history;
+    res->n_history = s.n_history;
+    posemb_adamw_free(&o);
+    free(bb.ids);
+    free(bb.targets);
+    return st;
+}
+
+void posemb_train_result_free(posemb_train_result *res)
+{
+    free(res->history);
+    memset(res, 0, sizeof *res);
+}

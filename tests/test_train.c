@@ -1,0 +1,194 @@
+/* Training runs: batches and masking, resume reproducing the loss curve
+ * exactly, checkpoints, NaN handling. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "posemb/corpus.h"
+#include "posemb/model.h"
+#include "posemb/rng.h"
+#include "posemb/threads.h"
+#include "posemb/trainer.h"
+#include "testutil.h"
+
+enum { V = 50, T = 10, NTOK = 4000 };
+static int32_t tokens[NTOK];
+
+/* A stream with structure: token t+1 is usually a function of token t. */
+static void make_tokens(void)
+{
+    posemb_rng r;
+    posemb_rng_seed(&r, 9, 9);
+    tokens[0] = 5;
+    for (int i = 1; i < NTOK; i++)
+        tokens[i] = posemb_rng_uniform(&r) < 0.7 ? 5 + (tokens[i - 1] * 7 + 3) % (V - 5) : 5 + (int)posemb_rng_below(&r, V - 5);
+}
+
+static posemb_model *tiny_bert(const char *spec)
+{
+    posemb_config c;
+    posemb_config_defaults(&c, POSEMB_BERT);
+    c.vocab_size = V, c.hidden = 16, c.layers = 2, c.heads = 2, c.intermediate = 32, c.max_position = 16;
+    snprintf(c.pe, sizeof c.pe, "%s", spec);
+    posemb_error err;
+    posemb_model *m;
+    if (posemb_config_set_head(&c, POSEMB_HEAD_MLM, 0, &err) || posemb_model_create(&m, &c, &err)) fail_msg("%s", err.msg);
+    posemb_model_init(m, 4);
+    return m;
+}
+
+static void data(posemb_lm_data *d)
+{
+    posemb_error err;
+    make_tokens();
+    if (posemb_lm_data_init(d, tokens, NTOK, T, 1, 1, 2, 3, V, 0.1, 77, &err)) fail_msg("%s", err.msg);
+}
+
+/* MLM masking: ~15% of body tokens, of those ~80% [MASK]; never [CLS]/[SEP];
+ * batches are functions of their number; an epoch visits every sequence once. */
+static void test_batches(void **state)
+{
+    posemb_lm_data d;
+    data(&d);
+    assert_int_equal(d.n_train + d.n_valid, NTOK / (T - 2));
+    enum { B = 50 };
+    int32_t ids[B * T], tg[B * T], ids2[B * T], tg2[B * T];
+    long chosen = 0, masked = 0, body = 0;
+    for (int k = 0; k < 40; k++) {
+        posemb_lm_train_batch(&d, k, B, ids, tg);
+        for (int i = 0; i < B * T; i++) {
+            int t = i % T;
+            if (t == 0 || t == T - 1) {
+                assert_int_equal(tg[i], -100);
+                assert_int_equal(ids[i], t == 0 ? 1 : 2);
+                continue;
+            }
+            body++;
+            chosen += tg[i] >= 0;
+            masked += tg[i] >= 0 && ids[i] == 3;
+        }
+    }
+    printf("masking: %.4f of body tokens chosen, %.4f of those [MASK]\n", (double)chosen / body, (double)masked / chosen);
+    assert_true(fabs((double)chosen / body - 0.15) < 0.01);
+    assert_true(fabs((double)masked / chosen - 0.8) < 0.03);
+    posemb_lm_train_batch(&d, 7, B, ids, tg);
+    posemb_lm_train_batch(&d, 3, B, ids2, tg2);
+    posemb_lm_train_batch(&d, 7, B, ids2, tg2);
+    assert_memory_equal(ids, ids2, sizeof ids);
+    assert_memory_equal(tg, tg2, sizeof tg);
+    /* one epoch = n_train sequences, each once */
+    char *seen = calloc((size_t)d.n_train, 1);
+    for (long g = 0; g < d.n_train; g++) {
+        posemb_lm_train_batch(&d, g, 1, ids, tg);
+        long s = d.perm[g % d.n_train];
+        assert_int_equal(seen[s], 0);
+        seen[s] = 1;
+    }
+    free(seen);
+    posemb_lm_data_free(&d);
+}
+
+static posemb_train_args args_for(const char *out, long steps)
+{
+    posemb_train_args a = posemb_train_defaults(out, steps);
+    a.batch = 8, a.accum = 2, a.lr = 3e-3f, a.warmup = 2, a.save_every = 3, a.eval_every = 6, a.eval_batches = 2;
+    a.log_every = 0;
+    return a;
+}
+
+/* N steps straight == N/2, stop, resume, N/2: identical losses (one thread). */
+static void test_resume_identical(void **state)
+{
+    posemb_threads_set(1);
+    char *dir = tu_tmpdir(), run_a[1100], run_b[1100];
+    snprintf(run_a, sizeof run_a, "%s/a", dir);
+    snprintf(run_b, sizeof run_b, "%s/b", dir);
+    posemb_lm_data d;
+    data(&d);
+    posemb_error err;
+    posemb_train_result ra, rb1, rb2;
+    posemb_model *m = tiny_bert("rpe:k=4");
+    posemb_train_args a = args_for(run_a, 12);
+    if (posemb_train(m, &d, &a, 0, &ra, &err)) fail_msg("%s", err.msg);
+    posemb_model_free(m);
+
+    m = tiny_bert("rpe:k=4");
+    posemb_train_args b = args_for(run_b, 12);
+    b.stop_at = 7; /* stops after step 7 with a checkpoint */
+    if (posemb_train(m, &d, &b, 0, &rb1, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(rb1.step, 7);
+    posemb_model_free(m);
+    m = tiny_bert("rpe:k=4"); /* a fresh process would start from a fresh model */
+    b.stop_at = 0;
+    if (posemb_train(m, &d, &b, 1, &rb2, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(rb2.resumed_from, 7);
+    assert_int_equal(rb2.n_history, 12);
+    for (long i = 0; i < 12; i++) {
+        if (ra.history[i].loss != rb2.history[i].loss)
+            fail_msg("step %ld: loss %.9g straight, %.9g resumed", i + 1, ra.history[i].loss, rb2.history[i].loss);
+    }
+    printf("resume: 12 steps straight and 7 + resume + 5 give identical losses (%.6f -> %.6f)\n", ra.history[0].loss,
+           ra.history[11].loss);
+    assert_true(isfinite(ra.history[11].loss));
+    /* the run folder is a model; only the newest checkpoints remain */
+    posemb_model *back;
+    if (posemb_model_load(&back, run_b, &err)) fail_msg("%s", err.msg);
+    assert_memory_equal(posemb_model_weights(back), posemb_model_weights(m), posemb_model_n_floats(m) * sizeof(float));
+    char path[1200];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/checkpoint-12/optimizer.safetensors", run_b);
+    assert_int_equal(stat(path, &sb), 0);
+    snprintf(path, sizeof path, "%s/checkpoint-3", run_b);
+    assert_int_not_equal(stat(path, &sb), 0);
+    posemb_model_free(back);
+    posemb_model_free(m);
+    posemb_train_result_free(&ra);
+    posemb_train_result_free(&rb1);
+    posemb_train_result_free(&rb2);
+    posemb_lm_data_free(&d);
+    tu_rmtree(dir);
+    free(dir);
+    posemb_threads_set(2);
+}
+
+/* A non-finite loss stops the run naming the step; the checkpoint before stays. */
+static void test_nan_stops(void **state)
+{
+    char *dir = tu_tmpdir(), run[1100];
+    snprintf(run, sizeof run, "%s/r", dir);
+    posemb_lm_data d;
+    data(&d);
+    posemb_model *m = tiny_bert("ape");
+    posemb_train_args a = args_for(run, 6);
+    a.stop_at = 3;
+    posemb_error err;
+    posemb_train_result r;
+    if (posemb_train(m, &d, &a, 0, &r, &err)) fail_msg("%s", err.msg);
+    posemb_train_result_free(&r);
+    posemb_model_weights(m)[0] = NAN; /* poison the word embeddings' first row... */
+    for (int i = 0; i < 16 * V; i++) posemb_model_weights(m)[i] = NAN; /* ...all of them */
+    a.stop_at = 0;
+    assert_int_equal(posemb_train(m, &d, &a, 0, &r, &err), POSEMB_EFORMAT);
+    /* a fresh run in the same folder fails at its first step; the earlier checkpoint survives */
+    if (!strstr(err.msg, "step 1: the loss is") || !strstr(err.msg, run)) fail_msg("message: %s", err.msg);
+    char path[1200];
+    long last = posemb_checkpoint_latest(run, path, sizeof path);
+    assert_int_equal(last, 3);
+    posemb_train_result_free(&r);
+    posemb_model_free(m);
+    posemb_lm_data_free(&d);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_batches),
+        cmocka_unit_test(test_resume_identical),
+        cmocka_unit_test(test_nan_stops),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
