@@ -13,9 +13,11 @@ typedef struct subcommand {
 
 static const subcommand SUBCOMMANDS[] = {
     {"inspect", cmd_inspect, "list the tensors and metadata of a .safetensors file"},
+    {"train", cmd_train, "pretrain a BERT, RoBERTa or GPT-2 with any PE on text (resumable)"},
     {"forward", cmd_forward, "run a model on inputs.json and write hidden states and attentions"},
     {"demo", cmd_demo, "the PE catalogue at BERT-base size with each PE's properties"},
     {"pe", cmd_pe, "write a position embedding as numbers (tables, frequencies, biases)"},
+    {"tokenize", cmd_tokenize, "tokens and ids of a text, as Hugging Face's BERT or GPT-2 tokenizer gives them"},
 };
 
 #define N_SUBCOMMANDS (int)(sizeof SUBCOMMANDS / sizeof SUBCOMMANDS[0])

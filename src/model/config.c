@@ -259,6 +259,17 @@ static const char *hf_pe_type(const char *spec)
     return NULL;
 }
 
+/* The shortest decimal that reads back as the same float: 1e-12, not 9.99999996e-13. */
+static double shortest(float x)
+{
+    char buf[32];
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)x);
+        if ((float)strtod(buf, NULL) == x) break;
+    }
+    return strtod(buf, NULL);
+}
+
 static cJSON *encoder_json(const posemb_config *c)
 {
     cJSON *r = cJSON_CreateObject();
@@ -271,9 +282,9 @@ static cJSON *encoder_json(const posemb_config *c)
     cJSON_AddNumberToObject(r, "max_position_embeddings", c->max_position);
     cJSON_AddNumberToObject(r, "type_vocab_size", c->type_vocab);
     cJSON_AddNumberToObject(r, "pad_token_id", c->pad_token_id);
-    cJSON_AddNumberToObject(r, "layer_norm_eps", c->ln_eps);
-    cJSON_AddNumberToObject(r, "hidden_dropout_prob", c->hidden_dropout);
-    cJSON_AddNumberToObject(r, "attention_probs_dropout_prob", c->attn_dropout);
+    cJSON_AddNumberToObject(r, "layer_norm_eps", shortest(c->ln_eps));
+    cJSON_AddNumberToObject(r, "hidden_dropout_prob", shortest(c->hidden_dropout));
+    cJSON_AddNumberToObject(r, "attention_probs_dropout_prob", shortest(c->attn_dropout));
     cJSON_AddStringToObject(r, "hidden_act", c->act == NN_GELU_ERF ? "gelu" : "gelu_new");
     const char *hf = hf_pe_type(c->pe);
     cJSON_AddStringToObject(r, "position_embedding_type", hf ? hf : "absolute");
@@ -290,10 +301,10 @@ static cJSON *gpt2_json(const posemb_config *c)
     cJSON_AddNumberToObject(r, "n_head", c->heads);
     cJSON_AddNumberToObject(r, "n_inner", c->intermediate);
     cJSON_AddNumberToObject(r, "n_positions", c->max_position);
-    cJSON_AddNumberToObject(r, "layer_norm_epsilon", c->ln_eps);
-    cJSON_AddNumberToObject(r, "resid_pdrop", c->hidden_dropout);
-    cJSON_AddNumberToObject(r, "embd_pdrop", c->hidden_dropout);
-    cJSON_AddNumberToObject(r, "attn_pdrop", c->attn_dropout);
+    cJSON_AddNumberToObject(r, "layer_norm_epsilon", shortest(c->ln_eps));
+    cJSON_AddNumberToObject(r, "resid_pdrop", shortest(c->hidden_dropout));
+    cJSON_AddNumberToObject(r, "embd_pdrop", shortest(c->hidden_dropout));
+    cJSON_AddNumberToObject(r, "attn_pdrop", shortest(c->attn_dropout));
     cJSON_AddStringToObject(r, "activation_function", c->act == NN_GELU_ERF ? "gelu" : "gelu_new");
     return r;
 }
@@ -303,7 +314,7 @@ posemb_status posemb_config_save(const posemb_config *c, const char *path, posem
     cJSON *r = c->arch == POSEMB_GPT2 ? gpt2_json(c) : encoder_json(c);
     cJSON *archs = cJSON_AddArrayToObject(r, "architectures");
     cJSON_AddItemToArray(archs, cJSON_CreateString(c->architecture));
-    cJSON_AddNumberToObject(r, "initializer_range", c->initializer_range);
+    cJSON_AddNumberToObject(r, "initializer_range", shortest(c->initializer_range));
     if (c->head == POSEMB_HEAD_CLASSIFY || c->head == POSEMB_HEAD_REGRESS) {
         cJSON *id2label = cJSON_AddObjectToObject(r, "id2label"), *label2id = cJSON_AddObjectToObject(r, "label2id");
         char key[32], label[48];

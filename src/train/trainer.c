@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "posemb/fileio.h"
 #include "train_impl.h"
@@ -167,6 +170,25 @@ static posemb_status finish(posemb_model *m, const posemb_adamw *o, const train_
     return st;
 }
 
+/* One process per run folder: a second one would interleave checkpoints.
+ * The lock goes with the process, however it ends. Returns the descriptor or -1. */
+static int lock_run(const char *out, posemb_error *err)
+{
+    char path[4200];
+    if (posemb_path_join(path, sizeof path, out, ".lock")) {
+        posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
+        return -1;
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", path, strerror(errno));
+    else if (flock(fd, LOCK_EX | LOCK_NB)) {
+        posemb_fail(err, POSEMB_EIO, "%s: another posemb process is training in this folder", out);
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_train_args *a, int resume,
                            posemb_train_result *res, posemb_error *err)
 {
@@ -175,6 +197,8 @@ posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_trai
     if (st) return st;
     if (mkdir(a->out, 0755) && errno != EEXIST)
         return posemb_fail(err, POSEMB_EIO, "%s: cannot create the run folder: %s", a->out, strerror(errno));
+    int lock = lock_run(a->out, err);
+    if (lock < 0) return err ? err->code : POSEMB_EIO;
     train_state s = {0, a->seed, NULL, 0, 0};
     posemb_adamw o = {0};
     posemb_adamw_config oc = {a->lr, 0.9f, 0.999f, 1e-8f, a->weight_decay, a->clip, a->warmup, a->steps};
@@ -218,6 +242,7 @@ posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_trai
     posemb_adamw_free(&o);
     free(bb.ids);
     free(bb.targets);
+    close(lock);
     return st;
 }
 

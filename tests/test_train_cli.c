@@ -1,0 +1,174 @@
+/* `posemb train` as a user runs it: killed with SIGKILL at many moments and
+ * resumed each time, it must end with the loss curve of a run never
+ * stopped; a second process on the same run is refused; bad arguments and
+ * data give one-line errors. Uses a vocab and corpus written here. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char *dir;
+static char out[1 << 14];
+
+static const char *WORDS[] = {"the", "king", "queen", "is", "was", "in", "a", "castle", "garden", "and", "sword",
+                              "rose", "night", "day", "speaks", "sleeps", "walks", "##s", ".", ","};
+
+static int setup(void **state)
+{
+    dir = tu_tmpdir();
+    char path[1200], text[1 << 16];
+    int n = snprintf(text, sizeof text, "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n");
+    for (size_t i = 0; i < sizeof WORDS / sizeof *WORDS; i++) n += snprintf(text + n, sizeof text - (size_t)n, "%s\n", WORDS[i]);
+    snprintf(path, sizeof path, "%s/vocab.txt", dir);
+    assert_int_equal(tu_write_file(path, text, (size_t)n), 0);
+    unsigned x = 12345;
+    n = 0;
+    for (int i = 0; i < 3000; i++) { /* sentences with some order to learn */
+        x = x * 1103515245u + 12345u;
+        n += snprintf(text + n, sizeof text - (size_t)n, "%s %s %s . ", WORDS[x >> 28 & 7], WORDS[7 + (x >> 24 & 7)],
+                      WORDS[(x >> 20 & 3) + 14]);
+        if (n > (int)sizeof text - 64) break;
+    }
+    snprintf(path, sizeof path, "%s/corpus.txt", dir);
+    assert_int_equal(tu_write_file(path, text, (size_t)n), 0);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    tu_rmtree(dir);
+    free(dir);
+    return 0;
+}
+
+#define TRAIN_ARGS                                                                                                     \
+    "--model bert --pe lsin+lsrpe:k=4 --data %s/corpus.txt --vocab %s/vocab.txt --layers 1 --hidden 16 --heads 2 "    \
+    "--seq-len 16 --batch-size 8 --steps 80 --save-every 1 --eval-every 20 --eval-batches 2 --threads 1"
+
+static int train(const char *extra, const char *run)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' train " TRAIN_ARGS " --out %s/%s %s", POSEMB_BIN, dir, dir, dir, run, extra);
+    return tu_run(cmd, out, sizeof out);
+}
+
+/* The train losses of a run's log, in order. */
+static int read_losses(const char *run, double *loss, int cap)
+{
+    char path[1200], line[512];
+    snprintf(path, sizeof path, "%s/%s/train_log.jsonl", dir, run);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    int n = 0;
+    while (n < cap && fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, "\"loss\": ");
+        if (strstr(line, "\"train\"") && p) loss[n++] = strtod(p + 8, NULL);
+    }
+    fclose(f);
+    return n;
+}
+
+/* Starts posemb train (fresh or --resume) and kills it after delay_ms; returns
+ * 1 if it finished on its own first. */
+static int run_and_kill(int resume, int delay_ms)
+{
+    char args[4096];
+    snprintf(args, sizeof args, "'%s' train %s --out %s/b --threads 1 > /dev/null 2>&1", POSEMB_BIN,
+             resume ? "--resume" : "", dir);
+    if (!resume) {
+        char a[4096];
+        snprintf(a, sizeof a, "exec '%s' train " TRAIN_ARGS " --out %s/b > /dev/null 2>&1", POSEMB_BIN, dir, dir, dir);
+        memcpy(args, a, sizeof a);
+    } else {
+        char a[4096];
+        snprintf(a, sizeof a, "exec %s", args);
+        memcpy(args, a, sizeof a);
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", args, (char *)NULL);
+        _exit(127);
+    }
+    struct timespec ts = {delay_ms / 1000, (long)(delay_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    int status;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return 0;
+}
+
+static void test_kill_and_resume(void **state)
+{
+    assert_int_equal(train("", "a"), 0);
+    double a[128], b[128];
+    int na = read_losses("a", a, 128);
+    assert_int_equal(na, 80);
+    const int delays[] = {15, 40, 25, 60, 35, 80, 30, 120, 50, 200, 400, 1000, 3000, 8000};
+    int done = 0, kills = 0;
+    for (size_t i = 0; !done && i < sizeof delays / sizeof *delays; i++) {
+        done = run_and_kill(i > 0, delays[i]);
+        kills += !done;
+    }
+    if (!done) assert_int_equal(train("--resume", "b"), 0); /* whatever is left, uninterrupted */
+    int nb = read_losses("b", b, 128);
+    assert_int_equal(nb, na);
+    for (int i = 0; i < na; i++)
+        if (a[i] != b[i]) fail_msg("step %d: %.9g uninterrupted, %.9g after %d kills", i + 1, a[i], b[i], kills);
+    printf("killed %d times, resumed: the 80 losses equal the uninterrupted run's\n", kills);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' forward %s/b --inputs /dev/null --out %s/x.safetensors", POSEMB_BIN, dir, dir);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 1); /* the run folder loads as a model: the inputs are what fail */
+    assert_non_null(strstr(out, "/dev/null"));
+}
+
+static void test_lock_and_errors(void **state)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/a/.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT, 0644);
+    assert_true(fd >= 0 && flock(fd, LOCK_EX) == 0);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' train --resume --out %s/a", POSEMB_BIN, dir);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 1);
+    assert_non_null(strstr(out, "another posemb process is training in this folder"));
+    close(fd);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    assert_non_null(strstr(out, "finished at step 80; nothing to do"));
+    assert_int_equal(train("", "a"), 2); /* a fresh run into a folder that holds one */
+    assert_non_null(strstr(out, "already holds a run"));
+    struct {
+        const char *args, *needle;
+        int rc;
+    } cases[] = {
+        {"--model t5 --data x --out y", "--model t5: one of bert, roberta, gpt2", 2},
+        {"--model gpt2 --task mlm --data x --out y", "does not fit --model gpt2", 2},
+        {"--resume --out /nonexistent/run", "no run to resume", 1},
+        {"--resume --out y --steps 3", "give only --out", 2},
+        {"--model bert --data /nonexistent --out %s/c --vocab %s/vocab.txt", "/nonexistent", 1},
+        {"--model bert --data %s/vocab.txt --out %s/d --vocab %s/vocab.txt --seq-len 600 --max-position 64", "exceeds", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char args[2048];
+        snprintf(args, sizeof args, cases[i].args, dir, dir, dir);
+        snprintf(cmd, sizeof cmd, "'%s' train %s", POSEMB_BIN, args);
+        int rc = tu_run(cmd, out, sizeof out);
+        if (rc != cases[i].rc || !strstr(out, cases[i].needle)) fail_msg("'%s': exit %d: %s", args, rc, out);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kill_and_resume),
+        cmocka_unit_test(test_lock_and_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
