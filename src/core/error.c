@@ -2,15 +2,18 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 posemb_status posemb_fail(posemb_error *err, posemb_status code, const char *fmt, ...)
 {
-    if (err) {
+    if (err) { /* via a copy, so that err->msg may itself be an argument ("%s: %s", path, err->msg) */
+        char msg[POSEMB_ERROR_MSG];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
+        memcpy(err->msg, msg, sizeof msg);
         err->code = code;
     }
     return code;

@@ -270,7 +270,19 @@ typedef struct bpe_scratch {
     size_t *round;
     size_t rcap;
     pcre2_match_data *md;
+    /* Pre-tokens repeat (a corpus has far fewer distinct words than words),
+     * so each call remembers the merged symbols of the short ones it has
+     * seen: cache maps the bytes to an offset in memo, where the symbol
+     * count is followed by the symbols. Per call, so that encoding stays
+     * free of shared state. */
+    tok_map cache;
+    int32_t *memo;
+    size_t memo_len, memo_cap;
 } bpe_scratch;
+
+/* Pre-tokens up to this many bytes are remembered, up to this many of them. */
+#define CACHE_MAX_BYTES 48
+#define CACHE_MAX_ENTRIES (1u << 18)
 
 static int heap_push(bpe_scratch *s, uint64_t v)
 {
@@ -329,6 +341,26 @@ static posemb_status emit(const posemb_tokenizer *t, int32_t sym, tok_out *o)
     return tok_out_push(o, b->sym_id[sym], str, len);
 }
 
+/* Stores the symbols now in the list under the pre-token w; silently
+ * skipped when full or out of memory (the cache only saves time). */
+static void remember(bpe_scratch *s, const uint8_t *w, size_t n)
+{
+    size_t k = 0;
+    for (int32_t i = 0; i >= 0; i = s->next[i]) k++;
+    if (s->cache.n >= CACHE_MAX_ENTRIES || s->memo_len + k + 1 > (size_t)INT32_MAX) return;
+    if (s->memo_len + k + 1 > s->memo_cap) {
+        size_t cap = s->memo_cap ? s->memo_cap * 2 : 4096;
+        while (cap < s->memo_len + k + 1) cap *= 2;
+        int32_t *m = realloc(s->memo, cap * sizeof *m);
+        if (!m) return;
+        s->memo = m;
+        s->memo_cap = cap;
+    }
+    if (tok_map_put(&s->cache, (const char *)w, n, (int32_t)s->memo_len, NULL) != 0) return;
+    s->memo[s->memo_len++] = (int32_t)k;
+    for (int32_t i = 0; i >= 0; i = s->next[i]) s->memo[s->memo_len++] = s->sym[i];
+}
+
 /* GPT2Tokenizer.bpe on one pre-token. HF repeatedly takes the lowest-rank
  * pair present and merges all its occurrences left to right; here each
  * round pops every queued entry of that rank (in position order) and
@@ -340,6 +372,15 @@ static posemb_status bpe_word(const posemb_tokenizer *t, const uint8_t *w, size_
 {
     const tok_bpe *b = t->bpe;
     if (n == 1) return emit(t, w[0], o);
+    long hit = n <= CACHE_MAX_BYTES ? tok_map_find(&s->cache, (const char *)w, n) : -1;
+    if (hit >= 0) {
+        const int32_t *m = s->memo + s->cache.val[hit];
+        for (int32_t k = 1; k <= m[0]; k++) {
+            posemb_status st = emit(t, m[k], o);
+            if (st) return st;
+        }
+        return POSEMB_OK;
+    }
     if (n > (size_t)INT32_MAX) return posemb_fail(o->err, POSEMB_ERANGE, "a pre-token longer than 2 GiB");
     if (n > s->cap) {
         size_t cap = n;
@@ -381,6 +422,7 @@ static posemb_status bpe_word(const posemb_tokenizer *t, const uint8_t *w, size_
                 return posemb_fail(o->err, POSEMB_ENOMEM, "out of memory");
         }
     }
+    if (n <= CACHE_MAX_BYTES) remember(s, w, n);
     for (int32_t i = 0; i >= 0; i = s->next[i]) {
         posemb_status st = emit(t, s->sym[i], o);
         if (st) return st;
@@ -451,6 +493,8 @@ posemb_status tok_bpe_encode_chunk(const posemb_tokenizer *t, const char *s, siz
     free(sc.next);
     free(sc.heap);
     free(sc.round);
+    tok_map_free(&sc.cache);
+    free(sc.memo);
     return st;
 }
 

@@ -199,8 +199,8 @@ static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *pa
     posemb_status st = arch == POSEMB_GPT2 ? parse_gpt2(r, c, path, err) : parse_encoder(r, c, path, err);
     if (!st) st = parse_head(r, c, path, err);
     if (st) return st;
-    st = posemb_config_check(c, err);
-    if (st) return posemb_fail(err, POSEMB_EFORMAT, "%s: %s", path, err ? err->msg : "inconsistent sizes");
+    posemb_error check;
+    if (posemb_config_check(c, &check)) return posemb_fail(err, POSEMB_EFORMAT, "%s: %s", path, check.msg);
     return POSEMB_OK;
 }
 

@@ -1,0 +1,247 @@
+/* Checkpoints: saved in Hugging Face's layout (tensor names and shapes equal
+ * HF's own files for the types HF has), loaded back losslessly for every
+ * PE, half precision read as float32, and malformed folders refused with a
+ * message naming the tensor or key. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "posemb/inputs.h"
+#include "posemb/model.h"
+#include "posemb/safetensors.h"
+#include "testutil.h"
+
+static char *dir;
+
+static int setup(void **state)
+{
+    dir = tu_tmpdir();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    tu_rmtree(dir);
+    free(dir);
+    return 0;
+}
+
+static posemb_model *small(posemb_arch arch, const char *spec, posemb_head head, int labels)
+{
+    posemb_config c;
+    posemb_config_defaults(&c, arch);
+    c.vocab_size = 200, c.hidden = 64, c.layers = 2, c.heads = 4, c.max_position = 64;
+    c.intermediate = arch == POSEMB_GPT2 ? 256 : 128; /* the golden models' sizes */
+    if (arch == POSEMB_ROBERTA) c.type_vocab = 1;
+    snprintf(c.pe, sizeof c.pe, "%s", spec);
+    posemb_error err;
+    posemb_model *m;
+    if (posemb_config_set_head(&c, head, labels, &err) || posemb_model_create(&m, &c, &err)) fail_msg("%s: %s", spec, err.msg);
+    posemb_model_init(m, 17);
+    return m;
+}
+
+/* Every tensor of `ours` is in `theirs` with the same shape and vice versa, buffers aside. */
+static void same_layout(const char *ours, const char *theirs)
+{
+    posemb_st_file a, b;
+    posemb_error err;
+    if (posemb_st_open(&a, ours, &err) || posemb_st_open(&b, theirs, &err)) fail_msg("%s", err.msg);
+    int buffers = 0;
+    for (int i = 0; i < b.n_entries; i++) {
+        const posemb_st_entry *e = &b.entries[i], *f = posemb_st_find(&a, e->name);
+        if (!posemb_dtype_is_float(e->dtype) || strstr(e->name, "masked_bias")) {
+            buffers++;
+            continue;
+        }
+        if (!f) fail_msg("%s: HF has %s, we did not write it", ours, e->name);
+        assert_int_equal(f->ndim, e->ndim);
+        for (int k = 0; k < e->ndim; k++) assert_int_equal(f->shape[k], e->shape[k]);
+    }
+    assert_int_equal(a.n_entries, b.n_entries - buffers);
+    posemb_st_close(&a);
+    posemb_st_close(&b);
+}
+
+/* Our BertModel (ape, relative_key) and GPT2Model write exactly the tensors HF's files hold. */
+static void test_hf_layout(void **state)
+{
+    if (!tu_have_shared("HF layout")) return;
+    struct { posemb_arch arch; const char *pe, *golden; } cases[] = {
+        {POSEMB_BERT, "ape", "bert_abs"}, {POSEMB_BERT, "relative_key", "bert_relk"}, {POSEMB_GPT2, "ape", "gpt2"}};
+    for (int i = 0; i < 3; i++) {
+        posemb_model *m = small(cases[i].arch, cases[i].pe, POSEMB_HEAD_NONE, 0);
+        char path[1200], theirs[1200];
+        snprintf(path, sizeof path, "%s/%s", dir, cases[i].golden);
+        posemb_error err;
+        if (posemb_model_save(m, path, &err)) fail_msg("%s", err.msg);
+        snprintf(path, sizeof path, "%s/%s/model.safetensors", dir, cases[i].golden);
+        snprintf(theirs, sizeof theirs, "%s/golden/%s/model.safetensors", POSEMB_SHARED, cases[i].golden);
+        same_layout(path, theirs);
+        posemb_model_free(m);
+    }
+}
+
+/* Save and load give back every float, for every PE and head; configs round-trip. */
+static void test_round_trip(void **state)
+{
+    struct { posemb_arch arch; const char *pe; posemb_head head; int labels; const char *arch_name; } cases[] = {
+        {POSEMB_BERT, "ape", POSEMB_HEAD_MLM, 0, "BertForMaskedLM"},
+        {POSEMB_BERT, "relative_key_query", POSEMB_HEAD_CLASSIFY, 3, "BertForSequenceClassification"},
+        {POSEMB_BERT, "lsin:layout=halves+lsrpe:k=8", POSEMB_HEAD_SPAN, 0, "BertForQuestionAnswering"},
+        {POSEMB_BERT, "ape:integration=concat,width=16+t5", POSEMB_HEAD_REGRESS, 1, "BertForSequenceClassification"},
+        {POSEMB_ROBERTA, "rpe:k=16,values=off", POSEMB_HEAD_MLM, 0, "RobertaForMaskedLM"},
+        {POSEMB_ROBERTA, "alibi", POSEMB_HEAD_CLASSIFY, 2, "RobertaForSequenceClassification"},
+        {POSEMB_GPT2, "rope:base=500000,pairing=interleaved", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
+        {POSEMB_GPT2, "sin", POSEMB_HEAD_NONE, 0, "GPT2Model"},
+    };
+    for (int i = 0; i < 8; i++) {
+        posemb_model *m = small(cases[i].arch, cases[i].pe, cases[i].head, cases[i].labels), *back;
+        char path[1200];
+        snprintf(path, sizeof path, "%s/rt%d", dir, i);
+        posemb_error err;
+        if (posemb_model_save(m, path, &err) || posemb_model_load(&back, path, &err)) fail_msg("%s: %s", cases[i].pe, err.msg);
+        const posemb_config *a = posemb_model_config(m), *b = posemb_model_config(back);
+        assert_string_equal(b->architecture, cases[i].arch_name);
+        assert_string_equal(pe_spec(posemb_model_pe(back)), pe_spec(posemb_model_pe(m)));
+        assert_int_equal(b->head, a->head);
+        assert_int_equal(b->num_labels, a->num_labels);
+        assert_true(b->ln_eps == a->ln_eps && b->hidden_dropout == a->hidden_dropout);
+        assert_int_equal(posemb_model_n_floats(back), posemb_model_n_floats(m));
+        assert_memory_equal(posemb_model_weights(back), posemb_model_weights(m), posemb_model_n_floats(m) * sizeof(float));
+        posemb_model_free(back);
+        posemb_model_free(m);
+    }
+}
+
+/* An F16 and a BF16 copy of a golden checkpoint load (as float32) and give
+ * HF's outputs within the precision of the format. */
+static void test_half_precision(void **state)
+{
+    if (!tu_have_shared("half precision")) return;
+    char src[1200];
+    snprintf(src, sizeof src, "%s/golden/bert_abs", POSEMB_SHARED);
+    posemb_dtype types[2] = {POSEMB_F16, POSEMB_BF16};
+    double tol[2] = {5e-2, 3e-1};
+    for (int k = 0; k < 2; k++) {
+        posemb_model *ref, *half;
+        posemb_error err;
+        if (posemb_model_load(&ref, src, &err)) fail_msg("%s", err.msg);
+        char path[1200], st_path[1300];
+        snprintf(path, sizeof path, "%s/half%d", dir, k);
+        if (posemb_model_save(ref, path, &err)) fail_msg("%s", err.msg);
+        /* rewrite its model.safetensors in half precision */
+        snprintf(st_path, sizeof st_path, "%s/model.safetensors", path);
+        posemb_st_writer w;
+        posemb_st_writer_init(&w);
+        uint16_t *bufs[256];
+        int nb = 0;
+        for (int i = 0; i < posemb_model_n_params(ref); i++) {
+            const posemb_param *p = posemb_model_param(ref, i);
+            uint16_t *h = bufs[nb++] = malloc(p->numel * sizeof *h);
+            const float *x = posemb_model_weights(ref) + p->offset;
+            for (size_t j = 0; j < p->numel; j++) h[j] = k ? posemb_f32_to_bf16(x[j]) : posemb_f32_to_f16(x[j]);
+            assert_int_equal(posemb_st_writer_add(&w, p->name, types[k], p->ndim, p->shape, h, &err), POSEMB_OK);
+        }
+        assert_int_equal(posemb_st_write(&w, st_path, &err), POSEMB_OK);
+        posemb_st_writer_free(&w);
+        for (int i = 0; i < nb; i++) free(bufs[i]);
+        if (posemb_model_load(&half, path, &err)) fail_msg("%s", err.msg);
+        posemb_inputs in;
+        snprintf(st_path, sizeof st_path, "%s/golden/bert_abs/inputs.json", POSEMB_SHARED);
+        assert_int_equal(posemb_inputs_load(&in, st_path, &err), POSEMB_OK);
+        posemb_batch b = {in.B, in.T, in.ids, in.types, in.mask};
+        assert_int_equal(posemb_model_forward(ref, &b, &err), POSEMB_OK);
+        assert_int_equal(posemb_model_forward(half, &b, &err), POSEMB_OK);
+        double worst = 0;
+        const float *x = posemb_model_hidden(ref, 2), *y = posemb_model_hidden(half, 2);
+        for (int i = 0; i < in.B * in.T * 64; i++) worst = fmax(worst, fabs(x[i] - y[i]));
+        printf("%s checkpoint: last hidden state within %.3g of float32\n", k ? "BF16" : "F16", worst);
+        assert_true(worst > 0 && worst < tol[k]);
+        posemb_inputs_free(&in);
+        posemb_model_free(ref);
+        posemb_model_free(half);
+    }
+}
+
+static void write_text(const char *name, const char *text)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    assert_int_equal(tu_write_file(path, text, strlen(text)), 0);
+}
+
+/* Malformed folders: one message, naming what is wrong. */
+static void test_bad_checkpoints(void **state)
+{
+    posemb_model *m = small(POSEMB_BERT, "ape", POSEMB_HEAD_NONE, 0), *out;
+    char path[1200], cmd[1400];
+    posemb_error err;
+    snprintf(path, sizeof path, "%s/bad", dir);
+    assert_int_equal(posemb_model_save(m, path, &err), POSEMB_OK);
+    /* a config that says 3 layers over a 2-layer file */
+    write_text("bad/config.json", "{\"model_type\": \"bert\", \"hidden_size\": 64, \"num_hidden_layers\": 3, "
+                                  "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 200, "
+                                  "\"max_position_embeddings\": 64}");
+    assert_int_equal(posemb_model_load(&out, path, &err), POSEMB_EFORMAT);
+    assert_non_null(strstr(err.msg, "'encoder.layer.2.attention.self.query.weight' is missing"));
+    /* one layer: the file's second layer does not belong */
+    write_text("bad/config.json", "{\"model_type\": \"bert\", \"hidden_size\": 64, \"num_hidden_layers\": 1, "
+                                  "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 200, "
+                                  "\"max_position_embeddings\": 64}");
+    assert_int_equal(posemb_model_load(&out, path, &err), POSEMB_EFORMAT);
+    assert_non_null(strstr(err.msg, "encoder.layer.1."));
+    /* a wrong width */
+    write_text("bad/config.json", "{\"model_type\": \"bert\", \"hidden_size\": 32, \"num_hidden_layers\": 2, "
+                                  "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 200, "
+                                  "\"max_position_embeddings\": 64}");
+    assert_int_equal(posemb_model_load(&out, path, &err), POSEMB_EFORMAT);
+    assert_non_null(strstr(err.msg, "embeddings.word_embeddings.weight' is F32 [200, 64], config.json implies F32 [200, 32]"));
+    const char *configs[][2] = {
+        {"{\"model_type\": \"t5\"}", "model_type \"t5\" is not supported"},
+        {"{\"hidden_size\": 64}", "no \"model_type\""},
+        {"[1, 2]", "not a JSON object"},
+        {"{\"model_type\": \"bert\", \"hidden_size\": -4}", "\"hidden_size\" must be an integer"},
+        {"{\"model_type\": \"bert\", \"hidden_size\": 64, \"num_attention_heads\": 5}", "not a multiple of 5 heads"},
+        {"{\"model_type\": \"bert\", \"hidden_act\": \"swish\"}", "activation \"swish\" is not supported"},
+        {"{\"model_type\": \"bert\", \"position_embedding_type\": \"rotary\"}", "position_embedding_type \"rotary\""},
+        {"{\"model_type\": \"gpt2\", \"scale_attn_by_inverse_layer_idx\": true}", "is not supported"},
+        {"{\"model_type\": \"bert\", \"architectures\": [\"BertForNextSentencePrediction\"]}", "not supported"},
+        {"{\"model_type\": \"bert\", \"posemb_pe\": \"rpe:k=0\"}", "rpe option k=0 is outside"},
+        {"{\"model_type\": \"bert\",", "not a JSON object"},
+    };
+    for (int i = 0; i < 11; i++) {
+        write_text("bad/config.json", configs[i][0]);
+        if (posemb_model_load(&out, path, &err) == POSEMB_OK || !strstr(err.msg, configs[i][1]) || !strstr(err.msg, "config.json"))
+            fail_msg("config %s: %s", configs[i][0], err.msg);
+    }
+    /* the command line: a sequence longer than the APE table */
+    assert_int_equal(posemb_model_save(m, path, &err), POSEMB_OK);
+    char ids[4096] = "{\"input_ids\": [[";
+    for (int t = 0; t < 70; t++) snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%s5", t ? "," : "");
+    strcat(ids, "]]}");
+    write_text("long.json", ids);
+    snprintf(cmd, sizeof cmd, "'%s' forward %s --inputs %s/long.json --out %s/o.safetensors", POSEMB_BIN, path, dir, dir);
+    char out_text[2048];
+    assert_int_equal(tu_run(cmd, out_text, sizeof out_text), 1);
+    assert_non_null(strstr(out_text, "sequences of 70 tokens; the model takes at most 64"));
+    write_text("badids.json", "{\"input_ids\": [[1, 2, 999]]}");
+    snprintf(cmd, sizeof cmd, "'%s' forward %s --inputs %s/badids.json --out %s/o.safetensors", POSEMB_BIN, path, dir, dir);
+    assert_int_equal(tu_run(cmd, out_text, sizeof out_text), 1);
+    assert_non_null(strstr(out_text, "token id 999 at [0, 2] is outside the vocabulary (200)"));
+    write_text("ragged.json", "{\"input_ids\": [[1, 2, 3], [1, 2]]}");
+    snprintf(cmd, sizeof cmd, "'%s' forward %s --inputs %s/ragged.json --out %s/o.safetensors", POSEMB_BIN, path, dir, dir);
+    assert_int_equal(tu_run(cmd, out_text, sizeof out_text), 1);
+    assert_non_null(strstr(out_text, "\"input_ids\"[1] must be a list of 3 integers"));
+    posemb_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hf_layout),      cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_half_precision), cmocka_unit_test(test_bad_checkpoints),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
