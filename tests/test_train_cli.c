@@ -38,6 +38,10 @@ static int setup(void **state)
     }
     snprintf(path, sizeof path, "%s/corpus.txt", dir);
     assert_int_equal(tu_write_file(path, text, (size_t)n), 0);
+    snprintf(path, sizeof path, "%s/empty.txt", dir);
+    assert_int_equal(tu_write_file(path, "", 0), 0);
+    snprintf(path, sizeof path, "%s/binary.bin", dir);
+    assert_int_equal(tu_write_file(path, "ab\0cd", 5), 0);
     return 0;
 }
 
@@ -154,6 +158,9 @@ static void test_lock_and_errors(void **state)
         {"--resume --out y --steps 3", "give only --out", 2},
         {"--model bert --data /nonexistent --out %s/c --vocab %s/vocab.txt", "/nonexistent", 1},
         {"--model bert --data %s/vocab.txt --out %s/d --vocab %s/vocab.txt --seq-len 600 --max-position 64", "exceeds", 2},
+        {"--model bert --data %s/empty.txt --out %s/e --vocab %s/vocab.txt", "empty.txt: the corpus has no tokens", 1},
+        {"--model bert --data %s/binary.bin --out %s/f --vocab %s/vocab.txt", "binary.bin: not a text file", 1},
+        {"--model bert --data %s/corpus.txt --out %s/g --vocab %s/nope.txt", "nope.txt", 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char args[2048];

@@ -108,4 +108,9 @@ void encoder_backward(posemb_model *m, const float *dlast)
     pe_input_backward(m->pe, a->pos_in, N, a->emb_sum, a->demb, dsum, a->pe_scratch);
     nn_embedding_backward(G + (m->wte - m->w), dsum, a->ids, N, D, m->cfg.pad_token_id);
     if (m->wtype) nn_embedding_backward(G + (m->wtype - m->w), dsum, a->types, N, D, -1);
+    /* HF RoBERTa's position table has padding_idx = pad: that row, which only
+     * padding reads, never learns. */
+    const pe_param *ape = pe_find_param(m->pe, "position_embeddings.weight", 0);
+    if (m->cfg.arch == POSEMB_ROBERTA && ape && ape->grad)
+        memset(ape->grad + (size_t)m->cfg.pad_token_id * ape->shape[1], 0, (size_t)ape->shape[1] * sizeof(float));
 }
