@@ -24,6 +24,9 @@ posemb_status posemb_atomic_commit(posemb_atomic_file *af, posemb_error *err);
 /* Abandons the file: closes and removes the temporary. */
 void posemb_atomic_abort(posemb_atomic_file *af);
 
+/* Writes text and a newline to path, whole or not at all. */
+posemb_status posemb_write_text(const char *path, const char *text, posemb_error *err);
+
 /* dst = "dir/name"; -1 (dst empty) when it does not fit in cap bytes. */
 int posemb_path_join(char *dst, size_t cap, const char *dir, const char *name);
 

@@ -155,12 +155,7 @@ static posemb_status save_run(const train_cmd *c, posemb_error *err)
     cJSON *r = run_json(c);
     char *text = cJSON_Print(r);
     cJSON_Delete(r);
-    posemb_atomic_file af;
-    posemb_status st = text ? posemb_atomic_open(&af, path, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
-    if (!st) {
-        fprintf(af.f, "%s\n", text);
-        st = posemb_atomic_commit(&af, err);
-    }
+    posemb_status st = text ? posemb_write_text(path, text, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     cJSON_free(text);
     return st;
 }

@@ -57,3 +57,12 @@ int posemb_path_join(char *dst, size_t cap, const char *dir, const char *name)
     if (cap) dst[0] = '\0';
     return -1;
 }
+
+posemb_status posemb_write_text(const char *path, const char *text, posemb_error *err)
+{
+    posemb_atomic_file af;
+    posemb_status st = posemb_atomic_open(&af, path, err);
+    if (st) return st;
+    fprintf(af.f, "%s\n", text);
+    return posemb_atomic_commit(&af, err);
+}

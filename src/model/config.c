@@ -334,12 +334,7 @@ posemb_status posemb_config_save(const posemb_config *c, const char *path, posem
     char *text = cJSON_Print(r);
     cJSON_Delete(r);
     if (!text) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
-    posemb_atomic_file af;
-    posemb_status st = posemb_atomic_open(&af, path, err);
-    if (!st) {
-        fprintf(af.f, "%s\n", text);
-        st = posemb_atomic_commit(&af, err);
-    }
+    posemb_status st = posemb_write_text(path, text, err);
     cJSON_free(text);
     return st;
 }

@@ -9,22 +9,6 @@
 
 #define GR(ptr) (m->g + ((ptr) - m->w)) /* the gradient of a parameter view */
 
-static nn_attn_shape attn_shape(const posemb_model *m, int l)
-{
-    nn_attn_shape s = {m->B, m->T, m->cfg.hidden, m->cfg.heads, 1, 0.0f, 0};
-    s.dropout = model_dropout(m, l, SITE_PROBS, &s.key);
-    return s;
-}
-
-/* y [n] = dropout(y) + x: a residual branch. */
-static void drop_add(const posemb_model *m, int l, int site, float *y, const float *x, long n)
-{
-    uint64_t key;
-    float p = model_dropout(m, l, site, &key);
-    if (p > 0.0f) nn_dropout_forward(y, y, n, p, key);
-    nn_add(y, y, x, n);
-}
-
 /* x [N, D] -> out [N, D] for block l. */
 static void layer_forward(posemb_model *m, int l, const float *x, float *out)
 {
@@ -32,17 +16,17 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     layer_acts *a = &m->a.layer[l];
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
     float eps = m->cfg.ln_eps;
-    nn_attn_shape sh = attn_shape(m, l);
+    nn_attn_shape sh = model_attn_shape(m, l);
     nn_layernorm_forward(a->a, a->mean1, a->rstd1, x, p->ln1_w, p->ln1_b, N, D, eps);
     nn_linear_forward(a->qkv, a->a, p->qkv_w, p->qkv_b, N, D, 3 * D, NN_W_IN_OUT);
     nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
     nn_linear_forward(a->r1, a->z, p->ao_w, p->ao_b, N, D, D, NN_W_IN_OUT);
-    drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
+    model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
     nn_layernorm_forward(a->h1, a->mean2, a->rstd2, a->r1, p->ln2_w, p->ln2_b, N, D, eps);
     nn_linear_forward(a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, NN_W_IN_OUT);
     nn_gelu_forward(a->ga, a->fi, (long)N * I, m->cfg.act);
     nn_linear_forward(out, a->ga, p->fo_w, p->fo_b, N, I, D, NN_W_IN_OUT);
-    drop_add(m, l, SITE_FFN_OUT, out, a->r1, (long)N * D);
+    model_drop_add(m, l, SITE_FFN_OUT, out, a->r1, (long)N * D);
 }
 
 /* dout [N, D] (grad of block l's output) -> dx [N, D] (grad of its input x), overwritten. */
@@ -53,7 +37,7 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     model_acts *s = &m->a;
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
     size_t ND = (size_t)N * D, NI = (size_t)N * I;
-    nn_attn_shape sh = attn_shape(m, l);
+    nn_attn_shape sh = model_attn_shape(m, l);
     memcpy(s->dres, dout, ND * sizeof(float)); /* out = r1 + dropout(ffn) */
     const float *dffn = model_undrop(m, l, SITE_FFN_OUT, dout, s->dz, (long)ND);
     memset(s->dga, 0, NI * sizeof(float));

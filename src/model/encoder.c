@@ -7,38 +7,22 @@
 #include "model_impl.h"
 #include "posemb/attention.h"
 
-static nn_attn_shape attn_shape(const posemb_model *m, int l)
-{
-    nn_attn_shape s = {m->B, m->T, m->cfg.hidden, m->cfg.heads, 0, 0.0f, 0};
-    s.dropout = model_dropout(m, l, SITE_PROBS, &s.key);
-    return s;
-}
-
-/* y [n] = dropout(y) + x: a residual branch. */
-static void drop_add(const posemb_model *m, int l, int site, float *y, const float *x, long n)
-{
-    uint64_t key;
-    float p = model_dropout(m, l, site, &key);
-    if (p > 0.0f) nn_dropout_forward(y, y, n, p, key);
-    nn_add(y, y, x, n);
-}
-
 /* x [N, D] -> out [N, D] for layer l. */
 static void layer_forward(posemb_model *m, int l, const float *x, float *out)
 {
     const posemb_layer_params *p = &m->L[l];
     layer_acts *a = &m->a.layer[l];
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
-    nn_attn_shape sh = attn_shape(m, l);
+    nn_attn_shape sh = model_attn_shape(m, l);
     nn_linear_forward(a->qkv, x, p->qkv_w, p->qkv_b, N, D, 3 * D, NN_W_OUT_IN);
     nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
     nn_linear_forward(a->r1, a->z, p->ao_w, p->ao_b, N, D, D, NN_W_OUT_IN);
-    drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
+    model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
     nn_layernorm_forward(a->h1, a->mean1, a->rstd1, a->r1, p->ln1_w, p->ln1_b, N, D, m->cfg.ln_eps);
     nn_linear_forward(a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, NN_W_OUT_IN);
     nn_gelu_forward(a->ga, a->fi, (long)N * I, m->cfg.act);
     nn_linear_forward(a->r2, a->ga, p->fo_w, p->fo_b, N, I, D, NN_W_OUT_IN);
-    drop_add(m, l, SITE_FFN_OUT, a->r2, a->h1, (long)N * D);
+    model_drop_add(m, l, SITE_FFN_OUT, a->r2, a->h1, (long)N * D);
     nn_layernorm_forward(out, a->mean2, a->rstd2, a->r2, p->ln2_w, p->ln2_b, N, D, m->cfg.ln_eps);
 }
 
@@ -52,7 +36,7 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     size_t ND = (size_t)N * D, NI = (size_t)N * I;
     float *G = m->g;
 #define GR(ptr) (G + ((ptr) - m->w)) /* the gradient of a parameter view */
-    nn_attn_shape sh = attn_shape(m, l);
+    nn_attn_shape sh = model_attn_shape(m, l);
     memset(s->dres, 0, ND * sizeof(float));
     nn_layernorm_backward(s->dres, GR(p->ln2_w), GR(p->ln2_b), dout, a->r2, p->ln2_w, a->mean2, a->rstd2, N, D);
     memcpy(s->dh, s->dres, ND * sizeof(float)); /* r2 = h1 + dropout(ffn) */

@@ -274,3 +274,18 @@ const float *model_undrop(const posemb_model *m, int l, int site, const float *d
     nn_dropout_backward(tmp, dy, n, p, key);
     return tmp;
 }
+
+nn_attn_shape model_attn_shape(const posemb_model *m, int l)
+{
+    nn_attn_shape s = {m->B, m->T, m->cfg.hidden, m->cfg.heads, m->cfg.arch == POSEMB_GPT2, 0.0f, 0};
+    s.dropout = model_dropout(m, l, SITE_PROBS, &s.key);
+    return s;
+}
+
+void model_drop_add(const posemb_model *m, int l, int site, float *y, const float *x, long n)
+{
+    uint64_t key;
+    float p = model_dropout(m, l, site, &key);
+    if (p > 0.0f) nn_dropout_forward(y, y, n, p, key);
+    nn_add(y, y, x, n);
+}

@@ -2,6 +2,7 @@
 #ifndef POSEMB_MODEL_IMPL_H
 #define POSEMB_MODEL_IMPL_H
 
+#include "posemb/attention.h"
 #include "posemb/model.h"
 
 /* Activations of one layer, [N = B*T rows]. Encoders (post-LN) keep
@@ -69,6 +70,11 @@ float *model_param(posemb_model *m, const char *name, int64_t rows, int64_t cols
 posemb_status model_layout(posemb_model *m, posemb_error *err);
 /* Sizes the activation arena for B x T (reallocating only when it grows). */
 posemb_status model_reserve(posemb_model *m, int B, int T, posemb_error *err);
+
+/* Layer l's attention shape: causal for GPT-2, its dropout in training mode. */
+nn_attn_shape model_attn_shape(const posemb_model *m, int l);
+/* y [n] = dropout(y) + x: a residual branch at a dropout site of layer l. */
+void model_drop_add(const posemb_model *m, int l, int site, float *y, const float *x, long n);
 
 /* "bert.", "roberta." or "transformer." when the model has a head, else "". */
 const char *model_base_prefix(const posemb_model *m);

@@ -150,7 +150,7 @@ static posemb_status tokenize_file(posemb_corpus *c, long *cap, const char *path
         c->tokens = t;
         *cap = want;
     }
-    memcpy(c->tokens + c->n, enc->ids, (size_t)enc->n * sizeof *enc->ids);
+    if (enc->n) memcpy(c->tokens + c->n, enc->ids, (size_t)enc->n * sizeof *enc->ids); /* an empty file has no ids */
     c->n += enc->n;
     return POSEMB_OK;
 }
