@@ -160,6 +160,15 @@ posemb_status posemb_model_loss(posemb_model *m, const posemb_targets *t, float 
  * [B, num_labels], regression [B], span logits [B, T, 2] (start, end). */
 const float *posemb_model_head_logits(posemb_model *m, posemb_error *err);
 
+/* Layer 0's attention logits before masks and softmax, with every
+ * positional term (APE through q and k, the q/k rotation, relative terms,
+ * biases): s = q.k / sqrt(d) + ..., out [B, H, T, T]. Runs the embeddings
+ * (and their LayerNorm: BERT's, or GPT-2's ln_1) and layer 0's projections
+ * only, in eval mode. */
+posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b, float *out, posemb_error *err);
+/* The parameters of layer l (q, k, v adjacent in qkv_w), and the layout of its weights. */
+const posemb_layer_params *posemb_model_layer(const posemb_model *m, int l, nn_wlayout *layout);
+
 /* Training mode turns dropout on, its decisions keyed by (seed, step) so
  * that a resumed run drops exactly what an uninterrupted one would; eval
  * mode (the default) turns it off. */

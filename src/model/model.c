@@ -1,5 +1,7 @@
 /* Model lifetime, parameters, activations and the forward/backward entry
  * points shared by both architectures. */
+#include <cblas.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,7 +118,7 @@ static int carve(posemb_model *m, int B, int T)
     int ok = 1;
     const posemb_config *c = &m->cfg;
     posemb_arena *ar = &m->arena;
-    size_t N = (size_t)B * T, D = (size_t)c->hidden, I = (size_t)c->intermediate, H = (size_t)c->heads;
+    size_t N = (size_t)B * T, D = (size_t)c->hidden, F = (size_t)c->intermediate /* not I: <complex.h> */, H = (size_t)c->heads;
     model_acts *a = &m->a;
 #define F(n) take(ar, (n), &ok)
     a->emb_sum = F(N * D), a->emb = F(N * D), a->emb_mean = F(N), a->emb_rstd = F(N);
@@ -126,11 +128,11 @@ static int carve(posemb_model *m, int B, int T)
     for (int l = 0; l < c->layers; l++) {
         layer_acts *la = &a->layer[l];
         la->a = F(N * D), la->qkv = F(N * 3 * D), la->probs = F((size_t)B * H * T * T), la->z = F(N * D);
-        la->r1 = F(N * D), la->h1 = F(N * D), la->fi = F(N * I), la->ga = F(N * I), la->r2 = F(N * D);
+        la->r1 = F(N * D), la->h1 = F(N * D), la->fi = F(N * F), la->ga = F(N * F), la->r2 = F(N * D);
         la->mean1 = F(N), la->rstd1 = F(N), la->mean2 = F(N), la->rstd2 = F(N);
     }
     a->dx = F(N * D), a->dx2 = F(N * D), a->dres = F(N * D), a->dh = F(N * D), a->dz = F(N * D);
-    a->dqkv = F(N * 3 * D), a->dfi = F(N * I), a->dga = F(N * I), a->demb = F(N * D);
+    a->dqkv = F(N * 3 * D), a->dfi = F(N * F), a->dga = F(N * F), a->demb = F(N * D);
     nn_attn_shape sh = {B, T, c->hidden, c->heads, 0, 0.0f, 0};
     a->attn_scratch = F(nn_attention_scratch_floats(&sh, m->pe));
     a->pe_scratch = F(pe_input_scratch_floats(m->pe, (long)N) + 1);
@@ -204,7 +206,8 @@ static void make_positions(posemb_model *m, int B, int T)
     }
 }
 
-posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posemb_error *err)
+/* Checks and takes the batch: sizes, ids, positions. */
+static posemb_status prepare_batch(posemb_model *m, const posemb_batch *b, posemb_error *err)
 {
     if (b->B < 1 || b->T < 1) return posemb_fail(err, POSEMB_EINVAL, "batch: %d x %d is empty", b->B, b->T);
     if (b->T > m->cfg.max_position)
@@ -218,9 +221,50 @@ posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posem
     m->has_pooled = 0;
     make_positions(m, b->B, b->T);
     if ((st = pe_check_positions(m->pe, m->a.pos_in, (long)b->B * b->T, err))) return st;
-    if ((st = pe_check_positions(m->pe, m->a.pos_attn, (long)b->B * b->T, err))) return st;
+    return pe_check_positions(m->pe, m->a.pos_attn, (long)b->B * b->T, err);
+}
+
+posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posemb_error *err)
+{
+    posemb_status st = prepare_batch(m, b, err);
+    if (st) return st;
     if (m->cfg.arch == POSEMB_GPT2) decoder_forward(m);
     else encoder_forward(m);
+    return POSEMB_OK;
+}
+
+const posemb_layer_params *posemb_model_layer(const posemb_model *m, int l, nn_wlayout *layout)
+{
+    if (layout) *layout = m->cfg.arch == POSEMB_GPT2 ? NN_W_IN_OUT : NN_W_OUT_IN;
+    return l >= 0 && l < m->cfg.layers ? &m->L[l] : NULL;
+}
+
+posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b, float *out, posemb_error *err)
+{
+    int train = m->train;
+    m->train = 0;
+    posemb_status st = prepare_batch(m, b, err);
+    m->train = train;
+    if (st) return st;
+    model_acts *a = &m->a;
+    layer_acts *la = &a->layer[0];
+    int N = m->B * m->T, D = m->cfg.hidden, H = m->cfg.heads, T = m->T, d = D / H, gpt2 = m->cfg.arch == POSEMB_GPT2;
+    nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
+    if (m->wtype) nn_embedding_forward(a->emb_sum, m->wtype, a->types, N, D, 1);
+    pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->emb, a->pe_scratch, NULL); /* positions checked */
+    const float *lnw = gpt2 ? m->L[0].ln1_w : m->emb_ln_w, *lnb = gpt2 ? m->L[0].ln1_b : m->emb_ln_b;
+    nn_layernorm_forward(la->a, la->mean1, la->rstd1, a->emb, lnw, lnb, N, D, m->cfg.ln_eps);
+    nn_linear_forward(la->qkv, la->a, m->L[0].qkv_w, m->L[0].qkv_b, N, D, 3 * D, gpt2 ? NN_W_IN_OUT : NN_W_OUT_IN);
+    float scale = 1.0f / sqrtf((float)d);
+    for (int bi = 0; bi < m->B; bi++)
+        for (int h = 0; h < H; h++) {
+            const int32_t *ps = a->pos_attn + (size_t)bi * T;
+            pe_head hd = {0, h, T, T, d, scale, ps, ps, 0};
+            float *q = la->qkv + (size_t)bi * T * 3 * D + (size_t)h * d, *k = q + D, *s = out + ((size_t)bi * H + h) * T * T;
+            pe_qk_forward(m->pe, &hd, q, 3 * D, k, 3 * D);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, 3 * D, k, 3 * D, 0.0f, s, T);
+            pe_logits_forward(m->pe, &hd, q, 3 * D, k, 3 * D, s, T);
+        }
     return POSEMB_OK;
 }
 

@@ -1,0 +1,138 @@
+/* Where a PE to analyse comes from: a built-in spec, a model folder, or a
+ * 2-D tensor of a safetensors file. Each gives the position vectors it
+ * has (an APE table, a relative table, frequencies) and, for models, the
+ * first layer that identical-word probing and correlation read. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "posemb/probes.h"
+#include "posemb/safetensors.h"
+
+static const pe_matrix *find_item(const pe_export *ex, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < ex->n; i++) /* the item, or its first per-layer copy */
+        if (!strncmp(ex->items[i].name, name, n) && (!ex->items[i].name[n] || ex->items[i].name[n] == '.'))
+            return &ex->items[i];
+    return NULL;
+}
+
+/* Copies what a PE's exported matrices hold into the source. */
+static posemb_status take_export(posemb_source *s, pe *p, int n, posemb_error *err)
+{
+    pe_export ex;
+    posemb_status st = pe_export_matrices(p, n, &s->arena, &ex, err);
+    if (st) return st;
+    const pe_matrix *m = find_item(&ex, "ape");
+    if (m && !s->ape) s->ape = m->data, s->dim = m->cols;
+    const char *rels[] = {"rel_key", "rel", "distance_embedding"};
+    for (int i = 0; i < 3 && !s->rel; i++)
+        if ((m = find_item(&ex, rels[i]))) s->rel = m->data, s->rel_rows = m->rows, s->rel_dim = m->cols, s->rel_x0 = -(m->rows - 1) / 2;
+    const char *freqs[] = {"frequencies", "rel_frequencies", "rope_frequencies"};
+    for (int i = 0; i < 3 && !s->freqs; i++)
+        if ((m = find_item(&ex, freqs[i]))) s->freqs = m->data, s->n_freqs = m->rows;
+    return POSEMB_OK;
+}
+
+static posemb_status open_spec(posemb_source *s, const char *spec, const posemb_source_opts *o, posemb_error *err)
+{
+    int dim = o->dim ? o->dim : 768, heads = o->heads ? o->heads : 12;
+    s->n = o->len ? o->len : 512;
+    pe_dims dims = {dim, heads, 1, s->n, 0, 1};
+    posemb_status st = pe_create(&s->own_pe, spec, &dims, err);
+    if (!st) st = pe_alloc(s->own_pe, err);
+    if (st) return st;
+    posemb_rng rng;
+    posemb_rng_seed(&rng, o->seed, 0);
+    pe_init_params(s->own_pe, &rng);
+    snprintf(s->spec, sizeof s->spec, "%s", pe_spec(s->own_pe));
+    snprintf(s->provenance, sizeof s->provenance, "built-in PE %s, %d positions, width %d, %d heads%s", s->spec, s->n,
+             dim, heads, pe_n_params(s->own_pe) ? " (learned parameters at their seeded initialisation)" : "");
+    s->dim = dim;
+    return take_export(s, s->own_pe, s->n, err);
+}
+
+static posemb_status open_tensor(posemb_source *s, const char *path, const posemb_source_opts *o, posemb_error *err)
+{
+    posemb_st_file f;
+    posemb_status st = posemb_st_open(&f, path, err);
+    if (st) return st;
+    const posemb_st_entry *e = posemb_st_find(&f, o->tensor);
+    if (!e) st = posemb_fail(err, POSEMB_EINVAL, "%s: no tensor '%s' (see 'posemb inspect %s')", path, o->tensor, path);
+    else if (e->ndim != 2 || !posemb_dtype_is_float(e->dtype) || e->shape[0] < 2 || e->shape[1] < 1)
+        st = posemb_fail(err, POSEMB_EINVAL, "%s: tensor '%s' is %s with %d dimensions; a table of positions is 2-D "
+                         "float with at least 2 rows", path, o->tensor, posemb_dtype_name(e->dtype), e->ndim);
+    float *all = st ? NULL : posemb_arena_floats(&s->arena, (size_t)e->numel);
+    if (!st && !all) st = posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
+    if (!st) st = posemb_st_read_f32(&f, e, all, err);
+    if (!st) {
+        s->n = o->len && o->len < e->shape[0] ? o->len : (int)e->shape[0];
+        s->dim = (int)e->shape[1];
+        s->ape = all;
+        snprintf(s->spec, sizeof s->spec, "table");
+        snprintf(s->provenance, sizeof s->provenance, "tensor %s [%lld, %lld] of %s, first %d rows", o->tensor,
+                 (long long)e->shape[0], (long long)e->shape[1], path, s->n);
+    }
+    posemb_st_close(&f);
+    return st;
+}
+
+/* A model's APE rows start at its first position: RoBERTa's at pad + 1. */
+static posemb_status open_model(posemb_source *s, const char *dir, const posemb_source_opts *o, posemb_error *err)
+{
+    posemb_status st = posemb_model_load(&s->model, dir, err);
+    if (st) return st;
+    const posemb_config *c = posemb_model_config(s->model);
+    pe *p = posemb_model_pe(s->model);
+    int first = c->arch == POSEMB_ROBERTA ? c->pad_token_id + 1 : 0;
+    int avail = c->max_position - first;
+    s->n = o->len && o->len < avail ? o->len : avail;
+    snprintf(s->spec, sizeof s->spec, "%s", pe_spec(p));
+    snprintf(s->provenance, sizeof s->provenance, "model %s (%s, %d layers, width %d, %d heads), PE %s, positions "
+             "%d..%d", dir, c->architecture, c->layers, c->hidden, c->heads, s->spec, first, first + s->n - 1);
+    s->dim = c->hidden;
+    if ((st = take_export(s, p, c->max_position, err))) return st;
+    if (s->ape && first) s->ape += (size_t)first * s->dim;
+    return POSEMB_OK;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+posemb_status posemb_source_open(posemb_source *s, const char *what, const posemb_source_opts *opts,
+                                 posemb_error *err)
+{
+    posemb_source_opts none = {0};
+    const posemb_source_opts *o = opts ? opts : &none;
+    memset(s, 0, sizeof *s);
+    posemb_arena_init(&s->arena, 0);
+    snprintf(s->name, sizeof s->name, "%s", what);
+    posemb_status st;
+    if (o->tensor) s->kind = POSEMB_SRC_TENSOR, st = open_tensor(s, what, o, err);
+    else if (is_dir(what)) s->kind = POSEMB_SRC_MODEL, st = open_model(s, what, o, err);
+    else if (ends_with(what, ".safetensors"))
+        st = posemb_fail(err, POSEMB_EINVAL, "%s: name the table with --tensor NAME (see 'posemb inspect %s')", what, what);
+    else s->kind = POSEMB_SRC_SPEC, st = open_spec(s, what, o, err);
+    if (!st && s->n < 2) st = posemb_fail(err, POSEMB_EINVAL, "%s: %d positions; at least 2 are needed", what, s->n);
+    if (st) posemb_source_close(s);
+    return st;
+}
+
+void posemb_source_close(posemb_source *s)
+{
+    posemb_model_free(s->model);
+    pe_free(s->own_pe);
+    posemb_arena_free(&s->arena);
+    memset(s, 0, sizeof *s);
+}
