@@ -1,0 +1,114 @@
+/* Figures for papers, drawn with cairo: heatmaps with a colour bar, line and
+ * scatter plots with a legend, and the "clock" of sinusoidal PEs.
+ *
+ * The output format follows the file extension: ".png" (pixels), ".svg" or
+ * ".pdf" (vector; sizes are in points and matrices are embedded as images).
+ * Any other extension is POSEMB_EINVAL. Files are written whole or not at
+ * all (a temporary name renamed when complete): a failed call leaves no
+ * file behind. Errors are one line naming the path.
+ *
+ * Sizes: width and height 0 take each figure's default. Fonts, margins and
+ * line widths grow with the figure (relative to the default size), so a
+ * 2x larger PNG looks like the default one at twice the resolution. */
+#ifndef POSEMB_PLOT_H
+#define POSEMB_PLOT_H
+
+#include "posemb/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- colour maps --------------------------------------------------------- */
+
+typedef enum posemb_cmap {
+    POSEMB_CMAP_VIRIDIS = 0,   /* magnitudes: matplotlib's viridis (its 256-entry table) */
+    POSEMB_CMAP_DIVERGING = 1, /* signed values: ColorBrewer RdBu reversed, blue < 0 < red, near white at 0.5 */
+} posemb_cmap;
+
+/* Colour of t in [0, 1] (clamped) as 8-bit sRGB; NaN gives the grey used for NaN cells. */
+void posemb_cmap_rgb(posemb_cmap cmap, double t, unsigned char rgb[3]);
+
+/* ---- heatmaps ------------------------------------------------------------ */
+
+typedef struct posemb_heatmap_opts {
+    const char *title, *xlabel, *ylabel, *cbar_label; /* NULL: none */
+    posemb_cmap cmap;
+    /* Colour range. NAN: from the finite data (diverging: symmetric around 0,
+     * so that 0 is the middle colour). Equal values (a zeroed struct) mean
+     * both from the data; vmin > vmax is POSEMB_EINVAL. */
+    double vmin, vmax;
+    /* Tick value of the first column / row (e.g. -k for a table of relative
+     * offsets -k..k); step 1. Ticks are in these data coordinates. */
+    double x0, y0;
+    /* 0: 640 x 560, less the blank band a matrix far from square would
+     * leave (a 12 x 64 table gets a short, wide figure). */
+    int width, height;
+} posemb_heatmap_opts;
+
+/* No title or labels, viridis, range from the data, x0 = y0 = 0, default size. */
+posemb_heatmap_opts posemb_heatmap_defaults(void);
+
+/* Draws the rows x cols matrix m (row-major, row 0 at the top) with square
+ * cells where the figure allows, one colour per cell (nearest-neighbour
+ * scaling; 2048 x 2048 takes milliseconds), NaN cells in grey, axes with
+ * ticks at row/column positions and a colour bar. o may be NULL (defaults).
+ * rows, cols in [1, 32767]. */
+posemb_status posemb_plot_heatmap(const char *path, const float *m, int rows, int cols, const posemb_heatmap_opts *o,
+                                  posemb_error *err);
+
+typedef struct posemb_rect {
+    double x, y, w, h; /* pixels (points for SVG/PDF), origin at the top left */
+} posemb_rect;
+
+/* Where posemb_plot_heatmap puts the matrix (plot: cell (i, j) covers
+ * x + j w/cols .. x + (j+1) w/cols, likewise rows) and the colour bar (cbar),
+ * for the same arguments (the data matter: the colour bar's labels take room);
+ * either output may be NULL. */
+posemb_status posemb_heatmap_layout(const float *m, int rows, int cols, const posemb_heatmap_opts *o,
+                                    posemb_rect *plot, posemb_rect *cbar, posemb_error *err);
+
+/* ---- line and scatter plots ---------------------------------------------- */
+
+typedef struct posemb_series {
+    const char *label;   /* legend text; NULL: not in the legend */
+    const double *x, *y; /* n points; x NULL: 0, 1, ..., n-1. Non-finite points are skipped (a line breaks there) */
+    int n;
+    int points;          /* 0: a line, 1: markers only, 2: a line with markers */
+} posemb_series;
+
+typedef struct posemb_lines_opts {
+    const char *title, *xlabel, *ylabel; /* NULL: none */
+    int width, height;                   /* 0: 640 x 440 */
+    /* 0: a legend when two or more series have labels; 1: always (the
+     * labelled series); -1: never. It goes in the corner with the fewest points. */
+    int legend;
+    /* Axis limits. NAN: from the data with a 4% margin. Equal values (a
+     * zeroed struct) mean both from the data; min > max is POSEMB_EINVAL. */
+    double xmin, xmax, ymin, ymax;
+} posemb_lines_opts;
+
+/* No title or labels, automatic legend and limits, default size. */
+posemb_lines_opts posemb_lines_defaults(void);
+
+/* Draws the series (colours from matplotlib's "tab10" cycle, in order) with
+ * a light grid, axes and an optional legend. o may be NULL (defaults).
+ * Needs n_series >= 1 and at least one finite point overall. */
+posemb_status posemb_plot_lines(const char *path, const posemb_series *s, int n_series, const posemb_lines_opts *o,
+                                posemb_error *err);
+
+/* ---- the clock of sinusoidal PEs ----------------------------------------- */
+
+/* For each of the n_freq frequencies w (one small panel each, in a grid),
+ * the points (cos(w p), sin(w p)) for positions p = 0..n_pos-1 on the unit
+ * circle, coloured by p (viridis, with a shared colour bar); the panel title
+ * gives w and its period 2 pi / w in positions. The figure size follows the
+ * grid (about 190 px a panel). title may be NULL. n_freq in [1, 64],
+ * n_pos in [1, 1000000]. */
+posemb_status posemb_plot_clock(const char *path, const float *freqs, int n_freq, int n_pos, const char *title,
+                                posemb_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,154 @@
+/* posemb compare: several PEs side by side in one report. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analysis_args.h"
+#include "commands.h"
+#include "posemb/fileio.h"
+#include "posemb/report.h"
+
+static const char USAGE[] =
+    "usage: posemb compare SOURCE SOURCE... [--out DIR] [options]\n\n"
+    "Analyses each SOURCE (as 'posemb analyze' does, into DIR/N-NAME/) and puts them side by\n"
+    "side in DIR/report.html: the indicators of each PE's main matrix in one table, its heatmap\n"
+    "in a grid. DIR/compare.json holds the table.\n\n"
+    "  --out DIR       output folder (default: posemb-compare)\n"
+    ANALYSIS_FLAGS_HELP;
+
+#define MAX_SOURCES 32
+
+/* The matrix that speaks for a source: APE similarity, relative vectors, bias, identical words. */
+static const char *primary(const posemb_analysis *r, const posemb_indicators **in)
+{
+    if (r->has_similarity) return *in = &r->similarity, "similarity";
+    if (r->has_rel) return *in = &r->rel_similarity, "rel_similarity";
+    if (r->has_bias) return *in = &r->bias, "bias";
+    if (r->has_identical) return *in = &r->identical, "identical";
+    return *in = NULL, NULL;
+}
+
+static void folder_name(char *buf, size_t cap, int i, const char *src)
+{
+    const char *base = strrchr(src, '/');
+    base = base && base[1] ? base + 1 : src;
+    int n = snprintf(buf, cap, "%d-", i + 1);
+    for (const char *p = base; *p && (size_t)n + 1 < cap && n < 60; p++)
+        buf[n++] = isalnum((unsigned char)*p) || *p == '-' || *p == '_' || *p == '.' ? *p : '_';
+    buf[n] = '\0';
+}
+
+typedef struct row {
+    char name[600], dir[128], matrix[32];
+    posemb_indicators in;
+    int has;
+    double mae, order;
+    int has_probe;
+} row;
+
+static posemb_status write_compare(const char *out, row *rows, int n, int K, posemb_error *err)
+{
+    posemb_report *rep = posemb_report_new("posemb: position embeddings compared");
+    if (!rep) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    posemb_report_heading(rep, 1, "Position embeddings compared");
+    char text[256], (*cells)[64] = calloc((size_t)n * 9, sizeof *cells), path[4200];
+    const char **ptr = calloc((size_t)n * 9, sizeof *ptr);
+    if (!cells || !ptr) return free(cells), free(ptr), posemb_report_free(rep), posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    snprintf(text, sizeof text, "Indicators of each PE's main matrix over 1 <= |i - j| <= %d (higher = the property holds "
+             "better); regression: mean |error| of the position read linearly from the table.", K);
+    posemb_report_paragraph(rep, text);
+    static const char *const head[] = {"PE", "matrix", "TI", "MONO", "window", "SYM", "regression error", "order error", "folder"};
+    size_t len = 0, cap = (size_t)n * 512 + 64;
+    char *json = malloc(cap);
+    len += (size_t)snprintf(json, cap, "{\"K\": %d, \"sources\": [", K);
+    for (int i = 0; i < n; i++) {
+        row *r = &rows[i];
+        snprintf(cells[i * 9 + 0], 64, "%.63s", r->name);
+        snprintf(cells[i * 9 + 1], 64, "%s", r->has ? r->matrix : "-");
+        snprintf(cells[i * 9 + 2], 64, r->has ? "%.3f" : "-", r->in.ti);
+        snprintf(cells[i * 9 + 3], 64, r->has ? "%.3f" : "-", r->in.mono);
+        snprintf(cells[i * 9 + 4], 64, r->has ? "%d" : "-", r->in.window);
+        snprintf(cells[i * 9 + 5], 64, r->has ? "%.3f" : "-", r->in.sym);
+        snprintf(cells[i * 9 + 6], 64, r->has_probe ? "%.2f" : "-", r->mae);
+        snprintf(cells[i * 9 + 7], 64, r->has_probe ? "%.3f" : "-", r->order);
+        snprintf(cells[i * 9 + 8], 64, "%s", r->dir);
+        for (int k = 0; k < 9; k++) ptr[i * 9 + k] = cells[i * 9 + k];
+        if (json)
+            len += (size_t)snprintf(json + len, cap - len, "%s{\"source\": \"%s\", \"folder\": \"%s\", \"matrix\": \"%s\", \"ti\": %.6f, "
+                                    "\"mono\": %.6f, \"window\": %d, \"sym\": %.6f}", i ? ", " : "", r->name, r->dir,
+                                    r->has ? r->matrix : "", r->in.ti, r->in.mono, r->in.window, r->in.sym);
+    }
+    posemb_report_table(rep, head, 9, ptr, n, "One row per PE");
+    posemb_status st = POSEMB_OK;
+    for (int i = 0; !st && i < n; i++) {
+        if (!rows[i].has) continue;
+        snprintf(text, sizeof text, "%s/%s.png", rows[i].dir, rows[i].matrix);
+        if (posemb_path_join(path, sizeof path, out, text)) continue;
+        FILE *f = fopen(path, "rb");
+        if (!f) continue; /* --no-figures */
+        fclose(f);
+        st = posemb_report_image(rep, path, rows[i].name, err);
+    }
+    if (!st && posemb_path_join(path, sizeof path, out, "report.html")) st = posemb_fail(err, POSEMB_EINVAL, "path too long");
+    if (!st) st = posemb_report_write(rep, path, err);
+    if (!st && json) {
+        snprintf(json + len, cap - len, "]}");
+        if (!posemb_path_join(path, sizeof path, out, "compare.json")) st = posemb_write_text(path, json, err);
+    }
+    free(json), free(cells), free(ptr);
+    posemb_report_free(rep);
+    return st;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    cli_args a;
+    cli_args_init(&a, "compare", argc, argv);
+    posemb_source_opts so = {0};
+    posemb_analyze_opts ao = posemb_analyze_defaults();
+    const char *srcs[MAX_SOURCES], *out = "posemb-compare", *arg;
+    int n = 0, rc = 0;
+    while (!rc && (arg = cli_next(&a))) {
+        if (!strcmp(arg, "-h") || cli_is(&a, "--help")) return fputs(USAGE, stdout), 0;
+        if (!a.flag && strcmp(arg, "-K")) {
+            if (n == MAX_SOURCES) return cli_usage_error(&a, "at most %d sources", MAX_SOURCES);
+            srcs[n++] = arg;
+        } else if (cli_is(&a, "--out")) rc = (out = cli_value(&a)) ? 0 : EXIT_USAGE;
+        else if (cli_is(&a, "--no-figures")) ao.figures = 0;
+        else if (!analysis_flag(&a, &so, &ao, &rc)) return cli_usage_error(&a, "unknown flag '%s' (see 'posemb compare --help')", arg);
+    }
+    if (rc) return rc;
+    if (n < 2) return cli_usage_error(&a, "give two or more SOURCEs (see 'posemb compare --help')");
+    posemb_error err;
+    if (mkdir(out, 0755) && errno != EEXIST) return posemb_fail(&err, POSEMB_EIO, "%s: cannot create: %s", out, strerror(errno)), cli_report("compare", &err);
+    row *rows = calloc((size_t)n, sizeof *rows);
+    posemb_status st = rows ? POSEMB_OK : posemb_fail(&err, POSEMB_ENOMEM, "out of memory");
+    ao.quiet = 1;
+    for (int i = 0; !st && i < n; i++) {
+        char dir[4200];
+        posemb_source s;
+        posemb_analysis r;
+        folder_name(rows[i].dir, sizeof rows[i].dir, i, srcs[i]);
+        snprintf(rows[i].name, sizeof rows[i].name, "%s", srcs[i]);
+        if (posemb_path_join(dir, sizeof dir, out, rows[i].dir)) st = posemb_fail(&err, POSEMB_EINVAL, "path too long");
+        if (!st && !(st = posemb_source_open(&s, srcs[i], &so, &err))) {
+            st = posemb_analyze(&s, &ao, dir, &r, &err);
+            const posemb_indicators *in;
+            const char *m = st ? NULL : primary(&r, &in);
+            if (m) rows[i].has = 1, rows[i].in = *in, snprintf(rows[i].matrix, sizeof rows[i].matrix, "%s", m);
+            if (!st && r.has_regress) rows[i].has_probe = 1, rows[i].mae = r.regress.mae_all, rows[i].order = r.relative_error;
+            if (!st) printf("%-28s %-15s TI %.3f  MONO %.3f  window %4d  SYM %.3f\n", srcs[i], m ? m : "-", rows[i].in.ti,
+                            rows[i].in.mono, rows[i].in.window, rows[i].in.sym);
+            posemb_analysis_free(&r);
+            posemb_source_close(&s);
+        }
+    }
+    if (!st) st = write_compare(out, rows, n, ao.K, &err);
+    if (!st) printf("wrote %s/report.html\n", out);
+    free(rows);
+    return st ? cli_report("compare", &err) : 0;
+}

@@ -1,0 +1,155 @@
+/* Internals shared by the figure files: colour lookup, ticks, text, axes,
+ * the colour bar and the output surface. Sizes are in device units (pixels
+ * for PNG, points for SVG/PDF), origin at the top left. */
+#ifndef POSEMB_PLOT_IMPL_H
+#define POSEMB_PLOT_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cairo.h>
+
+#include "posemb/fileio.h"
+#include "posemb/plot.h"
+
+/* Strict C11 has no M_PI. */
+#define PLOT_PI 3.14159265358979323846
+
+/* ---- colour maps (colormap.c) ------------------------------------------- */
+
+#define PLOT_LUT 256
+
+/* Colour of t as 0x00RRGGBB, cairo's RGB24 pixel layout. */
+uint32_t plot_cmap_packed(posemb_cmap cmap, double t);
+void plot_cmap_lut(posemb_cmap cmap, uint32_t lut[PLOT_LUT]);
+/* A cols x rows RGB24 image, one pixel per cell, coloured over [vmin, vmax]
+ * (vmin < vmax); check cairo_surface_status (out of memory). */
+cairo_surface_t *plot_matrix_image(const float *m, int rows, int cols, posemb_cmap cmap, double vmin, double vmax);
+
+/* ---- ticks (ticks.c) ----------------------------------------------------- */
+
+#define PLOT_MAX_TICKS 24
+
+typedef struct plot_ticks {
+    int n;
+    double step;
+    double v[PLOT_MAX_TICKS];
+    char label[PLOT_MAX_TICKS][32]; /* UTF-8; negative numbers with a real minus sign */
+} plot_ticks;
+
+/* The multiples of the smallest step in {1, 2, 5} x 10^k that leaves at most
+ * max_n of them in [lo, hi] (integer: steps of at least 1), with labels that
+ * show just the digits the step needs. */
+void plot_ticks_make(plot_ticks *t, double lo, double hi, int max_n, int integer);
+/* One number formatted like a tick label with the given step's precision. */
+void plot_format_number(char *dst, size_t cap, double v, double step);
+
+/* ---- style and text (text.c) --------------------------------------------- */
+
+/* Typographic sizes for a figure drawn at scale s (1: the default size). */
+typedef struct plot_style {
+    double s;
+    double title, label, tick, small; /* font sizes */
+    double tick_len, line, pad;       /* tick length, frame line width, outer padding */
+} plot_style;
+
+plot_style plot_style_at(double s);
+void plot_font(cairo_t *cr, double size, int bold);
+double plot_text_width(cairo_t *cr, const char *text);
+/* Height of a line of the current font (ascent + descent). */
+double plot_text_height(cairo_t *cr);
+/* Draws text anchored at (x, y): ax 0/0.5/1 = left/centre/right of the
+ * text, ay 0/0.5/1 = top/middle/bottom of its line; then rotated by angle
+ * (radians, counter-clockwise) around the anchor. */
+void plot_text(cairo_t *cr, const char *text, double x, double y, double ax, double ay, double angle);
+void plot_set_rgb(cairo_t *cr, uint32_t rgb);
+
+/* ---- axes (axes.c) ------------------------------------------------------- */
+
+/* Linear map from data value v0..v1 to device coordinate p0..p1. */
+typedef struct plot_map {
+    double v0, v1, p0, p1;
+} plot_map;
+
+double plot_map_at(const plot_map *m, double v);
+/* The most ticks in [lo, hi] whose labels (tick font) do not crowd along an
+ * axis mapped by m: horizontal labels need their width plus a gap, vertical
+ * ones about two lines. */
+void plot_ticks_fit(cairo_t *cr, const plot_style *st, plot_ticks *t, double lo, double hi, int integer,
+                    const plot_map *m, int vertical);
+/* Widest label of t in the tick font. */
+double plot_ticks_width(cairo_t *cr, const plot_style *st, const plot_ticks *t);
+/* Room an axis needs outside the plot area: below it for a bottom axis
+ * (ticks, labels, axis label), left of it for a left axis (tick_w: the
+ * widest tick label). label may be NULL. */
+double plot_axis_bottom_room(cairo_t *cr, const plot_style *st, const char *label);
+double plot_axis_left_room(cairo_t *cr, const plot_style *st, double tick_w, const char *label);
+/* Outward ticks, their labels and the axis label of the bottom / left side of r. */
+void plot_axis_bottom(cairo_t *cr, const plot_style *st, const posemb_rect *r, const plot_map *m,
+                      const plot_ticks *t, const char *label);
+void plot_axis_left(cairo_t *cr, const plot_style *st, const posemb_rect *r, const plot_map *m, const plot_ticks *t,
+                    const char *label);
+void plot_frame(cairo_t *cr, const plot_style *st, const posemb_rect *r);
+/* Room the title takes above the plot (0 without one), and the title centred
+ * on cx with its line ending just above y. */
+double plot_title_room(cairo_t *cr, const plot_style *st, const char *title);
+void plot_title(cairo_t *cr, const plot_style *st, const char *title, double cx, double y);
+
+/* ---- colour bar (colorbar.c) --------------------------------------------- */
+
+/* Room the colour bar takes right of the plot (gap, bar, ticks, labels,
+ * axis label) at the given bar height. */
+double plot_colorbar_room(cairo_t *cr, const plot_style *st, double vmin, double vmax, double height,
+                          const char *label);
+/* Where the bar goes for a plot area. */
+posemb_rect plot_colorbar_rect(const plot_style *st, const posemb_rect *plot);
+void plot_colorbar(cairo_t *cr, const plot_style *st, const posemb_rect *bar, posemb_cmap cmap, double vmin,
+                   double vmax, const char *label);
+
+/* ---- output (surface.c) -------------------------------------------------- */
+
+typedef enum plot_format { PLOT_PNG, PLOT_SVG, PLOT_PDF } plot_format;
+
+typedef struct plot_buf {
+    unsigned char *data;
+    size_t len, cap;
+    int failed;
+} plot_buf;
+
+typedef struct plot_canvas {
+    plot_format format;
+    cairo_surface_t *surface;
+    cairo_t *cr;
+    posemb_atomic_file af;
+    plot_buf svg; /* the SVG stream, held to insert a <title> before writing */
+    const char *title;
+    int width, height;
+} plot_canvas;
+
+/* Checks the extension and size, opens the atomic output file and a white
+ * canvas. On failure nothing is left open and no file exists. */
+posemb_status plot_canvas_open(plot_canvas *c, const char *path, int width, int height, const char *title,
+                               posemb_error *err);
+/* Renders the file and renames it into place; on failure removes it. */
+posemb_status plot_canvas_close(plot_canvas *c, posemb_error *err);
+void plot_canvas_abort(plot_canvas *c);
+/* A 1 x 1 image context for measuring text (layout without drawing); NULL when out of memory. */
+cairo_t *plot_measure_context(void);
+/* Consistent text metrics on every surface: unhinted, so that PNG, SVG and
+ * PDF lay out alike. */
+void plot_context_setup(cairo_t *cr);
+
+/* Paints an image (one pixel per cell) into r with nearest-neighbour
+ * scaling: cells stay sharp however far they are enlarged. */
+void plot_paint_cells(cairo_t *cr, cairo_surface_t *img, const posemb_rect *r);
+
+/* Figure scale from the requested size and the default one. */
+double plot_scale(int width, int height, int default_w, int default_h);
+
+/* Resolves a colour range: NAN ends from the data's finite extremes (lo, hi;
+ * diverging: symmetric around 0); widens an empty range. 0 or POSEMB_EINVAL
+ * for vmin > vmax. */
+posemb_status plot_resolve_range(const char *path, double *vmin, double *vmax, double lo, double hi, int symmetric,
+                                 posemb_error *err);
+
+#endif

@@ -1,0 +1,187 @@
+/* posemb analyze, probe and compare as a user runs them: the JSON contract
+ * of ANALYSIS.md section 6, the numbers closed forms fix, the files, and
+ * one-line errors. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "testutil.h"
+
+static char *dir;
+static char out[1 << 15];
+
+static int setup(void **state)
+{
+    dir = tu_tmpdir();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    tu_rmtree(dir);
+    free(dir);
+    return 0;
+}
+
+static int posemb(const char *fmt, const char *a1, const char *a2)
+{
+    char args[2048], cmd[4096];
+    snprintf(args, sizeof args, fmt, a1, a2);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s", dir, POSEMB_BIN, args);
+    return tu_run(cmd, out, sizeof out);
+}
+
+static cJSON *read_json(const char *name)
+{
+    char path[1200], *text = malloc(1 << 20);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(text, 1, (1 << 20) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    assert_non_null(j);
+    return j;
+}
+
+static double num(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
+    if (!cJSON_IsNumber(x)) fail_msg("no number %s.%s", a, b ? b : "");
+    return x->valuedouble;
+}
+
+static int exists(const char *name)
+{
+    char path[1200];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return stat(path, &sb) == 0 && sb.st_size > 0;
+}
+
+/* sin: TI = SYM = 1, the keys of a table, none of a model's. */
+static void test_analyze_sin(void **state)
+{
+    assert_int_equal(posemb("analyze sin --len 128 --dim 64 --heads 4 --out a1 --svg", "", ""), 0);
+    cJSON *j = read_json("a1/indicators.json");
+    assert_string_equal(cJSON_GetObjectItem(j, "spec")->valuestring, "sin:layout=interleaved,base=10000,integration=add");
+    assert_int_equal((int)num(j, "n", NULL), 128);
+    assert_int_equal((int)num(j, "dim", NULL), 64);
+    assert_int_equal((int)num(j, "K", NULL), 32);
+    TU_CLOSE(num(j, "similarity", "ti"), 1.0, 1e-5, 0, "sin TI", 0);
+    TU_CLOSE(num(j, "similarity", "sym"), 1.0, 1e-6, 0, "sin SYM", 0);
+    const cJSON *reg = cJSON_GetObjectItem(j, "regress");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(reg, "mae_by_range")), 1);
+    assert_int_equal(cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(reg, "ranges"), 0), 1)->valueint, 127);
+    assert_true(num(j, "regress_cv", "mae") >= 0 && (int)num(j, "regress_cv", "folds") == 5);
+    assert_true(num(j, "relative", "error") >= 0 && num(j, "relative", "error") <= 1);
+    assert_null(cJSON_GetObjectItem(j, "identical")); /* absent, never null-filled */
+    assert_null(cJSON_GetObjectItem(j, "correlation"));
+    cJSON_Delete(j);
+    const char *files[] = {"a1/report.html", "a1/similarity.csv", "a1/similarity.png", "a1/similarity.svg", "a1/regress.csv",
+                           "a1/regress.png", "a1/psi.csv", "a1/clock.png", "a1/dims.csv"};
+    for (int i = 0; i < 9; i++)
+        if (!exists(files[i])) fail_msg("missing %s", files[i]);
+    assert_non_null(strstr(out, "similarity (dot)"));
+}
+
+/* A model folder: identical words and correlation appear; none is constant. */
+static void test_analyze_model(void **state)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd '%s' && printf '[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n[MASK]\\na\\nb\\nc\\n' > v.txt && "
+             "for i in $(seq 200); do printf 'a b c b a c '; done > c.txt && '%s' train --model bert --pe ape --data c.txt "
+             "--vocab v.txt --out run --layers 1 --hidden 16 --heads 2 --seq-len 16 --batch-size 4 --steps 4 --threads 1",
+             dir, POSEMB_BIN);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    assert_int_equal(posemb("analyze run --words 20 --out a2", "", ""), 0);
+    cJSON *j = read_json("a2/indicators.json");
+    assert_non_null(cJSON_GetObjectItem(j, "identical"));
+    assert_non_null(cJSON_GetObjectItem(j, "correlation"));
+    assert_non_null(cJSON_GetObjectItem(j, "similarity"));
+    assert_int_equal((int)num(j, "n", NULL), 16);
+    cJSON_Delete(j);
+    assert_true(exists("a2/identical.png") && exists("a2/identical_softmax.csv") && exists("a2/correlation.csv"));
+}
+
+static void test_probe(void **state)
+{
+    assert_int_equal(posemb("probe psi sin --len 128", "", ""), 0);
+    assert_non_null(strstr(out, "psi(m) falls strictly up to m = 43 (384 frequencies)"));
+    assert_int_equal(posemb("probe similarity alibi --len 64 --dim 64 --heads 8 --json", "", ""), 2);
+    assert_non_null(strstr(out, "has no table of position vectors"));
+    assert_int_equal(posemb("probe similarity rpe --len 64 --dim 64 --heads 4 --json", "", ""), 0);
+    assert_non_null(strstr(out, "\"probe\": \"similarity of the relative vectors\""));
+    assert_int_equal(posemb("probe regress sin --len 256 --dim 64 --heads 4", "", ""), 0);
+    assert_non_null(strstr(out, "regress: mean |error|"));
+    assert_non_null(strstr(out, "128-255"));
+    assert_int_equal(posemb("probe frobnicate sin", "", ""), 2);
+    assert_int_equal(posemb("probe identical sin", "", ""), 2);
+    assert_non_null(strstr(out, "is not a model folder"));
+}
+
+static void test_compare(void **state)
+{
+    assert_int_equal(posemb("compare sin alibi rpe --len 64 --dim 64 --heads 4 --out cmp", "", ""), 0);
+    cJSON *j = read_json("cmp/compare.json");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sources")), 3);
+    const cJSON *alibi = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "sources"), 1);
+    assert_string_equal(cJSON_GetObjectItem(alibi, "matrix")->valuestring, "bias");
+    TU_CLOSE(cJSON_GetObjectItem(alibi, "mono")->valuedouble, 1.0, 1e-9, 0, "alibi MONO", 0);
+    cJSON_Delete(j);
+    assert_true(exists("cmp/report.html") && exists("cmp/1-sin/similarity.png") && exists("cmp/2-alibi/bias.png"));
+    assert_int_equal(posemb("compare sin", "", ""), 2);
+}
+
+static void test_errors(void **state)
+{
+    struct { const char *args, *needle; int rc; } cases[] = {
+        {"analyze", "missing SOURCE", 2},
+        {"analyze nosuchpe", "unknown PE 'nosuchpe'", 2},
+        {"analyze x.safetensors", "name the table with --tensor", 2},
+        {"analyze /nonexistent.safetensors --tensor wpe.weight", "/nonexistent.safetensors", 1},
+        {"analyze sin --len 1", "--len: 1 is outside", 2},
+        {"analyze run --evolution --out ev", "no checkpoints", 2},
+        {"analyze sin --bogus", "unknown flag '--bogus'", 2},
+    };
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/run'; mkdir -p '%s/run'", dir, dir);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    for (int i = 0; i < 7; i++) {
+        int rc = posemb(cases[i].args, "", "");
+        if (rc != cases[i].rc || !strstr(out, cases[i].needle)) fail_msg("'%s': exit %d: %s", cases[i].args, rc, out);
+    }
+}
+
+/* GPT-2's real position table, when ../shared is here. */
+static void test_gpt2_wpe(void **state)
+{
+    if (!tu_have_shared("GPT-2 wpe analysis")) return;
+    char args[1200];
+    snprintf(args, sizeof args, "analyze %s/models/gpt2/gpt2_pe.safetensors --tensor wpe.weight --out gw", POSEMB_SHARED);
+    assert_int_equal(posemb(args, "", ""), 0);
+    cJSON *j = read_json("gw/indicators.json");
+    assert_int_equal((int)num(j, "n", NULL), 1024);
+    assert_int_equal((int)num(j, "dim", NULL), 768);
+    printf("GPT-2 wpe: similarity TI %.3f MONO %.3f SYM %.3f window %d; regression mae %.2f; 5-fold %.2f; order error %.3f\n",
+           num(j, "similarity", "ti"), num(j, "similarity", "mono"), num(j, "similarity", "sym"),
+           (int)num(j, "similarity", "window"), num(j, "regress", "mae_all"), num(j, "regress_cv", "mae"),
+           num(j, "relative", "error"));
+    assert_true(num(j, "regress", "mae_all") < 50); /* GPT-2's table encodes position linearly to a good degree */
+    cJSON_Delete(j);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_analyze_sin), cmocka_unit_test(test_analyze_model), cmocka_unit_test(test_probe),
+        cmocka_unit_test(test_compare),     cmocka_unit_test(test_errors),        cmocka_unit_test(test_gpt2_wpe),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,900 @@
+/* Figures and the HTML report: sizes, colours read back from the PNG at the
+ * cells of known values, SVG that parses, PDF, errors that leave no file,
+ * NaN cells, the time a 2048 x 2048 heatmap takes, and a report whose
+ * embedded image decodes back to the PNG's bytes.
+ *
+ * POSEMB_PLOT_DIR=DIR keeps a gallery of figures (PNG, SVG, PDF and a
+ * report) in DIR for looking at them. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cairo.h>
+
+#include "plot/plot_impl.h"
+#include "posemb/error.h"
+#include "posemb/plot.h"
+#include "posemb/report.h"
+#include "testutil.h"
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static char *g_dir;
+
+static int setup(void **state)
+{
+    (void)state;
+    g_dir = tu_tmpdir();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tu_rmtree(g_dir);
+    free(g_dir);
+    return 0;
+}
+
+static const char *path_in(const char *name)
+{
+    static char buf[4][1024];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
+    return buf[k];
+}
+
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *d = malloc((size_t)len + 1);
+    assert_non_null(d);
+    assert_int_equal(fread(d, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    d[len] = '\0';
+    if (n) *n = (size_t)len;
+    return d;
+}
+
+static int file_exists(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f) fclose(f);
+    return f != NULL;
+}
+
+/* Entries of the test directory whose name starts with prefix (temporaries included). */
+static int count_entries(const char *prefix)
+{
+    DIR *d = opendir(g_dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += !strncmp(e->d_name, prefix, strlen(prefix));
+    closedir(d);
+    return n;
+}
+
+static void assert_ok(posemb_status st, const posemb_error *err)
+{
+    if (st) fail_msg("unexpected error: %s", err->msg);
+}
+
+typedef struct png_image {
+    cairo_surface_t *s;
+    int w, h, stride;
+    const unsigned char *data;
+} png_image;
+
+static png_image png_load(const char *path)
+{
+    png_image im;
+    im.s = cairo_image_surface_create_from_png(path);
+    assert_int_equal(cairo_surface_status(im.s), CAIRO_STATUS_SUCCESS);
+    im.w = cairo_image_surface_get_width(im.s);
+    im.h = cairo_image_surface_get_height(im.s);
+    im.stride = cairo_image_surface_get_stride(im.s);
+    im.data = cairo_image_surface_get_data(im.s);
+    return im;
+}
+
+static void png_rgb(const png_image *im, double x, double y, unsigned char rgb[3])
+{
+    int ix = (int)floor(x), iy = (int)floor(y);
+    assert_true(ix >= 0 && ix < im->w && iy >= 0 && iy < im->h);
+    uint32_t v = *(const uint32_t *)(const void *)(im->data + (size_t)iy * (size_t)im->stride + (size_t)ix * 4);
+    rgb[0] = (unsigned char)(v >> 16);
+    rgb[1] = (unsigned char)(v >> 8);
+    rgb[2] = (unsigned char)v;
+}
+
+/* Variance of the grey level over all pixels: a blank canvas has 0. */
+static double png_variance(const png_image *im)
+{
+    double s = 0, s2 = 0, n = (double)im->w * im->h;
+    for (int y = 0; y < im->h; y++)
+        for (int x = 0; x < im->w; x++) {
+            unsigned char c[3];
+            png_rgb(im, x, y, c);
+            double g = (c[0] + c[1] + c[2]) / 3.0;
+            s += g;
+            s2 += g * g;
+        }
+    return s2 / n - (s / n) * (s / n);
+}
+
+/* Pixels within tol of a colour. */
+static long png_count(const png_image *im, uint32_t rgb, int tol)
+{
+    long n = 0;
+    for (int y = 0; y < im->h; y++)
+        for (int x = 0; x < im->w; x++) {
+            unsigned char c[3];
+            png_rgb(im, x, y, c);
+            n += abs(c[0] - (int)(rgb >> 16 & 255)) <= tol && abs(c[1] - (int)(rgb >> 8 & 255)) <= tol &&
+                 abs(c[2] - (int)(rgb & 255)) <= tol;
+        }
+    return n;
+}
+
+static void assert_rgb_near(const unsigned char got[3], const unsigned char want[3], int tol, const char *what)
+{
+    for (int c = 0; c < 3; c++)
+        if (abs(got[c] - want[c]) > tol)
+            fail_msg("%s: got (%d, %d, %d), want (%d, %d, %d)", what, got[0], got[1], got[2], want[0], want[1],
+                     want[2]);
+}
+
+/* Centre of cell (i, j) in the plot area. */
+static void cell_centre(const posemb_rect *r, int rows, int cols, int i, int j, double *x, double *y)
+{
+    *x = r->x + (j + 0.5) * r->w / cols;
+    *y = r->y + (i + 0.5) * r->h / rows;
+}
+
+/* A small well-formedness check: every tag closed in order, one root. */
+static int xml_balanced(const char *s)
+{
+    char stack[64][64];
+    int depth = 0, roots = 0;
+    for (const char *p = strchr(s, '<'); p; p = strchr(p, '<')) {
+        if (!strncmp(p, "<?", 2) || !strncmp(p, "<!--", 4) || !strncmp(p, "<!", 2)) {
+            const char *e = strstr(p, p[1] == '?' ? "?>" : p[2] == '-' ? "-->" : ">");
+            if (!e) return 0;
+            p = e + 1;
+            continue;
+        }
+        int closing = p[1] == '/';
+        const char *n = p + 1 + closing;
+        size_t len = strcspn(n, " \t\r\n/>");
+        if (len == 0 || len >= 64) return 0;
+        const char *q = n + len;
+        char quote = 0;
+        for (; *q && (quote || *q != '>'); q++)
+            if (*q == '"' || *q == '\'') quote = quote == *q ? 0 : quote ? quote : *q;
+        if (!*q) return 0;
+        if (closing) {
+            if (depth == 0 || strlen(stack[depth - 1]) != len || strncmp(stack[depth - 1], n, len)) return 0;
+            depth--;
+        } else if (q[-1] != '/') {
+            if (depth == 64) return 0;
+            if (depth == 0) roots++;
+            memcpy(stack[depth], n, len);
+            stack[depth++][len] = '\0';
+        } else if (depth == 0) {
+            roots++;
+        }
+        p = q + 1;
+    }
+    return depth == 0 && roots == 1;
+}
+
+static int have_xmllint(void) { return tu_run("command -v xmllint", NULL, 0) == 0; }
+
+static void assert_svg_valid(const char *path, const char *title_escaped)
+{
+    char *svg = slurp(path, NULL);
+    assert_memory_equal(svg, "<?xml", 5);
+    assert_non_null(strstr(svg, "<svg"));
+    if (title_escaped) {
+        char want[512];
+        snprintf(want, sizeof want, "<title>%s</title>", title_escaped);
+        if (!strstr(svg, want)) fail_msg("%s lacks %s", path, want);
+    }
+    assert_true(xml_balanced(svg));
+    free(svg);
+    if (have_xmllint()) {
+        char cmd[1200], out[2048];
+        snprintf(cmd, sizeof cmd, "xmllint --noout '%s'", path);
+        if (tu_run(cmd, out, sizeof out) != 0) fail_msg("xmllint %s: %s", path, out);
+    }
+}
+
+static void assert_pdf(const char *path)
+{
+    size_t n;
+    char *d = slurp(path, &n);
+    assert_true(n > 100);
+    assert_memory_equal(d, "%PDF", 4);
+    assert_non_null(strstr(d + n - 32, "%%EOF"));
+    free(d);
+}
+
+/* An n x n matrix cos((i - j) / 20), the similarity of a sinusoidal PE. */
+static float *similarity(int n)
+{
+    float *m = malloc(sizeof *m * (size_t)n * (size_t)n);
+    assert_non_null(m);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) m[(size_t)i * n + j] = (float)cos((i - j) / 20.0);
+    return m;
+}
+
+/* ---- colour maps and ticks ----------------------------------------------- */
+
+static void test_cmap(void **state)
+{
+    (void)state;
+    unsigned char c[3];
+    posemb_cmap_rgb(POSEMB_CMAP_VIRIDIS, 0, c);
+    assert_rgb_near(c, (const unsigned char[3]){68, 1, 84}, 0, "viridis(0) = #440154");
+    posemb_cmap_rgb(POSEMB_CMAP_VIRIDIS, 1, c);
+    assert_rgb_near(c, (const unsigned char[3]){253, 231, 37}, 0, "viridis(1) = #fde725");
+    posemb_cmap_rgb(POSEMB_CMAP_VIRIDIS, 128 / 255.0, c);
+    assert_rgb_near(c, (const unsigned char[3]){33, 145, 140}, 0, "viridis entry 128 = #21918c");
+    posemb_cmap_rgb(POSEMB_CMAP_VIRIDIS, 2.0, c); /* clamped */
+    assert_rgb_near(c, (const unsigned char[3]){253, 231, 37}, 0, "viridis(2) clamps");
+    posemb_cmap_rgb(POSEMB_CMAP_DIVERGING, 0.5, c);
+    assert_rgb_near(c, (const unsigned char[3]){247, 247, 247}, 0, "diverging(0.5) is near white");
+    posemb_cmap_rgb(POSEMB_CMAP_DIVERGING, 0, c);
+    assert_true(c[2] > c[0]); /* blue below */
+    posemb_cmap_rgb(POSEMB_CMAP_DIVERGING, 1, c);
+    assert_true(c[0] > c[2]); /* red above */
+    posemb_cmap_rgb(POSEMB_CMAP_VIRIDIS, NAN, c);
+    assert_true(c[0] == c[1] && c[1] == c[2] && c[0] > 100 && c[0] < 200); /* mid grey */
+}
+
+static void assert_ticks_sane(const plot_ticks *t, double lo, double hi, int max_n)
+{
+    assert_true(t->n >= 1 && t->n <= max_n);
+    for (int i = 0; i < t->n; i++) {
+        assert_true(t->v[i] >= lo - 1e-9 * fabs(hi - lo) && t->v[i] <= hi + 1e-9 * fabs(hi - lo));
+        double k = t->v[i] / t->step;
+        assert_true(fabs(k - round(k)) < 1e-6);
+        for (int j = 0; j < i; j++) assert_string_not_equal(t->label[i], t->label[j]);
+    }
+}
+
+static void test_ticks(void **state)
+{
+    (void)state;
+    plot_ticks t;
+    plot_ticks_make(&t, 0, 511, 8, 1);
+    assert_int_equal(t.n, 6);
+    assert_string_equal(t.label[0], "0");
+    assert_string_equal(t.label[5], "500");
+    plot_ticks_make(&t, -1, 1, 9, 0);
+    assert_int_equal(t.n, 5);
+    assert_string_equal(t.label[0], "\xe2\x88\x92" "1.0"); /* a real minus sign */
+    assert_string_equal(t.label[2], "0.0");                /* never "-0.0" */
+    assert_string_equal(t.label[3], "0.5");
+    plot_ticks_make(&t, 0, 7, 8, 1); /* a small matrix: every position */
+    assert_int_equal(t.n, 8);
+    plot_ticks_make(&t, 0, 0.3, 5, 0);
+    assert_string_equal(t.label[1], "0.1");
+    plot_ticks_make(&t, -64, 64, 8, 1);
+    assert_ticks_sane(&t, -64, 64, 8);
+    plot_ticks_make(&t, 3, 3, 8, 1);
+    assert_int_equal(t.n, 1);
+    /* Random ranges of every magnitude: in range, multiples of the step, distinct labels. */
+    srand(7);
+    for (int k = 0; k < 2000; k++) {
+        double e = pow(10, rand() % 16 - 8);
+        double lo = (rand() / (double)RAND_MAX - 0.5) * 10 * e, hi = lo + (rand() / (double)RAND_MAX + 1e-3) * 10 * e;
+        int max_n = 2 + rand() % 10;
+        plot_ticks_make(&t, lo, hi, max_n, 0);
+        assert_ticks_sane(&t, lo, hi, max_n);
+    }
+}
+
+/* ---- heatmaps ------------------------------------------------------------ */
+
+static void test_heatmap_png_size(void **state)
+{
+    (void)state;
+    posemb_error err;
+    float *m = similarity(64);
+    posemb_heatmap_opts o = posemb_heatmap_defaults();
+    o.title = "Similarity";
+    o.width = 500;
+    o.height = 420;
+    assert_ok(posemb_plot_heatmap(path_in("size.png"), m, 48, 64, &o, &err), &err);
+    png_image im = png_load(path_in("size.png"));
+    assert_int_equal(im.w, 500);
+    assert_int_equal(im.h, 420);
+    assert_true(png_variance(&im) > 500);
+    cairo_surface_destroy(im.s);
+
+    /* Default size: 560 high, at most 640 wide (a square matrix leaves no blank band). */
+    assert_ok(posemb_plot_heatmap(path_in("default.png"), m, 64, 64, NULL, &err), &err);
+    im = png_load(path_in("default.png"));
+    assert_int_equal(im.h, 560);
+    assert_true(im.w <= 640 && im.w > 400);
+    cairo_surface_destroy(im.s);
+
+    /* A wide table gets a short figure. */
+    assert_ok(posemb_plot_heatmap(path_in("wide.png"), m, 12, 64, NULL, &err), &err);
+    im = png_load(path_in("wide.png"));
+    assert_true(im.h < 400);
+    cairo_surface_destroy(im.s);
+    free(m);
+}
+
+static void test_heatmap_viridis_extremes(void **state)
+{
+    (void)state;
+    enum { R = 9, C = 11 };
+    float m[R * C];
+    for (int k = 0; k < R * C; k++) m[k] = 0.5f + 0.01f * (float)(k % 7);
+    m[2 * C + 3] = -4.0f; /* minimum */
+    m[6 * C + 8] = 7.0f;  /* maximum */
+    m[4 * C + 5] = 1.5f;  /* (1.5 + 4) / 11 of the way */
+    posemb_heatmap_opts o = posemb_heatmap_defaults();
+    o.title = "extremes";
+    o.xlabel = "j";
+    o.ylabel = "i";
+    o.cbar_label = "value";
+    posemb_error err;
+    assert_ok(posemb_plot_heatmap(path_in("ext.png"), m, R, C, &o, &err), &err);
+    posemb_rect plot, bar;
+    assert_ok(posemb_heatmap_layout(m, R, C, &o, &plot, &bar, &err), &err);
+    png_image im = png_load(path_in("ext.png"));
+    unsigned char got[3], want[3];
+    double x, y;
+    cell_centre(&plot, R, C, 2, 3, &x, &y);
+    png_rgb(&im, x, y, got);
+    posemb_cmap_rgb(POSEMB_CMAP_VIRIDIS, 0, want);
+    assert_rgb_near(got, want, 1, "minimum cell");
+    cell_centre(&plot, R, C, 6, 8, &x, &y);
+    png_rgb(&im, x, y, got);
+    posemb_cmap_rgb(POSEMB_CMAP_VIRIDIS, 1, want);
+    assert_rgb_near(got, want, 1, "maximum cell");
+    cell_centre(&plot, R, C, 4, 5, &x, &y);
+    png_rgb(&im, x, y, got);
+    posemb_cmap_rgb(POSEMB_CMAP_VIRIDIS, round(5.5 / 11 * 255) / 255, want);
+    assert_rgb_near(got, want, 1, "middle cell");
+    /* The colour bar: vmax's colour at its top, vmin's at its bottom, beside the plot and as tall. */
+    assert_true(bar.x > plot.x + plot.w && bar.y == plot.y && bar.h == plot.h);
+    png_rgb(&im, bar.x + bar.w / 2, bar.y + 3, got);
+    posemb_cmap_rgb(POSEMB_CMAP_VIRIDIS, 1, want);
+    assert_rgb_near(got, want, 8, "colour bar top"); /* 3 px down the 256-step gradient */
+    png_rgb(&im, bar.x + bar.w / 2, bar.y + bar.h - 3, got);
+    posemb_cmap_rgb(POSEMB_CMAP_VIRIDIS, 0, want);
+    assert_rgb_near(got, want, 8, "colour bar bottom");
+    cairo_surface_destroy(im.s);
+
+    /* A fixed range: values beyond it take the end colours. */
+    o.vmin = 0;
+    o.vmax = 1;
+    assert_ok(posemb_plot_heatmap(path_in("ext2.png"), m, R, C, &o, &err), &err);
+    assert_ok(posemb_heatmap_layout(m, R, C, &o, &plot, NULL, &err), &err);
+    im = png_load(path_in("ext2.png"));
+    cell_centre(&plot, R, C, 6, 8, &x, &y);
+    png_rgb(&im, x, y, got);
+    posemb_cmap_rgb(POSEMB_CMAP_VIRIDIS, 1, want);
+    assert_rgb_near(got, want, 1, "clipped maximum");
+    cairo_surface_destroy(im.s);
+}
+
+static void test_heatmap_diverging(void **state)
+{
+    (void)state;
+    enum { N = 6 };
+    float m[N * N];
+    for (int k = 0; k < N * N; k++) m[k] = (float)(k % N) - 2.0f + 0.1f * (float)(k / N); /* -2 .. 3.5 */
+    m[2 * N + 2] = 0.0f;
+    m[0] = -2.0f;
+    posemb_heatmap_opts o = posemb_heatmap_defaults();
+    o.cmap = POSEMB_CMAP_DIVERGING;
+    o.title = "signed";
+    posemb_error err;
+    assert_ok(posemb_plot_heatmap(path_in("div.png"), m, N, N, &o, &err), &err);
+    posemb_rect plot, bar;
+    assert_ok(posemb_heatmap_layout(m, N, N, &o, &plot, &bar, &err), &err);
+    png_image im = png_load(path_in("div.png"));
+    unsigned char got[3];
+    double x, y;
+    cell_centre(&plot, N, N, 2, 2, &x, &y);
+    png_rgb(&im, x, y, got);
+    assert_true(got[0] >= 240 && got[1] >= 240 && got[2] >= 240); /* 0 is (near) white */
+    /* Symmetric range [-3.5, 3.5]: -2 is a clear blue, not the darkest. */
+    cell_centre(&plot, N, N, 0, 0, &x, &y);
+    png_rgb(&im, x, y, got);
+    assert_true(got[2] > got[0] + 40);
+    /* The middle of the colour bar is white too. */
+    png_rgb(&im, bar.x + bar.w / 2, bar.y + bar.h / 2, got);
+    assert_true(got[0] >= 240 && got[1] >= 240 && got[2] >= 240);
+    cairo_surface_destroy(im.s);
+}
+
+static void test_heatmap_nan(void **state)
+{
+    (void)state;
+    enum { N = 5 };
+    float m[N * N];
+    for (int k = 0; k < N * N; k++) m[k] = (float)k;
+    m[7] = NAN;
+    m[8] = INFINITY;
+    m[9] = -INFINITY;
+    posemb_error err;
+    assert_ok(posemb_plot_heatmap(path_in("nan.png"), m, N, N, NULL, &err), &err);
+    posemb_rect plot;
+    assert_ok(posemb_heatmap_layout(m, N, N, NULL, &plot, NULL, &err), &err);
+    png_image im = png_load(path_in("nan.png"));
+    unsigned char got[3], want[3];
+    double x, y;
+    cell_centre(&plot, N, N, 1, 2, &x, &y);
+    png_rgb(&im, x, y, got);
+    posemb_cmap_rgb(POSEMB_CMAP_VIRIDIS, NAN, want);
+    assert_rgb_near(got, want, 0, "NaN cell is grey");
+    cell_centre(&plot, N, N, 1, 3, &x, &y); /* +inf: the top colour */
+    png_rgb(&im, x, y, got);
+    posemb_cmap_rgb(POSEMB_CMAP_VIRIDIS, 1, want);
+    assert_rgb_near(got, want, 1, "+inf cell");
+    cairo_surface_destroy(im.s);
+
+    /* Nothing finite at all, and a constant matrix: still a figure. */
+    for (int k = 0; k < N * N; k++) m[k] = NAN;
+    assert_ok(posemb_plot_heatmap(path_in("allnan.png"), m, N, N, NULL, &err), &err);
+    for (int k = 0; k < N * N; k++) m[k] = 3.0f;
+    assert_ok(posemb_plot_heatmap(path_in("const.png"), m, N, N, NULL, &err), &err);
+    posemb_heatmap_opts o = posemb_heatmap_defaults();
+    o.cmap = POSEMB_CMAP_DIVERGING;
+    assert_ok(posemb_plot_heatmap(path_in("const_div.svg"), m, N, N, &o, &err), &err);
+    assert_ok(posemb_plot_heatmap(path_in("one.png"), m, 1, 1, NULL, &err), &err);
+}
+
+static void test_heatmap_formats(void **state)
+{
+    (void)state;
+    float *m = similarity(32);
+    posemb_heatmap_opts o = posemb_heatmap_defaults();
+    o.title = "Attention <&> \"heads\"";
+    o.xlabel = "key position";
+    o.ylabel = "query position";
+    o.cbar_label = "weight";
+    posemb_error err;
+    assert_ok(posemb_plot_heatmap(path_in("fig.svg"), m, 32, 32, &o, &err), &err);
+    assert_svg_valid(path_in("fig.svg"), "Attention &lt;&amp;&gt; &quot;heads&quot;");
+    assert_ok(posemb_plot_heatmap(path_in("fig.pdf"), m, 32, 32, &o, &err), &err);
+    assert_pdf(path_in("fig.pdf"));
+    assert_ok(posemb_plot_heatmap(path_in("FIG.PNG"), m, 32, 32, &o, &err), &err); /* case-insensitive */
+    png_image im = png_load(path_in("FIG.PNG"));
+    cairo_surface_destroy(im.s);
+    free(m);
+}
+
+static void test_heatmap_errors(void **state)
+{
+    (void)state;
+    float m[4] = {1, 2, 3, 4};
+    posemb_error err;
+    assert_int_equal(posemb_plot_heatmap(path_in("bad.jpg"), m, 2, 2, NULL, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "bad.jpg"));
+    assert_non_null(strstr(err.msg, ".png"));
+    assert_int_equal(posemb_plot_heatmap(path_in("noext"), m, 2, 2, NULL, &err), POSEMB_EINVAL);
+    assert_int_equal(count_entries("bad"), 0);
+    assert_int_equal(count_entries("noext"), 0);
+
+    assert_int_equal(posemb_plot_heatmap(path_in("missing/dir/fig.png"), m, 2, 2, NULL, &err), POSEMB_EIO);
+    assert_non_null(strstr(err.msg, "missing/dir/fig.png"));
+    assert_int_equal(posemb_plot_heatmap(path_in("missing/dir/fig.svg"), m, 2, 2, NULL, &err), POSEMB_EIO);
+    assert_int_equal(count_entries("missing"), 0);
+
+    assert_int_equal(posemb_plot_heatmap(path_in("z.png"), m, 0, 2, NULL, &err), POSEMB_EINVAL);
+    assert_int_equal(posemb_plot_heatmap(path_in("z.png"), NULL, 2, 2, NULL, &err), POSEMB_EINVAL);
+    posemb_heatmap_opts o = posemb_heatmap_defaults();
+    o.vmin = 2;
+    o.vmax = 1;
+    assert_int_equal(posemb_plot_heatmap(path_in("z.png"), m, 2, 2, &o, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "vmin"));
+    o = posemb_heatmap_defaults();
+    o.width = 30;
+    o.height = 30;
+    assert_int_equal(posemb_plot_heatmap(path_in("z.png"), m, 2, 2, &o, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "too small"));
+    o.width = 100000;
+    o.height = 500;
+    assert_int_equal(posemb_plot_heatmap(path_in("z.png"), m, 2, 2, &o, &err), POSEMB_EINVAL);
+    assert_int_equal(count_entries("z."), 0);
+
+    /* A zeroed options struct works: equal vmin = vmax = 0 mean "from the data". */
+    posemb_heatmap_opts zero = {0};
+    assert_ok(posemb_plot_heatmap(path_in("zero.png"), m, 2, 2, &zero, &err), &err);
+}
+
+static void test_heatmap_speed(void **state)
+{
+    (void)state;
+    posemb_error err;
+    const int sizes[2] = {512, 2048};
+    for (int k = 0; k < 2; k++) {
+        int n = sizes[k];
+        float *m = similarity(n);
+        const char *exts[3] = {"png", "svg", "pdf"};
+        for (int e = 0; e < 3; e++) {
+            char name[64];
+            snprintf(name, sizeof name, "big%d.%s", n, exts[e]);
+            double t0 = seconds();
+            assert_ok(posemb_plot_heatmap(path_in(name), m, n, n, NULL, &err), &err);
+            printf("heatmap %4d x %-4d %s: %.3f s\n", n, n, exts[e], seconds() - t0);
+        }
+        free(m);
+    }
+    png_image im = png_load(path_in("big2048.png"));
+    assert_true(png_variance(&im) > 500);
+    cairo_surface_destroy(im.s);
+}
+
+/* ---- lines --------------------------------------------------------------- */
+
+static void test_lines(void **state)
+{
+    (void)state;
+    enum { N = 120 };
+    double x[N], a[N], b[N], c[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = i * 10.0;
+        a[i] = exp(-i / 30.0);
+        b[i] = 0.5 + 0.4 * sin(i / 10.0);
+        c[i] = i == 50 ? NAN : 0.002 * i; /* a gap */
+    }
+    posemb_series s[3] = {{"TI", x, a, N, 0}, {"MONO", x, b, N, 2}, {"SYM", NULL, c, N, 1}};
+    posemb_lines_opts o = posemb_lines_defaults();
+    o.title = "Indicators over training";
+    o.xlabel = "step";
+    o.ylabel = "value";
+    posemb_error err;
+    assert_ok(posemb_plot_lines(path_in("lines.png"), s, 3, &o, &err), &err);
+    png_image im = png_load(path_in("lines.png"));
+    assert_int_equal(im.w, 640);
+    assert_int_equal(im.h, 440);
+    assert_true(png_variance(&im) > 100);
+    /* Each series in its tab10 colour. */
+    assert_true(png_count(&im, 0x1f77b4, 12) > 100);
+    assert_true(png_count(&im, 0xff7f0e, 12) > 100);
+    assert_true(png_count(&im, 0x2ca02c, 12) > 100);
+    cairo_surface_destroy(im.s);
+    assert_ok(posemb_plot_lines(path_in("lines.svg"), s, 3, &o, &err), &err);
+    assert_svg_valid(path_in("lines.svg"), "Indicators over training");
+    assert_ok(posemb_plot_lines(path_in("lines.pdf"), s, 3, &o, &err), &err);
+    assert_pdf(path_in("lines.pdf"));
+
+    /* One point, zeroed options, fixed limits, a larger figure. */
+    double one = 2.0;
+    posemb_series single = {NULL, NULL, &one, 1, 1};
+    posemb_lines_opts zero = {0};
+    assert_ok(posemb_plot_lines(path_in("one.png"), &single, 1, &zero, &err), &err);
+    o.ymin = 0;
+    o.ymax = 1;
+    o.width = 1280;
+    o.height = 880;
+    assert_ok(posemb_plot_lines(path_in("lines2x.png"), s, 3, &o, &err), &err);
+    im = png_load(path_in("lines2x.png"));
+    assert_int_equal(im.w, 1280);
+    cairo_surface_destroy(im.s);
+
+    /* Errors. */
+    double nan = NAN;
+    posemb_series none = {"x", NULL, &nan, 1, 0};
+    assert_int_equal(posemb_plot_lines(path_in("e.png"), &none, 1, NULL, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "finite"));
+    assert_int_equal(posemb_plot_lines(path_in("e.png"), s, 0, NULL, &err), POSEMB_EINVAL);
+    posemb_series bad = s[0];
+    bad.points = 3;
+    assert_int_equal(posemb_plot_lines(path_in("e.png"), &bad, 1, NULL, &err), POSEMB_EINVAL);
+    o = posemb_lines_defaults();
+    o.xmin = 5;
+    o.xmax = 1;
+    assert_int_equal(posemb_plot_lines(path_in("e.png"), s, 3, &o, &err), POSEMB_EINVAL);
+    assert_int_equal(posemb_plot_lines(path_in("e.gif"), s, 3, NULL, &err), POSEMB_EINVAL);
+    assert_int_equal(posemb_plot_lines(path_in("nodir/e.png"), s, 3, NULL, &err), POSEMB_EIO);
+    assert_int_equal(count_entries("e."), 0);
+}
+
+/* ---- clock --------------------------------------------------------------- */
+
+static void sin_freqs(float *f, int n, int dim)
+{
+    for (int k = 0; k < n; k++) f[k] = powf(10000.0f, -(float)(2 * k * (dim / 2 / n)) / (float)dim);
+}
+
+static void test_clock(void **state)
+{
+    (void)state;
+    float f[8];
+    sin_freqs(f, 8, 768);
+    posemb_error err;
+    assert_ok(posemb_plot_clock(path_in("clock.png"), f, 8, 512, "Clock <8>", &err), &err);
+    png_image im = png_load(path_in("clock.png"));
+    assert_true(im.w > 600 && im.h > 300);
+    assert_true(png_variance(&im) > 100);
+    /* Positions from the first (viridis' purple) to the last (yellow). */
+    assert_true(png_count(&im, 0xfde725, 10) > 50);
+    assert_true(png_count(&im, 0x440154, 10) > 50);
+    cairo_surface_destroy(im.s);
+    assert_ok(posemb_plot_clock(path_in("clock.svg"), f, 8, 512, "Clock <8>", &err), &err);
+    assert_svg_valid(path_in("clock.svg"), "Clock &lt;8&gt;");
+    assert_ok(posemb_plot_clock(path_in("clock.pdf"), f, 8, 512, NULL, &err), &err);
+    assert_pdf(path_in("clock.pdf"));
+    float one = 0.0f;
+    assert_ok(posemb_plot_clock(path_in("clock1.png"), &one, 1, 1, NULL, &err), &err);
+    float many[64];
+    sin_freqs(many, 64, 512);
+    double t0 = seconds();
+    assert_ok(posemb_plot_clock(path_in("clock64.png"), many, 64, 100000, NULL, &err), &err);
+    printf("clock 64 panels x 100000 positions: %.3f s\n", seconds() - t0);
+
+    assert_int_equal(posemb_plot_clock(path_in("c.png"), f, 0, 10, NULL, &err), POSEMB_EINVAL);
+    assert_int_equal(posemb_plot_clock(path_in("c.png"), f, 8, 0, NULL, &err), POSEMB_EINVAL);
+    f[3] = NAN;
+    assert_int_equal(posemb_plot_clock(path_in("c.png"), f, 8, 10, NULL, &err), POSEMB_EINVAL);
+    assert_int_equal(posemb_plot_clock(path_in("c.bmp"), many, 8, 10, NULL, &err), POSEMB_EINVAL);
+    assert_int_equal(count_entries("c."), 0);
+}
+
+/* ---- report -------------------------------------------------------------- */
+
+static int b64_value(char c)
+{
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+/* Decodes n base64 characters (padded); returns the byte count or -1. */
+static long b64_decode(const char *s, size_t n, unsigned char *out)
+{
+    if (n % 4) return -1;
+    long o = 0;
+    for (size_t i = 0; i < n; i += 4) {
+        int v[4], pad = 0;
+        for (int k = 0; k < 4; k++) {
+            if (s[i + k] == '=' && i + 4 == n && k >= 2) {
+                v[k] = 0;
+                pad++;
+            } else if ((v[k] = b64_value(s[i + k])) < 0 || pad) {
+                return -1;
+            }
+        }
+        unsigned long w = (unsigned long)v[0] << 18 | (unsigned long)v[1] << 12 | (unsigned long)v[2] << 6 | v[3];
+        out[o++] = (unsigned char)(w >> 16);
+        if (pad < 2) out[o++] = (unsigned char)(w >> 8);
+        if (pad < 1) out[o++] = (unsigned char)w;
+    }
+    return o;
+}
+
+static void test_report(void **state)
+{
+    (void)state;
+    posemb_error err;
+    float *m = similarity(40);
+    assert_ok(posemb_plot_heatmap(path_in("r.png"), m, 40, 40, NULL, &err), &err);
+    free(m);
+
+    posemb_report *r = posemb_report_new("Report <1>");
+    assert_non_null(r);
+    posemb_report_heading(r, 1, "Results & <discussion>");
+    posemb_report_paragraph(r, "a < b and c > \"d\"\nsecond line");
+    const char *head[3] = {"PE", "TI", "note"};
+    const char *cells[6] = {"sin", "1.000", "<exact>", "ape", "\xe2\x88\x92" "0.002", NULL};
+    posemb_report_table(r, head, 3, cells, 2, "Indicators");
+    posemb_report_html(r, "<p class=\"raw\">trusted</p>");
+    assert_ok(posemb_report_image(r, path_in("r.png"), "Similarity <sin>", &err), &err);
+    assert_ok(posemb_report_image(r, path_in("r.png"), NULL, &err), &err);
+    posemb_report_pre(r, "posemb analyze --pe sin <x>");
+    assert_int_equal(posemb_report_image(r, path_in("absent.png"), "x", &err), POSEMB_EIO);
+    assert_int_equal(tu_write_file(path_in("fake.png"), "GIF89a not a png at all", 23), 0);
+    assert_int_equal(posemb_report_image(r, path_in("fake.png"), "x", &err), POSEMB_EFORMAT);
+    assert_non_null(strstr(err.msg, "fake.png"));
+    assert_ok(posemb_report_write(r, path_in("report.html"), &err), &err);
+    assert_int_equal(posemb_report_write(r, path_in("nodir/report.html"), &err), POSEMB_EIO);
+    posemb_report_free(r);
+
+    char *html = slurp(path_in("report.html"), NULL);
+    assert_memory_equal(html, "<!DOCTYPE html>", 15);
+    assert_non_null(strstr(html, "<title>Report &lt;1&gt;</title>"));
+    assert_non_null(strstr(html, "<h1>Results &amp; &lt;discussion&gt;</h1>"));
+    assert_non_null(strstr(html, "a &lt; b and c &gt; &quot;d&quot;<br>"));
+    assert_non_null(strstr(html, "<td>&lt;exact&gt;</td>"));
+    assert_non_null(strstr(html, "<td class=\"num\">1.000</td>")); /* numbers right-aligned */
+    assert_non_null(strstr(html, "<th class=\"num\">TI</th>"));
+    assert_non_null(strstr(html, "<caption>Indicators</caption>"));
+    assert_non_null(strstr(html, "<p class=\"raw\">trusted</p>"));
+    assert_non_null(strstr(html, "<figcaption>Similarity &lt;sin&gt;</figcaption>"));
+    assert_non_null(strstr(html, "<pre>posemb analyze --pe sin &lt;x&gt;</pre>"));
+    assert_non_null(strstr(html, "<style>"));
+    assert_null(strstr(html, "<link")); /* self-contained */
+    assert_null(strstr(html, "src=\"http"));
+
+    /* The embedded image decodes back to the PNG's bytes. */
+    const char *uri = "data:image/png;base64,";
+    const char *b = strstr(html, uri);
+    assert_non_null(b);
+    b += strlen(uri);
+    size_t n = strcspn(b, "\"");
+    size_t png_n;
+    char *png = slurp(path_in("r.png"), &png_n);
+    unsigned char *dec = malloc(n);
+    assert_non_null(dec);
+    long got = b64_decode(b, n, dec);
+    assert_int_equal(got, (long)png_n);
+    assert_memory_equal(dec, png, png_n);
+    /* Both figures in one grid. */
+    const char *grid = strstr(html, "<div class=\"figures\">");
+    assert_non_null(grid);
+    assert_null(strstr(grid + 1, "<div class=\"figures\">"));
+    free(dec);
+    free(png);
+    free(html);
+
+    /* A NULL report (out of memory in posemb_report_new) is ignored, then reported. */
+    posemb_report_heading(NULL, 1, "x");
+    posemb_report_table(NULL, head, 3, cells, 2, NULL);
+    assert_int_equal(posemb_report_write(NULL, path_in("null.html"), &err), POSEMB_ENOMEM);
+    assert_false(file_exists(path_in("null.html")));
+    posemb_report_free(NULL);
+}
+
+static void test_base64_lengths(void **state)
+{
+    (void)state;
+    /* Files of 1..5 bytes after the PNG header exercise every padding case. */
+    static const unsigned char head[24] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13,
+                                           'I',  'H', 'D', 'R', 0,    0,    0,    1,    0, 0, 0, 1};
+    for (int extra = 0; extra < 6; extra++) {
+        unsigned char d[32];
+        memcpy(d, head, 24);
+        for (int k = 0; k < extra; k++) d[24 + k] = (unsigned char)(0xf0 + 37 * k);
+        size_t len = 24 + (size_t)extra;
+        assert_int_equal(tu_write_file(path_in("b.png"), d, len), 0);
+        posemb_report *r = posemb_report_new("b");
+        posemb_error err;
+        assert_ok(posemb_report_image(r, path_in("b.png"), "b", &err), &err);
+        assert_ok(posemb_report_write(r, path_in("b.html"), &err), &err);
+        posemb_report_free(r);
+        char *html = slurp(path_in("b.html"), NULL);
+        const char *b = strstr(html, "base64,") + 7;
+        size_t n = strcspn(b, "\"");
+        assert_int_equal(n, (len + 2) / 3 * 4);
+        unsigned char dec[64];
+        assert_int_equal(b64_decode(b, n, dec), (long)len);
+        assert_memory_equal(dec, d, len);
+        assert_non_null(strstr(html, "width=\"1\" height=\"1\""));
+        free(html);
+    }
+}
+
+/* ---- a gallery to look at ------------------------------------------------ */
+
+static void test_gallery(void **state)
+{
+    (void)state;
+    const char *keep = getenv("POSEMB_PLOT_DIR");
+    const char *dir = keep && *keep ? keep : g_dir;
+    char p[1024];
+    posemb_error err;
+    posemb_report *r = posemb_report_new("posemb figures");
+    posemb_report_heading(r, 1, "posemb figures");
+    posemb_report_paragraph(r, "Heatmaps, line plots and the clock of sinusoidal PEs.");
+    const char *exts[3] = {"png", "svg", "pdf"};
+
+    float *m = similarity(512);
+    posemb_heatmap_opts o = posemb_heatmap_defaults();
+    o.title = "Position similarity cos((i \xe2\x88\x92 j) / 20)";
+    o.xlabel = "position j";
+    o.ylabel = "position i";
+    o.cbar_label = "similarity";
+    for (int e = 0; e < 3; e++) {
+        snprintf(p, sizeof p, "%s/similarity.%s", dir, exts[e]);
+        assert_ok(posemb_plot_heatmap(p, m, 512, 512, &o, &err), &err);
+    }
+    free(m);
+    snprintf(p, sizeof p, "%s/similarity.png", dir);
+    assert_ok(posemb_report_image(r, p, "Similarity of a sinusoidal PE", &err), &err);
+
+    enum { H = 12, K = 32 };
+    float d[H * (2 * K + 1)];
+    for (int h = 0; h < H; h++)
+        for (int j = 0; j <= 2 * K; j++)
+            d[h * (2 * K + 1) + j] = (float)(-(h + 1) * 0.08 * abs(j - K) + 0.6 * sin(j * 0.3 + h));
+    o = posemb_heatmap_defaults();
+    o.cmap = POSEMB_CMAP_DIVERGING;
+    o.title = "Relative position bias per head";
+    o.xlabel = "offset j \xe2\x88\x92 i";
+    o.ylabel = "head";
+    o.cbar_label = "bias";
+    o.x0 = -K;
+    for (int e = 0; e < 3; e++) {
+        snprintf(p, sizeof p, "%s/bias.%s", dir, exts[e]);
+        assert_ok(posemb_plot_heatmap(p, d, H, 2 * K + 1, &o, &err), &err);
+    }
+    snprintf(p, sizeof p, "%s/bias.png", dir);
+    assert_ok(posemb_report_image(r, p, "A signed table on the diverging map", &err), &err);
+
+    enum { N = 300 };
+    double x[N], y1[N], y2[N], y3[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = i * 20;
+        y1[i] = 1 - exp(-i / 40.0);
+        y2[i] = 0.5 + 0.35 * cos(i / 25.0) * exp(-i / 200.0);
+        y3[i] = 0.3 + 0.5 * i / N + 0.05 * sin(i * 1.7);
+    }
+    posemb_series s[3] = {{"TI", x, y1, N, 0}, {"MONO", x, y2, N, 2}, {"SYM", x, y3, N, 1}};
+    posemb_lines_opts lo = posemb_lines_defaults();
+    lo.title = "Indicators over training";
+    lo.xlabel = "step";
+    lo.ylabel = "indicator";
+    for (int e = 0; e < 3; e++) {
+        snprintf(p, sizeof p, "%s/lines.%s", dir, exts[e]);
+        assert_ok(posemb_plot_lines(p, s, 3, &lo, &err), &err);
+    }
+    snprintf(p, sizeof p, "%s/lines.png", dir);
+    assert_ok(posemb_report_image(r, p, "Three series with a legend", &err), &err);
+
+    float f[8];
+    sin_freqs(f, 8, 768);
+    for (int e = 0; e < 3; e++) {
+        snprintf(p, sizeof p, "%s/clock.%s", dir, exts[e]);
+        assert_ok(posemb_plot_clock(p, f, 8, 512, "Sinusoidal PE: 8 of its 384 frequencies", &err), &err);
+    }
+    snprintf(p, sizeof p, "%s/clock.png", dir);
+    assert_ok(posemb_report_image(r, p, "The clock", &err), &err);
+
+    const char *head[3] = {"figure", "format", "size"};
+    const char *cells[6] = {"similarity", "png", "512 x 512", "clock", "png", "8 panels"};
+    posemb_report_table(r, head, 3, cells, 2, "Figures");
+    snprintf(p, sizeof p, "%s/report.html", dir);
+    assert_ok(posemb_report_write(r, p, &err), &err);
+    posemb_report_free(r);
+    if (keep && *keep) printf("gallery in %s\n", keep);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cmap),
+        cmocka_unit_test(test_ticks),
+        cmocka_unit_test(test_heatmap_png_size),
+        cmocka_unit_test(test_heatmap_viridis_extremes),
+        cmocka_unit_test(test_heatmap_diverging),
+        cmocka_unit_test(test_heatmap_nan),
+        cmocka_unit_test(test_heatmap_formats),
+        cmocka_unit_test(test_heatmap_errors),
+        cmocka_unit_test(test_heatmap_speed),
+        cmocka_unit_test(test_lines),
+        cmocka_unit_test(test_clock),
+        cmocka_unit_test(test_report),
+        cmocka_unit_test(test_base64_lengths),
+        cmocka_unit_test(test_gallery),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
