@@ -300,6 +300,14 @@ static void test_ticks(void **state)
     assert_ticks_sane(&t, -64, 64, 8);
     plot_ticks_make(&t, 3, 3, 8, 1);
     assert_int_equal(t.n, 1);
+    /* Large and tiny numbers: scientific notation for the whole axis. */
+    plot_ticks_make(&t, 0, 2e6, 5, 0);
+    assert_int_equal(t.n, 5);
+    assert_string_equal(t.label[0], "0");
+    assert_string_equal(t.label[1], "5\xc3\x97" "10\xe2\x81\xb5"); /* 5x10^5 */
+    assert_string_equal(t.label[3], "1.5\xc3\x97" "10\xe2\x81\xb6");
+    plot_ticks_make(&t, -3e-6, 3e-6, 4, 0);
+    assert_string_equal(t.label[0], "\xe2\x88\x92" "2\xc3\x97" "10\xe2\x81\xbb\xe2\x81\xb6"); /* -2x10^-6 */
     /* Random ranges of every magnitude: in range, multiples of the step, distinct labels. */
     srand(7);
     for (int k = 0; k < 2000; k++) {

@@ -75,7 +75,7 @@ static posemb_status write_compare(const char *out, row *rows, int n, int K, pos
         snprintf(cells[i * 9 + 5], 64, r->has ? "%.3f" : "-", r->in.sym);
         snprintf(cells[i * 9 + 6], 64, r->has_probe ? "%.2f" : "-", r->mae);
         snprintf(cells[i * 9 + 7], 64, r->has_probe ? "%.3f" : "-", r->order);
-        snprintf(cells[i * 9 + 8], 64, "%s", r->dir);
+        snprintf(cells[i * 9 + 8], 64, "%.63s", r->dir);
         for (int k = 0; k < 9; k++) ptr[i * 9 + k] = cells[i * 9 + k];
         if (json)
             len += (size_t)snprintf(json + len, cap - len, "%s{\"source\": \"%s\", \"folder\": \"%s\", \"matrix\": \"%s\", \"ti\": %.6f, "

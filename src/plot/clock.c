@@ -5,7 +5,6 @@
  * show why the sinusoid needs many frequencies. */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "plot/plot_impl.h"
 
@@ -31,32 +30,15 @@ static int grid_columns(int n)
     return n > 2 && empty_b < empty_a ? b : a;
 }
 
-/* Superscript digits 0..9 in UTF-8. */
-static const char *const SUPERSCRIPT[10] = {
-    "\xe2\x81\xb0", "\xc2\xb9",     "\xc2\xb2",     "\xc2\xb3",     "\xe2\x81\xb4",
-    "\xe2\x81\xb5", "\xe2\x81\xb6", "\xe2\x81\xb7", "\xe2\x81\xb8", "\xe2\x81\xb9",
-};
-
 /* 3 significant digits; outside [1e-3, 1e5) as "1.33x10^-4" with a real
  * times sign and superscripts. */
 static void format_value(char *dst, size_t cap, double v)
 {
     double a = fabs(v);
-    if (a == 0 || (a >= 1e-3 && a < 1e5)) {
+    if (a == 0 || (a >= 1e-3 && a < 1e5))
         snprintf(dst, cap, a >= 100 ? "%.0f" : "%.3g", v);
-        return;
-    }
-    int e = (int)floor(log10(a));
-    double m = v / pow(10, e);
-    if (fabs(m) >= 9.995) { /* rounds up to 10.0: 1.00x10^(e+1) instead */
-        m /= 10;
-        e++;
-    }
-    int n = snprintf(dst, cap, "%.3g\xc3\x97" "10%s", m, e < 0 ? "\xe2\x81\xbb" : "");
-    char digits[16];
-    snprintf(digits, sizeof digits, "%d", abs(e));
-    for (const char *d = digits; *d && n > 0 && (size_t)n + 4 < cap; d++)
-        n += snprintf(dst + n, cap - (size_t)n, "%s", SUPERSCRIPT[*d - '0']);
+    else
+        plot_format_sci(dst, cap, v, 3);
 }
 
 static posemb_status check_args(const char *path, const float *freqs, int n_freq, int n_pos, posemb_error *err)

@@ -130,7 +130,7 @@ static posemb_status heat_layout(cairo_t *cr, const char *path, const float *m, 
     g->plot = fit_cells(left, top, aw, ah, rows, cols);
     shrink_to_fit(cr, o, g, left, top, aw, ah);
     g->bar = plot_colorbar_rect(st, &g->plot);
-    /* Cell k spans k..k+1 in device units; its tick (value x0 + k) sits at its centre. */
+    /* Column k spans the values x0 + k -+ 0.5, so that its tick (x0 + k) sits at its centre. */
     g->xm = (plot_map){o->x0 - 0.5, o->x0 + cols - 0.5, g->plot.x, g->plot.x + g->plot.w};
     g->ym = (plot_map){o->y0 - 0.5, o->y0 + rows - 0.5, g->plot.y, g->plot.y + g->plot.h};
     plot_ticks_fit(cr, st, &g->xt, o->x0, o->x0 + cols - 1, 1, &g->xm, 0);

@@ -95,7 +95,10 @@ static posemb_status lines_layout(cairo_t *cr, const char *path, const posemb_se
     const plot_style *st = &g->st;
     double dx0, dx1, dy0, dy1;
     data_extent(s, n, &dx0, &dx1, &dy0, &dy1);
-    g->xlo = o->xmin, g->xhi = o->xmax, g->ylo = o->ymin, g->yhi = o->ymax;
+    g->xlo = o->xmin;
+    g->xhi = o->xmax;
+    g->ylo = o->ymin;
+    g->yhi = o->ymax;
     posemb_status e = axis_limits(path, "x", &g->xlo, &g->xhi, dx0, dx1, err);
     if (!e) e = axis_limits(path, "y", &g->ylo, &g->yhi, dy0, dy1, err);
     if (e) return e;

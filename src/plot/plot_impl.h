@@ -43,6 +43,8 @@ typedef struct plot_ticks {
 void plot_ticks_make(plot_ticks *t, double lo, double hi, int max_n, int integer);
 /* One number formatted like a tick label with the given step's precision. */
 void plot_format_number(char *dst, size_t cap, double v, double step);
+/* v as "m×10^e" with digits significant digits in m (superscript exponent). */
+void plot_format_sci(char *dst, size_t cap, double v, int digits);
 
 /* ---- style and text (text.c) --------------------------------------------- */
 
