@@ -8,7 +8,7 @@ ifeq ($(CI),true)
 CMAKE_FLAGS += -DPOSEMB_WERROR=ON
 endif
 
-.PHONY: all test asan clean deps demo
+.PHONY: all test asan clean deps demo study
 
 all: $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
@@ -27,6 +27,10 @@ deps:
 
 demo: all
 	$(BUILD)/posemb demo
+
+# The main job: the embedded-default study, its tables and report in posemb-study/.
+study: all
+	$(BUILD)/posemb study --out posemb-study
 
 clean:
 	rm -rf build build-asan

@@ -13,6 +13,7 @@ typedef struct subcommand {
 
 static const subcommand SUBCOMMANDS[] = {
     {"inspect", cmd_inspect, "list the tensors and metadata of a .safetensors file"},
+    {"study", cmd_study, "compare PEs by training: tasks, seeds, lengths, tables, report"},
     {"train", cmd_train, "pretrain a BERT, RoBERTa or GPT-2 with any PE on text (resumable)"},
     {"forward", cmd_forward, "run a model on inputs.json and write hidden states and attentions"},
     {"analyze", cmd_analyze, "what a PE is and has learned: indicators, probes, figures, report"},

@@ -1,0 +1,48 @@
+/* Synthetic tasks that need position to be solved: the embedded default of
+ * the study, generated from a seed, no files. Every example is a function of
+ * (task, seed, index, length), so training batches and evaluation sets are
+ * reproducible and resumable.
+ *
+ * Vocabulary: 0 [PAD], 1 [CLS], 2 [SEP], 3 [MASK], 4 marker A, 5 marker B,
+ * 6..15 the digits 0..9, 16.. content tokens. Sequences start with [CLS]. */
+#ifndef POSEMB_SYNTHETIC_H
+#define POSEMB_SYNTHETIC_H
+
+#include <stdint.h>
+
+#include "posemb/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { SYN_PAD = 0, SYN_CLS = 1, SYN_SEP = 2, SYN_MASK = 3, SYN_A = 4, SYN_B = 5, SYN_DIGIT = 6, SYN_CONTENT = 16 };
+#define POSEMB_SYN_VOCAB 64
+
+typedef enum posemb_syn_kind { POSEMB_SYN_CLASSIFY, POSEMB_SYN_SPAN } posemb_syn_kind;
+
+typedef struct posemb_syn_task {
+    const char *name;
+    posemb_syn_kind kind;
+    const char *what; /* one line for reports */
+} posemb_syn_task;
+
+/* The tasks, by name; NULL when unknown. */
+const posemb_syn_task *posemb_syn_find(const char *name);
+int posemb_syn_count(void);
+const posemb_syn_task *posemb_syn_at(int i);
+
+/* B examples of length T (T >= 16) for a model trained at n_train: ids
+ * [B, T]; classification: labels [B]; span: starts, ends [B] (inclusive
+ * token indices). Examples are k0, k0+1, ... of the (task, seed) stream. */
+void posemb_syn_batch(const posemb_syn_task *t, uint64_t seed, long k0, int B, int T, int n_train, int32_t *ids,
+                      int32_t *labels, int32_t *starts, int32_t *ends);
+
+/* The accuracy a constant or random predictor gets at length T (the
+ * majority class rate; for spans, 1 / the number of candidate spans). */
+double posemb_syn_chance(const posemb_syn_task *t, int T, int n_train);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,346 @@
+/* The study runner: one small encoder per (PE, task, seed), trained on
+ * synthetic batches, evaluated at several lengths, recorded in results.jsonl. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "posemb/fileio.h"
+#include "posemb/model.h"
+#include "posemb/optim.h"
+#include "posemb/study.h"
+#include "posemb/synthetic.h"
+#include "posemb/pe.h"
+#include "posemb/threads.h"
+
+#define MAX_SPAN 8 /* longest answer the span decoder considers, as HF's max_answer_length */
+
+static const char *const DEFAULT_PES[] = {"none", "ape", "sin", "lsin", "rpe", "srpe", "lsrpe", "ape+rpe", "ape+srpe",
+                                          "ape+lsrpe", "lsin+rpe", "lsin+srpe", "lsin+lsrpe", "rope", "alibi", "t5"};
+
+posemb_study_config posemb_study_default(void)
+{
+    posemb_study_config c;
+    memset(&c, 0, sizeof c);
+    c.n_pes = (int)(sizeof DEFAULT_PES / sizeof *DEFAULT_PES);
+    for (int i = 0; i < c.n_pes; i++) snprintf(c.pes[i], sizeof c.pes[i], "%s", DEFAULT_PES[i]);
+    c.n_tasks = posemb_syn_count();
+    for (int i = 0; i < c.n_tasks; i++) snprintf(c.tasks[i], sizeof c.tasks[i], "%s", posemb_syn_at(i)->name);
+    c.n_seeds = 3, c.seeds[0] = 1, c.seeds[1] = 2, c.seeds[2] = 3;
+    c.n_mults = 4, c.mults[0] = 1, c.mults[1] = 2, c.mults[2] = 4, c.mults[3] = 8;
+    c.layers = 2, c.hidden = 64, c.heads = 4, c.intermediate = 128, c.n_train = 32;
+    c.steps = 300, c.batch = 32, c.lr = 3e-3f, c.eval_examples = 200, c.curve_every = 50, c.jobs = 2, c.analyze = 1;
+    return c;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- one run ---- */
+
+typedef struct run_buf {
+    int32_t *ids, *labels, *starts, *ends;
+} run_buf;
+
+static posemb_status make_model(const posemb_study_config *c, const char *pe_spec, const posemb_syn_task *t, int seed,
+                                posemb_model **m, posemb_error *err)
+{
+    posemb_config cfg;
+    posemb_config_defaults(&cfg, POSEMB_BERT);
+    cfg.vocab_size = POSEMB_SYN_VOCAB, cfg.hidden = c->hidden, cfg.layers = c->layers, cfg.heads = c->heads;
+    cfg.intermediate = c->intermediate, cfg.type_vocab = 1, cfg.hidden_dropout = cfg.attn_dropout = 0.0f;
+    int longest = 0;
+    for (int i = 0; i < c->n_mults; i++) longest = c->mults[i] * c->n_train > longest ? c->mults[i] * c->n_train : longest;
+    /* Learned tables have rows for the longest evaluation; rows past n_train are never trained
+     * and keep their initialisation: the policy docs/study.md describes. */
+    cfg.max_position = longest;
+    snprintf(cfg.pe, sizeof cfg.pe, "%s", pe_spec);
+    posemb_status st = posemb_config_set_head(&cfg, t->kind == POSEMB_SYN_SPAN ? POSEMB_HEAD_SPAN : POSEMB_HEAD_CLASSIFY, 2, err);
+    if (!st) st = posemb_model_create(m, &cfg, err);
+    if (!st) posemb_model_init(*m, (uint64_t)seed);
+    return st;
+}
+
+/* Best span: start <= end < start + MAX_SPAN maximising start + end logits. */
+static void best_span(const float *logits, int T, int *s, int *e)
+{
+    float best = -INFINITY;
+    *s = *e = 0;
+    for (int i = 0; i < T; i++)
+        for (int j = i; j < T && j < i + MAX_SPAN; j++)
+            if (logits[i * 2] + logits[j * 2 + 1] > best) best = logits[i * 2] + logits[j * 2 + 1], *s = i, *e = j;
+}
+
+/* Accuracy (classification) or exact match (span) on n examples of length T. */
+static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_t data_seed, int T, int n_train,
+                              int n, run_buf *b, int B, double *metric, posemb_error *err)
+{
+    long right = 0;
+    for (int k0 = 0; k0 < n; k0 += B) {
+        int nb = n - k0 < B ? n - k0 : B;
+        posemb_syn_batch(t, data_seed, 1000000L + k0, nb, T, n_train, b->ids, b->labels, b->starts, b->ends);
+        posemb_batch batch = {nb, T, b->ids, NULL, NULL};
+        posemb_status st = posemb_model_forward(m, &batch, err);
+        const float *z = st ? NULL : posemb_model_head_logits(m, err);
+        if (!z) return st ? st : POSEMB_EINVAL;
+        for (int i = 0; i < nb; i++) {
+            if (t->kind == POSEMB_SYN_CLASSIFY) right += (z[i * 2 + 1] > z[i * 2]) == (b->labels[i] == 1);
+            else {
+                int s, e;
+                best_span(z + (size_t)i * T * 2, T, &s, &e);
+                right += s == b->starts[i] && e == b->ends[i];
+            }
+        }
+    }
+    *metric = (double)right / n;
+    return POSEMB_OK;
+}
+
+typedef struct run_result {
+    double metric[8], curve[64][2], seconds;
+    int n_curve;
+} run_result;
+
+static posemb_status train_run(const posemb_study_config *c, posemb_model *m, const posemb_syn_task *t, uint64_t data_seed,
+                               run_buf *b, run_result *r, posemb_error *err)
+{
+    posemb_adamw o;
+    posemb_adamw_config oc = posemb_adamw_defaults(c->lr, c->steps / 10, c->steps);
+    posemb_status st = posemb_adamw_init(&o, m, err);
+    for (int step = 0; !st && step < c->steps; step++) {
+        posemb_syn_batch(t, data_seed, (long)step * c->batch, c->batch, c->n_train, c->n_train, b->ids, b->labels, b->starts, b->ends);
+        posemb_batch batch = {c->batch, c->n_train, b->ids, NULL, NULL};
+        posemb_targets tg = {NULL, b->labels, NULL, b->starts, b->ends};
+        posemb_loss l;
+        posemb_model_zero_grad(m);
+        st = posemb_model_forward(m, &batch, err);
+        if (!st) st = posemb_model_loss(m, &tg, 1.0f, &l, err);
+        if (!st && !isfinite(l.loss)) st = posemb_fail(err, POSEMB_EFORMAT, "step %d: the loss is %g", step + 1, l.loss);
+        if (!st) posemb_adamw_step(&o, m, &oc);
+        if (!st && c->curve_every && (step + 1) % c->curve_every == 0 && r->n_curve < 64) {
+            double acc;
+            st = evaluate(m, t, data_seed, c->n_train, c->n_train, 128, b, c->batch, &acc, err);
+            r->curve[r->n_curve][0] = step + 1, r->curve[r->n_curve++][1] = acc;
+        }
+    }
+    posemb_adamw_free(&o);
+    return st;
+}
+
+/* Trains and evaluates one (PE, task, seed); saves the model when save_dir is given. */
+static posemb_status one_run(const posemb_study_config *c, int pi, int task, int seed, const char *save_dir,
+                             run_result *r, posemb_error *err)
+{
+    const posemb_syn_task *t = posemb_syn_find(c->tasks[task]);
+    if (!t) return posemb_fail(err, POSEMB_EINVAL, "study: unknown task '%s'", c->tasks[task]);
+    memset(r, 0, sizeof *r);
+    double t0 = now();
+    int longest = c->n_train * c->mults[c->n_mults - 1], B = c->batch;
+    run_buf b = {malloc((size_t)B * longest * sizeof(int32_t)), malloc((size_t)B * sizeof(int32_t)),
+                 malloc((size_t)B * sizeof(int32_t)), malloc((size_t)B * sizeof(int32_t))};
+    posemb_model *m = NULL;
+    uint64_t data_seed = 7919 * (uint64_t)c->seeds[seed] + (uint64_t)task;
+    posemb_status st = b.ids && b.labels && b.starts && b.ends ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
+    if (!st) st = make_model(c, c->pes[pi], t, c->seeds[seed], &m, err);
+    if (!st) st = train_run(c, m, t, data_seed, &b, r, err);
+    for (int i = 0; !st && i < c->n_mults; i++)
+        st = evaluate(m, t, data_seed, c->n_train * c->mults[i], c->n_train, c->eval_examples, &b, B, &r->metric[i], err);
+    if (!st && save_dir) st = posemb_model_save(m, save_dir, err);
+    r->seconds = now() - t0;
+    posemb_model_free(m);
+    free(b.ids), free(b.labels), free(b.starts), free(b.ends);
+    return st;
+}
+
+/* ---- results.jsonl ---- */
+
+/* The lines of a run, one per evaluation length (STUDY.md section 5). */
+static char *result_lines(const posemb_study_config *c, int pi, int task, int seed, const run_result *r)
+{
+    const posemb_syn_task *t = posemb_syn_find(c->tasks[task]);
+    size_t cap = 4096 + (size_t)r->n_curve * 48, len = 0;
+    char *s = malloc(cap * (size_t)c->n_mults);
+    if (!s) return NULL;
+    cap *= (size_t)c->n_mults;
+    for (int i = 0; i < c->n_mults; i++) {
+        int L = c->n_train * c->mults[i];
+        len += (size_t)snprintf(s + len, cap - len, "{\"pe\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", \"seed\": %d, "
+                                "\"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f}, \"chance\": %.6f, "
+                                "\"steps\": %d, \"seconds\": %.2f", c->pes[pi], t->name,
+                                t->kind == POSEMB_SYN_SPAN ? "span" : "classification", c->seeds[seed], c->n_train, L,
+                                t->kind == POSEMB_SYN_SPAN ? "exact_match" : "accuracy", r->metric[i],
+                                posemb_syn_chance(t, L, c->n_train), c->steps, r->seconds);
+        if (i == 0 && r->n_curve) {
+            len += (size_t)snprintf(s + len, cap - len, ", \"curve\": [");
+            for (int k = 0; k < r->n_curve; k++)
+                len += (size_t)snprintf(s + len, cap - len, "%s[%.0f, %.4f]", k ? ", " : "", r->curve[k][0], r->curve[k][1]);
+            len += (size_t)snprintf(s + len, cap - len, "]");
+        }
+        len += (size_t)snprintf(s + len, cap - len, "}\n");
+    }
+    return s;
+}
+
+/* Appends a run's lines under a lock: whole lines, whatever the other workers do. */
+static posemb_status append_results(const char *path, const char *lines, posemb_error *err)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return posemb_fail(err, POSEMB_EIO, "%s: cannot open: %s", path, strerror(errno));
+    flock(fd, LOCK_EX);
+    size_t n = strlen(lines), done = 0;
+    while (done < n) {
+        ssize_t w = write(fd, lines + done, n - done);
+        if (w <= 0) break;
+        done += (size_t)w;
+    }
+    fsync(fd);
+    flock(fd, LOCK_UN);
+    close(fd);
+    return done == n ? POSEMB_OK : posemb_fail(err, POSEMB_EIO, "%s: write failed", path);
+}
+
+/* How many lines results.jsonl holds of each run, done[(pe * n_tasks + task) * n_seeds + seed];
+ * a run is finished when it has one per evaluation length. */
+static void read_done(const posemb_study_config *c, const char *path, int *done)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char line[8192];
+    while (fgets(line, sizeof line, f)) {
+        cJSON *j = cJSON_Parse(line);
+        const cJSON *spec = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"), *seed = cJSON_GetObjectItem(j, "seed");
+        for (int p = 0; cJSON_IsString(spec) && p < c->n_pes; p++)
+            for (int t = 0; cJSON_IsString(task) && t < c->n_tasks; t++)
+                for (int s = 0; cJSON_IsNumber(seed) && s < c->n_seeds; s++)
+                    if (!strcmp(spec->valuestring, c->pes[p]) && !strcmp(task->valuestring, c->tasks[t]) && seed->valueint == c->seeds[s])
+                        done[(p * c->n_tasks + t) * c->n_seeds + s]++;
+        cJSON_Delete(j);
+    }
+    fclose(f);
+}
+
+/* ---- the runner ---- */
+
+static void folder_of(const char *spec, char *buf, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = spec; *p && n + 1 < cap; p++) buf[n++] = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ? *p : '_';
+    buf[n] = '\0';
+}
+
+/* Worker w of jobs: the todo runs whose rank is w modulo jobs. */
+static posemb_status worker(const posemb_study_config *c, const char *out, const int *done, int w, int jobs,
+                            int total, posemb_error *err)
+{
+    char results[4200], save[4200], name[160];
+    if (posemb_path_join(results, sizeof results, out, "results.jsonl")) return posemb_fail(err, POSEMB_EINVAL, "path too long");
+    int rank = 0, mine = 0, mine_total = (total - w + jobs - 1) / jobs;
+    double t0 = now();
+    posemb_status st = POSEMB_OK;
+    for (int p = 0; !st && p < c->n_pes; p++)
+        for (int t = 0; !st && t < c->n_tasks; t++)
+            for (int s = 0; !st && s < c->n_seeds; s++) {
+                if (done[(p * c->n_tasks + t) * c->n_seeds + s] >= c->n_mults || rank++ % jobs != w) continue;
+                int keep = c->analyze && t == 0 && s == 0; /* one model per PE for the report's analysis */
+                folder_of(c->pes[p], name, sizeof name);
+                snprintf(save, sizeof save, "%s/models/%s", out, name);
+                run_result r;
+                if ((st = one_run(c, p, t, s, keep ? save : NULL, &r, err))) {
+                    char msg[POSEMB_ERROR_MSG];
+                    snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+                    st = posemb_fail(err, st, "study run %s / %s / seed %d: %s", c->pes[p], c->tasks[t], c->seeds[s], msg);
+                    break;
+                }
+                char *lines = result_lines(c, p, t, s, &r);
+                st = lines ? append_results(results, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+                free(lines);
+                mine++;
+                double eta = (now() - t0) / mine * (mine_total - mine);
+                fprintf(stderr, "posemb study: run %d/%d  %-12s %-9s seed %d  %.3f at %d tokens, %.3f at %d  (%.1f s, ETA %02d:%02d)\n",
+                        rank, total, c->pes[p], c->tasks[t], c->seeds[s], r.metric[0], c->n_train, r.metric[c->n_mults - 1],
+                        c->n_train * c->mults[c->n_mults - 1], r.seconds, (int)eta / 60, (int)eta % 60);
+            }
+    return st;
+}
+
+/* Forks jobs workers (or runs in-process for one) and waits for them. */
+static posemb_status run_workers(const posemb_study_config *c, const char *out, const int *done, int total, posemb_error *err)
+{
+    int jobs = c->jobs > 1 ? c->jobs : 1;
+    if (jobs == 1) return worker(c, out, done, 0, 1, total, err);
+    pid_t pids[64];
+    int n = 0, failed = 0;
+    fflush(NULL);
+    for (int w = 0; w < jobs && w < 64; w++) {
+        pid_t pid = fork();
+        if (pid == 0) { /* each worker one thread: small models parallelise better by runs */
+            posemb_threads_set(1);
+            posemb_error e;
+            posemb_status st = worker(c, out, done, w, jobs, total, &e);
+            if (st) fprintf(stderr, "posemb study: %s\n", e.msg);
+            fflush(NULL);
+            _exit(st ? 1 : 0);
+        }
+        if (pid > 0) pids[n++] = pid;
+    }
+    for (int i = 0; i < n; i++) {
+        int status;
+        while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR) {}
+        failed += !WIFEXITED(status) || WEXITSTATUS(status);
+    }
+    return failed ? posemb_fail(err, POSEMB_EFORMAT, "study: %d worker(s) failed (see above); finished runs are kept, "
+                                "run the study again to continue", failed) : POSEMB_OK;
+}
+
+static posemb_status check_config(const posemb_study_config *c, posemb_error *err)
+{
+    if (c->n_pes < 1 || c->n_tasks < 1 || c->n_seeds < 1 || c->n_mults < 1)
+        return posemb_fail(err, POSEMB_EINVAL, "study: no PEs, tasks, seeds or lengths");
+    if (c->n_train < 16 || c->steps < 1 || c->batch < 1 || c->eval_examples < 1)
+        return posemb_fail(err, POSEMB_EINVAL, "study: n_train >= 16, steps, batch and eval_examples >= 1 are needed");
+    for (int t = 0; t < c->n_tasks; t++)
+        if (!posemb_syn_find(c->tasks[t])) return posemb_fail(err, POSEMB_EINVAL, "study: unknown task '%s'", c->tasks[t]);
+    for (int p = 0; p < c->n_pes; p++) { /* a bad spec fails now, not in a worker */
+        pe *probe;
+        pe_dims d = {c->hidden, c->heads, 1, c->n_train, 0, 1};
+        posemb_status st = pe_create(&probe, c->pes[p], &d, err);
+        if (st) return st;
+        pe_free(probe);
+    }
+    return POSEMB_OK;
+}
+
+posemb_status posemb_study_run(const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    posemb_status st = check_config(c, err);
+    if (st) return st;
+    char path[4200];
+    if (mkdir(out, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", out, strerror(errno));
+    if (posemb_path_join(path, sizeof path, out, "models") || (mkdir(path, 0755) && errno != EEXIST))
+        return posemb_fail(err, POSEMB_EIO, "%s: cannot create", path);
+    int n = c->n_pes * c->n_tasks * c->n_seeds, todo = 0;
+    int *done = calloc((size_t)n, sizeof *done);
+    if (!done) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    posemb_path_join(path, sizeof path, out, "results.jsonl");
+    read_done(c, path, done);
+    for (int i = 0; i < n; i++) todo += done[i] < c->n_mults;
+    fprintf(stderr, "posemb study: %d runs (%d PEs x %d tasks x %d seeds), %d already in %s, %d to go on %d worker(s)\n", n,
+            c->n_pes, c->n_tasks, c->n_seeds, n - todo, path, todo, c->jobs);
+    if (todo) st = run_workers(c, out, done, todo, err);
+    free(done);
+    if (!st) st = posemb_study_tables(c, out, err);
+    if (!st) st = posemb_study_report(c, out, err);
+    return st;
+}

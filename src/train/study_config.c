@@ -1,0 +1,101 @@
+/* A study's JSON configuration: the default's values for absent keys. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "posemb/study.h"
+#include "posemb/synthetic.h"
+
+static posemb_status get_int(const cJSON *r, const char *key, int lo, int hi, int *out, const char *path, posemb_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key);
+    if (!v) return POSEMB_OK;
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
+        return posemb_fail(err, POSEMB_EINVAL, "%s: \"%s\" must be an integer in [%d, %d]", path, key, lo, hi);
+    *out = (int)v->valuedouble;
+    return POSEMB_OK;
+}
+
+/* A list of strings into names (at most cap, each under width bytes). */
+static posemb_status get_names(const cJSON *r, const char *key, char *names, int width, int cap, int *n, const char *path,
+                               posemb_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key), *x;
+    if (!v) return POSEMB_OK;
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1 || cJSON_GetArraySize(v) > cap)
+        return posemb_fail(err, POSEMB_EINVAL, "%s: \"%s\" must be a list of 1 to %d strings", path, key, cap);
+    *n = 0;
+    cJSON_ArrayForEach(x, v)
+    {
+        if (!cJSON_IsString(x) || strlen(x->valuestring) >= (size_t)width)
+            return posemb_fail(err, POSEMB_EINVAL, "%s: \"%s\" holds a non-string or overlong entry", path, key);
+        snprintf(names + (size_t)(*n)++ * width, (size_t)width, "%s", x->valuestring);
+    }
+    return POSEMB_OK;
+}
+
+static posemb_status get_ints(const cJSON *r, const char *key, int *out, int cap, int lo, int hi, int *n, const char *path,
+                              posemb_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key), *x;
+    if (!v) return POSEMB_OK;
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1 || cJSON_GetArraySize(v) > cap)
+        return posemb_fail(err, POSEMB_EINVAL, "%s: \"%s\" must be a list of 1 to %d integers", path, key, cap);
+    *n = 0;
+    cJSON_ArrayForEach(x, v)
+    {
+        if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) || x->valuedouble < lo || x->valuedouble > hi)
+            return posemb_fail(err, POSEMB_EINVAL, "%s: \"%s\" entries must be integers in [%d, %d]", path, key, lo, hi);
+        out[(*n)++] = (int)x->valuedouble;
+    }
+    return POSEMB_OK;
+}
+
+static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
+{
+    posemb_status st;
+    if ((st = get_names(r, "pes", &c->pes[0][0], 128, POSEMB_STUDY_MAX_PES, &c->n_pes, path, err)) ||
+        (st = get_names(r, "tasks", &c->tasks[0][0], 32, POSEMB_STUDY_MAX_TASKS, &c->n_tasks, path, err)) ||
+        (st = get_ints(r, "seeds", c->seeds, 16, 0, 1 << 30, &c->n_seeds, path, err)) ||
+        (st = get_ints(r, "lengths", c->mults, 8, 1, 64, &c->n_mults, path, err)) ||
+        (st = get_int(r, "layers", 1, 64, &c->layers, path, err)) || (st = get_int(r, "hidden", 2, 4096, &c->hidden, path, err)) ||
+        (st = get_int(r, "heads", 1, 64, &c->heads, path, err)) ||
+        (st = get_int(r, "intermediate", 1, 16384, &c->intermediate, path, err)) ||
+        (st = get_int(r, "n_train", 16, 4096, &c->n_train, path, err)) ||
+        (st = get_int(r, "steps", 1, 10000000, &c->steps, path, err)) || (st = get_int(r, "batch", 1, 4096, &c->batch, path, err)) ||
+        (st = get_int(r, "eval_examples", 1, 1 << 20, &c->eval_examples, path, err)) ||
+        (st = get_int(r, "curve_every", 0, 1 << 20, &c->curve_every, path, err)) ||
+        (st = get_int(r, "jobs", 1, 64, &c->jobs, path, err)) || (st = get_int(r, "analyze", 0, 1, &c->analyze, path, err)))
+        return st;
+    const cJSON *lr = cJSON_GetObjectItemCaseSensitive(r, "lr");
+    if (lr && (!cJSON_IsNumber(lr) || !(lr->valuedouble > 0 && lr->valuedouble < 10)))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: \"lr\" must be a number in (0, 10)", path);
+    if (lr) c->lr = (float)lr->valuedouble;
+    for (const cJSON *x = r->child; x; x = x->next) { /* a misspelt key would silently keep a default */
+        static const char *const known[] = {"pes", "tasks", "seeds", "lengths", "layers", "hidden", "heads", "intermediate",
+                                            "n_train", "steps", "batch", "lr", "eval_examples", "curve_every", "jobs", "analyze", NULL};
+        int ok = 0;
+        for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);
+        if (!ok) return posemb_fail(err, POSEMB_EINVAL, "%s: unknown key \"%s\"", path, x->string);
+    }
+    if (c->hidden % c->heads) return posemb_fail(err, POSEMB_EINVAL, "%s: hidden %d is not a multiple of heads %d", path, c->hidden, c->heads);
+    return POSEMB_OK;
+}
+
+posemb_status posemb_study_config_load(posemb_study_config *c, const char *path, posemb_error *err)
+{
+    *c = posemb_study_default();
+    FILE *f = fopen(path, "rb");
+    if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot open", path);
+    char *text = malloc(1 << 20);
+    size_t n = text ? fread(text, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    if (!text) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    cJSON *r = cJSON_ParseWithLength(text, n);
+    free(text);
+    posemb_status st = cJSON_IsObject(r) ? parse(r, c, path, err) : posemb_fail(err, POSEMB_EINVAL, "%s: not a JSON object", path);
+    cJSON_Delete(r);
+    return st;
+}

@@ -1,0 +1,381 @@
+/* The study's tables and report, from results.jsonl. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "posemb/analyze.h"
+#include "posemb/fileio.h"
+#include "posemb/metrics.h"
+#include "posemb/plot.h"
+#include "posemb/report.h"
+#include "posemb/study.h"
+#include "posemb/synthetic.h"
+
+/* results[pe][task][mult][seed]: the metric (NAN when absent); curves of the 1x lines. */
+typedef struct table {
+    const posemb_study_config *c;
+    double *v;
+    double *curve; /* [pe][task][seed][64][2] */
+    int *n_curve;  /* [pe][task][seed] */
+} table;
+
+static double *cell(const table *tb, int p, int t, int m, int s)
+{
+    const posemb_study_config *c = tb->c;
+    return &tb->v[(((size_t)p * c->n_tasks + t) * c->n_mults + m) * c->n_seeds + s];
+}
+
+static int index_of(const char (*names)[128], int n, const char *x)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], x)) return i;
+    return -1;
+}
+
+static void take_line(table *tb, const cJSON *j)
+{
+    const posemb_study_config *c = tb->c;
+    const cJSON *spec = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"), *seed = cJSON_GetObjectItem(j, "seed");
+    const cJSON *len = cJSON_GetObjectItem(j, "eval_len"), *metrics = cJSON_GetObjectItem(j, "metrics");
+    if (!cJSON_IsString(spec) || !cJSON_IsString(task) || !cJSON_IsNumber(seed) || !cJSON_IsNumber(len) || !metrics || !metrics->child) return;
+    int p = index_of(c->pes, c->n_pes, spec->valuestring), t = -1, s = -1, m = -1;
+    for (int i = 0; i < c->n_tasks; i++) t = strcmp(c->tasks[i], task->valuestring) ? t : i;
+    for (int i = 0; i < c->n_seeds; i++) s = c->seeds[i] == seed->valueint ? i : s;
+    for (int i = 0; i < c->n_mults; i++) m = c->n_train * c->mults[i] == len->valueint ? i : m;
+    if (p < 0 || t < 0 || s < 0 || m < 0) return; /* a run of another configuration */
+    *cell(tb, p, t, m, s) = metrics->child->valuedouble;
+    const cJSON *curve = cJSON_GetObjectItem(j, "curve"), *pt;
+    size_t k = ((size_t)p * c->n_tasks + t) * c->n_seeds + s;
+    tb->n_curve[k] = 0;
+    cJSON_ArrayForEach(pt, curve) if (tb->n_curve[k] < 64)
+    {
+        tb->curve[(k * 64 + tb->n_curve[k]) * 2] = cJSON_GetArrayItem(pt, 0)->valuedouble;
+        tb->curve[(k * 64 + tb->n_curve[k]++) * 2 + 1] = cJSON_GetArrayItem(pt, 1)->valuedouble;
+    }
+}
+
+static posemb_status load_table(table *tb, const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    size_t n = (size_t)c->n_pes * c->n_tasks * c->n_mults * c->n_seeds, nr = (size_t)c->n_pes * c->n_tasks * c->n_seeds;
+    tb->c = c;
+    tb->v = malloc(n * sizeof *tb->v);
+    tb->curve = calloc(nr * 64 * 2, sizeof *tb->curve);
+    tb->n_curve = calloc(nr, sizeof *tb->n_curve);
+    if (!tb->v || !tb->curve || !tb->n_curve) return posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
+    for (size_t i = 0; i < n; i++) tb->v[i] = NAN;
+    char path[4200], line[16384];
+    if (posemb_path_join(path, sizeof path, out, "results.jsonl")) return posemb_fail(err, POSEMB_EINVAL, "path too long");
+    FILE *f = fopen(path, "r");
+    if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot open", path);
+    while (fgets(line, sizeof line, f)) { /* later lines win: a rerun replaces */
+        cJSON *j = cJSON_Parse(line);
+        if (j) take_line(tb, j);
+        cJSON_Delete(j);
+    }
+    fclose(f);
+    return POSEMB_OK;
+}
+
+static void free_table(table *tb)
+{
+    free(tb->v), free(tb->curve), free(tb->n_curve);
+}
+
+typedef struct stats {
+    double mean, std, p; /* p: Welch against ape (NAN for ape itself or when not computable) */
+    int n;
+} stats;
+
+/* The seeds of (p, t, m) that ran. */
+static int values(const table *tb, int p, int t, int m, double *out)
+{
+    int n = 0;
+    for (int s = 0; s < tb->c->n_seeds; s++)
+        if (!isnan(*cell(tb, p, t, m, s))) out[n++] = *cell(tb, p, t, m, s);
+    return n;
+}
+
+static stats stats_of(const table *tb, int p, int t, int m, int ape)
+{
+    double x[16], y[16];
+    stats st = {NAN, NAN, NAN, values(tb, p, t, m, x)};
+    if (!st.n) return st;
+    double sum = 0, sq = 0;
+    for (int i = 0; i < st.n; i++) sum += x[i];
+    st.mean = sum / st.n;
+    for (int i = 0; i < st.n; i++) sq += (x[i] - st.mean) * (x[i] - st.mean);
+    st.std = st.n > 1 ? sqrt(sq / (st.n - 1)) : 0; /* the sample standard deviation */
+    int ny = ape >= 0 && ape != p ? values(tb, ape, t, m, y) : 0;
+    if (ny >= 2 && st.n >= 2) st.p = posemb_welch_ttest(x, st.n, y, ny).p;
+    return st;
+}
+
+static int is_kind(const posemb_study_config *c, int t, posemb_syn_kind k) { return posemb_syn_find(c->tasks[t])->kind == k; }
+
+/* "0.912 ± 0.011*": the star marks p < 0.05 against ape. */
+static void fmt_cell(char *buf, size_t cap, stats s)
+{
+    if (!s.n) snprintf(buf, cap, "-");
+    else snprintf(buf, cap, "%.3f ± %.3f%s", s.mean, s.std, !isnan(s.p) && s.p < 0.05 ? "*" : "");
+}
+
+/* One markdown table: rows PEs; columns the tasks of a kind at length index m,
+ * or (by_length) the mean over those tasks at each length. */
+static void md_table(FILE *f, const table *tb, posemb_syn_kind kind, int by_length, int m, int ape)
+{
+    const posemb_study_config *c = tb->c;
+    char buf[64];
+    fprintf(f, "| PE |");
+    int cols = 0;
+    for (int i = 0; i < (by_length ? c->n_mults : c->n_tasks); i++) {
+        if (!by_length && !is_kind(c, i, kind)) continue;
+        if (by_length) fprintf(f, " %d tokens |", c->n_train * c->mults[i]);
+        else fprintf(f, " %s |", c->tasks[i]);
+        cols++;
+    }
+    fprintf(f, "\n|---|");
+    for (int i = 0; i < cols; i++) fprintf(f, "---:|");
+    fprintf(f, "\n");
+    for (int p = 0; p < c->n_pes; p++) {
+        fprintf(f, "| %s |", c->pes[p]);
+        for (int i = 0; i < (by_length ? c->n_mults : c->n_tasks); i++) {
+            if (!by_length && !is_kind(c, i, kind)) continue;
+            if (!by_length) {
+                fmt_cell(buf, sizeof buf, stats_of(tb, p, i, m, ape));
+                fprintf(f, " %s |", buf);
+                continue;
+            }
+            double sum = 0; /* the mean over the kind's tasks */
+            int n = 0;
+            for (int t = 0; t < c->n_tasks; t++)
+                if (is_kind(c, t, kind)) {
+                    stats s = stats_of(tb, p, t, i, -1);
+                    if (s.n) sum += s.mean, n++;
+                }
+            fprintf(f, n ? " %.3f |" : " - |", n ? sum / n : 0);
+        }
+        fprintf(f, "\n");
+    }
+}
+
+static posemb_status write_md(const table *tb, const char *out, int ape, posemb_error *err)
+{
+    const posemb_study_config *c = tb->c;
+    char path[4200];
+    posemb_atomic_file af;
+    if (posemb_path_join(path, sizeof path, out, "tables.md")) return posemb_fail(err, POSEMB_EINVAL, "path too long");
+    posemb_status st = posemb_atomic_open(&af, path, err);
+    if (st) return st;
+    FILE *f = af.f;
+    fprintf(f, "# Study results\n\nMean ± standard deviation over %d seeds; * marks a two-sided Welch t-test against "
+            "`ape` with p < 0.05. Models: %d layers, width %d, %d heads, trained %d steps at %d tokens.\n\n",
+            c->n_seeds, c->layers, c->hidden, c->heads, c->steps, c->n_train);
+    fprintf(f, "## Table 2: classification (accuracy at %d tokens)\n\n", c->n_train);
+    md_table(f, tb, POSEMB_SYN_CLASSIFY, 0, 0, ape);
+    fprintf(f, "\n## Table 3: span prediction (exact match at %d tokens)\n\n", c->n_train);
+    md_table(f, tb, POSEMB_SYN_SPAN, 0, 0, ape);
+    fprintf(f, "\n## Figure 1: longer sequences (classification accuracy, mean over tasks)\n\n");
+    md_table(f, tb, POSEMB_SYN_CLASSIFY, 1, 0, ape);
+    fprintf(f, "\n## Longer sequences (span exact match, mean over tasks)\n\n");
+    md_table(f, tb, POSEMB_SYN_SPAN, 1, 0, ape);
+    return posemb_atomic_commit(&af, err);
+}
+
+static posemb_status write_csv(const table *tb, const char *out, int ape, posemb_error *err)
+{
+    const posemb_study_config *c = tb->c;
+    char path[4200];
+    posemb_atomic_file af;
+    if (posemb_path_join(path, sizeof path, out, "tables.csv")) return posemb_fail(err, POSEMB_EINVAL, "path too long");
+    posemb_status st = posemb_atomic_open(&af, path, err);
+    if (st) return st;
+    fprintf(af.f, "pe,task,kind,eval_len,mean,std,n,p_vs_ape,chance\n");
+    for (int p = 0; p < c->n_pes; p++)
+        for (int t = 0; t < c->n_tasks; t++)
+            for (int m = 0; m < c->n_mults; m++) {
+                stats s = stats_of(tb, p, t, m, ape);
+                const posemb_syn_task *tk = posemb_syn_find(c->tasks[t]);
+                int L = c->n_train * c->mults[m];
+                fprintf(af.f, "%s,%s,%s,%d,%.6f,%.6f,%d,%.6g,%.6f\n", c->pes[p], c->tasks[t],
+                        tk->kind == POSEMB_SYN_SPAN ? "span" : "classification", L, s.mean, s.std, s.n, s.p,
+                        posemb_syn_chance(tk, L, c->n_train));
+            }
+    return posemb_atomic_commit(&af, err);
+}
+
+posemb_status posemb_study_tables(const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    table tb = {0};
+    posemb_status st = load_table(&tb, c, out, err);
+    int ape = index_of(c->pes, c->n_pes, "ape");
+    if (!st) st = write_md(&tb, out, ape, err);
+    if (!st) st = write_csv(&tb, out, ape, err);
+    free_table(&tb);
+    return st;
+}
+
+/* An HTML table of one kind at the trained length (Tables 2 and 3). */
+static void html_table(posemb_report *rep, const table *tb, posemb_syn_kind kind, int ape, const char *caption)
+{
+    const posemb_study_config *c = tb->c;
+    const char *head[POSEMB_STUDY_MAX_TASKS + 1] = {"PE"};
+    int cols = 1, idx[POSEMB_STUDY_MAX_TASKS];
+    for (int t = 0; t < c->n_tasks; t++)
+        if (is_kind(c, t, kind)) idx[cols - 1] = t, head[cols++] = c->tasks[t];
+    if (cols == 1) return;
+    char (*buf)[64] = calloc((size_t)c->n_pes * cols, sizeof *buf);
+    const char **cells = calloc((size_t)c->n_pes * cols, sizeof *cells);
+    for (int p = 0; buf && cells && p < c->n_pes; p++) {
+        snprintf(buf[p * cols], 64, "%s", c->pes[p]);
+        for (int k = 1; k < cols; k++) fmt_cell(buf[p * cols + k], 64, stats_of(tb, p, idx[k - 1], 0, ape));
+        for (int k = 0; k < cols; k++) cells[p * cols + k] = buf[p * cols + k];
+    }
+    if (buf && cells) posemb_report_table(rep, head, cols, cells, c->n_pes, caption);
+    free(buf), free(cells);
+}
+
+/* Metric against evaluation length, one line per PE, for task t. */
+static posemb_status length_figure(posemb_report *rep, const table *tb, int t, const char *out, posemb_error *err)
+{
+    const posemb_study_config *c = tb->c;
+    double x[8], y[POSEMB_STUDY_MAX_PES][8];
+    posemb_series s[POSEMB_STUDY_MAX_PES];
+    for (int m = 0; m < c->n_mults; m++) x[m] = c->n_train * c->mults[m];
+    for (int p = 0; p < c->n_pes; p++) {
+        for (int m = 0; m < c->n_mults; m++) y[p][m] = stats_of(tb, p, t, m, -1).mean;
+        s[p] = (posemb_series){c->pes[p], x, y[p], c->n_mults, 2};
+    }
+    char title[160], name[96], path[4200];
+    const posemb_syn_task *tk = posemb_syn_find(c->tasks[t]);
+    snprintf(title, sizeof title, "%s: %s against length (trained at %d)", tk->name,
+             tk->kind == POSEMB_SYN_SPAN ? "exact match" : "accuracy", c->n_train);
+    posemb_lines_opts o = posemb_lines_defaults();
+    o.title = title, o.xlabel = "evaluation length (tokens)", o.ylabel = tk->kind == POSEMB_SYN_SPAN ? "exact match" : "accuracy";
+    o.ymin = 0, o.ymax = 1.02, o.width = 760, o.height = 480, o.legend = 1;
+    snprintf(name, sizeof name, "length_%s.png", tk->name);
+    if (posemb_path_join(path, sizeof path, out, name)) return posemb_fail(err, POSEMB_EINVAL, "path too long");
+    posemb_status st = posemb_plot_lines(path, s, c->n_pes, &o, err);
+    return st ? st : posemb_report_image(rep, path, title, err);
+}
+
+/* Metric against training step at the trained length, seed-averaged, one line per PE. */
+static posemb_status curve_figure(posemb_report *rep, const table *tb, int t, const char *out, posemb_error *err)
+{
+    const posemb_study_config *c = tb->c;
+    static double x[POSEMB_STUDY_MAX_PES][64], y[POSEMB_STUDY_MAX_PES][64];
+    posemb_series s[POSEMB_STUDY_MAX_PES];
+    int ns = 0;
+    for (int p = 0; p < c->n_pes; p++) {
+        int n = 0;
+        for (int k = 0; k < 64; k++) {
+            double sum = 0, step = 0;
+            int cnt = 0;
+            for (int sd = 0; sd < c->n_seeds; sd++) {
+                size_t r = ((size_t)p * c->n_tasks + t) * c->n_seeds + sd;
+                if (k < tb->n_curve[r]) step = tb->curve[(r * 64 + k) * 2], sum += tb->curve[(r * 64 + k) * 2 + 1], cnt++;
+            }
+            if (cnt) x[p][n] = step, y[p][n++] = sum / cnt;
+        }
+        if (n) s[ns++] = (posemb_series){c->pes[p], x[p], y[p], n, 0};
+    }
+    if (!ns) return POSEMB_OK;
+    char title[160], name[96], path[4200];
+    snprintf(title, sizeof title, "%s: training curve at %d tokens", c->tasks[t], c->n_train);
+    posemb_lines_opts o = posemb_lines_defaults();
+    o.title = title, o.xlabel = "training step", o.ylabel = "held-out metric", o.ymin = 0, o.ymax = 1.02;
+    o.width = 760, o.height = 480, o.legend = 1;
+    snprintf(name, sizeof name, "curve_%s.png", c->tasks[t]);
+    if (posemb_path_join(path, sizeof path, out, name)) return posemb_fail(err, POSEMB_EINVAL, "path too long");
+    posemb_status st = posemb_plot_lines(path, s, ns, &o, err);
+    return st ? st : posemb_report_image(rep, path, title, err);
+}
+
+/* Each PE's first model (seed 1, first task): its indicators and main heatmap. */
+static posemb_status model_analyses(posemb_report *rep, const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    static const char *const head[] = {"PE", "matrix", "TI", "MONO", "window", "SYM"};
+    char (*buf)[48] = calloc((size_t)c->n_pes * 6, sizeof *buf), models[4200], dir[4300], img[4400];
+    const char **cells = calloc((size_t)c->n_pes * 6, sizeof *cells);
+    char (*imgs)[4400] = calloc((size_t)c->n_pes, sizeof *imgs);
+    if (!buf || !cells || !imgs) return free(buf), free(cells), free(imgs), posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    int rows = 0;
+    posemb_status st = POSEMB_OK;
+    snprintf(img, sizeof img, "%s/analysis", out);
+    if (mkdir(img, 0755) && errno != EEXIST) st = posemb_fail(err, POSEMB_EIO, "%s: cannot create", img);
+    posemb_analyze_opts ao = posemb_analyze_defaults();
+    ao.n_words = 50, ao.report = 0, ao.quiet = 1;
+    for (int p = 0; !st && p < c->n_pes; p++) {
+        char name[160];
+        size_t n = 0;
+        for (const char *q = c->pes[p]; *q && n + 1 < sizeof name; q++) name[n++] = (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') ? *q : '_';
+        name[n] = '\0';
+        snprintf(models, sizeof models, "%s/models/%s", out, name);
+        snprintf(dir, sizeof dir, "%s/analysis/%s", out, name);
+        posemb_source s;
+        posemb_analysis r;
+        if (posemb_source_open(&s, models, NULL, NULL)) continue; /* not saved (analysis off) */
+        st = posemb_analyze(&s, &ao, dir, &r, err);
+        const posemb_indicators *in = r.has_similarity ? &r.similarity : r.has_rel ? &r.rel_similarity : r.has_identical ? &r.identical : NULL;
+        const char *which = r.has_similarity ? "similarity" : r.has_rel ? "rel_similarity" : "identical";
+        if (!st && in) {
+            snprintf(buf[rows * 6], 48, "%s", c->pes[p]);
+            snprintf(buf[rows * 6 + 1], 48, "%s", which);
+            snprintf(buf[rows * 6 + 2], 48, "%.3f", in->ti);
+            snprintf(buf[rows * 6 + 3], 48, "%.3f", in->mono);
+            snprintf(buf[rows * 6 + 4], 48, "%d", in->window);
+            snprintf(buf[rows * 6 + 5], 48, "%.3f", in->sym);
+            for (int k = 0; k < 6; k++) cells[rows * 6 + k] = buf[rows * 6 + k];
+            snprintf(imgs[rows++], sizeof imgs[0], "%s/%s.png", dir, which);
+        }
+        posemb_analysis_free(&r);
+        posemb_source_close(&s);
+    }
+    if (!st && rows) {
+        posemb_report_heading(rep, 2, "What each PE learned");
+        posemb_report_paragraph(rep, "Each PE's model trained on the first task with the first seed, analysed as 'posemb "
+                                     "analyze' does: the indicators of its position similarity (or of its relative vectors, "
+                                     "or of its identical-word attention) and the heatmap.");
+        posemb_report_table(rep, head, 6, cells, rows, "Indicators of the trained models");
+        for (int i = 0; !st && i < rows; i++) st = posemb_report_image(rep, imgs[i], cells[i * 6], err);
+    }
+    free(buf), free(cells), free(imgs);
+    return st;
+}
+
+posemb_status posemb_study_report(const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    table tb = {0};
+    posemb_status st = load_table(&tb, c, out, err);
+    int ape = index_of(c->pes, c->n_pes, "ape");
+    posemb_report *rep = st ? NULL : posemb_report_new("posemb study");
+    if (!st && !rep) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    char text[2048], path[4200];
+    if (!st) {
+        posemb_report_heading(rep, 1, "Position embeddings compared by training");
+        snprintf(text, sizeof text, "%d PEs x %d tasks x %d seeds. Each run trains a BERT-style encoder (%d layers, "
+                 "width %d, %d heads) from its initialisation for %d steps of %d sequences of %d tokens, then evaluates "
+                 "it on %d held-out sequences at each length. Mean ± std over seeds; * marks a two-sided Welch t-test "
+                 "against ape with p < 0.05. Chance: 0.5 for the order and distance tasks, about 1/length for spans.",
+                 c->n_pes, c->n_tasks, c->n_seeds, c->layers, c->hidden, c->heads, c->steps, c->batch, c->n_train,
+                 c->eval_examples);
+        posemb_report_paragraph(rep, text);
+        posemb_report_heading(rep, 2, "Table 2: classification");
+        html_table(rep, &tb, POSEMB_SYN_CLASSIFY, ape, "Accuracy at the training length");
+        posemb_report_heading(rep, 2, "Table 3: span prediction");
+        html_table(rep, &tb, POSEMB_SYN_SPAN, ape, "Exact match at the training length");
+        posemb_report_heading(rep, 2, "Figure 1: longer sequences");
+    }
+    for (int t = 0; !st && t < c->n_tasks; t++) st = length_figure(rep, &tb, t, out, err);
+    if (!st) posemb_report_heading(rep, 2, "Training curves");
+    for (int t = 0; !st && t < c->n_tasks; t++) st = curve_figure(rep, &tb, t, out, err);
+    if (!st && c->analyze) st = model_analyses(rep, c, out, err);
+    if (!st && posemb_path_join(path, sizeof path, out, "report.html")) st = posemb_fail(err, POSEMB_EINVAL, "path too long");
+    if (!st) st = posemb_report_write(rep, path, err);
+    posemb_report_free(rep);
+    free_table(&tb);
+    return st;
+}

@@ -1,0 +1,142 @@
+/* The synthetic tasks. Each generator fills one example from its own PCG
+ * stream (seed, index), so that any example can be regenerated alone. */
+#include <string.h>
+
+#include "posemb/rng.h"
+#include "posemb/synthetic.h"
+
+typedef struct example {
+    int32_t *ids;
+    int T, n_train;
+    int32_t label, start, end;
+} example;
+
+/* Content tokens everywhere but [CLS]. */
+static void fill_content(example *e, posemb_rng *r)
+{
+    e->ids[0] = SYN_CLS;
+    for (int t = 1; t < e->T; t++) e->ids[t] = SYN_CONTENT + (int32_t)posemb_rng_below(r, POSEMB_SYN_VOCAB - SYN_CONTENT);
+}
+
+/* Two distinct positions in [1, T). */
+static void two_positions(posemb_rng *r, int T, int *a, int *b)
+{
+    *a = 1 + (int)posemb_rng_below(r, (uint32_t)(T - 1));
+    do *b = 1 + (int)posemb_rng_below(r, (uint32_t)(T - 1));
+    while (*b == *a);
+}
+
+/* absolute: is marker A in the first half of the trained length? */
+static void gen_absolute(example *e, posemb_rng *r)
+{
+    fill_content(e, r);
+    int p = 1 + (int)posemb_rng_below(r, (uint32_t)(e->T - 1));
+    e->ids[p] = SYN_A;
+    e->label = p < e->n_train / 2;
+}
+
+/* order: does marker A come before marker B? */
+static void gen_order(example *e, posemb_rng *r)
+{
+    int a, b;
+    fill_content(e, r);
+    two_positions(r, e->T, &a, &b);
+    e->ids[a] = SYN_A, e->ids[b] = SYN_B;
+    e->label = a < b;
+}
+
+/* distance: the digit after [CLS] says d; is |pos(A) - pos(B)| = d? (half yes) */
+static void gen_distance(example *e, posemb_rng *r)
+{
+    fill_content(e, r);
+    int d = 1 + (int)posemb_rng_below(r, 8), yes = (int)posemb_rng_below(r, 2), a, b;
+    e->ids[1] = SYN_DIGIT + d;
+    do {
+        a = 2 + (int)posemb_rng_below(r, (uint32_t)(e->T - 2));
+        b = yes ? a + d : 2 + (int)posemb_rng_below(r, (uint32_t)(e->T - 2));
+    } while (b >= e->T || b == a || (!yes && (b - a == d || a - b == d)));
+    e->ids[a] = SYN_A, e->ids[b] = SYN_B;
+    e->label = yes;
+}
+
+/* retrieve: the 3 tokens right after the cue A. */
+static void gen_retrieve(example *e, posemb_rng *r)
+{
+    fill_content(e, r);
+    int p = 1 + (int)posemb_rng_below(r, (uint32_t)(e->T - 4));
+    e->ids[p] = SYN_A;
+    e->start = p + 1, e->end = p + 3;
+}
+
+/* between: the tokens strictly between A and B (1 to 6 of them). */
+static void gen_between(example *e, posemb_rng *r)
+{
+    fill_content(e, r);
+    int len = 1 + (int)posemb_rng_below(r, 6), a = 1 + (int)posemb_rng_below(r, (uint32_t)(e->T - len - 2));
+    e->ids[a] = SYN_A, e->ids[a + len + 1] = SYN_B;
+    e->start = a + 1, e->end = a + len;
+}
+
+/* copy: after marker B at position 1 comes a query token q; q occurs once
+ * more later; the answer is that occurrence and the token after it. */
+static void gen_copy(example *e, posemb_rng *r)
+{
+    fill_content(e, r);
+    int32_t q = e->ids[2];
+    for (int t = 3; t < e->T; t++)
+        while (e->ids[t] == q) e->ids[t] = SYN_CONTENT + (int32_t)posemb_rng_below(r, POSEMB_SYN_VOCAB - SYN_CONTENT);
+    e->ids[1] = SYN_B;
+    int p = 3 + (int)posemb_rng_below(r, (uint32_t)(e->T - 4));
+    e->ids[p] = q;
+    e->start = p, e->end = p + 1;
+}
+
+typedef struct task_impl {
+    posemb_syn_task t;
+    void (*gen)(example *e, posemb_rng *r);
+} task_impl;
+
+static const task_impl TASKS[] = {
+    {{"absolute", POSEMB_SYN_CLASSIFY, "is marker A in the first half of the trained length?"}, gen_absolute},
+    {{"order", POSEMB_SYN_CLASSIFY, "does marker A come before marker B?"}, gen_order},
+    {{"distance", POSEMB_SYN_CLASSIFY, "is the distance between A and B the digit given in the input?"}, gen_distance},
+    {{"retrieve", POSEMB_SYN_SPAN, "the span of 3 tokens after the cue A"}, gen_retrieve},
+    {{"between", POSEMB_SYN_SPAN, "the span strictly between markers A and B"}, gen_between},
+    {{"copy", POSEMB_SYN_SPAN, "the pair that follows the earlier occurrence of a query token"}, gen_copy},
+};
+#define N_TASKS (int)(sizeof TASKS / sizeof TASKS[0])
+
+int posemb_syn_count(void) { return N_TASKS; }
+const posemb_syn_task *posemb_syn_at(int i) { return i >= 0 && i < N_TASKS ? &TASKS[i].t : NULL; }
+
+const posemb_syn_task *posemb_syn_find(const char *name)
+{
+    for (int i = 0; i < N_TASKS; i++)
+        if (!strcmp(TASKS[i].t.name, name)) return &TASKS[i].t;
+    return NULL;
+}
+
+void posemb_syn_batch(const posemb_syn_task *t, uint64_t seed, long k0, int B, int T, int n_train, int32_t *ids,
+                      int32_t *labels, int32_t *starts, int32_t *ends)
+{
+    const task_impl *impl = (const task_impl *)t; /* t is the first member of its task_impl */
+    for (int b = 0; b < B; b++) {
+        posemb_rng r;
+        posemb_rng_seed(&r, seed, (uint64_t)(k0 + b) * 8 + (uint64_t)T); /* one stream per example and length */
+        example e = {ids + (size_t)b * T, T, n_train, 0, 0, 0};
+        impl->gen(&e, &r);
+        if (labels) labels[b] = e.label;
+        if (starts) starts[b] = e.start;
+        if (ends) ends[b] = e.end;
+    }
+}
+
+double posemb_syn_chance(const posemb_syn_task *t, int T, int n_train)
+{
+    if (!strcmp(t->name, "absolute")) { /* P(A in [1, n_train/2)) */
+        double p = (double)(n_train / 2 - 1) / (T - 1);
+        return p > 0.5 ? p : 1 - p;
+    }
+    if (t->kind == POSEMB_SYN_CLASSIFY) return 0.5;
+    return 1.0 / (T - 2); /* guessing a start; the length of the span then follows */
+}
