@@ -83,6 +83,11 @@ void posemb_rank_average(const float *x, int n, double *rank);
  *      Unicode categories L* and N*, or "_");
  *   4. split on Python whitespace (str.split()) and join with one space.
  * Invalid UTF-8 bytes (which a Python str cannot hold) become U+FFFD.
+ * Unicode data comes from utf8proc (Unicode 15.0) where Python 3.11 has
+ * 14.0: only characters new in 15.0 can differ. Checked against Python
+ * 3.11's normalize_answer on every code point assigned in Unicode 14, each
+ * in nine contexts (word boundaries, whitespace, final sigma on both sides),
+ * and on every context, question and answer of SQuAD's dev set.
  * Returns a malloc'ed string, or NULL when out of memory. */
 char *posemb_squad_normalize(const char *text);
 
@@ -122,9 +127,11 @@ posemb_welch posemb_welch_ttest(const double *a, int n_a, const double *b, int n
 /* The regularized incomplete beta function I_x(a, b) for a, b > 0 and
  * 0 <= x <= 1, by the continued fraction of Numerical Recipes (modified
  * Lentz), using the symmetry I_x(a, b) = 1 - I_{1-x}(b, a) where the
- * fraction converges slowly; relative accuracy about 1e-14 in tests
- * against scipy.special.betainc. NaN for arguments outside the domain or
- * when the fraction does not converge (a or b beyond about 1e8). */
+ * fraction converges slowly. Against scipy.special.betainc on a grid of
+ * a, b in [0.5, 1e6] and x in [1e-10, 1 - 1e-12]: relative error below
+ * 1e-12 for a, b <= 1000, 1e-8 at a = 1e6 (lgamma's cancellation in the
+ * prefactor; the study's degrees of freedom are below 100). NaN for
+ * arguments outside the domain or when the fraction does not converge. */
 double posemb_betainc(double a, double b, double x);
 
 /* Two-sided p-value of Student's t with df > 0 degrees of freedom:

@@ -37,7 +37,7 @@ posemb_study_config posemb_study_default(void)
     c.n_seeds = 3, c.seeds[0] = 1, c.seeds[1] = 2, c.seeds[2] = 3;
     c.n_mults = 4, c.mults[0] = 1, c.mults[1] = 2, c.mults[2] = 4, c.mults[3] = 8;
     c.layers = 2, c.hidden = 64, c.heads = 4, c.intermediate = 128, c.n_train = 32;
-    c.steps = 300, c.batch = 32, c.lr = 3e-3f, c.eval_examples = 200, c.curve_every = 50, c.jobs = 2, c.analyze = 1;
+    c.steps = 250, c.batch = 32, c.lr = 3e-3f, c.eval_examples = 128, c.curve_every = 50, c.jobs = 2, c.analyze = 1;
     return c;
 }
 

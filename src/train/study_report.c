@@ -230,7 +230,7 @@ static void html_table(posemb_report *rep, const table *tb, posemb_syn_kind kind
     char (*buf)[64] = calloc((size_t)c->n_pes * cols, sizeof *buf);
     const char **cells = calloc((size_t)c->n_pes * cols, sizeof *cells);
     for (int p = 0; buf && cells && p < c->n_pes; p++) {
-        snprintf(buf[p * cols], 64, "%s", c->pes[p]);
+        snprintf(buf[p * cols], 64, "%.63s", c->pes[p]);
         for (int k = 1; k < cols; k++) fmt_cell(buf[p * cols + k], 64, stats_of(tb, p, idx[k - 1], 0, ape));
         for (int k = 0; k < cols; k++) cells[p * cols + k] = buf[p * cols + k];
     }
@@ -322,7 +322,7 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
         const posemb_indicators *in = r.has_similarity ? &r.similarity : r.has_rel ? &r.rel_similarity : r.has_identical ? &r.identical : NULL;
         const char *which = r.has_similarity ? "similarity" : r.has_rel ? "rel_similarity" : "identical";
         if (!st && in) {
-            snprintf(buf[rows * 6], 48, "%s", c->pes[p]);
+            snprintf(buf[rows * 6], 48, "%.47s", c->pes[p]);
             snprintf(buf[rows * 6 + 1], 48, "%s", which);
             snprintf(buf[rows * 6 + 2], 48, "%.3f", in->ti);
             snprintf(buf[rows * 6 + 3], 48, "%.3f", in->mono);
