@@ -20,7 +20,10 @@ typedef struct lines_geom {
     posemb_rect plot;
     plot_map xm, ym;
     plot_ticks xt, yt;
+    int legend_outside; /* the legend right of the plot, not over it */
 } lines_geom;
+
+#define LEGEND_INSIDE_MAX 8 /* longer legends go outside the plot */
 
 posemb_lines_opts posemb_lines_defaults(void)
 {
@@ -86,6 +89,37 @@ static posemb_status axis_limits(const char *path, const char *axis, double *lo,
     return POSEMB_OK;
 }
 
+/* ---- legend -------------------------------------------------------------- */
+
+static int labelled(const posemb_series *s, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) k += s[i].label != NULL;
+    return k;
+}
+
+static int legend_wanted(const posemb_lines_opts *o, const posemb_series *s, int n)
+{
+    int k = labelled(s, n);
+    return o->legend < 0 ? 0 : o->legend > 0 ? k > 0 : k >= 2;
+}
+
+static double swatch_w(const plot_style *st) { return 26 * st->s; }
+
+static posemb_rect legend_box(cairo_t *cr, const lines_geom *g, const posemb_series *s, int n)
+{
+    const plot_style *st = &g->st;
+    plot_font(cr, st->tick, 0);
+    double w = 0;
+    for (int i = 0; i < n; i++)
+        if (s[i].label) w = fmax(w, plot_text_width(cr, s[i].label));
+    double row = 1.35 * plot_text_height(cr), pad = 7 * st->s;
+    double h = 2 * pad + labelled(s, n) * row - 0.35 * plot_text_height(cr); /* no gap after the last row */
+    posemb_rect b = {0, 0, 2 * pad + swatch_w(st) + 7 * st->s + w, h};
+    return b;
+}
+
+
 static posemb_status lines_layout(cairo_t *cr, const char *path, const posemb_series *s, int n,
                                   const posemb_lines_opts *o, lines_geom *g, posemb_error *err)
 {
@@ -108,8 +142,11 @@ static posemb_status lines_layout(cairo_t *cr, const char *path, const posemb_se
     g->ym = (plot_map){g->ylo, g->yhi, top + ph, top};
     plot_ticks_fit(cr, st, &g->yt, g->ylo, g->yhi, 0, &g->ym, 1);
     double left = round(st->pad + plot_axis_left_room(cr, st, plot_ticks_width(cr, st, &g->yt), o->ylabel));
-    /* Right: room for half of a last x label centred on the edge. */
-    double pw = floor(g->width - left - st->pad - 14 * st->s);
+    /* Right: room for half of a last x label centred on the edge, or for a
+     * legend too long to sit inside the plot without hiding the data. */
+    g->legend_outside = legend_wanted(o, s, n) && labelled(s, n) > LEGEND_INSIDE_MAX;
+    double right = g->legend_outside ? legend_box(cr, g, s, n).w + 2 * st->pad : 14 * st->s;
+    double pw = floor(g->width - left - st->pad - right);
     if (pw < 16 || ph < 16)
         return posemb_fail(err, POSEMB_EINVAL, "%s: figure %d x %d is too small for its labels", path, g->width,
                            g->height);
@@ -166,43 +203,23 @@ static void draw_line(cairo_t *cr, const lines_geom *g, const posemb_series *s)
     cairo_stroke(cr);
 }
 
-static void draw_series(cairo_t *cr, const lines_geom *g, const posemb_series *s, int k)
+/* Series k's colour (tab10, cycling) and, from the eleventh on, a dash so
+ * that series sharing a colour stay apart. */
+static void series_style(cairo_t *cr, const plot_style *st, int k)
 {
     plot_set_rgb(cr, TAB10[k % 10]);
+    double dash[2] = {6 * st->s, 3 * st->s};
+    cairo_set_dash(cr, dash, (k / 10) % 2 ? 2 : 0, 0);
+}
+
+static void draw_series(cairo_t *cr, const lines_geom *g, const posemb_series *s, int k)
+{
+    series_style(cr, &g->st, k);
     if (s->points != 1) draw_line(cr, g, s);
     if (s->points == 0) return;
     for (int i = 0; i < s->n; i++)
         if (finite_point(s, i)) draw_marker(cr, &g->st, plot_map_at(&g->xm, px(s, i)), plot_map_at(&g->ym, s->y[i]));
-}
-
-/* ---- legend -------------------------------------------------------------- */
-
-static int labelled(const posemb_series *s, int n)
-{
-    int k = 0;
-    for (int i = 0; i < n; i++) k += s[i].label != NULL;
-    return k;
-}
-
-static int legend_wanted(const posemb_lines_opts *o, const posemb_series *s, int n)
-{
-    int k = labelled(s, n);
-    return o->legend < 0 ? 0 : o->legend > 0 ? k > 0 : k >= 2;
-}
-
-static double swatch_w(const plot_style *st) { return 26 * st->s; }
-
-static posemb_rect legend_box(cairo_t *cr, const lines_geom *g, const posemb_series *s, int n)
-{
-    const plot_style *st = &g->st;
-    plot_font(cr, st->tick, 0);
-    double w = 0;
-    for (int i = 0; i < n; i++)
-        if (s[i].label) w = fmax(w, plot_text_width(cr, s[i].label));
-    double row = 1.35 * plot_text_height(cr), pad = 7 * st->s;
-    double h = 2 * pad + labelled(s, n) * row - 0.35 * plot_text_height(cr); /* no gap after the last row */
-    posemb_rect b = {0, 0, 2 * pad + swatch_w(st) + 7 * st->s + w, h};
-    return b;
+    cairo_set_dash(cr, NULL, 0, 0);
 }
 
 /* Points (and line midpoints) of the data that would fall under the box. */
@@ -250,7 +267,8 @@ static void draw_legend(cairo_t *cr, const lines_geom *g, const posemb_series *s
 {
     const plot_style *st = &g->st;
     posemb_rect b = legend_box(cr, g, s, n);
-    place_legend(g, s, n, &b);
+    if (g->legend_outside) b.x = g->plot.x + g->plot.w + st->pad, b.y = g->plot.y;
+    else place_legend(g, s, n, &b);
     cairo_rectangle(cr, b.x + 0.5, b.y + 0.5, b.w, b.h);
     cairo_set_source_rgba(cr, 1, 1, 1, 0.9);
     cairo_fill_preserve(cr);
@@ -263,13 +281,14 @@ static void draw_legend(cairo_t *cr, const lines_geom *g, const posemb_series *s
     for (int k = 0; k < n; k++) {
         if (!s[k].label) continue;
         double x = b.x + pad;
-        plot_set_rgb(cr, TAB10[k % 10]);
+        series_style(cr, st, k);
         if (s[k].points != 1) {
             cairo_move_to(cr, x, y);
             cairo_line_to(cr, x + swatch_w(st), y);
             cairo_set_line_width(cr, 1.8 * st->s);
             cairo_stroke(cr);
         }
+        cairo_set_dash(cr, NULL, 0, 0);
         if (s[k].points) draw_marker(cr, st, x + swatch_w(st) / 2, y);
         cairo_set_source_rgb(cr, 0.133, 0.133, 0.133);
         plot_text(cr, s[k].label, x + swatch_w(st) + 7 * st->s, y, 0, 0.5, 0);
