@@ -27,6 +27,10 @@ void posemb_atomic_abort(posemb_atomic_file *af);
 /* Writes text and a newline to path, whole or not at all. */
 posemb_status posemb_write_text(const char *path, const char *text, posemb_error *err);
 
+/* Up to 40 bytes of s[0..len) for an error message, control bytes escaped
+ * as \xNN and "..." after a cut; returns out. */
+const char *posemb_snippet(const char *s, size_t len, char *out, size_t cap);
+
 /* dst = "dir/name"; -1 (dst empty) when it does not fit in cap bytes. */
 int posemb_path_join(char *dst, size_t cap, const char *dir, const char *name);
 

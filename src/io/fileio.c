@@ -66,3 +66,25 @@ posemb_status posemb_write_text(const char *path, const char *text, posemb_error
     fprintf(af.f, "%s\n", text);
     return posemb_atomic_commit(&af, err);
 }
+
+const char *posemb_snippet(const char *s, size_t len, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < len && k + 8 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (i == 40) {
+            memcpy(out + k, "...", 3);
+            k += 3;
+            break;
+        }
+        if (c < 0x20 || c == 0x7f) {
+            int w = snprintf(out + k, cap - k, "\\x%02x", c);
+            if (w < 0 || (size_t)w >= cap - k) break;
+            k += (size_t)w;
+        } else {
+            out[k++] = (char)c;
+        }
+    }
+    if (cap) out[k] = '\0';
+    return out;
+}

@@ -1,5 +1,6 @@
 /* GLUE TSV readers (see posemb/datasets.h for the format and the errors). */
 #include "posemb/datasets.h"
+#include "posemb/fileio.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -110,28 +111,8 @@ posemb_status posemb_read_data_file(const char *path, size_t max_bytes, char **b
     return POSEMB_OK;
 }
 
-/* A field shown in an error message: at most 40 bytes, control bytes escaped. */
-static const char *quote_field(const char *s, char *out, size_t cap)
-{
-    size_t k = 0;
-    for (size_t i = 0; s[i] && k + 8 < cap; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (i == 40) {
-            memcpy(out + k, "...", 3);
-            k += 3;
-            break;
-        }
-        if (c < 0x20 || c == 0x7f) {
-            int w = snprintf(out + k, cap - k, "\\x%02x", c);
-            if (w < 0 || (size_t)w >= cap - k) break;
-            k += (size_t)w;
-        } else {
-            out[k++] = (char)c;
-        }
-    }
-    out[k] = '\0';
-    return out;
-}
+/* A field shown in an error message. */
+static const char *quote_field(const char *s, char *out, size_t cap) { return posemb_snippet(s, strlen(s), out, cap); }
 
 /* The file cut into lines in place: '\n' becomes NUL and a '\r' before it
  * too. A last line without '\n' counts; the empty piece after a final

@@ -1,6 +1,7 @@
 /* SQuAD v1.1 reader, its fixed split, the official evaluation, and the
  * character-span to token-span mapping (see posemb/datasets.h). */
 #include "posemb/datasets.h"
+#include "posemb/fileio.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -15,27 +16,6 @@
 static const cJSON *get(const cJSON *obj, const char *key) { return cJSON_GetObjectItemCaseSensitive(obj, key); }
 
 /* A string shown in an error message: at most 40 bytes, control bytes escaped. */
-static const char *shown(const char *s, size_t len, char *out, size_t cap)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < len && k + 8 < cap; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (i == 40) {
-            memcpy(out + k, "...", 3);
-            k += 3;
-            break;
-        }
-        if (c < 0x20 || c == 0x7f) {
-            int w = snprintf(out + k, cap - k, "\\x%02x", c);
-            if (w < 0 || (size_t)w >= cap - k) break;
-            k += (size_t)w;
-        } else {
-            out[k++] = (char)c;
-        }
-    }
-    out[k] = '\0';
-    return out;
-}
 
 /* ============================================================== UTF-8 */
 
@@ -168,8 +148,8 @@ static posemb_status align_answer(const cJSON *ans, const posemb_squad_example *
         char want[128], got[128];
         return posemb_fail(err, POSEMB_EFORMAT,
                            "%s: question %s: answer %d \"%s\" does not match the context at character %ld (\"%s\")",
-                           path, e->id, k, shown(text, text_len, want, sizeof want), cp_start,
-                           shown(e->context + start, end - start, got, sizeof got));
+                           path, e->id, k, posemb_snippet(text, text_len, want, sizeof want), cp_start,
+                           posemb_snippet(e->context + start, end - start, got, sizeof got));
     }
     *out = (posemb_squad_answer){text, (int32_t)start, (int32_t)end, (int32_t)cp_start, (int32_t)(cp_start + text_cps)};
     return POSEMB_OK;
