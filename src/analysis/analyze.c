@@ -129,6 +129,14 @@ static float *floats(ctx *c, size_t n, posemb_error *err)
     return p;
 }
 
+/* The plots take double coordinates. */
+static double *doubles(ctx *c, size_t n, posemb_error *err)
+{
+    double *p = posemb_arena_alloc(&c->arena, n * sizeof *p);
+    if (!p) posemb_fail(err, POSEMB_ENOMEM, "analysis: out of memory");
+    return p;
+}
+
 /* Similarity of the APE rows (dot and cosine). */
 static posemb_status similarity(ctx *c, posemb_error *err)
 {
@@ -175,7 +183,7 @@ static posemb_status probes(ctx *c, posemb_error *err)
     /* files: predictions, dimension ranges */
     float *xy = floats(c, (size_t)2 * s->n, err), *range = xy ? floats(c, (size_t)s->dim, err) : NULL;
     if (!range) return POSEMB_ENOMEM;
-    double *xs = (double *)floats(c, (size_t)2 * s->n, err), *ys = (double *)floats(c, (size_t)2 * s->n, err);
+    double *xs = doubles(c, (size_t)s->n, err), *ys = doubles(c, (size_t)s->n, err);
     if (!xs || !ys) return POSEMB_ENOMEM;
     for (int x = 0; x < s->n; x++) xy[2 * x] = (float)x, xy[2 * x + 1] = r->regress.pred[x], xs[x] = x, ys[x] = r->regress.pred[x];
     posemb_dim_ranges(s->ape, s->n, s->dim, o->dims_frac, range, &r->dims_moving);
@@ -188,7 +196,7 @@ static posemb_status probes(ctx *c, posemb_error *err)
     posemb_series ser[2] = {{"prediction", xs, ys, s->n, 1}, {"truth", xs, xs, s->n, 0}};
     if (!st) st = lines(c, "regress", ser, 2, "Linear regression of the position (fit on even positions)", "position",
                         "predicted position", err);
-    double *ds = (double *)floats(c, (size_t)2 * s->dim, err);
+    double *ds = doubles(c, (size_t)s->dim, err);
     if (!ds) return POSEMB_ENOMEM;
     for (int d = 0; d < s->dim; d++) ds[d] = range[d];
     posemb_series dser = {"range over positions", NULL, ds, s->dim, 1};
@@ -200,7 +208,7 @@ static posemb_status psi(ctx *c, posemb_error *err)
 {
     const posemb_source *s = c->src;
     float *p = floats(c, (size_t)s->n, err);
-    double *ys = p ? (double *)floats(c, (size_t)2 * s->n, err) : NULL;
+    double *ys = p ? doubles(c, (size_t)s->n, err) : NULL;
     if (!ys) return POSEMB_ENOMEM;
     posemb_psi(s->freqs, s->n_freqs, s->n, p, &c->res->psi_until);
     c->res->has_psi = 1;

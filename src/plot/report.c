@@ -164,7 +164,7 @@ void posemb_report_pre(posemb_report *r, const char *text)
 /* ---- tables -------------------------------------------------------------- */
 
 /* Placeholders that neither make nor break a numeric column. */
-static int is_placeholder(const char *s)
+static int is_empty_cell(const char *s)
 {
     static const char *const P[] = {"", "-", "\xe2\x80\x94", "\xe2\x80\x93", "nan", "NaN", "n/a", "none"};
     if (!s) return 1;
@@ -194,7 +194,7 @@ static int numeric_column(const char *const *cells, int ncols, int nrows, int c)
     int numbers = 0;
     for (int i = 0; i < nrows; i++) {
         const char *s = cells[(size_t)i * ncols + c];
-        if (is_placeholder(s)) continue;
+        if (is_empty_cell(s)) continue;
         if (!is_number(s)) return 0;
         numbers++;
     }

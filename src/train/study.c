@@ -240,7 +240,7 @@ static void folder_of(const char *spec, char *buf, size_t cap)
     buf[n] = '\0';
 }
 
-/* Worker w of jobs: the todo runs whose rank is w modulo jobs. */
+/* Worker w of jobs: the pending runs whose rank is w modulo jobs. */
 static posemb_status worker(const posemb_study_config *c, const char *out, const int *done, int w, int jobs,
                             int total, posemb_error *err)
 {
@@ -330,15 +330,15 @@ posemb_status posemb_study_run(const posemb_study_config *c, const char *out, po
     if (mkdir(out, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", out, strerror(errno));
     if (posemb_path_join(path, sizeof path, out, "models") || (mkdir(path, 0755) && errno != EEXIST))
         return posemb_fail(err, POSEMB_EIO, "%s: cannot create", path);
-    int n = c->n_pes * c->n_tasks * c->n_seeds, todo = 0;
+    int n = c->n_pes * c->n_tasks * c->n_seeds, pending = 0;
     int *done = calloc((size_t)n, sizeof *done);
     if (!done) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     posemb_path_join(path, sizeof path, out, "results.jsonl");
     read_done(c, path, done);
-    for (int i = 0; i < n; i++) todo += done[i] < c->n_mults;
+    for (int i = 0; i < n; i++) pending += done[i] < c->n_mults;
     fprintf(stderr, "posemb study: %d runs (%d PEs x %d tasks x %d seeds), %d already in %s, %d to go on %d worker(s)\n", n,
-            c->n_pes, c->n_tasks, c->n_seeds, n - todo, path, todo, c->jobs);
-    if (todo) st = run_workers(c, out, done, todo, err);
+            c->n_pes, c->n_tasks, c->n_seeds, n - pending, path, pending, c->jobs);
+    if (pending) st = run_workers(c, out, done, pending, err);
     free(done);
     if (!st) st = posemb_study_tables(c, out, err);
     if (!st) st = posemb_study_report(c, out, err);

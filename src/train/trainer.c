@@ -103,10 +103,10 @@ static void format_eta(double seconds, char *buf, size_t cap)
 }
 
 static void report(const posemb_train_args *a, const posemb_train_point *p, double tok_s, double elapsed, long done,
-                   long todo)
+                   long left)
 {
     char eta[32];
-    format_eta(done ? elapsed / (double)done * (double)todo : 0, eta, sizeof eta);
+    format_eta(done ? elapsed / (double)done * (double)left : 0, eta, sizeof eta);
     if (a->progress) {
         int width = 24, fill = (int)(width * (double)p->step / (double)a->steps);
         char bar[32];
