@@ -73,25 +73,31 @@ static int count_lines(const char *run)
     return n;
 }
 
+/* Starts `posemb study ARGS --out RUN` in dir and kills it once RUN's results hold `lines` lines. */
+static int kill_after_lines(const char *args, const char *run, int lines)
+{
+    char cmd[8192];
+    pid_t pid = fork();
+    if (pid == 0) {
+        snprintf(cmd, sizeof cmd, "cd '%s' && exec '%s' study %s --out %s > /dev/null 2>&1", dir, POSEMB_BIN, args, run);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    struct timespec ts = {0, 5000000};
+    for (int i = 0; i < 6000 && count_lines(run) < lines; i++) nanosleep(&ts, NULL);
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    return count_lines(run);
+}
+
 static void test_resume_same_results(void **state)
 {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study cfg.json --out a", dir, POSEMB_BIN);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     assert_int_equal(count_lines("a"), 8); /* 2 PEs x 2 seeds x 2 lengths */
-    /* b: killed once its first run is recorded, then resumed */
-    pid_t pid = fork();
-    if (pid == 0) {
-        snprintf(cmd, sizeof cmd, "cd '%s' && exec '%s' study cfg.json --out b > /dev/null 2>&1", dir, POSEMB_BIN);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    struct timespec ts = {0, 5000000};
-    for (int i = 0; i < 4000 && count_lines("b") < 2; i++) nanosleep(&ts, NULL);
-    kill(pid, SIGKILL);
-    int status;
-    waitpid(pid, &status, 0);
-    int before = count_lines("b");
+    int before = kill_after_lines("cfg.json", "b", 2); /* b: killed once its first run is recorded, then resumed */
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study cfg.json --out b", dir, POSEMB_BIN);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     printf("killed after %d of 8 lines; resumed\n", before);
@@ -139,6 +145,68 @@ static void test_tasks(void **state)
     TU_CLOSE(posemb_syn_chance(posemb_syn_find("absolute"), 32, 32), 1 - 15.0 / 31, 1e-12, 0, "chance", 0);
 }
 
+/* reverse: [CLS] x [SEP] reversed x, scored after [SEP] only. */
+static void test_reverse_task(void **state)
+{
+    enum { B = 20, T = 33 };
+    static int32_t ids[B * T], tg[B * T];
+    const posemb_syn_task *t = posemb_syn_find("reverse");
+    assert_non_null(t);
+    assert_int_equal(t->kind, POSEMB_SYN_LM);
+    posemb_syn_batch(t, 5, 0, B, T, 32, ids, NULL, NULL, NULL);
+    posemb_syn_lm_targets(ids, B, T, tg);
+    for (int b = 0; b < B; b++) {
+        const int32_t *r = ids + b * T, *g = tg + b * T;
+        int k = (T - 2) / 2, scored = 0;
+        assert_int_equal(r[0], SYN_CLS);
+        assert_int_equal(r[k + 1], SYN_SEP);
+        assert_int_equal(r[T - 1], SYN_PAD); /* T odd: one token left over */
+        for (int j = 0; j < k; j++) assert_int_equal(r[k + 2 + j], r[k - j]);
+        for (int i = 0; i < T; i++) {
+            if (i <= k + 1 || i == T - 1) assert_int_equal(g[i], -100);
+            else assert_int_equal(g[i], r[i]), scored++;
+        }
+        assert_int_equal(scored, k);
+    }
+    TU_CLOSE(posemb_syn_chance(t, 64, 32), 1.0 / 48, 1e-12, 0, "chance", 0);
+}
+
+/* The real-data study on ../shared/data, tiny: pretraining, GLUE and SQuAD
+ * fine-tuning, killed during its runs and resumed, gives the lines of a
+ * straight run. */
+static void test_data_study(void **state)
+{
+    char path[1200], cmd[8192];
+    if (!tu_have_shared("the real-data study")) return;
+    const char *cfg = "{\"pes\": [\"ape\", \"rpe\"], \"tasks\": [\"RTE\", \"STS-B\", \"SQuAD\"], \"seeds\": [1, 2], "
+                      "\"layers\": 1, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, "
+                      "\"pretrain_steps\": 10, \"steps\": 6, \"curve_every\": 3, \"eval_examples\": 40, "
+                      "\"squad_stride\": 8, \"squad_max_query\": 16, \"jobs\": 1, \"analyze\": 0}";
+    snprintf(path, sizeof path, "%s/data.json", dir);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study data.json --data '%s/data' --out da", dir, POSEMB_BIN, POSEMB_SHARED);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    assert_int_equal(count_lines("da"), 2 * 2 * (1 + 1 + 3)); /* GLUE: the trained length; SQuAD: 3 lengths */
+    snprintf(cmd, sizeof cmd, "data.json --data '%s/data'", POSEMB_SHARED);
+    printf("data study killed after %d of 20 lines; resumed\n", kill_after_lines(cmd, "db", 1));
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study data.json --data '%s/data' --out db", dir, POSEMB_BIN, POSEMB_SHARED);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    char *a = canonical("da"), *b = canonical("db");
+    assert_string_equal(a, b);
+    free(a), free(b);
+    snprintf(cmd, sizeof cmd, "cd '%s/da' && grep -q 'Table 3: SQuAD' tables.md && grep -q '^rpe,SQuAD,span,256,' tables.csv && "
+             "grep -q '^ape,STS-B,regression,64,' tables.csv && test -s models/rpe/SQuAD-s2/model.safetensors && "
+             "test -s models/ape/pretrain/model.safetensors && test -s report.html", dir);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    /* a stride that leaves no room for context is refused before anything runs */
+    const char *bad = "{\"n_train\": 64, \"squad_stride\": 40}";
+    snprintf(path, sizeof path, "%s/bad.json", dir);
+    assert_int_equal(tu_write_file(path, bad, strlen(bad)), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --data '%s/data' --out dc", dir, POSEMB_BIN, POSEMB_SHARED);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 2);
+    assert_non_null(strstr(out, "squad_stride 40 must be less than the context window"));
+}
+
 static void test_bad_config(void **state)
 {
     char path[1200], cmd[4096];
@@ -159,6 +227,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resume_same_results),
         cmocka_unit_test(test_tasks),
+        cmocka_unit_test(test_reverse_task),
+        cmocka_unit_test(test_data_study),
         cmocka_unit_test(test_bad_config),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

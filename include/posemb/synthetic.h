@@ -19,13 +19,19 @@ extern "C" {
 enum { SYN_PAD = 0, SYN_CLS = 1, SYN_SEP = 2, SYN_MASK = 3, SYN_A = 4, SYN_B = 5, SYN_DIGIT = 6, SYN_CONTENT = 16 };
 #define POSEMB_SYN_VOCAB 64
 
-typedef enum posemb_syn_kind { POSEMB_SYN_CLASSIFY, POSEMB_SYN_SPAN } posemb_syn_kind;
+/* Classification reads [CLS]; span predicts start and end tokens; LM is a
+ * causal language model (a GPT-2-style decoder) scored on the tokens after [SEP]. */
+typedef enum posemb_syn_kind { POSEMB_SYN_CLASSIFY, POSEMB_SYN_SPAN, POSEMB_SYN_LM } posemb_syn_kind;
 
 typedef struct posemb_syn_task {
     const char *name;
     posemb_syn_kind kind;
     const char *what; /* one line for reports */
 } posemb_syn_task;
+
+/* "classification", "span", "lm" (results.jsonl's kind), and the metric each reports. */
+const char *posemb_syn_kind_name(posemb_syn_kind k);
+const char *posemb_syn_metric_name(posemb_syn_kind k);
 
 /* The tasks, by name; NULL when unknown. */
 const posemb_syn_task *posemb_syn_find(const char *name);
@@ -37,6 +43,11 @@ const posemb_syn_task *posemb_syn_at(int i);
  * token indices). Examples are k0, k0+1, ... of the (task, seed) stream. */
 void posemb_syn_batch(const posemb_syn_task *t, uint64_t seed, long k0, int B, int T, int n_train, int32_t *ids,
                       int32_t *labels, int32_t *starts, int32_t *ends);
+
+/* Causal-LM targets of B rows of ids [B, T]: the ids after the row's first
+ * [SEP], -100 (ignored) up to and including it. HF's shift inside the loss
+ * makes the logits at t - 1 predict the token at t. */
+void posemb_syn_lm_targets(const int32_t *ids, int B, int T, int32_t *targets);
 
 /* The accuracy a constant or random predictor gets at length T (the
  * majority class rate; for spans, 1 / the number of candidate spans). */

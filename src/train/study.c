@@ -20,11 +20,15 @@
 #include "posemb/synthetic.h"
 #include "posemb/pe.h"
 #include "posemb/threads.h"
+#include "study_impl.h"
 
 #define MAX_SPAN 8 /* longest answer the span decoder considers, as HF's max_answer_length */
 
 static const char *const DEFAULT_PES[] = {"none", "ape", "sin", "lsin", "rpe", "srpe", "lsrpe", "ape+rpe", "ape+srpe",
                                           "ape+lsrpe", "lsin+rpe", "lsin+srpe", "lsin+lsrpe", "rope", "alibi", "t5"};
+
+/* "copy" is left out of the default: no PE of the default's size learns it in 250 steps. */
+static const char *const DEFAULT_TASKS[] = {"absolute", "order", "distance", "retrieve", "between", "reverse"};
 
 posemb_study_config posemb_study_default(void)
 {
@@ -32,16 +36,19 @@ posemb_study_config posemb_study_default(void)
     memset(&c, 0, sizeof c);
     c.n_pes = (int)(sizeof DEFAULT_PES / sizeof *DEFAULT_PES);
     for (int i = 0; i < c.n_pes; i++) snprintf(c.pes[i], sizeof c.pes[i], "%s", DEFAULT_PES[i]);
-    c.n_tasks = posemb_syn_count();
-    for (int i = 0; i < c.n_tasks; i++) snprintf(c.tasks[i], sizeof c.tasks[i], "%s", posemb_syn_at(i)->name);
+    c.n_tasks = (int)(sizeof DEFAULT_TASKS / sizeof *DEFAULT_TASKS);
+    for (int i = 0; i < c.n_tasks; i++) snprintf(c.tasks[i], sizeof c.tasks[i], "%s", DEFAULT_TASKS[i]);
     c.n_seeds = 3, c.seeds[0] = 1, c.seeds[1] = 2, c.seeds[2] = 3;
     c.n_mults = 4, c.mults[0] = 1, c.mults[1] = 2, c.mults[2] = 4, c.mults[3] = 8;
     c.layers = 2, c.hidden = 64, c.heads = 4, c.intermediate = 128, c.n_train = 32;
     c.steps = 250, c.batch = 32, c.lr = 3e-3f, c.eval_examples = 128, c.curve_every = 50, c.jobs = 2, c.analyze = 1;
+    /* the real-data study's own settings (posemb_study_data_default) */
+    c.pretrain_steps = 4000, c.pretrain_batch = 32, c.pretrain_lr = 5e-4f, c.dropout = 0.1f;
+    c.squad_stride = 32, c.squad_max_query = 32, c.max_answer = 30;
     return c;
 }
 
-static double now(void)
+double study_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -51,23 +58,25 @@ static double now(void)
 /* ---- one run ---- */
 
 typedef struct run_buf {
-    int32_t *ids, *labels, *starts, *ends;
+    int32_t *ids, *labels, *starts, *ends, *targets;
 } run_buf;
 
 static posemb_status make_model(const posemb_study_config *c, const char *pe_spec, const posemb_syn_task *t, int seed,
                                 posemb_model **m, posemb_error *err)
 {
     posemb_config cfg;
-    posemb_config_defaults(&cfg, POSEMB_BERT);
+    int lm = t->kind == POSEMB_SYN_LM; /* causal LM tasks train a GPT-2-style decoder */
+    posemb_config_defaults(&cfg, lm ? POSEMB_GPT2 : POSEMB_BERT);
     cfg.vocab_size = POSEMB_SYN_VOCAB, cfg.hidden = c->hidden, cfg.layers = c->layers, cfg.heads = c->heads;
-    cfg.intermediate = c->intermediate, cfg.type_vocab = 1, cfg.hidden_dropout = cfg.attn_dropout = 0.0f;
+    cfg.intermediate = c->intermediate, cfg.type_vocab = lm ? 0 : 1, cfg.hidden_dropout = cfg.attn_dropout = 0.0f;
     int longest = 0;
     for (int i = 0; i < c->n_mults; i++) longest = c->mults[i] * c->n_train > longest ? c->mults[i] * c->n_train : longest;
     /* Learned tables have rows for the longest evaluation; rows past n_train are never trained
      * and keep their initialisation: the policy docs/study.md describes. */
     cfg.max_position = longest;
     snprintf(cfg.pe, sizeof cfg.pe, "%s", pe_spec);
-    posemb_status st = posemb_config_set_head(&cfg, t->kind == POSEMB_SYN_SPAN ? POSEMB_HEAD_SPAN : POSEMB_HEAD_CLASSIFY, 2, err);
+    posemb_head head = lm ? POSEMB_HEAD_CLM : t->kind == POSEMB_SYN_SPAN ? POSEMB_HEAD_SPAN : POSEMB_HEAD_CLASSIFY;
+    posemb_status st = posemb_config_set_head(&cfg, head, lm ? 0 : 2, err);
     if (!st) st = posemb_model_create(m, &cfg, err);
     if (!st) posemb_model_init(*m, (uint64_t)seed);
     return st;
@@ -83,16 +92,32 @@ static void best_span(const float *logits, int T, int *s, int *e)
             if (logits[i * 2] + logits[j * 2 + 1] > best) best = logits[i * 2] + logits[j * 2 + 1], *s = i, *e = j;
 }
 
-/* Accuracy (classification) or exact match (span) on n examples of length T. */
+/* Teacher-forced accuracy on the answer tokens of a causal-LM batch: adds hits and tokens. */
+static posemb_status lm_hits(posemb_model *m, const posemb_batch *batch, run_buf *b, long *right, long *total,
+                             posemb_error *err)
+{
+    posemb_syn_lm_targets(batch->ids, batch->B, batch->T, b->targets);
+    posemb_targets tg = {b->targets, NULL, NULL, NULL, NULL};
+    posemb_loss l;
+    posemb_status st = posemb_model_loss(m, &tg, 1.0f, &l, err);
+    if (!st) *right += l.correct, *total += l.count;
+    return st;
+}
+
+/* Accuracy (classification, LM tokens) or exact match (span) on n examples of length T. */
 static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_t data_seed, int T, int n_train,
                               int n, run_buf *b, int B, double *metric, posemb_error *err)
 {
-    long right = 0;
+    long right = 0, total = 0;
     for (int k0 = 0; k0 < n; k0 += B) {
         int nb = n - k0 < B ? n - k0 : B;
         posemb_syn_batch(t, data_seed, 1000000L + k0, nb, T, n_train, b->ids, b->labels, b->starts, b->ends);
         posemb_batch batch = {nb, T, b->ids, NULL, NULL};
         posemb_status st = posemb_model_forward(m, &batch, err);
+        if (!st && t->kind == POSEMB_SYN_LM) {
+            if ((st = lm_hits(m, &batch, b, &right, &total, err))) return st;
+            continue;
+        }
         const float *z = st ? NULL : posemb_model_head_logits(m, err);
         if (!z) return st ? st : POSEMB_EINVAL;
         for (int i = 0; i < nb; i++) {
@@ -104,7 +129,7 @@ static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_
             }
         }
     }
-    *metric = (double)right / n;
+    *metric = (double)right / (t->kind == POSEMB_SYN_LM ? (total ? total : 1) : n);
     return POSEMB_OK;
 }
 
@@ -122,7 +147,8 @@ static posemb_status train_run(const posemb_study_config *c, posemb_model *m, co
     for (int step = 0; !st && step < c->steps; step++) {
         posemb_syn_batch(t, data_seed, (long)step * c->batch, c->batch, c->n_train, c->n_train, b->ids, b->labels, b->starts, b->ends);
         posemb_batch batch = {c->batch, c->n_train, b->ids, NULL, NULL};
-        posemb_targets tg = {NULL, b->labels, NULL, b->starts, b->ends};
+        if (t->kind == POSEMB_SYN_LM) posemb_syn_lm_targets(b->ids, c->batch, c->n_train, b->targets);
+        posemb_targets tg = {t->kind == POSEMB_SYN_LM ? b->targets : NULL, b->labels, NULL, b->starts, b->ends};
         posemb_loss l;
         posemb_model_zero_grad(m);
         st = posemb_model_forward(m, &batch, err);
@@ -146,21 +172,22 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
     const posemb_syn_task *t = posemb_syn_find(c->tasks[task]);
     if (!t) return posemb_fail(err, POSEMB_EINVAL, "study: unknown task '%s'", c->tasks[task]);
     memset(r, 0, sizeof *r);
-    double t0 = now();
+    double t0 = study_now();
     int longest = c->n_train * c->mults[c->n_mults - 1], B = c->batch;
     run_buf b = {malloc((size_t)B * longest * sizeof(int32_t)), malloc((size_t)B * sizeof(int32_t)),
-                 malloc((size_t)B * sizeof(int32_t)), malloc((size_t)B * sizeof(int32_t))};
+                 malloc((size_t)B * sizeof(int32_t)), malloc((size_t)B * sizeof(int32_t)),
+                 malloc((size_t)B * longest * sizeof(int32_t))};
     posemb_model *m = NULL;
     uint64_t data_seed = 7919 * (uint64_t)c->seeds[seed] + (uint64_t)task;
-    posemb_status st = b.ids && b.labels && b.starts && b.ends ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
+    posemb_status st = b.ids && b.labels && b.starts && b.ends && b.targets ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
     if (!st) st = make_model(c, c->pes[pi], t, c->seeds[seed], &m, err);
     if (!st) st = train_run(c, m, t, data_seed, &b, r, err);
     for (int i = 0; !st && i < c->n_mults; i++)
         st = evaluate(m, t, data_seed, c->n_train * c->mults[i], c->n_train, c->eval_examples, &b, B, &r->metric[i], err);
     if (!st && save_dir) st = posemb_model_save(m, save_dir, err);
-    r->seconds = now() - t0;
+    r->seconds = study_now() - t0;
     posemb_model_free(m);
-    free(b.ids), free(b.labels), free(b.starts), free(b.ends);
+    free(b.ids), free(b.labels), free(b.starts), free(b.ends), free(b.targets);
     return st;
 }
 
@@ -179,8 +206,8 @@ static char *result_lines(const posemb_study_config *c, int pi, int task, int se
         len += (size_t)snprintf(s + len, cap - len, "{\"pe\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", \"seed\": %d, "
                                 "\"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f}, \"chance\": %.6f, "
                                 "\"steps\": %d, \"seconds\": %.2f", c->pes[pi], t->name,
-                                t->kind == POSEMB_SYN_SPAN ? "span" : "classification", c->seeds[seed], c->n_train, L,
-                                t->kind == POSEMB_SYN_SPAN ? "exact_match" : "accuracy", r->metric[i],
+                                posemb_syn_kind_name(t->kind), c->seeds[seed], c->n_train, L,
+                                posemb_syn_metric_name(t->kind), r->metric[i],
                                 posemb_syn_chance(t, L, c->n_train), c->steps, r->seconds);
         if (i == 0 && r->n_curve) {
             len += (size_t)snprintf(s + len, cap - len, ", \"curve\": [");
@@ -194,7 +221,7 @@ static char *result_lines(const posemb_study_config *c, int pi, int task, int se
 }
 
 /* Appends a run's lines under a lock: whole lines, whatever the other workers do. */
-static posemb_status append_results(const char *path, const char *lines, posemb_error *err)
+posemb_status study_append_results(const char *path, const char *lines, posemb_error *err)
 {
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return posemb_fail(err, POSEMB_EIO, "%s: cannot open: %s", path, strerror(errno));
@@ -225,7 +252,7 @@ static void read_done(const posemb_study_config *c, const char *path, int *done)
             for (int t = 0; cJSON_IsString(task) && t < c->n_tasks; t++)
                 for (int s = 0; cJSON_IsNumber(seed) && s < c->n_seeds; s++)
                     if (!strcmp(spec->valuestring, c->pes[p]) && !strcmp(task->valuestring, c->tasks[t]) && seed->valueint == c->seeds[s])
-                        done[(p * c->n_tasks + t) * c->n_seeds + s]++;
+                        done[study_run_index(c, p, t, s)]++;
         cJSON_Delete(j);
     }
     fclose(f);
@@ -233,7 +260,7 @@ static void read_done(const posemb_study_config *c, const char *path, int *done)
 
 /* ---- the runner ---- */
 
-static void folder_of(const char *spec, char *buf, size_t cap)
+void study_folder_of(const char *spec, char *buf, size_t cap)
 {
     size_t n = 0;
     for (const char *p = spec; *p && n + 1 < cap; p++) buf[n++] = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ? *p : '_';
@@ -247,14 +274,14 @@ static posemb_status worker(const posemb_study_config *c, const char *out, const
     char results[4200], save[4200], name[160];
     if (posemb_path_join(results, sizeof results, out, "results.jsonl")) return posemb_fail(err, POSEMB_EINVAL, "path too long");
     int rank = 0, mine = 0, mine_total = (total - w + jobs - 1) / jobs;
-    double t0 = now();
+    double t0 = study_now();
     posemb_status st = POSEMB_OK;
     for (int p = 0; !st && p < c->n_pes; p++)
         for (int t = 0; !st && t < c->n_tasks; t++)
             for (int s = 0; !st && s < c->n_seeds; s++) {
-                if (done[(p * c->n_tasks + t) * c->n_seeds + s] >= c->n_mults || rank++ % jobs != w) continue;
+                if (done[study_run_index(c, p, t, s)] >= c->n_mults || rank++ % jobs != w) continue;
                 int keep = c->analyze && t == 0 && s == 0; /* one model per PE for the report's analysis */
-                folder_of(c->pes[p], name, sizeof name);
+                study_folder_of(c->pes[p], name, sizeof name);
                 snprintf(save, sizeof save, "%s/models/%s", out, name);
                 run_result r;
                 if ((st = one_run(c, p, t, s, keep ? save : NULL, &r, err))) {
@@ -264,10 +291,10 @@ static posemb_status worker(const posemb_study_config *c, const char *out, const
                     break;
                 }
                 char *lines = result_lines(c, p, t, s, &r);
-                st = lines ? append_results(results, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+                st = lines ? study_append_results(results, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
                 free(lines);
                 mine++;
-                double eta = (now() - t0) / mine * (mine_total - mine);
+                double eta = (study_now() - t0) / mine * (mine_total - mine);
                 fprintf(stderr, "posemb study: run %d/%d  %-12s %-9s seed %d  %.3f at %d tokens, %.3f at %d  (%.1f s, ETA %02d:%02d)\n",
                         rank, total, c->pes[p], c->tasks[t], c->seeds[s], r.metric[0], c->n_train, r.metric[c->n_mults - 1],
                         c->n_train * c->mults[c->n_mults - 1], r.seconds, (int)eta / 60, (int)eta % 60);
@@ -279,7 +306,7 @@ static posemb_status worker(const posemb_study_config *c, const char *out, const
 static posemb_status run_workers(const posemb_study_config *c, const char *out, const int *done, int total, posemb_error *err)
 {
     int jobs = c->jobs > 1 ? c->jobs : 1;
-    if (jobs == 1) return worker(c, out, done, 0, 1, total, err);
+    if (jobs == 1) return c->data[0] ? posemb_study_data_worker(c, out, done, 0, 1, total, err) : worker(c, out, done, 0, 1, total, err);
     pid_t pids[64];
     int n = 0, failed = 0;
     fflush(NULL);
@@ -288,7 +315,8 @@ static posemb_status run_workers(const posemb_study_config *c, const char *out, 
         if (pid == 0) { /* each worker one thread: small models parallelise better by runs */
             posemb_threads_set(1);
             posemb_error e;
-            posemb_status st = worker(c, out, done, w, jobs, total, &e);
+            posemb_status st = c->data[0] ? posemb_study_data_worker(c, out, done, w, jobs, total, &e)
+                                          : worker(c, out, done, w, jobs, total, &e);
             if (st) fprintf(stderr, "posemb study: %s\n", e.msg);
             fflush(NULL);
             _exit(st ? 1 : 0);
@@ -310,13 +338,14 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
         return posemb_fail(err, POSEMB_EINVAL, "study: no PEs, tasks, seeds or lengths");
     if (c->n_train < 16 || c->steps < 1 || c->batch < 1 || c->eval_examples < 1)
         return posemb_fail(err, POSEMB_EINVAL, "study: n_train >= 16, steps, batch and eval_examples >= 1 are needed");
-    for (int t = 0; t < c->n_tasks; t++)
+    posemb_status st = c->data[0] ? posemb_study_data_check(c, err) : POSEMB_OK;
+    if (st) return st;
+    for (int t = 0; !c->data[0] && t < c->n_tasks; t++)
         if (!posemb_syn_find(c->tasks[t])) return posemb_fail(err, POSEMB_EINVAL, "study: unknown task '%s'", c->tasks[t]);
     for (int p = 0; p < c->n_pes; p++) { /* a bad spec fails now, not in a worker */
         pe *probe;
         pe_dims d = {c->hidden, c->heads, 1, c->n_train, 0, 1};
-        posemb_status st = pe_create(&probe, c->pes[p], &d, err);
-        if (st) return st;
+        if ((st = pe_create(&probe, c->pes[p], &d, err))) return st;
         pe_free(probe);
     }
     return POSEMB_OK;
@@ -335,10 +364,13 @@ posemb_status posemb_study_run(const posemb_study_config *c, const char *out, po
     if (!done) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     posemb_path_join(path, sizeof path, out, "results.jsonl");
     read_done(c, path, done);
-    for (int i = 0; i < n; i++) pending += done[i] < c->n_mults;
+    for (int p = 0; p < c->n_pes; p++)
+        for (int t = 0; t < c->n_tasks; t++)
+            for (int sd = 0; sd < c->n_seeds; sd++) pending += done[study_run_index(c, p, t, sd)] < posemb_study_lines_per_run(c, t);
+    if (pending && c->data[0]) st = posemb_study_data_prepare(c, out, err); /* tokenize the corpora once, before the workers */
     fprintf(stderr, "posemb study: %d runs (%d PEs x %d tasks x %d seeds), %d already in %s, %d to go on %d worker(s)\n", n,
             c->n_pes, c->n_tasks, c->n_seeds, n - pending, path, pending, c->jobs);
-    if (pending) st = run_workers(c, out, done, pending, err);
+    if (!st && pending) st = run_workers(c, out, done, pending, err);
     free(done);
     if (!st) st = posemb_study_tables(c, out, err);
     if (!st) st = posemb_study_report(c, out, err);

@@ -53,6 +53,18 @@ static posemb_status get_ints(const cJSON *r, const char *key, int *out, int cap
     return POSEMB_OK;
 }
 
+/* A number in (lo, hi), or [lo, hi) with closed_lo (dropout may be 0, a learning rate may not). */
+static posemb_status get_float(const cJSON *r, const char *key, double lo, int closed_lo, double hi, float *out,
+                               const char *path, posemb_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key);
+    if (!v) return POSEMB_OK;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > lo || (closed_lo && v->valuedouble == lo)) || !(v->valuedouble < hi))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: \"%s\" must be a number in %c%g, %g)", path, key, closed_lo ? '[' : '(', lo, hi);
+    *out = (float)v->valuedouble;
+    return POSEMB_OK;
+}
+
 static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
 {
     posemb_status st;
@@ -67,15 +79,25 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_int(r, "steps", 1, 10000000, &c->steps, path, err)) || (st = get_int(r, "batch", 1, 4096, &c->batch, path, err)) ||
         (st = get_int(r, "eval_examples", 1, 1 << 20, &c->eval_examples, path, err)) ||
         (st = get_int(r, "curve_every", 0, 1 << 20, &c->curve_every, path, err)) ||
-        (st = get_int(r, "jobs", 1, 64, &c->jobs, path, err)) || (st = get_int(r, "analyze", 0, 1, &c->analyze, path, err)))
+        (st = get_int(r, "jobs", 1, 64, &c->jobs, path, err)) || (st = get_int(r, "analyze", 0, 1, &c->analyze, path, err)) ||
+        (st = get_int(r, "pretrain_steps", 1, 10000000, &c->pretrain_steps, path, err)) ||
+        (st = get_int(r, "pretrain_batch", 1, 4096, &c->pretrain_batch, path, err)) ||
+        (st = get_int(r, "squad_stride", 0, 4096, &c->squad_stride, path, err)) ||
+        (st = get_int(r, "squad_max_query", 1, 4096, &c->squad_max_query, path, err)) ||
+        (st = get_int(r, "max_answer", 1, 4096, &c->max_answer, path, err)) ||
+        (st = get_float(r, "lr", 0, 0, 10, &c->lr, path, err)) ||
+        (st = get_float(r, "pretrain_lr", 0, 0, 10, &c->pretrain_lr, path, err)) ||
+        (st = get_float(r, "dropout", 0, 1, 1, &c->dropout, path, err)))
         return st;
-    const cJSON *lr = cJSON_GetObjectItemCaseSensitive(r, "lr");
-    if (lr && (!cJSON_IsNumber(lr) || !(lr->valuedouble > 0 && lr->valuedouble < 10)))
-        return posemb_fail(err, POSEMB_EINVAL, "%s: \"lr\" must be a number in (0, 10)", path);
-    if (lr) c->lr = (float)lr->valuedouble;
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(r, "data");
+    if (data && (!cJSON_IsString(data) || strlen(data->valuestring) >= sizeof c->data))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: \"data\" must be a folder path", path);
+    if (data) snprintf(c->data, sizeof c->data, "%s", data->valuestring);
     for (const cJSON *x = r->child; x; x = x->next) { /* a misspelt key would silently keep a default */
         static const char *const known[] = {"pes", "tasks", "seeds", "lengths", "layers", "hidden", "heads", "intermediate",
-                                            "n_train", "steps", "batch", "lr", "eval_examples", "curve_every", "jobs", "analyze", NULL};
+                                            "n_train", "steps", "batch", "lr", "eval_examples", "curve_every", "jobs", "analyze",
+                                            "data", "pretrain_steps", "pretrain_batch", "pretrain_lr", "dropout", "squad_stride",
+                                            "squad_max_query", "max_answer", NULL};
         int ok = 0;
         for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);
         if (!ok) return posemb_fail(err, POSEMB_EINVAL, "%s: unknown key \"%s\"", path, x->string);
@@ -86,7 +108,6 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
 
 posemb_status posemb_study_config_load(posemb_study_config *c, const char *path, posemb_error *err)
 {
-    *c = posemb_study_default();
     FILE *f = fopen(path, "rb");
     if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot open", path);
     char *text = malloc(1 << 20);

@@ -21,6 +21,8 @@ typedef struct table {
     double *v;
     double *curve; /* [pe][task][seed][64][2] */
     int *n_curve;  /* [pe][task][seed] */
+    double *chance; /* [task][mult], as the lines record it */
+    char kind[POSEMB_STUDY_MAX_TASKS][16];
 } table;
 
 static double *cell(const table *tb, int p, int t, int m, int s)
@@ -48,6 +50,9 @@ static void take_line(table *tb, const cJSON *j)
     for (int i = 0; i < c->n_mults; i++) m = c->n_train * c->mults[i] == len->valueint ? i : m;
     if (p < 0 || t < 0 || s < 0 || m < 0) return; /* a run of another configuration */
     *cell(tb, p, t, m, s) = metrics->child->valuedouble;
+    const cJSON *chance = cJSON_GetObjectItem(j, "chance"), *kind = cJSON_GetObjectItem(j, "kind");
+    if (cJSON_IsNumber(chance)) tb->chance[t * c->n_mults + m] = chance->valuedouble;
+    if (cJSON_IsString(kind)) snprintf(tb->kind[t], sizeof tb->kind[t], "%.15s", kind->valuestring);
     const cJSON *curve = cJSON_GetObjectItem(j, "curve"), *pt;
     size_t k = ((size_t)p * c->n_tasks + t) * c->n_seeds + s;
     tb->n_curve[k] = 0;
@@ -65,8 +70,10 @@ static posemb_status load_table(table *tb, const posemb_study_config *c, const c
     tb->v = malloc(n * sizeof *tb->v);
     tb->curve = calloc(nr * 64 * 2, sizeof *tb->curve);
     tb->n_curve = calloc(nr, sizeof *tb->n_curve);
-    if (!tb->v || !tb->curve || !tb->n_curve) return posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
+    tb->chance = malloc((size_t)c->n_tasks * c->n_mults * sizeof *tb->chance);
+    if (!tb->v || !tb->curve || !tb->n_curve || !tb->chance) return posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
     for (size_t i = 0; i < n; i++) tb->v[i] = NAN;
+    for (int i = 0; i < c->n_tasks * c->n_mults; i++) tb->chance[i] = NAN;
     char path[4200], line[16384];
     if (posemb_path_join(path, sizeof path, out, "results.jsonl")) return posemb_fail(err, POSEMB_EINVAL, "path too long");
     FILE *f = fopen(path, "r");
@@ -82,7 +89,7 @@ static posemb_status load_table(table *tb, const posemb_study_config *c, const c
 
 static void free_table(table *tb)
 {
-    free(tb->v), free(tb->curve), free(tb->n_curve);
+    free(tb->v), free(tb->curve), free(tb->n_curve), free(tb->chance);
 }
 
 typedef struct stats {
@@ -114,7 +121,14 @@ static stats stats_of(const table *tb, int p, int t, int m, int ape)
     return st;
 }
 
-static int is_kind(const posemb_study_config *c, int t, posemb_syn_kind k) { return posemb_syn_find(c->tasks[t])->kind == k; }
+static int is_kind(const posemb_study_config *c, int t, posemb_syn_kind k) { return posemb_study_task_kind(c, t) == k; }
+
+static int has_kind(const posemb_study_config *c, posemb_syn_kind k)
+{
+    for (int t = 0; t < c->n_tasks; t++)
+        if (is_kind(c, t, k)) return 1;
+    return 0;
+}
 
 /* "0.912 ± 0.011*": the star marks p < 0.05 against ape. */
 static void fmt_cell(char *buf, size_t cap, stats s)
@@ -172,16 +186,37 @@ static posemb_status write_md(const table *tb, const char *out, int ape, posemb_
     if (st) return st;
     FILE *f = af.f;
     fprintf(f, "# Study results\n\nMean ± standard deviation over %d seeds; * marks a two-sided Welch t-test against "
-            "`ape` with p < 0.05. Models: %d layers, width %d, %d heads, trained %d steps at %d tokens.\n\n",
-            c->n_seeds, c->layers, c->hidden, c->heads, c->steps, c->n_train);
+            "`ape` with p < 0.05. Models: %d layers, width %d, %d heads, ", c->n_seeds, c->layers, c->hidden, c->heads);
+    if (c->data[0])
+        fprintf(f, "pretrained with MLM for %d steps of %d x %d tokens on %s's corpora, fine-tuned %d steps (batch %d) "
+                "per task and seed; the best of the evaluations every %d steps is kept.\n\n", c->pretrain_steps,
+                c->pretrain_batch, c->n_train, c->data, c->steps, c->batch, c->curve_every);
+    else fprintf(f, "trained %d steps at %d tokens.\n\n", c->steps, c->n_train);
+    if (c->data[0]) {
+        fprintf(f, "## Table 2: GLUE dev (CoLA: Matthews corr., MRPC: F1, STS-B: Spearman, others: accuracy)\n\n");
+        md_table(f, tb, POSEMB_SYN_CLASSIFY, 0, 0, ape);
+        fprintf(f, "\n## Table 3: SQuAD v1.1 (F1, the held-out articles, windows of %d tokens)\n\n", c->n_train);
+        md_table(f, tb, POSEMB_SYN_SPAN, 0, 0, ape);
+        fprintf(f, "\n## Figure 1: longer documents (SQuAD F1 with windows of 1x, 2x, ... the pretraining length)\n\n");
+        md_table(f, tb, POSEMB_SYN_SPAN, 1, 0, ape);
+        return posemb_atomic_commit(&af, err);
+    }
     fprintf(f, "## Table 2: classification (accuracy at %d tokens)\n\n", c->n_train);
     md_table(f, tb, POSEMB_SYN_CLASSIFY, 0, 0, ape);
     fprintf(f, "\n## Table 3: span prediction (exact match at %d tokens)\n\n", c->n_train);
     md_table(f, tb, POSEMB_SYN_SPAN, 0, 0, ape);
+    if (has_kind(c, POSEMB_SYN_LM)) {
+        fprintf(f, "\n## Causal language modelling (answer-token accuracy at %d tokens, a GPT-2-style decoder)\n\n", c->n_train);
+        md_table(f, tb, POSEMB_SYN_LM, 0, 0, ape);
+    }
     fprintf(f, "\n## Figure 1: longer sequences (classification accuracy, mean over tasks)\n\n");
     md_table(f, tb, POSEMB_SYN_CLASSIFY, 1, 0, ape);
     fprintf(f, "\n## Longer sequences (span exact match, mean over tasks)\n\n");
     md_table(f, tb, POSEMB_SYN_SPAN, 1, 0, ape);
+    if (has_kind(c, POSEMB_SYN_LM)) {
+        fprintf(f, "\n## Longer sequences (causal-LM answer-token accuracy, mean over tasks)\n\n");
+        md_table(f, tb, POSEMB_SYN_LM, 1, 0, ape);
+    }
     return posemb_atomic_commit(&af, err);
 }
 
@@ -198,11 +233,9 @@ static posemb_status write_csv(const table *tb, const char *out, int ape, posemb
         for (int t = 0; t < c->n_tasks; t++)
             for (int m = 0; m < c->n_mults; m++) {
                 stats s = stats_of(tb, p, t, m, ape);
-                const posemb_syn_task *tk = posemb_syn_find(c->tasks[t]);
-                int L = c->n_train * c->mults[m];
-                fprintf(af.f, "%s,%s,%s,%d,%.6f,%.6f,%d,%.6g,%.6f\n", c->pes[p], c->tasks[t],
-                        tk->kind == POSEMB_SYN_SPAN ? "span" : "classification", L, s.mean, s.std, s.n, s.p,
-                        posemb_syn_chance(tk, L, c->n_train));
+                if (!s.n) continue; /* GLUE tasks have the trained length only */
+                fprintf(af.f, "%s,%s,%s,%d,%.6f,%.6f,%d,%.6g,%.6f\n", c->pes[p], c->tasks[t], tb->kind[t],
+                        c->n_train * c->mults[m], s.mean, s.std, s.n, s.p, tb->chance[t * c->n_mults + m]);
             }
     return posemb_atomic_commit(&af, err);
 }
@@ -249,14 +282,16 @@ static posemb_status length_figure(posemb_report *rep, const table *tb, int t, c
         for (int m = 0; m < c->n_mults; m++) y[p][m] = stats_of(tb, p, t, m, -1).mean;
         s[p] = (posemb_series){c->pes[p], x, y[p], c->n_mults, 2};
     }
+    int lengths = 0;
+    for (int m = 0; m < c->n_mults; m++) lengths += !isnan(stats_of(tb, 0, t, m, -1).mean);
+    if (lengths < 2) return POSEMB_OK; /* evaluated at the trained length only */
     char title[160], name[96], path[4200];
-    const posemb_syn_task *tk = posemb_syn_find(c->tasks[t]);
-    snprintf(title, sizeof title, "%s: %s against length (trained at %d)", tk->name,
-             tk->kind == POSEMB_SYN_SPAN ? "exact match" : "accuracy", c->n_train);
+    const char *metric = posemb_study_task_metric(c, t);
+    snprintf(title, sizeof title, "%s: %s against length (trained at %d)", c->tasks[t], metric, c->n_train);
     posemb_lines_opts o = posemb_lines_defaults();
-    o.title = title, o.xlabel = "evaluation length (tokens)", o.ylabel = tk->kind == POSEMB_SYN_SPAN ? "exact match" : "accuracy";
+    o.title = title, o.xlabel = "evaluation length (tokens)", o.ylabel = metric;
     o.ymin = 0, o.ymax = 1.02, o.width = 760, o.height = 480, o.legend = 1;
-    snprintf(name, sizeof name, "length_%s.png", tk->name);
+    snprintf(name, sizeof name, "length_%s.png", c->tasks[t]);
     if (posemb_path_join(path, sizeof path, out, name)) return posemb_fail(err, POSEMB_EINVAL, "path too long");
     posemb_status st = posemb_plot_lines(path, s, c->n_pes, &o, err);
     return st ? st : posemb_report_image(rep, path, title, err);
@@ -286,7 +321,7 @@ static posemb_status curve_figure(posemb_report *rep, const table *tb, int t, co
     char title[160], name[96], path[4200];
     snprintf(title, sizeof title, "%s: training curve at %d tokens", c->tasks[t], c->n_train);
     posemb_lines_opts o = posemb_lines_defaults();
-    o.title = title, o.xlabel = "training step", o.ylabel = "held-out metric", o.ymin = 0, o.ymax = 1.02;
+    o.title = title, o.xlabel = "training step", o.ylabel = "held-out metric", o.ymin = c->data[0] ? -0.2 : 0, o.ymax = 1.02;
     o.width = 760, o.height = 480, o.legend = 1;
     snprintf(name, sizeof name, "curve_%s.png", c->tasks[t]);
     if (posemb_path_join(path, sizeof path, out, name)) return posemb_fail(err, POSEMB_EINVAL, "path too long");
@@ -313,7 +348,7 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
         size_t n = 0;
         for (const char *q = c->pes[p]; *q && n + 1 < sizeof name; q++) name[n++] = (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') ? *q : '_';
         name[n] = '\0';
-        snprintf(models, sizeof models, "%s/models/%s", out, name);
+        snprintf(models, sizeof models, c->data[0] ? "%s/models/%s/pretrain" : "%s/models/%s", out, name);
         snprintf(dir, sizeof dir, "%s/analysis/%s", out, name);
         posemb_source s;
         posemb_analysis r;
@@ -356,17 +391,29 @@ posemb_status posemb_study_report(const posemb_study_config *c, const char *out,
     char text[2048], path[4200];
     if (!st) {
         posemb_report_heading(rep, 1, "Position embeddings compared by training");
-        snprintf(text, sizeof text, "%d PEs x %d tasks x %d seeds. Each run trains a BERT-style encoder (%d layers, "
-                 "width %d, %d heads) from its initialisation for %d steps of %d sequences of %d tokens, then evaluates "
-                 "it on %d held-out sequences at each length. Mean ± std over seeds; * marks a two-sided Welch t-test "
-                 "against ape with p < 0.05. Chance: 0.5 for the order and distance tasks, about 1/length for spans.",
-                 c->n_pes, c->n_tasks, c->n_seeds, c->layers, c->hidden, c->heads, c->steps, c->batch, c->n_train,
-                 c->eval_examples);
+        if (c->data[0])
+            snprintf(text, sizeof text, "%d PEs x %d tasks x %d seeds on %.512s. For each PE a BERT (%d layers, width %d, %d "
+                     "heads) is pretrained with masked LM for %d steps of %d sequences of %d tokens, then fine-tuned on each "
+                     "task with each seed for %d steps; the best dev evaluation is kept. GLUE: dev sets; SQuAD: the held-out "
+                     "articles of the dev file, also with windows longer than the pretraining length. Mean ± std over "
+                     "seeds; * marks a two-sided Welch t-test against ape with p < 0.05.", c->n_pes, c->n_tasks, c->n_seeds,
+                     c->data, c->layers, c->hidden, c->heads, c->pretrain_steps, c->pretrain_batch, c->n_train, c->steps);
+        else
+            snprintf(text, sizeof text, "%d PEs x %d tasks x %d seeds. Each run trains a BERT-style encoder (a GPT-2-style "
+                     "decoder for causal-LM tasks; %d layers, width %d, %d heads) from its initialisation for %d steps of %d "
+                     "sequences of %d tokens, then evaluates it on %d held-out sequences at each length. Mean ± std over "
+                     "seeds; * marks a two-sided Welch t-test against ape with p < 0.05. Chance: 0.5 for the order and "
+                     "distance tasks, about 1/length for spans, 1/48 for LM tokens.", c->n_pes, c->n_tasks, c->n_seeds,
+                     c->layers, c->hidden, c->heads, c->steps, c->batch, c->n_train, c->eval_examples);
         posemb_report_paragraph(rep, text);
         posemb_report_heading(rep, 2, "Table 2: classification");
         html_table(rep, &tb, POSEMB_SYN_CLASSIFY, ape, "Accuracy at the training length");
         posemb_report_heading(rep, 2, "Table 3: span prediction");
         html_table(rep, &tb, POSEMB_SYN_SPAN, ape, "Exact match at the training length");
+        if (has_kind(c, POSEMB_SYN_LM)) {
+            posemb_report_heading(rep, 2, "Causal language modelling");
+            html_table(rep, &tb, POSEMB_SYN_LM, ape, "Answer-token accuracy of a GPT-2-style decoder at the training length");
+        }
         posemb_report_heading(rep, 2, "Figure 1: longer sequences");
     }
     for (int t = 0; !st && t < c->n_tasks; t++) st = length_figure(rep, &tb, t, out, err);

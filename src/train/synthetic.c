@@ -91,6 +91,18 @@ static void gen_copy(example *e, posemb_rng *r)
     e->start = p, e->end = p + 1;
 }
 
+/* reverse (causal LM): [CLS] x1..xk [SEP] xk..x1, k = (T - 2) / 2, scored on the
+ * tokens after [SEP]; a leftover last token is [PAD]. The first answer token
+ * needs the last input token, the j-th the one 2j positions further back. */
+static void gen_reverse(example *e, posemb_rng *r)
+{
+    fill_content(e, r);
+    int k = (e->T - 2) / 2;
+    e->ids[k + 1] = SYN_SEP;
+    for (int j = 0; j < k; j++) e->ids[k + 2 + j] = e->ids[k - j];
+    for (int t = 2 * k + 2; t < e->T; t++) e->ids[t] = SYN_PAD;
+}
+
 typedef struct task_impl {
     posemb_syn_task t;
     void (*gen)(example *e, posemb_rng *r);
@@ -103,8 +115,19 @@ static const task_impl TASKS[] = {
     {{"retrieve", POSEMB_SYN_SPAN, "the span of 3 tokens after the cue A"}, gen_retrieve},
     {{"between", POSEMB_SYN_SPAN, "the span strictly between markers A and B"}, gen_between},
     {{"copy", POSEMB_SYN_SPAN, "the pair that follows the earlier occurrence of a query token"}, gen_copy},
+    {{"reverse", POSEMB_SYN_LM, "a causal LM writes the tokens before [SEP] in reverse order"}, gen_reverse},
 };
 #define N_TASKS (int)(sizeof TASKS / sizeof TASKS[0])
+
+const char *posemb_syn_kind_name(posemb_syn_kind k)
+{
+    return k == POSEMB_SYN_SPAN ? "span" : k == POSEMB_SYN_LM ? "lm" : "classification";
+}
+
+const char *posemb_syn_metric_name(posemb_syn_kind k)
+{
+    return k == POSEMB_SYN_SPAN ? "exact_match" : k == POSEMB_SYN_LM ? "token_accuracy" : "accuracy";
+}
 
 int posemb_syn_count(void) { return N_TASKS; }
 const posemb_syn_task *posemb_syn_at(int i) { return i >= 0 && i < N_TASKS ? &TASKS[i].t : NULL; }
@@ -131,6 +154,19 @@ void posemb_syn_batch(const posemb_syn_task *t, uint64_t seed, long k0, int B, i
     }
 }
 
+void posemb_syn_lm_targets(const int32_t *ids, int B, int T, int32_t *targets)
+{
+    for (int b = 0; b < B; b++) {
+        const int32_t *row = ids + (size_t)b * T;
+        int32_t *tg = targets + (size_t)b * T;
+        int after = 0;
+        for (int t = 0; t < T; t++) {
+            tg[t] = after && row[t] != SYN_PAD ? row[t] : -100;
+            after |= row[t] == SYN_SEP;
+        }
+    }
+}
+
 double posemb_syn_chance(const posemb_syn_task *t, int T, int n_train)
 {
     if (!strcmp(t->name, "absolute")) { /* P(A in [1, n_train/2)) */
@@ -138,5 +174,6 @@ double posemb_syn_chance(const posemb_syn_task *t, int T, int n_train)
         return p > 0.5 ? p : 1 - p;
     }
     if (t->kind == POSEMB_SYN_CLASSIFY) return 0.5;
+    if (t->kind == POSEMB_SYN_LM) return 1.0 / (POSEMB_SYN_VOCAB - SYN_CONTENT); /* a uniform guess among the content tokens */
     return 1.0 / (T - 2); /* guessing a start; the length of the span then follows */
 }

@@ -1,0 +1,184 @@
+/* The real-data study (STUDY.md section 1): for each PE, a BERT pretrained
+ * with MLM on the data folder's text corpora (resumable from its
+ * checkpoints), then fine-tuned per task and seed on GLUE (dev metrics) and
+ * SQuAD (the fixed article split of datasets.h), the best evaluation's
+ * model kept. SQuAD is evaluated again with windows of 2x, 4x ... the
+ * pretraining length: the seed paper's longer-documents question. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "posemb/corpus.h"
+#include "posemb/datasets.h"
+#include "posemb/features.h"
+#include "posemb/fileio.h"
+#include "posemb/model.h"
+#include "posemb/optim.h"
+#include "posemb/rng.h"
+#include "posemb/trainer.h"
+#include "study_data_impl.h"
+#include "study_impl.h"
+
+static const char *const DATA_PES[] = {"ape", "sin", "lsin", "rpe", "lsrpe", "ape+rpe", "rope", "alibi"};
+static const char *const DATA_TASKS[] = {"CoLA", "SST-2", "MRPC", "STS-B", "RTE", "SQuAD"};
+static const char *const CORPORA[] = {"wikitext-2", "janeausten", "tinyshakespeare"};
+#define N_CORPORA (int)(sizeof CORPORA / sizeof *CORPORA)
+
+posemb_study_config posemb_study_data_default(const char *data_dir)
+{
+    posemb_study_config c = posemb_study_default();
+    snprintf(c.data, sizeof c.data, "%s", data_dir);
+    c.n_pes = (int)(sizeof DATA_PES / sizeof *DATA_PES);
+    for (int i = 0; i < c.n_pes; i++) snprintf(c.pes[i], sizeof c.pes[i], "%s", DATA_PES[i]);
+    c.n_tasks = (int)(sizeof DATA_TASKS / sizeof *DATA_TASKS);
+    for (int i = 0; i < c.n_tasks; i++) snprintf(c.tasks[i], sizeof c.tasks[i], "%s", DATA_TASKS[i]);
+    c.n_mults = 3, c.mults[0] = 1, c.mults[1] = 2, c.mults[2] = 4;
+    c.layers = 4, c.hidden = 256, c.heads = 4, c.intermediate = 1024, c.n_train = 128;
+    c.pretrain_steps = 4000, c.pretrain_batch = 32, c.pretrain_lr = 5e-4f;
+    c.steps = 600, c.batch = 32, c.lr = 2e-4f, c.curve_every = 150, c.eval_examples = 1 << 20;
+    return c;
+}
+
+int study_is_squad(const char *task) { return !strcasecmp(task, "SQuAD"); }
+
+posemb_syn_kind posemb_study_task_kind(const posemb_study_config *c, int t)
+{
+    if (c->data[0]) return study_is_squad(c->tasks[t]) ? POSEMB_SYN_SPAN : POSEMB_SYN_CLASSIFY;
+    const posemb_syn_task *s = posemb_syn_find(c->tasks[t]);
+    return s ? s->kind : POSEMB_SYN_CLASSIFY;
+}
+
+const char *posemb_study_task_metric(const posemb_study_config *c, int t)
+{
+    if (!c->data[0]) return posemb_syn_metric_name(posemb_study_task_kind(c, t));
+    if (study_is_squad(c->tasks[t])) return "f1";
+    const posemb_glue_info *g = posemb_glue_task_info((posemb_glue_task)posemb_glue_task_from_name(c->tasks[t]));
+    return g ? posemb_metric_name(g->metrics[0]) : "?";
+}
+
+int posemb_study_lines_per_run(const posemb_study_config *c, int t)
+{
+    return !c->data[0] || study_is_squad(c->tasks[t]) ? c->n_mults : 1;
+}
+
+posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error *err)
+{
+    struct stat sb;
+    char path[4200];
+    if (stat(c->data, &sb) || !S_ISDIR(sb.st_mode)) return posemb_fail(err, POSEMB_EIO, "%s: not a data folder", c->data);
+    snprintf(path, sizeof path, "%s/bert-base-uncased/vocab.txt", c->data);
+    if (stat(path, &sb)) return posemb_fail(err, POSEMB_EIO, "%s: missing (the WordPiece vocabulary)", path);
+    for (int t = 0; t < c->n_tasks; t++)
+        if (!study_is_squad(c->tasks[t]) && posemb_glue_task_from_name(c->tasks[t]) < 0)
+            return posemb_fail(err, POSEMB_EINVAL, "study: unknown data task '%s' (GLUE task names or SQuAD)", c->tasks[t]);
+    if (c->n_train < 32 || c->pretrain_steps < 1 || c->pretrain_batch < 1 || c->squad_max_query < 1 || c->max_answer < 1)
+        return posemb_fail(err, POSEMB_EINVAL, "study: n_train >= 32, pretrain_steps, pretrain_batch, squad_max_query "
+                                               "and max_answer >= 1 are needed");
+    if (c->squad_stride >= c->n_train - 3 - c->squad_max_query)
+        return posemb_fail(err, POSEMB_EINVAL, "study: squad_stride %d must be less than the context window, n_train - 3 - "
+                           "squad_max_query = %d", c->squad_stride, c->n_train - 3 - c->squad_max_query);
+    return POSEMB_OK;
+}
+
+/* ---- pretraining ---- */
+
+posemb_status study_load_tokenizer(const posemb_study_config *c, posemb_tokenizer **tok, char *desc, size_t cap,
+                                   posemb_error *err)
+{
+    snprintf(desc, cap, "%s/bert-base-uncased/vocab.txt", c->data);
+    return posemb_tokenizer_load_wordpiece(desc, 1, tok, err);
+}
+
+/* The corpora, tokenized (or read from out/cache) and concatenated. */
+static posemb_status load_corpora(const posemb_study_config *c, const char *out, const posemb_tokenizer *tok,
+                                  const char *desc, posemb_corpus *all, posemb_error *err)
+{
+    char path[4200], cache[4200];
+    posemb_status st = POSEMB_OK;
+    memset(all, 0, sizeof *all);
+    snprintf(cache, sizeof cache, "%s/cache", out);
+    if (mkdir(cache, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create", cache);
+    for (int i = 0; !st && i < N_CORPORA; i++) {
+        posemb_corpus one;
+        snprintf(path, sizeof path, "%s/%s", c->data, CORPORA[i]);
+        snprintf(cache, sizeof cache, "%s/cache/%s.safetensors", out, CORPORA[i]);
+        if ((st = posemb_corpus_load(&one, path, tok, desc, cache, err))) break;
+        int32_t *grown = realloc(all->tokens, (size_t)(all->n + one.n) * sizeof *grown);
+        if (!grown) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+        else {
+            memcpy(grown + all->n, one.tokens, (size_t)one.n * sizeof *grown);
+            all->tokens = grown, all->n += one.n, all->n_files += one.n_files;
+        }
+        posemb_corpus_free(&one);
+    }
+    if (st) posemb_corpus_free(all);
+    return st;
+}
+
+posemb_status posemb_study_data_prepare(const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    posemb_tokenizer *tok = NULL;
+    posemb_corpus all;
+    char desc[4200];
+    posemb_status st = study_load_tokenizer(c, &tok, desc, sizeof desc, err);
+    if (!st) st = load_corpora(c, out, tok, desc, &all, err);
+    if (!st) fprintf(stderr, "posemb study: pretraining corpora: %ld tokens from %d files\n", all.n, all.n_files);
+    if (!st) posemb_corpus_free(&all);
+    posemb_tokenizer_free(tok);
+    return st;
+}
+
+/* The pretraining model of PE p: BERT with an MLM head, APE rows for the longest evaluation. */
+static posemb_status pretrain_model(const posemb_study_config *c, int p, int vocab, posemb_model **m, posemb_error *err)
+{
+    posemb_config cfg;
+    posemb_config_defaults(&cfg, POSEMB_BERT);
+    cfg.vocab_size = vocab, cfg.hidden = c->hidden, cfg.layers = c->layers, cfg.heads = c->heads;
+    cfg.intermediate = c->intermediate, cfg.hidden_dropout = cfg.attn_dropout = c->dropout;
+    cfg.max_position = c->n_train * c->mults[c->n_mults - 1];
+    snprintf(cfg.pe, sizeof cfg.pe, "%s", c->pes[p]);
+    posemb_status st = posemb_config_set_head(&cfg, POSEMB_HEAD_MLM, 0, err);
+    if (!st) st = posemb_model_create(m, &cfg, err);
+    if (!st) posemb_model_init(*m, 1000003u * (uint64_t)(p + 1));
+    return st;
+}
+
+/* Pretrains PE p into out/models/NAME/pretrain, continuing from its newest checkpoint. */
+posemb_status study_pretrain(const posemb_study_config *c, const char *out, int p, posemb_error *err)
+{
+    char dir[4400], name[160], desc[4200];
+    study_folder_of(c->pes[p], name, sizeof name);
+    snprintf(dir, sizeof dir, "%s/models/%s", out, name);
+    if (mkdir(dir, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create", dir);
+    snprintf(dir, sizeof dir, "%s/models/%s/pretrain", out, name);
+    posemb_tokenizer *tok = NULL;
+    posemb_model *m = NULL;
+    posemb_corpus all = {0};
+    posemb_lm_data d = {0};
+    posemb_train_result res = {0};
+    posemb_status st = study_load_tokenizer(c, &tok, desc, sizeof desc, err);
+    if (!st) st = load_corpora(c, out, tok, desc, &all, err);
+    if (!st) st = pretrain_model(c, p, posemb_tokenizer_vocab_size(tok), &m, err);
+    if (!st)
+        st = posemb_lm_data_init(&d, all.tokens, all.n, c->n_train, 1, posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_CLS),
+                                 posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP),
+                                 posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK), posemb_tokenizer_vocab_size(tok),
+                                 0.02, 1, err);
+    posemb_train_args a = posemb_train_defaults(dir, c->pretrain_steps);
+    a.batch = c->pretrain_batch, a.lr = c->pretrain_lr, a.seed = 1, a.keep = 1, a.eval_batches = 4;
+    a.log_every = c->pretrain_steps >= 10 ? c->pretrain_steps / 10 : 1;
+    if (!st) st = posemb_train(m, &d, &a, 1, &res, err);
+    if (!st)
+        fprintf(stderr, "posemb study: %s pretrained %ld steps%s: MLM eval loss %.3f, accuracy %.3f (%.0f tokens/s)\n",
+                c->pes[p], res.step, res.resumed_from ? " (resumed)" : "", res.eval_loss, res.eval_accuracy, res.tokens_per_s);
+    posemb_train_result_free(&res);
+    posemb_lm_data_free(&d);
+    posemb_corpus_free(&all);
+    posemb_model_free(m);
+    posemb_tokenizer_free(tok);
+    return st;
+}

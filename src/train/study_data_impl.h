@@ -1,0 +1,16 @@
+/* The real-data study's private pieces: study_data.c (configuration,
+ * pretraining) and study_finetune.c (fine-tuning, evaluation, the worker). */
+#ifndef POSEMB_STUDY_DATA_IMPL_H
+#define POSEMB_STUDY_DATA_IMPL_H
+
+#include <stddef.h>
+
+#include "posemb/study.h"
+#include "posemb/tokenizer.h"
+
+int study_is_squad(const char *task);
+posemb_status study_load_tokenizer(const posemb_study_config *c, posemb_tokenizer **tok, char *desc, size_t cap,
+                                   posemb_error *err);
+posemb_status study_pretrain(const posemb_study_config *c, const char *out, int p, posemb_error *err);
+
+#endif

@@ -1,0 +1,419 @@
+/* The real-data study's fine-tuning: a classifier, regressor or span head on
+ * a pretrained encoder, trained on a task's train set (batches cut to their
+ * longest example), evaluated on its dev set every curve_every steps, the
+ * best evaluation's model kept in out/models/PE/TASK-sSEED. A fine-tuning
+ * run is short: an interrupted one is redone from its start (it is a
+ * function of its seed); the pretraining it starts from resumes from its
+ * checkpoints. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "posemb/datasets.h"
+#include "posemb/features.h"
+#include "posemb/model.h"
+#include "posemb/optim.h"
+#include "posemb/rng.h"
+#include "study_data_impl.h"
+#include "study_impl.h"
+
+#define MAX_MULTS 8
+
+/* A task's data, loaded once per worker. */
+typedef struct task_data {
+    int loaded, squad;
+    posemb_glue_data dev;                /* GLUE: labels and metrics of the dev set */
+    posemb_squad sq;                     /* SQuAD: the file, split by article */
+    int *eval_idx, n_eval;               /* SQuAD: the questions evaluated */
+    posemb_features train;               /* at n_train */
+    posemb_features eval[MAX_MULTS];     /* GLUE: [0] only; SQuAD: windows of n_train * mults[m] */
+    double chance;                       /* main metric of a constant predictor */
+} task_data;
+
+static void task_data_free(task_data *td)
+{
+    posemb_glue_free(&td->dev);
+    if (td->squad) posemb_squad_free(&td->sq);
+    free(td->eval_idx);
+    posemb_features_free(&td->train);
+    for (int m = 0; m < MAX_MULTS; m++) posemb_features_free(&td->eval[m]);
+    memset(td, 0, sizeof *td);
+}
+
+/* GLUE's majority class of train, predicted for every dev example: the chance row. */
+static double glue_chance(const posemb_glue_data *dev, const posemb_features *train)
+{
+    if (!dev->label || !train->label) return 0; /* regression: a constant has no correlation */
+    long count[16] = {0};
+    int best = 0;
+    for (int i = 0; i < train->n; i++) count[train->label[i] & 15]++;
+    for (int k = 1; k < 16; k++) best = count[k] > count[best] ? k : best;
+    int32_t *pred = malloc((size_t)dev->n * sizeof *pred);
+    double v[2] = {0, 0};
+    posemb_error err;
+    for (int i = 0; pred && i < dev->n; i++) pred[i] = best;
+    if (pred && posemb_glue_evaluate(dev, pred, NULL, v, &err)) v[0] = 0;
+    free(pred);
+    return isnan(v[0]) ? 0 : v[0];
+}
+
+static posemb_status load_glue(const posemb_study_config *c, const posemb_tokenizer *tok, int t, task_data *td,
+                               posemb_error *err)
+{
+    char dir[4200];
+    posemb_glue_data train;
+    posemb_glue_task task = (posemb_glue_task)posemb_glue_task_from_name(c->tasks[t]);
+    snprintf(dir, sizeof dir, "%s/glue", c->data);
+    posemb_status st = posemb_glue_load(dir, task, "train", &train, err);
+    if (!st) st = posemb_glue_features(tok, &train, c->n_train, &td->train, err);
+    if (!st) posemb_glue_free(&train);
+    if (!st) st = posemb_glue_load(dir, task, "dev", &td->dev, err);
+    if (!st) st = posemb_glue_features(tok, &td->dev, c->n_train, &td->eval[0], err);
+    if (!st) td->chance = glue_chance(&td->dev, &td->train);
+    return st;
+}
+
+static posemb_status load_squad(const posemb_study_config *c, const posemb_tokenizer *tok, task_data *td,
+                                posemb_error *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/squad/dev-v1.1.json", c->data);
+    posemb_status st = posemb_squad_load(path, &td->sq, err);
+    if (st) return st;
+    td->squad = 1;
+    int *train_idx = malloc((size_t)td->sq.n * sizeof *train_idx);
+    td->eval_idx = malloc((size_t)td->sq.n * sizeof *td->eval_idx);
+    if (!train_idx || !td->eval_idx) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    int n_train = st ? 0 : posemb_squad_split(&td->sq, POSEMB_SQUAD_TRAIN, train_idx);
+    if (!st) td->n_eval = posemb_squad_split(&td->sq, POSEMB_SQUAD_EVAL, td->eval_idx);
+    if (!st && td->n_eval > c->eval_examples) td->n_eval = c->eval_examples;
+    if (!st)
+        st = posemb_squad_features(tok, &td->sq, train_idx, n_train, c->n_train, c->squad_stride, c->squad_max_query,
+                                   &td->train, err);
+    for (int m = 0; !st && m < c->n_mults && m < MAX_MULTS; m++) /* longer windows, the stride in proportion */
+        st = posemb_squad_features(tok, &td->sq, td->eval_idx, td->n_eval, c->n_train * c->mults[m],
+                                   c->squad_stride * c->mults[m], c->squad_max_query, &td->eval[m], err);
+    free(train_idx);
+    return st;
+}
+
+static posemb_status load_task(const posemb_study_config *c, const posemb_tokenizer *tok, int t, task_data *td,
+                               posemb_error *err)
+{
+    if (td->loaded) return POSEMB_OK;
+    posemb_status st = study_is_squad(c->tasks[t]) ? load_squad(c, tok, td, err) : load_glue(c, tok, t, td, err);
+    if (st) task_data_free(td);
+    else td->loaded = 1;
+    return st;
+}
+
+/* ---- batches ---- */
+
+typedef struct batch_buf {
+    int32_t *ids, *types, *labels, *starts, *ends;
+    float *mask, *values;
+} batch_buf;
+
+static int batch_alloc(batch_buf *b, int B, int T)
+{
+    size_t n = (size_t)B * T;
+    b->ids = malloc(n * sizeof *b->ids), b->types = malloc(n * sizeof *b->types), b->mask = malloc(n * sizeof *b->mask);
+    b->labels = malloc((size_t)B * sizeof *b->labels), b->starts = malloc((size_t)B * sizeof *b->starts);
+    b->ends = malloc((size_t)B * sizeof *b->ends), b->values = malloc((size_t)B * sizeof *b->values);
+    return b->ids && b->types && b->mask && b->labels && b->starts && b->ends && b->values ? 0 : -1;
+}
+
+static void batch_free(batch_buf *b)
+{
+    free(b->ids), free(b->types), free(b->mask), free(b->labels), free(b->starts), free(b->ends), free(b->values);
+}
+
+/* Rows rows[0..B) of f into b; with cut, the columns past the longest real
+ * example are dropped (padding changes nothing but the cost). Returns T. */
+static int gather(const posemb_features *f, const int *rows, int B, int cut, batch_buf *b)
+{
+    int T = cut ? 1 : f->T;
+    for (int i = 0; cut && i < B; i++)
+        for (int k = f->T - 1; k >= T; k--)
+            if (f->mask[(size_t)rows[i] * f->T + k] > 0) T = k + 1;
+    for (int i = 0; i < B; i++) {
+        size_t src = (size_t)rows[i] * f->T, dst = (size_t)i * T;
+        memcpy(b->ids + dst, f->ids + src, (size_t)T * sizeof *b->ids);
+        memcpy(b->types + dst, f->types + src, (size_t)T * sizeof *b->types);
+        memcpy(b->mask + dst, f->mask + src, (size_t)T * sizeof *b->mask);
+        if (f->label) b->labels[i] = f->label[rows[i]];
+        if (f->score) b->values[i] = f->score[rows[i]];
+        if (f->starts) b->starts[i] = f->starts[rows[i]], b->ends[i] = f->ends[rows[i]];
+    }
+    return T;
+}
+
+/* ---- evaluation ---- */
+
+/* Head logits of rows i0 .. i0 + nb - 1 of f (cut: as gather); NULL with *st set on failure. */
+static const float *forward_rows(posemb_model *m, const posemb_features *f, int i0, int nb, int cut, batch_buf *b,
+                                 posemb_status *st, posemb_error *err)
+{
+    int rows[4096];
+    for (int i = 0; i < nb; i++) rows[i] = i0 + i;
+    posemb_batch batch = {nb, gather(f, rows, nb, cut, b), b->ids, b->types, b->mask};
+    const float *z = (*st = posemb_model_forward(m, &batch, err)) ? NULL : posemb_model_head_logits(m, err);
+    if (!z && !*st) *st = POSEMB_EINVAL;
+    return z;
+}
+
+/* GLUE dev metrics: values[k] for the task's metrics. */
+static posemb_status eval_glue(posemb_model *m, const task_data *td, int B, batch_buf *b, double *values,
+                               posemb_error *err)
+{
+    const posemb_features *f = &td->eval[0];
+    int32_t *pred = malloc((size_t)f->n * sizeof *pred);
+    float *score = malloc((size_t)f->n * sizeof *score);
+    posemb_status st = pred && score ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    int classes = posemb_model_config(m)->num_labels;
+    for (int i0 = 0; !st && i0 < f->n; i0 += B) {
+        int nb = f->n - i0 < B ? f->n - i0 : B;
+        const float *z = forward_rows(m, f, i0, nb, 1, b, &st, err);
+        for (int i = 0; z && i < nb; i++) {
+            if (!f->label) { score[i0 + i] = z[i]; continue; }
+            int best = 0;
+            for (int k = 1; k < classes; k++) best = z[i * classes + k] > z[i * classes + best] ? k : best;
+            pred[i0 + i] = best;
+        }
+    }
+    if (!st) st = posemb_glue_evaluate(&td->dev, f->label ? pred : NULL, f->label ? NULL : score, values, err);
+    free(pred), free(score);
+    return st;
+}
+
+/* SQuAD on the eval questions with windows of length index mi: values = {F1, EM} as fractions. */
+static posemb_status eval_squad(posemb_model *m, const task_data *td, int mi, int B, int max_answer, batch_buf *b,
+                                double *values, posemb_error *err)
+{
+    const posemb_features *f = &td->eval[mi];
+    float *logits = malloc((size_t)f->n * f->T * 2 * sizeof *logits);
+    char **answers = NULL;
+    posemb_status st = logits ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    for (int i0 = 0; !st && i0 < f->n; i0 += B) {
+        int nb = f->n - i0 < B ? f->n - i0 : B;
+        const float *z = forward_rows(m, f, i0, nb, 0, b, &st, err);
+        if (z) memcpy(logits + (size_t)i0 * f->T * 2, z, (size_t)nb * f->T * 2 * sizeof *z);
+    }
+    double em = 0, f1 = 0;
+    if (!st) st = posemb_squad_decode(&td->sq, td->eval_idx, td->n_eval, f, logits, max_answer, &answers, err);
+    if (!st) st = posemb_squad_evaluate(&td->sq, td->eval_idx, td->n_eval, (const char *const *)answers, &em, &f1, err);
+    if (answers) posemb_squad_answers_free(answers, td->n_eval);
+    free(logits);
+    values[0] = f1 / 100, values[1] = em / 100;
+    return st;
+}
+
+/* The task's metrics at length index mi (values[0] is the main one). */
+static posemb_status evaluate(posemb_model *m, const posemb_study_config *c, const task_data *td, int mi, batch_buf *b,
+                              double *values, posemb_error *err)
+{
+    posemb_model_set_train(m, 0, 0, 0);
+    values[0] = values[1] = NAN;
+    return td->squad ? eval_squad(m, td, mi, c->batch, c->max_answer, b, values, err) : eval_glue(m, td, c->batch, b, values, err);
+}
+
+/* ---- one fine-tuning run ---- */
+
+typedef struct ft_result {
+    double metric[MAX_MULTS][2]; /* at each length: main, second (NAN if none) */
+    double curve[64][2];
+    int n_curve;
+    double seconds;
+} ft_result;
+
+/* The fine-tuning model: the pretrained encoder of dir under the task's head. */
+static posemb_status ft_model(const posemb_study_config *c, const task_data *td, const char *pretrain, int seed,
+                              posemb_model **m, posemb_error *err)
+{
+    posemb_config cfg;
+    char path[4500];
+    snprintf(path, sizeof path, "%.4400s/config.json", pretrain);
+    posemb_status st = posemb_config_load(&cfg, path, err);
+    cfg.hidden_dropout = cfg.attn_dropout = c->dropout;
+    posemb_head head = td->squad ? POSEMB_HEAD_SPAN : td->train.label ? POSEMB_HEAD_CLASSIFY : POSEMB_HEAD_REGRESS;
+    if (!st) st = posemb_config_set_head(&cfg, head, td->squad ? 2 : td->train.label ? td->dev.n_classes : 1, err);
+    if (!st) st = posemb_model_create(m, &cfg, err);
+    if (!st) posemb_model_init(*m, 7777u + (uint64_t)seed);
+    int missing = 0;
+    if (!st) st = posemb_model_init_from(*m, pretrain, &missing, err);
+    return st;
+}
+
+/* Train rows in a seeded order per epoch: row k of the run is a function of (seed, k). */
+typedef struct shuffle {
+    int *order, n;
+    long epoch; /* whose order is in order (-1: none) */
+    uint64_t seed;
+} shuffle;
+
+static int shuffled_row(shuffle *s, long k)
+{
+    long e = k / s->n;
+    if (e != s->epoch) {
+        posemb_rng r;
+        posemb_rng_seed(&r, s->seed, (uint64_t)e);
+        for (int j = 0; j < s->n; j++) s->order[j] = j;
+        for (int j = s->n - 1; j > 0; j--) { /* Fisher-Yates */
+            int x = (int)posemb_rng_below(&r, (uint32_t)(j + 1)), tmp = s->order[j];
+            s->order[j] = s->order[x], s->order[x] = tmp;
+        }
+        s->epoch = e;
+    }
+    return s->order[k % s->n];
+}
+
+/* One update on the batch of step. */
+static posemb_status ft_step(posemb_model *m, const task_data *td, shuffle *sh, int seed, long step, int B,
+                             batch_buf *b, posemb_adamw *o, const posemb_adamw_config *oc, posemb_error *err)
+{
+    const posemb_features *f = &td->train;
+    int rows[4096];
+    for (int i = 0; i < B; i++) rows[i] = shuffled_row(sh, step * B + i);
+    posemb_batch batch = {B, gather(f, rows, B, 1, b), b->ids, b->types, b->mask};
+    posemb_targets tg = {NULL, f->label ? b->labels : NULL, f->score ? b->values : NULL, f->starts ? b->starts : NULL,
+                         f->ends ? b->ends : NULL};
+    posemb_loss l;
+    posemb_model_zero_grad(m);
+    posemb_model_set_train(m, 1, (uint64_t)seed, (uint64_t)step);
+    posemb_status st = posemb_model_forward(m, &batch, err);
+    if (!st) st = posemb_model_loss(m, &tg, 1.0f, &l, err);
+    if (!st && !isfinite(l.loss)) st = posemb_fail(err, POSEMB_EFORMAT, "fine-tuning step %ld: the loss is %g", step + 1, l.loss);
+    if (!st) posemb_adamw_step(o, m, oc);
+    return st;
+}
+
+/* Evaluates at step; a better main metric than *best saves the model to dir. */
+static posemb_status ft_checkpoint(posemb_model *m, const posemb_study_config *c, const task_data *td, long step,
+                                   const char *dir, batch_buf *b, double *best, ft_result *r, posemb_error *err)
+{
+    double v[2];
+    posemb_status st = evaluate(m, c, td, 0, b, v, err);
+    if (st) return st;
+    if (r->n_curve < 64) r->curve[r->n_curve][0] = (double)step, r->curve[r->n_curve++][1] = v[0];
+    if (!(v[0] > *best) && !isnan(*best)) return POSEMB_OK; /* NaN (a constant prediction) never wins over a number */
+    *best = v[0], r->metric[0][0] = v[0], r->metric[0][1] = v[1];
+    return posemb_model_save(m, dir, err);
+}
+
+/* Fine-tunes PE p's pretrained model on task t with seed s; the best model ends in dir. */
+static posemb_status finetune(const posemb_study_config *c, const char *pretrain, const task_data *td, int seed,
+                              const char *dir, ft_result *r, posemb_error *err)
+{
+    posemb_model *m = NULL;
+    posemb_adamw o = {0};
+    batch_buf b = {0};
+    shuffle sh = {malloc((size_t)td->train.n * sizeof(int)), td->train.n, -1, (uint64_t)seed};
+    double best = NAN, t0 = study_now();
+    int longest = c->n_train * c->mults[c->n_mults - 1];
+    memset(r, 0, sizeof *r);
+    for (int k = 0; k < MAX_MULTS; k++) r->metric[k][0] = r->metric[k][1] = NAN;
+    posemb_status st = sh.order && !batch_alloc(&b, c->batch, longest) ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    if (!st) st = ft_model(c, td, pretrain, seed, &m, err);
+    if (!st) st = posemb_adamw_init(&o, m, err);
+    posemb_adamw_config oc = posemb_adamw_defaults(c->lr, c->steps / 10, c->steps);
+    for (long step = 0; !st && step < c->steps; step++) {
+        st = ft_step(m, td, &sh, seed, step, c->batch, &b, &o, &oc, err);
+        int last = step + 1 == c->steps, due = c->curve_every && (step + 1) % c->curve_every == 0;
+        if (!st && (last || due)) st = ft_checkpoint(m, c, td, step + 1, dir, &b, &best, r, err);
+    }
+    posemb_adamw_free(&o);
+    posemb_model_free(m);
+    m = NULL;
+    if (!st && td->squad) st = posemb_model_load(&m, dir, err); /* the best model, at every window length */
+    for (int k = 1; !st && td->squad && k < c->n_mults; k++) st = evaluate(m, c, td, k, &b, r->metric[k], err);
+    posemb_model_free(m);
+    batch_free(&b);
+    free(sh.order);
+    r->seconds = study_now() - t0;
+    return st;
+}
+
+/* results.jsonl lines of a run (STUDY.md section 5), one per evaluation length. */
+static char *ft_lines(const posemb_study_config *c, int p, int t, int s, const task_data *td, const ft_result *r)
+{
+    const posemb_glue_info *g = td->squad ? NULL : posemb_glue_task_info((posemb_glue_task)posemb_glue_task_from_name(c->tasks[t]));
+    const char *k0 = td->squad ? "f1" : posemb_metric_name(g->metrics[0]);
+    const char *k1 = td->squad ? "exact_match" : g->n_metrics > 1 ? posemb_metric_name(g->metrics[1]) : NULL;
+    const char *kind = td->squad ? "span" : td->train.label ? "classification" : "regression";
+    size_t cap = 8192 * (size_t)c->n_mults, len = 0;
+    char *out = malloc(cap);
+    for (int m = 0; out && m < posemb_study_lines_per_run(c, t); m++) {
+        len += (size_t)snprintf(out + len, cap - len, "{\"pe\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", \"seed\": %d, "
+                                "\"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f", c->pes[p], c->tasks[t], kind,
+                                c->seeds[s], c->n_train, c->n_train * c->mults[m], k0, r->metric[m][0]);
+        if (k1) len += (size_t)snprintf(out + len, cap - len, ", \"%s\": %.6f", k1, r->metric[m][1]);
+        len += (size_t)snprintf(out + len, cap - len, "}, \"chance\": %.6f, \"steps\": %d, \"pretrain_steps\": %d, "
+                                "\"seconds\": %.2f", td->chance, c->steps, c->pretrain_steps, r->seconds);
+        for (int k = 0; m == 0 && k < r->n_curve; k++)
+            len += (size_t)snprintf(out + len, cap - len, "%s[%.0f, %.4f]%s", k ? ", " : ", \"curve\": [", r->curve[k][0],
+                                    r->curve[k][1], k + 1 == r->n_curve ? "]" : "");
+        len += (size_t)snprintf(out + len, cap - len, "}\n");
+    }
+    return out;
+}
+
+/* ---- the worker ---- */
+
+typedef struct worker_state {
+    const posemb_study_config *c;
+    const char *out;
+    posemb_tokenizer *tok;
+    task_data td[POSEMB_STUDY_MAX_TASKS];
+    int done_runs, my_runs;
+    double t0;
+} worker_state;
+
+static posemb_status one_finetune(worker_state *ws, int p, int t, int s, posemb_error *err)
+{
+    const posemb_study_config *c = ws->c;
+    char name[160], pretrain[4400], dir[4500], results[4200];
+    study_folder_of(c->pes[p], name, sizeof name);
+    snprintf(pretrain, sizeof pretrain, "%s/models/%s/pretrain", ws->out, name);
+    snprintf(dir, sizeof dir, "%s/models/%s/%s-s%d", ws->out, name, c->tasks[t], c->seeds[s]);
+    snprintf(results, sizeof results, "%s/results.jsonl", ws->out);
+    ft_result r;
+    posemb_status st = load_task(c, ws->tok, t, &ws->td[t], err);
+    if (!st) st = finetune(c, pretrain, &ws->td[t], c->seeds[s], dir, &r, err);
+    char *lines = st ? NULL : ft_lines(c, p, t, s, &ws->td[t], &r);
+    if (!st) st = lines ? study_append_results(results, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    free(lines);
+    if (st) return st;
+    ws->done_runs++;
+    double eta = (study_now() - ws->t0) / ws->done_runs * (ws->my_runs - ws->done_runs);
+    fprintf(stderr, "posemb study: %-8s %-6s seed %d  %s %.3f at %d tokens%s  (%.0f s; this worker: %d/%d, ETA %02d:%02d)\n",
+            c->pes[p], c->tasks[t], c->seeds[s], posemb_study_task_metric(c, t), r.metric[0][0], c->n_train,
+            ws->td[t].squad ? "" : "", r.seconds, ws->done_runs, ws->my_runs, (int)eta / 3600, (int)eta / 60 % 60);
+    return POSEMB_OK;
+}
+
+/* Worker w of jobs takes the PEs p = w, w + jobs, ...: each PE's pretraining, then its pending fine-tunings. */
+posemb_status posemb_study_data_worker(const posemb_study_config *c, const char *out, const int *done, int w, int jobs,
+                                       int total, posemb_error *err)
+{
+    worker_state ws = {c, out, NULL, {{0}}, 0, 0, study_now()};
+    char desc[4200];
+    posemb_status st = study_load_tokenizer(c, &ws.tok, desc, sizeof desc, err);
+    for (int p = w; p < c->n_pes; p += jobs)
+        for (int t = 0; t < c->n_tasks; t++)
+            for (int s = 0; s < c->n_seeds; s++) ws.my_runs += done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t);
+    for (int p = w; !st && p < c->n_pes; p += jobs) {
+        int pending = 0;
+        for (int t = 0; t < c->n_tasks; t++)
+            for (int s = 0; s < c->n_seeds; s++) pending += done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t);
+        if (!pending) continue;
+        st = study_pretrain(c, out, p, err);
+        for (int t = 0; !st && t < c->n_tasks; t++)
+            for (int s = 0; !st && s < c->n_seeds; s++)
+                if (done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t)) st = one_finetune(&ws, p, t, s, err);
+    }
+    for (int t = 0; t < POSEMB_STUDY_MAX_TASKS; t++) task_data_free(&ws.td[t]);
+    posemb_tokenizer_free(ws.tok);
+    (void)total;
+    return st;
+}
