@@ -90,6 +90,20 @@ static void check_head(posemb_arch arch, posemb_head head, int labels, const cha
     if (bad) fail_msg("%s: %d gradient mismatches", what, bad);
 }
 
+/* HF's *ForMaskedLM has no pooler: pooled output is NULL there, not a crash. */
+static void test_pooler_presence(void **state)
+{
+    harness hs;
+    make(&hs, POSEMB_BERT, POSEMB_HEAD_MLM, 0);
+    loss_of(&hs, 0.0f);
+    assert_null(posemb_model_pooled(hs.m));
+    posemb_model_free(hs.m);
+    make(&hs, POSEMB_BERT, POSEMB_HEAD_CLASSIFY, 2);
+    loss_of(&hs, 0.0f);
+    assert_non_null(posemb_model_pooled(hs.m));
+    posemb_model_free(hs.m);
+}
+
 static void test_gradients(void **state)
 {
     check_head(POSEMB_BERT, POSEMB_HEAD_MLM, 0, "BERT masked LM");
@@ -126,6 +140,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gradients),
+        cmocka_unit_test(test_pooler_presence),
         cmocka_unit_test(test_uniform_losses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

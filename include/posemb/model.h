@@ -133,7 +133,8 @@ posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posem
 const float *posemb_model_hidden(const posemb_model *m, int i);
 /* attentions.l [B, H, T, T]. */
 const float *posemb_model_attention(const posemb_model *m, int l);
-/* BERT/RoBERTa pooler_output [B, D] = tanh(dense(h[:, 0])); computed on demand. */
+/* BERT/RoBERTa pooler_output [B, D] = tanh(dense(h[:, 0])); computed on
+ * demand; NULL for a model without a pooler (GPT-2, a masked-LM model). */
 const float *posemb_model_pooled(posemb_model *m);
 
 /* What the head is trained on; fields the head does not use may be NULL. */

@@ -34,7 +34,8 @@ static posemb_status write_outputs(posemb_model *m, const posemb_inputs *in, con
         snprintf(name, sizeof names[0], "attentions.%d", l);
         st = posemb_st_writer_add_f32(&w, name, 4, as, posemb_model_attention(m, l), err);
     }
-    if (!st && c->arch != POSEMB_GPT2) st = posemb_st_writer_add_f32(&w, "pooler_output", 2, ps, posemb_model_pooled(m), err);
+    const float *pooled = st ? NULL : posemb_model_pooled(m);
+    if (pooled) st = posemb_st_writer_add_f32(&w, "pooler_output", 2, ps, pooled, err);
     if (!st) st = posemb_st_writer_meta(&w, "posemb_pe", pe_spec(posemb_model_pe(m)), err);
     if (!st) st = posemb_st_write(&w, path, err);
     posemb_st_writer_free(&w);

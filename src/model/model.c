@@ -278,7 +278,7 @@ const float *posemb_model_attention(const posemb_model *m, int l) { return m->a.
 
 const float *posemb_model_pooled(posemb_model *m)
 {
-    if (m->cfg.arch == POSEMB_GPT2) return NULL;
+    if (m->cfg.arch == POSEMB_GPT2 || !m->pool_w) return NULL; /* GPT-2 and HF's *ForMaskedLM have no pooler */
     if (m->has_pooled) return m->a.pooled;
     int D = m->cfg.hidden;
     for (int b = 0; b < m->B; b++)

@@ -20,25 +20,44 @@ void nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, co
     }
 }
 
+/* dw[i] += sum_t dy[t, i] xhat[t, i], db[i] += sum_t dy[t, i]: threads take
+ * blocks of 16 columns (a cache line) and sum over rows in order, so the
+ * result does not depend on the thread count. */
+static void layernorm_backward_params(float *dw, float *db, const float *dy, const float *x, const float *mean,
+                                      const float *rstd, int N, int C)
+{
+#pragma omp parallel for schedule(static)
+    for (int c0 = 0; c0 < C; c0 += 16) {
+        int c1 = c0 + 16 < C ? c0 + 16 : C;
+        for (int t = 0; t < N; t++) {
+            const float *dyt = dy + (long)t * C, *xt = x + (long)t * C;
+            float m = mean[t], s = rstd[t];
+            for (int i = c0; i < c1; i++) {
+                if (dw) dw[i] += dyt[i] * ((xt[i] - m) * s);
+                if (db) db[i] += dyt[i];
+            }
+        }
+    }
+}
+
 /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w. */
 void nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
                            const float *mean, const float *rstd, int N, int C)
 {
+    if (dw || db) layernorm_backward_params(dw, db, dy, x, mean, rstd, N, C);
+    if (!dx) return;
+#pragma omp parallel for schedule(static)
     for (int t = 0; t < N; t++) {
         const float *dyt = dy + (long)t * C, *xt = x + (long)t * C;
-        float m = mean[t], s = rstd[t];
+        float m = mean[t], s = rstd[t], *dxt = dx + (long)t * C;
         double g_mean = 0.0, gx_mean = 0.0;
         for (int i = 0; i < C; i++) {
             float xhat = (xt[i] - m) * s, g = dyt[i] * w[i];
             g_mean += g;
             gx_mean += g * xhat;
-            if (dw) dw[i] += dyt[i] * xhat;
-            if (db) db[i] += dyt[i];
         }
         g_mean /= C;
         gx_mean /= C;
-        if (!dx) continue;
-        float *dxt = dx + (long)t * C;
         for (int i = 0; i < C; i++) {
             float xhat = (xt[i] - m) * s;
             dxt[i] += s * (float)(dyt[i] * w[i] - g_mean - xhat * gx_mean);
