@@ -1,0 +1,106 @@
+/* Helpers shared by the benchmarks (bench/README.md): a monotonic clock, the
+ * median of the timed steps, the sgemm peak that MFU refers to, peak memory.
+ * A header, not a .c file: CMake builds one executable from each .c file
+ * of bench/, and this one has no main. */
+#ifndef POSEMB_BENCH_COMMON_H
+#define POSEMB_BENCH_COMMON_H
+
+#include <cblas.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "posemb/model.h"
+
+static double bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of x [n] (sorts x). */
+static double bench_median(double *x, int n)
+{
+    qsort(x, (size_t)n, sizeof *x, bench_cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* The best sgemm rate on large square products (1536^3), GFLOP/s, on the
+ * threads in force: the peak MFU refers to. The PyTorch peer measures its
+ * own the same way (torch.mm). */
+static double bench_sgemm_peak(void)
+{
+    const int n = 1536;
+    float *a = malloc((size_t)n * n * sizeof *a), *b = malloc((size_t)n * n * sizeof *b), *c = malloc((size_t)n * n * sizeof *c);
+    if (!a || !b || !c) {
+        free(a), free(b), free(c);
+        return 0.0;
+    }
+    for (long i = 0; i < (long)n * n; i++) a[i] = b[i] = 1e-3f * (float)(i % 1000);
+    double best = 0;
+    for (int r = 0; r < 6; r++) {
+        double t = bench_now();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        double gf = 2.0 * n * n * n / (bench_now() - t) / 1e9;
+        if (gf > best) best = gf;
+    }
+    free(a), free(b), free(c);
+    return best;
+}
+
+/* Peak resident memory of this process, KiB (Linux's ru_maxrss). */
+static long bench_max_rss_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* FLOPs of one forward pass of the encoder layers: the dense products
+ * (q, k, v, output projection, FFN) and the two attention products; the
+ * PE's own work (relative tables, rotations, biases) is not counted, so
+ * every PE is measured against the same model FLOPs. */
+static double bench_encoder_flops(int layers, int D, int F, int B, int T)
+{
+    double tokens = (double)B * T;
+    double dense = 2.0 * tokens * layers * (4.0 * D * D + 2.0 * D * F);
+    double attn = 4.0 * B * (double)T * T * D * layers;
+    return dense + attn;
+}
+
+/* With POSEMB_BENCH_DUMP=DIR in the environment, a bench writes its
+ * initial model (DIR/config.json, DIR/model.safetensors: posemb_model_save)
+ * and its batch (DIR/batch.bin: the int32 arrays one after the other) before
+ * it times anything; the PyTorch peer, started with the same variable, reads
+ * them, so that both engines start from the same weights and data and their
+ * losses agree to float rounding (bench/run --same-init). Returns 0 when not
+ * asked or done, 1 on a failure (said on stderr). */
+static int bench_dump(posemb_model *m, const int32_t *const *arrays, const long *lens, int n)
+{
+    const char *dir = getenv("POSEMB_BENCH_DUMP");
+    if (!dir || !*dir) return 0;
+    posemb_error err;
+    if (posemb_model_save(m, dir, &err)) {
+        fprintf(stderr, "bench: %s\n", err.msg);
+        return 1;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/batch.bin", dir);
+    FILE *f = fopen(path, "wb");
+    int bad = !f;
+    for (int i = 0; f && i < n; i++) bad |= fwrite(arrays[i], sizeof(int32_t), (size_t)lens[i], f) != (size_t)lens[i];
+    if (f) bad |= fclose(f) != 0;
+    if (bad) fprintf(stderr, "bench: cannot write %s\n", path);
+    return bad;
+}
+
+#endif

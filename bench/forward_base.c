@@ -1,0 +1,90 @@
+/* Benchmark: the forward pass of a BERT encoder, no head, eval mode
+ * (bench/README.md), the size given by name:
+ *   forward-base  BERT-base: 12 layers, width 768, 12 heads, FFN 3072,
+ *                 vocabulary 30522, 8 x 128 tokens
+ *   forward-tiny  2 layers, width 256, 4 heads, 4 x 128 tokens (bench/run --quick)
+ * Prints one JSON line: ms per batch (median over the timed passes),
+ * tokens/s, the forward's model GFLOP/s, MFU against an sgemm peak measured
+ * here, peak memory, two probes of the output (its mean |x| and the mean of
+ * channel 0) and the parameter count (bench/torch_forward_base.py prints
+ * the same).
+ * usage: bench_forward_base [PE] [SIZE] [THREADS] [STEPS] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_common.h"
+#include "posemb/model.h"
+#include "posemb/rng.h"
+#include "posemb/threads.h"
+
+typedef struct bench_size {
+    const char *name;
+    int layers, hidden, heads, inter, vocab, batch, len;
+} bench_size;
+
+static const bench_size SIZES[] = {
+    {"forward-base", 12, 768, 12, 3072, 30522, 8, 128},
+    {"forward-tiny", 2, 256, 4, 1024, 30522, 4, 128},
+};
+
+int main(int argc, char **argv)
+{
+    const char *spec = argc > 1 ? argv[1] : "ape", *size = argc > 2 ? argv[2] : "forward-base";
+    int threads = argc > 3 ? atoi(argv[3]) : 0, steps = argc > 4 ? atoi(argv[4]) : 10;
+    const bench_size *s = NULL;
+    for (size_t i = 0; i < sizeof SIZES / sizeof *SIZES; i++)
+        if (!strcmp(SIZES[i].name, size)) s = &SIZES[i];
+    if (!s || steps < 1) {
+        fprintf(stderr, "usage: bench_forward_base [PE] [forward-base|forward-tiny] [THREADS] [STEPS]\n");
+        return 2;
+    }
+    threads = posemb_threads_set(threads);
+    posemb_config c;
+    posemb_config_defaults(&c, POSEMB_BERT); /* BERT-base's: 512 positions, 2 token types */
+    c.layers = s->layers, c.hidden = s->hidden, c.heads = s->heads, c.intermediate = s->inter;
+    c.vocab_size = s->vocab, c.hidden_dropout = c.attn_dropout = 0.0f;
+    snprintf(c.pe, sizeof c.pe, "%s", spec);
+    posemb_error err;
+    posemb_model *m;
+    if (posemb_config_set_head(&c, POSEMB_HEAD_NONE, 0, &err) || posemb_model_create(&m, &c, &err)) {
+        fprintf(stderr, "forward_base: %s\n", err.msg);
+        return 1;
+    }
+    posemb_model_init(m, 0);
+    posemb_model_set_train(m, 0, 0, 0); /* eval mode (the default; said for the reader) */
+    int N = s->batch * s->len;
+    int32_t *ids = malloc((size_t)N * sizeof *ids);
+    posemb_rng r;
+    posemb_rng_seed(&r, 1, 1);
+    for (int i = 0; i < N; i++) ids[i] = s->vocab / 4 + (int32_t)posemb_rng_below(&r, (uint32_t)(s->vocab - s->vocab / 4));
+    posemb_batch b = {s->batch, s->len, ids, NULL, NULL};
+    const int32_t *dumped[] = {ids};
+    const long dumped_len[] = {N};
+    if (bench_dump(m, dumped, dumped_len, 1)) return 1;
+    double *ms = malloc((size_t)steps * sizeof *ms);
+    for (int i = -2; i < steps; i++) { /* two warm-up passes */
+        double t0 = bench_now();
+        if (posemb_model_forward(m, &b, &err)) {
+            fprintf(stderr, "forward_base: %s\n", err.msg);
+            return 1;
+        }
+        if (i >= 0) ms[i] = 1e3 * (bench_now() - t0);
+    }
+    /* Probes of the output: from the same weights (bench/run --same-init) both engines agree on them. */
+    const float *h = posemb_model_hidden(m, s->layers);
+    double mean_abs = 0, mean_c0 = 0;
+    for (long i = 0; i < (long)N * s->hidden; i++) mean_abs += h[i] < 0 ? -h[i] : h[i];
+    for (long i = 0; i < N; i++) mean_c0 += h[i * s->hidden];
+    mean_abs /= (double)N * s->hidden, mean_c0 /= N;
+    double med = bench_median(ms, steps);
+    double gflops = bench_encoder_flops(s->layers, s->hidden, s->inter, s->batch, s->len) / (med / 1e3) / 1e9;
+    double peak = bench_sgemm_peak();
+    printf("{\"engine\": \"posemb\", \"bench\": \"%s\", \"pe\": \"%s\", \"threads\": %d, \"ms_per_batch\": %.3f, "
+           "\"tokens_per_s\": %.1f, \"gflops\": %.3f, \"sgemm_peak_gflops\": %.2f, \"mfu\": %.4f, \"max_rss_kb\": %ld, "
+           "\"out_mean_abs\": %.6f, \"out_mean_c0\": %.6f, \"steps\": %d, \"params\": %zu}\n",
+           s->name, spec, threads, med, N / (med / 1e3), gflops, peak, gflops / peak, bench_max_rss_kb(), mean_abs, mean_c0, steps, posemb_model_n_floats(m));
+    posemb_model_free(m);
+    free(ids), free(ms);
+    return 0;
+}
