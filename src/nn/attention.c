@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "posemb/nn.h"
+#include "vmath.h"
 #include "posemb/threads.h"
 
 /* The PE's gradient slots are per thread, so the kernel runs on exactly the
@@ -52,7 +53,8 @@ static void softmax_rows(float *s, int T)
     for (int i = 0; i < T; i++) {
         float *si = s + (size_t)i * T, mx = -INFINITY, sum = 0.0f;
         for (int j = 0; j < T; j++) mx = si[j] > mx ? si[j] : mx;
-        for (int j = 0; j < T; j++) sum += (si[j] = expf(si[j] - mx));
+#pragma omp simd reduction(+ : sum)
+        for (int j = 0; j < T; j++) sum += (si[j] = vm_expf(si[j] - mx));
         float inv = 1.0f / sum;
         for (int j = 0; j < T; j++) si[j] *= inv;
     }

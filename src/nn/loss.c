@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "posemb/nn.h"
+#include "vmath.h"
 
 /* Row softmax in place; returns log-sum-exp; *argmax the largest logit. */
 static double softmax_row(float *z, int V, int *argmax)
@@ -14,7 +15,8 @@ static double softmax_row(float *z, int V, int *argmax)
         if (z[v] > z[best]) best = v;
     float mx = z[best];
     double sum = 0.0;
-    for (int v = 0; v < V; v++) sum += (z[v] = expf(z[v] - mx));
+#pragma omp simd reduction(+ : sum)
+    for (int v = 0; v < V; v++) sum += (z[v] = vm_expf(z[v] - mx));
     float inv = (float)(1.0 / sum);
     for (int v = 0; v < V; v++) z[v] *= inv;
     *argmax = best;

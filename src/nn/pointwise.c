@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "posemb/nn.h"
+#include "vmath.h"
 
 #define SQRT_2_OVER_PI 0.7978845608028654f
 #define INV_SQRT_2 0.7071067811865476f
@@ -10,25 +11,33 @@
 
 void nn_gelu_forward(float *y, const float *x, long n, nn_gelu_kind kind)
 {
+    if (kind == NN_GELU_ERF) {
+#pragma omp parallel for simd schedule(static)
+        for (long i = 0; i < n; i++) y[i] = 0.5f * x[i] * (1.0f + vm_erf(x[i] * INV_SQRT_2));
+        return;
+    }
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++) {
         float v = x[i];
-        if (kind == NN_GELU_ERF) y[i] = 0.5f * v * (1.0f + erff(v * INV_SQRT_2));
-        else y[i] = 0.5f * v * (1.0f + tanhf(SQRT_2_OVER_PI * (v + 0.044715f * v * v * v)));
+        y[i] = 0.5f * v * (1.0f + tanhf(SQRT_2_OVER_PI * (v + 0.044715f * v * v * v)));
     }
 }
 
+/* d GELU / dx = Phi(x) + x phi(x); exp(-x^2 / 2) serves both. */
 void nn_gelu_backward(float *dx, const float *dy, const float *x, long n, nn_gelu_kind kind)
 {
+    if (kind == NN_GELU_ERF) {
+#pragma omp parallel for simd schedule(static)
+        for (long i = 0; i < n; i++) {
+            float v = x[i], e = vm_expf(-0.5f * v * v);
+            dx[i] += dy[i] * (0.5f * (1.0f + vm_erf_with(v * INV_SQRT_2, e)) + v * INV_SQRT_2PI * e);
+        }
+        return;
+    }
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++) {
-        float v = x[i], d;
-        if (kind == NN_GELU_ERF) {
-            d = 0.5f * (1.0f + erff(v * INV_SQRT_2)) + v * INV_SQRT_2PI * expf(-0.5f * v * v);
-        } else {
-            float u = SQRT_2_OVER_PI * (v + 0.044715f * v * v * v), th = tanhf(u);
-            d = 0.5f * (1.0f + th) + 0.5f * v * (1.0f - th * th) * SQRT_2_OVER_PI * (1.0f + 3.0f * 0.044715f * v * v);
-        }
+        float v = x[i], u = SQRT_2_OVER_PI * (v + 0.044715f * v * v * v), th = tanhf(u);
+        float d = 0.5f * (1.0f + th) + 0.5f * v * (1.0f - th * th) * SQRT_2_OVER_PI * (1.0f + 3.0f * 0.044715f * v * v);
         dx[i] += dy[i] * d;
     }
 }

@@ -172,7 +172,9 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
     a.batch = c->pretrain_batch, a.lr = c->pretrain_lr, a.seed = 1, a.keep = 1, a.eval_batches = 4;
     a.log_every = c->pretrain_steps >= 10 ? c->pretrain_steps / 10 : 1;
     if (!st) st = posemb_train(m, &d, &a, 1, &res, err);
-    if (!st)
+    if (!st && res.resumed_from && res.resumed_from == res.step)
+        fprintf(stderr, "posemb study: %s: pretrained already (%ld steps in %s)\n", c->pes[p], res.step, dir);
+    else if (!st)
         fprintf(stderr, "posemb study: %s pretrained %ld steps%s: MLM eval loss %.3f, accuracy %.3f (%.0f tokens/s)\n",
                 c->pes[p], res.step, res.resumed_from ? " (resumed)" : "", res.eval_loss, res.eval_accuracy, res.tokens_per_s);
     posemb_train_result_free(&res);

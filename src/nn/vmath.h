@@ -1,0 +1,51 @@
+/* Elementwise exp and erf in plain float arithmetic that the compiler turns
+ * into vector code (libm's expf and erff are scalar calls, which kept the
+ * GELU and softmax loops scalar). Accuracy, checked in tests/test_kernels.c:
+ * vm_expf within 1 ulp of exp on [-87, 88] (0 below -87.3, exp(88) above
+ * 88); vm_erf within 5e-7 of erf everywhere (Abramowitz & Stegun 7.1.26,
+ * whose bound is 1.5e-7, plus the float rounding of its polynomial); GELU
+ * built on them within 1.6e-7 max(1, |x|), its derivative within 3e-7. */
+#ifndef POSEMB_VMATH_H
+#define POSEMB_VMATH_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* exp(x) = 2^n exp(r), r = x - n ln 2 in [-ln2/2, ln2/2] (Cody-Waite split of
+ * ln 2), exp(r) by Cephes' degree-6 polynomial, 2^n built in the exponent bits. */
+static inline float vm_expf(float x0)
+{
+    float x = x0 < -87.3f ? -87.3f : x0 > 88.0f ? 88.0f : x0;
+    /* round to nearest by adding and subtracting 1.5 * 2^23 (floorf would not vectorise) */
+    float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float r = x - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float y = p * r * r + r + 1.0f;
+    int32_t bits = ((int32_t)n + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return x0 < -87.3f ? 0.0f : y * scale; /* masked logits (-FLT_MAX) give exactly 0 */
+}
+
+/* erf(z) from e = exp(-z^2), which the caller often needs too (GELU's backward). */
+static inline float vm_erf_with(float z, float e)
+{
+    float a = z < 0 ? -z : z, t = 1.0f / (1.0f + 0.3275911f * a);
+    float p = 1.061405429f;
+    p = p * t - 1.453152027f;
+    p = p * t + 1.421413741f;
+    p = p * t - 0.284496736f;
+    p = p * t + 0.254829592f;
+    float y = 1.0f - p * t * e;
+    return z < 0 ? -y : y;
+}
+
+static inline float vm_erf(float z) { return vm_erf_with(z, vm_expf(-z * z)); }
+
+#endif

@@ -1,0 +1,86 @@
+/* The vectorisable elementwise kernels against double-precision references:
+ * exp within 3 ulp, erf within 5e-7, GELU (erf form) and its derivative
+ * within a few float roundings, and the softmax of masked logits exactly 0. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "nn/vmath.h"
+#include "posemb/nn.h"
+#include "testutil.h"
+
+static void test_expf(void **state)
+{
+    double worst = 0;
+    for (double x = -87.0; x <= 88.0; x += 0.0013) {
+        float f = (float)x;
+        double ref = exp((double)f), rel = fabs(vm_expf(f) - ref) / ref;
+        worst = fmax(worst, rel);
+    }
+    printf("vm_expf: worst relative error %.3g (float ulp 1.19e-7)\n", worst);
+    assert_true(worst < 3 * FLT_EPSILON);
+    assert_true(vm_expf(0.0f) == 1.0f);
+    assert_true(vm_expf(-FLT_MAX) == 0.0f); /* a masked logit */
+    assert_true(vm_expf(-1e30f) == 0.0f);
+    assert_true(vm_expf(-100.0f) == 0.0f);
+    assert_true(isfinite(vm_expf(1e30f)) && vm_expf(1e30f) > 1e38f);
+}
+
+static void test_erf(void **state)
+{
+    double worst = 0;
+    for (double z = -9.0; z <= 9.0; z += 0.0007) worst = fmax(worst, fabs(vm_erf((float)z) - erf((double)(float)z)));
+    printf("vm_erf: worst absolute error %.3g\n", worst);
+    assert_true(worst < 5e-7); /* A&S 7.1.26 bounds 1.5e-7; float rounding of its alternating polynomial adds the rest */
+    assert_true(vm_erf(0.0f) < 1e-7f && vm_erf(0.0f) > -1e-7f);
+    assert_true(vm_erf(-20.0f) == -1.0f && vm_erf(20.0f) == 1.0f);
+}
+
+/* GELU(x) = x Phi(x) and its derivative Phi(x) + x phi(x), against double. */
+static void test_gelu(void **state)
+{
+    enum { N = 40001 };
+    float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *dx = calloc(N, sizeof *dx), *dy = malloc(N * sizeof *dy);
+    for (int i = 0; i < N; i++) x[i] = -12.0f + 24.0f * i / (N - 1), dy[i] = 1.0f;
+    nn_gelu_forward(y, x, N, NN_GELU_ERF);
+    nn_gelu_backward(dx, dy, x, N, NN_GELU_ERF);
+    double wy = 0, wd = 0;
+    for (int i = 0; i < N; i++) {
+        double v = x[i], cdf = 0.5 * (1 + erf(v / sqrt(2))), pdf = exp(-0.5 * v * v) / sqrt(2 * 3.14159265358979323846);
+        wy = fmax(wy, fabs(y[i] - v * cdf) / fmax(1.0, fabs(v)));
+        wd = fmax(wd, fabs(dx[i] - (cdf + v * pdf)));
+    }
+    printf("GELU: worst error %.3g (relative to max(1, |x|)), derivative %.3g\n", wy, wd);
+    assert_true(wy < 3e-7);
+    assert_true(wd < 5e-7);
+    free(x), free(y), free(dx), free(dy);
+}
+
+/* Cross-entropy of one row: the loss and gradient against double. */
+static void test_xent(void **state)
+{
+    enum { V = 1000 };
+    float z[V];
+    double mx = -1e300, sum = 0;
+    for (int v = 0; v < V; v++) z[v] = (float)(8 * sin(0.37 * v) + 0.01 * v), mx = fmax(mx, z[v]);
+    for (int v = 0; v < V; v++) sum += exp(z[v] - mx);
+    double ref = mx + log(sum) - z[17];
+    float g[V];
+    for (int v = 0; v < V; v++) g[v] = z[v];
+    int32_t target = 17;
+    double loss = nn_xent(g, 1, V, &target, 1.0f, NULL);
+    TU_CLOSE(loss, ref, 1e-6, 1e-6, "loss", 0);
+    for (int v = 0; v < V; v++) TU_CLOSE(g[v], exp(z[v] - mx) / sum - (v == 17), 1e-7, 1e-5, "gradient", v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_expf),
+        cmocka_unit_test(test_erf),
+        cmocka_unit_test(test_gelu),
+        cmocka_unit_test(test_xent),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
