@@ -105,7 +105,7 @@ static void test_resume_same_results(void **state)
     char *a = canonical("a"), *b = canonical("b");
     assert_string_equal(a, b);
     free(a), free(b);
-    snprintf(cmd, sizeof cmd, "cd '%s/a' && test -s tables.md && test -s tables.csv && test -s report.html && "
+    snprintf(cmd, sizeof cmd, "cd '%s/a' && test -s tables.md && test -s tables.csv && test -s report.html && test -s curve_order.png && "
              "grep -q '| none |' tables.md && grep -q '^ape,order,classification,16,' tables.csv", dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     /* a finished study has nothing left to do */

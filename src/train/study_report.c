@@ -55,6 +55,7 @@ static void take_line(table *tb, const cJSON *j)
     if (cJSON_IsString(kind)) snprintf(tb->kind[t], sizeof tb->kind[t], "%.15s", kind->valuestring);
     const cJSON *curve = cJSON_GetObjectItem(j, "curve"), *pt;
     size_t k = ((size_t)p * c->n_tasks + t) * c->n_seeds + s;
+    if (!cJSON_IsArray(curve)) return; /* only the line of the training length carries the curve */
     tb->n_curve[k] = 0;
     cJSON_ArrayForEach(pt, curve) if (tb->n_curve[k] < 64)
     {
