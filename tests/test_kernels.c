@@ -57,6 +57,32 @@ static void test_gelu(void **state)
     free(x), free(y), free(dx), free(dy);
 }
 
+/* tanh, and GPT-2's GELU 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) with its derivative. */
+static void test_tanh_gelu(void **state)
+{
+    double worst = 0;
+    for (double u = -12.0; u <= 12.0; u += 0.0007) worst = fmax(worst, fabs(vm_tanhf((float)u) - tanh((double)(float)u)));
+    printf("vm_tanhf: worst absolute error %.3g\n", worst);
+    assert_true(worst < 2.5e-7);
+    assert_true(vm_tanhf(100.0f) == 1.0f && vm_tanhf(-100.0f) == -1.0f);
+    enum { N = 40001 };
+    float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *dx = calloc(N, sizeof *dx), *dy = malloc(N * sizeof *dy);
+    for (int i = 0; i < N; i++) x[i] = -12.0f + 24.0f * i / (N - 1), dy[i] = 1.0f;
+    nn_gelu_forward(y, x, N, NN_GELU_TANH);
+    nn_gelu_backward(dx, dy, x, N, NN_GELU_TANH);
+    double wy = 0, wd = 0, c = sqrt(2 / 3.14159265358979323846);
+    for (int i = 0; i < N; i++) {
+        double v = x[i], u = c * (v + 0.044715 * v * v * v), th = tanh(u);
+        double d = 0.5 * (1 + th) + 0.5 * v * (1 - th * th) * c * (1 + 3 * 0.044715 * v * v);
+        wy = fmax(wy, fabs(y[i] - 0.5 * v * (1 + th)) / fmax(1.0, fabs(v)));
+        wd = fmax(wd, fabs(dx[i] - d) / fmax(1.0, fabs(v)));
+    }
+    printf("tanh GELU: worst error %.3g, derivative %.3g (relative to max(1, |x|))\n", wy, wd);
+    assert_true(wy < 3e-7);
+    assert_true(wd < 1e-6);
+    free(x), free(y), free(dx), free(dy);
+}
+
 /* Cross-entropy of one row: the loss and gradient against double. */
 static void test_xent(void **state)
 {
@@ -80,6 +106,7 @@ int main(void)
         cmocka_unit_test(test_expf),
         cmocka_unit_test(test_erf),
         cmocka_unit_test(test_gelu),
+        cmocka_unit_test(test_tanh_gelu),
         cmocka_unit_test(test_xent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,10 +16,10 @@ void nn_gelu_forward(float *y, const float *x, long n, nn_gelu_kind kind)
         for (long i = 0; i < n; i++) y[i] = 0.5f * x[i] * (1.0f + vm_erf(x[i] * INV_SQRT_2));
         return;
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
     for (long i = 0; i < n; i++) {
         float v = x[i];
-        y[i] = 0.5f * v * (1.0f + tanhf(SQRT_2_OVER_PI * (v + 0.044715f * v * v * v)));
+        y[i] = 0.5f * v * (1.0f + vm_tanhf(SQRT_2_OVER_PI * (v + 0.044715f * v * v * v)));
     }
 }
 
@@ -34,9 +34,9 @@ void nn_gelu_backward(float *dx, const float *dy, const float *x, long n, nn_gel
         }
         return;
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
     for (long i = 0; i < n; i++) {
-        float v = x[i], u = SQRT_2_OVER_PI * (v + 0.044715f * v * v * v), th = tanhf(u);
+        float v = x[i], u = SQRT_2_OVER_PI * (v + 0.044715f * v * v * v), th = vm_tanhf(u);
         float d = 0.5f * (1.0f + th) + 0.5f * v * (1.0f - th * th) * SQRT_2_OVER_PI * (1.0f + 3.0f * 0.044715f * v * v);
         dx[i] += dy[i] * d;
     }
