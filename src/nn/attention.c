@@ -51,12 +51,10 @@ static void apply_masks(float *s, int T, int causal, const float *keymask)
 static void softmax_rows(float *s, int T)
 {
     for (int i = 0; i < T; i++) {
-        float *si = s + (size_t)i * T, mx = -INFINITY, sum = 0.0f;
+        float *si = s + (size_t)i * T, mx = -INFINITY;
 #pragma omp simd reduction(max : mx)
         for (int j = 0; j < T; j++) mx = si[j] > mx ? si[j] : mx;
-#pragma omp simd reduction(+ : sum)
-        for (int j = 0; j < T; j++) sum += (si[j] = vm_expf(si[j] - mx));
-        float inv = 1.0f / sum;
+        float inv = (float)(1.0 / vm_exp_shift_sum(si, T, mx));
         for (int j = 0; j < T; j++) si[j] *= inv;
     }
 }
@@ -109,9 +107,7 @@ static void softmax_backward_rows(const float *pr, float *dp, int T)
 {
     for (int i = 0; i < T; i++) {
         const float *pi = pr + (size_t)i * T;
-        float *di = dp + (size_t)i * T, dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-        for (int j = 0; j < T; j++) dot += pi[j] * di[j];
+        float *di = dp + (size_t)i * T, dot = (float)vm_dot(pi, di, T);
         for (int j = 0; j < T; j++) di[j] = pi[j] * (di[j] - dot);
     }
 }

@@ -2,21 +2,24 @@
  * softmax cross-entropy is (p - onehot), known as soon as p is. */
 #include <cblas.h>
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 #include "posemb/nn.h"
 #include "vmath.h"
 
+#define MAX_THREADS 256
+
 /* Row softmax in place; returns log-sum-exp; *argmax the largest logit. */
 static double softmax_row(float *z, int V, int *argmax)
 {
-    int best = 0;
-    for (int v = 1; v < V; v++)
-        if (z[v] > z[best]) best = v;
-    float mx = z[best];
-    double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-    for (int v = 0; v < V; v++) sum += (z[v] = vm_expf(z[v] - mx));
+    float mx = z[0];
+#pragma omp simd reduction(max : mx)
+    for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
+    int best = 0; /* the first maximum, as torch's argmax */
+    while (best < V - 1 && z[best] != mx) best++; /* bounded: an all-NaN row has no match */
+    double sum = 0.0; /* float lanes within blocks of 1024, the blocks added in double */
+    for (int v0 = 0; v0 < V; v0 += 1024) sum += vm_exp_shift_sum(z + v0, V - v0 < 1024 ? V - v0 : 1024, mx);
     float inv = (float)(1.0 / sum);
     for (int v = 0; v < V; v++) z[v] *= inv;
     *argmax = best;
@@ -51,6 +54,40 @@ double nn_xent(float *logits, int M, int V, const int32_t *targets, float grad_s
     return total;
 }
 
+/* The loss of rows z [n, V] in parallel. Each thread sums its static share
+ * of the rows and the shares are added in thread order: a reduction clause
+ * would add them in the order the threads finish, and the total would then
+ * change from run to run in its last bits. */
+static double xent_rows(float *z, int n, int V, const int32_t *targets, float grad_scale, long *correct)
+{
+    double part[MAX_THREADS] = {0};
+    int used = 1;
+#pragma omp parallel num_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS)
+    {
+        int id = omp_get_thread_num();
+        double mine = 0.0;
+        long hits = 0;
+#pragma omp for schedule(static)
+        for (int i = 0; i < n; i++) {
+            float *zi = z + (size_t)i * V;
+            if (targets[i] < 0) {
+                memset(zi, 0, (size_t)V * sizeof *zi);
+                continue;
+            }
+            mine += xent_row(zi, V, targets[i], grad_scale, correct ? &hits : NULL);
+        }
+        part[id] = mine;
+        if (id == 0) used = omp_get_num_threads();
+        if (correct && hits) {
+#pragma omp atomic
+            *correct += hits;
+        }
+    }
+    double total = 0.0;
+    for (int k = 0; k < used; k++) total += part[k];
+    return total;
+}
+
 double nn_xent_tied(const float *x, int M, int D, const float *W, const float *b, int V, const int32_t *targets,
                     float grad_scale, float *dx, float *dW, float *db, float *scratch, int chunk, long *correct)
 {
@@ -59,20 +96,7 @@ double nn_xent_tied(const float *x, int M, int D, const float *W, const float *b
         int n = M - r0 < chunk ? M - r0 : chunk;
         const float *xc = x + (size_t)r0 * D;
         nn_linear_forward(scratch, xc, W, b, n, D, V, NN_W_OUT_IN);
-#pragma omp parallel for reduction(+ : total) schedule(static)
-        for (int i = 0; i < n; i++) {
-            long hits = 0;
-            float *z = scratch + (size_t)i * V;
-            if (targets[r0 + i] < 0) {
-                memset(z, 0, (size_t)V * sizeof *z);
-                continue;
-            }
-            total += xent_row(z, V, targets[r0 + i], grad_scale, correct ? &hits : NULL);
-            if (correct && hits) {
-#pragma omp atomic
-                (*correct)++;
-            }
-        }
+        total += xent_rows(scratch, n, V, targets + r0, grad_scale, correct);
         if (grad_scale != 0.0f)
             nn_linear_backward(dx ? dx + (size_t)r0 * D : NULL, dW, db, scratch, xc, W, n, D, V, NN_W_OUT_IN);
     }

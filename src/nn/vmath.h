@@ -53,4 +53,39 @@ static inline float vm_erf(float z) { return vm_erf_with(z, vm_expf(-z * z)); }
 /* tanh(u) = 1 - 2 / (exp(2u) + 1): within 2.5e-7 absolute (not relative near 0, which GELU's 1 + tanh does not need). */
 static inline float vm_tanhf(float u) { return 1.0f - 2.0f / (vm_expf(2.0f * u) + 1.0f); }
 
+/* Reductions in 16 fixed lanes, added up in a fixed order: a vectorised
+ * reduction loop peels elements until its data is aligned, which regroups
+ * the sum by where the data lies in memory, and a resumed run (other buffers)
+ * would then not repeat an uninterrupted one bit for bit. */
+#define VM_LANES 16
+
+static inline double vm_lanes_total(const float *acc)
+{
+    double s = 0.0;
+    for (int l = 0; l < VM_LANES; l++) s += acc[l];
+    return s;
+}
+
+/* z[i] = exp(z[i] - shift) for i < n; returns their sum. */
+static inline double vm_exp_shift_sum(float *z, int n, float shift)
+{
+    float acc[VM_LANES] = {0};
+    int i = 0;
+    for (; i + VM_LANES <= n; i += VM_LANES)
+        for (int l = 0; l < VM_LANES; l++) acc[l] += (z[i + l] = vm_expf(z[i + l] - shift));
+    for (; i < n; i++) acc[i % VM_LANES] += (z[i] = vm_expf(z[i] - shift));
+    return vm_lanes_total(acc);
+}
+
+/* sum_i a[i] b[i]. */
+static inline double vm_dot(const float *a, const float *b, int n)
+{
+    float acc[VM_LANES] = {0};
+    int i = 0;
+    for (; i + VM_LANES <= n; i += VM_LANES)
+        for (int l = 0; l < VM_LANES; l++) acc[l] += a[i + l] * b[i + l];
+    for (; i < n; i++) acc[i % VM_LANES] += a[i] * b[i];
+    return vm_lanes_total(acc);
+}
+
 #endif

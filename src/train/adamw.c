@@ -1,4 +1,5 @@
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,11 +50,24 @@ float posemb_lr_at(const posemb_adamw_config *c, long step)
     return c->lr * (float)(left > 0 ? left : 0);
 }
 
+/* Threads sum static shares, added in thread order (a reduction clause adds
+ * them in the order threads finish: the norm, hence the clipping, would then
+ * differ in its last bits from run to run on three or more threads). */
 double posemb_grad_norm(const float *g, size_t n)
 {
+    enum { MAX_THREADS = 256 };
+    double part[MAX_THREADS] = {0};
+    int used = 1;
+#pragma omp parallel num_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS)
+    {
+        double mine = 0.0;
+#pragma omp for schedule(static)
+        for (size_t i = 0; i < n; i++) mine += (double)g[i] * g[i];
+        part[omp_get_thread_num()] = mine;
+        if (omp_get_thread_num() == 0) used = omp_get_num_threads();
+    }
     double s = 0.0;
-#pragma omp parallel for reduction(+ : s) schedule(static)
-    for (size_t i = 0; i < n; i++) s += (double)g[i] * g[i];
+    for (int k = 0; k < used; k++) s += part[k];
     return sqrt(s);
 }
 

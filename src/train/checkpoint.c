@@ -3,6 +3,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,17 @@ static posemb_status save_optimizer(const posemb_adamw *o, const char *dir, pose
     return st;
 }
 
+/* A double that reads back bit for bit: cJSON prints 15 digits whenever they
+ * read back within an epsilon of the value, so a resumed run's history would
+ * differ from the uninterrupted one in the last bit. */
+static cJSON *exact_number(double x)
+{
+    char buf[32];
+    if (!isfinite(x)) return cJSON_CreateNull();
+    snprintf(buf, sizeof buf, "%.17g", x);
+    return cJSON_CreateRaw(buf);
+}
+
 static posemb_status save_state(const train_state *s, const char *dir, posemb_error *err)
 {
     char path[4200];
@@ -108,9 +120,9 @@ static posemb_status save_state(const train_state *s, const char *dir, posemb_er
     for (long i = 0; i < s->n_history; i++) {
         cJSON *p = cJSON_CreateArray();
         cJSON_AddItemToArray(p, cJSON_CreateNumber((double)s->history[i].step));
-        cJSON_AddItemToArray(p, cJSON_CreateNumber(s->history[i].loss));
-        cJSON_AddItemToArray(p, cJSON_CreateNumber(s->history[i].lr));
-        cJSON_AddItemToArray(p, cJSON_CreateNumber(s->history[i].grad_norm));
+        cJSON_AddItemToArray(p, exact_number(s->history[i].loss));
+        cJSON_AddItemToArray(p, exact_number(s->history[i].lr));
+        cJSON_AddItemToArray(p, exact_number(s->history[i].grad_norm));
         cJSON_AddItemToArray(h, p);
     }
     char *text = cJSON_PrintUnformatted(r);
