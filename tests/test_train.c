@@ -11,6 +11,7 @@
 #include "posemb/rng.h"
 #include "posemb/threads.h"
 #include "posemb/trainer.h"
+#include "posemb/datasets.h"
 #include "testutil.h"
 
 enum { V = 50, T = 10, NTOK = 4000 };
@@ -133,6 +134,16 @@ static void test_resume_identical(void **state)
            ra.history[11].loss);
     assert_true(isfinite(ra.history[11].loss));
     /* the run folder is a model; only the newest checkpoints remain */
+    /* the resumed log keeps the evaluation of step 6: it is the uninterrupted run's log, line for line */
+    char log_a[1200], log_b[1200], *text_a = NULL, *text_b = NULL;
+    size_t len_a = 0, len_b = 0;
+    snprintf(log_a, sizeof log_a, "%s/train_log.jsonl", run_a);
+    snprintf(log_b, sizeof log_b, "%s/train_log.jsonl", run_b);
+    if (posemb_read_data_file(log_a, 1 << 20, &text_a, &len_a, &err) || posemb_read_data_file(log_b, 1 << 20, &text_b, &len_b, &err))
+        fail_msg("%s", err.msg);
+    assert_non_null(strstr(text_b, "\"kind\": \"eval\", \"step\": 6,"));
+    assert_string_equal(text_a, text_b);
+    free(text_a), free(text_b);
     posemb_model *back;
     if (posemb_model_load(&back, run_b, &err)) fail_msg("%s", err.msg);
     assert_memory_equal(posemb_model_weights(back), posemb_model_weights(m), posemb_model_n_floats(m) * sizeof(float));

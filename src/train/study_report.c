@@ -194,7 +194,7 @@ static posemb_status write_md(const table *tb, const char *out, int ape, posemb_
                 c->pretrain_batch, c->n_train, c->data, c->steps, c->batch, c->curve_every);
     else fprintf(f, "trained %d steps at %d tokens.\n\n", c->steps, c->n_train);
     if (c->data[0]) {
-        fprintf(f, "## Table 2: GLUE dev (CoLA: Matthews corr., MRPC: F1, STS-B: Spearman, others: accuracy)\n\n");
+        fprintf(f, "## Table 2: GLUE dev (CoLA: Matthews corr., MRPC: F1, STS-B: Pearson, others: accuracy)\n\n");
         md_table(f, tb, POSEMB_SYN_CLASSIFY, 0, 0, ape);
         fprintf(f, "\n## Table 3: SQuAD v1.1 (F1, the held-out articles, windows of %d tokens)\n\n", c->n_train);
         md_table(f, tb, POSEMB_SYN_SPAN, 0, 0, ape);

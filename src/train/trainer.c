@@ -2,6 +2,7 @@
  * step, evaluation on held-out sequences, progress, checkpoints. Batches,
  * masks and dropout are functions of (seed, step), so resuming from a
  * checkpoint reproduces the uninterrupted run. */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -128,14 +129,46 @@ static void log_line(FILE *f, const char *kind, long step, double loss, double e
     fflush(f);
 }
 
-/* Reopens train_log.jsonl holding only the steps the resumed state has. */
+/* The lines of an old train_log.jsonl up to step (evaluations included),
+ * or NULL when it cannot be read. */
+static char *log_kept(const char *path, long step)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *kept = malloc(cap), line[1024];
+    while (kept && fgets(line, sizeof line, f)) {
+        cJSON *j = cJSON_Parse(line);
+        const cJSON *at = cJSON_GetObjectItemCaseSensitive(j, "step");
+        size_t n = strlen(line);
+        if (cJSON_IsNumber(at) && at->valuedouble <= (double)step && line[n - 1] == '\n') {
+            if (len + n + 1 > cap) {
+                char *grown = realloc(kept, cap *= 2);
+                if (!grown) free(kept);
+                kept = grown;
+            }
+            if (kept) memcpy(kept + len, line, n), len += n;
+        }
+        cJSON_Delete(j);
+    }
+    fclose(f);
+    if (kept) kept[len] = '\0';
+    return kept;
+}
+
+/* Reopens train_log.jsonl holding only the steps the resumed state has: the
+ * old lines up to its step (evaluations too), or the history when the old
+ * log is gone. */
 static FILE *open_log(const posemb_train_args *a, const train_state *s)
 {
     char path[4200];
     if (posemb_path_join(path, sizeof path, a->out, "train_log.jsonl")) return NULL;
+    char *kept = s->n_history ? log_kept(path, s->step) : NULL;
     FILE *f = fopen(path, "w");
-    for (long i = 0; f && i < s->n_history; i++)
+    if (f && kept) fputs(kept, f);
+    for (long i = 0; f && !kept && i < s->n_history; i++)
         log_line(f, "train", s->history[i].step, s->history[i].loss, s->history[i].lr, "lr");
+    free(kept);
     return f;
 }
 
