@@ -25,6 +25,7 @@ static void test_expf(void **state)
     assert_true(vm_expf(-1e30f) == 0.0f);
     assert_true(vm_expf(-100.0f) == 0.0f);
     assert_true(isfinite(vm_expf(1e30f)) && vm_expf(1e30f) > 1e38f);
+    assert_true(isnan(vm_expf(NAN)) && isnan(vm_erf(NAN)) && isnan(vm_tanhf(NAN)));
 }
 
 static void test_erf(void **state)

@@ -17,7 +17,8 @@
  * ln 2), exp(r) by Cephes' degree-6 polynomial, 2^n built in the exponent bits. */
 static inline float vm_expf(float x0)
 {
-    float x = x0 < -87.3f ? -87.3f : x0 > 88.0f ? 88.0f : x0;
+    float x = x0 > -87.3f ? x0 : -87.3f; /* NaN becomes -87.3 here, so the bit work below stays defined */
+    x = x < 88.0f ? x : 88.0f;
     /* round to nearest by adding and subtracting 1.5 * 2^23 (floorf would not vectorise) */
     float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     float r = x - n * 0.693359375f;
@@ -29,9 +30,10 @@ static inline float vm_expf(float x0)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     float y = p * r * r + r + 1.0f;
-    int32_t bits = ((int32_t)n + 127) << 23;
+    uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
+    if (x0 != x0) return x0;                 /* NaN stays NaN: a diverged run must see it */
     return x0 < -87.3f ? 0.0f : y * scale; /* masked logits (-FLT_MAX) give exactly 0 */
 }
 
