@@ -386,9 +386,9 @@ static posemb_status one_finetune(worker_state *ws, int p, int t, int s, posemb_
     if (st) return st;
     ws->done_runs++;
     double eta = (study_now() - ws->t0) / ws->done_runs * (ws->my_runs - ws->done_runs);
-    fprintf(stderr, "posemb study: %-8s %-6s seed %d  %s %.3f at %d tokens%s  (%.0f s; this worker: %d/%d, ETA %02d:%02d)\n",
-            c->pes[p], c->tasks[t], c->seeds[s], posemb_study_task_metric(c, t), r.metric[0][0], c->n_train,
-            ws->td[t].squad ? "" : "", r.seconds, ws->done_runs, ws->my_runs, (int)eta / 3600, (int)eta / 60 % 60);
+    fprintf(stderr, "posemb study: %-8s %-6s seed %d  %s %.3f at %d tokens  (%.0f s; this worker: %d/%d, ETA %dh%02dm)\n",
+            c->pes[p], c->tasks[t], c->seeds[s], posemb_study_task_metric(c, t), r.metric[0][0], c->n_train, r.seconds,
+            ws->done_runs, ws->my_runs, (int)eta / 3600, (int)eta / 60 % 60);
     return POSEMB_OK;
 }
 
@@ -396,6 +396,7 @@ static posemb_status one_finetune(worker_state *ws, int p, int t, int s, posemb_
 posemb_status posemb_study_data_worker(const posemb_study_config *c, const char *out, const int *done, int w, int jobs,
                                        int total, posemb_error *err)
 {
+    (void)total; /* each worker counts its own PEs' runs */
     worker_state ws = {c, out, NULL, {{0}}, 0, 0, study_now()};
     char desc[4200];
     posemb_status st = study_load_tokenizer(c, &ws.tok, desc, sizeof desc, err);
@@ -414,6 +415,5 @@ posemb_status posemb_study_data_worker(const posemb_study_config *c, const char 
     }
     for (int t = 0; t < POSEMB_STUDY_MAX_TASKS; t++) task_data_free(&ws.td[t]);
     posemb_tokenizer_free(ws.tok);
-    (void)total;
     return st;
 }
