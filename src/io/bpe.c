@@ -212,10 +212,9 @@ posemb_status tok_bpe_load_merges(posemb_tokenizer *t, const char *path, posemb_
     long line = 0;
     size_t i = 0;
     while (i < len && !st) {
-        size_t a = i, b = i;
-        while (b < len && buf[b] != '\n' && buf[b] != '\r') b++;
+        size_t a = i, b = tok_line_end(buf, len, i);
         if (b == len && line > 0) break; /* no newline after it: HF drops it */
-        i = b + (b < len && buf[b] == '\r' && b + 1 < len && buf[b + 1] == '\n' ? 2 : 1);
+        i = tok_line_next(buf, len, b);
         line++;
         size_t fa[3], fb[3];
         int nf;

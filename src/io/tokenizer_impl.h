@@ -111,6 +111,20 @@ int tok_utf8_put(int32_t cp, char *out);
 int tok_utf8_valid(const char *s, size_t n);
 /* Python's str.isspace: bidirectional class WS, B or S, or category Zs. */
 int tok_py_isspace(int32_t cp);
+/* Lines as Python's universal newlines cut them (\n, \r\n and \r each end
+ * one): the end of the line that starts at i (its newline, or len), and the
+ * start of the line after one that ends at b. */
+static inline size_t tok_line_end(const char *buf, size_t len, size_t i)
+{
+    while (i < len && buf[i] != '\n' && buf[i] != '\r') i++;
+    return i;
+}
+
+static inline size_t tok_line_next(const char *buf, size_t len, size_t b)
+{
+    return b + (b < len && buf[b] == '\r' && b + 1 < len && buf[b + 1] == '\n' ? 2 : 1);
+}
+
 /* The 1-based line of byte offset off in buf. */
 long tok_line_of(const char *buf, size_t off);
 /* Prints s into out (cap bytes) for an error message: truncated, with

@@ -25,9 +25,8 @@ posemb_status tok_wp_load_vocab_txt(posemb_tokenizer *t, const char *path, posem
     long line = 0;
     size_t i = 0;
     while (i < len && !st) {
-        size_t a = i, b = i;
-        while (b < len && buf[b] != '\n' && buf[b] != '\r') b++;
-        i = b + (b < len && buf[b] == '\r' && b + 1 < len && buf[b + 1] == '\n' ? 2 : 1);
+        size_t a = i, b = tok_line_end(buf, len, i);
+        i = tok_line_next(buf, len, b);
         line++;
         if (!tok_utf8_valid(buf + a, b - a)) {
             st = posemb_fail(err, POSEMB_EFORMAT, "%s: line %ld: not valid UTF-8", path, line);

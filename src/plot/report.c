@@ -163,7 +163,7 @@ void posemb_report_pre(posemb_report *r, const char *text)
 
 /* ---- tables -------------------------------------------------------------- */
 
-/* Placeholders that neither make nor break a numeric column. */
+/* Cells such as "-" or "n/a" that count neither for nor against a column being numeric. */
 static int is_empty_cell(const char *s)
 {
     static const char *const P[] = {"", "-", "\xe2\x80\x94", "\xe2\x80\x93", "nan", "NaN", "n/a", "none"};

@@ -177,13 +177,19 @@ static void md_table(FILE *f, const table *tb, posemb_syn_kind kind, int by_leng
     }
 }
 
+/* Opens out/name to be written whole or not at all. */
+static posemb_status open_output(const char *out, const char *name, posemb_atomic_file *af, posemb_error *err)
+{
+    char path[4200];
+    if (posemb_path_join(path, sizeof path, out, name)) return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
+    return posemb_atomic_open(af, path, err);
+}
+
 static posemb_status write_md(const table *tb, const char *out, int ape, posemb_error *err)
 {
     const posemb_study_config *c = tb->c;
-    char path[4200];
     posemb_atomic_file af;
-    if (posemb_path_join(path, sizeof path, out, "tables.md")) return posemb_fail(err, POSEMB_EINVAL, "path too long");
-    posemb_status st = posemb_atomic_open(&af, path, err);
+    posemb_status st = open_output(out, "tables.md", &af, err);
     if (st) return st;
     FILE *f = af.f;
     fprintf(f, "# Study results\n\nMean ± standard deviation over %d seeds; * marks a two-sided Welch t-test against "
@@ -224,10 +230,8 @@ static posemb_status write_md(const table *tb, const char *out, int ape, posemb_
 static posemb_status write_csv(const table *tb, const char *out, int ape, posemb_error *err)
 {
     const posemb_study_config *c = tb->c;
-    char path[4200];
     posemb_atomic_file af;
-    if (posemb_path_join(path, sizeof path, out, "tables.csv")) return posemb_fail(err, POSEMB_EINVAL, "path too long");
-    posemb_status st = posemb_atomic_open(&af, path, err);
+    posemb_status st = open_output(out, "tables.csv", &af, err);
     if (st) return st;
     fprintf(af.f, "pe,task,kind,eval_len,mean,std,n,p_vs_ape,chance\n");
     for (int p = 0; p < c->n_pes; p++)
