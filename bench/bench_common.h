@@ -13,6 +13,8 @@
 #include <time.h>
 
 #include "posemb/model.h"
+#include "posemb/nn.h"
+#include "posemb/precision.h"
 
 static double bench_now(void)
 {
@@ -34,9 +36,20 @@ static double bench_median(double *x, int n)
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
-/* The best sgemm rate on large square products (1536^3), GFLOP/s, on the
- * threads in force: the peak MFU refers to. The PyTorch peer measures its
- * own the same way (torch.mm). */
+/* The matmul precision of a bench (posemb/precision.h); 1 with a message
+ * when this machine cannot run it: a bf16 row must not time fp32. */
+static int bench_set_precision(posemb_precision p)
+{
+    char why[256];
+    if (posemb_set_matmul_precision(p, why, sizeof why) == p) return 0;
+    fprintf(stderr, "bench: %s products unavailable: %s\n", posemb_precision_name(p), why);
+    return 1;
+}
+
+/* The best product rate on large square products (1536^3), GFLOP/s, on the
+ * threads in force, in the matmul precision (bf16: the conversions included):
+ * the peak MFU refers to. The PyTorch peer measures its own the same way
+ * (torch.mm). */
 static double bench_sgemm_peak(void)
 {
     const int n = 1536;
@@ -49,7 +62,7 @@ static double bench_sgemm_peak(void)
     double best = 0;
     for (int r = 0; r < 6; r++) {
         double t = bench_now();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        nn_gemm(0, 0, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
         double gf = 2.0 * n * n * n / (bench_now() - t) / 1e9;
         if (gf > best) best = gf;
     }

@@ -8,7 +8,8 @@
  * here, peak memory, two probes of the output (its mean |x| and the mean of
  * channel 0) and the parameter count (bench/torch_forward_base.py prints
  * the same).
- * usage: bench_forward_base [PE] [SIZE] [THREADS] [STEPS] */
+ * PRECISION bf16 runs the dense products in bf16 (posemb/precision.h).
+ * usage: bench_forward_base [PE] [SIZE] [THREADS] [STEPS] [fp32|bf16] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,13 +33,16 @@ int main(int argc, char **argv)
 {
     const char *spec = argc > 1 ? argv[1] : "ape", *size = argc > 2 ? argv[2] : "forward-base";
     int threads = argc > 3 ? atoi(argv[3]) : 0, steps = argc > 4 ? atoi(argv[4]) : 10;
+    const char *prec_name = argc > 5 ? argv[5] : "fp32";
     const bench_size *s = NULL;
     for (size_t i = 0; i < sizeof SIZES / sizeof *SIZES; i++)
         if (!strcmp(SIZES[i].name, size)) s = &SIZES[i];
-    if (!s || steps < 1) {
-        fprintf(stderr, "usage: bench_forward_base [PE] [forward-base|forward-tiny] [THREADS] [STEPS]\n");
+    posemb_precision prec;
+    if (!s || steps < 1 || !posemb_precision_parse(prec_name, &prec)) {
+        fprintf(stderr, "usage: bench_forward_base [PE] [forward-base|forward-tiny] [THREADS] [STEPS] [fp32|bf16]\n");
         return 2;
     }
+    if (bench_set_precision(prec)) return 1;
     threads = posemb_threads_set(threads);
     posemb_config c;
     posemb_config_defaults(&c, POSEMB_BERT); /* BERT-base's: 512 positions, 2 token types */
@@ -80,10 +84,10 @@ int main(int argc, char **argv)
     double med = bench_median(ms, steps);
     double gflops = bench_encoder_flops(s->layers, s->hidden, s->inter, s->batch, s->len) / (med / 1e3) / 1e9;
     double peak = bench_sgemm_peak();
-    printf("{\"engine\": \"posemb\", \"bench\": \"%s\", \"pe\": \"%s\", \"threads\": %d, \"ms_per_batch\": %.3f, "
+    printf("{\"engine\": \"posemb\", \"bench\": \"%s\", \"pe\": \"%s\", \"threads\": %d, \"precision\": \"%s\", \"ms_per_batch\": %.3f, "
            "\"tokens_per_s\": %.1f, \"gflops\": %.3f, \"sgemm_peak_gflops\": %.2f, \"mfu\": %.4f, \"max_rss_kb\": %ld, "
            "\"out_mean_abs\": %.6f, \"out_mean_c0\": %.6f, \"steps\": %d, \"params\": %zu}\n",
-           s->name, spec, threads, med, N / (med / 1e3), gflops, peak, gflops / peak, bench_max_rss_kb(), mean_abs, mean_c0, steps, posemb_model_n_floats(m));
+           s->name, spec, threads, prec_name, med, N / (med / 1e3), gflops, peak, gflops / peak, bench_max_rss_kb(), mean_abs, mean_c0, steps, posemb_model_n_floats(m));
     posemb_model_free(m);
     free(ids), free(ms);
     return 0;

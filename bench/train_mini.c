@@ -8,7 +8,9 @@
  * GFLOP/s, MFU against an sgemm peak measured here, peak memory, the loss
  * of the first and of the last step (bench/torch_train_mini.py prints the
  * same), and the parameter count.
- * usage: bench_train_mini [PE] [SIZE] [THREADS] [STEPS] */
+ * PRECISION bf16 runs the dense products in bf16 (posemb/precision.h); the
+ * program fails if this machine cannot, rather than time fp32 under its name.
+ * usage: bench_train_mini [PE] [SIZE] [THREADS] [STEPS] [fp32|bf16] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,13 +50,16 @@ int main(int argc, char **argv)
 {
     const char *spec = argc > 1 ? argv[1] : "ape", *size = argc > 2 ? argv[2] : "train-mini";
     int threads = argc > 3 ? atoi(argv[3]) : 0, steps = argc > 4 ? atoi(argv[4]) : 10;
+    const char *prec_name = argc > 5 ? argv[5] : "fp32";
     const bench_size *s = NULL;
     for (size_t i = 0; i < sizeof SIZES / sizeof *SIZES; i++)
         if (!strcmp(SIZES[i].name, size)) s = &SIZES[i];
-    if (!s || steps < 1) {
-        fprintf(stderr, "usage: bench_train_mini [PE] [train-mini|train-tiny|train-small] [THREADS] [STEPS]\n");
+    posemb_precision prec;
+    if (!s || steps < 1 || !posemb_precision_parse(prec_name, &prec)) {
+        fprintf(stderr, "usage: bench_train_mini [PE] [train-mini|train-tiny|train-small] [THREADS] [STEPS] [fp32|bf16]\n");
         return 2;
     }
+    if (bench_set_precision(prec)) return 1;
     threads = posemb_threads_set(threads);
     posemb_config c;
     posemb_config_defaults(&c, POSEMB_BERT);
@@ -111,10 +116,10 @@ int main(int argc, char **argv)
     }
     double med = bench_median(ms, steps), tok_s = N / (med / 1e3), gflops = step_flops(s, head_rows) / (med / 1e3) / 1e9;
     double peak = bench_sgemm_peak();
-    printf("{\"engine\": \"posemb\", \"bench\": \"%s\", \"pe\": \"%s\", \"threads\": %d, \"tokens_per_s\": %.1f, "
+    printf("{\"engine\": \"posemb\", \"bench\": \"%s\", \"pe\": \"%s\", \"threads\": %d, \"precision\": \"%s\", \"tokens_per_s\": %.1f, "
            "\"ms_per_step\": %.3f, \"gflops\": %.3f, \"sgemm_peak_gflops\": %.2f, \"mfu\": %.4f, \"max_rss_kb\": %ld, "
            "\"loss0\": %.6f, \"loss\": %.6f, \"steps\": %d, \"params\": %zu}\n",
-           s->name, spec, threads, tok_s, med, gflops, peak, gflops / peak, bench_max_rss_kb(), loss0, loss, steps, posemb_model_n_floats(m));
+           s->name, spec, threads, prec_name, tok_s, med, gflops, peak, gflops / peak, bench_max_rss_kb(), loss0, loss, steps, posemb_model_n_floats(m));
     posemb_adamw_free(&o);
     posemb_model_free(m);
     free(ids), free(targets), free(labels), free(ms);

@@ -2,6 +2,7 @@
  * resumed each time, it must end with the loss curve of a run never
  * stopped; a second process on the same run is refused; bad arguments and
  * data give one-line errors. Uses a vocab and corpus written here. */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +157,7 @@ static void test_lock_and_errors(void **state)
         int rc;
     } cases[] = {
         {"--model t5 --data x --out y", "--model t5: one of bert, roberta, gpt2", 2},
+        {"--model bert --data x --out y --precision fp16", "--precision fp16: one of fp32, bf16", 2},
         {"--model gpt2 --task mlm --data x --out y", "does not fit --model gpt2", 2},
         {"--resume --out /nonexistent/run", "no run to resume", 1},
         {"--resume --out y --steps 3", "give only --out", 2},
@@ -174,11 +176,40 @@ static void test_lock_and_errors(void **state)
     }
 }
 
+/* --precision bf16 trains with bf16 products (or, on a CPU without them,
+ * says so and trains in fp32), keeps the precision for --resume, and follows
+ * the fp32 loss curve closely. */
+static void test_precision(void **state)
+{
+    double l32[64], l16[64];
+    assert_int_equal(train("--steps 30 --save-every 0", "p32"), 0);
+    assert_non_null(strstr(out, "fp32 products"));
+    assert_int_equal(train("--steps 30 --save-every 0 --precision bf16", "p16"), 0);
+    assert_true(strstr(out, "bf16 products") || strstr(out, "--precision bf16: this"));
+    int bf16 = strstr(out, "bf16 products") != NULL;
+    char path[1200], text[4096];
+    snprintf(path, sizeof path, "%s/p16/run.json", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+    assert_non_null(strstr(text, "\"precision\":\t\"bf16\""));
+    int n = read_losses("p32", l32, 64);
+    assert_int_equal(read_losses("p16", l16, 64), n);
+    double worst = 0;
+    for (int i = 0; i < n; i++) worst = fmax(worst, fabs(l16[i] - l32[i]) / l32[i]);
+    printf("%s products: loss %.4f -> %.4f (fp32 %.4f -> %.4f), worst relative gap %.4f over %d logged steps\n",
+           bf16 ? "bf16" : "fp32 (no bf16 here)", l16[0], l16[n - 1], l32[0], l32[n - 1], worst, n);
+    assert_true(n >= 3 && worst < 0.02);
+    assert_true(bf16 ? worst > 0 : worst == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kill_and_resume),
         cmocka_unit_test(test_lock_and_errors),
+        cmocka_unit_test(test_precision),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,6 +15,12 @@ extern "C" {
  * GPT-2's Conv1D stores W [in, out] (y = x W + b). */
 typedef enum nn_wlayout { NN_W_OUT_IN = 0, NN_W_IN_OUT = 1 } nn_wlayout;
 
+/* C [M, N] = alpha op(A) op(B) + beta C, row-major, cblas_sgemm's arguments
+ * (trans_*: 1 for the transpose). The dense layers' product: in the matmul
+ * precision (posemb/precision.h); from inside a parallel region always fp32. */
+void nn_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+             int ldb, float beta, float *C, int ldc);
+
 /* y [N, out] = x [N, in] W + b; b [out] may be NULL. */
 void nn_linear_forward(float *y, const float *x, const float *w, const float *b, int N, int in, int out,
                        nn_wlayout layout);

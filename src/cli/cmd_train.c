@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "posemb/corpus.h"
 #include "posemb/fileio.h"
+#include "posemb/precision.h"
 #include "posemb/threads.h"
 #include "posemb/tokenizer.h"
 #include "posemb/trainer.h"
@@ -20,7 +21,7 @@ static const char USAGE[] =
     "                    [--init HF_DIR] [--vocab FILE [--merges FILE] | --tokenizer FILE]\n"
     "                    [--layers N] [--hidden N] [--heads N] [--intermediate N] [--max-position N]\n"
     "                    [--seq-len N] [--batch-size N] [--accum N] [--steps N] [--lr X] [--warmup N]\n"
-    "                    [--weight-decay X] [--dropout X] [--seed N] [--threads N]\n"
+    "                    [--weight-decay X] [--dropout X] [--seed N] [--threads N] [--precision fp32|bf16]\n"
     "                    [--log-every N] [--eval-every N] [--eval-batches N] [--save-every N] [--keep N]\n"
     "       posemb train --resume --out DIR [--threads N]\n\n"
     "Pretrains with masked (BERT, RoBERTa) or causal (GPT-2) language modelling on the text\n"
@@ -35,10 +36,13 @@ static const char USAGE[] =
     "                    --seq-len 128, --max-position = seq-len (+2 for RoBERTa)\n"
     "  training          defaults: --batch-size 32, --accum 1, --steps 1000, --lr 5e-4,\n"
     "                    --warmup steps/10, --weight-decay 0.01, --dropout 0.1, --seed 0\n"
+    "  --precision P     fp32 (default) or bf16: the dense layers' products in bfloat16 with float32\n"
+    "                    accumulation, weights and optimizer (needs a CPU with AVX512_BF16 or AMX and\n"
+    "                    oneDNN; elsewhere the run says so and trains in fp32)\n"
     "  -h, --help        show this help\n";
 
 typedef struct train_cmd {
-    const char *model, *pe, *task, *data, *out, *init, *vocab, *merges, *tokenizer;
+    const char *model, *pe, *task, *data, *out, *init, *vocab, *merges, *tokenizer, *precision;
     int layers, hidden, heads, intermediate, max_position, seq_len, batch, accum, threads, resume, eval_batches, keep;
     long steps, warmup, log_every, eval_every, save_every;
     double lr, weight_decay, dropout;
@@ -67,7 +71,8 @@ static int parse_flag(cli_args *a, train_cmd *c)
 {
     struct { const char *name; const char **dst; } strs[] = {
         {"--model", &c->model}, {"--pe", &c->pe}, {"--task", &c->task}, {"--data", &c->data}, {"--out", &c->out},
-        {"--init", &c->init}, {"--vocab", &c->vocab}, {"--merges", &c->merges}, {"--tokenizer", &c->tokenizer}};
+        {"--init", &c->init}, {"--vocab", &c->vocab}, {"--merges", &c->merges}, {"--tokenizer", &c->tokenizer},
+        {"--precision", &c->precision}};
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
         if (cli_is(a, strs[i].name)) return (*strs[i].dst = cli_value(a)) ? 0 : EXIT_USAGE;
     struct { const char *name; int *dst; long lo, hi; } ints[] = {
@@ -91,7 +96,7 @@ static int parse_flag(cli_args *a, train_cmd *c)
 static void defaults(train_cmd *c)
 {
     memset(c, 0, sizeof *c);
-    c->pe = "ape", c->layers = 4, c->hidden = 256, c->heads = 4, c->seq_len = 128, c->batch = 32, c->accum = 1;
+    c->pe = "ape", c->precision = "fp32", c->layers = 4, c->hidden = 256, c->heads = 4, c->seq_len = 128, c->batch = 32, c->accum = 1;
     c->steps = 1000, c->lr = 5e-4, c->warmup = -1, c->weight_decay = 0.01, c->dropout = 0.1, c->eval_batches = 8;
     c->keep = 2, c->log_every = -1, c->eval_every = -1, c->save_every = -1;
 }
@@ -123,6 +128,8 @@ static int parse(int argc, char **argv, train_cmd *c)
     if (!c->task) c->task = strcmp(c->model, "gpt2") ? "mlm" : "clm";
     if (strcmp(c->task, strcmp(c->model, "gpt2") ? "mlm" : "clm"))
         return cli_usage_error(&a, "--task %s does not fit --model %s (BERT and RoBERTa: mlm; GPT-2: clm)", c->task, c->model);
+    posemb_precision prec;
+    if (!posemb_precision_parse(c->precision, &prec)) return cli_usage_error(&a, "--precision %s: one of fp32, bf16", c->precision);
     if (c->merges && !c->vocab) return cli_usage_error(&a, "--merges goes with --vocab encoder.json");
     if (c->hidden % c->heads) return cli_usage_error(&a, "--hidden %d is not a multiple of --heads %d", c->hidden, c->heads);
     return 0;
@@ -134,7 +141,8 @@ static cJSON *run_json(const train_cmd *c)
 {
     cJSON *r = cJSON_CreateObject();
     const char *strs[][2] = {{"model", c->model}, {"pe", c->pe}, {"task", c->task}, {"data", c->data},
-                             {"init", c->init}, {"vocab", c->vocab}, {"merges", c->merges}, {"tokenizer", c->tokenizer}};
+                             {"init", c->init}, {"vocab", c->vocab}, {"merges", c->merges}, {"tokenizer", c->tokenizer},
+                             {"precision", c->precision}};
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
         if (strs[i][1]) cJSON_AddStringToObject(r, strs[i][0], strs[i][1]);
     const struct { const char *k; double v; } nums[] = {
@@ -174,9 +182,10 @@ static posemb_status load_run(train_cmd *c, posemb_error *err)
     static cJSON *r;
     r = cJSON_Parse(text);
     if (!cJSON_IsObject(r)) return posemb_fail(err, POSEMB_EFORMAT, "%s: not a JSON object", path);
-    const char **strs[] = {&c->model, &c->pe, &c->task, &c->data, &c->init, &c->vocab, &c->merges, &c->tokenizer};
-    const char *skeys[] = {"model", "pe", "task", "data", "init", "vocab", "merges", "tokenizer"};
-    for (int i = 0; i < 8; i++) {
+    const char **strs[] = {&c->model, &c->pe, &c->task, &c->data, &c->init, &c->vocab, &c->merges, &c->tokenizer,
+                           &c->precision};
+    const char *skeys[] = {"model", "pe", "task", "data", "init", "vocab", "merges", "tokenizer", "precision"};
+    for (int i = 0; i < 9; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, skeys[i]);
         *strs[i] = cJSON_IsString(v) ? v->valuestring : NULL;
     }
@@ -193,7 +202,21 @@ static posemb_status load_run(train_cmd *c, posemb_error *err)
     c->dropout = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "dropout"));
     if (!c->model || !c->data || c->steps < 1 || c->batch < 1 || c->seq_len < 3)
         return posemb_fail(err, POSEMB_EFORMAT, "%s: incomplete run description", path);
+    posemb_precision prec;
+    if (!c->precision) c->precision = "fp32"; /* runs started before --precision existed */
+    if (!posemb_precision_parse(c->precision, &prec))
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: precision '%s' is not fp32 or bf16", path, c->precision);
     return POSEMB_OK;
+}
+
+/* The run's matmul precision; bf16 where it cannot run says why and trains in fp32. */
+static void set_precision(const train_cmd *c)
+{
+    posemb_precision want = POSEMB_FP32;
+    char why[256];
+    posemb_precision_parse(c->precision, &want);
+    if (posemb_set_matmul_precision(want, why, sizeof why) != want)
+        fprintf(stderr, "posemb train: --precision %s: %s; training in fp32\n", c->precision, why);
 }
 
 /* ---- tokenizer ---- */
@@ -318,6 +341,7 @@ static posemb_status run(train_cmd *c, posemb_error *err)
     posemb_train_result res = {0};
     char desc[8500], cache[4200];
     posemb_status st = start_or_resume(c, err);
+    if (!st) set_precision(c);
     if (!st) st = load_tokenizer(c, &tok, desc, sizeof desc, err);
     if (!st && !c->resume) st = copy_tokenizer(c, err);
     if (!st) st = build_model(c, tok, &m, err);
@@ -325,9 +349,9 @@ static posemb_status run(train_cmd *c, posemb_error *err)
     if (!st) st = posemb_corpus_load(&corpus, c->data, tok, desc, cache, err);
     if (!st) {
         int mlm = !strcmp(c->task, "mlm");
-        fprintf(stderr, "posemb train: %s, %ld tokens from %d files%s; %s with %s, %zu parameters\n", c->data, corpus.n,
-                corpus.n_files, corpus.from_cache ? " (cached)" : "", posemb_model_config(m)->architecture,
-                pe_spec(posemb_model_pe(m)), posemb_model_n_floats(m));
+        fprintf(stderr, "posemb train: %s, %ld tokens from %d files%s; %s with %s, %zu parameters, %s products\n",
+                c->data, corpus.n, corpus.n_files, corpus.from_cache ? " (cached)" : "", posemb_model_config(m)->architecture,
+                pe_spec(posemb_model_pe(m)), posemb_model_n_floats(m), posemb_precision_name(posemb_get_matmul_precision()));
         st = posemb_lm_data_init(&d, corpus.tokens, corpus.n, c->seq_len, mlm, posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_CLS),
                                  posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP), posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK),
                                  posemb_model_config(m)->vocab_size, 0.05, (uint64_t)c->seed, err);

@@ -1,5 +1,4 @@
-#include <cblas.h>
-
+#include "gemm_impl.h"
 #include "posemb/nn.h"
 
 void nn_linear_forward(float *y, const float *x, const float *w, const float *b, int N, int in, int out,
@@ -12,24 +11,25 @@ void nn_linear_forward(float *y, const float *x, const float *w, const float *b,
         beta = 1.0f;
     }
     if (layout == NN_W_OUT_IN)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, out, in, 1.0f, x, in, w, in, beta, y, out);
+        nn_gemm(0, 1, N, out, in, 1.0f, x, in, w, in, beta, y, out);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, out, in, 1.0f, x, in, w, out, beta, y, out);
+        nn_gemm(0, 0, N, out, in, 1.0f, x, in, w, out, beta, y, out);
 }
 
 void nn_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w, int N,
                         int in, int out, nn_wlayout layout)
 {
     int oi = layout == NN_W_OUT_IN;
+    gemm_bf16_reuse(dy); /* read by both products: converted to bf16 once */
     if (dx) /* dx [N, in] += dy [N, out] . W as [out, in] */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, oi ? CblasNoTrans : CblasTrans, N, in, out, 1.0f, dy, out, w,
-                    oi ? in : out, 1.0f, dx, in);
+        nn_gemm(0, !oi, N, in, out, 1.0f, dy, out, w, oi ? in : out, 1.0f, dx, in);
     if (dw) {
         if (oi) /* dW [out, in] += dy^T x */
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, N, 1.0f, dy, out, x, in, 1.0f, dw, in);
+            nn_gemm(1, 0, out, in, N, 1.0f, dy, out, x, in, 1.0f, dw, in);
         else /* dW [in, out] += x^T dy */
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, in, out, N, 1.0f, x, in, dy, out, 1.0f, dw, out);
+            nn_gemm(1, 0, in, out, N, 1.0f, x, in, dy, out, 1.0f, dw, out);
     }
+    gemm_bf16_reuse(NULL);
     if (db)
         for (int t = 0; t < N; t++)
             for (int o = 0; o < out; o++) db[o] += dy[(long)t * out + o];

@@ -1,0 +1,242 @@
+/* bf16 products through oneDNN's matmul (bf16 x bf16 -> f32): the inputs are
+ * rounded to bfloat16 into buffers kept by this file, the product accumulates
+ * and lands in float32. Primitives are created once per shape and cached. */
+#include "gemm_impl.h"
+
+#include <stdio.h>
+
+#ifndef POSEMB_HAVE_DNNL
+
+int gemm_bf16_available(char *why, size_t cap)
+{
+    if (why && cap) snprintf(why, cap, "this posemb was built without oneDNN (Debian: libdnnl-dev)");
+    return 0;
+}
+
+int gemm_bf16(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+              int ldb, float beta, float *C, int ldc)
+{
+    return 0;
+}
+
+void gemm_bf16_reuse(const float *p) {}
+
+#else
+
+#include <dnnl.h>
+#include <stdint.h>
+#if defined(__AVX512BF16__) && defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#define CACHE_SIZE 64
+
+typedef struct gemm_key {
+    int M, N, K, ta, tb, ldc;
+    float alpha, beta;
+} gemm_key;
+
+typedef struct gemm_entry {
+    gemm_key key;
+    dnnl_primitive_t prim;
+    dnnl_memory_t a, b, c, scratch; /* bound to this shape; data handles set per call */
+    size_t scratch_bytes;
+} gemm_entry;
+
+static dnnl_engine_t g_engine;
+static dnnl_stream_t g_stream;
+static int g_state = -1; /* -1 not probed, 0 unavailable, 1 ready */
+static char g_why[160];
+static gemm_entry g_cache[CACHE_SIZE];
+static int g_used, g_next;
+/* The bf16 copies of A and B and oneDNN's scratchpad (in user mode: the
+ * library's own is allocated and freed, page faults included, per call). */
+static void *g_buf_a, *g_buf_b, *g_scratch;
+static size_t g_cap_a, g_cap_b, g_cap_scratch;
+
+/* gemm_bf16_reuse's matrix: its bf16 copy, made by the first product that
+ * reads it, serves the next ones. */
+typedef struct kept_copy {
+    const float *src;
+    int rows, cols, ld, made;
+    void *buf;
+    size_t cap;
+} kept_copy;
+static kept_copy g_kept;
+
+static int probe(void)
+{
+    const dnnl_cpu_isa_t need = dnnl_cpu_isa_avx512_core_bf16;
+    if ((dnnl_get_effective_cpu_isa() & need) != need) {
+        snprintf(g_why, sizeof g_why, "this CPU has no bf16 instructions (AVX512_BF16 or AMX) for oneDNN");
+        return 0;
+    }
+    if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success ||
+        dnnl_stream_create(&g_stream, g_engine, dnnl_stream_default_flags) != dnnl_success) {
+        snprintf(g_why, sizeof g_why, "oneDNN could not create a CPU engine");
+        return 0;
+    }
+    return 1;
+}
+
+int gemm_bf16_available(char *why, size_t cap)
+{
+    if (g_state < 0) g_state = probe();
+    if (!g_state && why && cap) snprintf(why, cap, "%s", g_why);
+    return g_state;
+}
+
+/* Round to nearest even; NaN stays a (quiet) NaN. */
+static inline uint16_t to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* d [n] <- s [n] rounded; with AVX512_BF16 the instruction does it (same
+ * rounding; it flushes float32 denormals, below 1.2e-38, to zero). */
+static void convert_row(uint16_t *d, const float *s, int n)
+{
+    int c = 0;
+#if defined(__AVX512BF16__) && defined(__AVX512F__)
+    for (; c + 32 <= n; c += 32) {
+        __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(s + c + 16), _mm512_loadu_ps(s + c));
+        _mm512_storeu_si512((void *)(d + c), (__m512i)v);
+    }
+#endif
+    for (; c < n; c++) d[c] = to_bf16(s[c]);
+}
+
+/* dst [rows, cols] packed <- src [rows, cols] with leading dimension ld. */
+static void convert(uint16_t *dst, const float *src, int rows, int cols, int ld)
+{
+#pragma omp parallel for schedule(static) if ((long)rows * cols > 32768)
+    for (int r = 0; r < rows; r++) convert_row(dst + (size_t)r * cols, src + (size_t)r * ld, cols);
+}
+
+/* A buffer of at least n bytes, 64-byte aligned, kept between calls. */
+static void *grow(void **buf, size_t *cap, size_t n);
+
+void gemm_bf16_reuse(const float *p)
+{
+    g_kept.src = p;
+    g_kept.made = 0;
+}
+
+/* The bf16 copy of src [rows, cols] (leading dimension ld): in buf, or the
+ * kept copy when src is the matrix gemm_bf16_reuse named. */
+static const uint16_t *bf16_copy(const float *src, int rows, int cols, int ld, void **buf, size_t *cap)
+{
+    kept_copy *k = &g_kept;
+    int keep = src == k->src;
+    if (keep && k->made && k->rows == rows && k->cols == cols && k->ld == ld) return k->buf;
+    uint16_t *dst = keep ? grow(&k->buf, &k->cap, (size_t)rows * cols * 2) : grow(buf, cap, (size_t)rows * cols * 2);
+    if (!dst) return NULL;
+    convert(dst, src, rows, cols, ld);
+    if (keep) k->rows = rows, k->cols = cols, k->ld = ld, k->made = 1;
+    return dst;
+}
+
+static void *grow(void **buf, size_t *cap, size_t n)
+{
+    if (n > *cap) {
+        size_t size = (n + 63) / 64 * 64;
+        void *p = aligned_alloc(64, size);
+        if (!p) return NULL;
+        free(*buf);
+        *buf = p;
+        *cap = size;
+    }
+    return *buf;
+}
+
+static void entry_free(gemm_entry *e)
+{
+    if (e->prim) dnnl_primitive_destroy(e->prim);
+    if (e->a) dnnl_memory_destroy(e->a);
+    if (e->b) dnnl_memory_destroy(e->b);
+    if (e->c) dnnl_memory_destroy(e->c);
+    if (e->scratch) dnnl_memory_destroy(e->scratch);
+    memset(e, 0, sizeof *e);
+}
+
+/* The packed bf16 copies keep A's and B's orientation, so a transpose is a
+ * stride, not a copy: A is [M, K] or, transposed, stored [K, M]. */
+static int entry_build(gemm_entry *e, const gemm_key *k)
+{
+    dnnl_memory_desc_t da, db, dc;
+    dnnl_dims_t dims_a = {k->M, k->K}, dims_b = {k->K, k->N}, dims_c = {k->M, k->N};
+    dnnl_dims_t st_a = {k->ta ? 1 : k->K, k->ta ? k->M : 1}, st_b = {k->tb ? 1 : k->N, k->tb ? k->K : 1};
+    dnnl_dims_t st_c = {k->ldc, 1};
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t ops = NULL;
+    dnnl_matmul_desc_t md;
+    dnnl_primitive_desc_t pd = NULL;
+    int ok = dnnl_memory_desc_init_by_strides(&da, 2, dims_a, dnnl_bf16, st_a) == dnnl_success &&
+             dnnl_memory_desc_init_by_strides(&db, 2, dims_b, dnnl_bf16, st_b) == dnnl_success &&
+             dnnl_memory_desc_init_by_strides(&dc, 2, dims_c, dnnl_f32, st_c) == dnnl_success &&
+             dnnl_matmul_desc_init(&md, &da, &db, NULL, &dc) == dnnl_success &&
+             dnnl_primitive_attr_create(&attr) == dnnl_success;
+    if (ok) ok = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) == dnnl_success;
+    if (ok && k->alpha != 1.0f) ok = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &k->alpha) == dnnl_success;
+    if (ok && k->beta != 0.0f)
+        ok = dnnl_post_ops_create(&ops) == dnnl_success && dnnl_post_ops_append_sum(ops, k->beta) == dnnl_success &&
+             dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
+    ok = ok && dnnl_primitive_desc_create(&pd, &md, attr, g_engine, NULL) == dnnl_success &&
+         dnnl_primitive_create(&e->prim, pd) == dnnl_success &&
+         dnnl_memory_create(&e->a, &da, g_engine, DNNL_MEMORY_NONE) == dnnl_success &&
+         dnnl_memory_create(&e->b, &db, g_engine, DNNL_MEMORY_NONE) == dnnl_success &&
+         dnnl_memory_create(&e->c, &dc, g_engine, DNNL_MEMORY_NONE) == dnnl_success;
+    if (ok) {
+        const dnnl_memory_desc_t *ds = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+        e->scratch_bytes = ds ? dnnl_memory_desc_get_size(ds) : 0;
+        if (e->scratch_bytes) ok = dnnl_memory_create(&e->scratch, ds, g_engine, DNNL_MEMORY_NONE) == dnnl_success;
+    }
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    if (ops) dnnl_post_ops_destroy(ops);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    if (!ok) entry_free(e);
+    else e->key = *k;
+    return ok;
+}
+
+/* The cached primitive of a shape, built on first use (the oldest evicted
+ * when the cache is full). */
+static gemm_entry *lookup(const gemm_key *k)
+{
+    for (int i = 0; i < g_used; i++)
+        if (!memcmp(&g_cache[i].key, k, sizeof *k)) return &g_cache[i];
+    gemm_entry *e = &g_cache[g_used < CACHE_SIZE ? g_used++ : g_next];
+    if (g_used == CACHE_SIZE) g_next = (g_next + 1) % CACHE_SIZE;
+    entry_free(e);
+    return entry_build(e, k) ? e : NULL;
+}
+
+int gemm_bf16(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+              int ldb, float beta, float *C, int ldc)
+{
+    if (M <= 0 || N <= 0 || K <= 0 || !gemm_bf16_available(NULL, 0)) return 0;
+    gemm_key key = {M, N, K, !!trans_a, !!trans_b, ldc, alpha, beta}; /* no padding: compared bytewise */
+    gemm_entry *e = lookup(&key);
+    void *scratch = e && e->scratch_bytes ? grow(&g_scratch, &g_cap_scratch, e->scratch_bytes) : NULL;
+    if (!e || (e->scratch_bytes && !scratch)) return 0;
+    const uint16_t *a = trans_a ? bf16_copy(A, K, M, lda, &g_buf_a, &g_cap_a) : bf16_copy(A, M, K, lda, &g_buf_a, &g_cap_a);
+    const uint16_t *b = trans_b ? bf16_copy(B, N, K, ldb, &g_buf_b, &g_cap_b) : bf16_copy(B, K, N, ldb, &g_buf_b, &g_cap_b);
+    if (!a || !b) return 0;
+    /* oneDNN checks its arguments before it writes C, so a refusal leaves C
+     * as it was for the fp32 product. */
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, e->a}, {DNNL_ARG_WEIGHTS, e->b}, {DNNL_ARG_DST, e->c},
+                               {DNNL_ARG_SCRATCHPAD, e->scratch}};
+    return (!scratch || dnnl_memory_set_data_handle(e->scratch, scratch) == dnnl_success) &&
+           dnnl_memory_set_data_handle(e->a, (void *)a) == dnnl_success &&
+           dnnl_memory_set_data_handle(e->b, (void *)b) == dnnl_success &&
+           dnnl_memory_set_data_handle(e->c, C) == dnnl_success &&
+           dnnl_primitive_execute(e->prim, g_stream, scratch ? 4 : 3, args) == dnnl_success &&
+           dnnl_stream_wait(g_stream) == dnnl_success;
+}
+
+#endif

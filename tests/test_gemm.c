@@ -1,0 +1,238 @@
+/* nn_gemm, the dense layers' product, in both precisions: fp32 against a
+ * double-precision reference for every transpose, alpha, beta and padded
+ * leading dimensions; bf16 (where this machine runs it) against the same
+ * product of the bf16-rounded inputs, and within bf16's rounding of the
+ * exact one; its conversion reuse; and the clean fallback to fp32 where bf16
+ * cannot run. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "nn/gemm_impl.h"
+#include "posemb/nn.h"
+#include "posemb/precision.h"
+#include "posemb/rng.h"
+#include "testutil.h"
+
+/* Rounds x to bfloat16 (nearest even), as a float. */
+static float bf16_round(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+typedef struct problem {
+    int ta, tb, M, N, K, lda, ldb, ldc;
+    float alpha, beta;
+    float *A, *B, *C0; /* C0: C before the product */
+} problem;
+
+static void fill(float *x, long n, posemb_rng *r)
+{
+    for (long i = 0; i < n; i++) x[i] = (float)(2.0 * posemb_rng_uniform(r) - 1.0);
+}
+
+/* Stored A is [M, K] (or [K, M] transposed) with its leading dimension padded by 3. */
+static problem make(int ta, int tb, int M, int N, int K, float alpha, float beta, uint64_t seed)
+{
+    problem p = {ta, tb, M, N, K, (ta ? M : K) + 3, (tb ? K : N) + 3, N + 5, alpha, beta, NULL, NULL, NULL};
+    posemb_rng r;
+    posemb_rng_seed(&r, seed, 7);
+    long na = (long)(ta ? K : M) * p.lda, nb = (long)(tb ? N : K) * p.ldb, nc = (long)M * p.ldc;
+    p.A = malloc((size_t)na * sizeof *p.A), p.B = malloc((size_t)nb * sizeof *p.B), p.C0 = malloc((size_t)nc * sizeof *p.C0);
+    fill(p.A, na, &r), fill(p.B, nb, &r), fill(p.C0, nc, &r);
+    return p;
+}
+
+static float at_a(const problem *p, int i, int k) { return p->ta ? p->A[(long)k * p->lda + i] : p->A[(long)i * p->lda + k]; }
+static float at_b(const problem *p, int k, int j) { return p->tb ? p->B[(long)j * p->ldb + k] : p->B[(long)k * p->ldb + j]; }
+
+/* |C - ref| <= tol * (sum_k |a_ik b_kj| + |beta c|) for every element, with
+ * ref from the inputs (rounded to bf16 first when round is set); the padding
+ * of C untouched. */
+static double check(const problem *p, const float *C, int round, double tol)
+{
+    double worst = 0;
+    for (int i = 0; i < p->M; i++)
+        for (int j = 0; j < p->ldc; j++) {
+            long at = (long)i * p->ldc + j;
+            if (j >= p->N) {
+                assert_true(C[at] == p->C0[at]);
+                continue;
+            }
+            double ref = 0, mag = 0;
+            for (int k = 0; k < p->K; k++) {
+                double a = at_a(p, i, k), b = at_b(p, k, j);
+                if (round) a = bf16_round((float)a), b = bf16_round((float)b);
+                ref += a * b, mag += fabs(a * b);
+            }
+            ref = p->alpha * ref + p->beta * p->C0[at];
+            mag = fabs(p->alpha) * mag + fabs(p->beta * p->C0[at]);
+            double err = fabs(C[at] - ref) / mag;
+            if (err > tol) fail_msg("C[%d,%d] = %.9g, reference %.9g (relative to the terms %.3g)", i, j, C[at], ref, err);
+            worst = fmax(worst, err);
+        }
+    return worst;
+}
+
+static double run(const problem *p, int round, double tol)
+{
+    float *C = malloc((size_t)p->M * p->ldc * sizeof *C);
+    memcpy(C, p->C0, (size_t)p->M * p->ldc * sizeof *C);
+    nn_gemm(p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta, C, p->ldc);
+    double worst = check(p, C, round, tol);
+    free(C);
+    return worst;
+}
+
+static void release(problem *p) { free(p->A), free(p->B), free(p->C0); }
+
+/* Runs first, before this process touches oneDNN: a child limited to AVX2
+ * (oneDNN's DNNL_MAX_CPU_ISA) must be refused bf16 with a reason and keep fp32. */
+static void test_fallback_without_bf16(void **state)
+{
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("DNNL_MAX_CPU_ISA", "AVX2", 1);
+        char why[256];
+        posemb_precision got = posemb_set_matmul_precision(POSEMB_BF16, why, sizeof why);
+        ssize_t n = write(fd[1], why, strlen(why));
+        _exit(n >= 0 && got == POSEMB_FP32 && posemb_get_matmul_precision() == POSEMB_FP32 && why[0] ? 0 : 1);
+    }
+    close(fd[1]);
+    char why[256] = {0};
+    ssize_t n = read(fd[0], why, sizeof why - 1);
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    printf("bf16 refused without AVX512_BF16: %s\n", n > 0 ? why : "(no reason)");
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void test_fp32(void **state)
+{
+    assert_int_equal(posemb_set_matmul_precision(POSEMB_FP32, NULL, 0), POSEMB_FP32);
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            problem p = make(ta, tb, 37, 53, 129, 0.5f, ta ? 1.0f : 0.0f, (uint64_t)(1 + 2 * ta + tb));
+            double worst = run(&p, 0, 1e-6);
+            printf("fp32 ta=%d tb=%d: worst %.3g\n", ta, tb, worst);
+            release(&p);
+        }
+}
+
+static int bf16_here(void)
+{
+    char why[256];
+    if (posemb_bf16_available(why, sizeof why)) return 1;
+    printf("bf16 products not checked on this machine: %s\n", why);
+    return 0;
+}
+
+static void test_bf16(void **state)
+{
+    if (!bf16_here()) skip();
+    assert_int_equal(posemb_set_matmul_precision(POSEMB_BF16, NULL, 0), POSEMB_BF16);
+    float betas[] = {0.0f, 1.0f, -0.5f};
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int ib = 0; ib < 3; ib++) {
+                problem p = make(ta, tb, 65, 47, 300, ib == 2 ? 2.0f : 1.0f, betas[ib], (uint64_t)(10 + 6 * ta + 3 * tb + ib));
+                /* the same product of the rounded inputs, to float32 accumulation; and the exact one
+                 * within two bf16 roundings (2^-8 each) of every term */
+                double rounded = run(&p, 1, 1e-5), exact = run(&p, 0, 2.0 / 256);
+                printf("bf16 ta=%d tb=%d beta=%g: vs rounded inputs %.3g, vs exact %.3g\n", ta, tb, betas[ib], rounded, exact);
+                assert_true(exact > 1e-5); /* bf16 did run: fp32 would be exact to 1e-6 */
+                release(&p);
+            }
+    assert_int_equal(posemb_set_matmul_precision(POSEMB_FP32, NULL, 0), POSEMB_FP32);
+}
+
+/* A matrix named by gemm_bf16_reuse is converted once for the products that
+ * read it, in either orientation (other dimensions: anew); after the promise
+ * ends a changed matrix is read anew. */
+static void test_bf16_reuse(void **state)
+{
+    if (!bf16_here()) skip();
+    posemb_set_matmul_precision(POSEMB_BF16, NULL, 0);
+    problem p = make(0, 0, 40, 24, 56, 1.0f, 0.0f, 99), q = make(1, 0, 56, 24, 40, 1.0f, 0.0f, 98);
+    free(q.A);
+    q.A = p.A, q.lda = p.lda; /* q reads p's A transposed: [40, 56] stored as [K, M] */
+    gemm_bf16_reuse(p.A);
+    run(&p, 1, 1e-5);
+    /* breaking the promise shows the copy was reused: q sees A as it was */
+    for (long i = 0; i < 40L * p.lda; i++) p.A[i] = -p.A[i];
+    float *C = malloc((size_t)q.M * q.ldc * sizeof *C);
+    memcpy(C, q.C0, (size_t)q.M * q.ldc * sizeof *C);
+    nn_gemm(q.ta, q.tb, q.M, q.N, q.K, q.alpha, q.A, q.lda, q.B, q.ldb, q.beta, C, q.ldc);
+    for (long i = 0; i < 40L * p.lda; i++) p.A[i] = -p.A[i];
+    check(&q, C, 1, 1e-5);
+    free(C);
+    problem r = make(0, 0, 20, 24, 56, 1.0f, 0.0f, 97); /* p.A's first 20 rows: other dims, converted anew */
+    memcpy(r.A, p.A, (size_t)20 * p.lda * sizeof *r.A);
+    free(r.A);
+    r.A = p.A, r.lda = p.lda;
+    run(&r, 1, 1e-5);
+    gemm_bf16_reuse(NULL);
+    for (long i = 0; i < 40L * p.lda; i++) p.A[i] = -p.A[i];
+    run(&p, 1, 1e-5);
+    q.A = NULL, r.A = NULL;
+    release(&p), release(&q), release(&r);
+    posemb_set_matmul_precision(POSEMB_FP32, NULL, 0);
+}
+
+/* In a parallel region nn_gemm stays fp32 (its bf16 buffers are shared). */
+static void test_bf16_in_parallel_is_fp32(void **state)
+{
+    if (!bf16_here()) skip();
+    posemb_set_matmul_precision(POSEMB_BF16, NULL, 0);
+    problem p = make(0, 1, 16, 16, 64, 1.0f, 0.0f, 5);
+    int bad = 0;
+#pragma omp parallel num_threads(2) reduction(+ : bad)
+    {
+        float C[16 * 21];
+        memcpy(C, p.C0, sizeof C);
+        nn_gemm(p.ta, p.tb, p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, C, p.ldc);
+        for (int i = 0; i < 16; i++)
+            for (int j = 0; j < 16; j++) {
+                double ref = 0;
+                for (int k = 0; k < 64; k++) ref += (double)at_a(&p, i, k) * at_b(&p, k, j);
+                bad += fabs(C[i * 21 + j] - ref) > 1e-5;
+            }
+    }
+    assert_int_equal(bad, 0);
+    release(&p);
+    posemb_set_matmul_precision(POSEMB_FP32, NULL, 0);
+}
+
+static void test_names(void **state)
+{
+    posemb_precision p;
+    assert_true(posemb_precision_parse("bf16", &p) && p == POSEMB_BF16);
+    assert_true(posemb_precision_parse("fp32", &p) && p == POSEMB_FP32);
+    assert_false(posemb_precision_parse("fp16", &p));
+    assert_false(posemb_precision_parse(NULL, &p));
+    assert_string_equal(posemb_precision_name(POSEMB_BF16), "bf16");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fallback_without_bf16),
+        cmocka_unit_test(test_fp32),
+        cmocka_unit_test(test_bf16),
+        cmocka_unit_test(test_bf16_reuse),
+        cmocka_unit_test(test_bf16_in_parallel_is_fp32),
+        cmocka_unit_test(test_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
