@@ -136,12 +136,51 @@ static void test_uniform_losses(void **state)
     }
 }
 
+/* An inference pass gives the hidden states and losses of an ordinary one,
+ * bit for bit, with three layers run in one layer's buffers; attention
+ * probabilities and gradients are refused until an ordinary pass. */
+static void check_inference(posemb_arch arch, posemb_head head)
+{
+    harness hs;
+    posemb_config c;
+    posemb_config_defaults(&c, arch);
+    c.vocab_size = V, c.hidden = D, c.layers = 3, c.heads = 2, c.intermediate = 12, c.max_position = 10;
+    if (arch != POSEMB_GPT2) c.type_vocab = 1;
+    posemb_error err;
+    if (posemb_config_set_head(&c, head, 0, &err) || posemb_model_create(&hs.m, &c, &err)) fail_msg("%s", err.msg);
+    posemb_model_init(hs.m, 4);
+    for (int i = 0; i < B * T; i++) hs.ids[i] = 2 + (i * 7) % (V - 2), hs.tokens[i] = i % 2 ? hs.ids[i] : -100;
+    hs.t = (posemb_targets){hs.tokens, NULL, NULL, NULL, NULL};
+    double loss = loss_of(&hs, 0.0f);
+    float keep[4][B * T * D];
+    for (int l = 0; l <= 3; l++) memcpy(keep[l], posemb_model_hidden(hs.m, l), sizeof keep[l]);
+    assert_non_null(posemb_model_attention(hs.m, 2));
+    posemb_model_set_inference(hs.m, 1);
+    assert_true(loss_of(&hs, 0.0f) == loss);
+    for (int l = 0; l <= 3; l++) assert_memory_equal(keep[l], posemb_model_hidden(hs.m, l), sizeof keep[l]);
+    assert_null(posemb_model_attention(hs.m, 1));
+    posemb_loss out;
+    assert_int_not_equal(posemb_model_loss(hs.m, &hs.t, 1.0f, &out, &err), POSEMB_OK);
+    assert_non_null(strstr(err.msg, "inference pass"));
+    posemb_model_set_inference(hs.m, 0);
+    assert_true(loss_of(&hs, 1.0f) == loss);
+    assert_non_null(posemb_model_attention(hs.m, 1));
+    posemb_model_free(hs.m);
+}
+
+static void test_inference(void **state)
+{
+    check_inference(POSEMB_BERT, POSEMB_HEAD_MLM);
+    check_inference(POSEMB_GPT2, POSEMB_HEAD_CLM);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gradients),
         cmocka_unit_test(test_pooler_presence),
         cmocka_unit_test(test_uniform_losses),
+        cmocka_unit_test(test_inference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

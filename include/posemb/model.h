@@ -175,8 +175,17 @@ const posemb_layer_params *posemb_model_layer(const posemb_model *m, int l, nn_w
  * mode (the default) turns it off. */
 void posemb_model_set_train(posemb_model *m, int train, uint64_t seed, uint64_t step);
 
+/* Inference passes (as torch.inference_mode): with on = 1, forward runs
+ * every layer in the first layer's buffers, so a pass holds one layer's
+ * activations instead of all of them (BERT-base, 8 x 128 tokens: 53 MB
+ * instead of 640). The hidden states and the head's outputs are kept;
+ * attention probabilities (posemb_model_attention: NULL) and backward are
+ * not, until a forward pass with on = 0. */
+void posemb_model_set_inference(posemb_model *m, int on);
+
 /* Backward from d loss / d last_hidden_state [B, T, D] through the whole
- * model, accumulating parameter gradients. Requires the forward's batch. */
+ * model, accumulating parameter gradients. Requires the forward's batch,
+ * from a pass that was not an inference pass. */
 void posemb_model_backward(posemb_model *m, const float *dlast);
 
 #ifdef __cplusplus

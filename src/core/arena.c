@@ -2,25 +2,28 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 struct posemb_arena_block {
     posemb_arena_block *next;
     size_t size; /* usable bytes after the header */
     size_t off;  /* bytes used */
-    unsigned char *base;
+    unsigned char *base; /* aligned, inside raw */
+    void *raw;
 };
 
+/* calloc, not malloc and memset: a large block comes from the kernel's zero
+ * pages and becomes resident only where it is written, so buffers a run
+ * never uses (backward scratch in an inference pass) cost no memory. */
 static posemb_arena_block *block_new(size_t size)
 {
     posemb_arena_block *b = malloc(sizeof *b);
     if (!b) return NULL;
-    b->base = aligned_alloc(POSEMB_ARENA_ALIGN, size);
-    if (!b->base) {
+    b->raw = size <= SIZE_MAX - POSEMB_ARENA_ALIGN ? calloc(1, size + POSEMB_ARENA_ALIGN) : NULL;
+    if (!b->raw) {
         free(b);
         return NULL;
     }
-    memset(b->base, 0, size);
+    b->base = (unsigned char *)(((uintptr_t)b->raw + POSEMB_ARENA_ALIGN - 1) & ~(uintptr_t)(POSEMB_ARENA_ALIGN - 1));
     b->size = size;
     b->off = 0;
     b->next = NULL;
@@ -74,7 +77,7 @@ void posemb_arena_free(posemb_arena *a)
     posemb_arena_block *b = a->head;
     while (b) {
         posemb_arena_block *next = b->next;
-        free(b->base);
+        free(b->raw);
         free(b);
         b = next;
     }

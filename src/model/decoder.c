@@ -13,7 +13,7 @@
 static void layer_forward(posemb_model *m, int l, const float *x, float *out)
 {
     const posemb_layer_params *p = &m->L[l];
-    layer_acts *a = &m->a.layer[l];
+    layer_acts *a = model_layer_acts(m, l);
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
     float eps = m->cfg.ln_eps;
     nn_attn_shape sh = model_attn_shape(m, l);

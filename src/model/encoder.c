@@ -11,7 +11,7 @@
 static void layer_forward(posemb_model *m, int l, const float *x, float *out)
 {
     const posemb_layer_params *p = &m->L[l];
-    layer_acts *a = &m->a.layer[l];
+    layer_acts *a = model_layer_acts(m, l);
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
     nn_attn_shape sh = model_attn_shape(m, l);
     nn_linear_forward(a->qkv, x, p->qkv_w, p->qkv_b, N, D, 3 * D, NN_W_OUT_IN);

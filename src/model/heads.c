@@ -203,6 +203,8 @@ posemb_status posemb_model_loss(posemb_model *m, const posemb_targets *t, float 
 {
     memset(out, 0, sizeof *out);
     if (!m->B) return posemb_fail(err, POSEMB_EINVAL, "loss: no forward pass yet");
+    if (grad_scale != 0.0f && m->acts_shared)
+        return posemb_fail(err, POSEMB_EINVAL, "loss: gradients after an inference pass (posemb_model_set_inference)");
     if (grad_scale != 0.0f) memset(m->a.dlast, 0, (size_t)m->B * m->T * m->cfg.hidden * sizeof(float));
     posemb_status st;
     switch (m->cfg.head) {

@@ -228,10 +228,15 @@ posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posem
 {
     posemb_status st = prepare_batch(m, b, err);
     if (st) return st;
+    m->acts_shared = m->inference;
     if (m->cfg.arch == POSEMB_GPT2) decoder_forward(m);
     else encoder_forward(m);
     return POSEMB_OK;
 }
+
+void posemb_model_set_inference(posemb_model *m, int on) { m->inference = on != 0; }
+
+layer_acts *model_layer_acts(posemb_model *m, int l) { return &m->a.layer[m->acts_shared ? 0 : l]; }
 
 const posemb_layer_params *posemb_model_layer(const posemb_model *m, int l, nn_wlayout *layout)
 {
@@ -274,7 +279,10 @@ const float *posemb_model_hidden(const posemb_model *m, int i)
     return m->a.h[i];
 }
 
-const float *posemb_model_attention(const posemb_model *m, int l) { return m->a.layer[l].probs; }
+const float *posemb_model_attention(const posemb_model *m, int l)
+{
+    return m->acts_shared || l < 0 || l >= m->cfg.layers ? NULL : m->a.layer[l].probs;
+}
 
 const float *posemb_model_pooled(posemb_model *m)
 {
@@ -291,6 +299,7 @@ const float *posemb_model_pooled(posemb_model *m)
 
 void posemb_model_backward(posemb_model *m, const float *dlast)
 {
+    POSEMB_REQUIRE(!m->acts_shared, "backward after an inference pass (posemb_model_set_inference)");
     if (m->cfg.arch == POSEMB_GPT2) decoder_backward(m, dlast);
     else encoder_backward(m, dlast);
 }

@@ -53,6 +53,7 @@ struct posemb_model {
     int cap_B, cap_T, B, T, has_pooled;
     model_acts a;
     int train; /* dropout on */
+    int inference, acts_shared; /* inference mode; the last forward ran in shared layer buffers */
     uint64_t seed, step;
 };
 
@@ -73,6 +74,8 @@ posemb_status model_reserve(posemb_model *m, int B, int T, posemb_error *err);
 
 /* Layer l's attention shape: causal for GPT-2, its dropout in training mode. */
 nn_attn_shape model_attn_shape(const posemb_model *m, int l);
+/* Layer l's activation buffers: its own, or in an inference pass the first layer's. */
+layer_acts *model_layer_acts(posemb_model *m, int l);
 /* y [n] = dropout(y) + x: a residual branch at a dropout site of layer l. */
 void model_drop_add(const posemb_model *m, int l, int site, float *y, const float *x, long n);
 

@@ -1,11 +1,33 @@
 #include "gemm_impl.h"
 #include "posemb/nn.h"
 
+/* Below this many elements a loop stays on one thread. */
+#define PARALLEL_MIN 32768
+#define COLS 64
+
+/* db [out] += the column sums of dy [N, out]: threads own blocks of columns
+ * and add the rows in order, so the sums do not depend on the thread count. */
+static void bias_grad(float *db, const float *dy, int N, int out)
+{
+    int blocks = (out + COLS - 1) / COLS;
+#pragma omp parallel for schedule(static) if ((long)N * out > PARALLEL_MIN)
+    for (int bl = 0; bl < blocks; bl++) {
+        int o0 = bl * COLS, o1 = o0 + COLS < out ? o0 + COLS : out;
+        float acc[COLS] = {0};
+        for (int t = 0; t < N; t++) {
+            const float *row = dy + (long)t * out;
+            for (int o = o0; o < o1; o++) acc[o - o0] += row[o];
+        }
+        for (int o = o0; o < o1; o++) db[o] += acc[o - o0];
+    }
+}
+
 void nn_linear_forward(float *y, const float *x, const float *w, const float *b, int N, int in, int out,
                        nn_wlayout layout)
 {
     float beta = 0.0f;
     if (b) {
+#pragma omp parallel for schedule(static) if ((long)N * out > PARALLEL_MIN)
         for (int t = 0; t < N; t++)
             for (int o = 0; o < out; o++) y[(long)t * out + o] = b[o];
         beta = 1.0f;
@@ -30,7 +52,5 @@ void nn_linear_backward(float *dx, float *dw, float *db, const float *dy, const 
             nn_gemm(1, 0, in, out, N, 1.0f, x, in, dy, out, 1.0f, dw, out);
     }
     gemm_bf16_reuse(NULL);
-    if (db)
-        for (int t = 0; t < N; t++)
-            for (int o = 0; o < out; o++) db[o] += dy[(long)t * out + o];
+    if (db) bias_grad(db, dy, N, out);
 }
