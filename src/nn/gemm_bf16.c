@@ -24,6 +24,7 @@ void gemm_bf16_reuse(const float *p) {}
 #else
 
 #include <dnnl.h>
+#include <omp.h>
 #include <stdint.h>
 #if defined(__AVX512BF16__) && defined(__AVX512F__)
 #include <immintrin.h>
@@ -123,6 +124,7 @@ static void *grow(void **buf, size_t *cap, size_t n);
 
 void gemm_bf16_reuse(const float *p)
 {
+    if (omp_in_parallel()) return; /* products there are fp32: nothing to keep, and g_kept is shared */
     g_kept.src = p;
     g_kept.made = 0;
 }
