@@ -5,7 +5,6 @@
 #ifndef POSEMB_BENCH_COMMON_H
 #define POSEMB_BENCH_COMMON_H
 
-#include <cblas.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include "posemb/model.h"
 #include "posemb/nn.h"
 #include "posemb/precision.h"
+#include "posemb/threads.h"
 
 static double bench_now(void)
 {
@@ -36,14 +36,29 @@ static double bench_median(double *x, int n)
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
-/* The matmul precision of a bench (posemb/precision.h); 1 with a message
- * when this machine cannot run it: a bf16 row must not time fp32. */
-static int bench_set_precision(posemb_precision p)
+/* The arguments every bench takes: [PE] [SIZE] [THREADS] [STEPS] [fp32|bf16]. */
+typedef struct bench_args {
+    const char *pe, *size, *precision;
+    int threads, steps;
+} bench_args;
+
+/* Parses them, sets the threads and the matmul precision: 0, 2 on bad
+ * arguments (the caller prints its usage), 1 with a message when this
+ * machine cannot run the precision (a bf16 row must not time fp32). */
+static int bench_parse(int argc, char **argv, const char *default_size, bench_args *a)
 {
+    a->pe = argc > 1 ? argv[1] : "ape", a->size = argc > 2 ? argv[2] : default_size;
+    a->threads = argc > 3 ? atoi(argv[3]) : 0, a->steps = argc > 4 ? atoi(argv[4]) : 10;
+    a->precision = argc > 5 ? argv[5] : "fp32";
+    posemb_precision p;
+    if (a->steps < 1 || !posemb_precision_parse(a->precision, &p)) return 2;
     char why[256];
-    if (posemb_set_matmul_precision(p, why, sizeof why) == p) return 0;
-    fprintf(stderr, "bench: %s products unavailable: %s\n", posemb_precision_name(p), why);
-    return 1;
+    if (posemb_set_matmul_precision(p, why, sizeof why) != p) {
+        fprintf(stderr, "bench: %s products unavailable: %s\n", a->precision, why);
+        return 1;
+    }
+    a->threads = posemb_threads_set(a->threads);
+    return 0;
 }
 
 /* The best product rate on large square products (1536^3), GFLOP/s, on the

@@ -48,19 +48,18 @@ static double step_flops(const bench_size *s, long head_rows)
 
 int main(int argc, char **argv)
 {
-    const char *spec = argc > 1 ? argv[1] : "ape", *size = argc > 2 ? argv[2] : "train-mini";
-    int threads = argc > 3 ? atoi(argv[3]) : 0, steps = argc > 4 ? atoi(argv[4]) : 10;
-    const char *prec_name = argc > 5 ? argv[5] : "fp32";
+    bench_args ba;
+    int rc = bench_parse(argc, argv, "train-mini", &ba);
+    const char *spec = ba.pe, *prec_name = ba.precision;
+    int threads = ba.threads, steps = ba.steps;
     const bench_size *s = NULL;
     for (size_t i = 0; i < sizeof SIZES / sizeof *SIZES; i++)
-        if (!strcmp(SIZES[i].name, size)) s = &SIZES[i];
-    posemb_precision prec;
-    if (!s || steps < 1 || !posemb_precision_parse(prec_name, &prec)) {
+        if (!strcmp(SIZES[i].name, ba.size)) s = &SIZES[i];
+    if (rc == 2 || (!rc && !s)) {
         fprintf(stderr, "usage: bench_train_mini [PE] [train-mini|train-tiny|train-small] [THREADS] [STEPS] [fp32|bf16]\n");
         return 2;
     }
-    if (bench_set_precision(prec)) return 1;
-    threads = posemb_threads_set(threads);
+    if (rc) return rc;
     posemb_config c;
     posemb_config_defaults(&c, POSEMB_BERT);
     c.layers = s->layers, c.hidden = s->hidden, c.heads = s->heads, c.intermediate = s->inter;
