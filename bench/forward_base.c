@@ -33,8 +33,6 @@ int main(int argc, char **argv)
 {
     bench_args ba;
     int rc = bench_parse(argc, argv, "forward-base", &ba);
-    const char *spec = ba.pe, *prec_name = ba.precision;
-    int threads = ba.threads, steps = ba.steps;
     const bench_size *s = NULL;
     for (size_t i = 0; i < sizeof SIZES / sizeof *SIZES; i++)
         if (!strcmp(SIZES[i].name, ba.size)) s = &SIZES[i];
@@ -47,7 +45,7 @@ int main(int argc, char **argv)
     posemb_config_defaults(&c, POSEMB_BERT); /* BERT-base's: 512 positions, 2 token types */
     c.layers = s->layers, c.hidden = s->hidden, c.heads = s->heads, c.intermediate = s->inter;
     c.vocab_size = s->vocab, c.hidden_dropout = c.attn_dropout = 0.0f;
-    snprintf(c.pe, sizeof c.pe, "%s", spec);
+    snprintf(c.pe, sizeof c.pe, "%s", ba.pe);
     posemb_error err;
     posemb_model *m;
     if (posemb_config_set_head(&c, POSEMB_HEAD_NONE, 0, &err) || posemb_model_create(&m, &c, &err)) {
@@ -66,11 +64,11 @@ int main(int argc, char **argv)
     const int32_t *dumped[] = {ids};
     const long dumped_len[] = {N};
     if (bench_dump(m, dumped, dumped_len, 1)) return 1;
-    double *ms = malloc((size_t)steps * sizeof *ms);
+    double *ms = malloc((size_t)ba.steps * sizeof *ms);
     /* The peak moves with the host's load: taken before and after the timed
      * steps, MFU against the higher. */
     double peak_before = bench_sgemm_peak();
-    for (int i = -2; i < steps; i++) { /* two warm-up passes */
+    for (int i = -2; i < ba.steps; i++) { /* two warm-up passes */
         double t0 = bench_now();
         if (posemb_model_forward(m, &b, &err)) {
             fprintf(stderr, "forward_base: %s\n", err.msg);
@@ -84,13 +82,13 @@ int main(int argc, char **argv)
     for (long i = 0; i < (long)N * s->hidden; i++) mean_abs += h[i] < 0 ? -h[i] : h[i];
     for (long i = 0; i < N; i++) mean_c0 += h[i * s->hidden];
     mean_abs /= (double)N * s->hidden, mean_c0 /= N;
-    double med = bench_median(ms, steps);
+    double med = bench_median(ms, ba.steps);
     double gflops = bench_encoder_flops(s->layers, s->hidden, s->inter, s->batch, s->len) / (med / 1e3) / 1e9;
     double peak_after = bench_sgemm_peak(), peak = peak_after > peak_before ? peak_after : peak_before;
     printf("{\"engine\": \"posemb\", \"bench\": \"%s\", \"pe\": \"%s\", \"threads\": %d, \"precision\": \"%s\", \"ms_per_batch\": %.3f, "
            "\"tokens_per_s\": %.1f, \"gflops\": %.3f, \"sgemm_peak_gflops\": %.2f, \"sgemm_peak_before\": %.2f, \"sgemm_peak_after\": %.2f, \"mfu\": %.4f, \"max_rss_kb\": %ld, "
            "\"out_mean_abs\": %.6f, \"out_mean_c0\": %.6f, \"steps\": %d, \"params\": %zu}\n",
-           s->name, spec, threads, prec_name, med, N / (med / 1e3), gflops, peak, peak_before, peak_after, gflops / peak, bench_max_rss_kb(), mean_abs, mean_c0, steps, posemb_model_n_floats(m));
+           s->name, ba.pe, ba.threads, ba.precision, med, N / (med / 1e3), gflops, peak, peak_before, peak_after, gflops / peak, bench_max_rss_kb(), mean_abs, mean_c0, ba.steps, posemb_model_n_floats(m));
     posemb_model_free(m);
     free(ids), free(ms);
     return 0;

@@ -50,8 +50,6 @@ int main(int argc, char **argv)
 {
     bench_args ba;
     int rc = bench_parse(argc, argv, "train-mini", &ba);
-    const char *spec = ba.pe, *prec_name = ba.precision;
-    int threads = ba.threads, steps = ba.steps;
     const bench_size *s = NULL;
     for (size_t i = 0; i < sizeof SIZES / sizeof *SIZES; i++)
         if (!strcmp(SIZES[i].name, ba.size)) s = &SIZES[i];
@@ -65,7 +63,7 @@ int main(int argc, char **argv)
     c.layers = s->layers, c.hidden = s->hidden, c.heads = s->heads, c.intermediate = s->inter;
     c.vocab_size = s->vocab, c.type_vocab = s->type_vocab, c.max_position = s->max_position;
     c.hidden_dropout = c.attn_dropout = 0.0f;
-    snprintf(c.pe, sizeof c.pe, "%s", spec);
+    snprintf(c.pe, sizeof c.pe, "%s", ba.pe);
     posemb_error err;
     posemb_model *m;
     if (posemb_config_set_head(&c, s->head, s->head == POSEMB_HEAD_CLASSIFY ? 2 : 0, &err) ||
@@ -99,11 +97,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "train_mini: %s\n", err.msg);
         return 1;
     }
-    double *ms = malloc((size_t)steps * sizeof *ms), loss = 0, loss0 = 0;
+    double *ms = malloc((size_t)ba.steps * sizeof *ms), loss = 0, loss0 = 0;
     /* The peak moves with the host's load: taken before and after the timed
      * steps, MFU against the higher. */
     double peak_before = bench_sgemm_peak();
-    for (int i = -2; i < steps; i++) { /* two warm-up steps */
+    for (int i = -2; i < ba.steps; i++) { /* two warm-up steps */
         double t0 = bench_now();
         posemb_loss l;
         posemb_model_zero_grad(m);
@@ -116,12 +114,12 @@ int main(int argc, char **argv)
         if (i == -2) loss0 = l.loss; /* from the initial weights: a check of the forward pass */
         loss = l.loss;
     }
-    double med = bench_median(ms, steps), tok_s = N / (med / 1e3), gflops = step_flops(s, head_rows) / (med / 1e3) / 1e9;
+    double med = bench_median(ms, ba.steps), tok_s = N / (med / 1e3), gflops = step_flops(s, head_rows) / (med / 1e3) / 1e9;
     double peak_after = bench_sgemm_peak(), peak = peak_after > peak_before ? peak_after : peak_before;
     printf("{\"engine\": \"posemb\", \"bench\": \"%s\", \"pe\": \"%s\", \"threads\": %d, \"precision\": \"%s\", \"tokens_per_s\": %.1f, "
            "\"ms_per_step\": %.3f, \"gflops\": %.3f, \"sgemm_peak_gflops\": %.2f, \"sgemm_peak_before\": %.2f, \"sgemm_peak_after\": %.2f, \"mfu\": %.4f, \"max_rss_kb\": %ld, "
            "\"loss0\": %.6f, \"loss\": %.6f, \"steps\": %d, \"params\": %zu}\n",
-           s->name, spec, threads, prec_name, tok_s, med, gflops, peak, peak_before, peak_after, gflops / peak, bench_max_rss_kb(), loss0, loss, steps, posemb_model_n_floats(m));
+           s->name, ba.pe, ba.threads, ba.precision, tok_s, med, gflops, peak, peak_before, peak_after, gflops / peak, bench_max_rss_kb(), loss0, loss, ba.steps, posemb_model_n_floats(m));
     posemb_adamw_free(&o);
     posemb_model_free(m);
     free(ids), free(targets), free(labels), free(ms);

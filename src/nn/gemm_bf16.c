@@ -120,7 +120,18 @@ static void convert(uint16_t *dst, const float *src, int rows, int cols, int ld)
 }
 
 /* A buffer of at least n bytes, 64-byte aligned, kept between calls. */
-static void *grow(void **buf, size_t *cap, size_t n);
+static void *grow(void **buf, size_t *cap, size_t n)
+{
+    if (n > *cap) {
+        size_t size = (n + 63) / 64 * 64;
+        void *p = aligned_alloc(64, size);
+        if (!p) return NULL;
+        free(*buf);
+        *buf = p;
+        *cap = size;
+    }
+    return *buf;
+}
 
 void gemm_bf16_reuse(const float *p)
 {
@@ -141,19 +152,6 @@ static const uint16_t *bf16_copy(const float *src, int rows, int cols, int ld, v
     convert(dst, src, rows, cols, ld);
     if (keep) k->rows = rows, k->cols = cols, k->ld = ld, k->made = 1;
     return dst;
-}
-
-static void *grow(void **buf, size_t *cap, size_t n)
-{
-    if (n > *cap) {
-        size_t size = (n + 63) / 64 * 64;
-        void *p = aligned_alloc(64, size);
-        if (!p) return NULL;
-        free(*buf);
-        *buf = p;
-        *cap = size;
-    }
-    return *buf;
 }
 
 static void entry_free(gemm_entry *e)
