@@ -21,6 +21,7 @@ enum { N = 20, H = 2, d = 4, D = H * d, L = 48 };
 typedef struct form {
     const char *spec;
     int clip, hf, key_query, values;
+    int gaps; /* positions 2t + 1 (the per-pair path) instead of consecutive ones (the runs path) */
 } form;
 
 static int row_of(const form *f, int qp, int kp)
@@ -100,7 +101,7 @@ static void check_form(const form *f)
     int32_t pos[N];
     posemb_rng_fill_normal(&rng, qkv, N * 3 * D, 1.0f);
     posemb_rng_fill_normal(&rng, R, N * D, 1.0f);
-    for (int t = 0; t < N; t++) pos[t] = f->hf ? t + 3 : 2 * t + 1; /* gaps: rows are not plain j - i */
+    for (int t = 0; t < N; t++) pos[t] = f->gaps ? 2 * t + 1 : t + 3; /* gaps: rows are not plain j - i */
     float qkv0[N * 3 * D];
     memcpy(qkv0, qkv, sizeof qkv);
 
@@ -136,23 +137,31 @@ static void check_form(const form *f)
         TU_CLOSE(tk->grad[i], dtk[i] + (tv == tk ? dtv[i] : 0), 1e-5, 1e-4, "d table (keys)", i);
         if (tv != tk) TU_CLOSE(tv->grad[i], dtv[i], 1e-5, 1e-4, "d table (values)", i);
     }
-    printf("%-22s efficient == naive over %d rows (forward, dq, dk, dv, tables)\n", f->spec, rows);
+    printf("%-22s %s positions: efficient == naive over %d rows (forward, dq, dk, dv, tables)\n", f->spec,
+           f->gaps ? "gapped" : "consecutive", rows);
     free(dtk), free(dtv), free(tkd), free(tvd), free(scratch);
     pe_free(p);
 }
 
-static void test_shaw_clipped(void **s) { check_form(&(form){"rpe:k=3", 3, 0, 0, 1}); }
-static void test_shaw_wide(void **s) { check_form(&(form){"rpe:k=60", 60, 0, 0, 1}); }
-static void test_shaw_keys_only(void **s) { check_form(&(form){"rpe:k=5,values=off", 5, 0, 0, 0}); }
-static void test_hf_relative_key(void **s) { check_form(&(form){"relative_key", 0, 1, 0, 0}); }
-static void test_hf_relative_key_query(void **s) { check_form(&(form){"relative_key_query", 0, 1, 1, 0}); }
+static void test_shaw_clipped(void **s) { check_form(&(form){"rpe:k=3", 3, 0, 0, 1, 1}); }
+static void test_shaw_clipped_consecutive(void **s) { check_form(&(form){"rpe:k=3", 3, 0, 0, 1, 0}); }
+static void test_shaw_wide(void **s) { check_form(&(form){"rpe:k=60", 60, 0, 0, 1, 1}); }
+static void test_shaw_wide_consecutive(void **s) { check_form(&(form){"rpe:k=60", 60, 0, 0, 1, 0}); }
+static void test_shaw_keys_only(void **s) { check_form(&(form){"rpe:k=5,values=off", 5, 0, 0, 0, 1}); }
+static void test_shaw_keys_only_consecutive(void **s) { check_form(&(form){"rpe:k=5,values=off", 5, 0, 0, 0, 0}); }
+static void test_hf_relative_key(void **s) { check_form(&(form){"relative_key", 0, 1, 0, 0, 0}); }
+static void test_hf_relative_key_gaps(void **s) { check_form(&(form){"relative_key", 0, 1, 0, 0, 1}); }
+static void test_hf_relative_key_query(void **s) { check_form(&(form){"relative_key_query", 0, 1, 1, 0, 0}); }
+static void test_hf_relative_key_query_gaps(void **s) { check_form(&(form){"relative_key_query", 0, 1, 1, 0, 1}); }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shaw_clipped),    cmocka_unit_test(test_shaw_wide),
-        cmocka_unit_test(test_shaw_keys_only),  cmocka_unit_test(test_hf_relative_key),
-        cmocka_unit_test(test_hf_relative_key_query),
+        cmocka_unit_test(test_shaw_clipped),         cmocka_unit_test(test_shaw_clipped_consecutive),
+        cmocka_unit_test(test_shaw_wide),            cmocka_unit_test(test_shaw_wide_consecutive),
+        cmocka_unit_test(test_shaw_keys_only),       cmocka_unit_test(test_shaw_keys_only_consecutive),
+        cmocka_unit_test(test_hf_relative_key),      cmocka_unit_test(test_hf_relative_key_gaps),
+        cmocka_unit_test(test_hf_relative_key_query), cmocka_unit_test(test_hf_relative_key_query_gaps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 #include "reltable.h"
 
 #include <cblas.h>
+#include <stddef.h>
 #include <string.h>
 
 /* The table rows [lo, hi] that pairs of this head can read. */
@@ -20,6 +21,74 @@ static void rows_used(rel_map m, const pe_head *h, int *lo, int *hi)
     *hi = a < b ? b : a;
 }
 
+/* Keys at consecutive positions (kpos[j] = kpos[0] + j, the usual case) read
+ * the table in at most three runs per query: keys [0, a) clamped to row r0,
+ * keys [a, b) rows mid + sign j, keys [b, nk) clamped to row r1. The runs
+ * replace a clamp per pair with plain strided loops. Rows are relative to lo. */
+typedef struct key_runs {
+    int a, b;
+    ptrdiff_t r0, mid, r1;
+} key_runs;
+
+static int keys_consecutive(const pe_head *h)
+{
+    for (int j = 1; j < h->nk; j++)
+        if (h->kpos[j] != h->kpos[0] + j) return 0;
+    return 1;
+}
+
+static int clamp_index(int64_t v, int n) { return v < 0 ? 0 : v > n ? n : (int)v; }
+
+static key_runs runs_of(rel_map m, int lo, int32_t qp, const pe_head *h)
+{
+    int64_t off = (int64_t)h->kpos[0] - qp; /* kpos[j] - qp = off + j */
+    key_runs k;
+    k.a = clamp_index(-m.clip - off, h->nk);
+    k.b = clamp_index(m.clip - off + 1, h->nk);
+    k.r0 = m.clip - (ptrdiff_t)m.sign * m.clip - lo;
+    k.r1 = m.clip + (ptrdiff_t)m.sign * m.clip - lo;
+    k.mid = m.clip + m.sign * off - lo;
+    return k;
+}
+
+/* dst[j] += src[j * jstride + row(j)] for the keys j of one query. */
+static void gather_add(float *restrict dst, const float *restrict src, int jstride, key_runs k, int sign, int nk)
+{
+    ptrdiff_t step = jstride + sign;
+    for (int j = 0; j < k.a; j++) dst[j] += src[(ptrdiff_t)j * jstride + k.r0];
+    for (int j = k.a; j < k.b; j++) dst[j] += src[k.mid + j * step];
+    for (int j = k.b; j < nk; j++) dst[j] += src[(ptrdiff_t)j * jstride + k.r1];
+}
+
+/* w[j * jstride + row(j)] += src[j] for the keys j of one query. */
+static void scatter_add(float *restrict w, const float *restrict src, int jstride, key_runs k, int sign, int nk)
+{
+    ptrdiff_t step = jstride + sign;
+    for (int j = 0; j < k.a; j++) w[(ptrdiff_t)j * jstride + k.r0] += src[j];
+    for (int j = k.a; j < k.b; j++) w[k.mid + j * step] += src[j];
+    for (int j = k.b; j < nk; j++) w[(ptrdiff_t)j * jstride + k.r1] += src[j];
+}
+
+/* Query i's keys: dst[j] += src[j * jstride + row(i, j)]. */
+static void gather_query(rel_map m, const pe_head *h, int lo, int fast, int i, float *dst, const float *src, int jstride)
+{
+    if (fast) {
+        gather_add(dst, src, jstride, runs_of(m, lo, h->qpos[i], h), m.sign, h->nk);
+        return;
+    }
+    for (int j = 0; j < h->nk; j++) dst[j] += src[(size_t)j * jstride + rel_row(m, h->qpos[i], h->kpos[j]) - lo];
+}
+
+/* Query i's keys: w[j * jstride + row(i, j)] += src[j]. */
+static void scatter_query(rel_map m, const pe_head *h, int lo, int fast, int i, float *w, const float *src, int jstride)
+{
+    if (fast) {
+        scatter_add(w, src, jstride, runs_of(m, lo, h->qpos[i], h), m.sign, h->nk);
+        return;
+    }
+    for (int j = 0; j < h->nk; j++) w[(size_t)j * jstride + rel_row(m, h->qpos[i], h->kpos[j]) - lo] += src[j];
+}
+
 size_t rel_scratch_floats(rel_map m, int n) { return (size_t)n * ((size_t)2 * (size_t)m.clip + 1); }
 
 void rel_logits_forward(rel_map m, const pe_head *h, int key_side, const float *x, int ldx, const float *table,
@@ -32,13 +101,9 @@ void rel_logits_forward(rel_map m, const pe_head *h, int key_side, const float *
     float *xt = scratch; /* [nx, R]: x . T[row]^T, scaled */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nx, R, d, h->scale, x, ldx, table + (size_t)lo * d, d, 0.0f,
                 xt, R);
-    for (int i = 0; i < h->nq; i++) {
-        float *si = s + (size_t)i * lds;
-        for (int j = 0; j < h->nk; j++) {
-            int r = rel_row(m, h->qpos[i], h->kpos[j]) - lo;
-            si[j] += key_side ? xt[(size_t)j * R + r] : xt[(size_t)i * R + r];
-        }
-    }
+    int fast = keys_consecutive(h);
+    for (int i = 0; i < h->nq; i++)
+        gather_query(m, h, lo, fast, i, s + (size_t)i * lds, key_side ? xt : xt + (size_t)i * R, key_side ? R : 0);
 }
 
 void rel_logits_backward(rel_map m, const pe_head *h, int key_side, const float *x, int ldx, const float *table,
@@ -50,14 +115,9 @@ void rel_logits_backward(rel_map m, const pe_head *h, int key_side, const float 
     int R = hi - lo + 1, nx = key_side ? h->nk : h->nq;
     float *w = scratch; /* [nx, R]: ds summed over the pairs that share a row */
     memset(w, 0, (size_t)nx * R * sizeof *w);
-    for (int i = 0; i < h->nq; i++) {
-        const float *dsi = ds + (size_t)i * ldds;
-        for (int j = 0; j < h->nk; j++) {
-            int r = rel_row(m, h->qpos[i], h->kpos[j]) - lo;
-            if (key_side) w[(size_t)j * R + r] += dsi[j];
-            else w[(size_t)i * R + r] += dsi[j];
-        }
-    }
+    int fast = keys_consecutive(h);
+    for (int i = 0; i < h->nq; i++)
+        scatter_query(m, h, lo, fast, i, key_side ? w : w + (size_t)i * R, ds + (size_t)i * ldds, key_side ? R : 0);
     if (dx)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nx, d, R, h->scale, w, R, table + (size_t)lo * d, d,
                     1.0f, dx, lddx);
@@ -69,12 +129,9 @@ void rel_logits_backward(rel_map m, const pe_head *h, int key_side, const float 
 /* w[i][row] = sum of prob[i][j] over the keys j that read row. */
 static void sum_prob_by_row(rel_map m, const pe_head *h, int lo, int R, const float *prob, int ldp, float *w)
 {
+    int fast = keys_consecutive(h);
     memset(w, 0, (size_t)h->nq * R * sizeof *w);
-    for (int i = 0; i < h->nq; i++) {
-        const float *pi = prob + (size_t)i * ldp;
-        float *wi = w + (size_t)i * R;
-        for (int j = 0; j < h->nk; j++) wi[rel_row(m, h->qpos[i], h->kpos[j]) - lo] += pi[j];
-    }
+    for (int i = 0; i < h->nq; i++) scatter_query(m, h, lo, fast, i, w + (size_t)i * R, prob + (size_t)i * ldp, 0);
 }
 
 void rel_values_forward(rel_map m, const pe_head *h, const float *table, const float *prob, int ldp, float *z, int ldz,
@@ -99,11 +156,8 @@ void rel_values_backward(rel_map m, const pe_head *h, const float *table, const 
     float *g = scratch; /* [nq, R]: dz_i . T[row] */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, h->nq, R, d, 1.0f, dz, lddz, table + (size_t)lo * d, d, 0.0f,
                 g, R);
-    for (int i = 0; i < h->nq; i++) {
-        float *dpi = dprob + (size_t)i * lddp;
-        const float *gi = g + (size_t)i * R;
-        for (int j = 0; j < h->nk; j++) dpi[j] += gi[rel_row(m, h->qpos[i], h->kpos[j]) - lo];
-    }
+    int fast = keys_consecutive(h);
+    for (int i = 0; i < h->nq; i++) gather_query(m, h, lo, fast, i, dprob + (size_t)i * lddp, g + (size_t)i * R, 0);
     if (!dtable) return;
     sum_prob_by_row(m, h, lo, R, prob, ldp, scratch);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, R, d, h->nq, 1.0f, scratch, R, dz, lddz, 1.0f,
