@@ -1,6 +1,7 @@
 #include <math.h>
 
 #include "posemb/nn.h"
+#include "vmath.h"
 
 void nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b, int N,
                           int C, float eps)
@@ -9,13 +10,10 @@ void nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, co
     for (int t = 0; t < N; t++) {
         const float *xt = x + (long)t * C;
         float *yt = y + (long)t * C;
-        double m = 0.0, v = 0.0;
-        for (int i = 0; i < C; i++) m += xt[i];
-        m /= C;
-        for (int i = 0; i < C; i++) v += (xt[i] - m) * (xt[i] - m);
-        float s = (float)(1.0 / sqrt(v / C + eps));
-        for (int i = 0; i < C; i++) yt[i] = (float)((xt[i] - m) * s) * w[i] + b[i];
-        mean[t] = (float)m;
+        float m = (float)(vm_sum(xt, C) / C);
+        float s = (float)(1.0 / sqrt(vm_sq_dev(xt, C, m) / C + eps));
+        for (int i = 0; i < C; i++) yt[i] = (xt[i] - m) * s * w[i] + b[i];
+        mean[t] = m;
         rstd[t] = s;
     }
 }
@@ -50,17 +48,7 @@ void nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, con
     for (int t = 0; t < N; t++) {
         const float *dyt = dy + (long)t * C, *xt = x + (long)t * C;
         float m = mean[t], s = rstd[t], *dxt = dx + (long)t * C;
-        double g_mean = 0.0, gx_mean = 0.0;
-        for (int i = 0; i < C; i++) {
-            float xhat = (xt[i] - m) * s, g = dyt[i] * w[i];
-            g_mean += g;
-            gx_mean += g * xhat;
-        }
-        g_mean /= C;
-        gx_mean /= C;
-        for (int i = 0; i < C; i++) {
-            float xhat = (xt[i] - m) * s;
-            dxt[i] += s * (float)(dyt[i] * w[i] - g_mean - xhat * gx_mean);
-        }
+        float g_mean = (float)(vm_dot(dyt, w, C) / C), gx_mean = (float)(vm_dot_dev(dyt, w, xt, C, m) * s / C);
+        for (int i = 0; i < C; i++) dxt[i] += s * (dyt[i] * w[i] - g_mean - (xt[i] - m) * s * gx_mean);
     }
 }

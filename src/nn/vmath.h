@@ -90,4 +90,37 @@ static inline double vm_dot(const float *a, const float *b, int n)
     return vm_lanes_total(acc);
 }
 
+/* sum_i a[i]. */
+static inline double vm_sum(const float *a, int n)
+{
+    float acc[VM_LANES] = {0};
+    int i = 0;
+    for (; i + VM_LANES <= n; i += VM_LANES)
+        for (int l = 0; l < VM_LANES; l++) acc[l] += a[i + l];
+    for (; i < n; i++) acc[i % VM_LANES] += a[i];
+    return vm_lanes_total(acc);
+}
+
+/* sum_i (a[i] - m)^2. */
+static inline double vm_sq_dev(const float *a, int n, float m)
+{
+    float acc[VM_LANES] = {0};
+    int i = 0;
+    for (; i + VM_LANES <= n; i += VM_LANES)
+        for (int l = 0; l < VM_LANES; l++) acc[l] += (a[i + l] - m) * (a[i + l] - m);
+    for (; i < n; i++) acc[i % VM_LANES] += (a[i] - m) * (a[i] - m);
+    return vm_lanes_total(acc);
+}
+
+/* sum_i a[i] b[i] (c[i] - m). */
+static inline double vm_dot_dev(const float *a, const float *b, const float *c, int n, float m)
+{
+    float acc[VM_LANES] = {0};
+    int i = 0;
+    for (; i + VM_LANES <= n; i += VM_LANES)
+        for (int l = 0; l < VM_LANES; l++) acc[l] += a[i + l] * b[i + l] * (c[i + l] - m);
+    for (; i < n; i++) acc[i % VM_LANES] += a[i] * b[i] * (c[i] - m);
+    return vm_lanes_total(acc);
+}
+
 #endif
