@@ -16,21 +16,21 @@
 #include "posemb/precision.h"
 #include "posemb/threads.h"
 
-static double bench_now(void)
+static inline double bench_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int bench_cmp_double(const void *a, const void *b)
+static inline int bench_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
 /* The median of x [n] (sorts x). */
-static double bench_median(double *x, int n)
+static inline double bench_median(double *x, int n)
 {
     qsort(x, (size_t)n, sizeof *x, bench_cmp_double);
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
@@ -45,7 +45,7 @@ typedef struct bench_args {
 /* Parses them, sets the threads and the matmul precision: 0, 2 on bad
  * arguments (the caller prints its usage), 1 with a message when this
  * machine cannot run the precision (a bf16 row must not time fp32). */
-static int bench_parse(int argc, char **argv, const char *default_size, bench_args *a)
+static inline int bench_parse(int argc, char **argv, const char *default_size, bench_args *a)
 {
     a->pe = argc > 1 ? argv[1] : "ape", a->size = argc > 2 ? argv[2] : default_size;
     a->threads = argc > 3 ? atoi(argv[3]) : 0, a->steps = argc > 4 ? atoi(argv[4]) : 10;
@@ -65,7 +65,7 @@ static int bench_parse(int argc, char **argv, const char *default_size, bench_ar
  * threads in force, in the matmul precision (bf16: the conversions included):
  * the peak MFU refers to. The PyTorch peer measures its own the same way
  * (torch.mm). */
-static double bench_sgemm_peak(void)
+static inline double bench_sgemm_peak(void)
 {
     const int n = 1536;
     float *a = malloc((size_t)n * n * sizeof *a), *b = malloc((size_t)n * n * sizeof *b), *c = malloc((size_t)n * n * sizeof *c);
@@ -86,7 +86,7 @@ static double bench_sgemm_peak(void)
 }
 
 /* Peak resident memory of this process, KiB (Linux's ru_maxrss). */
-static long bench_max_rss_kb(void)
+static inline long bench_max_rss_kb(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -97,7 +97,7 @@ static long bench_max_rss_kb(void)
  * (q, k, v, output projection, FFN) and the two attention products; the
  * PE's own work (relative tables, rotations, biases) is not counted, so
  * every PE is measured against the same model FLOPs. */
-static double bench_encoder_flops(int layers, int D, int F, int B, int T)
+static inline double bench_encoder_flops(int layers, int D, int F, int B, int T)
 {
     double tokens = (double)B * T;
     double dense = 2.0 * tokens * layers * (4.0 * D * D + 2.0 * D * F);
@@ -112,7 +112,7 @@ static double bench_encoder_flops(int layers, int D, int F, int B, int T)
  * them, so that both engines start from the same weights and data and their
  * losses agree to float rounding (bench/run --same-init). Returns 0 when not
  * asked or done, 1 on a failure (said on stderr). */
-static int bench_dump(posemb_model *m, const int32_t *const *arrays, const long *lens, int n)
+static inline int bench_dump(posemb_model *m, const int32_t *const *arrays, const long *lens, int n)
 {
     const char *dir = getenv("POSEMB_BENCH_DUMP");
     if (!dir || !*dir) return 0;

@@ -12,30 +12,18 @@
  * usage: bench_forward_base [PE] [SIZE] [THREADS] [STEPS] [fp32|bf16] */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "bench_common.h"
+#include "sizes.h"
 #include "posemb/model.h"
 #include "posemb/rng.h"
 #include "posemb/threads.h"
-
-typedef struct bench_size {
-    const char *name;
-    int layers, hidden, heads, inter, vocab, batch, len;
-} bench_size;
-
-static const bench_size SIZES[] = {
-    {"forward-base", 12, 768, 12, 3072, 30522, 8, 128},
-    {"forward-tiny", 2, 256, 4, 1024, 30522, 4, 128},
-};
 
 int main(int argc, char **argv)
 {
     bench_args ba;
     int rc = bench_parse(argc, argv, "forward-base", &ba);
-    const bench_size *s = NULL;
-    for (size_t i = 0; i < sizeof SIZES / sizeof *SIZES; i++)
-        if (!strcmp(SIZES[i].name, ba.size)) s = &SIZES[i];
+    const bench_forward_size *s = bench_forward_size_named(ba.size);
     if (rc == 2 || (!rc && !s)) {
         fprintf(stderr, "usage: bench_forward_base [PE] [forward-base|forward-tiny] [THREADS] [STEPS] [fp32|bf16]\n");
         return 2;

@@ -13,33 +13,18 @@
  * usage: bench_train_mini [PE] [SIZE] [THREADS] [STEPS] [fp32|bf16] */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "bench_common.h"
+#include "sizes.h"
 #include "posemb/model.h"
 #include "posemb/optim.h"
 #include "posemb/rng.h"
 #include "posemb/threads.h"
 
-typedef struct bench_size {
-    const char *name;
-    int layers, hidden, heads, inter, vocab, type_vocab, max_position, batch, len;
-    posemb_head head; /* MLM: loss on a fixed 15% of positions; CLASSIFY: 2 labels */
-    float lr;
-    long warmup, total; /* the learning-rate schedule (posemb_lr_at) */
-} bench_size;
-
-static const bench_size SIZES[] = {
-    {"train-mini", 4, 256, 4, 1024, 30522, 2, 128, 32, 128, POSEMB_HEAD_MLM, 1e-4f, 0, 1000000},
-    {"train-tiny", 2, 64, 4, 256, 1000, 2, 64, 16, 64, POSEMB_HEAD_MLM, 1e-4f, 0, 1000000},
-    /* posemb_study_default(): tables sized for the longest evaluation (8 x 32), 250 steps, warm-up 25 */
-    {"train-small", 2, 64, 4, 128, 64, 1, 256, 32, 32, POSEMB_HEAD_CLASSIFY, 3e-3f, 25, 250},
-};
-
 /* FLOPs of one training step (forward + backward = 3x forward): the encoder
  * (bench_encoder_flops) and the head on the rows it reads (MLM: the masked
  * tokens; classification: the first token of each sequence). */
-static double step_flops(const bench_size *s, long head_rows)
+static double step_flops(const bench_train_size *s, long head_rows)
 {
     double D = s->hidden, enc = bench_encoder_flops(s->layers, s->hidden, s->inter, s->batch, s->len);
     double head = s->head == POSEMB_HEAD_MLM ? 2.0 * head_rows * (D * D + D * s->vocab) : 2.0 * head_rows * (D * D + D * 2);
@@ -50,9 +35,7 @@ int main(int argc, char **argv)
 {
     bench_args ba;
     int rc = bench_parse(argc, argv, "train-mini", &ba);
-    const bench_size *s = NULL;
-    for (size_t i = 0; i < sizeof SIZES / sizeof *SIZES; i++)
-        if (!strcmp(SIZES[i].name, ba.size)) s = &SIZES[i];
+    const bench_train_size *s = bench_train_size_named(ba.size);
     if (rc == 2 || (!rc && !s)) {
         fprintf(stderr, "usage: bench_train_mini [PE] [train-mini|train-tiny|train-small] [THREADS] [STEPS] [fp32|bf16]\n");
         return 2;

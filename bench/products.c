@@ -1,0 +1,198 @@
+/* The products alone (bench/README.md, "What the products allow"): times
+ * every matrix product that one step of a bench size issues, in the shapes
+ * the engine issues them (nn_linear: forward x W^T; backward dy W and
+ * dy^T x, accumulated; attention: two products per head forward and four
+ * backward, fp32, the heads spread over the threads), each on warm caches,
+ * and adds them up: the time a step would take if nothing but its products
+ * took time, hence the most tokens/s these products allow on this machine.
+ * The relative PEs' extra products are not included (the bound is ape's).
+ * Prints one JSON line per product, then the total.
+ * usage: bench_products [SIZE] [THREADS] [fp32|bf16]
+ *        SIZE: train-mini, train-tiny, train-small (a training step) or
+ *              forward-base, forward-tiny (a forward pass) */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench_common.h"
+#include "sizes.h"
+
+/* One dense product as nn_gemm takes it, and how often a step issues it. */
+typedef struct product {
+    const char *name;
+    int ta, tb, M, N, K;
+    float beta;
+    int per_step;
+} product;
+
+/* A step's shapes, whatever the bench: tokens, widths, the head's rows and width. */
+typedef struct shapes {
+    int layers, D, H, F, B, T, train;
+    int head_rows, head_mid, head_out; /* head: [rows, D] -> [rows, mid] -> [rows, out]; no head when rows = 0 */
+} shapes;
+
+static double seconds_per_call(void (*call)(void *), void *arg)
+{
+    double t[5];
+    call(arg); /* warm: caches, oneDNN's primitive */
+    for (int r = 0; r < 5; r++) {
+        int reps = 0;
+        double t0 = bench_now(), el;
+        do call(arg), reps++;
+        while ((el = bench_now() - t0) < 0.03);
+        t[r] = el / reps;
+    }
+    return bench_median(t, 5);
+}
+
+typedef struct dense_arg {
+    const product *p;
+    float *a, *b, *c;
+} dense_arg;
+
+static void dense_call(void *v)
+{
+    const dense_arg *d = v;
+    const product *p = d->p;
+    nn_gemm(p->ta, p->tb, p->M, p->N, p->K, 1.0f, d->a, p->ta ? p->M : p->K, d->b, p->tb ? p->K : p->N, p->beta, d->c,
+            p->N);
+}
+
+static float *filled(long n)
+{
+    float *x = malloc((size_t)n * sizeof *x);
+    for (long i = 0; x && i < n; i++) x[i] = 1e-2f * (float)((i * 7919) % 201 - 100);
+    return x;
+}
+
+/* Seconds per call of p, or -1 when out of memory. */
+static double time_dense(const product *p)
+{
+    dense_arg d = {p, filled((long)p->M * p->K), filled((long)p->K * p->N), filled((long)p->M * p->N)};
+    double s = d.a && d.b && d.c ? seconds_per_call(dense_call, &d) : -1.0;
+    free(d.a), free(d.b), free(d.c);
+    return s;
+}
+
+typedef struct attn_arg {
+    const shapes *s;
+    float *qkv, *dqkv, *probs, *out, *scratch;
+    int backward;
+} attn_arg;
+
+/* One layer's per-head products, as src/nn/attention.c issues them. */
+static void attn_call(void *v)
+{
+    const attn_arg *a = v;
+    int B = a->s->B, T = a->s->T, D = a->s->D, H = a->s->H, d = D / H, ld = 3 * D;
+    float scale = 1.0f / sqrtf((float)d);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            const float *q = a->qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *vv = q + 2 * D;
+            float *pr = a->probs + ((size_t)b * H + h) * T * T, *z = a->out + (size_t)b * T * D + (size_t)h * d;
+            if (!a->backward) {
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, ld, k, ld, 0.0f, pr, T);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0f, pr, T, vv, ld, 0.0f, z, D);
+                continue;
+            }
+            float *dq = a->dqkv + (size_t)b * T * ld + (size_t)h * d, *dk = dq + D, *dv = dq + 2 * D;
+            float *dp = a->scratch + (size_t)posemb_thread_id() * T * T;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0f, z, D, vv, ld, 0.0f, dp, T);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0f, pr, T, z, D, 0.0f, dv, ld);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, scale, dp, T, k, ld, 0.0f, dq, ld);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, scale, dp, T, q, ld, 0.0f, dk, ld);
+        }
+}
+
+static double time_attention(const shapes *s, int backward)
+{
+    long N = (long)s->B * s->T;
+    attn_arg a = {s, filled(N * 3 * s->D), filled(N * 3 * s->D), filled((long)s->B * s->H * s->T * s->T),
+                  filled(N * s->D), filled((long)posemb_threads_max() * s->T * s->T), backward};
+    double t = a.qkv && a.dqkv && a.probs && a.out && a.scratch ? seconds_per_call(attn_call, &a) : -1.0;
+    free(a.qkv), free(a.dqkv), free(a.probs), free(a.out), free(a.scratch);
+    return t;
+}
+
+/* The dense products of a step: each linear (in -> out) on n rows, `times`
+ * per step, forward and, when training, its two backward products. */
+static int linear_products(product *p, const char *name, int n, int in, int out, int times, int train)
+{
+    p[0] = (product){name, 0, 1, n, out, in, 0.0f, times};
+    if (!train) return 1;
+    p[1] = (product){name, 0, 0, n, in, out, 1.0f, times}; /* dx += dy W */
+    p[2] = (product){name, 1, 0, out, in, n, 1.0f, times}; /* dW += dy^T x */
+    return 3;
+}
+
+static const char *op_name(const product *p, int train)
+{
+    static const char *names[] = {"forward", "backward dx", "backward dW"};
+    return names[!train ? 0 : p->ta ? 2 : !p->tb ? 1 : 0];
+}
+
+static int shapes_named(const char *name, shapes *s)
+{
+    const bench_train_size *t = bench_train_size_named(name);
+    const bench_forward_size *f = bench_forward_size_named(name);
+    if (t) {
+        int mlm = t->head == POSEMB_HEAD_MLM;
+        *s = (shapes){t->layers, t->hidden, t->heads, t->inter, t->batch, t->len, 1,
+                      mlm ? (int)lround(0.15 * t->batch * t->len) : t->batch, t->hidden, mlm ? t->vocab : 2};
+        return 1;
+    }
+    if (f) *s = (shapes){f->layers, f->hidden, f->heads, f->inter, f->batch, f->len, 0, 0, 0, 0};
+    return f != NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char *size = argc > 1 ? argv[1] : "train-mini", *prec_name = argc > 3 ? argv[3] : "fp32";
+    shapes s;
+    posemb_precision prec;
+    if (argc > 4 || !shapes_named(size, &s) || !posemb_precision_parse(prec_name, &prec)) {
+        fprintf(stderr, "usage: bench_products [train-mini|train-tiny|train-small|forward-base|forward-tiny] "
+                        "[THREADS] [fp32|bf16]\n");
+        return 2;
+    }
+    char why[256];
+    if (posemb_set_matmul_precision(prec, why, sizeof why) != prec) {
+        fprintf(stderr, "bench_products: %s products unavailable: %s\n", prec_name, why);
+        return 1;
+    }
+    int threads = posemb_threads_set(argc > 2 ? atoi(argv[2]) : 0), N = s.B * s.T, n = 0;
+    product p[24];
+    n += linear_products(p + n, "q, k, v", N, s.D, 3 * s.D, s.layers, s.train);
+    n += linear_products(p + n, "attention output", N, s.D, s.D, s.layers, s.train);
+    n += linear_products(p + n, "feed-forward in", N, s.D, s.F, s.layers, s.train);
+    n += linear_products(p + n, "feed-forward out", N, s.F, s.D, s.layers, s.train);
+    if (s.head_rows) {
+        n += linear_products(p + n, "head transform", s.head_rows, s.D, s.head_mid, 1, s.train);
+        n += linear_products(p + n, "head output", s.head_rows, s.head_mid, s.head_out, 1, s.train);
+    }
+    double dense = 0, attn = 0, flops = 0;
+    for (int i = 0; i < n; i++) {
+        double t = time_dense(&p[i]), f = 2.0 * p[i].M * p[i].N * p[i].K;
+        if (t < 0) return fprintf(stderr, "bench_products: out of memory\n"), 1;
+        dense += t * p[i].per_step, flops += f * p[i].per_step;
+        printf("{\"bench\": \"products\", \"size\": \"%s\", \"product\": \"%s %s\", \"op\": \"%c%c\", \"M\": %d, "
+               "\"N\": %d, \"K\": %d, \"per_step\": %d, \"us\": %.2f, \"gflops\": %.1f}\n",
+               size, p[i].name, op_name(&p[i], s.train), p[i].ta ? 'T' : 'N', p[i].tb ? 'T' : 'N', p[i].M, p[i].N,
+               p[i].K, p[i].per_step, 1e6 * t, f / t / 1e9);
+    }
+    for (int bw = 0; bw <= s.train; bw++) {
+        double t = time_attention(&s, bw), f = (bw ? 8.0 : 4.0) * s.B * (double)s.T * s.T * s.D;
+        if (t < 0) return fprintf(stderr, "bench_products: out of memory\n"), 1;
+        attn += t * s.layers, flops += f * s.layers;
+        printf("{\"bench\": \"products\", \"size\": \"%s\", \"product\": \"attention per head %s\", \"heads\": %d, "
+               "\"per_step\": %d, \"us\": %.2f, \"gflops\": %.1f}\n",
+               size, bw ? "backward" : "forward", s.B * s.H, s.layers, 1e6 * t, f / t / 1e9);
+    }
+    double total = dense + attn;
+    printf("{\"bench\": \"products\", \"size\": \"%s\", \"threads\": %d, \"precision\": \"%s\", \"products_ms\": %.3f, "
+           "\"dense_ms\": %.3f, \"attention_ms\": %.3f, \"gflops\": %.1f, \"tokens_per_s_bound\": %.1f}\n",
+           size, threads, prec_name, 1e3 * total, 1e3 * dense, 1e3 * attn, flops / total / 1e9, N / total);
+    return 0;
+}
