@@ -186,7 +186,7 @@ int main(int argc, char **argv)
         double t = time_attention(&s, bw), f = (bw ? 8.0 : 4.0) * s.B * (double)s.T * s.T * s.D;
         if (t < 0) return fprintf(stderr, "bench_products: out of memory\n"), 1;
         attn += t * s.layers, flops += f * s.layers;
-        printf("{\"bench\": \"products\", \"size\": \"%s\", \"product\": \"attention per head %s\", \"heads\": %d, "
+        printf("{\"bench\": \"products\", \"size\": \"%s\", \"product\": \"attention, all heads, %s\", \"heads\": %d, "
                "\"per_step\": %d, \"us\": %.2f, \"gflops\": %.1f}\n",
                size, bw ? "backward" : "forward", s.B * s.H, s.layers, 1e6 * t, f / t / 1e9);
     }

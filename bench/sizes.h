@@ -1,5 +1,5 @@
 /* The benchmarks' sizes by name (bench/README.md), shared by the benches
- * and by gemm_shapes.c, which times the products of the same sizes. */
+ * and by products.c, which times the products of the same sizes. */
 #ifndef POSEMB_BENCH_SIZES_H
 #define POSEMB_BENCH_SIZES_H
 

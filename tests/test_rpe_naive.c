@@ -5,12 +5,16 @@
  *     z_i  = sum_j p_ij (v_j [+ aV[row]])
  * for Shaw's form (row = clip(j - i) + k, keys and values) and HF's
  * relative_key / relative_key_query (row = i - j + L - 1). Forward outputs
- * and every gradient (q, k, v, tables) are compared. */
+ * and every gradient (q, k, v, tables) are compared. The four table
+ * operations of pe/reltable.h are also checked one by one against sums over
+ * rel_row() for shapes the PEs do not reach (either sign with clamping,
+ * queries and keys of different counts and offsets, a single key). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pe/reltable.h"
 #include "posemb/attention.h"
 #include "posemb/pe.h"
 #include "posemb/rng.h"
@@ -154,6 +158,85 @@ static void test_hf_relative_key_gaps(void **s) { check_form(&(form){"relative_k
 static void test_hf_relative_key_query(void **s) { check_form(&(form){"relative_key_query", 0, 1, 1, 0, 0}); }
 static void test_hf_relative_key_query_gaps(void **s) { check_form(&(form){"relative_key_query", 0, 1, 1, 0, 1}); }
 
+/* The table operations one by one against sums over rel_row(), in double. */
+enum { RQ = 7, RK = 11, RD = 3 };
+
+static void check_reltable(rel_map m, int nq, int nk, int key_gap)
+{
+    int32_t qpos[RQ], kpos[RK];
+    for (int i = 0; i < nq; i++) qpos[i] = 5 + i;
+    for (int j = 0; j < nk; j++) kpos[j] = 2 + j + (key_gap && j > nk / 2); /* a gap: the per-pair path */
+    int rows = 2 * m.clip + 1, nx = nq > nk ? nq : nk;
+    float table[(2 * 40 + 1) * RD], x[RK * RD], s[RQ * RK], s0[RQ * RK], ds[RQ * RK], dx[RK * RD] = {0},
+        dtable[(2 * 40 + 1) * RD] = {0}, z[RQ * RD] = {0}, dz[RQ * RD], dprob[RQ * RK] = {0};
+    float *scratch = malloc(rel_scratch_floats(m, nx) * sizeof(float));
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 7, (uint64_t)(m.clip * 4 + (m.sign > 0) * 2 + key_gap));
+    posemb_rng_fill_normal(&rng, table, rows * RD, 1.0f);
+    posemb_rng_fill_normal(&rng, x, RK * RD, 1.0f);
+    posemb_rng_fill_normal(&rng, s, RQ * RK, 1.0f);
+    posemb_rng_fill_normal(&rng, ds, RQ * RK, 1.0f);
+    posemb_rng_fill_normal(&rng, dz, RQ * RD, 1.0f);
+    memcpy(s0, s, sizeof s);
+    for (int key_side = 0; key_side <= 1; key_side++) {
+        pe_head h = {0, 0, nq, nk, RD, 0.5f, qpos, kpos, 0};
+        memcpy(s, s0, sizeof s);
+        memset(dx, 0, sizeof dx), memset(dtable, 0, sizeof dtable);
+        rel_logits_forward(m, &h, key_side, x, RD, table, s, RK, scratch);
+        rel_logits_backward(m, &h, key_side, x, RD, table, ds, RK, dx, RD, dtable, scratch);
+        double rdx[RK * RD] = {0}, rdt[(2 * 40 + 1) * RD] = {0};
+        for (int i = 0; i < nq; i++)
+            for (int j = 0; j < nk; j++) {
+                int r = rel_row(m, qpos[i], kpos[j]), t = key_side ? j : i;
+                double e = 0;
+                for (int c = 0; c < RD; c++) {
+                    e += 0.5 * x[t * RD + c] * table[r * RD + c];
+                    rdx[t * RD + c] += 0.5 * ds[i * RK + j] * table[r * RD + c];
+                    rdt[r * RD + c] += 0.5 * ds[i * RK + j] * x[t * RD + c];
+                }
+                TU_CLOSE(s[i * RK + j] - s0[i * RK + j], e, 1e-5, 1e-5, "logits", i * RK + j);
+            }
+        for (int i = 0; i < nx * RD; i++) TU_CLOSE(dx[i], rdx[i], 1e-5, 1e-5, "logits dx", i);
+        for (int i = 0; i < rows * RD; i++) TU_CLOSE(dtable[i], rdt[i], 1e-5, 1e-5, "logits dtable", i);
+    }
+    pe_head h = {0, 0, nq, nk, RD, 0.5f, qpos, kpos, 0};
+    const float *prob = ds; /* any weights will do */
+    memset(dtable, 0, sizeof dtable);
+    rel_values_forward(m, &h, table, prob, RK, z, RD, scratch);
+    rel_values_backward(m, &h, table, prob, RK, dz, RD, dprob, RK, dtable, scratch);
+    double rdt[(2 * 40 + 1) * RD] = {0};
+    for (int i = 0; i < nq; i++) {
+        double rz[RD] = {0};
+        for (int j = 0; j < nk; j++) {
+            int r = rel_row(m, qpos[i], kpos[j]);
+            double g = 0;
+            for (int c = 0; c < RD; c++) {
+                rz[c] += prob[i * RK + j] * table[r * RD + c];
+                g += dz[i * RD + c] * table[r * RD + c];
+                rdt[r * RD + c] += prob[i * RK + j] * dz[i * RD + c];
+            }
+            TU_CLOSE(dprob[i * RK + j], g, 1e-5, 1e-5, "values dprob", i * RK + j);
+        }
+        for (int c = 0; c < RD; c++) TU_CLOSE(z[i * RD + c], rz[c], 1e-5, 1e-5, "values z", i * RD + c);
+    }
+    for (int i = 0; i < rows * RD; i++) TU_CLOSE(dtable[i], rdt[i], 1e-5, 1e-5, "values dtable", i);
+    free(scratch);
+}
+
+static void test_reltable_direct(void **st)
+{
+    const int clips[] = {0, 1, 3, 40};
+    for (int c = 0; c < 4; c++)
+        for (int sign = -1; sign <= 1; sign += 2)
+            for (int gap = 0; gap <= 1; gap++) {
+                rel_map m = {clips[c], sign};
+                check_reltable(m, RQ, RK, gap);
+                check_reltable(m, RQ, 1, 0);
+                check_reltable(m, 1, RK, gap);
+            }
+    printf("reltable operations == sums over rel_row (clip 0, 1, 3, 40; both signs; consecutive and gapped keys)\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -162,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_shaw_keys_only),       cmocka_unit_test(test_shaw_keys_only_consecutive),
         cmocka_unit_test(test_hf_relative_key),      cmocka_unit_test(test_hf_relative_key_gaps),
         cmocka_unit_test(test_hf_relative_key_query), cmocka_unit_test(test_hf_relative_key_query_gaps),
+        cmocka_unit_test(test_reltable_direct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,7 +33,7 @@ typedef struct key_runs {
 static int keys_consecutive(const pe_head *h)
 {
     for (int j = 1; j < h->nk; j++)
-        if (h->kpos[j] != h->kpos[0] + j) return 0;
+        if ((int64_t)h->kpos[j] != (int64_t)h->kpos[0] + j) return 0;
     return 1;
 }
 
