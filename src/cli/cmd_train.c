@@ -343,7 +343,7 @@ static posemb_status run(train_cmd *c, posemb_error *err)
     posemb_status st = start_or_resume(c, err);
     if (!st) set_precision(c);
     if (!st) st = load_tokenizer(c, &tok, desc, sizeof desc, err);
-    if (!st && !c->resume) st = copy_tokenizer(c, err);
+    if (!st) st = copy_tokenizer(c, err); /* on --resume too: a kill may have come before the copy */
     if (!st) st = build_model(c, tok, &m, err);
     if (!st && posemb_path_join(cache, sizeof cache, c->out, "tokens.safetensors")) st = posemb_fail(err, POSEMB_EINVAL, "path too long");
     if (!st) st = posemb_corpus_load(&corpus, c->data, tok, desc, cache, err);

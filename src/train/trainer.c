@@ -281,6 +281,9 @@ posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_trai
         }
         if (!st && ((a->save_every && s.step % a->save_every == 0) || s.step == stop)) st = finish(m, &o, &s, a, err);
     }
+    /* Resumed at its last step: a kill between the last checkpoint and the
+     * final model would otherwise leave the run folder without its model. */
+    if (!st && s.step >= a->steps && s.step == first) st = posemb_model_save(m, a->out, err);
     if (a->progress) fputc('\n', stderr);
     if (log) fclose(log);
     res->step = s.step;
