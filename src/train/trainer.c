@@ -156,18 +156,6 @@ static char *log_kept(const char *path, long step)
     return kept;
 }
 
-/* The history as log lines, when the old log is gone. */
-static char *log_from_history(const train_state *s)
-{
-    size_t cap = (size_t)s->n_history * 96 + 1, len = 0;
-    char *text = malloc(cap);
-    for (long i = 0; text && i < s->n_history; i++)
-        len += (size_t)snprintf(text + len, cap - len, "{\"kind\": \"train\", \"step\": %ld, \"loss\": %.9g, \"lr\": %.9g}\n",
-                                s->history[i].step, s->history[i].loss, s->history[i].lr);
-    if (text) text[len] = '\0';
-    return text;
-}
-
 /* Reopens train_log.jsonl (for appending) holding only the steps the resumed
  * state has: the old lines up to its step, evaluations too, or the history
  * when the old log is gone. The shortened log replaces the old one
@@ -177,11 +165,13 @@ static FILE *open_log(const posemb_train_args *a, const train_state *s)
     char path[4200];
     if (posemb_path_join(path, sizeof path, a->out, "train_log.jsonl")) return NULL;
     char *kept = log_kept(path, s->step);
-    if (!kept) kept = log_from_history(s);
     posemb_error err;
     posemb_atomic_file af;
-    int ok = kept && !posemb_atomic_open(&af, path, &err);
-    if (ok) fputs(kept, af.f), ok = !posemb_atomic_commit(&af, &err);
+    int ok = !posemb_atomic_open(&af, path, &err);
+    if (ok && kept) fputs(kept, af.f);
+    for (long i = 0; ok && !kept && i < s->n_history; i++)
+        log_line(af.f, "train", s->history[i].step, s->history[i].loss, s->history[i].lr, "lr");
+    if (ok) ok = !posemb_atomic_commit(&af, &err);
     free(kept);
     return ok ? fopen(path, "a") : NULL;
 }
