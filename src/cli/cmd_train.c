@@ -185,7 +185,7 @@ static posemb_status load_run(train_cmd *c, posemb_error *err)
     const char **strs[] = {&c->model, &c->pe, &c->task, &c->data, &c->init, &c->vocab, &c->merges, &c->tokenizer,
                            &c->precision};
     const char *skeys[] = {"model", "pe", "task", "data", "init", "vocab", "merges", "tokenizer", "precision"};
-    for (int i = 0; i < 9; i++) {
+    for (size_t i = 0; i < sizeof skeys / sizeof *skeys; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, skeys[i]);
         *strs[i] = cJSON_IsString(v) ? v->valuestring : NULL;
     }
