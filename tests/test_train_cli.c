@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <time.h>
@@ -43,6 +44,14 @@ static int setup(void **state)
     assert_int_equal(tu_write_file(path, "", 0), 0);
     snprintf(path, sizeof path, "%s/binary.bin", dir);
     assert_int_equal(tu_write_file(path, "ab\0cd", 5), 0);
+    snprintf(path, sizeof path, "%s/small.txt", dir);
+    assert_int_equal(tu_write_file(path, "the king sleeps .", 17), 0);
+    /* A byte-level BPE with RoBERTa's <s> and </s> but no <mask>. */
+    snprintf(path, sizeof path, "%s/nomask.json", dir);
+    const char *bpe = "{\"<s>\": 0, \"</s>\": 1, \"the\": 2, \"\u0120\": 3}";
+    assert_int_equal(tu_write_file(path, bpe, strlen(bpe)), 0);
+    snprintf(path, sizeof path, "%s/nomask.txt", dir);
+    assert_int_equal(tu_write_file(path, "#version: 0.2\n", 14), 0);
     return 0;
 }
 
@@ -205,6 +214,51 @@ static void test_lock_and_errors(void **state)
     }
 }
 
+/* The names of a folder's entries, sorted and joined by spaces ("-" when
+ * the folder does not exist). */
+static void folder_listing(const char *name, char *buf, size_t cap)
+{
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "ls -A '%s/%s' 2>/dev/null | sort | tr '\\n' ' ' || true; test -d '%s/%s' || printf -", dir,
+             name, dir, name);
+    assert_int_equal(tu_run(cmd, buf, cap), 0);
+}
+
+/* A run that cannot start leaves --out as it found it: no new folder, or an
+ * existing one with only what it held (here after failures before the
+ * corpus is read, after the token cache is written, and in the tokenizer
+ * check that names RoBERTa's own special tokens). */
+static void test_failed_start_leaves_no_folder(void **state)
+{
+    char cmd[4096], args[2048], listing[1024], path[1200];
+    snprintf(path, sizeof path, "%s/kept", dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/kept/notes.txt", dir);
+    assert_int_equal(tu_write_file(path, "mine", 4), 0);
+    struct {
+        const char *args, *folder, *needle, *listing;
+    } cases[] = {
+        {"--model bert --data %s/empty.txt --vocab %s/vocab.txt --out %s/new1", "new1", "the corpus has no tokens", "-"},
+        {"--model bert --data %s/small.txt --vocab %s/vocab.txt --seq-len 16 --out %s/new2", "new2",
+         "fewer than one sequence", "-"},
+        {"--model roberta --data %s/corpus.txt --vocab %s/nomask.json --merges %s/nomask.txt --out %s/new3", "new3",
+         "masked LM needs the tokenizer's <s>, </s> and <mask> tokens; ", "-"},
+        {"--model bert --data %s/binary.bin --vocab %s/vocab.txt --out %s/kept", "kept", "not a text file", "notes.txt "},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *a = cases[i].args;
+        int dirs = 0;
+        for (const char *p = a; (p = strstr(p, "%s")); p++) dirs++;
+        if (dirs == 3) snprintf(args, sizeof args, a, dir, dir, dir);
+        else snprintf(args, sizeof args, a, dir, dir, dir, dir);
+        snprintf(cmd, sizeof cmd, "'%s' train %s --layers 1 --hidden 16 --heads 2 --steps 2", POSEMB_BIN, args);
+        int rc = tu_run(cmd, out, sizeof out);
+        if (rc == 0 || !strstr(out, cases[i].needle)) fail_msg("'%s': exit %d: %s", args, rc, out);
+        folder_listing(cases[i].folder, listing, sizeof listing);
+        if (strcmp(listing, cases[i].listing)) fail_msg("'%s' left %s/%s as [%s]", args, dir, cases[i].folder, listing);
+    }
+}
+
 /* --precision bf16 trains with bf16 products (or, on a CPU without them,
  * says so and trains in fp32), keeps the precision for --resume, and follows
  * the fp32 loss curve closely. */
@@ -239,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_kill_and_resume),
         cmocka_unit_test(test_resume_completes_folder),
         cmocka_unit_test(test_lock_and_errors),
+        cmocka_unit_test(test_failed_start_leaves_no_folder),
         cmocka_unit_test(test_precision),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

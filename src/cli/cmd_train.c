@@ -9,6 +9,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "outdir.h"
 #include "posemb/corpus.h"
 #include "posemb/fileio.h"
 #include "posemb/precision.h"
@@ -244,6 +245,21 @@ static posemb_status load_tokenizer(train_cmd *c, posemb_tokenizer **tok, char *
     return posemb_tokenizer_load_wordpiece(c->vocab, 1, tok, err);
 }
 
+/* Masked LM wraps sequences in the model's own [CLS]/[SEP] (RoBERTa's <s>,
+ * </s>) and masks with [MASK] (<mask>): checked before the corpus is read. */
+static posemb_status check_mlm_tokens(const train_cmd *c, const posemb_tokenizer *tok, posemb_error *err)
+{
+    static const posemb_special need[3] = {POSEMB_SPECIAL_CLS, POSEMB_SPECIAL_SEP, POSEMB_SPECIAL_MASK};
+    static const char *const wordpiece[3] = {"[CLS]", "[SEP]", "[MASK]"}, *const bpe[3] = {"<s>", "</s>", "<mask>"};
+    const char *const *names = posemb_tokenizer_model(tok) == POSEMB_TOK_BPE ? bpe : wordpiece;
+    if (strcmp(c->task, "mlm")) return POSEMB_OK;
+    for (int i = 0; i < 3; i++)
+        if (posemb_tokenizer_special_id(tok, need[i]) < 0)
+            return posemb_fail(err, POSEMB_EINVAL, "--model %s: masked LM needs the tokenizer's %s, %s and %s tokens; %s has no %s",
+                               c->model, names[0], names[1], names[2], c->tokenizer ? c->tokenizer : c->vocab, names[i]);
+    return POSEMB_OK;
+}
+
 static posemb_status copy_file(const char *from, const char *dir, const char *name, posemb_error *err)
 {
     char to[4200];
@@ -322,14 +338,16 @@ static posemb_train_args train_args(const train_cmd *c)
     return a;
 }
 
-static posemb_status start_or_resume(train_cmd *c, posemb_error *err)
+/* A fresh run records what --out held, so that a start that fails gives the
+ * folder back as it was (od); a resumed one reads its run.json. */
+static posemb_status start_or_resume(train_cmd *c, cli_outdir *od, posemb_error *err)
 {
     char path[4200];
     if (c->resume) return load_run(c, err);
     if (posemb_checkpoint_latest(c->out, path, sizeof path))
         return posemb_fail(err, POSEMB_EINVAL, "%s already holds a run; continue it with --resume or choose another --out", c->out);
-    if (mkdir(c->out, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", c->out, strerror(errno));
-    return save_run(c, err);
+    posemb_status st = cli_outdir_open(od, c->out, err);
+    return st ? st : save_run(c, err);
 }
 
 static posemb_status run(train_cmd *c, posemb_error *err)
@@ -340,9 +358,11 @@ static posemb_status run(train_cmd *c, posemb_error *err)
     posemb_lm_data d = {0};
     posemb_train_result res = {0};
     char desc[8500], cache[4200];
-    posemb_status st = start_or_resume(c, err);
+    cli_outdir od = {0};
+    posemb_status st = start_or_resume(c, &od, err);
     if (!st) set_precision(c);
     if (!st) st = load_tokenizer(c, &tok, desc, sizeof desc, err);
+    if (!st) st = check_mlm_tokens(c, tok, err);
     if (!st) st = copy_tokenizer(c, err); /* on --resume too: a kill may have come before the copy */
     if (!st) st = build_model(c, tok, &m, err);
     if (!st && posemb_path_join(cache, sizeof cache, c->out, "tokens.safetensors")) st = posemb_fail(err, POSEMB_EINVAL, "path too long");
@@ -363,6 +383,8 @@ static posemb_status run(train_cmd *c, posemb_error *err)
     else if (!st)
         fprintf(stderr, "posemb train: %ld steps%s; eval loss %.4f, accuracy %.4f; %.0f tokens/s; model in %s\n", res.step,
                 res.resumed_from ? " (resumed)" : "", res.eval_loss, res.eval_accuracy, res.tokens_per_s, c->out);
+    if (st && !c->resume && res.step == 0) cli_outdir_restore(&od); /* nothing trained: nothing to keep */
+    else cli_outdir_keep(&od);
     posemb_train_result_free(&res);
     posemb_lm_data_free(&d);
     posemb_corpus_free(&corpus);
