@@ -216,12 +216,61 @@ static void test_rope_kernel(void **state)
     pe_free(p);
 }
 
+
+/* At BERT-base size (512 positions, width 768) the fixed sinusoids are the
+ * closed form to float rounding: |error| <= 2^-24 of a value in [-1, 1]
+ * (6e-8), bound 1e-7. With float frequencies the angle at x = 511 was off by
+ * up to 511 * 2^-24 rad and the tables by 1.5e-5. */
+#define ROUNDING 1e-7
+static void test_fixed_sinusoids_exact(void **state)
+{
+    enum { D = 768, N = 512 };
+    posemb_arena a;
+    posemb_arena_init(&a, 0);
+    pe_export ex;
+    pe *p = make("sin", D, 12, 1, N, 0);
+    const pe_matrix *m = export_item(p, N, &a, &ex, "ape");
+    for (int x = 0; x < N; x++)
+        for (int k = 0; k < D / 2; k++) {
+            double w = pow(10000.0, -2.0 * k / D);
+            TU_CLOSE(m->data[x * D + 2 * k], sin(w * x), ROUNDING, 0, "sin", x * D + 2 * k);
+            TU_CLOSE(m->data[x * D + 2 * k + 1], cos(w * x), ROUNDING, 0, "cos", x * D + 2 * k + 1);
+        }
+    pe_free(p);
+    /* srpe over distances -511..511 with one head of width 768. */
+    p = make("srpe:k=511", D, 1, 1, N, 0);
+    m = export_item(p, N, &a, &ex, "rel");
+    for (int r = -511; r <= 511; r++)
+        for (int k = 0; k < D / 2; k++) {
+            double w = pow(10000.0, -2.0 * k / D);
+            long i = (long)(r + 511) * D + 2 * k;
+            TU_CLOSE(m->data[i], sin(w * r), ROUNDING, 0, "srpe sin", i);
+            TU_CLOSE(m->data[i + 1], cos(w * r), ROUNDING, 0, "srpe cos", i + 1);
+        }
+    pe_free(p);
+    /* rope: the rotation of a unit pair at position 511 is (cos, sin) of the angle. */
+    p = make("rope", D, 1, 1, N, 0);
+    static float q[D], k[D];
+    int32_t qp[1] = {511}, kp[1] = {0};
+    for (int c = 0; c < D / 2; c++) q[c] = k[c] = 1.0f;
+    pe_head h = {0, 0, 1, 1, D, 1.0f, qp, kp, 0};
+    pe_qk_forward(p, &h, q, D, k, D);
+    for (int c = 0; c < D / 2; c++) {
+        double angle = pow(10000.0, -2.0 * c / D) * 511;
+        TU_CLOSE(q[c], cos(angle), ROUNDING, 0, "rope cos", c);
+        TU_CLOSE(q[c + D / 2], sin(angle), ROUNDING, 0, "rope sin", c);
+    }
+    pe_free(p);
+    posemb_arena_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sin_formula),         cmocka_unit_test(test_shift_invariance),
         cmocka_unit_test(test_none_permutation_equivariant), cmocka_unit_test(test_alibi_slopes),
         cmocka_unit_test(test_t5_buckets),          cmocka_unit_test(test_rope_kernel),
+        cmocka_unit_test(test_fixed_sinusoids_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,12 +103,18 @@ pe_matrix *pe_export_add(pe_export *ex, posemb_arena *a, const char *name, const
 /* Fills table [rows, 2*nfreq] with sin(w_m x) and cos(w_m x) for x = x0 + row,
  * interleaved (sin at 2m, cos at 2m+1) or halves (sin at m, cos at nfreq + m).
  * Angles are taken in double, so large x stays accurate. */
-void pe_sinusoid_table(const float *freq, int nfreq, int halves, long x0, long rows, float *table);
+void pe_sinusoid_table(const double *freq, int nfreq, int halves, long x0, long rows, float *table);
 /* Given d loss / d table for the same layout, accumulates d loss / d freq. */
-void pe_sinusoid_table_backward(const float *freq, int nfreq, int halves, long x0, long rows, const float *table,
-                                const float *dtable, float *dfreq);
-/* w_m = base^(-2m / width), m < width/2. */
-void pe_sinusoid_freqs(double base, int width, float *freq);
+void pe_sinusoid_table_backward(int nfreq, int halves, long x0, long rows, const float *table, const float *dtable,
+                                float *dfreq);
+/* w_m = base^(-2m / width), m < width/2. Fixed sinusoids keep them in double,
+ * so their tables are the closed form to float rounding (float frequencies
+ * put the angle off by up to x * 2^-24 rad: 1.5e-5 at x = 511). */
+void pe_sinusoid_freqs(double base, int width, double *freq);
+/* The same, rounded to float: the initial value of learned frequencies. */
+void pe_sinusoid_freqs_f(double base, int width, float *freq);
+/* Widens n learned (float) frequencies for pe_sinusoid_table. */
+void pe_freqs_widen(const float *freq, int n, double *out);
 
 /* Per-thread buffers (slots.c): gradient accumulators and scratch, one per
  * thread slot, so that heads run in parallel without locks. */

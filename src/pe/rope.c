@@ -15,7 +15,7 @@ typedef struct rope_state {
     int halves, rot, nfreq; /* rot = rotated dims; nfreq = rot / 2 */
     int scaling;            /* 0 none, 1 linear, 2 ntk */
     double base, frac, factor, eff_base, pos_div;
-    float *theta;          /* [nfreq] */
+    double *theta;         /* [nfreq]: fixed, so kept in double (the closed form to float rounding) */
     float *cos_t, *sin_t;  /* [max_len, nfreq] */
 } rope_state;
 
@@ -57,14 +57,14 @@ static posemb_status rope_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     s->eff_base = s->scaling == 2 ? s->base * pow(s->factor, (double)s->rot / (s->rot - 2)) : s->base;
     s->pos_div = s->scaling == 1 ? s->factor : 1.0;
     size_t n = (size_t)c->dims.max_len * s->nfreq;
-    s->theta = malloc((size_t)s->nfreq * sizeof(float));
+    s->theta = malloc((size_t)s->nfreq * sizeof(double));
     s->cos_t = malloc(n * sizeof(float));
     s->sin_t = malloc(n * sizeof(float));
     if (!s->theta || !s->cos_t || !s->sin_t) return posemb_fail(err, POSEMB_ENOMEM, "rope: out of memory");
     pe_sinusoid_freqs(s->eff_base, s->rot, s->theta);
     for (int p = 0; p < c->dims.max_len; p++)
         for (int m = 0; m < s->nfreq; m++) {
-            double a = (double)s->theta[m] * (p / s->pos_div);
+            double a = s->theta[m] * (p / s->pos_div);
             s->cos_t[(size_t)p * s->nfreq + m] = (float)cos(a);
             s->sin_t[(size_t)p * s->nfreq + m] = (float)sin(a);
         }
@@ -92,7 +92,7 @@ static void rotate_row(const pe_comp *c, float *x, int32_t pos, float sign)
             cs = s->cos_t[(size_t)pos * half + m];
             sn = s->sin_t[(size_t)pos * half + m];
         } else {
-            double a = (double)s->theta[m] * (pos / s->pos_div);
+            double a = s->theta[m] * (pos / s->pos_div);
             cs = (float)cos(a);
             sn = (float)sin(a);
         }
@@ -132,7 +132,7 @@ static posemb_status rope_export(pe_comp *c, int n, posemb_arena *a, pe_export *
                                        n, s->nfreq, err)
                        : NULL;
     if (!ang) return err ? err->code : POSEMB_ENOMEM;
-    memcpy(f->data, s->theta, (size_t)s->nfreq * sizeof(float));
+    for (int m = 0; m < s->nfreq; m++) f->data[m] = (float)s->theta[m];
     for (int x = 0; x < n; x++)
         for (int m = 0; m < s->nfreq; m++) ang->data[(size_t)x * s->nfreq + m] = (float)(s->theta[m] * (x / s->pos_div));
     /* The kernel depends on |i - j| only: one profile, then a Toeplitz fill. */

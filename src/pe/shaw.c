@@ -94,7 +94,7 @@ static posemb_status configure(pe_comp *c, pe_opts *o, posemb_error *err, shaw_k
         if (!s->sin_tables || !s->dtable_sum) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", c->fam->name);
     }
     if (kind == SHAW_FIXED_SIN) {
-        float freq[d / 2];
+        double freq[d / 2];
         pe_sinusoid_freqs(s->base, d, freq);
         pe_sinusoid_table(freq, d / 2, 0, -s->clip, s->rows, s->sin_tables);
     }
@@ -114,16 +114,19 @@ static posemb_status lsrpe_configure(pe_comp *c, pe_opts *o, posemb_error *err)
 static void lsrpe_init(pe_comp *c)
 {
     shaw_state *s = c->state;
-    for (int l = 0; l < c->dims.n_layers; l++) pe_sinusoid_freqs(s->base, c->head_dim, c->params[l].data);
+    for (int l = 0; l < c->dims.n_layers; l++) pe_sinusoid_freqs_f(s->base, c->head_dim, c->params[l].data);
 }
 
 static void lsrpe_prepare(pe_comp *c)
 {
     shaw_state *s = c->state;
     int d = c->head_dim;
-    for (int l = 0; l < c->dims.n_layers; l++)
-        if (c->params[l].data)
-            pe_sinusoid_table(c->params[l].data, d / 2, 0, -s->clip, s->rows, s->sin_tables + (size_t)l * s->rows * d);
+    double freq[d / 2];
+    for (int l = 0; l < c->dims.n_layers; l++) {
+        if (!c->params[l].data) continue;
+        pe_freqs_widen(c->params[l].data, d / 2, freq);
+        pe_sinusoid_table(freq, d / 2, 0, -s->clip, s->rows, s->sin_tables + (size_t)l * s->rows * d);
+    }
 }
 
 static void shaw_destroy(pe_comp *c)
@@ -185,7 +188,7 @@ static void shaw_layer_backward_end(pe_comp *c, int layer)
     memset(dtable, 0, tsize * sizeof *dtable);
     pe_slots_fold(&s->dkey, dtable);
     if (s->values) pe_slots_fold(&s->dvalue, dtable);
-    pe_sinusoid_table_backward(c->params[layer].data, d / 2, 0, -s->clip, s->rows, key_table(c, layer), dtable,
+    pe_sinusoid_table_backward(d / 2, 0, -s->clip, s->rows, key_table(c, layer), dtable,
                                c->params[layer].grad);
 }
 
@@ -209,7 +212,7 @@ static posemb_status shaw_export(pe_comp *c, int n, posemb_arena *a, pe_export *
         pe_matrix *f = pe_export_add(out, a, name, "row m: frequency w_m (radians per unit of distance)", d / 2, 1, err);
         if (!f) return err ? err->code : POSEMB_ENOMEM;
         if (s->kind == SHAW_LEARNED_SIN) memcpy(f->data, c->params[l].data, (size_t)(d / 2) * sizeof(float));
-        else pe_sinusoid_freqs(s->base, d, f->data);
+        else pe_sinusoid_freqs_f(s->base, d, f->data);
     }
     return POSEMB_OK;
 }

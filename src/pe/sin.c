@@ -12,16 +12,10 @@
 typedef struct sin_state {
     int learned, halves, nfreq;
     double base;
-    float *fixed_freq; /* sin: the frequencies; lsin reads its parameter */
+    double *freq;      /* [nfreq]: sin's closed form; lsin's parameter, widened in prepare */
     float *table;      /* [max_len, width] for the current frequencies */
     float *far_row;    /* [width]: a row past the table, in backward */
 } sin_state;
-
-static const float *sin_freq(const pe_comp *c)
-{
-    const sin_state *s = c->state;
-    return s->learned ? c->params[0].data : s->fixed_freq;
-}
 
 static posemb_status configure(pe_comp *c, pe_opts *o, posemb_error *err, int learned)
 {
@@ -41,15 +35,14 @@ static posemb_status configure(pe_comp *c, pe_opts *o, posemb_error *err, int le
     s->nfreq = c->width / 2;
     s->table = calloc((size_t)c->dims.max_len * c->width, sizeof(float));
     s->far_row = calloc((size_t)c->width, sizeof(float));
-    if (!s->table || !s->far_row) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", c->fam->name);
+    s->freq = malloc((size_t)s->nfreq * sizeof(double));
+    if (!s->table || !s->far_row || !s->freq) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", c->fam->name);
+    pe_sinusoid_freqs(s->base, c->width, s->freq);
     if (learned)
         return pe_comp_param(c, "position_frequencies", PE_SCOPE_MODEL, 0, s->nfreq, 0, -1.0f, 0, err) < 0
                    ? (err ? err->code : POSEMB_ERANGE)
                    : POSEMB_OK;
-    s->fixed_freq = malloc((size_t)s->nfreq * sizeof(float));
-    if (!s->fixed_freq) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", c->fam->name);
-    pe_sinusoid_freqs(s->base, c->width, s->fixed_freq);
-    pe_sinusoid_table(s->fixed_freq, s->nfreq, s->halves, 0, c->dims.max_len, s->table);
+    pe_sinusoid_table(s->freq, s->nfreq, s->halves, 0, c->dims.max_len, s->table);
     return POSEMB_OK;
 }
 
@@ -59,20 +52,22 @@ static posemb_status lsin_configure(pe_comp *c, pe_opts *o, posemb_error *err) {
 static void lsin_init(pe_comp *c)
 {
     sin_state *s = c->state;
-    pe_sinusoid_freqs(s->base, c->width, c->params[0].data);
+    pe_sinusoid_freqs_f(s->base, c->width, c->params[0].data);
 }
 
 static void lsin_prepare(pe_comp *c)
 {
     sin_state *s = c->state;
-    if (c->params[0].data) pe_sinusoid_table(c->params[0].data, s->nfreq, s->halves, 0, c->dims.max_len, s->table);
+    if (!c->params[0].data) return;
+    pe_freqs_widen(c->params[0].data, s->nfreq, s->freq);
+    pe_sinusoid_table(s->freq, s->nfreq, s->halves, 0, c->dims.max_len, s->table);
 }
 
 static void sin_destroy(pe_comp *c)
 {
     sin_state *s = c->state;
     if (!s) return;
-    free(s->fixed_freq);
+    free(s->freq);
     free(s->table);
     free(s->far_row);
     free(s);
@@ -84,7 +79,7 @@ static void sin_rows(pe_comp *c, const int32_t *pos, long n, float *out)
     size_t w = (size_t)c->width;
     for (long t = 0; t < n; t++) {
         if (pos[t] < c->dims.max_len) memcpy(out + (size_t)t * w, s->table + (size_t)pos[t] * w, w * sizeof *out);
-        else pe_sinusoid_table(sin_freq(c), s->nfreq, s->halves, pos[t], 1, out + (size_t)t * w);
+        else pe_sinusoid_table(s->freq, s->nfreq, s->halves, pos[t], 1, out + (size_t)t * w);
     }
 }
 
@@ -95,10 +90,10 @@ static void lsin_rows_backward(pe_comp *c, const int32_t *pos, long n, const flo
     for (long t = 0; t < n; t++) {
         const float *row = s->table + (size_t)pos[t] * w;
         if (pos[t] >= c->dims.max_len) {
-            pe_sinusoid_table(sin_freq(c), s->nfreq, s->halves, pos[t], 1, s->far_row);
+            pe_sinusoid_table(s->freq, s->nfreq, s->halves, pos[t], 1, s->far_row);
             row = s->far_row;
         }
-        pe_sinusoid_table_backward(sin_freq(c), s->nfreq, s->halves, pos[t], 1, row, dout + (size_t)t * w,
+        pe_sinusoid_table_backward(s->nfreq, s->halves, pos[t], 1, row, dout + (size_t)t * w,
                                    c->params[0].grad);
     }
 }
@@ -111,8 +106,8 @@ static posemb_status sin_export(pe_comp *c, int n, posemb_arena *a, pe_export *o
                                      err)
                      : NULL;
     if (!f) return err ? err->code : POSEMB_ENOMEM;
-    pe_sinusoid_table(sin_freq(c), s->nfreq, s->halves, 0, n, m->data);
-    memcpy(f->data, sin_freq(c), (size_t)s->nfreq * sizeof(float));
+    pe_sinusoid_table(s->freq, s->nfreq, s->halves, 0, n, m->data);
+    for (int k = 0; k < s->nfreq; k++) f->data[k] = (float)s->freq[k];
     return POSEMB_OK;
 }
 

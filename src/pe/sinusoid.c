@@ -6,9 +6,19 @@
 
 #include "family.h"
 
-void pe_sinusoid_freqs(double base, int width, float *freq)
+void pe_sinusoid_freqs(double base, int width, double *freq)
+{
+    for (int m = 0; m < width / 2; m++) freq[m] = pow(base, -2.0 * m / width);
+}
+
+void pe_sinusoid_freqs_f(double base, int width, float *freq)
 {
     for (int m = 0; m < width / 2; m++) freq[m] = (float)pow(base, -2.0 * m / width);
+}
+
+void pe_freqs_widen(const float *freq, int n, double *out)
+{
+    for (int m = 0; m < n; m++) out[m] = freq[m];
 }
 
 /* Columns of the sine and cosine of frequency m. */
@@ -18,7 +28,7 @@ static inline void sin_cos_cols(int m, int nfreq, int halves, int *cs, int *cc)
     *cc = halves ? nfreq + m : 2 * m + 1;
 }
 
-void pe_sinusoid_table(const float *freq, int nfreq, int halves, long x0, long rows, float *table)
+void pe_sinusoid_table(const double *freq, int nfreq, int halves, long x0, long rows, float *table)
 {
     for (long r = 0; r < rows; r++) {
         float *row = table + (size_t)r * 2 * nfreq;
@@ -26,7 +36,7 @@ void pe_sinusoid_table(const float *freq, int nfreq, int halves, long x0, long r
         for (int m = 0; m < nfreq; m++) {
             int cs, cc;
             sin_cos_cols(m, nfreq, halves, &cs, &cc);
-            double a = (double)freq[m] * x;
+            double a = freq[m] * x;
             row[cs] = (float)sin(a);
             row[cc] = (float)cos(a);
         }
@@ -35,10 +45,9 @@ void pe_sinusoid_table(const float *freq, int nfreq, int halves, long x0, long r
 
 /* d sin(w x)/dw = x cos(w x); d cos(w x)/dw = -x sin(w x); the table holds
  * those sines and cosines already. */
-void pe_sinusoid_table_backward(const float *freq, int nfreq, int halves, long x0, long rows, const float *table,
-                                const float *dtable, float *dfreq)
+void pe_sinusoid_table_backward(int nfreq, int halves, long x0, long rows, const float *table, const float *dtable,
+                                float *dfreq)
 {
-    (void)freq;
     for (int m = 0; m < nfreq; m++) {
         int cs, cc;
         sin_cos_cols(m, nfreq, halves, &cs, &cc);
