@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "posemb/arena.h"
 #include "posemb/error.h"
 #include "posemb/rng.h"
 #include "posemb/tensor.h"
+#include "core/threads_impl.h"
 #include "posemb/threads.h"
 #include "testutil.h"
 
@@ -123,12 +125,70 @@ static void test_threads(void **state)
     assert_int_equal(posemb_thread_id(), 0);
 }
 
+
+/* The default count from its readings: affinity, quota (rounded up), and
+ * the other runnable tasks, which fill the CPUs outside the set first. */
+static void test_threads_from(void **state)
+{
+    assert_int_equal(threads_from(2, 0, 2, 0), 2);   /* quiet */
+    assert_int_equal(threads_from(2, 0, 2, 1), 1);   /* one busy loop */
+    assert_int_equal(threads_from(2, 0, 2, 2), 1);   /* two: never below 1 */
+    assert_int_equal(threads_from(8, 1.5, 8, 0), 2); /* a 1.5-CPU quota */
+    assert_int_equal(threads_from(8, 4, 8, 6), 2);   /* 6 busy of 8, quota 4 */
+    assert_int_equal(threads_from(2, 0, 64, 62), 2); /* pinned to 2 of 64; 62 tasks fit elsewhere */
+    assert_int_equal(threads_from(2, 0, 64, 63), 1);
+    assert_int_equal(threads_from(4, 0.5, 4, 0), 1);
+}
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    for (char *p = strchr(path + strlen(dir) + 1, '/'); p; p = strchr(p + 1, '/')) { /* the folders on the way */
+        *p = '\0';
+        mkdir(path, 0755);
+        *p = '/';
+    }
+    assert_int_equal(tu_write_file(path, text, strlen(text)), 0);
+}
+
+/* cgroup v2 takes the smallest cpu.max on the way to the root; v1 reads
+ * the cpu controller's quota and period; "max" and -1 mean none; and the
+ * loadavg reading subtracts the caller. */
+static void test_threads_readings(void **state)
+{
+    char *root = tu_tmpdir(), fs[1024], self[1024];
+    snprintf(fs, sizeof fs, "%s/cg", root);
+    snprintf(self, sizeof self, "%s/self", root);
+    write_text(root, "self", "0::/user.slice/job\n");
+    write_text(root, "cg/user.slice/job/cpu.max", "max 100000\n");
+    assert_true(threads_cgroup_quota(fs, self) == 0);
+    write_text(root, "cg/user.slice/cpu.max", "300000 100000\n");
+    assert_true(threads_cgroup_quota(fs, self) == 3.0);
+    write_text(root, "cg/user.slice/job/cpu.max", "150000 100000\n");
+    assert_true(threads_cgroup_quota(fs, self) == 1.5);
+    write_text(root, "self", "12:pids:/x\n4:cpu,cpuacct:/docker/abc\n");
+    write_text(root, "cg/cpu/docker/abc/cpu.cfs_quota_us", "-1\n");
+    write_text(root, "cg/cpu/docker/abc/cpu.cfs_period_us", "100000\n");
+    assert_true(threads_cgroup_quota(fs, self) == 0);
+    write_text(root, "cg/cpu/docker/abc/cpu.cfs_quota_us", "250000\n");
+    assert_true(threads_cgroup_quota(fs, self) == 2.5);
+    assert_true(threads_cgroup_quota(fs, "/nonexistent") == 0);
+    write_text(root, "loadavg", "2.01 1.50 0.90 3/187 4242\n");
+    assert_int_equal(threads_others_running(self), 0); /* not a loadavg: no load */
+    snprintf(self, sizeof self, "%s/loadavg", root);
+    assert_int_equal(threads_others_running(self), 2);
+    tu_rmtree(root);
+    free(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_error),         cmocka_unit_test(test_arena),
         cmocka_unit_test(test_tensor),        cmocka_unit_test(test_rng_reference),
         cmocka_unit_test(test_rng_distributions), cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_threads_from),      cmocka_unit_test(test_threads_readings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "posemb/threads.h"
 
 typedef struct subcommand {
     const char *name;
@@ -40,6 +41,17 @@ int cli_report(const char *sub, const posemb_error *err)
     return err->code == POSEMB_EINVAL ? EXIT_USAGE : 1;
 }
 
+/* The thread count for commands run without --threads: the CPUs free now
+ * (posemb_threads_default), with a line when other processes took some. */
+static void default_threads(int argc, char **argv)
+{
+    char why[256];
+    posemb_threads_set(posemb_threads_default(why, sizeof why));
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--threads")) return;
+    if (why[0]) fprintf(stderr, "posemb: %s\n", why);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -55,7 +67,10 @@ int main(int argc, char **argv)
         return 0;
     }
     for (int i = 0; i < N_SUBCOMMANDS; i++)
-        if (!strcmp(argv[1], SUBCOMMANDS[i].name)) return SUBCOMMANDS[i].run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], SUBCOMMANDS[i].name)) {
+            default_threads(argc, argv);
+            return SUBCOMMANDS[i].run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "posemb: unknown subcommand '%s' (see 'posemb --help')\n", argv[1]);
     return EXIT_USAGE;
 }
