@@ -13,7 +13,7 @@ extern "C" {
 /* The thread count to use when none is asked for: OMP_NUM_THREADS when set;
  * otherwise the CPUs this process may use (its affinity mask, capped by a
  * cgroup CPU quota, rounded up) less those that other processes keep busy now
- * (runnable tasks, sampled over 4 ms), at least 1. Call it before starting
+ * (the fewest runnable tasks seen over 45 ms), at least 1. Call it before starting
  * parallel work: posemb's own idle threads would count as load. When the
  * count was lowered for load, why (may be NULL) receives a sentence saying
  * so; otherwise why is "". */

@@ -110,8 +110,8 @@ double threads_cgroup_quota(const char *root, const char *cgroup_file)
 int threads_others_running(const char *loadavg_file)
 {
     int fewest = -1;
-    for (int i = 0; i < 3; i++) {
-        if (i) nanosleep(&(struct timespec){0, 2000000}, NULL);
+    for (int i = 0; i < 10; i++) {
+        if (i) nanosleep(&(struct timespec){0, 5000000}, NULL);
         FILE *f = fopen(loadavg_file, "r");
         int running = 0;
         if (!f) return 0;

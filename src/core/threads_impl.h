@@ -10,8 +10,9 @@
  * cpu.cfs_period_us; 0 when there is none. */
 double threads_cgroup_quota(const char *root, const char *cgroup_file);
 /* Runnable tasks on the machine other than the caller (the 4th field of
- * /proc/loadavg, less one), the fewest of a few samples 2 ms apart, so that
- * a passing burst is not taken for load; 0 when unreadable. */
+ * /proc/loadavg, less one), the fewest of 10 samples 5 ms apart, so that a
+ * process that merely starts beside posemb (the reader of a pipe) is not
+ * taken for load; 0 when unreadable. */
 int threads_others_running(const char *loadavg_file);
 /* The count from those readings: allowed CPUs (affinity), capped by the
  * quota rounded up, less the CPUs that the other runnable tasks occupy among
