@@ -1,5 +1,8 @@
 /* Core: errors, arenas, tensors, the RNG. */
+#include <cblas.h>
+#include <dirent.h>
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +185,39 @@ static void test_threads_readings(void **state)
     free(root);
 }
 
+
+static int task_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.';
+    if (d) closedir(d);
+    return n;
+}
+
+/* OpenBLAS shares OpenMP's pool (the OpenMP build is the one loaded, through
+ * the build's runpath whatever Debian's alternatives say): products inside a
+ * posemb parallel region run on their callers' threads and start none. */
+static void test_blas_in_parallel_region(void **state)
+{
+    enum { n = 192 };
+    assert_int_equal(openblas_get_parallel(), 2); /* 0 sequential, 1 pthreads, 2 OpenMP */
+    posemb_threads_set(2);
+    float *a = calloc(n * n, sizeof *a), *c = calloc(2 * n * n, sizeof *c);
+    assert_true(a && c);
+    int tasks[2];
+    for (int pass = 0; pass < 2; pass++) { /* the first makes OpenMP's pool */
+#pragma omp parallel num_threads(2)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, a, n, 0.0f,
+                    c + (size_t)omp_get_thread_num() * n * n, n);
+        tasks[pass] = task_count();
+    }
+    assert_int_equal(tasks[1], tasks[0]);
+    assert_true(tasks[1] <= 2); /* the caller and one OpenMP worker */
+    free(a);
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_tensor),        cmocka_unit_test(test_rng_reference),
         cmocka_unit_test(test_rng_distributions), cmocka_unit_test(test_threads),
         cmocka_unit_test(test_threads_from),      cmocka_unit_test(test_threads_readings),
+        cmocka_unit_test(test_blas_in_parallel_region),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
