@@ -14,7 +14,8 @@
     "  --words N       identical-word probing: words (default 300)\n"                                                 \
     "  --pairs N       relative-order probe: pairs (default 512)\n"                                                   \
     "  --seed S        seed of words, shuffles and pairs (default 0)\n"                                               \
-    "  --ridge X       regression ridge (default 0: minimum-norm least squares)\n"
+    "  --ridge X       regression ridge (default 0: minimum-norm least squares)\n"                                    \
+    "  --threads N     threads (default: the CPUs not busy with other processes)\n"
 
 /* 1 if the current flag was one of the shared ones (parsed into so/ao, *rc set), else 0. */
 int analysis_flag(cli_args *a, posemb_source_opts *so, posemb_analyze_opts *ao, int *rc);

@@ -60,7 +60,7 @@ int cmd_forward(int argc, char **argv)
     }
     if (rc) return rc;
     if (!dir || !inputs || !out) return cli_usage_error(&a, "MODEL_DIR, --inputs and --out are required");
-    posemb_threads_set(threads);
+    if (threads) posemb_threads_set(threads); /* else main's default */
     posemb_error err;
     posemb_model *m = NULL;
     posemb_inputs in;

@@ -369,9 +369,10 @@ static posemb_status run(train_cmd *c, posemb_error *err)
     if (!st) st = posemb_corpus_load(&corpus, c->data, tok, desc, cache, err);
     if (!st) {
         int mlm = !strcmp(c->task, "mlm");
-        fprintf(stderr, "posemb train: %s, %ld tokens from %d files%s; %s with %s, %zu parameters, %s products\n",
+        fprintf(stderr, "posemb train: %s, %ld tokens from %d files%s; %s with %s, %zu parameters, %s products, %d threads\n",
                 c->data, corpus.n, corpus.n_files, corpus.from_cache ? " (cached)" : "", posemb_model_config(m)->architecture,
-                pe_spec(posemb_model_pe(m)), posemb_model_n_floats(m), posemb_precision_name(posemb_get_matmul_precision()));
+                pe_spec(posemb_model_pe(m)), posemb_model_n_floats(m), posemb_precision_name(posemb_get_matmul_precision()),
+                posemb_threads_max());
         st = posemb_lm_data_init(&d, corpus.tokens, corpus.n, c->seq_len, mlm, posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_CLS),
                                  posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP), posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK),
                                  posemb_model_config(m)->vocab_size, 0.05, (uint64_t)c->seed, err);
@@ -398,7 +399,7 @@ int cmd_train(int argc, char **argv)
     train_cmd c;
     int rc = parse(argc, argv, &c);
     if (rc) return rc < 0 ? 0 : rc;
-    posemb_threads_set(c.threads);
+    if (c.threads) posemb_threads_set(c.threads); /* else main's default */
     posemb_error err;
     return run(&c, &err) ? cli_report("train", &err) : 0;
 }
