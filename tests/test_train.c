@@ -164,6 +164,44 @@ static void test_resume_identical(void **state)
     posemb_threads_set(2);
 }
 
+/* A resumed run reads trainer_state.json from the checkpoint: a step or a
+ * history entry that is not a whole number in range is a one-line error (a
+ * cast of 1e300 to long was undefined behaviour; found by fuzz_checkpoint). */
+static void test_hostile_trainer_state(void **state)
+{
+    static const char *const BAD[] = {
+        "{\"step\": 1e300, \"history\": []}",
+        "{\"step\": -3, \"history\": []}",
+        "{\"step\": 2.5, \"history\": []}",
+        "{\"step\": 3, \"history\": [[1e300, 1, 0.1, 1]]}",
+        "{\"step\": 3, \"history\": [[1, null, 0.1, 1]]}",
+        "{\"step\": 3, \"history\": [[1, 2, 3]]}",
+        "{\"step\": \"3\", \"history\": []}",
+    };
+    char *dir = tu_tmpdir(), run[1100], path[1200];
+    snprintf(run, sizeof run, "%s/r", dir);
+    snprintf(path, sizeof path, "%s/checkpoint-3/trainer_state.json", run);
+    posemb_lm_data d;
+    data(&d);
+    posemb_error err;
+    posemb_train_result res;
+    posemb_model *m = tiny_bert("ape");
+    posemb_train_args a = args_for(run, 3);
+    if (posemb_train(m, &d, &a, 0, &res, &err)) fail_msg("%s", err.msg);
+    posemb_train_result_free(&res);
+    a.steps = 6;
+    for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
+        assert_int_equal(tu_write_file(path, BAD[i], strlen(BAD[i])), 0);
+        assert_int_equal(posemb_train(m, &d, &a, 1, &res, &err), POSEMB_EFORMAT);
+        if (!strstr(err.msg, "trainer_state.json: ")) fail_msg("%s: %s", BAD[i], err.msg);
+        posemb_train_result_free(&res);
+    }
+    posemb_model_free(m);
+    posemb_lm_data_free(&d);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* A non-finite loss stops the run naming the step; the checkpoint before stays. */
 static void test_nan_stops(void **state)
 {
@@ -200,6 +238,7 @@ int main(void)
         cmocka_unit_test(test_batches),
         cmocka_unit_test(test_resume_identical),
         cmocka_unit_test(test_nan_stops),
+        cmocka_unit_test(test_hostile_trainer_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -173,6 +173,30 @@ static posemb_status load_optimizer(posemb_adamw *o, const char *dir, posemb_err
     return st;
 }
 
+/* A step count: JSON numbers are doubles, and a cast of one outside long's
+ * range (or of NaN) is undefined behaviour, so only whole numbers in
+ * [0, 2^53] are steps. */
+static int read_step(const cJSON *v, long *out)
+{
+    double x = cJSON_IsNumber(v) ? v->valuedouble : -1;
+    if (!(x >= 0 && x <= 9007199254740992.0) || x != floor(x)) return 0;
+    *out = (long)x;
+    return 1;
+}
+
+/* A history entry [step, loss, lr, grad_norm]. */
+static int read_point(const cJSON *p, posemb_train_point *pt)
+{
+    if (!cJSON_IsArray(p) || cJSON_GetArraySize(p) != 4 || !read_step(cJSON_GetArrayItem(p, 0), &pt->step)) return 0;
+    double *vals[3] = {&pt->loss, &pt->lr, &pt->grad_norm};
+    for (int i = 0; i < 3; i++) {
+        const cJSON *v = cJSON_GetArrayItem(p, i + 1);
+        if (!cJSON_IsNumber(v)) return 0;
+        *vals[i] = v->valuedouble;
+    }
+    return 1;
+}
+
 static posemb_status load_state(train_state *s, const char *dir, posemb_error *err)
 {
     char path[4200];
@@ -190,19 +214,19 @@ static posemb_status load_state(train_state *s, const char *dir, posemb_error *e
     free(text);
     const cJSON *step = cJSON_GetObjectItemCaseSensitive(r, "step"), *h = cJSON_GetObjectItemCaseSensitive(r, "history");
     posemb_status st = POSEMB_OK;
-    if (!cJSON_IsNumber(step) || !cJSON_IsArray(h)) st = posemb_fail(err, POSEMB_EFORMAT, "%s: not a trainer state", path);
-    s->step = st ? 0 : (long)step->valuedouble;
+    s->step = 0;
+    if (!read_step(step, &s->step) || !cJSON_IsArray(h))
+        st = posemb_fail(err, POSEMB_EFORMAT, "%s: not a trainer state (a whole step count and a history)", path);
     s->n_history = 0;
     const cJSON *p;
     cJSON_ArrayForEach(p, h)
     {
+        posemb_train_point pt;
         if (st) break;
-        if (!cJSON_IsArray(p) || cJSON_GetArraySize(p) != 4) {
-            st = posemb_fail(err, POSEMB_EFORMAT, "%s: a malformed history entry", path);
+        if (!read_point(p, &pt)) {
+            st = posemb_fail(err, POSEMB_EFORMAT, "%s: a malformed history entry (want [step, loss, lr, grad_norm])", path);
             break;
         }
-        posemb_train_point pt = {(long)cJSON_GetArrayItem(p, 0)->valuedouble, cJSON_GetArrayItem(p, 1)->valuedouble,
-                                 cJSON_GetArrayItem(p, 2)->valuedouble, cJSON_GetArrayItem(p, 3)->valuedouble};
         if (train_history_add(s, pt)) st = posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
     }
     cJSON_Delete(r);
