@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "posemb/datasets.h"
+
 /* Reads a [B][T] matrix of integers in [lo, hi] into out (B, T set by the first call). */
 static posemb_status read_matrix(const cJSON *v, const char *key, const char *path, int *B, int *T, long lo, long hi,
                                  int32_t *out, posemb_error *err)
@@ -64,21 +66,13 @@ static posemb_status parse(const cJSON *root, posemb_inputs *in, const char *pat
 posemb_status posemb_inputs_load(posemb_inputs *in, const char *path, posemb_error *err)
 {
     memset(in, 0, sizeof *in);
-    FILE *f = fopen(path, "rb");
-    if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot open", path);
-    const long max = 64L << 20;
-    char *text = malloc((size_t)max + 1);
-    size_t n = text ? fread(text, 1, (size_t)max + 1, f) : 0;
-    fclose(f);
-    if (!text) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
-    if (n > (size_t)max) {
-        free(text);
-        return posemb_fail(err, POSEMB_EFORMAT, "%s: larger than 64 MiB", path);
-    }
+    char *text;
+    size_t n;
+    posemb_status st = posemb_read_data_file(path, 64u << 20, &text, &n, err); /* grows with the file, up to 64 MiB */
+    if (st) return st;
     cJSON *root = cJSON_ParseWithLength(text, n);
     free(text);
-    posemb_status st = cJSON_IsObject(root) ? parse(root, in, path, err)
-                                            : posemb_fail(err, POSEMB_EFORMAT, "%s: not a JSON object", path);
+    st = cJSON_IsObject(root) ? parse(root, in, path, err) : posemb_fail(err, POSEMB_EFORMAT, "%s: not a JSON object", path);
     cJSON_Delete(root);
     if (st) posemb_inputs_free(in);
     return st;

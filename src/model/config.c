@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "posemb/datasets.h"
 #include "posemb/fileio.h"
 #include "posemb/model.h"
 
@@ -204,30 +205,13 @@ static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *pa
     return POSEMB_OK;
 }
 
-static char *read_text(const char *path, long max, posemb_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        posemb_fail(err, POSEMB_EIO, "%s: cannot open", path);
-        return NULL;
-    }
-    char *buf = malloc((size_t)max + 1);
-    size_t n = buf ? fread(buf, 1, (size_t)max + 1, f) : 0;
-    fclose(f);
-    if (!buf || n > (size_t)max) {
-        free(buf);
-        posemb_fail(err, buf ? POSEMB_EFORMAT : POSEMB_ENOMEM, "%s: larger than %ld bytes", path, max);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
 posemb_status posemb_config_load(posemb_config *c, const char *path, posemb_error *err)
 {
-    char *text = read_text(path, 1 << 20, err);
-    if (!text) return err ? err->code : POSEMB_EIO;
-    cJSON *root = cJSON_Parse(text);
+    char *text;
+    size_t n;
+    posemb_status rd = posemb_read_data_file(path, 1u << 20, &text, &n, err);
+    if (rd) return rd;
+    cJSON *root = cJSON_ParseWithLength(text, n);
     free(text);
     posemb_status st = cJSON_IsObject(root) ? parse_root(root, c, path, err)
                                             : posemb_fail(err, POSEMB_EFORMAT, "%s: not a JSON object", path);

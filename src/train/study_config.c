@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "posemb/datasets.h"
 #include "posemb/study.h"
 #include "posemb/synthetic.h"
 
@@ -108,15 +109,13 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
 
 posemb_status posemb_study_config_load(posemb_study_config *c, const char *path, posemb_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot open", path);
-    char *text = malloc(1 << 20);
-    size_t n = text ? fread(text, 1, (1 << 20) - 1, f) : 0;
-    fclose(f);
-    if (!text) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    char *text;
+    size_t n;
+    posemb_status st = posemb_read_data_file(path, 1u << 20, &text, &n, err);
+    if (st) return st;
     cJSON *r = cJSON_ParseWithLength(text, n);
     free(text);
-    posemb_status st = cJSON_IsObject(r) ? parse(r, c, path, err) : posemb_fail(err, POSEMB_EINVAL, "%s: not a JSON object", path);
+    st = cJSON_IsObject(r) ? parse(r, c, path, err) : posemb_fail(err, POSEMB_EINVAL, "%s: not a JSON object", path);
     cJSON_Delete(r);
     return st;
 }
