@@ -8,7 +8,7 @@ ifeq ($(CI),true)
 CMAKE_FLAGS += -DPOSEMB_WERROR=ON
 endif
 
-.PHONY: all test asan clean deps demo study
+.PHONY: all test asan fuzz clean deps demo study
 
 all: $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
@@ -25,6 +25,14 @@ asan:
 deps:
 	scripts/install-deps
 
+# The libFuzzer harnesses of fuzz/ (clang, ASan + UBSan), each run for
+# FUZZ_SECONDS on its seed corpus (fuzz/README.md; scripts/install-deps --fuzz).
+FUZZ_SECONDS ?= 20
+fuzz:
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOSEMB_FUZZ=ON
+	cmake --build build-fuzz -j $(JOBS)
+	fuzz/run build-fuzz $(FUZZ_SECONDS)
+
 demo: all
 	$(BUILD)/posemb demo
 
@@ -33,4 +41,4 @@ study: all
 	$(BUILD)/posemb study --out posemb-study
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

@@ -1,0 +1,37 @@
+/* PE spec strings ("ape+rpe:k=16", "rope:base=500000,scaling=ntk,factor=4"):
+ * parsed for a small model and, when valid, allocated, initialised and
+ * exported, and its canonical spec parsed again to the same PE. The first
+ * byte picks causal or not. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "posemb/pe.h"
+#include "posemb/rng.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1 || size > 4096) return 0;
+    char *spec = malloc(size);
+    if (!spec) return 0;
+    memcpy(spec, data + 1, size - 1);
+    spec[size - 1] = '\0';
+    pe_dims dims = {16, 2, 2, 24, data[0] & 1, 1};
+    posemb_error err;
+    pe *p = NULL;
+    if (!pe_create(&p, spec, &dims, &err) && !pe_alloc(p, &err)) {
+        posemb_rng rng;
+        posemb_rng_seed(&rng, 1, 1);
+        pe_init_params(p, &rng);
+        posemb_arena a;
+        posemb_arena_init(&a, 0);
+        pe_export ex;
+        pe_export_matrices(p, 8, &a, &ex, &err);
+        posemb_arena_free(&a);
+        pe *again = NULL;
+        if (pe_create(&again, pe_spec(p), &dims, &err) || strcmp(pe_spec(again), pe_spec(p))) abort();
+        pe_free(again);
+    }
+    pe_free(p);
+    free(spec);
+    return 0;
+}
