@@ -141,6 +141,7 @@ static void test_threads_from(void **state)
     assert_int_equal(threads_from(2, 0, 64, 62), 2); /* pinned to 2 of 64; 62 tasks fit elsewhere */
     assert_int_equal(threads_from(2, 0, 64, 63), 1);
     assert_int_equal(threads_from(4, 0.5, 4, 0), 1);
+    assert_int_equal(threads_from(4, 1e18, 4, 0), 4); /* a v1 quota of "unlimited" size */
 }
 
 static void write_text(const char *dir, const char *name, const char *text)

@@ -124,7 +124,7 @@ int threads_others_running(const char *loadavg_file)
 int threads_from(int allowed, double quota, int online, int others)
 {
     int usable = allowed;
-    if (quota > 0 && (int)ceil(quota) < usable) usable = (int)ceil(quota);
+    if (quota > 0 && quota < usable) usable = (int)ceil(quota); /* compared first: a quota may exceed int */
     int outside = online > allowed ? online - allowed : 0;
     int busy = others > outside ? others - outside : 0;
     int n = allowed - busy; /* the quota bounds this process, not the others */
