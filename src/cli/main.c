@@ -42,14 +42,18 @@ int cli_report(const char *sub, const posemb_error *err)
 }
 
 /* The thread count for commands run without --threads: the CPUs free now
- * (posemb_threads_default), with a line when other processes took some. */
+ * (posemb_threads_default), with a line when other processes took some.
+ * Asking for help runs nothing. */
 static void default_threads(int argc, char **argv)
 {
+    int given = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return;
+        given |= !strcmp(argv[i], "--threads");
+    }
     char why[256];
     posemb_threads_set(posemb_threads_default(why, sizeof why));
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--threads")) return;
-    if (why[0]) fprintf(stderr, "posemb: %s\n", why);
+    if (why[0] && !given) fprintf(stderr, "posemb: %s\n", why);
 }
 
 int main(int argc, char **argv)
