@@ -150,6 +150,21 @@ static void test_canonical_numbers_and_order(void **state)
     pe *p = ok("rope:base=1234567,frac=0.3");
     assert_string_equal(pe_spec(p), "rope:base=1234567,pairing=halves,frac=0.3,scaling=none");
     pe_free(p);
+    /* fuzz_pe_spec's finding: "%g" wrote base=5.0002e+06, whose '+' split the
+     * canonical spec into components; an exponent's sign is part of the number */
+    const char *exponents[][2] = {
+        {"rope:base=5000200", "rope:base=5.0002e06,pairing=halves,frac=1,scaling=none"},
+        {"rope:base=5e+06+ape", "ape:integration=add+rope:base=5e06,pairing=halves,frac=1,scaling=none"},
+        {"ape+rope:base=1E+5", "ape:integration=add+rope:base=100000,pairing=halves,frac=1,scaling=none"},
+    };
+    for (int i = 0; i < 3; i++) {
+        p = ok(exponents[i][0]);
+        assert_string_equal(pe_spec(p), exponents[i][1]);
+        pe *again = ok(pe_spec(p));
+        assert_string_equal(pe_spec(again), exponents[i][1]);
+        pe_free(again);
+        pe_free(p);
+    }
     pe *a = ok("ape+rpe:k=2"), *b = ok("rpe:k=2+ape");
     assert_string_equal(pe_spec(a), pe_spec(b));
     assert_int_equal(pe_n_params(a), pe_n_params(b));

@@ -111,5 +111,7 @@ void pe_canon_num(pe_comp *c, const char *key, double x)
         snprintf(buf, sizeof buf, "%.*g", digits, x);
         if (strtod(buf, NULL) == x) break;
     }
+    char *plus = strchr(buf, '+'); /* "5e+06" -> "5e06": '+' joins PE components */
+    if (plus) memmove(plus, plus + 1, strlen(plus));
     pe_canon_add(c, "%s=%s", key, buf);
 }

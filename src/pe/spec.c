@@ -62,6 +62,17 @@ static posemb_status parse_comp(const char *spec, const char *s, size_t n, pe_sp
     return POSEMB_OK;
 }
 
+/* The '+' joining components, not one inside a number's exponent ("5e+06"). */
+static const char *next_plus(const char *spec, const char *p)
+{
+    for (const char *q = strchr(p, '+'); q; q = strchr(q + 1, '+')) {
+        int in_exponent = q - spec >= 2 && (q[-1] == 'e' || q[-1] == 'E') &&
+                          (isdigit((unsigned char)q[-2]) || q[-2] == '.') && isdigit((unsigned char)q[1]);
+        if (!in_exponent) return q;
+    }
+    return NULL;
+}
+
 posemb_status pe_spec_parse(const char *spec, pe_spec_comp *comps, int max_comps, int *n_comps, posemb_error *err)
 {
     if (!spec || !*spec) return posemb_fail(err, POSEMB_EINVAL, "empty PE spec (try 'ape', 'sin', 'rpe', 'ape+rpe')");
@@ -73,7 +84,7 @@ posemb_status pe_spec_parse(const char *spec, pe_spec_comp *comps, int max_comps
     *n_comps = 0;
     const char *p = spec, *end = spec + strlen(spec);
     while (p <= end) {
-        const char *plus = strchr(p, '+');
+        const char *plus = next_plus(spec, p);
         const char *stop = plus ? plus : end;
         if (*n_comps == max_comps)
             return posemb_fail(err, POSEMB_EINVAL, "spec '%s': more than %d components", spec, max_comps);
