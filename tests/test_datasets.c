@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "posemb/datasets.h"
+#include "posemb/squad_eval.h"
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof(a)[0]))
 

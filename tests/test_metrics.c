@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "posemb/metrics.h"
+#include "posemb/squad_eval.h"
+#include "posemb/stats.h"
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof(a)[0]))
 

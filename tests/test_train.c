@@ -203,6 +203,40 @@ static void test_hostile_trainer_state(void **state)
 }
 
 /* A non-finite loss stops the run naming the step; the checkpoint before stays. */
+/* The one listing of checkpoint-STEP folders: numeric order, only exact
+ * names, complete (trainer_state.json) or all; the latest of the complete. */
+static void test_checkpoint_listing(void **state)
+{
+    char *run = tu_tmpdir(), p[600];
+    const char *dirs[] = {"checkpoint-10", "checkpoint-2", "checkpoint-30", "checkpoint-x", "checkpoint-5a",
+                          ".checkpoint-40.tmp.1", "checkpoint--3"};
+    for (int i = 0; i < 7; i++) {
+        snprintf(p, sizeof p, "%s/%s", run, dirs[i]);
+        assert_int_equal(mkdir(p, 0755), 0);
+        if (i != 2) { /* checkpoint-30 is incomplete */
+            snprintf(p, sizeof p, "%s/%s/trainer_state.json", run, dirs[i]);
+            assert_int_equal(tu_write_file(p, "{}", 2), 0);
+        }
+    }
+    long *steps;
+    assert_int_equal(posemb_checkpoint_steps(run, 1, &steps), 2);
+    assert_int_equal(steps[0], 2);
+    assert_int_equal(steps[1], 10);
+    free(steps);
+    assert_int_equal(posemb_checkpoint_steps(run, 0, &steps), 3);
+    assert_int_equal(steps[2], 30);
+    free(steps);
+    char latest[600] = "";
+    assert_int_equal(posemb_checkpoint_latest(run, latest, sizeof latest), 10);
+    snprintf(p, sizeof p, "%s/checkpoint-10", run);
+    assert_string_equal(latest, p);
+    snprintf(p, sizeof p, "%s/none", run);
+    assert_int_equal(posemb_checkpoint_steps(p, 1, &steps), -1);
+    assert_null(steps);
+    tu_rmtree(run);
+    free(run);
+}
+
 static void test_nan_stops(void **state)
 {
     char *dir = tu_tmpdir(), run[1100];
@@ -239,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_resume_identical),
         cmocka_unit_test(test_nan_stops),
         cmocka_unit_test(test_hostile_trainer_state),
+        cmocka_unit_test(test_checkpoint_listing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

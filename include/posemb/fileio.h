@@ -12,9 +12,14 @@
 extern "C" {
 #endif
 
+/* The longest path posemb builds: a path the user gives (PATH_MAX, 4096) and
+ * the names posemb adds to it. A path that would not fit is an error, never
+ * cut short. */
+#define POSEMB_PATH_MAX 4608
+
 typedef struct posemb_atomic_file {
     FILE *f;
-    char path[4096], tmp[4200];
+    char path[POSEMB_PATH_MAX], tmp[POSEMB_PATH_MAX];
 } posemb_atomic_file;
 
 /* Opens the temporary file for writing ("-" means standard output, written directly). */

@@ -115,6 +115,14 @@ posemb_status posemb_model_init_from(posemb_model *m, const char *dir, int *miss
 /* Writes dir/config.json and dir/model.safetensors (atomically each). */
 posemb_status posemb_model_save(const posemb_model *m, const char *dir, posemb_error *err);
 
+/* A training run keeps its checkpoints as RUN/checkpoint-STEP folders, and a
+ * checkpoint is complete once its trainer_state.json exists (written last).
+ * Sets *steps to a malloc'ed array (the caller frees it) of the steps of
+ * run's checkpoints, complete ones only when complete_only, ascending, and
+ * returns how many; returns -1 (errno set, *steps NULL) when run cannot be
+ * read or memory runs out. */
+int posemb_checkpoint_steps(const char *run, int complete_only, long **steps);
+
 /* A batch: B sequences of T tokens. */
 typedef struct posemb_batch {
     int B, T;

@@ -32,8 +32,10 @@ typedef struct posemb_study_config {
     int jobs;          /* worker processes */
     int analyze;       /* analyse each PE's first model (seed, first task) into the report */
     /* The real-data study (data[0] != 0): MLM pretraining once per PE, then
-     * fine-tuning (steps, batch, lr above) per task and seed from it. */
-    char data[4096];   /* a folder laid out like ../shared/data; "" for the synthetic study */
+     * fine-tuning (steps, batch, lr above) per task and seed from it. data:
+     * a folder laid out like ../shared/data, "" for the synthetic study;
+     * PATH_MAX long at most, so that the paths in it fit POSEMB_PATH_MAX. */
+    char data[4096];
     int pretrain_steps, pretrain_batch;
     float pretrain_lr, dropout;
     int squad_stride, squad_max_query, max_answer; /* SQuAD windows (HF's doc_stride) and decoding */

@@ -13,6 +13,7 @@
 #include "posemb/fileio.h"
 #include "posemb/plot.h"
 #include "posemb/report.h"
+#include "posemb/timer.h"
 
 posemb_analyze_opts posemb_analyze_defaults(void)
 {
@@ -36,7 +37,7 @@ static int path_in(const ctx *c, const char *name, char *buf, size_t cap) { retu
 
 static posemb_status csv(const ctx *c, const char *name, const float *m, int rows, int cols, posemb_error *err)
 {
-    char p[4200];
+    char p[POSEMB_PATH_MAX];
     if (path_in(c, name, p, sizeof p)) return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", c->out);
     return posemb_csv_write(p, m, rows, cols, err);
 }
@@ -52,7 +53,7 @@ static posemb_status heatmap(ctx *c, const char *stem, const float *m, int rows,
     h.title = title, h.xlabel = xl, h.ylabel = yl, h.cbar_label = cbar, h.x0 = x0, h.y0 = x0;
     h.cmap = lo < 0 && hi > 0 ? POSEMB_CMAP_DIVERGING : POSEMB_CMAP_VIRIDIS;
     h.vmin = h.vmax = NAN;
-    char name[96], p[4200];
+    char name[96], p[POSEMB_PATH_MAX];
     for (int svg = 0; svg <= c->o->svg; svg++) {
         snprintf(name, sizeof name, "%s.%s", stem, svg ? "svg" : "png");
         if (path_in(c, name, p, sizeof p)) return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", c->out);
@@ -72,7 +73,7 @@ static posemb_status lines(ctx *c, const char *stem, const posemb_series *s, int
     if (!c->o->figures) return POSEMB_OK;
     posemb_lines_opts lo = posemb_lines_defaults();
     lo.title = title, lo.xlabel = xl, lo.ylabel = yl;
-    char name[96], p[4200];
+    char name[96], p[POSEMB_PATH_MAX];
     for (int svg = 0; svg <= c->o->svg; svg++) {
         snprintf(name, sizeof name, "%s.%s", stem, svg ? "svg" : "png");
         if (path_in(c, name, p, sizeof p)) return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", c->out);
@@ -220,7 +221,7 @@ static posemb_status psi(ctx *c, posemb_error *err)
     posemb_status st = csv(c, "psi.csv", p, s->n, 1, err);
     if (!st) st = lines(c, "psi", &ser, 1, "psi(m) = sum_k cos(w_k m)", "offset m", "psi(m)", err);
     if (!st && c->o->figures) {
-        char path[4200];
+        char path[POSEMB_PATH_MAX];
         float pick[8];
         int n = s->n_freqs < 8 ? s->n_freqs : 8;
         for (int i = 0; i < n; i++) pick[i] = s->freqs[(size_t)i * (s->n_freqs - 1) / (n > 1 ? n - 1 : 1)];
@@ -291,7 +292,7 @@ static posemb_status write_report(ctx *c, posemb_error *err)
 {
     const posemb_source *s = c->src;
     const posemb_analysis *r = c->res;
-    char title[700], text[2048], path[4200];
+    char title[700], text[2048], path[POSEMB_PATH_MAX];
     snprintf(title, sizeof title, "posemb analysis: %s", s->name);
     posemb_report *rep = posemb_report_new(title);
     if (!rep) return posemb_fail(err, POSEMB_ENOMEM, "report: out of memory");
@@ -338,13 +339,6 @@ static posemb_status write_report(ctx *c, posemb_error *err)
     return st;
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static posemb_status run(ctx *c, posemb_error *err)
 {
     const posemb_source *s = c->src;
@@ -363,7 +357,7 @@ posemb_status posemb_analyze(posemb_source *src, const posemb_analyze_opts *o, c
 {
     memset(res, 0, sizeof *res);
     if (mkdir(out_dir, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", out_dir, strerror(errno));
-    double t0 = now();
+    double t0 = posemb_timer_now();
     ctx c = {src, o, out_dir, res, cJSON_CreateObject(), NULL, {0}, {{0}}, {{0}}, 0};
     posemb_arena_init(&c.arena, 0);
     cJSON_AddStringToObject(c.json, "source", src->name);
@@ -373,8 +367,8 @@ posemb_status posemb_analyze(posemb_source *src, const posemb_analyze_opts *o, c
     cJSON_AddNumberToObject(c.json, "dim", src->dim);
     cJSON_AddNumberToObject(c.json, "K", o->K);
     posemb_status st = run(&c, err);
-    res->seconds = now() - t0;
-    char path[4200], *text = NULL;
+    res->seconds = posemb_timer_now() - t0;
+    char path[POSEMB_PATH_MAX], *text = NULL;
     if (!st && path_in(&c, "indicators.json", path, sizeof path)) st = posemb_fail(err, POSEMB_EINVAL, "path too long");
     if (!st && !(text = cJSON_Print(c.json))) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     if (!st) st = posemb_write_text(path, text, err);

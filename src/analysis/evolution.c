@@ -9,37 +9,9 @@
 
 #include "posemb/analyze.h"
 #include "posemb/fileio.h"
+#include "posemb/model.h"
 #include "posemb/plot.h"
 #include "posemb/report.h"
-
-#define MAX_STEPS 4096
-
-static int cmp_long(const void *a, const void *b)
-{
-    long x = *(const long *)a, y = *(const long *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The steps of run's complete checkpoints, sorted. */
-static int checkpoint_steps(const char *run, long *steps)
-{
-    DIR *d = opendir(run);
-    if (!d) return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < MAX_STEPS) {
-        long step;
-        int end = 0;
-        char p[4200];
-        struct stat sb;
-        if (sscanf(e->d_name, "checkpoint-%ld%n", &step, &end) == 1 && !e->d_name[end] &&
-            snprintf(p, sizeof p, "%s/%s/trainer_state.json", run, e->d_name) < (int)sizeof p && !stat(p, &sb))
-            steps[n++] = step;
-    }
-    closedir(d);
-    qsort(steps, (size_t)n, sizeof *steps, cmp_long);
-    return n;
-}
 
 /* The matrix that describes a checkpoint's PE: APE similarity, else relative vectors'. */
 static posemb_status step_matrix(const posemb_source *s, float **m, int *n, posemb_error *err)
@@ -56,7 +28,7 @@ static posemb_status step_matrix(const posemb_source *s, float **m, int *n, pose
 static posemb_status write_outputs(const char *out, const long *steps, const posemb_indicators *ind, int n,
                                    const char *spec, int K, posemb_error *err)
 {
-    char path[4200], line[256];
+    char path[POSEMB_PATH_MAX], line[256];
     size_t cap = (size_t)n * 160 + 256, len = 0;
     char *text = malloc(cap);
     if (!text) return posemb_fail(err, POSEMB_ENOMEM, "evolution: out of memory");
@@ -90,29 +62,26 @@ static posemb_status indicator_plot(const char *out, const long *steps, const po
     posemb_lines_opts o = posemb_lines_defaults();
     o.title = "Indicators during training", o.xlabel = "training step", o.ylabel = "indicator";
     o.ymin = 0, o.ymax = 1.05;
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     posemb_status st = posemb_path_join(path, sizeof path, out, "evolution.png") ? posemb_fail(err, POSEMB_EINVAL, "path too long")
                                                                                 : posemb_plot_lines(path, s, 3, &o, err);
     free(x);
     return st;
 }
 
-posemb_status posemb_evolution(const char *run, const char *out_dir, const posemb_source_opts *so,
-                               const posemb_analyze_opts *o, posemb_error *err)
+/* The indicators, figures and report of the complete checkpoints steps[0..n). */
+static posemb_status evolution_of(const char *run, const char *out_dir, const posemb_source_opts *so,
+                                  const posemb_analyze_opts *o, const long *steps, int n, posemb_error *err)
 {
-    static long steps[MAX_STEPS];
-    int n = checkpoint_steps(run, steps);
-    if (n < 0) return posemb_fail(err, POSEMB_EIO, "%s: cannot read folder: %s", run, strerror(errno));
-    if (n == 0) return posemb_fail(err, POSEMB_EINVAL, "%s: no checkpoints (train with 'posemb train --keep N' to keep them)", run);
     if (mkdir(out_dir, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", out_dir, strerror(errno));
     posemb_indicators *ind = calloc((size_t)n, sizeof *ind);
     posemb_report *rep = posemb_report_new("posemb: a PE during training");
     if (!ind || !rep) return free(ind), posemb_report_free(rep), posemb_fail(err, POSEMB_ENOMEM, "evolution: out of memory");
     posemb_status st = POSEMB_OK;
-    char spec[400] = "", path[4200], name[96], title[160];
+    char spec[400] = "", path[POSEMB_PATH_MAX], name[96], title[160];
     int shown = 0;
     for (int i = 0; !st && i < n; i++) {
-        char dir[4200];
+        char dir[POSEMB_PATH_MAX];
         snprintf(dir, sizeof dir, "%s/checkpoint-%ld", run, steps[i]);
         posemb_source s;
         float *m = NULL;
@@ -145,5 +114,17 @@ posemb_status posemb_evolution(const char *run, const char *out_dir, const posem
                run, n, spec, steps[0], ind[0].ti, ind[0].mono, ind[0].sym, steps[n - 1], ind[n - 1].ti, ind[n - 1].mono, ind[n - 1].sym);
     free(ind);
     posemb_report_free(rep);
+    return st;
+}
+
+posemb_status posemb_evolution(const char *run, const char *out_dir, const posemb_source_opts *so,
+                               const posemb_analyze_opts *o, posemb_error *err)
+{
+    long *steps;
+    int n = posemb_checkpoint_steps(run, 1, &steps);
+    if (n < 0) return posemb_fail(err, POSEMB_EIO, "%s: cannot read folder: %s", run, strerror(errno));
+    if (n == 0) return posemb_fail(err, POSEMB_EINVAL, "%s: no checkpoints (train with 'posemb train --keep N' to keep them)", run);
+    posemb_status st = evolution_of(run, out_dir, so, o, steps, n, err);
+    free(steps);
     return st;
 }

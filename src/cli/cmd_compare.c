@@ -55,7 +55,7 @@ static posemb_status write_compare(const char *out, row *rows, int n, int K, pos
     posemb_report *rep = posemb_report_new("posemb: position embeddings compared");
     if (!rep) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     posemb_report_heading(rep, 1, "Position embeddings compared");
-    char text[256], (*cells)[64] = calloc((size_t)n * 9, sizeof *cells), path[4200];
+    char text[256], (*cells)[64] = calloc((size_t)n * 9, sizeof *cells), path[POSEMB_PATH_MAX];
     const char **ptr = calloc((size_t)n * 9, sizeof *ptr);
     if (!cells || !ptr) return free(cells), free(ptr), posemb_report_free(rep), posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     snprintf(text, sizeof text, "Indicators of each PE's main matrix over 1 <= |i - j| <= %d (higher = the property holds "
@@ -129,7 +129,7 @@ int cmd_compare(int argc, char **argv)
     posemb_status st = rows ? POSEMB_OK : posemb_fail(&err, POSEMB_ENOMEM, "out of memory");
     ao.quiet = 1;
     for (int i = 0; !st && i < n; i++) {
-        char dir[4200];
+        char dir[POSEMB_PATH_MAX];
         posemb_source s;
         posemb_analysis r;
         folder_name(rows[i].dir, sizeof rows[i].dir, i, srcs[i]);

@@ -159,7 +159,7 @@ static cJSON *run_json(const train_cmd *c)
 
 static posemb_status save_run(const train_cmd *c, posemb_error *err)
 {
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     if (posemb_path_join(path, sizeof path, c->out, "run.json")) return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", c->out);
     cJSON *r = run_json(c);
     char *text = cJSON_Print(r);
@@ -172,7 +172,7 @@ static posemb_status save_run(const train_cmd *c, posemb_error *err)
 /* Strings from run.json live as long as the process (the JSON is kept). */
 static posemb_status load_run(train_cmd *c, posemb_error *err)
 {
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     if (posemb_path_join(path, sizeof path, c->out, "run.json")) return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", c->out);
     FILE *f = fopen(path, "rb");
     if (!f) return posemb_fail(err, POSEMB_EIO, "%s: no run to resume (cannot open %s)", c->out, path);
@@ -231,7 +231,7 @@ static int exists(const char *dir, const char *name, char *path, size_t cap)
 /* From the flags, else from the --init folder (tokenizer.json, vocab.txt, vocab.json + merges.txt). */
 static posemb_status load_tokenizer(train_cmd *c, posemb_tokenizer **tok, char *desc, size_t cap, posemb_error *err)
 {
-    static char p1[4200], p2[4200];
+    static char p1[POSEMB_PATH_MAX], p2[POSEMB_PATH_MAX];
     if (!c->vocab && !c->tokenizer) {
         if (exists(c->init, "tokenizer.json", p1, sizeof p1)) c->tokenizer = p1;
         else if (exists(c->init, "vocab.txt", p1, sizeof p1)) c->vocab = p1;
@@ -262,7 +262,7 @@ static posemb_status check_mlm_tokens(const train_cmd *c, const posemb_tokenizer
 
 static posemb_status copy_file(const char *from, const char *dir, const char *name, posemb_error *err)
 {
-    char to[4200];
+    char to[POSEMB_PATH_MAX];
     if (posemb_path_join(to, sizeof to, dir, name)) return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
     FILE *in = fopen(from, "rb");
     if (!in) return posemb_fail(err, POSEMB_EIO, "%s: cannot open: %s", from, strerror(errno));
@@ -293,7 +293,7 @@ static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok
 {
     posemb_config cfg;
     posemb_arch arch = !strcmp(c->model, "gpt2") ? POSEMB_GPT2 : !strcmp(c->model, "roberta") ? POSEMB_ROBERTA : POSEMB_BERT;
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     posemb_status st = POSEMB_OK;
     if (c->init) {
         if (posemb_path_join(path, sizeof path, c->init, "config.json")) return posemb_fail(err, POSEMB_EINVAL, "--init: path too long");
@@ -342,7 +342,7 @@ static posemb_train_args train_args(const train_cmd *c)
  * folder back as it was (od); a resumed one reads its run.json. */
 static posemb_status start_or_resume(train_cmd *c, cli_outdir *od, posemb_error *err)
 {
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     if (c->resume) return load_run(c, err);
     if (posemb_checkpoint_latest(c->out, path, sizeof path))
         return posemb_fail(err, POSEMB_EINVAL, "%s already holds a run; continue it with --resume or choose another --out", c->out);
@@ -357,7 +357,7 @@ static posemb_status run(train_cmd *c, posemb_error *err)
     posemb_corpus corpus = {0};
     posemb_lm_data d = {0};
     posemb_train_result res = {0};
-    char desc[8500], cache[4200];
+    char desc[2 * POSEMB_PATH_MAX + 2], cache[POSEMB_PATH_MAX]; /* desc: one or two tokenizer paths */
     cli_outdir od = {0};
     posemb_status st = start_or_resume(c, &od, err);
     if (!st) set_precision(c);

@@ -10,19 +10,20 @@ typedef struct subcommand {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *summary;
+    int parallel; /* does work worth threads: choose their count, and say when the machine is busy */
 } subcommand;
 
 static const subcommand SUBCOMMANDS[] = {
-    {"inspect", cmd_inspect, "list the tensors and metadata of a .safetensors file"},
-    {"study", cmd_study, "compare PEs by training: tasks, seeds, lengths, tables, report"},
-    {"train", cmd_train, "pretrain a BERT, RoBERTa or GPT-2 with any PE on text (resumable)"},
-    {"forward", cmd_forward, "run a model on inputs.json and write hidden states and attentions"},
-    {"analyze", cmd_analyze, "what a PE is and has learned: indicators, probes, figures, report"},
-    {"probe", cmd_probe, "one analysis of a PE at a time, its key numbers"},
-    {"compare", cmd_compare, "several PEs side by side in one report"},
-    {"demo", cmd_demo, "the PE catalogue at BERT-base size with each PE's properties"},
-    {"pe", cmd_pe, "write a position embedding as numbers (tables, frequencies, biases)"},
-    {"tokenize", cmd_tokenize, "tokens and ids of a text, as Hugging Face's BERT or GPT-2 tokenizer gives them"},
+    {"inspect", cmd_inspect, "list the tensors and metadata of a .safetensors file", 0},
+    {"study", cmd_study, "compare PEs by training: tasks, seeds, lengths, tables, report", 1},
+    {"train", cmd_train, "pretrain a BERT, RoBERTa or GPT-2 with any PE on text (resumable)", 1},
+    {"forward", cmd_forward, "run a model on inputs.json and write hidden states and attentions", 1},
+    {"analyze", cmd_analyze, "what a PE is and has learned: indicators, probes, figures, report", 1},
+    {"probe", cmd_probe, "one analysis of a PE at a time, its key numbers", 1},
+    {"compare", cmd_compare, "several PEs side by side in one report", 1},
+    {"demo", cmd_demo, "the PE catalogue at BERT-base size with each PE's properties", 1},
+    {"pe", cmd_pe, "write a position embedding as numbers (tables, frequencies, biases)", 0},
+    {"tokenize", cmd_tokenize, "tokens and ids of a text, as Hugging Face's BERT or GPT-2 tokenizer gives them", 0},
 };
 
 #define N_SUBCOMMANDS (int)(sizeof SUBCOMMANDS / sizeof SUBCOMMANDS[0])
@@ -72,7 +73,7 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < N_SUBCOMMANDS; i++)
         if (!strcmp(argv[1], SUBCOMMANDS[i].name)) {
-            default_threads(argc, argv);
+            if (SUBCOMMANDS[i].parallel) default_threads(argc, argv);
             return SUBCOMMANDS[i].run(argc - 1, argv + 1);
         }
     fprintf(stderr, "posemb: unknown subcommand '%s' (see 'posemb --help')\n", argv[1]);

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "posemb/fileio.h"
+
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static int was_there(const cli_outdir *o, const char *name)
@@ -71,7 +73,7 @@ void cli_outdir_restore(cli_outdir *o)
     DIR *d = opendir(o->path);
     posemb_status st = d ? list_names(&now, d, NULL) : POSEMB_OK;
     if (d) closedir(d);
-    char p[4200];
+    char p[POSEMB_PATH_MAX];
     for (int i = 0; !st && i < now.n_before; i++) {
         if (was_there(o, now.before[i])) continue;
         int len = snprintf(p, sizeof p, "%s/%s", o->path, now.before[i]);

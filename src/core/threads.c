@@ -9,6 +9,7 @@
  * (reductions are grouped by thread), so it is chosen once, at the start. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "posemb/threads.h"
+#include "posemb/fileio.h"
 
 #include <math.h>
 #include <omp.h>
@@ -56,7 +57,7 @@ static double min_quota(double a, double b) { return a <= 0 ? b : b <= 0 ? a : f
 static double v2_quota(const char *root, char *rel)
 {
     double quota = 0;
-    char path[8192];
+    char path[2 * POSEMB_PATH_MAX]; /* a mount point and a cgroup path */
     for (;;) {
         snprintf(path, sizeof path, "%s%s/cpu.max", root, rel);
         quota = min_quota(quota, read_quota(path, NULL));
@@ -71,7 +72,7 @@ static double v2_quota(const char *root, char *rel)
 static double v1_quota(const char *root, const char *rel)
 {
     const char *dirs[2] = {rel, ""};
-    char quota[8192], period[8192];
+    char quota[2 * POSEMB_PATH_MAX], period[2 * POSEMB_PATH_MAX];
     for (int i = 0; i < 2; i++) {
         snprintf(quota, sizeof quota, "%s/cpu%s/cpu.cfs_quota_us", root, dirs[i]);
         snprintf(period, sizeof period, "%s/cpu%s/cpu.cfs_period_us", root, dirs[i]);

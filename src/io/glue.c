@@ -326,7 +326,7 @@ posemb_status posemb_glue_load(const char *glue_dir, posemb_glue_task task, cons
     int labeled = strcmp(split, "train") == 0 || strcmp(split, "dev") == 0;
     if (!labeled && strcmp(split, "test") != 0)
         return posemb_fail(err, POSEMB_EINVAL, "GLUE split \"%s\": expected train, dev or test", split);
-    char path[4096];
+    char path[POSEMB_PATH_MAX];
     int w = snprintf(path, sizeof path, "%s/%s/%s.tsv", glue_dir, info->name, split);
     if (w < 0 || (size_t)w >= sizeof path)
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", glue_dir);

@@ -2,6 +2,7 @@
  * character-span to token-span mapping (see posemb/datasets.h). */
 #include "posemb/datasets.h"
 #include "posemb/fileio.h"
+#include "posemb/squad_eval.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

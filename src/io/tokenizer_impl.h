@@ -97,6 +97,14 @@ posemb_status tok_add_special(posemb_tokenizer *t, const char *str, size_t len, 
 posemb_status tok_finish(posemb_tokenizer *t, posemb_error *err);
 /* Sets the BERT templates [CLS] A [SEP] / [CLS] A [SEP] B [SEP]. */
 posemb_status tok_bert_templates(posemb_tokenizer *t, posemb_error *err);
+/* Sets a template from n items. */
+posemb_status tok_set_template(tok_template *tp, const tok_item *items, int n, posemb_error *err);
+/* Templates that add nothing: A, and A B. */
+posemb_status tok_plain_templates(posemb_tokenizer *t, posemb_error *err);
+/* The id of a token, looked up among the added tokens, then the vocab; -1 if absent. */
+int32_t tok_id_of(const posemb_tokenizer *t, const char *s);
+/* Parses a whole JSON file (size-limited), with a one-line error naming it. */
+posemb_status tok_parse_json_file(const char *path, cJSON **root, posemb_error *err);
 
 /* ------------------------------------------------------------ helpers */
 

@@ -1,4 +1,5 @@
 /* Hugging Face checkpoint folders: config.json + model.safetensors. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 
 #include "model_impl.h"
 #include "posemb/safetensors.h"
+#include "posemb/fileio.h"
 
 /* The prefix under which the base model's tensors sit: "" for BertModel,
  * "bert."/"roberta." for models with a head, "transformer." for GPT2LMHeadModel. */
@@ -107,7 +109,7 @@ posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posem
 
 posemb_status posemb_model_init_from(posemb_model *m, const char *dir, int *missing, posemb_error *err)
 {
-    char path[4096];
+    char path[POSEMB_PATH_MAX];
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     *missing = 0;
     return load_file(m, path, 1, missing, err);
@@ -117,7 +119,7 @@ static void join(char *buf, size_t cap, const char *dir, const char *file) { snp
 
 posemb_status posemb_model_load(posemb_model **out, const char *dir, posemb_error *err)
 {
-    char path[4096];
+    char path[POSEMB_PATH_MAX];
     posemb_config cfg;
     *out = NULL;
     join(path, sizeof path, dir, "config.json");
@@ -147,7 +149,7 @@ posemb_status posemb_model_save(const posemb_model *m, const char *dir, posemb_e
 {
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", dir, strerror(errno));
-    char path[4096];
+    char path[POSEMB_PATH_MAX];
     posemb_st_writer w;
     posemb_st_writer_init(&w);
     posemb_status st = posemb_st_writer_meta(&w, "format", "pt", err);
@@ -168,4 +170,54 @@ posemb_status posemb_model_save(const posemb_model *m, const char *dir, posemb_e
     join(path, sizeof path, dir, "config.json");
     if (!st) st = posemb_config_save(&m->cfg, path, err);
     return st;
+}
+
+static int cmp_step(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* "checkpoint-STEP" exactly, STEP a decimal number >= 0. */
+static int checkpoint_name(const char *name, long *step)
+{
+    int end = 0;
+    return sscanf(name, "checkpoint-%ld%n", step, &end) == 1 && !name[end] && *step >= 0;
+}
+
+static int is_complete(const char *run, const char *name)
+{
+    char p[POSEMB_PATH_MAX];
+    struct stat sb;
+    int n = snprintf(p, sizeof p, "%s/%s/trainer_state.json", run, name);
+    return n > 0 && n < (int)sizeof p && stat(p, &sb) == 0;
+}
+
+int posemb_checkpoint_steps(const char *run, int complete_only, long **steps)
+{
+    *steps = NULL;
+    DIR *d = opendir(run);
+    if (!d) return -1;
+    int n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long step;
+        if (!checkpoint_name(e->d_name, &step) || (complete_only && !is_complete(run, e->d_name))) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            long *grown = realloc(*steps, (size_t)cap * sizeof *grown);
+            if (!grown) {
+                free(*steps);
+                *steps = NULL;
+                closedir(d);
+                errno = ENOMEM;
+                return -1;
+            }
+            *steps = grown;
+        }
+        (*steps)[n++] = step;
+    }
+    closedir(d);
+    if (n) qsort(*steps, (size_t)n, sizeof **steps, cmp_step);
+    return n;
 }

@@ -14,31 +14,13 @@
 #include "posemb/safetensors.h"
 #include "train_impl.h"
 
-static int is_complete(const char *dir)
-{
-    char p[4200];
-    struct stat sb;
-    return !posemb_path_join(p, sizeof p, dir, "trainer_state.json") && stat(p, &sb) == 0;
-}
-
 long posemb_checkpoint_latest(const char *run, char *path, size_t cap)
 {
-    DIR *d = opendir(run);
-    if (!d) return 0;
-    long best = 0;
-    struct dirent *e;
-    char dir[4200];
-    while ((e = readdir(d))) {
-        long step;
-        int end = 0;
-        if (sscanf(e->d_name, "checkpoint-%ld%n", &step, &end) != 1 || e->d_name[end] || step <= best) continue;
-        if (posemb_path_join(dir, sizeof dir, run, e->d_name)) continue;
-        if (is_complete(dir)) {
-            best = step;
-            snprintf(path, cap, "%s", dir);
-        }
-    }
-    closedir(d);
+    long *steps;
+    int n = posemb_checkpoint_steps(run, 1, &steps);
+    long best = n > 0 ? steps[n - 1] : 0;
+    free(steps);
+    if (best) snprintf(path, cap, "%s/checkpoint-%ld", run, best);
     return best;
 }
 
@@ -47,7 +29,7 @@ static void remove_tree(const char *dir)
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *e;
-    char p[4200];
+    char p[POSEMB_PATH_MAX];
     while ((e = readdir(d)))
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !posemb_path_join(p, sizeof p, dir, e->d_name))
             unlink(p);
@@ -60,31 +42,23 @@ static void prune(const char *run, int keep)
 {
     DIR *d = opendir(run);
     if (!d) return;
-    long steps[4096];
-    int n = 0;
     struct dirent *e;
-    char p[4200];
-    while ((e = readdir(d))) {
-        long step;
-        int end = 0;
-        if (!strncmp(e->d_name, ".checkpoint-", 12)) {
-            if (!posemb_path_join(p, sizeof p, run, e->d_name)) remove_tree(p);
-        } else if (sscanf(e->d_name, "checkpoint-%ld%n", &step, &end) == 1 && !e->d_name[end] && n < 4096)
-            steps[n++] = step;
-    }
+    char p[POSEMB_PATH_MAX];
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, ".checkpoint-", 12) && !posemb_path_join(p, sizeof p, run, e->d_name)) remove_tree(p);
     closedir(d);
-    for (int i = 0; i < n; i++) {
-        int newer = 0;
-        for (int j = 0; j < n; j++) newer += steps[j] > steps[i];
-        if (newer < keep) continue;
+    long *steps;
+    int n = posemb_checkpoint_steps(run, 0, &steps);
+    for (int i = 0; i < n - keep; i++) {
         int len = snprintf(p, sizeof p, "%s/checkpoint-%ld", run, steps[i]);
         if (len > 0 && len < (int)sizeof p) remove_tree(p);
     }
+    free(steps);
 }
 
 static posemb_status save_optimizer(const posemb_adamw *o, const char *dir, posemb_error *err)
 {
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     if (posemb_path_join(path, sizeof path, dir, "optimizer.safetensors"))
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
     posemb_st_writer w;
@@ -111,7 +85,7 @@ static cJSON *exact_number(double x)
 
 static posemb_status save_state(const train_state *s, const char *dir, posemb_error *err)
 {
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     if (posemb_path_join(path, sizeof path, dir, "trainer_state.json"))
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
     cJSON *r = cJSON_CreateObject(), *h = cJSON_AddArrayToObject(r, "history");
@@ -136,7 +110,7 @@ static posemb_status save_state(const train_state *s, const char *dir, posemb_er
 posemb_status train_checkpoint_save(const char *run, const posemb_model *m, const posemb_adamw *o,
                                     const train_state *s, int keep, posemb_error *err)
 {
-    char tmp[4200], dir[4200];
+    char tmp[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX];
     int a = snprintf(tmp, sizeof tmp, "%s/.checkpoint-%ld.tmp.%ld", run, s->step, (long)getpid());
     int b = snprintf(dir, sizeof dir, "%s/checkpoint-%ld", run, s->step);
     if (a < 0 || b < 0 || a >= (int)sizeof tmp || b >= (int)sizeof dir)
@@ -156,7 +130,7 @@ posemb_status train_checkpoint_save(const char *run, const posemb_model *m, cons
 
 static posemb_status load_optimizer(posemb_adamw *o, const char *dir, posemb_error *err)
 {
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     if (posemb_path_join(path, sizeof path, dir, "optimizer.safetensors"))
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
     posemb_st_file f;
@@ -199,7 +173,7 @@ static int read_point(const cJSON *p, posemb_train_point *pt)
 
 static posemb_status load_state(train_state *s, const char *dir, posemb_error *err)
 {
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     if (posemb_path_join(path, sizeof path, dir, "trainer_state.json"))
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
     FILE *f = fopen(path, "rb");
@@ -236,7 +210,7 @@ static posemb_status load_state(train_state *s, const char *dir, posemb_error *e
 posemb_status train_checkpoint_load(const char *dir, posemb_model *m, posemb_adamw *o, train_state *s,
                                     posemb_error *err)
 {
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     if (posemb_path_join(path, sizeof path, dir, "model.safetensors"))
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
     posemb_status st = posemb_model_load_weights(m, path, err);

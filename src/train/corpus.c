@@ -8,6 +8,7 @@
 
 #include "posemb/corpus.h"
 #include "posemb/safetensors.h"
+#include "posemb/fileio.h"
 
 typedef struct file_list {
     int n, cap;
@@ -42,7 +43,7 @@ static posemb_status walk(const char *dir, file_list *l, int depth, posemb_error
     if (!d) return posemb_fail(err, POSEMB_EIO, "%s: cannot read folder: %s", dir, strerror(errno));
     file_list here = {0, 0, NULL};
     struct dirent *e;
-    char path[4096];
+    char path[POSEMB_PATH_MAX];
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "posemb/fileio.h"
+#include "posemb/timer.h"
 #include "train_impl.h"
 
 posemb_train_args posemb_train_defaults(const char *out, long steps)
@@ -38,13 +39,6 @@ int train_history_add(train_state *s, posemb_train_point p)
     }
     s->history[s->n_history++] = p;
     return 0;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Buffers for one micro-batch. */
@@ -162,7 +156,7 @@ static char *log_kept(const char *path, long step)
  * atomically: a kill in between leaves one or the other, never a cut one. */
 static FILE *open_log(const posemb_train_args *a, const train_state *s)
 {
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     if (posemb_path_join(path, sizeof path, a->out, "train_log.jsonl")) return NULL;
     char *kept = log_kept(path, s->step);
     posemb_error err;
@@ -190,7 +184,7 @@ static posemb_status check_args(const posemb_train_args *a, const posemb_lm_data
 static posemb_status resume_from(posemb_model *m, posemb_adamw *o, train_state *s, const posemb_train_args *a,
                                  posemb_train_result *res, posemb_error *err)
 {
-    char dir[4200];
+    char dir[POSEMB_PATH_MAX];
     if (!posemb_checkpoint_latest(a->out, dir, sizeof dir)) return POSEMB_OK;
     posemb_status st = train_checkpoint_load(dir, m, o, s, err);
     if (!st && o->step != s->step)
@@ -211,7 +205,7 @@ static posemb_status finish(posemb_model *m, const posemb_adamw *o, const train_
  * The lock goes with the process, however it ends. Returns the descriptor or -1. */
 static int lock_run(const char *out, posemb_error *err)
 {
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     if (posemb_path_join(path, sizeof path, out, ".lock")) {
         posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
         return -1;
@@ -245,7 +239,7 @@ posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_trai
     if (!st && resume) st = resume_from(m, &o, &s, a, res, err);
     FILE *log = st ? NULL : open_log(a, &s);
     long stop = a->stop_at > 0 && a->stop_at < a->steps ? a->stop_at : a->steps, first = s.step;
-    double t0 = now();
+    double t0 = posemb_timer_now();
     while (!st && s.step < stop) {
         double loss;
         posemb_train_point p = {s.step + 1, 0, posemb_lr_at(&oc, s.step), 0};
@@ -260,7 +254,7 @@ posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_trai
         p.grad_norm = posemb_adamw_step(&o, m, &oc);
         s.step++;
         if (train_history_add(&s, p)) st = posemb_fail(err, POSEMB_ENOMEM, "train: out of memory");
-        double elapsed = now() - t0;
+        double elapsed = posemb_timer_now() - t0;
         res->tokens_per_s = (double)(s.step - first) * a->batch * a->accum * d->T / (elapsed > 0 ? elapsed : 1e-9);
         log_line(log, "train", p.step, p.loss, p.lr, "lr");
         if (a->progress || (a->log_every && s.step % a->log_every == 0) || s.step == stop)

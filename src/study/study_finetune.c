@@ -15,6 +15,8 @@
 #include "posemb/model.h"
 #include "posemb/optim.h"
 #include "posemb/rng.h"
+#include "posemb/fileio.h"
+#include "posemb/timer.h"
 #include "study_data_impl.h"
 #include "study_impl.h"
 
@@ -61,7 +63,7 @@ static double glue_chance(const posemb_glue_data *dev, const posemb_features *tr
 static posemb_status load_glue(const posemb_study_config *c, const posemb_tokenizer *tok, int t, task_data *td,
                                posemb_error *err)
 {
-    char dir[4200];
+    char dir[POSEMB_PATH_MAX];
     posemb_glue_data train;
     posemb_glue_task task = (posemb_glue_task)posemb_glue_task_from_name(c->tasks[t]);
     snprintf(dir, sizeof dir, "%s/glue", c->data);
@@ -77,7 +79,7 @@ static posemb_status load_glue(const posemb_study_config *c, const posemb_tokeni
 static posemb_status load_squad(const posemb_study_config *c, const posemb_tokenizer *tok, task_data *td,
                                 posemb_error *err)
 {
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     snprintf(path, sizeof path, "%s/squad/dev-v1.1.json", c->data);
     posemb_status st = posemb_squad_load(path, &td->sq, err);
     if (st) return st;
@@ -232,7 +234,7 @@ static posemb_status ft_model(const posemb_study_config *c, const task_data *td,
                               posemb_model **m, posemb_error *err)
 {
     posemb_config cfg;
-    char path[4500];
+    char path[POSEMB_PATH_MAX];
     snprintf(path, sizeof path, "%.4400s/config.json", pretrain);
     posemb_status st = posemb_config_load(&cfg, path, err);
     cfg.hidden_dropout = cfg.attn_dropout = c->dropout;
@@ -309,7 +311,7 @@ static posemb_status finetune(const posemb_study_config *c, const char *pretrain
     posemb_adamw o = {0};
     batch_buf b = {0};
     shuffle sh = {malloc((size_t)td->train.n * sizeof(int)), td->train.n, -1, (uint64_t)seed};
-    double best = NAN, t0 = study_now();
+    double best = NAN, t0 = posemb_timer_now();
     int longest = c->n_train * c->mults[c->n_mults - 1];
     memset(r, 0, sizeof *r);
     for (int k = 0; k < MAX_MULTS; k++) r->metric[k][0] = r->metric[k][1] = NAN;
@@ -330,7 +332,7 @@ static posemb_status finetune(const posemb_study_config *c, const char *pretrain
     posemb_model_free(m);
     batch_free(&b);
     free(sh.order);
-    r->seconds = study_now() - t0;
+    r->seconds = posemb_timer_now() - t0;
     return st;
 }
 
@@ -372,7 +374,7 @@ typedef struct worker_state {
 static posemb_status one_finetune(worker_state *ws, int p, int t, int s, posemb_error *err)
 {
     const posemb_study_config *c = ws->c;
-    char name[160], pretrain[4400], dir[4500], results[4200];
+    char name[160], pretrain[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX], results[POSEMB_PATH_MAX];
     study_folder_of(c->pes[p], name, sizeof name);
     snprintf(pretrain, sizeof pretrain, "%s/models/%s/pretrain", ws->out, name);
     snprintf(dir, sizeof dir, "%s/models/%s/%s-s%d", ws->out, name, c->tasks[t], c->seeds[s]);
@@ -385,7 +387,7 @@ static posemb_status one_finetune(worker_state *ws, int p, int t, int s, posemb_
     free(lines);
     if (st) return st;
     ws->done_runs++;
-    double eta = (study_now() - ws->t0) / ws->done_runs * (ws->my_runs - ws->done_runs);
+    double eta = (posemb_timer_now() - ws->t0) / ws->done_runs * (ws->my_runs - ws->done_runs);
     fprintf(stderr, "posemb study: %-8s %-6s seed %d  %s %.3f at %d tokens  (%.0f s; this worker: %d/%d, ETA %dh%02dm)\n",
             c->pes[p], c->tasks[t], c->seeds[s], posemb_study_task_metric(c, t), r.metric[0][0], c->n_train, r.seconds,
             ws->done_runs, ws->my_runs, (int)eta / 3600, (int)eta / 60 % 60);
@@ -397,8 +399,8 @@ posemb_status posemb_study_data_worker(const posemb_study_config *c, const char 
                                        int total, posemb_error *err)
 {
     (void)total; /* each worker counts its own PEs' runs */
-    worker_state ws = {c, out, NULL, {{0}}, 0, 0, study_now()};
-    char desc[4200];
+    worker_state ws = {c, out, NULL, {{0}}, 0, 0, posemb_timer_now()};
+    char desc[POSEMB_PATH_MAX];
     posemb_status st = study_load_tokenizer(c, &ws.tok, desc, sizeof desc, err);
     for (int p = w; p < c->n_pes; p += jobs)
         for (int t = 0; t < c->n_tasks; t++)

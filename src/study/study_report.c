@@ -12,6 +12,7 @@
 #include "posemb/metrics.h"
 #include "posemb/plot.h"
 #include "posemb/report.h"
+#include "posemb/stats.h"
 #include "posemb/study.h"
 #include "posemb/synthetic.h"
 
@@ -75,7 +76,7 @@ static posemb_status load_table(table *tb, const posemb_study_config *c, const c
     if (!tb->v || !tb->curve || !tb->n_curve || !tb->chance) return posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
     for (size_t i = 0; i < n; i++) tb->v[i] = NAN;
     for (int i = 0; i < c->n_tasks * c->n_mults; i++) tb->chance[i] = NAN;
-    char path[4200], line[16384];
+    char path[POSEMB_PATH_MAX], line[16384];
     if (posemb_path_join(path, sizeof path, out, "results.jsonl")) return posemb_fail(err, POSEMB_EINVAL, "path too long");
     FILE *f = fopen(path, "r");
     if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot open", path);
@@ -180,7 +181,7 @@ static void md_table(FILE *f, const table *tb, posemb_syn_kind kind, int by_leng
 /* Opens out/name to be written whole or not at all. */
 static posemb_status open_output(const char *out, const char *name, posemb_atomic_file *af, posemb_error *err)
 {
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     if (posemb_path_join(path, sizeof path, out, name)) return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
     return posemb_atomic_open(af, path, err);
 }
@@ -290,7 +291,7 @@ static posemb_status length_figure(posemb_report *rep, const table *tb, int t, c
     int lengths = 0;
     for (int m = 0; m < c->n_mults; m++) lengths += !isnan(stats_of(tb, 0, t, m, -1).mean);
     if (lengths < 2) return POSEMB_OK; /* evaluated at the trained length only */
-    char title[160], name[96], path[4200];
+    char title[160], name[96], path[POSEMB_PATH_MAX];
     const char *metric = posemb_study_task_metric(c, t);
     snprintf(title, sizeof title, "%s: %s against length (trained at %d)", c->tasks[t], metric, c->n_train);
     posemb_lines_opts o = posemb_lines_defaults();
@@ -323,7 +324,7 @@ static posemb_status curve_figure(posemb_report *rep, const table *tb, int t, co
         if (n) s[ns++] = (posemb_series){c->pes[p], x[p], y[p], n, 0};
     }
     if (!ns) return POSEMB_OK;
-    char title[160], name[96], path[4200];
+    char title[160], name[96], path[POSEMB_PATH_MAX];
     snprintf(title, sizeof title, "%s: training curve at %d tokens", c->tasks[t], c->n_train);
     posemb_lines_opts o = posemb_lines_defaults();
     o.title = title, o.xlabel = "training step", o.ylabel = "held-out metric", o.ymin = c->data[0] ? -0.2 : 0, o.ymax = 1.02;
@@ -338,9 +339,9 @@ static posemb_status curve_figure(posemb_report *rep, const table *tb, int t, co
 static posemb_status model_analyses(posemb_report *rep, const posemb_study_config *c, const char *out, posemb_error *err)
 {
     static const char *const head[] = {"PE", "matrix", "TI", "MONO", "window", "SYM"};
-    char (*buf)[48] = calloc((size_t)c->n_pes * 6, sizeof *buf), models[4200], dir[4300], img[4400];
+    char (*buf)[48] = calloc((size_t)c->n_pes * 6, sizeof *buf), models[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX], img[POSEMB_PATH_MAX];
     const char **cells = calloc((size_t)c->n_pes * 6, sizeof *cells);
-    char (*imgs)[4400] = calloc((size_t)c->n_pes, sizeof *imgs);
+    char (*imgs)[POSEMB_PATH_MAX + 32] = calloc((size_t)c->n_pes, sizeof *imgs);
     if (!buf || !cells || !imgs) return free(buf), free(cells), free(imgs), posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     int rows = 0;
     posemb_status st = POSEMB_OK;
@@ -393,7 +394,7 @@ posemb_status posemb_study_report(const posemb_study_config *c, const char *out,
     int ape = index_of(c->pes, c->n_pes, "ape");
     posemb_report *rep = st ? NULL : posemb_report_new("posemb study");
     if (!st && !rep) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
-    char text[2048], path[4200];
+    char text[2048], path[POSEMB_PATH_MAX];
     if (!st) {
         posemb_report_heading(rep, 1, "Position embeddings compared by training");
         if (c->data[0])

@@ -7,7 +7,6 @@
 
 #include "posemb/study.h"
 
-double study_now(void);
 /* A PE spec as a folder name ("ape+rpe" -> "ape_rpe"). */
 void study_folder_of(const char *spec, char *buf, size_t cap);
 /* Appends whole lines to results.jsonl under a lock (workers append concurrently). */

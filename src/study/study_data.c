@@ -68,7 +68,7 @@ int posemb_study_lines_per_run(const posemb_study_config *c, int t)
 posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error *err)
 {
     struct stat sb;
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     if (stat(c->data, &sb) || !S_ISDIR(sb.st_mode)) return posemb_fail(err, POSEMB_EIO, "%s: not a data folder", c->data);
     snprintf(path, sizeof path, "%s/bert-base-uncased/vocab.txt", c->data);
     if (stat(path, &sb)) return posemb_fail(err, POSEMB_EIO, "%s: missing (the WordPiece vocabulary)", path);
@@ -97,7 +97,7 @@ posemb_status study_load_tokenizer(const posemb_study_config *c, posemb_tokenize
 static posemb_status load_corpora(const posemb_study_config *c, const char *out, const posemb_tokenizer *tok,
                                   const char *desc, posemb_corpus *all, posemb_error *err)
 {
-    char path[4200], cache[4200];
+    char path[POSEMB_PATH_MAX], cache[POSEMB_PATH_MAX];
     posemb_status st = POSEMB_OK;
     memset(all, 0, sizeof *all);
     snprintf(cache, sizeof cache, "%s/cache", out);
@@ -123,7 +123,7 @@ posemb_status posemb_study_data_prepare(const posemb_study_config *c, const char
 {
     posemb_tokenizer *tok = NULL;
     posemb_corpus all;
-    char desc[4200];
+    char desc[POSEMB_PATH_MAX];
     posemb_status st = study_load_tokenizer(c, &tok, desc, sizeof desc, err);
     if (!st) st = load_corpora(c, out, tok, desc, &all, err);
     if (!st) fprintf(stderr, "posemb study: pretraining corpora: %ld tokens from %d files\n", all.n, all.n_files);
@@ -150,7 +150,7 @@ static posemb_status pretrain_model(const posemb_study_config *c, int p, int voc
 /* Pretrains PE p into out/models/NAME/pretrain, continuing from its newest checkpoint. */
 posemb_status study_pretrain(const posemb_study_config *c, const char *out, int p, posemb_error *err)
 {
-    char dir[4400], name[160], desc[4200];
+    char dir[POSEMB_PATH_MAX], name[160], desc[POSEMB_PATH_MAX];
     study_folder_of(c->pes[p], name, sizeof name);
     snprintf(dir, sizeof dir, "%s/models/%s", out, name);
     if (mkdir(dir, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create", dir);

@@ -17,6 +17,7 @@
 #include "posemb/model.h"
 #include "posemb/optim.h"
 #include "posemb/study.h"
+#include "posemb/timer.h"
 #include "posemb/synthetic.h"
 #include "posemb/pe.h"
 #include "posemb/threads.h"
@@ -46,13 +47,6 @@ posemb_study_config posemb_study_default(void)
     c.pretrain_steps = 4000, c.pretrain_batch = 32, c.pretrain_lr = 5e-4f, c.dropout = 0.1f;
     c.squad_stride = 32, c.squad_max_query = 32, c.max_answer = 30;
     return c;
-}
-
-double study_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* ---- one run ---- */
@@ -172,7 +166,7 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
     const posemb_syn_task *t = posemb_syn_find(c->tasks[task]);
     if (!t) return posemb_fail(err, POSEMB_EINVAL, "study: unknown task '%s'", c->tasks[task]);
     memset(r, 0, sizeof *r);
-    double t0 = study_now();
+    double t0 = posemb_timer_now();
     int longest = c->n_train * c->mults[c->n_mults - 1], B = c->batch;
     run_buf b = {malloc((size_t)B * longest * sizeof(int32_t)), malloc((size_t)B * sizeof(int32_t)),
                  malloc((size_t)B * sizeof(int32_t)), malloc((size_t)B * sizeof(int32_t)),
@@ -185,7 +179,7 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
     for (int i = 0; !st && i < c->n_mults; i++)
         st = evaluate(m, t, data_seed, c->n_train * c->mults[i], c->n_train, c->eval_examples, &b, B, &r->metric[i], err);
     if (!st && save_dir) st = posemb_model_save(m, save_dir, err);
-    r->seconds = study_now() - t0;
+    r->seconds = posemb_timer_now() - t0;
     posemb_model_free(m);
     free(b.ids), free(b.labels), free(b.starts), free(b.ends), free(b.targets);
     return st;
@@ -271,10 +265,10 @@ void study_folder_of(const char *spec, char *buf, size_t cap)
 static posemb_status worker(const posemb_study_config *c, const char *out, const int *done, int w, int jobs,
                             int total, posemb_error *err)
 {
-    char results[4200], save[4200], name[160];
+    char results[POSEMB_PATH_MAX], save[POSEMB_PATH_MAX], name[160];
     if (posemb_path_join(results, sizeof results, out, "results.jsonl")) return posemb_fail(err, POSEMB_EINVAL, "path too long");
     int rank = 0, mine = 0, mine_total = (total - w + jobs - 1) / jobs;
-    double t0 = study_now();
+    double t0 = posemb_timer_now();
     posemb_status st = POSEMB_OK;
     for (int p = 0; !st && p < c->n_pes; p++)
         for (int t = 0; !st && t < c->n_tasks; t++)
@@ -294,7 +288,7 @@ static posemb_status worker(const posemb_study_config *c, const char *out, const
                 st = lines ? study_append_results(results, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
                 free(lines);
                 mine++;
-                double eta = (study_now() - t0) / mine * (mine_total - mine);
+                double eta = (posemb_timer_now() - t0) / mine * (mine_total - mine);
                 fprintf(stderr, "posemb study: run %d/%d  %-12s %-9s seed %d  %.3f at %d tokens, %.3f at %d  (%.1f s, ETA %02d:%02d)\n",
                         rank, total, c->pes[p], c->tasks[t], c->seeds[s], r.metric[0], c->n_train, r.metric[c->n_mults - 1],
                         c->n_train * c->mults[c->n_mults - 1], r.seconds, (int)eta / 60, (int)eta % 60);
@@ -355,7 +349,7 @@ posemb_status posemb_study_run(const posemb_study_config *c, const char *out, po
 {
     posemb_status st = check_config(c, err);
     if (st) return st;
-    char path[4200];
+    char path[POSEMB_PATH_MAX];
     if (mkdir(out, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", out, strerror(errno));
     if (posemb_path_join(path, sizeof path, out, "models") || (mkdir(path, 0755) && errno != EEXIST))
         return posemb_fail(err, POSEMB_EIO, "%s: cannot create", path);
