@@ -229,7 +229,7 @@ class Bert(nn.Module):
     def mlm_loss(self, h, rows, targets):
         """The MLM head on the masked rows only, the decoder tied to the word embeddings."""
         h = h.reshape(-1, h.shape[-1])[rows]
-        h = self.tln(F.gelu(self.tdense(h)))
+        h = self.tln(F.gelu(self.tdense(h)).float())  # 1.13's CPU autocast leaves layer_norm's input in bf16
         return F.cross_entropy(torch.addmm(self.mlm_bias, h, self.we.weight.t()), targets)
 
     def classify_loss(self, h, labels):
@@ -345,6 +345,23 @@ def encoder_flops(layers, d, inter, B, T):
     """bench_encoder_flops (bench/bench_common.h): dense and attention products of one forward."""
     tokens = B * T
     return 2 * tokens * layers * (4 * d * d + 2 * d * inter) + 4 * B * T * T * d * layers
+
+
+def set_threads(threads):
+    """threads for the operators; one inter-op thread (one model, one stream of work)."""
+    torch.set_num_threads(threads)
+    torch.set_num_interop_threads(1)
+
+
+TUNING_VARS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "LD_PRELOAD", "GLIBC_TUNABLES", "ATEN_CPU_CAPABILITY",
+               "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+
+
+def tuning():
+    """The settings in force that bench/torch_tune chooses among, for the JSON line."""
+    tuned = {k: os.environ[k] for k in TUNING_VARS if os.environ.get(k)}
+    m = re.search(r"CPU capability usage: (\S+)", torch.__config__.show())
+    return {"torch_env": tuned, "cpu_capability": m.group(1) if m else None}
 
 
 def sgemm_peak():

@@ -6,7 +6,11 @@ weight decay on the same tensors as posemb's AdamW. The model and the PEs are
 in bench/torch_bert.py. Prints one JSON line with the same fields. With
 POSEMB_BENCH_DUMP=DIR it starts from the weights and batch that
 bench_train_mini wrote there (bench/run --same-init).
-usage: torch_train_mini.py PE SIZE THREADS STEPS"""
+usage: torch_train_mini.py PE SIZE THREADS STEPS [bf16]
+
+bf16: the forward and backward under torch.autocast("cpu", torch.bfloat16),
+PyTorch's own mixed precision (bf16 products through oneDNN, fp32 weights and
+optimizer), the peer of bench_train_mini's bf16 products."""
 import json
 import sys
 import time
@@ -26,8 +30,9 @@ SIZES = {
 
 def main():
     pe, size, threads, steps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    bf16 = len(sys.argv) > 5 and sys.argv[5] == "bf16"
     L, d, h, inter, vocab, types, max_pos, B, T, head, lr, warmup, total = SIZES[size]
-    torch.set_num_threads(threads)
+    tb.set_threads(threads)
     torch.manual_seed(0)
     cfg = dict(layers=L, hidden=d, heads=h, inter=inter, vocab=vocab, type_vocab=types, max_position=max_pos)
     model = tb.Bert(cfg, pe, head)
@@ -53,7 +58,8 @@ def main():
     for i in range(steps + 2):  # two warm-up steps
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(ids))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = loss_fn(model(ids))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
@@ -66,12 +72,12 @@ def main():
     gflops = 3 * (tb.encoder_flops(L, d, inter, B, T) + head_flops) / (med / 1e3) / 1e9
     peak_after = tb.sgemm_peak()
     peak = max(peak_before, peak_after)
-    print(json.dumps({"engine": "pytorch", "bench": size, "pe": pe, "threads": threads, "precision": "fp32",
+    print(json.dumps({"engine": "pytorch", "bench": size, "pe": pe, "threads": threads, "precision": "bf16" if bf16 else "fp32",
                       "tokens_per_s": round(B * T / (med / 1e3), 1), "ms_per_step": round(med, 3),
                       "gflops": round(gflops, 3), "sgemm_peak_gflops": round(peak, 2), "sgemm_peak_before": round(peak_before, 2),
                       "sgemm_peak_after": round(peak_after, 2), "mfu": round(gflops / peak, 4),
                       "max_rss_kb": tb.max_rss_kb(), "loss0": round(loss0, 6), "loss": round(loss.item(), 6), "steps": steps,
-                      "params": model.n_params(), "torch": torch.__version__}))
+                      "params": model.n_params(), "torch": torch.__version__, **tb.tuning()}))
 
 
 if __name__ == "__main__":
