@@ -122,6 +122,8 @@ posemb_status posemb_model_save(const posemb_model *m, const char *dir, posemb_e
  * returns how many; returns -1 (errno set, *steps NULL) when run cannot be
  * read or memory runs out. */
 int posemb_checkpoint_steps(const char *run, int complete_only, long **steps);
+/* Writes "RUN/checkpoint-STEP" into dst; 0, or -1 when it does not fit in cap. */
+int posemb_checkpoint_dir(char *dst, size_t cap, const char *run, long step);
 
 /* A batch: B sequences of T tokens. */
 typedef struct posemb_batch {

@@ -82,10 +82,13 @@ static posemb_status evolution_of(const char *run, const char *out_dir, const po
     int shown = 0;
     for (int i = 0; !st && i < n; i++) {
         char dir[POSEMB_PATH_MAX];
-        snprintf(dir, sizeof dir, "%s/checkpoint-%ld", run, steps[i]);
         posemb_source s;
         float *m = NULL;
         int rows = 0;
+        if (posemb_checkpoint_dir(dir, sizeof dir, run, steps[i])) {
+            st = posemb_fail(err, POSEMB_EINVAL, "%s: path too long", run);
+            break;
+        }
         if ((st = posemb_source_open(&s, dir, so, err))) break;
         snprintf(spec, sizeof spec, "%s", s.spec);
         st = step_matrix(&s, &m, &rows, err);

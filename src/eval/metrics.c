@@ -1,7 +1,6 @@
 /* GLUE metrics (classification and regression): see posemb/metrics.h. */
 #include "posemb/metrics.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 

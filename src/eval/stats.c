@@ -1,7 +1,6 @@
 /* The Welch t-test and the Student-t tail it needs: see posemb/stats.h. */
 #include "posemb/stats.h"
 
-#include <float.h>
 #include <math.h>
 
 /* Continued fraction of I_x(a, b) (Numerical Recipes' betacf, modified

@@ -185,6 +185,12 @@ static int checkpoint_name(const char *name, long *step)
     return sscanf(name, "checkpoint-%ld%n", step, &end) == 1 && !name[end] && *step >= 0;
 }
 
+int posemb_checkpoint_dir(char *dst, size_t cap, const char *run, long step)
+{
+    int n = snprintf(dst, cap, "%s/checkpoint-%ld", run, step);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
 static int is_complete(const char *run, const char *name)
 {
     char p[POSEMB_PATH_MAX];

@@ -20,7 +20,7 @@ long posemb_checkpoint_latest(const char *run, char *path, size_t cap)
     int n = posemb_checkpoint_steps(run, 1, &steps);
     long best = n > 0 ? steps[n - 1] : 0;
     free(steps);
-    if (best) snprintf(path, cap, "%s/checkpoint-%ld", run, best);
+    if (best) posemb_checkpoint_dir(path, cap, run, best);
     return best;
 }
 
@@ -49,10 +49,8 @@ static void prune(const char *run, int keep)
     closedir(d);
     long *steps;
     int n = posemb_checkpoint_steps(run, 0, &steps);
-    for (int i = 0; i < n - keep; i++) {
-        int len = snprintf(p, sizeof p, "%s/checkpoint-%ld", run, steps[i]);
-        if (len > 0 && len < (int)sizeof p) remove_tree(p);
-    }
+    for (int i = 0; i < n - keep; i++)
+        if (!posemb_checkpoint_dir(p, sizeof p, run, steps[i])) remove_tree(p);
     free(steps);
 }
 
@@ -112,8 +110,7 @@ posemb_status train_checkpoint_save(const char *run, const posemb_model *m, cons
 {
     char tmp[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX];
     int a = snprintf(tmp, sizeof tmp, "%s/.checkpoint-%ld.tmp.%ld", run, s->step, (long)getpid());
-    int b = snprintf(dir, sizeof dir, "%s/checkpoint-%ld", run, s->step);
-    if (a < 0 || b < 0 || a >= (int)sizeof tmp || b >= (int)sizeof dir)
+    if (a < 0 || a >= (int)sizeof tmp || posemb_checkpoint_dir(dir, sizeof dir, run, s->step))
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", run);
     remove_tree(tmp);
     posemb_status st = posemb_model_save(m, tmp, err);
