@@ -18,7 +18,7 @@
 #include "bench_common.h"
 #include "sizes.h"
 
-/* One dense product as nn_gemm takes it, and how often a step issues it. */
+/* One dense product as posemb_nn_gemm takes it, and how often a step issues it. */
 typedef struct product {
     const char *name;
     int ta, tb, M, N, K;
@@ -55,7 +55,7 @@ static void dense_call(void *v)
 {
     const dense_arg *d = v;
     const product *p = d->p;
-    nn_gemm(p->ta, p->tb, p->M, p->N, p->K, 1.0f, d->a, p->ta ? p->M : p->K, d->b, p->tb ? p->K : p->N, p->beta, d->c,
+    posemb_nn_gemm(p->ta, p->tb, p->M, p->N, p->K, 1.0f, d->a, p->ta ? p->M : p->K, d->b, p->tb ? p->K : p->N, p->beta, d->c,
             p->N);
 }
 

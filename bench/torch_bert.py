@@ -59,7 +59,7 @@ def fixed_sinusoid_table(width, x0, rows):
 
 
 def alibi_slopes(H):
-    """pe_alibi_slopes: 2^(-8h/P) for the largest power of two P <= H, then the odd powers of 2^(-4/P)."""
+    """posemb_pe_alibi_slopes: 2^(-8h/P) for the largest power of two P <= H, then the odd powers of 2^(-4/P)."""
     p = 1
     while p * 2 <= H:
         p *= 2

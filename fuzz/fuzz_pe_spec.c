@@ -17,23 +17,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!spec) return 0;
     memcpy(spec, data + 1, size - 1);
     spec[size - 1] = '\0';
-    pe_dims dims = {16, 2, 2, 24, data[0] & 1, 1};
+    posemb_pe_dims dims = {16, 2, 2, 24, data[0] & 1, 1};
     posemb_error err;
-    pe *p = NULL;
-    if (!pe_create(&p, spec, &dims, &err) && pe_n_floats(p) <= (size_t)1 << 22 && !pe_alloc(p, &err)) {
+    posemb_pe *p = NULL;
+    if (!posemb_pe_create(&p, spec, &dims, &err) && posemb_pe_n_floats(p) <= (size_t)1 << 22 && !posemb_pe_alloc(p, &err)) {
         posemb_rng rng;
         posemb_rng_seed(&rng, 1, 1);
-        pe_init_params(p, &rng);
+        posemb_pe_init_params(p, &rng);
         posemb_arena a;
         posemb_arena_init(&a, 0);
-        pe_export ex;
-        pe_export_matrices(p, 8, &a, &ex, &err);
+        posemb_pe_export ex;
+        posemb_pe_export_matrices(p, 8, &a, &ex, &err);
         posemb_arena_free(&a);
-        pe *again = NULL;
-        if (pe_create(&again, pe_spec(p), &dims, &err) || strcmp(pe_spec(again), pe_spec(p))) abort();
-        pe_free(again);
+        posemb_pe *again = NULL;
+        if (posemb_pe_create(&again, posemb_pe_spec(p), &dims, &err) || strcmp(posemb_pe_spec(again), posemb_pe_spec(p))) abort();
+        posemb_pe_free(again);
     }
-    pe_free(p);
+    posemb_pe_free(p);
     free(spec);
     return 0;
 }

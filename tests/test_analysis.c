@@ -134,7 +134,7 @@ static posemb_model *tiny(const char *spec, int layers)
     posemb_rng r;
     posemb_rng_seed(&r, 8, 8);
     posemb_rng_fill_normal(&r, posemb_model_weights(m), (long)posemb_model_n_floats(m), 0.7f);
-    pe_prepare(posemb_model_pe(m));
+    posemb_pe_prepare(posemb_model_pe(m));
     return m;
 }
 

@@ -104,7 +104,7 @@ static void test_round_trip(void **state)
         if (posemb_model_save(m, path, &err) || posemb_model_load(&back, path, &err)) fail_msg("%s: %s", cases[i].pe, err.msg);
         const posemb_config *a = posemb_model_config(m), *b = posemb_model_config(back);
         assert_string_equal(b->architecture, cases[i].arch_name);
-        assert_string_equal(pe_spec(posemb_model_pe(back)), pe_spec(posemb_model_pe(m)));
+        assert_string_equal(posemb_pe_spec(posemb_model_pe(back)), posemb_pe_spec(posemb_model_pe(m)));
         assert_int_equal(b->head, a->head);
         assert_int_equal(b->num_labels, a->num_labels);
         assert_true(b->ln_eps == a->ln_eps && b->hidden_dropout == a->hidden_dropout);

@@ -1,4 +1,4 @@
-/* nn_gemm, the dense layers' product, in both precisions: fp32 against a
+/* posemb_nn_gemm, the dense layers' product, in both precisions: fp32 against a
  * double-precision reference for every transpose, alpha, beta and padded
  * leading dimensions; bf16 (where this machine runs it) against the same
  * product of the bf16-rounded inputs, and within bf16's rounding of the
@@ -86,7 +86,7 @@ static double run(const problem *p, int round, double tol)
 {
     float *C = malloc((size_t)p->M * p->ldc * sizeof *C);
     memcpy(C, p->C0, (size_t)p->M * p->ldc * sizeof *C);
-    nn_gemm(p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta, C, p->ldc);
+    posemb_nn_gemm(p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta, C, p->ldc);
     double worst = check(p, C, round, tol);
     free(C);
     return worst;
@@ -104,9 +104,9 @@ static void test_fallback_without_bf16(void **state)
     if (pid == 0) {
         setenv("DNNL_MAX_CPU_ISA", "AVX2", 1);
         char why[256];
-        posemb_precision got = posemb_set_matmul_precision(POSEMB_BF16, why, sizeof why);
+        posemb_precision got = posemb_set_matmul_precision(POSEMB_PRECISION_BF16, why, sizeof why);
         ssize_t n = write(fd[1], why, strlen(why));
-        _exit(n >= 0 && got == POSEMB_FP32 && posemb_get_matmul_precision() == POSEMB_FP32 && why[0] ? 0 : 1);
+        _exit(n >= 0 && got == POSEMB_PRECISION_FP32 && posemb_get_matmul_precision() == POSEMB_PRECISION_FP32 && why[0] ? 0 : 1);
     }
     close(fd[1]);
     char why[256] = {0};
@@ -120,7 +120,7 @@ static void test_fallback_without_bf16(void **state)
 
 static void test_fp32(void **state)
 {
-    assert_int_equal(posemb_set_matmul_precision(POSEMB_FP32, NULL, 0), POSEMB_FP32);
+    assert_int_equal(posemb_set_matmul_precision(POSEMB_PRECISION_FP32, NULL, 0), POSEMB_PRECISION_FP32);
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++) {
             problem p = make(ta, tb, 37, 53, 129, 0.5f, ta ? 1.0f : 0.0f, (uint64_t)(1 + 2 * ta + tb));
@@ -141,7 +141,7 @@ static int bf16_here(void)
 static void test_bf16(void **state)
 {
     if (!bf16_here()) skip();
-    assert_int_equal(posemb_set_matmul_precision(POSEMB_BF16, NULL, 0), POSEMB_BF16);
+    assert_int_equal(posemb_set_matmul_precision(POSEMB_PRECISION_BF16, NULL, 0), POSEMB_PRECISION_BF16);
     float betas[] = {0.0f, 1.0f, -0.5f};
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++)
@@ -154,7 +154,7 @@ static void test_bf16(void **state)
                 assert_true(exact > 1e-5); /* bf16 did run: fp32 would be exact to 1e-6 */
                 release(&p);
             }
-    assert_int_equal(posemb_set_matmul_precision(POSEMB_FP32, NULL, 0), POSEMB_FP32);
+    assert_int_equal(posemb_set_matmul_precision(POSEMB_PRECISION_FP32, NULL, 0), POSEMB_PRECISION_FP32);
 }
 
 /* A matrix named by gemm_bf16_reuse is converted once for the products that
@@ -163,7 +163,7 @@ static void test_bf16(void **state)
 static void test_bf16_reuse(void **state)
 {
     if (!bf16_here()) skip();
-    posemb_set_matmul_precision(POSEMB_BF16, NULL, 0);
+    posemb_set_matmul_precision(POSEMB_PRECISION_BF16, NULL, 0);
     problem p = make(0, 0, 40, 24, 56, 1.0f, 0.0f, 99), q = make(1, 0, 56, 24, 40, 1.0f, 0.0f, 98);
     free(q.A);
     q.A = p.A, q.lda = p.lda; /* q reads p's A transposed: [40, 56] stored as [K, M] */
@@ -173,7 +173,7 @@ static void test_bf16_reuse(void **state)
     for (long i = 0; i < 40L * p.lda; i++) p.A[i] = -p.A[i];
     float *C = malloc((size_t)q.M * q.ldc * sizeof *C);
     memcpy(C, q.C0, (size_t)q.M * q.ldc * sizeof *C);
-    nn_gemm(q.ta, q.tb, q.M, q.N, q.K, q.alpha, q.A, q.lda, q.B, q.ldb, q.beta, C, q.ldc);
+    posemb_nn_gemm(q.ta, q.tb, q.M, q.N, q.K, q.alpha, q.A, q.lda, q.B, q.ldb, q.beta, C, q.ldc);
     for (long i = 0; i < 40L * p.lda; i++) p.A[i] = -p.A[i];
     check(&q, C, 1, 1e-5);
     free(C);
@@ -187,21 +187,21 @@ static void test_bf16_reuse(void **state)
     run(&p, 1, 1e-5);
     q.A = NULL, r.A = NULL;
     release(&p), release(&q), release(&r);
-    posemb_set_matmul_precision(POSEMB_FP32, NULL, 0);
+    posemb_set_matmul_precision(POSEMB_PRECISION_FP32, NULL, 0);
 }
 
-/* In a parallel region nn_gemm stays fp32 (its bf16 buffers are shared). */
+/* In a parallel region posemb_nn_gemm stays fp32 (its bf16 buffers are shared). */
 static void test_bf16_in_parallel_is_fp32(void **state)
 {
     if (!bf16_here()) skip();
-    posemb_set_matmul_precision(POSEMB_BF16, NULL, 0);
+    posemb_set_matmul_precision(POSEMB_PRECISION_BF16, NULL, 0);
     problem p = make(0, 1, 16, 16, 64, 1.0f, 0.0f, 5);
     int bad = 0;
 #pragma omp parallel num_threads(2) reduction(+ : bad)
     {
         float C[16 * 21];
         memcpy(C, p.C0, sizeof C);
-        nn_gemm(p.ta, p.tb, p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, C, p.ldc);
+        posemb_nn_gemm(p.ta, p.tb, p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, C, p.ldc);
         for (int i = 0; i < 16; i++)
             for (int j = 0; j < 16; j++) {
                 double ref = 0;
@@ -211,17 +211,17 @@ static void test_bf16_in_parallel_is_fp32(void **state)
     }
     assert_int_equal(bad, 0);
     release(&p);
-    posemb_set_matmul_precision(POSEMB_FP32, NULL, 0);
+    posemb_set_matmul_precision(POSEMB_PRECISION_FP32, NULL, 0);
 }
 
 static void test_names(void **state)
 {
     posemb_precision p;
-    assert_true(posemb_precision_parse("bf16", &p) && p == POSEMB_BF16);
-    assert_true(posemb_precision_parse("fp32", &p) && p == POSEMB_FP32);
+    assert_true(posemb_precision_parse("bf16", &p) && p == POSEMB_PRECISION_BF16);
+    assert_true(posemb_precision_parse("fp32", &p) && p == POSEMB_PRECISION_FP32);
     assert_false(posemb_precision_parse("fp16", &p));
     assert_false(posemb_precision_parse(NULL, &p));
-    assert_string_equal(posemb_precision_name(POSEMB_BF16), "bf16");
+    assert_string_equal(posemb_precision_name(POSEMB_PRECISION_BF16), "bf16");
 }
 
 int main(void)

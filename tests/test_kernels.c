@@ -44,8 +44,8 @@ static void test_gelu(void **state)
     enum { N = 40001 };
     float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *dx = calloc(N, sizeof *dx), *dy = malloc(N * sizeof *dy);
     for (int i = 0; i < N; i++) x[i] = -12.0f + 24.0f * i / (N - 1), dy[i] = 1.0f;
-    nn_gelu_forward(y, x, N, NN_GELU_ERF);
-    nn_gelu_backward(dx, dy, x, N, NN_GELU_ERF);
+    posemb_nn_gelu_forward(y, x, N, POSEMB_NN_GELU_ERF);
+    posemb_nn_gelu_backward(dx, dy, x, N, POSEMB_NN_GELU_ERF);
     double wy = 0, wd = 0;
     for (int i = 0; i < N; i++) {
         double v = x[i], cdf = 0.5 * (1 + erf(v / sqrt(2))), pdf = exp(-0.5 * v * v) / sqrt(2 * 3.14159265358979323846);
@@ -69,8 +69,8 @@ static void test_tanh_gelu(void **state)
     enum { N = 40001 };
     float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *dx = calloc(N, sizeof *dx), *dy = malloc(N * sizeof *dy);
     for (int i = 0; i < N; i++) x[i] = -12.0f + 24.0f * i / (N - 1), dy[i] = 1.0f;
-    nn_gelu_forward(y, x, N, NN_GELU_TANH);
-    nn_gelu_backward(dx, dy, x, N, NN_GELU_TANH);
+    posemb_nn_gelu_forward(y, x, N, POSEMB_NN_GELU_TANH);
+    posemb_nn_gelu_backward(dx, dy, x, N, POSEMB_NN_GELU_TANH);
     double wy = 0, wd = 0, c = sqrt(2 / 3.14159265358979323846);
     for (int i = 0; i < N; i++) {
         double v = x[i], u = c * (v + 0.044715 * v * v * v), th = tanh(u);
@@ -96,7 +96,7 @@ static void test_xent(void **state)
     float g[V];
     for (int v = 0; v < V; v++) g[v] = z[v];
     int32_t target = 17;
-    double loss = nn_xent(g, 1, V, &target, 1.0f, NULL);
+    double loss = posemb_nn_xent(g, 1, V, &target, 1.0f, NULL);
     TU_CLOSE(loss, ref, 1e-6, 1e-6, "loss", 0);
     for (int v = 0; v < V; v++) TU_CLOSE(g[v], exp(z[v] - mx) / sum - (v == 17), 1e-7, 1e-5, "gradient", v);
 }

@@ -58,7 +58,7 @@ static void setup_model(harness *hs, posemb_arch arch, const char *spec, int tra
         if (strstr(p->name, "frequencies")) continue;
         posemb_rng_fill_normal(&rng, w + p->offset, (long)p->numel, 0.5f);
     }
-    pe_prepare(posemb_model_pe(hs->m));
+    posemb_pe_prepare(posemb_model_pe(hs->m));
     posemb_model_set_train(hs->m, train, 99, 3); /* fixed dropout decisions: a deterministic function */
     int pad = c.pad_token_id;
     for (int t = 0; t < B * T; t++) {
@@ -88,10 +88,10 @@ static void check_model_mode(posemb_arch arch, const char *spec, int train)
         for (size_t k = 0; k < p->numel; k++) {
             float *x = w + p->offset + k, keep = *x;
             *x = keep + h;
-            pe_prepare(posemb_model_pe(hs.m));
+            posemb_pe_prepare(posemb_model_pe(hs.m));
             double up = loss(&hs);
             *x = keep - h;
-            pe_prepare(posemb_model_pe(hs.m));
+            posemb_pe_prepare(posemb_model_pe(hs.m));
             double down = loss(&hs);
             *x = keep;
             double fd = (up - down) / ((double)(keep + h) - (double)(keep - h)), an = analytic[p->offset + k];
@@ -100,7 +100,7 @@ static void check_model_mode(posemb_arch arch, const char *spec, int train)
             if (e > tol && bad++ < 5) printf("  %s[%zu]: finite difference %.6g, analytic %.6g\n", p->name, k, fd, an);
         }
     }
-    pe_prepare(posemb_model_pe(hs.m));
+    posemb_pe_prepare(posemb_model_pe(hs.m));
     const char *names[] = {"BERT", "RoBERTa", "GPT-2"};
     printf("%-8s %-32s %s %5zu parameters, worst error/tolerance %.3f\n", names[arch], spec, train ? "train" : "eval ",
            n, worst);
@@ -127,8 +127,8 @@ static void test_dropout_statistics(void **state)
     enum { n = 200000 };
     static float x[n], y[n], z[n];
     for (int i = 0; i < n; i++) x[i] = 1.0f;
-    nn_dropout_forward(y, x, n, 0.2f, nn_dropout_key(1, 2, 3));
-    nn_dropout_forward(z, x, n, 0.2f, nn_dropout_key(1, 3, 3));
+    posemb_nn_dropout_forward(y, x, n, 0.2f, posemb_nn_dropout_key(1, 2, 3));
+    posemb_nn_dropout_forward(z, x, n, 0.2f, posemb_nn_dropout_key(1, 3, 3));
     int zeros = 0, same = 0;
     for (int i = 0; i < n; i++) {
         zeros += y[i] == 0.0f;

@@ -10,23 +10,23 @@
 #include "posemb/rng.h"
 #include "testutil.h"
 
-static pe *make(const char *spec, int D, int H, int layers, int max_len, int causal)
+static posemb_pe *make(const char *spec, int D, int H, int layers, int max_len, int causal)
 {
-    pe_dims dims = {D, H, layers, max_len, causal, 0};
+    posemb_pe_dims dims = {D, H, layers, max_len, causal, 0};
     posemb_error err;
-    pe *p;
-    if (pe_create(&p, spec, &dims, &err)) fail_msg("pe_create(%s): %s", spec, err.msg);
-    assert_int_equal(pe_alloc(p, &err), POSEMB_OK);
+    posemb_pe *p;
+    if (posemb_pe_create(&p, spec, &dims, &err)) fail_msg("posemb_pe_create(%s): %s", spec, err.msg);
+    assert_int_equal(posemb_pe_alloc(p, &err), POSEMB_OK);
     posemb_rng rng;
     posemb_rng_seed(&rng, 99, 1);
-    pe_init_params(p, &rng);
+    posemb_pe_init_params(p, &rng);
     return p;
 }
 
-static const pe_matrix *export_item(pe *p, int n, posemb_arena *a, pe_export *ex, const char *name)
+static const posemb_pe_named_matrix *export_item(posemb_pe *p, int n, posemb_arena *a, posemb_pe_export *ex, const char *name)
 {
     posemb_error err;
-    if (pe_export_matrices(p, n, a, ex, &err)) fail_msg("export: %s", err.msg);
+    if (posemb_pe_export_matrices(p, n, a, ex, &err)) fail_msg("export: %s", err.msg);
     for (int i = 0; i < ex->n; i++)
         if (!strcmp(ex->items[i].name, name)) return &ex->items[i];
     fail_msg("no exported matrix '%s'", name);
@@ -39,11 +39,11 @@ static void test_sin_formula(void **state)
     const int D = 16, n = 300;
     const char *specs[] = {"sin", "sin:layout=halves", "lsin"};
     for (int s = 0; s < 3; s++) {
-        pe *p = make(specs[s], D, 2, 1, 100, 0); /* n > max_len: rows past the cache too */
+        posemb_pe *p = make(specs[s], D, 2, 1, 100, 0); /* n > max_len: rows past the cache too */
         posemb_arena a;
         posemb_arena_init(&a, 0);
-        pe_export ex;
-        const pe_matrix *m = export_item(p, n, &a, &ex, "ape");
+        posemb_pe_export ex;
+        const posemb_pe_named_matrix *m = export_item(p, n, &a, &ex, "ape");
         int halves = s == 1;
         for (int x = 0; x < n; x++)
             for (int k = 0; k < D / 2; k++) {
@@ -56,24 +56,24 @@ static void test_sin_formula(void **state)
         int32_t pos[3] = {0, 57, 250};
         float x0[3 * 16] = {0}, y[3 * 16], scratch[3 * 16 * 3];
         posemb_error err;
-        assert_int_equal(pe_input_forward(p, pos, 3, x0, y, scratch, &err), POSEMB_OK);
+        assert_int_equal(posemb_pe_input_forward(p, pos, 3, x0, y, scratch, &err), POSEMB_OK);
         for (int t = 0; t < 3; t++)
             for (int c = 0; c < D; c++) TU_CLOSE(y[t * D + c], m->data[pos[t] * D + c], 1e-7, 0, "hook row", t * D + c);
         posemb_arena_free(&a);
-        pe_free(p);
+        posemb_pe_free(p);
     }
 }
 
 /* Attention probabilities and outputs for positions 0..T-1 and shift..shift+T-1. */
-static void attend(pe *p, int causal, const float *qkv_in, int shift, float *probs, float *out)
+static void attend(posemb_pe *p, int causal, const float *qkv_in, int shift, float *probs, float *out)
 {
     enum { T = 9, D = 8, H = 2 };
-    nn_attn_shape sh = {1, T, D, H, causal, 0.0f, 0};
+    posemb_nn_attn_shape sh = {1, T, D, H, causal, 0.0f, 0};
     float qkv[T * 3 * D];
     int32_t pos[T];
     for (int t = 0; t < T; t++) pos[t] = shift + t;
     memcpy(qkv, qkv_in, sizeof qkv);
-    nn_attention_forward(&sh, p, 0, qkv, pos, NULL, probs, out, NULL);
+    posemb_nn_attention_forward(&sh, p, 0, qkv, pos, NULL, probs, out, NULL);
 }
 
 /* Relative PEs and biases: logits depend on j - i only, so shifting every
@@ -89,13 +89,13 @@ static void test_shift_invariance(void **state)
     posemb_rng_fill_normal(&rng, qkv, T * 3 * D, 1.0f);
     for (int causal = 0; causal < 2; causal++)
         for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
-            pe *p = make(specs[s], D, H, 1, 40, causal);
+            posemb_pe *p = make(specs[s], D, H, 1, 40, causal);
             float p0[H * T * T], p1[H * T * T], o0[T * D], o1[T * D];
             attend(p, causal, qkv, 0, p0, o0);
             attend(p, causal, qkv, 23, p1, o1);
             for (int i = 0; i < H * T * T; i++) TU_CLOSE(p1[i], p0[i], 2e-6, 1e-5, specs[s], i);
             for (int i = 0; i < T * D; i++) TU_CLOSE(o1[i], o0[i], 2e-6, 1e-5, specs[s], i);
-            pe_free(p);
+            posemb_pe_free(p);
         }
 }
 
@@ -109,13 +109,13 @@ static void test_none_permutation_equivariant(void **state)
     float qkv[T * 3 * D], qkvp[T * 3 * D], pr[H * T * T], out[T * D], outp[T * D];
     posemb_rng_fill_normal(&rng, qkv, T * 3 * D, 1.0f);
     for (int t = 0; t < T; t++) memcpy(qkvp + t * 3 * D, qkv + perm[t] * 3 * D, 3 * D * sizeof(float));
-    nn_attn_shape sh = {1, T, D, H, 0, 0.0f, 0};
-    pe *p = make("none", D, H, 1, 16, 0);
-    nn_attention_forward(&sh, p, 0, qkv, NULL, NULL, pr, out, NULL);
-    nn_attention_forward(&sh, p, 0, qkvp, NULL, NULL, pr, outp, NULL);
+    posemb_nn_attn_shape sh = {1, T, D, H, 0, 0.0f, 0};
+    posemb_pe *p = make("none", D, H, 1, 16, 0);
+    posemb_nn_attention_forward(&sh, p, 0, qkv, NULL, NULL, pr, out, NULL);
+    posemb_nn_attention_forward(&sh, p, 0, qkvp, NULL, NULL, pr, outp, NULL);
     for (int t = 0; t < T; t++)
         for (int c = 0; c < D; c++) TU_CLOSE(outp[t * D + c], out[perm[t] * D + c], 1e-6, 1e-5, "none", t * D + c);
-    pe_free(p);
+    posemb_pe_free(p);
     /* Control: a relative PE breaks the symmetry. */
     p = make("alibi", D, H, 1, 16, 0);
     memcpy(qkvp, qkv, sizeof qkv);
@@ -123,39 +123,39 @@ static void test_none_permutation_equivariant(void **state)
     float qkv2[T * 3 * D];
     posemb_rng_seed(&rng, 11, 2);
     posemb_rng_fill_normal(&rng, qkv2, T * 3 * D, 1.0f);
-    nn_attention_forward(&sh, p, 0, qkv2, NULL, NULL, pr, out, NULL);
-    nn_attention_forward(&sh, p, 0, qkvp, NULL, NULL, pr, outp, NULL);
+    posemb_nn_attention_forward(&sh, p, 0, qkv2, NULL, NULL, pr, out, NULL);
+    posemb_nn_attention_forward(&sh, p, 0, qkvp, NULL, NULL, pr, outp, NULL);
     double diff = 0;
     for (int t = 0; t < T; t++)
         for (int c = 0; c < D; c++) diff += fabs(outp[t * D + c] - out[perm[t] * D + c]);
     assert_true(diff > 1e-2);
-    pe_free(p);
+    posemb_pe_free(p);
 }
 
 static void test_alibi_slopes(void **state)
 {
     float s[12];
-    pe_alibi_slopes(8, s);
+    posemb_pe_alibi_slopes(8, s);
     for (int h = 0; h < 8; h++) TU_CLOSE(s[h], pow(2.0, -(h + 1)), 0, 1e-6, "H=8", h);
     /* BLOOM rule for 12 heads: the 8 slopes of H=8, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5. */
-    pe_alibi_slopes(12, s);
+    posemb_pe_alibi_slopes(12, s);
     const double want12[12] = {0.5,    0.25,   0.125,  0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625,
                                0.7071067811865476, 0.35355339059327373, 0.17677669529663687, 0.08838834764831843};
     for (int h = 0; h < 12; h++) TU_CLOSE(s[h], want12[h], 0, 1e-6, "H=12", h);
     /* H=6: 2^-2, 2^-4, 2^-6, 2^-8 then 2^-1, 2^-3. */
-    pe_alibi_slopes(6, s);
+    posemb_pe_alibi_slopes(6, s);
     const double want6[6] = {0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125};
     for (int h = 0; h < 6; h++) TU_CLOSE(s[h], want6[h], 0, 1e-6, "H=6", h);
     /* The hook adds -m_h |i - j|. */
-    pe *p = make("alibi", 16, 8, 1, 32, 0);
+    posemb_pe *p = make("alibi", 16, 8, 1, 32, 0);
     posemb_arena a;
     posemb_arena_init(&a, 0);
-    pe_export ex;
-    const pe_matrix *b = export_item(p, 10, &a, &ex, "bias.head2");
+    posemb_pe_export ex;
+    const posemb_pe_named_matrix *b = export_item(p, 10, &a, &ex, "bias.head2");
     for (int i = 0; i < 10; i++)
         for (int j = 0; j < 10; j++) TU_CLOSE(b->data[i * 10 + j], -0.125 * abs(i - j), 0, 1e-6, "bias", i * 10 + j);
     posemb_arena_free(&a);
-    pe_free(p);
+    posemb_pe_free(p);
 }
 
 /* Buckets of r = j - i for r in -300..300 (32 buckets, max distance 128), as
@@ -181,20 +181,20 @@ static int expected_bucket(const int (*runs)[2], int nruns, int r)
 static void test_t5_buckets(void **state)
 {
     for (int r = -300; r <= 300; r++) {
-        assert_int_equal(pe_t5_bucket(r, 32, 128, 1), expected_bucket(T5_BI, 31, r));
-        assert_int_equal(pe_t5_bucket(r, 32, 128, 0), expected_bucket(T5_UNI, 32, r));
+        assert_int_equal(posemb_pe_t5_bucket(r, 32, 128, 1), expected_bucket(T5_BI, 31, r));
+        assert_int_equal(posemb_pe_t5_bucket(r, 32, 128, 0), expected_bucket(T5_UNI, 32, r));
     }
     /* The hook reads bias[bucket(j - i)][head], also beyond max_distance. */
-    pe *p = make("t5", 8, 2, 1, 400, 0);
+    posemb_pe *p = make("t5", 8, 2, 1, 400, 0);
     posemb_arena a;
     posemb_arena_init(&a, 0);
-    pe_export ex;
-    const pe_matrix *bk = export_item(p, 301, &a, &ex, "buckets");
+    posemb_pe_export ex;
+    const posemb_pe_named_matrix *bk = export_item(p, 301, &a, &ex, "buckets");
     for (int i = 0; i < 301; i += 7)
         for (int j = 0; j < 301; j++)
             assert_int_equal((int)bk->data[i * 301 + j], expected_bucket(T5_BI, 31, j - i));
     posemb_arena_free(&a);
-    pe_free(p);
+    posemb_pe_free(p);
 }
 
 /* Closed-form RoPE: q.k after rotation is sum over pairs of the rotated
@@ -202,18 +202,18 @@ static void test_t5_buckets(void **state)
 static void test_rope_kernel(void **state)
 {
     enum { d = 8 };
-    pe *p = make("rope:base=100", d, 1, 1, 64, 0);
+    posemb_pe *p = make("rope:base=100", d, 1, 1, 64, 0);
     float q[d], k[d];
     int32_t qp[1] = {5}, kp[1] = {12};
     for (int c = 0; c < d; c++) q[c] = k[c] = 0;
     for (int m = 0; m < d / 2; m++) q[m] = k[m] = 1.0f; /* halves pairing: (m, m + d/2) = (1, 0) */
-    pe_head h = {0, 0, 1, 1, d, 1.0f, qp, kp, 0};
-    pe_qk_forward(p, &h, q, d, k, d);
+    posemb_pe_head h = {0, 0, 1, 1, d, 1.0f, qp, kp, 0};
+    posemb_pe_qk_forward(p, &h, q, d, k, d);
     double dot = 0, want = 0;
     for (int c = 0; c < d; c++) dot += q[c] * k[c];
     for (int m = 0; m < d / 2; m++) want += cos(pow(100.0, -2.0 * m / d) * (12 - 5));
     TU_CLOSE(dot, want, 1e-6, 1e-6, "rope q.k", 0);
-    pe_free(p);
+    posemb_pe_free(p);
 }
 
 
@@ -227,16 +227,16 @@ static void test_fixed_sinusoids_exact(void **state)
     enum { D = 768, N = 512 };
     posemb_arena a;
     posemb_arena_init(&a, 0);
-    pe_export ex;
-    pe *p = make("sin", D, 12, 1, N, 0);
-    const pe_matrix *m = export_item(p, N, &a, &ex, "ape");
+    posemb_pe_export ex;
+    posemb_pe *p = make("sin", D, 12, 1, N, 0);
+    const posemb_pe_named_matrix *m = export_item(p, N, &a, &ex, "ape");
     for (int x = 0; x < N; x++)
         for (int k = 0; k < D / 2; k++) {
             double w = pow(10000.0, -2.0 * k / D);
             TU_CLOSE(m->data[x * D + 2 * k], sin(w * x), ROUNDING, 0, "sin", x * D + 2 * k);
             TU_CLOSE(m->data[x * D + 2 * k + 1], cos(w * x), ROUNDING, 0, "cos", x * D + 2 * k + 1);
         }
-    pe_free(p);
+    posemb_pe_free(p);
     /* srpe over distances -511..511 with one head of width 768. */
     p = make("srpe:k=511", D, 1, 1, N, 0);
     m = export_item(p, N, &a, &ex, "rel");
@@ -247,20 +247,20 @@ static void test_fixed_sinusoids_exact(void **state)
             TU_CLOSE(m->data[i], sin(w * r), ROUNDING, 0, "srpe sin", i);
             TU_CLOSE(m->data[i + 1], cos(w * r), ROUNDING, 0, "srpe cos", i + 1);
         }
-    pe_free(p);
+    posemb_pe_free(p);
     /* rope: the rotation of a unit pair at position 511 is (cos, sin) of the angle. */
     p = make("rope", D, 1, 1, N, 0);
     static float q[D], k[D];
     int32_t qp[1] = {511}, kp[1] = {0};
     for (int c = 0; c < D / 2; c++) q[c] = k[c] = 1.0f;
-    pe_head h = {0, 0, 1, 1, D, 1.0f, qp, kp, 0};
-    pe_qk_forward(p, &h, q, D, k, D);
+    posemb_pe_head h = {0, 0, 1, 1, D, 1.0f, qp, kp, 0};
+    posemb_pe_qk_forward(p, &h, q, D, k, D);
     for (int c = 0; c < D / 2; c++) {
         double angle = pow(10000.0, -2.0 * c / D) * 511;
         TU_CLOSE(q[c], cos(angle), ROUNDING, 0, "rope cos", c);
         TU_CLOSE(q[c + D / 2], sin(angle), ROUNDING, 0, "rope sin", c);
     }
-    pe_free(p);
+    posemb_pe_free(p);
     posemb_arena_free(&a);
 }
 

@@ -28,7 +28,7 @@ enum { B = 2, T = 6, D = 8, H = 2, LAYERS = 2, MAXLEN = 12, LAYER = 1 };
 #define NTOK (B * T)
 
 typedef struct harness {
-    pe *p;
+    posemb_pe *p;
     int causal;
     float dropout; /* on the attention probabilities, with a fixed key */
     float E[NTOK * D], W[D * 3 * D], R[NTOK * D];
@@ -44,9 +44,9 @@ static void fill(posemb_rng *r, float *x, int n, float std) { posemb_rng_fill_no
 
 static double loss_from_qkv(harness *hs, const float *qkv_in)
 {
-    nn_attn_shape sh = {B, T, D, H, hs->causal, hs->dropout, 12345};
+    posemb_nn_attn_shape sh = {B, T, D, H, hs->causal, hs->dropout, 12345};
     memcpy(hs->qkv, qkv_in, sizeof hs->qkv);
-    nn_attention_forward(&sh, hs->p, LAYER, hs->qkv, hs->pos, hs->mask, hs->probs, hs->out, hs->scratch);
+    posemb_nn_attention_forward(&sh, hs->p, LAYER, hs->qkv, hs->pos, hs->mask, hs->probs, hs->out, hs->scratch);
     double loss = 0.0;
     for (int i = 0; i < NTOK * D; i++) loss += (double)hs->out[i] * hs->R[i];
     return loss;
@@ -56,7 +56,7 @@ static double loss_from_qkv(harness *hs, const float *qkv_in)
 static void project(harness *hs, float *buf)
 {
     posemb_error err;
-    assert_int_equal(pe_input_forward(hs->p, hs->pos, NTOK, hs->E, hs->X, hs->in_scratch, &err), POSEMB_OK);
+    assert_int_equal(posemb_pe_input_forward(hs->p, hs->pos, NTOK, hs->E, hs->X, hs->in_scratch, &err), POSEMB_OK);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, NTOK, 3 * D, D, 1.0f, hs->X, D, hs->W, 3 * D, 0.0f, buf,
                 3 * D);
 }
@@ -64,7 +64,7 @@ static void project(harness *hs, float *buf)
 static double loss_full(harness *hs)
 {
     float qkv0[NTOK * 3 * D];
-    pe_prepare(hs->p);
+    posemb_pe_prepare(hs->p);
     project(hs, qkv0);
     return loss_from_qkv(hs, qkv0);
 }
@@ -72,14 +72,14 @@ static double loss_full(harness *hs)
 /* Analytic gradients of everything: PE params (into the PE), dqkv0, dE. */
 static void backward_full(harness *hs, float *dqkv0)
 {
-    nn_attn_shape sh = {B, T, D, H, hs->causal, hs->dropout, 12345};
-    pe_zero_grad(hs->p);
+    posemb_nn_attn_shape sh = {B, T, D, H, hs->causal, hs->dropout, 12345};
+    posemb_pe_zero_grad(hs->p);
     loss_full(hs);
-    nn_attention_backward(&sh, hs->p, LAYER, hs->qkv, hs->pos, hs->probs, hs->R, hs->dqkv, hs->scratch);
+    posemb_nn_attention_backward(&sh, hs->p, LAYER, hs->qkv, hs->pos, hs->probs, hs->R, hs->dqkv, hs->scratch);
     memcpy(dqkv0, hs->dqkv, sizeof hs->dqkv);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, NTOK, D, 3 * D, 1.0f, hs->dqkv, 3 * D, hs->W, 3 * D, 0.0f,
                 hs->dX, D);
-    pe_input_backward(hs->p, hs->pos, NTOK, hs->E, hs->dX, hs->dE, hs->in_scratch);
+    posemb_pe_input_backward(hs->p, hs->pos, NTOK, hs->E, hs->dX, hs->dE, hs->in_scratch);
 }
 
 static int check(const char *spec, const char *what, long i, double fd, double an, double *worst)
@@ -109,16 +109,16 @@ static void check_spec_dropout(const char *spec, int causal, float dropout)
 {
     harness *hs = calloc(1, sizeof *hs);
     assert_non_null(hs);
-    pe_dims dims = {D, H, LAYERS, MAXLEN, causal, 0};
+    posemb_pe_dims dims = {D, H, LAYERS, MAXLEN, causal, 0};
     posemb_error err;
-    if (pe_create(&hs->p, spec, &dims, &err)) fail_msg("pe_create(%s): %s", spec, err.msg);
-    assert_int_equal(pe_alloc(hs->p, &err), POSEMB_OK);
+    if (posemb_pe_create(&hs->p, spec, &dims, &err)) fail_msg("posemb_pe_create(%s): %s", spec, err.msg);
+    assert_int_equal(posemb_pe_alloc(hs->p, &err), POSEMB_OK);
     posemb_rng rng;
     posemb_rng_seed(&rng, 1234, 7);
-    pe_init_params(hs->p, &rng);
+    posemb_pe_init_params(hs->p, &rng);
     /* Learned tables start near zero; make them O(1) so their terms matter. */
-    for (int i = 0; i < pe_n_params(hs->p); i++) {
-        const pe_param *t = pe_get_param(hs->p, i);
+    for (int i = 0; i < posemb_pe_n_params(hs->p); i++) {
+        const posemb_pe_param *t = posemb_pe_get_param(hs->p, i);
         if (!frequency_param(t->name)) fill(&rng, t->data, (int)t->numel, 0.5f);
     }
     hs->causal = causal;
@@ -131,25 +131,25 @@ static void check_spec_dropout(const char *spec, int causal, float dropout)
             hs->pos[b * T + t] = b * 3 + t; /* the second sequence starts at position 3 */
             hs->mask[b * T + t] = (b == 1 && t == T - 1) ? 0.0f : 1.0f;
         }
-    nn_attn_shape sh = {B, T, D, H, causal, 0.0f, 0};
-    hs->scratch = calloc(nn_attention_scratch_floats(&sh, hs->p), sizeof(float));
-    hs->in_scratch = calloc(pe_input_scratch_floats(hs->p, NTOK) + 1, sizeof(float));
+    posemb_nn_attn_shape sh = {B, T, D, H, causal, 0.0f, 0};
+    hs->scratch = calloc(posemb_nn_attention_scratch_floats(&sh, hs->p), sizeof(float));
+    hs->in_scratch = calloc(posemb_pe_input_scratch_floats(hs->p, NTOK) + 1, sizeof(float));
     assert_true(hs->scratch && hs->in_scratch);
 
     float dqkv0[NTOK * 3 * D];
     backward_full(hs, dqkv0);
-    float *grads = calloc(pe_n_floats(hs->p) + 1, sizeof(float));
+    float *grads = calloc(posemb_pe_n_floats(hs->p) + 1, sizeof(float));
     float dE[NTOK * D];
     memcpy(dE, hs->dE, sizeof dE);
-    for (int i = 0; i < pe_n_params(hs->p); i++) {
-        const pe_param *t = pe_get_param(hs->p, i);
+    for (int i = 0; i < posemb_pe_n_params(hs->p); i++) {
+        const posemb_pe_param *t = posemb_pe_get_param(hs->p, i);
         memcpy(grads + t->offset, t->grad, t->numel * sizeof(float));
     }
 
     int bad = 0, checked = 0;
     double worst = 0.0;
-    for (int i = 0; i < pe_n_params(hs->p); i++) {
-        const pe_param *t = pe_get_param(hs->p, i);
+    for (int i = 0; i < posemb_pe_n_params(hs->p); i++) {
+        const posemb_pe_param *t = posemb_pe_get_param(hs->p, i);
         float h = frequency_param(t->name) ? 5e-3f / MAXLEN : 5e-3f;
         for (size_t k = 0; k < t->numel; k++, checked++)
             bad += check(spec, t->name, (long)k, central(hs, t->data, (long)k, h), grads[t->offset + k], &worst);
@@ -157,7 +157,7 @@ static void check_spec_dropout(const char *spec, int causal, float dropout)
     for (int k = 0; k < NTOK * D; k++, checked++) bad += check(spec, "E", k, central(hs, hs->E, k, 5e-3f), dE[k], &worst);
     /* q, k, v directly: loss as a function of the projected (unrotated) qkv. */
     float qkv0[NTOK * 3 * D];
-    pe_prepare(hs->p);
+    posemb_pe_prepare(hs->p);
     project(hs, qkv0);
     for (int k = 0; k < NTOK * 3 * D; k++, checked++) {
         float keep = qkv0[k];
@@ -173,7 +173,7 @@ static void check_spec_dropout(const char *spec, int causal, float dropout)
     free(grads);
     free(hs->scratch);
     free(hs->in_scratch);
-    pe_free(hs->p);
+    posemb_pe_free(hs->p);
     free(hs);
     if (bad) fail_msg("%s: %d gradient mismatches", spec, bad);
 }

@@ -6,22 +6,22 @@
 #include "posemb/pe.h"
 #include "testutil.h"
 
-static const pe_dims DIMS = {64, 4, 2, 32, 0, 1};
+static const posemb_pe_dims DIMS = {64, 4, 2, 32, 0, 1};
 
-static pe *ok(const char *spec)
+static posemb_pe *ok(const char *spec)
 {
     posemb_error err;
-    pe *p;
-    if (pe_create(&p, spec, &DIMS, &err)) fail_msg("pe_create(%s): %s", spec, err.msg);
+    posemb_pe *p;
+    if (posemb_pe_create(&p, spec, &DIMS, &err)) fail_msg("posemb_pe_create(%s): %s", spec, err.msg);
     return p;
 }
 
 static void bad(const char *spec, const char *needle)
 {
     posemb_error err;
-    pe *p = (pe *)0x1;
+    posemb_pe *p = (posemb_pe *)0x1;
     posemb_error_clear(&err);
-    assert_int_equal(pe_create(&p, spec, &DIMS, &err), POSEMB_EINVAL);
+    assert_int_equal(posemb_pe_create(&p, spec, &DIMS, &err), POSEMB_EINVAL);
     assert_null(p);
     if (!strstr(err.msg, needle)) fail_msg("spec '%s': message '%s' lacks '%s'", spec, err.msg, needle);
     assert_null(strchr(err.msg, '\n'));
@@ -46,12 +46,12 @@ static void test_canonical(void **state)
         {"relative_key_query", "relative_key_query"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        pe *p = ok(cases[i][0]);
-        assert_string_equal(pe_spec(p), cases[i][1]);
-        pe *again = ok(pe_spec(p)); /* the canonical spec parses to itself */
-        assert_string_equal(pe_spec(again), cases[i][1]);
-        pe_free(again);
-        pe_free(p);
+        posemb_pe *p = ok(cases[i][0]);
+        assert_string_equal(posemb_pe_spec(p), cases[i][1]);
+        posemb_pe *again = ok(posemb_pe_spec(p)); /* the canonical spec parses to itself */
+        assert_string_equal(posemb_pe_spec(again), cases[i][1]);
+        posemb_pe_free(again);
+        posemb_pe_free(p);
     }
 }
 
@@ -81,29 +81,29 @@ static void test_params(void **state)
         {"ape+rpe:k=8", 5, "position_embeddings.weight", 32, 64, 1, 0, 1, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        pe *p = ok(cases[i].spec);
-        assert_int_equal(pe_n_params(p), cases[i].n_params);
-        assert_int_equal(pe_has_input(p), cases[i].input);
-        assert_int_equal(pe_has_qk(p) != 0, cases[i].qk);
-        assert_int_equal(pe_has_logits(p) != 0, cases[i].logits);
-        assert_int_equal(pe_has_values(p) != 0, cases[i].values);
+        posemb_pe *p = ok(cases[i].spec);
+        assert_int_equal(posemb_pe_n_params(p), cases[i].n_params);
+        assert_int_equal(posemb_pe_has_input(p), cases[i].input);
+        assert_int_equal(posemb_pe_has_qk(p) != 0, cases[i].qk);
+        assert_int_equal(posemb_pe_has_logits(p) != 0, cases[i].logits);
+        assert_int_equal(posemb_pe_has_values(p) != 0, cases[i].values);
         if (cases[i].first) {
-            const pe_param *t = pe_get_param(p, 0);
+            const posemb_pe_param *t = posemb_pe_get_param(p, 0);
             assert_string_equal(t->name, cases[i].first);
             assert_int_equal(t->shape[0], cases[i].r);
             assert_int_equal(t->shape[1], cases[i].c);
         }
         size_t total = 0;
-        for (int k = 0; k < pe_n_params(p); k++) total += pe_get_param(p, k)->numel;
-        assert_int_equal(total, pe_n_floats(p));
-        pe_free(p);
+        for (int k = 0; k < posemb_pe_n_params(p); k++) total += posemb_pe_get_param(p, k)->numel;
+        assert_int_equal(total, posemb_pe_n_floats(p));
+        posemb_pe_free(p);
     }
-    pe *p = ok("rpe:k=8");
-    const pe_param *v1 = pe_find_param(p, "rpe.value.weight", 1);
+    posemb_pe *p = ok("rpe:k=8");
+    const posemb_pe_param *v1 = posemb_pe_find_param(p, "rpe.value.weight", 1);
     assert_non_null(v1);
     assert_int_equal(v1->layer, 1);
-    assert_int_equal(v1->scope, PE_SCOPE_LAYER);
-    pe_free(p);
+    assert_int_equal(v1->scope, POSEMB_PE_SCOPE_LAYER);
+    posemb_pe_free(p);
 }
 
 static void test_errors(void **state)
@@ -132,13 +132,13 @@ static void test_errors(void **state)
     bad("r\npe", "control character (byte 0x0a at offset 1)");
     bad("rpe:k=99999999999999999999", "k=99999999999999999999 is outside");
     bad("rope:factor=2", "factor needs scaling");
-    pe_dims odd = {63, 3, 1, 8, 0, 1};
+    posemb_pe_dims odd = {63, 3, 1, 8, 0, 1};
     posemb_error err;
-    pe *p;
-    assert_int_equal(pe_create(&p, "sin", &odd, &err), POSEMB_EINVAL);
+    posemb_pe *p;
+    assert_int_equal(posemb_pe_create(&p, "sin", &odd, &err), POSEMB_EINVAL);
     assert_non_null(strstr(err.msg, "even width"));
-    pe_dims nodiv = {64, 3, 1, 8, 0, 1};
-    assert_int_equal(pe_create(&p, "ape", &nodiv, &err), POSEMB_EINVAL);
+    posemb_pe_dims nodiv = {64, 3, 1, 8, 0, 1};
+    assert_int_equal(posemb_pe_create(&p, "ape", &nodiv, &err), POSEMB_EINVAL);
     assert_non_null(strstr(err.msg, "multiple of 3 heads"));
 }
 
@@ -147,9 +147,9 @@ static void test_errors(void **state)
  * matrices of a combination have distinct names. */
 static void test_canonical_numbers_and_order(void **state)
 {
-    pe *p = ok("rope:base=1234567,frac=0.3");
-    assert_string_equal(pe_spec(p), "rope:base=1234567,pairing=halves,frac=0.3,scaling=none");
-    pe_free(p);
+    posemb_pe *p = ok("rope:base=1234567,frac=0.3");
+    assert_string_equal(posemb_pe_spec(p), "rope:base=1234567,pairing=halves,frac=0.3,scaling=none");
+    posemb_pe_free(p);
     /* fuzz_pe_spec's finding: "%g" wrote base=5.0002e+06, whose '+' split the
      * canonical spec into components; an exponent's sign is part of the number */
     const char *exponents[][2] = {
@@ -159,52 +159,52 @@ static void test_canonical_numbers_and_order(void **state)
     };
     for (int i = 0; i < 3; i++) {
         p = ok(exponents[i][0]);
-        assert_string_equal(pe_spec(p), exponents[i][1]);
-        pe *again = ok(pe_spec(p));
-        assert_string_equal(pe_spec(again), exponents[i][1]);
-        pe_free(again);
-        pe_free(p);
+        assert_string_equal(posemb_pe_spec(p), exponents[i][1]);
+        posemb_pe *again = ok(posemb_pe_spec(p));
+        assert_string_equal(posemb_pe_spec(again), exponents[i][1]);
+        posemb_pe_free(again);
+        posemb_pe_free(p);
     }
-    pe *a = ok("ape+rpe:k=2"), *b = ok("rpe:k=2+ape");
-    assert_string_equal(pe_spec(a), pe_spec(b));
-    assert_int_equal(pe_n_params(a), pe_n_params(b));
-    for (int i = 0; i < pe_n_params(a); i++) {
-        assert_string_equal(pe_get_param(a, i)->name, pe_get_param(b, i)->name);
-        assert_int_equal(pe_get_param(a, i)->offset, pe_get_param(b, i)->offset);
+    posemb_pe *a = ok("ape+rpe:k=2"), *b = ok("rpe:k=2+ape");
+    assert_string_equal(posemb_pe_spec(a), posemb_pe_spec(b));
+    assert_int_equal(posemb_pe_n_params(a), posemb_pe_n_params(b));
+    for (int i = 0; i < posemb_pe_n_params(a); i++) {
+        assert_string_equal(posemb_pe_get_param(a, i)->name, posemb_pe_get_param(b, i)->name);
+        assert_int_equal(posemb_pe_get_param(a, i)->offset, posemb_pe_get_param(b, i)->offset);
     }
-    assert_int_equal(pe_get_param(a, 0)->offset, 0);
-    assert_string_equal(pe_get_param(a, 0)->name, "position_embeddings.weight");
-    pe_free(a);
-    pe_free(b);
+    assert_int_equal(posemb_pe_get_param(a, 0)->offset, 0);
+    assert_string_equal(posemb_pe_get_param(a, 0)->name, "position_embeddings.weight");
+    posemb_pe_free(a);
+    posemb_pe_free(b);
     const char *combos[] = {"sin+rope", "lsin+lsrpe", "sin+srpe", "ape+t5", "lsin+relative_key_query"};
     for (int i = 0; i < 5; i++) {
-        pe *c = ok(combos[i]);
+        posemb_pe *c = ok(combos[i]);
         posemb_error err;
-        assert_int_equal(pe_alloc(c, &err), POSEMB_OK);
+        assert_int_equal(posemb_pe_alloc(c, &err), POSEMB_OK);
         posemb_arena ar;
         posemb_arena_init(&ar, 0);
-        pe_export ex;
-        assert_int_equal(pe_export_matrices(c, 8, &ar, &ex, &err), POSEMB_OK); /* aborts on a duplicate name */
+        posemb_pe_export ex;
+        assert_int_equal(posemb_pe_export_matrices(c, 8, &ar, &ex, &err), POSEMB_OK); /* aborts on a duplicate name */
         assert_true(ex.n >= 2);
         posemb_arena_free(&ar);
-        pe_free(c);
+        posemb_pe_free(c);
     }
 }
 
 /* APE positions past the table are refused with a message, not read. */
 static void test_position_limit(void **state)
 {
-    pe *p = ok("ape");
+    posemb_pe *p = ok("ape");
     posemb_error err;
-    assert_int_equal(pe_alloc(p, &err), POSEMB_OK);
+    assert_int_equal(posemb_pe_alloc(p, &err), POSEMB_OK);
     int32_t pos[2] = {3, 32};
     float x[2 * 64] = {0}, scratch[2 * 64];
-    assert_int_equal(pe_input_forward(p, pos, 2, x, x, scratch, &err), POSEMB_ERANGE);
+    assert_int_equal(posemb_pe_input_forward(p, pos, 2, x, x, scratch, &err), POSEMB_ERANGE);
     assert_non_null(strstr(err.msg, "position 32"));
-    pe_free(p);
+    posemb_pe_free(p);
     p = ok("sin"); /* sinusoids extrapolate */
-    assert_int_equal(pe_check_positions(p, pos, 2, &err), POSEMB_OK);
-    pe_free(p);
+    assert_int_equal(posemb_pe_check_positions(p, pos, 2, &err), POSEMB_OK);
+    posemb_pe_free(p);
 }
 
 int main(void)

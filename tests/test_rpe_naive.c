@@ -88,18 +88,18 @@ static void naive_head(const form *f, const int32_t *pos, const double *q, const
 
 static void check_form(const form *f)
 {
-    pe_dims dims = {D, H, 1, L, 0, 0};
+    posemb_pe_dims dims = {D, H, 1, L, 0, 0};
     posemb_error err;
-    pe *p;
-    if (pe_create(&p, f->spec, &dims, &err)) fail_msg("%s: %s", f->spec, err.msg);
-    assert_int_equal(pe_alloc(p, &err), POSEMB_OK);
+    posemb_pe *p;
+    if (posemb_pe_create(&p, f->spec, &dims, &err)) fail_msg("%s: %s", f->spec, err.msg);
+    assert_int_equal(posemb_pe_alloc(p, &err), POSEMB_OK);
     posemb_rng rng;
     posemb_rng_seed(&rng, 2024, 3);
-    for (int i = 0; i < pe_n_params(p); i++) {
-        const pe_param *t = pe_get_param(p, i);
+    for (int i = 0; i < posemb_pe_n_params(p); i++) {
+        const posemb_pe_param *t = posemb_pe_get_param(p, i);
         posemb_rng_fill_normal(&rng, t->data, (long)t->numel, 0.7f);
     }
-    const pe_param *tk = pe_get_param(p, 0), *tv = f->values ? pe_get_param(p, 1) : tk;
+    const posemb_pe_param *tk = posemb_pe_get_param(p, 0), *tv = f->values ? posemb_pe_get_param(p, 1) : tk;
     int rows = (int)tk->shape[0];
     float qkv[N * 3 * D], R[N * D], probs[H * N * N], out[N * D], dqkv[N * 3 * D];
     int32_t pos[N];
@@ -109,11 +109,11 @@ static void check_form(const form *f)
     float qkv0[N * 3 * D];
     memcpy(qkv0, qkv, sizeof qkv);
 
-    nn_attn_shape sh = {1, N, D, H, 0, 0.0f, 0};
-    float *scratch = calloc(nn_attention_scratch_floats(&sh, p), sizeof(float));
-    nn_attention_forward(&sh, p, 0, qkv, pos, NULL, probs, out, NULL);
-    pe_zero_grad(p);
-    nn_attention_backward(&sh, p, 0, qkv, pos, probs, R, dqkv, scratch);
+    posemb_nn_attn_shape sh = {1, N, D, H, 0, 0.0f, 0};
+    float *scratch = calloc(posemb_nn_attention_scratch_floats(&sh, p), sizeof(float));
+    posemb_nn_attention_forward(&sh, p, 0, qkv, pos, NULL, probs, out, NULL);
+    posemb_pe_zero_grad(p);
+    posemb_nn_attention_backward(&sh, p, 0, qkv, pos, probs, R, dqkv, scratch);
 
     double *dtk = calloc((size_t)rows * d, sizeof(double)), *dtv = calloc((size_t)rows * d, sizeof(double));
     double *tkd = malloc((size_t)rows * d * sizeof(double)), *tvd = malloc((size_t)rows * d * sizeof(double));
@@ -144,7 +144,7 @@ static void check_form(const form *f)
     printf("%-22s %s positions: efficient == naive over %d rows (forward, dq, dk, dv, tables)\n", f->spec,
            f->gaps ? "gapped" : "consecutive", rows);
     free(dtk), free(dtv), free(tkd), free(tvd), free(scratch);
-    pe_free(p);
+    posemb_pe_free(p);
 }
 
 static void test_shaw_clipped(void **s) { check_form(&(form){"rpe:k=3", 3, 0, 0, 1, 1}); }
@@ -179,7 +179,7 @@ static void check_reltable(rel_map m, int nq, int nk, int key_gap)
     posemb_rng_fill_normal(&rng, dz, RQ * RD, 1.0f);
     memcpy(s0, s, sizeof s);
     for (int key_side = 0; key_side <= 1; key_side++) {
-        pe_head h = {0, 0, nq, nk, RD, 0.5f, qpos, kpos, 0};
+        posemb_pe_head h = {0, 0, nq, nk, RD, 0.5f, qpos, kpos, 0};
         memcpy(s, s0, sizeof s);
         memset(dx, 0, sizeof dx), memset(dtable, 0, sizeof dtable);
         rel_logits_forward(m, &h, key_side, x, RD, table, s, RK, scratch);
@@ -199,7 +199,7 @@ static void check_reltable(rel_map m, int nq, int nk, int key_gap)
         for (int i = 0; i < nx * RD; i++) TU_CLOSE(dx[i], rdx[i], 1e-5, 1e-5, "logits dx", i);
         for (int i = 0; i < rows * RD; i++) TU_CLOSE(dtable[i], rdt[i], 1e-5, 1e-5, "logits dtable", i);
     }
-    pe_head h = {0, 0, nq, nk, RD, 0.5f, qpos, kpos, 0};
+    posemb_pe_head h = {0, 0, nq, nk, RD, 0.5f, qpos, kpos, 0};
     const float *prob = ds; /* any weights will do */
     memset(dtable, 0, sizeof dtable);
     rel_values_forward(m, &h, table, prob, RK, z, RD, scratch);

@@ -2,6 +2,8 @@
 #ifndef POSEMB_ANALYSIS_H
 #define POSEMB_ANALYSIS_H
 
+#include "posemb/api.h"
+
 #include "posemb/arena.h"
 #include "posemb/error.h"
 #include "posemb/pe.h"
@@ -21,7 +23,7 @@ typedef struct posemb_pe_matrix {
  * table's similarity over its vectors (one row per distance); RoPE's kernel
  * sum_m cos(theta_m (j - i)); a bias's head average. ERANGE for 'none',
  * which has no positional term. */
-posemb_status posemb_pe_matrix_of(pe *p, int n, posemb_arena *a, posemb_pe_matrix *out, posemb_error *err);
+POSEMB_API posemb_status posemb_pe_matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_matrix *out, posemb_error *err);
 
 #ifdef __cplusplus
 }

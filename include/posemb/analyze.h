@@ -4,6 +4,8 @@
 #ifndef POSEMB_ANALYZE_H
 #define POSEMB_ANALYZE_H
 
+#include "posemb/api.h"
+
 #include "posemb/indicators.h"
 #include "posemb/probes.h"
 
@@ -25,7 +27,7 @@ typedef struct posemb_analyze_opts {
     int quiet;
 } posemb_analyze_opts;
 
-posemb_analyze_opts posemb_analyze_defaults(void);
+POSEMB_API posemb_analyze_opts posemb_analyze_defaults(void);
 
 /* What was found; a has_* flag says whether it applies to the source. */
 typedef struct posemb_analysis {
@@ -38,15 +40,21 @@ typedef struct posemb_analysis {
 } posemb_analysis;
 
 /* Analyses src into out_dir (created). */
-posemb_status posemb_analyze(posemb_source *src, const posemb_analyze_opts *o, const char *out_dir,
+POSEMB_API posemb_status posemb_analyze(posemb_source *src, const posemb_analyze_opts *o, const char *out_dir,
                              posemb_analysis *res, posemb_error *err);
-void posemb_analysis_free(posemb_analysis *res);
+POSEMB_API void posemb_analysis_free(posemb_analysis *res);
+
+/* posemb_analyze of a table [rows, dim] in memory (posemb_source_open_table):
+ * writes out_dir/indicators.json and the rest as o asks; res may be NULL. */
+POSEMB_API posemb_status posemb_analyze_table(const float *table, int rows, int dim, const char *name,
+                                              const posemb_analyze_opts *o, const char *out_dir, posemb_analysis *res,
+                                              posemb_error *err);
 
 /* A training run's saved checkpoints (run/checkpoint-STEP): the similarity
  * of the APE rows (or of layer 0's relative vectors) and its indicators at
  * each step: out_dir/evolution.json, evolution.csv, the indicators over
  * steps, heatmaps at up to 8 steps, report.html (the seed paper's Figure 5). */
-posemb_status posemb_evolution(const char *run, const char *out_dir, const posemb_source_opts *so,
+POSEMB_API posemb_status posemb_evolution(const char *run, const char *out_dir, const posemb_source_opts *so,
                                const posemb_analyze_opts *o, posemb_error *err);
 
 #ifdef __cplusplus

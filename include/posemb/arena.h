@@ -5,6 +5,8 @@
 #ifndef POSEMB_ARENA_H
 #define POSEMB_ARENA_H
 
+#include "posemb/api.h"
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -23,21 +25,21 @@ typedef struct posemb_arena {
 } posemb_arena;
 
 /* A growable arena whose blocks are at least block_size bytes. */
-void posemb_arena_init(posemb_arena *a, size_t block_size);
+POSEMB_API void posemb_arena_init(posemb_arena *a, size_t block_size);
 
 /* A fixed arena of exactly capacity bytes, allocated now; allocations past
  * it fail (return NULL) instead of growing. Returns 0, or -1 when out of memory. */
-int posemb_arena_init_fixed(posemb_arena *a, size_t capacity);
+POSEMB_API int posemb_arena_init_fixed(posemb_arena *a, size_t capacity);
 
 /* bytes of zeroed memory aligned to POSEMB_ARENA_ALIGN, or NULL when out of
  * memory (or when a fixed arena is full, or bytes overflows). */
-void *posemb_arena_alloc(posemb_arena *a, size_t bytes);
+POSEMB_API void *posemb_arena_alloc(posemb_arena *a, size_t bytes);
 
 /* n zeroed floats; NULL as above. */
-float *posemb_arena_floats(posemb_arena *a, size_t n);
+POSEMB_API float *posemb_arena_floats(posemb_arena *a, size_t n);
 
 /* Releases every block; the arena can be initialised again. */
-void posemb_arena_free(posemb_arena *a);
+POSEMB_API void posemb_arena_free(posemb_arena *a);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 #ifndef POSEMB_ATTENTION_H
 #define POSEMB_ATTENTION_H
 
+#include "posemb/api.h"
+
 #include <stdint.h>
 
 #include "posemb/pe.h"
@@ -19,29 +21,29 @@
 extern "C" {
 #endif
 
-typedef struct nn_attn_shape {
+typedef struct posemb_nn_attn_shape {
     int B, T, D, H;
     int causal;
     float dropout; /* on the attention probabilities, training only (0: none) */
-    uint64_t key;  /* dropout key (nn_dropout_key) */
-} nn_attn_shape;
+    uint64_t key;  /* dropout key (posemb_nn_dropout_key) */
+} posemb_nn_attn_shape;
 
 /* Floats of scratch the forward and backward passes need (two T x T
  * matrices per thread of the PE). The shape must match the PE (width, heads, layer
  * < n_layers, T <= max_len); a mismatch is a programming error and aborts.
  * The kernel runs on the PE's max_threads threads. */
-size_t nn_attention_scratch_floats(const nn_attn_shape *s, const pe *p);
+POSEMB_API size_t posemb_nn_attention_scratch_floats(const posemb_nn_attn_shape *s, const posemb_pe *p);
 
 /* qkv [B, T, 3D] (q and k rotated in place by a q/k hook); pos [B, T]
  * positions for the PE (NULL: 0..T-1); keymask [B, T] 1 keep, 0 padding
  * (NULL: none); probs [B, H, T, T] the softmax, saved for backward (before
- * dropout); out [B, T, D]; scratch as nn_attention_scratch_floats. */
-void nn_attention_forward(const nn_attn_shape *s, pe *p, int layer, float *qkv, const int32_t *pos,
+ * dropout); out [B, T, D]; scratch as posemb_nn_attention_scratch_floats. */
+POSEMB_API void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, float *qkv, const int32_t *pos,
                           const float *keymask, float *probs, float *out, float *scratch);
 
 /* dout [B, T, D] -> dqkv [B, T, 3D] (overwritten) and the PE's parameter
- * gradients (folded with pe_layer_backward_end before returning). */
-void nn_attention_backward(const nn_attn_shape *s, pe *p, int layer, const float *qkv, const int32_t *pos,
+ * gradients (folded with posemb_pe_layer_backward_end before returning). */
+POSEMB_API void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, const float *qkv, const int32_t *pos,
                            const float *probs, const float *dout, float *dqkv, float *scratch);
 
 #ifdef __cplusplus

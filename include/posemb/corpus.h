@@ -4,6 +4,8 @@
 #ifndef POSEMB_CORPUS_H
 #define POSEMB_CORPUS_H
 
+#include "posemb/api.h"
+
 #include <stdint.h>
 
 #include "posemb/error.h"
@@ -27,9 +29,9 @@ typedef struct posemb_corpus {
  * and tokenizer (tok_desc) match is read instead of tokenizing again.
  * cache_path may be NULL. Errors name the file: unreadable, not text (a NUL
  * byte), or a corpus with no tokens. */
-posemb_status posemb_corpus_load(posemb_corpus *c, const char *path, const posemb_tokenizer *tok,
+POSEMB_API posemb_status posemb_corpus_load(posemb_corpus *c, const char *path, const posemb_tokenizer *tok,
                                  const char *tok_desc, const char *cache_path, posemb_error *err);
-void posemb_corpus_free(posemb_corpus *c);
+POSEMB_API void posemb_corpus_free(posemb_corpus *c);
 
 /* Sequences and batches for masked or causal language modelling. */
 typedef struct posemb_lm_data {
@@ -49,18 +51,18 @@ typedef struct posemb_lm_data {
 /* Cuts tokens into sequences of T; holds out valid_frac of them (at least
  * one when there are two or more). ERANGE when the corpus holds no full
  * sequence. For MLM, cls/sep/mask are the tokenizer's ids. */
-posemb_status posemb_lm_data_init(posemb_lm_data *d, const int32_t *tokens, long n, int T, int mlm, int32_t cls,
+POSEMB_API posemb_status posemb_lm_data_init(posemb_lm_data *d, const int32_t *tokens, long n, int T, int mlm, int32_t cls,
                                   int32_t sep, int32_t mask_id, int vocab, double valid_frac, uint64_t seed,
                                   posemb_error *err);
-void posemb_lm_data_free(posemb_lm_data *d);
+POSEMB_API void posemb_lm_data_free(posemb_lm_data *d);
 
 /* Batch number k (k = step * accum + micro) of B training sequences, drawn
  * without replacement within each epoch (a seeded shuffle per epoch):
  * ids [B, T] and targets [B, T] (MLM: HF's 80/10/10 masking of 15% of the
  * non-special tokens, -100 elsewhere; CLM: the ids). */
-void posemb_lm_train_batch(posemb_lm_data *d, long k, int B, int32_t *ids, int32_t *targets);
+POSEMB_API void posemb_lm_train_batch(posemb_lm_data *d, long k, int B, int32_t *ids, int32_t *targets);
 /* Validation batch i: sequences i*B.. (wrapping), masking keyed by i. */
-void posemb_lm_valid_batch(const posemb_lm_data *d, long i, int B, int32_t *ids, int32_t *targets);
+POSEMB_API void posemb_lm_valid_batch(const posemb_lm_data *d, long i, int B, int32_t *ids, int32_t *targets);
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,8 @@
 #ifndef POSEMB_DATASETS_H
 #define POSEMB_DATASETS_H
 
+#include "posemb/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,10 +75,10 @@ typedef struct posemb_glue_info {
 } posemb_glue_info;
 
 /* The table above for one task; NULL for a value outside the enum. */
-const posemb_glue_info *posemb_glue_task_info(posemb_glue_task task);
+POSEMB_API const posemb_glue_info *posemb_glue_task_info(posemb_glue_task task);
 /* The task of a name, case-insensitive, with or without the hyphen
  * ("cola", "SST-2", "sst2", "STS-B", "stsb", ...); -1 when unknown. */
-int posemb_glue_task_from_name(const char *name);
+POSEMB_API int posemb_glue_task_from_name(const char *name);
 
 /* The examples of one file. Strings are NUL-terminated UTF-8 (as in the
  * file) and belong to the struct. */
@@ -95,21 +97,21 @@ typedef struct posemb_glue_data {
 } posemb_glue_data;
 
 /* Reads one TSV file of a task; labeled = 0 for the unlabeled test files. */
-posemb_status posemb_glue_read(posemb_glue_task task, const char *path, int labeled, posemb_glue_data *out,
+POSEMB_API posemb_status posemb_glue_read(posemb_glue_task task, const char *path, int labeled, posemb_glue_data *out,
                                posemb_error *err);
 
 /* Reads glue_dir/NAME/SPLIT.tsv ("train", "dev" labeled; "test" unlabeled);
  * EINVAL for another split. */
-posemb_status posemb_glue_load(const char *glue_dir, posemb_glue_task task, const char *split,
+POSEMB_API posemb_status posemb_glue_load(const char *glue_dir, posemb_glue_task task, const char *split,
                                posemb_glue_data *out, posemb_error *err);
 
-void posemb_glue_free(posemb_glue_data *d);
+POSEMB_API void posemb_glue_free(posemb_glue_data *d);
 
 /* The task's metrics of predictions against a labeled set: values[k] for
  * d->metrics[k] (fractions, as posemb/metrics.h). Classification reads
  * pred_label[n], regression pred_score[n] (the other may be NULL). EINVAL
  * for an unlabeled set or a missing prediction array. */
-posemb_status posemb_glue_evaluate(const posemb_glue_data *d, const int32_t *pred_label, const float *pred_score,
+POSEMB_API posemb_status posemb_glue_evaluate(const posemb_glue_data *d, const int32_t *pred_label, const float *pred_score,
                                    double *values, posemb_error *err);
 
 /* =============================================================== SQuAD */
@@ -144,8 +146,8 @@ typedef struct posemb_squad {
 
 /* Reads and validates a SQuAD v1.1 file (see the top of this file). EIO
  * when it cannot be read, EFORMAT when malformed, ENOMEM. */
-posemb_status posemb_squad_load(const char *path, posemb_squad *out, posemb_error *err);
-void posemb_squad_free(posemb_squad *sq);
+POSEMB_API posemb_status posemb_squad_load(const char *path, posemb_squad *out, posemb_error *err);
+POSEMB_API void posemb_squad_free(posemb_squad *sq);
 
 /* The fixed split of the study (only SQuAD's dev set is available): by
  * article, in file order, every 5th article (index 4, 9, 14, ...) goes to
@@ -159,17 +161,17 @@ typedef enum posemb_squad_part { POSEMB_SQUAD_TRAIN = 0, POSEMB_SQUAD_EVAL = 1 }
 #define POSEMB_SQUAD_EVAL_EVERY 5
 
 /* The part that article index `article` belongs to. */
-posemb_squad_part posemb_squad_article_part(int article);
+POSEMB_API posemb_squad_part posemb_squad_article_part(int article);
 /* Writes the indices (into sq->ex, ascending) of the questions of `part`
  * into idx (room for sq->n) and returns their count. */
-int posemb_squad_split(const posemb_squad *sq, posemb_squad_part part, int *idx);
+POSEMB_API int posemb_squad_split(const posemb_squad *sq, posemb_squad_part part, int *idx);
 
 /* The official evaluate-v1.1.py over the questions idx[0..n) (all of them,
  * in order, when idx is NULL; then n must be sq->n): predictions[k] answers
  * question idx[k] (NULL: unanswered, scored 0 as the script does). Fills
  * *exact_match and *f1 in percent (100 * mean), as the script prints them.
  * ENOMEM when out of memory; EINVAL for an index out of range or n < 1. */
-posemb_status posemb_squad_evaluate(const posemb_squad *sq, const int *idx, int n, const char *const *predictions,
+POSEMB_API posemb_status posemb_squad_evaluate(const posemb_squad *sq, const int *idx, int n, const char *const *predictions,
                                     double *exact_match, double *f1, posemb_error *err);
 
 /* ============================================================= helpers */
@@ -177,7 +179,7 @@ posemb_status posemb_squad_evaluate(const posemb_squad *sq, const int *idx, int 
 /* Reads a whole file into a malloc'ed, NUL-terminated buffer (*len bytes
  * before the NUL), as the readers above do. EIO when it cannot be opened or
  * read, EFORMAT when it is larger than max_bytes, ENOMEM. */
-posemb_status posemb_read_data_file(const char *path, size_t max_bytes, char **buf, size_t *len, posemb_error *err);
+POSEMB_API posemb_status posemb_read_data_file(const char *path, size_t max_bytes, char **buf, size_t *len, posemb_error *err);
 
 /* ================================================================ spans */
 
@@ -191,7 +193,7 @@ posemb_status posemb_read_data_file(const char *path, size_t max_bytes, char **b
  * is not covered: empty or inverted, no token overlaps it, or it reaches
  * before the first token's start or past the last token's end (as Hugging
  * Face's run_qa labels an answer outside a window). */
-int posemb_char_span_to_tokens(const int32_t *tok_start, const int32_t *tok_end, int n_tok, int char_start,
+POSEMB_API int posemb_char_span_to_tokens(const int32_t *tok_start, const int32_t *tok_end, int n_tok, int char_start,
                                int char_end, int *tok_s, int *tok_e);
 
 #ifdef __cplusplus

@@ -4,6 +4,8 @@
 #ifndef POSEMB_ERROR_H
 #define POSEMB_ERROR_H
 
+#include "posemb/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,14 +28,14 @@ typedef struct posemb_error {
 
 /* Records code and a printf-style message into err (if non-NULL) and returns
  * code, so that callers can write `return posemb_fail(err, ...)`. */
-posemb_status posemb_fail(posemb_error *err, posemb_status code, const char *fmt, ...)
+POSEMB_API posemb_status posemb_fail(posemb_error *err, posemb_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Clears err to POSEMB_OK with an empty message. */
-void posemb_error_clear(posemb_error *err);
+POSEMB_API void posemb_error_clear(posemb_error *err);
 
 /* A short name for a status code ("invalid argument", "malformed file", ...). */
-const char *posemb_status_name(posemb_status code);
+POSEMB_API const char *posemb_status_name(posemb_status code);
 
 /* Preconditions of the API that callers (not users' files) must meet, such
  * as an attention call that fits its PE. Checked in every build type; a
@@ -42,7 +44,7 @@ const char *posemb_status_name(posemb_status code);
     do {                                                                                                              \
         if (!(cond)) posemb_abort(__FILE__, __LINE__, #cond, (what));                                                 \
     } while (0)
-void posemb_abort(const char *file, int line, const char *cond, const char *what) __attribute__((noreturn));
+POSEMB_API void posemb_abort(const char *file, int line, const char *cond, const char *what) __attribute__((noreturn));
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #ifndef POSEMB_FEATURES_H
 #define POSEMB_FEATURES_H
 
+#include "posemb/api.h"
+
 #include <stdint.h>
 
 #include "posemb/datasets.h"
@@ -32,7 +34,7 @@ typedef struct posemb_features {
     int32_t *tok_start, *tok_end;  /* [n, T] the byte span of a context token in its context; -1 for the rest */
 } posemb_features;
 
-void posemb_features_free(posemb_features *f);
+POSEMB_API void posemb_features_free(posemb_features *f);
 
 /* GLUE: every example of d as tokenizer(a, b, truncation="longest_first",
  * max_length=T, padding="max_length"): [CLS] a [SEP] (b [SEP]), types 0 then
@@ -41,7 +43,7 @@ void posemb_features_free(posemb_features *f);
  * len(pair_ids): ids = ids[:-1] else: pair_ids = pair_ids[:-1]`); a single
  * text is cut to T - 2. label and score are copied from d (NULL where d has
  * none). EINVAL when T < 4 or the tokenizer has no [CLS], [SEP], [PAD]. */
-posemb_status posemb_glue_features(const posemb_tokenizer *tok, const posemb_glue_data *d, int T, posemb_features *f,
+POSEMB_API posemb_status posemb_glue_features(const posemb_tokenizer *tok, const posemb_glue_data *d, int T, posemb_features *f,
                                    posemb_error *err);
 
 /* SQuAD: the questions idx[0..n) of sq as Hugging Face prepares them
@@ -70,7 +72,7 @@ posemb_status posemb_glue_features(const posemb_tokenizer *tok, const posemb_glu
  * [SEP], [PAD], or T, the stride or max_query leave no room; the room is
  * checked for the longest question allowed, so T >= max_query + 4 and
  * 0 <= stride < T - 3 - max_query whatever the questions are. */
-posemb_status posemb_squad_features(const posemb_tokenizer *tok, const posemb_squad *sq, const int *idx, int n, int T,
+POSEMB_API posemb_status posemb_squad_features(const posemb_tokenizer *tok, const posemb_squad *sq, const int *idx, int n, int T,
                                     int stride, int max_query, posemb_features *f, posemb_error *err);
 
 /* The answer of each question idx[k] (answers[k], malloc'ed, NUL-terminated):
@@ -83,9 +85,9 @@ posemb_status posemb_squad_features(const posemb_tokenizer *tok, const posemb_sq
  * token gets "". EINVAL when f is not SQuAD features of these questions
  * (a row of another question, a span outside its context) or
  * max_answer < 1. Free with posemb_squad_answers_free. */
-posemb_status posemb_squad_decode(const posemb_squad *sq, const int *idx, int n, const posemb_features *f,
+POSEMB_API posemb_status posemb_squad_decode(const posemb_squad *sq, const int *idx, int n, const posemb_features *f,
                                   const float *logits, int max_answer, char ***answers, posemb_error *err);
-void posemb_squad_answers_free(char **answers, int n);
+POSEMB_API void posemb_squad_answers_free(char **answers, int n);
 
 #ifdef __cplusplus
 }

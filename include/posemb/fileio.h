@@ -4,6 +4,8 @@
 #ifndef POSEMB_FILEIO_H
 #define POSEMB_FILEIO_H
 
+#include "posemb/api.h"
+
 #include <stdio.h>
 
 #include "posemb/error.h"
@@ -23,25 +25,25 @@ typedef struct posemb_atomic_file {
 } posemb_atomic_file;
 
 /* Opens the temporary file for writing ("-" means standard output, written directly). */
-posemb_status posemb_atomic_open(posemb_atomic_file *af, const char *path, posemb_error *err);
+POSEMB_API posemb_status posemb_atomic_open(posemb_atomic_file *af, const char *path, posemb_error *err);
 /* Flushes, syncs and renames into place; on any failure removes the temporary file. */
-posemb_status posemb_atomic_commit(posemb_atomic_file *af, posemb_error *err);
+POSEMB_API posemb_status posemb_atomic_commit(posemb_atomic_file *af, posemb_error *err);
 /* Abandons the file: closes and removes the temporary. */
-void posemb_atomic_abort(posemb_atomic_file *af);
+POSEMB_API void posemb_atomic_abort(posemb_atomic_file *af);
 
 /* Writes text and a newline to path, whole or not at all. */
-posemb_status posemb_write_text(const char *path, const char *text, posemb_error *err);
+POSEMB_API posemb_status posemb_write_text(const char *path, const char *text, posemb_error *err);
 
 /* Up to 40 bytes of s[0..len) for an error message, control bytes escaped
  * as \xNN and "..." after a cut; returns out. */
-const char *posemb_snippet(const char *s, size_t len, char *out, size_t cap);
+POSEMB_API const char *posemb_snippet(const char *s, size_t len, char *out, size_t cap);
 
 /* dst = "dir/name"; -1 (dst empty) when it does not fit in cap bytes. */
-int posemb_path_join(char *dst, size_t cap, const char *dir, const char *name);
+POSEMB_API int posemb_path_join(char *dst, size_t cap, const char *dir, const char *name);
 
 /* Writes a rows x cols float matrix as CSV (one row per line, no header,
  * %.9g so float32 values round-trip) to path, atomically ("-": stdout). */
-posemb_status posemb_csv_write(const char *path, const float *data, int rows, int cols, posemb_error *err);
+POSEMB_API posemb_status posemb_csv_write(const char *path, const float *data, int rows, int cols, posemb_error *err);
 
 #ifdef __cplusplus
 }

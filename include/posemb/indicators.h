@@ -14,6 +14,8 @@
 #ifndef POSEMB_INDICATORS_H
 #define POSEMB_INDICATORS_H
 
+#include "posemb/api.h"
+
 #include "posemb/error.h"
 
 #ifdef __cplusplus
@@ -29,11 +31,11 @@ typedef struct posemb_indicators {
 } posemb_indicators;
 
 /* A: n x n row-major. K >= 1 (clamped to n - 1). */
-posemb_status posemb_indicators_compute(const float *A, int n, int K, posemb_indicators *out, posemb_error *err);
+POSEMB_API posemb_status posemb_indicators_compute(const float *A, int n, int K, posemb_indicators *out, posemb_error *err);
 
 /* Position similarity of the rows of P [n, dim]: S = P P^T (cosine = 0) or
  * the cosine of each pair (cosine = 1; zero rows give 0). S: n x n. */
-void posemb_similarity(const float *P, int n, int dim, int cosine, float *S);
+POSEMB_API void posemb_similarity(const float *P, int n, int dim, int cosine, float *S);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,8 @@
 #ifndef POSEMB_INPUTS_H
 #define POSEMB_INPUTS_H
 
+#include "posemb/api.h"
+
 #include <stdint.h>
 
 #include "posemb/error.h"
@@ -19,8 +21,8 @@ typedef struct posemb_inputs {
     float *mask;    /* [B, T] (all 1 when absent) */
 } posemb_inputs;
 
-posemb_status posemb_inputs_load(posemb_inputs *in, const char *path, posemb_error *err);
-void posemb_inputs_free(posemb_inputs *in);
+POSEMB_API posemb_status posemb_inputs_load(posemb_inputs *in, const char *path, posemb_error *err);
+POSEMB_API void posemb_inputs_free(posemb_inputs *in);
 
 #ifdef __cplusplus
 }

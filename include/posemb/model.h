@@ -7,6 +7,8 @@
 #ifndef POSEMB_MODEL_H
 #define POSEMB_MODEL_H
 
+#include "posemb/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,24 +43,24 @@ typedef struct posemb_config {
     int pad_token_id; /* BERT 0, RoBERTa 1, GPT-2 -1 (none) */
     float ln_eps, initializer_range;
     float hidden_dropout, attn_dropout;
-    nn_gelu_kind act;
+    posemb_nn_gelu_kind act;
     char pe[256]; /* PE spec: "ape", "relative_key", "rpe:k=64", ... */
     char architecture[64]; /* HF class written to config.json ("BertModel", "GPT2LMHeadModel", ...) */
 } posemb_config;
 
 /* Defaults of HF's BertConfig, RobertaConfig or GPT2Config (base size), no head. */
-void posemb_config_defaults(posemb_config *c, posemb_arch arch);
+POSEMB_API void posemb_config_defaults(posemb_config *c, posemb_arch arch);
 /* Sets the head (and label count) and the HF class name that goes with it;
  * EINVAL for combinations HF does not have (GPT-2 with a classifier). */
-posemb_status posemb_config_set_head(posemb_config *c, posemb_head head, int num_labels, posemb_error *err);
+POSEMB_API posemb_status posemb_config_set_head(posemb_config *c, posemb_head head, int num_labels, posemb_error *err);
 
 /* Reads a Hugging Face config.json (model_type bert, roberta or gpt2; the
  * PE from position_embedding_type, or posemb's own "posemb_pe" key). */
-posemb_status posemb_config_load(posemb_config *c, const char *path, posemb_error *err);
+POSEMB_API posemb_status posemb_config_load(posemb_config *c, const char *path, posemb_error *err);
 /* Writes config.json in HF's layout (plus "posemb_pe" when HF lacks the PE). */
-posemb_status posemb_config_save(const posemb_config *c, const char *path, posemb_error *err);
+POSEMB_API posemb_status posemb_config_save(const posemb_config *c, const char *path, posemb_error *err);
 /* Checks sizes are positive and consistent; names the bad field. */
-posemb_status posemb_config_check(const posemb_config *c, posemb_error *err);
+POSEMB_API posemb_status posemb_config_check(const posemb_config *c, posemb_error *err);
 
 /* One parameter tensor of the model, by its HF name. */
 typedef struct posemb_param {
@@ -83,37 +85,37 @@ typedef struct posemb_layer_params {
 typedef struct posemb_model posemb_model;
 
 /* Builds a model for cfg with its PE; parameters zeroed (see posemb_model_init). */
-posemb_status posemb_model_create(posemb_model **out, const posemb_config *cfg, posemb_error *err);
-void posemb_model_free(posemb_model *m);
+POSEMB_API posemb_status posemb_model_create(posemb_model **out, const posemb_config *cfg, posemb_error *err);
+POSEMB_API void posemb_model_free(posemb_model *m);
 /* Random initialisation as HF does (N(0, initializer_range), LayerNorm 1/0, biases 0) and the PE's own. */
-void posemb_model_init(posemb_model *m, uint64_t seed);
+POSEMB_API void posemb_model_init(posemb_model *m, uint64_t seed);
 
-const posemb_config *posemb_model_config(const posemb_model *m);
-pe *posemb_model_pe(posemb_model *m);
-int posemb_model_n_params(const posemb_model *m);
-const posemb_param *posemb_model_param(const posemb_model *m, int i);
-const posemb_param *posemb_model_find(const posemb_model *m, const char *name);
-float *posemb_model_weights(posemb_model *m);   /* the parameter block */
-float *posemb_model_grads(posemb_model *m);     /* the gradient block, same layout */
-size_t posemb_model_n_floats(const posemb_model *m);
-void posemb_model_zero_grad(posemb_model *m);
+POSEMB_API const posemb_config *posemb_model_config(const posemb_model *m);
+POSEMB_API posemb_pe *posemb_model_pe(posemb_model *m);
+POSEMB_API int posemb_model_n_params(const posemb_model *m);
+POSEMB_API const posemb_param *posemb_model_param(const posemb_model *m, int i);
+POSEMB_API const posemb_param *posemb_model_find(const posemb_model *m, const char *name);
+POSEMB_API float *posemb_model_weights(posemb_model *m);   /* the parameter block */
+POSEMB_API float *posemb_model_grads(posemb_model *m);     /* the gradient block, same layout */
+POSEMB_API size_t posemb_model_n_floats(const posemb_model *m);
+POSEMB_API void posemb_model_zero_grad(posemb_model *m);
 
 /* Loads a checkpoint folder (config.json + model.safetensors) or a
  * .safetensors file into a model built from its config. Names may carry a
  * head prefix (bert., roberta., transformer.); buffers such as
  * embeddings.position_ids and h.N.attn.bias are accepted; a tensor that does
  * not fit the config is refused with its name. */
-posemb_status posemb_model_load(posemb_model **out, const char *dir, posemb_error *err);
+POSEMB_API posemb_status posemb_model_load(posemb_model **out, const char *dir, posemb_error *err);
 /* Reads the tensors of an open model from a safetensors file. */
-posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posemb_error *err);
+POSEMB_API posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posemb_error *err);
 /* Fine-tuning and --init: reads dir/model.safetensors into a model built
  * from another config (a classifier from a masked-LM checkpoint, another PE
  * than the checkpoint's): tensors the checkpoint lacks keep their
  * initialisation (*missing counts them), tensors the model lacks are
  * ignored, a shape mismatch is still an error. */
-posemb_status posemb_model_init_from(posemb_model *m, const char *dir, int *missing, posemb_error *err);
+POSEMB_API posemb_status posemb_model_init_from(posemb_model *m, const char *dir, int *missing, posemb_error *err);
 /* Writes dir/config.json and dir/model.safetensors (atomically each). */
-posemb_status posemb_model_save(const posemb_model *m, const char *dir, posemb_error *err);
+POSEMB_API posemb_status posemb_model_save(const posemb_model *m, const char *dir, posemb_error *err);
 
 /* A training run keeps its checkpoints as RUN/checkpoint-STEP folders, and a
  * checkpoint is complete once its trainer_state.json exists (written last).
@@ -121,9 +123,9 @@ posemb_status posemb_model_save(const posemb_model *m, const char *dir, posemb_e
  * run's checkpoints, complete ones only when complete_only, ascending, and
  * returns how many; returns -1 (errno set, *steps NULL) when run cannot be
  * read or memory runs out. */
-int posemb_checkpoint_steps(const char *run, int complete_only, long **steps);
+POSEMB_API int posemb_checkpoint_steps(const char *run, int complete_only, long **steps);
 /* Writes "RUN/checkpoint-STEP" into dst; 0, or -1 when it does not fit in cap. */
-int posemb_checkpoint_dir(char *dst, size_t cap, const char *run, long step);
+POSEMB_API int posemb_checkpoint_dir(char *dst, size_t cap, const char *run, long step);
 
 /* A batch: B sequences of T tokens. */
 typedef struct posemb_batch {
@@ -138,14 +140,14 @@ typedef struct posemb_batch {
  * hidden state) and attention probabilities. Fails on ids outside the
  * vocabulary, positions past the PE's table, or a batch past the arena
  * (which grows to fit). */
-posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posemb_error *err);
+POSEMB_API posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posemb_error *err);
 /* hidden_states.i [B, T, D], i in 0..layers. */
-const float *posemb_model_hidden(const posemb_model *m, int i);
+POSEMB_API const float *posemb_model_hidden(const posemb_model *m, int i);
 /* attentions.l [B, H, T, T]. */
-const float *posemb_model_attention(const posemb_model *m, int l);
+POSEMB_API const float *posemb_model_attention(const posemb_model *m, int l);
 /* BERT/RoBERTa pooler_output [B, D] = tanh(dense(h[:, 0])); computed on
  * demand; NULL for a model without a pooler (GPT-2, a masked-LM model). */
-const float *posemb_model_pooled(posemb_model *m);
+POSEMB_API const float *posemb_model_pooled(posemb_model *m);
 
 /* What the head is trained on; fields the head does not use may be NULL. */
 typedef struct posemb_targets {
@@ -165,25 +167,30 @@ typedef struct posemb_loss {
 /* The head's loss on the last forward batch. With grad_scale != 0, also the
  * gradient of grad_scale * loss through the head and the whole model
  * (accumulated into the gradient block). */
-posemb_status posemb_model_loss(posemb_model *m, const posemb_targets *t, float grad_scale, posemb_loss *out,
+POSEMB_API posemb_status posemb_model_loss(posemb_model *m, const posemb_targets *t, float grad_scale, posemb_loss *out,
                                 posemb_error *err);
 /* The head's outputs on the last forward batch: classification logits
  * [B, num_labels], regression [B], span logits [B, T, 2] (start, end). */
-const float *posemb_model_head_logits(posemb_model *m, posemb_error *err);
+POSEMB_API const float *posemb_model_head_logits(posemb_model *m, posemb_error *err);
+
+/* The language-model head's logits on the last forward batch, every token:
+ * out [B, T, vocab_size], caller-allocated. EINVAL without a forward pass or
+ * for a model without an MLM or CLM head. */
+POSEMB_API posemb_status posemb_model_lm_logits(posemb_model *m, float *out, posemb_error *err);
 
 /* Layer 0's attention logits before masks and softmax, with every
  * positional term (APE through q and k, the q/k rotation, relative terms,
  * biases): s = q.k / sqrt(d) + ..., out [B, H, T, T]. Runs the embeddings
  * (and their LayerNorm: BERT's, or GPT-2's ln_1) and layer 0's projections
  * only, in eval mode. */
-posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b, float *out, posemb_error *err);
+POSEMB_API posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b, float *out, posemb_error *err);
 /* The parameters of layer l (q, k, v adjacent in qkv_w), and the layout of its weights. */
-const posemb_layer_params *posemb_model_layer(const posemb_model *m, int l, nn_wlayout *layout);
+POSEMB_API const posemb_layer_params *posemb_model_layer(const posemb_model *m, int l, posemb_nn_wlayout *layout);
 
 /* Training mode turns dropout on, its decisions keyed by (seed, step) so
  * that a resumed run drops exactly what an uninterrupted one would; eval
  * mode (the default) turns it off. */
-void posemb_model_set_train(posemb_model *m, int train, uint64_t seed, uint64_t step);
+POSEMB_API void posemb_model_set_train(posemb_model *m, int train, uint64_t seed, uint64_t step);
 
 /* Inference passes (as torch.inference_mode): with on = 1, forward runs
  * every layer in the first layer's buffers, so a pass holds one layer's
@@ -191,12 +198,12 @@ void posemb_model_set_train(posemb_model *m, int train, uint64_t seed, uint64_t 
  * instead of 640). The hidden states and the head's outputs are kept;
  * attention probabilities (posemb_model_attention: NULL) and backward are
  * not, until a forward pass with on = 0. */
-void posemb_model_set_inference(posemb_model *m, int on);
+POSEMB_API void posemb_model_set_inference(posemb_model *m, int on);
 
 /* Backward from d loss / d last_hidden_state [B, T, D] through the whole
  * model, accumulating parameter gradients. Requires the forward's batch,
  * from a pass that was not an inference pass. */
-void posemb_model_backward(posemb_model *m, const float *dlast);
+POSEMB_API void posemb_model_backward(posemb_model *m, const float *dlast);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 #ifndef POSEMB_NN_H
 #define POSEMB_NN_H
 
+#include "posemb/api.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -13,43 +15,43 @@ extern "C" {
 
 /* Weight layouts: Hugging Face nn.Linear stores W [out, in] (y = x W^T + b);
  * GPT-2's Conv1D stores W [in, out] (y = x W + b). */
-typedef enum nn_wlayout { NN_W_OUT_IN = 0, NN_W_IN_OUT = 1 } nn_wlayout;
+typedef enum posemb_nn_wlayout { POSEMB_NN_W_OUT_IN = 0, POSEMB_NN_W_IN_OUT = 1 } posemb_nn_wlayout;
 
 /* C [M, N] = alpha op(A) op(B) + beta C, row-major, cblas_sgemm's arguments
  * (trans_*: 1 for the transpose). The dense layers' product: in the matmul
  * precision (posemb/precision.h); from inside a parallel region always fp32. */
-void nn_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+POSEMB_API void posemb_nn_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
              int ldb, float beta, float *C, int ldc);
 
 /* y [N, out] = x [N, in] W + b; b [out] may be NULL. */
-void nn_linear_forward(float *y, const float *x, const float *w, const float *b, int N, int in, int out,
-                       nn_wlayout layout);
+POSEMB_API void posemb_nn_linear_forward(float *y, const float *x, const float *w, const float *b, int N, int in, int out,
+                       posemb_nn_wlayout layout);
 /* dx [N, in] += dy W^T-ish; dw += x^T dy (in the weight's layout); db [out] += sum dy. */
-void nn_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w, int N,
-                        int in, int out, nn_wlayout layout);
+POSEMB_API void posemb_nn_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w, int N,
+                        int in, int out, posemb_nn_wlayout layout);
 
 /* y [N, C] = (x - mean) / sqrt(var + eps) * w + b (biased variance); saves mean, rstd [N]. */
-void nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b, int N,
+POSEMB_API void posemb_nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b, int N,
                           int C, float eps);
-void nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
+POSEMB_API void posemb_nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
                            const float *mean, const float *rstd, int N, int C);
 
 /* GELU, exact erf form (BERT "gelu") or tanh approximation (GPT-2 "gelu_new"). y, x: [n]. */
-typedef enum nn_gelu_kind { NN_GELU_ERF = 0, NN_GELU_TANH = 1 } nn_gelu_kind;
-void nn_gelu_forward(float *y, const float *x, long n, nn_gelu_kind kind);
-void nn_gelu_backward(float *dx, const float *dy, const float *x, long n, nn_gelu_kind kind);
+typedef enum posemb_nn_gelu_kind { POSEMB_NN_GELU_ERF = 0, POSEMB_NN_GELU_TANH = 1 } posemb_nn_gelu_kind;
+POSEMB_API void posemb_nn_gelu_forward(float *y, const float *x, long n, posemb_nn_gelu_kind kind);
+POSEMB_API void posemb_nn_gelu_backward(float *dx, const float *dy, const float *x, long n, posemb_nn_gelu_kind kind);
 
 /* out [N, C] (+)= table [V, C] rows ids [N]; accumulate = 1 adds to out. */
-void nn_embedding_forward(float *out, const float *table, const int32_t *ids, int N, int C, int accumulate);
+POSEMB_API void posemb_nn_embedding_forward(float *out, const float *table, const int32_t *ids, int N, int C, int accumulate);
 /* dtable += dout rows at ids, except rows equal to skip_id (HF padding_idx; -1: none). */
-void nn_embedding_backward(float *dtable, const float *dout, const int32_t *ids, int N, int C, int32_t skip_id);
+POSEMB_API void posemb_nn_embedding_backward(float *dtable, const float *dout, const int32_t *ids, int N, int C, int32_t skip_id);
 
 /* y = tanh(x), [n]; backward from y. */
-void nn_tanh_forward(float *y, const float *x, long n);
-void nn_tanh_backward(float *dx, const float *dy, const float *y, long n);
+POSEMB_API void posemb_nn_tanh_forward(float *y, const float *x, long n);
+POSEMB_API void posemb_nn_tanh_backward(float *dx, const float *dy, const float *y, long n);
 
 /* y [n] = a + b. */
-void nn_add(float *y, const float *a, const float *b, long n);
+POSEMB_API void posemb_nn_add(float *y, const float *a, const float *b, long n);
 
 /* Softmax cross-entropy of rows x [M, D] whose logits are x W^T + b
  * (W [V, D], b [V] or NULL: a tied output layer), computed chunk rows at a
@@ -58,26 +60,26 @@ void nn_add(float *y, const float *a, const float *b, long n);
  * rows; *correct (may be NULL) counts argmax hits. With grad_scale != 0,
  * also accumulates d(grad_scale * loss) into dx [M, D], dW [V, D], db [V]
  * (each may be NULL). */
-double nn_xent_tied(const float *x, int M, int D, const float *W, const float *b, int V, const int32_t *targets,
+POSEMB_API double posemb_nn_xent_tied(const float *x, int M, int D, const float *W, const float *b, int V, const int32_t *targets,
                     float grad_scale, float *dx, float *dW, float *db, float *scratch, int chunk, long *correct);
 
 /* Softmax cross-entropy over logits [M, V] (rows, in place: replaced by
  * d(grad_scale * loss)/d logits when grad_scale != 0). Targets < 0 or >= V
  * are ignored (their gradient is 0). Returns the summed loss. */
-double nn_xent(float *logits, int M, int V, const int32_t *targets, float grad_scale, long *correct);
+POSEMB_API double posemb_nn_xent(float *logits, int M, int V, const int32_t *targets, float grad_scale, long *correct);
 
 /* Dropout with rate p. Each element's keep/drop decision is a hash of
  * (key, index): no generator state to save, identical on any number of
  * threads, and recomputed (not stored) by the backward pass. Kept elements
  * are scaled by 1/(1 - p). Derive one key per step and site with
- * nn_dropout_key. */
-uint64_t nn_dropout_key(uint64_t seed, uint64_t step, uint64_t site);
+ * posemb_nn_dropout_key. */
+POSEMB_API uint64_t posemb_nn_dropout_key(uint64_t seed, uint64_t step, uint64_t site);
 /* 0 (dropped) or 1/(1 - p) (kept) for element i. */
-float nn_dropout_scale(uint64_t key, uint64_t i, float p);
+POSEMB_API float posemb_nn_dropout_scale(uint64_t key, uint64_t i, float p);
 /* y [n] = x * scale(i); y may equal x. p = 0 copies. */
-void nn_dropout_forward(float *y, const float *x, long n, float p, uint64_t key);
+POSEMB_API void posemb_nn_dropout_forward(float *y, const float *x, long n, float p, uint64_t key);
 /* dx [n] += dy * scale(i). */
-void nn_dropout_backward(float *dx, const float *dy, long n, float p, uint64_t key);
+POSEMB_API void posemb_nn_dropout_backward(float *dx, const float *dy, long n, float p, uint64_t key);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,8 @@
 #ifndef POSEMB_OPTIM_H
 #define POSEMB_OPTIM_H
 
+#include "posemb/api.h"
+
 #include <stddef.h>
 
 #include "posemb/error.h"
@@ -22,7 +24,7 @@ typedef struct posemb_adamw_config {
 } posemb_adamw_config;
 
 /* HF's defaults: beta (0.9, 0.999), eps 1e-8 (torch), weight decay 0.01, clip 1. */
-posemb_adamw_config posemb_adamw_defaults(float lr, long warmup, long total);
+POSEMB_API posemb_adamw_config posemb_adamw_defaults(float lr, long warmup, long total);
 
 typedef struct posemb_adamw {
     size_t n;
@@ -31,21 +33,21 @@ typedef struct posemb_adamw {
     long step;             /* updates done */
 } posemb_adamw;
 
-posemb_status posemb_adamw_init(posemb_adamw *o, const posemb_model *model, posemb_error *err);
+POSEMB_API posemb_status posemb_adamw_init(posemb_adamw *o, const posemb_model *model, posemb_error *err);
 /* State for n floats with no weight decay (set o->decay[i] to enable it). */
-posemb_status posemb_adamw_init_n(posemb_adamw *o, size_t n, posemb_error *err);
-void posemb_adamw_free(posemb_adamw *o);
+POSEMB_API posemb_status posemb_adamw_init_n(posemb_adamw *o, size_t n, posemb_error *err);
+POSEMB_API void posemb_adamw_free(posemb_adamw *o);
 
 /* The learning rate of update number step (0-based): HF's get_linear_schedule_with_warmup. */
-float posemb_lr_at(const posemb_adamw_config *c, long step);
+POSEMB_API float posemb_lr_at(const posemb_adamw_config *c, long step);
 
 /* Global L2 norm of g [n], accumulated in double. */
-double posemb_grad_norm(const float *g, size_t n);
+POSEMB_API double posemb_grad_norm(const float *g, size_t n);
 
 /* One update of w [n] from g [n] (clipped first); returns the gradient norm before clipping. */
-double posemb_adamw_update(posemb_adamw *o, float *w, const float *g, const posemb_adamw_config *c);
+POSEMB_API double posemb_adamw_update(posemb_adamw *o, float *w, const float *g, const posemb_adamw_config *c);
 /* posemb_adamw_update on the model's parameters, then the PE's derived tables. */
-double posemb_adamw_step(posemb_adamw *o, posemb_model *model, const posemb_adamw_config *c);
+POSEMB_API double posemb_adamw_step(posemb_adamw *o, posemb_model *model, const posemb_adamw_config *c);
 
 #ifdef __cplusplus
 }

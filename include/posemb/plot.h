@@ -13,6 +13,8 @@
 #ifndef POSEMB_PLOT_H
 #define POSEMB_PLOT_H
 
+#include "posemb/api.h"
+
 #include "posemb/error.h"
 
 #ifdef __cplusplus
@@ -27,7 +29,7 @@ typedef enum posemb_cmap {
 } posemb_cmap;
 
 /* Colour of t in [0, 1] (clamped) as 8-bit sRGB; NaN gives the grey used for NaN cells. */
-void posemb_cmap_rgb(posemb_cmap cmap, double t, unsigned char rgb[3]);
+POSEMB_API void posemb_cmap_rgb(posemb_cmap cmap, double t, unsigned char rgb[3]);
 
 /* ---- heatmaps ------------------------------------------------------------ */
 
@@ -47,14 +49,14 @@ typedef struct posemb_heatmap_opts {
 } posemb_heatmap_opts;
 
 /* No title or labels, viridis, range from the data, x0 = y0 = 0, default size. */
-posemb_heatmap_opts posemb_heatmap_defaults(void);
+POSEMB_API posemb_heatmap_opts posemb_heatmap_defaults(void);
 
 /* Draws the rows x cols matrix m (row-major, row 0 at the top) with square
  * cells where the figure allows, one colour per cell (nearest-neighbour
  * scaling; 2048 x 2048 takes milliseconds), NaN cells in grey, axes with
  * ticks at row/column positions and a colour bar. o may be NULL (defaults).
  * rows, cols in [1, 32767]. */
-posemb_status posemb_plot_heatmap(const char *path, const float *m, int rows, int cols, const posemb_heatmap_opts *o,
+POSEMB_API posemb_status posemb_plot_heatmap(const char *path, const float *m, int rows, int cols, const posemb_heatmap_opts *o,
                                   posemb_error *err);
 
 typedef struct posemb_rect {
@@ -65,7 +67,7 @@ typedef struct posemb_rect {
  * x + j w/cols .. x + (j+1) w/cols, likewise rows) and the colour bar (cbar),
  * for the same arguments (the data matter: the colour bar's labels take room);
  * either output may be NULL. */
-posemb_status posemb_heatmap_layout(const float *m, int rows, int cols, const posemb_heatmap_opts *o,
+POSEMB_API posemb_status posemb_heatmap_layout(const float *m, int rows, int cols, const posemb_heatmap_opts *o,
                                     posemb_rect *plot, posemb_rect *cbar, posemb_error *err);
 
 /* ---- line and scatter plots ---------------------------------------------- */
@@ -89,12 +91,12 @@ typedef struct posemb_lines_opts {
 } posemb_lines_opts;
 
 /* No title or labels, automatic legend and limits, default size. */
-posemb_lines_opts posemb_lines_defaults(void);
+POSEMB_API posemb_lines_opts posemb_lines_defaults(void);
 
 /* Draws the series (colours from matplotlib's "tab10" cycle, in order) with
  * a light grid, axes and an optional legend. o may be NULL (defaults).
  * Needs n_series >= 1 and at least one finite point overall. */
-posemb_status posemb_plot_lines(const char *path, const posemb_series *s, int n_series, const posemb_lines_opts *o,
+POSEMB_API posemb_status posemb_plot_lines(const char *path, const posemb_series *s, int n_series, const posemb_lines_opts *o,
                                 posemb_error *err);
 
 /* ---- the clock of sinusoidal PEs ----------------------------------------- */
@@ -105,7 +107,7 @@ posemb_status posemb_plot_lines(const char *path, const posemb_series *s, int n_
  * gives w and its period 2 pi / w in positions. The figure size follows the
  * grid (about 190 px a panel). title may be NULL. n_freq in [1, 64],
  * n_pos in [1, 1000000]. */
-posemb_status posemb_plot_clock(const char *path, const float *freqs, int n_freq, int n_pos, const char *title,
+POSEMB_API posemb_status posemb_plot_clock(const char *path, const float *freqs, int n_freq, int n_pos, const char *title,
                                 posemb_error *err);
 
 #ifdef __cplusplus

@@ -4,6 +4,8 @@
 #ifndef POSEMB_PROBES_H
 #define POSEMB_PROBES_H
 
+#include "posemb/api.h"
+
 #include <stdint.h>
 
 #include "posemb/arena.h"
@@ -32,7 +34,7 @@ typedef struct posemb_source {
     float *freqs;         /* [n_freqs] sinusoid frequencies (sin, lsin, srpe, lsrpe, rope), or NULL */
     int n_freqs;
     posemb_model *model;  /* for identical-word probing and correlation, or NULL */
-    pe *own_pe;           /* a built-in spec's PE */
+    posemb_pe *own_pe;           /* a built-in spec's PE */
     posemb_arena arena;
 } posemb_source;
 
@@ -46,9 +48,14 @@ typedef struct posemb_source_opts {
 /* what: a PE spec ("sin", "lsin+lsrpe"), a model folder (posemb's or HF's:
  * config.json + model.safetensors), or with opts->tensor a .safetensors file.
  * Errors name the source and the problem (a 1-D tensor, a missing tensor). */
-posemb_status posemb_source_open(posemb_source *s, const char *what, const posemb_source_opts *opts,
+POSEMB_API posemb_status posemb_source_open(posemb_source *s, const char *what, const posemb_source_opts *opts,
                                  posemb_error *err);
-void posemb_source_close(posemb_source *s);
+/* A table of positions [rows, dim] the caller holds in memory (copied), as
+ * `posemb analyze FILE --tensor NAME` reads one from a file; name is what
+ * reports call it. EINVAL for fewer than 2 rows. */
+POSEMB_API posemb_status posemb_source_open_table(posemb_source *s, const char *name, const float *table, int rows,
+                                                  int dim, posemb_error *err);
+POSEMB_API void posemb_source_close(posemb_source *s);
 
 /* ---- matrices ---- */
 
@@ -56,12 +63,12 @@ void posemb_source_close(posemb_source *s);
  * of n copies of one word, all positional terms included, averaged over
  * heads and over n_words words drawn with seed; mean and spread [n, n]
  * (std over words of the head-averaged logits), and the mean softmax. */
-posemb_status posemb_identical_words(posemb_model *m, int n, int n_words, uint64_t seed, float *mean, float *spread,
+POSEMB_API posemb_status posemb_identical_words(posemb_model *m, int n, int n_words, uint64_t seed, float *mean, float *spread,
                                      float *softmax, posemb_error *err);
 
 /* Position-wise correlation P Wq_h Wk_h^T P^T of the first layer for each
  * head h, and their average: per_head [H, n, n] (may be NULL), mean [n, n]. */
-posemb_status posemb_correlation(posemb_model *m, const float *P, int n, float *per_head, float *mean,
+POSEMB_API posemb_status posemb_correlation(posemb_model *m, const float *P, int n, float *per_head, float *mean,
                                  posemb_error *err);
 
 /* ---- probes of an APE table P [n, dim] ---- */
@@ -76,20 +83,20 @@ typedef struct posemb_regress {
 
 /* The seed protocol: least squares (minimum norm; ridge when > 0) from P_x
  * to x on the even positions, predicting every position. */
-posemb_status posemb_regress_seed(const float *P, int n, int dim, double ridge, posemb_regress *out, posemb_error *err);
+POSEMB_API posemb_status posemb_regress_seed(const float *P, int n, int dim, double ridge, posemb_regress *out, posemb_error *err);
 /* Wang and Chen's protocol: rows shuffled with seed, k folds, score = mean
  * |round(pred) - x| over the held-out rows. */
-posemb_status posemb_regress_cv(const float *P, int n, int dim, int folds, uint64_t seed, double ridge, double *mae,
+POSEMB_API posemb_status posemb_regress_cv(const float *P, int n, int dim, int folds, uint64_t seed, double ridge, double *mae,
                                 posemb_error *err);
 /* Relative order: logistic regression (L2, strength lambda) on [P_i; P_j]
  * predicting j > i over `pairs` sampled pairs, k-fold; the error rate. */
-posemb_status posemb_relative_order(const float *P, int n, int dim, int pairs, int folds, uint64_t seed,
+POSEMB_API posemb_status posemb_relative_order(const float *P, int n, int dim, int pairs, int folds, uint64_t seed,
                                     double lambda, double *error, posemb_error *err);
 /* Per-dimension variation: range [dim] of P[x][d] over x < n; *moving counts
  * the dimensions whose range exceeds frac times the largest range. */
-void posemb_dim_ranges(const float *P, int n, int dim, double frac, float *range, int *moving);
+POSEMB_API void posemb_dim_ranges(const float *P, int n, int dim, double frac, float *range, int *moving);
 /* psi(m) = sum_k cos(w_k m), m < n, and the last m up to which it strictly falls. */
-void posemb_psi(const float *freqs, int n_freqs, int n, float *psi, int *decreasing_until);
+POSEMB_API void posemb_psi(const float *freqs, int n_freqs, int n, float *psi, int *decreasing_until);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 #ifndef POSEMB_RNG_H
 #define POSEMB_RNG_H
 
+#include "posemb/api.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -17,16 +19,16 @@ typedef struct posemb_rng {
 } posemb_rng;
 
 /* Different (seed, stream) pairs give independent sequences. */
-void posemb_rng_seed(posemb_rng *r, uint64_t seed, uint64_t stream);
-uint32_t posemb_rng_u32(posemb_rng *r);
+POSEMB_API void posemb_rng_seed(posemb_rng *r, uint64_t seed, uint64_t stream);
+POSEMB_API uint32_t posemb_rng_u32(posemb_rng *r);
 /* Uniform in [0, 1) with 53 random bits. */
-double posemb_rng_uniform(posemb_rng *r);
+POSEMB_API double posemb_rng_uniform(posemb_rng *r);
 /* Uniform integer in [0, n), unbiased; n > 0. */
-uint32_t posemb_rng_below(posemb_rng *r, uint32_t n);
+POSEMB_API uint32_t posemb_rng_below(posemb_rng *r, uint32_t n);
 /* Standard normal (Box-Muller, no cached spare, so the state is only the PCG state). */
-double posemb_rng_normal(posemb_rng *r);
+POSEMB_API double posemb_rng_normal(posemb_rng *r);
 /* Fills x[0..n) with N(0, std^2). */
-void posemb_rng_fill_normal(posemb_rng *r, float *x, long n, float std);
+POSEMB_API void posemb_rng_fill_normal(posemb_rng *r, float *x, long n, float std);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@
 #ifndef POSEMB_SAFETENSORS_H
 #define POSEMB_SAFETENSORS_H
 
+#include "posemb/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,13 +39,13 @@ typedef enum posemb_dtype {
 } posemb_dtype;
 
 /* "F32", "BF16", ... as spelled in safetensors headers. */
-const char *posemb_dtype_name(posemb_dtype dt);
+POSEMB_API const char *posemb_dtype_name(posemb_dtype dt);
 /* Bytes per element. */
-size_t posemb_dtype_size(posemb_dtype dt);
+POSEMB_API size_t posemb_dtype_size(posemb_dtype dt);
 /* Parses a dtype name; returns 0 on success, -1 if unknown. */
-int posemb_dtype_parse(const char *name, posemb_dtype *out);
+POSEMB_API int posemb_dtype_parse(const char *name, posemb_dtype *out);
 /* 1 for F64/F32/F16/BF16. */
-int posemb_dtype_is_float(posemb_dtype dt);
+POSEMB_API int posemb_dtype_is_float(posemb_dtype dt);
 
 typedef struct posemb_st_entry {
     char *name;
@@ -68,27 +70,27 @@ typedef struct posemb_st_file {
 
 /* Opens and validates path. On failure f holds nothing to close and err says
  * "PATH: problem". */
-posemb_status posemb_st_open(posemb_st_file *f, const char *path, posemb_error *err);
-void posemb_st_close(posemb_st_file *f);
+POSEMB_API posemb_status posemb_st_open(posemb_st_file *f, const char *path, posemb_error *err);
+POSEMB_API void posemb_st_close(posemb_st_file *f);
 
 /* The entry called name, or NULL. */
-const posemb_st_entry *posemb_st_find(const posemb_st_file *f, const char *name);
+POSEMB_API const posemb_st_entry *posemb_st_find(const posemb_st_file *f, const char *name);
 /* The metadata value for key, or NULL. */
-const char *posemb_st_meta(const posemb_st_file *f, const char *key);
+POSEMB_API const char *posemb_st_meta(const posemb_st_file *f, const char *key);
 
 /* Reads a floating-point entry (F64, F32, F16, BF16) into dst as float32,
  * numel values. Integer and bool entries are refused with EFORMAT. */
-posemb_status posemb_st_read_f32(const posemb_st_file *f, const posemb_st_entry *e, float *dst, posemb_error *err);
+POSEMB_API posemb_status posemb_st_read_f32(const posemb_st_file *f, const posemb_st_entry *e, float *dst, posemb_error *err);
 /* Reads an integer or bool entry into dst as int64, numel values. Float
  * entries are refused with EFORMAT. */
-posemb_status posemb_st_read_i64(const posemb_st_file *f, const posemb_st_entry *e, int64_t *dst, posemb_error *err);
+POSEMB_API posemb_status posemb_st_read_i64(const posemb_st_file *f, const posemb_st_entry *e, int64_t *dst, posemb_error *err);
 /* Reads the raw little-endian bytes (end - begin of them) into dst. */
-posemb_status posemb_st_read_raw(const posemb_st_file *f, const posemb_st_entry *e, void *dst, posemb_error *err);
+POSEMB_API posemb_status posemb_st_read_raw(const posemb_st_file *f, const posemb_st_entry *e, void *dst, posemb_error *err);
 
 /* Convenience: finds name, checks it is a float entry of the expected shape
  * (ndim, shape), and reads it. A mismatch names the tensor, the shape found
  * and the shape expected. */
-posemb_status posemb_st_load_f32(const posemb_st_file *f, const char *name, int ndim, const int64_t *shape,
+POSEMB_API posemb_status posemb_st_load_f32(const posemb_st_file *f, const char *name, int ndim, const int64_t *shape,
                                  float *dst, posemb_error *err);
 
 /* Writer: collect tensors (the data is referenced, not copied, and must stay
@@ -103,23 +105,23 @@ typedef struct posemb_st_writer {
     char **meta_keys, **meta_values;
 } posemb_st_writer;
 
-void posemb_st_writer_init(posemb_st_writer *w);
+POSEMB_API void posemb_st_writer_init(posemb_st_writer *w);
 /* Adds a tensor of dtype with the given shape; data holds numel elements in
  * that dtype, little-endian. Duplicate names are refused. */
-posemb_status posemb_st_writer_add(posemb_st_writer *w, const char *name, posemb_dtype dtype, int ndim,
+POSEMB_API posemb_status posemb_st_writer_add(posemb_st_writer *w, const char *name, posemb_dtype dtype, int ndim,
                                    const int64_t *shape, const void *data, posemb_error *err);
 /* Adds a float32 tensor. */
-posemb_status posemb_st_writer_add_f32(posemb_st_writer *w, const char *name, int ndim, const int64_t *shape,
+POSEMB_API posemb_status posemb_st_writer_add_f32(posemb_st_writer *w, const char *name, int ndim, const int64_t *shape,
                                        const float *data, posemb_error *err);
-posemb_status posemb_st_writer_meta(posemb_st_writer *w, const char *key, const char *value, posemb_error *err);
-posemb_status posemb_st_write(const posemb_st_writer *w, const char *path, posemb_error *err);
-void posemb_st_writer_free(posemb_st_writer *w);
+POSEMB_API posemb_status posemb_st_writer_meta(posemb_st_writer *w, const char *key, const char *value, posemb_error *err);
+POSEMB_API posemb_status posemb_st_write(const posemb_st_writer *w, const char *path, posemb_error *err);
+POSEMB_API void posemb_st_writer_free(posemb_st_writer *w);
 
 /* float16 / bfloat16 conversions (round to nearest even on the way down). */
-float posemb_f16_to_f32(uint16_t h);
-uint16_t posemb_f32_to_f16(float f);
-float posemb_bf16_to_f32(uint16_t h);
-uint16_t posemb_f32_to_bf16(float f);
+POSEMB_API float posemb_f16_to_f32(uint16_t h);
+POSEMB_API uint16_t posemb_f32_to_f16(float f);
+POSEMB_API float posemb_bf16_to_f32(uint16_t h);
+POSEMB_API uint16_t posemb_f32_to_bf16(float f);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,8 @@
 #ifndef POSEMB_STATS_H
 #define POSEMB_STATS_H
 
+#include "posemb/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,7 +28,7 @@ typedef struct posemb_welch {
  * The p-value is I_{df/(df+t^2)}(df/2, 1/2), the Student-t tail, through
  * posemb_betainc. Uses lgamma, which glibc makes thread-safe in practice
  * but which writes the global signgam. */
-posemb_welch posemb_welch_ttest(const double *a, int n_a, const double *b, int n_b);
+POSEMB_API posemb_welch posemb_welch_ttest(const double *a, int n_a, const double *b, int n_b);
 
 /* The regularized incomplete beta function I_x(a, b) for a, b > 0 and
  * 0 <= x <= 1, by the continued fraction of Numerical Recipes (modified
@@ -36,11 +38,11 @@ posemb_welch posemb_welch_ttest(const double *a, int n_a, const double *b, int n
  * 1e-12 for a, b <= 1000, 1e-8 at a = 1e6 (lgamma's cancellation in the
  * prefactor; the study's degrees of freedom are below 100). NaN for
  * arguments outside the domain or when the fraction does not converge. */
-double posemb_betainc(double a, double b, double x);
+POSEMB_API double posemb_betainc(double a, double b, double x);
 
 /* Two-sided p-value of Student's t with df > 0 degrees of freedom:
  * P(|T| >= |t|) = I_{df/(df+t^2)}(df/2, 1/2). NaN for a NaN t or df <= 0. */
-double posemb_student_t_p2(double t, double df);
+POSEMB_API double posemb_student_t_p2(double t, double df);
 
 #ifdef __cplusplus
 }

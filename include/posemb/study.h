@@ -7,6 +7,8 @@
 #ifndef POSEMB_STUDY_H
 #define POSEMB_STUDY_H
 
+#include "posemb/api.h"
+
 #include "posemb/error.h"
 #include "posemb/synthetic.h"
 
@@ -44,33 +46,33 @@ typedef struct posemb_study_config {
 /* The embedded default: the seed paper's 13 PEs plus rope, alibi, t5; the
  * six synthetic tasks; 3 seeds; a 2-layer width-64 encoder trained at 32
  * tokens and evaluated at 32, 64, 128 and 256. */
-posemb_study_config posemb_study_default(void);
+POSEMB_API posemb_study_config posemb_study_default(void);
 /* The real-data default: a 4-layer width-256 BERT pretrained with MLM on the
  * text corpora of data_dir, fine-tuned on CoLA, SST-2, MRPC, STS-B, RTE and
  * SQuAD, for ape, sin, lsin, rpe, lsrpe, ape+rpe, rope, alibi; 3 seeds. */
-posemb_study_config posemb_study_data_default(const char *data_dir);
+POSEMB_API posemb_study_config posemb_study_data_default(const char *data_dir);
 /* Reads a JSON config over c (keys absent keep c's values). */
-posemb_status posemb_study_config_load(posemb_study_config *c, const char *path, posemb_error *err);
+POSEMB_API posemb_status posemb_study_config_load(posemb_study_config *c, const char *path, posemb_error *err);
 
 /* Runs every run not yet in out/results.jsonl, then writes the tables and the report. */
-posemb_status posemb_study_run(const posemb_study_config *c, const char *out, posemb_error *err);
+POSEMB_API posemb_status posemb_study_run(const posemb_study_config *c, const char *out, posemb_error *err);
 
 /* The kind of task t (GLUE tasks, regression included, are classification;
  * SQuAD is span) and the name of the metric its tables show. */
-posemb_syn_kind posemb_study_task_kind(const posemb_study_config *c, int t);
-const char *posemb_study_task_metric(const posemb_study_config *c, int t);
+POSEMB_API posemb_syn_kind posemb_study_task_kind(const posemb_study_config *c, int t);
+POSEMB_API const char *posemb_study_task_metric(const posemb_study_config *c, int t);
 
 /* The real-data study's runs (study_data.c): called by posemb_study_run. */
-posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error *err);
-posemb_status posemb_study_data_prepare(const posemb_study_config *c, const char *out, posemb_error *err);
-posemb_status posemb_study_data_worker(const posemb_study_config *c, const char *out, const int *done, int w, int jobs,
+POSEMB_API posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error *err);
+POSEMB_API posemb_status posemb_study_data_prepare(const posemb_study_config *c, const char *out, posemb_error *err);
+POSEMB_API posemb_status posemb_study_data_worker(const posemb_study_config *c, const char *out, const int *done, int w, int jobs,
                                        int total, posemb_error *err);
 /* Lines results.jsonl holds of a finished run of task t. */
-int posemb_study_lines_per_run(const posemb_study_config *c, int t);
+POSEMB_API int posemb_study_lines_per_run(const posemb_study_config *c, int t);
 
 /* From out/results.jsonl: tables.md, tables.csv; then report.html. */
-posemb_status posemb_study_tables(const posemb_study_config *c, const char *out, posemb_error *err);
-posemb_status posemb_study_report(const posemb_study_config *c, const char *out, posemb_error *err);
+POSEMB_API posemb_status posemb_study_tables(const posemb_study_config *c, const char *out, posemb_error *err);
+POSEMB_API posemb_status posemb_study_report(const posemb_study_config *c, const char *out, posemb_error *err);
 
 #ifdef __cplusplus
 }

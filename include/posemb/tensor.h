@@ -3,6 +3,8 @@
 #ifndef POSEMB_TENSOR_H
 #define POSEMB_TENSOR_H
 
+#include "posemb/api.h"
+
 #include <stdint.h>
 
 #include "posemb/arena.h"
@@ -22,17 +24,17 @@ typedef struct posemb_tensor {
 
 /* Product of the shape (1 for a scalar), or -1 if it overflows int64 or a
  * dimension is negative. */
-int64_t posemb_shape_numel(int ndim, const int64_t *shape);
+POSEMB_API int64_t posemb_shape_numel(int ndim, const int64_t *shape);
 
 static inline int64_t posemb_tensor_numel(const posemb_tensor *t) { return posemb_shape_numel(t->ndim, t->shape); }
 
 /* Sets t's shape and allocates zeroed data from a. what names the tensor in
  * the error message. */
-posemb_status posemb_tensor_alloc(posemb_tensor *t, posemb_arena *a, int ndim, const int64_t *shape,
+POSEMB_API posemb_status posemb_tensor_alloc(posemb_tensor *t, posemb_arena *a, int ndim, const int64_t *shape,
                                   const char *what, posemb_error *err);
 
 /* Writes the shape as "[2, 3]" into buf. */
-void posemb_shape_str(int ndim, const int64_t *shape, char *buf, int size);
+POSEMB_API void posemb_shape_str(int ndim, const int64_t *shape, char *buf, int size);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,8 @@
 #ifndef POSEMB_THREADS_H
 #define POSEMB_THREADS_H
 
+#include "posemb/api.h"
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -17,14 +19,14 @@ extern "C" {
  * parallel work: posemb's own idle threads would count as load. When the
  * count was lowered for load, why (may be NULL) receives a sentence saying
  * so; otherwise why is "". */
-int posemb_threads_default(char *why, size_t cap);
+POSEMB_API int posemb_threads_default(char *why, size_t cap);
 /* Sets the thread count for posemb's loops and for BLAS; n <= 0 means
  * posemb_threads_default(). Returns the count in force. */
-int posemb_threads_set(int n);
+POSEMB_API int posemb_threads_set(int n);
 /* Threads a parallel region will use. */
-int posemb_threads_max(void);
+POSEMB_API int posemb_threads_max(void);
 /* The calling thread's index inside a parallel region (0 outside). */
-int posemb_thread_id(void);
+POSEMB_API int posemb_thread_id(void);
 
 #ifdef __cplusplus
 }

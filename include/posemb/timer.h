@@ -4,12 +4,14 @@
 #ifndef POSEMB_TIMER_H
 #define POSEMB_TIMER_H
 
+#include "posemb/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* Seconds since an arbitrary fixed point (CLOCK_MONOTONIC). */
-double posemb_timer_now(void);
+POSEMB_API double posemb_timer_now(void);
 
 #ifdef __cplusplus
 }

@@ -43,6 +43,8 @@
 #ifndef POSEMB_TOKENIZER_H
 #define POSEMB_TOKENIZER_H
 
+#include "posemb/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -75,7 +77,7 @@ typedef enum posemb_special {
  * do_lower_case=True with strip_accents=None; 0 keeps case and accents).
  * Errors: EIO (unreadable), EFORMAT (a duplicate token, invalid UTF-8, no
  * [UNK] line), each naming the file and line. */
-posemb_status posemb_tokenizer_load_wordpiece(const char *vocab_path, int lowercase, posemb_tokenizer **out,
+POSEMB_API posemb_status posemb_tokenizer_load_wordpiece(const char *vocab_path, int lowercase, posemb_tokenizer **out,
                                               posemb_error *err);
 
 /* GPT-2 byte-level BPE from encoder.json (an object of token -> unique
@@ -83,25 +85,25 @@ posemb_status posemb_tokenizer_load_wordpiece(const char *vocab_path, int lowerc
  * "LEFT RIGHT" merge per line, rank = order). As HF's reader, a last line
  * without a final newline is not read. Errors: EIO, EFORMAT naming the file
  * and the key or line. */
-posemb_status posemb_tokenizer_load_bpe(const char *encoder_path, const char *merges_path, posemb_tokenizer **out,
+POSEMB_API posemb_status posemb_tokenizer_load_bpe(const char *encoder_path, const char *merges_path, posemb_tokenizer **out,
                                         posemb_error *err);
 
 /* Either kind from a tokenizer.json (see the top of this file). */
-posemb_status posemb_tokenizer_load_json(const char *path, posemb_tokenizer **out, posemb_error *err);
+POSEMB_API posemb_status posemb_tokenizer_load_json(const char *path, posemb_tokenizer **out, posemb_error *err);
 
-void posemb_tokenizer_free(posemb_tokenizer *tok);
+POSEMB_API void posemb_tokenizer_free(posemb_tokenizer *tok);
 
-posemb_tok_model posemb_tokenizer_model(const posemb_tokenizer *tok);
+POSEMB_API posemb_tok_model posemb_tokenizer_model(const posemb_tokenizer *tok);
 /* 1 + the largest id: the rows an embedding table needs (HF's len(tokenizer)
  * for the usual files). */
-int posemb_tokenizer_vocab_size(const posemb_tokenizer *tok);
+POSEMB_API int posemb_tokenizer_vocab_size(const posemb_tokenizer *tok);
 /* The id of a token string (exact bytes, no normalisation), or -1. */
-int32_t posemb_tokenizer_token_id(const posemb_tokenizer *tok, const char *token);
+POSEMB_API int32_t posemb_tokenizer_token_id(const posemb_tokenizer *tok, const char *token);
 /* The token string of an id, or NULL when no token has it. */
-const char *posemb_tokenizer_id_token(const posemb_tokenizer *tok, int32_t id);
+POSEMB_API const char *posemb_tokenizer_id_token(const posemb_tokenizer *tok, int32_t id);
 /* The id of a special token, or -1 when the tokenizer has none. For GPT-2
  * <|endoftext|> is BOS, EOS and UNK (HF's defaults); it has no PAD. */
-int32_t posemb_tokenizer_special_id(const posemb_tokenizer *tok, posemb_special which);
+POSEMB_API int32_t posemb_tokenizer_special_id(const posemb_tokenizer *tok, posemb_special which);
 
 /* An encoded text. ids and type_ids have n entries; tokens too when asked
  * for (POSEMB_ENC_TOKENS): NUL-terminated strings that belong to the
@@ -116,8 +118,8 @@ typedef struct posemb_encoding {
     int cap;             /* capacity of the arrays (internal) */
 } posemb_encoding;
 
-void posemb_encoding_init(posemb_encoding *enc);
-void posemb_encoding_free(posemb_encoding *enc);
+POSEMB_API void posemb_encoding_init(posemb_encoding *enc);
+POSEMB_API void posemb_encoding_free(posemb_encoding *enc);
 
 /* Flags of posemb_tokenizer_encode(_pair). */
 enum {
@@ -132,14 +134,14 @@ enum {
 /* Encodes len bytes of UTF-8 text (NUL bytes are text too). Errors: ERANGE
  * past INT_MAX tokens, ENOMEM, EFORMAT when a token has no id and the
  * tokenizer no unknown token. */
-posemb_status posemb_tokenizer_encode(const posemb_tokenizer *tok, const char *text, size_t len, unsigned flags,
+POSEMB_API posemb_status posemb_tokenizer_encode(const posemb_tokenizer *tok, const char *text, size_t len, unsigned flags,
                                       posemb_encoding *enc, posemb_error *err);
 
 /* Encodes a pair as HF's encode_plus(a, b): with POSEMB_ENC_SPECIAL,
  * [CLS] a [SEP] b [SEP] for BERT with type ids 0 up to the first [SEP] and 1
  * after it; a then b for GPT-2 (types 0 then 1). Without it, a then b, all
  * type 0. */
-posemb_status posemb_tokenizer_encode_pair(const posemb_tokenizer *tok, const char *a, size_t alen, const char *b,
+POSEMB_API posemb_status posemb_tokenizer_encode_pair(const posemb_tokenizer *tok, const char *a, size_t alen, const char *b,
                                            size_t blen, unsigned flags, posemb_encoding *enc, posemb_error *err);
 
 /* Flags of posemb_tokenizer_decode. */
@@ -152,7 +154,7 @@ enum {
  * bytes possible for BPE). BPE: the exact bytes, so decode(encode(x)) == x
  * for any x. WordPiece: tokens joined by spaces with " ##" removed, as HF's
  * convert_tokens_to_string. Errors: ERANGE for an id that has no token. */
-posemb_status posemb_tokenizer_decode(const posemb_tokenizer *tok, const int32_t *ids, int n, unsigned flags,
+POSEMB_API posemb_status posemb_tokenizer_decode(const posemb_tokenizer *tok, const int32_t *ids, int n, unsigned flags,
                                       char **text, size_t *len, posemb_error *err);
 
 #ifdef __cplusplus

@@ -11,6 +11,8 @@
 #ifndef POSEMB_TRAINER_H
 #define POSEMB_TRAINER_H
 
+#include "posemb/api.h"
+
 #include <stdint.h>
 
 #include "posemb/corpus.h"
@@ -36,7 +38,7 @@ typedef struct posemb_train_args {
 } posemb_train_args;
 
 /* Sensible defaults for a run of steps updates. */
-posemb_train_args posemb_train_defaults(const char *out, long steps);
+POSEMB_API posemb_train_args posemb_train_defaults(const char *out, long steps);
 
 typedef struct posemb_train_point {
     long step;
@@ -55,12 +57,12 @@ typedef struct posemb_train_result {
 /* Trains m on d. With resume, continues from the newest complete checkpoint
  * in args->out (if there is one). Stops with EFORMAT naming the step when
  * the loss is not finite, keeping the last good checkpoint. */
-posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_train_args *args, int resume,
+POSEMB_API posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_train_args *args, int resume,
                            posemb_train_result *res, posemb_error *err);
-void posemb_train_result_free(posemb_train_result *res);
+POSEMB_API void posemb_train_result_free(posemb_train_result *res);
 
 /* The newest complete checkpoint folder of a run, or 0 (path untouched). */
-long posemb_checkpoint_latest(const char *run, char *path, size_t cap);
+POSEMB_API long posemb_checkpoint_latest(const char *run, char *path, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -384,3 +384,18 @@ void posemb_analysis_free(posemb_analysis *res)
     free(res->regress.pred);
     res->regress.pred = NULL;
 }
+
+posemb_status posemb_analyze_table(const float *table, int rows, int dim, const char *name,
+                                   const posemb_analyze_opts *o, const char *out_dir, posemb_analysis *res,
+                                   posemb_error *err)
+{
+    posemb_source s;
+    posemb_analysis own;
+    posemb_analysis *r = res ? res : &own;
+    posemb_status st = posemb_source_open_table(&s, name, table, rows, dim, err);
+    if (st) return st;
+    st = posemb_analyze(&s, o, out_dir, r, err);
+    if (!res) posemb_analysis_free(&own);
+    posemb_source_close(&s);
+    return st;
+}

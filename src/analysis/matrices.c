@@ -71,14 +71,14 @@ posemb_status posemb_correlation(posemb_model *m, const float *P, int n, float *
 {
     const posemb_config *c = posemb_model_config(m);
     int D = c->hidden, H = c->heads, d = D / H;
-    nn_wlayout layout;
+    posemb_nn_wlayout layout;
     const posemb_layer_params *L = posemb_model_layer(m, 0, &layout);
     float *qk = malloc((size_t)n * 3 * D * sizeof *qk), *one = malloc((size_t)n * n * sizeof *one);
     if (!qk || !one) {
         free(qk), free(one);
         return posemb_fail(err, POSEMB_ENOMEM, "correlation: out of memory");
     }
-    nn_linear_forward(qk, P, L->qkv_w, NULL, n, D, 3 * D, layout); /* P Wq | P Wk | P Wv, no bias */
+    posemb_nn_linear_forward(qk, P, L->qkv_w, NULL, n, D, 3 * D, layout); /* P Wq | P Wk | P Wv, no bias */
     memset(mean, 0, (size_t)n * n * sizeof *mean);
     for (int h = 0; h < H; h++) {
         float *ch = per_head ? per_head + (size_t)h * n * n : one;

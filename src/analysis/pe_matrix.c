@@ -6,7 +6,7 @@
 
 /* The item called name, or the first of its per-layer or per-head copies
  * ("rel.layer0", "bias.head3"). */
-static const pe_matrix *find(const pe_export *ex, const char *name)
+static const posemb_pe_named_matrix *find(const posemb_pe_export *ex, const char *name)
 {
     size_t n = strlen(name);
     for (int i = 0; i < ex->n; i++) {
@@ -16,7 +16,7 @@ static const pe_matrix *find(const pe_export *ex, const char *name)
     return NULL;
 }
 
-static posemb_status similarity_of(const pe_matrix *m, posemb_arena *a, const char *what, posemb_pe_matrix *out,
+static posemb_status similarity_of(const posemb_pe_named_matrix *m, posemb_arena *a, const char *what, posemb_pe_matrix *out,
                                    posemb_error *err)
 {
     out->size = m->rows;
@@ -28,7 +28,7 @@ static posemb_status similarity_of(const pe_matrix *m, posemb_arena *a, const ch
 }
 
 /* Head average of the per-head bias matrices. */
-static posemb_status bias_mean(const pe_export *ex, int n, posemb_arena *a, posemb_pe_matrix *out, posemb_error *err)
+static posemb_status bias_mean(const posemb_pe_export *ex, int n, posemb_arena *a, posemb_pe_matrix *out, posemb_error *err)
 {
     int heads = 0;
     out->size = n;
@@ -44,12 +44,12 @@ static posemb_status bias_mean(const pe_export *ex, int n, posemb_arena *a, pose
     return POSEMB_OK;
 }
 
-posemb_status posemb_pe_matrix_of(pe *p, int n, posemb_arena *a, posemb_pe_matrix *out, posemb_error *err)
+posemb_status posemb_pe_matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_matrix *out, posemb_error *err)
 {
-    pe_export ex;
-    posemb_status st = pe_export_matrices(p, n, a, &ex, err);
+    posemb_pe_export ex;
+    posemb_status st = posemb_pe_export_matrices(p, n, a, &ex, err);
     if (st) return st;
-    const pe_matrix *m;
+    const posemb_pe_named_matrix *m;
     if ((m = find(&ex, "ape"))) return similarity_of(m, a, "dot similarity of the APE rows", out, err);
     if ((m = find(&ex, "rel_key")) || (m = find(&ex, "rel")))
         return similarity_of(m, a, "dot similarity of the relative key vectors (layer 0)", out, err);
@@ -62,5 +62,5 @@ posemb_status posemb_pe_matrix_of(pe *p, int n, posemb_arena *a, posemb_pe_matri
         return POSEMB_OK;
     }
     if (find(&ex, "bias")) return bias_mean(&ex, n, a, out, err);
-    return posemb_fail(err, POSEMB_ERANGE, "%s adds no positional term to analyse", pe_name(p));
+    return posemb_fail(err, POSEMB_ERANGE, "%s adds no positional term to analyse", posemb_pe_name(p));
 }

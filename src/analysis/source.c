@@ -10,7 +10,7 @@
 #include "posemb/probes.h"
 #include "posemb/safetensors.h"
 
-static const pe_matrix *find_item(const pe_export *ex, const char *name)
+static const posemb_pe_named_matrix *find_item(const posemb_pe_export *ex, const char *name)
 {
     size_t n = strlen(name);
     for (int i = 0; i < ex->n; i++) /* the item, or its first per-layer copy */
@@ -20,12 +20,12 @@ static const pe_matrix *find_item(const pe_export *ex, const char *name)
 }
 
 /* Copies what a PE's exported matrices hold into the source. */
-static posemb_status take_export(posemb_source *s, pe *p, int n, posemb_error *err)
+static posemb_status take_export(posemb_source *s, posemb_pe *p, int n, posemb_error *err)
 {
-    pe_export ex;
-    posemb_status st = pe_export_matrices(p, n, &s->arena, &ex, err);
+    posemb_pe_export ex;
+    posemb_status st = posemb_pe_export_matrices(p, n, &s->arena, &ex, err);
     if (st) return st;
-    const pe_matrix *m = find_item(&ex, "ape");
+    const posemb_pe_named_matrix *m = find_item(&ex, "ape");
     if (m && !s->ape) s->ape = m->data, s->dim = m->cols;
     const char *rels[] = {"rel_key", "rel", "distance_embedding"};
     for (int i = 0; i < 3 && !s->rel; i++)
@@ -40,18 +40,28 @@ static posemb_status open_spec(posemb_source *s, const char *spec, const posemb_
 {
     int dim = o->dim ? o->dim : 768, heads = o->heads ? o->heads : 12;
     s->n = o->len ? o->len : 512;
-    pe_dims dims = {dim, heads, 1, s->n, 0, 1};
-    posemb_status st = pe_create(&s->own_pe, spec, &dims, err);
-    if (!st) st = pe_alloc(s->own_pe, err);
+    posemb_pe_dims dims = {dim, heads, 1, s->n, 0, 1};
+    posemb_status st = posemb_pe_create(&s->own_pe, spec, &dims, err);
+    if (!st) st = posemb_pe_alloc(s->own_pe, err);
     if (st) return st;
     posemb_rng rng;
     posemb_rng_seed(&rng, o->seed, 0);
-    pe_init_params(s->own_pe, &rng);
-    snprintf(s->spec, sizeof s->spec, "%s", pe_spec(s->own_pe));
+    posemb_pe_init_params(s->own_pe, &rng);
+    snprintf(s->spec, sizeof s->spec, "%s", posemb_pe_spec(s->own_pe));
     snprintf(s->provenance, sizeof s->provenance, "built-in PE %s, %d positions, width %d, %d heads%s", s->spec, s->n,
-             dim, heads, pe_n_params(s->own_pe) ? " (learned parameters at their seeded initialisation)" : "");
+             dim, heads, posemb_pe_n_params(s->own_pe) ? " (learned parameters at their seeded initialisation)" : "");
     s->dim = dim;
     return take_export(s, s->own_pe, s->n, err);
+}
+
+/* The first len rows (0: all) of table [rows, dim], already in the source's
+ * arena, as the positions' vectors. */
+static void take_table(posemb_source *s, float *table, int64_t rows, int64_t dim, int len)
+{
+    s->n = len && len < rows ? len : (int)rows;
+    s->dim = (int)dim;
+    s->ape = table;
+    snprintf(s->spec, sizeof s->spec, "table");
 }
 
 static posemb_status open_tensor(posemb_source *s, const char *path, const posemb_source_opts *o, posemb_error *err)
@@ -68,15 +78,32 @@ static posemb_status open_tensor(posemb_source *s, const char *path, const posem
     if (!st && !all) st = posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
     if (!st) st = posemb_st_read_f32(&f, e, all, err);
     if (!st) {
-        s->n = o->len && o->len < e->shape[0] ? o->len : (int)e->shape[0];
-        s->dim = (int)e->shape[1];
-        s->ape = all;
-        snprintf(s->spec, sizeof s->spec, "table");
+        take_table(s, all, e->shape[0], e->shape[1], o->len);
         snprintf(s->provenance, sizeof s->provenance, "tensor %s [%lld, %lld] of %s, first %d rows", o->tensor,
                  (long long)e->shape[0], (long long)e->shape[1], path, s->n);
     }
     posemb_st_close(&f);
     return st;
+}
+
+posemb_status posemb_source_open_table(posemb_source *s, const char *name, const float *table, int rows, int dim,
+                                       posemb_error *err)
+{
+    memset(s, 0, sizeof *s);
+    posemb_arena_init(&s->arena, 0);
+    s->kind = POSEMB_SRC_TENSOR;
+    snprintf(s->name, sizeof s->name, "%s", name);
+    if (rows < 2 || dim < 1) return posemb_fail(err, POSEMB_EINVAL, "%s: a %d x %d table; a table of positions has "
+                                                "at least 2 rows and 1 column", name, rows, dim);
+    float *copy = posemb_arena_floats(&s->arena, (size_t)rows * (size_t)dim);
+    if (!copy) {
+        posemb_source_close(s);
+        return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", name);
+    }
+    memcpy(copy, table, (size_t)rows * (size_t)dim * sizeof *copy);
+    take_table(s, copy, rows, dim, 0);
+    snprintf(s->provenance, sizeof s->provenance, "table %s [%d, %d]", name, rows, dim);
+    return POSEMB_OK;
 }
 
 /* A model's APE rows start at its first position: RoBERTa's at pad + 1. */
@@ -85,11 +112,11 @@ static posemb_status open_model(posemb_source *s, const char *dir, const posemb_
     posemb_status st = posemb_model_load(&s->model, dir, err);
     if (st) return st;
     const posemb_config *c = posemb_model_config(s->model);
-    pe *p = posemb_model_pe(s->model);
+    posemb_pe *p = posemb_model_pe(s->model);
     int first = c->arch == POSEMB_ROBERTA ? c->pad_token_id + 1 : 0;
     int avail = c->max_position - first;
     s->n = o->len && o->len < avail ? o->len : avail;
-    snprintf(s->spec, sizeof s->spec, "%s", pe_spec(p));
+    snprintf(s->spec, sizeof s->spec, "%s", posemb_pe_spec(p));
     snprintf(s->provenance, sizeof s->provenance, "model %s (%s, %d layers, width %d, %d heads), PE %s, positions "
              "%d..%d", dir, c->architecture, c->layers, c->hidden, c->heads, s->spec, first, first + s->n - 1);
     s->dim = c->hidden;
@@ -132,7 +159,7 @@ posemb_status posemb_source_open(posemb_source *s, const char *what, const posem
 void posemb_source_close(posemb_source *s)
 {
     posemb_model_free(s->model);
-    pe_free(s->own_pe);
+    posemb_pe_free(s->own_pe);
     posemb_arena_free(&s->arena);
     memset(s, 0, sizeof *s);
 }

@@ -20,35 +20,35 @@ static const char *const SPECS[] = {"none",  "ape",         "sin",  "lsin",     
                                     "relative_key", "rope", "rope:base=500000", "alibi", "t5", "ape+rpe",
                                     "lsin+lsrpe"};
 
-static void demo_row(const char *spec, const pe_dims *dims, int K)
+static void demo_row(const char *spec, const posemb_pe_dims *dims, int K)
 {
     posemb_error err;
-    pe *p = NULL;
-    if (pe_create(&p, spec, dims, &err) || pe_alloc(p, &err)) {
+    posemb_pe *p = NULL;
+    if (posemb_pe_create(&p, spec, dims, &err) || posemb_pe_alloc(p, &err)) {
         printf("%-18s error: %s\n", spec, err.msg);
-        pe_free(p);
+        posemb_pe_free(p);
         return;
     }
     posemb_rng rng;
     posemb_rng_seed(&rng, 0, 0);
-    pe_init_params(p, &rng);
+    posemb_pe_init_params(p, &rng);
     posemb_arena a;
     posemb_arena_init(&a, 0);
     posemb_pe_matrix m;
     posemb_indicators ind;
-    printf("%-18s %10zu  ", spec, pe_n_floats(p));
+    printf("%-18s %10zu  ", spec, posemb_pe_n_floats(p));
     if (posemb_pe_matrix_of(p, dims->max_len, &a, &m, &err)) printf("%s\n", err.msg);
     else if (posemb_indicators_compute(m.data, m.size, K, &ind, &err)) printf("%s\n", err.msg);
     else printf("%5.3f  %5.3f  %6d  %5.3f  %s\n", ind.ti, ind.mono, ind.window, ind.sym, m.what);
     posemb_arena_free(&a);
-    pe_free(p);
+    posemb_pe_free(p);
 }
 
 int cmd_demo(int argc, char **argv)
 {
     cli_args a;
     cli_args_init(&a, "demo", argc, argv);
-    pe_dims dims = {768, 12, 12, 512, 0, 1};
+    posemb_pe_dims dims = {768, 12, 12, 512, 0, 1};
     int K = 32, rc = 0;
     const char *arg;
     while (!rc && (arg = cli_next(&a))) {
@@ -66,9 +66,9 @@ int cmd_demo(int argc, char **argv)
     }
     if (rc) return rc;
     posemb_error err;
-    pe *probe;
-    if (pe_create(&probe, "ape", &dims, &err)) return cli_usage_error(&a, "%s", err.msg);
-    pe_free(probe);
+    posemb_pe *probe;
+    if (posemb_pe_create(&probe, "ape", &dims, &err)) return cli_usage_error(&a, "%s", err.msg);
+    posemb_pe_free(probe);
     printf("posemb demo: %d positions, width %d, %d heads, %d layers; indicators over 1 <= |i-j| <= %d\n\n",
            dims.max_len, dims.dim, dims.n_heads, dims.n_layers, K);
     printf("%-18s %10s  %5s  %5s  %6s  %5s  %s\n", "PE", "params", "TI", "MONO", "window", "SYM", "matrix");

@@ -36,7 +36,7 @@ static posemb_status write_outputs(posemb_model *m, const posemb_inputs *in, con
     }
     const float *pooled = st ? NULL : posemb_model_pooled(m);
     if (pooled) st = posemb_st_writer_add_f32(&w, "pooler_output", 2, ps, pooled, err);
-    if (!st) st = posemb_st_writer_meta(&w, "posemb_pe", pe_spec(posemb_model_pe(m)), err);
+    if (!st) st = posemb_st_writer_meta(&w, "posemb_pe", posemb_pe_spec(posemb_model_pe(m)), err);
     if (!st) st = posemb_st_write(&w, path, err);
     posemb_st_writer_free(&w);
     return st;

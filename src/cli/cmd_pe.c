@@ -82,20 +82,20 @@ static int parse(int argc, char **argv, pe_cmd *c)
 static void list_families(void)
 {
     printf("none                 no position information (bag of words)\n");
-    for (int i = 0; i < pe_family_count(); i++) {
-        pe_family_doc d = pe_family_doc_at(i);
+    for (int i = 0; i < posemb_pe_family_count(); i++) {
+        posemb_pe_family_doc d = posemb_pe_family_doc_at(i);
         printf("%-20s %s\n%-20s   options: %s\n", d.name, d.summary, "", d.options[0] ? d.options : "none");
     }
     printf("\nCombine one absolute PE with one relative PE or bias: ape+rpe, lsin+lsrpe, ape+alibi, ...\n");
 }
 
 
-static posemb_status write_safetensors(const pe_cmd *c, const pe *p, const pe_export *ex, posemb_error *err)
+static posemb_status write_safetensors(const pe_cmd *c, const posemb_pe *p, const posemb_pe_export *ex, posemb_error *err)
 {
     posemb_st_writer w;
     posemb_st_writer_init(&w);
     char buf[32];
-    posemb_status st = posemb_st_writer_meta(&w, "spec", pe_spec(p), err);
+    posemb_status st = posemb_st_writer_meta(&w, "spec", posemb_pe_spec(p), err);
     snprintf(buf, sizeof buf, "%d", c->len);
     if (!st) st = posemb_st_writer_meta(&w, "len", buf, err);
     snprintf(buf, sizeof buf, "%d", c->dim);
@@ -113,7 +113,7 @@ static posemb_status write_safetensors(const pe_cmd *c, const pe *p, const pe_ex
     return st;
 }
 
-static const pe_matrix *pick(const pe_export *ex, const char *what, posemb_error *err)
+static const posemb_pe_named_matrix *pick(const posemb_pe_export *ex, const char *what, posemb_error *err)
 {
     if (!what) return &ex->items[0];
     for (int i = 0; i < ex->n; i++)
@@ -128,36 +128,29 @@ static const pe_matrix *pick(const pe_export *ex, const char *what, posemb_error
 static int run(const pe_cmd *c)
 {
     posemb_error err;
-    pe *p;
+    posemb_pe_tables *t;
+    posemb_pe_dims dims = {.dim = c->dim, .n_heads = c->heads, .n_layers = c->layers, .max_len = c->max_len,
+                           .causal = c->causal, .max_threads = 1};
+    if (posemb_pe_tables_new(&t, c->spec, &dims, c->len, (uint64_t)c->seed, &err)) return cli_report("pe", &err);
+    const posemb_pe *p = posemb_pe_tables_pe(t);
+    const posemb_pe_export *ex = posemb_pe_tables_export(t);
     int rc = 0;
-    pe_dims dims = {c->dim, c->heads, c->layers, c->max_len, c->causal, 1};
-    if (pe_create(&p, c->spec, &dims, &err)) return cli_report("pe", &err);
-    posemb_arena arena;
-    posemb_arena_init(&arena, 0);
-    pe_export ex;
-    posemb_rng rng;
-    posemb_rng_seed(&rng, (uint64_t)c->seed, 0);
-    posemb_status st = pe_alloc(p, &err);
-    if (!st) {
-        pe_init_params(p, &rng);
-        st = pe_export_matrices(p, c->len, &arena, &ex, &err);
+    if (!ex->n) {
+        printf("%s: 0 parameters; adds no position information, nothing written\n", posemb_pe_spec(p));
+        posemb_pe_tables_free(t);
+        return 0;
     }
-    if (!st && !ex.n) {
-        printf("%s: 0 parameters; adds no position information, nothing written\n", pe_spec(p));
-        goto done;
-    }
-    const pe_matrix *m = st ? NULL : pick(&ex, c->what, &err);
+    const posemb_pe_named_matrix *m = pick(ex, c->what, &err);
     const char *out = c->out ? c->out : "-";
     int all = c->out && ends_with(c->out, ".safetensors");
-    if (m) st = all ? write_safetensors(c, p, &ex, &err) : posemb_csv_write(out, m->data, m->rows, m->cols, &err);
+    posemb_status st = POSEMB_OK;
+    if (m) st = all ? write_safetensors(c, p, ex, &err) : posemb_csv_write(out, m->data, m->rows, m->cols, &err);
     if (!m || st) rc = cli_report("pe", &err);
     else
         fprintf(c->out ? stdout : stderr, "%s: %zu parameters; %d matrices; wrote %s%s [%d x %d] (%s) to %s\n",
-                pe_spec(p), pe_n_floats(p), ex.n, all ? "all, first " : "", m->name, m->rows, m->cols, m->desc,
-                c->out ? c->out : "stdout");
-done:
-    posemb_arena_free(&arena);
-    pe_free(p);
+                posemb_pe_spec(p), posemb_pe_n_floats(p), ex->n, all ? "all, first " : "", m->name, m->rows, m->cols,
+                m->desc, c->out ? c->out : "stdout");
+    posemb_pe_tables_free(t);
     return rc;
 }
 

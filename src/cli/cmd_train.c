@@ -213,7 +213,7 @@ static posemb_status load_run(train_cmd *c, posemb_error *err)
 /* The run's matmul precision; bf16 where it cannot run says why and trains in fp32. */
 static void set_precision(const train_cmd *c)
 {
-    posemb_precision want = POSEMB_FP32;
+    posemb_precision want = POSEMB_PRECISION_FP32;
     char why[256];
     posemb_precision_parse(c->precision, &want);
     if (posemb_set_matmul_precision(want, why, sizeof why) != want)
@@ -371,7 +371,7 @@ static posemb_status run(train_cmd *c, posemb_error *err)
         int mlm = !strcmp(c->task, "mlm");
         fprintf(stderr, "posemb train: %s, %ld tokens from %d files%s; %s with %s, %zu parameters, %s products, %d threads\n",
                 c->data, corpus.n, corpus.n_files, corpus.from_cache ? " (cached)" : "", posemb_model_config(m)->architecture,
-                pe_spec(posemb_model_pe(m)), posemb_model_n_floats(m), posemb_precision_name(posemb_get_matmul_precision()),
+                posemb_pe_spec(posemb_model_pe(m)), posemb_model_n_floats(m), posemb_precision_name(posemb_get_matmul_precision()),
                 posemb_threads_max());
         st = posemb_lm_data_init(&d, corpus.tokens, corpus.n, c->seq_len, mlm, posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_CLS),
                                  posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP), posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK),

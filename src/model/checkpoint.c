@@ -97,7 +97,7 @@ static posemb_status load_file(posemb_model *m, const char *path, int lenient, i
     for (int i = 0; !st && i < m->n_params; i++) st = load_param(m, &f, prefix, &m->params[i], lenient, missing, err);
     if (!st && !lenient) st = check_leftovers(m, &f, prefix, err);
     posemb_st_close(&f);
-    if (!st) pe_prepare(m->pe);
+    if (!st) posemb_pe_prepare(m->pe);
     return st;
 }
 
@@ -153,7 +153,7 @@ posemb_status posemb_model_save(const posemb_model *m, const char *dir, posemb_e
     posemb_st_writer w;
     posemb_st_writer_init(&w);
     posemb_status st = posemb_st_writer_meta(&w, "format", "pt", err);
-    if (!st) st = posemb_st_writer_meta(&w, "posemb_pe", pe_spec(m->pe), err);
+    if (!st) st = posemb_st_writer_meta(&w, "posemb_pe", posemb_pe_spec(m->pe), err);
     /* HF's names: the base model's tensors carry the head class's prefix. */
     const char *prefix = model_base_prefix(m);
     char(*names)[192] = calloc((size_t)m->n_params, sizeof *names);

@@ -26,7 +26,7 @@ void posemb_config_defaults(posemb_config *c, posemb_arch arch)
         c->intermediate = 4 * 768;
         c->pad_token_id = -1;
         c->ln_eps = 1e-5f;
-        c->act = NN_GELU_TANH;
+        c->act = POSEMB_NN_GELU_TANH;
         snprintf(c->architecture, sizeof c->architecture, "GPT2Model");
         return;
     }
@@ -36,7 +36,7 @@ void posemb_config_defaults(posemb_config *c, posemb_arch arch)
     c->type_vocab = 2;
     c->pad_token_id = arch == POSEMB_ROBERTA ? 1 : 0;
     c->ln_eps = 1e-12f;
-    c->act = NN_GELU_ERF;
+    c->act = POSEMB_NN_GELU_ERF;
     snprintf(c->architecture, sizeof c->architecture, arch == POSEMB_ROBERTA ? "RobertaModel" : "BertModel");
 }
 
@@ -69,11 +69,11 @@ static const char *get_string(const cJSON *root, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static posemb_status parse_act(const char *act, nn_gelu_kind *out, const char *path, posemb_error *err)
+static posemb_status parse_act(const char *act, posemb_nn_gelu_kind *out, const char *path, posemb_error *err)
 {
     if (!act) return POSEMB_OK;
-    if (!strcmp(act, "gelu")) *out = NN_GELU_ERF;
-    else if (!strcmp(act, "gelu_new") || !strcmp(act, "gelu_pytorch_tanh")) *out = NN_GELU_TANH;
+    if (!strcmp(act, "gelu")) *out = POSEMB_NN_GELU_ERF;
+    else if (!strcmp(act, "gelu_new") || !strcmp(act, "gelu_pytorch_tanh")) *out = POSEMB_NN_GELU_TANH;
     else return posemb_fail(err, POSEMB_EFORMAT, "%s: activation \"%s\" is not supported (gelu, gelu_new)", path, act);
     return POSEMB_OK;
 }
@@ -269,7 +269,7 @@ static cJSON *encoder_json(const posemb_config *c)
     cJSON_AddNumberToObject(r, "layer_norm_eps", shortest(c->ln_eps));
     cJSON_AddNumberToObject(r, "hidden_dropout_prob", shortest(c->hidden_dropout));
     cJSON_AddNumberToObject(r, "attention_probs_dropout_prob", shortest(c->attn_dropout));
-    cJSON_AddStringToObject(r, "hidden_act", c->act == NN_GELU_ERF ? "gelu" : "gelu_new");
+    cJSON_AddStringToObject(r, "hidden_act", c->act == POSEMB_NN_GELU_ERF ? "gelu" : "gelu_new");
     const char *hf = hf_pe_type(c->pe);
     cJSON_AddStringToObject(r, "position_embedding_type", hf ? hf : "absolute");
     return r;
@@ -289,7 +289,7 @@ static cJSON *gpt2_json(const posemb_config *c)
     cJSON_AddNumberToObject(r, "resid_pdrop", shortest(c->hidden_dropout));
     cJSON_AddNumberToObject(r, "embd_pdrop", shortest(c->hidden_dropout));
     cJSON_AddNumberToObject(r, "attn_pdrop", shortest(c->attn_dropout));
-    cJSON_AddStringToObject(r, "activation_function", c->act == NN_GELU_ERF ? "gelu" : "gelu_new");
+    cJSON_AddStringToObject(r, "activation_function", c->act == POSEMB_NN_GELU_ERF ? "gelu" : "gelu_new");
     return r;
 }
 

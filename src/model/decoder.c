@@ -16,16 +16,16 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     layer_acts *a = model_layer_acts(m, l);
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
     float eps = m->cfg.ln_eps;
-    nn_attn_shape sh = model_attn_shape(m, l);
-    nn_layernorm_forward(a->a, a->mean1, a->rstd1, x, p->ln1_w, p->ln1_b, N, D, eps);
-    nn_linear_forward(a->qkv, a->a, p->qkv_w, p->qkv_b, N, D, 3 * D, NN_W_IN_OUT);
-    nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
-    nn_linear_forward(a->r1, a->z, p->ao_w, p->ao_b, N, D, D, NN_W_IN_OUT);
+    posemb_nn_attn_shape sh = model_attn_shape(m, l);
+    posemb_nn_layernorm_forward(a->a, a->mean1, a->rstd1, x, p->ln1_w, p->ln1_b, N, D, eps);
+    posemb_nn_linear_forward(a->qkv, a->a, p->qkv_w, p->qkv_b, N, D, 3 * D, POSEMB_NN_W_IN_OUT);
+    posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
+    posemb_nn_linear_forward(a->r1, a->z, p->ao_w, p->ao_b, N, D, D, POSEMB_NN_W_IN_OUT);
     model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
-    nn_layernorm_forward(a->h1, a->mean2, a->rstd2, a->r1, p->ln2_w, p->ln2_b, N, D, eps);
-    nn_linear_forward(a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, NN_W_IN_OUT);
-    nn_gelu_forward(a->ga, a->fi, (long)N * I, m->cfg.act);
-    nn_linear_forward(out, a->ga, p->fo_w, p->fo_b, N, I, D, NN_W_IN_OUT);
+    posemb_nn_layernorm_forward(a->h1, a->mean2, a->rstd2, a->r1, p->ln2_w, p->ln2_b, N, D, eps);
+    posemb_nn_linear_forward(a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, POSEMB_NN_W_IN_OUT);
+    posemb_nn_gelu_forward(a->ga, a->fi, (long)N * I, m->cfg.act);
+    posemb_nn_linear_forward(out, a->ga, p->fo_w, p->fo_b, N, I, D, POSEMB_NN_W_IN_OUT);
     model_drop_add(m, l, SITE_FFN_OUT, out, a->r1, (long)N * D);
 }
 
@@ -37,37 +37,37 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     model_acts *s = &m->a;
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
     size_t ND = (size_t)N * D, NI = (size_t)N * I;
-    nn_attn_shape sh = model_attn_shape(m, l);
+    posemb_nn_attn_shape sh = model_attn_shape(m, l);
     memcpy(s->dres, dout, ND * sizeof(float)); /* out = r1 + dropout(ffn) */
     const float *dffn = model_undrop(m, l, SITE_FFN_OUT, dout, s->dz, (long)ND);
     memset(s->dga, 0, NI * sizeof(float));
-    nn_linear_backward(s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D, NN_W_IN_OUT);
+    posemb_nn_linear_backward(s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D, POSEMB_NN_W_IN_OUT);
     memset(s->dfi, 0, NI * sizeof(float));
-    nn_gelu_backward(s->dfi, s->dga, a->fi, (long)NI, m->cfg.act);
+    posemb_nn_gelu_backward(s->dfi, s->dga, a->fi, (long)NI, m->cfg.act);
     memset(s->dh, 0, ND * sizeof(float));
-    nn_linear_backward(s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I, NN_W_IN_OUT);
-    nn_layernorm_backward(s->dres, GR(p->ln2_w), GR(p->ln2_b), s->dh, a->r1, p->ln2_w, a->mean2, a->rstd2, N, D);
+    posemb_nn_linear_backward(s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I, POSEMB_NN_W_IN_OUT);
+    posemb_nn_layernorm_backward(s->dres, GR(p->ln2_w), GR(p->ln2_b), s->dh, a->r1, p->ln2_w, a->mean2, a->rstd2, N, D);
     memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + dropout(attn) */
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
     memset(s->dz, 0, ND * sizeof(float));
-    nn_linear_backward(s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D, NN_W_IN_OUT);
-    nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
+    posemb_nn_linear_backward(s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D, POSEMB_NN_W_IN_OUT);
+    posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
     memset(s->dh, 0, ND * sizeof(float));
-    nn_linear_backward(s->dh, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, 3 * D, NN_W_IN_OUT);
-    nn_layernorm_backward(dx, GR(p->ln1_w), GR(p->ln1_b), s->dh, x, p->ln1_w, a->mean1, a->rstd1, N, D);
+    posemb_nn_linear_backward(s->dh, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, 3 * D, POSEMB_NN_W_IN_OUT);
+    posemb_nn_layernorm_backward(dx, GR(p->ln1_w), GR(p->ln1_b), s->dh, x, p->ln1_w, a->mean1, a->rstd1, N, D);
 }
 
 void decoder_forward(posemb_model *m)
 {
     model_acts *a = &m->a;
     int N = m->B * m->T, D = m->cfg.hidden, L = m->cfg.layers;
-    nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
-    pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->h[0], a->pe_scratch, NULL); /* positions checked */
+    posemb_nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
+    posemb_pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->h[0], a->pe_scratch, NULL); /* positions checked */
     uint64_t key;
     float p = model_dropout(m, 0, SITE_EMB, &key);
-    if (p > 0.0f) nn_dropout_forward(a->h[0], a->h[0], (long)N * D, p, key);
+    if (p > 0.0f) posemb_nn_dropout_forward(a->h[0], a->h[0], (long)N * D, p, key);
     for (int l = 0; l < L; l++) layer_forward(m, l, a->h[l], a->h[l + 1]);
-    nn_layernorm_forward(a->hf, a->hf_mean, a->hf_rstd, a->h[L], m->lnf_w, m->lnf_b, N, D, m->cfg.ln_eps);
+    posemb_nn_layernorm_forward(a->hf, a->hf_mean, a->hf_rstd, a->h[L], m->lnf_w, m->lnf_b, N, D, m->cfg.ln_eps);
 }
 
 void decoder_backward(posemb_model *m, const float *dlast)
@@ -77,13 +77,13 @@ void decoder_backward(posemb_model *m, const float *dlast)
     float *bufs[2] = {a->dx, a->dx2};
     float *dout = bufs[L % 2];
     memset(dout, 0, (size_t)N * D * sizeof(float));
-    nn_layernorm_backward(dout, GR(m->lnf_w), GR(m->lnf_b), dlast, a->h[L], m->lnf_w, a->hf_mean, a->hf_rstd, N, D);
+    posemb_nn_layernorm_backward(dout, GR(m->lnf_w), GR(m->lnf_b), dlast, a->h[L], m->lnf_w, a->hf_mean, a->hf_rstd, N, D);
     for (int l = L - 1; l >= 0; l--) {
         float *dx = bufs[l % 2];
         layer_backward(m, l, a->h[l], dout, dx);
         dout = dx;
     }
     const float *demb = model_undrop(m, 0, SITE_EMB, dout, a->dres, (long)N * D);
-    pe_input_backward(m->pe, a->pos_in, N, a->emb_sum, demb, a->demb, a->pe_scratch);
-    nn_embedding_backward(GR(m->wte), a->demb, a->ids, N, D, -1);
+    posemb_pe_input_backward(m->pe, a->pos_in, N, a->emb_sum, demb, a->demb, a->pe_scratch);
+    posemb_nn_embedding_backward(GR(m->wte), a->demb, a->ids, N, D, -1);
 }

@@ -13,17 +13,17 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     const posemb_layer_params *p = &m->L[l];
     layer_acts *a = model_layer_acts(m, l);
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
-    nn_attn_shape sh = model_attn_shape(m, l);
-    nn_linear_forward(a->qkv, x, p->qkv_w, p->qkv_b, N, D, 3 * D, NN_W_OUT_IN);
-    nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
-    nn_linear_forward(a->r1, a->z, p->ao_w, p->ao_b, N, D, D, NN_W_OUT_IN);
+    posemb_nn_attn_shape sh = model_attn_shape(m, l);
+    posemb_nn_linear_forward(a->qkv, x, p->qkv_w, p->qkv_b, N, D, 3 * D, POSEMB_NN_W_OUT_IN);
+    posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
+    posemb_nn_linear_forward(a->r1, a->z, p->ao_w, p->ao_b, N, D, D, POSEMB_NN_W_OUT_IN);
     model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
-    nn_layernorm_forward(a->h1, a->mean1, a->rstd1, a->r1, p->ln1_w, p->ln1_b, N, D, m->cfg.ln_eps);
-    nn_linear_forward(a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, NN_W_OUT_IN);
-    nn_gelu_forward(a->ga, a->fi, (long)N * I, m->cfg.act);
-    nn_linear_forward(a->r2, a->ga, p->fo_w, p->fo_b, N, I, D, NN_W_OUT_IN);
+    posemb_nn_layernorm_forward(a->h1, a->mean1, a->rstd1, a->r1, p->ln1_w, p->ln1_b, N, D, m->cfg.ln_eps);
+    posemb_nn_linear_forward(a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, POSEMB_NN_W_OUT_IN);
+    posemb_nn_gelu_forward(a->ga, a->fi, (long)N * I, m->cfg.act);
+    posemb_nn_linear_forward(a->r2, a->ga, p->fo_w, p->fo_b, N, I, D, POSEMB_NN_W_OUT_IN);
     model_drop_add(m, l, SITE_FFN_OUT, a->r2, a->h1, (long)N * D);
-    nn_layernorm_forward(out, a->mean2, a->rstd2, a->r2, p->ln2_w, p->ln2_b, N, D, m->cfg.ln_eps);
+    posemb_nn_layernorm_forward(out, a->mean2, a->rstd2, a->r2, p->ln2_w, p->ln2_b, N, D, m->cfg.ln_eps);
 }
 
 /* dout [N, D] (grad of layer l's output) -> dx [N, D] (grad of its input x), overwritten. */
@@ -36,24 +36,24 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     size_t ND = (size_t)N * D, NI = (size_t)N * I;
     float *G = m->g;
 #define GR(ptr) (G + ((ptr) - m->w)) /* the gradient of a parameter view */
-    nn_attn_shape sh = model_attn_shape(m, l);
+    posemb_nn_attn_shape sh = model_attn_shape(m, l);
     memset(s->dres, 0, ND * sizeof(float));
-    nn_layernorm_backward(s->dres, GR(p->ln2_w), GR(p->ln2_b), dout, a->r2, p->ln2_w, a->mean2, a->rstd2, N, D);
+    posemb_nn_layernorm_backward(s->dres, GR(p->ln2_w), GR(p->ln2_b), dout, a->r2, p->ln2_w, a->mean2, a->rstd2, N, D);
     memcpy(s->dh, s->dres, ND * sizeof(float)); /* r2 = h1 + dropout(ffn) */
     const float *dffn = model_undrop(m, l, SITE_FFN_OUT, s->dres, s->dz, (long)ND);
     memset(s->dga, 0, NI * sizeof(float));
-    nn_linear_backward(s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D, NN_W_OUT_IN);
+    posemb_nn_linear_backward(s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D, POSEMB_NN_W_OUT_IN);
     memset(s->dfi, 0, NI * sizeof(float));
-    nn_gelu_backward(s->dfi, s->dga, a->fi, (long)NI, m->cfg.act);
-    nn_linear_backward(s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I, NN_W_OUT_IN);
+    posemb_nn_gelu_backward(s->dfi, s->dga, a->fi, (long)NI, m->cfg.act);
+    posemb_nn_linear_backward(s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I, POSEMB_NN_W_OUT_IN);
     memset(s->dres, 0, ND * sizeof(float));
-    nn_layernorm_backward(s->dres, GR(p->ln1_w), GR(p->ln1_b), s->dh, a->r1, p->ln1_w, a->mean1, a->rstd1, N, D);
+    posemb_nn_layernorm_backward(s->dres, GR(p->ln1_w), GR(p->ln1_b), s->dh, a->r1, p->ln1_w, a->mean1, a->rstd1, N, D);
     memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + dropout(attn) */
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
     memset(s->dz, 0, ND * sizeof(float));
-    nn_linear_backward(s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D, NN_W_OUT_IN);
-    nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
-    nn_linear_backward(dx, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, x, p->qkv_w, N, D, 3 * D, NN_W_OUT_IN);
+    posemb_nn_linear_backward(s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D, POSEMB_NN_W_OUT_IN);
+    posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
+    posemb_nn_linear_backward(dx, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, x, p->qkv_w, N, D, 3 * D, POSEMB_NN_W_OUT_IN);
 #undef GR
 }
 
@@ -61,13 +61,13 @@ void encoder_forward(posemb_model *m)
 {
     model_acts *a = &m->a;
     int N = m->B * m->T, D = m->cfg.hidden;
-    nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
-    if (m->wtype) nn_embedding_forward(a->emb_sum, m->wtype, a->types, N, D, 1);
-    pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->emb, a->pe_scratch, NULL); /* positions checked */
-    nn_layernorm_forward(a->h[0], a->emb_mean, a->emb_rstd, a->emb, m->emb_ln_w, m->emb_ln_b, N, D, m->cfg.ln_eps);
+    posemb_nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
+    if (m->wtype) posemb_nn_embedding_forward(a->emb_sum, m->wtype, a->types, N, D, 1);
+    posemb_pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->emb, a->pe_scratch, NULL); /* positions checked */
+    posemb_nn_layernorm_forward(a->h[0], a->emb_mean, a->emb_rstd, a->emb, m->emb_ln_w, m->emb_ln_b, N, D, m->cfg.ln_eps);
     uint64_t key;
     float p = model_dropout(m, 0, SITE_EMB, &key);
-    if (p > 0.0f) nn_dropout_forward(a->h[0], a->h[0], (long)N * D, p, key);
+    if (p > 0.0f) posemb_nn_dropout_forward(a->h[0], a->h[0], (long)N * D, p, key);
     for (int l = 0; l < m->cfg.layers; l++) layer_forward(m, l, a->h[l], a->h[l + 1]);
 }
 
@@ -86,15 +86,15 @@ void encoder_backward(posemb_model *m, const float *dlast)
     }
     const float *dln = model_undrop(m, 0, SITE_EMB, dout, a->dres, (long)ND);
     memset(a->demb, 0, ND * sizeof(float));
-    nn_layernorm_backward(a->demb, G + (m->emb_ln_w - m->w), G + (m->emb_ln_b - m->w), dln, a->emb, m->emb_ln_w,
+    posemb_nn_layernorm_backward(a->demb, G + (m->emb_ln_w - m->w), G + (m->emb_ln_b - m->w), dln, a->emb, m->emb_ln_w,
                           a->emb_mean, a->emb_rstd, N, D);
     float *dsum = a->dx2; /* the loop ends with dout in bufs[0] = a->dx */
-    pe_input_backward(m->pe, a->pos_in, N, a->emb_sum, a->demb, dsum, a->pe_scratch);
-    nn_embedding_backward(G + (m->wte - m->w), dsum, a->ids, N, D, m->cfg.pad_token_id);
-    if (m->wtype) nn_embedding_backward(G + (m->wtype - m->w), dsum, a->types, N, D, -1);
+    posemb_pe_input_backward(m->pe, a->pos_in, N, a->emb_sum, a->demb, dsum, a->pe_scratch);
+    posemb_nn_embedding_backward(G + (m->wte - m->w), dsum, a->ids, N, D, m->cfg.pad_token_id);
+    if (m->wtype) posemb_nn_embedding_backward(G + (m->wtype - m->w), dsum, a->types, N, D, -1);
     /* HF RoBERTa's position table has padding_idx = pad: that row, which only
      * padding reads, never learns. */
-    const pe_param *ape = pe_find_param(m->pe, "position_embeddings.weight", 0);
+    const posemb_pe_param *ape = posemb_pe_find_param(m->pe, "position_embeddings.weight", 0);
     if (m->cfg.arch == POSEMB_ROBERTA && ape && ape->grad)
         memset(ape->grad + (size_t)m->cfg.pad_token_id * ape->shape[1], 0, (size_t)ape->shape[1] * sizeof(float));
 }

@@ -55,30 +55,54 @@ static posemb_status lm_loss(posemb_model *m, const posemb_targets *t, float gs,
     gather(a->hx, last_hidden(m), a->rows, M, D);
     const float *x = a->hx;
     if (mlm) { /* transform: dense, gelu, LayerNorm (RoBERTa's lm_head uses the erf GELU) */
-        nn_gelu_kind act = c->arch == POSEMB_ROBERTA ? NN_GELU_ERF : c->act;
-        nn_linear_forward(a->ht, a->hx, h->dense_w, h->dense_b, M, D, D, NN_W_OUT_IN);
-        nn_gelu_forward(a->hg, a->ht, (long)M * D, act);
-        nn_layernorm_forward(a->hu, a->hmean, a->hrstd, a->hg, h->ln_w, h->ln_b, M, D, c->ln_eps);
+        posemb_nn_gelu_kind act = c->arch == POSEMB_ROBERTA ? POSEMB_NN_GELU_ERF : c->act;
+        posemb_nn_linear_forward(a->ht, a->hx, h->dense_w, h->dense_b, M, D, D, POSEMB_NN_W_OUT_IN);
+        posemb_nn_gelu_forward(a->hg, a->ht, (long)M * D, act);
+        posemb_nn_layernorm_forward(a->hu, a->hmean, a->hrstd, a->hg, h->ln_w, h->ln_b, M, D, c->ln_eps);
         x = a->hu;
     }
     float scale = gs / (float)M;
     if (gs != 0.0f) memset(a->dhu, 0, (size_t)M * D * sizeof(float));
-    double sum = nn_xent_tied(x, M, D, m->wte, mlm ? h->bias : NULL, V, a->tgt, scale, a->dhu, GR(m->wte),
+    double sum = posemb_nn_xent_tied(x, M, D, m->wte, mlm ? h->bias : NULL, V, a->tgt, scale, a->dhu, GR(m->wte),
                               mlm ? GR(h->bias) : NULL, a->lm_scratch, LM_CHUNK, &out->correct);
     out->loss = sum / M;
     if (gs == 0.0f) return POSEMB_OK;
     const float *dx = a->dhu;
     if (mlm) {
-        nn_gelu_kind act = c->arch == POSEMB_ROBERTA ? NN_GELU_ERF : c->act;
+        posemb_nn_gelu_kind act = c->arch == POSEMB_ROBERTA ? POSEMB_NN_GELU_ERF : c->act;
         memset(a->dhg, 0, (size_t)M * D * sizeof(float));
-        nn_layernorm_backward(a->dhg, GR(h->ln_w), GR(h->ln_b), a->dhu, a->hg, h->ln_w, a->hmean, a->hrstd, M, D);
+        posemb_nn_layernorm_backward(a->dhg, GR(h->ln_w), GR(h->ln_b), a->dhu, a->hg, h->ln_w, a->hmean, a->hrstd, M, D);
         memset(a->dht, 0, (size_t)M * D * sizeof(float));
-        nn_gelu_backward(a->dht, a->dhg, a->ht, (long)M * D, act);
+        posemb_nn_gelu_backward(a->dht, a->dhg, a->ht, (long)M * D, act);
         memset(a->dhx, 0, (size_t)M * D * sizeof(float));
-        nn_linear_backward(a->dhx, GR(h->dense_w), GR(h->dense_b), a->dht, a->hx, h->dense_w, M, D, D, NN_W_OUT_IN);
+        posemb_nn_linear_backward(a->dhx, GR(h->dense_w), GR(h->dense_b), a->dht, a->hx, h->dense_w, M, D, D, POSEMB_NN_W_OUT_IN);
         dx = a->dhx;
     }
     scatter_add(a->dlast, dx, a->rows, M, D);
+    return POSEMB_OK;
+}
+
+posemb_status posemb_model_lm_logits(posemb_model *m, float *out, posemb_error *err)
+{
+    const posemb_config *c = &m->cfg;
+    model_acts *a = &m->a;
+    head_params *h = &m->hp;
+    int D = c->hidden, V = c->vocab_size, N = m->B * m->T;
+    if (!m->B) return posemb_fail(err, POSEMB_EINVAL, "LM logits: no forward pass yet");
+    if (c->head != POSEMB_HEAD_MLM && c->head != POSEMB_HEAD_CLM)
+        return posemb_fail(err, POSEMB_EINVAL, "LM logits: %s has no language-model head", c->architecture);
+    const float *x = last_hidden(m);
+    if (c->head == POSEMB_HEAD_MLM) { /* the transform of lm_loss, on every row */
+        posemb_nn_gelu_kind act = c->arch == POSEMB_ROBERTA ? POSEMB_NN_GELU_ERF : c->act;
+        posemb_nn_linear_forward(a->ht, x, h->dense_w, h->dense_b, N, D, D, POSEMB_NN_W_OUT_IN);
+        posemb_nn_gelu_forward(a->hg, a->ht, (long)N * D, act);
+        posemb_nn_layernorm_forward(a->hu, a->hmean, a->hrstd, a->hg, h->ln_w, h->ln_b, N, D, c->ln_eps);
+        x = a->hu;
+    }
+    posemb_nn_gemm(0, 1, N, V, D, 1.0f, x, D, m->wte, D, 0.0f, out, V);
+    if (c->head == POSEMB_HEAD_MLM)
+        for (int i = 0; i < N; i++)
+            for (int v = 0; v < V; v++) out[(size_t)i * V + v] += h->bias[v];
     return POSEMB_OK;
 }
 
@@ -102,13 +126,13 @@ static void classify_forward(posemb_model *m)
     const float *w1 = m->cfg.arch == POSEMB_BERT ? m->pool_w : h->dense_w, *b1 = m->cfg.arch == POSEMB_BERT ? m->pool_b : h->dense_b;
     const float *in = a->hx;
     if (m->cfg.arch != POSEMB_BERT) { /* RoBERTa drops out before its dense layer too */
-        nn_dropout_forward(a->hg, a->hx, (long)B * D, p1, key1);
+        posemb_nn_dropout_forward(a->hg, a->hx, (long)B * D, p1, key1);
         in = a->hg;
     }
-    nn_linear_forward(a->ht, in, w1, b1, B, D, D, NN_W_OUT_IN);
-    nn_tanh_forward(a->ht, a->ht, (long)B * D);
-    nn_dropout_forward(a->hu, a->ht, (long)B * D, p2, key2);
-    nn_linear_forward(a->logits, a->hu, h->out_w, h->out_b, B, D, C, NN_W_OUT_IN);
+    posemb_nn_linear_forward(a->ht, in, w1, b1, B, D, D, POSEMB_NN_W_OUT_IN);
+    posemb_nn_tanh_forward(a->ht, a->ht, (long)B * D);
+    posemb_nn_dropout_forward(a->hu, a->ht, (long)B * D, p2, key2);
+    posemb_nn_linear_forward(a->logits, a->hu, h->out_w, h->out_b, B, D, C, POSEMB_NN_W_OUT_IN);
 }
 
 /* dlogits [B, C] -> dlast rows of the first tokens, and the head's gradients. */
@@ -120,12 +144,12 @@ static void classify_backward(posemb_model *m, const float *dlogits)
     const float *w1 = bert ? m->pool_w : h->dense_w, *b1 = bert ? m->pool_b : h->dense_b;
     size_t BD = (size_t)B * D;
     memset(a->dhu, 0, BD * sizeof(float));
-    nn_linear_backward(a->dhu, GR(h->out_w), GR(h->out_b), dlogits, a->hu, h->out_w, B, D, C, NN_W_OUT_IN);
+    posemb_nn_linear_backward(a->dhu, GR(h->out_w), GR(h->out_b), dlogits, a->hu, h->out_w, B, D, C, POSEMB_NN_W_OUT_IN);
     const float *dt = model_undrop(m, m->cfg.layers, SITE_FFN_OUT, a->dhu, a->dhg, (long)BD);
     memset(a->dht, 0, BD * sizeof(float));
-    nn_tanh_backward(a->dht, dt, a->ht, (long)BD);
+    posemb_nn_tanh_backward(a->dht, dt, a->ht, (long)BD);
     memset(a->dhx, 0, BD * sizeof(float));
-    nn_linear_backward(a->dhx, GR(w1), GR(b1), a->dht, bert ? a->hx : a->hg, w1, B, D, D, NN_W_OUT_IN);
+    posemb_nn_linear_backward(a->dhx, GR(w1), GR(b1), a->dht, bert ? a->hx : a->hg, w1, B, D, D, POSEMB_NN_W_OUT_IN);
     const float *dx = bert ? a->dhx : model_undrop(m, m->cfg.layers, SITE_ATTN_OUT, a->dhx, a->dhu, (long)BD);
     scatter_add(a->dlast, dx, a->rows, B, D);
 }
@@ -150,7 +174,7 @@ static posemb_status classify_loss(posemb_model *m, const posemb_targets *t, flo
         for (int b = 0; b < B; b++)
             if (t->labels[b] < 0 || t->labels[b] >= C)
                 return posemb_fail(err, POSEMB_ERANGE, "loss: label %d of sequence %d is outside [0, %d)", t->labels[b], b, C);
-        out->loss = nn_xent(z, B, C, t->labels, gs / (float)B, &out->correct) / B;
+        out->loss = posemb_nn_xent(z, B, C, t->labels, gs / (float)B, &out->correct) / B;
     }
     if (gs != 0.0f) classify_backward(m, z);
     return POSEMB_OK;
@@ -159,7 +183,7 @@ static posemb_status classify_loss(posemb_model *m, const posemb_targets *t, flo
 /* Start and end logits [B, T, 2]. */
 static void span_forward(posemb_model *m)
 {
-    nn_linear_forward(m->a.logits, last_hidden(m), m->hp.out_w, m->hp.out_b, m->B * m->T, m->cfg.hidden, 2, NN_W_OUT_IN);
+    posemb_nn_linear_forward(m->a.logits, last_hidden(m), m->hp.out_w, m->hp.out_b, m->B * m->T, m->cfg.hidden, 2, POSEMB_NN_W_OUT_IN);
 }
 
 /* HF: positions clamped to [0, T], T ignored; loss = (CE(start) + CE(end)) / 2,
@@ -183,7 +207,7 @@ static posemb_status span_loss(posemb_model *m, const posemb_targets *t, float g
             for (int i = 0; i < T; i++) z[(size_t)k * B * T + (size_t)b * T + i] = a->logits[((size_t)b * T + i) * 2 + k];
         }
         float scale = counted ? gs / (2.0f * counted) : 0.0f;
-        double sum = nn_xent(z + (size_t)k * B * T, B, T, a->tgt + k * B, scale, &hits[k]);
+        double sum = posemb_nn_xent(z + (size_t)k * B * T, B, T, a->tgt + k * B, scale, &hits[k]);
         total += counted ? sum / counted / 2.0 : 0.0;
     }
     out->loss = total;
@@ -193,8 +217,8 @@ static posemb_status span_loss(posemb_model *m, const posemb_targets *t, float g
     for (int b = 0; b < B; b++) /* back to [B, T, 2] */
         for (int i = 0; i < T; i++)
             for (int k = 0; k < 2; k++) a->logits[((size_t)b * T + i) * 2 + k] = z[(size_t)k * B * T + (size_t)b * T + i];
-    nn_linear_backward(a->dlast, GR(m->hp.out_w), GR(m->hp.out_b), a->logits, last_hidden(m), m->hp.out_w, B * T,
-                       m->cfg.hidden, 2, NN_W_OUT_IN);
+    posemb_nn_linear_backward(a->dlast, GR(m->hp.out_w), GR(m->hp.out_b), a->logits, last_hidden(m), m->hp.out_w, B * T,
+                       m->cfg.hidden, 2, POSEMB_NN_W_OUT_IN);
     return POSEMB_OK;
 }
 

@@ -13,8 +13,8 @@
 static posemb_status make_pe(posemb_model *m, posemb_error *err)
 {
     const posemb_config *c = &m->cfg;
-    pe_dims dims = {c->hidden, c->heads, c->layers, c->max_position, c->arch == POSEMB_GPT2, 0};
-    return pe_create(&m->pe, c->pe, &dims, err);
+    posemb_pe_dims dims = {c->hidden, c->heads, c->layers, c->max_position, c->arch == POSEMB_GPT2, 0};
+    return posemb_pe_create(&m->pe, c->pe, &dims, err);
 }
 
 posemb_status posemb_model_create(posemb_model **out, const posemb_config *cfg, posemb_error *err)
@@ -41,7 +41,7 @@ posemb_status posemb_model_create(posemb_model **out, const posemb_config *cfg, 
         posemb_model_free(m);
         return st;
     }
-    pe_bind(m->pe, m->w + m->pe_offset, m->g + m->pe_offset);
+    posemb_pe_bind(m->pe, m->w + m->pe_offset, m->g + m->pe_offset);
     *out = m;
     return POSEMB_OK;
 }
@@ -49,7 +49,7 @@ posemb_status posemb_model_create(posemb_model **out, const posemb_config *cfg, 
 void posemb_model_free(posemb_model *m)
 {
     if (!m) return;
-    pe_free(m->pe);
+    posemb_pe_free(m->pe);
     free(m->params);
     free(m->w);
     free(m->g);
@@ -72,7 +72,7 @@ void posemb_model_init(posemb_model *m, uint64_t seed)
 {
     posemb_rng rng;
     posemb_rng_seed(&rng, seed, 0);
-    size_t pe_end = m->pe_offset + pe_n_floats(m->pe);
+    size_t pe_end = m->pe_offset + posemb_pe_n_floats(m->pe);
     for (int i = 0; i < m->n_params; i++) {
         posemb_param *p = &m->params[i];
         float *w = m->w + p->offset;
@@ -85,11 +85,11 @@ void posemb_model_init(posemb_model *m, uint64_t seed)
     if (m->cfg.pad_token_id >= 0 && m->cfg.arch != POSEMB_GPT2)
         memset(m->wte + (size_t)m->cfg.pad_token_id * m->cfg.hidden, 0, (size_t)m->cfg.hidden * sizeof(float));
     posemb_rng_seed(&rng, seed, 1);
-    pe_init_params(m->pe, &rng);
+    posemb_pe_init_params(m->pe, &rng);
 }
 
 const posemb_config *posemb_model_config(const posemb_model *m) { return &m->cfg; }
-pe *posemb_model_pe(posemb_model *m) { return m->pe; }
+posemb_pe *posemb_model_pe(posemb_model *m) { return m->pe; }
 int posemb_model_n_params(const posemb_model *m) { return m->n_params; }
 const posemb_param *posemb_model_param(const posemb_model *m, int i) { return &m->params[i]; }
 float *posemb_model_weights(posemb_model *m) { return m->w; }
@@ -133,9 +133,9 @@ static int carve(posemb_model *m, int B, int T)
     }
     a->dx = F(N * D), a->dx2 = F(N * D), a->dres = F(N * D), a->dh = F(N * D), a->dz = F(N * D);
     a->dqkv = F(N * 3 * D), a->dfi = F(N * F), a->dga = F(N * F), a->demb = F(N * D);
-    nn_attn_shape sh = {B, T, c->hidden, c->heads, 0, 0.0f, 0};
-    a->attn_scratch = F(nn_attention_scratch_floats(&sh, m->pe));
-    a->pe_scratch = F(pe_input_scratch_floats(m->pe, (long)N) + 1);
+    posemb_nn_attn_shape sh = {B, T, c->hidden, c->heads, 0, 0.0f, 0};
+    a->attn_scratch = F(posemb_nn_attention_scratch_floats(&sh, m->pe));
+    a->pe_scratch = F(posemb_pe_input_scratch_floats(m->pe, (long)N) + 1);
     a->mask = F(N);
     a->hx = F(N * D), a->ht = F(N * D), a->hg = F(N * D), a->hu = F(N * D), a->hmean = F(N), a->hrstd = F(N);
     a->dhx = F(N * D), a->dht = F(N * D), a->dhg = F(N * D), a->dhu = F(N * D), a->dlast = F(N * D);
@@ -220,8 +220,8 @@ static posemb_status prepare_batch(posemb_model *m, const posemb_batch *b, posem
     m->T = b->T;
     m->has_pooled = 0;
     make_positions(m, b->B, b->T);
-    if ((st = pe_check_positions(m->pe, m->a.pos_in, (long)b->B * b->T, err))) return st;
-    return pe_check_positions(m->pe, m->a.pos_attn, (long)b->B * b->T, err);
+    if ((st = posemb_pe_check_positions(m->pe, m->a.pos_in, (long)b->B * b->T, err))) return st;
+    return posemb_pe_check_positions(m->pe, m->a.pos_attn, (long)b->B * b->T, err);
 }
 
 posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posemb_error *err)
@@ -238,9 +238,9 @@ void posemb_model_set_inference(posemb_model *m, int on) { m->inference = on != 
 
 layer_acts *model_layer_acts(posemb_model *m, int l) { return &m->a.layer[m->acts_shared ? 0 : l]; }
 
-const posemb_layer_params *posemb_model_layer(const posemb_model *m, int l, nn_wlayout *layout)
+const posemb_layer_params *posemb_model_layer(const posemb_model *m, int l, posemb_nn_wlayout *layout)
 {
-    if (layout) *layout = m->cfg.arch == POSEMB_GPT2 ? NN_W_IN_OUT : NN_W_OUT_IN;
+    if (layout) *layout = m->cfg.arch == POSEMB_GPT2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN;
     return l >= 0 && l < m->cfg.layers ? &m->L[l] : NULL;
 }
 
@@ -254,21 +254,21 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
     model_acts *a = &m->a;
     layer_acts *la = &a->layer[0];
     int N = m->B * m->T, D = m->cfg.hidden, H = m->cfg.heads, T = m->T, d = D / H, gpt2 = m->cfg.arch == POSEMB_GPT2;
-    nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
-    if (m->wtype) nn_embedding_forward(a->emb_sum, m->wtype, a->types, N, D, 1);
-    pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->emb, a->pe_scratch, NULL); /* positions checked */
+    posemb_nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
+    if (m->wtype) posemb_nn_embedding_forward(a->emb_sum, m->wtype, a->types, N, D, 1);
+    posemb_pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->emb, a->pe_scratch, NULL); /* positions checked */
     const float *lnw = gpt2 ? m->L[0].ln1_w : m->emb_ln_w, *lnb = gpt2 ? m->L[0].ln1_b : m->emb_ln_b;
-    nn_layernorm_forward(la->a, la->mean1, la->rstd1, a->emb, lnw, lnb, N, D, m->cfg.ln_eps);
-    nn_linear_forward(la->qkv, la->a, m->L[0].qkv_w, m->L[0].qkv_b, N, D, 3 * D, gpt2 ? NN_W_IN_OUT : NN_W_OUT_IN);
+    posemb_nn_layernorm_forward(la->a, la->mean1, la->rstd1, a->emb, lnw, lnb, N, D, m->cfg.ln_eps);
+    posemb_nn_linear_forward(la->qkv, la->a, m->L[0].qkv_w, m->L[0].qkv_b, N, D, 3 * D, gpt2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN);
     float scale = 1.0f / sqrtf((float)d);
     for (int bi = 0; bi < m->B; bi++)
         for (int h = 0; h < H; h++) {
             const int32_t *ps = a->pos_attn + (size_t)bi * T;
-            pe_head hd = {0, h, T, T, d, scale, ps, ps, 0};
+            posemb_pe_head hd = {0, h, T, T, d, scale, ps, ps, 0};
             float *q = la->qkv + (size_t)bi * T * 3 * D + (size_t)h * d, *k = q + D, *s = out + ((size_t)bi * H + h) * T * T;
-            pe_qk_forward(m->pe, &hd, q, 3 * D, k, 3 * D);
+            posemb_pe_qk_forward(m->pe, &hd, q, 3 * D, k, 3 * D);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, 3 * D, k, 3 * D, 0.0f, s, T);
-            pe_logits_forward(m->pe, &hd, q, 3 * D, k, 3 * D, s, T);
+            posemb_pe_logits_forward(m->pe, &hd, q, 3 * D, k, 3 * D, s, T);
         }
     return POSEMB_OK;
 }
@@ -291,8 +291,8 @@ const float *posemb_model_pooled(posemb_model *m)
     int D = m->cfg.hidden;
     for (int b = 0; b < m->B; b++)
         memcpy(m->a.pool_in + (size_t)b * D, m->a.h[m->cfg.layers] + (size_t)b * m->T * D, (size_t)D * sizeof(float));
-    nn_linear_forward(m->a.pooled, m->a.pool_in, m->pool_w, m->pool_b, m->B, D, D, NN_W_OUT_IN);
-    nn_tanh_forward(m->a.pooled, m->a.pooled, (long)m->B * D);
+    posemb_nn_linear_forward(m->a.pooled, m->a.pool_in, m->pool_w, m->pool_b, m->B, D, D, POSEMB_NN_W_OUT_IN);
+    posemb_nn_tanh_forward(m->a.pooled, m->a.pooled, (long)m->B * D);
     m->has_pooled = 1;
     return m->a.pooled;
 }
@@ -313,7 +313,7 @@ void posemb_model_set_train(posemb_model *m, int train, uint64_t seed, uint64_t 
 
 float model_dropout(const posemb_model *m, int l, int site, uint64_t *key)
 {
-    *key = nn_dropout_key(m->seed, m->step, site == SITE_EMB ? 0 : 1 + 3 * (uint64_t)l + (uint64_t)(site - 1));
+    *key = posemb_nn_dropout_key(m->seed, m->step, site == SITE_EMB ? 0 : 1 + 3 * (uint64_t)l + (uint64_t)(site - 1));
     if (!m->train) return 0.0f;
     return site == SITE_PROBS ? m->cfg.attn_dropout : m->cfg.hidden_dropout;
 }
@@ -324,13 +324,13 @@ const float *model_undrop(const posemb_model *m, int l, int site, const float *d
     float p = model_dropout(m, l, site, &key);
     if (p <= 0.0f) return dy;
     memset(tmp, 0, (size_t)n * sizeof *tmp);
-    nn_dropout_backward(tmp, dy, n, p, key);
+    posemb_nn_dropout_backward(tmp, dy, n, p, key);
     return tmp;
 }
 
-nn_attn_shape model_attn_shape(const posemb_model *m, int l)
+posemb_nn_attn_shape model_attn_shape(const posemb_model *m, int l)
 {
-    nn_attn_shape s = {m->B, m->T, m->cfg.hidden, m->cfg.heads, m->cfg.arch == POSEMB_GPT2, 0.0f, 0};
+    posemb_nn_attn_shape s = {m->B, m->T, m->cfg.hidden, m->cfg.heads, m->cfg.arch == POSEMB_GPT2, 0.0f, 0};
     s.dropout = model_dropout(m, l, SITE_PROBS, &s.key);
     return s;
 }
@@ -339,6 +339,6 @@ void model_drop_add(const posemb_model *m, int l, int site, float *y, const floa
 {
     uint64_t key;
     float p = model_dropout(m, l, site, &key);
-    if (p > 0.0f) nn_dropout_forward(y, y, n, p, key);
-    nn_add(y, y, x, n);
+    if (p > 0.0f) posemb_nn_dropout_forward(y, y, n, p, key);
+    posemb_nn_add(y, y, x, n);
 }

@@ -39,7 +39,7 @@ typedef struct model_acts {
 
 struct posemb_model {
     posemb_config cfg;
-    pe *pe;
+    posemb_pe *pe;
     int n_params, cap_params, reg_next, oom, reg_head;
     posemb_param *params;
     size_t n_floats, pe_offset;
@@ -73,7 +73,7 @@ posemb_status model_layout(posemb_model *m, posemb_error *err);
 posemb_status model_reserve(posemb_model *m, int B, int T, posemb_error *err);
 
 /* Layer l's attention shape: causal for GPT-2, its dropout in training mode. */
-nn_attn_shape model_attn_shape(const posemb_model *m, int l);
+posemb_nn_attn_shape model_attn_shape(const posemb_model *m, int l);
 /* Layer l's activation buffers: its own, or in an inference pass the first layer's. */
 layer_acts *model_layer_acts(posemb_model *m, int l);
 /* y [n] = dropout(y) + x: a residual branch at a dropout site of layer l. */

@@ -37,10 +37,10 @@ float *model_param(posemb_model *m, const char *name, int64_t rows, int64_t cols
 
 /* The HF name of a PE tensor: the model's prefix for its scope. GPT-2's
  * learned table is HF's wpe. */
-static void pe_tensor_name(const posemb_model *m, const pe_param *t, char *buf, size_t cap)
+static void pe_tensor_name(const posemb_model *m, const posemb_pe_param *t, char *buf, size_t cap)
 {
     int gpt2 = m->cfg.arch == POSEMB_GPT2;
-    if (t->scope == PE_SCOPE_LAYER)
+    if (t->scope == POSEMB_PE_SCOPE_LAYER)
         snprintf(buf, cap, gpt2 ? "h.%d.attn.%s" : "encoder.layer.%d.attention.self.%s", t->layer, t->name);
     else if (gpt2 && !strcmp(t->name, "position_embeddings.weight"))
         snprintf(buf, cap, "wpe.weight");
@@ -50,13 +50,13 @@ static void pe_tensor_name(const posemb_model *m, const pe_param *t, char *buf, 
         snprintf(buf, cap, gpt2 ? "pe.%s" : "encoder.%s", t->name);
 }
 
-/* The PE's tensors, contiguous so that pe_bind sees one block. */
+/* The PE's tensors, contiguous so that posemb_pe_bind sees one block. */
 static void layout_pe(posemb_model *m)
 {
     if (!m->w) m->pe_offset = m->n_floats; /* the registration pass */
     char name[128];
-    for (int i = 0; i < pe_n_params(m->pe); i++) {
-        const pe_param *t = pe_get_param(m->pe, i);
+    for (int i = 0; i < posemb_pe_n_params(m->pe); i++) {
+        const posemb_pe_param *t = posemb_pe_get_param(m->pe, i);
         pe_tensor_name(m, t, name, sizeof name);
         model_param(m, name, t->shape[0], t->ndim == 2 ? t->shape[1] : 0, t->decay, 0);
     }

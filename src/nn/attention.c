@@ -9,25 +9,26 @@
 #include "posemb/nn.h"
 #include "vmath.h"
 #include "posemb/threads.h"
+#include "core/simd.h"
 
 /* The PE's gradient slots are per thread, so the kernel runs on exactly the
  * threads the PE was built for. */
-static int n_threads(const pe *p) { return pe_get_dims(p)->max_threads; }
+static int n_threads(const posemb_pe *p) { return posemb_pe_get_dims(p)->max_threads; }
 
-size_t nn_attention_scratch_floats(const nn_attn_shape *s, const pe *p)
+size_t posemb_nn_attention_scratch_floats(const posemb_nn_attn_shape *s, const posemb_pe *p)
 {
     return (size_t)n_threads(p) * 2 * s->T * s->T;
 }
 
 /* The shape must be the one the PE was built for: its tables are per layer
  * and per head, and sized for max_len tokens. */
-static void check_shape(const nn_attn_shape *s, const pe *p, int layer)
+static void check_shape(const posemb_nn_attn_shape *s, const posemb_pe *p, int layer)
 {
-    const pe_dims *d = pe_get_dims(p);
+    const posemb_pe_dims *d = posemb_pe_get_dims(p);
     POSEMB_REQUIRE(s->D == d->dim && s->H == d->n_heads, "attention width and heads differ from the PE's");
     POSEMB_REQUIRE(layer >= 0 && layer < d->n_layers, "attention layer outside the PE's layers");
     POSEMB_REQUIRE(s->T >= 1 && s->T <= d->max_len, "sequence longer than the PE's max_len");
-    POSEMB_REQUIRE(pe_is_bound(p, 0), "attention with a PE whose parameters are not bound");
+    POSEMB_REQUIRE(posemb_pe_is_bound(p, 0), "attention with a PE whose parameters are not bound");
 }
 
 /* Positions of sequence b, or 0..T-1 (in arange, filled once) when none are given. */
@@ -48,7 +49,7 @@ static void apply_masks(float *s, int T, int causal, const float *keymask)
     }
 }
 
-static void softmax_rows(float *s, int T)
+POSEMB_KERNEL static void softmax_rows(float *s, int T)
 {
     for (int i = 0; i < T; i++) {
         float *si = s + (size_t)i * T, mx = -INFINITY;
@@ -61,22 +62,22 @@ static void softmax_rows(float *s, int T)
 
 /* The probabilities the values see: P itself, or P with dropout applied
  * (into buf), the decisions indexed by the element's place in [B, H, T, T]. */
-static const float *dropped(const nn_attn_shape *s, int b, int h, const float *pr, float *buf)
+static const float *dropped(const posemb_nn_attn_shape *s, int b, int h, const float *pr, float *buf)
 {
     if (s->dropout <= 0.0f) return pr;
     size_t n = (size_t)s->T * s->T, base = ((size_t)b * s->H + h) * n;
-    for (size_t i = 0; i < n; i++) buf[i] = pr[i] * nn_dropout_scale(s->key, base + i, s->dropout);
+    for (size_t i = 0; i < n; i++) buf[i] = pr[i] * posemb_nn_dropout_scale(s->key, base + i, s->dropout);
     return buf;
 }
 
 /* d loss / d P from d loss / d P' (in place): the same decisions as dropped(). */
-static void undrop_grad(const nn_attn_shape *s, int b, int h, float *dp)
+static void undrop_grad(const posemb_nn_attn_shape *s, int b, int h, float *dp)
 {
     size_t n = (size_t)s->T * s->T, base = ((size_t)b * s->H + h) * n;
-    for (size_t i = 0; i < n; i++) dp[i] *= nn_dropout_scale(s->key, base + i, s->dropout);
+    for (size_t i = 0; i < n; i++) dp[i] *= posemb_nn_dropout_scale(s->key, base + i, s->dropout);
 }
 
-void nn_attention_forward(const nn_attn_shape *s, pe *p, int layer, float *qkv, const int32_t *pos,
+void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, float *qkv, const int32_t *pos,
                           const float *keymask, float *probs, float *out, float *scratch)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
@@ -88,22 +89,22 @@ void nn_attention_forward(const nn_attn_shape *s, pe *p, int layer, float *qkv, 
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             const int32_t *ps = positions(pos, b, T, arange);
-            pe_head hd = {layer, h, T, T, d, scale, ps, ps, posemb_thread_id()};
+            posemb_pe_head hd = {layer, h, T, T, d, scale, ps, ps, posemb_thread_id()};
             float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             float *pr = probs + ((size_t)b * H + h) * T * T, *z = out + (size_t)b * T * D + (size_t)h * d;
-            pe_qk_forward(p, &hd, q, ld, k, ld);
+            posemb_pe_qk_forward(p, &hd, q, ld, k, ld);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, ld, k, ld, 0.0f, pr, T);
-            pe_logits_forward(p, &hd, q, ld, k, ld, pr, T);
+            posemb_pe_logits_forward(p, &hd, q, ld, k, ld, pr, T);
             apply_masks(pr, T, s->causal, keymask ? keymask + (size_t)b * T : NULL);
             softmax_rows(pr, T);
             const float *pv = s->dropout > 0.0f ? dropped(s, b, h, pr, scratch + (size_t)hd.slot * 2 * T * T) : pr;
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0f, pv, T, v, ld, 0.0f, z, D);
-            pe_values_forward(p, &hd, pv, T, z, D);
+            posemb_pe_values_forward(p, &hd, pv, T, z, D);
         }
 }
 
 /* dS = P * (dP - rowsum(P * dP)), in place over dP. */
-static void softmax_backward_rows(const float *pr, float *dp, int T)
+POSEMB_KERNEL static void softmax_backward_rows(const float *pr, float *dp, int T)
 {
     for (int i = 0; i < T; i++) {
         const float *pi = pr + (size_t)i * T;
@@ -112,7 +113,7 @@ static void softmax_backward_rows(const float *pr, float *dp, int T)
     }
 }
 
-void nn_attention_backward(const nn_attn_shape *s, pe *p, int layer, const float *qkv, const int32_t *pos,
+void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, const float *qkv, const int32_t *pos,
                            const float *probs, const float *dout, float *dqkv, float *scratch)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
@@ -125,21 +126,21 @@ void nn_attention_backward(const nn_attn_shape *s, pe *p, int layer, const float
         for (int h = 0; h < H; h++) {
             const int32_t *ps = positions(pos, b, T, arange);
             int slot = posemb_thread_id();
-            pe_head hd = {layer, h, T, T, d, scale, ps, ps, slot};
+            posemb_pe_head hd = {layer, h, T, T, d, scale, ps, ps, slot};
             const float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             const float *pr = probs + ((size_t)b * H + h) * T * T, *dz = dout + (size_t)b * T * D + (size_t)h * d;
             float *dq = dqkv + (size_t)b * T * ld + (size_t)h * d, *dk = dq + D, *dv = dq + 2 * D;
             float *dp = scratch + (size_t)slot * 2 * T * T;
             const float *pv = dropped(s, b, h, pr, dp + (size_t)T * T);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0f, dz, D, v, ld, 0.0f, dp, T);
-            pe_values_backward(p, &hd, pv, T, dz, D, dp, T);
+            posemb_pe_values_backward(p, &hd, pv, T, dz, D, dp, T);
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0f, pv, T, dz, D, 0.0f, dv, ld);
             if (pv != pr) undrop_grad(s, b, h, dp); /* dP = dP' * scale */
             softmax_backward_rows(pr, dp, T);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, scale, dp, T, k, ld, 0.0f, dq, ld);
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, scale, dp, T, q, ld, 0.0f, dk, ld);
-            pe_logits_backward(p, &hd, q, ld, k, ld, dp, T, dq, ld, dk, ld);
-            pe_qk_backward(p, &hd, dq, ld, dk, ld);
+            posemb_pe_logits_backward(p, &hd, q, ld, k, ld, dp, T, dq, ld, dk, ld);
+            posemb_pe_qk_backward(p, &hd, dq, ld, dk, ld);
         }
-    pe_layer_backward_end(p, layer);
+    posemb_pe_layer_backward_end(p, layer);
 }

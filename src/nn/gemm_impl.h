@@ -8,7 +8,7 @@
 /* 1 when bf16 products run on this CPU with this build; else 0 and why. */
 int gemm_bf16_available(char *why, size_t cap);
 
-/* nn_gemm's contract with bf16 inputs; returns 0 when oneDNN refused (the
+/* posemb_nn_gemm's contract with bf16 inputs; returns 0 when oneDNN refused (the
  * caller then computes the product in fp32). Not reentrant: serial callers only. */
 int gemm_bf16(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
               int ldb, float beta, float *C, int ldc);

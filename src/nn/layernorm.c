@@ -2,8 +2,9 @@
 
 #include "posemb/nn.h"
 #include "vmath.h"
+#include "core/simd.h"
 
-void nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b, int N,
+POSEMB_KERNEL void posemb_nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b, int N,
                           int C, float eps)
 {
 #pragma omp parallel for schedule(static)
@@ -21,7 +22,7 @@ void nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, co
 /* dw[i] += sum_t dy[t, i] xhat[t, i], db[i] += sum_t dy[t, i]: threads take
  * blocks of 16 columns (a cache line) and sum over rows in order, so the
  * result does not depend on the thread count. */
-static void layernorm_backward_params(float *dw, float *db, const float *dy, const float *x, const float *mean,
+POSEMB_KERNEL static void layernorm_backward_params(float *dw, float *db, const float *dy, const float *x, const float *mean,
                                       const float *rstd, int N, int C)
 {
 #pragma omp parallel for schedule(static)
@@ -39,7 +40,7 @@ static void layernorm_backward_params(float *dw, float *db, const float *dy, con
 }
 
 /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w. */
-void nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
+POSEMB_KERNEL void posemb_nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
                            const float *mean, const float *rstd, int N, int C)
 {
     if (dw || db) layernorm_backward_params(dw, db, dy, x, mean, rstd, N, C);

@@ -1,5 +1,6 @@
 #include "gemm_impl.h"
 #include "posemb/nn.h"
+#include "core/simd.h"
 
 /* Below this many elements a loop stays on one thread. */
 #define PARALLEL_MIN 32768
@@ -7,7 +8,7 @@
 
 /* db [out] += the column sums of dy [N, out]: threads own blocks of columns
  * and add the rows in order, so the sums do not depend on the thread count. */
-static void bias_grad(float *db, const float *dy, int N, int out)
+POSEMB_KERNEL static void bias_grad(float *db, const float *dy, int N, int out)
 {
     int blocks = (out + COLS - 1) / COLS;
 #pragma omp parallel for schedule(static) if ((long)N * out > PARALLEL_MIN)
@@ -22,8 +23,8 @@ static void bias_grad(float *db, const float *dy, int N, int out)
     }
 }
 
-void nn_linear_forward(float *y, const float *x, const float *w, const float *b, int N, int in, int out,
-                       nn_wlayout layout)
+POSEMB_KERNEL void posemb_nn_linear_forward(float *y, const float *x, const float *w, const float *b, int N, int in, int out,
+                       posemb_nn_wlayout layout)
 {
     float beta = 0.0f;
     if (b) {
@@ -32,24 +33,24 @@ void nn_linear_forward(float *y, const float *x, const float *w, const float *b,
             for (int o = 0; o < out; o++) y[(long)t * out + o] = b[o];
         beta = 1.0f;
     }
-    if (layout == NN_W_OUT_IN)
-        nn_gemm(0, 1, N, out, in, 1.0f, x, in, w, in, beta, y, out);
+    if (layout == POSEMB_NN_W_OUT_IN)
+        posemb_nn_gemm(0, 1, N, out, in, 1.0f, x, in, w, in, beta, y, out);
     else
-        nn_gemm(0, 0, N, out, in, 1.0f, x, in, w, out, beta, y, out);
+        posemb_nn_gemm(0, 0, N, out, in, 1.0f, x, in, w, out, beta, y, out);
 }
 
-void nn_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w, int N,
-                        int in, int out, nn_wlayout layout)
+void posemb_nn_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w, int N,
+                        int in, int out, posemb_nn_wlayout layout)
 {
-    int oi = layout == NN_W_OUT_IN;
+    int oi = layout == POSEMB_NN_W_OUT_IN;
     gemm_bf16_reuse(dy); /* read by both products: converted to bf16 once */
     if (dx) /* dx [N, in] += dy [N, out] . W as [out, in] */
-        nn_gemm(0, !oi, N, in, out, 1.0f, dy, out, w, oi ? in : out, 1.0f, dx, in);
+        posemb_nn_gemm(0, !oi, N, in, out, 1.0f, dy, out, w, oi ? in : out, 1.0f, dx, in);
     if (dw) {
         if (oi) /* dW [out, in] += dy^T x */
-            nn_gemm(1, 0, out, in, N, 1.0f, dy, out, x, in, 1.0f, dw, in);
+            posemb_nn_gemm(1, 0, out, in, N, 1.0f, dy, out, x, in, 1.0f, dw, in);
         else /* dW [in, out] += x^T dy */
-            nn_gemm(1, 0, in, out, N, 1.0f, x, in, dy, out, 1.0f, dw, out);
+            posemb_nn_gemm(1, 0, in, out, N, 1.0f, x, in, dy, out, 1.0f, dw, out);
     }
     gemm_bf16_reuse(NULL);
     if (db) bias_grad(db, dy, N, out);

@@ -7,11 +7,12 @@
 
 #include "posemb/nn.h"
 #include "vmath.h"
+#include "core/simd.h"
 
 #define MAX_THREADS 256
 
 /* Row softmax in place; returns log-sum-exp; *argmax the largest logit. */
-static double softmax_row(float *z, int V, int *argmax)
+POSEMB_KERNEL static double softmax_row(float *z, int V, int *argmax)
 {
     float mx = z[0];
 #pragma omp simd reduction(max : mx)
@@ -27,7 +28,7 @@ static double softmax_row(float *z, int V, int *argmax)
 }
 
 /* One row: loss (-log p[target]); z becomes grad_scale * (p - onehot) or stays p. */
-static double xent_row(float *z, int V, int target, float grad_scale, long *correct)
+POSEMB_KERNEL static double xent_row(float *z, int V, int target, float grad_scale, long *correct)
 {
     int best;
     float zt = z[target];
@@ -40,7 +41,7 @@ static double xent_row(float *z, int V, int target, float grad_scale, long *corr
     return lse - zt;
 }
 
-double nn_xent(float *logits, int M, int V, const int32_t *targets, float grad_scale, long *correct)
+double posemb_nn_xent(float *logits, int M, int V, const int32_t *targets, float grad_scale, long *correct)
 {
     double total = 0.0;
     for (int i = 0; i < M; i++) {
@@ -88,17 +89,17 @@ static double xent_rows(float *z, int n, int V, const int32_t *targets, float gr
     return total;
 }
 
-double nn_xent_tied(const float *x, int M, int D, const float *W, const float *b, int V, const int32_t *targets,
+double posemb_nn_xent_tied(const float *x, int M, int D, const float *W, const float *b, int V, const int32_t *targets,
                     float grad_scale, float *dx, float *dW, float *db, float *scratch, int chunk, long *correct)
 {
     double total = 0.0;
     for (int r0 = 0; r0 < M; r0 += chunk) {
         int n = M - r0 < chunk ? M - r0 : chunk;
         const float *xc = x + (size_t)r0 * D;
-        nn_linear_forward(scratch, xc, W, b, n, D, V, NN_W_OUT_IN);
+        posemb_nn_linear_forward(scratch, xc, W, b, n, D, V, POSEMB_NN_W_OUT_IN);
         total += xent_rows(scratch, n, V, targets + r0, grad_scale, correct);
         if (grad_scale != 0.0f)
-            nn_linear_backward(dx ? dx + (size_t)r0 * D : NULL, dW, db, scratch, xc, W, n, D, V, NN_W_OUT_IN);
+            posemb_nn_linear_backward(dx ? dx + (size_t)r0 * D : NULL, dW, db, scratch, xc, W, n, D, V, POSEMB_NN_W_OUT_IN);
     }
     return total;
 }

@@ -4,14 +4,15 @@
 
 #include "posemb/nn.h"
 #include "vmath.h"
+#include "core/simd.h"
 
 #define SQRT_2_OVER_PI 0.7978845608028654f
 #define INV_SQRT_2 0.7071067811865476f
 #define INV_SQRT_2PI 0.3989422804014327f
 
-void nn_gelu_forward(float *y, const float *x, long n, nn_gelu_kind kind)
+POSEMB_KERNEL void posemb_nn_gelu_forward(float *y, const float *x, long n, posemb_nn_gelu_kind kind)
 {
-    if (kind == NN_GELU_ERF) {
+    if (kind == POSEMB_NN_GELU_ERF) {
 #pragma omp parallel for simd schedule(static)
         for (long i = 0; i < n; i++) y[i] = 0.5f * x[i] * (1.0f + vm_erf(x[i] * INV_SQRT_2));
         return;
@@ -24,9 +25,9 @@ void nn_gelu_forward(float *y, const float *x, long n, nn_gelu_kind kind)
 }
 
 /* d GELU / dx = Phi(x) + x phi(x); exp(-x^2 / 2) serves both. */
-void nn_gelu_backward(float *dx, const float *dy, const float *x, long n, nn_gelu_kind kind)
+POSEMB_KERNEL void posemb_nn_gelu_backward(float *dx, const float *dy, const float *x, long n, posemb_nn_gelu_kind kind)
 {
-    if (kind == NN_GELU_ERF) {
+    if (kind == POSEMB_NN_GELU_ERF) {
 #pragma omp parallel for simd schedule(static)
         for (long i = 0; i < n; i++) {
             float v = x[i], e = vm_expf(-0.5f * v * v);
@@ -42,23 +43,23 @@ void nn_gelu_backward(float *dx, const float *dy, const float *x, long n, nn_gel
     }
 }
 
-void nn_tanh_forward(float *y, const float *x, long n)
+void posemb_nn_tanh_forward(float *y, const float *x, long n)
 {
     for (long i = 0; i < n; i++) y[i] = tanhf(x[i]);
 }
 
-void nn_tanh_backward(float *dx, const float *dy, const float *y, long n)
+void posemb_nn_tanh_backward(float *dx, const float *dy, const float *y, long n)
 {
     for (long i = 0; i < n; i++) dx[i] += dy[i] * (1.0f - y[i] * y[i]);
 }
 
-void nn_add(float *y, const float *a, const float *b, long n)
+POSEMB_KERNEL void posemb_nn_add(float *y, const float *a, const float *b, long n)
 {
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++) y[i] = a[i] + b[i];
 }
 
-void nn_embedding_forward(float *out, const float *table, const int32_t *ids, int N, int C, int accumulate)
+void posemb_nn_embedding_forward(float *out, const float *table, const int32_t *ids, int N, int C, int accumulate)
 {
     for (int t = 0; t < N; t++) {
         const float *row = table + (long)ids[t] * C;
@@ -69,7 +70,7 @@ void nn_embedding_forward(float *out, const float *table, const int32_t *ids, in
     }
 }
 
-void nn_embedding_backward(float *dtable, const float *dout, const int32_t *ids, int N, int C, int32_t skip_id)
+void posemb_nn_embedding_backward(float *dtable, const float *dout, const int32_t *ids, int N, int C, int32_t skip_id)
 {
     for (int t = 0; t < N; t++) {
         if (ids[t] == skip_id) continue;

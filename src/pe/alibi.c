@@ -14,7 +14,7 @@ typedef struct alibi_state {
 } alibi_state;
 
 /* The BLOOM rule (it reduces to 2^(-8h/H) when H is a power of two). */
-void pe_alibi_slopes(int H, float *out)
+void posemb_pe_alibi_slopes(int H, float *out)
 {
     int p = 1;
     while (p * 2 <= H) p *= 2;
@@ -31,7 +31,7 @@ static posemb_status alibi_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     c->state = s;
     s->slopes = malloc((size_t)c->dims.n_heads * sizeof(float));
     if (!s->slopes) return posemb_fail(err, POSEMB_ENOMEM, "alibi: out of memory");
-    pe_alibi_slopes(c->dims.n_heads, s->slopes);
+    posemb_pe_alibi_slopes(c->dims.n_heads, s->slopes);
     return POSEMB_OK;
 }
 
@@ -43,7 +43,7 @@ static void alibi_destroy(pe_comp *c)
     free(s);
 }
 
-static void alibi_logits_forward(pe_comp *c, const pe_head *h, const float *q, int ldq, const float *k, int ldk,
+static void alibi_logits_forward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                                  float *sc, int lds)
 {
     const alibi_state *s = c->state;
@@ -55,22 +55,22 @@ static void alibi_logits_forward(pe_comp *c, const pe_head *h, const float *q, i
 }
 
 /* The bias has no parameters and does not depend on q or k. */
-static void alibi_logits_backward(pe_comp *c, const pe_head *h, const float *q, int ldq, const float *k, int ldk,
+static void alibi_logits_backward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                                   const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk)
 {
 }
 
-static posemb_status alibi_export(pe_comp *c, int n, posemb_arena *a, pe_export *out, posemb_error *err)
+static posemb_status alibi_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
     const alibi_state *s = c->state;
     int H = c->dims.n_heads;
-    pe_matrix *m = pe_export_add(out, a, "slopes", "row h: the slope m_h of head h", H, 1, err);
+    posemb_pe_named_matrix *m = pe_export_add(out, a, "slopes", "row h: the slope m_h of head h", H, 1, err);
     if (!m) return err ? err->code : POSEMB_ENOMEM;
     for (int h = 0; h < H; h++) m->data[h] = s->slopes[h];
     char name[64];
     for (int h = 0; h < H; h++) {
         snprintf(name, sizeof name, "bias.head%d", h);
-        pe_matrix *b = pe_export_add(out, a, name, "row i, column j: -m_h |i - j|", n, n, err);
+        posemb_pe_named_matrix *b = pe_export_add(out, a, name, "row i, column j: -m_h |i - j|", n, n, err);
         if (!b) return err ? err->code : POSEMB_ENOMEM;
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++) b->data[(size_t)i * n + j] = 0.0f - s->slopes[h] * (float)abs(i - j); /* +0 on the diagonal */

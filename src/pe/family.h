@@ -44,40 +44,40 @@ typedef struct pe_family {
     void (*rows_backward)(pe_comp *c, const int32_t *pos, long n, const float *dout);
 
     /* Attention families (see pe.h for the meaning of each hook). */
-    void (*qk_forward)(pe_comp *c, const pe_head *h, float *q, int ldq, float *k, int ldk);
-    void (*qk_backward)(pe_comp *c, const pe_head *h, float *dq, int ldq, float *dk, int ldk);
-    void (*logits_forward)(pe_comp *c, const pe_head *h, const float *q, int ldq, const float *k, int ldk, float *s,
+    void (*qk_forward)(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk);
+    void (*qk_backward)(pe_comp *c, const posemb_pe_head *h, float *dq, int ldq, float *dk, int ldk);
+    void (*logits_forward)(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk, float *s,
                            int lds);
-    void (*logits_backward)(pe_comp *c, const pe_head *h, const float *q, int ldq, const float *k, int ldk,
+    void (*logits_backward)(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                             const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk);
-    void (*values_forward)(pe_comp *c, const pe_head *h, const float *prob, int ldp, float *z, int ldz);
-    void (*values_backward)(pe_comp *c, const pe_head *h, const float *prob, int ldp, const float *dz, int lddz,
+    void (*values_forward)(pe_comp *c, const posemb_pe_head *h, const float *prob, int ldp, float *z, int ldz);
+    void (*values_backward)(pe_comp *c, const posemb_pe_head *h, const float *prob, int ldp, const float *dz, int lddz,
                             float *dprob, int lddp);
     void (*layer_backward_end)(pe_comp *c, int layer);
 
     /* Appends the matrices that define the PE for n positions. */
-    posemb_status (*export)(pe_comp *c, int n, posemb_arena *a, pe_export *out, posemb_error *err);
+    posemb_status (*export)(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err);
 } pe_family;
 
 /* One component of a PE: a family instance. */
 struct pe_comp {
     const pe_family *fam;
-    pe_dims dims;    /* of the whole PE, max_threads resolved */
+    posemb_pe_dims dims;    /* of the whole PE, max_threads resolved */
     int head_dim;    /* dims.dim / dims.n_heads */
     int width;       /* input families: columns of P (D, or the concat width) */
     int32_t max_pos; /* input families: positions must be < max_pos */
     char canon[160]; /* canonical "name:k=v,..." */
     unsigned hooks;  /* PE_HOOK_* */
     int n_params;
-    pe_param *params; /* this component's parameters, contiguous in the PE's list */
-    pe *owner;
+    posemb_pe_param *params; /* this component's parameters, contiguous in the PE's list */
+    posemb_pe *owner;
     void *state; /* family-owned */
 };
 
 /* Declares a parameter; returns its index within the component, or -1 (and
  * sets err) when the PE has too many. init_std < 0 means the family's init()
  * sets it. Components declare their parameters one after the other. */
-int pe_comp_param(pe_comp *c, const char *name, pe_scope scope, int layer, int rows, int cols, float init_std,
+int pe_comp_param(pe_comp *c, const char *name, posemb_pe_scope scope, int layer, int rows, int cols, float init_std,
                   int decay, posemb_error *err);
 
 /* Option readers: absent keys give the default; bad values fail with a message
@@ -97,7 +97,7 @@ void pe_canon_add(pe_comp *c, const char *fmt, ...) __attribute__((format(printf
 void pe_canon_num(pe_comp *c, const char *key, double x);
 
 /* Reserves the next export item, with its data from a; NULL (err set) when full. */
-pe_matrix *pe_export_add(pe_export *ex, posemb_arena *a, const char *name, const char *desc, int rows, int cols,
+posemb_pe_named_matrix *pe_export_add(posemb_pe_export *ex, posemb_arena *a, const char *name, const char *desc, int rows, int cols,
                          posemb_error *err);
 
 /* Fills table [rows, 2*nfreq] with sin(w_m x) and cos(w_m x) for x = x0 + row,

@@ -29,7 +29,7 @@ static posemb_status configure(pe_comp *c, pe_opts *o, posemb_error *err, int ke
     posemb_status st = pe_slots_init(&s->scratch, T, rel_scratch_floats(s->map, L), err);
     if (!st) st = pe_slots_init(&s->dtable, T, (size_t)(2 * L - 1) * d, err);
     for (int l = 0; !st && l < c->dims.n_layers; l++)
-        if (pe_comp_param(c, "distance_embedding.weight", PE_SCOPE_LAYER, l, 2 * L - 1, d, 0.02f, 1, err) < 0)
+        if (pe_comp_param(c, "distance_embedding.weight", POSEMB_PE_SCOPE_LAYER, l, 2 * L - 1, d, 0.02f, 1, err) < 0)
             st = err ? err->code : POSEMB_ERANGE;
     return st;
 }
@@ -46,7 +46,7 @@ static void hfrel_destroy(pe_comp *c)
     free(s);
 }
 
-static void hfrel_logits_forward(pe_comp *c, const pe_head *h, const float *q, int ldq, const float *k, int ldk,
+static void hfrel_logits_forward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                                  float *sc, int lds)
 {
     hfrel_state *s = c->state;
@@ -56,7 +56,7 @@ static void hfrel_logits_forward(pe_comp *c, const pe_head *h, const float *q, i
     if (s->key_query) rel_logits_forward(s->map, h, 1, k, ldk, table, sc, lds, scratch);
 }
 
-static void hfrel_logits_backward(pe_comp *c, const pe_head *h, const float *q, int ldq, const float *k, int ldk,
+static void hfrel_logits_backward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                                   const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk)
 {
     hfrel_state *s = c->state;
@@ -72,13 +72,13 @@ static void hfrel_layer_backward_end(pe_comp *c, int layer)
     pe_slots_fold(&s->dtable, c->params[layer].grad);
 }
 
-static posemb_status hfrel_export(pe_comp *c, int n, posemb_arena *a, pe_export *out, posemb_error *err)
+static posemb_status hfrel_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
     int L = c->dims.max_len, d = c->head_dim;
     char name[64];
     for (int l = 0; l < c->dims.n_layers; l++) {
         snprintf(name, sizeof name, c->dims.n_layers > 1 ? "distance_embedding.layer%d" : "distance_embedding", l);
-        pe_matrix *m = pe_export_add(out, a, name, "row i - j + L - 1: the vector of distance i - j", 2 * L - 1, d, err);
+        posemb_pe_named_matrix *m = pe_export_add(out, a, name, "row i - j + L - 1: the vector of distance i - j", 2 * L - 1, d, err);
         if (!m) return err ? err->code : POSEMB_ENOMEM;
         memcpy(m->data, c->params[l].data, (size_t)(2 * L - 1) * d * sizeof(float));
     }

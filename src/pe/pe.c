@@ -14,8 +14,8 @@
 
 #define PE_MAX_COMPS 4
 
-struct pe {
-    pe_dims dims;
+struct posemb_pe {
+    posemb_pe_dims dims;
     char name[128], spec[400];
     int n_comps;
     pe_comp comps[2];
@@ -23,21 +23,21 @@ struct pe {
     int concat;       /* input integration: 0 add, 1 concat + projection */
     int proj_w;       /* concat: index of the projection weight [D, D + width] in params, then the bias [D] */
     int n_params, cap_params;
-    pe_param *params;
+    posemb_pe_param *params;
     size_t n_floats;
-    float *own;             /* pe_alloc: params then grads */
-    int has_data, has_grad; /* pe_bind was given parameter / gradient memory */
+    float *own;             /* posemb_pe_alloc: params then grads */
+    int has_data, has_grad; /* posemb_pe_bind was given parameter / gradient memory */
 };
 
-int pe_comp_param(pe_comp *c, const char *name, pe_scope scope, int layer, int rows, int cols, float init_std,
+int pe_comp_param(pe_comp *c, const char *name, posemb_pe_scope scope, int layer, int rows, int cols, float init_std,
                   int decay, posemb_error *err)
 {
-    pe *p = c->owner;
+    posemb_pe *p = c->owner;
     if (p->n_params == p->cap_params) {
         posemb_fail(err, POSEMB_ERANGE, "PE %s: too many parameter tensors", c->fam->name);
         return -1;
     }
-    pe_param *t = &p->params[p->n_params++];
+    posemb_pe_param *t = &p->params[p->n_params++];
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "%s", name);
     t->scope = scope;
@@ -54,7 +54,7 @@ int pe_comp_param(pe_comp *c, const char *name, pe_scope scope, int layer, int r
     return c->n_params++;
 }
 
-static posemb_status check_dims(const pe_dims *d, posemb_error *err)
+static posemb_status check_dims(const posemb_pe_dims *d, posemb_error *err)
 {
     if (d->dim < 1 || d->n_heads < 1 || d->dim % d->n_heads)
         return posemb_fail(err, POSEMB_EINVAL, "PE dims: width %d is not a positive multiple of %d heads", d->dim,
@@ -65,7 +65,7 @@ static posemb_status check_dims(const pe_dims *d, posemb_error *err)
 }
 
 /* Reads the integration options every absolute family takes. */
-static posemb_status input_options(pe *p, pe_comp *c, pe_opts *o, posemb_error *err)
+static posemb_status input_options(posemb_pe *p, pe_comp *c, pe_opts *o, posemb_error *err)
 {
     static const char *const modes[] = {"add", "concat", NULL};
     posemb_status st = pe_opt_enum(o, "integration", modes, 0, &p->concat, err);
@@ -86,7 +86,7 @@ static posemb_status reject_unused(const pe_opts *o, const pe_family *f, posemb_
     return POSEMB_OK;
 }
 
-static posemb_status add_comp(pe *p, pe_spec_comp *sc, posemb_error *err)
+static posemb_status add_comp(posemb_pe *p, pe_spec_comp *sc, posemb_error *err)
 {
     const pe_family *f = pe_family_find(sc->family);
     if (!f) {
@@ -123,14 +123,14 @@ static posemb_status add_comp(pe *p, pe_spec_comp *sc, posemb_error *err)
         pe_canon_add(c, "width=%d", c->width);
         int D = p->dims.dim;
         p->proj_w = p->n_params;
-        if (pe_comp_param(c, "position_projection.weight", PE_SCOPE_MODEL, 0, D, D + c->width, 0.02f, 1, err) < 0 ||
-            pe_comp_param(c, "position_projection.bias", PE_SCOPE_MODEL, 0, D, 0, 0.0f, 0, err) < 0)
+        if (pe_comp_param(c, "position_projection.weight", POSEMB_PE_SCOPE_MODEL, 0, D, D + c->width, 0.02f, 1, err) < 0 ||
+            pe_comp_param(c, "position_projection.bias", POSEMB_PE_SCOPE_MODEL, 0, D, 0, 0.0f, 0, err) < 0)
             return err ? err->code : POSEMB_ERANGE;
     }
     return POSEMB_OK;
 }
 
-static void join_names(pe *p)
+static void join_names(posemb_pe *p)
 {
     char canon[sizeof p->spec] = "";
     p->name[0] = '\0';
@@ -152,7 +152,7 @@ static int comp_rank(const pe_spec_comp *sc)
     return f && f->kind == PE_KIND_INPUT ? 0 : 1;
 }
 
-static posemb_status build(pe *p, const char *spec, posemb_error *err)
+static posemb_status build(posemb_pe *p, const char *spec, posemb_error *err)
 {
     pe_spec_comp sc[PE_MAX_COMPS];
     int n;
@@ -171,12 +171,12 @@ static posemb_status build(pe *p, const char *spec, posemb_error *err)
     return POSEMB_OK;
 }
 
-posemb_status pe_create(pe **out, const char *spec, const pe_dims *dims, posemb_error *err)
+posemb_status posemb_pe_create(posemb_pe **out, const char *spec, const posemb_pe_dims *dims, posemb_error *err)
 {
     *out = NULL;
     posemb_status st = check_dims(dims, err);
     if (st) return st;
-    pe *p = calloc(1, sizeof *p);
+    posemb_pe *p = calloc(1, sizeof *p);
     if (!p) return posemb_fail(err, POSEMB_ENOMEM, "PE: out of memory");
     p->dims = *dims;
     if (p->dims.max_threads <= 0) p->dims.max_threads = posemb_threads_max();
@@ -186,14 +186,14 @@ posemb_status pe_create(pe **out, const char *spec, const pe_dims *dims, posemb_
     if (!p->params) st = posemb_fail(err, POSEMB_ENOMEM, "PE: out of memory");
     if (!st) st = build(p, spec, err);
     if (st) {
-        pe_free(p);
+        posemb_pe_free(p);
         return st;
     }
     *out = p;
     return POSEMB_OK;
 }
 
-void pe_free(pe *p)
+void posemb_pe_free(posemb_pe *p)
 {
     if (!p) return;
     for (int i = 0; i < p->n_comps; i++)
@@ -203,28 +203,28 @@ void pe_free(pe *p)
     free(p);
 }
 
-const char *pe_spec(const pe *p) { return p->spec; }
-const char *pe_name(const pe *p) { return p->name; }
-const pe_dims *pe_get_dims(const pe *p) { return &p->dims; }
+const char *posemb_pe_spec(const posemb_pe *p) { return p->spec; }
+const char *posemb_pe_name(const posemb_pe *p) { return p->name; }
+const posemb_pe_dims *posemb_pe_get_dims(const posemb_pe *p) { return &p->dims; }
 
-int pe_has_input(const pe *p) { return p->input != NULL; }
-int pe_has_qk(const pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_QK); }
-int pe_has_logits(const pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_LOGITS); }
-int pe_has_values(const pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_VALUES); }
+int posemb_pe_has_input(const posemb_pe *p) { return p->input != NULL; }
+int posemb_pe_has_qk(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_QK); }
+int posemb_pe_has_logits(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_LOGITS); }
+int posemb_pe_has_values(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_VALUES); }
 
-int pe_n_params(const pe *p) { return p->n_params; }
-const pe_param *pe_get_param(const pe *p, int i) { return (i >= 0 && i < p->n_params) ? &p->params[i] : NULL; }
-size_t pe_n_floats(const pe *p) { return p->n_floats; }
+int posemb_pe_n_params(const posemb_pe *p) { return p->n_params; }
+const posemb_pe_param *posemb_pe_get_param(const posemb_pe *p, int i) { return (i >= 0 && i < p->n_params) ? &p->params[i] : NULL; }
+size_t posemb_pe_n_floats(const posemb_pe *p) { return p->n_floats; }
 
-const pe_param *pe_find_param(const pe *p, const char *name, int layer)
+const posemb_pe_param *posemb_pe_find_param(const posemb_pe *p, const char *name, int layer)
 {
     for (int i = 0; i < p->n_params; i++)
-        if (!strcmp(p->params[i].name, name) && (p->params[i].scope == PE_SCOPE_MODEL || p->params[i].layer == layer))
+        if (!strcmp(p->params[i].name, name) && (p->params[i].scope == POSEMB_PE_SCOPE_MODEL || p->params[i].layer == layer))
             return &p->params[i];
     return NULL;
 }
 
-void pe_bind(pe *p, float *params, float *grads)
+void posemb_pe_bind(posemb_pe *p, float *params, float *grads)
 {
     p->has_data = params != NULL || p->n_floats == 0;
     p->has_grad = grads != NULL || p->n_floats == 0;
@@ -234,43 +234,43 @@ void pe_bind(pe *p, float *params, float *grads)
     }
 }
 
-posemb_status pe_alloc(pe *p, posemb_error *err)
+posemb_status posemb_pe_alloc(posemb_pe *p, posemb_error *err)
 {
     free(p->own);
     p->own = calloc(2 * p->n_floats + 1, sizeof(float));
     if (!p->own) return posemb_fail(err, POSEMB_ENOMEM, "PE %s: cannot allocate %zu parameters", p->name, p->n_floats);
-    pe_bind(p, p->own, p->own + p->n_floats);
+    posemb_pe_bind(p, p->own, p->own + p->n_floats);
     return POSEMB_OK;
 }
 
-int pe_is_bound(const pe *p, int with_grads) { return (p->has_data || !p->n_floats) && (!with_grads || p->has_grad || !p->n_floats); }
+int posemb_pe_is_bound(const posemb_pe *p, int with_grads) { return (p->has_data || !p->n_floats) && (!with_grads || p->has_grad || !p->n_floats); }
 
-void pe_init_params(pe *p, posemb_rng *rng)
+void posemb_pe_init_params(posemb_pe *p, posemb_rng *rng)
 {
-    POSEMB_REQUIRE(pe_is_bound(p, 0), "pe_init_params before pe_bind or pe_alloc");
+    POSEMB_REQUIRE(posemb_pe_is_bound(p, 0), "posemb_pe_init_params before posemb_pe_bind or posemb_pe_alloc");
     for (int i = 0; i < p->n_params; i++) {
-        pe_param *t = &p->params[i];
+        posemb_pe_param *t = &p->params[i];
         if (t->init_std > 0) posemb_rng_fill_normal(rng, t->data, (long)t->numel, t->init_std);
         else if (t->init_std == 0) memset(t->data, 0, t->numel * sizeof(float));
     }
     for (int i = 0; i < p->n_comps; i++)
         if (p->comps[i].fam->init) p->comps[i].fam->init(&p->comps[i]);
-    pe_prepare(p);
+    posemb_pe_prepare(p);
 }
 
-void pe_zero_grad(pe *p)
+void posemb_pe_zero_grad(posemb_pe *p)
 {
     for (int i = 0; i < p->n_params; i++)
         if (p->params[i].grad) memset(p->params[i].grad, 0, p->params[i].numel * sizeof(float));
 }
 
-void pe_prepare(pe *p)
+void posemb_pe_prepare(posemb_pe *p)
 {
     for (int i = 0; i < p->n_comps; i++)
         if (p->comps[i].fam->prepare) p->comps[i].fam->prepare(&p->comps[i]);
 }
 
-int32_t pe_position_limit(const pe *p)
+int32_t posemb_pe_position_limit(const posemb_pe *p)
 {
     int32_t lim = INT32_MAX;
     for (int i = 0; i < p->n_comps; i++)
@@ -278,9 +278,9 @@ int32_t pe_position_limit(const pe *p)
     return lim;
 }
 
-posemb_status pe_check_positions(const pe *p, const int32_t *pos, long n, posemb_error *err)
+posemb_status posemb_pe_check_positions(const posemb_pe *p, const int32_t *pos, long n, posemb_error *err)
 {
-    int32_t lim = pe_position_limit(p);
+    int32_t lim = posemb_pe_position_limit(p);
     for (long i = 0; i < n; i++)
         if (pos[i] < 0 || pos[i] >= lim)
             return posemb_fail(err, POSEMB_ERANGE, "PE %s: position %d (token %ld) is outside [0, %d)", p->name,
@@ -290,7 +290,7 @@ posemb_status pe_check_positions(const pe *p, const int32_t *pos, long n, posemb
 
 /* ---- 1. input hook ---------------------------------------------------- */
 
-size_t pe_input_scratch_floats(const pe *p, long ntok)
+size_t posemb_pe_input_scratch_floats(const posemb_pe *p, long ntok)
 {
     if (!p->input) return 0;
     /* rows of P; for concat also their gradient and dx before it is copied out */
@@ -298,7 +298,7 @@ size_t pe_input_scratch_floats(const pe *p, long ntok)
     return (size_t)ntok * (p->concat ? 2 * w + (size_t)p->dims.dim : w);
 }
 
-posemb_status pe_input_forward(pe *p, const int32_t *pos, long ntok, const float *x, float *y, float *scratch,
+posemb_status posemb_pe_input_forward(posemb_pe *p, const int32_t *pos, long ntok, const float *x, float *y, float *scratch,
                                posemb_error *err)
 {
     size_t D = (size_t)p->dims.dim, n = (size_t)ntok * D;
@@ -306,8 +306,8 @@ posemb_status pe_input_forward(pe *p, const int32_t *pos, long ntok, const float
         if (y != x) memcpy(y, x, n * sizeof *y);
         return POSEMB_OK;
     }
-    POSEMB_REQUIRE(pe_is_bound(p, 0), "PE forward before pe_bind or pe_alloc");
-    posemb_status st = pe_check_positions(p, pos, ntok, err);
+    POSEMB_REQUIRE(posemb_pe_is_bound(p, 0), "PE forward before posemb_pe_bind or posemb_pe_alloc");
+    posemb_status st = posemb_pe_check_positions(p, pos, ntok, err);
     if (st) return st;
     pe_comp *c = p->input;
     float *rows = scratch; /* [ntok, width] */
@@ -317,7 +317,7 @@ posemb_status pe_input_forward(pe *p, const int32_t *pos, long ntok, const float
         return POSEMB_OK;
     }
     /* y = x W[:, :D]^T + rows W[:, D:]^T + b, with W [D, D + width] row-major. */
-    const pe_param *w = &p->params[p->proj_w], *b = &p->params[p->proj_w + 1];
+    const posemb_pe_param *w = &p->params[p->proj_w], *b = &p->params[p->proj_w + 1];
     int ldw = (int)D + c->width;
     for (long t = 0; t < ntok; t++) memcpy(y + (size_t)t * D, b->data, D * sizeof *y);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ntok, (int)D, (int)D, 1.0f, x, (int)D, w->data, ldw,
@@ -327,18 +327,18 @@ posemb_status pe_input_forward(pe *p, const int32_t *pos, long ntok, const float
     return POSEMB_OK;
 }
 
-void pe_input_backward(pe *p, const int32_t *pos, long ntok, const float *x, const float *dy, float *dx,
+void posemb_pe_input_backward(posemb_pe *p, const int32_t *pos, long ntok, const float *x, const float *dy, float *dx,
                        float *scratch)
 {
     size_t D = (size_t)p->dims.dim, n = (size_t)ntok * D;
     pe_comp *c = p->input;
-    POSEMB_REQUIRE(pe_is_bound(p, 1), "PE backward without gradient memory (pe_bind)");
+    POSEMB_REQUIRE(posemb_pe_is_bound(p, 1), "PE backward without gradient memory (posemb_pe_bind)");
     if (!c || !p->concat) {
         if (dx != dy) memcpy(dx, dy, n * sizeof *dx);
         if (c && c->fam->rows_backward) c->fam->rows_backward(c, pos, ntok, dy);
         return;
     }
-    const pe_param *w = &p->params[p->proj_w], *b = &p->params[p->proj_w + 1];
+    const posemb_pe_param *w = &p->params[p->proj_w], *b = &p->params[p->proj_w + 1];
     int ldw = (int)D + c->width;
     float *rows = scratch, *drows = scratch + (size_t)ntok * c->width;
     c->fam->rows(c, pos, ntok, rows);
@@ -360,54 +360,54 @@ void pe_input_backward(pe *p, const int32_t *pos, long ntok, const float *x, con
 
 /* ---- 2-4. attention hooks --------------------------------------------- */
 
-void pe_qk_forward(pe *p, const pe_head *h, float *q, int ldq, float *k, int ldk)
+void posemb_pe_qk_forward(posemb_pe *p, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk)
 {
-    if (pe_has_qk(p)) p->attn->fam->qk_forward(p->attn, h, q, ldq, k, ldk);
+    if (posemb_pe_has_qk(p)) p->attn->fam->qk_forward(p->attn, h, q, ldq, k, ldk);
 }
 
-void pe_qk_backward(pe *p, const pe_head *h, float *dq, int ldq, float *dk, int ldk)
+void posemb_pe_qk_backward(posemb_pe *p, const posemb_pe_head *h, float *dq, int ldq, float *dk, int ldk)
 {
-    if (pe_has_qk(p)) p->attn->fam->qk_backward(p->attn, h, dq, ldq, dk, ldk);
+    if (posemb_pe_has_qk(p)) p->attn->fam->qk_backward(p->attn, h, dq, ldq, dk, ldk);
 }
 
-void pe_logits_forward(pe *p, const pe_head *h, const float *q, int ldq, const float *k, int ldk, float *s, int lds)
+void posemb_pe_logits_forward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk, float *s, int lds)
 {
-    if (pe_has_logits(p)) p->attn->fam->logits_forward(p->attn, h, q, ldq, k, ldk, s, lds);
+    if (posemb_pe_has_logits(p)) p->attn->fam->logits_forward(p->attn, h, q, ldq, k, ldk, s, lds);
 }
 
-void pe_logits_backward(pe *p, const pe_head *h, const float *q, int ldq, const float *k, int ldk, const float *ds,
+void posemb_pe_logits_backward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk, const float *ds,
                         int ldds, float *dq, int lddq, float *dk, int lddk)
 {
-    if (pe_has_logits(p)) p->attn->fam->logits_backward(p->attn, h, q, ldq, k, ldk, ds, ldds, dq, lddq, dk, lddk);
+    if (posemb_pe_has_logits(p)) p->attn->fam->logits_backward(p->attn, h, q, ldq, k, ldk, ds, ldds, dq, lddq, dk, lddk);
 }
 
-void pe_values_forward(pe *p, const pe_head *h, const float *prob, int ldp, float *z, int ldz)
+void posemb_pe_values_forward(posemb_pe *p, const posemb_pe_head *h, const float *prob, int ldp, float *z, int ldz)
 {
-    if (pe_has_values(p)) p->attn->fam->values_forward(p->attn, h, prob, ldp, z, ldz);
+    if (posemb_pe_has_values(p)) p->attn->fam->values_forward(p->attn, h, prob, ldp, z, ldz);
 }
 
-void pe_values_backward(pe *p, const pe_head *h, const float *prob, int ldp, const float *dz, int lddz, float *dprob,
+void posemb_pe_values_backward(posemb_pe *p, const posemb_pe_head *h, const float *prob, int ldp, const float *dz, int lddz, float *dprob,
                         int lddp)
 {
-    if (pe_has_values(p)) p->attn->fam->values_backward(p->attn, h, prob, ldp, dz, lddz, dprob, lddp);
+    if (posemb_pe_has_values(p)) p->attn->fam->values_backward(p->attn, h, prob, ldp, dz, lddz, dprob, lddp);
 }
 
-void pe_layer_backward_end(pe *p, int layer)
+void posemb_pe_layer_backward_end(posemb_pe *p, int layer)
 {
-    POSEMB_REQUIRE(pe_is_bound(p, 1), "PE backward without gradient memory (pe_bind)");
+    POSEMB_REQUIRE(posemb_pe_is_bound(p, 1), "PE backward without gradient memory (posemb_pe_bind)");
     if (p->attn && p->attn->fam->layer_backward_end) p->attn->fam->layer_backward_end(p->attn, layer);
 }
 
 /* ---- what the PE is, as numbers ---------------------------------------- */
 
-pe_matrix *pe_export_add(pe_export *ex, posemb_arena *a, const char *name, const char *desc, int rows, int cols,
+posemb_pe_named_matrix *pe_export_add(posemb_pe_export *ex, posemb_arena *a, const char *name, const char *desc, int rows, int cols,
                          posemb_error *err)
 {
     for (int i = 0; i < ex->n; i++)
         POSEMB_REQUIRE(strcmp(ex->items[i].name, name), "two exported matrices share a name");
     if (ex->n == ex->cap) { /* grow; the old array stays in the arena until it is freed */
         int cap = ex->cap ? 2 * ex->cap : 16;
-        pe_matrix *items = posemb_arena_alloc(a, (size_t)cap * sizeof *items);
+        posemb_pe_named_matrix *items = posemb_arena_alloc(a, (size_t)cap * sizeof *items);
         if (!items) {
             posemb_fail(err, POSEMB_ENOMEM, "PE export: out of memory");
             return NULL;
@@ -416,7 +416,7 @@ pe_matrix *pe_export_add(pe_export *ex, posemb_arena *a, const char *name, const
         ex->items = items;
         ex->cap = cap;
     }
-    pe_matrix *m = &ex->items[ex->n];
+    posemb_pe_named_matrix *m = &ex->items[ex->n];
     m->data = posemb_arena_floats(a, (size_t)rows * (size_t)cols);
     if (!m->data) {
         posemb_fail(err, POSEMB_ENOMEM, "PE export: cannot allocate %s [%d, %d]", name, rows, cols);
@@ -430,7 +430,7 @@ pe_matrix *pe_export_add(pe_export *ex, posemb_arena *a, const char *name, const
     return m;
 }
 
-posemb_status pe_export_matrices(pe *p, int n, posemb_arena *a, pe_export *out, posemb_error *err)
+posemb_status posemb_pe_export_matrices(posemb_pe *p, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
     out->n = out->cap = 0;
     out->items = NULL;
@@ -443,10 +443,10 @@ posemb_status pe_export_matrices(pe *p, int n, posemb_arena *a, pe_export *out, 
     return POSEMB_OK;
 }
 
-int pe_family_count(void) { return PE_N_FAMILIES; }
+int posemb_pe_family_count(void) { return PE_N_FAMILIES; }
 
-pe_family_doc pe_family_doc_at(int i)
+posemb_pe_family_doc posemb_pe_family_doc_at(int i)
 {
-    pe_family_doc d = {PE_FAMILIES[i]->name, PE_FAMILIES[i]->summary, PE_FAMILIES[i]->options};
+    posemb_pe_family_doc d = {PE_FAMILIES[i]->name, PE_FAMILIES[i]->summary, PE_FAMILIES[i]->options};
     return d;
 }

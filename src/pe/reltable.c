@@ -5,7 +5,7 @@
 #include <string.h>
 
 /* The table rows [lo, hi] that pairs of this head can read. */
-static void rows_used(rel_map m, const pe_head *h, int *lo, int *hi)
+static void rows_used(rel_map m, const posemb_pe_head *h, int *lo, int *hi)
 {
     int32_t qmin = h->qpos[0], qmax = h->qpos[0], kmin = h->kpos[0], kmax = h->kpos[0];
     for (int i = 1; i < h->nq; i++) {
@@ -30,7 +30,7 @@ typedef struct key_runs {
     ptrdiff_t r0, mid, r1;
 } key_runs;
 
-static int keys_consecutive(const pe_head *h)
+static int keys_consecutive(const posemb_pe_head *h)
 {
     for (int j = 1; j < h->nk; j++)
         if ((int64_t)h->kpos[j] != (int64_t)h->kpos[0] + j) return 0;
@@ -39,7 +39,7 @@ static int keys_consecutive(const pe_head *h)
 
 static int clamp_index(int64_t v, int n) { return v < 0 ? 0 : v > n ? n : (int)v; }
 
-static key_runs runs_of(rel_map m, int lo, int32_t qp, const pe_head *h)
+static key_runs runs_of(rel_map m, int lo, int32_t qp, const posemb_pe_head *h)
 {
     int64_t off = (int64_t)h->kpos[0] - qp; /* kpos[j] - qp = off + j */
     key_runs k;
@@ -70,7 +70,7 @@ static void scatter_add(float *restrict w, const float *restrict src, int jstrid
 }
 
 /* Query i's keys: dst[j] += src[j * jstride + row(i, j)]. */
-static void gather_query(rel_map m, const pe_head *h, int lo, int fast, int i, float *dst, const float *src, int jstride)
+static void gather_query(rel_map m, const posemb_pe_head *h, int lo, int fast, int i, float *dst, const float *src, int jstride)
 {
     if (fast) {
         gather_add(dst, src, jstride, runs_of(m, lo, h->qpos[i], h), m.sign, h->nk);
@@ -80,7 +80,7 @@ static void gather_query(rel_map m, const pe_head *h, int lo, int fast, int i, f
 }
 
 /* Query i's keys: w[j * jstride + row(i, j)] += src[j]. */
-static void scatter_query(rel_map m, const pe_head *h, int lo, int fast, int i, float *w, const float *src, int jstride)
+static void scatter_query(rel_map m, const posemb_pe_head *h, int lo, int fast, int i, float *w, const float *src, int jstride)
 {
     if (fast) {
         scatter_add(w, src, jstride, runs_of(m, lo, h->qpos[i], h), m.sign, h->nk);
@@ -91,7 +91,7 @@ static void scatter_query(rel_map m, const pe_head *h, int lo, int fast, int i, 
 
 size_t rel_scratch_floats(rel_map m, int n) { return (size_t)n * ((size_t)2 * (size_t)m.clip + 1); }
 
-void rel_logits_forward(rel_map m, const pe_head *h, int key_side, const float *x, int ldx, const float *table,
+void rel_logits_forward(rel_map m, const posemb_pe_head *h, int key_side, const float *x, int ldx, const float *table,
                         float *s, int lds, float *scratch)
 {
     if (h->nq <= 0 || h->nk <= 0) return;
@@ -106,7 +106,7 @@ void rel_logits_forward(rel_map m, const pe_head *h, int key_side, const float *
         gather_query(m, h, lo, fast, i, s + (size_t)i * lds, key_side ? xt : xt + (size_t)i * R, key_side ? R : 0);
 }
 
-void rel_logits_backward(rel_map m, const pe_head *h, int key_side, const float *x, int ldx, const float *table,
+void rel_logits_backward(rel_map m, const posemb_pe_head *h, int key_side, const float *x, int ldx, const float *table,
                          const float *ds, int ldds, float *dx, int lddx, float *dtable, float *scratch)
 {
     if (h->nq <= 0 || h->nk <= 0) return;
@@ -127,14 +127,14 @@ void rel_logits_backward(rel_map m, const pe_head *h, int key_side, const float 
 }
 
 /* w[i][row] = sum of prob[i][j] over the keys j that read row. */
-static void sum_prob_by_row(rel_map m, const pe_head *h, int lo, int R, const float *prob, int ldp, float *w)
+static void sum_prob_by_row(rel_map m, const posemb_pe_head *h, int lo, int R, const float *prob, int ldp, float *w)
 {
     int fast = keys_consecutive(h);
     memset(w, 0, (size_t)h->nq * R * sizeof *w);
     for (int i = 0; i < h->nq; i++) scatter_query(m, h, lo, fast, i, w + (size_t)i * R, prob + (size_t)i * ldp, 0);
 }
 
-void rel_values_forward(rel_map m, const pe_head *h, const float *table, const float *prob, int ldp, float *z, int ldz,
+void rel_values_forward(rel_map m, const posemb_pe_head *h, const float *table, const float *prob, int ldp, float *z, int ldz,
                         float *scratch)
 {
     if (h->nq <= 0 || h->nk <= 0) return;
@@ -146,7 +146,7 @@ void rel_values_forward(rel_map m, const pe_head *h, const float *table, const f
                 1.0f, z, ldz);
 }
 
-void rel_values_backward(rel_map m, const pe_head *h, const float *table, const float *prob, int ldp, const float *dz,
+void rel_values_backward(rel_map m, const posemb_pe_head *h, const float *table, const float *prob, int ldp, const float *dz,
                          int lddz, float *dprob, int lddp, float *dtable, float *scratch)
 {
     if (h->nq <= 0 || h->nk <= 0) return;

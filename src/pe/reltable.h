@@ -29,16 +29,16 @@ size_t rel_scratch_floats(rel_map m, int n);
 
 /* s[i][j] += scale * x_i . T[row(i,j)] (key_side = 0, x = queries) or
  *            scale * x_j . T[row(i,j)] (key_side = 1, x = keys). */
-void rel_logits_forward(rel_map m, const pe_head *h, int key_side, const float *x, int ldx, const float *table,
+void rel_logits_forward(rel_map m, const posemb_pe_head *h, int key_side, const float *x, int ldx, const float *table,
                         float *s, int lds, float *scratch);
 /* Backward of the above: dx += d/dx (may be NULL), dtable += d/dT (may be NULL). */
-void rel_logits_backward(rel_map m, const pe_head *h, int key_side, const float *x, int ldx, const float *table,
+void rel_logits_backward(rel_map m, const posemb_pe_head *h, int key_side, const float *x, int ldx, const float *table,
                          const float *ds, int ldds, float *dx, int lddx, float *dtable, float *scratch);
 /* z_i += sum_j prob[i][j] T[row(i,j)]. */
-void rel_values_forward(rel_map m, const pe_head *h, const float *table, const float *prob, int ldp, float *z, int ldz,
+void rel_values_forward(rel_map m, const posemb_pe_head *h, const float *table, const float *prob, int ldp, float *z, int ldz,
                         float *scratch);
 /* dprob[i][j] += dz_i . T[row(i,j)]; dtable[row] += sum prob[i][j] dz_i (dtable may be NULL). */
-void rel_values_backward(rel_map m, const pe_head *h, const float *table, const float *prob, int ldp, const float *dz,
+void rel_values_backward(rel_map m, const posemb_pe_head *h, const float *table, const float *prob, int ldp, const float *dz,
                          int lddz, float *dprob, int lddp, float *dtable, float *scratch);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "family.h"
+#include "core/simd.h"
 
 typedef struct rope_state {
     int halves, rot, nfreq; /* rot = rotated dims; nfreq = rot / 2 */
@@ -104,31 +105,31 @@ static void rotate_row(const pe_comp *c, float *x, int32_t pos, float sign)
     }
 }
 
-static void rotate_rows(const pe_comp *c, float *x, int ld, int n, const int32_t *pos, float sign)
+POSEMB_KERNEL static void rotate_rows(const pe_comp *c, float *x, int ld, int n, const int32_t *pos, float sign)
 {
     for (int i = 0; i < n; i++) rotate_row(c, x + (size_t)i * ld, pos[i], sign);
 }
 
-static void rope_qk_forward(pe_comp *c, const pe_head *h, float *q, int ldq, float *k, int ldk)
+static void rope_qk_forward(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk)
 {
     rotate_rows(c, q, ldq, h->nq, h->qpos, 1.0f);
     rotate_rows(c, k, ldk, h->nk, h->kpos, 1.0f);
 }
 
-static void rope_qk_backward(pe_comp *c, const pe_head *h, float *dq, int ldq, float *dk, int ldk)
+static void rope_qk_backward(pe_comp *c, const posemb_pe_head *h, float *dq, int ldq, float *dk, int ldk)
 {
     rotate_rows(c, dq, ldq, h->nq, h->qpos, -1.0f);
     rotate_rows(c, dk, ldk, h->nk, h->kpos, -1.0f);
 }
 
-static posemb_status rope_export(pe_comp *c, int n, posemb_arena *a, pe_export *out, posemb_error *err)
+static posemb_status rope_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
     rope_state *s = c->state;
-    pe_matrix *k = pe_export_add(out, a, "kernel", "sum_m cos(theta_m (i - j) / scale): q.k of constant unit pairs",
+    posemb_pe_named_matrix *k = pe_export_add(out, a, "kernel", "sum_m cos(theta_m (i - j) / scale): q.k of constant unit pairs",
                                  n, n, err);
-    pe_matrix *f = k ? pe_export_add(out, a, "rope_frequencies", "row m: theta_m (radians per position)", s->nfreq, 1, err)
+    posemb_pe_named_matrix *f = k ? pe_export_add(out, a, "rope_frequencies", "row m: theta_m (radians per position)", s->nfreq, 1, err)
                      : NULL;
-    pe_matrix *ang = f ? pe_export_add(out, a, "angles", "row x, column m: the rotation angle of pair m at position x",
+    posemb_pe_named_matrix *ang = f ? pe_export_add(out, a, "angles", "row x, column m: the rotation angle of pair m at position x",
                                        n, s->nfreq, err)
                        : NULL;
     if (!ang) return err ? err->code : POSEMB_ENOMEM;

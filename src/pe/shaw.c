@@ -51,10 +51,10 @@ static posemb_status declare_params(pe_comp *c, shaw_state *s, posemb_error *err
     for (int l = 0; l < c->dims.n_layers; l++) {
         int bad = 0;
         if (s->kind == SHAW_LEARNED) {
-            bad |= pe_comp_param(c, "rpe.key.weight", PE_SCOPE_LAYER, l, s->rows, d, 0.02f, 1, err) < 0;
-            if (s->values) bad |= pe_comp_param(c, "rpe.value.weight", PE_SCOPE_LAYER, l, s->rows, d, 0.02f, 1, err) < 0;
+            bad |= pe_comp_param(c, "rpe.key.weight", POSEMB_PE_SCOPE_LAYER, l, s->rows, d, 0.02f, 1, err) < 0;
+            if (s->values) bad |= pe_comp_param(c, "rpe.value.weight", POSEMB_PE_SCOPE_LAYER, l, s->rows, d, 0.02f, 1, err) < 0;
         } else if (s->kind == SHAW_LEARNED_SIN) {
-            bad |= pe_comp_param(c, "rpe.frequencies", PE_SCOPE_LAYER, l, d / 2, 0, -1.0f, 0, err) < 0;
+            bad |= pe_comp_param(c, "rpe.frequencies", POSEMB_PE_SCOPE_LAYER, l, d / 2, 0, -1.0f, 0, err) < 0;
         }
         if (bad) return err ? err->code : POSEMB_ERANGE;
     }
@@ -141,14 +141,14 @@ static void shaw_destroy(pe_comp *c)
     free(s);
 }
 
-static void shaw_logits_forward(pe_comp *c, const pe_head *h, const float *q, int ldq, const float *k, int ldk,
+static void shaw_logits_forward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                                 float *sc, int lds)
 {
     shaw_state *s = c->state;
     rel_logits_forward(s->map, h, 0, q, ldq, key_table(c, h->layer), sc, lds, pe_slot(&s->scratch, h->slot));
 }
 
-static void shaw_logits_backward(pe_comp *c, const pe_head *h, const float *q, int ldq, const float *k, int ldk,
+static void shaw_logits_backward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                                  const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk)
 {
     shaw_state *s = c->state;
@@ -157,13 +157,13 @@ static void shaw_logits_backward(pe_comp *c, const pe_head *h, const float *q, i
                         pe_slot(&s->scratch, h->slot));
 }
 
-static void shaw_values_forward(pe_comp *c, const pe_head *h, const float *prob, int ldp, float *z, int ldz)
+static void shaw_values_forward(pe_comp *c, const posemb_pe_head *h, const float *prob, int ldp, float *z, int ldz)
 {
     shaw_state *s = c->state;
     rel_values_forward(s->map, h, value_table(c, h->layer), prob, ldp, z, ldz, pe_slot(&s->scratch, h->slot));
 }
 
-static void shaw_values_backward(pe_comp *c, const pe_head *h, const float *prob, int ldp, const float *dz, int lddz,
+static void shaw_values_backward(pe_comp *c, const posemb_pe_head *h, const float *prob, int ldp, const float *dz, int lddz,
                                  float *dprob, int lddp)
 {
     shaw_state *s = c->state;
@@ -192,7 +192,7 @@ static void shaw_layer_backward_end(pe_comp *c, int layer)
                                c->params[layer].grad);
 }
 
-static posemb_status shaw_export(pe_comp *c, int n, posemb_arena *a, pe_export *out, posemb_error *err)
+static posemb_status shaw_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
     shaw_state *s = c->state;
     int d = c->head_dim, layers = s->kind == SHAW_FIXED_SIN ? 1 : c->dims.n_layers;
@@ -202,14 +202,14 @@ static posemb_status shaw_export(pe_comp *c, int n, posemb_arena *a, pe_export *
             const char *what = s->kind != SHAW_LEARNED ? "rel" : v ? "rel_value" : "rel_key";
             if (layers > 1) snprintf(name, sizeof name, "%s.layer%d", what, l);
             else snprintf(name, sizeof name, "%s", what);
-            pe_matrix *m = pe_export_add(out, a, name, "row r + k: the vector of clipped distance r = j - i", s->rows,
+            posemb_pe_named_matrix *m = pe_export_add(out, a, name, "row r + k: the vector of clipped distance r = j - i", s->rows,
                                          d, err);
             if (!m) return err ? err->code : POSEMB_ENOMEM;
             memcpy(m->data, v ? value_table(c, l) : key_table(c, l), (size_t)s->rows * d * sizeof(float));
         }
         if (s->kind == SHAW_LEARNED) continue;
         snprintf(name, sizeof name, layers > 1 ? "rel_frequencies.layer%d" : "rel_frequencies", l);
-        pe_matrix *f = pe_export_add(out, a, name, "row m: frequency w_m (radians per unit of distance)", d / 2, 1, err);
+        posemb_pe_named_matrix *f = pe_export_add(out, a, name, "row m: frequency w_m (radians per unit of distance)", d / 2, 1, err);
         if (!f) return err ? err->code : POSEMB_ENOMEM;
         if (s->kind == SHAW_LEARNED_SIN) memcpy(f->data, c->params[l].data, (size_t)(d / 2) * sizeof(float));
         else pe_sinusoid_freqs_f(s->base, d, f->data);

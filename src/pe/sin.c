@@ -39,7 +39,7 @@ static posemb_status configure(pe_comp *c, pe_opts *o, posemb_error *err, int le
     if (!s->table || !s->far_row || !s->freq) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", c->fam->name);
     pe_sinusoid_freqs(s->base, c->width, s->freq);
     if (learned)
-        return pe_comp_param(c, "position_frequencies", PE_SCOPE_MODEL, 0, s->nfreq, 0, -1.0f, 0, err) < 0
+        return pe_comp_param(c, "position_frequencies", POSEMB_PE_SCOPE_MODEL, 0, s->nfreq, 0, -1.0f, 0, err) < 0
                    ? (err ? err->code : POSEMB_ERANGE)
                    : POSEMB_OK;
     pe_sinusoid_table(s->freq, s->nfreq, s->halves, 0, c->dims.max_len, s->table);
@@ -98,11 +98,11 @@ static void lsin_rows_backward(pe_comp *c, const int32_t *pos, long n, const flo
     }
 }
 
-static posemb_status sin_export(pe_comp *c, int n, posemb_arena *a, pe_export *out, posemb_error *err)
+static posemb_status sin_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
     const sin_state *s = c->state;
-    pe_matrix *m = pe_export_add(out, a, "ape", "row x: the sinusoid vector of position x", n, c->width, err);
-    pe_matrix *f = m ? pe_export_add(out, a, "frequencies", "row k: frequency w_k (radians per position)", s->nfreq, 1,
+    posemb_pe_named_matrix *m = pe_export_add(out, a, "ape", "row x: the sinusoid vector of position x", n, c->width, err);
+    posemb_pe_named_matrix *f = m ? pe_export_add(out, a, "frequencies", "row k: frequency w_k (radians per position)", s->nfreq, 1,
                                      err)
                      : NULL;
     if (!f) return err ? err->code : POSEMB_ENOMEM;

@@ -16,7 +16,7 @@ typedef struct t5_state {
     pe_slots dbias; /* per thread: [buckets, H] */
 } t5_state;
 
-int pe_t5_bucket(int r, int buckets, int max_distance, int bidirectional)
+int posemb_pe_t5_bucket(int r, int buckets, int max_distance, int bidirectional)
 {
     int ret = 0, n = buckets;
     if (bidirectional) {
@@ -62,11 +62,11 @@ static posemb_status t5_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     s->bucket_of = malloc((size_t)(2 * s->max_distance + 1) * sizeof(int));
     if (!s->bucket_of) return posemb_fail(err, POSEMB_ENOMEM, "t5: out of memory");
     for (int r = -s->max_distance; r <= s->max_distance; r++)
-        s->bucket_of[r + s->max_distance] = pe_t5_bucket(r, s->buckets, s->max_distance, s->bidirectional);
+        s->bucket_of[r + s->max_distance] = posemb_pe_t5_bucket(r, s->buckets, s->max_distance, s->bidirectional);
     st = pe_slots_init(&s->dbias, c->dims.max_threads, (size_t)s->buckets * c->dims.n_heads, err);
     if (st) return st;
     /* HF T5 initialises the bias N(0, d_model^-0.5). */
-    if (pe_comp_param(c, "relative_attention_bias.weight", PE_SCOPE_MODEL, 0, s->buckets, c->dims.n_heads,
+    if (pe_comp_param(c, "relative_attention_bias.weight", POSEMB_PE_SCOPE_MODEL, 0, s->buckets, c->dims.n_heads,
                       1.0f / sqrtf((float)c->dims.dim), 1, err) < 0)
         return err ? err->code : POSEMB_ERANGE;
     return POSEMB_OK;
@@ -81,7 +81,7 @@ static void t5_destroy(pe_comp *c)
     free(s);
 }
 
-static void t5_logits_forward(pe_comp *c, const pe_head *h, const float *q, int ldq, const float *k, int ldk,
+static void t5_logits_forward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                               float *sc, int lds)
 {
     const t5_state *s = c->state;
@@ -93,7 +93,7 @@ static void t5_logits_forward(pe_comp *c, const pe_head *h, const float *q, int 
     }
 }
 
-static void t5_logits_backward(pe_comp *c, const pe_head *h, const float *q, int ldq, const float *k, int ldk,
+static void t5_logits_backward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                                const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk)
 {
     t5_state *s = c->state;
@@ -111,12 +111,12 @@ static void t5_layer_backward_end(pe_comp *c, int layer)
     pe_slots_fold(&s->dbias, c->params[0].grad);
 }
 
-static posemb_status t5_export(pe_comp *c, int n, posemb_arena *a, pe_export *out, posemb_error *err)
+static posemb_status t5_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
     const t5_state *s = c->state;
     int H = c->dims.n_heads;
-    pe_matrix *b = pe_export_add(out, a, "buckets", "row i, column j: the bucket of distance j - i", n, n, err);
-    pe_matrix *w = b ? pe_export_add(out, a, "relative_attention_bias", "row b, column h: the bias of bucket b in head h",
+    posemb_pe_named_matrix *b = pe_export_add(out, a, "buckets", "row i, column j: the bucket of distance j - i", n, n, err);
+    posemb_pe_named_matrix *w = b ? pe_export_add(out, a, "relative_attention_bias", "row b, column h: the bias of bucket b in head h",
                                      s->buckets, H, err)
                      : NULL;
     if (!w) return err ? err->code : POSEMB_ENOMEM;
@@ -126,7 +126,7 @@ static posemb_status t5_export(pe_comp *c, int n, posemb_arena *a, pe_export *ou
     char name[64];
     for (int h = 0; h < H; h++) {
         snprintf(name, sizeof name, "bias.head%d", h);
-        pe_matrix *m = pe_export_add(out, a, name, "row i, column j: the bias head h adds to logit (i, j)", n, n, err);
+        posemb_pe_named_matrix *m = pe_export_add(out, a, name, "row i, column j: the bias head h adds to logit (i, j)", n, n, err);
         if (!m) return err ? err->code : POSEMB_ENOMEM;
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++) m->data[(size_t)i * n + j] = c->params[0].data[t5_bucket_at(s, i, j) * H + h];

@@ -55,7 +55,7 @@ typedef struct run_buf {
     int32_t *ids, *labels, *starts, *ends, *targets;
 } run_buf;
 
-static posemb_status make_model(const posemb_study_config *c, const char *pe_spec, const posemb_syn_task *t, int seed,
+static posemb_status make_model(const posemb_study_config *c, const char *posemb_pe_spec, const posemb_syn_task *t, int seed,
                                 posemb_model **m, posemb_error *err)
 {
     posemb_config cfg;
@@ -68,7 +68,7 @@ static posemb_status make_model(const posemb_study_config *c, const char *pe_spe
     /* Learned tables have rows for the longest evaluation; rows past n_train are never trained
      * and keep their initialisation: the policy docs/study.md describes. */
     cfg.max_position = longest;
-    snprintf(cfg.pe, sizeof cfg.pe, "%s", pe_spec);
+    snprintf(cfg.pe, sizeof cfg.pe, "%s", posemb_pe_spec);
     posemb_head head = lm ? POSEMB_HEAD_CLM : t->kind == POSEMB_SYN_SPAN ? POSEMB_HEAD_SPAN : POSEMB_HEAD_CLASSIFY;
     posemb_status st = posemb_config_set_head(&cfg, head, lm ? 0 : 2, err);
     if (!st) st = posemb_model_create(m, &cfg, err);
@@ -337,10 +337,10 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
     for (int t = 0; !c->data[0] && t < c->n_tasks; t++)
         if (!posemb_syn_find(c->tasks[t])) return posemb_fail(err, POSEMB_EINVAL, "study: unknown task '%s'", c->tasks[t]);
     for (int p = 0; p < c->n_pes; p++) { /* a bad spec fails now, not in a worker */
-        pe *probe;
-        pe_dims d = {c->hidden, c->heads, 1, c->n_train, 0, 1};
-        if ((st = pe_create(&probe, c->pes[p], &d, err))) return st;
-        pe_free(probe);
+        posemb_pe *probe;
+        posemb_pe_dims d = {c->hidden, c->heads, 1, c->n_train, 0, 1};
+        if ((st = posemb_pe_create(&probe, c->pes[p], &d, err))) return st;
+        posemb_pe_free(probe);
     }
     return POSEMB_OK;
 }

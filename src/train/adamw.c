@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "posemb/optim.h"
+#include "core/simd.h"
 
 posemb_adamw_config posemb_adamw_defaults(float lr, long warmup, long total)
 {
@@ -53,7 +54,7 @@ float posemb_lr_at(const posemb_adamw_config *c, long step)
 /* Threads sum static shares, added in thread order (a reduction clause adds
  * them in the order threads finish: the norm, hence the clipping, would then
  * differ in its last bits from run to run on three or more threads). */
-double posemb_grad_norm(const float *g, size_t n)
+POSEMB_KERNEL double posemb_grad_norm(const float *g, size_t n)
 {
     enum { MAX_THREADS = 256 };
     double part[MAX_THREADS] = {0};
@@ -71,7 +72,7 @@ double posemb_grad_norm(const float *g, size_t n)
     return sqrt(s);
 }
 
-double posemb_adamw_update(posemb_adamw *o, float *w, const float *g, const posemb_adamw_config *c)
+POSEMB_KERNEL double posemb_adamw_update(posemb_adamw *o, float *w, const float *g, const posemb_adamw_config *c)
 {
     double norm = posemb_grad_norm(g, o->n);
     float gscale = c->clip > 0 && norm > c->clip ? (float)(c->clip / (norm + 1e-6)) : 1.0f; /* torch's clip_grad_norm_ */
@@ -98,6 +99,6 @@ double posemb_adamw_update(posemb_adamw *o, float *w, const float *g, const pose
 double posemb_adamw_step(posemb_adamw *o, posemb_model *model, const posemb_adamw_config *c)
 {
     double norm = posemb_adamw_update(o, posemb_model_weights(model), posemb_model_grads(model), c);
-    pe_prepare(posemb_model_pe(model));
+    posemb_pe_prepare(posemb_model_pe(model));
     return norm;
 }

@@ -51,7 +51,7 @@ static void shuffle(posemb_lm_data *d, long epoch)
 }
 
 /* 1 with probability p, from the hash of (key, i): dropout's decision. */
-static int coin(uint64_t key, uint64_t i, float p) { return nn_dropout_scale(key, i, p) == 0.0f; }
+static int coin(uint64_t key, uint64_t i, float p) { return posemb_nn_dropout_scale(key, i, p) == 0.0f; }
 
 /* HF's DataCollatorForLanguageModeling: each body token is chosen with
  * probability 0.15; a chosen one becomes [MASK] 80%, a random token 10%, or
@@ -63,7 +63,7 @@ static void mask_sequence(const posemb_lm_data *d, uint64_t key, int32_t *ids, i
         if (t == 0 || t == d->T - 1 || !coin(key, 3 * (uint64_t)t, 0.15f)) continue; /* [CLS], [SEP] never */
         targets[t] = ids[t];
         if (coin(key, 3 * (uint64_t)t + 1, 0.8f)) ids[t] = d->mask_id;
-        else if (coin(key, 3 * (uint64_t)t + 2, 0.5f)) ids[t] = (int32_t)(nn_dropout_key(key, (uint64_t)t, 7) % (uint64_t)d->vocab);
+        else if (coin(key, 3 * (uint64_t)t + 2, 0.5f)) ids[t] = (int32_t)(posemb_nn_dropout_key(key, (uint64_t)t, 7) % (uint64_t)d->vocab);
     }
 }
 
@@ -88,7 +88,7 @@ void posemb_lm_train_batch(posemb_lm_data *d, long k, int B, int32_t *ids, int32
         long g = k * B + b, epoch = g / d->n_train;
         if (epoch != d->perm_epoch) shuffle(d, epoch);
         long s = d->perm[g % d->n_train];
-        uint64_t key = nn_dropout_key(d->seed, (uint64_t)g, 11);
+        uint64_t key = posemb_nn_dropout_key(d->seed, (uint64_t)g, 11);
         fill_sequence(d, s, key, ids + (size_t)b * d->T, targets + (size_t)b * d->T);
     }
 }
@@ -99,7 +99,7 @@ void posemb_lm_valid_batch(const posemb_lm_data *d, long i, int B, int32_t *ids,
     long first = d->n_valid ? d->n_train : 0;
     for (int b = 0; b < B; b++) {
         long s = first + (i * B + b) % nv;
-        uint64_t key = nn_dropout_key(d->seed ^ 0x5a5a5a5aULL, (uint64_t)(i * B + b), 13);
+        uint64_t key = posemb_nn_dropout_key(d->seed ^ 0x5a5a5a5aULL, (uint64_t)(i * B + b), 13);
         fill_sequence(d, s, key, ids + (size_t)b * d->T, targets + (size_t)b * d->T);
     }
 }

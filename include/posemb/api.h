@@ -1,0 +1,13 @@
+/* POSEMB_API marks the public functions of libposemb. The library is built
+ * with hidden visibility, so these are the only symbols its shared object
+ * exports: a program linking it cannot collide with posemb's internals. */
+#ifndef POSEMB_API_H
+#define POSEMB_API_H
+
+#if defined(__GNUC__) || defined(__clang__)
+#define POSEMB_API __attribute__((visibility("default")))
+#else
+#define POSEMB_API
+#endif
+
+#endif

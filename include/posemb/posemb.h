@@ -1,0 +1,49 @@
+/* posemb's whole public API in one include: position embeddings (pe.h), the
+ * Transformer engine (nn.h, attention.h, model.h), data (tokenizer.h,
+ * datasets.h, corpus.h), training (optim.h, trainer.h), analysis (analyze.h,
+ * probes.h, indicators.h), figures (plot.h, report.h) and the study
+ * (study.h). Link with `pkg-config --cflags --libs posemb`.
+ *
+ * Conventions: every public symbol starts with posemb_ (macros POSEMB_).
+ * Fallible functions return a posemb_status (POSEMB_OK = 0) and fill a
+ * posemb_error with a one-line message when given one; objects made by a
+ * *_new, *_create, *_load or *_open function belong to the caller, who
+ * releases them with the matching *_free or *_close. */
+#ifndef POSEMB_POSEMB_H
+#define POSEMB_POSEMB_H
+
+#include "posemb/version.h"
+#include "posemb/api.h"
+#include "posemb/error.h"
+#include "posemb/arena.h"
+#include "posemb/rng.h"
+#include "posemb/tensor.h"
+#include "posemb/threads.h"
+#include "posemb/timer.h"
+#include "posemb/fileio.h"
+#include "posemb/pe.h"
+#include "posemb/nn.h"
+#include "posemb/attention.h"
+#include "posemb/precision.h"
+#include "posemb/safetensors.h"
+#include "posemb/tokenizer.h"
+#include "posemb/inputs.h"
+#include "posemb/features.h"
+#include "posemb/datasets.h"
+#include "posemb/metrics.h"
+#include "posemb/squad_eval.h"
+#include "posemb/stats.h"
+#include "posemb/model.h"
+#include "posemb/optim.h"
+#include "posemb/trainer.h"
+#include "posemb/corpus.h"
+#include "posemb/indicators.h"
+#include "posemb/probes.h"
+#include "posemb/analysis.h"
+#include "posemb/analyze.h"
+#include "posemb/plot.h"
+#include "posemb/report.h"
+#include "posemb/synthetic.h"
+#include "posemb/study.h"
+
+#endif

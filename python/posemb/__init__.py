@@ -1,0 +1,310 @@
+"""posemb from Python: position embeddings, their analysis, and models.
+
+A thin ctypes layer over libposemb (the C library the `posemb` CLI is built
+on), returning numpy arrays:
+
+    import posemb
+    tables = posemb.pe_matrices("sin", length=128, dim=64)   # {"ape": array [128, 64], ...}
+    found = posemb.analyze(tables["ape"], K=32)                # indicators.json as a dict
+    model = posemb.Model("path/to/hf-folder")                  # config.json + model.safetensors
+    out = model.forward([[101, 7592, 102]])                    # {"last_hidden_state": ..., ...}
+
+Errors raise posemb.Error, whose message is posemb's one-line message.
+The library is found next to this module when installed (cmake --install),
+or where the environment variable POSEMB_LIBRARY points.
+"""
+import ctypes
+import json
+import os
+import tempfile
+
+import numpy as np
+
+__all__ = ["Error", "Model", "analyze", "pe_families", "pe_matrices", "version"]
+
+
+class Error(Exception):
+    """A failure inside libposemb; str(e) is its message, e.code its status name."""
+
+    def __init__(self, message, code=None):
+        super().__init__(message)
+        self.code = code
+
+
+# ---- the library -----------------------------------------------------------
+
+def _library_path():
+    env = os.environ.get("POSEMB_LIBRARY")
+    if env:
+        return env
+    try:
+        from . import _install
+    except ImportError:
+        _install = None
+    if _install is not None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        depth = len([p for p in _install.PYTHON_DIR.split("/") if p]) + 1
+        prefix = os.path.normpath(os.path.join(here, *([".."] * depth)))
+        path = os.path.join(prefix, _install.LIBDIR, _install.LIBRARY)
+        if os.path.exists(path):
+            return path
+    import ctypes.util
+    found = ctypes.util.find_library("posemb")
+    if found:
+        return found
+    raise ImportError("posemb: libposemb.so not found; install posemb (cmake --install) "
+                      "or set POSEMB_LIBRARY to the library's path")
+
+
+_lib = ctypes.CDLL(_library_path())
+
+_c_int, _c_float, _c_double = ctypes.c_int, ctypes.c_float, ctypes.c_double
+_pfloat = ctypes.POINTER(ctypes.c_float)
+_pint32 = ctypes.POINTER(ctypes.c_int32)
+
+
+class _Error(ctypes.Structure):  # posemb/error.h
+    _fields_ = [("code", _c_int), ("msg", ctypes.c_char * 512)]
+
+
+class _PeDims(ctypes.Structure):  # posemb/pe.h
+    _fields_ = [("dim", _c_int), ("n_heads", _c_int), ("n_layers", _c_int), ("max_len", _c_int),
+                ("causal", _c_int), ("max_threads", _c_int)]
+
+
+class _NamedMatrix(ctypes.Structure):  # posemb/pe.h
+    _fields_ = [("name", ctypes.c_char * 64), ("desc", ctypes.c_char * 96), ("rows", _c_int), ("cols", _c_int),
+                ("data", _pfloat)]
+
+
+class _Export(ctypes.Structure):  # posemb/pe.h
+    _fields_ = [("n", _c_int), ("cap", _c_int), ("items", ctypes.POINTER(_NamedMatrix))]
+
+
+class _FamilyDoc(ctypes.Structure):  # posemb/pe.h
+    _fields_ = [("name", ctypes.c_char_p), ("summary", ctypes.c_char_p), ("options", ctypes.c_char_p)]
+
+
+class _AnalyzeOpts(ctypes.Structure):  # posemb/analyze.h
+    _fields_ = [("K", _c_int), ("n_words", _c_int), ("pairs", _c_int), ("folds", _c_int), ("seed", ctypes.c_uint64),
+                ("ridge", _c_double), ("dims_frac", _c_double), ("figures", _c_int), ("svg", _c_int),
+                ("report", _c_int), ("quiet", _c_int)]
+
+
+class _Config(ctypes.Structure):  # posemb/model.h
+    _fields_ = [("arch", _c_int), ("head", _c_int), ("num_labels", _c_int), ("vocab_size", _c_int),
+                ("hidden", _c_int), ("layers", _c_int), ("heads", _c_int), ("intermediate", _c_int),
+                ("max_position", _c_int), ("type_vocab", _c_int), ("pad_token_id", _c_int),
+                ("ln_eps", _c_float), ("initializer_range", _c_float), ("hidden_dropout", _c_float),
+                ("attn_dropout", _c_float), ("act", _c_int), ("pe", ctypes.c_char * 256),
+                ("architecture", ctypes.c_char * 64)]
+
+
+class _Batch(ctypes.Structure):  # posemb/model.h
+    _fields_ = [("B", _c_int), ("T", _c_int), ("ids", _pint32), ("types", _pint32), ("mask", _pfloat)]
+
+
+def _fn(name, restype, *argtypes):
+    f = getattr(_lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+_p = ctypes.c_void_p
+_version = _fn("posemb_version", ctypes.c_char_p)
+_status_name = _fn("posemb_status_name", ctypes.c_char_p, _c_int)
+_family_count = _fn("posemb_pe_family_count", _c_int)
+_family_doc_at = _fn("posemb_pe_family_doc_at", _FamilyDoc, _c_int)
+_tables_new = _fn("posemb_pe_tables_new", _c_int, ctypes.POINTER(_p), ctypes.c_char_p, ctypes.POINTER(_PeDims),
+                  _c_int, ctypes.c_uint64, ctypes.POINTER(_Error))
+_tables_pe = _fn("posemb_pe_tables_pe", _p, _p)
+_tables_export = _fn("posemb_pe_tables_export", ctypes.POINTER(_Export), _p)
+_tables_free = _fn("posemb_pe_tables_free", None, _p)
+_pe_spec = _fn("posemb_pe_spec", ctypes.c_char_p, _p)
+_analyze_defaults = _fn("posemb_analyze_defaults", _AnalyzeOpts)
+_analyze_table = _fn("posemb_analyze_table", _c_int, _pfloat, _c_int, _c_int, ctypes.c_char_p,
+                     ctypes.POINTER(_AnalyzeOpts), ctypes.c_char_p, _p, ctypes.POINTER(_Error))
+_model_load = _fn("posemb_model_load", _c_int, ctypes.POINTER(_p), ctypes.c_char_p, ctypes.POINTER(_Error))
+_model_free = _fn("posemb_model_free", None, _p)
+_model_config = _fn("posemb_model_config", ctypes.POINTER(_Config), _p)
+_model_pe = _fn("posemb_model_pe", _p, _p)
+_model_forward = _fn("posemb_model_forward", _c_int, _p, ctypes.POINTER(_Batch), ctypes.POINTER(_Error))
+_model_hidden = _fn("posemb_model_hidden", _pfloat, _p, _c_int)
+_model_attention = _fn("posemb_model_attention", _pfloat, _p, _c_int)
+_model_pooled = _fn("posemb_model_pooled", _pfloat, _p)
+_model_head_logits = _fn("posemb_model_head_logits", _pfloat, _p, ctypes.POINTER(_Error))
+_model_lm_logits = _fn("posemb_model_lm_logits", _c_int, _p, _pfloat, ctypes.POINTER(_Error))
+
+_HEAD_MLM, _HEAD_CLM, _HEAD_CLASSIFY, _HEAD_REGRESS, _HEAD_SPAN = 1, 2, 3, 4, 5
+
+
+def _raise(status, err):
+    raise Error(err.msg.decode("utf-8", "replace"), _status_name(status).decode())
+
+
+def _copy(ptr, shape):
+    """A numpy copy of count floats at ptr (the library reuses its buffers)."""
+    n = int(np.prod(shape))
+    return np.ctypeslib.as_array(ptr, shape=(n,)).reshape(shape).copy()
+
+
+def version():
+    """The version of the loaded libposemb, e.g. "0.1.0"."""
+    return _version().decode()
+
+
+# ---- position embeddings ---------------------------------------------------
+
+def pe_families():
+    """{family name: (summary, options)} of every PE family (`posemb pe --list`)."""
+    out = {}
+    for i in range(_family_count()):
+        d = _family_doc_at(i)
+        out[d.name.decode()] = (d.summary.decode(), d.options.decode())
+    return out
+
+
+def pe_matrices(spec, length, dim, heads=1, layers=1, seed=0, causal=False, max_len=None):
+    """What a PE is, as `posemb pe SPEC --len LENGTH --dim DIM --out x.safetensors`
+    exports it: {name: float32 array} (an APE table "ape", relative tables,
+    frequencies, per-head bias matrices "bias.headN", ...), learned PEs at their
+    initialisation from seed. The first key is the primary matrix; 'none' gives {}."""
+    dims = _PeDims(int(dim), int(heads), int(layers), int(max_len or length), 1 if causal else 0, 1)
+    err = _Error()
+    t = _p()
+    st = _tables_new(ctypes.byref(t), spec.encode(), ctypes.byref(dims), int(length), int(seed), ctypes.byref(err))
+    if st:
+        _raise(st, err)
+    try:
+        ex = _tables_export(t).contents
+        out = {}
+        for i in range(ex.n):
+            m = ex.items[i]
+            out[m.name.decode()] = _copy(m.data, (m.rows, m.cols))
+        return out
+    finally:
+        _tables_free(t)
+
+
+def pe_spec(spec, dim=64, heads=1):
+    """The canonical spelling of a PE spec, every option spelled out."""
+    dims = _PeDims(int(dim), int(heads), 1, 2, 0, 1)
+    err = _Error()
+    t = _p()
+    st = _tables_new(ctypes.byref(t), spec.encode(), ctypes.byref(dims), 2, 0, ctypes.byref(err))
+    if st:
+        _raise(st, err)
+    try:
+        return _pe_spec(_tables_pe(t)).decode()
+    finally:
+        _tables_free(t)
+
+
+# ---- analysis ----------------------------------------------------------------
+
+def analyze(table, K=32, name="table", seed=0, ridge=0.0, folds=5, pairs=512, dims_frac=0.5, out_dir=None):
+    """The indicators and probes `posemb analyze` computes for a 2-D table of
+    positions [n, dim] (rows are positions): indicators.json's keys and numbers,
+    as a dict. With out_dir, its CSVs, figures and report.html are kept there."""
+    a = np.ascontiguousarray(table, dtype=np.float32)
+    if a.ndim != 2:
+        raise Error("analyze: a table of positions is 2-D [positions, dim], got %d dimensions" % a.ndim, "invalid argument")
+    o = _analyze_defaults()
+    o.K, o.seed, o.ridge, o.folds, o.pairs, o.dims_frac = int(K), int(seed), float(ridge), int(folds), int(pairs), float(dims_frac)
+    o.quiet = 1
+    if out_dir is None:
+        o.figures = 0
+        o.report = 0
+    err = _Error()
+    with tempfile.TemporaryDirectory(prefix="posemb-") as tmp:
+        where = out_dir or os.path.join(tmp, "analysis")
+        st = _analyze_table(a.ctypes.data_as(_pfloat), a.shape[0], a.shape[1], name.encode(), ctypes.byref(o),
+                            where.encode(), None, ctypes.byref(err))
+        if st:
+            _raise(st, err)
+        with open(os.path.join(where, "indicators.json")) as f:
+            return json.load(f)
+
+
+# ---- models ------------------------------------------------------------------
+
+class Model:
+    """A model folder (posemb's or Hugging Face's BERT, RoBERTa, GPT-2:
+    config.json + model.safetensors), loaded into libposemb."""
+
+    def __init__(self, path):
+        err = _Error()
+        m = _p()
+        st = _model_load(ctypes.byref(m), os.fspath(path).encode(), ctypes.byref(err))
+        if st:
+            _raise(st, err)
+        self._m = m
+        c = _model_config(m).contents
+        self.config = {f: getattr(c, f) for f, _ in _Config._fields_}
+        self.config["pe"] = c.pe.decode()
+        self.config["architecture"] = c.architecture.decode()
+        self.pe = _pe_spec(_model_pe(m)).decode()
+
+    def close(self):
+        if getattr(self, "_m", None):
+            _model_free(self._m)
+            self._m = None
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None):
+        """Runs the model in evaluation mode, as `posemb forward` does, on
+        input_ids [B, T] (or [T]): {"last_hidden_state" [B, T, D],
+        "hidden_states" (layers + 1 of [B, T, D]), "attentions" (layers of
+        [B, H, T, T]), "pooler_output" [B, D] for BERT/RoBERTa with a pooler,
+        "logits" for models with a head: [B, T, vocab] (masked or causal LM),
+        [B, labels] (classification), [B] (regression), [B, T, 2] (span)}."""
+        if self._m is None:
+            raise Error("model: closed", "invalid argument")
+        ids = np.ascontiguousarray(np.atleast_2d(input_ids), dtype=np.int32)
+        B, T = ids.shape
+        mask = None if attention_mask is None else np.ascontiguousarray(np.atleast_2d(attention_mask), dtype=np.float32)
+        types = None if token_type_ids is None else np.ascontiguousarray(np.atleast_2d(token_type_ids), dtype=np.int32)
+        for name, x in (("attention_mask", mask), ("token_type_ids", types)):
+            if x is not None and x.shape != ids.shape:
+                raise Error("forward: %s is %s, input_ids %s" % (name, x.shape, ids.shape), "invalid argument")
+        b = _Batch(B, T, ids.ctypes.data_as(_pint32), None if types is None else types.ctypes.data_as(_pint32),
+                   None if mask is None else mask.ctypes.data_as(_pfloat))
+        err = _Error()
+        st = _model_forward(self._m, ctypes.byref(b), ctypes.byref(err))
+        if st:
+            _raise(st, err)
+        return self._outputs(B, T)
+
+    def _outputs(self, B, T):
+        c = self.config
+        D, H, L = c["hidden"], c["heads"], c["layers"]
+        hidden = tuple(_copy(_model_hidden(self._m, i), (B, T, D)) for i in range(L + 1))
+        out = {"last_hidden_state": hidden[-1], "hidden_states": hidden,
+               "attentions": tuple(_copy(_model_attention(self._m, l), (B, H, T, T)) for l in range(L))}
+        pooled = _model_pooled(self._m)
+        if pooled:
+            out["pooler_output"] = _copy(pooled, (B, D))
+        head = c["head"]
+        err = _Error()
+        if head in (_HEAD_MLM, _HEAD_CLM):
+            logits = np.empty((B, T, c["vocab_size"]), dtype=np.float32)
+            st = _model_lm_logits(self._m, logits.ctypes.data_as(_pfloat), ctypes.byref(err))
+            if st:
+                _raise(st, err)
+            out["logits"] = logits
+        elif head in (_HEAD_CLASSIFY, _HEAD_REGRESS, _HEAD_SPAN):
+            p = _model_head_logits(self._m, ctypes.byref(err))
+            if not p:
+                raise Error(err.msg.decode("utf-8", "replace"))
+            shape = {_HEAD_CLASSIFY: (B, c["num_labels"]), _HEAD_REGRESS: (B,), _HEAD_SPAN: (B, T, 2)}[head]
+            out["logits"] = _copy(p, shape)
+        return out
