@@ -47,8 +47,10 @@ typedef struct bench_args {
  * machine cannot run the precision (a bf16 row must not time fp32). */
 static inline int bench_parse(int argc, char **argv, const char *default_size, bench_args *a)
 {
-    a->pe = argc > 1 ? argv[1] : "ape", a->size = argc > 2 ? argv[2] : default_size;
-    a->threads = argc > 3 ? atoi(argv[3]) : 0, a->steps = argc > 4 ? atoi(argv[4]) : 10;
+    a->pe = argc > 1 ? argv[1] : "ape";
+    a->size = argc > 2 ? argv[2] : default_size;
+    a->threads = argc > 3 ? atoi(argv[3]) : 0;
+    a->steps = argc > 4 ? atoi(argv[4]) : 10;
     a->precision = argc > 5 ? argv[5] : "fp32";
     posemb_precision p;
     if (a->steps < 1 || !posemb_precision_parse(a->precision, &p)) return 2;
@@ -70,7 +72,9 @@ static inline double bench_sgemm_peak(void)
     const int n = 1536;
     float *a = malloc((size_t)n * n * sizeof *a), *b = malloc((size_t)n * n * sizeof *b), *c = malloc((size_t)n * n * sizeof *c);
     if (!a || !b || !c) {
-        free(a), free(b), free(c);
+        free(a);
+        free(b);
+        free(c);
         return 0.0;
     }
     for (long i = 0; i < (long)n * n; i++) a[i] = b[i] = 1e-3f * (float)(i % 1000);
@@ -81,7 +85,9 @@ static inline double bench_sgemm_peak(void)
         double gf = 2.0 * n * n * n / (bench_now() - t) / 1e9;
         if (gf > best) best = gf;
     }
-    free(a), free(b), free(c);
+    free(a);
+    free(b);
+    free(c);
     return best;
 }
 

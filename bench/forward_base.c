@@ -31,8 +31,12 @@ int main(int argc, char **argv)
     if (rc) return rc;
     posemb_config c;
     posemb_config_defaults(&c, POSEMB_BERT); /* BERT-base's: 512 positions, 2 token types */
-    c.layers = s->layers, c.hidden = s->hidden, c.heads = s->heads, c.intermediate = s->inter;
-    c.vocab_size = s->vocab, c.hidden_dropout = c.attn_dropout = 0.0f;
+    c.layers = s->layers;
+    c.hidden = s->hidden;
+    c.heads = s->heads;
+    c.intermediate = s->inter;
+    c.vocab_size = s->vocab;
+    c.hidden_dropout = c.attn_dropout = 0.0f;
     snprintf(c.pe, sizeof c.pe, "%s", ba.pe);
     posemb_error err;
     posemb_model *m;
@@ -69,7 +73,8 @@ int main(int argc, char **argv)
     double mean_abs = 0, mean_c0 = 0;
     for (long i = 0; i < (long)N * s->hidden; i++) mean_abs += h[i] < 0 ? -h[i] : h[i];
     for (long i = 0; i < N; i++) mean_c0 += h[i * s->hidden];
-    mean_abs /= (double)N * s->hidden, mean_c0 /= N;
+    mean_abs /= (double)N * s->hidden;
+    mean_c0 /= N;
     double med = bench_median(ms, ba.steps);
     double gflops = bench_encoder_flops(s->layers, s->hidden, s->inter, s->batch, s->len) / (med / 1e3) / 1e9;
     double peak_after = bench_sgemm_peak(), peak = peak_after > peak_before ? peak_after : peak_before;
@@ -78,6 +83,7 @@ int main(int argc, char **argv)
            "\"out_mean_abs\": %.6f, \"out_mean_c0\": %.6f, \"steps\": %d, \"params\": %zu}\n",
            s->name, ba.pe, ba.threads, ba.precision, med, N / (med / 1e3), gflops, peak, peak_before, peak_after, gflops / peak, bench_max_rss_kb(), mean_abs, mean_c0, ba.steps, posemb_model_n_floats(m));
     posemb_model_free(m);
-    free(ids), free(ms);
+    free(ids);
+    free(ms);
     return 0;
 }

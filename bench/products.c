@@ -39,8 +39,10 @@ static double seconds_per_call(void (*call)(void *), void *arg)
     for (int r = 0; r < 5; r++) {
         int reps = 0;
         double t0 = bench_now(), el;
-        do call(arg), reps++;
-        while ((el = bench_now() - t0) < 0.03);
+        do {
+            call(arg);
+            reps++;
+        } while ((el = bench_now() - t0) < 0.03);
         t[r] = el / reps;
     }
     return bench_median(t, 5);
@@ -71,7 +73,9 @@ static double time_dense(const product *p)
 {
     dense_arg d = {p, filled((long)p->M * p->K), filled((long)p->K * p->N), filled((long)p->M * p->N)};
     double s = d.a && d.b && d.c ? seconds_per_call(dense_call, &d) : -1.0;
-    free(d.a), free(d.b), free(d.c);
+    free(d.a);
+    free(d.b);
+    free(d.c);
     return s;
 }
 
@@ -112,7 +116,11 @@ static double time_attention(const shapes *s, int backward)
     attn_arg a = {s, filled(N * 3 * s->D), filled(N * 3 * s->D), filled((long)s->B * s->H * s->T * s->T),
                   filled(N * s->D), filled((long)posemb_threads_max() * s->T * s->T), backward};
     double t = a.qkv && a.dqkv && a.probs && a.out && a.scratch ? seconds_per_call(attn_call, &a) : -1.0;
-    free(a.qkv), free(a.dqkv), free(a.probs), free(a.out), free(a.scratch);
+    free(a.qkv);
+    free(a.dqkv);
+    free(a.probs);
+    free(a.out);
+    free(a.scratch);
     return t;
 }
 
@@ -175,8 +183,12 @@ int main(int argc, char **argv)
     double dense = 0, attn = 0, flops = 0;
     for (int i = 0; i < n; i++) {
         double t = time_dense(&p[i]), f = 2.0 * p[i].M * p[i].N * p[i].K;
-        if (t < 0) return fprintf(stderr, "bench_products: out of memory\n"), 1;
-        dense += t * p[i].per_step, flops += f * p[i].per_step;
+        if (t < 0) {
+            fprintf(stderr, "bench_products: out of memory\n");
+            return 1;
+        }
+        dense += t * p[i].per_step;
+        flops += f * p[i].per_step;
         printf("{\"bench\": \"products\", \"size\": \"%s\", \"product\": \"%s %s\", \"op\": \"%c%c\", \"M\": %d, "
                "\"N\": %d, \"K\": %d, \"per_step\": %d, \"us\": %.2f, \"gflops\": %.1f}\n",
                size, p[i].name, op_name(&p[i], s.train), p[i].ta ? 'T' : 'N', p[i].tb ? 'T' : 'N', p[i].M, p[i].N,
@@ -184,8 +196,12 @@ int main(int argc, char **argv)
     }
     for (int bw = 0; bw <= s.train; bw++) {
         double t = time_attention(&s, bw), f = (bw ? 8.0 : 4.0) * s.B * (double)s.T * s.T * s.D;
-        if (t < 0) return fprintf(stderr, "bench_products: out of memory\n"), 1;
-        attn += t * s.layers, flops += f * s.layers;
+        if (t < 0) {
+            fprintf(stderr, "bench_products: out of memory\n");
+            return 1;
+        }
+        attn += t * s.layers;
+        flops += f * s.layers;
         printf("{\"bench\": \"products\", \"size\": \"%s\", \"product\": \"attention, all heads, %s\", \"heads\": %d, "
                "\"per_step\": %d, \"us\": %.2f, \"gflops\": %.1f}\n",
                size, bw ? "backward" : "forward", s.B * s.H, s.layers, 1e6 * t, f / t / 1e9);

@@ -43,8 +43,13 @@ int main(int argc, char **argv)
     if (rc) return rc;
     posemb_config c;
     posemb_config_defaults(&c, POSEMB_BERT);
-    c.layers = s->layers, c.hidden = s->hidden, c.heads = s->heads, c.intermediate = s->inter;
-    c.vocab_size = s->vocab, c.type_vocab = s->type_vocab, c.max_position = s->max_position;
+    c.layers = s->layers;
+    c.hidden = s->hidden;
+    c.heads = s->heads;
+    c.intermediate = s->inter;
+    c.vocab_size = s->vocab;
+    c.type_vocab = s->type_vocab;
+    c.max_position = s->max_position;
     c.hidden_dropout = c.attn_dropout = 0.0f;
     snprintf(c.pe, sizeof c.pe, "%s", ba.pe);
     posemb_error err;
@@ -105,6 +110,9 @@ int main(int argc, char **argv)
            s->name, ba.pe, ba.threads, ba.precision, tok_s, med, gflops, peak, peak_before, peak_after, gflops / peak, bench_max_rss_kb(), loss0, loss, ba.steps, posemb_model_n_floats(m));
     posemb_adamw_free(&o);
     posemb_model_free(m);
-    free(ids), free(targets), free(labels), free(ms);
+    free(ids);
+    free(targets);
+    free(labels);
+    free(ms);
     return 0;
 }

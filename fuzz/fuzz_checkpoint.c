@@ -20,7 +20,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     posemb_config c;
     posemb_error err;
     posemb_config_defaults(&c, POSEMB_BERT);
-    c.layers = 1, c.hidden = 16, c.heads = 2, c.intermediate = 64, c.vocab_size = 25, c.max_position = 16;
+    c.layers = 1;
+    c.hidden = 16;
+    c.heads = 2;
+    c.intermediate = 64;
+    c.vocab_size = 25;
+    c.max_position = 16;
     snprintf(c.pe, sizeof c.pe, "lsin+lsrpe:k=4");
     if (posemb_config_set_head(&c, POSEMB_HEAD_MLM, 0, &err) || posemb_model_create(&model, &c, &err) ||
         posemb_adamw_init(&opt, model, &err)) {

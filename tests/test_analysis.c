@@ -124,7 +124,12 @@ static posemb_model *tiny(const char *spec, int layers)
 {
     posemb_config c;
     posemb_config_defaults(&c, POSEMB_BERT);
-    c.vocab_size = 2, c.hidden = 4, c.heads = 2, c.layers = layers, c.intermediate = 8, c.max_position = 8;
+    c.vocab_size = 2;
+    c.hidden = 4;
+    c.heads = 2;
+    c.layers = layers;
+    c.intermediate = 8;
+    c.max_position = 8;
     c.ln_eps = 1e-5f;
     snprintf(c.pe, sizeof c.pe, "%s", spec);
     posemb_model *m;
@@ -161,8 +166,12 @@ static void test_identical_words_by_hand(void **state)
         for (int c = 0; c < D; c++) var += (v[c] - mu) * (v[c] - mu) / D;
         for (int c = 0; c < D; c++) h0[x][c] = (v[c] - mu) / sqrt(var + 1e-5) * g[c] + be[c];
         for (int o = 0; o < D; o++) {
-            q[x][o] = bq[o], k[x][o] = bk[o];
-            for (int c = 0; c < D; c++) q[x][o] += Wq[o * D + c] * h0[x][c], k[x][o] += Wk[o * D + c] * h0[x][c];
+            q[x][o] = bq[o];
+            k[x][o] = bk[o];
+            for (int c = 0; c < D; c++) {
+                q[x][o] += Wq[o * D + c] * h0[x][c];
+                k[x][o] += Wk[o * D + c] * h0[x][c];
+            }
         }
     }
     float mean[n * n], spread[n * n], soft[n * n], corr[n * n];
@@ -178,8 +187,10 @@ static void test_identical_words_by_hand(void **state)
                 for (int c = 0; c < d; c++) s += q[i][h * d + c] * k[j][h * d + c];
                 a += s / sqrt((double)d) / H;
                 for (int c = 0; c < d; c++)
-                    for (int e = 0; e < D; e++)
-                        pq[c] += Wq[(h * d + c) * D + e] * P[i * D + e], pk[c] += Wk[(h * d + c) * D + e] * P[j * D + e];
+                    for (int e = 0; e < D; e++) {
+                        pq[c] += Wq[(h * d + c) * D + e] * P[i * D + e];
+                        pk[c] += Wk[(h * d + c) * D + e] * P[j * D + e];
+                    }
                 for (int c = 0; c < d; c++) cr += pq[c] * pk[c] / H;
             }
             TU_CLOSE(mean[i * n + j], a, 1e-5, 1e-5, "identical-word logit", i * n + j);
@@ -214,7 +225,13 @@ static void test_sources(void **state)
     char *dir = tu_tmpdir(), path[1200];
     posemb_config c;
     posemb_config_defaults(&c, POSEMB_ROBERTA);
-    c.vocab_size = 30, c.hidden = 8, c.heads = 2, c.layers = 1, c.intermediate = 16, c.max_position = 20, c.type_vocab = 1;
+    c.vocab_size = 30;
+    c.hidden = 8;
+    c.heads = 2;
+    c.layers = 1;
+    c.intermediate = 16;
+    c.max_position = 20;
+    c.type_vocab = 1;
     posemb_model *m;
     posemb_error err;
     assert_int_equal(posemb_model_create(&m, &c, &err), POSEMB_OK);

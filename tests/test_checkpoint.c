@@ -31,7 +31,11 @@ static posemb_model *small(posemb_arch arch, const char *spec, posemb_head head,
 {
     posemb_config c;
     posemb_config_defaults(&c, arch);
-    c.vocab_size = 200, c.hidden = 64, c.layers = 2, c.heads = 4, c.max_position = 64;
+    c.vocab_size = 200;
+    c.hidden = 64;
+    c.layers = 2;
+    c.heads = 4;
+    c.max_position = 64;
     c.intermediate = arch == POSEMB_GPT2 ? 256 : 128; /* the golden models' sizes */
     if (arch == POSEMB_ROBERTA) c.type_vocab = 1;
     snprintf(c.pe, sizeof c.pe, "%s", spec);

@@ -46,8 +46,12 @@ static problem make(int ta, int tb, int M, int N, int K, float alpha, float beta
     posemb_rng r;
     posemb_rng_seed(&r, seed, 7);
     long na = (long)(ta ? K : M) * p.lda, nb = (long)(tb ? N : K) * p.ldb, nc = (long)M * p.ldc;
-    p.A = malloc((size_t)na * sizeof *p.A), p.B = malloc((size_t)nb * sizeof *p.B), p.C0 = malloc((size_t)nc * sizeof *p.C0);
-    fill(p.A, na, &r), fill(p.B, nb, &r), fill(p.C0, nc, &r);
+    p.A = malloc((size_t)na * sizeof *p.A);
+    p.B = malloc((size_t)nb * sizeof *p.B);
+    p.C0 = malloc((size_t)nc * sizeof *p.C0);
+    fill(p.A, na, &r);
+    fill(p.B, nb, &r);
+    fill(p.C0, nc, &r);
     return p;
 }
 
@@ -70,8 +74,12 @@ static double check(const problem *p, const float *C, int round, double tol)
             double ref = 0, mag = 0;
             for (int k = 0; k < p->K; k++) {
                 double a = at_a(p, i, k), b = at_b(p, k, j);
-                if (round) a = bf16_round((float)a), b = bf16_round((float)b);
-                ref += a * b, mag += fabs(a * b);
+                if (round) {
+                    a = bf16_round((float)a);
+                    b = bf16_round((float)b);
+                }
+                ref += a * b;
+                mag += fabs(a * b);
             }
             ref = p->alpha * ref + p->beta * p->C0[at];
             mag = fabs(p->alpha) * mag + fabs(p->beta * p->C0[at]);
@@ -92,7 +100,12 @@ static double run(const problem *p, int round, double tol)
     return worst;
 }
 
-static void release(problem *p) { free(p->A), free(p->B), free(p->C0); }
+static void release(problem *p)
+{
+    free(p->A);
+    free(p->B);
+    free(p->C0);
+}
 
 /* Runs first, before this process touches oneDNN: a child limited to AVX2
  * (oneDNN's DNNL_MAX_CPU_ISA) must be refused bf16 with a reason and keep fp32. */
@@ -166,7 +179,8 @@ static void test_bf16_reuse(void **state)
     posemb_set_matmul_precision(POSEMB_PRECISION_BF16, NULL, 0);
     problem p = make(0, 0, 40, 24, 56, 1.0f, 0.0f, 99), q = make(1, 0, 56, 24, 40, 1.0f, 0.0f, 98);
     free(q.A);
-    q.A = p.A, q.lda = p.lda; /* q reads p's A transposed: [40, 56] stored as [K, M] */
+    q.A = p.A;
+    q.lda = p.lda; /* q reads p's A transposed: [40, 56] stored as [K, M] */
     gemm_bf16_reuse(p.A);
     run(&p, 1, 1e-5);
     /* breaking the promise shows the copy was reused: q sees A as it was */
@@ -180,13 +194,17 @@ static void test_bf16_reuse(void **state)
     problem r = make(0, 0, 20, 24, 56, 1.0f, 0.0f, 97); /* p.A's first 20 rows: other dims, converted anew */
     memcpy(r.A, p.A, (size_t)20 * p.lda * sizeof *r.A);
     free(r.A);
-    r.A = p.A, r.lda = p.lda;
+    r.A = p.A;
+    r.lda = p.lda;
     run(&r, 1, 1e-5);
     gemm_bf16_reuse(NULL);
     for (long i = 0; i < 40L * p.lda; i++) p.A[i] = -p.A[i];
     run(&p, 1, 1e-5);
-    q.A = NULL, r.A = NULL;
-    release(&p), release(&q), release(&r);
+    q.A = NULL;
+    r.A = NULL;
+    release(&p);
+    release(&q);
+    release(&r);
     posemb_set_matmul_precision(POSEMB_PRECISION_FP32, NULL, 0);
 }
 

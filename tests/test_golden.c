@@ -161,7 +161,8 @@ static void test_forward_cli(void **state)
         float *a = read_entry(&got, want.entries[i].name, &n1), *b = read_entry(&want, want.entries[i].name, &n2);
         assert_int_equal(n1, n2);
         compare(want.entries[i].name, a, b, n1, 1e-5);
-        free(a), free(b);
+        free(a);
+        free(b);
     }
     posemb_st_close(&got);
     posemb_st_close(&want);

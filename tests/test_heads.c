@@ -35,8 +35,14 @@ static void make(harness *hs, posemb_arch arch, posemb_head head, int labels)
 {
     posemb_config c;
     posemb_config_defaults(&c, arch);
-    c.vocab_size = V, c.hidden = D, c.layers = 1, c.heads = 2, c.intermediate = 12, c.max_position = 10;
-    c.ln_eps = 1e-5f, c.hidden_dropout = c.attn_dropout = 0.1f;
+    c.vocab_size = V;
+    c.hidden = D;
+    c.layers = 1;
+    c.heads = 2;
+    c.intermediate = 12;
+    c.max_position = 10;
+    c.ln_eps = 1e-5f;
+    c.hidden_dropout = c.attn_dropout = 0.1f;
     if (arch != POSEMB_GPT2) c.type_vocab = 1;
     posemb_error err;
     if (posemb_config_set_head(&c, head, labels, &err) || posemb_model_create(&hs->m, &c, &err)) fail_msg("%s", err.msg);
@@ -144,12 +150,20 @@ static void check_inference(posemb_arch arch, posemb_head head)
     harness hs;
     posemb_config c;
     posemb_config_defaults(&c, arch);
-    c.vocab_size = V, c.hidden = D, c.layers = 3, c.heads = 2, c.intermediate = 12, c.max_position = 10;
+    c.vocab_size = V;
+    c.hidden = D;
+    c.layers = 3;
+    c.heads = 2;
+    c.intermediate = 12;
+    c.max_position = 10;
     if (arch != POSEMB_GPT2) c.type_vocab = 1;
     posemb_error err;
     if (posemb_config_set_head(&c, head, 0, &err) || posemb_model_create(&hs.m, &c, &err)) fail_msg("%s", err.msg);
     posemb_model_init(hs.m, 4);
-    for (int i = 0; i < B * T; i++) hs.ids[i] = 2 + (i * 7) % (V - 2), hs.tokens[i] = i % 2 ? hs.ids[i] : -100;
+    for (int i = 0; i < B * T; i++) {
+        hs.ids[i] = 2 + (i * 7) % (V - 2);
+        hs.tokens[i] = i % 2 ? hs.ids[i] : -100;
+    }
     hs.t = (posemb_targets){hs.tokens, NULL, NULL, NULL, NULL};
     double loss = loss_of(&hs, 0.0f);
     float keep[4][B * T * D];

@@ -45,7 +45,10 @@ static double ref_ti(const float *A, int n, int K)
     double sum = 0.0, count = 0.0;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
-            if (in_band(i, j, K)) sum += A[i * n + j], count += 1.0;
+            if (in_band(i, j, K)) {
+                sum += A[i * n + j];
+                count += 1.0;
+            }
     double mu = sum / count, total = 0.0;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
@@ -91,7 +94,10 @@ static int ref_window(const float *A, int n)
     assert_non_null(sum);
     assert_non_null(cnt);
     for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++) sum[j - i + n - 1] += A[i * n + j], cnt[j - i + n - 1] += 1.0;
+        for (int j = 0; j < n; j++) {
+            sum[j - i + n - 1] += A[i * n + j];
+            cnt[j - i + n - 1] += 1.0;
+        }
     double *f = sum + n - 1; /* f[m], m in [-(n-1), n-1] */
     for (int m = -(n - 1); m <= n - 1; m++) f[m] /= cnt[m + n - 1];
     int w = 0;
@@ -107,7 +113,10 @@ static double ref_sym(const float *A, int n, int K)
     double sum = 0.0, count = 0.0;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
-            if (in_band(i, j, K)) sum += A[i * n + j], count += 1.0;
+            if (in_band(i, j, K)) {
+                sum += A[i * n + j];
+                count += 1.0;
+            }
     double *B = calloc((size_t)n * (size_t)n, sizeof *B);
     assert_non_null(B);
     for (int i = 0; i < n; i++)

@@ -43,7 +43,10 @@ static void test_gelu(void **state)
 {
     enum { N = 40001 };
     float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *dx = calloc(N, sizeof *dx), *dy = malloc(N * sizeof *dy);
-    for (int i = 0; i < N; i++) x[i] = -12.0f + 24.0f * i / (N - 1), dy[i] = 1.0f;
+    for (int i = 0; i < N; i++) {
+        x[i] = -12.0f + 24.0f * i / (N - 1);
+        dy[i] = 1.0f;
+    }
     posemb_nn_gelu_forward(y, x, N, POSEMB_NN_GELU_ERF);
     posemb_nn_gelu_backward(dx, dy, x, N, POSEMB_NN_GELU_ERF);
     double wy = 0, wd = 0;
@@ -55,7 +58,10 @@ static void test_gelu(void **state)
     printf("GELU: worst error %.3g (relative to max(1, |x|)), derivative %.3g\n", wy, wd);
     assert_true(wy < 3e-7);
     assert_true(wd < 5e-7);
-    free(x), free(y), free(dx), free(dy);
+    free(x);
+    free(y);
+    free(dx);
+    free(dy);
 }
 
 /* tanh, and GPT-2's GELU 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) with its derivative. */
@@ -68,7 +74,10 @@ static void test_tanh_gelu(void **state)
     assert_true(vm_tanhf(100.0f) == 1.0f && vm_tanhf(-100.0f) == -1.0f);
     enum { N = 40001 };
     float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *dx = calloc(N, sizeof *dx), *dy = malloc(N * sizeof *dy);
-    for (int i = 0; i < N; i++) x[i] = -12.0f + 24.0f * i / (N - 1), dy[i] = 1.0f;
+    for (int i = 0; i < N; i++) {
+        x[i] = -12.0f + 24.0f * i / (N - 1);
+        dy[i] = 1.0f;
+    }
     posemb_nn_gelu_forward(y, x, N, POSEMB_NN_GELU_TANH);
     posemb_nn_gelu_backward(dx, dy, x, N, POSEMB_NN_GELU_TANH);
     double wy = 0, wd = 0, c = sqrt(2 / 3.14159265358979323846);
@@ -81,7 +90,10 @@ static void test_tanh_gelu(void **state)
     printf("tanh GELU: worst error %.3g, derivative %.3g (relative to max(1, |x|))\n", wy, wd);
     assert_true(wy < 3e-7);
     assert_true(wd < 1e-6);
-    free(x), free(y), free(dx), free(dy);
+    free(x);
+    free(y);
+    free(dx);
+    free(dy);
 }
 
 /* Cross-entropy of one row: the loss and gradient against double. */
@@ -90,7 +102,10 @@ static void test_xent(void **state)
     enum { V = 1000 };
     float z[V];
     double mx = -1e300, sum = 0;
-    for (int v = 0; v < V; v++) z[v] = (float)(8 * sin(0.37 * v) + 0.01 * v), mx = fmax(mx, z[v]);
+    for (int v = 0; v < V; v++) {
+        z[v] = (float)(8 * sin(0.37 * v) + 0.01 * v);
+        mx = fmax(mx, z[v]);
+    }
     for (int v = 0; v < V; v++) sum += exp(z[v] - mx);
     double ref = mx + log(sum) - z[17];
     float g[V];

@@ -41,7 +41,12 @@ static void setup_model(harness *hs, posemb_arch arch, const char *spec, int tra
 {
     posemb_config c;
     posemb_config_defaults(&c, arch);
-    c.vocab_size = V, c.hidden = D, c.layers = 2, c.heads = 2, c.intermediate = 12, c.max_position = MAXPOS;
+    c.vocab_size = V;
+    c.hidden = D;
+    c.layers = 2;
+    c.heads = 2;
+    c.intermediate = 12;
+    c.max_position = MAXPOS;
     c.ln_eps = 1e-5f;
     c.hidden_dropout = c.attn_dropout = 0.2f;
     if (arch != POSEMB_GPT2) c.type_vocab = arch == POSEMB_BERT ? 2 : 1;

@@ -19,7 +19,12 @@ static double overfit(posemb_arch arch, const char *spec, double *first)
 {
     posemb_config c;
     posemb_config_defaults(&c, arch);
-    c.vocab_size = V, c.hidden = 32, c.layers = 2, c.heads = 4, c.intermediate = 64, c.max_position = 16;
+    c.vocab_size = V;
+    c.hidden = 32;
+    c.layers = 2;
+    c.heads = 4;
+    c.intermediate = 64;
+    c.max_position = 16;
     c.hidden_dropout = c.attn_dropout = 0.0f;
     snprintf(c.pe, sizeof c.pe, "%s", spec);
     posemb_error err;

@@ -117,7 +117,10 @@ static void check_form(const form *f)
 
     double *dtk = calloc((size_t)rows * d, sizeof(double)), *dtv = calloc((size_t)rows * d, sizeof(double));
     double *tkd = malloc((size_t)rows * d * sizeof(double)), *tvd = malloc((size_t)rows * d * sizeof(double));
-    for (int i = 0; i < rows * d; i++) tkd[i] = tk->data[i], tvd[i] = tv->data[i];
+    for (int i = 0; i < rows * d; i++) {
+        tkd[i] = tk->data[i];
+        tvd[i] = tv->data[i];
+    }
     for (int h = 0; h < H; h++) {
         double q[N * d], k[N * d], v[N * d], Rh[N * d], z[N * d], dq[N * d] = {0}, dk[N * d] = {0}, dv[N * d] = {0};
         for (int t = 0; t < N; t++)
@@ -143,7 +146,11 @@ static void check_form(const form *f)
     }
     printf("%-22s %s positions: efficient == naive over %d rows (forward, dq, dk, dv, tables)\n", f->spec,
            f->gaps ? "gapped" : "consecutive", rows);
-    free(dtk), free(dtv), free(tkd), free(tvd), free(scratch);
+    free(dtk);
+    free(dtv);
+    free(tkd);
+    free(tvd);
+    free(scratch);
     posemb_pe_free(p);
 }
 
@@ -181,7 +188,8 @@ static void check_reltable(rel_map m, int nq, int nk, int key_gap)
     for (int key_side = 0; key_side <= 1; key_side++) {
         posemb_pe_head h = {0, 0, nq, nk, RD, 0.5f, qpos, kpos, 0};
         memcpy(s, s0, sizeof s);
-        memset(dx, 0, sizeof dx), memset(dtable, 0, sizeof dtable);
+        memset(dx, 0, sizeof dx);
+        memset(dtable, 0, sizeof dtable);
         rel_logits_forward(m, &h, key_side, x, RD, table, s, RK, scratch);
         rel_logits_backward(m, &h, key_side, x, RD, table, ds, RK, dx, RD, dtable, scratch);
         double rdx[RK * RD] = {0}, rdt[(2 * 40 + 1) * RD] = {0};

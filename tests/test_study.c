@@ -55,10 +55,14 @@ static char *canonical(const char *run)
         for (int k = i + 1; k < n; k++)
             if (strcmp(lines[k], lines[i]) < 0) {
                 char *t = lines[i];
-                lines[i] = lines[k], lines[k] = t;
+                lines[i] = lines[k];
+                lines[k] = t;
             }
     char *all = calloc(1, 1 << 16);
-    for (int i = 0; i < n; i++) strcat(strcat(all, lines[i]), "\n"), free(lines[i]);
+    for (int i = 0; i < n; i++) {
+        strcat(strcat(all, lines[i]), "\n");
+        free(lines[i]);
+    }
     return all;
 }
 
@@ -104,7 +108,8 @@ static void test_resume_same_results(void **state)
     assert_true(before < 8);
     char *a = canonical("a"), *b = canonical("b");
     assert_string_equal(a, b);
-    free(a), free(b);
+    free(a);
+    free(b);
     snprintf(cmd, sizeof cmd, "cd '%s/a' && test -s tables.md && test -s tables.csv && test -s report.html && test -s curve_order.png && "
              "grep -q '| none |' tables.md && grep -q '^ape,order,classification,16,' tables.csv", dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
@@ -123,7 +128,10 @@ static void test_tasks(void **state)
     posemb_syn_batch(posemb_syn_find("order"), 3, 0, B, T, 32, ids, lab, st, en);
     for (int b = 0; b < B; b++) {
         int a = -1, c = -1;
-        for (int t = 0; t < T; t++) a = ids[b * T + t] == SYN_A ? t : a, c = ids[b * T + t] == SYN_B ? t : c;
+        for (int t = 0; t < T; t++) {
+            a = ids[b * T + t] == SYN_A ? t : a;
+            c = ids[b * T + t] == SYN_B ? t : c;
+        }
         assert_true(a > 0 && c > 0 && ids[b * T] == SYN_CLS);
         assert_int_equal(lab[b], a < c);
         yes += lab[b];
@@ -164,7 +172,10 @@ static void test_reverse_task(void **state)
         for (int j = 0; j < k; j++) assert_int_equal(r[k + 2 + j], r[k - j]);
         for (int i = 0; i < T; i++) {
             if (i <= k + 1 || i == T - 1) assert_int_equal(g[i], -100);
-            else assert_int_equal(g[i], r[i]), scored++;
+            else {
+                assert_int_equal(g[i], r[i]);
+                scored++;
+            }
         }
         assert_int_equal(scored, k);
     }
@@ -193,7 +204,8 @@ static void test_data_study(void **state)
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     char *a = canonical("da"), *b = canonical("db");
     assert_string_equal(a, b);
-    free(a), free(b);
+    free(a);
+    free(b);
     snprintf(cmd, sizeof cmd, "cd '%s/da' && grep -q 'Table 3: SQuAD' tables.md && grep -q '^rpe,SQuAD,span,256,' tables.csv && "
              "grep -q '^ape,STS-B,regression,64,' tables.csv && test -s models/rpe/SQuAD-s2/model.safetensors && "
              "test -s models/ape/pretrain/model.safetensors && test -s report.html", dir);

@@ -31,7 +31,12 @@ static posemb_model *tiny_bert(const char *spec)
 {
     posemb_config c;
     posemb_config_defaults(&c, POSEMB_BERT);
-    c.vocab_size = V, c.hidden = 16, c.layers = 2, c.heads = 2, c.intermediate = 32, c.max_position = 16;
+    c.vocab_size = V;
+    c.hidden = 16;
+    c.layers = 2;
+    c.heads = 2;
+    c.intermediate = 32;
+    c.max_position = 16;
     snprintf(c.pe, sizeof c.pe, "%s", spec);
     posemb_error err;
     posemb_model *m;
@@ -94,7 +99,13 @@ static void test_batches(void **state)
 static posemb_train_args args_for(const char *out, long steps)
 {
     posemb_train_args a = posemb_train_defaults(out, steps);
-    a.batch = 8, a.accum = 2, a.lr = 3e-3f, a.warmup = 2, a.save_every = 3, a.eval_every = 6, a.eval_batches = 2;
+    a.batch = 8;
+    a.accum = 2;
+    a.lr = 3e-3f;
+    a.warmup = 2;
+    a.save_every = 3;
+    a.eval_every = 6;
+    a.eval_batches = 2;
     a.log_every = 0;
     return a;
 }
@@ -143,7 +154,8 @@ static void test_resume_identical(void **state)
         fail_msg("%s", err.msg);
     assert_non_null(strstr(text_b, "\"kind\": \"eval\", \"step\": 6,"));
     assert_string_equal(text_a, text_b);
-    free(text_a), free(text_b);
+    free(text_a);
+    free(text_b);
     posemb_model *back;
     if (posemb_model_load(&back, run_b, &err)) fail_msg("%s", err.msg);
     assert_memory_equal(posemb_model_weights(back), posemb_model_weights(m), posemb_model_n_floats(m) * sizeof(float));

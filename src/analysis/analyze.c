@@ -48,9 +48,17 @@ static posemb_status heatmap(ctx *c, const char *stem, const float *m, int rows,
 {
     if (!c->o->figures) return POSEMB_OK;
     float lo = INFINITY, hi = -INFINITY;
-    for (size_t k = 0; k < (size_t)rows * cols; k++) lo = fminf(lo, m[k]), hi = fmaxf(hi, m[k]);
+    for (size_t k = 0; k < (size_t)rows * cols; k++) {
+        lo = fminf(lo, m[k]);
+        hi = fmaxf(hi, m[k]);
+    }
     posemb_heatmap_opts h = posemb_heatmap_defaults();
-    h.title = title, h.xlabel = xl, h.ylabel = yl, h.cbar_label = cbar, h.x0 = x0, h.y0 = x0;
+    h.title = title;
+    h.xlabel = xl;
+    h.ylabel = yl;
+    h.cbar_label = cbar;
+    h.x0 = x0;
+    h.y0 = x0;
     h.cmap = lo < 0 && hi > 0 ? POSEMB_CMAP_DIVERGING : POSEMB_CMAP_VIRIDIS;
     h.vmin = h.vmax = NAN;
     char name[96], p[POSEMB_PATH_MAX];
@@ -72,7 +80,9 @@ static posemb_status lines(ctx *c, const char *stem, const posemb_series *s, int
 {
     if (!c->o->figures) return POSEMB_OK;
     posemb_lines_opts lo = posemb_lines_defaults();
-    lo.title = title, lo.xlabel = xl, lo.ylabel = yl;
+    lo.title = title;
+    lo.xlabel = xl;
+    lo.ylabel = yl;
     char name[96], p[POSEMB_PATH_MAX];
     for (int svg = 0; svg <= c->o->svg; svg++) {
         snprintf(name, sizeof name, "%s.%s", stem, svg ? "svg" : "png");
@@ -186,7 +196,12 @@ static posemb_status probes(ctx *c, posemb_error *err)
     if (!range) return POSEMB_ENOMEM;
     double *xs = doubles(c, (size_t)s->n, err), *ys = doubles(c, (size_t)s->n, err);
     if (!xs || !ys) return POSEMB_ENOMEM;
-    for (int x = 0; x < s->n; x++) xy[2 * x] = (float)x, xy[2 * x + 1] = r->regress.pred[x], xs[x] = x, ys[x] = r->regress.pred[x];
+    for (int x = 0; x < s->n; x++) {
+        xy[2 * x] = (float)x;
+        xy[2 * x + 1] = r->regress.pred[x];
+        xs[x] = x;
+        ys[x] = r->regress.pred[x];
+    }
     posemb_dim_ranges(s->ape, s->n, s->dim, o->dims_frac, range, &r->dims_moving);
     cJSON *dims = cJSON_AddObjectToObject(c->json, "dims");
     cJSON_AddNumberToObject(dims, "moving", r->dims_moving);
@@ -282,10 +297,17 @@ static posemb_status bias(ctx *c, posemb_error *err)
 
 static void indicator_row(const char *name, const posemb_indicators *in, const char **cells, char (*buf)[32], int *k)
 {
-    cells[*k] = name, (*k)++;
+    cells[*k] = name;
+    (*k)++;
     double v[5] = {in->ti, in->mono, in->mono_fwd, in->mono_bwd, in->sym};
-    for (int i = 0; i < 5; i++) snprintf(buf[*k], 32, "%.3f", v[i]), cells[*k] = buf[*k], (*k)++;
-    snprintf(buf[*k], 32, "%d", in->window), cells[*k] = buf[*k], (*k)++;
+    for (int i = 0; i < 5; i++) {
+        snprintf(buf[*k], 32, "%.3f", v[i]);
+        cells[*k] = buf[*k];
+        (*k)++;
+    }
+    snprintf(buf[*k], 32, "%d", in->window);
+    cells[*k] = buf[*k];
+    (*k)++;
 }
 
 static posemb_status write_report(ctx *c, posemb_error *err)
@@ -310,7 +332,10 @@ static posemb_status write_report(ctx *c, posemb_error *err)
         {r->has_rel, "relative vectors", &r->rel_similarity}, {r->has_identical, "identical words", &r->identical},
         {r->has_correlation, "correlation", &r->correlation}, {r->has_bias, "bias / kernel", &r->bias}};
     for (int i = 0; i < 6; i++)
-        if (m[i].has) indicator_row(m[i].name, m[i].in, cells, buf, &k), rows++;
+        if (m[i].has) {
+            indicator_row(m[i].name, m[i].in, cells, buf, &k);
+            rows++;
+        }
     posemb_report_heading(rep, 2, "The three properties");
     posemb_report_table(rep, head, 7, cells, rows, "Indicators of each matrix");
     if (r->has_regress) {

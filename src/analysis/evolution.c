@@ -57,11 +57,19 @@ static posemb_status indicator_plot(const char *out, const long *steps, const po
     double *x = malloc((size_t)n * 4 * sizeof *x);
     if (!x) return posemb_fail(err, POSEMB_ENOMEM, "evolution: out of memory");
     double *ti = x + n, *mono = x + 2 * n, *sym = x + 3 * n;
-    for (int i = 0; i < n; i++) x[i] = (double)steps[i], ti[i] = ind[i].ti, mono[i] = ind[i].mono, sym[i] = ind[i].sym;
+    for (int i = 0; i < n; i++) {
+        x[i] = (double)steps[i];
+        ti[i] = ind[i].ti;
+        mono[i] = ind[i].mono;
+        sym[i] = ind[i].sym;
+    }
     posemb_series s[3] = {{"TI", x, ti, n, 2}, {"MONO", x, mono, n, 2}, {"SYM", x, sym, n, 2}};
     posemb_lines_opts o = posemb_lines_defaults();
-    o.title = "Indicators during training", o.xlabel = "training step", o.ylabel = "indicator";
-    o.ymin = 0, o.ymax = 1.05;
+    o.title = "Indicators during training";
+    o.xlabel = "training step";
+    o.ylabel = "indicator";
+    o.ymin = 0;
+    o.ymax = 1.05;
     char path[POSEMB_PATH_MAX];
     posemb_status st = posemb_path_join(path, sizeof path, out, "evolution.png") ? posemb_fail(err, POSEMB_EINVAL, "path too long")
                                                                                 : posemb_plot_lines(path, s, 3, &o, err);
@@ -76,7 +84,11 @@ static posemb_status evolution_of(const char *run, const char *out_dir, const po
     if (mkdir(out_dir, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", out_dir, strerror(errno));
     posemb_indicators *ind = calloc((size_t)n, sizeof *ind);
     posemb_report *rep = posemb_report_new("posemb: a PE during training");
-    if (!ind || !rep) return free(ind), posemb_report_free(rep), posemb_fail(err, POSEMB_ENOMEM, "evolution: out of memory");
+    if (!ind || !rep) {
+        free(ind);
+        posemb_report_free(rep);
+        return posemb_fail(err, POSEMB_ENOMEM, "evolution: out of memory");
+    }
     posemb_status st = POSEMB_OK;
     char spec[400] = "", path[POSEMB_PATH_MAX], name[96], title[160];
     int shown = 0;
@@ -97,7 +109,11 @@ static posemb_status evolution_of(const char *run, const char *out_dir, const po
         if (!st && show && shown < 8) {
             posemb_heatmap_opts h = posemb_heatmap_defaults();
             snprintf(title, sizeof title, "Similarity at step %ld", steps[i]);
-            h.title = title, h.xlabel = "position", h.ylabel = "position", h.vmin = h.vmax = NAN, h.x0 = h.y0 = s.ape ? 0 : s.rel_x0;
+            h.title = title;
+            h.xlabel = "position";
+            h.ylabel = "position";
+            h.vmin = h.vmax = NAN;
+            h.x0 = h.y0 = s.ape ? 0 : s.rel_x0;
             snprintf(name, sizeof name, "similarity_step%ld.png", steps[i]);
             if (posemb_path_join(path, sizeof path, out_dir, name)) st = posemb_fail(err, POSEMB_EINVAL, "path too long");
             if (!st) st = posemb_plot_heatmap(path, m, rows, rows, &h, err);

@@ -62,7 +62,11 @@ posemb_status posemb_identical_words(posemb_model *m, int n, int n_words, uint64
         if (spread) spread[k] = (float)sqrt(fmax(0.0, sq[k] / n_words - mu * mu));
         if (softmax) softmax[k] = (float)(soft[k] / n_words);
     }
-    free(logits), free(ids), free(sum), free(sq), free(soft);
+    free(logits);
+    free(ids);
+    free(sum);
+    free(sq);
+    free(soft);
     return st;
 }
 
@@ -75,7 +79,8 @@ posemb_status posemb_correlation(posemb_model *m, const float *P, int n, float *
     const posemb_layer_params *L = posemb_model_layer(m, 0, &layout);
     float *qk = malloc((size_t)n * 3 * D * sizeof *qk), *one = malloc((size_t)n * n * sizeof *one);
     if (!qk || !one) {
-        free(qk), free(one);
+        free(qk);
+        free(one);
         return posemb_fail(err, POSEMB_ENOMEM, "correlation: out of memory");
     }
     posemb_nn_linear_forward(qk, P, L->qkv_w, NULL, n, D, 3 * D, layout); /* P Wq | P Wk | P Wv, no bias */
@@ -86,6 +91,7 @@ posemb_status posemb_correlation(posemb_model *m, const float *P, int n, float *
                     qk + D + (size_t)h * d, 3 * D, 0.0f, ch, n);
         for (size_t k = 0; k < (size_t)n * n; k++) mean[k] += ch[k] / H;
     }
-    free(qk), free(one);
+    free(qk);
+    free(one);
     return POSEMB_OK;
 }

@@ -23,7 +23,10 @@ static posemb_status fit_linear(const float *P, int dim, const int *rows, int m,
     double *X = calloc((size_t)mm * dim, sizeof *X), *y = calloc((size_t)ldb, sizeof *y), *mu = calloc((size_t)dim, sizeof *mu);
     double *sv = calloc((size_t)(m < dim ? m : dim) + (size_t)extra + 1, sizeof *sv), ym = 0;
     if (!X || !y || !mu || !sv) {
-        free(X), free(y), free(mu), free(sv);
+        free(X);
+        free(y);
+        free(mu);
+        free(sv);
         return posemb_fail(err, POSEMB_ENOMEM, "regression: out of memory");
     }
     for (int i = 0; i < m; i++) {
@@ -43,9 +46,15 @@ static posemb_status fit_linear(const float *P, int dim, const int *rows, int m,
     free(jpvt);
     posemb_status st = info ? posemb_fail(err, POSEMB_ERANGE, "regression: least squares failed (LAPACK info %d)", (int)info) : POSEMB_OK;
     double dot = 0;
-    for (int d = 0; !st && d < dim; d++) w[d] = y[d], dot += y[d] * mu[d];
+    for (int d = 0; !st && d < dim; d++) {
+        w[d] = y[d];
+        dot += y[d] * mu[d];
+    }
     *b = ym - dot;
-    free(X), free(y), free(mu), free(sv);
+    free(X);
+    free(y);
+    free(mu);
+    free(sv);
     return st;
 }
 
@@ -64,7 +73,9 @@ posemb_status posemb_regress_seed(const float *P, int n, int dim, double ridge, 
     double *w = malloc((size_t)dim * sizeof *w), b;
     out->pred = malloc((size_t)n * sizeof *out->pred);
     if (!rows || !w || !out->pred) {
-        free(rows), free(w), free(out->pred);
+        free(rows);
+        free(w);
+        free(out->pred);
         out->pred = NULL;
         return posemb_fail(err, POSEMB_ENOMEM, "regression: out of memory");
     }
@@ -85,7 +96,8 @@ posemb_status posemb_regress_seed(const float *P, int n, int dim, double ridge, 
     }
     for (int r = 0; r < out->n_ranges; r++) out->mae_by_range[r] /= out->ranges[r][1] - out->ranges[r][0] + 1;
     out->mae_all = total / n;
-    free(rows), free(w);
+    free(rows);
+    free(w);
     return st;
 }
 
@@ -97,7 +109,8 @@ static void shuffled(int *idx, int n, uint64_t seed)
     for (int i = 0; i < n; i++) idx[i] = i;
     for (int i = n - 1; i > 0; i--) {
         int j = (int)posemb_rng_below(&r, (uint32_t)i + 1), t = idx[i];
-        idx[i] = idx[j], idx[j] = t;
+        idx[i] = idx[j];
+        idx[j] = t;
     }
 }
 
@@ -108,7 +121,9 @@ posemb_status posemb_regress_cv(const float *P, int n, int dim, int folds, uint6
     int *idx = malloc((size_t)n * sizeof *idx), *train = malloc((size_t)n * sizeof *train);
     double *w = malloc((size_t)dim * sizeof *w), b, total = 0;
     if (!idx || !train || !w) {
-        free(idx), free(train), free(w);
+        free(idx);
+        free(train);
+        free(w);
         return posemb_fail(err, POSEMB_ENOMEM, "regression: out of memory");
     }
     shuffled(idx, n, seed);
@@ -121,7 +136,9 @@ posemb_status posemb_regress_cv(const float *P, int n, int dim, int folds, uint6
         for (int i = lo; !st && i < hi; i++) total += fabs(round(predict(P + (size_t)idx[i] * dim, w, b, dim)) - idx[i]);
     }
     *mae = total / n;
-    free(idx), free(train), free(w);
+    free(idx);
+    free(train);
+    free(w);
     return st;
 }
 
@@ -159,10 +176,16 @@ static posemb_status fit_logistic(const double *X, const double *y, int m, int d
         if (newton_direction(X, m, d, p, lambda, g, delta, work))
             st = posemb_fail(err, POSEMB_ERANGE, "logistic probe: the Newton system is singular");
         double step = 0;
-        for (int k = 0; !st && k < d; k++) w[k] -= delta[k], step = fmax(step, fabs(delta[k]));
+        for (int k = 0; !st && k < d; k++) {
+            w[k] -= delta[k];
+            step = fmax(step, fabs(delta[k]));
+        }
         if (step < 1e-9) break;
     }
-    free(p), free(g), free(delta), free(work);
+    free(p);
+    free(g);
+    free(delta);
+    free(work);
     return st;
 }
 
@@ -185,7 +208,10 @@ static void pair_features(const float *P, int dim, const int *pi, const int *pj,
     int d = 2 * dim + 1;
     for (int s = 0; s < pairs; s++) {
         double *row = X + (size_t)s * d;
-        for (int k = 0; k < dim; k++) row[k] = P[(size_t)pi[s] * dim + k], row[dim + k] = P[(size_t)pj[s] * dim + k];
+        for (int k = 0; k < dim; k++) {
+            row[k] = P[(size_t)pi[s] * dim + k];
+            row[dim + k] = P[(size_t)pj[s] * dim + k];
+        }
         row[2 * dim] = 1.0;
     }
 }
@@ -227,7 +253,12 @@ static posemb_status fit_logistic_dual(const double *K, const double *y, int m, 
         }
         if (step < 1e-9) break;
     }
-    free(z), free(r), free(gx), free(v), free(M), free(kv);
+    free(z);
+    free(r);
+    free(gx);
+    free(v);
+    free(M);
+    free(kv);
     return st;
 }
 
@@ -251,7 +282,10 @@ static posemb_status dual_fold(const double *S, int n, const int *pi, const int 
     double *yt = malloc((size_t)m * sizeof *yt), *a = malloc((size_t)m * sizeof *a);
     posemb_status st = train && test && K && Kt && yt && a ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "relative probe: out of memory");
     for (int s = 0, k = 0, t = 0; !st && s < pairs; s++)
-        if (s < lo || s >= hi) train[k] = s, yt[k++] = y[s];
+        if (s < lo || s >= hi) {
+            train[k] = s;
+            yt[k++] = y[s];
+        }
         else test[t++] = s;
     if (!st) {
         pair_gram(S, n, pi, pj, train, m, train, m, K);
@@ -259,7 +293,12 @@ static posemb_status dual_fold(const double *S, int n, const int *pi, const int 
         st = fit_logistic_dual(K, yt, m, lambda, a, err);
     }
     for (int t = 0; !st && t < hi - lo; t++) *wrong += (cblas_ddot(m, Kt + (size_t)t * m, 1, a, 1) > 0) != (y[test[t]] > 0.5);
-    free(train), free(test), free(K), free(Kt), free(yt), free(a);
+    free(train);
+    free(test);
+    free(K);
+    free(Kt);
+    free(yt);
+    free(a);
     return st;
 }
 
@@ -271,10 +310,15 @@ static posemb_status primal_fold(const double *X, const double *y, int pairs, in
     double *Xt = malloc((size_t)m * d * sizeof *Xt), *yt = malloc((size_t)m * sizeof *yt), *w = malloc((size_t)d * sizeof *w);
     posemb_status st = Xt && yt && w ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "relative probe: out of memory");
     for (int s = 0, k = 0; !st && s < pairs; s++)
-        if (s < lo || s >= hi) memcpy(Xt + (size_t)k * d, X + (size_t)s * d, (size_t)d * sizeof *X), yt[k++] = y[s];
+        if (s < lo || s >= hi) {
+            memcpy(Xt + (size_t)k * d, X + (size_t)s * d, (size_t)d * sizeof *X);
+            yt[k++] = y[s];
+        }
     if (!st) st = fit_logistic(Xt, yt, m, d, lambda, w, err);
     for (int s = lo; !st && s < hi; s++) *wrong += (cblas_ddot(d, X + (size_t)s * d, 1, w, 1) > 0) != (y[s] > 0.5);
-    free(Xt), free(yt), free(w);
+    free(Xt);
+    free(yt);
+    free(w);
     return st;
 }
 
@@ -305,7 +349,10 @@ posemb_status posemb_relative_order(const float *P, int n, int dim, int pairs, i
                   : primal_fold(F, y, pairs, d, lo, hi, lambda, &wrong, err);
     }
     *error = (double)wrong / pairs;
-    free(pi), free(pj), free(y), free(F);
+    free(pi);
+    free(pj);
+    free(y);
+    free(F);
     return st;
 }
 
@@ -316,7 +363,10 @@ void posemb_dim_ranges(const float *P, int n, int dim, double frac, float *range
     float widest = 0;
     for (int d = 0; d < dim; d++) {
         float lo = P[d], hi = P[d];
-        for (int x = 1; x < n; x++) lo = fminf(lo, P[(size_t)x * dim + d]), hi = fmaxf(hi, P[(size_t)x * dim + d]);
+        for (int x = 1; x < n; x++) {
+            lo = fminf(lo, P[(size_t)x * dim + d]);
+            hi = fmaxf(hi, P[(size_t)x * dim + d]);
+        }
         range[d] = hi - lo;
         widest = fmaxf(widest, range[d]);
     }

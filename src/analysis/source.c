@@ -26,13 +26,24 @@ static posemb_status take_export(posemb_source *s, posemb_pe *p, int n, posemb_e
     posemb_status st = posemb_pe_export_matrices(p, n, &s->arena, &ex, err);
     if (st) return st;
     const posemb_pe_named_matrix *m = find_item(&ex, "ape");
-    if (m && !s->ape) s->ape = m->data, s->dim = m->cols;
+    if (m && !s->ape) {
+        s->ape = m->data;
+        s->dim = m->cols;
+    }
     const char *rels[] = {"rel_key", "rel", "distance_embedding"};
     for (int i = 0; i < 3 && !s->rel; i++)
-        if ((m = find_item(&ex, rels[i]))) s->rel = m->data, s->rel_rows = m->rows, s->rel_dim = m->cols, s->rel_x0 = -(m->rows - 1) / 2;
+        if ((m = find_item(&ex, rels[i]))) {
+            s->rel = m->data;
+            s->rel_rows = m->rows;
+            s->rel_dim = m->cols;
+            s->rel_x0 = -(m->rows - 1) / 2;
+        }
     const char *freqs[] = {"frequencies", "rel_frequencies", "rope_frequencies"};
     for (int i = 0; i < 3 && !s->freqs; i++)
-        if ((m = find_item(&ex, freqs[i]))) s->freqs = m->data, s->n_freqs = m->rows;
+        if ((m = find_item(&ex, freqs[i]))) {
+            s->freqs = m->data;
+            s->n_freqs = m->rows;
+        }
     return POSEMB_OK;
 }
 
@@ -146,11 +157,20 @@ posemb_status posemb_source_open(posemb_source *s, const char *what, const posem
     posemb_arena_init(&s->arena, 0);
     snprintf(s->name, sizeof s->name, "%s", what);
     posemb_status st;
-    if (o->tensor) s->kind = POSEMB_SRC_TENSOR, st = open_tensor(s, what, o, err);
-    else if (is_dir(what)) s->kind = POSEMB_SRC_MODEL, st = open_model(s, what, o, err);
+    if (o->tensor) {
+        s->kind = POSEMB_SRC_TENSOR;
+        st = open_tensor(s, what, o, err);
+    }
+    else if (is_dir(what)) {
+        s->kind = POSEMB_SRC_MODEL;
+        st = open_model(s, what, o, err);
+    }
     else if (ends_with(what, ".safetensors"))
         st = posemb_fail(err, POSEMB_EINVAL, "%s: name the table with --tensor NAME (see 'posemb inspect %s')", what, what);
-    else s->kind = POSEMB_SRC_SPEC, st = open_spec(s, what, o, err);
+    else {
+        s->kind = POSEMB_SRC_SPEC;
+        st = open_spec(s, what, o, err);
+    }
     if (!st && s->n < 2) st = posemb_fail(err, POSEMB_EINVAL, "%s: %d positions; at least 2 are needed", what, s->n);
     if (st) posemb_source_close(s);
     return st;

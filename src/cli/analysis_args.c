@@ -14,10 +14,16 @@ int analysis_flag(cli_args *a, posemb_source_opts *so, posemb_analyze_opts *ao, 
     else if (cli_is(a, "--len")) *rc = cli_int(a, 2, 1 << 15, &so->len);
     else if (cli_is(a, "--dim")) *rc = cli_int(a, 2, 1 << 15, &so->dim);
     else if (cli_is(a, "--heads")) *rc = cli_int(a, 1, 1024, &so->heads);
-    else if (!strcmp(arg, "-K") || cli_is(a, "--K")) a->flag = "-K", *rc = cli_int(a, 1, 1 << 15, &ao->K);
+    else if (!strcmp(arg, "-K") || cli_is(a, "--K")) {
+        a->flag = "-K";
+        *rc = cli_int(a, 1, 1 << 15, &ao->K);
+    }
     else if (cli_is(a, "--words")) *rc = cli_int(a, 0, 1 << 20, &ao->n_words);
     else if (cli_is(a, "--pairs")) *rc = cli_int(a, 10, 1 << 22, &ao->pairs);
-    else if (cli_is(a, "--seed")) *rc = cli_int(a, 0, 2147483647, &seed), ao->seed = so->seed = (uint64_t)seed;
+    else if (cli_is(a, "--seed")) {
+        *rc = cli_int(a, 0, 2147483647, &seed);
+        ao->seed = so->seed = (uint64_t)seed;
+    }
     else if (cli_is(a, "--ridge")) {
         const char *v = cli_value(a);
         char *end;

@@ -31,7 +31,10 @@ static void print_row(const char *name, const posemb_indicators *in)
 static void print_analysis(const posemb_source *s, const posemb_analysis *r, int K)
 {
     printf("%s: %s\n  indicators over 1 <= |i-j| <= %d:\n", s->name, s->provenance, K);
-    if (r->has_similarity) print_row("similarity (dot)", &r->similarity), print_row("similarity (cosine)", &r->similarity_cosine);
+    if (r->has_similarity) {
+        print_row("similarity (dot)", &r->similarity);
+        print_row("similarity (cosine)", &r->similarity_cosine);
+    }
     if (r->has_rel) print_row("relative vectors", &r->rel_similarity);
     if (r->has_identical) print_row("identical words", &r->identical);
     if (r->has_correlation) print_row("correlation", &r->correlation);
@@ -55,7 +58,10 @@ int cmd_analyze(int argc, char **argv)
     const char *src = NULL, *out = "posemb-analysis", *arg;
     int rc = 0, evolution = 0;
     while (!rc && (arg = cli_next(&a))) {
-        if (!strcmp(arg, "-h") || cli_is(&a, "--help")) return fputs(USAGE, stdout), 0;
+        if (!strcmp(arg, "-h") || cli_is(&a, "--help")) {
+            fputs(USAGE, stdout);
+            return 0;
+        }
         if (!a.flag && strcmp(arg, "-K")) {
             if (src) return cli_usage_error(&a, "one SOURCE only (got '%s' and '%s'); see posemb compare", src, arg);
             src = arg;

@@ -25,11 +25,24 @@ static const char USAGE[] =
 /* The matrix that speaks for a source: APE similarity, relative vectors, bias, identical words. */
 static const char *primary(const posemb_analysis *r, const posemb_indicators **in)
 {
-    if (r->has_similarity) return *in = &r->similarity, "similarity";
-    if (r->has_rel) return *in = &r->rel_similarity, "rel_similarity";
-    if (r->has_bias) return *in = &r->bias, "bias";
-    if (r->has_identical) return *in = &r->identical, "identical";
-    return *in = NULL, NULL;
+    if (r->has_similarity) {
+        *in = &r->similarity;
+        return "similarity";
+    }
+    if (r->has_rel) {
+        *in = &r->rel_similarity;
+        return "rel_similarity";
+    }
+    if (r->has_bias) {
+        *in = &r->bias;
+        return "bias";
+    }
+    if (r->has_identical) {
+        *in = &r->identical;
+        return "identical";
+    }
+    *in = NULL;
+    return NULL;
 }
 
 static void folder_name(char *buf, size_t cap, int i, const char *src)
@@ -57,7 +70,12 @@ static posemb_status write_compare(const char *out, row *rows, int n, int K, pos
     posemb_report_heading(rep, 1, "Position embeddings compared");
     char text[256], (*cells)[64] = calloc((size_t)n * 9, sizeof *cells), path[POSEMB_PATH_MAX];
     const char **ptr = calloc((size_t)n * 9, sizeof *ptr);
-    if (!cells || !ptr) return free(cells), free(ptr), posemb_report_free(rep), posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    if (!cells || !ptr) {
+        free(cells);
+        free(ptr);
+        posemb_report_free(rep);
+        return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    }
     snprintf(text, sizeof text, "Indicators of each PE's main matrix over 1 <= |i - j| <= %d (higher = the property holds "
              "better); regression: mean |error| of the position read linearly from the table.", K);
     posemb_report_paragraph(rep, text);
@@ -99,7 +117,9 @@ static posemb_status write_compare(const char *out, row *rows, int n, int K, pos
         snprintf(json + len, cap - len, "]}");
         if (!posemb_path_join(path, sizeof path, out, "compare.json")) st = posemb_write_text(path, json, err);
     }
-    free(json), free(cells), free(ptr);
+    free(json);
+    free(cells);
+    free(ptr);
     posemb_report_free(rep);
     return st;
 }
@@ -113,7 +133,10 @@ int cmd_compare(int argc, char **argv)
     const char *srcs[MAX_SOURCES], *out = "posemb-compare", *arg;
     int n = 0, rc = 0;
     while (!rc && (arg = cli_next(&a))) {
-        if (!strcmp(arg, "-h") || cli_is(&a, "--help")) return fputs(USAGE, stdout), 0;
+        if (!strcmp(arg, "-h") || cli_is(&a, "--help")) {
+            fputs(USAGE, stdout);
+            return 0;
+        }
         if (!a.flag && strcmp(arg, "-K")) {
             if (n == MAX_SOURCES) return cli_usage_error(&a, "at most %d sources", MAX_SOURCES);
             srcs[n++] = arg;
@@ -124,7 +147,10 @@ int cmd_compare(int argc, char **argv)
     if (rc) return rc;
     if (n < 2) return cli_usage_error(&a, "give two or more SOURCEs (see 'posemb compare --help')");
     posemb_error err;
-    if (mkdir(out, 0755) && errno != EEXIST) return posemb_fail(&err, POSEMB_EIO, "%s: cannot create: %s", out, strerror(errno)), cli_report("compare", &err);
+    if (mkdir(out, 0755) && errno != EEXIST) {
+        posemb_fail(&err, POSEMB_EIO, "%s: cannot create: %s", out, strerror(errno));
+        return cli_report("compare", &err);
+    }
     row *rows = calloc((size_t)n, sizeof *rows);
     posemb_status st = rows ? POSEMB_OK : posemb_fail(&err, POSEMB_ENOMEM, "out of memory");
     ao.quiet = 1;
@@ -139,8 +165,16 @@ int cmd_compare(int argc, char **argv)
             st = posemb_analyze(&s, &ao, dir, &r, &err);
             const posemb_indicators *in;
             const char *m = st ? NULL : primary(&r, &in);
-            if (m) rows[i].has = 1, rows[i].in = *in, snprintf(rows[i].matrix, sizeof rows[i].matrix, "%s", m);
-            if (!st && r.has_regress) rows[i].has_probe = 1, rows[i].mae = r.regress.mae_all, rows[i].order = r.relative_error;
+            if (m) {
+                rows[i].has = 1;
+                rows[i].in = *in;
+                snprintf(rows[i].matrix, sizeof rows[i].matrix, "%s", m);
+            }
+            if (!st && r.has_regress) {
+                rows[i].has_probe = 1;
+                rows[i].mae = r.regress.mae_all;
+                rows[i].order = r.relative_error;
+            }
             if (!st) printf("%-28s %-15s TI %.3f  MONO %.3f  window %4d  SYM %.3f\n", srcs[i], m ? m : "-", rows[i].in.ti,
                             rows[i].in.mono, rows[i].in.window, rows[i].in.sym);
             posemb_analysis_free(&r);

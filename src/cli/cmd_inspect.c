@@ -120,7 +120,10 @@ static cJSON *report_json(const posemb_st_file *f)
     cJSON *root = cJSON_CreateObject(), *tensors = cJSON_CreateArray(), *meta = cJSON_CreateObject();
     cJSON *total = cJSON_CreateObject();
     if (!root || !tensors || !meta || !total) {
-        cJSON_Delete(root), cJSON_Delete(tensors), cJSON_Delete(meta), cJSON_Delete(total);
+        cJSON_Delete(root);
+        cJSON_Delete(tensors);
+        cJSON_Delete(meta);
+        cJSON_Delete(total);
         return NULL;
     }
     unsigned long long params = 0, bytes = 0;

@@ -118,7 +118,10 @@ int cmd_probe(int argc, char **argv)
     const char *kind = NULL, *src = NULL, *arg;
     int rc = 0, json = 0;
     while (!rc && (arg = cli_next(&a))) {
-        if (!strcmp(arg, "-h") || cli_is(&a, "--help")) return fputs(USAGE, stdout), 0;
+        if (!strcmp(arg, "-h") || cli_is(&a, "--help")) {
+            fputs(USAGE, stdout);
+            return 0;
+        }
         if (!a.flag && strcmp(arg, "-K")) {
             if (!kind) kind = arg;
             else if (!src) src = arg;

@@ -36,7 +36,10 @@ int cmd_study(int argc, char **argv)
     const char *config = NULL, *out = "posemb-study", *data = NULL, *arg;
     int rc = 0, jobs = 0;
     while (!rc && (arg = cli_next(&a))) {
-        if (!strcmp(arg, "-h") || cli_is(&a, "--help")) return fputs(USAGE, stdout), 0;
+        if (!strcmp(arg, "-h") || cli_is(&a, "--help")) {
+            fputs(USAGE, stdout);
+            return 0;
+        }
         if (!a.flag) {
             if (config) return cli_usage_error(&a, "one CONFIG only");
             config = arg;

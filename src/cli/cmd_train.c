@@ -90,16 +90,34 @@ static int parse_flag(cli_args *a, train_cmd *c)
     if (cli_is(a, "--lr")) return parse_double(a, 1e-12, 10, &c->lr);
     if (cli_is(a, "--weight-decay")) return parse_double(a, 0, 10, &c->weight_decay);
     if (cli_is(a, "--dropout")) return parse_double(a, 0, 0.99, &c->dropout);
-    if (cli_is(a, "--resume")) return (c->resume = 1, 0);
+    if (cli_is(a, "--resume")) {
+        c->resume = 1;
+        return 0;
+    }
     return cli_usage_error(a, "unknown flag '%s' (see 'posemb train --help')", a->argv[a->i]);
 }
 
 static void defaults(train_cmd *c)
 {
     memset(c, 0, sizeof *c);
-    c->pe = "ape", c->precision = "fp32", c->layers = 4, c->hidden = 256, c->heads = 4, c->seq_len = 128, c->batch = 32, c->accum = 1;
-    c->steps = 1000, c->lr = 5e-4, c->warmup = -1, c->weight_decay = 0.01, c->dropout = 0.1, c->eval_batches = 8;
-    c->keep = 2, c->log_every = -1, c->eval_every = -1, c->save_every = -1;
+    c->pe = "ape";
+    c->precision = "fp32";
+    c->layers = 4;
+    c->hidden = 256;
+    c->heads = 4;
+    c->seq_len = 128;
+    c->batch = 32;
+    c->accum = 1;
+    c->steps = 1000;
+    c->lr = 5e-4;
+    c->warmup = -1;
+    c->weight_decay = 0.01;
+    c->dropout = 0.1;
+    c->eval_batches = 8;
+    c->keep = 2;
+    c->log_every = -1;
+    c->eval_every = -1;
+    c->save_every = -1;
 }
 
 /* 0 to go on, -1 after --help, or the usage exit status. */
@@ -235,9 +253,10 @@ static posemb_status load_tokenizer(train_cmd *c, posemb_tokenizer **tok, char *
     if (!c->vocab && !c->tokenizer) {
         if (exists(c->init, "tokenizer.json", p1, sizeof p1)) c->tokenizer = p1;
         else if (exists(c->init, "vocab.txt", p1, sizeof p1)) c->vocab = p1;
-        else if (exists(c->init, "vocab.json", p1, sizeof p1) && exists(c->init, "merges.txt", p2, sizeof p2))
-            c->vocab = p1, c->merges = p2;
-        else return posemb_fail(err, POSEMB_EINVAL, "no tokenizer: give --vocab (and --merges) or --tokenizer");
+        else if (exists(c->init, "vocab.json", p1, sizeof p1) && exists(c->init, "merges.txt", p2, sizeof p2)) {
+            c->vocab = p1;
+            c->merges = p2;
+        } else return posemb_fail(err, POSEMB_EINVAL, "no tokenizer: give --vocab (and --merges) or --tokenizer");
     }
     snprintf(desc, cap, "%s %s", c->tokenizer ? c->tokenizer : c->vocab, c->merges ? c->merges : "");
     if (c->tokenizer) return posemb_tokenizer_load_json(c->tokenizer, tok, err);
@@ -301,7 +320,9 @@ static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok
         if (cfg.arch != arch) return posemb_fail(err, POSEMB_EINVAL, "--init %s holds a %s, not --model %s", c->init, cfg.architecture, c->model);
     } else {
         posemb_config_defaults(&cfg, arch);
-        cfg.layers = c->layers, cfg.hidden = c->hidden, cfg.heads = c->heads;
+        cfg.layers = c->layers;
+        cfg.hidden = c->hidden;
+        cfg.heads = c->heads;
         cfg.intermediate = c->intermediate ? c->intermediate : 4 * c->hidden;
         cfg.vocab_size = posemb_tokenizer_vocab_size(tok);
         cfg.type_vocab = arch == POSEMB_BERT ? 2 : arch == POSEMB_ROBERTA ? 1 : 0;
@@ -328,8 +349,13 @@ static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok
 static posemb_train_args train_args(const train_cmd *c)
 {
     posemb_train_args a = posemb_train_defaults(c->out, c->steps);
-    a.batch = c->batch, a.accum = c->accum, a.lr = (float)c->lr, a.weight_decay = (float)c->weight_decay;
-    a.seed = (uint64_t)c->seed, a.eval_batches = c->eval_batches, a.keep = c->keep;
+    a.batch = c->batch;
+    a.accum = c->accum;
+    a.lr = (float)c->lr;
+    a.weight_decay = (float)c->weight_decay;
+    a.seed = (uint64_t)c->seed;
+    a.eval_batches = c->eval_batches;
+    a.keep = c->keep;
     if (c->warmup >= 0) a.warmup = c->warmup;
     if (c->log_every >= 0) a.log_every = c->log_every;
     if (c->eval_every >= 0) a.eval_every = c->eval_every;

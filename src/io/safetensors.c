@@ -188,8 +188,16 @@ static size_t utf8_bad_byte(const unsigned char *s, size_t n)
         if (c == 0) return i;
         if (c < 0x80) len = 1;
         else if (c >= 0xc2 && c <= 0xdf) len = 2;
-        else if (c >= 0xe0 && c <= 0xef) len = 3, lo = (c == 0xe0) ? 0xa0 : 0x80, hi = (c == 0xed) ? 0x9f : 0xbf;
-        else if (c >= 0xf0 && c <= 0xf4) len = 4, lo = (c == 0xf0) ? 0x90 : 0x80, hi = (c == 0xf4) ? 0x8f : 0xbf;
+        else if (c >= 0xe0 && c <= 0xef) {
+            len = 3;
+            lo = (c == 0xe0) ? 0xa0 : 0x80;
+            hi = (c == 0xed) ? 0x9f : 0xbf;
+        }
+        else if (c >= 0xf0 && c <= 0xf4) {
+            len = 4;
+            lo = (c == 0xf0) ? 0x90 : 0x80;
+            hi = (c == 0xf4) ? 0x8f : 0xbf;
+        }
         else return i;
         if (len > n - i) return i;
         for (size_t k = 1; k < len; k++) {
@@ -628,7 +636,10 @@ void posemb_st_close(posemb_st_file *f)
     if (!f || !f->path) return; /* never opened, or already closed */
     if (f->fd >= 0) close(f->fd);
     for (int i = 0; i < f->n_entries; i++) free(f->entries[i].name);
-    for (int i = 0; i < f->n_meta; i++) free(f->meta_keys[i]), free(f->meta_values[i]);
+    for (int i = 0; i < f->n_meta; i++) {
+        free(f->meta_keys[i]);
+        free(f->meta_values[i]);
+    }
     free(f->entries);
     free(f->meta_keys);
     free(f->meta_values);
@@ -813,7 +824,10 @@ void posemb_st_writer_init(posemb_st_writer *w) { memset(w, 0, sizeof *w); }
 void posemb_st_writer_free(posemb_st_writer *w)
 {
     for (int i = 0; i < w->n; i++) free(w->tensors[i].name);
-    for (int i = 0; i < w->n_meta; i++) free(w->meta_keys[i]), free(w->meta_values[i]);
+    for (int i = 0; i < w->n_meta; i++) {
+        free(w->meta_keys[i]);
+        free(w->meta_values[i]);
+    }
     free(w->tensors);
     free(w->meta_keys);
     free(w->meta_values);

@@ -8,7 +8,10 @@
 /* Copies s[0..n) into dst without surrounding blanks; fails if too long. */
 static int copy_trimmed(char *dst, size_t cap, const char *s, size_t n)
 {
-    while (n && isspace((unsigned char)*s)) s++, n--;
+    while (n && isspace((unsigned char)*s)) {
+        s++;
+        n--;
+    }
     while (n && isspace((unsigned char)s[n - 1])) n--;
     if (n >= cap) return -1;
     memcpy(dst, s, n);

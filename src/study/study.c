@@ -31,21 +31,27 @@ static const char *const DEFAULT_PES[] = {"none", "ape", "sin", "lsin", "rpe", "
 /* "copy" is left out of the default: no PE of the default's size learns it in 250 steps. */
 static const char *const DEFAULT_TASKS[] = {"absolute", "order", "distance", "retrieve", "between", "reverse"};
 
+/* Copies count names into rows of width bytes (a config's pes or tasks). */
+void study_set_names(char *rows, size_t width, int *n, const char *const *names, int count)
+{
+    for (int i = 0; i < count; i++) snprintf(rows + (size_t)i * width, width, "%s", names[i]);
+    *n = count;
+}
+
 posemb_study_config posemb_study_default(void)
 {
-    posemb_study_config c;
-    memset(&c, 0, sizeof c);
-    c.n_pes = (int)(sizeof DEFAULT_PES / sizeof *DEFAULT_PES);
-    for (int i = 0; i < c.n_pes; i++) snprintf(c.pes[i], sizeof c.pes[i], "%s", DEFAULT_PES[i]);
-    c.n_tasks = (int)(sizeof DEFAULT_TASKS / sizeof *DEFAULT_TASKS);
-    for (int i = 0; i < c.n_tasks; i++) snprintf(c.tasks[i], sizeof c.tasks[i], "%s", DEFAULT_TASKS[i]);
-    c.n_seeds = 3, c.seeds[0] = 1, c.seeds[1] = 2, c.seeds[2] = 3;
-    c.n_mults = 4, c.mults[0] = 1, c.mults[1] = 2, c.mults[2] = 4, c.mults[3] = 8;
-    c.layers = 2, c.hidden = 64, c.heads = 4, c.intermediate = 128, c.n_train = 32;
-    c.steps = 250, c.batch = 32, c.lr = 3e-3f, c.eval_examples = 128, c.curve_every = 50, c.jobs = 2, c.analyze = 1;
-    /* the real-data study's own settings (posemb_study_data_default) */
-    c.pretrain_steps = 4000, c.pretrain_batch = 32, c.pretrain_lr = 5e-4f, c.dropout = 0.1f;
-    c.squad_stride = 32, c.squad_max_query = 32, c.max_answer = 30;
+    posemb_study_config c = {
+        .n_seeds = 3, .seeds = {1, 2, 3},
+        .n_mults = 4, .mults = {1, 2, 4, 8},
+        .layers = 2, .hidden = 64, .heads = 4, .intermediate = 128,
+        .n_train = 32, .steps = 250, .batch = 32, .lr = 3e-3f,
+        .eval_examples = 128, .curve_every = 50, .jobs = 2, .analyze = 1,
+        /* the real-data study's own settings (posemb_study_data_default) */
+        .pretrain_steps = 4000, .pretrain_batch = 32, .pretrain_lr = 5e-4f, .dropout = 0.1f,
+        .squad_stride = 32, .squad_max_query = 32, .max_answer = 30,
+    };
+    study_set_names(c.pes[0], sizeof c.pes[0], &c.n_pes, DEFAULT_PES, (int)(sizeof DEFAULT_PES / sizeof *DEFAULT_PES));
+    study_set_names(c.tasks[0], sizeof c.tasks[0], &c.n_tasks, DEFAULT_TASKS, (int)(sizeof DEFAULT_TASKS / sizeof *DEFAULT_TASKS));
     return c;
 }
 
@@ -61,8 +67,13 @@ static posemb_status make_model(const posemb_study_config *c, const char *posemb
     posemb_config cfg;
     int lm = t->kind == POSEMB_SYN_LM; /* causal LM tasks train a GPT-2-style decoder */
     posemb_config_defaults(&cfg, lm ? POSEMB_GPT2 : POSEMB_BERT);
-    cfg.vocab_size = POSEMB_SYN_VOCAB, cfg.hidden = c->hidden, cfg.layers = c->layers, cfg.heads = c->heads;
-    cfg.intermediate = c->intermediate, cfg.type_vocab = lm ? 0 : 1, cfg.hidden_dropout = cfg.attn_dropout = 0.0f;
+    cfg.vocab_size = POSEMB_SYN_VOCAB;
+    cfg.hidden = c->hidden;
+    cfg.layers = c->layers;
+    cfg.heads = c->heads;
+    cfg.intermediate = c->intermediate;
+    cfg.type_vocab = lm ? 0 : 1;
+    cfg.hidden_dropout = cfg.attn_dropout = 0.0f;
     int longest = 0;
     for (int i = 0; i < c->n_mults; i++) longest = c->mults[i] * c->n_train > longest ? c->mults[i] * c->n_train : longest;
     /* Learned tables have rows for the longest evaluation; rows past n_train are never trained
@@ -83,7 +94,11 @@ static void best_span(const float *logits, int T, int *s, int *e)
     *s = *e = 0;
     for (int i = 0; i < T; i++)
         for (int j = i; j < T && j < i + MAX_SPAN; j++)
-            if (logits[i * 2] + logits[j * 2 + 1] > best) best = logits[i * 2] + logits[j * 2 + 1], *s = i, *e = j;
+            if (logits[i * 2] + logits[j * 2 + 1] > best) {
+                best = logits[i * 2] + logits[j * 2 + 1];
+                *s = i;
+                *e = j;
+            }
 }
 
 /* Teacher-forced accuracy on the answer tokens of a causal-LM batch: adds hits and tokens. */
@@ -94,7 +109,10 @@ static posemb_status lm_hits(posemb_model *m, const posemb_batch *batch, run_buf
     posemb_targets tg = {b->targets, NULL, NULL, NULL, NULL};
     posemb_loss l;
     posemb_status st = posemb_model_loss(m, &tg, 1.0f, &l, err);
-    if (!st) *right += l.correct, *total += l.count;
+    if (!st) {
+        *right += l.correct;
+        *total += l.count;
+    }
     return st;
 }
 
@@ -152,7 +170,8 @@ static posemb_status train_run(const posemb_study_config *c, posemb_model *m, co
         if (!st && c->curve_every && (step + 1) % c->curve_every == 0 && r->n_curve < 64) {
             double acc;
             st = evaluate(m, t, data_seed, c->n_train, c->n_train, 128, b, c->batch, &acc, err);
-            r->curve[r->n_curve][0] = step + 1, r->curve[r->n_curve++][1] = acc;
+            r->curve[r->n_curve][0] = step + 1;
+            r->curve[r->n_curve++][1] = acc;
         }
     }
     posemb_adamw_free(&o);
@@ -181,7 +200,11 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
     if (!st && save_dir) st = posemb_model_save(m, save_dir, err);
     r->seconds = posemb_timer_now() - t0;
     posemb_model_free(m);
-    free(b.ids), free(b.labels), free(b.starts), free(b.ends), free(b.targets);
+    free(b.ids);
+    free(b.labels);
+    free(b.starts);
+    free(b.ends);
+    free(b.targets);
     return st;
 }
 

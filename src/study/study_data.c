@@ -32,14 +32,19 @@ posemb_study_config posemb_study_data_default(const char *data_dir)
 {
     posemb_study_config c = posemb_study_default();
     snprintf(c.data, sizeof c.data, "%s", data_dir);
-    c.n_pes = (int)(sizeof DATA_PES / sizeof *DATA_PES);
-    for (int i = 0; i < c.n_pes; i++) snprintf(c.pes[i], sizeof c.pes[i], "%s", DATA_PES[i]);
-    c.n_tasks = (int)(sizeof DATA_TASKS / sizeof *DATA_TASKS);
-    for (int i = 0; i < c.n_tasks; i++) snprintf(c.tasks[i], sizeof c.tasks[i], "%s", DATA_TASKS[i]);
-    c.n_mults = 3, c.mults[0] = 1, c.mults[1] = 2, c.mults[2] = 4;
-    c.layers = 4, c.hidden = 256, c.heads = 4, c.intermediate = 1024, c.n_train = 128;
-    c.pretrain_steps = 4000, c.pretrain_batch = 32, c.pretrain_lr = 5e-4f;
-    c.steps = 600, c.batch = 32, c.lr = 2e-4f, c.curve_every = 150, c.eval_examples = 1 << 20;
+    study_set_names(c.pes[0], sizeof c.pes[0], &c.n_pes, DATA_PES, (int)(sizeof DATA_PES / sizeof *DATA_PES));
+    study_set_names(c.tasks[0], sizeof c.tasks[0], &c.n_tasks, DATA_TASKS, (int)(sizeof DATA_TASKS / sizeof *DATA_TASKS));
+    const int mults[] = {1, 2, 4};
+    c.n_mults = 3;
+    memcpy(c.mults, mults, sizeof mults);
+    c.layers = 4;
+    c.hidden = 256;
+    c.intermediate = 1024;
+    c.n_train = 128;
+    c.steps = 600;
+    c.lr = 2e-4f;
+    c.curve_every = 150;
+    c.eval_examples = 1 << 20;
     return c;
 }
 
@@ -111,7 +116,9 @@ static posemb_status load_corpora(const posemb_study_config *c, const char *out,
         if (!grown) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
         else {
             memcpy(grown + all->n, one.tokens, (size_t)one.n * sizeof *grown);
-            all->tokens = grown, all->n += one.n, all->n_files += one.n_files;
+            all->tokens = grown;
+            all->n += one.n;
+            all->n_files += one.n_files;
         }
         posemb_corpus_free(&one);
     }
@@ -137,8 +144,12 @@ static posemb_status pretrain_model(const posemb_study_config *c, int p, int voc
 {
     posemb_config cfg;
     posemb_config_defaults(&cfg, POSEMB_BERT);
-    cfg.vocab_size = vocab, cfg.hidden = c->hidden, cfg.layers = c->layers, cfg.heads = c->heads;
-    cfg.intermediate = c->intermediate, cfg.hidden_dropout = cfg.attn_dropout = c->dropout;
+    cfg.vocab_size = vocab;
+    cfg.hidden = c->hidden;
+    cfg.layers = c->layers;
+    cfg.heads = c->heads;
+    cfg.intermediate = c->intermediate;
+    cfg.hidden_dropout = cfg.attn_dropout = c->dropout;
     cfg.max_position = c->n_train * c->mults[c->n_mults - 1];
     snprintf(cfg.pe, sizeof cfg.pe, "%s", c->pes[p]);
     posemb_status st = posemb_config_set_head(&cfg, POSEMB_HEAD_MLM, 0, err);
@@ -169,7 +180,11 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
                                  posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK), posemb_tokenizer_vocab_size(tok),
                                  0.02, 1, err);
     posemb_train_args a = posemb_train_defaults(dir, c->pretrain_steps);
-    a.batch = c->pretrain_batch, a.lr = c->pretrain_lr, a.seed = 1, a.keep = 1, a.eval_batches = 4;
+    a.batch = c->pretrain_batch;
+    a.lr = c->pretrain_lr;
+    a.seed = 1;
+    a.keep = 1;
+    a.eval_batches = 4;
     a.log_every = c->pretrain_steps >= 10 ? c->pretrain_steps / 10 : 1;
     if (!st) st = posemb_train(m, &d, &a, 1, &res, err);
     if (!st && res.resumed_from && res.resumed_from == res.step)

@@ -120,15 +120,25 @@ typedef struct batch_buf {
 static int batch_alloc(batch_buf *b, int B, int T)
 {
     size_t n = (size_t)B * T;
-    b->ids = malloc(n * sizeof *b->ids), b->types = malloc(n * sizeof *b->types), b->mask = malloc(n * sizeof *b->mask);
-    b->labels = malloc((size_t)B * sizeof *b->labels), b->starts = malloc((size_t)B * sizeof *b->starts);
-    b->ends = malloc((size_t)B * sizeof *b->ends), b->values = malloc((size_t)B * sizeof *b->values);
+    b->ids = malloc(n * sizeof *b->ids);
+    b->types = malloc(n * sizeof *b->types);
+    b->mask = malloc(n * sizeof *b->mask);
+    b->labels = malloc((size_t)B * sizeof *b->labels);
+    b->starts = malloc((size_t)B * sizeof *b->starts);
+    b->ends = malloc((size_t)B * sizeof *b->ends);
+    b->values = malloc((size_t)B * sizeof *b->values);
     return b->ids && b->types && b->mask && b->labels && b->starts && b->ends && b->values ? 0 : -1;
 }
 
 static void batch_free(batch_buf *b)
 {
-    free(b->ids), free(b->types), free(b->mask), free(b->labels), free(b->starts), free(b->ends), free(b->values);
+    free(b->ids);
+    free(b->types);
+    free(b->mask);
+    free(b->labels);
+    free(b->starts);
+    free(b->ends);
+    free(b->values);
 }
 
 /* Rows rows[0..B) of f into b; with cut, the columns past the longest real
@@ -146,7 +156,10 @@ static int gather(const posemb_features *f, const int *rows, int B, int cut, bat
         memcpy(b->mask + dst, f->mask + src, (size_t)T * sizeof *b->mask);
         if (f->label) b->labels[i] = f->label[rows[i]];
         if (f->score) b->values[i] = f->score[rows[i]];
-        if (f->starts) b->starts[i] = f->starts[rows[i]], b->ends[i] = f->ends[rows[i]];
+        if (f->starts) {
+            b->starts[i] = f->starts[rows[i]];
+            b->ends[i] = f->ends[rows[i]];
+        }
     }
     return T;
 }
@@ -185,7 +198,8 @@ static posemb_status eval_glue(posemb_model *m, const task_data *td, int B, batc
         }
     }
     if (!st) st = posemb_glue_evaluate(&td->dev, f->label ? pred : NULL, f->label ? NULL : score, values, err);
-    free(pred), free(score);
+    free(pred);
+    free(score);
     return st;
 }
 
@@ -207,7 +221,8 @@ static posemb_status eval_squad(posemb_model *m, const task_data *td, int mi, in
     if (!st) st = posemb_squad_evaluate(&td->sq, td->eval_idx, td->n_eval, (const char *const *)answers, &em, &f1, err);
     if (answers) posemb_squad_answers_free(answers, td->n_eval);
     free(logits);
-    values[0] = f1 / 100, values[1] = em / 100;
+    values[0] = f1 / 100;
+    values[1] = em / 100;
     return st;
 }
 
@@ -263,7 +278,8 @@ static int shuffled_row(shuffle *s, long k)
         for (int j = 0; j < s->n; j++) s->order[j] = j;
         for (int j = s->n - 1; j > 0; j--) { /* Fisher-Yates */
             int x = (int)posemb_rng_below(&r, (uint32_t)(j + 1)), tmp = s->order[j];
-            s->order[j] = s->order[x], s->order[x] = tmp;
+            s->order[j] = s->order[x];
+            s->order[x] = tmp;
         }
         s->epoch = e;
     }
@@ -297,9 +313,14 @@ static posemb_status ft_checkpoint(posemb_model *m, const posemb_study_config *c
     double v[2];
     posemb_status st = evaluate(m, c, td, 0, b, v, err);
     if (st) return st;
-    if (r->n_curve < 64) r->curve[r->n_curve][0] = (double)step, r->curve[r->n_curve++][1] = v[0];
+    if (r->n_curve < 64) {
+        r->curve[r->n_curve][0] = (double)step;
+        r->curve[r->n_curve++][1] = v[0];
+    }
     if (!(v[0] > *best) && !isnan(*best)) return POSEMB_OK; /* NaN (a constant prediction) never wins over a number */
-    *best = v[0], r->metric[0][0] = v[0], r->metric[0][1] = v[1];
+    *best = v[0];
+    r->metric[0][0] = v[0];
+    r->metric[0][1] = v[1];
     return posemb_model_save(m, dir, err);
 }
 

@@ -8,6 +8,7 @@
 #include "posemb/study.h"
 
 /* A PE spec as a folder name ("ape+rpe" -> "ape_rpe"). */
+void study_set_names(char *rows, size_t width, int *n, const char *const *names, int count);
 void study_folder_of(const char *spec, char *buf, size_t cap);
 /* Appends whole lines to results.jsonl under a lock (workers append concurrently). */
 posemb_status study_append_results(const char *path, const char *lines, posemb_error *err);

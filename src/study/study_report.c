@@ -91,7 +91,10 @@ static posemb_status load_table(table *tb, const posemb_study_config *c, const c
 
 static void free_table(table *tb)
 {
-    free(tb->v), free(tb->curve), free(tb->n_curve), free(tb->chance);
+    free(tb->v);
+    free(tb->curve);
+    free(tb->n_curve);
+    free(tb->chance);
 }
 
 typedef struct stats {
@@ -170,7 +173,10 @@ static void md_table(FILE *f, const table *tb, posemb_syn_kind kind, int by_leng
             for (int t = 0; t < c->n_tasks; t++)
                 if (is_kind(c, t, kind)) {
                     stats s = stats_of(tb, p, t, i, -1);
-                    if (s.n) sum += s.mean, n++;
+                    if (s.n) {
+                        sum += s.mean;
+                        n++;
+                    }
                 }
             fprintf(f, n ? " %.3f |" : " - |", n ? sum / n : 0);
         }
@@ -264,7 +270,10 @@ static void html_table(posemb_report *rep, const table *tb, posemb_syn_kind kind
     const char *head[POSEMB_STUDY_MAX_TASKS + 1] = {"PE"};
     int cols = 1, idx[POSEMB_STUDY_MAX_TASKS];
     for (int t = 0; t < c->n_tasks; t++)
-        if (is_kind(c, t, kind)) idx[cols - 1] = t, head[cols++] = c->tasks[t];
+        if (is_kind(c, t, kind)) {
+            idx[cols - 1] = t;
+            head[cols++] = c->tasks[t];
+        }
     if (cols == 1) return;
     char (*buf)[64] = calloc((size_t)c->n_pes * cols, sizeof *buf);
     const char **cells = calloc((size_t)c->n_pes * cols, sizeof *cells);
@@ -274,7 +283,8 @@ static void html_table(posemb_report *rep, const table *tb, posemb_syn_kind kind
         for (int k = 0; k < cols; k++) cells[p * cols + k] = buf[p * cols + k];
     }
     if (buf && cells) posemb_report_table(rep, head, cols, cells, c->n_pes, caption);
-    free(buf), free(cells);
+    free(buf);
+    free(cells);
 }
 
 /* Metric against evaluation length, one line per PE, for task t. */
@@ -295,8 +305,14 @@ static posemb_status length_figure(posemb_report *rep, const table *tb, int t, c
     const char *metric = posemb_study_task_metric(c, t);
     snprintf(title, sizeof title, "%s: %s against length (trained at %d)", c->tasks[t], metric, c->n_train);
     posemb_lines_opts o = posemb_lines_defaults();
-    o.title = title, o.xlabel = "evaluation length (tokens)", o.ylabel = metric;
-    o.ymin = 0, o.ymax = 1.02, o.width = 760, o.height = 480, o.legend = 1;
+    o.title = title;
+    o.xlabel = "evaluation length (tokens)";
+    o.ylabel = metric;
+    o.ymin = 0;
+    o.ymax = 1.02;
+    o.width = 760;
+    o.height = 480;
+    o.legend = 1;
     snprintf(name, sizeof name, "length_%s.png", c->tasks[t]);
     if (posemb_path_join(path, sizeof path, out, name)) return posemb_fail(err, POSEMB_EINVAL, "path too long");
     posemb_status st = posemb_plot_lines(path, s, c->n_pes, &o, err);
@@ -317,9 +333,16 @@ static posemb_status curve_figure(posemb_report *rep, const table *tb, int t, co
             int cnt = 0;
             for (int sd = 0; sd < c->n_seeds; sd++) {
                 size_t r = ((size_t)p * c->n_tasks + t) * c->n_seeds + sd;
-                if (k < tb->n_curve[r]) step = tb->curve[(r * 64 + k) * 2], sum += tb->curve[(r * 64 + k) * 2 + 1], cnt++;
+                if (k < tb->n_curve[r]) {
+                    step = tb->curve[(r * 64 + k) * 2];
+                    sum += tb->curve[(r * 64 + k) * 2 + 1];
+                    cnt++;
+                }
             }
-            if (cnt) x[p][n] = step, y[p][n++] = sum / cnt;
+            if (cnt) {
+                x[p][n] = step;
+                y[p][n++] = sum / cnt;
+            }
         }
         if (n) s[ns++] = (posemb_series){c->pes[p], x[p], y[p], n, 0};
     }
@@ -327,8 +350,14 @@ static posemb_status curve_figure(posemb_report *rep, const table *tb, int t, co
     char title[160], name[96], path[POSEMB_PATH_MAX];
     snprintf(title, sizeof title, "%s: training curve at %d tokens", c->tasks[t], c->n_train);
     posemb_lines_opts o = posemb_lines_defaults();
-    o.title = title, o.xlabel = "training step", o.ylabel = "held-out metric", o.ymin = c->data[0] ? -0.2 : 0, o.ymax = 1.02;
-    o.width = 760, o.height = 480, o.legend = 1;
+    o.title = title;
+    o.xlabel = "training step";
+    o.ylabel = "held-out metric";
+    o.ymin = c->data[0] ? -0.2 : 0;
+    o.ymax = 1.02;
+    o.width = 760;
+    o.height = 480;
+    o.legend = 1;
     snprintf(name, sizeof name, "curve_%s.png", c->tasks[t]);
     if (posemb_path_join(path, sizeof path, out, name)) return posemb_fail(err, POSEMB_EINVAL, "path too long");
     posemb_status st = posemb_plot_lines(path, s, ns, &o, err);
@@ -342,13 +371,20 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
     char (*buf)[48] = calloc((size_t)c->n_pes * 6, sizeof *buf), models[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX], img[POSEMB_PATH_MAX];
     const char **cells = calloc((size_t)c->n_pes * 6, sizeof *cells);
     char (*imgs)[POSEMB_PATH_MAX + 32] = calloc((size_t)c->n_pes, sizeof *imgs);
-    if (!buf || !cells || !imgs) return free(buf), free(cells), free(imgs), posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    if (!buf || !cells || !imgs) {
+        free(buf);
+        free(cells);
+        free(imgs);
+        return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    }
     int rows = 0;
     posemb_status st = POSEMB_OK;
     snprintf(img, sizeof img, "%s/analysis", out);
     if (mkdir(img, 0755) && errno != EEXIST) st = posemb_fail(err, POSEMB_EIO, "%s: cannot create", img);
     posemb_analyze_opts ao = posemb_analyze_defaults();
-    ao.n_words = 50, ao.report = 0, ao.quiet = 1;
+    ao.n_words = 50;
+    ao.report = 0;
+    ao.quiet = 1;
     for (int p = 0; !st && p < c->n_pes; p++) {
         char name[160];
         size_t n = 0;
@@ -383,7 +419,9 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
         posemb_report_table(rep, head, 6, cells, rows, "Indicators of the trained models");
         for (int i = 0; !st && i < rows; i++) st = posemb_report_image(rep, imgs[i], cells[i * 6], err);
     }
-    free(buf), free(cells), free(imgs);
+    free(buf);
+    free(cells);
+    free(imgs);
     return st;
 }
 

@@ -41,7 +41,8 @@ static void gen_order(example *e, posemb_rng *r)
     int a, b;
     fill_content(e, r);
     two_positions(r, e->T, &a, &b);
-    e->ids[a] = SYN_A, e->ids[b] = SYN_B;
+    e->ids[a] = SYN_A;
+    e->ids[b] = SYN_B;
     e->label = a < b;
 }
 
@@ -55,7 +56,8 @@ static void gen_distance(example *e, posemb_rng *r)
         a = 2 + (int)posemb_rng_below(r, (uint32_t)(e->T - 2));
         b = yes ? a + d : 2 + (int)posemb_rng_below(r, (uint32_t)(e->T - 2));
     } while (b >= e->T || b == a || (!yes && (b - a == d || a - b == d)));
-    e->ids[a] = SYN_A, e->ids[b] = SYN_B;
+    e->ids[a] = SYN_A;
+    e->ids[b] = SYN_B;
     e->label = yes;
 }
 
@@ -65,7 +67,8 @@ static void gen_retrieve(example *e, posemb_rng *r)
     fill_content(e, r);
     int p = 1 + (int)posemb_rng_below(r, (uint32_t)(e->T - 4));
     e->ids[p] = SYN_A;
-    e->start = p + 1, e->end = p + 3;
+    e->start = p + 1;
+    e->end = p + 3;
 }
 
 /* between: the tokens strictly between A and B (1 to 6 of them). */
@@ -73,8 +76,10 @@ static void gen_between(example *e, posemb_rng *r)
 {
     fill_content(e, r);
     int len = 1 + (int)posemb_rng_below(r, 6), a = 1 + (int)posemb_rng_below(r, (uint32_t)(e->T - len - 2));
-    e->ids[a] = SYN_A, e->ids[a + len + 1] = SYN_B;
-    e->start = a + 1, e->end = a + len;
+    e->ids[a] = SYN_A;
+    e->ids[a + len + 1] = SYN_B;
+    e->start = a + 1;
+    e->end = a + len;
 }
 
 /* copy: after marker B at position 1 comes a query token q; q occurs once
@@ -88,7 +93,8 @@ static void gen_copy(example *e, posemb_rng *r)
     e->ids[1] = SYN_B;
     int p = 3 + (int)posemb_rng_below(r, (uint32_t)(e->T - 4));
     e->ids[p] = q;
-    e->start = p, e->end = p + 1;
+    e->start = p;
+    e->end = p + 1;
 }
 
 /* reverse (causal LM): [CLS] x1..xk [SEP] xk..x1, k = (T - 2) / 2, scored on the

@@ -24,7 +24,10 @@ static int add_path(file_list *l, const char *path)
         l->paths = p;
         l->cap = cap;
     }
-    return (l->paths[l->n] = strdup(path)) ? (l->n++, 0) : -1;
+    l->paths[l->n] = strdup(path);
+    if (!l->paths[l->n]) return -1;
+    l->n++;
+    return 0;
 }
 
 static void free_list(file_list *l)
@@ -73,7 +76,10 @@ static char *sources_key(const file_list *l, const char *tok_desc)
     for (int i = 0; i < l->n; i++) {
         struct stat sb;
         long long size = 0, mtime = 0;
-        if (!stat(l->paths[i], &sb)) size = (long long)sb.st_size, mtime = (long long)sb.st_mtime;
+        if (!stat(l->paths[i], &sb)) {
+            size = (long long)sb.st_size;
+            mtime = (long long)sb.st_mtime;
+        }
         len += (size_t)snprintf(key + len, cap - len, "\n%s %lld %lld", l->paths[i], size, mtime);
     }
     return key;

@@ -16,8 +16,16 @@ posemb_status posemb_lm_data_init(posemb_lm_data *d, const int32_t *tokens, long
     if (T < (mlm ? 3 : 2)) return posemb_fail(err, POSEMB_EINVAL, "sequence length %d is too short", T);
     if (mlm && (cls < 0 || sep < 0 || mask_id < 0))
         return posemb_fail(err, POSEMB_EINVAL, "masked LM needs the tokenizer's [CLS], [SEP] and [MASK] tokens");
-    d->tokens = tokens, d->n_tokens = n, d->T = T, d->mlm = mlm, d->cls = cls, d->sep = sep, d->mask_id = mask_id;
-    d->vocab = vocab, d->seed = seed, d->perm_epoch = -1;
+    d->tokens = tokens;
+    d->n_tokens = n;
+    d->T = T;
+    d->mlm = mlm;
+    d->cls = cls;
+    d->sep = sep;
+    d->mask_id = mask_id;
+    d->vocab = vocab;
+    d->seed = seed;
+    d->perm_epoch = -1;
     d->body = mlm ? T - 2 : T;
     long seqs = n / d->body;
     if (seqs < 1)

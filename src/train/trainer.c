@@ -21,10 +21,20 @@
 posemb_train_args posemb_train_defaults(const char *out, long steps)
 {
     posemb_train_args a = {0};
-    a.out = out, a.steps = steps, a.batch = 32, a.accum = 1;
-    a.lr = 1e-4f, a.weight_decay = 0.01f, a.clip = 1.0f, a.warmup = steps / 10;
-    a.seed = 0, a.log_every = steps >= 20 ? steps / 20 : 1, a.eval_every = steps >= 5 ? steps / 5 : steps;
-    a.save_every = steps >= 5 ? steps / 5 : steps, a.eval_batches = 8, a.keep = 2;
+    a.out = out;
+    a.steps = steps;
+    a.batch = 32;
+    a.accum = 1;
+    a.lr = 1e-4f;
+    a.weight_decay = 0.01f;
+    a.clip = 1.0f;
+    a.warmup = steps / 10;
+    a.seed = 0;
+    a.log_every = steps >= 20 ? steps / 20 : 1;
+    a.eval_every = steps >= 5 ? steps / 5 : steps;
+    a.save_every = steps >= 5 ? steps / 5 : steps;
+    a.eval_batches = 8;
+    a.keep = 2;
     return a;
 }
 
@@ -141,7 +151,10 @@ static char *log_kept(const char *path, long step)
                 if (!grown) free(kept);
                 kept = grown;
             }
-            if (kept) memcpy(kept + len, line, n), len += n;
+            if (kept) {
+                memcpy(kept + len, line, n);
+                len += n;
+            }
         }
         cJSON_Delete(j);
     }
