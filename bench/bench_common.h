@@ -40,9 +40,10 @@ static inline double bench_median(double *x, int n)
 typedef struct bench_args {
     const char *pe, *size, *precision;
     int threads, steps;
+    posemb_matmul *mm; /* the precision's product context (the bench frees it) */
 } bench_args;
 
-/* Parses them, sets the threads and the matmul precision: 0, 2 on bad
+/* Parses them, sets the threads and makes the matmul context: 0, 2 on bad
  * arguments (the caller prints its usage), 1 with a message when this
  * machine cannot run the precision (a bf16 row must not time fp32). */
 static inline int bench_parse(int argc, char **argv, const char *default_size, bench_args *a)
@@ -54,9 +55,9 @@ static inline int bench_parse(int argc, char **argv, const char *default_size, b
     a->precision = argc > 5 ? argv[5] : "fp32";
     posemb_precision p;
     if (a->steps < 1 || !posemb_precision_parse(a->precision, &p)) return 2;
-    char why[256];
-    if (posemb_set_matmul_precision(p, why, sizeof why) != p) {
-        fprintf(stderr, "bench: %s products unavailable: %s\n", a->precision, why);
+    posemb_error err;
+    if (posemb_matmul_new(&a->mm, p, &err)) {
+        fprintf(stderr, "bench: %s products unavailable: %s\n", a->precision, err.msg);
         return 1;
     }
     a->threads = posemb_threads_set(a->threads);
@@ -64,10 +65,10 @@ static inline int bench_parse(int argc, char **argv, const char *default_size, b
 }
 
 /* The best product rate on large square products (1536^3), GFLOP/s, on the
- * threads in force, in the matmul precision (bf16: the conversions included):
+ * threads in force, in mm's precision (bf16: the conversions included):
  * the peak MFU refers to. The PyTorch peer measures its own the same way
  * (torch.mm). */
-static inline double bench_sgemm_peak(void)
+static inline double bench_sgemm_peak(posemb_matmul *mm)
 {
     const int n = 1536;
     float *a = malloc((size_t)n * n * sizeof *a), *b = malloc((size_t)n * n * sizeof *b), *c = malloc((size_t)n * n * sizeof *c);
@@ -81,7 +82,7 @@ static inline double bench_sgemm_peak(void)
     double best = 0;
     for (int r = 0; r < 6; r++) {
         double t = bench_now();
-        posemb_nn_gemm(0, 0, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        posemb_nn_gemm(mm, 0, 0, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
         double gf = 2.0 * n * n * n / (bench_now() - t) / 1e9;
         if (gf > best) best = gf;
     }

@@ -45,6 +45,7 @@ int main(int argc, char **argv)
         return 1;
     }
     posemb_model_init(m, 0);
+    posemb_model_set_matmul(m, ba.mm);
     posemb_model_set_train(m, 0, 0, 0); /* eval mode (the default; said for the reader) */
     posemb_model_set_inference(m, 1);   /* as PyTorch's inference_mode: one layer's activations */
     int N = s->batch * s->len;
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
     double *ms = malloc((size_t)ba.steps * sizeof *ms);
     /* The peak moves with the host's load: taken before and after the timed
      * steps, MFU against the higher. */
-    double peak_before = bench_sgemm_peak();
+    double peak_before = bench_sgemm_peak(ba.mm);
     for (int i = -2; i < ba.steps; i++) { /* two warm-up passes */
         double t0 = bench_now();
         if (posemb_model_forward(m, &b, &err)) {
@@ -77,12 +78,13 @@ int main(int argc, char **argv)
     mean_c0 /= N;
     double med = bench_median(ms, ba.steps);
     double gflops = bench_encoder_flops(s->layers, s->hidden, s->inter, s->batch, s->len) / (med / 1e3) / 1e9;
-    double peak_after = bench_sgemm_peak(), peak = peak_after > peak_before ? peak_after : peak_before;
+    double peak_after = bench_sgemm_peak(ba.mm), peak = peak_after > peak_before ? peak_after : peak_before;
     printf("{\"engine\": \"posemb\", \"bench\": \"%s\", \"pe\": \"%s\", \"threads\": %d, \"precision\": \"%s\", \"ms_per_batch\": %.3f, "
            "\"tokens_per_s\": %.1f, \"gflops\": %.3f, \"sgemm_peak_gflops\": %.2f, \"sgemm_peak_before\": %.2f, \"sgemm_peak_after\": %.2f, \"mfu\": %.4f, \"max_rss_kb\": %ld, "
            "\"out_mean_abs\": %.6f, \"out_mean_c0\": %.6f, \"steps\": %d, \"params\": %zu}\n",
            s->name, ba.pe, ba.threads, ba.precision, med, N / (med / 1e3), gflops, peak, peak_before, peak_after, gflops / peak, bench_max_rss_kb(), mean_abs, mean_c0, ba.steps, posemb_model_n_floats(m));
     posemb_model_free(m);
+    posemb_matmul_free(ba.mm);
     free(ids);
     free(ms);
     return 0;

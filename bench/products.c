@@ -51,13 +51,14 @@ static double seconds_per_call(void (*call)(void *), void *arg)
 typedef struct dense_arg {
     const product *p;
     float *a, *b, *c;
+    posemb_matmul *mm;
 } dense_arg;
 
 static void dense_call(void *v)
 {
     const dense_arg *d = v;
     const product *p = d->p;
-    posemb_nn_gemm(p->ta, p->tb, p->M, p->N, p->K, 1.0f, d->a, p->ta ? p->M : p->K, d->b, p->tb ? p->K : p->N, p->beta, d->c,
+    posemb_nn_gemm(d->mm, p->ta, p->tb, p->M, p->N, p->K, 1.0f, d->a, p->ta ? p->M : p->K, d->b, p->tb ? p->K : p->N, p->beta, d->c,
             p->N);
 }
 
@@ -69,9 +70,9 @@ static float *filled(long n)
 }
 
 /* Seconds per call of p, or -1 when out of memory. */
-static double time_dense(const product *p)
+static double time_dense(const product *p, posemb_matmul *mm)
 {
-    dense_arg d = {p, filled((long)p->M * p->K), filled((long)p->K * p->N), filled((long)p->M * p->N)};
+    dense_arg d = {.p = p, .a = filled((long)p->M * p->K), .b = filled((long)p->K * p->N), .c = filled((long)p->M * p->N), .mm = mm};
     double s = d.a && d.b && d.c ? seconds_per_call(dense_call, &d) : -1.0;
     free(d.a);
     free(d.b);
@@ -165,9 +166,10 @@ int main(int argc, char **argv)
                         "[THREADS] [fp32|bf16]\n");
         return 2;
     }
-    char why[256];
-    if (posemb_set_matmul_precision(prec, why, sizeof why) != prec) {
-        fprintf(stderr, "bench_products: %s products unavailable: %s\n", prec_name, why);
+    posemb_matmul *mm;
+    posemb_error err;
+    if (posemb_matmul_new(&mm, prec, &err)) {
+        fprintf(stderr, "bench_products: %s products unavailable: %s\n", prec_name, err.msg);
         return 1;
     }
     int threads = posemb_threads_set(argc > 2 ? atoi(argv[2]) : 0), N = s.B * s.T, n = 0;
@@ -182,7 +184,7 @@ int main(int argc, char **argv)
     }
     double dense = 0, attn = 0, flops = 0;
     for (int i = 0; i < n; i++) {
-        double t = time_dense(&p[i]), f = 2.0 * p[i].M * p[i].N * p[i].K;
+        double t = time_dense(&p[i], mm), f = 2.0 * p[i].M * p[i].N * p[i].K;
         if (t < 0) {
             fprintf(stderr, "bench_products: out of memory\n");
             return 1;
@@ -210,5 +212,6 @@ int main(int argc, char **argv)
     printf("{\"bench\": \"products\", \"size\": \"%s\", \"threads\": %d, \"precision\": \"%s\", \"products_ms\": %.3f, "
            "\"dense_ms\": %.3f, \"attention_ms\": %.3f, \"gflops\": %.1f, \"tokens_per_s_bound\": %.1f}\n",
            size, threads, prec_name, 1e3 * total, 1e3 * dense, 1e3 * attn, flops / total / 1e9, N / total);
+    posemb_matmul_free(mm);
     return 0;
 }

@@ -60,6 +60,7 @@ int main(int argc, char **argv)
         return 1;
     }
     posemb_model_init(m, 0);
+    posemb_model_set_matmul(m, ba.mm);
     int N = s->batch * s->len;
     int32_t *ids = malloc((size_t)N * sizeof *ids), *targets = malloc((size_t)N * sizeof *targets);
     int32_t *labels = malloc((size_t)s->batch * sizeof *labels);
@@ -88,7 +89,7 @@ int main(int argc, char **argv)
     double *ms = malloc((size_t)ba.steps * sizeof *ms), loss = 0, loss0 = 0;
     /* The peak moves with the host's load: taken before and after the timed
      * steps, MFU against the higher. */
-    double peak_before = bench_sgemm_peak();
+    double peak_before = bench_sgemm_peak(ba.mm);
     for (int i = -2; i < ba.steps; i++) { /* two warm-up steps */
         double t0 = bench_now();
         posemb_loss l;
@@ -103,13 +104,14 @@ int main(int argc, char **argv)
         loss = l.loss;
     }
     double med = bench_median(ms, ba.steps), tok_s = N / (med / 1e3), gflops = step_flops(s, head_rows) / (med / 1e3) / 1e9;
-    double peak_after = bench_sgemm_peak(), peak = peak_after > peak_before ? peak_after : peak_before;
+    double peak_after = bench_sgemm_peak(ba.mm), peak = peak_after > peak_before ? peak_after : peak_before;
     printf("{\"engine\": \"posemb\", \"bench\": \"%s\", \"pe\": \"%s\", \"threads\": %d, \"precision\": \"%s\", \"tokens_per_s\": %.1f, "
            "\"ms_per_step\": %.3f, \"gflops\": %.3f, \"sgemm_peak_gflops\": %.2f, \"sgemm_peak_before\": %.2f, \"sgemm_peak_after\": %.2f, \"mfu\": %.4f, \"max_rss_kb\": %ld, "
            "\"loss0\": %.6f, \"loss\": %.6f, \"steps\": %d, \"params\": %zu}\n",
            s->name, ba.pe, ba.threads, ba.precision, tok_s, med, gflops, peak, peak_before, peak_after, gflops / peak, bench_max_rss_kb(), loss0, loss, ba.steps, posemb_model_n_floats(m));
     posemb_adamw_free(&o);
     posemb_model_free(m);
+    posemb_matmul_free(ba.mm);
     free(ids);
     free(targets);
     free(labels);

@@ -90,11 +90,11 @@ static double check(const problem *p, const float *C, int round, double tol)
     return worst;
 }
 
-static double run(const problem *p, int round, double tol)
+static double run(posemb_matmul *mm, const problem *p, int round, double tol)
 {
     float *C = malloc((size_t)p->M * p->ldc * sizeof *C);
     memcpy(C, p->C0, (size_t)p->M * p->ldc * sizeof *C);
-    posemb_nn_gemm(p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta, C, p->ldc);
+    posemb_nn_gemm(mm, p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta, C, p->ldc);
     double worst = check(p, C, round, tol);
     free(C);
     return worst;
@@ -116,10 +116,11 @@ static void test_fallback_without_bf16(void **state)
     pid_t pid = fork();
     if (pid == 0) {
         setenv("DNNL_MAX_CPU_ISA", "AVX2", 1);
-        char why[256];
-        posemb_precision got = posemb_set_matmul_precision(POSEMB_PRECISION_BF16, why, sizeof why);
-        ssize_t n = write(fd[1], why, strlen(why));
-        _exit(n >= 0 && got == POSEMB_PRECISION_FP32 && posemb_get_matmul_precision() == POSEMB_PRECISION_FP32 && why[0] ? 0 : 1);
+        posemb_matmul *mm = (posemb_matmul *)&fd; /* must come back NULL */
+        posemb_error err;
+        posemb_status st = posemb_matmul_new(&mm, POSEMB_PRECISION_BF16, &err);
+        ssize_t n = write(fd[1], err.msg, strlen(err.msg));
+        _exit(n >= 0 && st == POSEMB_ERANGE && !mm && err.msg[0] ? 0 : 1);
     }
     close(fd[1]);
     char why[256] = {0};
@@ -131,16 +132,22 @@ static void test_fallback_without_bf16(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* fp32: no context (NULL) and an fp32 context are the same OpenBLAS product. */
 static void test_fp32(void **state)
 {
-    assert_int_equal(posemb_set_matmul_precision(POSEMB_PRECISION_FP32, NULL, 0), POSEMB_PRECISION_FP32);
+    posemb_matmul *mm;
+    posemb_error err;
+    assert_int_equal(posemb_matmul_new(&mm, POSEMB_PRECISION_FP32, &err), POSEMB_OK);
+    assert_int_equal(posemb_matmul_precision(mm), POSEMB_PRECISION_FP32);
+    assert_int_equal(posemb_matmul_precision(NULL), POSEMB_PRECISION_FP32);
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++) {
             problem p = make(ta, tb, 37, 53, 129, 0.5f, ta ? 1.0f : 0.0f, (uint64_t)(1 + 2 * ta + tb));
-            double worst = run(&p, 0, 1e-6);
+            double worst = fmax(run(NULL, &p, 0, 1e-6), run(mm, &p, 0, 1e-6));
             printf("fp32 ta=%d tb=%d: worst %.3g\n", ta, tb, worst);
             release(&p);
         }
+    posemb_matmul_free(mm);
 }
 
 static int bf16_here(void)
@@ -151,10 +158,15 @@ static int bf16_here(void)
     return 0;
 }
 
+/* A bf16 context's products; the same problems without it stay exact (the
+ * precision is the context's, not the process's). */
 static void test_bf16(void **state)
 {
     if (!bf16_here()) skip();
-    assert_int_equal(posemb_set_matmul_precision(POSEMB_PRECISION_BF16, NULL, 0), POSEMB_PRECISION_BF16);
+    posemb_matmul *mm;
+    posemb_error err;
+    assert_int_equal(posemb_matmul_new(&mm, POSEMB_PRECISION_BF16, &err), POSEMB_OK);
+    assert_int_equal(posemb_matmul_precision(mm), POSEMB_PRECISION_BF16);
     float betas[] = {0.0f, 1.0f, -0.5f};
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++)
@@ -162,32 +174,35 @@ static void test_bf16(void **state)
                 problem p = make(ta, tb, 65, 47, 300, ib == 2 ? 2.0f : 1.0f, betas[ib], (uint64_t)(10 + 6 * ta + 3 * tb + ib));
                 /* the same product of the rounded inputs, to float32 accumulation; and the exact one
                  * within two bf16 roundings (2^-8 each) of every term */
-                double rounded = run(&p, 1, 1e-5), exact = run(&p, 0, 2.0 / 256);
+                double rounded = run(mm, &p, 1, 1e-5), exact = run(mm, &p, 0, 2.0 / 256);
                 printf("bf16 ta=%d tb=%d beta=%g: vs rounded inputs %.3g, vs exact %.3g\n", ta, tb, betas[ib], rounded, exact);
                 assert_true(exact > 1e-5); /* bf16 did run: fp32 would be exact to 1e-6 */
+                run(NULL, &p, 0, 1e-6);
                 release(&p);
             }
-    assert_int_equal(posemb_set_matmul_precision(POSEMB_PRECISION_FP32, NULL, 0), POSEMB_PRECISION_FP32);
+    posemb_matmul_free(mm);
 }
 
-/* A matrix named by gemm_bf16_reuse is converted once for the products that
+/* A matrix named by matmul_reuse is converted once for the products that
  * read it, in either orientation (other dimensions: anew); after the promise
  * ends a changed matrix is read anew. */
 static void test_bf16_reuse(void **state)
 {
     if (!bf16_here()) skip();
-    posemb_set_matmul_precision(POSEMB_PRECISION_BF16, NULL, 0);
+    posemb_matmul *mm;
+    posemb_error err;
+    assert_int_equal(posemb_matmul_new(&mm, POSEMB_PRECISION_BF16, &err), POSEMB_OK);
     problem p = make(0, 0, 40, 24, 56, 1.0f, 0.0f, 99), q = make(1, 0, 56, 24, 40, 1.0f, 0.0f, 98);
     free(q.A);
     q.A = p.A;
     q.lda = p.lda; /* q reads p's A transposed: [40, 56] stored as [K, M] */
-    gemm_bf16_reuse(p.A);
-    run(&p, 1, 1e-5);
+    matmul_reuse(mm, p.A);
+    run(mm, &p, 1, 1e-5);
     /* breaking the promise shows the copy was reused: q sees A as it was */
     for (long i = 0; i < 40L * p.lda; i++) p.A[i] = -p.A[i];
     float *C = malloc((size_t)q.M * q.ldc * sizeof *C);
     memcpy(C, q.C0, (size_t)q.M * q.ldc * sizeof *C);
-    posemb_nn_gemm(q.ta, q.tb, q.M, q.N, q.K, q.alpha, q.A, q.lda, q.B, q.ldb, q.beta, C, q.ldc);
+    posemb_nn_gemm(mm, q.ta, q.tb, q.M, q.N, q.K, q.alpha, q.A, q.lda, q.B, q.ldb, q.beta, C, q.ldc);
     for (long i = 0; i < 40L * p.lda; i++) p.A[i] = -p.A[i];
     check(&q, C, 1, 1e-5);
     free(C);
@@ -196,30 +211,32 @@ static void test_bf16_reuse(void **state)
     free(r.A);
     r.A = p.A;
     r.lda = p.lda;
-    run(&r, 1, 1e-5);
-    gemm_bf16_reuse(NULL);
+    run(mm, &r, 1, 1e-5);
+    matmul_reuse(mm, NULL);
     for (long i = 0; i < 40L * p.lda; i++) p.A[i] = -p.A[i];
-    run(&p, 1, 1e-5);
+    run(mm, &p, 1, 1e-5);
     q.A = NULL;
     r.A = NULL;
     release(&p);
     release(&q);
     release(&r);
-    posemb_set_matmul_precision(POSEMB_PRECISION_FP32, NULL, 0);
+    posemb_matmul_free(mm);
 }
 
 /* In a parallel region posemb_nn_gemm stays fp32 (its bf16 buffers are shared). */
 static void test_bf16_in_parallel_is_fp32(void **state)
 {
     if (!bf16_here()) skip();
-    posemb_set_matmul_precision(POSEMB_PRECISION_BF16, NULL, 0);
+    posemb_matmul *mm;
+    posemb_error err;
+    assert_int_equal(posemb_matmul_new(&mm, POSEMB_PRECISION_BF16, &err), POSEMB_OK);
     problem p = make(0, 1, 16, 16, 64, 1.0f, 0.0f, 5);
     int bad = 0;
 #pragma omp parallel num_threads(2) reduction(+ : bad)
     {
         float C[16 * 21];
         memcpy(C, p.C0, sizeof C);
-        posemb_nn_gemm(p.ta, p.tb, p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, C, p.ldc);
+        posemb_nn_gemm(mm, p.ta, p.tb, p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, C, p.ldc);
         for (int i = 0; i < 16; i++)
             for (int j = 0; j < 16; j++) {
                 double ref = 0;
@@ -229,7 +246,7 @@ static void test_bf16_in_parallel_is_fp32(void **state)
     }
     assert_int_equal(bad, 0);
     release(&p);
-    posemb_set_matmul_precision(POSEMB_PRECISION_FP32, NULL, 0);
+    posemb_matmul_free(mm);
 }
 
 static void test_names(void **state)

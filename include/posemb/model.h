@@ -92,6 +92,11 @@ POSEMB_API void posemb_model_init(posemb_model *m, uint64_t seed);
 
 POSEMB_API const posemb_config *posemb_model_config(const posemb_model *m);
 POSEMB_API posemb_pe *posemb_model_pe(posemb_model *m);
+/* The product context (posemb/precision.h) the model's dense layers use from
+ * now on: borrowed, so the caller keeps it alive while the model runs and
+ * frees it; NULL (the default) is fp32 through OpenBLAS. */
+POSEMB_API void posemb_model_set_matmul(posemb_model *m, posemb_matmul *mm);
+POSEMB_API posemb_matmul *posemb_model_matmul(const posemb_model *m);
 POSEMB_API int posemb_model_n_params(const posemb_model *m);
 POSEMB_API const posemb_param *posemb_model_param(const posemb_model *m, int i);
 POSEMB_API const posemb_param *posemb_model_find(const posemb_model *m, const char *name);

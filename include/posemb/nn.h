@@ -6,6 +6,7 @@
 #define POSEMB_NN_H
 
 #include "posemb/api.h"
+#include "posemb/precision.h"
 
 #include <stdint.h>
 
@@ -18,17 +19,18 @@ extern "C" {
 typedef enum posemb_nn_wlayout { POSEMB_NN_W_OUT_IN = 0, POSEMB_NN_W_IN_OUT = 1 } posemb_nn_wlayout;
 
 /* C [M, N] = alpha op(A) op(B) + beta C, row-major, cblas_sgemm's arguments
- * (trans_*: 1 for the transpose). The dense layers' product: in the matmul
- * precision (posemb/precision.h); from inside a parallel region always fp32. */
-POSEMB_API void posemb_nn_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
-             int ldb, float beta, float *C, int ldc);
+ * (trans_*: 1 for the transpose). The dense layers' product: in mm's
+ * precision (posemb/precision.h; NULL: fp32); from inside a parallel region
+ * always fp32. */
+POSEMB_API void posemb_nn_gemm(posemb_matmul *mm, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,
+                               int lda, const float *B, int ldb, float beta, float *C, int ldc);
 
-/* y [N, out] = x [N, in] W + b; b [out] may be NULL. */
-POSEMB_API void posemb_nn_linear_forward(float *y, const float *x, const float *w, const float *b, int N, int in, int out,
-                       posemb_nn_wlayout layout);
+/* y [N, out] = x [N, in] W + b; b [out] may be NULL; products in mm's precision. */
+POSEMB_API void posemb_nn_linear_forward(posemb_matmul *mm, float *y, const float *x, const float *w, const float *b, int N,
+                                         int in, int out, posemb_nn_wlayout layout);
 /* dx [N, in] += dy W^T-ish; dw += x^T dy (in the weight's layout); db [out] += sum dy. */
-POSEMB_API void posemb_nn_linear_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w, int N,
-                        int in, int out, posemb_nn_wlayout layout);
+POSEMB_API void posemb_nn_linear_backward(posemb_matmul *mm, float *dx, float *dw, float *db, const float *dy, const float *x,
+                                          const float *w, int N, int in, int out, posemb_nn_wlayout layout);
 
 /* y [N, C] = (x - mean) / sqrt(var + eps) * w + b (biased variance); saves mean, rstd [N]. */
 POSEMB_API void posemb_nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b, int N,
@@ -59,8 +61,8 @@ POSEMB_API void posemb_nn_add(float *y, const float *a, const float *b, long n);
  * floats). Targets < 0 are ignored. Returns the summed loss over counted
  * rows; *correct (may be NULL) counts argmax hits. With grad_scale != 0,
  * also accumulates d(grad_scale * loss) into dx [M, D], dW [V, D], db [V]
- * (each may be NULL). */
-POSEMB_API double posemb_nn_xent_tied(const float *x, int M, int D, const float *W, const float *b, int V, const int32_t *targets,
+ * (each may be NULL). Products in mm's precision. */
+POSEMB_API double posemb_nn_xent_tied(posemb_matmul *mm, const float *x, int M, int D, const float *W, const float *b, int V, const int32_t *targets,
                     float grad_scale, float *dx, float *dW, float *db, float *scratch, int chunk, long *correct);
 
 /* Softmax cross-entropy over logits [M, V] (rows, in place: replaced by

@@ -1,13 +1,15 @@
-/* Matrix-product precision, process-wide (as PyTorch's
- * torch.set_float32_matmul_precision): fp32, or bf16 products for the dense
- * layers (inputs rounded to bfloat16, float32 accumulation and results)
- * through oneDNN on CPUs with AVX512_BF16 (or AMX). Weights, gradients,
- * activations and the optimizer stay float32 in either mode: bf16 is a
- * property of the products only. */
+/* Matrix-product precision: fp32, or bf16 products for the dense layers
+ * (inputs rounded to bfloat16, float32 accumulation and results) through
+ * oneDNN on CPUs with AVX512_BF16 (or AMX). Weights, gradients, activations
+ * and the optimizer stay float32 in either mode: bf16 is a property of the
+ * products only. The precision lives in a posemb_matmul context the caller
+ * owns and hands to the model (posemb_model_set_matmul) or to the products
+ * (posemb_nn_gemm); no context (NULL) means fp32 through OpenBLAS. */
 #ifndef POSEMB_PRECISION_H
 #define POSEMB_PRECISION_H
 
 #include "posemb/api.h"
+#include "posemb/error.h"
 
 #include <stddef.h>
 
@@ -17,11 +19,19 @@ extern "C" {
 
 typedef enum posemb_precision { POSEMB_PRECISION_FP32 = 0, POSEMB_PRECISION_BF16 = 1 } posemb_precision;
 
-/* Sets the precision and returns the one now in force. Asking for bf16 where
- * it cannot run fast (a CPU without bf16 instructions, a build without
- * oneDNN) keeps fp32 and writes the reason into why (cap bytes; may be NULL). */
-POSEMB_API posemb_precision posemb_set_matmul_precision(posemb_precision p, char *why, size_t cap);
-POSEMB_API posemb_precision posemb_get_matmul_precision(void);
+/* A product context: its precision and, for bf16, oneDNN's engine, its
+ * primitives cached per shape and the bf16 conversion buffers. */
+typedef struct posemb_matmul posemb_matmul;
+
+/* Creates a context of precision p in *out, which the caller owns and frees
+ * with posemb_matmul_free; it serves one thread at a time. Asking for bf16
+ * where it cannot run fast (a CPU without bf16 instructions, a build without
+ * oneDNN) fails with POSEMB_ERANGE and the reason, *out NULL; out of memory,
+ * POSEMB_ENOMEM. */
+POSEMB_API posemb_status posemb_matmul_new(posemb_matmul **out, posemb_precision p, posemb_error *err);
+POSEMB_API void posemb_matmul_free(posemb_matmul *mm);
+/* The context's precision; fp32 for NULL. */
+POSEMB_API posemb_precision posemb_matmul_precision(const posemb_matmul *mm);
 
 /* 1 when bf16 products can run here; else 0 with the reason in why. */
 POSEMB_API int posemb_bf16_available(char *why, size_t cap);

@@ -83,7 +83,7 @@ posemb_status posemb_correlation(posemb_model *m, const float *P, int n, float *
         free(one);
         return posemb_fail(err, POSEMB_ENOMEM, "correlation: out of memory");
     }
-    posemb_nn_linear_forward(qk, P, L->qkv_w, NULL, n, D, 3 * D, layout); /* P Wq | P Wk | P Wv, no bias */
+    posemb_nn_linear_forward(NULL, qk, P, L->qkv_w, NULL, n, D, 3 * D, layout); /* P Wq | P Wk | P Wv, no bias */
     memset(mean, 0, (size_t)n * n * sizeof *mean);
     for (int h = 0; h < H; h++) {
         float *ch = per_head ? per_head + (size_t)h * n * n : one;

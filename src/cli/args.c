@@ -19,7 +19,6 @@ void cli_args_init(cli_args *a, const char *sub, int argc, char **argv)
 
 const char *cli_next(cli_args *a)
 {
-    static char flag[128];
     if (++a->i >= a->argc) return NULL;
     const char *s = a->argv[a->i];
     a->flag = NULL;
@@ -27,10 +26,10 @@ const char *cli_next(cli_args *a)
     if (strncmp(s, "--", 2) || !s[2]) return s;
     const char *eq = strchr(s, '=');
     size_t n = eq ? (size_t)(eq - s) : strlen(s);
-    if (n >= sizeof flag) n = sizeof flag - 1;
-    memcpy(flag, s, n);
-    flag[n] = '\0';
-    a->flag = flag;
+    if (n >= sizeof a->flag_buf) n = sizeof a->flag_buf - 1;
+    memcpy(a->flag_buf, s, n);
+    a->flag_buf[n] = '\0';
+    a->flag = a->flag_buf;
     a->value = eq ? eq + 1 : NULL;
     return s;
 }

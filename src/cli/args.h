@@ -7,8 +7,9 @@ typedef struct cli_args {
     const char *sub; /* subcommand name, for messages */
     int argc, i;
     char **argv;
-    const char *flag;  /* the flag being read */
+    const char *flag;  /* the flag being read (in flag_buf) */
     const char *value; /* its inline value after '=', if any */
+    char flag_buf[128];
 } cli_args;
 
 void cli_args_init(cli_args *a, const char *sub, int argc, char **argv);

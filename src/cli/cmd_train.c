@@ -48,6 +48,8 @@ typedef struct train_cmd {
     long steps, warmup, log_every, eval_every, save_every;
     double lr, weight_decay, dropout;
     long seed;
+    cJSON *run_json;                     /* a resumed run's run.json: its strings are the fields above */
+    char found[2][POSEMB_PATH_MAX];      /* tokenizer files found in the --init folder */
 } train_cmd;
 
 static int parse_double(cli_args *a, double lo, double hi, double *out)
@@ -187,19 +189,18 @@ static posemb_status save_run(const train_cmd *c, posemb_error *err)
     return st;
 }
 
-/* Strings from run.json live as long as the process (the JSON is kept). */
+/* Strings from run.json live in c->run_json, which run() frees. */
 static posemb_status load_run(train_cmd *c, posemb_error *err)
 {
     char path[POSEMB_PATH_MAX];
     if (posemb_path_join(path, sizeof path, c->out, "run.json")) return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", c->out);
     FILE *f = fopen(path, "rb");
     if (!f) return posemb_fail(err, POSEMB_EIO, "%s: no run to resume (cannot open %s)", c->out, path);
-    static char text[1 << 16];
+    char text[1 << 16];
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = '\0';
-    static cJSON *r;
-    r = cJSON_Parse(text);
+    cJSON *r = c->run_json = cJSON_Parse(text);
     if (!cJSON_IsObject(r)) return posemb_fail(err, POSEMB_EFORMAT, "%s: not a JSON object", path);
     const char **strs[] = {&c->model, &c->pe, &c->task, &c->data, &c->init, &c->vocab, &c->merges, &c->tokenizer,
                            &c->precision};
@@ -228,14 +229,17 @@ static posemb_status load_run(train_cmd *c, posemb_error *err)
     return POSEMB_OK;
 }
 
-/* The run's matmul precision; bf16 where it cannot run says why and trains in fp32. */
-static void set_precision(const train_cmd *c)
+/* The run's product context (NULL: fp32); bf16 where it cannot run says why
+ * and trains in fp32. */
+static posemb_matmul *open_matmul(const train_cmd *c)
 {
     posemb_precision want = POSEMB_PRECISION_FP32;
-    char why[256];
+    posemb_matmul *mm = NULL;
+    posemb_error err;
     posemb_precision_parse(c->precision, &want);
-    if (posemb_set_matmul_precision(want, why, sizeof why) != want)
-        fprintf(stderr, "posemb train: --precision %s: %s; training in fp32\n", c->precision, why);
+    if (want != POSEMB_PRECISION_FP32 && posemb_matmul_new(&mm, want, &err))
+        fprintf(stderr, "posemb train: --precision %s: %s; training in fp32\n", c->precision, err.msg);
+    return mm;
 }
 
 /* ---- tokenizer ---- */
@@ -249,11 +253,11 @@ static int exists(const char *dir, const char *name, char *path, size_t cap)
 /* From the flags, else from the --init folder (tokenizer.json, vocab.txt, vocab.json + merges.txt). */
 static posemb_status load_tokenizer(train_cmd *c, posemb_tokenizer **tok, char *desc, size_t cap, posemb_error *err)
 {
-    static char p1[POSEMB_PATH_MAX], p2[POSEMB_PATH_MAX];
+    char *p1 = c->found[0], *p2 = c->found[1];
     if (!c->vocab && !c->tokenizer) {
-        if (exists(c->init, "tokenizer.json", p1, sizeof p1)) c->tokenizer = p1;
-        else if (exists(c->init, "vocab.txt", p1, sizeof p1)) c->vocab = p1;
-        else if (exists(c->init, "vocab.json", p1, sizeof p1) && exists(c->init, "merges.txt", p2, sizeof p2)) {
+        if (exists(c->init, "tokenizer.json", p1, POSEMB_PATH_MAX)) c->tokenizer = p1;
+        else if (exists(c->init, "vocab.txt", p1, POSEMB_PATH_MAX)) c->vocab = p1;
+        else if (exists(c->init, "vocab.json", p1, POSEMB_PATH_MAX) && exists(c->init, "merges.txt", p2, POSEMB_PATH_MAX)) {
             c->vocab = p1;
             c->merges = p2;
         } else return posemb_fail(err, POSEMB_EINVAL, "no tokenizer: give --vocab (and --merges) or --tokenizer");
@@ -380,24 +384,26 @@ static posemb_status run(train_cmd *c, posemb_error *err)
 {
     posemb_tokenizer *tok = NULL;
     posemb_model *m = NULL;
+    posemb_matmul *mm = NULL;
     posemb_corpus corpus = {0};
     posemb_lm_data d = {0};
     posemb_train_result res = {0};
     char desc[2 * POSEMB_PATH_MAX + 2], cache[POSEMB_PATH_MAX]; /* desc: one or two tokenizer paths */
     cli_outdir od = {0};
     posemb_status st = start_or_resume(c, &od, err);
-    if (!st) set_precision(c);
+    if (!st) mm = open_matmul(c);
     if (!st) st = load_tokenizer(c, &tok, desc, sizeof desc, err);
     if (!st) st = check_mlm_tokens(c, tok, err);
     if (!st) st = copy_tokenizer(c, err); /* on --resume too: a kill may have come before the copy */
     if (!st) st = build_model(c, tok, &m, err);
+    if (!st) posemb_model_set_matmul(m, mm);
     if (!st && posemb_path_join(cache, sizeof cache, c->out, "tokens.safetensors")) st = posemb_fail(err, POSEMB_EINVAL, "path too long");
     if (!st) st = posemb_corpus_load(&corpus, c->data, tok, desc, cache, err);
     if (!st) {
         int mlm = !strcmp(c->task, "mlm");
         fprintf(stderr, "posemb train: %s, %ld tokens from %d files%s; %s with %s, %zu parameters, %s products, %d threads\n",
                 c->data, corpus.n, corpus.n_files, corpus.from_cache ? " (cached)" : "", posemb_model_config(m)->architecture,
-                posemb_pe_spec(posemb_model_pe(m)), posemb_model_n_floats(m), posemb_precision_name(posemb_get_matmul_precision()),
+                posemb_pe_spec(posemb_model_pe(m)), posemb_model_n_floats(m), posemb_precision_name(posemb_matmul_precision(mm)),
                 posemb_threads_max());
         st = posemb_lm_data_init(&d, corpus.tokens, corpus.n, c->seq_len, mlm, posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_CLS),
                                  posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP), posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK),
@@ -416,7 +422,10 @@ static posemb_status run(train_cmd *c, posemb_error *err)
     posemb_lm_data_free(&d);
     posemb_corpus_free(&corpus);
     posemb_model_free(m);
+    posemb_matmul_free(mm);
     posemb_tokenizer_free(tok);
+    cJSON_Delete(c->run_json);
+    c->run_json = NULL;
     return st;
 }
 

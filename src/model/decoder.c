@@ -18,14 +18,14 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     float eps = m->cfg.ln_eps;
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
     posemb_nn_layernorm_forward(a->a, a->mean1, a->rstd1, x, p->ln1_w, p->ln1_b, N, D, eps);
-    posemb_nn_linear_forward(a->qkv, a->a, p->qkv_w, p->qkv_b, N, D, 3 * D, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_forward(m->mm, a->qkv, a->a, p->qkv_w, p->qkv_b, N, D, 3 * D, POSEMB_NN_W_IN_OUT);
     posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
-    posemb_nn_linear_forward(a->r1, a->z, p->ao_w, p->ao_b, N, D, D, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, D, D, POSEMB_NN_W_IN_OUT);
     model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
     posemb_nn_layernorm_forward(a->h1, a->mean2, a->rstd2, a->r1, p->ln2_w, p->ln2_b, N, D, eps);
-    posemb_nn_linear_forward(a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_forward(m->mm, a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, POSEMB_NN_W_IN_OUT);
     posemb_nn_gelu_forward(a->ga, a->fi, (long)N * I, m->cfg.act);
-    posemb_nn_linear_forward(out, a->ga, p->fo_w, p->fo_b, N, I, D, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_forward(m->mm, out, a->ga, p->fo_w, p->fo_b, N, I, D, POSEMB_NN_W_IN_OUT);
     model_drop_add(m, l, SITE_FFN_OUT, out, a->r1, (long)N * D);
 }
 
@@ -41,19 +41,19 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     memcpy(s->dres, dout, ND * sizeof(float)); /* out = r1 + dropout(ffn) */
     const float *dffn = model_undrop(m, l, SITE_FFN_OUT, dout, s->dz, (long)ND);
     memset(s->dga, 0, NI * sizeof(float));
-    posemb_nn_linear_backward(s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D, POSEMB_NN_W_IN_OUT);
     memset(s->dfi, 0, NI * sizeof(float));
     posemb_nn_gelu_backward(s->dfi, s->dga, a->fi, (long)NI, m->cfg.act);
     memset(s->dh, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I, POSEMB_NN_W_IN_OUT);
     posemb_nn_layernorm_backward(s->dres, GR(p->ln2_w), GR(p->ln2_b), s->dh, a->r1, p->ln2_w, a->mean2, a->rstd2, N, D);
     memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + dropout(attn) */
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
     memset(s->dz, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D, POSEMB_NN_W_IN_OUT);
     posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
     memset(s->dh, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(s->dh, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, 3 * D, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_backward(m->mm, s->dh, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, 3 * D, POSEMB_NN_W_IN_OUT);
     posemb_nn_layernorm_backward(dx, GR(p->ln1_w), GR(p->ln1_b), s->dh, x, p->ln1_w, a->mean1, a->rstd1, N, D);
 }
 

@@ -56,14 +56,14 @@ static posemb_status lm_loss(posemb_model *m, const posemb_targets *t, float gs,
     const float *x = a->hx;
     if (mlm) { /* transform: dense, gelu, LayerNorm (RoBERTa's lm_head uses the erf GELU) */
         posemb_nn_gelu_kind act = c->arch == POSEMB_ROBERTA ? POSEMB_NN_GELU_ERF : c->act;
-        posemb_nn_linear_forward(a->ht, a->hx, h->dense_w, h->dense_b, M, D, D, POSEMB_NN_W_OUT_IN);
+        posemb_nn_linear_forward(m->mm, a->ht, a->hx, h->dense_w, h->dense_b, M, D, D, POSEMB_NN_W_OUT_IN);
         posemb_nn_gelu_forward(a->hg, a->ht, (long)M * D, act);
         posemb_nn_layernorm_forward(a->hu, a->hmean, a->hrstd, a->hg, h->ln_w, h->ln_b, M, D, c->ln_eps);
         x = a->hu;
     }
     float scale = gs / (float)M;
     if (gs != 0.0f) memset(a->dhu, 0, (size_t)M * D * sizeof(float));
-    double sum = posemb_nn_xent_tied(x, M, D, m->wte, mlm ? h->bias : NULL, V, a->tgt, scale, a->dhu, GR(m->wte),
+    double sum = posemb_nn_xent_tied(m->mm, x, M, D, m->wte, mlm ? h->bias : NULL, V, a->tgt, scale, a->dhu, GR(m->wte),
                               mlm ? GR(h->bias) : NULL, a->lm_scratch, LM_CHUNK, &out->correct);
     out->loss = sum / M;
     if (gs == 0.0f) return POSEMB_OK;
@@ -75,7 +75,7 @@ static posemb_status lm_loss(posemb_model *m, const posemb_targets *t, float gs,
         memset(a->dht, 0, (size_t)M * D * sizeof(float));
         posemb_nn_gelu_backward(a->dht, a->dhg, a->ht, (long)M * D, act);
         memset(a->dhx, 0, (size_t)M * D * sizeof(float));
-        posemb_nn_linear_backward(a->dhx, GR(h->dense_w), GR(h->dense_b), a->dht, a->hx, h->dense_w, M, D, D, POSEMB_NN_W_OUT_IN);
+        posemb_nn_linear_backward(m->mm, a->dhx, GR(h->dense_w), GR(h->dense_b), a->dht, a->hx, h->dense_w, M, D, D, POSEMB_NN_W_OUT_IN);
         dx = a->dhx;
     }
     scatter_add(a->dlast, dx, a->rows, M, D);
@@ -94,12 +94,12 @@ posemb_status posemb_model_lm_logits(posemb_model *m, float *out, posemb_error *
     const float *x = last_hidden(m);
     if (c->head == POSEMB_HEAD_MLM) { /* the transform of lm_loss, on every row */
         posemb_nn_gelu_kind act = c->arch == POSEMB_ROBERTA ? POSEMB_NN_GELU_ERF : c->act;
-        posemb_nn_linear_forward(a->ht, x, h->dense_w, h->dense_b, N, D, D, POSEMB_NN_W_OUT_IN);
+        posemb_nn_linear_forward(m->mm, a->ht, x, h->dense_w, h->dense_b, N, D, D, POSEMB_NN_W_OUT_IN);
         posemb_nn_gelu_forward(a->hg, a->ht, (long)N * D, act);
         posemb_nn_layernorm_forward(a->hu, a->hmean, a->hrstd, a->hg, h->ln_w, h->ln_b, N, D, c->ln_eps);
         x = a->hu;
     }
-    posemb_nn_gemm(0, 1, N, V, D, 1.0f, x, D, m->wte, D, 0.0f, out, V);
+    posemb_nn_gemm(m->mm, 0, 1, N, V, D, 1.0f, x, D, m->wte, D, 0.0f, out, V);
     if (c->head == POSEMB_HEAD_MLM)
         for (int i = 0; i < N; i++)
             for (int v = 0; v < V; v++) out[(size_t)i * V + v] += h->bias[v];
@@ -129,10 +129,10 @@ static void classify_forward(posemb_model *m)
         posemb_nn_dropout_forward(a->hg, a->hx, (long)B * D, p1, key1);
         in = a->hg;
     }
-    posemb_nn_linear_forward(a->ht, in, w1, b1, B, D, D, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_forward(m->mm, a->ht, in, w1, b1, B, D, D, POSEMB_NN_W_OUT_IN);
     posemb_nn_tanh_forward(a->ht, a->ht, (long)B * D);
     posemb_nn_dropout_forward(a->hu, a->ht, (long)B * D, p2, key2);
-    posemb_nn_linear_forward(a->logits, a->hu, h->out_w, h->out_b, B, D, C, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_forward(m->mm, a->logits, a->hu, h->out_w, h->out_b, B, D, C, POSEMB_NN_W_OUT_IN);
 }
 
 /* dlogits [B, C] -> dlast rows of the first tokens, and the head's gradients. */
@@ -144,12 +144,12 @@ static void classify_backward(posemb_model *m, const float *dlogits)
     const float *w1 = bert ? m->pool_w : h->dense_w, *b1 = bert ? m->pool_b : h->dense_b;
     size_t BD = (size_t)B * D;
     memset(a->dhu, 0, BD * sizeof(float));
-    posemb_nn_linear_backward(a->dhu, GR(h->out_w), GR(h->out_b), dlogits, a->hu, h->out_w, B, D, C, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward(m->mm, a->dhu, GR(h->out_w), GR(h->out_b), dlogits, a->hu, h->out_w, B, D, C, POSEMB_NN_W_OUT_IN);
     const float *dt = model_undrop(m, m->cfg.layers, SITE_FFN_OUT, a->dhu, a->dhg, (long)BD);
     memset(a->dht, 0, BD * sizeof(float));
     posemb_nn_tanh_backward(a->dht, dt, a->ht, (long)BD);
     memset(a->dhx, 0, BD * sizeof(float));
-    posemb_nn_linear_backward(a->dhx, GR(w1), GR(b1), a->dht, bert ? a->hx : a->hg, w1, B, D, D, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward(m->mm, a->dhx, GR(w1), GR(b1), a->dht, bert ? a->hx : a->hg, w1, B, D, D, POSEMB_NN_W_OUT_IN);
     const float *dx = bert ? a->dhx : model_undrop(m, m->cfg.layers, SITE_ATTN_OUT, a->dhx, a->dhu, (long)BD);
     scatter_add(a->dlast, dx, a->rows, B, D);
 }
@@ -183,7 +183,7 @@ static posemb_status classify_loss(posemb_model *m, const posemb_targets *t, flo
 /* Start and end logits [B, T, 2]. */
 static void span_forward(posemb_model *m)
 {
-    posemb_nn_linear_forward(m->a.logits, last_hidden(m), m->hp.out_w, m->hp.out_b, m->B * m->T, m->cfg.hidden, 2, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_forward(m->mm, m->a.logits, last_hidden(m), m->hp.out_w, m->hp.out_b, m->B * m->T, m->cfg.hidden, 2, POSEMB_NN_W_OUT_IN);
 }
 
 /* HF: positions clamped to [0, T], T ignored; loss = (CE(start) + CE(end)) / 2,
@@ -217,7 +217,7 @@ static posemb_status span_loss(posemb_model *m, const posemb_targets *t, float g
     for (int b = 0; b < B; b++) /* back to [B, T, 2] */
         for (int i = 0; i < T; i++)
             for (int k = 0; k < 2; k++) a->logits[((size_t)b * T + i) * 2 + k] = z[(size_t)k * B * T + (size_t)b * T + i];
-    posemb_nn_linear_backward(a->dlast, GR(m->hp.out_w), GR(m->hp.out_b), a->logits, last_hidden(m), m->hp.out_w, B * T,
+    posemb_nn_linear_backward(m->mm, a->dlast, GR(m->hp.out_w), GR(m->hp.out_b), a->logits, last_hidden(m), m->hp.out_w, B * T,
                        m->cfg.hidden, 2, POSEMB_NN_W_OUT_IN);
     return POSEMB_OK;
 }

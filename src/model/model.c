@@ -90,6 +90,8 @@ void posemb_model_init(posemb_model *m, uint64_t seed)
 
 const posemb_config *posemb_model_config(const posemb_model *m) { return &m->cfg; }
 posemb_pe *posemb_model_pe(posemb_model *m) { return m->pe; }
+void posemb_model_set_matmul(posemb_model *m, posemb_matmul *mm) { m->mm = mm; }
+posemb_matmul *posemb_model_matmul(const posemb_model *m) { return m->mm; }
 int posemb_model_n_params(const posemb_model *m) { return m->n_params; }
 const posemb_param *posemb_model_param(const posemb_model *m, int i) { return &m->params[i]; }
 float *posemb_model_weights(posemb_model *m) { return m->w; }
@@ -291,7 +293,7 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
     posemb_pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->emb, a->pe_scratch, NULL); /* positions checked */
     const float *lnw = gpt2 ? m->L[0].ln1_w : m->emb_ln_w, *lnb = gpt2 ? m->L[0].ln1_b : m->emb_ln_b;
     posemb_nn_layernorm_forward(la->a, la->mean1, la->rstd1, a->emb, lnw, lnb, N, D, m->cfg.ln_eps);
-    posemb_nn_linear_forward(la->qkv, la->a, m->L[0].qkv_w, m->L[0].qkv_b, N, D, 3 * D, gpt2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_forward(m->mm, la->qkv, la->a, m->L[0].qkv_w, m->L[0].qkv_b, N, D, 3 * D, gpt2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN);
     float scale = 1.0f / sqrtf((float)d);
     for (int bi = 0; bi < m->B; bi++)
         for (int h = 0; h < H; h++) {
@@ -323,7 +325,7 @@ const float *posemb_model_pooled(posemb_model *m)
     int D = m->cfg.hidden;
     for (int b = 0; b < m->B; b++)
         memcpy(m->a.pool_in + (size_t)b * D, m->a.h[m->cfg.layers] + (size_t)b * m->T * D, (size_t)D * sizeof(float));
-    posemb_nn_linear_forward(m->a.pooled, m->a.pool_in, m->pool_w, m->pool_b, m->B, D, D, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_forward(m->mm, m->a.pooled, m->a.pool_in, m->pool_w, m->pool_b, m->B, D, D, POSEMB_NN_W_OUT_IN);
     posemb_nn_tanh_forward(m->a.pooled, m->a.pooled, (long)m->B * D);
     m->has_pooled = 1;
     return m->a.pooled;

@@ -40,6 +40,7 @@ typedef struct model_acts {
 struct posemb_model {
     posemb_config cfg;
     posemb_pe *pe;
+    posemb_matmul *mm; /* the caller's product context (posemb_model_set_matmul); NULL: fp32 */
     int n_params, cap_params, reg_next, oom, reg_head;
     posemb_param *params;
     size_t n_floats, pe_offset;

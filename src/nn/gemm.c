@@ -1,25 +1,49 @@
-/* The dense layers' matrix product, in the process's matmul precision. */
+/* The dense layers' matrix product, in the precision of the caller's matmul context. */
 #include <cblas.h>
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gemm_impl.h"
 #include "posemb/nn.h"
+#include "posemb/error.h"
 #include "posemb/precision.h"
 
-static posemb_precision g_precision = POSEMB_PRECISION_FP32;
+struct posemb_matmul {
+    posemb_precision precision;
+    bf16_engine *bf16; /* NULL in fp32 */
+};
 
 int posemb_bf16_available(char *why, size_t cap) { return gemm_bf16_available(why, cap); }
 
-posemb_precision posemb_set_matmul_precision(posemb_precision p, char *why, size_t cap)
+posemb_status posemb_matmul_new(posemb_matmul **out, posemb_precision p, posemb_error *err)
 {
-    if (why && cap) why[0] = '\0';
-    g_precision = p == POSEMB_PRECISION_BF16 && gemm_bf16_available(why, cap) ? POSEMB_PRECISION_BF16 : POSEMB_PRECISION_FP32;
-    return g_precision;
+    char why[256] = "";
+    *out = calloc(1, sizeof **out);
+    if (!*out) return posemb_fail(err, POSEMB_ENOMEM, "out of memory for a matmul context");
+    (*out)->precision = p == POSEMB_PRECISION_BF16 ? POSEMB_PRECISION_BF16 : POSEMB_PRECISION_FP32;
+    if (p == POSEMB_PRECISION_BF16 && !((*out)->bf16 = bf16_engine_new(why, sizeof why))) {
+        free(*out);
+        *out = NULL;
+        return posemb_fail(err, POSEMB_ERANGE, "%s", why);
+    }
+    return POSEMB_OK;
 }
 
-posemb_precision posemb_get_matmul_precision(void) { return g_precision; }
+void posemb_matmul_free(posemb_matmul *mm)
+{
+    if (!mm) return;
+    bf16_engine_free(mm->bf16);
+    free(mm);
+}
+
+posemb_precision posemb_matmul_precision(const posemb_matmul *mm) { return mm ? mm->precision : POSEMB_PRECISION_FP32; }
+
+void matmul_reuse(posemb_matmul *mm, const float *p)
+{
+    if (mm) gemm_bf16_reuse(mm->bf16, p);
+}
 
 const char *posemb_precision_name(posemb_precision p) { return p == POSEMB_PRECISION_BF16 ? "bf16" : "fp32"; }
 
@@ -32,12 +56,12 @@ int posemb_precision_parse(const char *name, posemb_precision *out)
     return 1;
 }
 
-void posemb_nn_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
-             int ldb, float beta, float *C, int ldc)
+void posemb_nn_gemm(posemb_matmul *mm, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+                    const float *B, int ldb, float beta, float *C, int ldc)
 {
-    /* bf16 keeps conversion buffers shared by the process: serial callers only. */
-    if (g_precision == POSEMB_PRECISION_BF16 && !omp_in_parallel() &&
-        gemm_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
+    /* the bf16 engine's buffers are shared by its callers: serial callers only */
+    if (mm && mm->bf16 && !omp_in_parallel() &&
+        gemm_bf16(mm->bf16, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
         return;
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K,
                 alpha, A, lda, B, ldb, beta, C, ldc);

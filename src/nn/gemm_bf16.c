@@ -1,6 +1,7 @@
 /* bf16 products through oneDNN's matmul (bf16 x bf16 -> f32): the inputs are
- * rounded to bfloat16 into buffers kept by this file, the product accumulates
- * and lands in float32. Primitives are created once per shape and cached. */
+ * rounded to bfloat16 into buffers the engine keeps, the product accumulates
+ * and lands in float32. Primitives are created once per shape and cached in
+ * the engine, which its owner (a posemb_matmul) creates and frees. */
 #include "gemm_impl.h"
 
 #include <stdio.h>
@@ -13,13 +14,21 @@ int gemm_bf16_available(char *why, size_t cap)
     return 0;
 }
 
-int gemm_bf16(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
-              int ldb, float beta, float *C, int ldc)
+bf16_engine *bf16_engine_new(char *why, size_t cap)
+{
+    gemm_bf16_available(why, cap);
+    return NULL;
+}
+
+void bf16_engine_free(bf16_engine *e) {}
+
+int gemm_bf16(bf16_engine *e, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+              const float *B, int ldb, float beta, float *C, int ldc)
 {
     return 0;
 }
 
-void gemm_bf16_reuse(const float *p) {}
+void gemm_bf16_reuse(bf16_engine *e, const float *p) {}
 
 #else
 
@@ -46,17 +55,6 @@ typedef struct gemm_entry {
     size_t scratch_bytes;
 } gemm_entry;
 
-static dnnl_engine_t g_engine;
-static dnnl_stream_t g_stream;
-static int g_state = -1; /* -1 not probed, 0 unavailable, 1 ready */
-static char g_why[160];
-static gemm_entry g_cache[CACHE_SIZE];
-static int g_used, g_next;
-/* The bf16 copies of A and B and oneDNN's scratchpad (in user mode: the
- * library's own is allocated and freed, page faults included, per call). */
-static void *g_buf_a, *g_buf_b, *g_scratch;
-static size_t g_cap_a, g_cap_b, g_cap_scratch;
-
 /* gemm_bf16_reuse's matrix: its bf16 copy, made by the first product that
  * reads it, serves the next ones. */
 typedef struct kept_copy {
@@ -65,28 +63,37 @@ typedef struct kept_copy {
     void *buf;
     size_t cap;
 } kept_copy;
-static kept_copy g_kept;
 
-static int probe(void)
-{
-    const dnnl_cpu_isa_t need = dnnl_cpu_isa_avx512_core_bf16;
-    if ((dnnl_get_effective_cpu_isa() & need) != need) {
-        snprintf(g_why, sizeof g_why, "this CPU has no bf16 instructions (AVX512_BF16 or AMX) for oneDNN");
-        return 0;
-    }
-    if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success ||
-        dnnl_stream_create(&g_stream, g_engine, dnnl_stream_default_flags) != dnnl_success) {
-        snprintf(g_why, sizeof g_why, "oneDNN could not create a CPU engine");
-        return 0;
-    }
-    return 1;
-}
+struct bf16_engine {
+    dnnl_engine_t engine;
+    dnnl_stream_t stream;
+    gemm_entry cache[CACHE_SIZE];
+    int used, next;
+    /* The bf16 copies of A and B and oneDNN's scratchpad (in user mode: the
+     * library's own is allocated and freed, page faults included, per call). */
+    void *buf_a, *buf_b, *scratch;
+    size_t cap_a, cap_b, cap_scratch;
+    kept_copy kept;
+};
 
 int gemm_bf16_available(char *why, size_t cap)
 {
-    if (g_state < 0) g_state = probe();
-    if (!g_state && why && cap) snprintf(why, cap, "%s", g_why);
-    return g_state;
+    const dnnl_cpu_isa_t need = dnnl_cpu_isa_avx512_core_bf16;
+    if ((dnnl_get_effective_cpu_isa() & need) == need) return 1;
+    if (why && cap) snprintf(why, cap, "this CPU has no bf16 instructions (AVX512_BF16 or AMX) for oneDNN");
+    return 0;
+}
+
+bf16_engine *bf16_engine_new(char *why, size_t cap)
+{
+    if (!gemm_bf16_available(why, cap)) return NULL;
+    bf16_engine *e = calloc(1, sizeof *e);
+    if (e && dnnl_engine_create(&e->engine, dnnl_cpu, 0) == dnnl_success &&
+        dnnl_stream_create(&e->stream, e->engine, dnnl_stream_default_flags) == dnnl_success)
+        return e;
+    if (why && cap) snprintf(why, cap, e ? "oneDNN could not create a CPU engine" : "out of memory");
+    bf16_engine_free(e);
+    return NULL;
 }
 
 /* Round to nearest even; NaN stays a (quiet) NaN. */
@@ -133,18 +140,17 @@ static void *grow(void **buf, size_t *cap, size_t n)
     return *buf;
 }
 
-void gemm_bf16_reuse(const float *p)
+void gemm_bf16_reuse(bf16_engine *e, const float *p)
 {
-    if (omp_in_parallel()) return; /* products there are fp32: nothing to keep, and g_kept is shared */
-    g_kept.src = p;
-    g_kept.made = 0;
+    if (!e || omp_in_parallel()) return; /* products there are fp32: nothing to keep, and e is shared */
+    e->kept.src = p;
+    e->kept.made = 0;
 }
 
 /* The bf16 copy of src [rows, cols] (leading dimension ld): in buf, or the
- * kept copy when src is the matrix gemm_bf16_reuse named. */
-static const uint16_t *bf16_copy(const float *src, int rows, int cols, int ld, void **buf, size_t *cap)
+ * kept copy k when src is the matrix gemm_bf16_reuse named. */
+static const uint16_t *bf16_copy(kept_copy *k, const float *src, int rows, int cols, int ld, void **buf, size_t *cap)
 {
-    kept_copy *k = &g_kept;
     int keep = src == k->src;
     if (keep && k->made && k->rows == rows && k->cols == cols && k->ld == ld) return k->buf;
     uint16_t *dst = keep ? grow(&k->buf, &k->cap, (size_t)rows * cols * 2) : grow(buf, cap, (size_t)rows * cols * 2);
@@ -164,9 +170,22 @@ static void entry_free(gemm_entry *e)
     memset(e, 0, sizeof *e);
 }
 
+void bf16_engine_free(bf16_engine *e)
+{
+    if (!e) return;
+    for (int i = 0; i < e->used; i++) entry_free(&e->cache[i]);
+    if (e->stream) dnnl_stream_destroy(e->stream);
+    if (e->engine) dnnl_engine_destroy(e->engine);
+    free(e->buf_a);
+    free(e->buf_b);
+    free(e->scratch);
+    free(e->kept.buf);
+    free(e);
+}
+
 /* The packed bf16 copies keep A's and B's orientation, so a transpose is a
  * stride, not a copy: A is [M, K] or, transposed, stored [K, M]. */
-static int entry_build(gemm_entry *e, const gemm_key *k)
+static int entry_build(gemm_entry *e, const gemm_key *k, dnnl_engine_t engine)
 {
     dnnl_memory_desc_t da, db, dc;
     dnnl_dims_t dims_a = {k->M, k->K}, dims_b = {k->K, k->N}, dims_c = {k->M, k->N};
@@ -186,15 +205,15 @@ static int entry_build(gemm_entry *e, const gemm_key *k)
     if (ok && k->beta != 0.0f)
         ok = dnnl_post_ops_create(&ops) == dnnl_success && dnnl_post_ops_append_sum(ops, k->beta) == dnnl_success &&
              dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
-    ok = ok && dnnl_primitive_desc_create(&pd, &md, attr, g_engine, NULL) == dnnl_success &&
+    ok = ok && dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL) == dnnl_success &&
          dnnl_primitive_create(&e->prim, pd) == dnnl_success &&
-         dnnl_memory_create(&e->a, &da, g_engine, DNNL_MEMORY_NONE) == dnnl_success &&
-         dnnl_memory_create(&e->b, &db, g_engine, DNNL_MEMORY_NONE) == dnnl_success &&
-         dnnl_memory_create(&e->c, &dc, g_engine, DNNL_MEMORY_NONE) == dnnl_success;
+         dnnl_memory_create(&e->a, &da, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+         dnnl_memory_create(&e->b, &db, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+         dnnl_memory_create(&e->c, &dc, engine, DNNL_MEMORY_NONE) == dnnl_success;
     if (ok) {
         const dnnl_memory_desc_t *ds = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
         e->scratch_bytes = ds ? dnnl_memory_desc_get_size(ds) : 0;
-        if (e->scratch_bytes) ok = dnnl_memory_create(&e->scratch, ds, g_engine, DNNL_MEMORY_NONE) == dnnl_success;
+        if (e->scratch_bytes) ok = dnnl_memory_create(&e->scratch, ds, engine, DNNL_MEMORY_NONE) == dnnl_success;
     }
     if (pd) dnnl_primitive_desc_destroy(pd);
     if (ops) dnnl_post_ops_destroy(ops);
@@ -206,26 +225,28 @@ static int entry_build(gemm_entry *e, const gemm_key *k)
 
 /* The cached primitive of a shape, built on first use (the oldest evicted
  * when the cache is full). */
-static gemm_entry *lookup(const gemm_key *k)
+static gemm_entry *lookup(bf16_engine *g, const gemm_key *k)
 {
-    for (int i = 0; i < g_used; i++)
-        if (!memcmp(&g_cache[i].key, k, sizeof *k)) return &g_cache[i];
-    gemm_entry *e = &g_cache[g_used < CACHE_SIZE ? g_used++ : g_next];
-    if (g_used == CACHE_SIZE) g_next = (g_next + 1) % CACHE_SIZE;
+    for (int i = 0; i < g->used; i++)
+        if (!memcmp(&g->cache[i].key, k, sizeof *k)) return &g->cache[i];
+    gemm_entry *e = &g->cache[g->used < CACHE_SIZE ? g->used++ : g->next];
+    if (g->used == CACHE_SIZE) g->next = (g->next + 1) % CACHE_SIZE;
     entry_free(e);
-    return entry_build(e, k) ? e : NULL;
+    return entry_build(e, k, g->engine) ? e : NULL;
 }
 
-int gemm_bf16(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
-              int ldb, float beta, float *C, int ldc)
+int gemm_bf16(bf16_engine *g, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+              const float *B, int ldb, float beta, float *C, int ldc)
 {
-    if (M <= 0 || N <= 0 || K <= 0 || !gemm_bf16_available(NULL, 0)) return 0;
+    if (!g || M <= 0 || N <= 0 || K <= 0) return 0;
     gemm_key key = {M, N, K, !!trans_a, !!trans_b, ldc, alpha, beta}; /* no padding: compared bytewise */
-    gemm_entry *e = lookup(&key);
-    void *scratch = e && e->scratch_bytes ? grow(&g_scratch, &g_cap_scratch, e->scratch_bytes) : NULL;
+    gemm_entry *e = lookup(g, &key);
+    void *scratch = e && e->scratch_bytes ? grow(&g->scratch, &g->cap_scratch, e->scratch_bytes) : NULL;
     if (!e || (e->scratch_bytes && !scratch)) return 0;
-    const uint16_t *a = trans_a ? bf16_copy(A, K, M, lda, &g_buf_a, &g_cap_a) : bf16_copy(A, M, K, lda, &g_buf_a, &g_cap_a);
-    const uint16_t *b = trans_b ? bf16_copy(B, N, K, ldb, &g_buf_b, &g_cap_b) : bf16_copy(B, K, N, ldb, &g_buf_b, &g_cap_b);
+    const uint16_t *a = trans_a ? bf16_copy(&g->kept, A, K, M, lda, &g->buf_a, &g->cap_a)
+                                : bf16_copy(&g->kept, A, M, K, lda, &g->buf_a, &g->cap_a);
+    const uint16_t *b = trans_b ? bf16_copy(&g->kept, B, N, K, ldb, &g->buf_b, &g->cap_b)
+                                : bf16_copy(&g->kept, B, K, N, ldb, &g->buf_b, &g->cap_b);
     if (!a || !b) return 0;
     /* oneDNN checks its arguments before it writes C, so a refusal leaves C
      * as it was for the fp32 product. */
@@ -235,8 +256,8 @@ int gemm_bf16(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
            dnnl_memory_set_data_handle(e->a, (void *)a) == dnnl_success &&
            dnnl_memory_set_data_handle(e->b, (void *)b) == dnnl_success &&
            dnnl_memory_set_data_handle(e->c, C) == dnnl_success &&
-           dnnl_primitive_execute(e->prim, g_stream, scratch ? 4 : 3, args) == dnnl_success &&
-           dnnl_stream_wait(g_stream) == dnnl_success;
+           dnnl_primitive_execute(e->prim, g->stream, scratch ? 4 : 3, args) == dnnl_success &&
+           dnnl_stream_wait(g->stream) == dnnl_success;
 }
 
 #endif

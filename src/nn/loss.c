@@ -89,17 +89,17 @@ static double xent_rows(float *z, int n, int V, const int32_t *targets, float gr
     return total;
 }
 
-double posemb_nn_xent_tied(const float *x, int M, int D, const float *W, const float *b, int V, const int32_t *targets,
+double posemb_nn_xent_tied(posemb_matmul *mm, const float *x, int M, int D, const float *W, const float *b, int V, const int32_t *targets,
                     float grad_scale, float *dx, float *dW, float *db, float *scratch, int chunk, long *correct)
 {
     double total = 0.0;
     for (int r0 = 0; r0 < M; r0 += chunk) {
         int n = M - r0 < chunk ? M - r0 : chunk;
         const float *xc = x + (size_t)r0 * D;
-        posemb_nn_linear_forward(scratch, xc, W, b, n, D, V, POSEMB_NN_W_OUT_IN);
+        posemb_nn_linear_forward(mm, scratch, xc, W, b, n, D, V, POSEMB_NN_W_OUT_IN);
         total += xent_rows(scratch, n, V, targets + r0, grad_scale, correct);
         if (grad_scale != 0.0f)
-            posemb_nn_linear_backward(dx ? dx + (size_t)r0 * D : NULL, dW, db, scratch, xc, W, n, D, V, POSEMB_NN_W_OUT_IN);
+            posemb_nn_linear_backward(mm, dx ? dx + (size_t)r0 * D : NULL, dW, db, scratch, xc, W, n, D, V, POSEMB_NN_W_OUT_IN);
     }
     return total;
 }

@@ -319,34 +319,33 @@ static posemb_status length_figure(posemb_report *rep, const table *tb, int t, c
     return st ? st : posemb_report_image(rep, path, title, err);
 }
 
-/* Metric against training step at the trained length, seed-averaged, one line per PE. */
-static posemb_status curve_figure(posemb_report *rep, const table *tb, int t, const char *out, posemb_error *err)
+/* PE p's seed-averaged curve on task t: up to 64 points into x, y; returns how many. */
+static int curve_points(const table *tb, int p, int t, double *x, double *y)
 {
     const posemb_study_config *c = tb->c;
-    static double x[POSEMB_STUDY_MAX_PES][64], y[POSEMB_STUDY_MAX_PES][64];
-    posemb_series s[POSEMB_STUDY_MAX_PES];
-    int ns = 0;
-    for (int p = 0; p < c->n_pes; p++) {
-        int n = 0;
-        for (int k = 0; k < 64; k++) {
-            double sum = 0, step = 0;
-            int cnt = 0;
-            for (int sd = 0; sd < c->n_seeds; sd++) {
-                size_t r = ((size_t)p * c->n_tasks + t) * c->n_seeds + sd;
-                if (k < tb->n_curve[r]) {
-                    step = tb->curve[(r * 64 + k) * 2];
-                    sum += tb->curve[(r * 64 + k) * 2 + 1];
-                    cnt++;
-                }
-            }
-            if (cnt) {
-                x[p][n] = step;
-                y[p][n++] = sum / cnt;
+    int n = 0;
+    for (int k = 0; k < 64; k++) {
+        double sum = 0, step = 0;
+        int cnt = 0;
+        for (int sd = 0; sd < c->n_seeds; sd++) {
+            size_t r = ((size_t)p * c->n_tasks + t) * c->n_seeds + sd;
+            if (k < tb->n_curve[r]) {
+                step = tb->curve[(r * 64 + k) * 2];
+                sum += tb->curve[(r * 64 + k) * 2 + 1];
+                cnt++;
             }
         }
-        if (n) s[ns++] = (posemb_series){c->pes[p], x[p], y[p], n, 0};
+        if (cnt) {
+            x[n] = step;
+            y[n++] = sum / cnt;
+        }
     }
-    if (!ns) return POSEMB_OK;
+    return n;
+}
+
+static posemb_status curve_plot(posemb_report *rep, const posemb_study_config *c, int t, const posemb_series *s, int ns,
+                                const char *out, posemb_error *err)
+{
     char title[160], name[96], path[POSEMB_PATH_MAX];
     snprintf(title, sizeof title, "%s: training curve at %d tokens", c->tasks[t], c->n_train);
     posemb_lines_opts o = posemb_lines_defaults();
@@ -362,6 +361,23 @@ static posemb_status curve_figure(posemb_report *rep, const table *tb, int t, co
     if (posemb_path_join(path, sizeof path, out, name)) return posemb_fail(err, POSEMB_EINVAL, "path too long");
     posemb_status st = posemb_plot_lines(path, s, ns, &o, err);
     return st ? st : posemb_report_image(rep, path, title, err);
+}
+
+/* Metric against training step at the trained length, seed-averaged, one line per PE. */
+static posemb_status curve_figure(posemb_report *rep, const table *tb, int t, const char *out, posemb_error *err)
+{
+    const posemb_study_config *c = tb->c;
+    double *x = malloc((size_t)c->n_pes * 64 * 2 * sizeof *x), *y = x + (size_t)c->n_pes * 64;
+    if (!x) return posemb_fail(err, POSEMB_ENOMEM, "out of memory for a curve figure");
+    posemb_series s[POSEMB_STUDY_MAX_PES];
+    int ns = 0;
+    for (int p = 0; p < c->n_pes; p++) {
+        int n = curve_points(tb, p, t, x + p * 64, y + p * 64);
+        if (n) s[ns++] = (posemb_series){.label = c->pes[p], .x = x + p * 64, .y = y + p * 64, .n = n};
+    }
+    posemb_status st = ns ? curve_plot(rep, c, t, s, ns, out, err) : POSEMB_OK;
+    free(x);
+    return st;
 }
 
 /* Each PE's first model (seed 1, first task): its indicators and main heatmap. */
