@@ -54,6 +54,29 @@ typedef struct posemb_train_result {
     long n_history;
 } posemb_train_result;
 
+/* Fills the batch b and targets t of micro-batch micro (0 .. accum - 1) of
+ * an update; what they point to stays valid until the next call. Returns
+ * POSEMB_OK or a failure (with err) that ends the step. */
+typedef posemb_status (*posemb_micro_batch_fn)(void *ctx, int micro, posemb_batch *b, posemb_targets *t,
+                                               posemb_error *err);
+
+typedef struct posemb_train_step_args {
+    int accum;                 /* micro-batches per update, each 1/accum of the gradient */
+    uint64_t seed, key;        /* dropout: micro-batch i's masks come from (seed, key + i) */
+    posemb_micro_batch_fn next;
+    void *ctx;
+} posemb_train_step_args;
+
+/* One optimizer update, step (0-based) of the schedule in oc: zeroes the
+ * gradients, runs forward and loss on each micro-batch in train mode, then
+ * AdamW. *loss is the mean loss; *grad_norm (may be NULL) the gradient norm
+ * before clipping. A loss that is not finite fails with POSEMB_EFORMAT
+ * ("step N: the loss is nan") before the update, leaving the weights as they
+ * were; a failure of next, forward or loss is returned as is. */
+POSEMB_API posemb_status posemb_train_step(posemb_model *m, posemb_adamw *o, const posemb_adamw_config *oc,
+                                           const posemb_train_step_args *s, long step, double *loss,
+                                           double *grad_norm, posemb_error *err);
+
 /* Trains m on d. With resume, continues from the newest complete checkpoint
  * in args->out (if there is one). Stops with EFORMAT naming the step when
  * the loss is not finite, keeping the last good checkpoint. */

@@ -20,6 +20,7 @@
 #include "posemb/timer.h"
 #include "posemb/synthetic.h"
 #include "posemb/pe.h"
+#include "posemb/trainer.h"
 #include "posemb/threads.h"
 #include "study_impl.h"
 
@@ -121,10 +122,11 @@ static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_
                               int n, run_buf *b, int B, double *metric, posemb_error *err)
 {
     long right = 0, total = 0;
+    posemb_model_set_train(m, 0, 0, 0); /* eval mode: no dropout */
     for (int k0 = 0; k0 < n; k0 += B) {
         int nb = n - k0 < B ? n - k0 : B;
         posemb_syn_batch(t, data_seed, 1000000L + k0, nb, T, n_train, b->ids, b->labels, b->starts, b->ends);
-        posemb_batch batch = {nb, T, b->ids, NULL, NULL};
+        posemb_batch batch = {.B = nb, .T = T, .ids = b->ids};
         posemb_status st = posemb_model_forward(m, &batch, err);
         if (!st && t->kind == POSEMB_SYN_LM) {
             if ((st = lm_hits(m, &batch, b, &right, &total, err))) return st;
@@ -150,23 +152,42 @@ typedef struct run_result {
     int n_curve;
 } run_result;
 
+/* The synthetic task's batch of one step (data_seed fixes the stream). */
+typedef struct syn_source {
+    const posemb_study_config *c;
+    const posemb_syn_task *t;
+    uint64_t data_seed;
+    run_buf *b;
+    long step;
+} syn_source;
+
+static posemb_status next_syn_batch(void *ctx, int micro, posemb_batch *batch, posemb_targets *tg, posemb_error *err)
+{
+    const syn_source *s = ctx;
+    const posemb_study_config *c = s->c;
+    run_buf *b = s->b;
+    int lm = s->t->kind == POSEMB_SYN_LM;
+    posemb_syn_batch(s->t, s->data_seed, s->step * c->batch, c->batch, c->n_train, c->n_train, b->ids, b->labels,
+                     b->starts, b->ends);
+    if (lm) posemb_syn_lm_targets(b->ids, c->batch, c->n_train, b->targets);
+    *batch = (posemb_batch){.B = c->batch, .T = c->n_train, .ids = b->ids};
+    *tg = (posemb_targets){.tokens = lm ? b->targets : NULL, .labels = b->labels, .starts = b->starts, .ends = b->ends};
+    return POSEMB_OK;
+}
+
 static posemb_status train_run(const posemb_study_config *c, posemb_model *m, const posemb_syn_task *t, uint64_t data_seed,
                                run_buf *b, run_result *r, posemb_error *err)
 {
     posemb_adamw o;
     posemb_adamw_config oc = posemb_adamw_defaults(c->lr, c->steps / 10, c->steps);
+    syn_source src = {.c = c, .t = t, .data_seed = data_seed, .b = b};
+    posemb_train_step_args s = {.accum = 1, .next = next_syn_batch, .ctx = &src};
     posemb_status st = posemb_adamw_init(&o, m, err);
     for (int step = 0; !st && step < c->steps; step++) {
-        posemb_syn_batch(t, data_seed, (long)step * c->batch, c->batch, c->n_train, c->n_train, b->ids, b->labels, b->starts, b->ends);
-        posemb_batch batch = {c->batch, c->n_train, b->ids, NULL, NULL};
-        if (t->kind == POSEMB_SYN_LM) posemb_syn_lm_targets(b->ids, c->batch, c->n_train, b->targets);
-        posemb_targets tg = {t->kind == POSEMB_SYN_LM ? b->targets : NULL, b->labels, NULL, b->starts, b->ends};
-        posemb_loss l;
-        posemb_model_zero_grad(m);
-        st = posemb_model_forward(m, &batch, err);
-        if (!st) st = posemb_model_loss(m, &tg, 1.0f, &l, err);
-        if (!st && !isfinite(l.loss)) st = posemb_fail(err, POSEMB_EFORMAT, "step %d: the loss is %g", step + 1, l.loss);
-        if (!st) posemb_adamw_step(&o, m, &oc);
+        double loss;
+        src.step = step;
+        s.key = (uint64_t)step;
+        st = posemb_train_step(m, &o, &oc, &s, step, &loss, NULL, err);
         if (!st && c->curve_every && (step + 1) % c->curve_every == 0 && r->n_curve < 64) {
             double acc;
             st = evaluate(m, t, data_seed, c->n_train, c->n_train, 128, b, c->batch, &acc, err);

@@ -17,6 +17,7 @@
 #include "posemb/rng.h"
 #include "posemb/fileio.h"
 #include "posemb/timer.h"
+#include "posemb/trainer.h"
 #include "study_data_impl.h"
 #include "study_impl.h"
 
@@ -286,23 +287,38 @@ static int shuffled_row(shuffle *s, long k)
     return s->order[k % s->n];
 }
 
+/* The fine-tuning batch of one step: rows of the shuffled training set. */
+typedef struct ft_source {
+    const task_data *td;
+    shuffle *sh;
+    batch_buf *b;
+    int B;
+    long step;
+} ft_source;
+
+static posemb_status next_ft_batch(void *ctx, int micro, posemb_batch *batch, posemb_targets *tg, posemb_error *err)
+{
+    const ft_source *s = ctx;
+    const posemb_features *f = &s->td->train;
+    batch_buf *b = s->b;
+    int rows[4096];
+    for (int i = 0; i < s->B; i++) rows[i] = shuffled_row(s->sh, s->step * s->B + i);
+    *batch = (posemb_batch){.B = s->B, .T = gather(f, rows, s->B, 1, b), .ids = b->ids, .types = b->types, .mask = b->mask};
+    *tg = (posemb_targets){.labels = f->label ? b->labels : NULL, .values = f->score ? b->values : NULL,
+                           .starts = f->starts ? b->starts : NULL, .ends = f->ends ? b->ends : NULL};
+    return POSEMB_OK;
+}
+
 /* One update on the batch of step. */
 static posemb_status ft_step(posemb_model *m, const task_data *td, shuffle *sh, int seed, long step, int B,
                              batch_buf *b, posemb_adamw *o, const posemb_adamw_config *oc, posemb_error *err)
 {
-    const posemb_features *f = &td->train;
-    int rows[4096];
-    for (int i = 0; i < B; i++) rows[i] = shuffled_row(sh, step * B + i);
-    posemb_batch batch = {B, gather(f, rows, B, 1, b), b->ids, b->types, b->mask};
-    posemb_targets tg = {NULL, f->label ? b->labels : NULL, f->score ? b->values : NULL, f->starts ? b->starts : NULL,
-                         f->ends ? b->ends : NULL};
-    posemb_loss l;
-    posemb_model_zero_grad(m);
-    posemb_model_set_train(m, 1, (uint64_t)seed, (uint64_t)step);
-    posemb_status st = posemb_model_forward(m, &batch, err);
-    if (!st) st = posemb_model_loss(m, &tg, 1.0f, &l, err);
-    if (!st && !isfinite(l.loss)) st = posemb_fail(err, POSEMB_EFORMAT, "fine-tuning step %ld: the loss is %g", step + 1, l.loss);
-    if (!st) posemb_adamw_step(o, m, oc);
+    ft_source src = {.td = td, .sh = sh, .b = b, .B = B, .step = step};
+    posemb_train_step_args s = {.accum = 1, .seed = (uint64_t)seed, .key = (uint64_t)step, .next = next_ft_batch, .ctx = &src};
+    double loss;
+    posemb_status st = posemb_train_step(m, o, oc, &s, step, &loss, NULL, err);
+    if (st == POSEMB_EFORMAT && !isfinite(loss))
+        st = posemb_fail(err, st, "fine-tuning step %ld: the loss is %g", step + 1, loss);
     return st;
 }
 

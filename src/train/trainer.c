@@ -80,25 +80,39 @@ static posemb_status evaluate(posemb_model *m, const posemb_lm_data *d, const po
     return POSEMB_OK;
 }
 
-/* One update: accum micro-batches, each contributing 1/accum of the gradient. */
-static posemb_status train_step(posemb_model *m, posemb_lm_data *d, const posemb_train_args *a, long step,
-                                batch_buf *bb, double *loss, posemb_error *err)
+/* The micro-batch source of an update: micro-batch k = step * accum + micro
+ * of the training stream. */
+typedef struct lm_source {
+    posemb_lm_data *d;
+    const posemb_train_args *a;
+    batch_buf *bb;
+    long step;
+} lm_source;
+
+static posemb_status next_lm_batch(void *ctx, int micro, posemb_batch *b, posemb_targets *t, posemb_error *err)
 {
-    posemb_model_zero_grad(m);
-    *loss = 0;
-    for (int micro = 0; micro < a->accum; micro++) {
-        long k = step * a->accum + micro;
-        posemb_lm_train_batch(d, k, a->batch, bb->ids, bb->targets);
-        posemb_model_set_train(m, 1, a->seed, (uint64_t)k);
-        posemb_batch b = {a->batch, d->T, bb->ids, NULL, NULL};
-        posemb_targets t = {bb->targets, NULL, NULL, NULL, NULL};
-        posemb_loss l;
-        posemb_status st = posemb_model_forward(m, &b, err);
-        if (!st) st = posemb_model_loss(m, &t, 1.0f / (float)a->accum, &l, err);
-        if (st) return st;
-        *loss += l.loss / a->accum;
-    }
+    lm_source *src = ctx;
+    int B = src->a->batch;
+    posemb_lm_train_batch(src->d, src->step * src->a->accum + micro, B, src->bb->ids, src->bb->targets);
+    *b = (posemb_batch){.B = B, .T = src->d->T, .ids = src->bb->ids};
+    t->tokens = src->bb->targets;
     return POSEMB_OK;
+}
+
+/* One update; a loss that is not finite stops the run, its last good
+ * checkpoint kept. */
+static posemb_status train_step(posemb_model *m, posemb_adamw *o, const posemb_adamw_config *oc, posemb_lm_data *d,
+                                const posemb_train_args *a, long step, batch_buf *bb, posemb_train_point *p,
+                                posemb_error *err)
+{
+    lm_source src = {.d = d, .a = a, .bb = bb, .step = step};
+    posemb_train_step_args s = {.accum = a->accum, .seed = a->seed, .key = (uint64_t)(step * a->accum),
+                                .next = next_lm_batch, .ctx = &src};
+    posemb_status st = posemb_train_step(m, o, oc, &s, step, &p->loss, &p->grad_norm, err);
+    if (st == POSEMB_EFORMAT && !isfinite(p->loss))
+        st = posemb_fail(err, st, "step %ld: the loss is %g; stopped, the last good checkpoint is kept in %s", step + 1,
+                         p->loss, a->out);
+    return st;
 }
 
 static void format_eta(double seconds, char *buf, size_t cap)
@@ -254,17 +268,9 @@ posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_trai
     long stop = a->stop_at > 0 && a->stop_at < a->steps ? a->stop_at : a->steps, first = s.step;
     double t0 = posemb_timer_now();
     while (!st && s.step < stop) {
-        double loss;
-        posemb_train_point p = {s.step + 1, 0, posemb_lr_at(&oc, s.step), 0};
-        st = train_step(m, d, a, s.step, &bb, &loss, err);
-        if (!st && !isfinite(loss)) {
-            st = posemb_fail(err, POSEMB_EFORMAT, "step %ld: the loss is %g; stopped, the last good checkpoint is kept "
-                             "in %s", s.step + 1, loss, a->out);
-            break;
-        }
+        posemb_train_point p = {.step = s.step + 1, .lr = posemb_lr_at(&oc, s.step)};
+        st = train_step(m, &o, &oc, d, a, s.step, &bb, &p, err);
         if (st) break;
-        p.loss = loss;
-        p.grad_norm = posemb_adamw_step(&o, m, &oc);
         s.step++;
         if (train_history_add(&s, p)) st = posemb_fail(err, POSEMB_ENOMEM, "train: out of memory");
         double elapsed = posemb_timer_now() - t0;
