@@ -53,7 +53,7 @@ int main(int argc, char **argv)
     posemb_rng r;
     posemb_rng_seed(&r, 1, 1);
     for (int i = 0; i < N; i++) ids[i] = s->vocab / 4 + (int32_t)posemb_rng_below(&r, (uint32_t)(s->vocab - s->vocab / 4));
-    posemb_batch b = {s->batch, s->len, ids, NULL, NULL};
+    posemb_batch b = {.B = s->batch, .T = s->len, .ids = ids};
     const int32_t *dumped[] = {ids};
     const long dumped_len[] = {N};
     if (bench_dump(m, dumped, dumped_len, 1)) return 1;

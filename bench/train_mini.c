@@ -73,8 +73,8 @@ int main(int argc, char **argv)
         if (s->head == POSEMB_HEAD_MLM) head_rows += targets[i] >= 0;
     }
     for (int i = 0; i < s->batch; i++) labels[i] = (int32_t)posemb_rng_below(&r, 2);
-    posemb_batch b = {s->batch, s->len, ids, NULL, NULL};
-    posemb_targets t = {NULL, NULL, NULL, NULL, NULL};
+    posemb_batch b = {.B = s->batch, .T = s->len, .ids = ids};
+    posemb_targets t = {};
     if (s->head == POSEMB_HEAD_MLM) t.tokens = targets;
     else t.labels = labels;
     const int32_t *dumped[] = {ids, targets, labels};

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!spec) return 0;
     memcpy(spec, data + 1, size - 1);
     spec[size - 1] = '\0';
-    posemb_pe_dims dims = {16, 2, 2, 24, data[0] & 1, 1};
+    posemb_pe_dims dims = {.dim = 16, .n_heads = 2, .n_layers = 2, .max_len = 24, .causal = data[0] & 1, .max_threads = 1};
     posemb_error err;
     posemb_pe *p = NULL;
     if (!posemb_pe_create(&p, spec, &dims, &err) && posemb_pe_n_floats(p) <= (size_t)1 << 22 && !posemb_pe_alloc(p, &err)) {

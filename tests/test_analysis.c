@@ -106,7 +106,7 @@ static void test_relative_order(void **state)
 static void test_dims_and_psi(void **state)
 {
     posemb_source s;
-    posemb_source_opts o = {NULL, 128, 768, 12, 0};
+    posemb_source_opts o = {.len = 128, .dim = 768, .heads = 12};
     posemb_error err;
     assert_int_equal(posemb_source_open(&s, "sin", &o, &err), POSEMB_OK);
     float range[768], psi[128];
@@ -246,7 +246,7 @@ static void test_sources(void **state)
     assert_non_null(s.model);
     posemb_source_close(&s);
     snprintf(path, sizeof path, "%s/rob/model.safetensors", dir);
-    posemb_source_opts o = {"embeddings.position_embeddings.weight", 10, 0, 0, 0};
+    posemb_source_opts o = {.tensor = "embeddings.position_embeddings.weight", .len = 10};
     assert_int_equal(posemb_source_open(&s, path, &o, &err), POSEMB_OK);
     assert_int_equal(s.n, 10);
     assert_int_equal(s.dim, 8);
@@ -258,11 +258,11 @@ static void test_sources(void **state)
         {NULL, "rpe:k=0", "rpe option k=0"},
     };
     for (int i = 0; i < 4; i++) {
-        posemb_source_opts ob = {bad[i].tensor, 0, 0, 0, 0};
+        posemb_source_opts ob = {.tensor = bad[i].tensor};
         assert_int_not_equal(posemb_source_open(&s, bad[i].what, &ob, &err), POSEMB_OK);
         if (!strstr(err.msg, bad[i].needle)) fail_msg("%s: %s", bad[i].needle, err.msg);
     }
-    posemb_source_opts one = {NULL, 1, 16, 2, 0};
+    posemb_source_opts one = {.len = 1, .dim = 16, .heads = 2};
     assert_int_equal(posemb_source_open(&s, "sin", &one, &err), POSEMB_EINVAL);
     float x[4];
     assert_int_equal(posemb_identical_words(m, 4, 0, 1, x, NULL, NULL, &err), POSEMB_EINVAL);

@@ -155,7 +155,7 @@ static void test_half_precision(void **state)
         posemb_inputs in;
         snprintf(st_path, sizeof st_path, "%s/golden/bert_abs/inputs.json", POSEMB_SHARED);
         assert_int_equal(posemb_inputs_load(&in, st_path, &err), POSEMB_OK);
-        posemb_batch b = {in.B, in.T, in.ids, in.types, in.mask};
+        posemb_batch b = {.B = in.B, .T = in.T, .ids = in.ids, .types = in.types, .mask = in.mask};
         assert_int_equal(posemb_model_forward(ref, &b, &err), POSEMB_OK);
         assert_int_equal(posemb_model_forward(half, &b, &err), POSEMB_OK);
         double worst = 0;

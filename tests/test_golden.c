@@ -50,7 +50,7 @@ static posemb_model *run_case(const char *c, posemb_st_file *expected)
     if (posemb_model_load(&m, path, &err)) fail_msg("%s", err.msg);
     posemb_inputs in;
     if (posemb_inputs_load(&in, golden(c, "inputs.json"), &err)) fail_msg("%s", err.msg);
-    posemb_batch b = {in.B, in.T, in.ids, in.types, in.mask};
+    posemb_batch b = {.B = in.B, .T = in.T, .ids = in.ids, .types = in.types, .mask = in.mask};
     if (posemb_model_forward(m, &b, &err)) fail_msg("%s", err.msg);
     posemb_inputs_free(&in);
     if (posemb_st_open(expected, golden(c, "expected.safetensors"), &err)) fail_msg("%s", err.msg);

@@ -23,7 +23,7 @@ typedef struct harness {
 
 static double loss_of(harness *hs, float gs)
 {
-    posemb_batch b = {B, T, hs->ids, NULL, NULL};
+    posemb_batch b = {.B = B, .T = T, .ids = hs->ids};
     posemb_error err;
     posemb_loss l;
     if (posemb_model_forward(hs->m, &b, &err)) fail_msg("forward: %s", err.msg);
@@ -64,7 +64,7 @@ static void make(harness *hs, posemb_arch arch, posemb_head head, int labels)
         hs->starts[b] = b == 2 ? T : b + 1; /* T: ignored, as HF clamps out-of-range positions */
         hs->ends[b] = b + 2;
     }
-    hs->t = (posemb_targets){hs->tokens, hs->labels, hs->values, hs->starts, hs->ends};
+    hs->t = (posemb_targets){.tokens = hs->tokens, .labels = hs->labels, .values = hs->values, .starts = hs->starts, .ends = hs->ends};
 }
 
 static void check_head(posemb_arch arch, posemb_head head, int labels, const char *what)
@@ -164,7 +164,7 @@ static void check_inference(posemb_arch arch, posemb_head head)
         hs.ids[i] = 2 + (i * 7) % (V - 2);
         hs.tokens[i] = i % 2 ? hs.ids[i] : -100;
     }
-    hs.t = (posemb_targets){hs.tokens, NULL, NULL, NULL, NULL};
+    hs.t = (posemb_targets){.tokens = hs.tokens};
     double loss = loss_of(&hs, 0.0f);
     float keep[4][B * T * D];
     for (int l = 0; l <= 3; l++) memcpy(keep[l], posemb_model_hidden(hs.m, l), sizeof keep[l]);

@@ -28,7 +28,7 @@ typedef struct harness {
 
 static double loss(harness *hs)
 {
-    posemb_batch b = {B, T, hs->ids, hs->types, hs->mask};
+    posemb_batch b = {.B = B, .T = T, .ids = hs->ids, .types = hs->types, .mask = hs->mask};
     posemb_error err;
     if (posemb_model_forward(hs->m, &b, &err)) fail_msg("forward: %s", err.msg);
     const float *h = posemb_model_hidden(hs->m, posemb_model_config(hs->m)->layers);

@@ -42,8 +42,8 @@ static double overfit(posemb_arch arch, const char *spec, double *first)
         ids[i] = masked ? 2 : id;
         tokens[i] = arch == POSEMB_GPT2 ? id : masked ? id : -100;
     }
-    posemb_batch b = {B, T, ids, NULL, NULL};
-    posemb_targets t = {tokens, NULL, NULL, NULL, NULL};
+    posemb_batch b = {.B = B, .T = T, .ids = ids};
+    posemb_targets t = {.tokens = tokens};
     posemb_adamw o;
     posemb_adamw_config ac = posemb_adamw_defaults(3e-3f, 10, STEPS);
     assert_int_equal(posemb_adamw_init(&o, m, &err), POSEMB_OK);

@@ -12,7 +12,7 @@
 
 static posemb_pe *make(const char *spec, int D, int H, int layers, int max_len, int causal)
 {
-    posemb_pe_dims dims = {D, H, layers, max_len, causal, 0};
+    posemb_pe_dims dims = {.dim = D, .n_heads = H, .n_layers = layers, .max_len = max_len, .causal = causal};
     posemb_error err;
     posemb_pe *p;
     if (posemb_pe_create(&p, spec, &dims, &err)) fail_msg("posemb_pe_create(%s): %s", spec, err.msg);
@@ -68,7 +68,7 @@ static void test_sin_formula(void **state)
 static void attend(posemb_pe *p, int causal, const float *qkv_in, int shift, float *probs, float *out)
 {
     enum { T = 9, D = 8, H = 2 };
-    posemb_nn_attn_shape sh = {1, T, D, H, causal, 0.0f, 0};
+    posemb_nn_attn_shape sh = {.B = 1, .T = T, .D = D, .H = H, .causal = causal};
     float qkv[T * 3 * D];
     int32_t pos[T];
     for (int t = 0; t < T; t++) pos[t] = shift + t;
@@ -109,7 +109,7 @@ static void test_none_permutation_equivariant(void **state)
     float qkv[T * 3 * D], qkvp[T * 3 * D], pr[H * T * T], out[T * D], outp[T * D];
     posemb_rng_fill_normal(&rng, qkv, T * 3 * D, 1.0f);
     for (int t = 0; t < T; t++) memcpy(qkvp + t * 3 * D, qkv + perm[t] * 3 * D, 3 * D * sizeof(float));
-    posemb_nn_attn_shape sh = {1, T, D, H, 0, 0.0f, 0};
+    posemb_nn_attn_shape sh = {.B = 1, .T = T, .D = D, .H = H};
     posemb_pe *p = make("none", D, H, 1, 16, 0);
     posemb_nn_attention_forward(&sh, p, 0, qkv, NULL, NULL, pr, out, NULL);
     posemb_nn_attention_forward(&sh, p, 0, qkvp, NULL, NULL, pr, outp, NULL);
@@ -207,7 +207,7 @@ static void test_rope_kernel(void **state)
     int32_t qp[1] = {5}, kp[1] = {12};
     for (int c = 0; c < d; c++) q[c] = k[c] = 0;
     for (int m = 0; m < d / 2; m++) q[m] = k[m] = 1.0f; /* halves pairing: (m, m + d/2) = (1, 0) */
-    posemb_pe_head h = {0, 0, 1, 1, d, 1.0f, qp, kp, 0};
+    posemb_pe_head h = {.nq = 1, .nk = 1, .d = d, .scale = 1.0f, .qpos = qp, .kpos = kp};
     posemb_pe_qk_forward(p, &h, q, d, k, d);
     double dot = 0, want = 0;
     for (int c = 0; c < d; c++) dot += q[c] * k[c];
@@ -253,7 +253,7 @@ static void test_fixed_sinusoids_exact(void **state)
     static float q[D], k[D];
     int32_t qp[1] = {511}, kp[1] = {0};
     for (int c = 0; c < D / 2; c++) q[c] = k[c] = 1.0f;
-    posemb_pe_head h = {0, 0, 1, 1, D, 1.0f, qp, kp, 0};
+    posemb_pe_head h = {.nq = 1, .nk = 1, .d = D, .scale = 1.0f, .qpos = qp, .kpos = kp};
     posemb_pe_qk_forward(p, &h, q, D, k, D);
     for (int c = 0; c < D / 2; c++) {
         double angle = pow(10000.0, -2.0 * c / D) * 511;

@@ -44,7 +44,7 @@ static void fill(posemb_rng *r, float *x, int n, float std) { posemb_rng_fill_no
 
 static double loss_from_qkv(harness *hs, const float *qkv_in)
 {
-    posemb_nn_attn_shape sh = {B, T, D, H, hs->causal, hs->dropout, 12345};
+    posemb_nn_attn_shape sh = {.B = B, .T = T, .D = D, .H = H, .causal = hs->causal, .dropout = hs->dropout, .key = 12345};
     memcpy(hs->qkv, qkv_in, sizeof hs->qkv);
     posemb_nn_attention_forward(&sh, hs->p, LAYER, hs->qkv, hs->pos, hs->mask, hs->probs, hs->out, hs->scratch);
     double loss = 0.0;
@@ -72,7 +72,7 @@ static double loss_full(harness *hs)
 /* Analytic gradients of everything: PE params (into the PE), dqkv0, dE. */
 static void backward_full(harness *hs, float *dqkv0)
 {
-    posemb_nn_attn_shape sh = {B, T, D, H, hs->causal, hs->dropout, 12345};
+    posemb_nn_attn_shape sh = {.B = B, .T = T, .D = D, .H = H, .causal = hs->causal, .dropout = hs->dropout, .key = 12345};
     posemb_pe_zero_grad(hs->p);
     loss_full(hs);
     posemb_nn_attention_backward(&sh, hs->p, LAYER, hs->qkv, hs->pos, hs->probs, hs->R, hs->dqkv, hs->scratch);
@@ -109,7 +109,7 @@ static void check_spec_dropout(const char *spec, int causal, float dropout)
 {
     harness *hs = calloc(1, sizeof *hs);
     assert_non_null(hs);
-    posemb_pe_dims dims = {D, H, LAYERS, MAXLEN, causal, 0};
+    posemb_pe_dims dims = {.dim = D, .n_heads = H, .n_layers = LAYERS, .max_len = MAXLEN, .causal = causal};
     posemb_error err;
     if (posemb_pe_create(&hs->p, spec, &dims, &err)) fail_msg("posemb_pe_create(%s): %s", spec, err.msg);
     assert_int_equal(posemb_pe_alloc(hs->p, &err), POSEMB_OK);
@@ -131,7 +131,7 @@ static void check_spec_dropout(const char *spec, int causal, float dropout)
             hs->pos[b * T + t] = b * 3 + t; /* the second sequence starts at position 3 */
             hs->mask[b * T + t] = (b == 1 && t == T - 1) ? 0.0f : 1.0f;
         }
-    posemb_nn_attn_shape sh = {B, T, D, H, causal, 0.0f, 0};
+    posemb_nn_attn_shape sh = {.B = B, .T = T, .D = D, .H = H, .causal = causal};
     hs->scratch = calloc(posemb_nn_attention_scratch_floats(&sh, hs->p), sizeof(float));
     hs->in_scratch = calloc(posemb_pe_input_scratch_floats(hs->p, NTOK) + 1, sizeof(float));
     assert_true(hs->scratch && hs->in_scratch);

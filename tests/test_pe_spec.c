@@ -6,7 +6,7 @@
 #include "posemb/pe.h"
 #include "testutil.h"
 
-static const posemb_pe_dims DIMS = {64, 4, 2, 32, 0, 1};
+static const posemb_pe_dims DIMS = {.dim = 64, .n_heads = 4, .n_layers = 2, .max_len = 32, .max_threads = 1};
 
 static posemb_pe *ok(const char *spec)
 {
@@ -132,12 +132,12 @@ static void test_errors(void **state)
     bad("r\npe", "control character (byte 0x0a at offset 1)");
     bad("rpe:k=99999999999999999999", "k=99999999999999999999 is outside");
     bad("rope:factor=2", "factor needs scaling");
-    posemb_pe_dims odd = {63, 3, 1, 8, 0, 1};
+    posemb_pe_dims odd = {.dim = 63, .n_heads = 3, .n_layers = 1, .max_len = 8, .max_threads = 1};
     posemb_error err;
     posemb_pe *p;
     assert_int_equal(posemb_pe_create(&p, "sin", &odd, &err), POSEMB_EINVAL);
     assert_non_null(strstr(err.msg, "even width"));
-    posemb_pe_dims nodiv = {64, 3, 1, 8, 0, 1};
+    posemb_pe_dims nodiv = {.dim = 64, .n_heads = 3, .n_layers = 1, .max_len = 8, .max_threads = 1};
     assert_int_equal(posemb_pe_create(&p, "ape", &nodiv, &err), POSEMB_EINVAL);
     assert_non_null(strstr(err.msg, "multiple of 3 heads"));
 }

@@ -594,7 +594,7 @@ static void test_lines(void **state)
 
     /* One point, zeroed options, fixed limits, a larger figure. */
     double one = 2.0;
-    posemb_series single = {NULL, NULL, &one, 1, 1};
+    posemb_series single = {.y = &one, .n = 1, .points = 1};
     posemb_lines_opts zero = {0};
     assert_ok(posemb_plot_lines(path_in("one.png"), &single, 1, &zero, &err), &err);
     o.ymin = 0;
@@ -608,7 +608,7 @@ static void test_lines(void **state)
 
     /* Errors. */
     double nan = NAN;
-    posemb_series none = {"x", NULL, &nan, 1, 0};
+    posemb_series none = {.label = "x", .y = &nan, .n = 1};
     assert_int_equal(posemb_plot_lines(path_in("e.png"), &none, 1, NULL, &err), POSEMB_EINVAL);
     assert_non_null(strstr(err.msg, "finite"));
     assert_int_equal(posemb_plot_lines(path_in("e.png"), s, 0, NULL, &err), POSEMB_EINVAL);

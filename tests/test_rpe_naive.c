@@ -88,7 +88,7 @@ static void naive_head(const form *f, const int32_t *pos, const double *q, const
 
 static void check_form(const form *f)
 {
-    posemb_pe_dims dims = {D, H, 1, L, 0, 0};
+    posemb_pe_dims dims = {.dim = D, .n_heads = H, .n_layers = 1, .max_len = L};
     posemb_error err;
     posemb_pe *p;
     if (posemb_pe_create(&p, f->spec, &dims, &err)) fail_msg("%s: %s", f->spec, err.msg);
@@ -109,7 +109,7 @@ static void check_form(const form *f)
     float qkv0[N * 3 * D];
     memcpy(qkv0, qkv, sizeof qkv);
 
-    posemb_nn_attn_shape sh = {1, N, D, H, 0, 0.0f, 0};
+    posemb_nn_attn_shape sh = {.B = 1, .T = N, .D = D, .H = H};
     float *scratch = calloc(posemb_nn_attention_scratch_floats(&sh, p), sizeof(float));
     posemb_nn_attention_forward(&sh, p, 0, qkv, pos, NULL, probs, out, NULL);
     posemb_pe_zero_grad(p);
@@ -186,7 +186,7 @@ static void check_reltable(rel_map m, int nq, int nk, int key_gap)
     posemb_rng_fill_normal(&rng, dz, RQ * RD, 1.0f);
     memcpy(s0, s, sizeof s);
     for (int key_side = 0; key_side <= 1; key_side++) {
-        posemb_pe_head h = {0, 0, nq, nk, RD, 0.5f, qpos, kpos, 0};
+        posemb_pe_head h = {.nq = nq, .nk = nk, .d = RD, .scale = 0.5f, .qpos = qpos, .kpos = kpos};
         memcpy(s, s0, sizeof s);
         memset(dx, 0, sizeof dx);
         memset(dtable, 0, sizeof dtable);
@@ -207,7 +207,7 @@ static void check_reltable(rel_map m, int nq, int nk, int key_gap)
         for (int i = 0; i < nx * RD; i++) TU_CLOSE(dx[i], rdx[i], 1e-5, 1e-5, "logits dx", i);
         for (int i = 0; i < rows * RD; i++) TU_CLOSE(dtable[i], rdt[i], 1e-5, 1e-5, "logits dtable", i);
     }
-    posemb_pe_head h = {0, 0, nq, nk, RD, 0.5f, qpos, kpos, 0};
+    posemb_pe_head h = {.nq = nq, .nk = nk, .d = RD, .scale = 0.5f, .qpos = qpos, .kpos = kpos};
     const float *prob = ds; /* any weights will do */
     memset(dtable, 0, sizeof dtable);
     rel_values_forward(m, &h, table, prob, RK, z, RD, scratch);

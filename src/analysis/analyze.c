@@ -17,7 +17,7 @@
 
 posemb_analyze_opts posemb_analyze_defaults(void)
 {
-    posemb_analyze_opts o = {32, 300, 512, 5, 0, 0.0, 0.5, 1, 0, 1, 0};
+    posemb_analyze_opts o = {.K = 32, .n_words = 300, .pairs = 512, .folds = 5, .dims_frac = 0.5, .figures = 1, .report = 1};
     return o;
 }
 
@@ -215,7 +215,7 @@ static posemb_status probes(ctx *c, posemb_error *err)
     double *ds = doubles(c, (size_t)s->dim, err);
     if (!ds) return POSEMB_ENOMEM;
     for (int d = 0; d < s->dim; d++) ds[d] = range[d];
-    posemb_series dser = {"range over positions", NULL, ds, s->dim, 1};
+    posemb_series dser = {.label = "range over positions", .y = ds, .n = s->dim, .points = 1};
     if (!st) st = lines(c, "dims", &dser, 1, "Per-dimension range of the position vectors", "dimension", "max - min", err);
     return st;
 }
@@ -232,7 +232,7 @@ static posemb_status psi(ctx *c, posemb_error *err)
     cJSON_AddNumberToObject(j, "decreasing_until", c->res->psi_until);
     cJSON_AddNumberToObject(j, "frequencies", s->n_freqs);
     for (int m = 0; m < s->n; m++) ys[m] = p[m];
-    posemb_series ser = {"psi(m)", NULL, ys, s->n, 0};
+    posemb_series ser = {.label = "psi(m)", .y = ys, .n = s->n};
     posemb_status st = csv(c, "psi.csv", p, s->n, 1, err);
     if (!st) st = lines(c, "psi", &ser, 1, "psi(m) = sum_k cos(w_k m)", "offset m", "psi(m)", err);
     if (!st && c->o->figures) {

@@ -52,7 +52,7 @@ posemb_status posemb_identical_words(posemb_model *m, int n, int n_words, uint64
             while (w == c->pad_token_id && c->vocab_size > 1);
             for (int t = 0; t < n; t++) ids[(size_t)b * n + t] = w;
         }
-        posemb_batch batch = {B, n, ids, NULL, NULL};
+        posemb_batch batch = {.B = B, .T = n, .ids = ids};
         st = posemb_model_layer0_logits(m, &batch, logits, err);
         for (int b = 0; !st && b < B; b++) accumulate(logits + (size_t)b * c->heads * nn, c->heads, n, sum, sq, soft);
     }

@@ -51,7 +51,7 @@ static posemb_status open_spec(posemb_source *s, const char *spec, const posemb_
 {
     int dim = o->dim ? o->dim : 768, heads = o->heads ? o->heads : 12;
     s->n = o->len ? o->len : 512;
-    posemb_pe_dims dims = {dim, heads, 1, s->n, 0, 1};
+    posemb_pe_dims dims = {.dim = dim, .n_heads = heads, .n_layers = 1, .max_len = s->n, .max_threads = 1};
     posemb_status st = posemb_pe_create(&s->own_pe, spec, &dims, err);
     if (!st) st = posemb_pe_alloc(s->own_pe, err);
     if (st) return st;

@@ -48,7 +48,7 @@ int cmd_demo(int argc, char **argv)
 {
     cli_args a;
     cli_args_init(&a, "demo", argc, argv);
-    posemb_pe_dims dims = {768, 12, 12, 512, 0, 1};
+    posemb_pe_dims dims = {.dim = 768, .n_heads = 12, .n_layers = 12, .max_len = 512, .max_threads = 1};
     int K = 32, rc = 0;
     const char *arg;
     while (!rc && (arg = cli_next(&a))) {

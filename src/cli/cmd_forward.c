@@ -68,7 +68,7 @@ int cmd_forward(int argc, char **argv)
     posemb_status st = posemb_model_load(&m, dir, &err);
     if (!st) st = posemb_inputs_load(&in, inputs, &err);
     if (!st && posemb_model_config(m)->layers > 1024) st = posemb_fail(&err, POSEMB_ERANGE, "more than 1024 layers");
-    posemb_batch b = {in.B, in.T, in.ids, in.types, in.mask};
+    posemb_batch b = {.B = in.B, .T = in.T, .ids = in.ids, .types = in.types, .mask = in.mask};
     if (!st) st = posemb_model_forward(m, &b, &err);
     if (!st) st = write_outputs(m, &in, out, &err);
     posemb_inputs_free(&in);

@@ -83,7 +83,7 @@ static void mean_var(const double *x, int n, double *mean, double *var)
 
 posemb_welch posemb_welch_ttest(const double *a, int n_a, const double *b, int n_b)
 {
-    posemb_welch w = {NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    posemb_welch w = {.t = NAN, .df = NAN, .p = NAN, .mean_a = NAN, .mean_b = NAN, .var_a = NAN, .var_b = NAN};
     mean_var(a, n_a, &w.mean_a, &w.var_a);
     mean_var(b, n_b, &w.mean_b, &w.var_b);
     if (n_a < 2 || n_b < 2 || isnan(w.var_a) || isnan(w.var_b)) return w;

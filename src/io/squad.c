@@ -152,7 +152,8 @@ static posemb_status align_answer(const cJSON *ans, const posemb_squad_example *
                            path, e->id, k, posemb_snippet(text, text_len, want, sizeof want), cp_start,
                            posemb_snippet(e->context + start, end - start, got, sizeof got));
     }
-    *out = (posemb_squad_answer){text, (int32_t)start, (int32_t)end, (int32_t)cp_start, (int32_t)(cp_start + text_cps)};
+    *out = (posemb_squad_answer){.text = text, .start = (int32_t)start, .end = (int32_t)end, .cp_start = (int32_t)cp_start,
+                                 .cp_end = (int32_t)(cp_start + text_cps)};
     return POSEMB_OK;
 }
 

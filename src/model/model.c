@@ -13,7 +13,7 @@
 static posemb_status make_pe(posemb_model *m, posemb_error *err)
 {
     const posemb_config *c = &m->cfg;
-    posemb_pe_dims dims = {c->hidden, c->heads, c->layers, c->max_position, c->arch == POSEMB_GPT2, 0};
+    posemb_pe_dims dims = {.dim = c->hidden, .n_heads = c->heads, .n_layers = c->layers, .max_len = c->max_position, .causal = c->arch == POSEMB_GPT2};
     return posemb_pe_create(&m->pe, c->pe, &dims, err);
 }
 
@@ -158,7 +158,7 @@ static int carve(posemb_model *m, int B, int T)
     a->dfi = F(N * F);
     a->dga = F(N * F);
     a->demb = F(N * D);
-    posemb_nn_attn_shape sh = {B, T, c->hidden, c->heads, 0, 0.0f, 0};
+    posemb_nn_attn_shape sh = {.B = B, .T = T, .D = c->hidden, .H = c->heads};
     a->attn_scratch = F(posemb_nn_attention_scratch_floats(&sh, m->pe));
     a->pe_scratch = F(posemb_pe_input_scratch_floats(m->pe, (long)N) + 1);
     a->mask = F(N);
@@ -298,7 +298,7 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
     for (int bi = 0; bi < m->B; bi++)
         for (int h = 0; h < H; h++) {
             const int32_t *ps = a->pos_attn + (size_t)bi * T;
-            posemb_pe_head hd = {0, h, T, T, d, scale, ps, ps, 0};
+            posemb_pe_head hd = {.head = h, .nq = T, .nk = T, .d = d, .scale = scale, .qpos = ps, .kpos = ps};
             float *q = la->qkv + (size_t)bi * T * 3 * D + (size_t)h * d, *k = q + D, *s = out + ((size_t)bi * H + h) * T * T;
             posemb_pe_qk_forward(m->pe, &hd, q, 3 * D, k, 3 * D);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, 3 * D, k, 3 * D, 0.0f, s, T);
@@ -364,7 +364,7 @@ const float *model_undrop(const posemb_model *m, int l, int site, const float *d
 
 posemb_nn_attn_shape model_attn_shape(const posemb_model *m, int l)
 {
-    posemb_nn_attn_shape s = {m->B, m->T, m->cfg.hidden, m->cfg.heads, m->cfg.arch == POSEMB_GPT2, 0.0f, 0};
+    posemb_nn_attn_shape s = {.B = m->B, .T = m->T, .D = m->cfg.hidden, .H = m->cfg.heads, .causal = m->cfg.arch == POSEMB_GPT2};
     s.dropout = model_dropout(m, l, SITE_PROBS, &s.key);
     return s;
 }

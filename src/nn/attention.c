@@ -89,7 +89,7 @@ void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, in
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             const int32_t *ps = positions(pos, b, T, arange);
-            posemb_pe_head hd = {layer, h, T, T, d, scale, ps, ps, posemb_thread_id()};
+            posemb_pe_head hd = {.layer = layer, .head = h, .nq = T, .nk = T, .d = d, .scale = scale, .qpos = ps, .kpos = ps, .slot = posemb_thread_id()};
             float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             float *pr = probs + ((size_t)b * H + h) * T * T, *z = out + (size_t)b * T * D + (size_t)h * d;
             posemb_pe_qk_forward(p, &hd, q, ld, k, ld);
@@ -126,7 +126,7 @@ void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, i
         for (int h = 0; h < H; h++) {
             const int32_t *ps = positions(pos, b, T, arange);
             int slot = posemb_thread_id();
-            posemb_pe_head hd = {layer, h, T, T, d, scale, ps, ps, slot};
+            posemb_pe_head hd = {.layer = layer, .head = h, .nq = T, .nk = T, .d = d, .scale = scale, .qpos = ps, .kpos = ps, .slot = slot};
             const float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             const float *pr = probs + ((size_t)b * H + h) * T * T, *dz = dout + (size_t)b * T * D + (size_t)h * d;
             float *dq = dqkv + (size_t)b * T * ld + (size_t)h * d, *dk = dq + D, *dv = dq + 2 * D;

@@ -447,6 +447,6 @@ int posemb_pe_family_count(void) { return PE_N_FAMILIES; }
 
 posemb_pe_family_doc posemb_pe_family_doc_at(int i)
 {
-    posemb_pe_family_doc d = {PE_FAMILIES[i]->name, PE_FAMILIES[i]->summary, PE_FAMILIES[i]->options};
+    posemb_pe_family_doc d = {.name = PE_FAMILIES[i]->name, .summary = PE_FAMILIES[i]->summary, .options = PE_FAMILIES[i]->options};
     return d;
 }

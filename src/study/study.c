@@ -107,7 +107,7 @@ static posemb_status lm_hits(posemb_model *m, const posemb_batch *batch, run_buf
                              posemb_error *err)
 {
     posemb_syn_lm_targets(batch->ids, batch->B, batch->T, b->targets);
-    posemb_targets tg = {b->targets, NULL, NULL, NULL, NULL};
+    posemb_targets tg = {.tokens = b->targets};
     posemb_loss l;
     posemb_status st = posemb_model_loss(m, &tg, 1.0f, &l, err);
     if (!st) {
@@ -382,7 +382,7 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
         if (!posemb_syn_find(c->tasks[t])) return posemb_fail(err, POSEMB_EINVAL, "study: unknown task '%s'", c->tasks[t]);
     for (int p = 0; p < c->n_pes; p++) { /* a bad spec fails now, not in a worker */
         posemb_pe *probe;
-        posemb_pe_dims d = {c->hidden, c->heads, 1, c->n_train, 0, 1};
+        posemb_pe_dims d = {.dim = c->hidden, .n_heads = c->heads, .n_layers = 1, .max_len = c->n_train, .max_threads = 1};
         if ((st = posemb_pe_create(&probe, c->pes[p], &d, err))) return st;
         posemb_pe_free(probe);
     }

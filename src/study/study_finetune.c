@@ -173,7 +173,7 @@ static const float *forward_rows(posemb_model *m, const posemb_features *f, int 
 {
     int rows[4096];
     for (int i = 0; i < nb; i++) rows[i] = i0 + i;
-    posemb_batch batch = {nb, gather(f, rows, nb, cut, b), b->ids, b->types, b->mask};
+    posemb_batch batch = {.B = nb, .T = gather(f, rows, nb, cut, b), .ids = b->ids, .types = b->types, .mask = b->mask};
     const float *z = (*st = posemb_model_forward(m, &batch, err)) ? NULL : posemb_model_head_logits(m, err);
     if (!z && !*st) *st = POSEMB_EINVAL;
     return z;

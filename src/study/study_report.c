@@ -296,7 +296,7 @@ static posemb_status length_figure(posemb_report *rep, const table *tb, int t, c
     for (int m = 0; m < c->n_mults; m++) x[m] = c->n_train * c->mults[m];
     for (int p = 0; p < c->n_pes; p++) {
         for (int m = 0; m < c->n_mults; m++) y[p][m] = stats_of(tb, p, t, m, -1).mean;
-        s[p] = (posemb_series){c->pes[p], x, y[p], c->n_mults, 2};
+        s[p] = (posemb_series){.label = c->pes[p], .x = x, .y = y[p], .n = c->n_mults, .points = 2};
     }
     int lengths = 0;
     for (int m = 0; m < c->n_mults; m++) lengths += !isnan(stats_of(tb, 0, t, m, -1).mean);

@@ -8,7 +8,7 @@
 
 posemb_adamw_config posemb_adamw_defaults(float lr, long warmup, long total)
 {
-    posemb_adamw_config c = {lr, 0.9f, 0.999f, 1e-8f, 0.01f, 1.0f, warmup, total};
+    posemb_adamw_config c = {.lr = lr, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.01f, .clip = 1.0f, .warmup = warmup, .total = total};
     return c;
 }
 

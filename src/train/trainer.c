@@ -65,8 +65,8 @@ static posemb_status evaluate(posemb_model *m, const posemb_lm_data *d, const po
     posemb_model_set_train(m, 0, 0, 0);
     for (int i = 0; i < a->eval_batches; i++) {
         posemb_lm_valid_batch(d, i, a->batch, bb->ids, bb->targets);
-        posemb_batch b = {a->batch, d->T, bb->ids, NULL, NULL};
-        posemb_targets t = {bb->targets, NULL, NULL, NULL, NULL};
+        posemb_batch b = {.B = a->batch, .T = d->T, .ids = bb->ids};
+        posemb_targets t = {.tokens = bb->targets};
         posemb_loss l;
         posemb_status st = posemb_model_forward(m, &b, err);
         if (!st) st = posemb_model_loss(m, &t, 0.0f, &l, err);
@@ -259,7 +259,7 @@ posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_trai
     if (lock < 0) return err ? err->code : POSEMB_EIO;
     train_state s = {0, a->seed, NULL, 0, 0};
     posemb_adamw o = {0};
-    posemb_adamw_config oc = {a->lr, 0.9f, 0.999f, 1e-8f, a->weight_decay, a->clip, a->warmup, a->steps};
+    posemb_adamw_config oc = {.lr = a->lr, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = a->weight_decay, .clip = a->clip, .warmup = a->warmup, .total = a->steps};
     batch_buf bb = {malloc((size_t)a->batch * d->T * sizeof(int32_t)), malloc((size_t)a->batch * d->T * sizeof(int32_t))};
     if (!bb.ids || !bb.targets) st = posemb_fail(err, POSEMB_ENOMEM, "train: out of memory");
     if (!st) st = posemb_adamw_init(&o, m, err);
