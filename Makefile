@@ -8,7 +8,7 @@ ifeq ($(CI),true)
 CMAKE_FLAGS += -DPOSEMB_WERROR=ON
 endif
 
-.PHONY: all test install asan fuzz clean deps demo study
+.PHONY: all test install asan fuzz format format-check clean deps demo study
 
 all: $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
@@ -38,6 +38,15 @@ fuzz:
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOSEMB_FUZZ=ON
 	cmake --build build-fuzz -j $(JOBS)
 	fuzz/run build-fuzz $(FUZZ_SECONDS)
+
+# The layout of .clang-format (clang-format: scripts/install-deps --fuzz):
+# format rewrites the sources, format-check (CI) fails on any difference.
+SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	@clang-format -i $(SOURCES)
+
+format-check:
+	@clang-format --dry-run --Werror $(SOURCES) && echo "format-check: $(words $(SOURCES)) files follow .clang-format"
 
 demo: all
 	$(BUILD)/posemb demo

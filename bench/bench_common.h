@@ -71,7 +71,8 @@ static inline int bench_parse(int argc, char **argv, const char *default_size, b
 static inline double bench_sgemm_peak(posemb_matmul *mm)
 {
     const int n = 1536;
-    float *a = malloc((size_t)n * n * sizeof *a), *b = malloc((size_t)n * n * sizeof *b), *c = malloc((size_t)n * n * sizeof *c);
+    float *a = malloc((size_t)n * n * sizeof *a), *b = malloc((size_t)n * n * sizeof *b),
+          *c = malloc((size_t)n * n * sizeof *c);
     if (!a || !b || !c) {
         free(a);
         free(b);

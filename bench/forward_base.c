@@ -52,7 +52,8 @@ int main(int argc, char **argv)
     int32_t *ids = malloc((size_t)N * sizeof *ids);
     posemb_rng r;
     posemb_rng_seed(&r, 1, 1);
-    for (int i = 0; i < N; i++) ids[i] = s->vocab / 4 + (int32_t)posemb_rng_below(&r, (uint32_t)(s->vocab - s->vocab / 4));
+    for (int i = 0; i < N; i++)
+        ids[i] = s->vocab / 4 + (int32_t)posemb_rng_below(&r, (uint32_t)(s->vocab - s->vocab / 4));
     posemb_batch b = {.B = s->batch, .T = s->len, .ids = ids};
     const int32_t *dumped[] = {ids};
     const long dumped_len[] = {N};
@@ -79,10 +80,13 @@ int main(int argc, char **argv)
     double med = bench_median(ms, ba.steps);
     double gflops = bench_encoder_flops(s->layers, s->hidden, s->inter, s->batch, s->len) / (med / 1e3) / 1e9;
     double peak_after = bench_sgemm_peak(ba.mm), peak = peak_after > peak_before ? peak_after : peak_before;
-    printf("{\"engine\": \"posemb\", \"bench\": \"%s\", \"pe\": \"%s\", \"threads\": %d, \"precision\": \"%s\", \"ms_per_batch\": %.3f, "
-           "\"tokens_per_s\": %.1f, \"gflops\": %.3f, \"sgemm_peak_gflops\": %.2f, \"sgemm_peak_before\": %.2f, \"sgemm_peak_after\": %.2f, \"mfu\": %.4f, \"max_rss_kb\": %ld, "
+    printf("{\"engine\": \"posemb\", \"bench\": \"%s\", \"pe\": \"%s\", \"threads\": %d, \"precision\": \"%s\", "
+           "\"ms_per_batch\": %.3f, "
+           "\"tokens_per_s\": %.1f, \"gflops\": %.3f, \"sgemm_peak_gflops\": %.2f, \"sgemm_peak_before\": %.2f, "
+           "\"sgemm_peak_after\": %.2f, \"mfu\": %.4f, \"max_rss_kb\": %ld, "
            "\"out_mean_abs\": %.6f, \"out_mean_c0\": %.6f, \"steps\": %d, \"params\": %zu}\n",
-           s->name, ba.pe, ba.threads, ba.precision, med, N / (med / 1e3), gflops, peak, peak_before, peak_after, gflops / peak, bench_max_rss_kb(), mean_abs, mean_c0, ba.steps, posemb_model_n_floats(m));
+           s->name, ba.pe, ba.threads, ba.precision, med, N / (med / 1e3), gflops, peak, peak_before, peak_after,
+           gflops / peak, bench_max_rss_kb(), mean_abs, mean_c0, ba.steps, posemb_model_n_floats(m));
     posemb_model_free(m);
     posemb_matmul_free(ba.mm);
     free(ids);

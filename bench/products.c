@@ -58,8 +58,8 @@ static void dense_call(void *v)
 {
     const dense_arg *d = v;
     const product *p = d->p;
-    posemb_nn_gemm(d->mm, p->ta, p->tb, p->M, p->N, p->K, 1.0f, d->a, p->ta ? p->M : p->K, d->b, p->tb ? p->K : p->N, p->beta, d->c,
-            p->N);
+    posemb_nn_gemm(d->mm, p->ta, p->tb, p->M, p->N, p->K, 1.0f, d->a, p->ta ? p->M : p->K, d->b, p->tb ? p->K : p->N,
+                   p->beta, d->c, p->N);
 }
 
 static float *filled(long n)
@@ -72,7 +72,11 @@ static float *filled(long n)
 /* Seconds per call of p, or -1 when out of memory. */
 static double time_dense(const product *p, posemb_matmul *mm)
 {
-    dense_arg d = {.p = p, .a = filled((long)p->M * p->K), .b = filled((long)p->K * p->N), .c = filled((long)p->M * p->N), .mm = mm};
+    dense_arg d = {.p = p,
+                   .a = filled((long)p->M * p->K),
+                   .b = filled((long)p->K * p->N),
+                   .c = filled((long)p->M * p->N),
+                   .mm = mm};
     double s = d.a && d.b && d.c ? seconds_per_call(dense_call, &d) : -1.0;
     free(d.a);
     free(d.b);
@@ -114,8 +118,13 @@ static void attn_call(void *v)
 static double time_attention(const shapes *s, int backward)
 {
     long N = (long)s->B * s->T;
-    attn_arg a = {s, filled(N * 3 * s->D), filled(N * 3 * s->D), filled((long)s->B * s->H * s->T * s->T),
-                  filled(N * s->D), filled((long)posemb_threads_max() * s->T * s->T), backward};
+    attn_arg a = {s,
+                  filled(N * 3 * s->D),
+                  filled(N * 3 * s->D),
+                  filled((long)s->B * s->H * s->T * s->T),
+                  filled(N * s->D),
+                  filled((long)posemb_threads_max() * s->T * s->T),
+                  backward};
     double t = a.qkv && a.dqkv && a.probs && a.out && a.scratch ? seconds_per_call(attn_call, &a) : -1.0;
     free(a.qkv);
     free(a.dqkv);
@@ -148,8 +157,11 @@ static int shapes_named(const char *name, shapes *s)
     const bench_forward_size *f = bench_forward_size_named(name);
     if (t) {
         int mlm = t->head == POSEMB_HEAD_MLM;
-        *s = (shapes){t->layers, t->hidden, t->heads, t->inter, t->batch, t->len, 1,
-                      mlm ? (int)lround(0.15 * t->batch * t->len) : t->batch, t->hidden, mlm ? t->vocab : 2};
+        *s = (shapes){t->layers, t->hidden,
+                      t->heads,  t->inter,
+                      t->batch,  t->len,
+                      1,         mlm ? (int)lround(0.15 * t->batch * t->len) : t->batch,
+                      t->hidden, mlm ? t->vocab : 2};
         return 1;
     }
     if (f) *s = (shapes){f->layers, f->hidden, f->heads, f->inter, f->batch, f->len, 0, 0, 0, 0};

@@ -27,7 +27,8 @@
 static double step_flops(const bench_train_size *s, long head_rows)
 {
     double D = s->hidden, enc = bench_encoder_flops(s->layers, s->hidden, s->inter, s->batch, s->len);
-    double head = s->head == POSEMB_HEAD_MLM ? 2.0 * head_rows * (D * D + D * s->vocab) : 2.0 * head_rows * (D * D + D * 2);
+    double head =
+        s->head == POSEMB_HEAD_MLM ? 2.0 * head_rows * (D * D + D * s->vocab) : 2.0 * head_rows * (D * D + D * 2);
     return 3.0 * (enc + head);
 }
 
@@ -37,7 +38,8 @@ int main(int argc, char **argv)
     int rc = bench_parse(argc, argv, "train-mini", &ba);
     const bench_train_size *s = bench_train_size_named(ba.size);
     if (rc == 2 || (!rc && !s)) {
-        fprintf(stderr, "usage: bench_train_mini [PE] [train-mini|train-tiny|train-small] [THREADS] [STEPS] [fp32|bf16]\n");
+        fprintf(stderr,
+                "usage: bench_train_mini [PE] [train-mini|train-tiny|train-small] [THREADS] [STEPS] [fp32|bf16]\n");
         return 2;
     }
     if (rc) return rc;
@@ -103,12 +105,16 @@ int main(int argc, char **argv)
         if (i == -2) loss0 = l.loss; /* from the initial weights: a check of the forward pass */
         loss = l.loss;
     }
-    double med = bench_median(ms, ba.steps), tok_s = N / (med / 1e3), gflops = step_flops(s, head_rows) / (med / 1e3) / 1e9;
+    double med = bench_median(ms, ba.steps), tok_s = N / (med / 1e3),
+           gflops = step_flops(s, head_rows) / (med / 1e3) / 1e9;
     double peak_after = bench_sgemm_peak(ba.mm), peak = peak_after > peak_before ? peak_after : peak_before;
-    printf("{\"engine\": \"posemb\", \"bench\": \"%s\", \"pe\": \"%s\", \"threads\": %d, \"precision\": \"%s\", \"tokens_per_s\": %.1f, "
-           "\"ms_per_step\": %.3f, \"gflops\": %.3f, \"sgemm_peak_gflops\": %.2f, \"sgemm_peak_before\": %.2f, \"sgemm_peak_after\": %.2f, \"mfu\": %.4f, \"max_rss_kb\": %ld, "
+    printf("{\"engine\": \"posemb\", \"bench\": \"%s\", \"pe\": \"%s\", \"threads\": %d, \"precision\": \"%s\", "
+           "\"tokens_per_s\": %.1f, "
+           "\"ms_per_step\": %.3f, \"gflops\": %.3f, \"sgemm_peak_gflops\": %.2f, \"sgemm_peak_before\": %.2f, "
+           "\"sgemm_peak_after\": %.2f, \"mfu\": %.4f, \"max_rss_kb\": %ld, "
            "\"loss0\": %.6f, \"loss\": %.6f, \"steps\": %d, \"params\": %zu}\n",
-           s->name, ba.pe, ba.threads, ba.precision, tok_s, med, gflops, peak, peak_before, peak_after, gflops / peak, bench_max_rss_kb(), loss0, loss, ba.steps, posemb_model_n_floats(m));
+           s->name, ba.pe, ba.threads, ba.precision, tok_s, med, gflops, peak, peak_before, peak_after, gflops / peak,
+           bench_max_rss_kb(), loss0, loss, ba.steps, posemb_model_n_floats(m));
     posemb_adamw_free(&o);
     posemb_model_free(m);
     posemb_matmul_free(ba.mm);

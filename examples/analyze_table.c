@@ -34,8 +34,8 @@ int main(int argc, char **argv)
     } else {
         const posemb_indicators *in = &r.similarity;
         printf("%s: %d positions of width %d\n", s.provenance, s.n, s.dim);
-        printf("dot similarity, 1 <= |i-j| <= %d: translation invariance %.3f, monotonicity %.3f, symmetry %.3f\n",
-               o.K, in->ti, in->mono, in->sym);
+        printf("dot similarity, 1 <= |i-j| <= %d: translation invariance %.3f, monotonicity %.3f, symmetry %.3f\n", o.K,
+               in->ti, in->mono, in->sym);
         printf("regression probe: mean |error| %.2f positions; everything in analysis/indicators.json\n",
                r.regress.mae_all);
     }

@@ -16,8 +16,12 @@ int main(int argc, char **argv)
         return 2;
     }
     int n = atoi(argv[2]);
-    posemb_pe_dims dims = {.dim = atoi(argv[3]), .n_heads = argc > 4 ? atoi(argv[4]) : 1, .n_layers = 1,
-                           .max_len = n, .causal = 0, .max_threads = 1};
+    posemb_pe_dims dims = {.dim = atoi(argv[3]),
+                           .n_heads = argc > 4 ? atoi(argv[4]) : 1,
+                           .n_layers = 1,
+                           .max_len = n,
+                           .causal = 0,
+                           .max_threads = 1};
     posemb_error err;
     posemb_pe_tables *t;
     if (posemb_pe_tables_new(&t, argv[1], &dims, n, 0, &err)) {
@@ -31,7 +35,8 @@ int main(int argc, char **argv)
         const posemb_pe_named_matrix *m = &ex->items[0];
         printf("# %s: %s [%d x %d], %s\n", posemb_pe_spec(posemb_pe_tables_pe(t)), m->name, m->rows, m->cols, m->desc);
         for (int i = 0; i < m->rows; i++)
-            for (int j = 0; j < m->cols; j++) printf("%.9g%c", m->data[(size_t)i * m->cols + j], j + 1 < m->cols ? ',' : '\n');
+            for (int j = 0; j < m->cols; j++)
+                printf("%.9g%c", m->data[(size_t)i * m->cols + j], j + 1 < m->cols ? ',' : '\n');
     }
     posemb_pe_tables_free(t);
     return 0;

@@ -110,6 +110,7 @@ void fuzz_tokenize(const posemb_tokenizer *tok, const uint8_t *text, size_t n, i
             free(back);
     }
     posemb_tokenizer_encode(tok, t, n, POSEMB_ENC_SPECIAL, &enc, &err);
-    posemb_tokenizer_encode_pair(tok, t, n / 2, t + n / 2, n - n / 2, POSEMB_ENC_SPECIAL | POSEMB_ENC_TOKENS, &enc, &err);
+    posemb_tokenizer_encode_pair(tok, t, n / 2, t + n / 2, n - n / 2, POSEMB_ENC_SPECIAL | POSEMB_ENC_TOKENS, &enc,
+                                 &err);
     posemb_encoding_free(&enc);
 }

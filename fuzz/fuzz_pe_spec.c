@@ -17,10 +17,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!spec) return 0;
     memcpy(spec, data + 1, size - 1);
     spec[size - 1] = '\0';
-    posemb_pe_dims dims = {.dim = 16, .n_heads = 2, .n_layers = 2, .max_len = 24, .causal = data[0] & 1, .max_threads = 1};
+    posemb_pe_dims dims = {
+        .dim = 16, .n_heads = 2, .n_layers = 2, .max_len = 24, .causal = data[0] & 1, .max_threads = 1};
     posemb_error err;
     posemb_pe *p = NULL;
-    if (!posemb_pe_create(&p, spec, &dims, &err) && posemb_pe_n_floats(p) <= (size_t)1 << 22 && !posemb_pe_alloc(p, &err)) {
+    if (!posemb_pe_create(&p, spec, &dims, &err) && posemb_pe_n_floats(p) <= (size_t)1 << 22 &&
+        !posemb_pe_alloc(p, &err)) {
         posemb_rng rng;
         posemb_rng_seed(&rng, 1, 1);
         posemb_pe_init_params(p, &rng);
@@ -30,7 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         posemb_pe_export_matrices(p, 8, &a, &ex, &err);
         posemb_arena_free(&a);
         posemb_pe *again = NULL;
-        if (posemb_pe_create(&again, posemb_pe_spec(p), &dims, &err) || strcmp(posemb_pe_spec(again), posemb_pe_spec(p))) abort();
+        if (posemb_pe_create(&again, posemb_pe_spec(p), &dims, &err) ||
+            strcmp(posemb_pe_spec(again), posemb_pe_spec(p)))
+            abort();
         posemb_pe_free(again);
     }
     posemb_pe_free(p);

@@ -16,7 +16,8 @@ static void test_regress_linear_table(void **state)
     enum { n = 300, dim = 6 };
     static float P[n * dim];
     for (int x = 0; x < n; x++)
-        for (int d = 0; d < dim; d++) P[x * dim + d] = d == 0 ? 0.01f * x + 0.3f : d == 1 ? 2.0f - 0.02f * x : sinf((float)d);
+        for (int d = 0; d < dim; d++)
+            P[x * dim + d] = d == 0 ? 0.01f * x + 0.3f : d == 1 ? 2.0f - 0.02f * x : sinf((float)d);
     posemb_regress r;
     posemb_error err;
     assert_int_equal(posemb_regress_seed(P, n, dim, 0.0, &r, &err), POSEMB_OK);
@@ -95,7 +96,8 @@ static void test_relative_order(void **state)
     /* wider than the sample count: the Woodbury path */
     static float wide[n * 600];
     for (int x = 0; x < n; x++)
-        for (int d = 0; d < 600; d++) wide[x * 600 + d] = d == 0 ? (float)x / n : 0.001f * (float)((x * 31 + d * 17) % 13);
+        for (int d = 0; d < 600; d++)
+            wide[x * 600 + d] = d == 0 ? (float)x / n : 0.001f * (float)((x * 31 + d * 17) % 13);
     assert_int_equal(posemb_relative_order(wide, n, 600, 300, 5, 2, 1e-3, &e_lin, &err), POSEMB_OK);
     assert_true(e_lin < 0.05);
 }
@@ -151,10 +153,12 @@ static void test_identical_words_by_hand(void **state)
     enum { n = 5, D = 4, H = 2, d = 2 };
     posemb_model *m = tiny("ape", 1);
     const float *w = posemb_model_weights(m);
-    const float *we = w + posemb_model_find(m, "embeddings.word_embeddings.weight")->offset + D; /* word 1: the only non-pad */
+    const float *we =
+        w + posemb_model_find(m, "embeddings.word_embeddings.weight")->offset + D; /* word 1: the only non-pad */
     const float *tt = w + posemb_model_find(m, "embeddings.token_type_embeddings.weight")->offset;
     const float *P = w + posemb_model_find(m, "embeddings.position_embeddings.weight")->offset;
-    const float *g = w + posemb_model_find(m, "embeddings.LayerNorm.weight")->offset, *be = w + posemb_model_find(m, "embeddings.LayerNorm.bias")->offset;
+    const float *g = w + posemb_model_find(m, "embeddings.LayerNorm.weight")->offset,
+                *be = w + posemb_model_find(m, "embeddings.LayerNorm.bias")->offset;
     const float *Wq = w + posemb_model_find(m, "encoder.layer.0.attention.self.query.weight")->offset;
     const float *bq = w + posemb_model_find(m, "encoder.layer.0.attention.self.query.bias")->offset;
     const float *Wk = w + posemb_model_find(m, "encoder.layer.0.attention.self.key.weight")->offset;
@@ -241,7 +245,8 @@ static void test_sources(void **state)
     posemb_source s;
     assert_int_equal(posemb_source_open(&s, path, NULL, &err), POSEMB_OK);
     assert_int_equal(s.n, 18); /* 20 rows, positions from 2 */
-    const float *table = posemb_model_weights(m) + posemb_model_find(m, "embeddings.position_embeddings.weight")->offset;
+    const float *table =
+        posemb_model_weights(m) + posemb_model_find(m, "embeddings.position_embeddings.weight")->offset;
     assert_memory_equal(s.ape, table + 2 * 8, 18 * 8 * sizeof(float));
     assert_non_null(s.model);
     posemb_source_close(&s);
@@ -251,7 +256,9 @@ static void test_sources(void **state)
     assert_int_equal(s.n, 10);
     assert_int_equal(s.dim, 8);
     posemb_source_close(&s);
-    struct { const char *tensor, *what, *needle; } bad[] = {
+    struct {
+        const char *tensor, *what, *needle;
+    } bad[] = {
         {"embeddings.LayerNorm.bias", path, "with 1 dimensions"},
         {"nope", path, "no tensor 'nope'"},
         {NULL, path, "name the table with --tensor"},
@@ -275,9 +282,12 @@ static void test_sources(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_regress_linear_table),    cmocka_unit_test(test_regress_normal_equations),
-        cmocka_unit_test(test_relative_order),          cmocka_unit_test(test_dims_and_psi),
-        cmocka_unit_test(test_identical_words_by_hand), cmocka_unit_test(test_none_constant),
+        cmocka_unit_test(test_regress_linear_table),
+        cmocka_unit_test(test_regress_normal_equations),
+        cmocka_unit_test(test_relative_order),
+        cmocka_unit_test(test_dims_and_psi),
+        cmocka_unit_test(test_identical_words_by_hand),
+        cmocka_unit_test(test_none_constant),
         cmocka_unit_test(test_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

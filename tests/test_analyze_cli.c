@@ -70,7 +70,8 @@ static void test_analyze_sin(void **state)
 {
     assert_int_equal(posemb("analyze sin --len 128 --dim 64 --heads 4 --out a1 --svg", "", ""), 0);
     cJSON *j = read_json("a1/indicators.json");
-    assert_string_equal(cJSON_GetObjectItem(j, "spec")->valuestring, "sin:layout=interleaved,base=10000,integration=add");
+    assert_string_equal(cJSON_GetObjectItem(j, "spec")->valuestring,
+                        "sin:layout=interleaved,base=10000,integration=add");
     assert_int_equal((int)num(j, "n", NULL), 128);
     assert_int_equal((int)num(j, "dim", NULL), 64);
     assert_int_equal((int)num(j, "K", NULL), 32);
@@ -84,8 +85,9 @@ static void test_analyze_sin(void **state)
     assert_null(cJSON_GetObjectItem(j, "identical")); /* absent, never null-filled */
     assert_null(cJSON_GetObjectItem(j, "correlation"));
     cJSON_Delete(j);
-    const char *files[] = {"a1/report.html", "a1/similarity.csv", "a1/similarity.png", "a1/similarity.svg", "a1/regress.csv",
-                           "a1/regress.png", "a1/psi.csv", "a1/clock.png", "a1/dims.csv"};
+    const char *files[] = {"a1/report.html",    "a1/similarity.csv", "a1/similarity.png",
+                           "a1/similarity.svg", "a1/regress.csv",    "a1/regress.png",
+                           "a1/psi.csv",        "a1/clock.png",      "a1/dims.csv"};
     for (int i = 0; i < 9; i++)
         if (!exists(files[i])) fail_msg("missing %s", files[i]);
     assert_non_null(strstr(out, "similarity (dot)"));
@@ -95,10 +97,12 @@ static void test_analyze_sin(void **state)
 static void test_analyze_model(void **state)
 {
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "cd '%s' && printf '[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n[MASK]\\na\\nb\\nc\\n' > v.txt && "
-             "for i in $(seq 200); do printf 'a b c b a c '; done > c.txt && '%s' train --model bert --pe ape --data c.txt "
-             "--vocab v.txt --out run --layers 1 --hidden 16 --heads 2 --seq-len 16 --batch-size 4 --steps 4 --threads 1",
-             dir, POSEMB_BIN);
+    snprintf(
+        cmd, sizeof cmd,
+        "cd '%s' && printf '[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n[MASK]\\na\\nb\\nc\\n' > v.txt && "
+        "for i in $(seq 200); do printf 'a b c b a c '; done > c.txt && '%s' train --model bert --pe ape --data c.txt "
+        "--vocab v.txt --out run --layers 1 --hidden 16 --heads 2 --seq-len 16 --batch-size 4 --steps 4 --threads 1",
+        dir, POSEMB_BIN);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     assert_int_equal(posemb("analyze run --words 20 --out a2", "", ""), 0);
     cJSON *j = read_json("a2/indicators.json");
@@ -141,7 +145,10 @@ static void test_compare(void **state)
 
 static void test_errors(void **state)
 {
-    struct { const char *args, *needle; int rc; } cases[] = {
+    struct {
+        const char *args, *needle;
+        int rc;
+    } cases[] = {
         {"analyze", "missing SOURCE", 2},
         {"analyze nosuchpe", "unknown PE 'nosuchpe'", 2},
         {"analyze x.safetensors", "name the table with --tensor", 2},
@@ -164,12 +171,14 @@ static void test_gpt2_wpe(void **state)
 {
     if (!tu_have_shared("GPT-2 wpe analysis")) return;
     char args[1200];
-    snprintf(args, sizeof args, "analyze %s/models/gpt2/gpt2_pe.safetensors --tensor wpe.weight --out gw", POSEMB_SHARED);
+    snprintf(args, sizeof args, "analyze %s/models/gpt2/gpt2_pe.safetensors --tensor wpe.weight --out gw",
+             POSEMB_SHARED);
     assert_int_equal(posemb(args, "", ""), 0);
     cJSON *j = read_json("gw/indicators.json");
     assert_int_equal((int)num(j, "n", NULL), 1024);
     assert_int_equal((int)num(j, "dim", NULL), 768);
-    printf("GPT-2 wpe: similarity TI %.3f MONO %.3f SYM %.3f window %d; regression mae %.2f; 5-fold %.2f; order error %.3f\n",
+    printf("GPT-2 wpe: similarity TI %.3f MONO %.3f SYM %.3f window %d; regression mae %.2f; 5-fold %.2f; order error "
+           "%.3f\n",
            num(j, "similarity", "ti"), num(j, "similarity", "mono"), num(j, "similarity", "sym"),
            (int)num(j, "similarity", "window"), num(j, "regress", "mae_all"), num(j, "regress_cv", "mae"),
            num(j, "relative", "error"));

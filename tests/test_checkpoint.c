@@ -41,7 +41,8 @@ static posemb_model *small(posemb_arch arch, const char *spec, posemb_head head,
     snprintf(c.pe, sizeof c.pe, "%s", spec);
     posemb_error err;
     posemb_model *m;
-    if (posemb_config_set_head(&c, head, labels, &err) || posemb_model_create(&m, &c, &err)) fail_msg("%s: %s", spec, err.msg);
+    if (posemb_config_set_head(&c, head, labels, &err) || posemb_model_create(&m, &c, &err))
+        fail_msg("%s: %s", spec, err.msg);
     posemb_model_init(m, 17);
     return m;
 }
@@ -72,7 +73,10 @@ static void same_layout(const char *ours, const char *theirs)
 static void test_hf_layout(void **state)
 {
     if (!tu_have_shared("HF layout")) return;
-    struct { posemb_arch arch; const char *pe, *golden; } cases[] = {
+    struct {
+        posemb_arch arch;
+        const char *pe, *golden;
+    } cases[] = {
         {POSEMB_BERT, "ape", "bert_abs"}, {POSEMB_BERT, "relative_key", "bert_relk"}, {POSEMB_GPT2, "ape", "gpt2"}};
     for (int i = 0; i < 3; i++) {
         posemb_model *m = small(cases[i].arch, cases[i].pe, POSEMB_HEAD_NONE, 0);
@@ -90,7 +94,13 @@ static void test_hf_layout(void **state)
 /* Save and load give back every float, for every PE and head; configs round-trip. */
 static void test_round_trip(void **state)
 {
-    struct { posemb_arch arch; const char *pe; posemb_head head; int labels; const char *arch_name; } cases[] = {
+    struct {
+        posemb_arch arch;
+        const char *pe;
+        posemb_head head;
+        int labels;
+        const char *arch_name;
+    } cases[] = {
         {POSEMB_BERT, "ape", POSEMB_HEAD_MLM, 0, "BertForMaskedLM"},
         {POSEMB_BERT, "relative_key_query", POSEMB_HEAD_CLASSIFY, 3, "BertForSequenceClassification"},
         {POSEMB_BERT, "lsin:layout=halves+lsrpe:k=8", POSEMB_HEAD_SPAN, 0, "BertForQuestionAnswering"},
@@ -105,7 +115,8 @@ static void test_round_trip(void **state)
         char path[1200];
         snprintf(path, sizeof path, "%s/rt%d", dir, i);
         posemb_error err;
-        if (posemb_model_save(m, path, &err) || posemb_model_load(&back, path, &err)) fail_msg("%s: %s", cases[i].pe, err.msg);
+        if (posemb_model_save(m, path, &err) || posemb_model_load(&back, path, &err))
+            fail_msg("%s: %s", cases[i].pe, err.msg);
         const posemb_config *a = posemb_model_config(m), *b = posemb_model_config(back);
         assert_string_equal(b->architecture, cases[i].arch_name);
         assert_string_equal(posemb_pe_spec(posemb_model_pe(back)), posemb_pe_spec(posemb_model_pe(m)));
@@ -113,7 +124,8 @@ static void test_round_trip(void **state)
         assert_int_equal(b->num_labels, a->num_labels);
         assert_true(b->ln_eps == a->ln_eps && b->hidden_dropout == a->hidden_dropout);
         assert_int_equal(posemb_model_n_floats(back), posemb_model_n_floats(m));
-        assert_memory_equal(posemb_model_weights(back), posemb_model_weights(m), posemb_model_n_floats(m) * sizeof(float));
+        assert_memory_equal(posemb_model_weights(back), posemb_model_weights(m),
+                            posemb_model_n_floats(m) * sizeof(float));
         posemb_model_free(back);
         posemb_model_free(m);
     }
@@ -201,7 +213,8 @@ static void test_bad_checkpoints(void **state)
                                   "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 200, "
                                   "\"max_position_embeddings\": 64}");
     assert_int_equal(posemb_model_load(&out, path, &err), POSEMB_EFORMAT);
-    assert_non_null(strstr(err.msg, "embeddings.word_embeddings.weight' is F32 [200, 64], config.json implies F32 [200, 32]"));
+    assert_non_null(
+        strstr(err.msg, "embeddings.word_embeddings.weight' is F32 [200, 64], config.json implies F32 [200, 32]"));
     const char *configs[][2] = {
         {"{\"model_type\": \"t5\"}", "model_type \"t5\" is not supported"},
         {"{\"hidden_size\": 64}", "no \"model_type\""},
@@ -217,7 +230,8 @@ static void test_bad_checkpoints(void **state)
     };
     for (int i = 0; i < 11; i++) {
         write_text("bad/config.json", configs[i][0]);
-        if (posemb_model_load(&out, path, &err) == POSEMB_OK || !strstr(err.msg, configs[i][1]) || !strstr(err.msg, "config.json"))
+        if (posemb_model_load(&out, path, &err) == POSEMB_OK || !strstr(err.msg, configs[i][1]) ||
+            !strstr(err.msg, "config.json"))
             fail_msg("config %s: %s", configs[i][0], err.msg);
     }
     /* the command line: a sequence longer than the APE table */
@@ -226,16 +240,19 @@ static void test_bad_checkpoints(void **state)
     for (int t = 0; t < 70; t++) snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%s5", t ? "," : "");
     strcat(ids, "]]}");
     write_text("long.json", ids);
-    snprintf(cmd, sizeof cmd, "'%s' forward %s --inputs %s/long.json --out %s/o.safetensors", POSEMB_BIN, path, dir, dir);
+    snprintf(cmd, sizeof cmd, "'%s' forward %s --inputs %s/long.json --out %s/o.safetensors", POSEMB_BIN, path, dir,
+             dir);
     char out_text[2048];
     assert_int_equal(tu_run(cmd, out_text, sizeof out_text), 1);
     assert_non_null(strstr(out_text, "sequences of 70 tokens; the model takes at most 64"));
     write_text("badids.json", "{\"input_ids\": [[1, 2, 999]]}");
-    snprintf(cmd, sizeof cmd, "'%s' forward %s --inputs %s/badids.json --out %s/o.safetensors", POSEMB_BIN, path, dir, dir);
+    snprintf(cmd, sizeof cmd, "'%s' forward %s --inputs %s/badids.json --out %s/o.safetensors", POSEMB_BIN, path, dir,
+             dir);
     assert_int_equal(tu_run(cmd, out_text, sizeof out_text), 1);
     assert_non_null(strstr(out_text, "token id 999 at [0, 2] is outside the vocabulary (200)"));
     write_text("ragged.json", "{\"input_ids\": [[1, 2, 3], [1, 2]]}");
-    snprintf(cmd, sizeof cmd, "'%s' forward %s --inputs %s/ragged.json --out %s/o.safetensors", POSEMB_BIN, path, dir, dir);
+    snprintf(cmd, sizeof cmd, "'%s' forward %s --inputs %s/ragged.json --out %s/o.safetensors", POSEMB_BIN, path, dir,
+             dir);
     assert_int_equal(tu_run(cmd, out_text, sizeof out_text), 1);
     assert_non_null(strstr(out_text, "\"input_ids\"[1] must be a list of 3 integers"));
     posemb_model_free(m);
@@ -244,8 +261,10 @@ static void test_bad_checkpoints(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hf_layout),      cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_half_precision), cmocka_unit_test(test_bad_checkpoints),
+        cmocka_unit_test(test_hf_layout),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_half_precision),
+        cmocka_unit_test(test_bad_checkpoints),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

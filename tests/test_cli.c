@@ -157,8 +157,8 @@ static void test_demo(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_top_level),  cmocka_unit_test(test_pe_csv),    cmocka_unit_test(test_pe_safetensors),
-        cmocka_unit_test(test_pe_errors),  cmocka_unit_test(test_demo),
+        cmocka_unit_test(test_top_level), cmocka_unit_test(test_pe_csv), cmocka_unit_test(test_pe_safetensors),
+        cmocka_unit_test(test_pe_errors), cmocka_unit_test(test_demo),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

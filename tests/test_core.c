@@ -128,7 +128,6 @@ static void test_threads(void **state)
     assert_int_equal(posemb_thread_id(), 0);
 }
 
-
 /* The default count from its readings: affinity, quota (rounded up), and
  * the other runnable tasks, which fill the CPUs outside the set first. */
 static void test_threads_from(void **state)
@@ -186,7 +185,6 @@ static void test_threads_readings(void **state)
     free(root);
 }
 
-
 static int task_count(void)
 {
     DIR *d = opendir("/proc/self/task");
@@ -222,10 +220,14 @@ static void test_blas_in_parallel_region(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_error),         cmocka_unit_test(test_arena),
-        cmocka_unit_test(test_tensor),        cmocka_unit_test(test_rng_reference),
-        cmocka_unit_test(test_rng_distributions), cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_threads_from),      cmocka_unit_test(test_threads_readings),
+        cmocka_unit_test(test_error),
+        cmocka_unit_test(test_arena),
+        cmocka_unit_test(test_tensor),
+        cmocka_unit_test(test_rng_reference),
+        cmocka_unit_test(test_rng_distributions),
+        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_threads_from),
+        cmocka_unit_test(test_threads_readings),
         cmocka_unit_test(test_blas_in_parallel_region),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -269,11 +269,13 @@ typedef struct bad_tsv {
 } bad_tsv;
 
 static const bad_tsv BAD_TSV[] = {
-    {POSEMB_GLUE_RTE, 1, "index\tsentence1\tsentence2\tlabel\n0\ta\tb\n", ":2: expected 4 tab-separated columns, found 3"},
+    {POSEMB_GLUE_RTE, 1, "index\tsentence1\tsentence2\tlabel\n0\ta\tb\n",
+     ":2: expected 4 tab-separated columns, found 3"},
     {POSEMB_GLUE_RTE, 1, "index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n1\ta\tb\tmaybe\n",
      ":3: label \"maybe\" is not one of \"entailment\", \"not_entailment\""},
     {POSEMB_GLUE_SST2, 1, "sentence\tlabel\ngood\t1\nbad\t2\n", ":3: label \"2\" is not one of \"0\", \"1\""},
-    {POSEMB_GLUE_COLA, 1, "gj04\t1\t\tok.\ngj04\t1\tmissing a column\n", ":2: expected 4 tab-separated columns, found 3"},
+    {POSEMB_GLUE_COLA, 1, "gj04\t1\t\tok.\ngj04\t1\tmissing a column\n",
+     ":2: expected 4 tab-separated columns, found 3"},
     {POSEMB_GLUE_COLA, 1, "gj04\tyes\t\tok.\n", ":1: label \"yes\" is not one of \"0\", \"1\""},
     {POSEMB_GLUE_WNLI, 1, "index\tsentence1\tsentence2\tlabel\n0\ta\tb\t1\textra\n",
      ":2: expected 4 tab-separated columns, found 5"},
@@ -287,7 +289,8 @@ static const bad_tsv BAD_TSV[] = {
     {POSEMB_GLUE_SST2, 1, "\xef\xbb\xbf", ": empty file"},
     {POSEMB_GLUE_SST2, 1, "sentence\tlabel\n", ": a header but no examples"},
     {POSEMB_GLUE_SST2, 1, "text\tlabel\nx\t1\n", ":1: header has no column \"sentence\""},
-    {POSEMB_GLUE_SST2, 1, "index\tsentence\n0\tx\n", ":1: header has no column \"label\""}, /* a test file read labeled */
+    {POSEMB_GLUE_SST2, 1, "index\tsentence\n0\tx\n",
+     ":1: header has no column \"label\""}, /* a test file read labeled */
     {POSEMB_GLUE_MRPC, 1, "Quality\t#1 ID\t#2 ID\t#1 String\n1\t2\t3\tx\n", ":1: header has no column \"#2 String\""},
     {POSEMB_GLUE_SST2, 1, "sentence\tlabel\nx\t1\n\ny\t0\n", ":3: expected 2 tab-separated columns, found 1"},
     {POSEMB_GLUE_SST2, 1, "sentence\tlabel\nx\t1\ny\x01\t\x02\n", ":3: label \"\\x02\" is not one of"},
@@ -559,7 +562,8 @@ typedef struct bad_squad {
 } bad_squad;
 
 static const bad_squad BAD_SQUAD[] = {
-    {"short", "[{\"text\": \"short\", \"answer_start\": 100}]", "question q1: answer 0 (characters 100..105) lies outside"},
+    {"short", "[{\"text\": \"short\", \"answer_start\": 100}]",
+     "question q1: answer 0 (characters 100..105) lies outside"},
     {"short", "[{\"text\": \"shorter\", \"answer_start\": 0}]", "question q1: answer 0 (characters 0..7) lies outside"},
     {"the cat sat", "[{\"text\": \"cat\", \"answer_start\": 4}, {\"text\": \"dog\", \"answer_start\": 4}]",
      "question q1: answer 1 \"dog\" does not match the context at character 4 (\"cat\")"},
@@ -585,8 +589,9 @@ static const bad_squad BAD_SQUAD[] = {
      "{\"id\": \"dup\", \"question\": \"q\", \"answers\": [{\"text\": \"c\", \"answer_start\": 0}]},"
      "{\"id\": \"dup\", \"question\": \"q\", \"answers\": [{\"text\": \"c\", \"answer_start\": 0}]}]}]}]}",
      "question id dup appears twice"},
-    {NULL, "{\"data\": [{\"title\": \"T\", \"paragraphs\": [{\"context\": \"\xff\", \"qas\": ["
-           "{\"id\": \"q\", \"question\": \"q\", \"answers\": [{\"text\": \"c\", \"answer_start\": 0}]}]}]}]}",
+    {NULL,
+     "{\"data\": [{\"title\": \"T\", \"paragraphs\": [{\"context\": \"\xff\", \"qas\": ["
+     "{\"id\": \"q\", \"question\": \"q\", \"answers\": [{\"text\": \"c\", \"answer_start\": 0}]}]}]}]}",
      "context of paragraph 0 is not valid UTF-8"},
 };
 
@@ -630,7 +635,7 @@ static void test_char_span_to_tokens(void **state)
     assert_int_equal(posemb_char_span_to_tokens(start, end, 5, 0, 13, &s, &e), 0);
     assert_true(s == 1 && e == 4);
     s = e = -9;
-    assert_int_equal(posemb_char_span_to_tokens(start, end, 5, 6, 7, &s, &e), -1); /* only the space */
+    assert_int_equal(posemb_char_span_to_tokens(start, end, 5, 6, 7, &s, &e), -1);   /* only the space */
     assert_int_equal(posemb_char_span_to_tokens(start, end, 5, 12, 14, &s, &e), -1); /* past the last token */
     assert_int_equal(posemb_char_span_to_tokens(start, end, 5, 5, 5, &s, &e), -1);   /* empty */
     assert_int_equal(posemb_char_span_to_tokens(start, end, 5, 9, 3, &s, &e), -1);   /* inverted */

@@ -106,9 +106,9 @@ static void test_glue_pair(void **state)
     for (int i = 0; i < 3; i++) assert_int_equal(f.label[i], label[i]);
 
     /* Untruncated: exactly the tokenizer's own [CLS] a [SEP] b [SEP]. */
-    assert_int_equal(posemb_tokenizer_encode_pair(tok, a[0], strlen(a[0]), b[0], strlen(b[0]), POSEMB_ENC_SPECIAL, &e,
-                                                  &err),
-                     POSEMB_OK);
+    assert_int_equal(
+        posemb_tokenizer_encode_pair(tok, a[0], strlen(a[0]), b[0], strlen(b[0]), POSEMB_ENC_SPECIAL, &e, &err),
+        POSEMB_OK);
     assert_true(e.n <= T);
     for (int t = 0; t < e.n; t++) {
         assert_int_equal(f.ids[t], e.ids[t]);
@@ -257,8 +257,7 @@ static char *write_squad(const char *dir)
 /* The context's tokens as the features should have them: each
  * space-delimited word tokenized alone. Fills ids and the byte span of each
  * token's word; returns the count. */
-static int context_tokens(const posemb_tokenizer *tok, const char *ctx, int32_t *ids, int32_t *ws, int32_t *we,
-                          int cap)
+static int context_tokens(const posemb_tokenizer *tok, const char *ctx, int32_t *ids, int32_t *ws, int32_t *we, int cap)
 {
     posemb_encoding e;
     posemb_encoding_init(&e);
@@ -381,7 +380,7 @@ static void test_squad_windows(void **state)
             assert_true(len > 0);
             if (j + 1 < nw) assert_int_equal(len, L);
             if (j + 1 == nw) assert_int_equal(w0 + len, nc); /* the last window reaches the end */
-            int first = nq + 2, last = first + len;        /* last: the final [SEP] */
+            int first = nq + 2, last = first + len;          /* last: the final [SEP] */
             assert_int_equal(ids[0], cls);
             for (int t = 0; t < nq; t++) assert_int_equal(ids[1 + t], q.ids[t]);
             assert_int_equal(ids[nq + 1], sep);

@@ -55,8 +55,14 @@ static problem make(int ta, int tb, int M, int N, int K, float alpha, float beta
     return p;
 }
 
-static float at_a(const problem *p, int i, int k) { return p->ta ? p->A[(long)k * p->lda + i] : p->A[(long)i * p->lda + k]; }
-static float at_b(const problem *p, int k, int j) { return p->tb ? p->B[(long)j * p->ldb + k] : p->B[(long)k * p->ldb + j]; }
+static float at_a(const problem *p, int i, int k)
+{
+    return p->ta ? p->A[(long)k * p->lda + i] : p->A[(long)i * p->lda + k];
+}
+static float at_b(const problem *p, int k, int j)
+{
+    return p->tb ? p->B[(long)j * p->ldb + k] : p->B[(long)k * p->ldb + j];
+}
 
 /* |C - ref| <= tol * (sum_k |a_ik b_kj| + |beta c|) for every element, with
  * ref from the inputs (rounded to bf16 first when round is set); the padding
@@ -84,7 +90,8 @@ static double check(const problem *p, const float *C, int round, double tol)
             ref = p->alpha * ref + p->beta * p->C0[at];
             mag = fabs(p->alpha) * mag + fabs(p->beta * p->C0[at]);
             double err = fabs(C[at] - ref) / mag;
-            if (err > tol) fail_msg("C[%d,%d] = %.9g, reference %.9g (relative to the terms %.3g)", i, j, C[at], ref, err);
+            if (err > tol)
+                fail_msg("C[%d,%d] = %.9g, reference %.9g (relative to the terms %.3g)", i, j, C[at], ref, err);
             worst = fmax(worst, err);
         }
     return worst;
@@ -171,11 +178,13 @@ static void test_bf16(void **state)
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++)
             for (int ib = 0; ib < 3; ib++) {
-                problem p = make(ta, tb, 65, 47, 300, ib == 2 ? 2.0f : 1.0f, betas[ib], (uint64_t)(10 + 6 * ta + 3 * tb + ib));
+                problem p =
+                    make(ta, tb, 65, 47, 300, ib == 2 ? 2.0f : 1.0f, betas[ib], (uint64_t)(10 + 6 * ta + 3 * tb + ib));
                 /* the same product of the rounded inputs, to float32 accumulation; and the exact one
                  * within two bf16 roundings (2^-8 each) of every term */
                 double rounded = run(mm, &p, 1, 1e-5), exact = run(mm, &p, 0, 2.0 / 256);
-                printf("bf16 ta=%d tb=%d beta=%g: vs rounded inputs %.3g, vs exact %.3g\n", ta, tb, betas[ib], rounded, exact);
+                printf("bf16 ta=%d tb=%d beta=%g: vs rounded inputs %.3g, vs exact %.3g\n", ta, tb, betas[ib], rounded,
+                       exact);
                 assert_true(exact > 1e-5); /* bf16 did run: fp32 would be exact to 1e-6 */
                 run(NULL, &p, 0, 1e-6);
                 release(&p);

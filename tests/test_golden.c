@@ -177,10 +177,8 @@ static void test_forward_cli(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bert_abs),
-        cmocka_unit_test(test_gpt2),
-        cmocka_unit_test(test_roberta),
-        cmocka_unit_test(test_bert_relk_forward_and_gradients),
+        cmocka_unit_test(test_bert_abs),    cmocka_unit_test(test_gpt2),
+        cmocka_unit_test(test_roberta),     cmocka_unit_test(test_bert_relk_forward_and_gradients),
         cmocka_unit_test(test_forward_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,7 +45,8 @@ static void make(harness *hs, posemb_arch arch, posemb_head head, int labels)
     c.hidden_dropout = c.attn_dropout = 0.1f;
     if (arch != POSEMB_GPT2) c.type_vocab = 1;
     posemb_error err;
-    if (posemb_config_set_head(&c, head, labels, &err) || posemb_model_create(&hs->m, &c, &err)) fail_msg("%s", err.msg);
+    if (posemb_config_set_head(&c, head, labels, &err) || posemb_model_create(&hs->m, &c, &err))
+        fail_msg("%s", err.msg);
     posemb_model_init(hs->m, 3);
     posemb_rng rng;
     posemb_rng_seed(&rng, 5, 5);
@@ -64,7 +65,8 @@ static void make(harness *hs, posemb_arch arch, posemb_head head, int labels)
         hs->starts[b] = b == 2 ? T : b + 1; /* T: ignored, as HF clamps out-of-range positions */
         hs->ends[b] = b + 2;
     }
-    hs->t = (posemb_targets){.tokens = hs->tokens, .labels = hs->labels, .values = hs->values, .starts = hs->starts, .ends = hs->ends};
+    hs->t = (posemb_targets){
+        .tokens = hs->tokens, .labels = hs->labels, .values = hs->values, .starts = hs->starts, .ends = hs->ends};
 }
 
 static void check_head(posemb_arch arch, posemb_head head, int labels, const char *what)
@@ -88,7 +90,8 @@ static void check_head(posemb_arch arch, posemb_head head, int labels, const cha
         double fd = (up - down) / ((double)(keep + h) - (double)(keep - h)), e = fabs(fd - an[k]);
         double tol = 2e-4 + 1e-2 * fabs(an[k]);
         worst = fmax(worst, e / tol);
-        if (e > tol && bad++ < 5) printf("  %s: parameter float %zu: finite difference %.6g, analytic %.6g\n", what, k, fd, an[k]);
+        if (e > tol && bad++ < 5)
+            printf("  %s: parameter float %zu: finite difference %.6g, analytic %.6g\n", what, k, fd, an[k]);
     }
     printf("%-34s %5zu parameters, worst error/tolerance %.3f\n", what, n, worst);
     free(an);
@@ -126,7 +129,12 @@ static void test_gradients(void **state)
  * classification loss log C, whatever the targets. */
 static void test_uniform_losses(void **state)
 {
-    struct { posemb_arch arch; posemb_head head; int labels; double want; } cases[] = {
+    struct {
+        posemb_arch arch;
+        posemb_head head;
+        int labels;
+        double want;
+    } cases[] = {
         {POSEMB_BERT, POSEMB_HEAD_MLM, 0, log(V)},
         {POSEMB_GPT2, POSEMB_HEAD_CLM, 0, log(V)},
         {POSEMB_BERT, POSEMB_HEAD_CLASSIFY, 4, log(4)},

@@ -205,8 +205,7 @@ static void test_decreasing_profile(void **state)
     float *A = matrix_new(n);
     for (int shifted = 0; shifted <= 1; shifted++) {
         for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++)
-                A[i * n + j] = (float)(-abs(i - j) + (shifted ? 0.4 * sin(1.7 * i) : 0.0));
+            for (int j = 0; j < n; j++) A[i * n + j] = (float)(-abs(i - j) + (shifted ? 0.4 * sin(1.7 * i) : 0.0));
         for (int K = 1; K <= n + 3; K += 4) {
             posemb_indicators ind = compute_ok(A, n, K);
             TU_CLOSE(ind.mono, 1.0, 0, 0, "mono", K);

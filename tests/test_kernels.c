@@ -33,7 +33,8 @@ static void test_erf(void **state)
     double worst = 0;
     for (double z = -9.0; z <= 9.0; z += 0.0007) worst = fmax(worst, fabs(vm_erf((float)z) - erf((double)(float)z)));
     printf("vm_erf: worst absolute error %.3g\n", worst);
-    assert_true(worst < 5e-7); /* A&S 7.1.26 bounds 1.5e-7; float rounding of its alternating polynomial adds the rest */
+    assert_true(worst <
+                5e-7); /* A&S 7.1.26 bounds 1.5e-7; float rounding of its alternating polynomial adds the rest */
     assert_true(vm_erf(0.0f) < 1e-7f && vm_erf(0.0f) > -1e-7f);
     assert_true(vm_erf(-20.0f) == -1.0f && vm_erf(20.0f) == 1.0f);
 }
@@ -42,7 +43,8 @@ static void test_erf(void **state)
 static void test_gelu(void **state)
 {
     enum { N = 40001 };
-    float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *dx = calloc(N, sizeof *dx), *dy = malloc(N * sizeof *dy);
+    float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *dx = calloc(N, sizeof *dx),
+          *dy = malloc(N * sizeof *dy);
     for (int i = 0; i < N; i++) {
         x[i] = -12.0f + 24.0f * i / (N - 1);
         dy[i] = 1.0f;
@@ -68,12 +70,14 @@ static void test_gelu(void **state)
 static void test_tanh_gelu(void **state)
 {
     double worst = 0;
-    for (double u = -12.0; u <= 12.0; u += 0.0007) worst = fmax(worst, fabs(vm_tanhf((float)u) - tanh((double)(float)u)));
+    for (double u = -12.0; u <= 12.0; u += 0.0007)
+        worst = fmax(worst, fabs(vm_tanhf((float)u) - tanh((double)(float)u)));
     printf("vm_tanhf: worst absolute error %.3g\n", worst);
     assert_true(worst < 2.5e-7);
     assert_true(vm_tanhf(100.0f) == 1.0f && vm_tanhf(-100.0f) == -1.0f);
     enum { N = 40001 };
-    float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *dx = calloc(N, sizeof *dx), *dy = malloc(N * sizeof *dy);
+    float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *dx = calloc(N, sizeof *dx),
+          *dy = malloc(N * sizeof *dy);
     for (int i = 0; i < N; i++) {
         x[i] = -12.0f + 24.0f * i / (N - 1);
         dy[i] = 1.0f;
@@ -119,11 +123,8 @@ static void test_xent(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_expf),
-        cmocka_unit_test(test_erf),
-        cmocka_unit_test(test_gelu),
-        cmocka_unit_test(test_tanh_gelu),
-        cmocka_unit_test(test_xent),
+        cmocka_unit_test(test_expf),      cmocka_unit_test(test_erf),  cmocka_unit_test(test_gelu),
+        cmocka_unit_test(test_tanh_gelu), cmocka_unit_test(test_xent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -137,25 +137,36 @@ static void expect_normal(const char *in, const char *want)
 static void test_squad_normalize(void **state)
 {
     (void)state;
-    expect_normal("The cat.", "cat");                                     /* case, article, punctuation */
-    expect_normal("  A  quick,   brown fox!! ", "quick brown fox");       /* whitespace collapsed */
+    expect_normal("The cat.", "cat");                               /* case, article, punctuation */
+    expect_normal("  A  quick,   brown fox!! ", "quick brown fox"); /* whitespace collapsed */
     expect_normal("an apple and the pear", "apple and pear");
-    expect_normal("theater", "theater");                                  /* articles only as whole words */
+    expect_normal("theater", "theater"); /* articles only as whole words */
     expect_normal("Anne then thee", "anne then thee");
     expect_normal("THE END", "end");
     expect_normal("don't", "dont");
-    expect_normal("the_cat", "thecat");                                   /* "_" is in string.punctuation */
-    expect_normal("a-b", "ab");                                           /* punctuation goes before articles */
+    expect_normal("the_cat", "thecat"); /* "_" is in string.punctuation */
+    expect_normal("a-b", "ab");         /* punctuation goes before articles */
     expect_normal("the", "");
     expect_normal("", "");
-    expect_normal("\xc3\x89" "COLE", "\xc3\xa9" "cole");                  /* ÉCOLE -> école */
+    expect_normal("\xc3\x89"
+                  "COLE",
+                  "\xc3\xa9"
+                  "cole");                                                                  /* ÉCOLE -> école */
     expect_normal("\xce\x9f\xce\x94\xce\x9f\xce\xa3.", "\xce\xbf\xce\xb4\xce\xbf\xcf\x82"); /* ΟΔΟΣ. -> οδος, final ς */
-    expect_normal("a\xc2\xa0" "b", "b");                                  /* NBSP is whitespace */
-    expect_normal("2\xe2\x80\x94" "3", "2\xe2\x80\x94" "3");              /* an em dash is not ASCII punctuation */
-    expect_normal("\xc4\xb0stanbul", "i\xcc\x87stanbul");                 /* U+0130 -> i + U+0307 */
-    expect_normal("\xc3\x91" "and\xc3\xba, the  \xe2\x80\x83 bird\xe3\x80\x80" "a",
-                  "\xc3\xb1" "and\xc3\xba bird");                         /* Ñandú, the <EM SPACE> bird<IDEOGRAPHIC SPACE>a */
-    expect_normal("x\xe2\x80\xa8the\xc2\x85y", "x y");                    /* U+2028 and U+0085 split words */
+    expect_normal("a\xc2\xa0"
+                  "b",
+                  "b"); /* NBSP is whitespace */
+    expect_normal("2\xe2\x80\x94"
+                  "3",
+                  "2\xe2\x80\x94"
+                  "3");                                   /* an em dash is not ASCII punctuation */
+    expect_normal("\xc4\xb0stanbul", "i\xcc\x87stanbul"); /* U+0130 -> i + U+0307 */
+    expect_normal("\xc3\x91"
+                  "and\xc3\xba, the  \xe2\x80\x83 bird\xe3\x80\x80"
+                  "a",
+                  "\xc3\xb1"
+                  "and\xc3\xba bird");                 /* Ñandú, the <EM SPACE> bird<IDEOGRAPHIC SPACE>a */
+    expect_normal("x\xe2\x80\xa8the\xc2\x85y", "x y"); /* U+2028 and U+0085 split words */
 }
 
 static void test_squad_exact_match(void **state)
@@ -252,12 +263,22 @@ typedef struct welch_case {
  * "wikipedia" is the first example of the Welch's t-test article
  * (t = -2.46, df = 24.99, p = 0.021). */
 static const welch_case WELCH[] = {
-    {"seeds", {0.81, 0.83, 0.79, 0.84, 0.80}, 5, {0.76, 0.78, 0.80, 0.75}, 4,
-     2.8711874879126147, 6.339157939115634, 0.026695975997463418},
+    {"seeds",
+     {0.81, 0.83, 0.79, 0.84, 0.80},
+     5,
+     {0.76, 0.78, 0.80, 0.75},
+     4,
+     2.8711874879126147,
+     6.339157939115634,
+     0.026695975997463418},
     {"wikipedia",
-     {27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4}, 15,
-     {27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4}, 15,
-     -2.455356398286006, 24.988529290231416, 0.021378001462866985},
+     {27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4},
+     15,
+     {27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4},
+     15,
+     -2.455356398286006,
+     24.988529290231416,
+     0.021378001462866985},
     {"tiny p", {1, 1.1, 0.9}, 3, {5, 5.2, 4.9}, 3, -38.2635596880374, 3.448275862068967, 1.1739206749972869e-05},
     {"one constant", {1, 1, 1}, 3, {2, 3, 4}, 3, -3.464101615137755, 2.0, 0.07417990022744853},
 };
@@ -302,12 +323,12 @@ static void test_welch_degenerate(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_accuracy),        cmocka_unit_test(test_f1_binary),
-        cmocka_unit_test(test_matthews),        cmocka_unit_test(test_pearson),
-        cmocka_unit_test(test_spearman_ties),   cmocka_unit_test(test_metric_names),
-        cmocka_unit_test(test_squad_normalize), cmocka_unit_test(test_squad_exact_match),
-        cmocka_unit_test(test_squad_f1),        cmocka_unit_test(test_betainc),
-        cmocka_unit_test(test_student_t),       cmocka_unit_test(test_welch),
+        cmocka_unit_test(test_accuracy),         cmocka_unit_test(test_f1_binary),
+        cmocka_unit_test(test_matthews),         cmocka_unit_test(test_pearson),
+        cmocka_unit_test(test_spearman_ties),    cmocka_unit_test(test_metric_names),
+        cmocka_unit_test(test_squad_normalize),  cmocka_unit_test(test_squad_exact_match),
+        cmocka_unit_test(test_squad_f1),         cmocka_unit_test(test_betainc),
+        cmocka_unit_test(test_student_t),        cmocka_unit_test(test_welch),
         cmocka_unit_test(test_welch_degenerate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -141,7 +141,7 @@ static void test_dropout_statistics(void **state)
         assert_true(y[i] == 0.0f || fabsf(y[i] - 1.25f) < 1e-6f);
     }
     assert_true(fabs(zeros / (double)n - 0.2) < 0.005); /* ~10 standard errors */
-    assert_true(same < n * 0.72);                        /* independent keys agree on 0.8^2 + 0.2^2 = 68% */
+    assert_true(same < n * 0.72);                       /* independent keys agree on 0.8^2 + 0.2^2 = 68% */
     harness hs;
     setup_model(&hs, POSEMB_BERT, "ape", 0);
     double eval = loss(&hs);
@@ -155,8 +155,19 @@ static void test_dropout_statistics(void **state)
 
 static void test_bert(void **state)
 {
-    const char *specs[] = {"none", "ape", "sin", "lsin", "rpe:k=2", "srpe:k=2", "lsrpe:k=2", "relative_key",
-                           "relative_key_query", "rope", "alibi", "t5:buckets=8,max_distance=16", "ape+rpe:k=2",
+    const char *specs[] = {"none",
+                           "ape",
+                           "sin",
+                           "lsin",
+                           "rpe:k=2",
+                           "srpe:k=2",
+                           "lsrpe:k=2",
+                           "relative_key",
+                           "relative_key_query",
+                           "rope",
+                           "alibi",
+                           "t5:buckets=8,max_distance=16",
+                           "ape+rpe:k=2",
                            "lsin:integration=concat,width=4+lsrpe:k=3"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_BERT, specs[i]);
 }
@@ -169,8 +180,14 @@ static void test_roberta(void **state)
 
 static void test_gpt2(void **state)
 {
-    const char *specs[] = {"ape", "none", "rpe:k=2", "rope:pairing=interleaved", "alibi", "t5:buckets=8,max_distance=16",
-                           "lsin+lsrpe:k=2", "relative_key"};
+    const char *specs[] = {"ape",
+                           "none",
+                           "rpe:k=2",
+                           "rope:pairing=interleaved",
+                           "alibi",
+                           "t5:buckets=8,max_distance=16",
+                           "lsin+lsrpe:k=2",
+                           "relative_key"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_GPT2, specs[i]);
 }
 

@@ -72,8 +72,11 @@ static void check(posemb_arch arch, const char *const *specs, int n)
 
 static void test_bert_mlm(void **state)
 {
-    const char *specs[] = {"none", "ape", "sin", "lsin", "rpe:k=8", "srpe:k=8", "lsrpe:k=8", "relative_key",
-                           "relative_key_query", "rope", "alibi", "t5", "ape+rpe:k=8", "lsin+lsrpe:k=8"};
+    const char *specs[] = {"none",        "ape",           "sin",
+                           "lsin",        "rpe:k=8",       "srpe:k=8",
+                           "lsrpe:k=8",   "relative_key",  "relative_key_query",
+                           "rope",        "alibi",         "t5",
+                           "ape+rpe:k=8", "lsin+lsrpe:k=8"};
     check(POSEMB_BERT, specs, (int)(sizeof specs / sizeof *specs));
 }
 

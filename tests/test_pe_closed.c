@@ -23,7 +23,8 @@ static posemb_pe *make(const char *spec, int D, int H, int layers, int max_len, 
     return p;
 }
 
-static const posemb_pe_named_matrix *export_item(posemb_pe *p, int n, posemb_arena *a, posemb_pe_export *ex, const char *name)
+static const posemb_pe_named_matrix *export_item(posemb_pe *p, int n, posemb_arena *a, posemb_pe_export *ex,
+                                                 const char *name)
 {
     posemb_error err;
     if (posemb_pe_export_matrices(p, n, a, ex, &err)) fail_msg("export: %s", err.msg);
@@ -81,8 +82,11 @@ static void attend(posemb_pe *p, int causal, const float *qkv_in, int shift, flo
 static void test_shift_invariance(void **state)
 {
     enum { T = 9, D = 8, H = 2 };
-    const char *specs[] = {"rpe:k=3", "rpe:k=16", "srpe:k=4", "lsrpe:k=4", "relative_key", "relative_key_query",
-                           "rope", "rope:pairing=interleaved,frac=0.5", "alibi", "t5:buckets=8,max_distance=16"};
+    const char *specs[] = {"rpe:k=3",      "rpe:k=16",
+                           "srpe:k=4",     "lsrpe:k=4",
+                           "relative_key", "relative_key_query",
+                           "rope",         "rope:pairing=interleaved,frac=0.5",
+                           "alibi",        "t5:buckets=8,max_distance=16"};
     posemb_rng rng;
     posemb_rng_seed(&rng, 5, 5);
     float qkv[T * 3 * D];
@@ -139,8 +143,18 @@ static void test_alibi_slopes(void **state)
     for (int h = 0; h < 8; h++) TU_CLOSE(s[h], pow(2.0, -(h + 1)), 0, 1e-6, "H=8", h);
     /* BLOOM rule for 12 heads: the 8 slopes of H=8, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5. */
     posemb_pe_alibi_slopes(12, s);
-    const double want12[12] = {0.5,    0.25,   0.125,  0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625,
-                               0.7071067811865476, 0.35355339059327373, 0.17677669529663687, 0.08838834764831843};
+    const double want12[12] = {0.5,
+                               0.25,
+                               0.125,
+                               0.0625,
+                               0.03125,
+                               0.015625,
+                               0.0078125,
+                               0.00390625,
+                               0.7071067811865476,
+                               0.35355339059327373,
+                               0.17677669529663687,
+                               0.08838834764831843};
     for (int h = 0; h < 12; h++) TU_CLOSE(s[h], want12[h], 0, 1e-6, "H=12", h);
     /* H=6: 2^-2, 2^-4, 2^-6, 2^-8 then 2^-1, 2^-3. */
     posemb_pe_alibi_slopes(6, s);
@@ -191,8 +205,7 @@ static void test_t5_buckets(void **state)
     posemb_pe_export ex;
     const posemb_pe_named_matrix *bk = export_item(p, 301, &a, &ex, "buckets");
     for (int i = 0; i < 301; i += 7)
-        for (int j = 0; j < 301; j++)
-            assert_int_equal((int)bk->data[i * 301 + j], expected_bucket(T5_BI, 31, j - i));
+        for (int j = 0; j < 301; j++) assert_int_equal((int)bk->data[i * 301 + j], expected_bucket(T5_BI, 31, j - i));
     posemb_arena_free(&a);
     posemb_pe_free(p);
 }
@@ -215,7 +228,6 @@ static void test_rope_kernel(void **state)
     TU_CLOSE(dot, want, 1e-6, 1e-6, "rope q.k", 0);
     posemb_pe_free(p);
 }
-
 
 /* At BERT-base size (512 positions, width 768) the fixed sinusoids are the
  * closed form to float rounding: |error| <= 2^-24 of a value in [-1, 1]
@@ -267,9 +279,12 @@ static void test_fixed_sinusoids_exact(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sin_formula),         cmocka_unit_test(test_shift_invariance),
-        cmocka_unit_test(test_none_permutation_equivariant), cmocka_unit_test(test_alibi_slopes),
-        cmocka_unit_test(test_t5_buckets),          cmocka_unit_test(test_rope_kernel),
+        cmocka_unit_test(test_sin_formula),
+        cmocka_unit_test(test_shift_invariance),
+        cmocka_unit_test(test_none_permutation_equivariant),
+        cmocka_unit_test(test_alibi_slopes),
+        cmocka_unit_test(test_t5_buckets),
+        cmocka_unit_test(test_rope_kernel),
         cmocka_unit_test(test_fixed_sinusoids_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,7 +44,8 @@ static void fill(posemb_rng *r, float *x, int n, float std) { posemb_rng_fill_no
 
 static double loss_from_qkv(harness *hs, const float *qkv_in)
 {
-    posemb_nn_attn_shape sh = {.B = B, .T = T, .D = D, .H = H, .causal = hs->causal, .dropout = hs->dropout, .key = 12345};
+    posemb_nn_attn_shape sh = {
+        .B = B, .T = T, .D = D, .H = H, .causal = hs->causal, .dropout = hs->dropout, .key = 12345};
     memcpy(hs->qkv, qkv_in, sizeof hs->qkv);
     posemb_nn_attention_forward(&sh, hs->p, LAYER, hs->qkv, hs->pos, hs->mask, hs->probs, hs->out, hs->scratch);
     double loss = 0.0;
@@ -72,7 +73,8 @@ static double loss_full(harness *hs)
 /* Analytic gradients of everything: PE params (into the PE), dqkv0, dE. */
 static void backward_full(harness *hs, float *dqkv0)
 {
-    posemb_nn_attn_shape sh = {.B = B, .T = T, .D = D, .H = H, .causal = hs->causal, .dropout = hs->dropout, .key = 12345};
+    posemb_nn_attn_shape sh = {
+        .B = B, .T = T, .D = D, .H = H, .causal = hs->causal, .dropout = hs->dropout, .key = 12345};
     posemb_pe_zero_grad(hs->p);
     loss_full(hs);
     posemb_nn_attention_backward(&sh, hs->p, LAYER, hs->qkv, hs->pos, hs->probs, hs->R, hs->dqkv, hs->scratch);
@@ -154,7 +156,8 @@ static void check_spec_dropout(const char *spec, int causal, float dropout)
         for (size_t k = 0; k < t->numel; k++, checked++)
             bad += check(spec, t->name, (long)k, central(hs, t->data, (long)k, h), grads[t->offset + k], &worst);
     }
-    for (int k = 0; k < NTOK * D; k++, checked++) bad += check(spec, "E", k, central(hs, hs->E, k, 5e-3f), dE[k], &worst);
+    for (int k = 0; k < NTOK * D; k++, checked++)
+        bad += check(spec, "E", k, central(hs, hs->E, k, 5e-3f), dE[k], &worst);
     /* q, k, v directly: loss as a function of the projected (unrotated) qkv. */
     float qkv0[NTOK * 3 * D];
     posemb_pe_prepare(hs->p);
@@ -180,8 +183,12 @@ static void check_spec_dropout(const char *spec, int causal, float dropout)
 
 static void check_spec(const char *spec, int causal) { check_spec_dropout(spec, causal, 0.0f); }
 
-#define GRAD_TEST(fn, spec, causal) \
-    static void fn(void **state) { (void)state; check_spec(spec, causal); }
+#define GRAD_TEST(fn, spec, causal)                                                                                    \
+    static void fn(void **state)                                                                                       \
+    {                                                                                                                  \
+        (void)state;                                                                                                   \
+        check_spec(spec, causal);                                                                                      \
+    }
 
 /* Dropout on the attention probabilities: the values hook and dv see the
  * dropped probabilities, the softmax backward the undropped ones. */

@@ -289,8 +289,9 @@ static void test_ticks(void **state)
     assert_string_equal(t.label[5], "500");
     plot_ticks_make(&t, -1, 1, 9, 0);
     assert_int_equal(t.n, 5);
-    assert_string_equal(t.label[0], "\xe2\x88\x92" "1.0"); /* a real minus sign */
-    assert_string_equal(t.label[2], "0.0");                /* never "-0.0" */
+    assert_string_equal(t.label[0], "\xe2\x88\x92"
+                                    "1.0"); /* a real minus sign */
+    assert_string_equal(t.label[2], "0.0"); /* never "-0.0" */
     assert_string_equal(t.label[3], "0.5");
     plot_ticks_make(&t, 0, 7, 8, 1); /* a small matrix: every position */
     assert_int_equal(t.n, 8);
@@ -304,10 +305,14 @@ static void test_ticks(void **state)
     plot_ticks_make(&t, 0, 2e6, 5, 0);
     assert_int_equal(t.n, 5);
     assert_string_equal(t.label[0], "0");
-    assert_string_equal(t.label[1], "5\xc3\x97" "10\xe2\x81\xb5"); /* 5x10^5 */
-    assert_string_equal(t.label[3], "1.5\xc3\x97" "10\xe2\x81\xb6");
+    assert_string_equal(t.label[1], "5\xc3\x97"
+                                    "10\xe2\x81\xb5"); /* 5x10^5 */
+    assert_string_equal(t.label[3], "1.5\xc3\x97"
+                                    "10\xe2\x81\xb6");
     plot_ticks_make(&t, -3e-6, 3e-6, 4, 0);
-    assert_string_equal(t.label[0], "\xe2\x88\x92" "2\xc3\x97" "10\xe2\x81\xbb\xe2\x81\xb6"); /* -2x10^-6 */
+    assert_string_equal(t.label[0], "\xe2\x88\x92"
+                                    "2\xc3\x97"
+                                    "10\xe2\x81\xbb\xe2\x81\xb6"); /* -2x10^-6 */
     /* Random ranges of every magnitude: in range, multiples of the step, distinct labels. */
     srand(7);
     for (int k = 0; k < 2000; k++) {
@@ -713,7 +718,13 @@ static void test_report(void **state)
     posemb_report_heading(r, 1, "Results & <discussion>");
     posemb_report_paragraph(r, "a < b and c > \"d\"\nsecond line");
     const char *head[3] = {"PE", "TI", "note"};
-    const char *cells[6] = {"sin", "1.000", "<exact>", "ape", "\xe2\x88\x92" "0.002", NULL};
+    const char *cells[6] = {"sin",
+                            "1.000",
+                            "<exact>",
+                            "ape",
+                            "\xe2\x88\x92"
+                            "0.002",
+                            NULL};
     posemb_report_table(r, head, 3, cells, 2, "Indicators");
     posemb_report_html(r, "<p class=\"raw\">trusted</p>");
     assert_ok(posemb_report_image(r, path_in("r.png"), "Similarity <sin>", &err), &err);

@@ -48,7 +48,8 @@ static void naive_head(const form *f, const int32_t *pos, const double *q, const
         for (int j = 0; j < N; j++) {
             const double *a = tk + row_of(f, pos[i], pos[j]) * d;
             double e = 0;
-            for (int c = 0; c < d; c++) e += q[i * d + c] * (k[j * d + c] + a[c]) + (f->key_query ? k[j * d + c] * a[c] : 0);
+            for (int c = 0; c < d; c++)
+                e += q[i * d + c] * (k[j * d + c] + a[c]) + (f->key_query ? k[j * d + c] * a[c] : 0);
             p[i][j] = e * scale;
             mx = fmax(mx, p[i][j]);
         }
@@ -174,8 +175,8 @@ static void check_reltable(rel_map m, int nq, int nk, int key_gap)
     for (int i = 0; i < nq; i++) qpos[i] = 5 + i;
     for (int j = 0; j < nk; j++) kpos[j] = 2 + j + (key_gap && j > nk / 2); /* a gap: the per-pair path */
     int rows = 2 * m.clip + 1, nx = nq > nk ? nq : nk;
-    float table[(2 * 40 + 1) * RD], x[RK * RD], s[RQ * RK], s0[RQ * RK], ds[RQ * RK], dx[RK * RD] = {0},
-        dtable[(2 * 40 + 1) * RD] = {0}, z[RQ * RD] = {0}, dz[RQ * RD], dprob[RQ * RK] = {0};
+    float table[(2 * 40 + 1) * RD], x[RK * RD], s[RQ * RK], s0[RQ * RK], ds[RQ * RK],
+        dx[RK * RD] = {0}, dtable[(2 * 40 + 1) * RD] = {0}, z[RQ * RD] = {0}, dz[RQ * RD], dprob[RQ * RK] = {0};
     float *scratch = malloc(rel_scratch_floats(m, nx) * sizeof(float));
     posemb_rng rng;
     posemb_rng_seed(&rng, 7, (uint64_t)(m.clip * 4 + (m.sign > 0) * 2 + key_gap));
@@ -248,11 +249,16 @@ static void test_reltable_direct(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shaw_clipped),         cmocka_unit_test(test_shaw_clipped_consecutive),
-        cmocka_unit_test(test_shaw_wide),            cmocka_unit_test(test_shaw_wide_consecutive),
-        cmocka_unit_test(test_shaw_keys_only),       cmocka_unit_test(test_shaw_keys_only_consecutive),
-        cmocka_unit_test(test_hf_relative_key),      cmocka_unit_test(test_hf_relative_key_gaps),
-        cmocka_unit_test(test_hf_relative_key_query), cmocka_unit_test(test_hf_relative_key_query_gaps),
+        cmocka_unit_test(test_shaw_clipped),
+        cmocka_unit_test(test_shaw_clipped_consecutive),
+        cmocka_unit_test(test_shaw_wide),
+        cmocka_unit_test(test_shaw_wide_consecutive),
+        cmocka_unit_test(test_shaw_keys_only),
+        cmocka_unit_test(test_shaw_keys_only_consecutive),
+        cmocka_unit_test(test_hf_relative_key),
+        cmocka_unit_test(test_hf_relative_key_gaps),
+        cmocka_unit_test(test_hf_relative_key_query),
+        cmocka_unit_test(test_hf_relative_key_query_gaps),
         cmocka_unit_test(test_reltable_direct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

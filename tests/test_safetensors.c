@@ -87,8 +87,8 @@ static const uint8_t BOOL_DATA[3] = {1, 0, 1};
 static const float SCALAR_DATA[1] = {42.0f};
 
 /* The expected on-disk order: decreasing element size, then name. */
-static const char *const DISK_ORDER[] = {"f64", "i64", "f32", "i32", "scalar", "zero_size",
-                                         "bf16", "f16", "i16", "bool", "i8", "u8"};
+static const char *const DISK_ORDER[] = {"f64",  "i64", "f32", "i32",  "scalar", "zero_size",
+                                         "bf16", "f16", "i16", "bool", "i8",     "u8"};
 #define N_SAMPLES (int)(sizeof DISK_ORDER / sizeof DISK_ORDER[0])
 
 /* Adds every sample in a scrambled order so that the writer must sort. */
@@ -237,11 +237,11 @@ static void test_round_trip(void **state)
 static void test_rounding_known_answers(void **state)
 {
     (void)state;
-    assert_int_equal(posemb_f32_to_f16(0.1f), 0x2e66);   /* 0.0999755859375 */
-    assert_int_equal(posemb_f32_to_bf16(0.1f), 0x3dcd);  /* 0.10009765625 */
-    assert_int_equal(posemb_f32_to_f16(1.0f + 0x1p-11f), 0x3c00); /* tie: to even (down) */
+    assert_int_equal(posemb_f32_to_f16(0.1f), 0x2e66);                /* 0.0999755859375 */
+    assert_int_equal(posemb_f32_to_bf16(0.1f), 0x3dcd);               /* 0.10009765625 */
+    assert_int_equal(posemb_f32_to_f16(1.0f + 0x1p-11f), 0x3c00);     /* tie: to even (down) */
     assert_int_equal(posemb_f32_to_f16(1.0f + 3 * 0x1p-11f), 0x3c02); /* tie: to even (up) */
-    assert_int_equal(posemb_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);  /* tie: to even (down) */
+    assert_int_equal(posemb_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);     /* tie: to even (down) */
     assert_int_equal(posemb_f32_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82); /* tie: to even (up) */
     assert_true(posemb_f16_to_f32(0x2e66) == 0.0999755859375f);
     assert_true(posemb_bf16_to_f32(0x3dcd) == 0.10009765625f);
@@ -299,14 +299,14 @@ static void test_reference_bytes(void **state)
 
     posemb_st_writer_init(&w);
     assert_int_equal(posemb_st_writer_add_f32(&w, "attn.0", 3, s123, data, &err), POSEMB_OK);
-    expect_file_bytes(&w, path, "{\"attn.0\":{\"dtype\":\"F32\",\"shape\":[1,2,3],\"data_offsets\":[0,24]}}", 64,
-                      data, sizeof data);
+    expect_file_bytes(&w, path, "{\"attn.0\":{\"dtype\":\"F32\",\"shape\":[1,2,3],\"data_offsets\":[0,24]}}", 64, data,
+                      sizeof data);
     posemb_st_writer_free(&w);
 
     posemb_st_writer_init(&w);
     assert_int_equal(posemb_st_writer_add_f32(&w, "attn0", 4, s1123, data, &err), POSEMB_OK);
-    expect_file_bytes(&w, path, "{\"attn0\":{\"dtype\":\"F32\",\"shape\":[1,1,2,3],\"data_offsets\":[0,24]}}", 72,
-                      data, sizeof data);
+    expect_file_bytes(&w, path, "{\"attn0\":{\"dtype\":\"F32\",\"shape\":[1,1,2,3],\"data_offsets\":[0,24]}}", 72, data,
+                      sizeof data);
     posemb_st_writer_free(&w);
 
     posemb_st_writer_init(&w);
@@ -337,8 +337,8 @@ static void test_f16_edges(void **state)
     assert_int_equal(posemb_f32_to_f16(0x1p-24f), 0x0001); /* smallest subnormal */
     assert_int_equal(posemb_f32_to_f16(0x1p-25f), 0x0000); /* tie between 0 and 2^-24: even */
     assert_int_equal(posemb_f32_to_f16(0x1.8p-25f), 0x0001);
-    assert_int_equal(posemb_f32_to_f16(0x1.8p-24f), 0x0002); /* tie 1.5 units: to even */
-    assert_int_equal(posemb_f32_to_f16(0x1p-14f), 0x0400); /* smallest normal */
+    assert_int_equal(posemb_f32_to_f16(0x1.8p-24f), 0x0002);   /* tie 1.5 units: to even */
+    assert_int_equal(posemb_f32_to_f16(0x1p-14f), 0x0400);     /* smallest normal */
     assert_int_equal(posemb_f32_to_f16(0x1.ffcp-15f), 0x0400); /* tie at 1023.5 units: up into the normals */
     assert_int_equal(posemb_f32_to_f16(INFINITY), 0x7c00);
     assert_int_equal(posemb_f32_to_f16(-INFINITY), 0xfc00);
@@ -408,10 +408,19 @@ typedef struct bad_case {
     const char *keyword; /* expected in the message */
 } bad_case;
 
-#define HDR(label, json, data_len, kw) {label, json, 0, 0, data_len, kw}
+#define HDR(label, json, data_len, kw)                                                                                 \
+    {                                                                                                                  \
+        label, json, 0, 0, data_len, kw                                                                                \
+    }
 /* String literals may hold NULs, so their length comes from sizeof. */
-#define RAW(label, lit, kw) {label, lit, sizeof(lit) - 1, 1, 0, kw}
-#define HDRN(label, lit, kw) {label, lit, sizeof(lit) - 1, 0, 0, kw}
+#define RAW(label, lit, kw)                                                                                            \
+    {                                                                                                                  \
+        label, lit, sizeof(lit) - 1, 1, 0, kw                                                                          \
+    }
+#define HDRN(label, lit, kw)                                                                                           \
+    {                                                                                                                  \
+        label, lit, sizeof(lit) - 1, 0, 0, kw                                                                          \
+    }
 #define F32_1 "{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}"
 
 static const bad_case BAD_CASES[] = {
@@ -426,8 +435,10 @@ static const bad_case BAD_CASES[] = {
     HDRN("non-UTF-8 header", "{\"\xff\":{}}", "UTF-8"),
     HDRN("overlong UTF-8", "{\"\xc0\xaf\":5}", "UTF-8"),
     HDRN("UTF-8 surrogate", "{\"\xed\xa0\x80\":5}", "UTF-8"),
-    HDR("truncated data", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-                          "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}", 12, "past"),
+    HDR("truncated data",
+        "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+        "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}",
+        12, "past"),
     HDR("bad JSON", "{\"a\":", 0, "not valid JSON"),
     HDR("only spaces", "        ", 0, "not valid JSON"),
     HDR("JSON array", "[1, 2]", 0, "not a JSON object"),
@@ -448,8 +459,7 @@ static const bad_case BAD_CASES[] = {
     HDR("dim above 2^53", "{\"a\":{\"dtype\":\"F32\",\"shape\":[9007199254740994],\"data_offsets\":[0,4]}}", 4,
         "too large"),
     HDR("dim 1e300", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1e300],\"data_offsets\":[0,4]}}", 4, "too large"),
-    HDR("9 dims", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,1],\"data_offsets\":[0,4]}}", 4,
-        "dimensions"),
+    HDR("9 dims", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,1],\"data_offsets\":[0,4]}}", 4, "dimensions"),
     HDR("shape product overflow",
         "{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,16],\"data_offsets\":[0,4]}}", 4, "overflow"),
     HDR("bytes overflow", "{\"a\":{\"dtype\":\"F64\",\"shape\":[2147483648,2147483648],\"data_offsets\":[0,8]}}", 8,
@@ -458,21 +468,22 @@ static const bad_case BAD_CASES[] = {
     HDR("begin > end", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,4]}}", 8, "begin > end"),
     HDR("end past data", "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 8, "past"),
     HDR("zero-size tensor past data", "{\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[9,9]}}", 8, "past"),
-    HDR("overlapping tensors", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-                               "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12, "overlap"),
+    HDR("overlapping tensors",
+        "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+        "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
+        12, "overlap"),
     HDR("identical ranges", "{\"a\":" F32_1 ",\"b\":" F32_1 "}", 4, "overlap"),
-    HDR("gap between tensors", "{\"a\":" F32_1 ",\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}",
-        12, "gap"),
+    HDR("gap between tensors", "{\"a\":" F32_1 ",\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}", 12,
+        "gap"),
     HDR("gap at the start", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, "gap"),
     HDR("trailing data", "{\"a\":" F32_1 "}", 8, "trailing bytes"),
     HDR("duplicate names", "{\"a\":" F32_1 ",\"a\":" F32_1 "}", 4, "duplicate tensor name"),
-    HDR("duplicate key in entry",
-        "{\"a\":{\"dtype\":\"F32\",\"dtype\":\"I32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "duplicate key"),
+    HDR("duplicate key in entry", "{\"a\":{\"dtype\":\"F32\",\"dtype\":\"I32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+        4, "duplicate key"),
     HDR("offsets one number", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4]}}", 4, "two integers"),
     HDR("offsets three numbers", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,4]}}", 4,
         "two integers"),
-    HDR("offsets an object", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":{\"0\":4}}}", 4,
-        "two integers"),
+    HDR("offsets an object", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":{\"0\":4}}}", 4, "two integers"),
     HDR("offsets strings", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[\"0\",\"4\"]}}", 4,
         "not a number"),
     HDR("negative offset", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}", 4, "negative"),
@@ -750,8 +761,8 @@ static void test_cli_inspect(void **state)
     if (rc) fprintf(stderr, "%s\n", out);
     assert_int_equal(rc, 0);
     for (int i = 0; i < N_SAMPLES; i++) assert_non_null(strstr(out, DISK_ORDER[i]));
-    const char *want[] = {"F64", "F32", "F16", "BF16", "I64", "I32", "I16", "I8", "U8", "BOOL",
-                          "[2, 2]", "[0, 3]", "[]", "12 tensors", "format: pt"};
+    const char *want[] = {"F64", "F32",  "F16",    "BF16",   "I64", "I32",        "I16",       "I8",
+                          "U8",  "BOOL", "[2, 2]", "[0, 3]", "[]",  "12 tensors", "format: pt"};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         if (!strstr(out, want[i])) fprintf(stderr, "missing '%s' in:\n%s\n", want[i], out);
         assert_non_null(strstr(out, want[i]));
@@ -803,20 +814,13 @@ static void test_cli_inspect_gpt2(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_rounding_known_answers),
-        cmocka_unit_test(test_reference_bytes),
-        cmocka_unit_test(test_f16_edges),
-        cmocka_unit_test(test_bf16_edges),
-        cmocka_unit_test(test_malformed_corpus),
-        cmocka_unit_test(test_deep_nesting),
-        cmocka_unit_test(test_header_limit),
-        cmocka_unit_test(test_mutations),
-        cmocka_unit_test(test_open_errors),
-        cmocka_unit_test(test_read_refusals),
-        cmocka_unit_test(test_writer_refusals),
-        cmocka_unit_test(test_writer_atomic),
-        cmocka_unit_test(test_cli_inspect),
+        cmocka_unit_test(test_round_trip),       cmocka_unit_test(test_rounding_known_answers),
+        cmocka_unit_test(test_reference_bytes),  cmocka_unit_test(test_f16_edges),
+        cmocka_unit_test(test_bf16_edges),       cmocka_unit_test(test_malformed_corpus),
+        cmocka_unit_test(test_deep_nesting),     cmocka_unit_test(test_header_limit),
+        cmocka_unit_test(test_mutations),        cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_read_refusals),    cmocka_unit_test(test_writer_refusals),
+        cmocka_unit_test(test_writer_atomic),    cmocka_unit_test(test_cli_inspect),
         cmocka_unit_test(test_cli_inspect_gpt2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,8 +21,9 @@ static int setup(void **state)
 {
     dir = tu_tmpdir();
     char path[1200];
-    const char *cfg = "{\"pes\": [\"none\", \"ape\"], \"tasks\": [\"order\"], \"seeds\": [1, 2], \"lengths\": [1, 2], "
-                      "\"n_train\": 16, \"steps\": 60, \"batch\": 16, \"eval_examples\": 64, \"curve_every\": 20, \"jobs\": 1}";
+    const char *cfg =
+        "{\"pes\": [\"none\", \"ape\"], \"tasks\": [\"order\"], \"seeds\": [1, 2], \"lengths\": [1, 2], "
+        "\"n_train\": 16, \"steps\": 60, \"batch\": 16, \"eval_examples\": 64, \"curve_every\": 20, \"jobs\": 1}";
     snprintf(path, sizeof path, "%s/cfg.json", dir);
     return tu_write_file(path, cfg, strlen(cfg));
 }
@@ -83,7 +84,8 @@ static int kill_after_lines(const char *args, const char *run, int lines)
     char cmd[8192];
     pid_t pid = fork();
     if (pid == 0) {
-        snprintf(cmd, sizeof cmd, "cd '%s' && exec '%s' study %s --out %s > /dev/null 2>&1", dir, POSEMB_BIN, args, run);
+        snprintf(cmd, sizeof cmd, "cd '%s' && exec '%s' study %s --out %s > /dev/null 2>&1", dir, POSEMB_BIN, args,
+                 run);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
@@ -100,7 +102,7 @@ static void test_resume_same_results(void **state)
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study cfg.json --out a", dir, POSEMB_BIN);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
-    assert_int_equal(count_lines("a"), 8); /* 2 PEs x 2 seeds x 2 lengths */
+    assert_int_equal(count_lines("a"), 8);             /* 2 PEs x 2 seeds x 2 lengths */
     int before = kill_after_lines("cfg.json", "b", 2); /* b: killed once its first run is recorded, then resumed */
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study cfg.json --out b", dir, POSEMB_BIN);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
@@ -110,8 +112,11 @@ static void test_resume_same_results(void **state)
     assert_string_equal(a, b);
     free(a);
     free(b);
-    snprintf(cmd, sizeof cmd, "cd '%s/a' && test -s tables.md && test -s tables.csv && test -s report.html && test -s curve_order.png && "
-             "grep -q '| none |' tables.md && grep -q '^ape,order,classification,16,' tables.csv", dir);
+    snprintf(
+        cmd, sizeof cmd,
+        "cd '%s/a' && test -s tables.md && test -s tables.csv && test -s report.html && test -s curve_order.png && "
+        "grep -q '| none |' tables.md && grep -q '^ape,order,classification,16,' tables.csv",
+        dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     /* a finished study has nothing left to do */
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study cfg.json --out a", dir, POSEMB_BIN);
@@ -195,26 +200,31 @@ static void test_data_study(void **state)
                       "\"squad_stride\": 8, \"squad_max_query\": 16, \"jobs\": 1, \"analyze\": 0}";
     snprintf(path, sizeof path, "%s/data.json", dir);
     assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study data.json --data '%s/data' --out da", dir, POSEMB_BIN, POSEMB_SHARED);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study data.json --data '%s/data' --out da", dir, POSEMB_BIN,
+             POSEMB_SHARED);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     assert_int_equal(count_lines("da"), 2 * 2 * (1 + 1 + 3)); /* GLUE: the trained length; SQuAD: 3 lengths */
     snprintf(cmd, sizeof cmd, "data.json --data '%s/data'", POSEMB_SHARED);
     printf("data study killed after %d of 20 lines; resumed\n", kill_after_lines(cmd, "db", 1));
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study data.json --data '%s/data' --out db", dir, POSEMB_BIN, POSEMB_SHARED);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study data.json --data '%s/data' --out db", dir, POSEMB_BIN,
+             POSEMB_SHARED);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     char *a = canonical("da"), *b = canonical("db");
     assert_string_equal(a, b);
     free(a);
     free(b);
-    snprintf(cmd, sizeof cmd, "cd '%s/da' && grep -q 'Table 3: SQuAD' tables.md && grep -q '^rpe,SQuAD,span,256,' tables.csv && "
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/da' && grep -q 'Table 3: SQuAD' tables.md && grep -q '^rpe,SQuAD,span,256,' tables.csv && "
              "grep -q '^ape,STS-B,regression,64,' tables.csv && test -s models/rpe/SQuAD-s2/model.safetensors && "
-             "test -s models/ape/pretrain/model.safetensors && test -s report.html", dir);
+             "test -s models/ape/pretrain/model.safetensors && test -s report.html",
+             dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     /* a stride that leaves no room for context is refused before anything runs */
     const char *bad = "{\"n_train\": 64, \"squad_stride\": 40}";
     snprintf(path, sizeof path, "%s/bad.json", dir);
     assert_int_equal(tu_write_file(path, bad, strlen(bad)), 0);
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --data '%s/data' --out dc", dir, POSEMB_BIN, POSEMB_SHARED);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --data '%s/data' --out dc", dir, POSEMB_BIN,
+             POSEMB_SHARED);
     assert_int_equal(tu_run(cmd, out, sizeof out), 2);
     assert_non_null(strstr(out, "squad_stride 40 must be less than the context window"));
 }
@@ -222,8 +232,10 @@ static void test_data_study(void **state)
 static void test_bad_config(void **state)
 {
     char path[1200], cmd[4096];
-    const char *bad[][2] = {{"{\"pes\": [\"rpe:k=0\"]}", "rpe option k=0"}, {"{\"tasks\": [\"sorting\"]}", "unknown task 'sorting'"},
-                            {"{\"step\": 10}", "unknown key \"step\""}, {"{\"seeds\": []}", "\"seeds\" must be a list"},
+    const char *bad[][2] = {{"{\"pes\": [\"rpe:k=0\"]}", "rpe option k=0"},
+                            {"{\"tasks\": [\"sorting\"]}", "unknown task 'sorting'"},
+                            {"{\"step\": 10}", "unknown key \"step\""},
+                            {"{\"seeds\": []}", "\"seeds\" must be a list"},
                             {"[1]", "not a JSON object"}};
     for (int i = 0; i < 5; i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
@@ -237,10 +249,8 @@ static void test_bad_config(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resume_same_results),
-        cmocka_unit_test(test_tasks),
-        cmocka_unit_test(test_reverse_task),
-        cmocka_unit_test(test_data_study),
+        cmocka_unit_test(test_resume_same_results), cmocka_unit_test(test_tasks),
+        cmocka_unit_test(test_reverse_task),        cmocka_unit_test(test_data_study),
         cmocka_unit_test(test_bad_config),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

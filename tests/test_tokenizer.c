@@ -85,24 +85,24 @@ static void expect_load_error(posemb_status got, posemb_status code, const posem
     }
 }
 
-#define EXPECT_ERR(call, code, frag1, frag2)                                                                         \
-    do {                                                                                                             \
-        posemb_tokenizer *tk_ = NULL;                                                                                \
-        posemb_error e_;                                                                                             \
-        posemb_status s_ = (call);                                                                                   \
-        expect_load_error(s_, code, &e_, frag1, frag2, __FILE__, __LINE__);                                          \
-        assert_null(tk_);                                                                                            \
+#define EXPECT_ERR(call, code, frag1, frag2)                                                                           \
+    do {                                                                                                               \
+        posemb_tokenizer *tk_ = NULL;                                                                                  \
+        posemb_error e_;                                                                                               \
+        posemb_status s_ = (call);                                                                                     \
+        expect_load_error(s_, code, &e_, frag1, frag2, __FILE__, __LINE__);                                            \
+        assert_null(tk_);                                                                                              \
     } while (0)
 
 /* ------------------------------------------------- hand-made WordPiece */
 
 /* ids are line numbers - 1; line 24 is empty (HF makes "" a token too). */
 static const char VOCAB[] = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n" /* 0-4 */
-                            "un\n##aff\n##able\ncafe\n,\n"        /* 5-9 */
-                            "!\n.\n日\n本\na\n"                   /* 10-14 */
-                            "##b\nhello\nworld\n##c\n=\n"         /* 15-19 */
-                            "σ\ni\nx\n'\n\n"                      /* 20-24 */
-                            "ᄒ\n##ᅡ\n##ᆫ\n";                     /* 25-27 */
+                            "un\n##aff\n##able\ncafe\n,\n"         /* 5-9 */
+                            "!\n.\n日\n本\na\n"                    /* 10-14 */
+                            "##b\nhello\nworld\n##c\n=\n"          /* 15-19 */
+                            "σ\ni\nx\n'\n\n"                       /* 20-24 */
+                            "ᄒ\n##ᅡ\n##ᆫ\n";                    /* 25-27 */
 
 static posemb_tokenizer *wp_tok(int lowercase)
 {
@@ -139,7 +139,7 @@ static void test_wordpiece_basics(void **state)
     EXPECT(t, "CAFÉ,cafe.", 0, 8, 9, 8, 11);        /* É lower-cases to é, then loses its accent */
     EXPECT(t, "日本語", 0, 12, 13, 1);              /* each ideograph a word; 語 unknown */
     EXPECT(t, "a日b", 0, 14, 12, 1);                /* ideographs split words: "b" alone has no "b" */
-    EXPECT(t, "a😀b", 0, 1);                        /* an emoji is neither space nor punctuation */
+    EXPECT(t, "a😀b", 0, 1);                         /* an emoji is neither space nor punctuation */
     EXPECT(t, "  hello \t\n\r world  ", 0, 16, 17); /* whitespace runs */
     EXPECT(t, "hello\xe2\x80\xa8world", 0, 16, 17); /* U+2028 splits (Python's str.split) */
     EXPECT(t, "hello\xe3\x80\x80world", 0, 16, 17); /* U+3000 is Zs */
@@ -147,16 +147,19 @@ static void test_wordpiece_basics(void **state)
     EXPECT(t, "hel\0lo wor\xe2\x80\x8bld\xc2\xad\x7f\x0b", 0, 16, 17);
     EXPECT(t, "\0wor\xef\xbb\xbfld", 0, 17);
     EXPECT(t, "hello\xef\xbb\xbfworld", 0, 1); /* joined into "helloworld": no ##world */
-    EXPECT(t, "\xe2\x89\xa0", 0, 19);               /* ≠ -> = + U+0338 -> = */
-    EXPECT(t, "\xce\xa3", 0, 20);                   /* Σ -> σ (one character at a time: never ς) */
+    EXPECT(t, "\xe2\x89\xa0", 0, 19);          /* ≠ -> = + U+0338 -> = */
+    EXPECT(t, "\xce\xa3", 0, 20);              /* Σ -> σ (one character at a time: never ς) */
     EXPECT(t, "x \xce\xa3", 0, 22, 20);
-    EXPECT(t, "\xc4\xb0", 0, 21);                   /* İ -> i + U+0307 -> i */
-    EXPECT(t, "\xed\x95\x9c", 0, 25, 26, 27);    /* Hangul decomposes into jamo */
+    EXPECT(t, "\xc4\xb0", 0, 21);             /* İ -> i + U+0307 -> i */
+    EXPECT(t, "\xed\x95\x9c", 0, 25, 26, 27); /* Hangul decomposes into jamo */
     EXPECT(t, "x'", 0, 22, 23);
-    EXPECT(t, "\xff" "hello\xc3", 0, 16);           /* invalid UTF-8 -> U+FFFD -> deleted */
+    EXPECT(t,
+           "\xff"
+           "hello\xc3",
+           0, 16); /* invalid UTF-8 -> U+FFFD -> deleted */
     EXPECT_NONE(t, "");
     EXPECT_NONE(t, " \t\n ");
-    EXPECT_NONE(t, "\xcc\x81\xcc\x88");             /* only combining marks: nothing left */
+    EXPECT_NONE(t, "\xcc\x81\xcc\x88"); /* only combining marks: nothing left */
     posemb_tokenizer_free(t);
 }
 
@@ -196,9 +199,9 @@ static void test_wordpiece_specials(void **state)
     posemb_encoding e;
     posemb_encoding_init(&e);
     posemb_error err;
-    assert_int_equal(posemb_tokenizer_encode_pair(t, "Hello", 5, "world!", 6, POSEMB_ENC_SPECIAL | POSEMB_ENC_TOKENS,
-                                                  &e, &err),
-                     POSEMB_OK);
+    assert_int_equal(
+        posemb_tokenizer_encode_pair(t, "Hello", 5, "world!", 6, POSEMB_ENC_SPECIAL | POSEMB_ENC_TOKENS, &e, &err),
+        POSEMB_OK);
     const int32_t ids[] = {2, 16, 3, 17, 10, 3}, types[] = {0, 0, 0, 1, 1, 1};
     const char *toks[] = {"[CLS]", "hello", "[SEP]", "world", "!", "[SEP]"};
     assert_int_equal(e.n, 6);
@@ -231,9 +234,8 @@ static void test_wordpiece_cased_and_decode(void **state)
     assert_string_equal(text, "[CLS] unaffable , abc [SEP]");
     assert_int_equal(len, strlen(text));
     free(text);
-    assert_int_equal(posemb_tokenizer_decode(t, ids, 9, POSEMB_DEC_SKIP_SPECIAL | POSEMB_DEC_CLEANUP, &text, &len,
-                                             &err),
-                     POSEMB_OK);
+    assert_int_equal(
+        posemb_tokenizer_decode(t, ids, 9, POSEMB_DEC_SKIP_SPECIAL | POSEMB_DEC_CLEANUP, &text, &len, &err), POSEMB_OK);
     assert_string_equal(text, "unaffable, abc");
     free(text);
     const int32_t bad[] = {16, 99};
@@ -274,7 +276,8 @@ static const char ENCODER[] = "{\"a\": 0, \"b\": 1, \"c\": 2, \"ab\": 3, \"abc\"
                               "\"\\u00c3\\u00a9\": 12, \"\\u010a\": 13, \"aa\": 14, \"aaa\": 15, \"q\": 16, "
                               "\"\\u0120\\u00c2\": 17, \"'s\": 18, \"'\": 19, \"s\": 20}";
 /* Rank 0 "aa a" is listed before "a a" (rank 6) on purpose: see "aaaa". */
-static const char MERGES[] = "#version: 0.2\naa a\na b\nab c\n\xc4\xa0 a\n\xc4\xa0" "a b\n\xc3\x83 \xc2\xa9\na a\n"
+static const char MERGES[] = "#version: 0.2\naa a\na b\nab c\n\xc4\xa0 a\n\xc4\xa0"
+                             "a b\n\xc3\x83 \xc2\xa9\na a\n"
                              "\xc4\xa0 \xc3\x82\n' s\n";
 
 static posemb_tokenizer *bpe_tok(void)
@@ -295,10 +298,10 @@ static void test_bpe_merges(void **state)
     assert_int_equal(posemb_tokenizer_special_id(t, POSEMB_SPECIAL_BOS), 8);
     assert_int_equal(posemb_tokenizer_special_id(t, POSEMB_SPECIAL_UNK), 8);
     assert_int_equal(posemb_tokenizer_special_id(t, POSEMB_SPECIAL_PAD), -1);
-    EXPECT(t, "abc", 0, 4);       /* a b -> ab, then ab c -> abc */
-    EXPECT(t, " ab", 0, 5, 3);    /* "a b" (rank 1) beats "Ġ a" (rank 3); then no "Ġ ab" */
+    EXPECT(t, "abc", 0, 4);    /* a b -> ab, then ab c -> abc */
+    EXPECT(t, " ab", 0, 5, 3); /* "a b" (rank 1) beats "Ġ a" (rank 3); then no "Ġ ab" */
     EXPECT(t, " a", 0, 6);
-    EXPECT(t, "aaa", 0, 15);      /* a a -> aa a, then aa a -> aaa */
+    EXPECT(t, "aaa", 0, 15); /* a a -> aa a, then aa a -> aaa */
     /* HF merges every "a a" of a round before looking at the "aa a" (rank 0)
      * the first merge created: aa aa, not aaa a */
     EXPECT(t, "aaaa", 0, 14, 14);
@@ -306,7 +309,7 @@ static void test_bpe_merges(void **state)
     EXPECT(t, "ab!", 0, 3, 9);    /* pre-tokens "ab", "!" */
     EXPECT(t, "\n", 0, 13);
     EXPECT(t, "a<|endoftext|>b", 0, 0, 8, 1);
-    EXPECT(t, "z", 0, 8);         /* not in the vocabulary: the unknown token, <|endoftext|> */
+    EXPECT(t, "z", 0, 8);                   /* not in the vocabulary: the unknown token, <|endoftext|> */
     EXPECT(t, "ab", POSEMB_ENC_SPECIAL, 3); /* GPT-2 adds no special tokens */
     EXPECT_NONE(t, "");
 
@@ -316,9 +319,9 @@ static void test_bpe_merges(void **state)
     posemb_error err;
     assert_int_equal(posemb_tokenizer_encode(t, "\0 \xad", 3, POSEMB_ENC_TOKENS, &e, &err), POSEMB_OK);
     assert_int_equal(e.n, 3); /* "\0", " " from the valid part; the invalid byte is a pre-token of its own */
-    assert_string_equal(e.tokens[0], "\xc4\x80");  /* byte 0x00 -> U+0100 Ā */
-    assert_string_equal(e.tokens[1], "\xc4\xa0");  /* 0x20 -> U+0120 Ġ */
-    assert_string_equal(e.tokens[2], "\xc5\x83");  /* 0xad -> U+0143 Ń */
+    assert_string_equal(e.tokens[0], "\xc4\x80"); /* byte 0x00 -> U+0100 Ā */
+    assert_string_equal(e.tokens[1], "\xc4\xa0"); /* 0x20 -> U+0120 Ġ */
+    assert_string_equal(e.tokens[2], "\xc5\x83"); /* 0xad -> U+0143 Ń */
     posemb_encoding_free(&e);
 
     char *text;
@@ -339,13 +342,19 @@ static void test_bpe_merges(void **state)
 static void test_bpe_pretokenizer(void **state)
 {
     posemb_tokenizer *t = bpe_tok();
-    EXPECT(t, "a  b", 0, 0, 5, 5, 1);     /* "a", " " (\s+(?!\S) leaves one space), " b" */
-    EXPECT(t, " \xc2\xb5", 0, 17, 8);    /* " µ" is one pre-token (µ is a letter): ĠÂ then byte b5 */
-    EXPECT(t, " \xc2\x85" "a", 0, 5, 8, 8, 0);  /* U+0085 is \s for Python (not for PCRE2): " ", "\x85", "a" */
-    EXPECT(t, " \x1c" "a", 0, 5, 8, 0);          /* U+001C is not: " \x1c" (then "a"), no Ġ + a merge */
-    EXPECT(t, "'ss", 0, 18, 20);          /* "'s" first, then "s" */
-    EXPECT(t, "x's", 0, 8, 18);           /* x is unknown: <|endoftext|> */
-    EXPECT(t, "'S", 0, 19, 8);            /* the contractions are case-sensitive */
+    EXPECT(t, "a  b", 0, 0, 5, 5, 1); /* "a", " " (\s+(?!\S) leaves one space), " b" */
+    EXPECT(t, " \xc2\xb5", 0, 17, 8); /* " µ" is one pre-token (µ is a letter): ĠÂ then byte b5 */
+    EXPECT(t,
+           " \xc2\x85"
+           "a",
+           0, 5, 8, 8, 0); /* U+0085 is \s for Python (not for PCRE2): " ", "\x85", "a" */
+    EXPECT(t,
+           " \x1c"
+           "a",
+           0, 5, 8, 0);          /* U+001C is not: " \x1c" (then "a"), no Ġ + a merge */
+    EXPECT(t, "'ss", 0, 18, 20); /* "'s" first, then "s" */
+    EXPECT(t, "x's", 0, 8, 18);  /* x is unknown: <|endoftext|> */
+    EXPECT(t, "'S", 0, 19, 8);   /* the contractions are case-sensitive */
     posemb_tokenizer_free(t);
 }
 
@@ -757,9 +766,14 @@ static void test_cli(void **state)
     assert_string_equal(out, "\n\n");
 
     /* usage errors: 2, one line */
-    const char *usage[] = {"--vocab vocab.txt --frobnicate x", "hello", "--vocab vocab.txt a b",
-                           "--merges vocab.bpe x", "--vocab encoder.json x", "--vocab vocab.txt --tokenizer t.json x",
-                           "--vocab", "--vocab encoder.json --merges vocab.bpe --cased x"};
+    const char *usage[] = {"--vocab vocab.txt --frobnicate x",
+                           "hello",
+                           "--vocab vocab.txt a b",
+                           "--merges vocab.bpe x",
+                           "--vocab encoder.json x",
+                           "--vocab vocab.txt --tokenizer t.json x",
+                           "--vocab",
+                           "--vocab encoder.json --merges vocab.bpe --cased x"};
     for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
         int rc = run(usage[i]);
         if (rc != 2 || !one_line(out) || strncmp(out, "posemb tokenize: ", 17))

@@ -24,7 +24,8 @@ static void make_tokens(void)
     posemb_rng_seed(&r, 9, 9);
     tokens[0] = 5;
     for (int i = 1; i < NTOK; i++)
-        tokens[i] = posemb_rng_uniform(&r) < 0.7 ? 5 + (tokens[i - 1] * 7 + 3) % (V - 5) : 5 + (int)posemb_rng_below(&r, V - 5);
+        tokens[i] =
+            posemb_rng_uniform(&r) < 0.7 ? 5 + (tokens[i - 1] * 7 + 3) % (V - 5) : 5 + (int)posemb_rng_below(&r, V - 5);
 }
 
 static posemb_model *tiny_bert(const char *spec)
@@ -40,7 +41,8 @@ static posemb_model *tiny_bert(const char *spec)
     snprintf(c.pe, sizeof c.pe, "%s", spec);
     posemb_error err;
     posemb_model *m;
-    if (posemb_config_set_head(&c, POSEMB_HEAD_MLM, 0, &err) || posemb_model_create(&m, &c, &err)) fail_msg("%s", err.msg);
+    if (posemb_config_set_head(&c, POSEMB_HEAD_MLM, 0, &err) || posemb_model_create(&m, &c, &err))
+        fail_msg("%s", err.msg);
     posemb_model_init(m, 4);
     return m;
 }
@@ -76,7 +78,8 @@ static void test_batches(void **state)
             masked += tg[i] >= 0 && ids[i] == 3;
         }
     }
-    printf("masking: %.4f of body tokens chosen, %.4f of those [MASK]\n", (double)chosen / body, (double)masked / chosen);
+    printf("masking: %.4f of body tokens chosen, %.4f of those [MASK]\n", (double)chosen / body,
+           (double)masked / chosen);
     assert_true(fabs((double)chosen / body - 0.15) < 0.01);
     assert_true(fabs((double)masked / chosen - 0.8) < 0.03);
     posemb_lm_train_batch(&d, 7, B, ids, tg);
@@ -150,7 +153,8 @@ static void test_resume_identical(void **state)
     size_t len_a = 0, len_b = 0;
     snprintf(log_a, sizeof log_a, "%s/train_log.jsonl", run_a);
     snprintf(log_b, sizeof log_b, "%s/train_log.jsonl", run_b);
-    if (posemb_read_data_file(log_a, 1 << 20, &text_a, &len_a, &err) || posemb_read_data_file(log_b, 1 << 20, &text_b, &len_b, &err))
+    if (posemb_read_data_file(log_a, 1 << 20, &text_a, &len_a, &err) ||
+        posemb_read_data_file(log_b, 1 << 20, &text_b, &len_b, &err))
         fail_msg("%s", err.msg);
     assert_non_null(strstr(text_b, "\"kind\": \"eval\", \"step\": 6,"));
     assert_string_equal(text_a, text_b);
@@ -220,8 +224,8 @@ static void test_hostile_trainer_state(void **state)
 static void test_checkpoint_listing(void **state)
 {
     char *run = tu_tmpdir(), p[600];
-    const char *dirs[] = {"checkpoint-10", "checkpoint-2", "checkpoint-30", "checkpoint-x", "checkpoint-5a",
-                          ".checkpoint-40.tmp.1", "checkpoint--3"};
+    const char *dirs[] = {"checkpoint-10", "checkpoint-2",         "checkpoint-30", "checkpoint-x",
+                          "checkpoint-5a", ".checkpoint-40.tmp.1", "checkpoint--3"};
     for (int i = 0; i < 7; i++) {
         snprintf(p, sizeof p, "%s/%s", run, dirs[i]);
         assert_int_equal(mkdir(p, 0755), 0);
@@ -262,7 +266,7 @@ static void test_nan_stops(void **state)
     posemb_train_result r;
     if (posemb_train(m, &d, &a, 0, &r, &err)) fail_msg("%s", err.msg);
     posemb_train_result_free(&r);
-    posemb_model_weights(m)[0] = NAN; /* poison the word embeddings' first row... */
+    posemb_model_weights(m)[0] = NAN;                                  /* poison the word embeddings' first row... */
     for (int i = 0; i < 16 * V; i++) posemb_model_weights(m)[i] = NAN; /* ...all of them */
     a.stop_at = 0;
     assert_int_equal(posemb_train(m, &d, &a, 0, &r, &err), POSEMB_EFORMAT);

@@ -19,15 +19,16 @@
 static char *dir;
 static char out[1 << 14];
 
-static const char *WORDS[] = {"the", "king", "queen", "is", "was", "in", "a", "castle", "garden", "and", "sword",
-                              "rose", "night", "day", "speaks", "sleeps", "walks", "##s", ".", ","};
+static const char *WORDS[] = {"the",   "king", "queen", "is",  "was",    "in",     "a",     "castle", "garden", "and",
+                              "sword", "rose", "night", "day", "speaks", "sleeps", "walks", "##s",    ".",      ","};
 
 static int setup(void **state)
 {
     dir = tu_tmpdir();
     char path[1200], text[1 << 16];
     int n = snprintf(text, sizeof text, "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n");
-    for (size_t i = 0; i < sizeof WORDS / sizeof *WORDS; i++) n += snprintf(text + n, sizeof text - (size_t)n, "%s\n", WORDS[i]);
+    for (size_t i = 0; i < sizeof WORDS / sizeof *WORDS; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "%s\n", WORDS[i]);
     snprintf(path, sizeof path, "%s/vocab.txt", dir);
     assert_int_equal(tu_write_file(path, text, (size_t)n), 0);
     unsigned x = 12345;
@@ -63,7 +64,7 @@ static int teardown(void **state)
 }
 
 #define TRAIN_ARGS                                                                                                     \
-    "--model bert --pe lsin+lsrpe:k=4 --data %s/corpus.txt --vocab %s/vocab.txt --layers 1 --hidden 16 --heads 2 "    \
+    "--model bert --pe lsin+lsrpe:k=4 --data %s/corpus.txt --vocab %s/vocab.txt --layers 1 --hidden 16 --heads 2 "     \
     "--seq-len 16 --batch-size 8 --steps 80 --save-every 1 --eval-every 20 --eval-batches 2 --threads 1"
 
 static int train(const char *extra, const char *run)
@@ -200,7 +201,8 @@ static void test_lock_and_errors(void **state)
         {"--resume --out /nonexistent/run", "no run to resume", 1},
         {"--resume --out y --steps 3", "give only --out", 2},
         {"--model bert --data /nonexistent --out %s/c --vocab %s/vocab.txt", "/nonexistent", 1},
-        {"--model bert --data %s/vocab.txt --out %s/d --vocab %s/vocab.txt --seq-len 600 --max-position 64", "exceeds", 2},
+        {"--model bert --data %s/vocab.txt --out %s/d --vocab %s/vocab.txt --seq-len 600 --max-position 64", "exceeds",
+         2},
         {"--model bert --data %s/empty.txt --out %s/e --vocab %s/vocab.txt", "empty.txt: the corpus has no tokens", 1},
         {"--model bert --data %s/binary.bin --out %s/f --vocab %s/vocab.txt", "binary.bin: not a text file", 1},
         {"--model bert --data %s/corpus.txt --out %s/g --vocab %s/nope.txt", "nope.txt", 1},
@@ -219,8 +221,8 @@ static void test_lock_and_errors(void **state)
 static void folder_listing(const char *name, char *buf, size_t cap)
 {
     char cmd[1400];
-    snprintf(cmd, sizeof cmd, "ls -A '%s/%s' 2>/dev/null | sort | tr '\\n' ' ' || true; test -d '%s/%s' || printf -", dir,
-             name, dir, name);
+    snprintf(cmd, sizeof cmd, "ls -A '%s/%s' 2>/dev/null | sort | tr '\\n' ' ' || true; test -d '%s/%s' || printf -",
+             dir, name, dir, name);
     assert_int_equal(tu_run(cmd, buf, cap), 0);
 }
 
@@ -238,12 +240,14 @@ static void test_failed_start_leaves_no_folder(void **state)
     struct {
         const char *args, *folder, *needle, *listing;
     } cases[] = {
-        {"--model bert --data %s/empty.txt --vocab %s/vocab.txt --out %s/new1", "new1", "the corpus has no tokens", "-"},
+        {"--model bert --data %s/empty.txt --vocab %s/vocab.txt --out %s/new1", "new1", "the corpus has no tokens",
+         "-"},
         {"--model bert --data %s/small.txt --vocab %s/vocab.txt --seq-len 16 --out %s/new2", "new2",
          "fewer than one sequence", "-"},
         {"--model roberta --data %s/corpus.txt --vocab %s/nomask.json --merges %s/nomask.txt --out %s/new3", "new3",
          "masked LM needs the tokenizer's <s>, </s> and <mask> tokens; ", "-"},
-        {"--model bert --data %s/binary.bin --vocab %s/vocab.txt --out %s/kept", "kept", "not a text file", "notes.txt "},
+        {"--model bert --data %s/binary.bin --vocab %s/vocab.txt --out %s/kept", "kept", "not a text file",
+         "notes.txt "},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const char *a = cases[i].args;
@@ -290,10 +294,8 @@ static void test_precision(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kill_and_resume),
-        cmocka_unit_test(test_resume_completes_folder),
-        cmocka_unit_test(test_lock_and_errors),
-        cmocka_unit_test(test_failed_start_leaves_no_folder),
+        cmocka_unit_test(test_kill_and_resume), cmocka_unit_test(test_resume_completes_folder),
+        cmocka_unit_test(test_lock_and_errors), cmocka_unit_test(test_failed_start_leaves_no_folder),
         cmocka_unit_test(test_precision),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

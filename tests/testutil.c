@@ -60,11 +60,9 @@ int tu_write_file(const char *path, const void *data, size_t n)
     return (fclose(f) == 0 && w == n) ? 0 : -1;
 }
 
-void tu_assert_close(double a, double b, double atol, double rtol, const char *what, long i, const char *file,
-                     int line)
+void tu_assert_close(double a, double b, double atol, double rtol, const char *what, long i, const char *file, int line)
 {
     if (fabs(a - b) <= atol + rtol * fabs(b)) return;
-    print_error("%s:%d: %s[%ld]: got %.9g, expected %.9g (atol %g, rtol %g)\n", file, line, what, i, a, b,
-                   atol, rtol);
+    print_error("%s:%d: %s[%ld]: got %.9g, expected %.9g (atol %g, rtol %g)\n", file, line, what, i, a, b, atol, rtol);
     _fail(file, line);
 }

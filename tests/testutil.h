@@ -21,7 +21,7 @@ int tu_run(const char *cmd, char *out, size_t cap);
 int tu_write_file(const char *path, const void *data, size_t n);
 
 /* Asserts |a - b| <= atol + rtol * |b| with a message naming what and index i. */
-#define TU_CLOSE(a, b, atol, rtol, what, i) \
+#define TU_CLOSE(a, b, atol, rtol, what, i)                                                                            \
     tu_assert_close((double)(a), (double)(b), (atol), (rtol), (what), (long)(i), __FILE__, __LINE__)
 void tu_assert_close(double a, double b, double atol, double rtol, const char *what, long i, const char *file,
                      int line);

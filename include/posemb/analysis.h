@@ -23,7 +23,8 @@ typedef struct posemb_pe_matrix {
  * table's similarity over its vectors (one row per distance); RoPE's kernel
  * sum_m cos(theta_m (j - i)); a bias's head average. ERANGE for 'none',
  * which has no positional term. */
-POSEMB_API posemb_status posemb_pe_matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_matrix *out, posemb_error *err);
+POSEMB_API posemb_status posemb_pe_matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_matrix *out,
+                                             posemb_error *err);
 
 #ifdef __cplusplus
 }

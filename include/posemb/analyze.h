@@ -14,16 +14,16 @@ extern "C" {
 #endif
 
 typedef struct posemb_analyze_opts {
-    int K;           /* indicator band 1 <= |i - j| <= K (32) */
-    int n_words;     /* identical-word probing: words (300) */
-    int pairs;       /* relative-order probe: pairs (512) */
-    int folds;       /* cross-validation folds (5) */
-    uint64_t seed;   /* words, shuffles, pairs (0) */
-    double ridge;    /* regression ridge (0: minimum-norm least squares) */
+    int K;            /* indicator band 1 <= |i - j| <= K (32) */
+    int n_words;      /* identical-word probing: words (300) */
+    int pairs;        /* relative-order probe: pairs (512) */
+    int folds;        /* cross-validation folds (5) */
+    uint64_t seed;    /* words, shuffles, pairs (0) */
+    double ridge;     /* regression ridge (0: minimum-norm least squares) */
     double dims_frac; /* a dimension moves when its range exceeds this share of the widest (0.5) */
-    int figures;     /* write figures (1) */
-    int svg;         /* also SVG (0) */
-    int report;      /* write report.html (1) */
+    int figures;      /* write figures (1) */
+    int svg;          /* also SVG (0) */
+    int report;       /* write report.html (1) */
     int quiet;
 } posemb_analyze_opts;
 
@@ -41,7 +41,7 @@ typedef struct posemb_analysis {
 
 /* Analyses src into out_dir (created). */
 POSEMB_API posemb_status posemb_analyze(posemb_source *src, const posemb_analyze_opts *o, const char *out_dir,
-                             posemb_analysis *res, posemb_error *err);
+                                        posemb_analysis *res, posemb_error *err);
 POSEMB_API void posemb_analysis_free(posemb_analysis *res);
 
 /* posemb_analyze of a table [rows, dim] in memory (posemb_source_open_table):
@@ -55,7 +55,7 @@ POSEMB_API posemb_status posemb_analyze_table(const float *table, int rows, int 
  * each step: out_dir/evolution.json, evolution.csv, the indicators over
  * steps, heatmaps at up to 8 steps, report.html (the seed paper's Figure 5). */
 POSEMB_API posemb_status posemb_evolution(const char *run, const char *out_dir, const posemb_source_opts *so,
-                               const posemb_analyze_opts *o, posemb_error *err);
+                                          const posemb_analyze_opts *o, posemb_error *err);
 
 #ifdef __cplusplus
 }

@@ -38,13 +38,15 @@ POSEMB_API size_t posemb_nn_attention_scratch_floats(const posemb_nn_attn_shape 
  * positions for the PE (NULL: 0..T-1); keymask [B, T] 1 keep, 0 padding
  * (NULL: none); probs [B, H, T, T] the softmax, saved for backward (before
  * dropout); out [B, T, D]; scratch as posemb_nn_attention_scratch_floats. */
-POSEMB_API void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, float *qkv, const int32_t *pos,
-                          const float *keymask, float *probs, float *out, float *scratch);
+POSEMB_API void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, float *qkv,
+                                            const int32_t *pos, const float *keymask, float *probs, float *out,
+                                            float *scratch);
 
 /* dout [B, T, D] -> dqkv [B, T, 3D] (overwritten) and the PE's parameter
  * gradients (folded with posemb_pe_layer_backward_end before returning). */
-POSEMB_API void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, const float *qkv, const int32_t *pos,
-                           const float *probs, const float *dout, float *dqkv, float *scratch);
+POSEMB_API void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, const float *qkv,
+                                             const int32_t *pos, const float *probs, const float *dout, float *dqkv,
+                                             float *scratch);
 
 #ifdef __cplusplus
 }

@@ -30,30 +30,30 @@ typedef struct posemb_corpus {
  * cache_path may be NULL. Errors name the file: unreadable, not text (a NUL
  * byte), or a corpus with no tokens. */
 POSEMB_API posemb_status posemb_corpus_load(posemb_corpus *c, const char *path, const posemb_tokenizer *tok,
-                                 const char *tok_desc, const char *cache_path, posemb_error *err);
+                                            const char *tok_desc, const char *cache_path, posemb_error *err);
 POSEMB_API void posemb_corpus_free(posemb_corpus *c);
 
 /* Sequences and batches for masked or causal language modelling. */
 typedef struct posemb_lm_data {
     const int32_t *tokens;
     long n_tokens;
-    int T;              /* sequence length */
-    int mlm;            /* 1: [CLS] body [SEP] with 15% masking; 0: causal windows of T tokens */
-    int body;           /* stream tokens per sequence */
-    long n_train, n_valid; /* sequences: the last n_valid are held out */
+    int T;                     /* sequence length */
+    int mlm;                   /* 1: [CLS] body [SEP] with 15% masking; 0: causal windows of T tokens */
+    int body;                  /* stream tokens per sequence */
+    long n_train, n_valid;     /* sequences: the last n_valid are held out */
     int32_t cls, sep, mask_id; /* MLM special ids */
     int vocab;
     uint64_t seed;
-    long perm_epoch;    /* the epoch whose order is in perm (-1: none) */
-    long *perm;         /* [n_train] */
+    long perm_epoch; /* the epoch whose order is in perm (-1: none) */
+    long *perm;      /* [n_train] */
 } posemb_lm_data;
 
 /* Cuts tokens into sequences of T; holds out valid_frac of them (at least
  * one when there are two or more). ERANGE when the corpus holds no full
  * sequence. For MLM, cls/sep/mask are the tokenizer's ids. */
-POSEMB_API posemb_status posemb_lm_data_init(posemb_lm_data *d, const int32_t *tokens, long n, int T, int mlm, int32_t cls,
-                                  int32_t sep, int32_t mask_id, int vocab, double valid_frac, uint64_t seed,
-                                  posemb_error *err);
+POSEMB_API posemb_status posemb_lm_data_init(posemb_lm_data *d, const int32_t *tokens, long n, int T, int mlm,
+                                             int32_t cls, int32_t sep, int32_t mask_id, int vocab, double valid_frac,
+                                             uint64_t seed, posemb_error *err);
 POSEMB_API void posemb_lm_data_free(posemb_lm_data *d);
 
 /* Batch number k (k = step * accum + micro) of B training sequences, drawn

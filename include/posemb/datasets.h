@@ -84,7 +84,7 @@ POSEMB_API int posemb_glue_task_from_name(const char *name);
  * file) and belong to the struct. */
 typedef struct posemb_glue_data {
     posemb_glue_task task;
-    int n;            /* examples */
+    int n; /* examples */
     const char **text_a;
     const char **text_b; /* NULL for single-sentence tasks (CoLA, SST-2) */
     int32_t *label;      /* [n] class ids; NULL for STS-B and unlabeled files */
@@ -93,17 +93,17 @@ typedef struct posemb_glue_data {
     int n_classes;       /* as posemb_glue_info; 0 for regression */
     int n_metrics;
     posemb_metric metrics[2];
-    char *text_;         /* internal: the file's bytes, which the strings point into */
+    char *text_; /* internal: the file's bytes, which the strings point into */
 } posemb_glue_data;
 
 /* Reads one TSV file of a task; labeled = 0 for the unlabeled test files. */
 POSEMB_API posemb_status posemb_glue_read(posemb_glue_task task, const char *path, int labeled, posemb_glue_data *out,
-                               posemb_error *err);
+                                          posemb_error *err);
 
 /* Reads glue_dir/NAME/SPLIT.tsv ("train", "dev" labeled; "test" unlabeled);
  * EINVAL for another split. */
 POSEMB_API posemb_status posemb_glue_load(const char *glue_dir, posemb_glue_task task, const char *split,
-                               posemb_glue_data *out, posemb_error *err);
+                                          posemb_glue_data *out, posemb_error *err);
 
 POSEMB_API void posemb_glue_free(posemb_glue_data *d);
 
@@ -111,8 +111,8 @@ POSEMB_API void posemb_glue_free(posemb_glue_data *d);
  * d->metrics[k] (fractions, as posemb/metrics.h). Classification reads
  * pred_label[n], regression pred_score[n] (the other may be NULL). EINVAL
  * for an unlabeled set or a missing prediction array. */
-POSEMB_API posemb_status posemb_glue_evaluate(const posemb_glue_data *d, const int32_t *pred_label, const float *pred_score,
-                                   double *values, posemb_error *err);
+POSEMB_API posemb_status posemb_glue_evaluate(const posemb_glue_data *d, const int32_t *pred_label,
+                                              const float *pred_score, double *values, posemb_error *err);
 
 /* =============================================================== SQuAD */
 
@@ -126,11 +126,11 @@ typedef struct posemb_squad_example {
     const char *id;
     const char *question;
     const char *context;
-    const char *title; /* the article's */
-    int article;       /* index of the article in the file (0-based) */
-    int paragraph;     /* index of the paragraph in the file, over all articles */
+    const char *title;                /* the article's */
+    int article;                      /* index of the article in the file (0-based) */
+    int paragraph;                    /* index of the paragraph in the file, over all articles */
     int32_t context_len, context_cps; /* the context's length in bytes and in code points */
-    int n_answers;     /* >= 1 */
+    int n_answers;                    /* >= 1 */
     const posemb_squad_answer *answers;
 } posemb_squad_example;
 
@@ -171,15 +171,17 @@ POSEMB_API int posemb_squad_split(const posemb_squad *sq, posemb_squad_part part
  * question idx[k] (NULL: unanswered, scored 0 as the script does). Fills
  * *exact_match and *f1 in percent (100 * mean), as the script prints them.
  * ENOMEM when out of memory; EINVAL for an index out of range or n < 1. */
-POSEMB_API posemb_status posemb_squad_evaluate(const posemb_squad *sq, const int *idx, int n, const char *const *predictions,
-                                    double *exact_match, double *f1, posemb_error *err);
+POSEMB_API posemb_status posemb_squad_evaluate(const posemb_squad *sq, const int *idx, int n,
+                                               const char *const *predictions, double *exact_match, double *f1,
+                                               posemb_error *err);
 
 /* ============================================================= helpers */
 
 /* Reads a whole file into a malloc'ed, NUL-terminated buffer (*len bytes
  * before the NUL), as the readers above do. EIO when it cannot be opened or
  * read, EFORMAT when it is larger than max_bytes, ENOMEM. */
-POSEMB_API posemb_status posemb_read_data_file(const char *path, size_t max_bytes, char **buf, size_t *len, posemb_error *err);
+POSEMB_API posemb_status posemb_read_data_file(const char *path, size_t max_bytes, char **buf, size_t *len,
+                                               posemb_error *err);
 
 /* ================================================================ spans */
 
@@ -194,7 +196,7 @@ POSEMB_API posemb_status posemb_read_data_file(const char *path, size_t max_byte
  * before the first token's start or past the last token's end (as Hugging
  * Face's run_qa labels an answer outside a window). */
 POSEMB_API int posemb_char_span_to_tokens(const int32_t *tok_start, const int32_t *tok_end, int n_tok, int char_start,
-                               int char_end, int *tok_s, int *tok_e);
+                                          int char_end, int *tok_s, int *tok_e);
 
 #ifdef __cplusplus
 }

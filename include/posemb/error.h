@@ -40,9 +40,9 @@ POSEMB_API const char *posemb_status_name(posemb_status code);
 /* Preconditions of the API that callers (not users' files) must meet, such
  * as an attention call that fits its PE. Checked in every build type; a
  * violation is a programming error and aborts with the condition named. */
-#define POSEMB_REQUIRE(cond, what)                                                                                    \
-    do {                                                                                                              \
-        if (!(cond)) posemb_abort(__FILE__, __LINE__, #cond, (what));                                                 \
+#define POSEMB_REQUIRE(cond, what)                                                                                     \
+    do {                                                                                                               \
+        if (!(cond)) posemb_abort(__FILE__, __LINE__, #cond, (what));                                                  \
     } while (0)
 POSEMB_API void posemb_abort(const char *file, int line, const char *cond, const char *what) __attribute__((noreturn));
 

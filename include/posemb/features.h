@@ -29,9 +29,9 @@ typedef struct posemb_features {
     int32_t *label;       /* [n] GLUE classification; NULL otherwise */
     float *score;         /* [n] STS-B; NULL otherwise */
     /* SQuAD only (NULL for GLUE): */
-    int32_t *starts, *ends;        /* [n] answer tokens (inclusive); 0 and 0 ([CLS]) when the window misses the answer */
-    int32_t *example;              /* [n] k: the window belongs to question idx[k] */
-    int32_t *tok_start, *tok_end;  /* [n, T] the byte span of a context token in its context; -1 for the rest */
+    int32_t *starts, *ends;       /* [n] answer tokens (inclusive); 0 and 0 ([CLS]) when the window misses the answer */
+    int32_t *example;             /* [n] k: the window belongs to question idx[k] */
+    int32_t *tok_start, *tok_end; /* [n, T] the byte span of a context token in its context; -1 for the rest */
 } posemb_features;
 
 POSEMB_API void posemb_features_free(posemb_features *f);
@@ -43,8 +43,8 @@ POSEMB_API void posemb_features_free(posemb_features *f);
  * len(pair_ids): ids = ids[:-1] else: pair_ids = pair_ids[:-1]`); a single
  * text is cut to T - 2. label and score are copied from d (NULL where d has
  * none). EINVAL when T < 4 or the tokenizer has no [CLS], [SEP], [PAD]. */
-POSEMB_API posemb_status posemb_glue_features(const posemb_tokenizer *tok, const posemb_glue_data *d, int T, posemb_features *f,
-                                   posemb_error *err);
+POSEMB_API posemb_status posemb_glue_features(const posemb_tokenizer *tok, const posemb_glue_data *d, int T,
+                                              posemb_features *f, posemb_error *err);
 
 /* SQuAD: the questions idx[0..n) of sq as Hugging Face prepares them
  * (run_qa.py's windows; the words and answer spans of its older SQuAD
@@ -72,8 +72,9 @@ POSEMB_API posemb_status posemb_glue_features(const posemb_tokenizer *tok, const
  * [SEP], [PAD], or T, the stride or max_query leave no room; the room is
  * checked for the longest question allowed, so T >= max_query + 4 and
  * 0 <= stride < T - 3 - max_query whatever the questions are. */
-POSEMB_API posemb_status posemb_squad_features(const posemb_tokenizer *tok, const posemb_squad *sq, const int *idx, int n, int T,
-                                    int stride, int max_query, posemb_features *f, posemb_error *err);
+POSEMB_API posemb_status posemb_squad_features(const posemb_tokenizer *tok, const posemb_squad *sq, const int *idx,
+                                               int n, int T, int stride, int max_query, posemb_features *f,
+                                               posemb_error *err);
 
 /* The answer of each question idx[k] (answers[k], malloc'ed, NUL-terminated):
  * over all its windows, the span start <= end of context tokens, at most
@@ -86,7 +87,7 @@ POSEMB_API posemb_status posemb_squad_features(const posemb_tokenizer *tok, cons
  * (a row of another question, a span outside its context) or
  * max_answer < 1. Free with posemb_squad_answers_free. */
 POSEMB_API posemb_status posemb_squad_decode(const posemb_squad *sq, const int *idx, int n, const posemb_features *f,
-                                  const float *logits, int max_answer, char ***answers, posemb_error *err);
+                                             const float *logits, int max_answer, char ***answers, posemb_error *err);
 POSEMB_API void posemb_squad_answers_free(char **answers, int n);
 
 #ifdef __cplusplus

@@ -31,7 +31,8 @@ typedef struct posemb_indicators {
 } posemb_indicators;
 
 /* A: n x n row-major. K >= 1 (clamped to n - 1). */
-POSEMB_API posemb_status posemb_indicators_compute(const float *A, int n, int K, posemb_indicators *out, posemb_error *err);
+POSEMB_API posemb_status posemb_indicators_compute(const float *A, int n, int K, posemb_indicators *out,
+                                                   posemb_error *err);
 
 /* Position similarity of the rows of P [n, dim]: S = P P^T (cosine = 0) or
  * the cosine of each pair (cosine = 1; zero rows give 0). S: n x n. */

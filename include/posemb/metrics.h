@@ -24,8 +24,8 @@ extern "C" {
 /* The metrics a GLUE task reports (posemb_glue_task_info lists them). */
 typedef enum posemb_metric {
     POSEMB_METRIC_ACCURACY = 0,
-    POSEMB_METRIC_F1,       /* binary, class 1 positive */
-    POSEMB_METRIC_MCC,      /* Matthews correlation */
+    POSEMB_METRIC_F1,  /* binary, class 1 positive */
+    POSEMB_METRIC_MCC, /* Matthews correlation */
     POSEMB_METRIC_PEARSON,
     POSEMB_METRIC_SPEARMAN,
     POSEMB_METRIC_COUNT

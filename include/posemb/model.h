@@ -44,7 +44,7 @@ typedef struct posemb_config {
     float ln_eps, initializer_range;
     float hidden_dropout, attn_dropout;
     posemb_nn_gelu_kind act;
-    char pe[256]; /* PE spec: "ape", "relative_key", "rpe:k=64", ... */
+    char pe[256];          /* PE spec: "ape", "relative_key", "rpe:k=64", ... */
     char architecture[64]; /* HF class written to config.json ("BertModel", "GPT2LMHeadModel", ...) */
 } posemb_config;
 
@@ -100,8 +100,8 @@ POSEMB_API posemb_matmul *posemb_model_matmul(const posemb_model *m);
 POSEMB_API int posemb_model_n_params(const posemb_model *m);
 POSEMB_API const posemb_param *posemb_model_param(const posemb_model *m, int i);
 POSEMB_API const posemb_param *posemb_model_find(const posemb_model *m, const char *name);
-POSEMB_API float *posemb_model_weights(posemb_model *m);   /* the parameter block */
-POSEMB_API float *posemb_model_grads(posemb_model *m);     /* the gradient block, same layout */
+POSEMB_API float *posemb_model_weights(posemb_model *m); /* the parameter block */
+POSEMB_API float *posemb_model_grads(posemb_model *m);   /* the gradient block, same layout */
 POSEMB_API size_t posemb_model_n_floats(const posemb_model *m);
 POSEMB_API void posemb_model_zero_grad(posemb_model *m);
 
@@ -173,7 +173,7 @@ typedef struct posemb_loss {
  * gradient of grad_scale * loss through the head and the whole model
  * (accumulated into the gradient block). */
 POSEMB_API posemb_status posemb_model_loss(posemb_model *m, const posemb_targets *t, float grad_scale, posemb_loss *out,
-                                posemb_error *err);
+                                           posemb_error *err);
 /* The head's outputs on the last forward batch: classification logits
  * [B, num_labels], regression [B], span logits [B, T, 2] (start, end). */
 POSEMB_API const float *posemb_model_head_logits(posemb_model *m, posemb_error *err);
@@ -188,7 +188,8 @@ POSEMB_API posemb_status posemb_model_lm_logits(posemb_model *m, float *out, pos
  * biases): s = q.k / sqrt(d) + ..., out [B, H, T, T]. Runs the embeddings
  * (and their LayerNorm: BERT's, or GPT-2's ln_1) and layer 0's projections
  * only, in eval mode. */
-POSEMB_API posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b, float *out, posemb_error *err);
+POSEMB_API posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b, float *out,
+                                                    posemb_error *err);
 /* The parameters of layer l (q, k, v adjacent in qkv_w), and the layout of its weights. */
 POSEMB_API const posemb_layer_params *posemb_model_layer(const posemb_model *m, int l, posemb_nn_wlayout *layout);
 

@@ -22,21 +22,22 @@ typedef enum posemb_nn_wlayout { POSEMB_NN_W_OUT_IN = 0, POSEMB_NN_W_IN_OUT = 1 
  * (trans_*: 1 for the transpose). The dense layers' product: in mm's
  * precision (posemb/precision.h; NULL: fp32); from inside a parallel region
  * always fp32. */
-POSEMB_API void posemb_nn_gemm(posemb_matmul *mm, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,
-                               int lda, const float *B, int ldb, float beta, float *C, int ldc);
+POSEMB_API void posemb_nn_gemm(posemb_matmul *mm, int trans_a, int trans_b, int M, int N, int K, float alpha,
+                               const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
 
 /* y [N, out] = x [N, in] W + b; b [out] may be NULL; products in mm's precision. */
-POSEMB_API void posemb_nn_linear_forward(posemb_matmul *mm, float *y, const float *x, const float *w, const float *b, int N,
-                                         int in, int out, posemb_nn_wlayout layout);
+POSEMB_API void posemb_nn_linear_forward(posemb_matmul *mm, float *y, const float *x, const float *w, const float *b,
+                                         int N, int in, int out, posemb_nn_wlayout layout);
 /* dx [N, in] += dy W^T-ish; dw += x^T dy (in the weight's layout); db [out] += sum dy. */
-POSEMB_API void posemb_nn_linear_backward(posemb_matmul *mm, float *dx, float *dw, float *db, const float *dy, const float *x,
-                                          const float *w, int N, int in, int out, posemb_nn_wlayout layout);
+POSEMB_API void posemb_nn_linear_backward(posemb_matmul *mm, float *dx, float *dw, float *db, const float *dy,
+                                          const float *x, const float *w, int N, int in, int out,
+                                          posemb_nn_wlayout layout);
 
 /* y [N, C] = (x - mean) / sqrt(var + eps) * w + b (biased variance); saves mean, rstd [N]. */
-POSEMB_API void posemb_nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b, int N,
-                          int C, float eps);
-POSEMB_API void posemb_nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
-                           const float *mean, const float *rstd, int N, int C);
+POSEMB_API void posemb_nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w,
+                                            const float *b, int N, int C, float eps);
+POSEMB_API void posemb_nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x,
+                                             const float *w, const float *mean, const float *rstd, int N, int C);
 
 /* GELU, exact erf form (BERT "gelu") or tanh approximation (GPT-2 "gelu_new"). y, x: [n]. */
 typedef enum posemb_nn_gelu_kind { POSEMB_NN_GELU_ERF = 0, POSEMB_NN_GELU_TANH = 1 } posemb_nn_gelu_kind;
@@ -44,9 +45,11 @@ POSEMB_API void posemb_nn_gelu_forward(float *y, const float *x, long n, posemb_
 POSEMB_API void posemb_nn_gelu_backward(float *dx, const float *dy, const float *x, long n, posemb_nn_gelu_kind kind);
 
 /* out [N, C] (+)= table [V, C] rows ids [N]; accumulate = 1 adds to out. */
-POSEMB_API void posemb_nn_embedding_forward(float *out, const float *table, const int32_t *ids, int N, int C, int accumulate);
+POSEMB_API void posemb_nn_embedding_forward(float *out, const float *table, const int32_t *ids, int N, int C,
+                                            int accumulate);
 /* dtable += dout rows at ids, except rows equal to skip_id (HF padding_idx; -1: none). */
-POSEMB_API void posemb_nn_embedding_backward(float *dtable, const float *dout, const int32_t *ids, int N, int C, int32_t skip_id);
+POSEMB_API void posemb_nn_embedding_backward(float *dtable, const float *dout, const int32_t *ids, int N, int C,
+                                             int32_t skip_id);
 
 /* y = tanh(x), [n]; backward from y. */
 POSEMB_API void posemb_nn_tanh_forward(float *y, const float *x, long n);
@@ -62,8 +65,9 @@ POSEMB_API void posemb_nn_add(float *y, const float *a, const float *b, long n);
  * rows; *correct (may be NULL) counts argmax hits. With grad_scale != 0,
  * also accumulates d(grad_scale * loss) into dx [M, D], dW [V, D], db [V]
  * (each may be NULL). Products in mm's precision. */
-POSEMB_API double posemb_nn_xent_tied(posemb_matmul *mm, const float *x, int M, int D, const float *W, const float *b, int V, const int32_t *targets,
-                    float grad_scale, float *dx, float *dW, float *db, float *scratch, int chunk, long *correct);
+POSEMB_API double posemb_nn_xent_tied(posemb_matmul *mm, const float *x, int M, int D, const float *W, const float *b,
+                                      int V, const int32_t *targets, float grad_scale, float *dx, float *dW, float *db,
+                                      float *scratch, int chunk, long *correct);
 
 /* Softmax cross-entropy over logits [M, V] (rows, in place: replaced by
  * d(grad_scale * loss)/d logits when grad_scale != 0). Targets < 0 or >= V

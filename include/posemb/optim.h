@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 typedef struct posemb_adamw_config {
-    float lr;           /* peak learning rate */
+    float lr; /* peak learning rate */
     float beta1, beta2, eps;
     float weight_decay; /* applied to tensors whose posemb_param.decay is set (not biases, LayerNorm) */
     float clip;         /* max global gradient norm; <= 0: no clipping */
@@ -28,9 +28,9 @@ POSEMB_API posemb_adamw_config posemb_adamw_defaults(float lr, long warmup, long
 
 typedef struct posemb_adamw {
     size_t n;
-    float *m, *v;          /* first and second moments, the parameter block's layout */
-    unsigned char *decay;  /* per float: 1 where weight decay applies */
-    long step;             /* updates done */
+    float *m, *v;         /* first and second moments, the parameter block's layout */
+    unsigned char *decay; /* per float: 1 where weight decay applies */
+    long step;            /* updates done */
 } posemb_adamw;
 
 POSEMB_API posemb_status posemb_adamw_init(posemb_adamw *o, const posemb_model *model, posemb_error *err);

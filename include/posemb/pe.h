@@ -61,7 +61,7 @@ typedef struct posemb_pe_param {
     int ndim;
     int64_t shape[2];
     size_t numel;
-    size_t offset; /* in floats, within the PE's parameter block */
+    size_t offset;  /* in floats, within the PE's parameter block */
     int decay;      /* 1: weight decay applies (tables); 0: frequencies, biases */
     float init_std; /* N(0, init_std) at init; < 0: the family initialises it */
     int input;      /* 1: belongs to the input (absolute) component; 0: to the attention component */
@@ -71,16 +71,17 @@ typedef struct posemb_pe_param {
 /* One (sequence, head) of attention, as the attention hooks see it. */
 typedef struct posemb_pe_head {
     int layer, head;
-    int nq, nk; /* query rows and key rows */
-    int d;      /* head width */
-    float scale; /* the engine's logit scale, 1/sqrt(d) */
+    int nq, nk;                 /* query rows and key rows */
+    int d;                      /* head width */
+    float scale;                /* the engine's logit scale, 1/sqrt(d) */
     const int32_t *qpos, *kpos; /* positions of the queries [nq] and keys [nk] */
     int slot;                   /* thread slot in [0, max_threads), usually the OpenMP thread id */
 } posemb_pe_head;
 
 /* Parses spec and builds the PE for dims. Errors name the spec and the
  * problem, e.g. "spec 'rpe:k=0': rpe option k must be >= 1". */
-POSEMB_API posemb_status posemb_pe_create(posemb_pe **out, const char *spec, const posemb_pe_dims *dims, posemb_error *err);
+POSEMB_API posemb_status posemb_pe_create(posemb_pe **out, const char *spec, const posemb_pe_dims *dims,
+                                          posemb_error *err);
 POSEMB_API void posemb_pe_free(posemb_pe *p);
 
 /* The canonical spec: every option spelled out ("rpe:k=64,values=on"). */
@@ -123,12 +124,12 @@ POSEMB_API posemb_status posemb_pe_check_positions(const posemb_pe *p, const int
 /* 1. Input hook. x, y: [ntok, D]; y may equal x when integration is add.
  * scratch: posemb_pe_input_scratch_floats(ntok) floats. */
 POSEMB_API size_t posemb_pe_input_scratch_floats(const posemb_pe *p, long ntok);
-POSEMB_API posemb_status posemb_pe_input_forward(posemb_pe *p, const int32_t *pos, long ntok, const float *x, float *y, float *scratch,
-                               posemb_error *err);
+POSEMB_API posemb_status posemb_pe_input_forward(posemb_pe *p, const int32_t *pos, long ntok, const float *x, float *y,
+                                                 float *scratch, posemb_error *err);
 /* dy: [ntok, D] -> dx: [ntok, D] (dx may equal dy for add); accumulates
  * parameter gradients. x is the forward input (read only for concat). */
-POSEMB_API void posemb_pe_input_backward(posemb_pe *p, const int32_t *pos, long ntok, const float *x, const float *dy, float *dx,
-                       float *scratch);
+POSEMB_API void posemb_pe_input_backward(posemb_pe *p, const int32_t *pos, long ntok, const float *x, const float *dy,
+                                         float *dx, float *scratch);
 
 /* 2. q/k hook: q [nq, d] (row stride ldq) and k [nk, d] transformed in place. */
 POSEMB_API void posemb_pe_qk_forward(posemb_pe *p, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk);
@@ -137,17 +138,20 @@ POSEMB_API void posemb_pe_qk_forward(posemb_pe *p, const posemb_pe_head *h, floa
 POSEMB_API void posemb_pe_qk_backward(posemb_pe *p, const posemb_pe_head *h, float *dq, int ldq, float *dk, int ldk);
 
 /* 3. Logits hook: s [nq, nk] += positional term. q, k are the (transformed) rows. */
-POSEMB_API void posemb_pe_logits_forward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk, float *s, int lds);
+POSEMB_API void posemb_pe_logits_forward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k,
+                                         int ldk, float *s, int lds);
 /* ds: d loss / d s. Accumulates dq [nq, d] and dk [nk, d] (may be NULL
  * when the PE's term does not depend on them) and parameter gradients. */
-POSEMB_API void posemb_pe_logits_backward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk, const float *ds,
-                        int ldds, float *dq, int lddq, float *dk, int lddk);
+POSEMB_API void posemb_pe_logits_backward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq,
+                                          const float *k, int ldk, const float *ds, int ldds, float *dq, int lddq,
+                                          float *dk, int lddk);
 
 /* 4. Values hook: z [nq, d] += sum_j prob[i][j] aV[r(i, j)]. */
-POSEMB_API void posemb_pe_values_forward(posemb_pe *p, const posemb_pe_head *h, const float *prob, int ldp, float *z, int ldz);
+POSEMB_API void posemb_pe_values_forward(posemb_pe *p, const posemb_pe_head *h, const float *prob, int ldp, float *z,
+                                         int ldz);
 /* dz: d loss / d z. Accumulates dprob [nq, nk] and parameter gradients. */
-POSEMB_API void posemb_pe_values_backward(posemb_pe *p, const posemb_pe_head *h, const float *prob, int ldp, const float *dz, int lddz, float *dprob,
-                        int lddp);
+POSEMB_API void posemb_pe_values_backward(posemb_pe *p, const posemb_pe_head *h, const float *prob, int ldp,
+                                          const float *dz, int lddz, float *dprob, int lddp);
 
 /* Folds the per-thread gradient slots of layer's attention hooks into the
  * parameter gradients. Call once per layer after all its heads' backward. */
@@ -168,7 +172,8 @@ typedef struct posemb_pe_export {
     posemb_pe_named_matrix *items; /* from the arena given to posemb_pe_export_matrices; names are unique */
 } posemb_pe_export;
 
-POSEMB_API posemb_status posemb_pe_export_matrices(posemb_pe *p, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err);
+POSEMB_API posemb_status posemb_pe_export_matrices(posemb_pe *p, int n, posemb_arena *a, posemb_pe_export *out,
+                                                   posemb_error *err);
 
 /* What `posemb pe SPEC` shows, as one object the caller owns: spec's PE built
  * for dims, its parameters allocated and initialised from seed (learned PEs
@@ -176,8 +181,8 @@ POSEMB_API posemb_status posemb_pe_export_matrices(posemb_pe *p, int n, posemb_a
  * POSEMB_OK and sets *out, or an error (bad spec, sizes, out of memory) with
  * *out NULL. Free with posemb_pe_tables_free. */
 typedef struct posemb_pe_tables posemb_pe_tables;
-POSEMB_API posemb_status posemb_pe_tables_new(posemb_pe_tables **out, const char *spec, const posemb_pe_dims *dims, int n,
-                                              uint64_t seed, posemb_error *err);
+POSEMB_API posemb_status posemb_pe_tables_new(posemb_pe_tables **out, const char *spec, const posemb_pe_dims *dims,
+                                              int n, uint64_t seed, posemb_error *err);
 /* The PE they come from (owned by the tables) and its matrices, the first the primary one (none for 'none'). */
 POSEMB_API posemb_pe *posemb_pe_tables_pe(const posemb_pe_tables *t);
 POSEMB_API const posemb_pe_export *posemb_pe_tables_export(const posemb_pe_tables *t);

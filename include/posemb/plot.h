@@ -56,8 +56,8 @@ POSEMB_API posemb_heatmap_opts posemb_heatmap_defaults(void);
  * scaling; 2048 x 2048 takes milliseconds), NaN cells in grey, axes with
  * ticks at row/column positions and a colour bar. o may be NULL (defaults).
  * rows, cols in [1, 32767]. */
-POSEMB_API posemb_status posemb_plot_heatmap(const char *path, const float *m, int rows, int cols, const posemb_heatmap_opts *o,
-                                  posemb_error *err);
+POSEMB_API posemb_status posemb_plot_heatmap(const char *path, const float *m, int rows, int cols,
+                                             const posemb_heatmap_opts *o, posemb_error *err);
 
 typedef struct posemb_rect {
     double x, y, w, h; /* pixels (points for SVG/PDF), origin at the top left */
@@ -68,7 +68,7 @@ typedef struct posemb_rect {
  * for the same arguments (the data matter: the colour bar's labels take room);
  * either output may be NULL. */
 POSEMB_API posemb_status posemb_heatmap_layout(const float *m, int rows, int cols, const posemb_heatmap_opts *o,
-                                    posemb_rect *plot, posemb_rect *cbar, posemb_error *err);
+                                               posemb_rect *plot, posemb_rect *cbar, posemb_error *err);
 
 /* ---- line and scatter plots ---------------------------------------------- */
 
@@ -76,7 +76,7 @@ typedef struct posemb_series {
     const char *label;   /* legend text; NULL: not in the legend */
     const double *x, *y; /* n points; x NULL: 0, 1, ..., n-1. Non-finite points are skipped (a line breaks there) */
     int n;
-    int points;          /* 0: a line, 1: markers only, 2: a line with markers */
+    int points; /* 0: a line, 1: markers only, 2: a line with markers */
 } posemb_series;
 
 typedef struct posemb_lines_opts {
@@ -96,8 +96,8 @@ POSEMB_API posemb_lines_opts posemb_lines_defaults(void);
 /* Draws the series (colours from matplotlib's "tab10" cycle, in order) with
  * a light grid, axes and an optional legend. o may be NULL (defaults).
  * Needs n_series >= 1 and at least one finite point overall. */
-POSEMB_API posemb_status posemb_plot_lines(const char *path, const posemb_series *s, int n_series, const posemb_lines_opts *o,
-                                posemb_error *err);
+POSEMB_API posemb_status posemb_plot_lines(const char *path, const posemb_series *s, int n_series,
+                                           const posemb_lines_opts *o, posemb_error *err);
 
 /* ---- the clock of sinusoidal PEs ----------------------------------------- */
 
@@ -107,8 +107,8 @@ POSEMB_API posemb_status posemb_plot_lines(const char *path, const posemb_series
  * gives w and its period 2 pi / w in positions. The figure size follows the
  * grid (about 190 px a panel). title may be NULL. n_freq in [1, 64],
  * n_pos in [1, 1000000]. */
-POSEMB_API posemb_status posemb_plot_clock(const char *path, const float *freqs, int n_freq, int n_pos, const char *title,
-                                posemb_error *err);
+POSEMB_API posemb_status posemb_plot_clock(const char *path, const float *freqs, int n_freq, int n_pos,
+                                           const char *title, posemb_error *err);
 
 #ifdef __cplusplus
 }

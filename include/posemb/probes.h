@@ -23,33 +23,33 @@ typedef enum posemb_source_kind { POSEMB_SRC_SPEC, POSEMB_SRC_MODEL, POSEMB_SRC_
 
 typedef struct posemb_source {
     posemb_source_kind kind;
-    char name[512];       /* as given */
-    char spec[400];       /* the canonical PE spec, or "table" for a bare tensor */
+    char name[512];        /* as given */
+    char spec[400];        /* the canonical PE spec, or "table" for a bare tensor */
     char provenance[1024]; /* where the numbers come from, for reports */
-    int n, dim;           /* positions analysed; width of the APE table */
-    float *ape;           /* [n, dim] the positions' vectors (a model's: from its first position on), or NULL */
-    float *rel;           /* [rel_rows, rel_dim] layer 0's relative key table, or NULL */
+    int n, dim;            /* positions analysed; width of the APE table */
+    float *ape;            /* [n, dim] the positions' vectors (a model's: from its first position on), or NULL */
+    float *rel;            /* [rel_rows, rel_dim] layer 0's relative key table, or NULL */
     int rel_rows, rel_dim;
-    int rel_x0;           /* offset of the first row: -k (Shaw: rows are j - i), -(L-1) (HF: rows are i - j) */
-    float *freqs;         /* [n_freqs] sinusoid frequencies (sin, lsin, srpe, lsrpe, rope), or NULL */
+    int rel_x0;   /* offset of the first row: -k (Shaw: rows are j - i), -(L-1) (HF: rows are i - j) */
+    float *freqs; /* [n_freqs] sinusoid frequencies (sin, lsin, srpe, lsrpe, rope), or NULL */
     int n_freqs;
-    posemb_model *model;  /* for identical-word probing and correlation, or NULL */
-    posemb_pe *own_pe;           /* a built-in spec's PE */
+    posemb_model *model; /* for identical-word probing and correlation, or NULL */
+    posemb_pe *own_pe;   /* a built-in spec's PE */
     posemb_arena arena;
 } posemb_source;
 
 typedef struct posemb_source_opts {
-    const char *tensor;  /* --tensor NAME: a 2-D tensor of a safetensors file */
-    int len;             /* positions (0: the table's rows, or 512) */
-    int dim, heads;      /* for a built-in spec (0: 768 and 12) */
-    uint64_t seed;       /* initialisation of learned built-in specs */
+    const char *tensor; /* --tensor NAME: a 2-D tensor of a safetensors file */
+    int len;            /* positions (0: the table's rows, or 512) */
+    int dim, heads;     /* for a built-in spec (0: 768 and 12) */
+    uint64_t seed;      /* initialisation of learned built-in specs */
 } posemb_source_opts;
 
 /* what: a PE spec ("sin", "lsin+lsrpe"), a model folder (posemb's or HF's:
  * config.json + model.safetensors), or with opts->tensor a .safetensors file.
  * Errors name the source and the problem (a 1-D tensor, a missing tensor). */
 POSEMB_API posemb_status posemb_source_open(posemb_source *s, const char *what, const posemb_source_opts *opts,
-                                 posemb_error *err);
+                                            posemb_error *err);
 /* A table of positions [rows, dim] the caller holds in memory (copied), as
  * `posemb analyze FILE --tensor NAME` reads one from a file; name is what
  * reports call it. EINVAL for fewer than 2 rows. */
@@ -63,13 +63,13 @@ POSEMB_API void posemb_source_close(posemb_source *s);
  * of n copies of one word, all positional terms included, averaged over
  * heads and over n_words words drawn with seed; mean and spread [n, n]
  * (std over words of the head-averaged logits), and the mean softmax. */
-POSEMB_API posemb_status posemb_identical_words(posemb_model *m, int n, int n_words, uint64_t seed, float *mean, float *spread,
-                                     float *softmax, posemb_error *err);
+POSEMB_API posemb_status posemb_identical_words(posemb_model *m, int n, int n_words, uint64_t seed, float *mean,
+                                                float *spread, float *softmax, posemb_error *err);
 
 /* Position-wise correlation P Wq_h Wk_h^T P^T of the first layer for each
  * head h, and their average: per_head [H, n, n] (may be NULL), mean [n, n]. */
 POSEMB_API posemb_status posemb_correlation(posemb_model *m, const float *P, int n, float *per_head, float *mean,
-                                 posemb_error *err);
+                                            posemb_error *err);
 
 /* ---- probes of an APE table P [n, dim] ---- */
 
@@ -78,20 +78,21 @@ typedef struct posemb_regress {
     int n_ranges;
     double mae_by_range[64]; /* per range of 128 positions */
     int ranges[64][2];
-    float *pred;             /* [n] predicted positions (caller frees) */
+    float *pred; /* [n] predicted positions (caller frees) */
 } posemb_regress;
 
 /* The seed protocol: least squares (minimum norm; ridge when > 0) from P_x
  * to x on the even positions, predicting every position. */
-POSEMB_API posemb_status posemb_regress_seed(const float *P, int n, int dim, double ridge, posemb_regress *out, posemb_error *err);
+POSEMB_API posemb_status posemb_regress_seed(const float *P, int n, int dim, double ridge, posemb_regress *out,
+                                             posemb_error *err);
 /* Wang and Chen's protocol: rows shuffled with seed, k folds, score = mean
  * |round(pred) - x| over the held-out rows. */
-POSEMB_API posemb_status posemb_regress_cv(const float *P, int n, int dim, int folds, uint64_t seed, double ridge, double *mae,
-                                posemb_error *err);
+POSEMB_API posemb_status posemb_regress_cv(const float *P, int n, int dim, int folds, uint64_t seed, double ridge,
+                                           double *mae, posemb_error *err);
 /* Relative order: logistic regression (L2, strength lambda) on [P_i; P_j]
  * predicting j > i over `pairs` sampled pairs, k-fold; the error rate. */
 POSEMB_API posemb_status posemb_relative_order(const float *P, int n, int dim, int pairs, int folds, uint64_t seed,
-                                    double lambda, double *error, posemb_error *err);
+                                               double lambda, double *error, posemb_error *err);
 /* Per-dimension variation: range [dim] of P[x][d] over x < n; *moving counts
  * the dimensions whose range exceeds frac times the largest range. */
 POSEMB_API void posemb_dim_ranges(const float *P, int n, int dim, double frac, float *range, int *moving);

@@ -31,11 +31,12 @@ POSEMB_API void posemb_report_html(posemb_report *r, const char *raw_html);
  * rows of ncols entries, row-major (NULL entries are empty). Columns whose
  * cells are all numbers (or empty, "-", "nan") are right-aligned with
  * tabular digits. caption may be NULL. */
-POSEMB_API void posemb_report_table(posemb_report *r, const char *const *header, int ncols, const char *const *cells, int nrows,
-                         const char *caption);
+POSEMB_API void posemb_report_table(posemb_report *r, const char *const *header, int ncols, const char *const *cells,
+                                    int nrows, const char *caption);
 /* Embeds the PNG file at png_path as a figure with its caption (may be
  * NULL). POSEMB_EIO when unreadable, POSEMB_EFORMAT when not a PNG. */
-POSEMB_API posemb_status posemb_report_image(posemb_report *r, const char *png_path, const char *caption, posemb_error *err);
+POSEMB_API posemb_status posemb_report_image(posemb_report *r, const char *png_path, const char *caption,
+                                             posemb_error *err);
 /* Preformatted text (escaped), e.g. a command line or a log excerpt. */
 POSEMB_API void posemb_report_pre(posemb_report *r, const char *text);
 /* Writes the page to path, whole or not at all. */

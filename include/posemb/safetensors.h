@@ -80,18 +80,21 @@ POSEMB_API const char *posemb_st_meta(const posemb_st_file *f, const char *key);
 
 /* Reads a floating-point entry (F64, F32, F16, BF16) into dst as float32,
  * numel values. Integer and bool entries are refused with EFORMAT. */
-POSEMB_API posemb_status posemb_st_read_f32(const posemb_st_file *f, const posemb_st_entry *e, float *dst, posemb_error *err);
+POSEMB_API posemb_status posemb_st_read_f32(const posemb_st_file *f, const posemb_st_entry *e, float *dst,
+                                            posemb_error *err);
 /* Reads an integer or bool entry into dst as int64, numel values. Float
  * entries are refused with EFORMAT. */
-POSEMB_API posemb_status posemb_st_read_i64(const posemb_st_file *f, const posemb_st_entry *e, int64_t *dst, posemb_error *err);
+POSEMB_API posemb_status posemb_st_read_i64(const posemb_st_file *f, const posemb_st_entry *e, int64_t *dst,
+                                            posemb_error *err);
 /* Reads the raw little-endian bytes (end - begin of them) into dst. */
-POSEMB_API posemb_status posemb_st_read_raw(const posemb_st_file *f, const posemb_st_entry *e, void *dst, posemb_error *err);
+POSEMB_API posemb_status posemb_st_read_raw(const posemb_st_file *f, const posemb_st_entry *e, void *dst,
+                                            posemb_error *err);
 
 /* Convenience: finds name, checks it is a float entry of the expected shape
  * (ndim, shape), and reads it. A mismatch names the tensor, the shape found
  * and the shape expected. */
 POSEMB_API posemb_status posemb_st_load_f32(const posemb_st_file *f, const char *name, int ndim, const int64_t *shape,
-                                 float *dst, posemb_error *err);
+                                            float *dst, posemb_error *err);
 
 /* Writer: collect tensors (the data is referenced, not copied, and must stay
  * valid until posemb_st_write returns), then write. Tensors are stored in
@@ -109,11 +112,12 @@ POSEMB_API void posemb_st_writer_init(posemb_st_writer *w);
 /* Adds a tensor of dtype with the given shape; data holds numel elements in
  * that dtype, little-endian. Duplicate names are refused. */
 POSEMB_API posemb_status posemb_st_writer_add(posemb_st_writer *w, const char *name, posemb_dtype dtype, int ndim,
-                                   const int64_t *shape, const void *data, posemb_error *err);
+                                              const int64_t *shape, const void *data, posemb_error *err);
 /* Adds a float32 tensor. */
 POSEMB_API posemb_status posemb_st_writer_add_f32(posemb_st_writer *w, const char *name, int ndim, const int64_t *shape,
-                                       const float *data, posemb_error *err);
-POSEMB_API posemb_status posemb_st_writer_meta(posemb_st_writer *w, const char *key, const char *value, posemb_error *err);
+                                                  const float *data, posemb_error *err);
+POSEMB_API posemb_status posemb_st_writer_meta(posemb_st_writer *w, const char *key, const char *value,
+                                               posemb_error *err);
 POSEMB_API posemb_status posemb_st_write(const posemb_st_writer *w, const char *path, posemb_error *err);
 POSEMB_API void posemb_st_writer_free(posemb_st_writer *w);
 

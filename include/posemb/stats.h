@@ -10,9 +10,9 @@ extern "C" {
 #endif
 
 typedef struct posemb_welch {
-    double t;      /* (mean_a - mean_b) / sqrt(var_a / n_a + var_b / n_b) */
-    double df;     /* Welch-Satterthwaite degrees of freedom */
-    double p;      /* two-sided p-value */
+    double t;  /* (mean_a - mean_b) / sqrt(var_a / n_a + var_b / n_b) */
+    double df; /* Welch-Satterthwaite degrees of freedom */
+    double p;  /* two-sided p-value */
     double mean_a, mean_b;
     double var_a, var_b; /* sample variances (n - 1 in the denominator) */
 } posemb_welch;

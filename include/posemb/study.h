@@ -24,9 +24,9 @@ typedef struct posemb_study_config {
     char pes[POSEMB_STUDY_MAX_PES][128];
     char tasks[POSEMB_STUDY_MAX_TASKS][32];
     int seeds[16];
-    int mults[8];  /* evaluation lengths, multiples of n_train */
+    int mults[8]; /* evaluation lengths, multiples of n_train */
     int layers, hidden, heads, intermediate;
-    int n_train;   /* training sequence length */
+    int n_train; /* training sequence length */
     int steps, batch;
     float lr;
     int eval_examples; /* per evaluation length */
@@ -65,8 +65,8 @@ POSEMB_API const char *posemb_study_task_metric(const posemb_study_config *c, in
 /* The real-data study's runs (study_data.c): called by posemb_study_run. */
 POSEMB_API posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error *err);
 POSEMB_API posemb_status posemb_study_data_prepare(const posemb_study_config *c, const char *out, posemb_error *err);
-POSEMB_API posemb_status posemb_study_data_worker(const posemb_study_config *c, const char *out, const int *done, int w, int jobs,
-                                       int total, posemb_error *err);
+POSEMB_API posemb_status posemb_study_data_worker(const posemb_study_config *c, const char *out, const int *done, int w,
+                                                  int jobs, int total, posemb_error *err);
 /* Lines results.jsonl holds of a finished run of task t. */
 POSEMB_API int posemb_study_lines_per_run(const posemb_study_config *c, int t);
 

@@ -43,8 +43,8 @@ POSEMB_API const posemb_syn_task *posemb_syn_at(int i);
 /* B examples of length T (T >= 16) for a model trained at n_train: ids
  * [B, T]; classification: labels [B]; span: starts, ends [B] (inclusive
  * token indices). Examples are k0, k0+1, ... of the (task, seed) stream. */
-POSEMB_API void posemb_syn_batch(const posemb_syn_task *t, uint64_t seed, long k0, int B, int T, int n_train, int32_t *ids,
-                      int32_t *labels, int32_t *starts, int32_t *ends);
+POSEMB_API void posemb_syn_batch(const posemb_syn_task *t, uint64_t seed, long k0, int B, int T, int n_train,
+                                 int32_t *ids, int32_t *labels, int32_t *starts, int32_t *ends);
 
 /* Causal-LM targets of B rows of ids [B, T]: the ids after the row's first
  * [SEP], -100 (ignored) up to and including it. HF's shift inside the loss

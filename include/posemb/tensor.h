@@ -31,7 +31,7 @@ static inline int64_t posemb_tensor_numel(const posemb_tensor *t) { return posem
 /* Sets t's shape and allocates zeroed data from a. what names the tensor in
  * the error message. */
 POSEMB_API posemb_status posemb_tensor_alloc(posemb_tensor *t, posemb_arena *a, int ndim, const int64_t *shape,
-                                  const char *what, posemb_error *err);
+                                             const char *what, posemb_error *err);
 
 /* Writes the shape as "[2, 3]" into buf. */
 POSEMB_API void posemb_shape_str(int ndim, const int64_t *shape, char *buf, int size);

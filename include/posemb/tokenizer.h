@@ -78,15 +78,15 @@ typedef enum posemb_special {
  * Errors: EIO (unreadable), EFORMAT (a duplicate token, invalid UTF-8, no
  * [UNK] line), each naming the file and line. */
 POSEMB_API posemb_status posemb_tokenizer_load_wordpiece(const char *vocab_path, int lowercase, posemb_tokenizer **out,
-                                              posemb_error *err);
+                                                         posemb_error *err);
 
 /* GPT-2 byte-level BPE from encoder.json (an object of token -> unique
  * non-negative integer id) and vocab.bpe (a "#version" first line, then one
  * "LEFT RIGHT" merge per line, rank = order). As HF's reader, a last line
  * without a final newline is not read. Errors: EIO, EFORMAT naming the file
  * and the key or line. */
-POSEMB_API posemb_status posemb_tokenizer_load_bpe(const char *encoder_path, const char *merges_path, posemb_tokenizer **out,
-                                        posemb_error *err);
+POSEMB_API posemb_status posemb_tokenizer_load_bpe(const char *encoder_path, const char *merges_path,
+                                                   posemb_tokenizer **out, posemb_error *err);
 
 /* Either kind from a tokenizer.json (see the top of this file). */
 POSEMB_API posemb_status posemb_tokenizer_load_json(const char *path, posemb_tokenizer **out, posemb_error *err);
@@ -134,15 +134,16 @@ enum {
 /* Encodes len bytes of UTF-8 text (NUL bytes are text too). Errors: ERANGE
  * past INT_MAX tokens, ENOMEM, EFORMAT when a token has no id and the
  * tokenizer no unknown token. */
-POSEMB_API posemb_status posemb_tokenizer_encode(const posemb_tokenizer *tok, const char *text, size_t len, unsigned flags,
-                                      posemb_encoding *enc, posemb_error *err);
+POSEMB_API posemb_status posemb_tokenizer_encode(const posemb_tokenizer *tok, const char *text, size_t len,
+                                                 unsigned flags, posemb_encoding *enc, posemb_error *err);
 
 /* Encodes a pair as HF's encode_plus(a, b): with POSEMB_ENC_SPECIAL,
  * [CLS] a [SEP] b [SEP] for BERT with type ids 0 up to the first [SEP] and 1
  * after it; a then b for GPT-2 (types 0 then 1). Without it, a then b, all
  * type 0. */
-POSEMB_API posemb_status posemb_tokenizer_encode_pair(const posemb_tokenizer *tok, const char *a, size_t alen, const char *b,
-                                           size_t blen, unsigned flags, posemb_encoding *enc, posemb_error *err);
+POSEMB_API posemb_status posemb_tokenizer_encode_pair(const posemb_tokenizer *tok, const char *a, size_t alen,
+                                                      const char *b, size_t blen, unsigned flags, posemb_encoding *enc,
+                                                      posemb_error *err);
 
 /* Flags of posemb_tokenizer_decode. */
 enum {
@@ -155,7 +156,7 @@ enum {
  * for any x. WordPiece: tokens joined by spaces with " ##" removed, as HF's
  * convert_tokens_to_string. Errors: ERANGE for an id that has no token. */
 POSEMB_API posemb_status posemb_tokenizer_decode(const posemb_tokenizer *tok, const int32_t *ids, int n, unsigned flags,
-                                      char **text, size_t *len, posemb_error *err);
+                                                 char **text, size_t *len, posemb_error *err);
 
 #ifdef __cplusplus
 }

@@ -24,17 +24,17 @@ extern "C" {
 #endif
 
 typedef struct posemb_train_args {
-    const char *out;      /* run folder (created) */
-    long steps;           /* optimizer updates in the whole run (the schedule's length) */
-    long stop_at;         /* stop (with a checkpoint) after this step; 0: run to the end */
-    int batch, accum;     /* sequences per micro-batch, micro-batches per update */
+    const char *out;  /* run folder (created) */
+    long steps;       /* optimizer updates in the whole run (the schedule's length) */
+    long stop_at;     /* stop (with a checkpoint) after this step; 0: run to the end */
+    int batch, accum; /* sequences per micro-batch, micro-batches per update */
     float lr, weight_decay, clip;
     long warmup;
     uint64_t seed;
     long log_every, eval_every, save_every; /* 0: never (save: at the end only) */
     int eval_batches;
-    int keep;             /* checkpoints kept (oldest removed) */
-    int progress;         /* 1: a progress bar (a terminal); 0: a line every log_every steps */
+    int keep;     /* checkpoints kept (oldest removed) */
+    int progress; /* 1: a progress bar (a terminal); 0: a line every log_every steps */
 } posemb_train_args;
 
 /* Sensible defaults for a run of steps updates. */
@@ -46,8 +46,8 @@ typedef struct posemb_train_point {
 } posemb_train_point;
 
 typedef struct posemb_train_result {
-    long step;              /* last step done */
-    long resumed_from;      /* 0, or the checkpoint step the run resumed from */
+    long step;         /* last step done */
+    long resumed_from; /* 0, or the checkpoint step the run resumed from */
     double eval_loss, eval_accuracy;
     double tokens_per_s;
     posemb_train_point *history; /* [step] the loss of every step so far, resumed ones included */
@@ -61,8 +61,8 @@ typedef posemb_status (*posemb_micro_batch_fn)(void *ctx, int micro, posemb_batc
                                                posemb_error *err);
 
 typedef struct posemb_train_step_args {
-    int accum;                 /* micro-batches per update, each 1/accum of the gradient */
-    uint64_t seed, key;        /* dropout: micro-batch i's masks come from (seed, key + i) */
+    int accum;          /* micro-batches per update, each 1/accum of the gradient */
+    uint64_t seed, key; /* dropout: micro-batch i's masks come from (seed, key + i) */
     posemb_micro_batch_fn next;
     void *ctx;
 } posemb_train_step_args;
@@ -74,14 +74,14 @@ typedef struct posemb_train_step_args {
  * ("step N: the loss is nan") before the update, leaving the weights as they
  * were; a failure of next, forward or loss is returned as is. */
 POSEMB_API posemb_status posemb_train_step(posemb_model *m, posemb_adamw *o, const posemb_adamw_config *oc,
-                                           const posemb_train_step_args *s, long step, double *loss,
-                                           double *grad_norm, posemb_error *err);
+                                           const posemb_train_step_args *s, long step, double *loss, double *grad_norm,
+                                           posemb_error *err);
 
 /* Trains m on d. With resume, continues from the newest complete checkpoint
  * in args->out (if there is one). Stops with EFORMAT naming the step when
  * the loss is not finite, keeping the last good checkpoint. */
 POSEMB_API posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_train_args *args, int resume,
-                           posemb_train_result *res, posemb_error *err);
+                                      posemb_train_result *res, posemb_error *err);
 POSEMB_API void posemb_train_result_free(posemb_train_result *res);
 
 /* The newest complete checkpoint folder of a run, or 0 (path untouched). */

@@ -17,7 +17,8 @@
 
 posemb_analyze_opts posemb_analyze_defaults(void)
 {
-    posemb_analyze_opts o = {.K = 32, .n_words = 300, .pairs = 512, .folds = 5, .dims_frac = 0.5, .figures = 1, .report = 1};
+    posemb_analyze_opts o = {
+        .K = 32, .n_words = 300, .pairs = 512, .folds = 5, .dims_frac = 0.5, .figures = 1, .report = 1};
     return o;
 }
 
@@ -33,7 +34,10 @@ typedef struct ctx {
     int n_figs;
 } ctx;
 
-static int path_in(const ctx *c, const char *name, char *buf, size_t cap) { return posemb_path_join(buf, cap, c->out, name); }
+static int path_in(const ctx *c, const char *name, char *buf, size_t cap)
+{
+    return posemb_path_join(buf, cap, c->out, name);
+}
 
 static posemb_status csv(const ctx *c, const char *name, const float *m, int rows, int cols, posemb_error *err)
 {
@@ -113,7 +117,7 @@ static cJSON *indicators_json(const posemb_indicators *in)
 /* What the colour bar of each matrix measures. */
 static const char *value_label(const char *key)
 {
-    static const char *const map[][2] = {{"similarity", "dot product"},    {"similarity_cosine", "cosine"},
+    static const char *const map[][2] = {{"similarity", "dot product"},     {"similarity_cosine", "cosine"},
                                          {"rel_similarity", "dot product"}, {"identical", "attention logit"},
                                          {"correlation", "P Wq Wk^T P^T"},  {"bias", "logit term"}};
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
@@ -128,7 +132,9 @@ static posemb_status matrix(ctx *c, const char *key, const float *m, int n, doub
     char name[96];
     snprintf(name, sizeof name, "%s.csv", key);
     if (!st) st = csv(c, name, m, n, n, err);
-    if (!st) st = heatmap(c, key, m, n, n, x0, title, x0 ? "offset" : "position", x0 ? "offset" : "position", value_label(key), err);
+    if (!st)
+        st = heatmap(c, key, m, n, n, x0, title, x0 ? "offset" : "position", x0 ? "offset" : "position",
+                     value_label(key), err);
     if (!st) cJSON_AddItemToObject(c->json, key, indicators_json(out));
     return st;
 }
@@ -157,8 +163,11 @@ static posemb_status similarity(ctx *c, posemb_error *err)
     posemb_similarity(s->ape, s->n, s->dim, 0, dot);
     posemb_similarity(s->ape, s->n, s->dim, 1, cos);
     c->res->has_similarity = 1;
-    posemb_status st = matrix(c, "similarity", dot, s->n, 0, "Position similarity <P_x, P_y>", &c->res->similarity, err);
-    if (!st) st = matrix(c, "similarity_cosine", cos, s->n, 0, "Position similarity, cosine", &c->res->similarity_cosine, err);
+    posemb_status st =
+        matrix(c, "similarity", dot, s->n, 0, "Position similarity <P_x, P_y>", &c->res->similarity, err);
+    if (!st)
+        st = matrix(c, "similarity_cosine", cos, s->n, 0, "Position similarity, cosine", &c->res->similarity_cosine,
+                    err);
     return st;
 }
 
@@ -170,7 +179,8 @@ static posemb_status probes(ctx *c, posemb_error *err)
     posemb_analysis *r = c->res;
     posemb_status st = posemb_regress_seed(s->ape, s->n, s->dim, o->ridge, &r->regress, err);
     if (!st) st = posemb_regress_cv(s->ape, s->n, s->dim, o->folds, o->seed, o->ridge, &r->regress_cv_mae, err);
-    if (!st) st = posemb_relative_order(s->ape, s->n, s->dim, o->pairs, o->folds, o->seed, 1.0, &r->relative_error, err);
+    if (!st)
+        st = posemb_relative_order(s->ape, s->n, s->dim, o->pairs, o->folds, o->seed, 1.0, &r->relative_error, err);
     if (st) return st;
     r->has_regress = 1;
     cJSON *reg = cJSON_AddObjectToObject(c->json, "regress"), *mae = cJSON_AddArrayToObject(reg, "mae_by_range"),
@@ -210,13 +220,15 @@ static posemb_status probes(ctx *c, posemb_error *err)
     st = csv(c, "regress.csv", xy, s->n, 2, err);
     if (!st) st = csv(c, "dims.csv", range, s->dim, 1, err);
     posemb_series ser[2] = {{"prediction", xs, ys, s->n, 1}, {"truth", xs, xs, s->n, 0}};
-    if (!st) st = lines(c, "regress", ser, 2, "Linear regression of the position (fit on even positions)", "position",
-                        "predicted position", err);
+    if (!st)
+        st = lines(c, "regress", ser, 2, "Linear regression of the position (fit on even positions)", "position",
+                   "predicted position", err);
     double *ds = doubles(c, (size_t)s->dim, err);
     if (!ds) return POSEMB_ENOMEM;
     for (int d = 0; d < s->dim; d++) ds[d] = range[d];
     posemb_series dser = {.label = "range over positions", .y = ds, .n = s->dim, .points = 1};
-    if (!st) st = lines(c, "dims", &dser, 1, "Per-dimension range of the position vectors", "dimension", "max - min", err);
+    if (!st)
+        st = lines(c, "dims", &dser, 1, "Per-dimension range of the position vectors", "dimension", "max - min", err);
     return st;
 }
 
@@ -270,17 +282,21 @@ static posemb_status first_layer(ctx *c, posemb_error *err)
     float *soft = spread ? floats(c, (size_t)n * n, err) : NULL;
     if (!soft) return POSEMB_ENOMEM;
     posemb_status st = posemb_identical_words(s->model, n, c->o->n_words, c->o->seed, mean, spread, soft, err);
-    if (!st) st = matrix(c, "identical", mean, n, 0, "Identical-word attention logits, layer 0", &c->res->identical, err);
+    if (!st)
+        st = matrix(c, "identical", mean, n, 0, "Identical-word attention logits, layer 0", &c->res->identical, err);
     if (!st) st = csv(c, "identical_spread.csv", spread, n, n, err);
     if (!st) st = csv(c, "identical_softmax.csv", soft, n, n, err);
-    if (!st) st = heatmap(c, "identical_softmax", soft, n, n, 0, "Identical-word attention (softmax), layer 0", "key",
-                          "query", "probability", err);
+    if (!st)
+        st = heatmap(c, "identical_softmax", soft, n, n, 0, "Identical-word attention (softmax), layer 0", "key",
+                     "query", "probability", err);
     if (!st) c->res->has_identical = 1;
     if (st || !s->ape || posemb_model_config(s->model)->arch == POSEMB_ROBERTA) return st;
     float *corr = floats(c, (size_t)n * n, err);
     if (!corr) return POSEMB_ENOMEM;
     st = posemb_correlation(s->model, s->ape, n, NULL, corr, err);
-    if (!st) st = matrix(c, "correlation", corr, n, 0, "Position-wise correlation P Wq Wk^T P^T, layer 0", &c->res->correlation, err);
+    if (!st)
+        st = matrix(c, "correlation", corr, n, 0, "Position-wise correlation P Wq Wk^T P^T, layer 0",
+                    &c->res->correlation, err);
     if (!st) c->res->has_correlation = 1;
     return st;
 }
@@ -319,18 +335,26 @@ static posemb_status write_report(ctx *c, posemb_error *err)
     posemb_report *rep = posemb_report_new(title);
     if (!rep) return posemb_fail(err, POSEMB_ENOMEM, "report: out of memory");
     posemb_report_heading(rep, 1, title);
-    snprintf(text, sizeof text, "Source: %s. PE: %s. Indicators over the band 1 <= |i - j| <= %d; higher = the property "
-             "holds better (TI translation invariance, MONO monotonicity, SYM symmetry; formulas in docs/indicators.md).",
-             s->provenance, s->spec, c->o->K);
+    snprintf(
+        text, sizeof text,
+        "Source: %s. PE: %s. Indicators over the band 1 <= |i - j| <= %d; higher = the property "
+        "holds better (TI translation invariance, MONO monotonicity, SYM symmetry; formulas in docs/indicators.md).",
+        s->provenance, s->spec, c->o->K);
     posemb_report_paragraph(rep, text);
     static const char *const head[] = {"matrix", "TI", "MONO", "MONO fwd", "MONO bwd", "SYM", "monotone window"};
     const char *cells[7 * 8];
     char buf[7 * 8][32];
     int k = 0, rows = 0;
-    struct { int has; const char *name; const posemb_indicators *in; } m[] = {
-        {r->has_similarity, "similarity (dot)", &r->similarity}, {r->has_similarity, "similarity (cosine)", &r->similarity_cosine},
-        {r->has_rel, "relative vectors", &r->rel_similarity}, {r->has_identical, "identical words", &r->identical},
-        {r->has_correlation, "correlation", &r->correlation}, {r->has_bias, "bias / kernel", &r->bias}};
+    struct {
+        int has;
+        const char *name;
+        const posemb_indicators *in;
+    } m[] = {{r->has_similarity, "similarity (dot)", &r->similarity},
+             {r->has_similarity, "similarity (cosine)", &r->similarity_cosine},
+             {r->has_rel, "relative vectors", &r->rel_similarity},
+             {r->has_identical, "identical words", &r->identical},
+             {r->has_correlation, "correlation", &r->correlation},
+             {r->has_bias, "bias / kernel", &r->bias}};
     for (int i = 0; i < 6; i++)
         if (m[i].has) {
             indicator_row(m[i].name, m[i].in, cells, buf, &k);
@@ -340,11 +364,13 @@ static posemb_status write_report(ctx *c, posemb_error *err)
     posemb_report_table(rep, head, 7, cells, rows, "Indicators of each matrix");
     if (r->has_regress) {
         posemb_report_heading(rep, 2, "What the table encodes");
-        snprintf(text, sizeof text, "Linear regression of the position, fit on even positions: mean |error| %.3f over "
+        snprintf(text, sizeof text,
+                 "Linear regression of the position, fit on even positions: mean |error| %.3f over "
                  "all %d positions. 5-fold protocol: mean |round(prediction) - x| = %.3f. Order of two positions "
                  "(logistic regression on [P_i; P_j], %d pairs, 5-fold): error rate %.3f. %d of %d dimensions move by "
-                 "more than %.0f%% of the widest range.", r->regress.mae_all, s->n, r->regress_cv_mae, c->o->pairs,
-                 r->relative_error, r->dims_moving, s->dim, 100 * c->o->dims_frac);
+                 "more than %.0f%% of the widest range.",
+                 r->regress.mae_all, s->n, r->regress_cv_mae, c->o->pairs, r->relative_error, r->dims_moving, s->dim,
+                 100 * c->o->dims_frac);
         posemb_report_paragraph(rep, text);
     }
     if (r->has_psi) {
@@ -381,7 +407,8 @@ posemb_status posemb_analyze(posemb_source *src, const posemb_analyze_opts *o, c
                              posemb_analysis *res, posemb_error *err)
 {
     memset(res, 0, sizeof *res);
-    if (mkdir(out_dir, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", out_dir, strerror(errno));
+    if (mkdir(out_dir, 0755) && errno != EEXIST)
+        return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", out_dir, strerror(errno));
     double t0 = posemb_timer_now();
     ctx c = {src, o, out_dir, res, cJSON_CreateObject(), NULL, {0}, {{0}}, {{0}}, 0};
     posemb_arena_init(&c.arena, 0);

@@ -17,7 +17,8 @@
 static posemb_status step_matrix(const posemb_source *s, float **m, int *n, posemb_error *err)
 {
     int rows = s->ape ? s->n : s->rel ? s->rel_rows : 0;
-    if (!rows) return posemb_fail(err, POSEMB_EINVAL, "%s: its PE %s has no table of positions to follow", s->name, s->spec);
+    if (!rows)
+        return posemb_fail(err, POSEMB_EINVAL, "%s: its PE %s has no table of positions to follow", s->name, s->spec);
     *m = malloc((size_t)rows * rows * sizeof **m);
     if (!*m) return posemb_fail(err, POSEMB_ENOMEM, "evolution: out of memory");
     posemb_similarity(s->ape ? s->ape : s->rel, rows, s->ape ? s->dim : s->rel_dim, 0, *m);
@@ -38,14 +39,17 @@ static posemb_status write_outputs(const char *out, const long *steps, const pos
                  ind[i].mono_fwd, ind[i].mono_bwd, ind[i].window, ind[i].sym);
         len += (size_t)snprintf(text + len, cap - len, "%s", line);
     }
-    posemb_status st = posemb_path_join(path, sizeof path, out, "evolution.csv") ? posemb_fail(err, POSEMB_EINVAL, "path too long")
-                                                                                : posemb_write_text(path, text, err);
+    posemb_status st = posemb_path_join(path, sizeof path, out, "evolution.csv")
+                           ? posemb_fail(err, POSEMB_EINVAL, "path too long")
+                           : posemb_write_text(path, text, err);
     len = (size_t)snprintf(text, cap, "{\"spec\": \"%s\", \"K\": %d, \"steps\": [", spec, K);
     for (int i = 0; i < n && !st; i++)
-        len += (size_t)snprintf(text + len, cap - len, "%s{\"step\": %ld, \"ti\": %.6f, \"mono\": %.6f, \"window\": %d, \"sym\": %.6f}",
+        len += (size_t)snprintf(text + len, cap - len,
+                                "%s{\"step\": %ld, \"ti\": %.6f, \"mono\": %.6f, \"window\": %d, \"sym\": %.6f}",
                                 i ? ", " : "", steps[i], ind[i].ti, ind[i].mono, ind[i].window, ind[i].sym);
     snprintf(text + len, cap - len, "]}");
-    if (!st && posemb_path_join(path, sizeof path, out, "evolution.json")) st = posemb_fail(err, POSEMB_EINVAL, "path too long");
+    if (!st && posemb_path_join(path, sizeof path, out, "evolution.json"))
+        st = posemb_fail(err, POSEMB_EINVAL, "path too long");
     if (!st) st = posemb_write_text(path, text, err);
     free(text);
     return st;
@@ -71,8 +75,9 @@ static posemb_status indicator_plot(const char *out, const long *steps, const po
     o.ymin = 0;
     o.ymax = 1.05;
     char path[POSEMB_PATH_MAX];
-    posemb_status st = posemb_path_join(path, sizeof path, out, "evolution.png") ? posemb_fail(err, POSEMB_EINVAL, "path too long")
-                                                                                : posemb_plot_lines(path, s, 3, &o, err);
+    posemb_status st = posemb_path_join(path, sizeof path, out, "evolution.png")
+                           ? posemb_fail(err, POSEMB_EINVAL, "path too long")
+                           : posemb_plot_lines(path, s, 3, &o, err);
     free(x);
     return st;
 }
@@ -81,7 +86,8 @@ static posemb_status indicator_plot(const char *out, const long *steps, const po
 static posemb_status evolution_of(const char *run, const char *out_dir, const posemb_source_opts *so,
                                   const posemb_analyze_opts *o, const long *steps, int n, posemb_error *err)
 {
-    if (mkdir(out_dir, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", out_dir, strerror(errno));
+    if (mkdir(out_dir, 0755) && errno != EEXIST)
+        return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", out_dir, strerror(errno));
     posemb_indicators *ind = calloc((size_t)n, sizeof *ind);
     posemb_report *rep = posemb_report_new("posemb: a PE during training");
     if (!ind || !rep) {
@@ -115,7 +121,8 @@ static posemb_status evolution_of(const char *run, const char *out_dir, const po
             h.vmin = h.vmax = NAN;
             h.x0 = h.y0 = s.ape ? 0 : s.rel_x0;
             snprintf(name, sizeof name, "similarity_step%ld.png", steps[i]);
-            if (posemb_path_join(path, sizeof path, out_dir, name)) st = posemb_fail(err, POSEMB_EINVAL, "path too long");
+            if (posemb_path_join(path, sizeof path, out_dir, name))
+                st = posemb_fail(err, POSEMB_EINVAL, "path too long");
             if (!st) st = posemb_plot_heatmap(path, m, rows, rows, &h, err);
             if (!st) st = posemb_report_image(rep, path, title, err);
             shown++;
@@ -125,12 +132,16 @@ static posemb_status evolution_of(const char *run, const char *out_dir, const po
     }
     if (!st) st = write_outputs(out_dir, steps, ind, n, spec, o->K, err);
     if (!st) st = indicator_plot(out_dir, steps, ind, n, err);
-    if (!st && !posemb_path_join(path, sizeof path, out_dir, "evolution.png")) st = posemb_report_image(rep, path, "TI, MONO and SYM over training", err);
-    if (!st && posemb_path_join(path, sizeof path, out_dir, "report.html")) st = posemb_fail(err, POSEMB_EINVAL, "path too long");
+    if (!st && !posemb_path_join(path, sizeof path, out_dir, "evolution.png"))
+        st = posemb_report_image(rep, path, "TI, MONO and SYM over training", err);
+    if (!st && posemb_path_join(path, sizeof path, out_dir, "report.html"))
+        st = posemb_fail(err, POSEMB_EINVAL, "path too long");
     if (!st) st = posemb_report_write(rep, path, err);
     if (!st && !o->quiet)
-        printf("%s: %d checkpoints of PE %s; step %ld: TI %.3f MONO %.3f SYM %.3f -> step %ld: TI %.3f MONO %.3f SYM %.3f\n",
-               run, n, spec, steps[0], ind[0].ti, ind[0].mono, ind[0].sym, steps[n - 1], ind[n - 1].ti, ind[n - 1].mono, ind[n - 1].sym);
+        printf("%s: %d checkpoints of PE %s; step %ld: TI %.3f MONO %.3f SYM %.3f -> step %ld: TI %.3f MONO %.3f SYM "
+               "%.3f\n",
+               run, n, spec, steps[0], ind[0].ti, ind[0].mono, ind[0].sym, steps[n - 1], ind[n - 1].ti, ind[n - 1].mono,
+               ind[n - 1].sym);
     free(ind);
     posemb_report_free(rep);
     return st;
@@ -142,7 +153,9 @@ posemb_status posemb_evolution(const char *run, const char *out_dir, const posem
     long *steps;
     int n = posemb_checkpoint_steps(run, 1, &steps);
     if (n < 0) return posemb_fail(err, POSEMB_EIO, "%s: cannot read folder: %s", run, strerror(errno));
-    if (n == 0) return posemb_fail(err, POSEMB_EINVAL, "%s: no checkpoints (train with 'posemb train --keep N' to keep them)", run);
+    if (n == 0)
+        return posemb_fail(err, POSEMB_EINVAL, "%s: no checkpoints (train with 'posemb train --keep N' to keep them)",
+                           run);
     posemb_status st = evolution_of(run, out_dir, so, o, steps, n, err);
     free(steps);
     return st;

@@ -41,7 +41,9 @@ posemb_status posemb_identical_words(posemb_model *m, int n, int n_words, uint64
     float *logits = malloc((size_t)chunk * c->heads * nn * sizeof *logits);
     int32_t *ids = malloc((size_t)chunk * n * sizeof *ids);
     double *sum = calloc(nn, sizeof *sum), *sq = calloc(nn, sizeof *sq), *soft = calloc(nn, sizeof *soft);
-    posemb_status st = logits && ids && sum && sq && soft ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "identical-word probing: out of memory");
+    posemb_status st = logits && ids && sum && sq && soft
+                           ? POSEMB_OK
+                           : posemb_fail(err, POSEMB_ENOMEM, "identical-word probing: out of memory");
     posemb_rng r;
     posemb_rng_seed(&r, seed, 9);
     for (int done = 0; !st && done < n_words; done += chunk) {

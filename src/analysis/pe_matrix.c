@@ -16,8 +16,8 @@ static const posemb_pe_named_matrix *find(const posemb_pe_export *ex, const char
     return NULL;
 }
 
-static posemb_status similarity_of(const posemb_pe_named_matrix *m, posemb_arena *a, const char *what, posemb_pe_matrix *out,
-                                   posemb_error *err)
+static posemb_status similarity_of(const posemb_pe_named_matrix *m, posemb_arena *a, const char *what,
+                                   posemb_pe_matrix *out, posemb_error *err)
 {
     out->size = m->rows;
     out->data = posemb_arena_floats(a, (size_t)m->rows * m->rows);
@@ -28,7 +28,8 @@ static posemb_status similarity_of(const posemb_pe_named_matrix *m, posemb_arena
 }
 
 /* Head average of the per-head bias matrices. */
-static posemb_status bias_mean(const posemb_pe_export *ex, int n, posemb_arena *a, posemb_pe_matrix *out, posemb_error *err)
+static posemb_status bias_mean(const posemb_pe_export *ex, int n, posemb_arena *a, posemb_pe_matrix *out,
+                               posemb_error *err)
 {
     int heads = 0;
     out->size = n;

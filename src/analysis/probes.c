@@ -20,7 +20,8 @@ static posemb_status fit_linear(const float *P, int dim, const int *rows, int m,
                                 posemb_error *err)
 {
     int extra = ridge > 0 ? dim : 0, mm = m + extra, ldb = mm > dim ? mm : dim;
-    double *X = calloc((size_t)mm * dim, sizeof *X), *y = calloc((size_t)ldb, sizeof *y), *mu = calloc((size_t)dim, sizeof *mu);
+    double *X = calloc((size_t)mm * dim, sizeof *X), *y = calloc((size_t)ldb, sizeof *y),
+           *mu = calloc((size_t)dim, sizeof *mu);
     double *sv = calloc((size_t)(m < dim ? m : dim) + (size_t)extra + 1, sizeof *sv), ym = 0;
     if (!X || !y || !mu || !sv) {
         free(X);
@@ -44,7 +45,9 @@ static posemb_status fit_linear(const float *P, int dim, const int *rows, int m,
     /* complete orthogonal factorisation with pivoting: rank-revealing like an SVD, several times faster */
     lapack_int info = jpvt ? LAPACKE_dgelsy(LAPACK_ROW_MAJOR, mm, dim, 1, X, dim, y, 1, jpvt, 1e-10, &rank) : -1;
     free(jpvt);
-    posemb_status st = info ? posemb_fail(err, POSEMB_ERANGE, "regression: least squares failed (LAPACK info %d)", (int)info) : POSEMB_OK;
+    posemb_status st =
+        info ? posemb_fail(err, POSEMB_ERANGE, "regression: least squares failed (LAPACK info %d)", (int)info)
+             : POSEMB_OK;
     double dot = 0;
     for (int d = 0; !st && d < dim; d++) {
         w[d] = y[d];
@@ -68,7 +71,8 @@ static double predict(const float *row, const double *w, double b, int dim)
 posemb_status posemb_regress_seed(const float *P, int n, int dim, double ridge, posemb_regress *out, posemb_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (n < 4 || dim < 1) return posemb_fail(err, POSEMB_EINVAL, "regression: %d positions x %d dims (need >= 4 x 1)", n, dim);
+    if (n < 4 || dim < 1)
+        return posemb_fail(err, POSEMB_EINVAL, "regression: %d positions x %d dims (need >= 4 x 1)", n, dim);
     int m = (n + 1) / 2, *rows = malloc((size_t)m * sizeof *rows);
     double *w = malloc((size_t)dim * sizeof *w), b;
     out->pred = malloc((size_t)n * sizeof *out->pred);
@@ -117,7 +121,8 @@ static void shuffled(int *idx, int n, uint64_t seed)
 posemb_status posemb_regress_cv(const float *P, int n, int dim, int folds, uint64_t seed, double ridge, double *mae,
                                 posemb_error *err)
 {
-    if (folds < 2 || n < 2 * folds) return posemb_fail(err, POSEMB_EINVAL, "regression: %d positions for %d folds", n, folds);
+    if (folds < 2 || n < 2 * folds)
+        return posemb_fail(err, POSEMB_EINVAL, "regression: %d positions for %d folds", n, folds);
     int *idx = malloc((size_t)n * sizeof *idx), *train = malloc((size_t)n * sizeof *train);
     double *w = malloc((size_t)dim * sizeof *w), b, total = 0;
     if (!idx || !train || !w) {
@@ -133,7 +138,8 @@ posemb_status posemb_regress_cv(const float *P, int n, int dim, int folds, uint6
         for (int i = 0; i < n; i++)
             if (i < lo || i >= hi) train[m++] = idx[i];
         st = fit_linear(P, dim, train, m, ridge, w, &b, err);
-        for (int i = lo; !st && i < hi; i++) total += fabs(round(predict(P + (size_t)idx[i] * dim, w, b, dim)) - idx[i]);
+        for (int i = lo; !st && i < hi; i++)
+            total += fabs(round(predict(P + (size_t)idx[i] * dim, w, b, dim)) - idx[i]);
     }
     *mae = total / n;
     free(idx);
@@ -163,9 +169,11 @@ static posemb_status fit_logistic(const double *X, const double *y, int m, int d
                                   posemb_error *err)
 {
     size_t work_n = (size_t)d * d + (size_t)m * d;
-    double *p = malloc((size_t)m * sizeof *p), *g = malloc((size_t)d * sizeof *g), *delta = malloc((size_t)d * sizeof *delta);
+    double *p = malloc((size_t)m * sizeof *p), *g = malloc((size_t)d * sizeof *g),
+           *delta = malloc((size_t)d * sizeof *delta);
     double *work = malloc(work_n * sizeof *work);
-    posemb_status st = p && g && delta && work ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "logistic probe: out of memory");
+    posemb_status st =
+        p && g && delta && work ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "logistic probe: out of memory");
     for (int k = 0; k < d; k++) w[k] = 0;
     for (int it = 0; !st && it < 100; it++) {
         cblas_dgemv(CblasRowMajor, CblasNoTrans, m, d, 1.0, X, d, w, 1, 0.0, p, 1);
@@ -225,8 +233,10 @@ static posemb_status fit_logistic_dual(const double *K, const double *y, int m, 
                                        posemb_error *err)
 {
     double *z = calloc((size_t)m, sizeof *z), *r = malloc((size_t)m * sizeof *r), *gx = malloc((size_t)m * sizeof *gx);
-    double *v = malloc((size_t)m * sizeof *v), *M = malloc((size_t)m * m * sizeof *M), *kv = malloc((size_t)m * sizeof *kv);
-    posemb_status st = z && r && gx && v && M && kv ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "logistic probe: out of memory");
+    double *v = malloc((size_t)m * sizeof *v), *M = malloc((size_t)m * m * sizeof *M),
+           *kv = malloc((size_t)m * sizeof *kv);
+    posemb_status st =
+        z && r && gx && v && M && kv ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "logistic probe: out of memory");
     for (int i = 0; i < m; i++) a[i] = 0;
     for (int it = 0; !st && it < 100; it++) {
         double step = 0;
@@ -274,25 +284,28 @@ static void pair_gram(const double *S, int n, const int *pi, const int *pj, cons
 }
 
 /* Error count on fold [lo, hi) of a dual fit on the other pairs. */
-static posemb_status dual_fold(const double *S, int n, const int *pi, const int *pj, const double *y, int pairs,
-                               int lo, int hi, double lambda, long *wrong, posemb_error *err)
+static posemb_status dual_fold(const double *S, int n, const int *pi, const int *pj, const double *y, int pairs, int lo,
+                               int hi, double lambda, long *wrong, posemb_error *err)
 {
-    int m = pairs - (hi - lo), *train = malloc((size_t)m * sizeof *train), *test = malloc((size_t)(hi - lo) * sizeof *test);
+    int m = pairs - (hi - lo), *train = malloc((size_t)m * sizeof *train),
+        *test = malloc((size_t)(hi - lo) * sizeof *test);
     double *K = malloc((size_t)m * m * sizeof *K), *Kt = malloc((size_t)(hi - lo) * m * sizeof *Kt);
     double *yt = malloc((size_t)m * sizeof *yt), *a = malloc((size_t)m * sizeof *a);
-    posemb_status st = train && test && K && Kt && yt && a ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "relative probe: out of memory");
+    posemb_status st = train && test && K && Kt && yt && a
+                           ? POSEMB_OK
+                           : posemb_fail(err, POSEMB_ENOMEM, "relative probe: out of memory");
     for (int s = 0, k = 0, t = 0; !st && s < pairs; s++)
         if (s < lo || s >= hi) {
             train[k] = s;
             yt[k++] = y[s];
-        }
-        else test[t++] = s;
+        } else test[t++] = s;
     if (!st) {
         pair_gram(S, n, pi, pj, train, m, train, m, K);
         pair_gram(S, n, pi, pj, test, hi - lo, train, m, Kt);
         st = fit_logistic_dual(K, yt, m, lambda, a, err);
     }
-    for (int t = 0; !st && t < hi - lo; t++) *wrong += (cblas_ddot(m, Kt + (size_t)t * m, 1, a, 1) > 0) != (y[test[t]] > 0.5);
+    for (int t = 0; !st && t < hi - lo; t++)
+        *wrong += (cblas_ddot(m, Kt + (size_t)t * m, 1, a, 1) > 0) != (y[test[t]] > 0.5);
     free(train);
     free(test);
     free(K);
@@ -307,7 +320,8 @@ static posemb_status primal_fold(const double *X, const double *y, int pairs, in
                                  long *wrong, posemb_error *err)
 {
     int m = pairs - (hi - lo);
-    double *Xt = malloc((size_t)m * d * sizeof *Xt), *yt = malloc((size_t)m * sizeof *yt), *w = malloc((size_t)d * sizeof *w);
+    double *Xt = malloc((size_t)m * d * sizeof *Xt), *yt = malloc((size_t)m * sizeof *yt),
+           *w = malloc((size_t)d * sizeof *w);
     posemb_status st = Xt && yt && w ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "relative probe: out of memory");
     for (int s = 0, k = 0; !st && s < pairs; s++)
         if (s < lo || s >= hi) {
@@ -322,16 +336,19 @@ static posemb_status primal_fold(const double *X, const double *y, int pairs, in
     return st;
 }
 
-posemb_status posemb_relative_order(const float *P, int n, int dim, int pairs, int folds, uint64_t seed,
-                                    double lambda, double *error, posemb_error *err)
+posemb_status posemb_relative_order(const float *P, int n, int dim, int pairs, int folds, uint64_t seed, double lambda,
+                                    double *error, posemb_error *err)
 {
     if (n < 2 || folds < 2 || pairs < 2 * folds || !(lambda > 0))
-        return posemb_fail(err, POSEMB_EINVAL, "relative probe: %d positions, %d pairs, %d folds, lambda %g", n, pairs, folds, lambda);
+        return posemb_fail(err, POSEMB_EINVAL, "relative probe: %d positions, %d pairs, %d folds, lambda %g", n, pairs,
+                           folds, lambda);
     int d = 2 * dim + 1, dual = d > pairs - pairs / folds;
     int *pi = malloc((size_t)pairs * sizeof *pi), *pj = malloc((size_t)pairs * sizeof *pj);
     double *y = malloc((size_t)pairs * sizeof *y);
-    double *F = dual ? malloc((size_t)n * n * sizeof *F) : malloc((size_t)pairs * d * sizeof *F); /* S, or the features */
-    posemb_status st = pi && pj && y && F ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "relative probe: out of memory");
+    double *F =
+        dual ? malloc((size_t)n * n * sizeof *F) : malloc((size_t)pairs * d * sizeof *F); /* S, or the features */
+    posemb_status st =
+        pi && pj && y && F ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "relative probe: out of memory");
     long wrong = 0;
     if (!st) sample_pairs(n, pairs, seed, pi, pj, y);
     if (!st && dual) { /* S = P P^T in double */

@@ -83,8 +83,10 @@ static posemb_status open_tensor(posemb_source *s, const char *path, const posem
     const posemb_st_entry *e = posemb_st_find(&f, o->tensor);
     if (!e) st = posemb_fail(err, POSEMB_EINVAL, "%s: no tensor '%s' (see 'posemb inspect %s')", path, o->tensor, path);
     else if (e->ndim != 2 || !posemb_dtype_is_float(e->dtype) || e->shape[0] < 2 || e->shape[1] < 1)
-        st = posemb_fail(err, POSEMB_EINVAL, "%s: tensor '%s' is %s with %d dimensions; a table of positions is 2-D "
-                         "float with at least 2 rows", path, o->tensor, posemb_dtype_name(e->dtype), e->ndim);
+        st = posemb_fail(err, POSEMB_EINVAL,
+                         "%s: tensor '%s' is %s with %d dimensions; a table of positions is 2-D "
+                         "float with at least 2 rows",
+                         path, o->tensor, posemb_dtype_name(e->dtype), e->ndim);
     float *all = st ? NULL : posemb_arena_floats(&s->arena, (size_t)e->numel);
     if (!st && !all) st = posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
     if (!st) st = posemb_st_read_f32(&f, e, all, err);
@@ -104,8 +106,11 @@ posemb_status posemb_source_open_table(posemb_source *s, const char *name, const
     posemb_arena_init(&s->arena, 0);
     s->kind = POSEMB_SRC_TENSOR;
     snprintf(s->name, sizeof s->name, "%s", name);
-    if (rows < 2 || dim < 1) return posemb_fail(err, POSEMB_EINVAL, "%s: a %d x %d table; a table of positions has "
-                                                "at least 2 rows and 1 column", name, rows, dim);
+    if (rows < 2 || dim < 1)
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "%s: a %d x %d table; a table of positions has "
+                           "at least 2 rows and 1 column",
+                           name, rows, dim);
     float *copy = posemb_arena_floats(&s->arena, (size_t)rows * (size_t)dim);
     if (!copy) {
         posemb_source_close(s);
@@ -128,8 +133,10 @@ static posemb_status open_model(posemb_source *s, const char *dir, const posemb_
     int avail = c->max_position - first;
     s->n = o->len && o->len < avail ? o->len : avail;
     snprintf(s->spec, sizeof s->spec, "%s", posemb_pe_spec(p));
-    snprintf(s->provenance, sizeof s->provenance, "model %s (%s, %d layers, width %d, %d heads), PE %s, positions "
-             "%d..%d", dir, c->architecture, c->layers, c->hidden, c->heads, s->spec, first, first + s->n - 1);
+    snprintf(s->provenance, sizeof s->provenance,
+             "model %s (%s, %d layers, width %d, %d heads), PE %s, positions "
+             "%d..%d",
+             dir, c->architecture, c->layers, c->hidden, c->heads, s->spec, first, first + s->n - 1);
     s->dim = c->hidden;
     if ((st = take_export(s, p, c->max_position, err))) return st;
     if (s->ape && first) s->ape += (size_t)first * s->dim;
@@ -148,8 +155,7 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && !strcmp(s + n - m, suffix);
 }
 
-posemb_status posemb_source_open(posemb_source *s, const char *what, const posemb_source_opts *opts,
-                                 posemb_error *err)
+posemb_status posemb_source_open(posemb_source *s, const char *what, const posemb_source_opts *opts, posemb_error *err)
 {
     posemb_source_opts none = {0};
     const posemb_source_opts *o = opts ? opts : &none;
@@ -160,13 +166,12 @@ posemb_status posemb_source_open(posemb_source *s, const char *what, const posem
     if (o->tensor) {
         s->kind = POSEMB_SRC_TENSOR;
         st = open_tensor(s, what, o, err);
-    }
-    else if (is_dir(what)) {
+    } else if (is_dir(what)) {
         s->kind = POSEMB_SRC_MODEL;
         st = open_model(s, what, o, err);
-    }
-    else if (ends_with(what, ".safetensors"))
-        st = posemb_fail(err, POSEMB_EINVAL, "%s: name the table with --tensor NAME (see 'posemb inspect %s')", what, what);
+    } else if (ends_with(what, ".safetensors"))
+        st = posemb_fail(err, POSEMB_EINVAL, "%s: name the table with --tensor NAME (see 'posemb inspect %s')", what,
+                         what);
     else {
         s->kind = POSEMB_SRC_SPEC;
         st = open_spec(s, what, o, err);

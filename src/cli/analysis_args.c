@@ -17,18 +17,18 @@ int analysis_flag(cli_args *a, posemb_source_opts *so, posemb_analyze_opts *ao, 
     else if (!strcmp(arg, "-K") || cli_is(a, "--K")) {
         a->flag = "-K";
         *rc = cli_int(a, 1, 1 << 15, &ao->K);
-    }
-    else if (cli_is(a, "--words")) *rc = cli_int(a, 0, 1 << 20, &ao->n_words);
+    } else if (cli_is(a, "--words")) *rc = cli_int(a, 0, 1 << 20, &ao->n_words);
     else if (cli_is(a, "--pairs")) *rc = cli_int(a, 10, 1 << 22, &ao->pairs);
     else if (cli_is(a, "--seed")) {
         *rc = cli_int(a, 0, 2147483647, &seed);
         ao->seed = so->seed = (uint64_t)seed;
-    }
-    else if (cli_is(a, "--ridge")) {
+    } else if (cli_is(a, "--ridge")) {
         const char *v = cli_value(a);
         char *end;
         double x = v ? strtod(v, &end) : -1;
-        *rc = !v ? EXIT_USAGE : (end == v || *end || !(x >= 0)) ? cli_usage_error(a, "--ridge: '%s' is not a number >= 0", v) : 0;
+        *rc = !v                                ? EXIT_USAGE
+              : (end == v || *end || !(x >= 0)) ? cli_usage_error(a, "--ridge: '%s' is not a number >= 0", v)
+                                                : 0;
         ao->ridge = x;
     } else if (cli_is(a, "--threads")) {
         int threads = 0;

@@ -7,14 +7,14 @@
 #include "posemb/analyze.h"
 
 #define ANALYSIS_FLAGS_HELP                                                                                            \
-    "  --tensor NAME   the 2-D tensor of a .safetensors SOURCE to read as a table of positions\n"                       \
-    "  --len N         positions to analyse (default: the table's, or 512 for a spec)\n"                              \
-    "  --dim D, --heads H   model size for a built-in spec (default 768, 12)\n"                                       \
-    "  -K K            indicator band 1 <= |i-j| <= K (default 32)\n"                                                 \
-    "  --words N       identical-word probing: words (default 300)\n"                                                 \
-    "  --pairs N       relative-order probe: pairs (default 512)\n"                                                   \
-    "  --seed S        seed of words, shuffles and pairs (default 0)\n"                                               \
-    "  --ridge X       regression ridge (default 0: minimum-norm least squares)\n"                                    \
+    "  --tensor NAME   the 2-D tensor of a .safetensors SOURCE to read as a table of positions\n"                      \
+    "  --len N         positions to analyse (default: the table's, or 512 for a spec)\n"                               \
+    "  --dim D, --heads H   model size for a built-in spec (default 768, 12)\n"                                        \
+    "  -K K            indicator band 1 <= |i-j| <= K (default 32)\n"                                                  \
+    "  --words N       identical-word probing: words (default 300)\n"                                                  \
+    "  --pairs N       relative-order probe: pairs (default 512)\n"                                                    \
+    "  --seed S        seed of words, shuffles and pairs (default 0)\n"                                                \
+    "  --ridge X       regression ridge (default 0: minimum-norm least squares)\n"                                     \
     "  --threads N     threads (default: the CPUs not busy with other processes)\n"
 
 /* 1 if the current flag was one of the shared ones (parsed into so/ao, *rc set), else 0. */

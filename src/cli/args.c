@@ -65,7 +65,8 @@ int cli_int(cli_args *a, long lo, long hi, int *out)
     errno = 0;
     long x = strtol(v, &end, 10);
     if (end == v || *end) return cli_usage_error(a, "%s: '%s' is not an integer", a->flag, v);
-    if (errno == ERANGE || x < lo || x > hi) return cli_usage_error(a, "%s: %s is outside [%ld, %ld]", a->flag, v, lo, hi);
+    if (errno == ERANGE || x < lo || x > hi)
+        return cli_usage_error(a, "%s: %s is outside [%ld, %ld]", a->flag, v, lo, hi);
     *out = (int)x;
     return 0;
 }

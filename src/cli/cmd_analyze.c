@@ -19,8 +19,7 @@ static const char USAGE[] =
     "a CSV per matrix and probe, figures (PNG; SVG with --svg) and DIR/report.html.\n"
     "With --evolution, RUN_DIR is a posemb train folder: the similarity and its indicators at\n"
     "every saved checkpoint (keep them with 'posemb train --keep N').\n\n"
-    "  --out DIR       output folder (default: posemb-analysis)\n"
-    ANALYSIS_FLAGS_HELP;
+    "  --out DIR       output folder (default: posemb-analysis)\n" ANALYSIS_FLAGS_HELP;
 
 static void print_row(const char *name, const posemb_indicators *in)
 {
@@ -69,7 +68,8 @@ int cmd_analyze(int argc, char **argv)
         else if (cli_is(&a, "--svg")) ao.svg = 1;
         else if (cli_is(&a, "--no-figures")) ao.figures = 0;
         else if (cli_is(&a, "--evolution")) evolution = 1;
-        else if (!analysis_flag(&a, &so, &ao, &rc)) return cli_usage_error(&a, "unknown flag '%s' (see 'posemb analyze --help')", arg);
+        else if (!analysis_flag(&a, &so, &ao, &rc))
+            return cli_usage_error(&a, "unknown flag '%s' (see 'posemb analyze --help')", arg);
     }
     if (rc) return rc;
     if (!src) return cli_usage_error(&a, "missing SOURCE (see 'posemb analyze --help')");

@@ -17,8 +17,7 @@ static const char USAGE[] =
     "Analyses each SOURCE (as 'posemb analyze' does, into DIR/N-NAME/) and puts them side by\n"
     "side in DIR/report.html: the indicators of each PE's main matrix in one table, its heatmap\n"
     "in a grid. DIR/compare.json holds the table.\n\n"
-    "  --out DIR       output folder (default: posemb-compare)\n"
-    ANALYSIS_FLAGS_HELP;
+    "  --out DIR       output folder (default: posemb-compare)\n" ANALYSIS_FLAGS_HELP;
 
 #define MAX_SOURCES 32
 
@@ -76,10 +75,13 @@ static posemb_status write_compare(const char *out, row *rows, int n, int K, pos
         posemb_report_free(rep);
         return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     }
-    snprintf(text, sizeof text, "Indicators of each PE's main matrix over 1 <= |i - j| <= %d (higher = the property holds "
-             "better); regression: mean |error| of the position read linearly from the table.", K);
+    snprintf(text, sizeof text,
+             "Indicators of each PE's main matrix over 1 <= |i - j| <= %d (higher = the property holds "
+             "better); regression: mean |error| of the position read linearly from the table.",
+             K);
     posemb_report_paragraph(rep, text);
-    static const char *const head[] = {"PE", "matrix", "TI", "MONO", "window", "SYM", "regression error", "order error", "folder"};
+    static const char *const head[] = {"PE",  "matrix",           "TI",          "MONO",  "window",
+                                       "SYM", "regression error", "order error", "folder"};
     size_t len = 0, cap = (size_t)n * 512 + 64;
     char *json = malloc(cap);
     len += (size_t)snprintf(json, cap, "{\"K\": %d, \"sources\": [", K);
@@ -96,9 +98,11 @@ static posemb_status write_compare(const char *out, row *rows, int n, int K, pos
         snprintf(cells[i * 9 + 8], 64, "%.63s", r->dir);
         for (int k = 0; k < 9; k++) ptr[i * 9 + k] = cells[i * 9 + k];
         if (json)
-            len += (size_t)snprintf(json + len, cap - len, "%s{\"source\": \"%s\", \"folder\": \"%s\", \"matrix\": \"%s\", \"ti\": %.6f, "
-                                    "\"mono\": %.6f, \"window\": %d, \"sym\": %.6f}", i ? ", " : "", r->name, r->dir,
-                                    r->has ? r->matrix : "", r->in.ti, r->in.mono, r->in.window, r->in.sym);
+            len += (size_t)snprintf(json + len, cap - len,
+                                    "%s{\"source\": \"%s\", \"folder\": \"%s\", \"matrix\": \"%s\", \"ti\": %.6f, "
+                                    "\"mono\": %.6f, \"window\": %d, \"sym\": %.6f}",
+                                    i ? ", " : "", r->name, r->dir, r->has ? r->matrix : "", r->in.ti, r->in.mono,
+                                    r->in.window, r->in.sym);
     }
     posemb_report_table(rep, head, 9, ptr, n, "One row per PE");
     posemb_status st = POSEMB_OK;
@@ -111,7 +115,8 @@ static posemb_status write_compare(const char *out, row *rows, int n, int K, pos
         fclose(f);
         st = posemb_report_image(rep, path, rows[i].name, err);
     }
-    if (!st && posemb_path_join(path, sizeof path, out, "report.html")) st = posemb_fail(err, POSEMB_EINVAL, "path too long");
+    if (!st && posemb_path_join(path, sizeof path, out, "report.html"))
+        st = posemb_fail(err, POSEMB_EINVAL, "path too long");
     if (!st) st = posemb_report_write(rep, path, err);
     if (!st && json) {
         snprintf(json + len, cap - len, "]}");
@@ -142,7 +147,8 @@ int cmd_compare(int argc, char **argv)
             srcs[n++] = arg;
         } else if (cli_is(&a, "--out")) rc = (out = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (cli_is(&a, "--no-figures")) ao.figures = 0;
-        else if (!analysis_flag(&a, &so, &ao, &rc)) return cli_usage_error(&a, "unknown flag '%s' (see 'posemb compare --help')", arg);
+        else if (!analysis_flag(&a, &so, &ao, &rc))
+            return cli_usage_error(&a, "unknown flag '%s' (see 'posemb compare --help')", arg);
     }
     if (rc) return rc;
     if (n < 2) return cli_usage_error(&a, "give two or more SOURCEs (see 'posemb compare --help')");
@@ -175,8 +181,9 @@ int cmd_compare(int argc, char **argv)
                 rows[i].mae = r.regress.mae_all;
                 rows[i].order = r.relative_error;
             }
-            if (!st) printf("%-28s %-15s TI %.3f  MONO %.3f  window %4d  SYM %.3f\n", srcs[i], m ? m : "-", rows[i].in.ti,
-                            rows[i].in.mono, rows[i].in.window, rows[i].in.sym);
+            if (!st)
+                printf("%-28s %-15s TI %.3f  MONO %.3f  window %4d  SYM %.3f\n", srcs[i], m ? m : "-", rows[i].in.ti,
+                       rows[i].in.mono, rows[i].in.window, rows[i].in.sym);
             posemb_analysis_free(&r);
             posemb_source_close(&s);
         }

@@ -8,17 +8,16 @@
 #include "posemb/analysis.h"
 #include "posemb/indicators.h"
 
-static const char USAGE[] =
-    "usage: posemb demo [--len N] [--dim D] [--heads H] [--layers L] [-K K]\n\n"
-    "Builds every PE of the catalogue for a BERT-base sized model (default 512 positions,\n"
-    "width 768, 12 heads, 12 layers), counts its parameters, and prints the translation\n"
-    "invariance (TI), monotonicity (MONO, monotone window) and symmetry (SYM) of the\n"
-    "matrix that describes it, over the band 1 <= |i-j| <= K (default 32).\n"
-    "Learned PEs are shown at their (seeded) initialisation.\n";
+static const char USAGE[] = "usage: posemb demo [--len N] [--dim D] [--heads H] [--layers L] [-K K]\n\n"
+                            "Builds every PE of the catalogue for a BERT-base sized model (default 512 positions,\n"
+                            "width 768, 12 heads, 12 layers), counts its parameters, and prints the translation\n"
+                            "invariance (TI), monotonicity (MONO, monotone window) and symmetry (SYM) of the\n"
+                            "matrix that describes it, over the band 1 <= |i-j| <= K (default 32).\n"
+                            "Learned PEs are shown at their (seeded) initialisation.\n";
 
-static const char *const SPECS[] = {"none",  "ape",         "sin",  "lsin",         "rpe",  "srpe",  "lsrpe",
-                                    "relative_key", "rope", "rope:base=500000", "alibi", "t5", "ape+rpe",
-                                    "lsin+lsrpe"};
+static const char *const SPECS[] = {"none",  "ape",   "sin",          "lsin",      "rpe",
+                                    "srpe",  "lsrpe", "relative_key", "rope",      "rope:base=500000",
+                                    "alibi", "t5",    "ape+rpe",      "lsin+lsrpe"};
 
 static void demo_row(const char *spec, const posemb_pe_dims *dims, int K)
 {

@@ -135,7 +135,8 @@ static cJSON *report_json(const posemb_st_file *f)
     cJSON_AddItemToObject(total, "tensors", json_uint((unsigned long long)f->n_entries));
     cJSON_AddItemToObject(total, "parameters", json_uint(params));
     cJSON_AddItemToObject(total, "bytes", json_uint(bytes));
-    for (int i = 0; i < f->n_meta; i++) cJSON_AddItemToObject(meta, f->meta_keys[i], cJSON_CreateString(f->meta_values[i]));
+    for (int i = 0; i < f->n_meta; i++)
+        cJSON_AddItemToObject(meta, f->meta_keys[i], cJSON_CreateString(f->meta_values[i]));
     cJSON_AddItemToObject(root, "file", cJSON_CreateString(f->path));
     cJSON_AddItemToObject(root, "tensors", tensors);
     cJSON_AddItemToObject(root, "total", total);

@@ -9,24 +9,23 @@
 #include "posemb/pe.h"
 #include "posemb/safetensors.h"
 
-static const char USAGE[] =
-    "usage: posemb pe SPEC --len N --dim D [--heads H] [--layers L] [--max-len M] [--causal]\n"
-    "                 [--seed S] [--what NAME] [--out FILE.csv|FILE.safetensors]\n"
-    "       posemb pe --list\n\n"
-    "Writes what the PE is as numbers for positions 0..N-1: the APE table (N x D),\n"
-    "relative tables, frequencies, or per-head bias matrices. Learned PEs show their\n"
-    "initialisation (seeded). With --out FILE.csv (or no --out: CSV on stdout) one\n"
-    "matrix is written, the first unless --what names another; FILE.safetensors\n"
-    "holds them all. A one-line summary goes to the terminal.\n\n"
-    "  SPEC         e.g. sin, lsin+lsrpe, rpe:k=64,values=off, rope:base=500000 (--list)\n"
-    "  --len N      positions to show (required)\n"
-    "  --dim D      model width (required)\n"
-    "  --heads H    attention heads (default 1; head width D/H)\n"
-    "  --layers L   layers with per-layer tables (default 1)\n"
-    "  --max-len M  table length of learned APEs and HF relative types (default N)\n"
-    "  --causal     decoder model (T5 uses unidirectional buckets)\n"
-    "  --seed S     initialisation seed of learned PEs (default 0)\n"
-    "  --what NAME  which matrix goes to CSV (see the names in the summary)\n";
+static const char USAGE[] = "usage: posemb pe SPEC --len N --dim D [--heads H] [--layers L] [--max-len M] [--causal]\n"
+                            "                 [--seed S] [--what NAME] [--out FILE.csv|FILE.safetensors]\n"
+                            "       posemb pe --list\n\n"
+                            "Writes what the PE is as numbers for positions 0..N-1: the APE table (N x D),\n"
+                            "relative tables, frequencies, or per-head bias matrices. Learned PEs show their\n"
+                            "initialisation (seeded). With --out FILE.csv (or no --out: CSV on stdout) one\n"
+                            "matrix is written, the first unless --what names another; FILE.safetensors\n"
+                            "holds them all. A one-line summary goes to the terminal.\n\n"
+                            "  SPEC         e.g. sin, lsin+lsrpe, rpe:k=64,values=off, rope:base=500000 (--list)\n"
+                            "  --len N      positions to show (required)\n"
+                            "  --dim D      model width (required)\n"
+                            "  --heads H    attention heads (default 1; head width D/H)\n"
+                            "  --layers L   layers with per-layer tables (default 1)\n"
+                            "  --max-len M  table length of learned APEs and HF relative types (default N)\n"
+                            "  --causal     decoder model (T5 uses unidirectional buckets)\n"
+                            "  --seed S     initialisation seed of learned PEs (default 0)\n"
+                            "  --what NAME  which matrix goes to CSV (see the names in the summary)\n";
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -89,8 +88,8 @@ static void list_families(void)
     printf("\nCombine one absolute PE with one relative PE or bias: ape+rpe, lsin+lsrpe, ape+alibi, ...\n");
 }
 
-
-static posemb_status write_safetensors(const pe_cmd *c, const posemb_pe *p, const posemb_pe_export *ex, posemb_error *err)
+static posemb_status write_safetensors(const pe_cmd *c, const posemb_pe *p, const posemb_pe_export *ex,
+                                       posemb_error *err)
 {
     posemb_st_writer w;
     posemb_st_writer_init(&w);
@@ -129,8 +128,12 @@ static int run(const pe_cmd *c)
 {
     posemb_error err;
     posemb_pe_tables *t;
-    posemb_pe_dims dims = {.dim = c->dim, .n_heads = c->heads, .n_layers = c->layers, .max_len = c->max_len,
-                           .causal = c->causal, .max_threads = 1};
+    posemb_pe_dims dims = {.dim = c->dim,
+                           .n_heads = c->heads,
+                           .n_layers = c->layers,
+                           .max_len = c->max_len,
+                           .causal = c->causal,
+                           .max_threads = 1};
     if (posemb_pe_tables_new(&t, c->spec, &dims, c->len, (uint64_t)c->seed, &err)) return cli_report("pe", &err);
     const posemb_pe *p = posemb_pe_tables_pe(t);
     const posemb_pe_export *ex = posemb_pe_tables_export(t);

@@ -6,20 +6,20 @@
 #include "analysis_args.h"
 #include "commands.h"
 
-static const char USAGE[] =
-    "usage: posemb probe KIND SOURCE [--json] [options]\n\n"
-    "KIND: similarity, identical, correlation, regress, regress-cv, relative, dims, psi.\n"
-    "SOURCE as for 'posemb analyze'. identical and correlation need a model folder.\n"
-    "Prints the key numbers (one JSON object per line with --json).\n\n"
-    "  --json          machine-readable output\n"
-    ANALYSIS_FLAGS_HELP;
+static const char USAGE[] = "usage: posemb probe KIND SOURCE [--json] [options]\n\n"
+                            "KIND: similarity, identical, correlation, regress, regress-cv, relative, dims, psi.\n"
+                            "SOURCE as for 'posemb analyze'. identical and correlation need a model folder.\n"
+                            "Prints the key numbers (one JSON object per line with --json).\n\n"
+                            "  --json          machine-readable output\n" ANALYSIS_FLAGS_HELP;
 
-static const char *const KINDS[] = {"similarity", "identical", "correlation", "regress", "regress-cv", "relative", "dims", "psi", NULL};
+static const char *const KINDS[] = {"similarity", "identical", "correlation", "regress", "regress-cv",
+                                    "relative",   "dims",      "psi",         NULL};
 
 static void print_indicators(const char *what, const posemb_indicators *in, int json)
 {
     if (json)
-        printf("{\"probe\": \"%s\", \"ti\": %.6f, \"mono\": %.6f, \"mono_fwd\": %.6f, \"mono_bwd\": %.6f, \"window\": %d, \"sym\": %.6f}\n",
+        printf("{\"probe\": \"%s\", \"ti\": %.6f, \"mono\": %.6f, \"mono_fwd\": %.6f, \"mono_bwd\": %.6f, \"window\": "
+               "%d, \"sym\": %.6f}\n",
                what, in->ti, in->mono, in->mono_fwd, in->mono_bwd, in->window, in->sym);
     else
         printf("%s: TI %.4f  MONO %.4f (fwd %.4f, bwd %.4f)  monotone window %d  SYM %.4f\n", what, in->ti, in->mono,
@@ -38,7 +38,8 @@ static posemb_status indicators_of(const float *m, int n, const char *what, cons
 
 static posemb_status need(const posemb_source *s, int ape, int model, const char *kind, posemb_error *err)
 {
-    if (ape && !s->ape) return posemb_fail(err, POSEMB_EINVAL, "%s: %s has no table of position vectors", kind, s->name);
+    if (ape && !s->ape)
+        return posemb_fail(err, POSEMB_EINVAL, "%s: %s has no table of position vectors", kind, s->name);
     if (model && !s->model) return posemb_fail(err, POSEMB_EINVAL, "%s: %s is not a model folder", kind, s->name);
     return POSEMB_OK;
 }
@@ -65,7 +66,8 @@ static posemb_status run_probe(int kind, posemb_source *s, const posemb_analyze_
         }
         break;
     case 1:
-        if (!(st = need(s, 0, 1, "identical", err))) st = posemb_identical_words(s->model, n, o->n_words, o->seed, m, NULL, NULL, err);
+        if (!(st = need(s, 0, 1, "identical", err)))
+            st = posemb_identical_words(s->model, n, o->n_words, o->seed, m, NULL, NULL, err);
         if (!st) st = indicators_of(m, n, "identical words", o, json, err);
         break;
     case 2:
@@ -82,28 +84,43 @@ static posemb_status run_probe(int kind, posemb_source *s, const posemb_analyze_
             printf("]}\n");
         } else {
             printf("regress: mean |error| %.4f; by range:", r.mae_all);
-            for (int i = 0; i < r.n_ranges; i++) printf(" %d-%d %.4f", r.ranges[i][0], r.ranges[i][1], r.mae_by_range[i]);
+            for (int i = 0; i < r.n_ranges; i++)
+                printf(" %d-%d %.4f", r.ranges[i][0], r.ranges[i][1], r.mae_by_range[i]);
             printf("\n");
         }
         free(r.pred);
         break;
     }
     case 4:
-        if (!(st = need(s, 1, 0, "regress-cv", err))) st = posemb_regress_cv(s->ape, n, s->dim, o->folds, o->seed, o->ridge, &x, err);
-        if (!st) printf(json ? "{\"probe\": \"regress-cv\", \"mae\": %.6f, \"folds\": %d}\n" : "regress-cv: mean |round(pred) - x| %.4f over %d folds\n", x, o->folds);
+        if (!(st = need(s, 1, 0, "regress-cv", err)))
+            st = posemb_regress_cv(s->ape, n, s->dim, o->folds, o->seed, o->ridge, &x, err);
+        if (!st)
+            printf(json ? "{\"probe\": \"regress-cv\", \"mae\": %.6f, \"folds\": %d}\n"
+                        : "regress-cv: mean |round(pred) - x| %.4f over %d folds\n",
+                   x, o->folds);
         break;
     case 5:
-        if (!(st = need(s, 1, 0, "relative", err))) st = posemb_relative_order(s->ape, n, s->dim, o->pairs, o->folds, o->seed, 1.0, &x, err);
-        if (!st) printf(json ? "{\"probe\": \"relative\", \"error\": %.6f, \"pairs\": %d}\n" : "relative order: error rate %.4f (%d pairs, 5-fold)\n", x, o->pairs);
+        if (!(st = need(s, 1, 0, "relative", err)))
+            st = posemb_relative_order(s->ape, n, s->dim, o->pairs, o->folds, o->seed, 1.0, &x, err);
+        if (!st)
+            printf(json ? "{\"probe\": \"relative\", \"error\": %.6f, \"pairs\": %d}\n"
+                        : "relative order: error rate %.4f (%d pairs, 5-fold)\n",
+                   x, o->pairs);
         break;
     case 6:
         if (!(st = need(s, 1, 0, "dims", err))) posemb_dim_ranges(s->ape, n, s->dim, o->dims_frac, m, &k);
-        if (!st) printf(json ? "{\"probe\": \"dims\", \"moving\": %d, \"of\": %d}\n" : "dims: %d of %d dimensions move by more than half the widest range\n", k, s->dim);
+        if (!st)
+            printf(json ? "{\"probe\": \"dims\", \"moving\": %d, \"of\": %d}\n"
+                        : "dims: %d of %d dimensions move by more than half the widest range\n",
+                   k, s->dim);
         break;
     default:
         if (!s->freqs) st = posemb_fail(err, POSEMB_EINVAL, "psi: %s has no sinusoid frequencies", s->name);
         else posemb_psi(s->freqs, s->n_freqs, n, m, &k);
-        if (!st) printf(json ? "{\"probe\": \"psi\", \"decreasing_until\": %d, \"frequencies\": %d}\n" : "psi(m) falls strictly up to m = %d (%d frequencies)\n", k, s->n_freqs);
+        if (!st)
+            printf(json ? "{\"probe\": \"psi\", \"decreasing_until\": %d, \"frequencies\": %d}\n"
+                        : "psi(m) falls strictly up to m = %d (%d frequencies)\n",
+                   k, s->n_freqs);
     }
     free(m);
     return st;
@@ -127,13 +144,17 @@ int cmd_probe(int argc, char **argv)
             else if (!src) src = arg;
             else return cli_usage_error(&a, "unexpected argument '%s'", arg);
         } else if (cli_is(&a, "--json")) json = 1;
-        else if (!analysis_flag(&a, &so, &ao, &rc)) return cli_usage_error(&a, "unknown flag '%s' (see 'posemb probe --help')", arg);
+        else if (!analysis_flag(&a, &so, &ao, &rc))
+            return cli_usage_error(&a, "unknown flag '%s' (see 'posemb probe --help')", arg);
     }
     if (rc) return rc;
     if (!kind || !src) return cli_usage_error(&a, "usage: posemb probe KIND SOURCE (see 'posemb probe --help')");
     int k = 0;
     while (KINDS[k] && strcmp(KINDS[k], kind)) k++;
-    if (!KINDS[k]) return cli_usage_error(&a, "unknown probe '%s' (similarity, identical, correlation, regress, regress-cv, relative, dims, psi)", kind);
+    if (!KINDS[k])
+        return cli_usage_error(
+            &a, "unknown probe '%s' (similarity, identical, correlation, regress, regress-cv, relative, dims, psi)",
+            kind);
     posemb_source s;
     posemb_error err;
     if (posemb_source_open(&s, src, &so, &err)) return cli_report("probe", &err);

@@ -49,7 +49,8 @@ int cmd_study(int argc, char **argv)
         else return cli_usage_error(&a, "unknown flag '%s' (see 'posemb study --help')", arg);
     }
     if (rc) return rc;
-    if (data && strlen(data) >= sizeof ((posemb_study_config *)0)->data) return cli_usage_error(&a, "--data: path too long");
+    if (data && strlen(data) >= sizeof((posemb_study_config *)0)->data)
+        return cli_usage_error(&a, "--data: path too long");
     posemb_study_config c = data ? posemb_study_data_default(data) : posemb_study_default();
     posemb_error err;
     if (config && posemb_study_config_load(&c, config, &err)) return cli_report("study", &err);

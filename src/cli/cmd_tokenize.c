@@ -76,8 +76,7 @@ static int parse(int argc, char **argv, tok_cmd *c)
     if (c->vocab && c->tokenizer) return cli_usage_error(&a, "--vocab and --tokenizer exclude each other");
     if (c->merges && !c->vocab) return cli_usage_error(&a, "--merges goes with --vocab encoder.json");
     if (c->vocab && !c->merges && ends_with(c->vocab, ".json"))
-        return cli_usage_error(&a, "--vocab %s looks like GPT-2's encoder.json: it needs --merges vocab.bpe",
-                               c->vocab);
+        return cli_usage_error(&a, "--vocab %s looks like GPT-2's encoder.json: it needs --merges vocab.bpe", c->vocab);
     if (c->cased && (c->merges || c->tokenizer))
         return cli_usage_error(&a, "--cased applies to a WordPiece vocab.txt only");
     return 0;

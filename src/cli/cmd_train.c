@@ -48,8 +48,8 @@ typedef struct train_cmd {
     long steps, warmup, log_every, eval_every, save_every;
     double lr, weight_decay, dropout;
     long seed;
-    cJSON *run_json;                     /* a resumed run's run.json: its strings are the fields above */
-    char found[2][POSEMB_PATH_MAX];      /* tokenizer files found in the --init folder */
+    cJSON *run_json;                /* a resumed run's run.json: its strings are the fields above */
+    char found[2][POSEMB_PATH_MAX]; /* tokenizer files found in the --init folder */
 } train_cmd;
 
 static int parse_double(cli_args *a, double lo, double hi, double *out)
@@ -58,7 +58,8 @@ static int parse_double(cli_args *a, double lo, double hi, double *out)
     if (!v) return EXIT_USAGE;
     char *end;
     double x = strtod(v, &end);
-    if (end == v || *end || !(x >= lo && x <= hi)) return cli_usage_error(a, "%s: '%s' is not a number in [%g, %g]", a->flag, v, lo, hi);
+    if (end == v || *end || !(x >= lo && x <= hi))
+        return cli_usage_error(a, "%s: '%s' is not a number in [%g, %g]", a->flag, v, lo, hi);
     *out = x;
     return 0;
 }
@@ -72,21 +73,37 @@ static int parse_long(cli_args *a, long lo, long hi, long *out)
 
 static int parse_flag(cli_args *a, train_cmd *c)
 {
-    struct { const char *name; const char **dst; } strs[] = {
-        {"--model", &c->model}, {"--pe", &c->pe}, {"--task", &c->task}, {"--data", &c->data}, {"--out", &c->out},
-        {"--init", &c->init}, {"--vocab", &c->vocab}, {"--merges", &c->merges}, {"--tokenizer", &c->tokenizer},
-        {"--precision", &c->precision}};
+    struct {
+        const char *name;
+        const char **dst;
+    } strs[] = {{"--model", &c->model},        {"--pe", &c->pe},         {"--task", &c->task},
+                {"--data", &c->data},          {"--out", &c->out},       {"--init", &c->init},
+                {"--vocab", &c->vocab},        {"--merges", &c->merges}, {"--tokenizer", &c->tokenizer},
+                {"--precision", &c->precision}};
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
         if (cli_is(a, strs[i].name)) return (*strs[i].dst = cli_value(a)) ? 0 : EXIT_USAGE;
-    struct { const char *name; int *dst; long lo, hi; } ints[] = {
-        {"--layers", &c->layers, 1, 256}, {"--hidden", &c->hidden, 1, 16384}, {"--heads", &c->heads, 1, 256},
-        {"--intermediate", &c->intermediate, 1, 65536}, {"--max-position", &c->max_position, 2, 1 << 16},
-        {"--seq-len", &c->seq_len, 3, 1 << 16}, {"--batch-size", &c->batch, 1, 1 << 16}, {"--accum", &c->accum, 1, 4096},
-        {"--threads", &c->threads, 1, 1024}, {"--eval-batches", &c->eval_batches, 0, 1 << 20}, {"--keep", &c->keep, 1, 1000}};
+    struct {
+        const char *name;
+        int *dst;
+        long lo, hi;
+    } ints[] = {{"--layers", &c->layers, 1, 256},
+                {"--hidden", &c->hidden, 1, 16384},
+                {"--heads", &c->heads, 1, 256},
+                {"--intermediate", &c->intermediate, 1, 65536},
+                {"--max-position", &c->max_position, 2, 1 << 16},
+                {"--seq-len", &c->seq_len, 3, 1 << 16},
+                {"--batch-size", &c->batch, 1, 1 << 16},
+                {"--accum", &c->accum, 1, 4096},
+                {"--threads", &c->threads, 1, 1024},
+                {"--eval-batches", &c->eval_batches, 0, 1 << 20},
+                {"--keep", &c->keep, 1, 1000}};
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
         if (cli_is(a, ints[i].name)) return cli_int(a, ints[i].lo, ints[i].hi, ints[i].dst);
-    struct { const char *name; long *dst; } longs[] = {{"--steps", &c->steps}, {"--warmup", &c->warmup}, {"--seed", &c->seed},
-        {"--log-every", &c->log_every}, {"--eval-every", &c->eval_every}, {"--save-every", &c->save_every}};
+    struct {
+        const char *name;
+        long *dst;
+    } longs[] = {{"--steps", &c->steps},         {"--warmup", &c->warmup},         {"--seed", &c->seed},
+                 {"--log-every", &c->log_every}, {"--eval-every", &c->eval_every}, {"--save-every", &c->save_every}};
     for (size_t i = 0; i < sizeof longs / sizeof *longs; i++)
         if (cli_is(a, longs[i].name)) return parse_long(a, i == 0 ? 1 : 0, 2147483647L, longs[i].dst);
     if (cli_is(a, "--lr")) return parse_double(a, 1e-12, 10, &c->lr);
@@ -141,18 +158,24 @@ static int parse(int argc, char **argv, train_cmd *c)
     }
     if (rc) return rc;
     if (!c->out) return cli_usage_error(&a, "--out DIR is required");
-    if (c->resume) return given ? cli_usage_error(&a, "--resume continues a run as it was started: give only --out "
-                                                      "(and --threads)") : 0;
-    if (!c->model || !c->data) return cli_usage_error(&a, "--model and --data are required (see 'posemb train --help')");
+    if (c->resume)
+        return given ? cli_usage_error(&a, "--resume continues a run as it was started: give only --out "
+                                           "(and --threads)")
+                     : 0;
+    if (!c->model || !c->data)
+        return cli_usage_error(&a, "--model and --data are required (see 'posemb train --help')");
     if (strcmp(c->model, "bert") && strcmp(c->model, "roberta") && strcmp(c->model, "gpt2"))
         return cli_usage_error(&a, "--model %s: one of bert, roberta, gpt2", c->model);
     if (!c->task) c->task = strcmp(c->model, "gpt2") ? "mlm" : "clm";
     if (strcmp(c->task, strcmp(c->model, "gpt2") ? "mlm" : "clm"))
-        return cli_usage_error(&a, "--task %s does not fit --model %s (BERT and RoBERTa: mlm; GPT-2: clm)", c->task, c->model);
+        return cli_usage_error(&a, "--task %s does not fit --model %s (BERT and RoBERTa: mlm; GPT-2: clm)", c->task,
+                               c->model);
     posemb_precision prec;
-    if (!posemb_precision_parse(c->precision, &prec)) return cli_usage_error(&a, "--precision %s: one of fp32, bf16", c->precision);
+    if (!posemb_precision_parse(c->precision, &prec))
+        return cli_usage_error(&a, "--precision %s: one of fp32, bf16", c->precision);
     if (c->merges && !c->vocab) return cli_usage_error(&a, "--merges goes with --vocab encoder.json");
-    if (c->hidden % c->heads) return cli_usage_error(&a, "--hidden %d is not a multiple of --heads %d", c->hidden, c->heads);
+    if (c->hidden % c->heads)
+        return cli_usage_error(&a, "--hidden %d is not a multiple of --heads %d", c->hidden, c->heads);
     return 0;
 }
 
@@ -161,18 +184,34 @@ static int parse(int argc, char **argv, train_cmd *c)
 static cJSON *run_json(const train_cmd *c)
 {
     cJSON *r = cJSON_CreateObject();
-    const char *strs[][2] = {{"model", c->model}, {"pe", c->pe}, {"task", c->task}, {"data", c->data},
-                             {"init", c->init}, {"vocab", c->vocab}, {"merges", c->merges}, {"tokenizer", c->tokenizer},
-                             {"precision", c->precision}};
+    const char *strs[][2] = {
+        {"model", c->model},        {"pe", c->pe},       {"task", c->task},     {"data", c->data},
+        {"init", c->init},          {"vocab", c->vocab}, {"merges", c->merges}, {"tokenizer", c->tokenizer},
+        {"precision", c->precision}};
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
         if (strs[i][1]) cJSON_AddStringToObject(r, strs[i][0], strs[i][1]);
-    const struct { const char *k; double v; } nums[] = {
-        {"layers", c->layers}, {"hidden", c->hidden}, {"heads", c->heads}, {"intermediate", c->intermediate},
-        {"max_position", c->max_position}, {"seq_len", c->seq_len}, {"batch", c->batch}, {"accum", c->accum},
-        {"steps", (double)c->steps}, {"warmup", (double)c->warmup}, {"lr", c->lr}, {"weight_decay", c->weight_decay},
-        {"dropout", c->dropout}, {"seed", (double)c->seed}, {"log_every", (double)c->log_every},
-        {"eval_every", (double)c->eval_every}, {"eval_batches", c->eval_batches}, {"save_every", (double)c->save_every},
-        {"keep", c->keep}};
+    const struct {
+        const char *k;
+        double v;
+    } nums[] = {{"layers", c->layers},
+                {"hidden", c->hidden},
+                {"heads", c->heads},
+                {"intermediate", c->intermediate},
+                {"max_position", c->max_position},
+                {"seq_len", c->seq_len},
+                {"batch", c->batch},
+                {"accum", c->accum},
+                {"steps", (double)c->steps},
+                {"warmup", (double)c->warmup},
+                {"lr", c->lr},
+                {"weight_decay", c->weight_decay},
+                {"dropout", c->dropout},
+                {"seed", (double)c->seed},
+                {"log_every", (double)c->log_every},
+                {"eval_every", (double)c->eval_every},
+                {"eval_batches", c->eval_batches},
+                {"save_every", (double)c->save_every},
+                {"keep", c->keep}};
     for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) cJSON_AddNumberToObject(r, nums[i].k, nums[i].v);
     return r;
 }
@@ -180,7 +219,8 @@ static cJSON *run_json(const train_cmd *c)
 static posemb_status save_run(const train_cmd *c, posemb_error *err)
 {
     char path[POSEMB_PATH_MAX];
-    if (posemb_path_join(path, sizeof path, c->out, "run.json")) return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", c->out);
+    if (posemb_path_join(path, sizeof path, c->out, "run.json"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", c->out);
     cJSON *r = run_json(c);
     char *text = cJSON_Print(r);
     cJSON_Delete(r);
@@ -193,7 +233,8 @@ static posemb_status save_run(const train_cmd *c, posemb_error *err)
 static posemb_status load_run(train_cmd *c, posemb_error *err)
 {
     char path[POSEMB_PATH_MAX];
-    if (posemb_path_join(path, sizeof path, c->out, "run.json")) return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", c->out);
+    if (posemb_path_join(path, sizeof path, c->out, "run.json"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", c->out);
     FILE *f = fopen(path, "rb");
     if (!f) return posemb_fail(err, POSEMB_EIO, "%s: no run to resume (cannot open %s)", c->out, path);
     char text[1 << 16];
@@ -202,17 +243,17 @@ static posemb_status load_run(train_cmd *c, posemb_error *err)
     text[n] = '\0';
     cJSON *r = c->run_json = cJSON_Parse(text);
     if (!cJSON_IsObject(r)) return posemb_fail(err, POSEMB_EFORMAT, "%s: not a JSON object", path);
-    const char **strs[] = {&c->model, &c->pe, &c->task, &c->data, &c->init, &c->vocab, &c->merges, &c->tokenizer,
-                           &c->precision};
+    const char **strs[] = {&c->model, &c->pe,     &c->task,      &c->data,     &c->init,
+                           &c->vocab, &c->merges, &c->tokenizer, &c->precision};
     const char *skeys[] = {"model", "pe", "task", "data", "init", "vocab", "merges", "tokenizer", "precision"};
     for (size_t i = 0; i < sizeof skeys / sizeof *skeys; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, skeys[i]);
         *strs[i] = cJSON_IsString(v) ? v->valuestring : NULL;
     }
-    int *ints[] = {&c->layers, &c->hidden, &c->heads, &c->intermediate, &c->max_position, &c->seq_len, &c->batch,
-                   &c->accum, &c->eval_batches, &c->keep};
-    const char *ikeys[] = {"layers", "hidden", "heads", "intermediate", "max_position", "seq_len", "batch", "accum",
-                           "eval_batches", "keep"};
+    int *ints[] = {&c->layers,  &c->hidden, &c->heads, &c->intermediate, &c->max_position,
+                   &c->seq_len, &c->batch,  &c->accum, &c->eval_batches, &c->keep};
+    const char *ikeys[] = {"layers",  "hidden", "heads", "intermediate", "max_position",
+                           "seq_len", "batch",  "accum", "eval_batches", "keep"};
     for (int i = 0; i < 10; i++) *ints[i] = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, ikeys[i]));
     long *longs[] = {&c->steps, &c->warmup, &c->seed, &c->log_every, &c->eval_every, &c->save_every};
     const char *lkeys[] = {"steps", "warmup", "seed", "log_every", "eval_every", "save_every"};
@@ -257,7 +298,8 @@ static posemb_status load_tokenizer(train_cmd *c, posemb_tokenizer **tok, char *
     if (!c->vocab && !c->tokenizer) {
         if (exists(c->init, "tokenizer.json", p1, POSEMB_PATH_MAX)) c->tokenizer = p1;
         else if (exists(c->init, "vocab.txt", p1, POSEMB_PATH_MAX)) c->vocab = p1;
-        else if (exists(c->init, "vocab.json", p1, POSEMB_PATH_MAX) && exists(c->init, "merges.txt", p2, POSEMB_PATH_MAX)) {
+        else if (exists(c->init, "vocab.json", p1, POSEMB_PATH_MAX) &&
+                 exists(c->init, "merges.txt", p2, POSEMB_PATH_MAX)) {
             c->vocab = p1;
             c->merges = p2;
         } else return posemb_fail(err, POSEMB_EINVAL, "no tokenizer: give --vocab (and --merges) or --tokenizer");
@@ -278,8 +320,9 @@ static posemb_status check_mlm_tokens(const train_cmd *c, const posemb_tokenizer
     if (strcmp(c->task, "mlm")) return POSEMB_OK;
     for (int i = 0; i < 3; i++)
         if (posemb_tokenizer_special_id(tok, need[i]) < 0)
-            return posemb_fail(err, POSEMB_EINVAL, "--model %s: masked LM needs the tokenizer's %s, %s and %s tokens; %s has no %s",
-                               c->model, names[0], names[1], names[2], c->tokenizer ? c->tokenizer : c->vocab, names[i]);
+            return posemb_fail(
+                err, POSEMB_EINVAL, "--model %s: masked LM needs the tokenizer's %s, %s and %s tokens; %s has no %s",
+                c->model, names[0], names[1], names[2], c->tokenizer ? c->tokenizer : c->vocab, names[i]);
     return POSEMB_OK;
 }
 
@@ -315,13 +358,18 @@ static posemb_status copy_tokenizer(const train_cmd *c, posemb_error *err)
 static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok, posemb_model **m, posemb_error *err)
 {
     posemb_config cfg;
-    posemb_arch arch = !strcmp(c->model, "gpt2") ? POSEMB_GPT2 : !strcmp(c->model, "roberta") ? POSEMB_ROBERTA : POSEMB_BERT;
+    posemb_arch arch = !strcmp(c->model, "gpt2")      ? POSEMB_GPT2
+                       : !strcmp(c->model, "roberta") ? POSEMB_ROBERTA
+                                                      : POSEMB_BERT;
     char path[POSEMB_PATH_MAX];
     posemb_status st = POSEMB_OK;
     if (c->init) {
-        if (posemb_path_join(path, sizeof path, c->init, "config.json")) return posemb_fail(err, POSEMB_EINVAL, "--init: path too long");
+        if (posemb_path_join(path, sizeof path, c->init, "config.json"))
+            return posemb_fail(err, POSEMB_EINVAL, "--init: path too long");
         if ((st = posemb_config_load(&cfg, path, err))) return st;
-        if (cfg.arch != arch) return posemb_fail(err, POSEMB_EINVAL, "--init %s holds a %s, not --model %s", c->init, cfg.architecture, c->model);
+        if (cfg.arch != arch)
+            return posemb_fail(err, POSEMB_EINVAL, "--init %s holds a %s, not --model %s", c->init, cfg.architecture,
+                               c->model);
     } else {
         posemb_config_defaults(&cfg, arch);
         cfg.layers = c->layers;
@@ -332,19 +380,24 @@ static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok
         cfg.type_vocab = arch == POSEMB_BERT ? 2 : arch == POSEMB_ROBERTA ? 1 : 0;
         int32_t pad = posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_PAD);
         if (arch != POSEMB_GPT2 && pad >= 0) cfg.pad_token_id = pad;
-        cfg.max_position = c->max_position ? c->max_position : c->seq_len + (arch == POSEMB_ROBERTA ? cfg.pad_token_id + 1 : 0);
+        cfg.max_position =
+            c->max_position ? c->max_position : c->seq_len + (arch == POSEMB_ROBERTA ? cfg.pad_token_id + 1 : 0);
     }
     snprintf(cfg.pe, sizeof cfg.pe, "%s", c->pe);
     cfg.hidden_dropout = cfg.attn_dropout = (float)c->dropout;
-    if (c->seq_len > cfg.max_position) return posemb_fail(err, POSEMB_EINVAL, "--seq-len %d exceeds the model's %d positions", c->seq_len, cfg.max_position);
+    if (c->seq_len > cfg.max_position)
+        return posemb_fail(err, POSEMB_EINVAL, "--seq-len %d exceeds the model's %d positions", c->seq_len,
+                           cfg.max_position);
     if (posemb_tokenizer_vocab_size(tok) > cfg.vocab_size)
-        return posemb_fail(err, POSEMB_EINVAL, "the tokenizer has %d tokens, the model's vocabulary %d", posemb_tokenizer_vocab_size(tok), cfg.vocab_size);
+        return posemb_fail(err, POSEMB_EINVAL, "the tokenizer has %d tokens, the model's vocabulary %d",
+                           posemb_tokenizer_vocab_size(tok), cfg.vocab_size);
     if ((st = posemb_config_set_head(&cfg, arch == POSEMB_GPT2 ? POSEMB_HEAD_CLM : POSEMB_HEAD_MLM, 0, err))) return st;
     if ((st = posemb_model_create(m, &cfg, err))) return st;
     posemb_model_init(*m, (uint64_t)c->seed);
     int missing = 0;
     if (c->init && (st = posemb_model_init_from(*m, c->init, &missing, err))) return st;
-    if (c->init) fprintf(stderr, "posemb train: %s: %d tensors not in the checkpoint were initialised\n", c->init, missing);
+    if (c->init)
+        fprintf(stderr, "posemb train: %s: %d tensors not in the checkpoint were initialised\n", c->init, missing);
     return POSEMB_OK;
 }
 
@@ -375,7 +428,8 @@ static posemb_status start_or_resume(train_cmd *c, cli_outdir *od, posemb_error 
     char path[POSEMB_PATH_MAX];
     if (c->resume) return load_run(c, err);
     if (posemb_checkpoint_latest(c->out, path, sizeof path))
-        return posemb_fail(err, POSEMB_EINVAL, "%s already holds a run; continue it with --resume or choose another --out", c->out);
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "%s already holds a run; continue it with --resume or choose another --out", c->out);
     posemb_status st = cli_outdir_open(od, c->out, err);
     return st ? st : save_run(c, err);
 }
@@ -397,25 +451,29 @@ static posemb_status run(train_cmd *c, posemb_error *err)
     if (!st) st = copy_tokenizer(c, err); /* on --resume too: a kill may have come before the copy */
     if (!st) st = build_model(c, tok, &m, err);
     if (!st) posemb_model_set_matmul(m, mm);
-    if (!st && posemb_path_join(cache, sizeof cache, c->out, "tokens.safetensors")) st = posemb_fail(err, POSEMB_EINVAL, "path too long");
+    if (!st && posemb_path_join(cache, sizeof cache, c->out, "tokens.safetensors"))
+        st = posemb_fail(err, POSEMB_EINVAL, "path too long");
     if (!st) st = posemb_corpus_load(&corpus, c->data, tok, desc, cache, err);
     if (!st) {
         int mlm = !strcmp(c->task, "mlm");
-        fprintf(stderr, "posemb train: %s, %ld tokens from %d files%s; %s with %s, %zu parameters, %s products, %d threads\n",
-                c->data, corpus.n, corpus.n_files, corpus.from_cache ? " (cached)" : "", posemb_model_config(m)->architecture,
-                posemb_pe_spec(posemb_model_pe(m)), posemb_model_n_floats(m), posemb_precision_name(posemb_matmul_precision(mm)),
-                posemb_threads_max());
-        st = posemb_lm_data_init(&d, corpus.tokens, corpus.n, c->seq_len, mlm, posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_CLS),
-                                 posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP), posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK),
-                                 posemb_model_config(m)->vocab_size, 0.05, (uint64_t)c->seed, err);
+        fprintf(stderr,
+                "posemb train: %s, %ld tokens from %d files%s; %s with %s, %zu parameters, %s products, %d threads\n",
+                c->data, corpus.n, corpus.n_files, corpus.from_cache ? " (cached)" : "",
+                posemb_model_config(m)->architecture, posemb_pe_spec(posemb_model_pe(m)), posemb_model_n_floats(m),
+                posemb_precision_name(posemb_matmul_precision(mm)), posemb_threads_max());
+        st = posemb_lm_data_init(
+            &d, corpus.tokens, corpus.n, c->seq_len, mlm, posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_CLS),
+            posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP), posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK),
+            posemb_model_config(m)->vocab_size, 0.05, (uint64_t)c->seed, err);
     }
     posemb_train_args a = train_args(c);
     if (!st) st = posemb_train(m, &d, &a, c->resume, &res, err);
     if (!st && res.resumed_from && res.resumed_from == res.step)
         fprintf(stderr, "posemb train: the run in %s finished at step %ld; nothing to do\n", c->out, res.step);
     else if (!st)
-        fprintf(stderr, "posemb train: %ld steps%s; eval loss %.4f, accuracy %.4f; %.0f tokens/s; model in %s\n", res.step,
-                res.resumed_from ? " (resumed)" : "", res.eval_loss, res.eval_accuracy, res.tokens_per_s, c->out);
+        fprintf(stderr, "posemb train: %ld steps%s; eval loss %.4f, accuracy %.4f; %.0f tokens/s; model in %s\n",
+                res.step, res.resumed_from ? " (resumed)" : "", res.eval_loss, res.eval_accuracy, res.tokens_per_s,
+                c->out);
     if (st && !c->resume && res.step == 0) cli_outdir_restore(&od); /* nothing trained: nothing to keep */
     else cli_outdir_keep(&od);
     posemb_train_result_free(&res);

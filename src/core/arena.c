@@ -5,8 +5,8 @@
 
 struct posemb_arena_block {
     posemb_arena_block *next;
-    size_t size; /* usable bytes after the header */
-    size_t off;  /* bytes used */
+    size_t size;         /* usable bytes after the header */
+    size_t off;          /* bytes used */
     unsigned char *base; /* aligned, inside raw */
     void *raw;
 };

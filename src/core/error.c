@@ -30,12 +30,18 @@ void posemb_error_clear(posemb_error *err)
 const char *posemb_status_name(posemb_status code)
 {
     switch (code) {
-    case POSEMB_OK: return "ok";
-    case POSEMB_EINVAL: return "invalid argument";
-    case POSEMB_EIO: return "i/o error";
-    case POSEMB_EFORMAT: return "malformed file";
-    case POSEMB_ENOMEM: return "out of memory";
-    case POSEMB_ERANGE: return "out of range";
+    case POSEMB_OK:
+        return "ok";
+    case POSEMB_EINVAL:
+        return "invalid argument";
+    case POSEMB_EIO:
+        return "i/o error";
+    case POSEMB_EFORMAT:
+        return "malformed file";
+    case POSEMB_ENOMEM:
+        return "out of memory";
+    case POSEMB_ERANGE:
+        return "out of range";
     }
     return "unknown error";
 }

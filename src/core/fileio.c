@@ -21,7 +21,8 @@ posemb_status posemb_atomic_open(posemb_atomic_file *af, const char *path, posem
 
 posemb_status posemb_atomic_commit(posemb_atomic_file *af, posemb_error *err)
 {
-    if (af->f == stdout) return fflush(stdout) ? posemb_fail(err, POSEMB_EIO, "stdout: %s", strerror(errno)) : POSEMB_OK;
+    if (af->f == stdout)
+        return fflush(stdout) ? posemb_fail(err, POSEMB_EIO, "stdout: %s", strerror(errno)) : POSEMB_OK;
     int bad = ferror(af->f) || fflush(af->f) || fsync(fileno(af->f));
     int saved = errno;
     bad |= fclose(af->f) != 0;

@@ -9,8 +9,7 @@
 #ifndef POSEMB_SIMD_H
 #define POSEMB_SIMD_H
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(POSEMB_NATIVE_BUILD) &&             \
-    __GNUC__ >= 12
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(POSEMB_NATIVE_BUILD) && __GNUC__ >= 12
 #define POSEMB_KERNEL __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define POSEMB_KERNEL

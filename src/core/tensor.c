@@ -14,8 +14,8 @@ int64_t posemb_shape_numel(int ndim, const int64_t *shape)
     return n;
 }
 
-posemb_status posemb_tensor_alloc(posemb_tensor *t, posemb_arena *a, int ndim, const int64_t *shape,
-                                  const char *what, posemb_error *err)
+posemb_status posemb_tensor_alloc(posemb_tensor *t, posemb_arena *a, int ndim, const int64_t *shape, const char *what,
+                                  posemb_error *err)
 {
     if (ndim < 0 || ndim > POSEMB_MAX_DIMS)
         return posemb_fail(err, POSEMB_EINVAL, "%s: %d dimensions (at most %d)", what, ndim, POSEMB_MAX_DIMS);

@@ -150,9 +150,10 @@ int posemb_threads_default(char *why, size_t cap)
     n = threads_from(allowed, quota, online, others);
     int unloaded = threads_from(allowed, quota, online, 0);
     if (why && cap && n < unloaded)
-        snprintf(why, cap, "%d other runnable task%s on %d CPU%s; %d thread%s, not %d (--threads or OMP_NUM_THREADS "
-                 "to choose)", others, others > 1 ? "s" : "", online, online > 1 ? "s" : "", n, n > 1 ? "s" : "",
-                 unloaded);
+        snprintf(why, cap,
+                 "%d other runnable task%s on %d CPU%s; %d thread%s, not %d (--threads or OMP_NUM_THREADS "
+                 "to choose)",
+                 others, others > 1 ? "s" : "", online, online > 1 ? "s" : "", n, n > 1 ? "s" : "", unloaded);
     return n;
 }
 

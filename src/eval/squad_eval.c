@@ -22,8 +22,14 @@ static int py_isword(int32_t cp)
 {
     if (cp < 0x80) return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || cp == '_';
     switch (utf8proc_category(cp)) {
-    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT: case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_ND: case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO:
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_NO:
         return 1;
     default:
         return 0;
@@ -43,14 +49,32 @@ static int py_punctuation(int32_t cp)
 static int case_ignorable(int32_t cp)
 {
     switch (cp) {
-    case 0x27: case 0x2e: case 0x3a: case 0xb7: case 0x387: case 0x55f: case 0x5f4: case 0x2018: case 0x2019:
-    case 0x2024: case 0x2027: case 0xfe13: case 0xfe52: case 0xfe55: case 0xff07: case 0xff0e: case 0xff1a:
+    case 0x27:
+    case 0x2e:
+    case 0x3a:
+    case 0xb7:
+    case 0x387:
+    case 0x55f:
+    case 0x5f4:
+    case 0x2018:
+    case 0x2019:
+    case 0x2024:
+    case 0x2027:
+    case 0xfe13:
+    case 0xfe52:
+    case 0xfe55:
+    case 0xff07:
+    case 0xff0e:
+    case 0xff1a:
         return 1;
     default:
         break;
     }
     switch (utf8proc_category(cp)) {
-    case UTF8PROC_CATEGORY_MN: case UTF8PROC_CATEGORY_ME: case UTF8PROC_CATEGORY_CF: case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_ME:
+    case UTF8PROC_CATEGORY_CF:
+    case UTF8PROC_CATEGORY_LM:
     case UTF8PROC_CATEGORY_SK:
         return 1;
     default:

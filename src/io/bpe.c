@@ -19,13 +19,13 @@
  * PCRE2's \s leaves out U+0085:
  *   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ */
 #define WS "\\t\\n\\x0B\\f\\r\\x{85}\\p{Z}"
-static const char GPT2_PATTERN[] = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" WS "\\p{L}\\p{N}]+|[" WS
-                                   "]+(?![^" WS "])|[" WS "]+";
+static const char GPT2_PATTERN[] =
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" WS "\\p{L}\\p{N}]+|[" WS "]+(?![^" WS "])|[" WS "]+";
 
 struct tok_bpe {
-    tok_map syms;      /* symbol string -> symbol number (its entry index) */
-    int32_t *sym_id;   /* symbol -> token id, or the unknown id, or -1 */
-    uint64_t *mkey;    /* merge table: (left << 32 | right) + 1, 0 = empty */
+    tok_map syms;    /* symbol string -> symbol number (its entry index) */
+    int32_t *sym_id; /* symbol -> token id, or the unknown id, or -1 */
+    uint64_t *mkey;  /* merge table: (left << 32 | right) + 1, 0 = empty */
     int32_t *mrank, *mres;
     size_t mcap, mn;
     uint32_t byte_cp[256]; /* byte -> character of the printable alphabet */
@@ -236,8 +236,7 @@ posemb_status tok_bpe_load_merges(posemb_tokenizer *t, const char *path, posemb_
                                  line, tok_quote(buf + a, b - a, q, sizeof q), prev + 2);
         }
     }
-    if (!st && line == 0)
-        st = posemb_fail(err, POSEMB_EFORMAT, "%s: empty (expected a '#version' header line)", path);
+    if (!st && line == 0) st = posemb_fail(err, POSEMB_EFORMAT, "%s: empty (expected a '#version' header line)", path);
     free(buf);
     return st;
 }
@@ -407,8 +406,7 @@ static posemb_status bpe_word(const posemb_tokenizer *t, const uint8_t *w, size_
     while (s->hn) {
         uint32_t rank = (uint32_t)(s->heap[0] >> 32);
         size_t nr = 0;
-        while (s->hn && (uint32_t)(s->heap[0] >> 32) == rank && nr < s->rcap)
-            s->round[nr++] = (uint32_t)heap_pop(s);
+        while (s->hn && (uint32_t)(s->heap[0] >> 32) == rank && nr < s->rcap) s->round[nr++] = (uint32_t)heap_pop(s);
         for (size_t k = 0; k < nr; k++) {
             int32_t i = (int32_t)s->round[k], j = s->next[i], res = -1;
             /* dead (absorbed) nodes have sym -1; a changed pair has another rank */

@@ -75,10 +75,8 @@ static void pad_row(int32_t *ids, int32_t *types, float *mask, int t, int T, int
 static void truncate_longest_first(int *na, int *nb, int room)
 {
     while (*na + *nb > room) {
-        if (*na > *nb)
-            (*na)--;
-        else
-            (*nb)--;
+        if (*na > *nb) (*na)--;
+        else (*nb)--;
     }
 }
 
@@ -97,19 +95,16 @@ static posemb_status glue_alloc(posemb_features *f, const posemb_glue_data *d, i
 
 /* One example: encode both texts without special tokens, truncate, then
  * [CLS] a [SEP] (b [SEP]) with types 0 then 1, padded to T. */
-static posemb_status glue_row(const posemb_tokenizer *tok, const posemb_glue_data *d, int i, int T,
-                              const int32_t sp[3], posemb_encoding *ea, posemb_encoding *eb, posemb_features *f,
-                              posemb_error *err)
+static posemb_status glue_row(const posemb_tokenizer *tok, const posemb_glue_data *d, int i, int T, const int32_t sp[3],
+                              posemb_encoding *ea, posemb_encoding *eb, posemb_features *f, posemb_error *err)
 {
     const char *a = d->text_a[i], *b = d->text_b ? d->text_b[i] : NULL;
     posemb_status st = posemb_tokenizer_encode(tok, a, strlen(a), 0, ea, err);
     if (!st && b) st = posemb_tokenizer_encode(tok, b, strlen(b), 0, eb, err);
     if (st) return st;
     int na = ea->n, nb = b ? eb->n : 0;
-    if (b)
-        truncate_longest_first(&na, &nb, T - 3);
-    else if (na > T - 2)
-        na = T - 2;
+    if (b) truncate_longest_first(&na, &nb, T - 3);
+    else if (na > T - 2) na = T - 2;
     size_t off = (size_t)i * (size_t)T;
     int32_t *ids = f->ids + off, *types = f->types + off;
     float *mask = f->mask + off;
@@ -349,8 +344,8 @@ typedef struct squad_work {
 
 /* All windows of question k. */
 static posemb_status squad_question(const posemb_tokenizer *tok, const posemb_squad *sq, const int *idx, int k,
-                                    int stride, int max_query, const int32_t sp[3], squad_work *w,
-                                    posemb_features *f, posemb_error *err)
+                                    int stride, int max_query, const int32_t sp[3], squad_work *w, posemb_features *f,
+                                    posemb_error *err)
 {
     const posemb_squad_example *ex = &sq->ex[idx[k]];
     posemb_status st = posemb_tokenizer_encode(tok, ex->question, strlen(ex->question), 0, &w->q, err);
@@ -390,10 +385,8 @@ posemb_status posemb_squad_features(const posemb_tokenizer *tok, const posemb_sq
     posemb_encoding_free(&w.q);
     posemb_encoding_free(&w.tmp);
     ctx_free(&w.ctx);
-    if (st)
-        posemb_features_free(f);
-    else
-        squad_fit(f);
+    if (st) posemb_features_free(f);
+    else squad_fit(f);
     return st;
 }
 

@@ -27,9 +27,13 @@ static const task_def TASKS[POSEMB_GLUE_TASK_COUNT] = {
     [POSEMB_GLUE_COLA] = {{"CoLA", 0, 2, LABELS_01, 1, {POSEMB_METRIC_MCC}}, "sentence", NULL, NULL},
     [POSEMB_GLUE_SST2] = {{"SST-2", 0, 2, LABELS_01, 1, {POSEMB_METRIC_ACCURACY}}, "sentence", NULL, "label"},
     [POSEMB_GLUE_MRPC] = {{"MRPC", 1, 2, LABELS_01, 2, {POSEMB_METRIC_F1, POSEMB_METRIC_ACCURACY}},
-                          "#1 String", "#2 String", "Quality"},
+                          "#1 String",
+                          "#2 String",
+                          "Quality"},
     [POSEMB_GLUE_STSB] = {{"STS-B", 1, 0, NULL, 2, {POSEMB_METRIC_PEARSON, POSEMB_METRIC_SPEARMAN}},
-                          "sentence1", "sentence2", "score"},
+                          "sentence1",
+                          "sentence2",
+                          "score"},
     [POSEMB_GLUE_RTE] = {{"RTE", 1, 2, LABELS_NLI, 1, {POSEMB_METRIC_ACCURACY}}, "sentence1", "sentence2", "label"},
     [POSEMB_GLUE_QNLI] = {{"QNLI", 1, 2, LABELS_NLI, 1, {POSEMB_METRIC_ACCURACY}}, "question", "sentence", "label"},
     [POSEMB_GLUE_WNLI] = {{"WNLI", 1, 2, LABELS_01, 1, {POSEMB_METRIC_ACCURACY}}, "sentence1", "sentence2", "label"},
@@ -174,14 +178,13 @@ static int find_column(char **header, int n, const char *name)
     return -1;
 }
 
-static posemb_status read_header(const task_def *def, int labeled, char *header_line, const char *path,
-                                 layout *lay, posemb_error *err)
+static posemb_status read_header(const task_def *def, int labeled, char *header_line, const char *path, layout *lay,
+                                 posemb_error *err)
 {
     char *header[GLUE_MAX_COLUMNS];
     int n = split_tabs(header_line, header, GLUE_MAX_COLUMNS);
     if (n > GLUE_MAX_COLUMNS)
-        return posemb_fail(err, POSEMB_EFORMAT, "%s:1: header has %d columns, more than %d", path, n,
-                           GLUE_MAX_COLUMNS);
+        return posemb_fail(err, POSEMB_EFORMAT, "%s:1: header has %d columns, more than %d", path, n, GLUE_MAX_COLUMNS);
     const char *need[3] = {def->col_a, def->info.pair ? def->col_b : NULL, labeled ? def->col_label : NULL};
     int *where[3] = {&lay->a, &lay->b, &lay->label};
     for (int k = 0; k < 3; k++) {
@@ -209,8 +212,8 @@ static posemb_status find_layout(const task_def *def, int labeled, lines *ls, co
     return st;
 }
 
-static posemb_status parse_label(const task_def *def, const char *field, const char *path, long line_no,
-                                 int32_t *label, posemb_error *err)
+static posemb_status parse_label(const task_def *def, const char *field, const char *path, long line_no, int32_t *label,
+                                 posemb_error *err)
 {
     for (int c = 0; c < def->info.n_classes; c++)
         if (strcmp(field, def->info.label_names[c]) == 0) {
@@ -317,8 +320,8 @@ posemb_status posemb_glue_read(posemb_glue_task task, const char *path, int labe
     return st;
 }
 
-posemb_status posemb_glue_load(const char *glue_dir, posemb_glue_task task, const char *split,
-                               posemb_glue_data *out, posemb_error *err)
+posemb_status posemb_glue_load(const char *glue_dir, posemb_glue_task task, const char *split, posemb_glue_data *out,
+                               posemb_error *err)
 {
     memset(out, 0, sizeof *out);
     const posemb_glue_info *info = posemb_glue_task_info(task);
@@ -328,8 +331,7 @@ posemb_status posemb_glue_load(const char *glue_dir, posemb_glue_task task, cons
         return posemb_fail(err, POSEMB_EINVAL, "GLUE split \"%s\": expected train, dev or test", split);
     char path[POSEMB_PATH_MAX];
     int w = snprintf(path, sizeof path, "%s/%s/%s.tsv", glue_dir, info->name, split);
-    if (w < 0 || (size_t)w >= sizeof path)
-        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", glue_dir);
+    if (w < 0 || (size_t)w >= sizeof path) return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", glue_dir);
     return posemb_glue_read(task, path, labeled, out, err);
 }
 
@@ -352,12 +354,23 @@ posemb_status posemb_glue_evaluate(const posemb_glue_data *d, const int32_t *pre
         return posemb_fail(err, POSEMB_EINVAL, "%s: no predicted %s given", name, d->n_classes ? "labels" : "scores");
     for (int k = 0; k < d->n_metrics; k++) {
         switch (d->metrics[k]) {
-        case POSEMB_METRIC_ACCURACY: values[k] = posemb_accuracy(pred_label, d->label, d->n); break;
-        case POSEMB_METRIC_F1: values[k] = posemb_f1_binary(pred_label, d->label, d->n); break;
-        case POSEMB_METRIC_MCC: values[k] = posemb_matthews(pred_label, d->label, d->n, d->n_classes); break;
-        case POSEMB_METRIC_PEARSON: values[k] = posemb_pearson(pred_score, d->score, d->n); break;
-        case POSEMB_METRIC_SPEARMAN: values[k] = posemb_spearman(pred_score, d->score, d->n); break;
-        default: return posemb_fail(err, POSEMB_EINVAL, "%s: unknown metric %d", name, (int)d->metrics[k]);
+        case POSEMB_METRIC_ACCURACY:
+            values[k] = posemb_accuracy(pred_label, d->label, d->n);
+            break;
+        case POSEMB_METRIC_F1:
+            values[k] = posemb_f1_binary(pred_label, d->label, d->n);
+            break;
+        case POSEMB_METRIC_MCC:
+            values[k] = posemb_matthews(pred_label, d->label, d->n, d->n_classes);
+            break;
+        case POSEMB_METRIC_PEARSON:
+            values[k] = posemb_pearson(pred_score, d->score, d->n);
+            break;
+        case POSEMB_METRIC_SPEARMAN:
+            values[k] = posemb_spearman(pred_score, d->score, d->n);
+            break;
+        default:
+            return posemb_fail(err, POSEMB_EINVAL, "%s: unknown metric %d", name, (int)d->metrics[k]);
         }
     }
     return POSEMB_OK;

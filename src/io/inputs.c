@@ -72,7 +72,8 @@ posemb_status posemb_inputs_load(posemb_inputs *in, const char *path, posemb_err
     if (st) return st;
     cJSON *root = cJSON_ParseWithLength(text, n);
     free(text);
-    st = cJSON_IsObject(root) ? parse(root, in, path, err) : posemb_fail(err, POSEMB_EFORMAT, "%s: not a JSON object", path);
+    st = cJSON_IsObject(root) ? parse(root, in, path, err)
+                              : posemb_fail(err, POSEMB_EFORMAT, "%s: not a JSON object", path);
     cJSON_Delete(root);
     if (st) posemb_inputs_free(in);
     return st;

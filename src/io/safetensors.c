@@ -50,9 +50,9 @@ typedef struct dtype_info {
 } dtype_info;
 
 static const dtype_info DTYPES[] = {
-    [POSEMB_F64] = {"F64", 8, 1}, [POSEMB_F32] = {"F32", 4, 1}, [POSEMB_F16] = {"F16", 2, 1},
+    [POSEMB_F64] = {"F64", 8, 1},   [POSEMB_F32] = {"F32", 4, 1}, [POSEMB_F16] = {"F16", 2, 1},
     [POSEMB_BF16] = {"BF16", 2, 1}, [POSEMB_I64] = {"I64", 8, 0}, [POSEMB_I32] = {"I32", 4, 0},
-    [POSEMB_I16] = {"I16", 2, 0}, [POSEMB_I8] = {"I8", 1, 0}, [POSEMB_U8] = {"U8", 1, 0},
+    [POSEMB_I16] = {"I16", 2, 0},   [POSEMB_I8] = {"I8", 1, 0},   [POSEMB_U8] = {"U8", 1, 0},
     [POSEMB_BOOL] = {"BOOL", 1, 0},
 };
 
@@ -103,7 +103,7 @@ float posemb_f16_to_f32(uint16_t h)
         return sign ? -mag : mag;
     }
     if (exp == 31) return bits_float(sign | 0x7f800000u | (mant << 13)); /* inf, NaN keeps its payload */
-    return bits_float(sign | ((exp + 112) << 23) | (mant << 13));         /* rebias 15 -> 127 */
+    return bits_float(sign | ((exp + 112) << 23) | (mant << 13));        /* rebias 15 -> 127 */
 }
 
 /* Rounds mant >> shift to nearest, ties to even. */
@@ -122,8 +122,8 @@ uint16_t posemb_f32_to_f16(float f)
     uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
     uint32_t absx = x & 0x7fffffffu;
     if (absx > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((absx >> 13) & 0x3ffu)); /* NaN, kept quiet */
-    if (absx >= 0x47800000u) return (uint16_t)(sign | 0x7c00u); /* >= 65536 (or inf): inf */
-    if (absx >= 0x38800000u) {                                   /* normal in f16 (>= 2^-14) */
+    if (absx >= 0x47800000u) return (uint16_t)(sign | 0x7c00u);                          /* >= 65536 (or inf): inf */
+    if (absx >= 0x38800000u) {                                                           /* normal in f16 (>= 2^-14) */
         uint32_t exp = (absx >> 23) - 112;
         /* Rounding may carry into the exponent; 65520 carries up to inf, as it should. */
         return (uint16_t)(sign | shift_round_even(exp << 23 | (absx & 0x7fffffu), 13));
@@ -192,13 +192,11 @@ static size_t utf8_bad_byte(const unsigned char *s, size_t n)
             len = 3;
             lo = (c == 0xe0) ? 0xa0 : 0x80;
             hi = (c == 0xed) ? 0x9f : 0xbf;
-        }
-        else if (c >= 0xf0 && c <= 0xf4) {
+        } else if (c >= 0xf0 && c <= 0xf4) {
             len = 4;
             lo = (c == 0xf0) ? 0x90 : 0x80;
             hi = (c == 0xf4) ? 0x8f : 0xbf;
-        }
-        else return i;
+        } else return i;
         if (len > n - i) return i;
         for (size_t k = 1; k < len; k++) {
             unsigned b = s[i + k];
@@ -318,8 +316,7 @@ static posemb_status parse_offsets(const char *path, const char *name, const cJS
     char nb[NAME_BUF];
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, "data_offsets");
     if (!item)
-        return posemb_fail(err, POSEMB_EFORMAT, "%s: tensor '%s': missing \"data_offsets\"", path,
-                           PRINTABLE(name, nb));
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: tensor '%s': missing \"data_offsets\"", path, PRINTABLE(name, nb));
     if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != 2)
         return posemb_fail(err, POSEMB_EFORMAT, "%s: tensor '%s': \"data_offsets\" is not an array of two integers",
                            path, PRINTABLE(name, nb));
@@ -420,7 +417,8 @@ static posemb_status parse_metadata(posemb_st_file *f, const cJSON *obj, posemb_
     int n = cJSON_GetArraySize(obj);
     f->meta_keys = calloc((size_t)n + 1, sizeof *f->meta_keys);
     f->meta_values = calloc((size_t)n + 1, sizeof *f->meta_values);
-    if (!f->meta_keys || !f->meta_values) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory for metadata", f->path);
+    if (!f->meta_keys || !f->meta_values)
+        return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory for metadata", f->path);
     for (const cJSON *c = obj->child; c; c = c->next) {
         if (!cJSON_IsString(c))
             return posemb_fail(err, POSEMB_EFORMAT, "%s: %s value for '%s' is not a string", f->path, METADATA_KEY,
@@ -488,15 +486,15 @@ static posemb_status check_tiling(const posemb_st_file *f, posemb_error *err)
         const posemb_st_entry *e = t[i];
         if (e->begin == e->end) continue;
         if (e->begin < covered)
-            st = posemb_fail(err, POSEMB_EFORMAT, "%s: tensors '%s' [%llu, %llu] and '%s' [%llu, %llu] overlap",
-                             f->path, PRINTABLE(prev->name, ab), (unsigned long long)prev->begin,
-                             (unsigned long long)prev->end, PRINTABLE(e->name, bb), (unsigned long long)e->begin,
-                             (unsigned long long)e->end);
+            st =
+                posemb_fail(err, POSEMB_EFORMAT, "%s: tensors '%s' [%llu, %llu] and '%s' [%llu, %llu] overlap", f->path,
+                            PRINTABLE(prev->name, ab), (unsigned long long)prev->begin, (unsigned long long)prev->end,
+                            PRINTABLE(e->name, bb), (unsigned long long)e->begin, (unsigned long long)e->end);
         else if (e->begin > covered)
-            st = posemb_fail(err, POSEMB_EFORMAT,
-                             "%s: gap in the data section: bytes [%llu, %llu) before tensor '%s' belong to no tensor",
-                             f->path, (unsigned long long)covered, (unsigned long long)e->begin,
-                             PRINTABLE(e->name, bb));
+            st =
+                posemb_fail(err, POSEMB_EFORMAT,
+                            "%s: gap in the data section: bytes [%llu, %llu) before tensor '%s' belong to no tensor",
+                            f->path, (unsigned long long)covered, (unsigned long long)e->begin, PRINTABLE(e->name, bb));
         covered = e->end;
         prev = e;
     }
@@ -545,8 +543,8 @@ static posemb_status parse_header(posemb_st_file *f, const char *text, size_t n,
     size_t first = 0;
     while (first < n && is_json_space(text[first])) first++;
     if (first < n && text[first] != '{')
-        return posemb_fail(err, POSEMB_EFORMAT, "%s: header is not a JSON object (it starts with byte 0x%02x)",
-                           f->path, (unsigned)(unsigned char)text[first]);
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: header is not a JSON object (it starts with byte 0x%02x)", f->path,
+                           (unsigned)(unsigned char)text[first]);
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, n, &end, 0);
     if (!root)
@@ -558,10 +556,8 @@ static posemb_status parse_header(posemb_st_file *f, const char *text, size_t n,
     posemb_status st = POSEMB_OK;
     if (at < n)
         st = posemb_fail(err, POSEMB_EFORMAT, "%s: trailing garbage after the JSON header at byte %zu", f->path, at);
-    else if (!cJSON_IsObject(root))
-        st = posemb_fail(err, POSEMB_EFORMAT, "%s: header is not a JSON object", f->path);
-    else
-        st = parse_root(f, root, err);
+    else if (!cJSON_IsObject(root)) st = posemb_fail(err, POSEMB_EFORMAT, "%s: header is not a JSON object", f->path);
+    else st = parse_root(f, root, err);
     cJSON_Delete(root);
     return st;
 }
@@ -768,29 +764,41 @@ static posemb_status refuse_dtype(const posemb_st_file *f, const posemb_st_entry
 posemb_status posemb_st_read_f32(const posemb_st_file *f, const posemb_st_entry *e, float *dst, posemb_error *err)
 {
     switch (e->dtype) {
-    case POSEMB_F32: return posemb_st_read_raw(f, e, dst, err);
-    case POSEMB_F64: return read_converted(f, e, dst, sizeof *dst, f64_to_f32, err);
-    case POSEMB_F16: return read_converted(f, e, dst, sizeof *dst, f16_to_f32, err);
-    case POSEMB_BF16: return read_converted(f, e, dst, sizeof *dst, bf16_to_f32, err);
-    default: return refuse_dtype(f, e, "a floating-point type", err);
+    case POSEMB_F32:
+        return posemb_st_read_raw(f, e, dst, err);
+    case POSEMB_F64:
+        return read_converted(f, e, dst, sizeof *dst, f64_to_f32, err);
+    case POSEMB_F16:
+        return read_converted(f, e, dst, sizeof *dst, f16_to_f32, err);
+    case POSEMB_BF16:
+        return read_converted(f, e, dst, sizeof *dst, bf16_to_f32, err);
+    default:
+        return refuse_dtype(f, e, "a floating-point type", err);
     }
 }
 
 posemb_status posemb_st_read_i64(const posemb_st_file *f, const posemb_st_entry *e, int64_t *dst, posemb_error *err)
 {
     switch (e->dtype) {
-    case POSEMB_I64: return posemb_st_read_raw(f, e, dst, err);
-    case POSEMB_I32: return read_converted(f, e, dst, sizeof *dst, i32_to_i64, err);
-    case POSEMB_I16: return read_converted(f, e, dst, sizeof *dst, i16_to_i64, err);
-    case POSEMB_I8: return read_converted(f, e, dst, sizeof *dst, i8_to_i64, err);
-    case POSEMB_U8: return read_converted(f, e, dst, sizeof *dst, u8_to_i64, err);
-    case POSEMB_BOOL: return read_converted(f, e, dst, sizeof *dst, bool_to_i64, err);
-    default: return refuse_dtype(f, e, "an integer or bool type", err);
+    case POSEMB_I64:
+        return posemb_st_read_raw(f, e, dst, err);
+    case POSEMB_I32:
+        return read_converted(f, e, dst, sizeof *dst, i32_to_i64, err);
+    case POSEMB_I16:
+        return read_converted(f, e, dst, sizeof *dst, i16_to_i64, err);
+    case POSEMB_I8:
+        return read_converted(f, e, dst, sizeof *dst, i8_to_i64, err);
+    case POSEMB_U8:
+        return read_converted(f, e, dst, sizeof *dst, u8_to_i64, err);
+    case POSEMB_BOOL:
+        return read_converted(f, e, dst, sizeof *dst, bool_to_i64, err);
+    default:
+        return refuse_dtype(f, e, "an integer or bool type", err);
     }
 }
 
-posemb_status posemb_st_load_f32(const posemb_st_file *f, const char *name, int ndim, const int64_t *shape,
-                                 float *dst, posemb_error *err)
+posemb_status posemb_st_load_f32(const posemb_st_file *f, const char *name, int ndim, const int64_t *shape, float *dst,
+                                 posemb_error *err)
 {
     char nb[NAME_BUF], got[POSEMB_MAX_DIMS * 24], want[POSEMB_MAX_DIMS * 24];
     const posemb_st_entry *e = posemb_st_find(f, name);
@@ -800,8 +808,7 @@ posemb_status posemb_st_load_f32(const posemb_st_file *f, const char *name, int 
     for (int i = 0; same && i < ndim; i++) same = e->shape[i] == shape[i];
     if (!same) {
         posemb_shape_str(e->ndim, e->shape, got, (int)sizeof got);
-        posemb_shape_str(ndim < 0 ? 0 : ndim > POSEMB_MAX_DIMS ? POSEMB_MAX_DIMS : ndim, shape, want,
-                         (int)sizeof want);
+        posemb_shape_str(ndim < 0 ? 0 : ndim > POSEMB_MAX_DIMS ? POSEMB_MAX_DIMS : ndim, shape, want, (int)sizeof want);
         return posemb_fail(err, POSEMB_EFORMAT, "%s: tensor '%s' has shape %s, expected %s", f->path,
                            PRINTABLE(name, nb), got, want);
     }
@@ -847,11 +854,12 @@ static posemb_status check_name(const char *what, const char *name, posemb_error
 }
 
 /* Bytes of a tensor of dtype and shape, refusing what the reader refuses. */
-static posemb_status tensor_nbytes(const char *name, posemb_dtype dtype, int ndim, const int64_t *shape,
-                                   uint64_t *out, posemb_error *err)
+static posemb_status tensor_nbytes(const char *name, posemb_dtype dtype, int ndim, const int64_t *shape, uint64_t *out,
+                                   posemb_error *err)
 {
     char nb[NAME_BUF];
-    if (!dtype_valid(dtype)) return posemb_fail(err, POSEMB_EINVAL, "tensor '%s': invalid dtype %d", PRINTABLE(name, nb), (int)dtype);
+    if (!dtype_valid(dtype))
+        return posemb_fail(err, POSEMB_EINVAL, "tensor '%s': invalid dtype %d", PRINTABLE(name, nb), (int)dtype);
     if (ndim < 0 || ndim > POSEMB_MAX_DIMS || (ndim > 0 && !shape))
         return posemb_fail(err, POSEMB_EINVAL, "tensor '%s': %d dimensions (0 to %d)", PRINTABLE(name, nb), ndim,
                            POSEMB_MAX_DIMS);
@@ -995,7 +1003,8 @@ static cJSON *tensor_json(const struct posemb_st_wtensor *t, uint64_t begin)
     cJSON *obj = cJSON_CreateObject();
     if (!obj) return NULL;
     if (json_put(obj, "dtype", cJSON_CreateString(posemb_dtype_name(t->dtype))) ||
-        json_put(obj, "shape", json_int_array(dims, t->ndim)) || json_put(obj, "data_offsets", json_int_array(offsets, 2))) {
+        json_put(obj, "shape", json_int_array(dims, t->ndim)) ||
+        json_put(obj, "data_offsets", json_int_array(offsets, 2))) {
         cJSON_Delete(obj);
         return NULL;
     }
@@ -1060,7 +1069,8 @@ static posemb_status write_file(const char *path, const unsigned char *header, s
     if (st) return st;
     int ok = fwrite(header, 1, header_size, af.f) == header_size;
     for (int i = 0; ok && i < n; i++)
-        if (order[i]->nbytes) ok = fwrite(order[i]->data, 1, (size_t)order[i]->nbytes, af.f) == (size_t)order[i]->nbytes;
+        if (order[i]->nbytes)
+            ok = fwrite(order[i]->data, 1, (size_t)order[i]->nbytes, af.f) == (size_t)order[i]->nbytes;
     if (ok) return posemb_atomic_commit(&af, err);
     int saved = errno;
     posemb_atomic_abort(&af);

@@ -70,8 +70,8 @@ static posemb_status check_question(const cJSON *qa, const char *path, int a, in
 {
     const cJSON *id = get(qa, "id");
     if (!cJSON_IsObject(qa) || !cJSON_IsString(id))
-        return posemb_fail(err, POSEMB_EFORMAT, "%s: article %d paragraph %d question %d has no string \"id\"", path,
-                           a, p, q);
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: article %d paragraph %d question %d has no string \"id\"", path, a,
+                           p, q);
     const char *qid = id->valuestring;
     if (!cJSON_IsString(get(qa, "question")))
         return posemb_fail(err, POSEMB_EFORMAT, "%s: question %s has no string \"question\"", path, qid);
@@ -93,8 +93,8 @@ static posemb_status check_paragraph(const cJSON *par, const char *path, int a, 
 {
     const cJSON *qas = get(par, "qas");
     if (!cJSON_IsObject(par) || !cJSON_IsString(get(par, "context")) || !cJSON_IsArray(qas))
-        return posemb_fail(err, POSEMB_EFORMAT, "%s: article %d paragraph %d needs a string \"context\" and a list \"qas\"",
-                           path, a, p);
+        return posemb_fail(err, POSEMB_EFORMAT,
+                           "%s: article %d paragraph %d needs a string \"context\" and a list \"qas\"", path, a, p);
     int q = 0;
     for (const cJSON *qa = qas->child; qa; qa = qa->next, q++) {
         posemb_status st = check_question(qa, path, a, p, q, c, err);
@@ -152,7 +152,10 @@ static posemb_status align_answer(const cJSON *ans, const posemb_squad_example *
                            path, e->id, k, posemb_snippet(text, text_len, want, sizeof want), cp_start,
                            posemb_snippet(e->context + start, end - start, got, sizeof got));
     }
-    *out = (posemb_squad_answer){.text = text, .start = (int32_t)start, .end = (int32_t)end, .cp_start = (int32_t)cp_start,
+    *out = (posemb_squad_answer){.text = text,
+                                 .start = (int32_t)start,
+                                 .end = (int32_t)end,
+                                 .cp_start = (int32_t)cp_start,
                                  .cp_end = (int32_t)(cp_start + text_cps)};
     return POSEMB_OK;
 }
@@ -165,8 +168,8 @@ typedef struct filler {
     int next_answer;
 } filler;
 
-static posemb_status fill_question(filler *f, const cJSON *qa, const char *context, long context_cps,
-                                   const char *path, posemb_error *err)
+static posemb_status fill_question(filler *f, const cJSON *qa, const char *context, long context_cps, const char *path,
+                                   posemb_error *err)
 {
     posemb_squad *sq = f->sq;
     posemb_squad_example *e = &sq->ex[sq->n];

@@ -144,8 +144,7 @@ static posemb_status gpt2_specials(posemb_tokenizer *t, posemb_error *err)
     static const char EOT[] = "<|endoftext|>";
     int32_t id = tok_map_get(&t->vocab, EOT, sizeof EOT - 1);
     if (id < 0) return POSEMB_OK;
-    t->special_ids[POSEMB_SPECIAL_UNK] = t->special_ids[POSEMB_SPECIAL_BOS] = t->special_ids[POSEMB_SPECIAL_EOS] =
-        id;
+    t->special_ids[POSEMB_SPECIAL_UNK] = t->special_ids[POSEMB_SPECIAL_BOS] = t->special_ids[POSEMB_SPECIAL_EOS] = id;
     return tok_add_special(t, EOT, sizeof EOT - 1, id, 0, 0, err);
 }
 

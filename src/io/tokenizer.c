@@ -134,10 +134,7 @@ posemb_tok_model posemb_tokenizer_model(const posemb_tokenizer *t) { return t->m
 
 int posemb_tokenizer_vocab_size(const posemb_tokenizer *t) { return t->n_ids; }
 
-int32_t posemb_tokenizer_token_id(const posemb_tokenizer *t, const char *token)
-{
-    return tok_id_of(t, token);
-}
+int32_t posemb_tokenizer_token_id(const posemb_tokenizer *t, const char *token) { return tok_id_of(t, token); }
 
 const char *posemb_tokenizer_id_token(const posemb_tokenizer *t, int32_t id)
 {
@@ -293,7 +290,7 @@ static posemb_status encode_any(const posemb_tokenizer *t, const char *a, size_t
     for (int i = 0; i < tp->n; i++) {
         const tok_item *it = &tp->items[i];
         o.type_id = it->type_id;
-        posemb_status st = it->seq < 0 ? tok_out_push(&o, it->id, t->id_str[it->id], t->id_len[it->id])
+        posemb_status st = it->seq < 0    ? tok_out_push(&o, it->id, t->id_str[it->id], t->id_len[it->id])
                            : it->seq == 0 ? encode_text(t, a, alen, &o)
                                           : encode_text(t, b, blen, &o);
         if (st) return st;
@@ -362,8 +359,8 @@ static int is_special_id(const posemb_tokenizer *t, int32_t id)
     return 0;
 }
 
-posemb_status posemb_tokenizer_decode(const posemb_tokenizer *t, const int32_t *ids, int n, unsigned flags,
-                                      char **text, size_t *len, posemb_error *err)
+posemb_status posemb_tokenizer_decode(const posemb_tokenizer *t, const int32_t *ids, int n, unsigned flags, char **text,
+                                      size_t *len, posemb_error *err)
 {
     *text = NULL;
     *len = 0;

@@ -53,7 +53,7 @@ typedef struct tok_special {
 
 /* One item of a post-processing template: a special token or a text. */
 typedef struct tok_item {
-    int seq;      /* -1: the special token id; 0: text A; 1: text B */
+    int seq; /* -1: the special token id; 0: text A; 1: text B */
     int32_t id;
     int type_id;
 } tok_item;
@@ -65,8 +65,8 @@ typedef struct tok_template {
 
 typedef struct tok_wordpiece {
     int lowercase, strip_accents, clean_text, chinese;
-    int max_chars;                /* longer words are one unk */
-    char prefix[16];              /* "##" */
+    int max_chars;   /* longer words are one unk */
+    char prefix[16]; /* "##" */
     size_t prefix_len;
     size_t max_bytes, max_cont_bytes; /* longest token; longest after the prefix */
 } tok_wordpiece;
@@ -75,12 +75,12 @@ typedef struct tok_bpe tok_bpe;
 
 struct posemb_tokenizer {
     posemb_tok_model model;
-    tok_map vocab;          /* token -> id */
-    int n_ids;              /* 1 + largest id */
-    const char **id_str;    /* id -> token (into vocab.pool or a special), NULL for a hole */
+    tok_map vocab;       /* token -> id */
+    int n_ids;           /* 1 + largest id */
+    const char **id_str; /* id -> token (into vocab.pool or a special), NULL for a hole */
     uint32_t *id_len;
     int32_t special_ids[POSEMB_SPECIAL_COUNT];
-    tok_special *specials;  /* sorted by bytes (the order of HF's lower-casing regex) */
+    tok_special *specials; /* sorted by bytes (the order of HF's lower-casing regex) */
     int n_specials;
     uint8_t special_first[32]; /* bitmap of the specials' first bytes */
     tok_template single, pair; /* with POSEMB_ENC_SPECIAL */

@@ -57,16 +57,16 @@ static posemb_status json_added_tokens(posemb_tokenizer *t, const cJSON *root, j
         const cJSON *content = cJSON_GetObjectItemCaseSensitive(a, "content");
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(a, "id");
         int lstrip = json_bool(a, "lstrip", 0), rstrip = json_bool(a, "rstrip", 0);
-        if (!cJSON_IsString(content) || !cJSON_IsNumber(id) || id->valuedouble < 0 ||
-            id->valuedouble >= TOK_MAX_ID || id->valuedouble != floor(id->valuedouble) || lstrip < 0 || rstrip < 0) {
+        if (!cJSON_IsString(content) || !cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= TOK_MAX_ID ||
+            id->valuedouble != floor(id->valuedouble) || lstrip < 0 || rstrip < 0) {
             char what[64];
             snprintf(what, sizeof what, "added_tokens[%d]", i);
             return json_bad(c, "%s needs a string content, an id in range and boolean lstrip/rstrip", what);
         }
         size_t len = strlen(content->valuestring);
         if (!tok_utf8_valid(content->valuestring, len)) return json_bad(c, "%s is not valid UTF-8", "added token");
-        posemb_status st = tok_add_special(t, content->valuestring, len, (int32_t)id->valuedouble, lstrip, rstrip,
-                                           c->err);
+        posemb_status st =
+            tok_add_special(t, content->valuestring, len, (int32_t)id->valuedouble, lstrip, rstrip, c->err);
         if (st) return st;
     }
     return POSEMB_OK;
@@ -143,8 +143,9 @@ static posemb_status json_bpe(posemb_tokenizer *t, const cJSON *root, const cJSO
     const cJSON *dropout = cJSON_GetObjectItemCaseSensitive(model, "dropout");
     if ((dropout && !cJSON_IsNull(dropout)) || !json_null_or_empty(model, "continuing_subword_prefix") ||
         !json_null_or_empty(model, "end_of_word_suffix") || json_bool(model, "byte_fallback", 0) != 0)
-        return json_bad(c, "%s: dropout, continuing_subword_prefix, end_of_word_suffix and byte_fallback are not "
-                           "supported",
+        return json_bad(c,
+                        "%s: dropout, continuing_subword_prefix, end_of_word_suffix and byte_fallback are not "
+                        "supported",
                         "model");
     char what[POSEMB_PATH_MAX];
     snprintf(what, sizeof what, "%s: model.vocab", c->path);

@@ -91,8 +91,10 @@ static posemb_status load_file(posemb_model *m, const char *path, int lenient, i
     if (st) return st;
     const char *prefix = base_prefix(m, &f);
     if (!prefix)
-        st = posemb_fail(err, POSEMB_EFORMAT, "%s: no %s tensors (looked for %s with prefixes '', bert., roberta., "
-                         "transformer.)", path, m->cfg.arch == POSEMB_GPT2 ? "GPT-2" : "BERT/RoBERTa",
+        st = posemb_fail(err, POSEMB_EFORMAT,
+                         "%s: no %s tensors (looked for %s with prefixes '', bert., roberta., "
+                         "transformer.)",
+                         path, m->cfg.arch == POSEMB_GPT2 ? "GPT-2" : "BERT/RoBERTa",
                          m->cfg.arch == POSEMB_GPT2 ? "wte.weight" : "embeddings.word_embeddings.weight");
     for (int i = 0; !st && i < m->n_params; i++) st = load_param(m, &f, prefix, &m->params[i], lenient, missing, err);
     if (!st && !lenient) st = check_leftovers(m, &f, prefix, err);

@@ -52,8 +52,8 @@ static posemb_status get_int(const cJSON *root, const char *key, int lo, int hi,
     return POSEMB_OK;
 }
 
-static posemb_status get_float(const cJSON *root, const char *key, double lo, double hi, float *out,
-                               const char *path, posemb_error *err)
+static posemb_status get_float(const cJSON *root, const char *key, double lo, double hi, float *out, const char *path,
+                               posemb_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
     if (!v || cJSON_IsNull(v)) return POSEMB_OK;
@@ -133,7 +133,8 @@ static posemb_status parse_gpt2(const cJSON *r, posemb_config *c, const char *pa
         (st = refuse_true(r, "reorder_and_upcast_attn", path, err)))
         return st;
     const cJSON *scale = cJSON_GetObjectItemCaseSensitive(r, "scale_attn_weights");
-    if (cJSON_IsFalse(scale)) return posemb_fail(err, POSEMB_EFORMAT, "%s: \"scale_attn_weights\": false is not supported", path);
+    if (cJSON_IsFalse(scale))
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: \"scale_attn_weights\": false is not supported", path);
     c->intermediate = inner ? inner : 4 * c->hidden;
     if ((st = parse_act(get_string(r, "activation_function"), &c->act, path, err))) return st;
     const char *own = get_string(r, "posemb_pe");
@@ -142,8 +143,12 @@ static posemb_status parse_gpt2(const cJSON *r, posemb_config *c, const char *pa
 }
 
 static const char *const ARCH_PREFIX[] = {"Bert", "Roberta", "GPT2"};
-static const char *const HEAD_SUFFIX[] = {"Model", "ForMaskedLM", "LMHeadModel", "ForSequenceClassification",
-                                          "ForSequenceClassification", "ForQuestionAnswering"};
+static const char *const HEAD_SUFFIX[] = {"Model",
+                                          "ForMaskedLM",
+                                          "LMHeadModel",
+                                          "ForSequenceClassification",
+                                          "ForSequenceClassification",
+                                          "ForQuestionAnswering"};
 
 posemb_status posemb_config_set_head(posemb_config *c, posemb_head head, int num_labels, posemb_error *err)
 {
@@ -192,7 +197,9 @@ static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *pa
     if (!strcmp(type, "bert")) arch = POSEMB_BERT;
     else if (!strcmp(type, "roberta")) arch = POSEMB_ROBERTA;
     else if (!strcmp(type, "gpt2")) arch = POSEMB_GPT2;
-    else return posemb_fail(err, POSEMB_EFORMAT, "%s: model_type \"%s\" is not supported (bert, roberta, gpt2)", path, type);
+    else
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: model_type \"%s\" is not supported (bert, roberta, gpt2)", path,
+                           type);
     posemb_config_defaults(c, arch);
     const cJSON *archs = cJSON_GetObjectItemCaseSensitive(r, "architectures");
     if (cJSON_IsArray(archs) && cJSON_IsString(cJSON_GetArrayItem(archs, 0)))

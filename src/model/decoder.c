@@ -7,7 +7,7 @@
 #include "model_impl.h"
 #include "posemb/attention.h"
 
-#define GR(ptr) (m->g + ((ptr) - m->w)) /* the gradient of a parameter view */
+#define GR(ptr) (m->g + ((ptr)-m->w)) /* the gradient of a parameter view */
 
 /* x [N, D] -> out [N, D] for block l. */
 static void layer_forward(posemb_model *m, int l, const float *x, float *out)
@@ -41,19 +41,23 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     memcpy(s->dres, dout, ND * sizeof(float)); /* out = r1 + dropout(ffn) */
     const float *dffn = model_undrop(m, l, SITE_FFN_OUT, dout, s->dz, (long)ND);
     memset(s->dga, 0, NI * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D,
+                              POSEMB_NN_W_IN_OUT);
     memset(s->dfi, 0, NI * sizeof(float));
     posemb_nn_gelu_backward(s->dfi, s->dga, a->fi, (long)NI, m->cfg.act);
     memset(s->dh, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I,
+                              POSEMB_NN_W_IN_OUT);
     posemb_nn_layernorm_backward(s->dres, GR(p->ln2_w), GR(p->ln2_b), s->dh, a->r1, p->ln2_w, a->mean2, a->rstd2, N, D);
     memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + dropout(attn) */
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
     memset(s->dz, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D,
+                              POSEMB_NN_W_IN_OUT);
     posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
     memset(s->dh, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dh, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, 3 * D, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_backward(m->mm, s->dh, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, 3 * D,
+                              POSEMB_NN_W_IN_OUT);
     posemb_nn_layernorm_backward(dx, GR(p->ln1_w), GR(p->ln1_b), s->dh, x, p->ln1_w, a->mean1, a->rstd1, N, D);
 }
 
@@ -77,7 +81,8 @@ void decoder_backward(posemb_model *m, const float *dlast)
     float *bufs[2] = {a->dx, a->dx2};
     float *dout = bufs[L % 2];
     memset(dout, 0, (size_t)N * D * sizeof(float));
-    posemb_nn_layernorm_backward(dout, GR(m->lnf_w), GR(m->lnf_b), dlast, a->h[L], m->lnf_w, a->hf_mean, a->hf_rstd, N, D);
+    posemb_nn_layernorm_backward(dout, GR(m->lnf_w), GR(m->lnf_b), dlast, a->h[L], m->lnf_w, a->hf_mean, a->hf_rstd, N,
+                                 D);
     for (int l = L - 1; l >= 0; l--) {
         float *dx = bufs[l % 2];
         layer_backward(m, l, a->h[l], dout, dx);

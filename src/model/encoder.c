@@ -35,25 +35,29 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
     size_t ND = (size_t)N * D, NI = (size_t)N * I;
     float *G = m->g;
-#define GR(ptr) (G + ((ptr) - m->w)) /* the gradient of a parameter view */
+#define GR(ptr) (G + ((ptr)-m->w)) /* the gradient of a parameter view */
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
     memset(s->dres, 0, ND * sizeof(float));
     posemb_nn_layernorm_backward(s->dres, GR(p->ln2_w), GR(p->ln2_b), dout, a->r2, p->ln2_w, a->mean2, a->rstd2, N, D);
     memcpy(s->dh, s->dres, ND * sizeof(float)); /* r2 = h1 + dropout(ffn) */
     const float *dffn = model_undrop(m, l, SITE_FFN_OUT, s->dres, s->dz, (long)ND);
     memset(s->dga, 0, NI * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D,
+                              POSEMB_NN_W_OUT_IN);
     memset(s->dfi, 0, NI * sizeof(float));
     posemb_nn_gelu_backward(s->dfi, s->dga, a->fi, (long)NI, m->cfg.act);
-    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I,
+                              POSEMB_NN_W_OUT_IN);
     memset(s->dres, 0, ND * sizeof(float));
     posemb_nn_layernorm_backward(s->dres, GR(p->ln1_w), GR(p->ln1_b), s->dh, a->r1, p->ln1_w, a->mean1, a->rstd1, N, D);
     memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + dropout(attn) */
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
     memset(s->dz, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D,
+                              POSEMB_NN_W_OUT_IN);
     posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
-    posemb_nn_linear_backward(m->mm, dx, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, x, p->qkv_w, N, D, 3 * D, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward(m->mm, dx, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, x, p->qkv_w, N, D, 3 * D,
+                              POSEMB_NN_W_OUT_IN);
 #undef GR
 }
 
@@ -64,7 +68,8 @@ void encoder_forward(posemb_model *m)
     posemb_nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
     if (m->wtype) posemb_nn_embedding_forward(a->emb_sum, m->wtype, a->types, N, D, 1);
     posemb_pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->emb, a->pe_scratch, NULL); /* positions checked */
-    posemb_nn_layernorm_forward(a->h[0], a->emb_mean, a->emb_rstd, a->emb, m->emb_ln_w, m->emb_ln_b, N, D, m->cfg.ln_eps);
+    posemb_nn_layernorm_forward(a->h[0], a->emb_mean, a->emb_rstd, a->emb, m->emb_ln_w, m->emb_ln_b, N, D,
+                                m->cfg.ln_eps);
     uint64_t key;
     float p = model_dropout(m, 0, SITE_EMB, &key);
     if (p > 0.0f) posemb_nn_dropout_forward(a->h[0], a->h[0], (long)N * D, p, key);
@@ -87,7 +92,7 @@ void encoder_backward(posemb_model *m, const float *dlast)
     const float *dln = model_undrop(m, 0, SITE_EMB, dout, a->dres, (long)ND);
     memset(a->demb, 0, ND * sizeof(float));
     posemb_nn_layernorm_backward(a->demb, G + (m->emb_ln_w - m->w), G + (m->emb_ln_b - m->w), dln, a->emb, m->emb_ln_w,
-                          a->emb_mean, a->emb_rstd, N, D);
+                                 a->emb_mean, a->emb_rstd, N, D);
     float *dsum = a->dx2; /* the loop ends with dout in bufs[0] = a->dx */
     posemb_pe_input_backward(m->pe, a->pos_in, N, a->emb_sum, a->demb, dsum, a->pe_scratch);
     posemb_nn_embedding_backward(G + (m->wte - m->w), dsum, a->ids, N, D, m->cfg.pad_token_id);

@@ -8,7 +8,7 @@
 
 #include "model_impl.h"
 
-#define GR(ptr) (m->g + ((ptr) - m->w)) /* the gradient of a parameter view */
+#define GR(ptr) (m->g + ((ptr)-m->w)) /* the gradient of a parameter view */
 
 static const float *last_hidden(const posemb_model *m) { return posemb_model_hidden(m, m->cfg.layers); }
 
@@ -48,7 +48,8 @@ static posemb_status lm_loss(posemb_model *m, const posemb_targets *t, float gs,
     int D = c->hidden, V = c->vocab_size, mlm = c->head == POSEMB_HEAD_MLM;
     if (!t->tokens) return posemb_fail(err, POSEMB_EINVAL, "loss: the LM head needs token targets");
     for (int i = 0; i < m->B * m->T; i++)
-        if (t->tokens[i] >= V) return posemb_fail(err, POSEMB_ERANGE, "loss: target %d outside the vocabulary", t->tokens[i]);
+        if (t->tokens[i] >= V)
+            return posemb_fail(err, POSEMB_ERANGE, "loss: target %d outside the vocabulary", t->tokens[i]);
     int M = lm_rows(m, t->tokens);
     out->count = M;
     if (!M) return POSEMB_OK;
@@ -64,18 +65,20 @@ static posemb_status lm_loss(posemb_model *m, const posemb_targets *t, float gs,
     float scale = gs / (float)M;
     if (gs != 0.0f) memset(a->dhu, 0, (size_t)M * D * sizeof(float));
     double sum = posemb_nn_xent_tied(m->mm, x, M, D, m->wte, mlm ? h->bias : NULL, V, a->tgt, scale, a->dhu, GR(m->wte),
-                              mlm ? GR(h->bias) : NULL, a->lm_scratch, LM_CHUNK, &out->correct);
+                                     mlm ? GR(h->bias) : NULL, a->lm_scratch, LM_CHUNK, &out->correct);
     out->loss = sum / M;
     if (gs == 0.0f) return POSEMB_OK;
     const float *dx = a->dhu;
     if (mlm) {
         posemb_nn_gelu_kind act = c->arch == POSEMB_ROBERTA ? POSEMB_NN_GELU_ERF : c->act;
         memset(a->dhg, 0, (size_t)M * D * sizeof(float));
-        posemb_nn_layernorm_backward(a->dhg, GR(h->ln_w), GR(h->ln_b), a->dhu, a->hg, h->ln_w, a->hmean, a->hrstd, M, D);
+        posemb_nn_layernorm_backward(a->dhg, GR(h->ln_w), GR(h->ln_b), a->dhu, a->hg, h->ln_w, a->hmean, a->hrstd, M,
+                                     D);
         memset(a->dht, 0, (size_t)M * D * sizeof(float));
         posemb_nn_gelu_backward(a->dht, a->dhg, a->ht, (long)M * D, act);
         memset(a->dhx, 0, (size_t)M * D * sizeof(float));
-        posemb_nn_linear_backward(m->mm, a->dhx, GR(h->dense_w), GR(h->dense_b), a->dht, a->hx, h->dense_w, M, D, D, POSEMB_NN_W_OUT_IN);
+        posemb_nn_linear_backward(m->mm, a->dhx, GR(h->dense_w), GR(h->dense_b), a->dht, a->hx, h->dense_w, M, D, D,
+                                  POSEMB_NN_W_OUT_IN);
         dx = a->dhx;
     }
     scatter_add(a->dlast, dx, a->rows, M, D);
@@ -121,9 +124,11 @@ static void classify_forward(posemb_model *m)
     head_params *h = &m->hp;
     int B = m->B, D = m->cfg.hidden, C = m->cfg.num_labels;
     uint64_t key1, key2;
-    float p1 = model_dropout(m, m->cfg.layers, SITE_ATTN_OUT, &key1), p2 = model_dropout(m, m->cfg.layers, SITE_FFN_OUT, &key2);
+    float p1 = model_dropout(m, m->cfg.layers, SITE_ATTN_OUT, &key1),
+          p2 = model_dropout(m, m->cfg.layers, SITE_FFN_OUT, &key2);
     first_tokens(m, a->hx);
-    const float *w1 = m->cfg.arch == POSEMB_BERT ? m->pool_w : h->dense_w, *b1 = m->cfg.arch == POSEMB_BERT ? m->pool_b : h->dense_b;
+    const float *w1 = m->cfg.arch == POSEMB_BERT ? m->pool_w : h->dense_w,
+                *b1 = m->cfg.arch == POSEMB_BERT ? m->pool_b : h->dense_b;
     const float *in = a->hx;
     if (m->cfg.arch != POSEMB_BERT) { /* RoBERTa drops out before its dense layer too */
         posemb_nn_dropout_forward(a->hg, a->hx, (long)B * D, p1, key1);
@@ -144,12 +149,14 @@ static void classify_backward(posemb_model *m, const float *dlogits)
     const float *w1 = bert ? m->pool_w : h->dense_w, *b1 = bert ? m->pool_b : h->dense_b;
     size_t BD = (size_t)B * D;
     memset(a->dhu, 0, BD * sizeof(float));
-    posemb_nn_linear_backward(m->mm, a->dhu, GR(h->out_w), GR(h->out_b), dlogits, a->hu, h->out_w, B, D, C, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward(m->mm, a->dhu, GR(h->out_w), GR(h->out_b), dlogits, a->hu, h->out_w, B, D, C,
+                              POSEMB_NN_W_OUT_IN);
     const float *dt = model_undrop(m, m->cfg.layers, SITE_FFN_OUT, a->dhu, a->dhg, (long)BD);
     memset(a->dht, 0, BD * sizeof(float));
     posemb_nn_tanh_backward(a->dht, dt, a->ht, (long)BD);
     memset(a->dhx, 0, BD * sizeof(float));
-    posemb_nn_linear_backward(m->mm, a->dhx, GR(w1), GR(b1), a->dht, bert ? a->hx : a->hg, w1, B, D, D, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward(m->mm, a->dhx, GR(w1), GR(b1), a->dht, bert ? a->hx : a->hg, w1, B, D, D,
+                              POSEMB_NN_W_OUT_IN);
     const float *dx = bert ? a->dhx : model_undrop(m, m->cfg.layers, SITE_ATTN_OUT, a->dhx, a->dhu, (long)BD);
     scatter_add(a->dlast, dx, a->rows, B, D);
 }
@@ -158,7 +165,8 @@ static posemb_status classify_loss(posemb_model *m, const posemb_targets *t, flo
                                    posemb_error *err)
 {
     int B = m->B, C = m->cfg.num_labels, regress = m->cfg.head == POSEMB_HEAD_REGRESS;
-    if (regress ? !t->values : !t->labels) return posemb_fail(err, POSEMB_EINVAL, "loss: the head needs %s", regress ? "values" : "labels");
+    if (regress ? !t->values : !t->labels)
+        return posemb_fail(err, POSEMB_EINVAL, "loss: the head needs %s", regress ? "values" : "labels");
     classify_forward(m);
     float *z = m->a.logits;
     out->count = B;
@@ -173,7 +181,8 @@ static posemb_status classify_loss(posemb_model *m, const posemb_targets *t, flo
     } else {
         for (int b = 0; b < B; b++)
             if (t->labels[b] < 0 || t->labels[b] >= C)
-                return posemb_fail(err, POSEMB_ERANGE, "loss: label %d of sequence %d is outside [0, %d)", t->labels[b], b, C);
+                return posemb_fail(err, POSEMB_ERANGE, "loss: label %d of sequence %d is outside [0, %d)", t->labels[b],
+                                   b, C);
         out->loss = posemb_nn_xent(z, B, C, t->labels, gs / (float)B, &out->correct) / B;
     }
     if (gs != 0.0f) classify_backward(m, z);
@@ -183,7 +192,8 @@ static posemb_status classify_loss(posemb_model *m, const posemb_targets *t, flo
 /* Start and end logits [B, T, 2]. */
 static void span_forward(posemb_model *m)
 {
-    posemb_nn_linear_forward(m->mm, m->a.logits, last_hidden(m), m->hp.out_w, m->hp.out_b, m->B * m->T, m->cfg.hidden, 2, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_forward(m->mm, m->a.logits, last_hidden(m), m->hp.out_w, m->hp.out_b, m->B * m->T, m->cfg.hidden,
+                             2, POSEMB_NN_W_OUT_IN);
 }
 
 /* HF: positions clamped to [0, T], T ignored; loss = (CE(start) + CE(end)) / 2,
@@ -204,7 +214,8 @@ static posemb_status span_loss(posemb_model *m, const posemb_targets *t, float g
             int y = pos[b] < 0 ? 0 : pos[b] > T ? T : pos[b];
             a->tgt[k * B + b] = y < T ? y : -1;
             counted += y < T;
-            for (int i = 0; i < T; i++) z[(size_t)k * B * T + (size_t)b * T + i] = a->logits[((size_t)b * T + i) * 2 + k];
+            for (int i = 0; i < T; i++)
+                z[(size_t)k * B * T + (size_t)b * T + i] = a->logits[((size_t)b * T + i) * 2 + k];
         }
         float scale = counted ? gs / (2.0f * counted) : 0.0f;
         double sum = posemb_nn_xent(z + (size_t)k * B * T, B, T, a->tgt + k * B, scale, &hits[k]);
@@ -216,9 +227,10 @@ static posemb_status span_loss(posemb_model *m, const posemb_targets *t, float g
     if (gs == 0.0f) return POSEMB_OK;
     for (int b = 0; b < B; b++) /* back to [B, T, 2] */
         for (int i = 0; i < T; i++)
-            for (int k = 0; k < 2; k++) a->logits[((size_t)b * T + i) * 2 + k] = z[(size_t)k * B * T + (size_t)b * T + i];
-    posemb_nn_linear_backward(m->mm, a->dlast, GR(m->hp.out_w), GR(m->hp.out_b), a->logits, last_hidden(m), m->hp.out_w, B * T,
-                       m->cfg.hidden, 2, POSEMB_NN_W_OUT_IN);
+            for (int k = 0; k < 2; k++)
+                a->logits[((size_t)b * T + i) * 2 + k] = z[(size_t)k * B * T + (size_t)b * T + i];
+    posemb_nn_linear_backward(m->mm, a->dlast, GR(m->hp.out_w), GR(m->hp.out_b), a->logits, last_hidden(m), m->hp.out_w,
+                              B * T, m->cfg.hidden, 2, POSEMB_NN_W_OUT_IN);
     return POSEMB_OK;
 }
 
@@ -233,11 +245,18 @@ posemb_status posemb_model_loss(posemb_model *m, const posemb_targets *t, float 
     posemb_status st;
     switch (m->cfg.head) {
     case POSEMB_HEAD_MLM:
-    case POSEMB_HEAD_CLM: st = lm_loss(m, t, grad_scale, out, err); break;
+    case POSEMB_HEAD_CLM:
+        st = lm_loss(m, t, grad_scale, out, err);
+        break;
     case POSEMB_HEAD_CLASSIFY:
-    case POSEMB_HEAD_REGRESS: st = classify_loss(m, t, grad_scale, out, err); break;
-    case POSEMB_HEAD_SPAN: st = span_loss(m, t, grad_scale, out, err); break;
-    default: return posemb_fail(err, POSEMB_EINVAL, "loss: %s has no head", m->cfg.architecture);
+    case POSEMB_HEAD_REGRESS:
+        st = classify_loss(m, t, grad_scale, out, err);
+        break;
+    case POSEMB_HEAD_SPAN:
+        st = span_loss(m, t, grad_scale, out, err);
+        break;
+    default:
+        return posemb_fail(err, POSEMB_EINVAL, "loss: %s has no head", m->cfg.architecture);
     }
     if (!st && grad_scale != 0.0f) posemb_model_backward(m, m->a.dlast);
     return st;

@@ -13,7 +13,11 @@
 static posemb_status make_pe(posemb_model *m, posemb_error *err)
 {
     const posemb_config *c = &m->cfg;
-    posemb_pe_dims dims = {.dim = c->hidden, .n_heads = c->heads, .n_layers = c->layers, .max_len = c->max_position, .causal = c->arch == POSEMB_GPT2};
+    posemb_pe_dims dims = {.dim = c->hidden,
+                           .n_heads = c->heads,
+                           .n_layers = c->layers,
+                           .max_len = c->max_position,
+                           .causal = c->arch == POSEMB_GPT2};
     return posemb_pe_create(&m->pe, c->pe, &dims, err);
 }
 
@@ -33,8 +37,7 @@ posemb_status posemb_model_create(posemb_model **out, const posemb_config *cfg, 
     if (!st) {
         m->w = calloc(m->n_floats, sizeof(float));
         m->g = calloc(m->n_floats, sizeof(float));
-        if (!m->w || !m->g)
-            st = posemb_fail(err, POSEMB_ENOMEM, "model: cannot allocate %zu parameters", m->n_floats);
+        if (!m->w || !m->g) st = posemb_fail(err, POSEMB_ENOMEM, "model: cannot allocate %zu parameters", m->n_floats);
     }
     if (!st) st = model_layout(m, err); /* second pass: the views */
     if (st) {
@@ -78,7 +81,8 @@ void posemb_model_init(posemb_model *m, uint64_t seed)
         float *w = m->w + p->offset;
         if (p->offset >= m->pe_offset && p->offset < pe_end) continue;
         int weight = strstr(p->name, ".weight") != NULL;
-        if (is_layernorm(p->name)) for (size_t k = 0; k < p->numel; k++) w[k] = weight ? 1.0f : 0.0f;
+        if (is_layernorm(p->name))
+            for (size_t k = 0; k < p->numel; k++) w[k] = weight ? 1.0f : 0.0f;
         else if (p->ndim == 2) posemb_rng_fill_normal(&rng, w, (long)p->numel, m->cfg.initializer_range);
         else memset(w, 0, p->numel * sizeof *w);
     }
@@ -120,7 +124,8 @@ static int carve(posemb_model *m, int B, int T)
     int ok = 1;
     const posemb_config *c = &m->cfg;
     posemb_arena *ar = &m->arena;
-    size_t N = (size_t)B * T, D = (size_t)c->hidden, F = (size_t)c->intermediate /* not I: <complex.h> */, H = (size_t)c->heads;
+    size_t N = (size_t)B * T, D = (size_t)c->hidden, F = (size_t)c->intermediate /* not I: <complex.h> */,
+           H = (size_t)c->heads;
     model_acts *a = &m->a;
 #define F(n) take(ar, (n), &ok)
     a->emb_sum = F(N * D);
@@ -245,8 +250,10 @@ static posemb_status prepare_batch(posemb_model *m, const posemb_batch *b, posem
 {
     if (b->B < 1 || b->T < 1) return posemb_fail(err, POSEMB_EINVAL, "batch: %d x %d is empty", b->B, b->T);
     if (b->T > m->cfg.max_position)
-        return posemb_fail(err, POSEMB_ERANGE, "batch: sequences of %d tokens; the model takes at most %d "
-                           "(max_position_embeddings)", b->T, m->cfg.max_position);
+        return posemb_fail(err, POSEMB_ERANGE,
+                           "batch: sequences of %d tokens; the model takes at most %d "
+                           "(max_position_embeddings)",
+                           b->T, m->cfg.max_position);
     posemb_status st = model_reserve(m, b->B, b->T, err);
     if (!st) st = take_batch(m, b, err);
     if (st) return st;
@@ -293,13 +300,15 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
     posemb_pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->emb, a->pe_scratch, NULL); /* positions checked */
     const float *lnw = gpt2 ? m->L[0].ln1_w : m->emb_ln_w, *lnb = gpt2 ? m->L[0].ln1_b : m->emb_ln_b;
     posemb_nn_layernorm_forward(la->a, la->mean1, la->rstd1, a->emb, lnw, lnb, N, D, m->cfg.ln_eps);
-    posemb_nn_linear_forward(m->mm, la->qkv, la->a, m->L[0].qkv_w, m->L[0].qkv_b, N, D, 3 * D, gpt2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_forward(m->mm, la->qkv, la->a, m->L[0].qkv_w, m->L[0].qkv_b, N, D, 3 * D,
+                             gpt2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN);
     float scale = 1.0f / sqrtf((float)d);
     for (int bi = 0; bi < m->B; bi++)
         for (int h = 0; h < H; h++) {
             const int32_t *ps = a->pos_attn + (size_t)bi * T;
             posemb_pe_head hd = {.head = h, .nq = T, .nk = T, .d = d, .scale = scale, .qpos = ps, .kpos = ps};
-            float *q = la->qkv + (size_t)bi * T * 3 * D + (size_t)h * d, *k = q + D, *s = out + ((size_t)bi * H + h) * T * T;
+            float *q = la->qkv + (size_t)bi * T * 3 * D + (size_t)h * d, *k = q + D,
+                  *s = out + ((size_t)bi * H + h) * T * T;
             posemb_pe_qk_forward(m->pe, &hd, q, 3 * D, k, 3 * D);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, 3 * D, k, 3 * D, 0.0f, s, T);
             posemb_pe_logits_forward(m->pe, &hd, q, 3 * D, k, 3 * D, s, T);
@@ -364,7 +373,8 @@ const float *model_undrop(const posemb_model *m, int l, int site, const float *d
 
 posemb_nn_attn_shape model_attn_shape(const posemb_model *m, int l)
 {
-    posemb_nn_attn_shape s = {.B = m->B, .T = m->T, .D = m->cfg.hidden, .H = m->cfg.heads, .causal = m->cfg.arch == POSEMB_GPT2};
+    posemb_nn_attn_shape s = {
+        .B = m->B, .T = m->T, .D = m->cfg.hidden, .H = m->cfg.heads, .causal = m->cfg.arch == POSEMB_GPT2};
     s.dropout = model_dropout(m, l, SITE_PROBS, &s.key);
     return s;
 }

@@ -21,11 +21,11 @@ typedef struct head_params {
 } head_params;
 
 typedef struct model_acts {
-    float *emb_sum, *emb;     /* word (+ type) embeddings; after the PE's input hook */
+    float *emb_sum, *emb; /* word (+ type) embeddings; after the PE's input hook */
     float *emb_mean, *emb_rstd;
-    float **h;                /* [layers + 1] hidden states: h[0] the embedding output, h[l+1] layer l's output */
+    float **h;                     /* [layers + 1] hidden states: h[0] the embedding output, h[l+1] layer l's output */
     float *hf, *hf_mean, *hf_rstd; /* GPT-2: ln_f(h[layers]) */
-    float *pooled, *pool_in;  /* BERT: [B, D] */
+    float *pooled, *pool_in;       /* BERT: [B, D] */
     layer_acts *layer;
     int32_t *pos_in, *pos_attn; /* [N] positions for the input hook and for attention */
     int32_t *ids, *types;       /* [N] copies of the batch */
@@ -53,7 +53,7 @@ struct posemb_model {
     posemb_arena arena;
     int cap_B, cap_T, B, T, has_pooled;
     model_acts a;
-    int train; /* dropout on */
+    int train;                  /* dropout on */
     int inference, acts_shared; /* inference mode; the last forward ran in shared layer buffers */
     uint64_t seed, step;
 };

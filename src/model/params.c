@@ -42,12 +42,9 @@ static void pe_tensor_name(const posemb_model *m, const posemb_pe_param *t, char
     int gpt2 = m->cfg.arch == POSEMB_GPT2;
     if (t->scope == POSEMB_PE_SCOPE_LAYER)
         snprintf(buf, cap, gpt2 ? "h.%d.attn.%s" : "encoder.layer.%d.attention.self.%s", t->layer, t->name);
-    else if (gpt2 && !strcmp(t->name, "position_embeddings.weight"))
-        snprintf(buf, cap, "wpe.weight");
-    else if (t->input)
-        snprintf(buf, cap, gpt2 ? "wpe.%s" : "embeddings.%s", t->name);
-    else
-        snprintf(buf, cap, gpt2 ? "pe.%s" : "encoder.%s", t->name);
+    else if (gpt2 && !strcmp(t->name, "position_embeddings.weight")) snprintf(buf, cap, "wpe.weight");
+    else if (t->input) snprintf(buf, cap, gpt2 ? "wpe.%s" : "embeddings.%s", t->name);
+    else snprintf(buf, cap, gpt2 ? "pe.%s" : "encoder.%s", t->name);
 }
 
 /* The PE's tensors, contiguous so that posemb_pe_bind sees one block. */
@@ -151,10 +148,13 @@ static void layout_head(posemb_model *m)
     int D = c->hidden, bert = c->arch == POSEMB_BERT;
     m->reg_head = 1;
     if (c->head == POSEMB_HEAD_MLM) {
-        h->dense_w = model_param(m, bert ? "cls.predictions.transform.dense.weight" : "lm_head.dense.weight", D, D, 1, 0);
+        h->dense_w =
+            model_param(m, bert ? "cls.predictions.transform.dense.weight" : "lm_head.dense.weight", D, D, 1, 0);
         h->dense_b = model_param(m, bert ? "cls.predictions.transform.dense.bias" : "lm_head.dense.bias", D, 0, 0, 0);
-        h->ln_w = model_param(m, bert ? "cls.predictions.transform.LayerNorm.weight" : "lm_head.layer_norm.weight", D, 0, 0, 0);
-        h->ln_b = model_param(m, bert ? "cls.predictions.transform.LayerNorm.bias" : "lm_head.layer_norm.bias", D, 0, 0, 0);
+        h->ln_w = model_param(m, bert ? "cls.predictions.transform.LayerNorm.weight" : "lm_head.layer_norm.weight", D,
+                              0, 0, 0);
+        h->ln_b =
+            model_param(m, bert ? "cls.predictions.transform.LayerNorm.bias" : "lm_head.layer_norm.bias", D, 0, 0, 0);
         h->bias = model_param(m, bert ? "cls.predictions.bias" : "lm_head.bias", c->vocab_size, 0, 0, 0);
     } else if ((c->head == POSEMB_HEAD_CLASSIFY || c->head == POSEMB_HEAD_REGRESS) && bert) {
         h->out_w = model_param(m, "classifier.weight", c->num_labels, D, 1, 0);

@@ -78,7 +78,7 @@ static void undrop_grad(const posemb_nn_attn_shape *s, int b, int h, float *dp)
 }
 
 void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, float *qkv, const int32_t *pos,
-                          const float *keymask, float *probs, float *out, float *scratch)
+                                 const float *keymask, float *probs, float *out, float *scratch)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
     float scale = 1.0f / sqrtf((float)d);
@@ -89,7 +89,15 @@ void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, in
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             const int32_t *ps = positions(pos, b, T, arange);
-            posemb_pe_head hd = {.layer = layer, .head = h, .nq = T, .nk = T, .d = d, .scale = scale, .qpos = ps, .kpos = ps, .slot = posemb_thread_id()};
+            posemb_pe_head hd = {.layer = layer,
+                                 .head = h,
+                                 .nq = T,
+                                 .nk = T,
+                                 .d = d,
+                                 .scale = scale,
+                                 .qpos = ps,
+                                 .kpos = ps,
+                                 .slot = posemb_thread_id()};
             float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             float *pr = probs + ((size_t)b * H + h) * T * T, *z = out + (size_t)b * T * D + (size_t)h * d;
             posemb_pe_qk_forward(p, &hd, q, ld, k, ld);
@@ -113,8 +121,9 @@ POSEMB_KERNEL static void softmax_backward_rows(const float *pr, float *dp, int 
     }
 }
 
-void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, const float *qkv, const int32_t *pos,
-                           const float *probs, const float *dout, float *dqkv, float *scratch)
+void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, const float *qkv,
+                                  const int32_t *pos, const float *probs, const float *dout, float *dqkv,
+                                  float *scratch)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
     float scale = 1.0f / sqrtf((float)d);
@@ -126,7 +135,15 @@ void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, i
         for (int h = 0; h < H; h++) {
             const int32_t *ps = positions(pos, b, T, arange);
             int slot = posemb_thread_id();
-            posemb_pe_head hd = {.layer = layer, .head = h, .nq = T, .nk = T, .d = d, .scale = scale, .qpos = ps, .kpos = ps, .slot = slot};
+            posemb_pe_head hd = {.layer = layer,
+                                 .head = h,
+                                 .nq = T,
+                                 .nk = T,
+                                 .d = d,
+                                 .scale = scale,
+                                 .qpos = ps,
+                                 .kpos = ps,
+                                 .slot = slot};
             const float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             const float *pr = probs + ((size_t)b * H + h) * T * T, *dz = dout + (size_t)b * T * D + (size_t)h * d;
             float *dq = dqkv + (size_t)b * T * ld + (size_t)h * d, *dk = dq + D, *dv = dq + 2 * D;

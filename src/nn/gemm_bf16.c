@@ -250,8 +250,8 @@ int gemm_bf16(bf16_engine *g, int trans_a, int trans_b, int M, int N, int K, flo
     if (!a || !b) return 0;
     /* oneDNN checks its arguments before it writes C, so a refusal leaves C
      * as it was for the fp32 product. */
-    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, e->a}, {DNNL_ARG_WEIGHTS, e->b}, {DNNL_ARG_DST, e->c},
-                               {DNNL_ARG_SCRATCHPAD, e->scratch}};
+    dnnl_exec_arg_t args[4] = {
+        {DNNL_ARG_SRC, e->a}, {DNNL_ARG_WEIGHTS, e->b}, {DNNL_ARG_DST, e->c}, {DNNL_ARG_SCRATCHPAD, e->scratch}};
     return (!scratch || dnnl_memory_set_data_handle(e->scratch, scratch) == dnnl_success) &&
            dnnl_memory_set_data_handle(e->a, (void *)a) == dnnl_success &&
            dnnl_memory_set_data_handle(e->b, (void *)b) == dnnl_success &&

@@ -4,8 +4,8 @@
 #include "vmath.h"
 #include "core/simd.h"
 
-POSEMB_KERNEL void posemb_nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b, int N,
-                          int C, float eps)
+POSEMB_KERNEL void posemb_nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w,
+                                               const float *b, int N, int C, float eps)
 {
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < N; t++) {
@@ -22,8 +22,8 @@ POSEMB_KERNEL void posemb_nn_layernorm_forward(float *y, float *mean, float *rst
 /* dw[i] += sum_t dy[t, i] xhat[t, i], db[i] += sum_t dy[t, i]: threads take
  * blocks of 16 columns (a cache line) and sum over rows in order, so the
  * result does not depend on the thread count. */
-POSEMB_KERNEL static void layernorm_backward_params(float *dw, float *db, const float *dy, const float *x, const float *mean,
-                                      const float *rstd, int N, int C)
+POSEMB_KERNEL static void layernorm_backward_params(float *dw, float *db, const float *dy, const float *x,
+                                                    const float *mean, const float *rstd, int N, int C)
 {
 #pragma omp parallel for schedule(static)
     for (int c0 = 0; c0 < C; c0 += 16) {
@@ -40,8 +40,8 @@ POSEMB_KERNEL static void layernorm_backward_params(float *dw, float *db, const 
 }
 
 /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w. */
-POSEMB_KERNEL void posemb_nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
-                           const float *mean, const float *rstd, int N, int C)
+POSEMB_KERNEL void posemb_nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x,
+                                                const float *w, const float *mean, const float *rstd, int N, int C)
 {
     if (dw || db) layernorm_backward_params(dw, db, dy, x, mean, rstd, N, C);
     if (!dx) return;

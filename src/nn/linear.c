@@ -23,8 +23,8 @@ POSEMB_KERNEL static void bias_grad(float *db, const float *dy, int N, int out)
     }
 }
 
-POSEMB_KERNEL void posemb_nn_linear_forward(posemb_matmul *mm, float *y, const float *x, const float *w, const float *b, int N, int in, int out,
-                       posemb_nn_wlayout layout)
+POSEMB_KERNEL void posemb_nn_linear_forward(posemb_matmul *mm, float *y, const float *x, const float *w, const float *b,
+                                            int N, int in, int out, posemb_nn_wlayout layout)
 {
     float beta = 0.0f;
     if (b) {
@@ -33,24 +33,21 @@ POSEMB_KERNEL void posemb_nn_linear_forward(posemb_matmul *mm, float *y, const f
             for (int o = 0; o < out; o++) y[(long)t * out + o] = b[o];
         beta = 1.0f;
     }
-    if (layout == POSEMB_NN_W_OUT_IN)
-        posemb_nn_gemm(mm, 0, 1, N, out, in, 1.0f, x, in, w, in, beta, y, out);
-    else
-        posemb_nn_gemm(mm, 0, 0, N, out, in, 1.0f, x, in, w, out, beta, y, out);
+    if (layout == POSEMB_NN_W_OUT_IN) posemb_nn_gemm(mm, 0, 1, N, out, in, 1.0f, x, in, w, in, beta, y, out);
+    else posemb_nn_gemm(mm, 0, 0, N, out, in, 1.0f, x, in, w, out, beta, y, out);
 }
 
-void posemb_nn_linear_backward(posemb_matmul *mm, float *dx, float *dw, float *db, const float *dy, const float *x, const float *w, int N,
-                        int in, int out, posemb_nn_wlayout layout)
+void posemb_nn_linear_backward(posemb_matmul *mm, float *dx, float *dw, float *db, const float *dy, const float *x,
+                               const float *w, int N, int in, int out, posemb_nn_wlayout layout)
 {
     int oi = layout == POSEMB_NN_W_OUT_IN;
     matmul_reuse(mm, dy); /* read by both products: converted to bf16 once */
-    if (dx) /* dx [N, in] += dy [N, out] . W as [out, in] */
+    if (dx)               /* dx [N, in] += dy [N, out] . W as [out, in] */
         posemb_nn_gemm(mm, 0, !oi, N, in, out, 1.0f, dy, out, w, oi ? in : out, 1.0f, dx, in);
     if (dw) {
         if (oi) /* dW [out, in] += dy^T x */
             posemb_nn_gemm(mm, 1, 0, out, in, N, 1.0f, dy, out, x, in, 1.0f, dw, in);
-        else /* dW [in, out] += x^T dy */
-            posemb_nn_gemm(mm, 1, 0, in, out, N, 1.0f, x, in, dy, out, 1.0f, dw, out);
+        else /* dW [in, out] += x^T dy */ posemb_nn_gemm(mm, 1, 0, in, out, N, 1.0f, x, in, dy, out, 1.0f, dw, out);
     }
     matmul_reuse(mm, NULL);
     if (db) bias_grad(db, dy, N, out);

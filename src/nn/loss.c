@@ -17,9 +17,9 @@ POSEMB_KERNEL static double softmax_row(float *z, int V, int *argmax)
     float mx = z[0];
 #pragma omp simd reduction(max : mx)
     for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
-    int best = 0; /* the first maximum, as torch's argmax */
+    int best = 0;                                 /* the first maximum, as torch's argmax */
     while (best < V - 1 && z[best] != mx) best++; /* bounded: an all-NaN row has no match */
-    double sum = 0.0; /* float lanes within blocks of 1024, the blocks added in double */
+    double sum = 0.0;                             /* float lanes within blocks of 1024, the blocks added in double */
     for (int v0 = 0; v0 < V; v0 += 1024) sum += vm_exp_shift_sum(z + v0, V - v0 < 1024 ? V - v0 : 1024, mx);
     float inv = (float)(1.0 / sum);
     for (int v = 0; v < V; v++) z[v] *= inv;
@@ -89,8 +89,9 @@ static double xent_rows(float *z, int n, int V, const int32_t *targets, float gr
     return total;
 }
 
-double posemb_nn_xent_tied(posemb_matmul *mm, const float *x, int M, int D, const float *W, const float *b, int V, const int32_t *targets,
-                    float grad_scale, float *dx, float *dW, float *db, float *scratch, int chunk, long *correct)
+double posemb_nn_xent_tied(posemb_matmul *mm, const float *x, int M, int D, const float *W, const float *b, int V,
+                           const int32_t *targets, float grad_scale, float *dx, float *dW, float *db, float *scratch,
+                           int chunk, long *correct)
 {
     double total = 0.0;
     for (int r0 = 0; r0 < M; r0 += chunk) {
@@ -99,7 +100,8 @@ double posemb_nn_xent_tied(posemb_matmul *mm, const float *x, int M, int D, cons
         posemb_nn_linear_forward(mm, scratch, xc, W, b, n, D, V, POSEMB_NN_W_OUT_IN);
         total += xent_rows(scratch, n, V, targets + r0, grad_scale, correct);
         if (grad_scale != 0.0f)
-            posemb_nn_linear_backward(mm, dx ? dx + (size_t)r0 * D : NULL, dW, db, scratch, xc, W, n, D, V, POSEMB_NN_W_OUT_IN);
+            posemb_nn_linear_backward(mm, dx ? dx + (size_t)r0 * D : NULL, dW, db, scratch, xc, W, n, D, V,
+                                      POSEMB_NN_W_OUT_IN);
     }
     return total;
 }

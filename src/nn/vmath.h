@@ -33,7 +33,7 @@ static inline float vm_expf(float x0)
     uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
-    if (x0 != x0) return x0;                 /* NaN stays NaN: a diverged run must see it */
+    if (x0 != x0) return x0;               /* NaN stays NaN: a diverged run must see it */
     return x0 < -87.3f ? 0.0f : y * scale; /* masked logits (-FLT_MAX) give exactly 0 */
 }
 

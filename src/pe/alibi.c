@@ -73,7 +73,8 @@ static posemb_status alibi_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_
         posemb_pe_named_matrix *b = pe_export_add(out, a, name, "row i, column j: -m_h |i - j|", n, n, err);
         if (!b) return err ? err->code : POSEMB_ENOMEM;
         for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++) b->data[(size_t)i * n + j] = 0.0f - s->slopes[h] * (float)abs(i - j); /* +0 on the diagonal */
+            for (int j = 0; j < n; j++)
+                b->data[(size_t)i * n + j] = 0.0f - s->slopes[h] * (float)abs(i - j); /* +0 on the diagonal */
     }
     return POSEMB_OK;
 }

@@ -7,7 +7,8 @@
 static posemb_status ape_configure(pe_comp *c, pe_opts *o, posemb_error *err)
 {
     c->max_pos = c->dims.max_len;
-    if (pe_comp_param(c, "position_embeddings.weight", POSEMB_PE_SCOPE_MODEL, 0, c->dims.max_len, c->width, 0.02f, 1, err) < 0)
+    if (pe_comp_param(c, "position_embeddings.weight", POSEMB_PE_SCOPE_MODEL, 0, c->dims.max_len, c->width, 0.02f, 1,
+                      err) < 0)
         return err ? err->code : POSEMB_ERANGE;
     return POSEMB_OK;
 }
@@ -34,7 +35,8 @@ static posemb_status ape_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_ex
 {
     if (n > c->dims.max_len)
         return posemb_fail(err, POSEMB_ERANGE, "ape: %d positions asked, the table has %d rows", n, c->dims.max_len);
-    posemb_pe_named_matrix *m = pe_export_add(out, a, "ape", "row x: the learned vector of position x", n, c->width, err);
+    posemb_pe_named_matrix *m =
+        pe_export_add(out, a, "ape", "row x: the learned vector of position x", n, c->width, err);
     if (!m) return err ? err->code : POSEMB_ENOMEM;
     memcpy(m->data, c->params[0].data, (size_t)n * c->width * sizeof(float));
     return POSEMB_OK;

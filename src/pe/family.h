@@ -46,8 +46,8 @@ typedef struct pe_family {
     /* Attention families (see pe.h for the meaning of each hook). */
     void (*qk_forward)(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk);
     void (*qk_backward)(pe_comp *c, const posemb_pe_head *h, float *dq, int ldq, float *dk, int ldk);
-    void (*logits_forward)(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk, float *s,
-                           int lds);
+    void (*logits_forward)(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                           float *s, int lds);
     void (*logits_backward)(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                             const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk);
     void (*values_forward)(pe_comp *c, const posemb_pe_head *h, const float *prob, int ldp, float *z, int ldz);
@@ -62,12 +62,12 @@ typedef struct pe_family {
 /* One component of a PE: a family instance. */
 struct pe_comp {
     const pe_family *fam;
-    posemb_pe_dims dims;    /* of the whole PE, max_threads resolved */
-    int head_dim;    /* dims.dim / dims.n_heads */
-    int width;       /* input families: columns of P (D, or the concat width) */
-    int32_t max_pos; /* input families: positions must be < max_pos */
-    char canon[160]; /* canonical "name:k=v,..." */
-    unsigned hooks;  /* PE_HOOK_* */
+    posemb_pe_dims dims; /* of the whole PE, max_threads resolved */
+    int head_dim;        /* dims.dim / dims.n_heads */
+    int width;           /* input families: columns of P (D, or the concat width) */
+    int32_t max_pos;     /* input families: positions must be < max_pos */
+    char canon[160];     /* canonical "name:k=v,..." */
+    unsigned hooks;      /* PE_HOOK_* */
     int n_params;
     posemb_pe_param *params; /* this component's parameters, contiguous in the PE's list */
     posemb_pe *owner;
@@ -97,8 +97,8 @@ void pe_canon_add(pe_comp *c, const char *fmt, ...) __attribute__((format(printf
 void pe_canon_num(pe_comp *c, const char *key, double x);
 
 /* Reserves the next export item, with its data from a; NULL (err set) when full. */
-posemb_pe_named_matrix *pe_export_add(posemb_pe_export *ex, posemb_arena *a, const char *name, const char *desc, int rows, int cols,
-                         posemb_error *err);
+posemb_pe_named_matrix *pe_export_add(posemb_pe_export *ex, posemb_arena *a, const char *name, const char *desc,
+                                      int rows, int cols, posemb_error *err);
 
 /* Fills table [rows, 2*nfreq] with sin(w_m x) and cos(w_m x) for x = x0 + row,
  * interleaved (sin at 2m, cos at 2m+1) or halves (sin at m, cos at nfreq + m).

@@ -78,7 +78,8 @@ static posemb_status hfrel_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_
     char name[64];
     for (int l = 0; l < c->dims.n_layers; l++) {
         snprintf(name, sizeof name, c->dims.n_layers > 1 ? "distance_embedding.layer%d" : "distance_embedding", l);
-        posemb_pe_named_matrix *m = pe_export_add(out, a, name, "row i - j + L - 1: the vector of distance i - j", 2 * L - 1, d, err);
+        posemb_pe_named_matrix *m =
+            pe_export_add(out, a, name, "row i - j + L - 1: the vector of distance i - j", 2 * L - 1, d, err);
         if (!m) return err ? err->code : POSEMB_ENOMEM;
         memcpy(m->data, c->params[l].data, (size_t)(2 * L - 1) * d * sizeof(float));
     }
@@ -86,8 +87,8 @@ static posemb_status hfrel_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_
 }
 
 #define HFREL_HOOKS                                                                                                    \
-    .kind = PE_KIND_ATTENTION, .destroy = hfrel_destroy, .logits_forward = hfrel_logits_forward,                      \
-    .logits_backward = hfrel_logits_backward, .layer_backward_end = hfrel_layer_backward_end, .export = hfrel_export, \
+    .kind = PE_KIND_ATTENTION, .destroy = hfrel_destroy, .logits_forward = hfrel_logits_forward,                       \
+    .logits_backward = hfrel_logits_backward, .layer_backward_end = hfrel_layer_backward_end, .export = hfrel_export,  \
     .options = ""
 
 const pe_family pe_family_relative_key = {

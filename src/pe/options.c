@@ -60,8 +60,7 @@ posemb_status pe_opt_double(pe_opts *o, const char *key, double def, double lo, 
     return POSEMB_OK;
 }
 
-posemb_status pe_opt_enum(pe_opts *o, const char *key, const char *const *choices, int def, int *out,
-                          posemb_error *err)
+posemb_status pe_opt_enum(pe_opts *o, const char *key, const char *const *choices, int def, int *out, posemb_error *err)
 {
     const char *v = opt_find(o, key);
     if (!v) {

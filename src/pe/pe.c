@@ -20,8 +20,8 @@ struct posemb_pe {
     int n_comps;
     pe_comp comps[2];
     pe_comp *input, *attn;
-    int concat;       /* input integration: 0 add, 1 concat + projection */
-    int proj_w;       /* concat: index of the projection weight [D, D + width] in params, then the bias [D] */
+    int concat; /* input integration: 0 add, 1 concat + projection */
+    int proj_w; /* concat: index of the projection weight [D, D + width] in params, then the bias [D] */
     int n_params, cap_params;
     posemb_pe_param *params;
     size_t n_floats;
@@ -97,9 +97,10 @@ static posemb_status add_comp(posemb_pe *p, pe_spec_comp *sc, posemb_error *err)
     }
     pe_comp **slot = f->kind == PE_KIND_INPUT ? &p->input : &p->attn;
     if (*slot)
-        return posemb_fail(err, POSEMB_EINVAL, "spec '%s': both %s and %s are %s PEs; combine at most one absolute PE "
-                           "with one relative PE or bias", p->spec, (*slot)->fam->name, f->name,
-                           f->kind == PE_KIND_INPUT ? "absolute" : "attention");
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "spec '%s': both %s and %s are %s PEs; combine at most one absolute PE "
+                           "with one relative PE or bias",
+                           p->spec, (*slot)->fam->name, f->name, f->kind == PE_KIND_INPUT ? "absolute" : "attention");
     pe_comp *c = &p->comps[p->n_comps++];
     memset(c, 0, sizeof *c);
     *slot = c;
@@ -123,7 +124,8 @@ static posemb_status add_comp(posemb_pe *p, pe_spec_comp *sc, posemb_error *err)
         pe_canon_add(c, "width=%d", c->width);
         int D = p->dims.dim;
         p->proj_w = p->n_params;
-        if (pe_comp_param(c, "position_projection.weight", POSEMB_PE_SCOPE_MODEL, 0, D, D + c->width, 0.02f, 1, err) < 0 ||
+        if (pe_comp_param(c, "position_projection.weight", POSEMB_PE_SCOPE_MODEL, 0, D, D + c->width, 0.02f, 1, err) <
+                0 ||
             pe_comp_param(c, "position_projection.bias", POSEMB_PE_SCOPE_MODEL, 0, D, 0, 0.0f, 0, err) < 0)
             return err ? err->code : POSEMB_ERANGE;
     }
@@ -213,13 +215,17 @@ int posemb_pe_has_logits(const posemb_pe *p) { return p->attn && (p->attn->hooks
 int posemb_pe_has_values(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_VALUES); }
 
 int posemb_pe_n_params(const posemb_pe *p) { return p->n_params; }
-const posemb_pe_param *posemb_pe_get_param(const posemb_pe *p, int i) { return (i >= 0 && i < p->n_params) ? &p->params[i] : NULL; }
+const posemb_pe_param *posemb_pe_get_param(const posemb_pe *p, int i)
+{
+    return (i >= 0 && i < p->n_params) ? &p->params[i] : NULL;
+}
 size_t posemb_pe_n_floats(const posemb_pe *p) { return p->n_floats; }
 
 const posemb_pe_param *posemb_pe_find_param(const posemb_pe *p, const char *name, int layer)
 {
     for (int i = 0; i < p->n_params; i++)
-        if (!strcmp(p->params[i].name, name) && (p->params[i].scope == POSEMB_PE_SCOPE_MODEL || p->params[i].layer == layer))
+        if (!strcmp(p->params[i].name, name) &&
+            (p->params[i].scope == POSEMB_PE_SCOPE_MODEL || p->params[i].layer == layer))
             return &p->params[i];
     return NULL;
 }
@@ -243,7 +249,10 @@ posemb_status posemb_pe_alloc(posemb_pe *p, posemb_error *err)
     return POSEMB_OK;
 }
 
-int posemb_pe_is_bound(const posemb_pe *p, int with_grads) { return (p->has_data || !p->n_floats) && (!with_grads || p->has_grad || !p->n_floats); }
+int posemb_pe_is_bound(const posemb_pe *p, int with_grads)
+{
+    return (p->has_data || !p->n_floats) && (!with_grads || p->has_grad || !p->n_floats);
+}
 
 void posemb_pe_init_params(posemb_pe *p, posemb_rng *rng)
 {
@@ -283,8 +292,8 @@ posemb_status posemb_pe_check_positions(const posemb_pe *p, const int32_t *pos, 
     int32_t lim = posemb_pe_position_limit(p);
     for (long i = 0; i < n; i++)
         if (pos[i] < 0 || pos[i] >= lim)
-            return posemb_fail(err, POSEMB_ERANGE, "PE %s: position %d (token %ld) is outside [0, %d)", p->name,
-                               pos[i], i, lim);
+            return posemb_fail(err, POSEMB_ERANGE, "PE %s: position %d (token %ld) is outside [0, %d)", p->name, pos[i],
+                               i, lim);
     return POSEMB_OK;
 }
 
@@ -298,8 +307,8 @@ size_t posemb_pe_input_scratch_floats(const posemb_pe *p, long ntok)
     return (size_t)ntok * (p->concat ? 2 * w + (size_t)p->dims.dim : w);
 }
 
-posemb_status posemb_pe_input_forward(posemb_pe *p, const int32_t *pos, long ntok, const float *x, float *y, float *scratch,
-                               posemb_error *err)
+posemb_status posemb_pe_input_forward(posemb_pe *p, const int32_t *pos, long ntok, const float *x, float *y,
+                                      float *scratch, posemb_error *err)
 {
     size_t D = (size_t)p->dims.dim, n = (size_t)ntok * D;
     if (!p->input) {
@@ -320,15 +329,15 @@ posemb_status posemb_pe_input_forward(posemb_pe *p, const int32_t *pos, long nto
     const posemb_pe_param *w = &p->params[p->proj_w], *b = &p->params[p->proj_w + 1];
     int ldw = (int)D + c->width;
     for (long t = 0; t < ntok; t++) memcpy(y + (size_t)t * D, b->data, D * sizeof *y);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ntok, (int)D, (int)D, 1.0f, x, (int)D, w->data, ldw,
-                1.0f, y, (int)D);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ntok, (int)D, c->width, 1.0f, rows, c->width,
-                w->data + D, ldw, 1.0f, y, (int)D);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ntok, (int)D, (int)D, 1.0f, x, (int)D, w->data, ldw, 1.0f,
+                y, (int)D);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ntok, (int)D, c->width, 1.0f, rows, c->width, w->data + D,
+                ldw, 1.0f, y, (int)D);
     return POSEMB_OK;
 }
 
 void posemb_pe_input_backward(posemb_pe *p, const int32_t *pos, long ntok, const float *x, const float *dy, float *dx,
-                       float *scratch)
+                              float *scratch)
 {
     size_t D = (size_t)p->dims.dim, n = (size_t)ntok * D;
     pe_comp *c = p->input;
@@ -346,8 +355,8 @@ void posemb_pe_input_backward(posemb_pe *p, const int32_t *pos, long ntok, const
         for (size_t i = 0; i < D; i++) b->grad[i] += dy[(size_t)t * D + i];
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)D, (int)D, (int)ntok, 1.0f, dy, (int)D, x, (int)D, 1.0f,
                 w->grad, ldw);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)D, c->width, (int)ntok, 1.0f, dy, (int)D, rows,
-                c->width, 1.0f, w->grad + D, ldw);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)D, c->width, (int)ntok, 1.0f, dy, (int)D, rows, c->width,
+                1.0f, w->grad + D, ldw);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)ntok, c->width, (int)D, 1.0f, dy, (int)D, w->data + D,
                 ldw, 0.0f, drows, c->width);
     if (c->fam->rows_backward) c->fam->rows_backward(c, pos, ntok, drows);
@@ -370,15 +379,17 @@ void posemb_pe_qk_backward(posemb_pe *p, const posemb_pe_head *h, float *dq, int
     if (posemb_pe_has_qk(p)) p->attn->fam->qk_backward(p->attn, h, dq, ldq, dk, ldk);
 }
 
-void posemb_pe_logits_forward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk, float *s, int lds)
+void posemb_pe_logits_forward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                              float *s, int lds)
 {
     if (posemb_pe_has_logits(p)) p->attn->fam->logits_forward(p->attn, h, q, ldq, k, ldk, s, lds);
 }
 
-void posemb_pe_logits_backward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk, const float *ds,
-                        int ldds, float *dq, int lddq, float *dk, int lddk)
+void posemb_pe_logits_backward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                               const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk)
 {
-    if (posemb_pe_has_logits(p)) p->attn->fam->logits_backward(p->attn, h, q, ldq, k, ldk, ds, ldds, dq, lddq, dk, lddk);
+    if (posemb_pe_has_logits(p))
+        p->attn->fam->logits_backward(p->attn, h, q, ldq, k, ldk, ds, ldds, dq, lddq, dk, lddk);
 }
 
 void posemb_pe_values_forward(posemb_pe *p, const posemb_pe_head *h, const float *prob, int ldp, float *z, int ldz)
@@ -386,8 +397,8 @@ void posemb_pe_values_forward(posemb_pe *p, const posemb_pe_head *h, const float
     if (posemb_pe_has_values(p)) p->attn->fam->values_forward(p->attn, h, prob, ldp, z, ldz);
 }
 
-void posemb_pe_values_backward(posemb_pe *p, const posemb_pe_head *h, const float *prob, int ldp, const float *dz, int lddz, float *dprob,
-                        int lddp)
+void posemb_pe_values_backward(posemb_pe *p, const posemb_pe_head *h, const float *prob, int ldp, const float *dz,
+                               int lddz, float *dprob, int lddp)
 {
     if (posemb_pe_has_values(p)) p->attn->fam->values_backward(p->attn, h, prob, ldp, dz, lddz, dprob, lddp);
 }
@@ -400,8 +411,8 @@ void posemb_pe_layer_backward_end(posemb_pe *p, int layer)
 
 /* ---- what the PE is, as numbers ---------------------------------------- */
 
-posemb_pe_named_matrix *pe_export_add(posemb_pe_export *ex, posemb_arena *a, const char *name, const char *desc, int rows, int cols,
-                         posemb_error *err)
+posemb_pe_named_matrix *pe_export_add(posemb_pe_export *ex, posemb_arena *a, const char *name, const char *desc,
+                                      int rows, int cols, posemb_error *err)
 {
     for (int i = 0; i < ex->n; i++)
         POSEMB_REQUIRE(strcmp(ex->items[i].name, name), "two exported matrices share a name");
@@ -447,6 +458,7 @@ int posemb_pe_family_count(void) { return PE_N_FAMILIES; }
 
 posemb_pe_family_doc posemb_pe_family_doc_at(int i)
 {
-    posemb_pe_family_doc d = {.name = PE_FAMILIES[i]->name, .summary = PE_FAMILIES[i]->summary, .options = PE_FAMILIES[i]->options};
+    posemb_pe_family_doc d = {
+        .name = PE_FAMILIES[i]->name, .summary = PE_FAMILIES[i]->summary, .options = PE_FAMILIES[i]->options};
     return d;
 }

@@ -70,7 +70,8 @@ static void scatter_add(float *restrict w, const float *restrict src, int jstrid
 }
 
 /* Query i's keys: dst[j] += src[j * jstride + row(i, j)]. */
-static void gather_query(rel_map m, const posemb_pe_head *h, int lo, int fast, int i, float *dst, const float *src, int jstride)
+static void gather_query(rel_map m, const posemb_pe_head *h, int lo, int fast, int i, float *dst, const float *src,
+                         int jstride)
 {
     if (fast) {
         gather_add(dst, src, jstride, runs_of(m, lo, h->qpos[i], h), m.sign, h->nk);
@@ -80,7 +81,8 @@ static void gather_query(rel_map m, const posemb_pe_head *h, int lo, int fast, i
 }
 
 /* Query i's keys: w[j * jstride + row(i, j)] += src[j]. */
-static void scatter_query(rel_map m, const posemb_pe_head *h, int lo, int fast, int i, float *w, const float *src, int jstride)
+static void scatter_query(rel_map m, const posemb_pe_head *h, int lo, int fast, int i, float *w, const float *src,
+                          int jstride)
 {
     if (fast) {
         scatter_add(w, src, jstride, runs_of(m, lo, h->qpos[i], h), m.sign, h->nk);
@@ -134,8 +136,8 @@ static void sum_prob_by_row(rel_map m, const posemb_pe_head *h, int lo, int R, c
     for (int i = 0; i < h->nq; i++) scatter_query(m, h, lo, fast, i, w + (size_t)i * R, prob + (size_t)i * ldp, 0);
 }
 
-void rel_values_forward(rel_map m, const posemb_pe_head *h, const float *table, const float *prob, int ldp, float *z, int ldz,
-                        float *scratch)
+void rel_values_forward(rel_map m, const posemb_pe_head *h, const float *table, const float *prob, int ldp, float *z,
+                        int ldz, float *scratch)
 {
     if (h->nq <= 0 || h->nk <= 0) return;
     int lo, hi, d = h->d;
@@ -146,8 +148,8 @@ void rel_values_forward(rel_map m, const posemb_pe_head *h, const float *table, 
                 1.0f, z, ldz);
 }
 
-void rel_values_backward(rel_map m, const posemb_pe_head *h, const float *table, const float *prob, int ldp, const float *dz,
-                         int lddz, float *dprob, int lddp, float *dtable, float *scratch)
+void rel_values_backward(rel_map m, const posemb_pe_head *h, const float *table, const float *prob, int ldp,
+                         const float *dz, int lddz, float *dprob, int lddp, float *dtable, float *scratch)
 {
     if (h->nq <= 0 || h->nk <= 0) return;
     int lo, hi, d = h->d;

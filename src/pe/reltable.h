@@ -35,10 +35,10 @@ void rel_logits_forward(rel_map m, const posemb_pe_head *h, int key_side, const 
 void rel_logits_backward(rel_map m, const posemb_pe_head *h, int key_side, const float *x, int ldx, const float *table,
                          const float *ds, int ldds, float *dx, int lddx, float *dtable, float *scratch);
 /* z_i += sum_j prob[i][j] T[row(i,j)]. */
-void rel_values_forward(rel_map m, const posemb_pe_head *h, const float *table, const float *prob, int ldp, float *z, int ldz,
-                        float *scratch);
+void rel_values_forward(rel_map m, const posemb_pe_head *h, const float *table, const float *prob, int ldp, float *z,
+                        int ldz, float *scratch);
 /* dprob[i][j] += dz_i . T[row(i,j)]; dtable[row] += sum prob[i][j] dz_i (dtable may be NULL). */
-void rel_values_backward(rel_map m, const posemb_pe_head *h, const float *table, const float *prob, int ldp, const float *dz,
-                         int lddz, float *dprob, int lddp, float *dtable, float *scratch);
+void rel_values_backward(rel_map m, const posemb_pe_head *h, const float *table, const float *prob, int ldp,
+                         const float *dz, int lddz, float *dprob, int lddp, float *dtable, float *scratch);
 
 #endif

@@ -16,8 +16,8 @@ typedef struct rope_state {
     int halves, rot, nfreq; /* rot = rotated dims; nfreq = rot / 2 */
     int scaling;            /* 0 none, 1 linear, 2 ntk */
     double base, frac, factor, eff_base, pos_div;
-    double *theta;         /* [nfreq]: fixed, so kept in double (the closed form to float rounding) */
-    float *cos_t, *sin_t;  /* [max_len, nfreq] */
+    double *theta;        /* [nfreq]: fixed, so kept in double (the closed form to float rounding) */
+    float *cos_t, *sin_t; /* [max_len, nfreq] */
 } rope_state;
 
 static posemb_status read_options(pe_comp *c, rope_state *s, pe_opts *o, posemb_error *err)
@@ -125,17 +125,19 @@ static void rope_qk_backward(pe_comp *c, const posemb_pe_head *h, float *dq, int
 static posemb_status rope_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
     rope_state *s = c->state;
-    posemb_pe_named_matrix *k = pe_export_add(out, a, "kernel", "sum_m cos(theta_m (i - j) / scale): q.k of constant unit pairs",
-                                 n, n, err);
-    posemb_pe_named_matrix *f = k ? pe_export_add(out, a, "rope_frequencies", "row m: theta_m (radians per position)", s->nfreq, 1, err)
-                     : NULL;
-    posemb_pe_named_matrix *ang = f ? pe_export_add(out, a, "angles", "row x, column m: the rotation angle of pair m at position x",
-                                       n, s->nfreq, err)
-                       : NULL;
+    posemb_pe_named_matrix *k =
+        pe_export_add(out, a, "kernel", "sum_m cos(theta_m (i - j) / scale): q.k of constant unit pairs", n, n, err);
+    posemb_pe_named_matrix *f =
+        k ? pe_export_add(out, a, "rope_frequencies", "row m: theta_m (radians per position)", s->nfreq, 1, err) : NULL;
+    posemb_pe_named_matrix *ang =
+        f ? pe_export_add(out, a, "angles", "row x, column m: the rotation angle of pair m at position x", n, s->nfreq,
+                          err)
+          : NULL;
     if (!ang) return err ? err->code : POSEMB_ENOMEM;
     for (int m = 0; m < s->nfreq; m++) f->data[m] = (float)s->theta[m];
     for (int x = 0; x < n; x++)
-        for (int m = 0; m < s->nfreq; m++) ang->data[(size_t)x * s->nfreq + m] = (float)(s->theta[m] * (x / s->pos_div));
+        for (int m = 0; m < s->nfreq; m++)
+            ang->data[(size_t)x * s->nfreq + m] = (float)(s->theta[m] * (x / s->pos_div));
     /* The kernel depends on |i - j| only: one profile, then a Toeplitz fill. */
     float *profile = posemb_arena_floats(a, (size_t)n);
     if (!profile) return posemb_fail(err, POSEMB_ENOMEM, "rope: out of memory");

@@ -19,10 +19,10 @@ typedef struct shaw_state {
     int values, clip, rows; /* rows = 2 clip + 1 */
     double base;
     rel_map map;
-    float *sin_tables;      /* srpe: one [rows, d] table; lsrpe: one per layer, from the frequencies */
-    pe_slots scratch;       /* per thread: the gather/scatter matrix */
-    pe_slots dkey, dvalue;  /* per thread: d loss / d table of the layer in backward */
-    float *dtable_sum;      /* lsrpe: the folded gradient of a layer's table */
+    float *sin_tables;     /* srpe: one [rows, d] table; lsrpe: one per layer, from the frequencies */
+    pe_slots scratch;      /* per thread: the gather/scatter matrix */
+    pe_slots dkey, dvalue; /* per thread: d loss / d table of the layer in backward */
+    float *dtable_sum;     /* lsrpe: the folded gradient of a layer's table */
 } shaw_state;
 
 /* Parameter index of layer's key table (rpe), value table (rpe), frequencies (lsrpe). */
@@ -33,9 +33,12 @@ static const float *key_table(const pe_comp *c, int layer)
     const shaw_state *s = c->state;
     size_t size = (size_t)s->rows * c->head_dim;
     switch (s->kind) {
-    case SHAW_LEARNED: return c->params[key_param(s, layer)].data;
-    case SHAW_FIXED_SIN: return s->sin_tables;
-    default: return s->sin_tables + (size_t)layer * size;
+    case SHAW_LEARNED:
+        return c->params[key_param(s, layer)].data;
+    case SHAW_FIXED_SIN:
+        return s->sin_tables;
+    default:
+        return s->sin_tables + (size_t)layer * size;
     }
 }
 
@@ -52,7 +55,8 @@ static posemb_status declare_params(pe_comp *c, shaw_state *s, posemb_error *err
         int bad = 0;
         if (s->kind == SHAW_LEARNED) {
             bad |= pe_comp_param(c, "rpe.key.weight", POSEMB_PE_SCOPE_LAYER, l, s->rows, d, 0.02f, 1, err) < 0;
-            if (s->values) bad |= pe_comp_param(c, "rpe.value.weight", POSEMB_PE_SCOPE_LAYER, l, s->rows, d, 0.02f, 1, err) < 0;
+            if (s->values)
+                bad |= pe_comp_param(c, "rpe.value.weight", POSEMB_PE_SCOPE_LAYER, l, s->rows, d, 0.02f, 1, err) < 0;
         } else if (s->kind == SHAW_LEARNED_SIN) {
             bad |= pe_comp_param(c, "rpe.frequencies", POSEMB_PE_SCOPE_LAYER, l, d / 2, 0, -1.0f, 0, err) < 0;
         }
@@ -101,7 +105,10 @@ static posemb_status configure(pe_comp *c, pe_opts *o, posemb_error *err, shaw_k
     return declare_params(c, s, err);
 }
 
-static posemb_status rpe_configure(pe_comp *c, pe_opts *o, posemb_error *err) { return configure(c, o, err, SHAW_LEARNED); }
+static posemb_status rpe_configure(pe_comp *c, pe_opts *o, posemb_error *err)
+{
+    return configure(c, o, err, SHAW_LEARNED);
+}
 static posemb_status srpe_configure(pe_comp *c, pe_opts *o, posemb_error *err)
 {
     return configure(c, o, err, SHAW_FIXED_SIN);
@@ -163,8 +170,8 @@ static void shaw_values_forward(pe_comp *c, const posemb_pe_head *h, const float
     rel_values_forward(s->map, h, value_table(c, h->layer), prob, ldp, z, ldz, pe_slot(&s->scratch, h->slot));
 }
 
-static void shaw_values_backward(pe_comp *c, const posemb_pe_head *h, const float *prob, int ldp, const float *dz, int lddz,
-                                 float *dprob, int lddp)
+static void shaw_values_backward(pe_comp *c, const posemb_pe_head *h, const float *prob, int ldp, const float *dz,
+                                 int lddz, float *dprob, int lddp)
 {
     shaw_state *s = c->state;
     float *dtable = s->kind == SHAW_FIXED_SIN ? NULL : pe_slot(&s->dvalue, h->slot);
@@ -188,8 +195,7 @@ static void shaw_layer_backward_end(pe_comp *c, int layer)
     memset(dtable, 0, tsize * sizeof *dtable);
     pe_slots_fold(&s->dkey, dtable);
     if (s->values) pe_slots_fold(&s->dvalue, dtable);
-    pe_sinusoid_table_backward(d / 2, 0, -s->clip, s->rows, key_table(c, layer), dtable,
-                               c->params[layer].grad);
+    pe_sinusoid_table_backward(d / 2, 0, -s->clip, s->rows, key_table(c, layer), dtable, c->params[layer].grad);
 }
 
 static posemb_status shaw_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
@@ -202,14 +208,15 @@ static posemb_status shaw_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_e
             const char *what = s->kind != SHAW_LEARNED ? "rel" : v ? "rel_value" : "rel_key";
             if (layers > 1) snprintf(name, sizeof name, "%s.layer%d", what, l);
             else snprintf(name, sizeof name, "%s", what);
-            posemb_pe_named_matrix *m = pe_export_add(out, a, name, "row r + k: the vector of clipped distance r = j - i", s->rows,
-                                         d, err);
+            posemb_pe_named_matrix *m =
+                pe_export_add(out, a, name, "row r + k: the vector of clipped distance r = j - i", s->rows, d, err);
             if (!m) return err ? err->code : POSEMB_ENOMEM;
             memcpy(m->data, v ? value_table(c, l) : key_table(c, l), (size_t)s->rows * d * sizeof(float));
         }
         if (s->kind == SHAW_LEARNED) continue;
         snprintf(name, sizeof name, layers > 1 ? "rel_frequencies.layer%d" : "rel_frequencies", l);
-        posemb_pe_named_matrix *f = pe_export_add(out, a, name, "row m: frequency w_m (radians per unit of distance)", d / 2, 1, err);
+        posemb_pe_named_matrix *f =
+            pe_export_add(out, a, name, "row m: frequency w_m (radians per unit of distance)", d / 2, 1, err);
         if (!f) return err ? err->code : POSEMB_ENOMEM;
         if (s->kind == SHAW_LEARNED_SIN) memcpy(f->data, c->params[l].data, (size_t)(d / 2) * sizeof(float));
         else pe_sinusoid_freqs_f(s->base, d, f->data);
@@ -218,8 +225,8 @@ static posemb_status shaw_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_e
 }
 
 #define SHAW_HOOKS                                                                                                     \
-    .kind = PE_KIND_ATTENTION, .destroy = shaw_destroy, .logits_forward = shaw_logits_forward,                        \
-    .logits_backward = shaw_logits_backward, .values_forward = shaw_values_forward,                                   \
+    .kind = PE_KIND_ATTENTION, .destroy = shaw_destroy, .logits_forward = shaw_logits_forward,                         \
+    .logits_backward = shaw_logits_backward, .values_forward = shaw_values_forward,                                    \
     .values_backward = shaw_values_backward, .layer_backward_end = shaw_layer_backward_end, .export = shaw_export
 
 const pe_family pe_family_rpe = {

@@ -12,9 +12,9 @@
 typedef struct sin_state {
     int learned, halves, nfreq;
     double base;
-    double *freq;      /* [nfreq]: sin's closed form; lsin's parameter, widened in prepare */
-    float *table;      /* [max_len, width] for the current frequencies */
-    float *far_row;    /* [width]: a row past the table, in backward */
+    double *freq;   /* [nfreq]: sin's closed form; lsin's parameter, widened in prepare */
+    float *table;   /* [max_len, width] for the current frequencies */
+    float *far_row; /* [width]: a row past the table, in backward */
 } sin_state;
 
 static posemb_status configure(pe_comp *c, pe_opts *o, posemb_error *err, int learned)
@@ -93,18 +93,18 @@ static void lsin_rows_backward(pe_comp *c, const int32_t *pos, long n, const flo
             pe_sinusoid_table(s->freq, s->nfreq, s->halves, pos[t], 1, s->far_row);
             row = s->far_row;
         }
-        pe_sinusoid_table_backward(s->nfreq, s->halves, pos[t], 1, row, dout + (size_t)t * w,
-                                   c->params[0].grad);
+        pe_sinusoid_table_backward(s->nfreq, s->halves, pos[t], 1, row, dout + (size_t)t * w, c->params[0].grad);
     }
 }
 
 static posemb_status sin_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
     const sin_state *s = c->state;
-    posemb_pe_named_matrix *m = pe_export_add(out, a, "ape", "row x: the sinusoid vector of position x", n, c->width, err);
-    posemb_pe_named_matrix *f = m ? pe_export_add(out, a, "frequencies", "row k: frequency w_k (radians per position)", s->nfreq, 1,
-                                     err)
-                     : NULL;
+    posemb_pe_named_matrix *m =
+        pe_export_add(out, a, "ape", "row x: the sinusoid vector of position x", n, c->width, err);
+    posemb_pe_named_matrix *f =
+        m ? pe_export_add(out, a, "frequencies", "row k: frequency w_k (radians per position)", s->nfreq, 1, err)
+          : NULL;
     if (!f) return err ? err->code : POSEMB_ENOMEM;
     pe_sinusoid_table(s->freq, s->nfreq, s->halves, 0, n, m->data);
     for (int k = 0; k < s->nfreq; k++) f->data[k] = (float)s->freq[k];

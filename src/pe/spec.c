@@ -32,8 +32,8 @@ static posemb_status parse_option(const char *spec, pe_spec_comp *c, const char 
         copy_trimmed(c->opts.val[k], sizeof c->opts.val[k], eq + 1, n - (size_t)(eq - s) - 1))
         return posemb_fail(err, POSEMB_EINVAL, "spec '%s': option '%.*s' is too long", spec, (int)n, s);
     if (!c->opts.key[k][0] || !c->opts.val[k][0])
-        return posemb_fail(err, POSEMB_EINVAL, "spec '%s': option '%.*s' of %s has an empty key or value", spec,
-                           (int)n, s, c->family);
+        return posemb_fail(err, POSEMB_EINVAL, "spec '%s': option '%.*s' of %s has an empty key or value", spec, (int)n,
+                           s, c->family);
     for (int i = 0; i < k; i++)
         if (!strcmp(c->opts.key[i], c->opts.key[k]))
             return posemb_fail(err, POSEMB_EINVAL, "spec '%s': option %s of %s is given twice", spec, c->opts.key[k],

@@ -55,7 +55,8 @@ static posemb_status t5_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     if ((s->bidirectional && s->buckets % 2) || side < 2 || s->max_distance <= side / 2)
         return posemb_fail(err, POSEMB_EINVAL,
                            "spec '%s': t5 needs an even bucket count when bidirectional, >= 2 buckets a side and "
-                           "max_distance > buckets a side / 2", o->spec);
+                           "max_distance > buckets a side / 2",
+                           o->spec);
     pe_canon_add(c, "buckets=%d", s->buckets);
     pe_canon_add(c, "max_distance=%d", s->max_distance);
     pe_canon_add(c, "bidirectional=%s", s->bidirectional ? "on" : "off");
@@ -115,10 +116,11 @@ static posemb_status t5_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_exp
 {
     const t5_state *s = c->state;
     int H = c->dims.n_heads;
-    posemb_pe_named_matrix *b = pe_export_add(out, a, "buckets", "row i, column j: the bucket of distance j - i", n, n, err);
-    posemb_pe_named_matrix *w = b ? pe_export_add(out, a, "relative_attention_bias", "row b, column h: the bias of bucket b in head h",
-                                     s->buckets, H, err)
-                     : NULL;
+    posemb_pe_named_matrix *b =
+        pe_export_add(out, a, "buckets", "row i, column j: the bucket of distance j - i", n, n, err);
+    posemb_pe_named_matrix *w = b ? pe_export_add(out, a, "relative_attention_bias",
+                                                  "row b, column h: the bias of bucket b in head h", s->buckets, H, err)
+                                  : NULL;
     if (!w) return err ? err->code : POSEMB_ENOMEM;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) b->data[(size_t)i * n + j] = (float)t5_bucket_at(s, i, j);
@@ -126,7 +128,8 @@ static posemb_status t5_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_exp
     char name[64];
     for (int h = 0; h < H; h++) {
         snprintf(name, sizeof name, "bias.head%d", h);
-        posemb_pe_named_matrix *m = pe_export_add(out, a, name, "row i, column j: the bias head h adds to logit (i, j)", n, n, err);
+        posemb_pe_named_matrix *m =
+            pe_export_add(out, a, name, "row i, column j: the bias head h adds to logit (i, j)", n, n, err);
         if (!m) return err ? err->code : POSEMB_ENOMEM;
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++) m->data[(size_t)i * n + j] = c->params[0].data[t5_bucket_at(s, i, j) * H + h];

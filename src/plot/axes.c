@@ -67,8 +67,8 @@ double plot_axis_left_room(cairo_t *cr, const plot_style *st, double tick_w, con
 /* Ticks outside the plot (a margin beyond the data) are not drawn. */
 static int on_axis(double p, double a, double b) { return p >= fmin(a, b) - 0.5 && p <= fmax(a, b) + 0.5; }
 
-void plot_axis_bottom(cairo_t *cr, const plot_style *st, const posemb_rect *r, const plot_map *m,
-                      const plot_ticks *t, const char *label)
+void plot_axis_bottom(cairo_t *cr, const plot_style *st, const posemb_rect *r, const plot_map *m, const plot_ticks *t,
+                      const char *label)
 {
     double y = r->y + r->h;
     cairo_set_line_width(cr, st->line);

@@ -8,8 +8,8 @@
 
 #include "plot/plot_impl.h"
 
-#define PANEL 190      /* side of a panel's square, device units */
-#define GAP 16         /* between panels */
+#define PANEL 190 /* side of a panel's square, device units */
+#define GAP 16    /* between panels */
 #define MAX_FREQ 64
 #define MAX_POS 1000000
 #define MAX_DRAWN 4096 /* positions drawn per panel; beyond, every k-th (they overlap on the circle anyway) */
@@ -35,10 +35,8 @@ static int grid_columns(int n)
 static void format_value(char *dst, size_t cap, double v)
 {
     double a = fabs(v);
-    if (a == 0 || (a >= 1e-3 && a < 1e5))
-        snprintf(dst, cap, a >= 100 ? "%.0f" : "%.3g", v);
-    else
-        plot_format_sci(dst, cap, v, 3);
+    if (a == 0 || (a >= 1e-3 && a < 1e5)) snprintf(dst, cap, a >= 100 ? "%.0f" : "%.3g", v);
+    else plot_format_sci(dst, cap, v, 3);
 }
 
 static posemb_status check_args(const char *path, const float *freqs, int n_freq, int n_pos, posemb_error *err)

@@ -16,15 +16,13 @@ posemb_rect plot_colorbar_rect(const plot_style *st, const posemb_rect *plot)
     return r;
 }
 
-static void bar_ticks(cairo_t *cr, const plot_style *st, plot_ticks *t, double vmin, double vmax, double y,
-                      double h)
+static void bar_ticks(cairo_t *cr, const plot_style *st, plot_ticks *t, double vmin, double vmax, double y, double h)
 {
     plot_map m = {vmin, vmax, y + h, y};
     plot_ticks_fit(cr, st, t, vmin, vmax, 0, &m, 1);
 }
 
-double plot_colorbar_room(cairo_t *cr, const plot_style *st, double vmin, double vmax, double height,
-                          const char *label)
+double plot_colorbar_room(cairo_t *cr, const plot_style *st, double vmin, double vmax, double height, const char *label)
 {
     plot_ticks t;
     bar_ticks(cr, st, &t, vmin, vmax, 0, height);

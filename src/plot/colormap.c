@@ -102,8 +102,8 @@ static const float VIRIDIS[256][3] = {
 /* ColorBrewer RdBu, 11 classes, from blue (t = 0) to red (t = 1); the middle
  * anchor (#f7f7f7) sits at t = 0.5, the colour of 0 on a symmetric range. */
 static const unsigned char RDBU_R[11][3] = {
-    {5, 48, 97},    {33, 102, 172}, {67, 147, 195}, {146, 197, 222}, {209, 229, 240}, {247, 247, 247},
-    {253, 219, 199}, {244, 165, 130}, {214, 96, 77}, {178, 24, 43},   {103, 0, 31},
+    {5, 48, 97},     {33, 102, 172},  {67, 147, 195}, {146, 197, 222}, {209, 229, 240}, {247, 247, 247},
+    {253, 219, 199}, {244, 165, 130}, {214, 96, 77},  {178, 24, 43},   {103, 0, 31},
 };
 
 /* Grey for NaN cells: neither viridis nor RdBu contains a neutral mid grey. */
@@ -137,10 +137,8 @@ void posemb_cmap_rgb(posemb_cmap cmap, double t, unsigned char rgb[3])
         return;
     }
     t = t < 0 ? 0 : t > 1 ? 1 : t;
-    if (cmap == POSEMB_CMAP_DIVERGING)
-        diverging_rgb(t, rgb);
-    else
-        viridis_rgb(t, rgb);
+    if (cmap == POSEMB_CMAP_DIVERGING) diverging_rgb(t, rgb);
+    else viridis_rgb(t, rgb);
 }
 
 static uint32_t pack(const unsigned char rgb[3]) { return (uint32_t)rgb[0] << 16 | (uint32_t)rgb[1] << 8 | rgb[2]; }

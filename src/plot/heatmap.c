@@ -85,8 +85,8 @@ static posemb_rect fit_cells(double left, double top, double aw, double ah, int 
 /* A default-sized figure (width or height 0) loses the blank band, if wide,
  * that a matrix far from square leaves, down to the width its title and x
  * label need. */
-static void shrink_to_fit(cairo_t *cr, const posemb_heatmap_opts *o, heat_geom *g, double left, double top,
-                          double aw, double ah)
+static void shrink_to_fit(cairo_t *cr, const posemb_heatmap_opts *o, heat_geom *g, double left, double top, double aw,
+                          double ah)
 {
     posemb_rect *p = &g->plot;
     if (!o->height && p->h < ah * (1 - MIN_BAND)) {
@@ -149,8 +149,8 @@ static void heat_draw(cairo_t *cr, const heat_geom *g, cairo_surface_t *img, con
 }
 
 /* Layout with a measuring context: the same metrics as every canvas (unhinted). */
-static posemb_status measured_layout(const char *path, const float *m, int rows, int cols,
-                                     const posemb_heatmap_opts *o, heat_geom *g, posemb_error *err)
+static posemb_status measured_layout(const char *path, const float *m, int rows, int cols, const posemb_heatmap_opts *o,
+                                     heat_geom *g, posemb_error *err)
 {
     posemb_status s = check_args(path, m, rows, cols, o, err);
     if (s) return s;
@@ -161,8 +161,8 @@ static posemb_status measured_layout(const char *path, const float *m, int rows,
     return s;
 }
 
-posemb_status posemb_heatmap_layout(const float *m, int rows, int cols, const posemb_heatmap_opts *o,
-                                    posemb_rect *plot, posemb_rect *cbar, posemb_error *err)
+posemb_status posemb_heatmap_layout(const float *m, int rows, int cols, const posemb_heatmap_opts *o, posemb_rect *plot,
+                                    posemb_rect *cbar, posemb_error *err)
 {
     posemb_heatmap_opts opts = o ? *o : posemb_heatmap_defaults();
     heat_geom g;

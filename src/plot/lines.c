@@ -119,7 +119,6 @@ static posemb_rect legend_box(cairo_t *cr, const lines_geom *g, const posemb_ser
     return b;
 }
 
-
 static posemb_status lines_layout(cairo_t *cr, const char *path, const posemb_series *s, int n,
                                   const posemb_lines_opts *o, lines_geom *g, posemb_error *err)
 {
@@ -191,10 +190,8 @@ static void draw_line(cairo_t *cr, const lines_geom *g, const posemb_series *s)
             continue;
         }
         double x = plot_map_at(&g->xm, px(s, i)), y = plot_map_at(&g->ym, s->y[i]);
-        if (pen_down)
-            cairo_line_to(cr, x, y);
-        else
-            cairo_move_to(cr, x, y);
+        if (pen_down) cairo_line_to(cr, x, y);
+        else cairo_move_to(cr, x, y);
         pen_down = 1;
     }
     cairo_set_line_width(cr, 1.8 * g->st.s);

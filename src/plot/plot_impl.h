@@ -87,8 +87,8 @@ double plot_ticks_width(cairo_t *cr, const plot_style *st, const plot_ticks *t);
 double plot_axis_bottom_room(cairo_t *cr, const plot_style *st, const char *label);
 double plot_axis_left_room(cairo_t *cr, const plot_style *st, double tick_w, const char *label);
 /* Outward ticks, their labels and the axis label of the bottom / left side of r. */
-void plot_axis_bottom(cairo_t *cr, const plot_style *st, const posemb_rect *r, const plot_map *m,
-                      const plot_ticks *t, const char *label);
+void plot_axis_bottom(cairo_t *cr, const plot_style *st, const posemb_rect *r, const plot_map *m, const plot_ticks *t,
+                      const char *label);
 void plot_axis_left(cairo_t *cr, const plot_style *st, const posemb_rect *r, const plot_map *m, const plot_ticks *t,
                     const char *label);
 void plot_frame(cairo_t *cr, const plot_style *st, const posemb_rect *r);

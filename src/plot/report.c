@@ -80,13 +80,26 @@ static void put_escaped(posemb_report *r, const char *s, int br)
 {
     for (; s && *s; s++) {
         switch (*s) {
-        case '&': put(r, "&amp;"); break;
-        case '<': put(r, "&lt;"); break;
-        case '>': put(r, "&gt;"); break;
-        case '"': put(r, "&quot;"); break;
-        case '\'': put(r, "&#39;"); break;
-        case '\n': put(r, br ? "<br>\n" : "\n"); break;
-        default: put_n(r, s, 1);
+        case '&':
+            put(r, "&amp;");
+            break;
+        case '<':
+            put(r, "&lt;");
+            break;
+        case '>':
+            put(r, "&gt;");
+            break;
+        case '"':
+            put(r, "&quot;");
+            break;
+        case '\'':
+            put(r, "&#39;");
+            break;
+        case '\n':
+            put(r, br ? "<br>\n" : "\n");
+            break;
+        default:
+            put_n(r, s, 1);
         }
     }
 }
@@ -338,10 +351,17 @@ static void write_escaped(FILE *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        default: fputc(*s, f);
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        default:
+            fputc(*s, f);
         }
     }
 }

@@ -54,15 +54,10 @@ static posemb_status format_of(const char *path, plot_format *f, posemb_error *e
     const char *slash = strrchr(path, '/');
     if (!dot || (slash && dot < slash))
         return posemb_fail(err, POSEMB_EINVAL, "%s: no figure format: name the file .png, .svg or .pdf", path);
-    if (!strcasecmp(dot, ".png"))
-        *f = PLOT_PNG;
-    else if (!strcasecmp(dot, ".svg"))
-        *f = PLOT_SVG;
-    else if (!strcasecmp(dot, ".pdf"))
-        *f = PLOT_PDF;
-    else
-        return posemb_fail(err, POSEMB_EINVAL, "%s: unknown figure format \"%s\": use .png, .svg or .pdf", path,
-                           dot);
+    if (!strcasecmp(dot, ".png")) *f = PLOT_PNG;
+    else if (!strcasecmp(dot, ".svg")) *f = PLOT_SVG;
+    else if (!strcasecmp(dot, ".pdf")) *f = PLOT_PDF;
+    else return posemb_fail(err, POSEMB_EINVAL, "%s: unknown figure format \"%s\": use .png, .svg or .pdf", path, dot);
     return POSEMB_OK;
 }
 
@@ -182,11 +177,20 @@ static void xml_escaped(FILE *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        default:
+            fputc(*s, f);
         }
     }
 }

@@ -62,7 +62,10 @@ void plot_format_sci(char *dst, size_t cap, double v, int digits)
         snprintf(raw, sizeof raw, "%.*g", digits, m / 10);
     }
     char out[128];
-    int n = snprintf(out, sizeof out, "%s\xc3\x97" "10%s", raw, e < 0 ? SUPERSCRIPT_MINUS : "");
+    int n = snprintf(out, sizeof out,
+                     "%s\xc3\x97"
+                     "10%s",
+                     raw, e < 0 ? SUPERSCRIPT_MINUS : "");
     char exp_digits[16];
     snprintf(exp_digits, sizeof exp_digits, "%d", abs(e));
     for (const char *d = exp_digits; *d && n > 0 && (size_t)n + 4 < sizeof out; d++)

@@ -26,8 +26,9 @@
 
 #define MAX_SPAN 8 /* longest answer the span decoder considers, as HF's max_answer_length */
 
-static const char *const DEFAULT_PES[] = {"none", "ape", "sin", "lsin", "rpe", "srpe", "lsrpe", "ape+rpe", "ape+srpe",
-                                          "ape+lsrpe", "lsin+rpe", "lsin+srpe", "lsin+lsrpe", "rope", "alibi", "t5"};
+static const char *const DEFAULT_PES[] = {"none",       "ape",     "sin",      "lsin",      "rpe",      "srpe",
+                                          "lsrpe",      "ape+rpe", "ape+srpe", "ape+lsrpe", "lsin+rpe", "lsin+srpe",
+                                          "lsin+lsrpe", "rope",    "alibi",    "t5"};
 
 /* "copy" is left out of the default: no PE of the default's size learns it in 250 steps. */
 static const char *const DEFAULT_TASKS[] = {"absolute", "order", "distance", "retrieve", "between", "reverse"};
@@ -42,17 +43,34 @@ void study_set_names(char *rows, size_t width, int *n, const char *const *names,
 posemb_study_config posemb_study_default(void)
 {
     posemb_study_config c = {
-        .n_seeds = 3, .seeds = {1, 2, 3},
-        .n_mults = 4, .mults = {1, 2, 4, 8},
-        .layers = 2, .hidden = 64, .heads = 4, .intermediate = 128,
-        .n_train = 32, .steps = 250, .batch = 32, .lr = 3e-3f,
-        .eval_examples = 128, .curve_every = 50, .jobs = 2, .analyze = 1,
+        .n_seeds = 3,
+        .seeds = {1, 2, 3},
+        .n_mults = 4,
+        .mults = {1, 2, 4, 8},
+        .layers = 2,
+        .hidden = 64,
+        .heads = 4,
+        .intermediate = 128,
+        .n_train = 32,
+        .steps = 250,
+        .batch = 32,
+        .lr = 3e-3f,
+        .eval_examples = 128,
+        .curve_every = 50,
+        .jobs = 2,
+        .analyze = 1,
         /* the real-data study's own settings (posemb_study_data_default) */
-        .pretrain_steps = 4000, .pretrain_batch = 32, .pretrain_lr = 5e-4f, .dropout = 0.1f,
-        .squad_stride = 32, .squad_max_query = 32, .max_answer = 30,
+        .pretrain_steps = 4000,
+        .pretrain_batch = 32,
+        .pretrain_lr = 5e-4f,
+        .dropout = 0.1f,
+        .squad_stride = 32,
+        .squad_max_query = 32,
+        .max_answer = 30,
     };
     study_set_names(c.pes[0], sizeof c.pes[0], &c.n_pes, DEFAULT_PES, (int)(sizeof DEFAULT_PES / sizeof *DEFAULT_PES));
-    study_set_names(c.tasks[0], sizeof c.tasks[0], &c.n_tasks, DEFAULT_TASKS, (int)(sizeof DEFAULT_TASKS / sizeof *DEFAULT_TASKS));
+    study_set_names(c.tasks[0], sizeof c.tasks[0], &c.n_tasks, DEFAULT_TASKS,
+                    (int)(sizeof DEFAULT_TASKS / sizeof *DEFAULT_TASKS));
     return c;
 }
 
@@ -62,8 +80,8 @@ typedef struct run_buf {
     int32_t *ids, *labels, *starts, *ends, *targets;
 } run_buf;
 
-static posemb_status make_model(const posemb_study_config *c, const char *posemb_pe_spec, const posemb_syn_task *t, int seed,
-                                posemb_model **m, posemb_error *err)
+static posemb_status make_model(const posemb_study_config *c, const char *posemb_pe_spec, const posemb_syn_task *t,
+                                int seed, posemb_model **m, posemb_error *err)
 {
     posemb_config cfg;
     int lm = t->kind == POSEMB_SYN_LM; /* causal LM tasks train a GPT-2-style decoder */
@@ -76,7 +94,8 @@ static posemb_status make_model(const posemb_study_config *c, const char *posemb
     cfg.type_vocab = lm ? 0 : 1;
     cfg.hidden_dropout = cfg.attn_dropout = 0.0f;
     int longest = 0;
-    for (int i = 0; i < c->n_mults; i++) longest = c->mults[i] * c->n_train > longest ? c->mults[i] * c->n_train : longest;
+    for (int i = 0; i < c->n_mults; i++)
+        longest = c->mults[i] * c->n_train > longest ? c->mults[i] * c->n_train : longest;
     /* Learned tables have rows for the longest evaluation; rows past n_train are never trained
      * and keep their initialisation: the policy docs/study.md describes. */
     cfg.max_position = longest;
@@ -118,8 +137,8 @@ static posemb_status lm_hits(posemb_model *m, const posemb_batch *batch, run_buf
 }
 
 /* Accuracy (classification, LM tokens) or exact match (span) on n examples of length T. */
-static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_t data_seed, int T, int n_train,
-                              int n, run_buf *b, int B, double *metric, posemb_error *err)
+static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_t data_seed, int T, int n_train, int n,
+                              run_buf *b, int B, double *metric, posemb_error *err)
 {
     long right = 0, total = 0;
     posemb_model_set_train(m, 0, 0, 0); /* eval mode: no dropout */
@@ -175,8 +194,8 @@ static posemb_status next_syn_batch(void *ctx, int micro, posemb_batch *batch, p
     return POSEMB_OK;
 }
 
-static posemb_status train_run(const posemb_study_config *c, posemb_model *m, const posemb_syn_task *t, uint64_t data_seed,
-                               run_buf *b, run_result *r, posemb_error *err)
+static posemb_status train_run(const posemb_study_config *c, posemb_model *m, const posemb_syn_task *t,
+                               uint64_t data_seed, run_buf *b, run_result *r, posemb_error *err)
 {
     posemb_adamw o;
     posemb_adamw_config oc = posemb_adamw_defaults(c->lr, c->steps / 10, c->steps);
@@ -213,11 +232,14 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
                  malloc((size_t)B * longest * sizeof(int32_t))};
     posemb_model *m = NULL;
     uint64_t data_seed = 7919 * (uint64_t)c->seeds[seed] + (uint64_t)task;
-    posemb_status st = b.ids && b.labels && b.starts && b.ends && b.targets ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
+    posemb_status st = b.ids && b.labels && b.starts && b.ends && b.targets
+                           ? POSEMB_OK
+                           : posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
     if (!st) st = make_model(c, c->pes[pi], t, c->seeds[seed], &m, err);
     if (!st) st = train_run(c, m, t, data_seed, &b, r, err);
     for (int i = 0; !st && i < c->n_mults; i++)
-        st = evaluate(m, t, data_seed, c->n_train * c->mults[i], c->n_train, c->eval_examples, &b, B, &r->metric[i], err);
+        st = evaluate(m, t, data_seed, c->n_train * c->mults[i], c->n_train, c->eval_examples, &b, B, &r->metric[i],
+                      err);
     if (!st && save_dir) st = posemb_model_save(m, save_dir, err);
     r->seconds = posemb_timer_now() - t0;
     posemb_model_free(m);
@@ -241,16 +263,18 @@ static char *result_lines(const posemb_study_config *c, int pi, int task, int se
     cap *= (size_t)c->n_mults;
     for (int i = 0; i < c->n_mults; i++) {
         int L = c->n_train * c->mults[i];
-        len += (size_t)snprintf(s + len, cap - len, "{\"pe\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", \"seed\": %d, "
+        len += (size_t)snprintf(s + len, cap - len,
+                                "{\"pe\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", \"seed\": %d, "
                                 "\"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f}, \"chance\": %.6f, "
-                                "\"steps\": %d, \"seconds\": %.2f", c->pes[pi], t->name,
-                                posemb_syn_kind_name(t->kind), c->seeds[seed], c->n_train, L,
-                                posemb_syn_metric_name(t->kind), r->metric[i],
-                                posemb_syn_chance(t, L, c->n_train), c->steps, r->seconds);
+                                "\"steps\": %d, \"seconds\": %.2f",
+                                c->pes[pi], t->name, posemb_syn_kind_name(t->kind), c->seeds[seed], c->n_train, L,
+                                posemb_syn_metric_name(t->kind), r->metric[i], posemb_syn_chance(t, L, c->n_train),
+                                c->steps, r->seconds);
         if (i == 0 && r->n_curve) {
             len += (size_t)snprintf(s + len, cap - len, ", \"curve\": [");
             for (int k = 0; k < r->n_curve; k++)
-                len += (size_t)snprintf(s + len, cap - len, "%s[%.0f, %.4f]", k ? ", " : "", r->curve[k][0], r->curve[k][1]);
+                len += (size_t)snprintf(s + len, cap - len, "%s[%.0f, %.4f]", k ? ", " : "", r->curve[k][0],
+                                        r->curve[k][1]);
             len += (size_t)snprintf(s + len, cap - len, "]");
         }
         len += (size_t)snprintf(s + len, cap - len, "}\n");
@@ -285,11 +309,13 @@ static void read_done(const posemb_study_config *c, const char *path, int *done)
     char line[8192];
     while (fgets(line, sizeof line, f)) {
         cJSON *j = cJSON_Parse(line);
-        const cJSON *spec = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"), *seed = cJSON_GetObjectItem(j, "seed");
+        const cJSON *spec = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"),
+                    *seed = cJSON_GetObjectItem(j, "seed");
         for (int p = 0; cJSON_IsString(spec) && p < c->n_pes; p++)
             for (int t = 0; cJSON_IsString(task) && t < c->n_tasks; t++)
                 for (int s = 0; cJSON_IsNumber(seed) && s < c->n_seeds; s++)
-                    if (!strcmp(spec->valuestring, c->pes[p]) && !strcmp(task->valuestring, c->tasks[t]) && seed->valueint == c->seeds[s])
+                    if (!strcmp(spec->valuestring, c->pes[p]) && !strcmp(task->valuestring, c->tasks[t]) &&
+                        seed->valueint == c->seeds[s])
                         done[study_run_index(c, p, t, s)]++;
         cJSON_Delete(j);
     }
@@ -301,16 +327,18 @@ static void read_done(const posemb_study_config *c, const char *path, int *done)
 void study_folder_of(const char *spec, char *buf, size_t cap)
 {
     size_t n = 0;
-    for (const char *p = spec; *p && n + 1 < cap; p++) buf[n++] = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ? *p : '_';
+    for (const char *p = spec; *p && n + 1 < cap; p++)
+        buf[n++] = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ? *p : '_';
     buf[n] = '\0';
 }
 
 /* Worker w of jobs: the pending runs whose rank is w modulo jobs. */
-static posemb_status worker(const posemb_study_config *c, const char *out, const int *done, int w, int jobs,
-                            int total, posemb_error *err)
+static posemb_status worker(const posemb_study_config *c, const char *out, const int *done, int w, int jobs, int total,
+                            posemb_error *err)
 {
     char results[POSEMB_PATH_MAX], save[POSEMB_PATH_MAX], name[160];
-    if (posemb_path_join(results, sizeof results, out, "results.jsonl")) return posemb_fail(err, POSEMB_EINVAL, "path too long");
+    if (posemb_path_join(results, sizeof results, out, "results.jsonl"))
+        return posemb_fail(err, POSEMB_EINVAL, "path too long");
     int rank = 0, mine = 0, mine_total = (total - w + jobs - 1) / jobs;
     double t0 = posemb_timer_now();
     posemb_status st = POSEMB_OK;
@@ -325,26 +353,34 @@ static posemb_status worker(const posemb_study_config *c, const char *out, const
                 if ((st = one_run(c, p, t, s, keep ? save : NULL, &r, err))) {
                     char msg[POSEMB_ERROR_MSG];
                     snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
-                    st = posemb_fail(err, st, "study run %s / %s / seed %d: %s", c->pes[p], c->tasks[t], c->seeds[s], msg);
+                    st = posemb_fail(err, st, "study run %s / %s / seed %d: %s", c->pes[p], c->tasks[t], c->seeds[s],
+                                     msg);
                     break;
                 }
                 char *lines = result_lines(c, p, t, s, &r);
-                st = lines ? study_append_results(results, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+                st = lines ? study_append_results(results, lines, err)
+                           : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
                 free(lines);
                 mine++;
                 double eta = (posemb_timer_now() - t0) / mine * (mine_total - mine);
-                fprintf(stderr, "posemb study: run %d/%d  %-12s %-9s seed %d  %.3f at %d tokens, %.3f at %d  (%.1f s, ETA %02d:%02d)\n",
-                        rank, total, c->pes[p], c->tasks[t], c->seeds[s], r.metric[0], c->n_train, r.metric[c->n_mults - 1],
-                        c->n_train * c->mults[c->n_mults - 1], r.seconds, (int)eta / 60, (int)eta % 60);
+                fprintf(stderr,
+                        "posemb study: run %d/%d  %-12s %-9s seed %d  %.3f at %d tokens, %.3f at %d  (%.1f s, ETA "
+                        "%02d:%02d)\n",
+                        rank, total, c->pes[p], c->tasks[t], c->seeds[s], r.metric[0], c->n_train,
+                        r.metric[c->n_mults - 1], c->n_train * c->mults[c->n_mults - 1], r.seconds, (int)eta / 60,
+                        (int)eta % 60);
             }
     return st;
 }
 
 /* Forks jobs workers (or runs in-process for one) and waits for them. */
-static posemb_status run_workers(const posemb_study_config *c, const char *out, const int *done, int total, posemb_error *err)
+static posemb_status run_workers(const posemb_study_config *c, const char *out, const int *done, int total,
+                                 posemb_error *err)
 {
     int jobs = c->jobs > 1 ? c->jobs : 1;
-    if (jobs == 1) return c->data[0] ? posemb_study_data_worker(c, out, done, 0, 1, total, err) : worker(c, out, done, 0, 1, total, err);
+    if (jobs == 1)
+        return c->data[0] ? posemb_study_data_worker(c, out, done, 0, 1, total, err)
+                          : worker(c, out, done, 0, 1, total, err);
     pid_t pids[64];
     int n = 0, failed = 0;
     fflush(NULL);
@@ -366,8 +402,11 @@ static posemb_status run_workers(const posemb_study_config *c, const char *out, 
         while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR) {}
         failed += !WIFEXITED(status) || WEXITSTATUS(status);
     }
-    return failed ? posemb_fail(err, POSEMB_EFORMAT, "study: %d worker(s) failed (see above); finished runs are kept, "
-                                "run the study again to continue", failed) : POSEMB_OK;
+    return failed ? posemb_fail(err, POSEMB_EFORMAT,
+                                "study: %d worker(s) failed (see above); finished runs are kept, "
+                                "run the study again to continue",
+                                failed)
+                  : POSEMB_OK;
 }
 
 static posemb_status check_config(const posemb_study_config *c, posemb_error *err)
@@ -379,10 +418,12 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
     posemb_status st = c->data[0] ? posemb_study_data_check(c, err) : POSEMB_OK;
     if (st) return st;
     for (int t = 0; !c->data[0] && t < c->n_tasks; t++)
-        if (!posemb_syn_find(c->tasks[t])) return posemb_fail(err, POSEMB_EINVAL, "study: unknown task '%s'", c->tasks[t]);
+        if (!posemb_syn_find(c->tasks[t]))
+            return posemb_fail(err, POSEMB_EINVAL, "study: unknown task '%s'", c->tasks[t]);
     for (int p = 0; p < c->n_pes; p++) { /* a bad spec fails now, not in a worker */
         posemb_pe *probe;
-        posemb_pe_dims d = {.dim = c->hidden, .n_heads = c->heads, .n_layers = 1, .max_len = c->n_train, .max_threads = 1};
+        posemb_pe_dims d = {
+            .dim = c->hidden, .n_heads = c->heads, .n_layers = 1, .max_len = c->n_train, .max_threads = 1};
         if ((st = posemb_pe_create(&probe, c->pes[p], &d, err))) return st;
         posemb_pe_free(probe);
     }
@@ -394,7 +435,8 @@ posemb_status posemb_study_run(const posemb_study_config *c, const char *out, po
     posemb_status st = check_config(c, err);
     if (st) return st;
     char path[POSEMB_PATH_MAX];
-    if (mkdir(out, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", out, strerror(errno));
+    if (mkdir(out, 0755) && errno != EEXIST)
+        return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", out, strerror(errno));
     if (posemb_path_join(path, sizeof path, out, "models") || (mkdir(path, 0755) && errno != EEXIST))
         return posemb_fail(err, POSEMB_EIO, "%s: cannot create", path);
     int n = c->n_pes * c->n_tasks * c->n_seeds, pending = 0;
@@ -404,9 +446,12 @@ posemb_status posemb_study_run(const posemb_study_config *c, const char *out, po
     read_done(c, path, done);
     for (int p = 0; p < c->n_pes; p++)
         for (int t = 0; t < c->n_tasks; t++)
-            for (int sd = 0; sd < c->n_seeds; sd++) pending += done[study_run_index(c, p, t, sd)] < posemb_study_lines_per_run(c, t);
-    if (pending && c->data[0]) st = posemb_study_data_prepare(c, out, err); /* tokenize the corpora once, before the workers */
-    fprintf(stderr, "posemb study: %d runs (%d PEs x %d tasks x %d seeds), %d already in %s, %d to go on %d worker(s)\n", n,
+            for (int sd = 0; sd < c->n_seeds; sd++)
+                pending += done[study_run_index(c, p, t, sd)] < posemb_study_lines_per_run(c, t);
+    if (pending && c->data[0])
+        st = posemb_study_data_prepare(c, out, err); /* tokenize the corpora once, before the workers */
+    fprintf(stderr,
+            "posemb study: %d runs (%d PEs x %d tasks x %d seeds), %d already in %s, %d to go on %d worker(s)\n", n,
             c->n_pes, c->n_tasks, c->n_seeds, n - pending, path, pending, c->jobs);
     if (!st && pending) st = run_workers(c, out, done, pending, err);
     free(done);

@@ -9,7 +9,8 @@
 #include "posemb/study.h"
 #include "posemb/synthetic.h"
 
-static posemb_status get_int(const cJSON *r, const char *key, int lo, int hi, int *out, const char *path, posemb_error *err)
+static posemb_status get_int(const cJSON *r, const char *key, int lo, int hi, int *out, const char *path,
+                             posemb_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key);
     if (!v) return POSEMB_OK;
@@ -20,8 +21,8 @@ static posemb_status get_int(const cJSON *r, const char *key, int lo, int hi, in
 }
 
 /* A list of strings into names (at most cap, each under width bytes). */
-static posemb_status get_names(const cJSON *r, const char *key, char *names, int width, int cap, int *n, const char *path,
-                               posemb_error *err)
+static posemb_status get_names(const cJSON *r, const char *key, char *names, int width, int cap, int *n,
+                               const char *path, posemb_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key), *x;
     if (!v) return POSEMB_OK;
@@ -37,8 +38,8 @@ static posemb_status get_names(const cJSON *r, const char *key, char *names, int
     return POSEMB_OK;
 }
 
-static posemb_status get_ints(const cJSON *r, const char *key, int *out, int cap, int lo, int hi, int *n, const char *path,
-                              posemb_error *err)
+static posemb_status get_ints(const cJSON *r, const char *key, int *out, int cap, int lo, int hi, int *n,
+                              const char *path, posemb_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key), *x;
     if (!v) return POSEMB_OK;
@@ -48,7 +49,8 @@ static posemb_status get_ints(const cJSON *r, const char *key, int *out, int cap
     cJSON_ArrayForEach(x, v)
     {
         if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) || x->valuedouble < lo || x->valuedouble > hi)
-            return posemb_fail(err, POSEMB_EINVAL, "%s: \"%s\" entries must be integers in [%d, %d]", path, key, lo, hi);
+            return posemb_fail(err, POSEMB_EINVAL, "%s: \"%s\" entries must be integers in [%d, %d]", path, key, lo,
+                               hi);
         out[(*n)++] = (int)x->valuedouble;
     }
     return POSEMB_OK;
@@ -61,7 +63,8 @@ static posemb_status get_float(const cJSON *r, const char *key, double lo, int c
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key);
     if (!v) return POSEMB_OK;
     if (!cJSON_IsNumber(v) || !(v->valuedouble > lo || (closed_lo && v->valuedouble == lo)) || !(v->valuedouble < hi))
-        return posemb_fail(err, POSEMB_EINVAL, "%s: \"%s\" must be a number in %c%g, %g)", path, key, closed_lo ? '[' : '(', lo, hi);
+        return posemb_fail(err, POSEMB_EINVAL, "%s: \"%s\" must be a number in %c%g, %g)", path, key,
+                           closed_lo ? '[' : '(', lo, hi);
     *out = (float)v->valuedouble;
     return POSEMB_OK;
 }
@@ -73,14 +76,17 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_names(r, "tasks", &c->tasks[0][0], 32, POSEMB_STUDY_MAX_TASKS, &c->n_tasks, path, err)) ||
         (st = get_ints(r, "seeds", c->seeds, 16, 0, 1 << 30, &c->n_seeds, path, err)) ||
         (st = get_ints(r, "lengths", c->mults, 8, 1, 64, &c->n_mults, path, err)) ||
-        (st = get_int(r, "layers", 1, 64, &c->layers, path, err)) || (st = get_int(r, "hidden", 2, 4096, &c->hidden, path, err)) ||
+        (st = get_int(r, "layers", 1, 64, &c->layers, path, err)) ||
+        (st = get_int(r, "hidden", 2, 4096, &c->hidden, path, err)) ||
         (st = get_int(r, "heads", 1, 64, &c->heads, path, err)) ||
         (st = get_int(r, "intermediate", 1, 16384, &c->intermediate, path, err)) ||
         (st = get_int(r, "n_train", 16, 4096, &c->n_train, path, err)) ||
-        (st = get_int(r, "steps", 1, 10000000, &c->steps, path, err)) || (st = get_int(r, "batch", 1, 4096, &c->batch, path, err)) ||
+        (st = get_int(r, "steps", 1, 10000000, &c->steps, path, err)) ||
+        (st = get_int(r, "batch", 1, 4096, &c->batch, path, err)) ||
         (st = get_int(r, "eval_examples", 1, 1 << 20, &c->eval_examples, path, err)) ||
         (st = get_int(r, "curve_every", 0, 1 << 20, &c->curve_every, path, err)) ||
-        (st = get_int(r, "jobs", 1, 64, &c->jobs, path, err)) || (st = get_int(r, "analyze", 0, 1, &c->analyze, path, err)) ||
+        (st = get_int(r, "jobs", 1, 64, &c->jobs, path, err)) ||
+        (st = get_int(r, "analyze", 0, 1, &c->analyze, path, err)) ||
         (st = get_int(r, "pretrain_steps", 1, 10000000, &c->pretrain_steps, path, err)) ||
         (st = get_int(r, "pretrain_batch", 1, 4096, &c->pretrain_batch, path, err)) ||
         (st = get_int(r, "squad_stride", 0, 4096, &c->squad_stride, path, err)) ||
@@ -95,15 +101,19 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         return posemb_fail(err, POSEMB_EINVAL, "%s: \"data\" must be a folder path", path);
     if (data) snprintf(c->data, sizeof c->data, "%s", data->valuestring);
     for (const cJSON *x = r->child; x; x = x->next) { /* a misspelt key would silently keep a default */
-        static const char *const known[] = {"pes", "tasks", "seeds", "lengths", "layers", "hidden", "heads", "intermediate",
-                                            "n_train", "steps", "batch", "lr", "eval_examples", "curve_every", "jobs", "analyze",
-                                            "data", "pretrain_steps", "pretrain_batch", "pretrain_lr", "dropout", "squad_stride",
-                                            "squad_max_query", "max_answer", NULL};
+        static const char *const known[] = {
+            "pes",     "tasks",        "seeds",           "lengths",        "layers",
+            "hidden",  "heads",        "intermediate",    "n_train",        "steps",
+            "batch",   "lr",           "eval_examples",   "curve_every",    "jobs",
+            "analyze", "data",         "pretrain_steps",  "pretrain_batch", "pretrain_lr",
+            "dropout", "squad_stride", "squad_max_query", "max_answer",     NULL};
         int ok = 0;
         for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);
         if (!ok) return posemb_fail(err, POSEMB_EINVAL, "%s: unknown key \"%s\"", path, x->string);
     }
-    if (c->hidden % c->heads) return posemb_fail(err, POSEMB_EINVAL, "%s: hidden %d is not a multiple of heads %d", path, c->hidden, c->heads);
+    if (c->hidden % c->heads)
+        return posemb_fail(err, POSEMB_EINVAL, "%s: hidden %d is not a multiple of heads %d", path, c->hidden,
+                           c->heads);
     return POSEMB_OK;
 }
 

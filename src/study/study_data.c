@@ -33,7 +33,8 @@ posemb_study_config posemb_study_data_default(const char *data_dir)
     posemb_study_config c = posemb_study_default();
     snprintf(c.data, sizeof c.data, "%s", data_dir);
     study_set_names(c.pes[0], sizeof c.pes[0], &c.n_pes, DATA_PES, (int)(sizeof DATA_PES / sizeof *DATA_PES));
-    study_set_names(c.tasks[0], sizeof c.tasks[0], &c.n_tasks, DATA_TASKS, (int)(sizeof DATA_TASKS / sizeof *DATA_TASKS));
+    study_set_names(c.tasks[0], sizeof c.tasks[0], &c.n_tasks, DATA_TASKS,
+                    (int)(sizeof DATA_TASKS / sizeof *DATA_TASKS));
     const int mults[] = {1, 2, 4};
     c.n_mults = 3;
     memcpy(c.mults, mults, sizeof mults);
@@ -74,18 +75,24 @@ posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error
 {
     struct stat sb;
     char path[POSEMB_PATH_MAX];
-    if (stat(c->data, &sb) || !S_ISDIR(sb.st_mode)) return posemb_fail(err, POSEMB_EIO, "%s: not a data folder", c->data);
+    if (stat(c->data, &sb) || !S_ISDIR(sb.st_mode))
+        return posemb_fail(err, POSEMB_EIO, "%s: not a data folder", c->data);
     snprintf(path, sizeof path, "%s/bert-base-uncased/vocab.txt", c->data);
     if (stat(path, &sb)) return posemb_fail(err, POSEMB_EIO, "%s: missing (the WordPiece vocabulary)", path);
     for (int t = 0; t < c->n_tasks; t++)
         if (!study_is_squad(c->tasks[t]) && posemb_glue_task_from_name(c->tasks[t]) < 0)
-            return posemb_fail(err, POSEMB_EINVAL, "study: unknown data task '%s' (GLUE task names or SQuAD)", c->tasks[t]);
-    if (c->n_train < 32 || c->pretrain_steps < 1 || c->pretrain_batch < 1 || c->squad_max_query < 1 || c->max_answer < 1)
-        return posemb_fail(err, POSEMB_EINVAL, "study: n_train >= 32, pretrain_steps, pretrain_batch, squad_max_query "
-                                               "and max_answer >= 1 are needed");
+            return posemb_fail(err, POSEMB_EINVAL, "study: unknown data task '%s' (GLUE task names or SQuAD)",
+                               c->tasks[t]);
+    if (c->n_train < 32 || c->pretrain_steps < 1 || c->pretrain_batch < 1 || c->squad_max_query < 1 ||
+        c->max_answer < 1)
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "study: n_train >= 32, pretrain_steps, pretrain_batch, squad_max_query "
+                           "and max_answer >= 1 are needed");
     if (c->squad_stride >= c->n_train - 3 - c->squad_max_query)
-        return posemb_fail(err, POSEMB_EINVAL, "study: squad_stride %d must be less than the context window, n_train - 3 - "
-                           "squad_max_query = %d", c->squad_stride, c->n_train - 3 - c->squad_max_query);
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "study: squad_stride %d must be less than the context window, n_train - 3 - "
+                           "squad_max_query = %d",
+                           c->squad_stride, c->n_train - 3 - c->squad_max_query);
     return POSEMB_OK;
 }
 
@@ -175,10 +182,10 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
     if (!st) st = load_corpora(c, out, tok, desc, &all, err);
     if (!st) st = pretrain_model(c, p, posemb_tokenizer_vocab_size(tok), &m, err);
     if (!st)
-        st = posemb_lm_data_init(&d, all.tokens, all.n, c->n_train, 1, posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_CLS),
-                                 posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP),
-                                 posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK), posemb_tokenizer_vocab_size(tok),
-                                 0.02, 1, err);
+        st = posemb_lm_data_init(
+            &d, all.tokens, all.n, c->n_train, 1, posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_CLS),
+            posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP), posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK),
+            posemb_tokenizer_vocab_size(tok), 0.02, 1, err);
     posemb_train_args a = posemb_train_defaults(dir, c->pretrain_steps);
     a.batch = c->pretrain_batch;
     a.lr = c->pretrain_lr;
@@ -191,7 +198,8 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
         fprintf(stderr, "posemb study: %s: pretrained already (%ld steps in %s)\n", c->pes[p], res.step, dir);
     else if (!st)
         fprintf(stderr, "posemb study: %s pretrained %ld steps%s: MLM eval loss %.3f, accuracy %.3f (%.0f tokens/s)\n",
-                c->pes[p], res.step, res.resumed_from ? " (resumed)" : "", res.eval_loss, res.eval_accuracy, res.tokens_per_s);
+                c->pes[p], res.step, res.resumed_from ? " (resumed)" : "", res.eval_loss, res.eval_accuracy,
+                res.tokens_per_s);
     posemb_train_result_free(&res);
     posemb_lm_data_free(&d);
     posemb_corpus_free(&all);

@@ -26,12 +26,12 @@
 /* A task's data, loaded once per worker. */
 typedef struct task_data {
     int loaded, squad;
-    posemb_glue_data dev;                /* GLUE: labels and metrics of the dev set */
-    posemb_squad sq;                     /* SQuAD: the file, split by article */
-    int *eval_idx, n_eval;               /* SQuAD: the questions evaluated */
-    posemb_features train;               /* at n_train */
-    posemb_features eval[MAX_MULTS];     /* GLUE: [0] only; SQuAD: windows of n_train * mults[m] */
-    double chance;                       /* main metric of a constant predictor */
+    posemb_glue_data dev;            /* GLUE: labels and metrics of the dev set */
+    posemb_squad sq;                 /* SQuAD: the file, split by article */
+    int *eval_idx, n_eval;           /* SQuAD: the questions evaluated */
+    posemb_features train;           /* at n_train */
+    posemb_features eval[MAX_MULTS]; /* GLUE: [0] only; SQuAD: windows of n_train * mults[m] */
+    double chance;                   /* main metric of a constant predictor */
 } task_data;
 
 static void task_data_free(task_data *td)
@@ -192,7 +192,10 @@ static posemb_status eval_glue(posemb_model *m, const task_data *td, int B, batc
         int nb = f->n - i0 < B ? f->n - i0 : B;
         const float *z = forward_rows(m, f, i0, nb, 1, b, &st, err);
         for (int i = 0; z && i < nb; i++) {
-            if (!f->label) { score[i0 + i] = z[i]; continue; }
+            if (!f->label) {
+                score[i0 + i] = z[i];
+                continue;
+            }
             int best = 0;
             for (int k = 1; k < classes; k++) best = z[i * classes + k] > z[i * classes + best] ? k : best;
             pred[i0 + i] = best;
@@ -233,7 +236,8 @@ static posemb_status evaluate(posemb_model *m, const posemb_study_config *c, con
 {
     posemb_model_set_train(m, 0, 0, 0);
     values[0] = values[1] = NAN;
-    return td->squad ? eval_squad(m, td, mi, c->batch, c->max_answer, b, values, err) : eval_glue(m, td, c->batch, b, values, err);
+    return td->squad ? eval_squad(m, td, mi, c->batch, c->max_answer, b, values, err)
+                     : eval_glue(m, td, c->batch, b, values, err);
 }
 
 /* ---- one fine-tuning run ---- */
@@ -303,9 +307,12 @@ static posemb_status next_ft_batch(void *ctx, int micro, posemb_batch *batch, po
     batch_buf *b = s->b;
     int rows[4096];
     for (int i = 0; i < s->B; i++) rows[i] = shuffled_row(s->sh, s->step * s->B + i);
-    *batch = (posemb_batch){.B = s->B, .T = gather(f, rows, s->B, 1, b), .ids = b->ids, .types = b->types, .mask = b->mask};
-    *tg = (posemb_targets){.labels = f->label ? b->labels : NULL, .values = f->score ? b->values : NULL,
-                           .starts = f->starts ? b->starts : NULL, .ends = f->ends ? b->ends : NULL};
+    *batch =
+        (posemb_batch){.B = s->B, .T = gather(f, rows, s->B, 1, b), .ids = b->ids, .types = b->types, .mask = b->mask};
+    *tg = (posemb_targets){.labels = f->label ? b->labels : NULL,
+                           .values = f->score ? b->values : NULL,
+                           .starts = f->starts ? b->starts : NULL,
+                           .ends = f->ends ? b->ends : NULL};
     return POSEMB_OK;
 }
 
@@ -314,7 +321,8 @@ static posemb_status ft_step(posemb_model *m, const task_data *td, shuffle *sh, 
                              batch_buf *b, posemb_adamw *o, const posemb_adamw_config *oc, posemb_error *err)
 {
     ft_source src = {.td = td, .sh = sh, .b = b, .B = B, .step = step};
-    posemb_train_step_args s = {.accum = 1, .seed = (uint64_t)seed, .key = (uint64_t)step, .next = next_ft_batch, .ctx = &src};
+    posemb_train_step_args s = {
+        .accum = 1, .seed = (uint64_t)seed, .key = (uint64_t)step, .next = next_ft_batch, .ctx = &src};
     double loss;
     posemb_status st = posemb_train_step(m, o, oc, &s, step, &loss, NULL, err);
     if (st == POSEMB_EFORMAT && !isfinite(loss))
@@ -352,7 +360,8 @@ static posemb_status finetune(const posemb_study_config *c, const char *pretrain
     int longest = c->n_train * c->mults[c->n_mults - 1];
     memset(r, 0, sizeof *r);
     for (int k = 0; k < MAX_MULTS; k++) r->metric[k][0] = r->metric[k][1] = NAN;
-    posemb_status st = sh.order && !batch_alloc(&b, c->batch, longest) ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    posemb_status st =
+        sh.order && !batch_alloc(&b, c->batch, longest) ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     if (!st) st = ft_model(c, td, pretrain, seed, &m, err);
     if (!st) st = posemb_adamw_init(&o, m, err);
     posemb_adamw_config oc = posemb_adamw_defaults(c->lr, c->steps / 10, c->steps);
@@ -376,22 +385,27 @@ static posemb_status finetune(const posemb_study_config *c, const char *pretrain
 /* results.jsonl lines of a run (STUDY.md section 5), one per evaluation length. */
 static char *ft_lines(const posemb_study_config *c, int p, int t, int s, const task_data *td, const ft_result *r)
 {
-    const posemb_glue_info *g = td->squad ? NULL : posemb_glue_task_info((posemb_glue_task)posemb_glue_task_from_name(c->tasks[t]));
+    const posemb_glue_info *g =
+        td->squad ? NULL : posemb_glue_task_info((posemb_glue_task)posemb_glue_task_from_name(c->tasks[t]));
     const char *k0 = td->squad ? "f1" : posemb_metric_name(g->metrics[0]);
     const char *k1 = td->squad ? "exact_match" : g->n_metrics > 1 ? posemb_metric_name(g->metrics[1]) : NULL;
     const char *kind = td->squad ? "span" : td->train.label ? "classification" : "regression";
     size_t cap = 8192 * (size_t)c->n_mults, len = 0;
     char *out = malloc(cap);
     for (int m = 0; out && m < posemb_study_lines_per_run(c, t); m++) {
-        len += (size_t)snprintf(out + len, cap - len, "{\"pe\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", \"seed\": %d, "
-                                "\"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f", c->pes[p], c->tasks[t], kind,
-                                c->seeds[s], c->n_train, c->n_train * c->mults[m], k0, r->metric[m][0]);
+        len += (size_t)snprintf(out + len, cap - len,
+                                "{\"pe\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", \"seed\": %d, "
+                                "\"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f",
+                                c->pes[p], c->tasks[t], kind, c->seeds[s], c->n_train, c->n_train * c->mults[m], k0,
+                                r->metric[m][0]);
         if (k1) len += (size_t)snprintf(out + len, cap - len, ", \"%s\": %.6f", k1, r->metric[m][1]);
-        len += (size_t)snprintf(out + len, cap - len, "}, \"chance\": %.6f, \"steps\": %d, \"pretrain_steps\": %d, "
-                                "\"seconds\": %.2f", td->chance, c->steps, c->pretrain_steps, r->seconds);
+        len += (size_t)snprintf(out + len, cap - len,
+                                "}, \"chance\": %.6f, \"steps\": %d, \"pretrain_steps\": %d, "
+                                "\"seconds\": %.2f",
+                                td->chance, c->steps, c->pretrain_steps, r->seconds);
         for (int k = 0; m == 0 && k < r->n_curve; k++)
-            len += (size_t)snprintf(out + len, cap - len, "%s[%.0f, %.4f]%s", k ? ", " : ", \"curve\": [", r->curve[k][0],
-                                    r->curve[k][1], k + 1 == r->n_curve ? "]" : "");
+            len += (size_t)snprintf(out + len, cap - len, "%s[%.0f, %.4f]%s", k ? ", " : ", \"curve\": [",
+                                    r->curve[k][0], r->curve[k][1], k + 1 == r->n_curve ? "]" : "");
         len += (size_t)snprintf(out + len, cap - len, "}\n");
     }
     return out;
@@ -425,7 +439,8 @@ static posemb_status one_finetune(worker_state *ws, int p, int t, int s, posemb_
     if (st) return st;
     ws->done_runs++;
     double eta = (posemb_timer_now() - ws->t0) / ws->done_runs * (ws->my_runs - ws->done_runs);
-    fprintf(stderr, "posemb study: %-8s %-6s seed %d  %s %.3f at %d tokens  (%.0f s; this worker: %d/%d, ETA %dh%02dm)\n",
+    fprintf(stderr,
+            "posemb study: %-8s %-6s seed %d  %s %.3f at %d tokens  (%.0f s; this worker: %d/%d, ETA %dh%02dm)\n",
             c->pes[p], c->tasks[t], c->seeds[s], posemb_study_task_metric(c, t), r.metric[0][0], c->n_train, r.seconds,
             ws->done_runs, ws->my_runs, (int)eta / 3600, (int)eta / 60 % 60);
     return POSEMB_OK;
@@ -441,16 +456,19 @@ posemb_status posemb_study_data_worker(const posemb_study_config *c, const char 
     posemb_status st = study_load_tokenizer(c, &ws.tok, desc, sizeof desc, err);
     for (int p = w; p < c->n_pes; p += jobs)
         for (int t = 0; t < c->n_tasks; t++)
-            for (int s = 0; s < c->n_seeds; s++) ws.my_runs += done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t);
+            for (int s = 0; s < c->n_seeds; s++)
+                ws.my_runs += done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t);
     for (int p = w; !st && p < c->n_pes; p += jobs) {
         int pending = 0;
         for (int t = 0; t < c->n_tasks; t++)
-            for (int s = 0; s < c->n_seeds; s++) pending += done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t);
+            for (int s = 0; s < c->n_seeds; s++)
+                pending += done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t);
         if (!pending) continue;
         st = study_pretrain(c, out, p, err);
         for (int t = 0; !st && t < c->n_tasks; t++)
             for (int s = 0; !st && s < c->n_seeds; s++)
-                if (done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t)) st = one_finetune(&ws, p, t, s, err);
+                if (done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t))
+                    st = one_finetune(&ws, p, t, s, err);
     }
     for (int t = 0; t < POSEMB_STUDY_MAX_TASKS; t++) task_data_free(&ws.td[t]);
     posemb_tokenizer_free(ws.tok);

@@ -20,8 +20,8 @@
 typedef struct table {
     const posemb_study_config *c;
     double *v;
-    double *curve; /* [pe][task][seed][64][2] */
-    int *n_curve;  /* [pe][task][seed] */
+    double *curve;  /* [pe][task][seed][64][2] */
+    int *n_curve;   /* [pe][task][seed] */
     double *chance; /* [task][mult], as the lines record it */
     char kind[POSEMB_STUDY_MAX_TASKS][16];
 } table;
@@ -42,9 +42,12 @@ static int index_of(const char (*names)[128], int n, const char *x)
 static void take_line(table *tb, const cJSON *j)
 {
     const posemb_study_config *c = tb->c;
-    const cJSON *spec = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"), *seed = cJSON_GetObjectItem(j, "seed");
+    const cJSON *spec = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"),
+                *seed = cJSON_GetObjectItem(j, "seed");
     const cJSON *len = cJSON_GetObjectItem(j, "eval_len"), *metrics = cJSON_GetObjectItem(j, "metrics");
-    if (!cJSON_IsString(spec) || !cJSON_IsString(task) || !cJSON_IsNumber(seed) || !cJSON_IsNumber(len) || !metrics || !metrics->child) return;
+    if (!cJSON_IsString(spec) || !cJSON_IsString(task) || !cJSON_IsNumber(seed) || !cJSON_IsNumber(len) || !metrics ||
+        !metrics->child)
+        return;
     int p = index_of(c->pes, c->n_pes, spec->valuestring), t = -1, s = -1, m = -1;
     for (int i = 0; i < c->n_tasks; i++) t = strcmp(c->tasks[i], task->valuestring) ? t : i;
     for (int i = 0; i < c->n_seeds; i++) s = c->seeds[i] == seed->valueint ? i : s;
@@ -73,11 +76,13 @@ static posemb_status load_table(table *tb, const posemb_study_config *c, const c
     tb->curve = calloc(nr * 64 * 2, sizeof *tb->curve);
     tb->n_curve = calloc(nr, sizeof *tb->n_curve);
     tb->chance = malloc((size_t)c->n_tasks * c->n_mults * sizeof *tb->chance);
-    if (!tb->v || !tb->curve || !tb->n_curve || !tb->chance) return posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
+    if (!tb->v || !tb->curve || !tb->n_curve || !tb->chance)
+        return posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
     for (size_t i = 0; i < n; i++) tb->v[i] = NAN;
     for (int i = 0; i < c->n_tasks * c->n_mults; i++) tb->chance[i] = NAN;
     char path[POSEMB_PATH_MAX], line[16384];
-    if (posemb_path_join(path, sizeof path, out, "results.jsonl")) return posemb_fail(err, POSEMB_EINVAL, "path too long");
+    if (posemb_path_join(path, sizeof path, out, "results.jsonl"))
+        return posemb_fail(err, POSEMB_EINVAL, "path too long");
     FILE *f = fopen(path, "r");
     if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot open", path);
     while (fgets(line, sizeof line, f)) { /* later lines win: a rerun replaces */
@@ -188,7 +193,8 @@ static void md_table(FILE *f, const table *tb, posemb_syn_kind kind, int by_leng
 static posemb_status open_output(const char *out, const char *name, posemb_atomic_file *af, posemb_error *err)
 {
     char path[POSEMB_PATH_MAX];
-    if (posemb_path_join(path, sizeof path, out, name)) return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
+    if (posemb_path_join(path, sizeof path, out, name))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
     return posemb_atomic_open(af, path, err);
 }
 
@@ -199,12 +205,15 @@ static posemb_status write_md(const table *tb, const char *out, int ape, posemb_
     posemb_status st = open_output(out, "tables.md", &af, err);
     if (st) return st;
     FILE *f = af.f;
-    fprintf(f, "# Study results\n\nMean ± standard deviation over %d seeds; * marks a two-sided Welch t-test against "
-            "`ape` with p < 0.05. Models: %d layers, width %d, %d heads, ", c->n_seeds, c->layers, c->hidden, c->heads);
+    fprintf(f,
+            "# Study results\n\nMean ± standard deviation over %d seeds; * marks a two-sided Welch t-test against "
+            "`ape` with p < 0.05. Models: %d layers, width %d, %d heads, ",
+            c->n_seeds, c->layers, c->hidden, c->heads);
     if (c->data[0])
-        fprintf(f, "pretrained with MLM for %d steps of %d x %d tokens on %s's corpora, fine-tuned %d steps (batch %d) "
-                "per task and seed; the best of the evaluations every %d steps is kept.\n\n", c->pretrain_steps,
-                c->pretrain_batch, c->n_train, c->data, c->steps, c->batch, c->curve_every);
+        fprintf(f,
+                "pretrained with MLM for %d steps of %d x %d tokens on %s's corpora, fine-tuned %d steps (batch %d) "
+                "per task and seed; the best of the evaluations every %d steps is kept.\n\n",
+                c->pretrain_steps, c->pretrain_batch, c->n_train, c->data, c->steps, c->batch, c->curve_every);
     else fprintf(f, "trained %d steps at %d tokens.\n\n", c->steps, c->n_train);
     if (c->data[0]) {
         fprintf(f, "## Table 2: GLUE dev (CoLA: Matthews corr., MRPC: F1, STS-B: Pearson, others: accuracy)\n\n");
@@ -220,7 +229,8 @@ static posemb_status write_md(const table *tb, const char *out, int ape, posemb_
     fprintf(f, "\n## Table 3: span prediction (exact match at %d tokens)\n\n", c->n_train);
     md_table(f, tb, POSEMB_SYN_SPAN, 0, 0, ape);
     if (has_kind(c, POSEMB_SYN_LM)) {
-        fprintf(f, "\n## Causal language modelling (answer-token accuracy at %d tokens, a GPT-2-style decoder)\n\n", c->n_train);
+        fprintf(f, "\n## Causal language modelling (answer-token accuracy at %d tokens, a GPT-2-style decoder)\n\n",
+                c->n_train);
         md_table(f, tb, POSEMB_SYN_LM, 0, 0, ape);
     }
     fprintf(f, "\n## Figure 1: longer sequences (classification accuracy, mean over tasks)\n\n");
@@ -275,7 +285,7 @@ static void html_table(posemb_report *rep, const table *tb, posemb_syn_kind kind
             head[cols++] = c->tasks[t];
         }
     if (cols == 1) return;
-    char (*buf)[64] = calloc((size_t)c->n_pes * cols, sizeof *buf);
+    char(*buf)[64] = calloc((size_t)c->n_pes * cols, sizeof *buf);
     const char **cells = calloc((size_t)c->n_pes * cols, sizeof *cells);
     for (int p = 0; buf && cells && p < c->n_pes; p++) {
         snprintf(buf[p * cols], 64, "%.63s", c->pes[p]);
@@ -381,12 +391,14 @@ static posemb_status curve_figure(posemb_report *rep, const table *tb, int t, co
 }
 
 /* Each PE's first model (seed 1, first task): its indicators and main heatmap. */
-static posemb_status model_analyses(posemb_report *rep, const posemb_study_config *c, const char *out, posemb_error *err)
+static posemb_status model_analyses(posemb_report *rep, const posemb_study_config *c, const char *out,
+                                    posemb_error *err)
 {
     static const char *const head[] = {"PE", "matrix", "TI", "MONO", "window", "SYM"};
-    char (*buf)[48] = calloc((size_t)c->n_pes * 6, sizeof *buf), models[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX], img[POSEMB_PATH_MAX];
+    char(*buf)[48] = calloc((size_t)c->n_pes * 6, sizeof *buf), models[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX],
+    img[POSEMB_PATH_MAX];
     const char **cells = calloc((size_t)c->n_pes * 6, sizeof *cells);
-    char (*imgs)[POSEMB_PATH_MAX + 32] = calloc((size_t)c->n_pes, sizeof *imgs);
+    char(*imgs)[POSEMB_PATH_MAX + 32] = calloc((size_t)c->n_pes, sizeof *imgs);
     if (!buf || !cells || !imgs) {
         free(buf);
         free(cells);
@@ -404,7 +416,8 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
     for (int p = 0; !st && p < c->n_pes; p++) {
         char name[160];
         size_t n = 0;
-        for (const char *q = c->pes[p]; *q && n + 1 < sizeof name; q++) name[n++] = (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') ? *q : '_';
+        for (const char *q = c->pes[p]; *q && n + 1 < sizeof name; q++)
+            name[n++] = (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') ? *q : '_';
         name[n] = '\0';
         snprintf(models, sizeof models, c->data[0] ? "%s/models/%s/pretrain" : "%s/models/%s", out, name);
         snprintf(dir, sizeof dir, "%s/analysis/%s", out, name);
@@ -412,7 +425,10 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
         posemb_analysis r;
         if (posemb_source_open(&s, models, NULL, NULL)) continue; /* not saved (analysis off) */
         st = posemb_analyze(&s, &ao, dir, &r, err);
-        const posemb_indicators *in = r.has_similarity ? &r.similarity : r.has_rel ? &r.rel_similarity : r.has_identical ? &r.identical : NULL;
+        const posemb_indicators *in = r.has_similarity  ? &r.similarity
+                                      : r.has_rel       ? &r.rel_similarity
+                                      : r.has_identical ? &r.identical
+                                                        : NULL;
         const char *which = r.has_similarity ? "similarity" : r.has_rel ? "rel_similarity" : "identical";
         if (!st && in) {
             snprintf(buf[rows * 6], 48, "%.47s", c->pes[p]);
@@ -429,9 +445,10 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
     }
     if (!st && rows) {
         posemb_report_heading(rep, 2, "What each PE learned");
-        posemb_report_paragraph(rep, "Each PE's model trained on the first task with the first seed, analysed as 'posemb "
-                                     "analyze' does: the indicators of its position similarity (or of its relative vectors, "
-                                     "or of its identical-word attention) and the heatmap.");
+        posemb_report_paragraph(rep,
+                                "Each PE's model trained on the first task with the first seed, analysed as 'posemb "
+                                "analyze' does: the indicators of its position similarity (or of its relative vectors, "
+                                "or of its identical-word attention) and the heatmap.");
         posemb_report_table(rep, head, 6, cells, rows, "Indicators of the trained models");
         for (int i = 0; !st && i < rows; i++) st = posemb_report_image(rep, imgs[i], cells[i * 6], err);
     }
@@ -452,19 +469,27 @@ posemb_status posemb_study_report(const posemb_study_config *c, const char *out,
     if (!st) {
         posemb_report_heading(rep, 1, "Position embeddings compared by training");
         if (c->data[0])
-            snprintf(text, sizeof text, "%d PEs x %d tasks x %d seeds on %.512s. For each PE a BERT (%d layers, width %d, %d "
-                     "heads) is pretrained with masked LM for %d steps of %d sequences of %d tokens, then fine-tuned on each "
-                     "task with each seed for %d steps; the best dev evaluation is kept. GLUE: dev sets; SQuAD: the held-out "
+            snprintf(text, sizeof text,
+                     "%d PEs x %d tasks x %d seeds on %.512s. For each PE a BERT (%d layers, width %d, %d "
+                     "heads) is pretrained with masked LM for %d steps of %d sequences of %d tokens, then fine-tuned "
+                     "on each "
+                     "task with each seed for %d steps; the best dev evaluation is kept. GLUE: dev sets; SQuAD: the "
+                     "held-out "
                      "articles of the dev file, also with windows longer than the pretraining length. Mean ± std over "
-                     "seeds; * marks a two-sided Welch t-test against ape with p < 0.05.", c->n_pes, c->n_tasks, c->n_seeds,
-                     c->data, c->layers, c->hidden, c->heads, c->pretrain_steps, c->pretrain_batch, c->n_train, c->steps);
+                     "seeds; * marks a two-sided Welch t-test against ape with p < 0.05.",
+                     c->n_pes, c->n_tasks, c->n_seeds, c->data, c->layers, c->hidden, c->heads, c->pretrain_steps,
+                     c->pretrain_batch, c->n_train, c->steps);
         else
-            snprintf(text, sizeof text, "%d PEs x %d tasks x %d seeds. Each run trains a BERT-style encoder (a GPT-2-style "
-                     "decoder for causal-LM tasks; %d layers, width %d, %d heads) from its initialisation for %d steps of %d "
-                     "sequences of %d tokens, then evaluates it on %d held-out sequences at each length. Mean ± std over "
-                     "seeds; * marks a two-sided Welch t-test against ape with p < 0.05. Chance: 0.5 for the order and "
-                     "distance tasks, about 1/length for spans, 1/48 for LM tokens.", c->n_pes, c->n_tasks, c->n_seeds,
-                     c->layers, c->hidden, c->heads, c->steps, c->batch, c->n_train, c->eval_examples);
+            snprintf(
+                text, sizeof text,
+                "%d PEs x %d tasks x %d seeds. Each run trains a BERT-style encoder (a GPT-2-style "
+                "decoder for causal-LM tasks; %d layers, width %d, %d heads) from its initialisation for %d steps of "
+                "%d "
+                "sequences of %d tokens, then evaluates it on %d held-out sequences at each length. Mean ± std over "
+                "seeds; * marks a two-sided Welch t-test against ape with p < 0.05. Chance: 0.5 for the order and "
+                "distance tasks, about 1/length for spans, 1/48 for LM tokens.",
+                c->n_pes, c->n_tasks, c->n_seeds, c->layers, c->hidden, c->heads, c->steps, c->batch, c->n_train,
+                c->eval_examples);
         posemb_report_paragraph(rep, text);
         posemb_report_heading(rep, 2, "Table 2: classification");
         html_table(rep, &tb, POSEMB_SYN_CLASSIFY, ape, "Accuracy at the training length");
@@ -472,7 +497,8 @@ posemb_status posemb_study_report(const posemb_study_config *c, const char *out,
         html_table(rep, &tb, POSEMB_SYN_SPAN, ape, "Exact match at the training length");
         if (has_kind(c, POSEMB_SYN_LM)) {
             posemb_report_heading(rep, 2, "Causal language modelling");
-            html_table(rep, &tb, POSEMB_SYN_LM, ape, "Answer-token accuracy of a GPT-2-style decoder at the training length");
+            html_table(rep, &tb, POSEMB_SYN_LM, ape,
+                       "Answer-token accuracy of a GPT-2-style decoder at the training length");
         }
         posemb_report_heading(rep, 2, "Figure 1: longer sequences");
     }
@@ -480,7 +506,8 @@ posemb_status posemb_study_report(const posemb_study_config *c, const char *out,
     if (!st) posemb_report_heading(rep, 2, "Training curves");
     for (int t = 0; !st && t < c->n_tasks; t++) st = curve_figure(rep, &tb, t, out, err);
     if (!st && c->analyze) st = model_analyses(rep, c, out, err);
-    if (!st && posemb_path_join(path, sizeof path, out, "report.html")) st = posemb_fail(err, POSEMB_EINVAL, "path too long");
+    if (!st && posemb_path_join(path, sizeof path, out, "report.html"))
+        st = posemb_fail(err, POSEMB_EINVAL, "path too long");
     if (!st) st = posemb_report_write(rep, path, err);
     posemb_report_free(rep);
     free_table(&tb);

@@ -15,7 +15,8 @@ typedef struct example {
 static void fill_content(example *e, posemb_rng *r)
 {
     e->ids[0] = SYN_CLS;
-    for (int t = 1; t < e->T; t++) e->ids[t] = SYN_CONTENT + (int32_t)posemb_rng_below(r, POSEMB_SYN_VOCAB - SYN_CONTENT);
+    for (int t = 1; t < e->T; t++)
+        e->ids[t] = SYN_CONTENT + (int32_t)posemb_rng_below(r, POSEMB_SYN_VOCAB - SYN_CONTENT);
 }
 
 /* Two distinct positions in [1, T). */
@@ -180,6 +181,7 @@ double posemb_syn_chance(const posemb_syn_task *t, int T, int n_train)
         return p > 0.5 ? p : 1 - p;
     }
     if (t->kind == POSEMB_SYN_CLASSIFY) return 0.5;
-    if (t->kind == POSEMB_SYN_LM) return 1.0 / (POSEMB_SYN_VOCAB - SYN_CONTENT); /* a uniform guess among the content tokens */
-    return 1.0 / (T - 2); /* guessing a start; the length of the span then follows */
+    if (t->kind == POSEMB_SYN_LM)
+        return 1.0 / (POSEMB_SYN_VOCAB - SYN_CONTENT); /* a uniform guess among the content tokens */
+    return 1.0 / (T - 2);                              /* guessing a start; the length of the span then follows */
 }

@@ -8,7 +8,14 @@
 
 posemb_adamw_config posemb_adamw_defaults(float lr, long warmup, long total)
 {
-    posemb_adamw_config c = {.lr = lr, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.01f, .clip = 1.0f, .warmup = warmup, .total = total};
+    posemb_adamw_config c = {.lr = lr,
+                             .beta1 = 0.9f,
+                             .beta2 = 0.999f,
+                             .eps = 1e-8f,
+                             .weight_decay = 0.01f,
+                             .clip = 1.0f,
+                             .warmup = warmup,
+                             .total = total};
     return c;
 }
 
@@ -75,7 +82,8 @@ POSEMB_KERNEL double posemb_grad_norm(const float *g, size_t n)
 POSEMB_KERNEL double posemb_adamw_update(posemb_adamw *o, float *w, const float *g, const posemb_adamw_config *c)
 {
     double norm = posemb_grad_norm(g, o->n);
-    float gscale = c->clip > 0 && norm > c->clip ? (float)(c->clip / (norm + 1e-6)) : 1.0f; /* torch's clip_grad_norm_ */
+    float gscale =
+        c->clip > 0 && norm > c->clip ? (float)(c->clip / (norm + 1e-6)) : 1.0f; /* torch's clip_grad_norm_ */
     float lr = posemb_lr_at(c, o->step);
     o->step++;
     /* torch.optim.AdamW: decay first, then the bias-corrected Adam step */

@@ -105,8 +105,8 @@ static posemb_status save_state(const train_state *s, const char *dir, posemb_er
     return st;
 }
 
-posemb_status train_checkpoint_save(const char *run, const posemb_model *m, const posemb_adamw *o,
-                                    const train_state *s, int keep, posemb_error *err)
+posemb_status train_checkpoint_save(const char *run, const posemb_model *m, const posemb_adamw *o, const train_state *s,
+                                    int keep, posemb_error *err)
 {
     char tmp[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX];
     int a = snprintf(tmp, sizeof tmp, "%s/.checkpoint-%ld.tmp.%ld", run, s->step, (long)getpid());
@@ -118,7 +118,8 @@ posemb_status train_checkpoint_save(const char *run, const posemb_model *m, cons
     if (!st) st = save_state(s, tmp, err); /* last: its presence marks the checkpoint complete */
     if (!st) {
         remove_tree(dir); /* a checkpoint of the same step from an earlier try */
-        if (rename(tmp, dir)) st = posemb_fail(err, POSEMB_EIO, "%s: cannot rename into place: %s", dir, strerror(errno));
+        if (rename(tmp, dir))
+            st = posemb_fail(err, POSEMB_EIO, "%s: cannot rename into place: %s", dir, strerror(errno));
     }
     if (st) remove_tree(tmp);
     else prune(run, keep > 0 ? keep : 1);
@@ -183,7 +184,8 @@ static posemb_status load_state(train_state *s, const char *dir, posemb_error *e
     fclose(f);
     cJSON *r = text ? cJSON_ParseWithLength(text, got) : NULL;
     free(text);
-    const cJSON *step = cJSON_GetObjectItemCaseSensitive(r, "step"), *h = cJSON_GetObjectItemCaseSensitive(r, "history");
+    const cJSON *step = cJSON_GetObjectItemCaseSensitive(r, "step"),
+                *h = cJSON_GetObjectItemCaseSensitive(r, "history");
     posemb_status st = POSEMB_OK;
     s->step = 0;
     if (!read_step(step, &s->step) || !cJSON_IsArray(h))
@@ -195,7 +197,8 @@ static posemb_status load_state(train_state *s, const char *dir, posemb_error *e
         posemb_train_point pt;
         if (st) break;
         if (!read_point(p, &pt)) {
-            st = posemb_fail(err, POSEMB_EFORMAT, "%s: a malformed history entry (want [step, loss, lr, grad_norm])", path);
+            st = posemb_fail(err, POSEMB_EFORMAT, "%s: a malformed history entry (want [step, loss, lr, grad_norm])",
+                             path);
             break;
         }
         if (train_history_add(s, pt)) st = posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);

@@ -59,7 +59,8 @@ static posemb_status walk(const char *dir, file_list *l, int depth, posemb_error
         struct stat sb;
         if (stat(here.paths[i], &sb)) continue;
         if (S_ISDIR(sb.st_mode)) st = walk(here.paths[i], l, depth + 1, err);
-        else if (S_ISREG(sb.st_mode) && add_path(l, here.paths[i])) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+        else if (S_ISREG(sb.st_mode) && add_path(l, here.paths[i]))
+            st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     }
     free_list(&here);
     return st;
@@ -146,8 +147,9 @@ static posemb_status tokenize_file(posemb_corpus *c, long *cap, const char *path
     size_t len;
     char *text = read_file(path, &len, err);
     if (!text) return err ? err->code : POSEMB_EIO;
-    posemb_status st = memchr(text, '\0', len) ? posemb_fail(err, POSEMB_EFORMAT, "%s: not a text file (NUL byte)", path)
-                                                : posemb_tokenizer_encode(tok, text, len, 0, enc, err);
+    posemb_status st = memchr(text, '\0', len)
+                           ? posemb_fail(err, POSEMB_EFORMAT, "%s: not a text file (NUL byte)", path)
+                           : posemb_tokenizer_encode(tok, text, len, 0, enc, err);
     free(text);
     if (st) return st;
     if (c->n + enc->n > *cap) {
@@ -162,15 +164,16 @@ static posemb_status tokenize_file(posemb_corpus *c, long *cap, const char *path
     return POSEMB_OK;
 }
 
-posemb_status posemb_corpus_load(posemb_corpus *c, const char *path, const posemb_tokenizer *tok,
-                                 const char *tok_desc, const char *cache_path, posemb_error *err)
+posemb_status posemb_corpus_load(posemb_corpus *c, const char *path, const posemb_tokenizer *tok, const char *tok_desc,
+                                 const char *cache_path, posemb_error *err)
 {
     memset(c, 0, sizeof *c);
     struct stat sb;
     if (stat(path, &sb)) return posemb_fail(err, POSEMB_EIO, "%s: %s", path, strerror(errno));
     file_list files = {0, 0, NULL};
-    posemb_status st = S_ISDIR(sb.st_mode) ? walk(path, &files, 0, err)
-                       : add_path(&files, path) ? posemb_fail(err, POSEMB_ENOMEM, "out of memory") : POSEMB_OK;
+    posemb_status st = S_ISDIR(sb.st_mode)      ? walk(path, &files, 0, err)
+                       : add_path(&files, path) ? posemb_fail(err, POSEMB_ENOMEM, "out of memory")
+                                                : POSEMB_OK;
     char *key = st ? NULL : sources_key(&files, tok_desc);
     if (!st && !key) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     c->n_files = files.n;
@@ -181,7 +184,8 @@ posemb_status posemb_corpus_load(posemb_corpus *c, const char *path, const posem
         long cap = 0;
         for (int i = 0; !st && i < files.n; i++) st = tokenize_file(c, &cap, files.paths[i], tok, &enc, err);
         posemb_encoding_free(&enc);
-        if (!st && c->n == 0) st = posemb_fail(err, POSEMB_EFORMAT, "%s: the corpus has no tokens (%d files)", path, files.n);
+        if (!st && c->n == 0)
+            st = posemb_fail(err, POSEMB_EFORMAT, "%s: the corpus has no tokens (%d files)", path, files.n);
         if (!st && cache_path) st = write_cache(c, cache_path, key, err);
     }
     free(key);

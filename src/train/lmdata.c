@@ -71,7 +71,8 @@ static void mask_sequence(const posemb_lm_data *d, uint64_t key, int32_t *ids, i
         if (t == 0 || t == d->T - 1 || !coin(key, 3 * (uint64_t)t, 0.15f)) continue; /* [CLS], [SEP] never */
         targets[t] = ids[t];
         if (coin(key, 3 * (uint64_t)t + 1, 0.8f)) ids[t] = d->mask_id;
-        else if (coin(key, 3 * (uint64_t)t + 2, 0.5f)) ids[t] = (int32_t)(posemb_nn_dropout_key(key, (uint64_t)t, 7) % (uint64_t)d->vocab);
+        else if (coin(key, 3 * (uint64_t)t + 2, 0.5f))
+            ids[t] = (int32_t)(posemb_nn_dropout_key(key, (uint64_t)t, 7) % (uint64_t)d->vocab);
     }
 }
 

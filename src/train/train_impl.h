@@ -14,8 +14,8 @@ typedef struct train_state {
 /* Appends a point; -1 when out of memory. */
 int train_history_add(train_state *s, posemb_train_point p);
 
-posemb_status train_checkpoint_save(const char *run, const posemb_model *m, const posemb_adamw *o,
-                                    const train_state *s, int keep, posemb_error *err);
+posemb_status train_checkpoint_save(const char *run, const posemb_model *m, const posemb_adamw *o, const train_state *s,
+                                    int keep, posemb_error *err);
 posemb_status train_checkpoint_load(const char *dir, posemb_model *m, posemb_adamw *o, train_state *s,
                                     posemb_error *err);
 

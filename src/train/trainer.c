@@ -106,8 +106,8 @@ static posemb_status train_step(posemb_model *m, posemb_adamw *o, const posemb_a
                                 posemb_error *err)
 {
     lm_source src = {.d = d, .a = a, .bb = bb, .step = step};
-    posemb_train_step_args s = {.accum = a->accum, .seed = a->seed, .key = (uint64_t)(step * a->accum),
-                                .next = next_lm_batch, .ctx = &src};
+    posemb_train_step_args s = {
+        .accum = a->accum, .seed = a->seed, .key = (uint64_t)(step * a->accum), .next = next_lm_batch, .ctx = &src};
     posemb_status st = posemb_train_step(m, o, oc, &s, step, &p->loss, &p->grad_norm, err);
     if (st == POSEMB_EFORMAT && !isfinite(p->loss))
         st = posemb_fail(err, st, "step %ld: the loss is %g; stopped, the last good checkpoint is kept in %s", step + 1,
@@ -143,7 +143,8 @@ static void report(const posemb_train_args *a, const posemb_train_point *p, doub
 static void log_line(FILE *f, const char *kind, long step, double loss, double extra, const char *extra_name)
 {
     if (!f) return;
-    fprintf(f, "{\"kind\": \"%s\", \"step\": %ld, \"loss\": %.9g, \"%s\": %.9g}\n", kind, step, loss, extra_name, extra);
+    fprintf(f, "{\"kind\": \"%s\", \"step\": %ld, \"loss\": %.9g, \"%s\": %.9g}\n", kind, step, loss, extra_name,
+            extra);
     fflush(f);
 }
 
@@ -215,7 +216,8 @@ static posemb_status resume_from(posemb_model *m, posemb_adamw *o, train_state *
     if (!posemb_checkpoint_latest(a->out, dir, sizeof dir)) return POSEMB_OK;
     posemb_status st = train_checkpoint_load(dir, m, o, s, err);
     if (!st && o->step != s->step)
-        st = posemb_fail(err, POSEMB_EFORMAT, "%s: optimizer step %ld and trainer step %ld differ", dir, o->step, s->step);
+        st = posemb_fail(err, POSEMB_EFORMAT, "%s: optimizer step %ld and trainer step %ld differ", dir, o->step,
+                         s->step);
     res->resumed_from = s->step;
     return st;
 }
@@ -259,8 +261,16 @@ posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_trai
     if (lock < 0) return err ? err->code : POSEMB_EIO;
     train_state s = {0, a->seed, NULL, 0, 0};
     posemb_adamw o = {0};
-    posemb_adamw_config oc = {.lr = a->lr, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = a->weight_decay, .clip = a->clip, .warmup = a->warmup, .total = a->steps};
-    batch_buf bb = {malloc((size_t)a->batch * d->T * sizeof(int32_t)), malloc((size_t)a->batch * d->T * sizeof(int32_t))};
+    posemb_adamw_config oc = {.lr = a->lr,
+                              .beta1 = 0.9f,
+                              .beta2 = 0.999f,
+                              .eps = 1e-8f,
+                              .weight_decay = a->weight_decay,
+                              .clip = a->clip,
+                              .warmup = a->warmup,
+                              .total = a->steps};
+    batch_buf bb = {malloc((size_t)a->batch * d->T * sizeof(int32_t)),
+                    malloc((size_t)a->batch * d->T * sizeof(int32_t))};
     if (!bb.ids || !bb.targets) st = posemb_fail(err, POSEMB_ENOMEM, "train: out of memory");
     if (!st) st = posemb_adamw_init(&o, m, err);
     if (!st && resume) st = resume_from(m, &o, &s, a, res, err);
