@@ -213,6 +213,12 @@ GRAD_TEST(t_relative_key_query, "relative_key_query", 0)
 GRAD_TEST(t_rope, "rope", 0)
 GRAD_TEST(t_rope_interleaved, "rope:pairing=interleaved,base=500", 0)
 GRAD_TEST(t_rope_partial_ntk, "rope:frac=0.5,scaling=linear,factor=2", 0)
+/* T = 6 positions past original=4: the per-call frequencies of dynamic and longrope's long factors */
+GRAD_TEST(t_rope_yarn, "rope:scaling=yarn,factor=4,original=4", 0)
+GRAD_TEST(t_rope_dynamic, "rope:scaling=dynamic,factor=2,original=4", 1)
+GRAD_TEST(t_rope_llama3, "rope:scaling=llama3,factor=8,original=4,high_freq_factor=2", 0)
+GRAD_TEST(t_rope_longrope, "rope:scaling=longrope,factor=4,original=4,factors=" POSEMB_TESTDATA "/longrope_hd4.json", 1)
+GRAD_TEST(t_rope_p, "rope:p=0.5,pairing=interleaved", 0)
 GRAD_TEST(t_alibi, "alibi", 0)
 GRAD_TEST(t_alibi_causal, "alibi", 1)
 GRAD_TEST(t_t5, "t5:buckets=8,max_distance=16", 0)
@@ -246,6 +252,11 @@ int main(void)
         cmocka_unit_test(t_rope),
         cmocka_unit_test(t_rope_interleaved),
         cmocka_unit_test(t_rope_partial_ntk),
+        cmocka_unit_test(t_rope_yarn),
+        cmocka_unit_test(t_rope_dynamic),
+        cmocka_unit_test(t_rope_llama3),
+        cmocka_unit_test(t_rope_longrope),
+        cmocka_unit_test(t_rope_p),
         cmocka_unit_test(t_alibi),
         cmocka_unit_test(t_alibi_causal),
         cmocka_unit_test(t_t5),

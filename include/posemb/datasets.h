@@ -46,6 +46,7 @@
 #include <stdint.h>
 
 #include "posemb/error.h"
+#include "posemb/fileio.h"
 #include "posemb/metrics.h"
 
 #ifdef __cplusplus
@@ -177,11 +178,7 @@ POSEMB_API posemb_status posemb_squad_evaluate(const posemb_squad *sq, const int
 
 /* ============================================================= helpers */
 
-/* Reads a whole file into a malloc'ed, NUL-terminated buffer (*len bytes
- * before the NUL), as the readers above do. EIO when it cannot be opened or
- * read, EFORMAT when it is larger than max_bytes, ENOMEM. */
-POSEMB_API posemb_status posemb_read_data_file(const char *path, size_t max_bytes, char **buf, size_t *len,
-                                               posemb_error *err);
+/* posemb_read_data_file, which the readers above use, is in posemb/fileio.h. */
 
 /* ================================================================ spans */
 

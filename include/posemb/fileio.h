@@ -31,6 +31,13 @@ POSEMB_API posemb_status posemb_atomic_commit(posemb_atomic_file *af, posemb_err
 /* Abandons the file: closes and removes the temporary. */
 POSEMB_API void posemb_atomic_abort(posemb_atomic_file *af);
 
+/* Reads a whole file into a malloc'ed, NUL-terminated buffer (*len bytes
+ * before the NUL) that the caller frees; every reader of a text or JSON
+ * file uses it. EIO when it cannot be opened or read, EFORMAT when it is
+ * larger than max_bytes, ENOMEM; *buf is NULL on failure. */
+POSEMB_API posemb_status posemb_read_data_file(const char *path, size_t max_bytes, char **buf, size_t *len,
+                                               posemb_error *err);
+
 /* Writes text and a newline to path, whole or not at all. */
 POSEMB_API posemb_status posemb_write_text(const char *path, const char *text, posemb_error *err);
 

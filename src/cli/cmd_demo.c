@@ -15,16 +15,33 @@ static const char USAGE[] = "usage: posemb demo [--len N] [--dim D] [--heads H] 
                             "matrix that describes it, over the band 1 <= |i-j| <= K (default 32).\n"
                             "Learned PEs are shown at their (seeded) initialisation.\n";
 
-static const char *const SPECS[] = {"none",  "ape",   "sin",          "lsin",      "rpe",
-                                    "srpe",  "lsrpe", "relative_key", "rope",      "rope:base=500000",
-                                    "alibi", "t5",    "ape+rpe",      "lsin+lsrpe"};
+static const char *const SPECS[] = {"none",
+                                    "ape",
+                                    "sin",
+                                    "lsin",
+                                    "rpe",
+                                    "srpe",
+                                    "lsrpe",
+                                    "relative_key",
+                                    "rope",
+                                    "rope:base=500000",
+                                    "rope:scaling=linear,factor=4",
+                                    "rope:scaling=ntk,factor=4",
+                                    "rope:scaling=dynamic,factor=4,original=128",
+                                    "rope:scaling=yarn,factor=4,original=128",
+                                    "rope:scaling=llama3,factor=4,original=128",
+                                    "rope:p=0.75",
+                                    "alibi",
+                                    "t5",
+                                    "ape+rpe",
+                                    "lsin+lsrpe"};
 
 static void demo_row(const char *spec, const posemb_pe_dims *dims, int K)
 {
     posemb_error err;
     posemb_pe *p = NULL;
     if (posemb_pe_create(&p, spec, dims, &err) || posemb_pe_alloc(p, &err)) {
-        printf("%-18s error: %s\n", spec, err.msg);
+        printf("%-44s error: %s\n", spec, err.msg);
         posemb_pe_free(p);
         return;
     }
@@ -35,7 +52,7 @@ static void demo_row(const char *spec, const posemb_pe_dims *dims, int K)
     posemb_arena_init(&a, 0);
     posemb_pe_matrix m;
     posemb_indicators ind;
-    printf("%-18s %10zu  ", spec, posemb_pe_n_floats(p));
+    printf("%-44s %10zu  ", spec, posemb_pe_n_floats(p));
     if (posemb_pe_matrix_of(p, dims->max_len, &a, &m, &err)) printf("%s\n", err.msg);
     else if (posemb_indicators_compute(m.data, m.size, K, &ind, &err)) printf("%s\n", err.msg);
     else printf("%5.3f  %5.3f  %6d  %5.3f  %s\n", ind.ti, ind.mono, ind.window, ind.sym, m.what);
@@ -70,7 +87,7 @@ int cmd_demo(int argc, char **argv)
     posemb_pe_free(probe);
     printf("posemb demo: %d positions, width %d, %d heads, %d layers; indicators over 1 <= |i-j| <= %d\n\n",
            dims.max_len, dims.dim, dims.n_heads, dims.n_layers, K);
-    printf("%-18s %10s  %5s  %5s  %6s  %5s  %s\n", "PE", "params", "TI", "MONO", "window", "SYM", "matrix");
+    printf("%-44s %10s  %5s  %5s  %6s  %5s  %s\n", "PE", "params", "TI", "MONO", "window", "SYM", "matrix");
     for (size_t i = 0; i < sizeof SPECS / sizeof *SPECS; i++) demo_row(SPECS[i], &dims, K);
     printf("\nTI, MONO, SYM in [0, 1]: higher = the property holds better (docs/indicators.md).\n"
            "Learned PEs (ape, lsin, rpe, lsrpe, relative_key, t5) are at initialisation here.\n");

@@ -1,6 +1,8 @@
 #include "posemb/fileio.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -88,4 +90,44 @@ const char *posemb_snippet(const char *s, size_t len, char *out, size_t cap)
     }
     if (cap) out[k] = '\0';
     return out;
+}
+
+posemb_status posemb_read_data_file(const char *path, size_t max_bytes, char **buf, size_t *len, posemb_error *err)
+{
+    *buf = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *data = malloc(cap + 1);
+    posemb_status st = data ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
+    while (!st) {
+        if (n == cap) {
+            if (cap > max_bytes) {
+                st = posemb_fail(err, POSEMB_EFORMAT, "%s: larger than %zu bytes", path, max_bytes);
+                break;
+            }
+            char *bigger = realloc(data, 2 * cap + 1);
+            if (!bigger) {
+                st = posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
+                break;
+            }
+            data = bigger;
+            cap *= 2;
+        }
+        size_t got = fread(data + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    if (!st && ferror(f)) st = posemb_fail(err, POSEMB_EIO, "%s: cannot read: %s", path, strerror(errno));
+    if (!st && n > max_bytes) st = posemb_fail(err, POSEMB_EFORMAT, "%s: larger than %zu bytes", path, max_bytes);
+    fclose(f);
+    if (st) {
+        free(data);
+        return st;
+    }
+    data[n] = '\0';
+    *buf = data;
+    *len = n;
+    return POSEMB_OK;
 }

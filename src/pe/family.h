@@ -18,7 +18,7 @@ enum { PE_HOOK_QK = 1, PE_HOOK_LOGITS = 2, PE_HOOK_VALUES = 4 };
 typedef struct pe_opts {
     int n;
     char key[PE_MAX_OPTS][32];
-    char val[PE_MAX_OPTS][64];
+    char val[PE_MAX_OPTS][200]; /* room for a file path (rope:factors=) */
     int used[PE_MAX_OPTS];
     const char *spec; /* the whole spec string, for messages */
     const char *family;
@@ -66,7 +66,7 @@ struct pe_comp {
     int head_dim;        /* dims.dim / dims.n_heads */
     int width;           /* input families: columns of P (D, or the concat width) */
     int32_t max_pos;     /* input families: positions must be < max_pos */
-    char canon[160];     /* canonical "name:k=v,..." */
+    char canon[240];     /* canonical "name:k=v,..." */
     unsigned hooks;      /* PE_HOOK_* */
     int n_params;
     posemb_pe_param *params; /* this component's parameters, contiguous in the PE's list */
@@ -89,6 +89,9 @@ posemb_status pe_opt_double(pe_opts *o, const char *key, double def, double lo, 
 posemb_status pe_opt_enum(pe_opts *o, const char *key, const char *const *choices, int def, int *out,
                           posemb_error *err);
 posemb_status pe_opt_bool(pe_opts *o, const char *key, int def, int *out, posemb_error *err);
+
+/* 1 when the spec gives key (without marking it read). */
+int pe_opt_given(const pe_opts *o, const char *key);
 
 /* Appends "key=value" to c->canon (comma-separated after the family name). */
 void pe_canon_add(pe_comp *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -19,6 +19,13 @@ static const char *opt_find(pe_opts *o, const char *key)
     return NULL;
 }
 
+int pe_opt_given(const pe_opts *o, const char *key)
+{
+    for (int i = 0; i < o->n; i++)
+        if (!strcmp(o->key[i], key)) return 1;
+    return 0;
+}
+
 posemb_status pe_opt_int(pe_opts *o, const char *key, int def, int lo, int hi, int *out, posemb_error *err)
 {
     const char *v = opt_find(o, key);
