@@ -12,15 +12,7 @@
 
 static posemb_pe *make(const char *spec, int D, int H, int layers, int max_len, int causal)
 {
-    posemb_pe_dims dims = {.dim = D, .n_heads = H, .n_layers = layers, .max_len = max_len, .causal = causal};
-    posemb_error err;
-    posemb_pe *p;
-    if (posemb_pe_create(&p, spec, &dims, &err)) fail_msg("posemb_pe_create(%s): %s", spec, err.msg);
-    assert_int_equal(posemb_pe_alloc(p, &err), POSEMB_OK);
-    posemb_rng rng;
-    posemb_rng_seed(&rng, 99, 1);
-    posemb_pe_init_params(p, &rng);
-    return p;
+    return tu_pe(spec, D, H, layers, max_len, causal);
 }
 
 static const posemb_pe_named_matrix *export_item(posemb_pe *p, int n, posemb_arena *a, posemb_pe_export *ex,
@@ -82,11 +74,22 @@ static void attend(posemb_pe *p, int causal, const float *qkv_in, int shift, flo
 static void test_shift_invariance(void **state)
 {
     enum { T = 9, D = 8, H = 2 };
-    const char *specs[] = {"rpe:k=3",      "rpe:k=16",
-                           "srpe:k=4",     "lsrpe:k=4",
-                           "relative_key", "relative_key_query",
-                           "rope",         "rope:pairing=interleaved,frac=0.5",
-                           "alibi",        "t5:buckets=8,max_distance=16"};
+    const char *specs[] = {"rpe:k=3",
+                           "rpe:k=16",
+                           "srpe:k=4",
+                           "lsrpe:k=4",
+                           "relative_key",
+                           "relative_key_query",
+                           "rope",
+                           "rope:pairing=interleaved,frac=0.5",
+                           "alibi",
+                           "t5:buckets=8,max_distance=16",
+                           "rope:scaling=yarn,factor=4,original=16",
+                           "rope:scaling=llama3,factor=4,original=16",
+                           "rope:p=0.5",
+                           "kerple",
+                           "kerple:kind=power",
+                           "sandwich"};
     posemb_rng rng;
     posemb_rng_seed(&rng, 5, 5);
     float qkv[T * 3 * D];

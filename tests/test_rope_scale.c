@@ -14,15 +14,7 @@
 #include "posemb/safetensors.h"
 #include "testutil.h"
 
-static posemb_pe *make(const char *spec, int D, int H, int max_len)
-{
-    posemb_pe_dims dims = {.dim = D, .n_heads = H, .n_layers = 1, .max_len = max_len};
-    posemb_error err;
-    posemb_pe *p;
-    if (posemb_pe_create(&p, spec, &dims, &err)) fail_msg("posemb_pe_create(%s): %s", spec, err.msg);
-    assert_int_equal(posemb_pe_alloc(p, &err), POSEMB_OK);
-    return p;
-}
+static posemb_pe *make(const char *spec, int D, int H, int max_len) { return tu_pe(spec, D, H, 1, max_len, 0); }
 
 /* The exported frequencies (and attention factor) of spec at length n. */
 static void freqs_of(const char *spec, int D, int max_len, int n, float *w, int nw, float *attn)

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "posemb/rng.h"
+
 int tu_have_shared(const char *what)
 {
     struct stat st;
@@ -65,4 +67,18 @@ void tu_assert_close(double a, double b, double atol, double rtol, const char *w
     if (fabs(a - b) <= atol + rtol * fabs(b)) return;
     print_error("%s:%d: %s[%ld]: got %.9g, expected %.9g (atol %g, rtol %g)\n", file, line, what, i, a, b, atol, rtol);
     _fail(file, line);
+}
+
+posemb_pe *tu_pe(const char *spec, int D, int H, int layers, int max_len, int causal)
+{
+    posemb_pe_dims dims = {.dim = D, .n_heads = H, .n_layers = layers, .max_len = max_len, .causal = causal};
+    posemb_error err;
+    posemb_pe *p;
+    if (posemb_pe_create(&p, spec, &dims, &err)) fail_msg("posemb_pe_create(%s): %s", spec, err.msg);
+    assert_int_equal(posemb_pe_alloc(p, &err), POSEMB_OK);
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 3, 3);
+    posemb_pe_init_params(p, &rng);
+    posemb_pe_prepare(p);
+    return p;
 }

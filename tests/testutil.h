@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include "posemb/pe.h"
+
 /* 1 if ../shared exists (CI has it); otherwise prints why the caller skips. */
 int tu_have_shared(const char *what);
 /* A fresh temporary directory (removed by tu_rmtree). */
@@ -19,6 +21,10 @@ void tu_rmtree(const char *dir);
 int tu_run(const char *cmd, char *out, size_t cap);
 /* Writes n bytes to path; returns 0 on success. */
 int tu_write_file(const char *path, const void *data, size_t n);
+
+/* A PE for spec with its parameters allocated, initialised from a fixed
+ * seed and prepared; fails the test when spec is refused. */
+posemb_pe *tu_pe(const char *spec, int D, int H, int layers, int max_len, int causal);
 
 /* Asserts |a - b| <= atol + rtol * |b| with a message naming what and index i. */
 #define TU_CLOSE(a, b, atol, rtol, what, i)                                                                            \

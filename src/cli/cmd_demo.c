@@ -33,6 +33,9 @@ static const char *const SPECS[] = {"none",
                                     "rope:p=0.75",
                                     "alibi",
                                     "t5",
+                                    "kerple",
+                                    "kerple:kind=power",
+                                    "sandwich",
                                     "ape+rpe",
                                     "lsin+lsrpe"};
 
@@ -90,6 +93,6 @@ int cmd_demo(int argc, char **argv)
     printf("%-44s %10s  %5s  %5s  %6s  %5s  %s\n", "PE", "params", "TI", "MONO", "window", "SYM", "matrix");
     for (size_t i = 0; i < sizeof SPECS / sizeof *SPECS; i++) demo_row(SPECS[i], &dims, K);
     printf("\nTI, MONO, SYM in [0, 1]: higher = the property holds better (docs/indicators.md).\n"
-           "Learned PEs (ape, lsin, rpe, lsrpe, relative_key, t5) are at initialisation here.\n");
+           "Learned PEs (ape, lsin, rpe, lsrpe, relative_key, t5, kerple) are at initialisation here.\n");
     return 0;
 }

@@ -156,7 +156,8 @@ static const uint16_t *bf16_copy(kept_copy *k, const float *src, int rows, int c
     uint16_t *dst = keep ? grow(&k->buf, &k->cap, (size_t)rows * cols * 2) : grow(buf, cap, (size_t)rows * cols * 2);
     if (!dst) return NULL;
     convert(dst, src, rows, cols, ld);
-    if (keep) k->rows = rows, k->cols = cols, k->ld = ld, k->made = 1;
+    if (keep)
+        *k = (kept_copy){.src = src, .rows = rows, .cols = cols, .ld = ld, .made = 1, .buf = k->buf, .cap = k->cap};
     return dst;
 }
 

@@ -264,8 +264,10 @@ static void draw_legend(cairo_t *cr, const lines_geom *g, const posemb_series *s
 {
     const plot_style *st = &g->st;
     posemb_rect b = legend_box(cr, g, s, n);
-    if (g->legend_outside) b.x = g->plot.x + g->plot.w + st->pad, b.y = g->plot.y;
-    else place_legend(g, s, n, &b);
+    if (g->legend_outside) {
+        b.x = g->plot.x + g->plot.w + st->pad;
+        b.y = g->plot.y;
+    } else place_legend(g, s, n, &b);
     cairo_rectangle(cr, b.x + 0.5, b.y + 0.5, b.w, b.h);
     cairo_set_source_rgba(cr, 1, 1, 1, 0.9);
     cairo_fill_preserve(cr);

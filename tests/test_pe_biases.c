@@ -1,0 +1,148 @@
+/* The distance biases of 2022-2023 against their formulas: Sandwich
+ * (Chi et al. 2023, as NeMo computes it) and KERPLE's log and power kernels
+ * (Chi et al. 2022): the exported bias.headH matrices, the logits hook past
+ * the tables (positions beyond max-len), KERPLE's projection of r1, r2 and
+ * its initialisation. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "posemb/pe.h"
+#include "posemb/rng.h"
+#include "testutil.h"
+
+static posemb_pe *make(const char *spec, int D, int H, int max_len) { return tu_pe(spec, D, H, 1, max_len, 0); }
+
+static const posemb_pe_named_matrix *item(const posemb_pe_export *ex, const char *name)
+{
+    for (int i = 0; i < ex->n; i++)
+        if (!strcmp(ex->items[i].name, name)) return &ex->items[i];
+    fail_msg("no exported matrix '%s'", name);
+    return NULL;
+}
+
+/* Sandwich: (sum_{k=1..d'/2} cos(r 10000^(-2k/d')) - d'/2) / (8 h / H). */
+static double sandwich_ref(int r, int width, int h, int H)
+{
+    double acc = 0;
+    for (int k = 1; k <= width / 2; k++) acc += cos(r * pow(10000.0, -2.0 * k / width));
+    return (acc - width / 2) / (8.0 * (h + 1) / H);
+}
+
+/* The bias added by the logits hook for one query at qpos and keys at kpos. */
+static void hook_bias(posemb_pe *p, int head, int32_t qpos, const int32_t *kpos, int nk, float *out)
+{
+    int32_t qp[1] = {qpos};
+    posemb_pe_head h = {.head = head, .nq = 1, .nk = nk, .d = 16, .scale = 0.25f, .qpos = qp, .kpos = kpos};
+    float q[16] = {0}, k[16 * 8] = {0};
+    for (int j = 0; j < nk; j++) out[j] = 0.0f;
+    posemb_pe_logits_forward(p, &h, q, 16, k, 16, out, nk);
+}
+
+static void test_sandwich(void **state)
+{
+    enum { D = 64, H = 4, n = 24 };
+    posemb_arena a;
+    posemb_arena_init(&a, 0);
+    posemb_pe_export ex;
+    posemb_error err;
+    for (int width = 16; width <= 32; width += 16) { /* the head width (default), then dim=32 */
+        char spec[32];
+        snprintf(spec, sizeof spec, width == 16 ? "sandwich" : "sandwich:dim=%d", width);
+        posemb_pe *p = make(spec, D, H, 16);
+        assert_int_equal(posemb_pe_export_matrices(p, n, &a, &ex, &err), POSEMB_OK);
+        for (int h = 0; h < H; h++) {
+            char name[32];
+            snprintf(name, sizeof name, "bias.head%d", h);
+            const posemb_pe_named_matrix *b = item(&ex, name);
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++) {
+                    double want = sandwich_ref(j - i, width, h, H);
+                    TU_CLOSE(b->data[i * n + j], want, 1e-6, 1e-6, spec, i * n + j);
+                    assert_true(b->data[i * n + j] <= 1e-6f); /* p_i . p_j <= p_i . p_i */
+                }
+        }
+        /* past the 16-row table: positions 40 and 3..10 */
+        int32_t kp[8];
+        float got[8];
+        for (int j = 0; j < 8; j++) kp[j] = 3 + j;
+        hook_bias(p, 2, 40, kp, 8, got);
+        for (int j = 0; j < 8; j++) TU_CLOSE(got[j], sandwich_ref(kp[j] - 40, width, 2, H), 1e-5, 1e-6, "hook", j);
+        posemb_pe_free(p);
+    }
+    posemb_arena_free(&a);
+}
+
+static double kerple_ref(int power, double r1, double r2, double d)
+{
+    return power ? -r1 * pow(d, r2) : -r1 * log(1 + r2 * d);
+}
+
+static void test_kerple(void **state)
+{
+    enum { H = 4, n = 20 };
+    posemb_arena a;
+    posemb_arena_init(&a, 0);
+    posemb_pe_export ex;
+    posemb_error err;
+    for (int power = 0; power < 2; power++) {
+        posemb_pe *p = make(power ? "kerple:kind=power" : "kerple", 64, H, 12);
+        assert_int_equal(posemb_pe_export_matrices(p, n, &a, &ex, &err), POSEMB_OK);
+        const posemb_pe_named_matrix *r1 = item(&ex, "r1"), *r2 = item(&ex, "r2");
+        for (int h = 0; h < H; h++) {
+            /* the (h + 1/2)/H quantiles of KERPLE's uniform ranges, r2 reversed */
+            double u = (h + 0.5) / H;
+            TU_CLOSE(r1->data[h], (power ? 1.0 : 2.0) * u, 1e-7, 0, "r1 init", h);
+            TU_CLOSE(r2->data[h], (power ? 2.0 : 1.0) * (1 - u), 1e-7, 0, "r2 init", h);
+            char name[32];
+            snprintf(name, sizeof name, "bias.head%d", h);
+            const posemb_pe_named_matrix *b = item(&ex, name);
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++)
+                    TU_CLOSE(b->data[i * n + j], kerple_ref(power, r1->data[h], r2->data[h], abs(i - j)), 1e-6, 1e-6,
+                             "kerple bias", i * n + j);
+            int32_t kp[8];
+            float got[8];
+            for (int j = 0; j < 8; j++) kp[j] = 7 * j; /* distances up to 49, past the 12-row table */
+            hook_bias(p, h, 0, kp, 8, got);
+            for (int j = 0; j < 8; j++)
+                TU_CLOSE(got[j], kerple_ref(power, r1->data[h], r2->data[h], kp[j]), 1e-5, 1e-6, "kerple hook", j);
+        }
+        /* the projection: r1 >= 0.01, r2 >= 0.01 and, for power, r2 <= 2 */
+        const posemb_pe_param *t1 = posemb_pe_get_param(p, 0), *t2 = posemb_pe_get_param(p, 1);
+        assert_string_equal(t1->name, "kerple.r1");
+        assert_string_equal(t2->name, "kerple.r2");
+        t1->data[0] = -3.0f;
+        t2->data[0] = 7.0f;
+        t2->data[1] = -1.0f;
+        posemb_pe_prepare(p);
+        TU_CLOSE(t1->data[0], 0.01, 1e-7, 0, "r1 projected", 0);
+        TU_CLOSE(t2->data[0], power ? 2.0 : 7.0, 1e-7, 0, "r2 projected (above)", 0);
+        TU_CLOSE(t2->data[1], 0.01, 1e-7, 0, "r2 projected (below)", 1);
+        posemb_pe_free(p);
+    }
+    posemb_arena_free(&a);
+}
+
+static void test_errors(void **state)
+{
+    posemb_pe_dims dims = {.dim = 16, .n_heads = 2, .n_layers = 1, .max_len = 8};
+    posemb_pe *p;
+    posemb_error err;
+    assert_int_equal(posemb_pe_create(&p, "sandwich:dim=7", &dims, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "sandwich dim=7 must be even"));
+    assert_int_equal(posemb_pe_create(&p, "kerple:kind=cubic", &dims, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "not one of log|power"));
+    assert_int_equal(posemb_pe_create(&p, "alibi+kerple", &dims, &err), POSEMB_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sandwich),
+        cmocka_unit_test(test_kerple),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
