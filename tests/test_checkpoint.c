@@ -109,8 +109,11 @@ static void test_round_trip(void **state)
         {POSEMB_ROBERTA, "alibi", POSEMB_HEAD_CLASSIFY, 2, "RobertaForSequenceClassification"},
         {POSEMB_GPT2, "rope:base=500000,pairing=interleaved", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
         {POSEMB_GPT2, "sin", POSEMB_HEAD_NONE, 0, "GPT2Model"},
+        {POSEMB_GPT2, "kerple:kind=power", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
+        {POSEMB_BERT, "ape+sandwich", POSEMB_HEAD_MLM, 0, "BertForMaskedLM"},
+        {POSEMB_GPT2, "rope:scaling=yarn,factor=4,original=8,p=0.5", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
     };
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
         posemb_model *m = small(cases[i].arch, cases[i].pe, cases[i].head, cases[i].labels), *back;
         char path[1200];
         snprintf(path, sizeof path, "%s/rt%d", dir, i);

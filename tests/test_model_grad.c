@@ -62,6 +62,9 @@ static void setup_model(harness *hs, posemb_arch arch, const char *spec, int tra
         const posemb_param *p = posemb_model_param(hs->m, i);
         if (strstr(p->name, "frequencies")) continue;
         posemb_rng_fill_normal(&rng, w + p->offset, (long)p->numel, 0.5f);
+        /* KERPLE's r1, r2 are projected onto [0.01, 2]: start them inside */
+        for (size_t k = 0; strstr(p->name, "kerple") && k < p->numel; k++)
+            w[p->offset + k] = fminf(0.2f + fabsf(w[p->offset + k]), 1.9f);
     }
     posemb_pe_prepare(posemb_model_pe(hs->m));
     posemb_model_set_train(hs->m, train, 99, 3); /* fixed dropout decisions: a deterministic function */
@@ -167,6 +170,9 @@ static void test_bert(void **state)
                            "rope",
                            "alibi",
                            "t5:buckets=8,max_distance=16",
+                           "kerple",
+                           "sandwich",
+                           "rope:scaling=yarn,factor=4,original=4",
                            "ape+rpe:k=2",
                            "lsin:integration=concat,width=4+lsrpe:k=3"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_BERT, specs[i]);
@@ -187,7 +193,9 @@ static void test_gpt2(void **state)
                            "alibi",
                            "t5:buckets=8,max_distance=16",
                            "lsin+lsrpe:k=2",
-                           "relative_key"};
+                           "relative_key",
+                           "kerple:kind=power",
+                           "rope:scaling=dynamic,factor=2,original=4"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_GPT2, specs[i]);
 }
 
