@@ -223,6 +223,8 @@ GRAD_TEST(t_rope_dynamic, "rope:scaling=dynamic,factor=2,original=4", 1)
 GRAD_TEST(t_rope_llama3, "rope:scaling=llama3,factor=8,original=4,high_freq_factor=2", 0)
 GRAD_TEST(t_rope_longrope, "rope:scaling=longrope,factor=4,original=4,factors=" POSEMB_TESTDATA "/longrope_hd4.json", 1)
 GRAD_TEST(t_rope_p, "rope:p=0.5,pairing=interleaved", 0)
+GRAD_TEST(t_xpos, "xpos:scale_base=8", 1)
+GRAD_TEST(t_xpos_yarn_interleaved, "xpos:pairing=interleaved,scale_base=4,scaling=yarn,factor=2,original=4", 1)
 GRAD_TEST(t_alibi, "alibi", 0)
 GRAD_TEST(t_alibi_causal, "alibi", 1)
 GRAD_TEST(t_t5, "t5:buckets=8,max_distance=16", 0)
@@ -267,6 +269,8 @@ int main(void)
         cmocka_unit_test(t_rope_llama3),
         cmocka_unit_test(t_rope_longrope),
         cmocka_unit_test(t_rope_p),
+        cmocka_unit_test(t_xpos),
+        cmocka_unit_test(t_xpos_yarn_interleaved),
         cmocka_unit_test(t_alibi),
         cmocka_unit_test(t_alibi_causal),
         cmocka_unit_test(t_t5),

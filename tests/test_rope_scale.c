@@ -211,6 +211,34 @@ static void test_golden_llama(void **state)
     golden_case("llama_linear", "rope:scaling=linear,factor=4");
 }
 
+/* xPos: after the rotation, q.k of unit pairs at positions i (query) and j
+ * (key) is sum_m zeta_m^((i - j)/gamma) cos(w_m (i - j)), zeta_m =
+ * (2m + 0.4 d)/(1.4 d), whatever the call's centre; an encoder is refused. */
+static void test_xpos(void **state)
+{
+    enum { d = 16 };
+    posemb_pe *p = tu_pe("xpos:scale_base=32", d, 1, 1, 64, 1);
+    const int cases[][3] = {{9, 2, 10}, {40, 31, 41}, {5, 5, 6}, {63, 0, 64}}; /* i, j, call length */
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int i = cases[c][0], j = cases[c][1], L = cases[c][2];
+        int32_t qp[2] = {i, L - 1}, kp[2] = {j, 0}; /* a second row fixes the call's length */
+        float q[2 * d] = {0}, k[2 * d] = {0};
+        for (int m = 0; m < d / 2; m++) q[m] = k[m] = 1.0f;
+        posemb_pe_head h = {.nq = 2, .nk = 2, .d = d, .scale = 1.0f, .qpos = qp, .kpos = kp};
+        posemb_pe_qk_forward(p, &h, q, d, k, d);
+        double dot = 0, want = 0;
+        for (int e = 0; e < d; e++) dot += q[e] * k[e];
+        for (int m = 0; m < d / 2; m++)
+            want += pow((2.0 * m + 0.4 * d) / (1.4 * d), (i - j) / 32.0) * cos(pow(10000.0, -2.0 * m / d) * (i - j));
+        TU_CLOSE(dot, want, 1e-5, 1e-5, "xpos q.k", (long)c);
+    }
+    posemb_pe_free(p);
+    posemb_pe_dims dims = {.dim = 16, .n_heads = 1, .n_layers = 1, .max_len = 32};
+    posemb_error err;
+    assert_int_equal(posemb_pe_create(&p, "xpos", &dims, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "xpos is defined for decoders"));
+}
+
 static void bad(const char *spec, const char *expect)
 {
     posemb_pe_dims dims = {.dim = 16, .n_heads = 1, .n_layers = 1, .max_len = 32};
@@ -260,7 +288,7 @@ int main(void)
         cmocka_unit_test(test_dynamic),      cmocka_unit_test(test_dynamic_rotation),
         cmocka_unit_test(test_longrope),     cmocka_unit_test(test_p_rope),
         cmocka_unit_test(test_golden_llama), cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_canonical),
+        cmocka_unit_test(test_canonical),    cmocka_unit_test(test_xpos),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,7 +59,9 @@ posemb_status posemb_pe_matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_p
     if ((m = find(&ex, "kernel"))) {
         out->size = m->rows;
         out->data = m->data;
-        snprintf(out->what, sizeof out->what, "RoPE kernel sum_m cos(theta_m (j - i))");
+        snprintf(out->what, sizeof out->what, "%s",
+                 find(&ex, "xpos_zeta") ? "xPos kernel: RoPE's with a per-pair decay"
+                                        : "RoPE kernel a^2 sum_m cos(theta_m (j - i))");
         return POSEMB_OK;
     }
     if (find(&ex, "bias")) return bias_mean(&ex, n, a, out, err);

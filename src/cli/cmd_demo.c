@@ -15,36 +15,47 @@ static const char USAGE[] = "usage: posemb demo [--len N] [--dim D] [--heads H] 
                             "matrix that describes it, over the band 1 <= |i-j| <= K (default 32).\n"
                             "Learned PEs are shown at their (seeded) initialisation.\n";
 
-static const char *const SPECS[] = {"none",
-                                    "ape",
-                                    "sin",
-                                    "lsin",
-                                    "rpe",
-                                    "srpe",
-                                    "lsrpe",
-                                    "relative_key",
-                                    "rope",
-                                    "rope:base=500000",
-                                    "rope:scaling=linear,factor=4",
-                                    "rope:scaling=ntk,factor=4",
-                                    "rope:scaling=dynamic,factor=4,original=128",
-                                    "rope:scaling=yarn,factor=4,original=128",
-                                    "rope:scaling=llama3,factor=4,original=128",
-                                    "rope:p=0.75",
-                                    "alibi",
-                                    "t5",
-                                    "kerple",
-                                    "kerple:kind=power",
-                                    "sandwich",
-                                    "ape+rpe",
-                                    "lsin+lsrpe"};
+/* The catalogue; decoder-only PEs are built for a causal model. */
+static const struct {
+    const char *spec;
+    int causal;
+} SPECS[] = {
+    {"none", 0},
+    {"ape", 0},
+    {"sin", 0},
+    {"lsin", 0},
+    {"rpe", 0},
+    {"srpe", 0},
+    {"lsrpe", 0},
+    {"relative_key", 0},
+    {"rope", 0},
+    {"rope:base=500000", 0},
+    {"rope:scaling=linear,factor=4", 0},
+    {"rope:scaling=ntk,factor=4", 0},
+    {"rope:scaling=dynamic,factor=4,original=128", 0},
+    {"rope:scaling=yarn,factor=4,original=128", 0},
+    {"rope:scaling=llama3,factor=4,original=128", 0},
+    {"rope:p=0.75", 0},
+    {"alibi", 0},
+    {"t5", 0},
+    {"kerple", 0},
+    {"kerple:kind=power", 0},
+    {"sandwich", 0},
+    {"xpos", 1},
+    {"ape+rpe", 0},
+    {"lsin+lsrpe", 0},
+};
 
-static void demo_row(const char *spec, const posemb_pe_dims *dims, int K)
+static void demo_row(const char *spec, int causal, const posemb_pe_dims *model, int K)
 {
+    posemb_pe_dims d = *model, *dims = &d;
+    d.causal = causal;
+    char label[64];
+    snprintf(label, sizeof label, "%s%s", spec, causal ? " (decoder)" : "");
     posemb_error err;
     posemb_pe *p = NULL;
     if (posemb_pe_create(&p, spec, dims, &err) || posemb_pe_alloc(p, &err)) {
-        printf("%-44s error: %s\n", spec, err.msg);
+        printf("%-44s error: %s\n", label, err.msg);
         posemb_pe_free(p);
         return;
     }
@@ -55,7 +66,7 @@ static void demo_row(const char *spec, const posemb_pe_dims *dims, int K)
     posemb_arena_init(&a, 0);
     posemb_pe_matrix m;
     posemb_indicators ind;
-    printf("%-44s %10zu  ", spec, posemb_pe_n_floats(p));
+    printf("%-44s %10zu  ", label, posemb_pe_n_floats(p));
     if (posemb_pe_matrix_of(p, dims->max_len, &a, &m, &err)) printf("%s\n", err.msg);
     else if (posemb_indicators_compute(m.data, m.size, K, &ind, &err)) printf("%s\n", err.msg);
     else printf("%5.3f  %5.3f  %6d  %5.3f  %s\n", ind.ti, ind.mono, ind.window, ind.sym, m.what);
@@ -91,7 +102,7 @@ int cmd_demo(int argc, char **argv)
     printf("posemb demo: %d positions, width %d, %d heads, %d layers; indicators over 1 <= |i-j| <= %d\n\n",
            dims.max_len, dims.dim, dims.n_heads, dims.n_layers, K);
     printf("%-44s %10s  %5s  %5s  %6s  %5s  %s\n", "PE", "params", "TI", "MONO", "window", "SYM", "matrix");
-    for (size_t i = 0; i < sizeof SPECS / sizeof *SPECS; i++) demo_row(SPECS[i], &dims, K);
+    for (size_t i = 0; i < sizeof SPECS / sizeof *SPECS; i++) demo_row(SPECS[i].spec, SPECS[i].causal, &dims, K);
     printf("\nTI, MONO, SYM in [0, 1]: higher = the property holds better (docs/indicators.md).\n"
            "Learned PEs (ape, lsin, rpe, lsrpe, relative_key, t5, kerple) are at initialisation here.\n");
     return 0;

@@ -18,15 +18,35 @@
 
 #include "core/simd.h"
 #include "family.h"
+#include "rope.h"
 #include "rope_scale.h"
 
 typedef struct rope_state {
     int halves;
     rope_scale sc;
     float *cos_t, *sin_t; /* [max_len, nfreq]: the short-length frequencies, attention factor included */
+    /* xPos (xpos.c): pair m of a query at position x is scaled by zeta_m^((x - c)/gamma), a key's by the
+     * inverse, c = L/2 of the call (x-transformers'); xscale [2 max_len + 1, nfreq] holds zeta_m^(t/gamma),
+     * t = -max_len..max_len */
+    int xpos;
+    double gamma, *log_zeta; /* [nfreq] */
+    float *xscale;
 } rope_state;
 
-static posemb_status rope_configure(pe_comp *c, pe_opts *o, posemb_error *err)
+/* zeta_m = (2m + 0.4 r)/(1.4 r) per pair and its power table. */
+static posemb_status xpos_tables(pe_comp *c, rope_state *s, posemb_error *err)
+{
+    int nf = s->sc.nfreq, M = c->dims.max_len;
+    s->log_zeta = malloc((size_t)nf * sizeof *s->log_zeta);
+    s->xscale = malloc((size_t)(2 * M + 1) * nf * sizeof *s->xscale);
+    if (!s->log_zeta || !s->xscale) return posemb_fail(err, POSEMB_ENOMEM, "xpos: out of memory");
+    for (int m = 0; m < nf; m++) s->log_zeta[m] = log((2.0 * m + 0.4 * s->sc.rot) / (1.4 * s->sc.rot));
+    for (int t = -M; t <= M; t++)
+        for (int m = 0; m < nf; m++) s->xscale[(size_t)(t + M) * nf + m] = (float)exp(s->log_zeta[m] * t / s->gamma);
+    return POSEMB_OK;
+}
+
+posemb_status rope_configure_as(pe_comp *c, pe_opts *o, int xpos, posemb_error *err)
 {
     static const char *const pairings[] = {"halves", "interleaved", NULL};
     rope_state *s = calloc(1, sizeof *s);
@@ -35,7 +55,12 @@ static posemb_status rope_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     int interleaved;
     posemb_status st = pe_opt_enum(o, "pairing", pairings, 0, &interleaved, err);
     if (!st) st = rope_scale_configure(&s->sc, c, o, pairings[interleaved], err);
+    if (!st && xpos) st = pe_opt_double(o, "scale_base", 512.0, 1e-3, 1e9, &s->gamma, err);
     if (st) return st;
+    if ((s->xpos = xpos)) {
+        pe_canon_num(c, "scale_base", s->gamma);
+        if ((st = xpos_tables(c, s, err))) return st;
+    }
     s->halves = !interleaved;
     int nf = s->sc.nfreq;
     size_t n = (size_t)c->dims.max_len * nf;
@@ -51,13 +76,20 @@ static posemb_status rope_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     return POSEMB_OK;
 }
 
-static void rope_destroy(pe_comp *c)
+static posemb_status rope_configure(pe_comp *c, pe_opts *o, posemb_error *err)
+{
+    return rope_configure_as(c, o, 0, err);
+}
+
+void rope_destroy(pe_comp *c)
 {
     rope_state *s = c->state;
     if (!s) return;
     rope_scale_free(&s->sc);
     free(s->cos_t);
     free(s->sin_t);
+    free(s->log_zeta);
+    free(s->xscale);
     free(s);
 }
 
@@ -104,40 +136,70 @@ static int call_length(const posemb_pe_head *h)
     return top + 1;
 }
 
+/* xPos: each pair of row i times zeta_m^(dir (pos_i - center)/gamma). A
+ * pair's scale commutes with its rotation, so forward and backward apply
+ * the same factors. */
+static void xpos_scale_rows(const rope_state *s, int M, float *x, int ld, int n, const int32_t *pos, long center,
+                            int dir)
+{
+    int nf = s->sc.nfreq;
+    for (int i = 0; i < n; i++) {
+        long t = dir * ((long)pos[i] - center);
+        float *row = x + (size_t)i * ld;
+        const float *f = t >= -M && t <= M ? s->xscale + (size_t)(t + M) * nf : NULL;
+        for (int m = 0; m < nf; m++) {
+            float g = f ? f[m] : (float)exp(s->log_zeta[m] * t / s->gamma);
+            row[s->halves ? m : 2 * m] *= g;
+            row[s->halves ? m + nf : 2 * m + 1] *= g;
+        }
+    }
+}
+
 /* q and k rotated forward (sign 1) or back (-1), with the frequencies of the
- * call's length where they depend on it. */
+ * call's length where they depend on it, and xPos's scales. */
 static void rotate_qk(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk, float sign)
 {
     const rope_state *s = c->state;
     double theta[ROPE_MAX_FREQ];
     const double *own = NULL;
-    if (s->sc.by_length) {
-        int L = call_length(h);
-        if (L > s->sc.original) own = theta;
-        if (own) rope_scale_freqs(&s->sc, L, theta);
+    int L = s->sc.by_length || s->xpos ? call_length(h) : 0;
+    if (s->sc.by_length && L > s->sc.original) {
+        own = theta;
+        rope_scale_freqs(&s->sc, L, theta);
     }
     rotate_rows(c, q, ldq, h->nq, h->qpos, sign, own);
     rotate_rows(c, k, ldk, h->nk, h->kpos, sign, own);
+    if (s->xpos) {
+        xpos_scale_rows(s, c->dims.max_len, q, ldq, h->nq, h->qpos, L / 2, 1);
+        xpos_scale_rows(s, c->dims.max_len, k, ldk, h->nk, h->kpos, L / 2, -1);
+    }
 }
 
-static void rope_qk_forward(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk)
+void rope_qk_forward(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk)
 {
     rotate_qk(c, h, q, ldq, k, ldk, 1.0f);
 }
 
-static void rope_qk_backward(pe_comp *c, const posemb_pe_head *h, float *dq, int ldq, float *dk, int ldk)
+void rope_qk_backward(pe_comp *c, const posemb_pe_head *h, float *dq, int ldq, float *dk, int ldk)
 {
     rotate_qk(c, h, dq, ldq, dk, ldk, -1.0f);
 }
 
-static posemb_status rope_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
+/* xPos's q.k factor for query i and key j: zeta_m^((i - j)/gamma); 1 without xPos. */
+static double xpos_factor(const rope_state *s, int m, int i, int j)
+{
+    return s->xpos ? exp(s->log_zeta[m] * (i - j) / s->gamma) : 1.0;
+}
+
+posemb_status rope_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
     rope_state *s = c->state;
     int nf = s->sc.nfreq;
     double theta[ROPE_MAX_FREQ];
     rope_scale_freqs(&s->sc, n, theta);
     posemb_pe_named_matrix *k = pe_export_add(
-        out, a, "kernel", "attention_factor^2 sum_m cos(w_m (i - j)): q.k of constant unit pairs", n, n, err);
+        out, a, "kernel",
+        "attention_factor^2 sum_m [zeta_m^((i-j)/gamma)] cos(w_m (i - j)): q.k of constant unit pairs", n, n, err);
     posemb_pe_named_matrix *f =
         k ? pe_export_add(out, a, "rope_frequencies",
                           "row m: the effective frequency w_m at this length (radians per position)", nf, 1, err)
@@ -153,16 +215,21 @@ static posemb_status rope_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_e
     af->data[0] = (float)s->sc.attn;
     for (int x = 0; x < n; x++)
         for (int m = 0; m < nf; m++) ang->data[(size_t)x * nf + m] = (float)(theta[m] * x);
-    /* The kernel depends on |i - j| only: one profile, then a Toeplitz fill. */
-    float *profile = posemb_arena_floats(a, (size_t)n);
+    /* The kernel depends on i - j only: one profile, then a Toeplitz fill. */
+    float *profile = posemb_arena_floats(a, (size_t)(2 * n - 1));
     if (!profile) return posemb_fail(err, POSEMB_ENOMEM, "rope: out of memory");
-    for (int dist = 0; dist < n; dist++) {
+    for (int r = -(n - 1); r < n; r++) {
         double acc = 0.0;
-        for (int m = 0; m < nf; m++) acc += cos(theta[m] * dist);
-        profile[dist] = (float)(s->sc.attn * s->sc.attn * acc);
+        for (int m = 0; m < nf; m++) acc += xpos_factor(s, m, r, 0) * cos(theta[m] * r);
+        profile[r + n - 1] = (float)(s->sc.attn * s->sc.attn * acc);
     }
     for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++) k->data[(size_t)i * n + j] = profile[abs(j - i)];
+        for (int j = 0; j < n; j++) k->data[(size_t)i * n + j] = profile[i - j + n - 1];
+    if (!s->xpos) return POSEMB_OK;
+    posemb_pe_named_matrix *z =
+        pe_export_add(out, a, "xpos_zeta", "row m: zeta_m, the base of pair m's scale (2m + 0.4r)/(1.4r)", nf, 1, err);
+    if (!z) return err ? err->code : POSEMB_ENOMEM;
+    for (int m = 0; m < nf; m++) z->data[m] = (float)exp(s->log_zeta[m]);
     return POSEMB_OK;
 }
 
