@@ -106,6 +106,39 @@ static void test_shift_invariance(void **state)
         }
 }
 
+/* layers=LIST: in a layer not listed the PE does nothing (the output is
+ * none's); in a listed one it is the plain PE's. */
+static void test_layers(void **state)
+{
+    enum { T = 9, D = 8, H = 2 };
+    const char *pairs[][2] = {
+        {"alibi", "alibi:layers=1"}, {"rope", "rope:layers=1|3"}, {"rpe:k=3", "rpe:k=3,layers=1-2"}};
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 8, 8);
+    float qkv_in[T * 3 * D];
+    posemb_rng_fill_normal(&rng, qkv_in, T * 3 * D, 1.0f);
+    posemb_nn_attn_shape sh = {.B = 1, .T = T, .D = D, .H = H, .causal = 1};
+    posemb_pe *none = tu_pe("none", D, H, 4, 16, 1);
+    for (size_t c = 0; c < sizeof pairs / sizeof *pairs; c++) {
+        posemb_pe *full = tu_pe(pairs[c][0], D, H, 4, 16, 1), *some = tu_pe(pairs[c][1], D, H, 4, 16, 1);
+        /* layers= changes no parameter: tu_pe's fixed seed gives both the same tables */
+        for (int layer = 0; layer < 4; layer++) {
+            int on = strstr(pairs[c][1], "1|3")   ? layer == 1 || layer == 3
+                     : strstr(pairs[c][1], "1-2") ? layer == 1 || layer == 2
+                                                  : layer == 1;
+            float qa[T * 3 * D], qb[T * 3 * D], pa[H * T * T], pb[H * T * T], oa[T * D], ob[T * D];
+            memcpy(qa, qkv_in, sizeof qa);
+            memcpy(qb, qkv_in, sizeof qb);
+            posemb_nn_attention_forward(&sh, on ? full : none, layer, qa, NULL, NULL, pa, oa, NULL);
+            posemb_nn_attention_forward(&sh, some, layer, qb, NULL, NULL, pb, ob, NULL);
+            for (int i = 0; i < T * D; i++) TU_CLOSE(ob[i], oa[i], 0, 0, pairs[c][1], layer * 1000 + i);
+        }
+        posemb_pe_free(full);
+        posemb_pe_free(some);
+    }
+    posemb_pe_free(none);
+}
+
 /* Without a PE, permuting the tokens permutes the outputs (bag of words). */
 static void test_none_permutation_equivariant(void **state)
 {
@@ -282,13 +315,10 @@ static void test_fixed_sinusoids_exact(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sin_formula),
-        cmocka_unit_test(test_shift_invariance),
-        cmocka_unit_test(test_none_permutation_equivariant),
-        cmocka_unit_test(test_alibi_slopes),
-        cmocka_unit_test(test_t5_buckets),
-        cmocka_unit_test(test_rope_kernel),
-        cmocka_unit_test(test_fixed_sinusoids_exact),
+        cmocka_unit_test(test_sin_formula),  cmocka_unit_test(test_shift_invariance),
+        cmocka_unit_test(test_layers),       cmocka_unit_test(test_none_permutation_equivariant),
+        cmocka_unit_test(test_alibi_slopes), cmocka_unit_test(test_t5_buckets),
+        cmocka_unit_test(test_rope_kernel),  cmocka_unit_test(test_fixed_sinusoids_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -224,6 +224,9 @@ GRAD_TEST(t_rope_llama3, "rope:scaling=llama3,factor=8,original=4,high_freq_fact
 GRAD_TEST(t_rope_longrope, "rope:scaling=longrope,factor=4,original=4,factors=" POSEMB_TESTDATA "/longrope_hd4.json", 1)
 GRAD_TEST(t_rope_p, "rope:p=0.5,pairing=interleaved", 0)
 GRAD_TEST(t_xpos, "xpos:scale_base=8", 1)
+/* layers=: acting in the harness's layer 1, or not (t5's table then gets no gradient) */
+GRAD_TEST(t_rpe_layer1, "rpe:k=3,layers=1", 0)
+GRAD_TEST(t_t5_layer0, "t5:buckets=8,max_distance=16,layers=0", 1)
 GRAD_TEST(t_xpos_yarn_interleaved, "xpos:pairing=interleaved,scale_base=4,scaling=yarn,factor=2,original=4", 1)
 GRAD_TEST(t_alibi, "alibi", 0)
 GRAD_TEST(t_alibi_causal, "alibi", 1)
@@ -270,6 +273,8 @@ int main(void)
         cmocka_unit_test(t_rope_longrope),
         cmocka_unit_test(t_rope_p),
         cmocka_unit_test(t_xpos),
+        cmocka_unit_test(t_rpe_layer1),
+        cmocka_unit_test(t_t5_layer0),
         cmocka_unit_test(t_xpos_yarn_interleaved),
         cmocka_unit_test(t_alibi),
         cmocka_unit_test(t_alibi_causal),

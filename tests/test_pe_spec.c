@@ -39,6 +39,8 @@ static void test_canonical(void **state)
         {"srpe", "srpe:k=64,values=on,base=10000"},
         {"rope:base=500000,pairing=interleaved", "rope:base=500000,pairing=interleaved,frac=1,scaling=none"},
         {"rope:scaling=ntk,factor=4", "rope:base=10000,pairing=halves,frac=1,scaling=ntk,factor=4"},
+        {"rope:layers=1|0", "rope:base=10000,pairing=halves,frac=1,scaling=none,layers=0-1"},
+        {"ape+t5:layers=1", "ape:integration=add+t5:buckets=32,max_distance=128,bidirectional=on,layers=1"},
         {"alibi", "alibi"},
         {"t5", "t5:buckets=32,max_distance=128,bidirectional=on"},
         {"rpe + ape", "ape:integration=add+rpe:k=64,values=on"},
@@ -132,6 +134,10 @@ static void test_errors(void **state)
     bad("r\npe", "control character (byte 0x0a at offset 1)");
     bad("rpe:k=99999999999999999999", "k=99999999999999999999 is outside");
     bad("rope:factor=2", "factor needs scaling");
+    bad("rope:layers=2", "layer 2 is outside 0..1");
+    bad("alibi:layers=0|x", "not a list of layers and ranges");
+    bad("alibi:layers=1-0", "not a list of layers and ranges");
+    bad("ape:layers=0", "ape has no option 'layers'");
     posemb_pe_dims odd = {.dim = 63, .n_heads = 3, .n_layers = 1, .max_len = 8, .max_threads = 1};
     posemb_error err;
     posemb_pe *p;

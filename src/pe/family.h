@@ -71,8 +71,14 @@ struct pe_comp {
     int n_params;
     posemb_pe_param *params; /* this component's parameters, contiguous in the PE's list */
     posemb_pe *owner;
-    void *state; /* family-owned */
+    void *state;             /* family-owned */
+    unsigned char *layer_on; /* attention families: [n_layers], 1 where the PE acts (layers=); NULL: every layer */
 };
+
+/* layers=LIST (layers.c): read and checked for an attention component, written to its canonical spec. */
+posemb_status pe_layers_configure(pe_comp *c, pe_opts *o, posemb_error *err);
+/* 1 when the component acts in layer. */
+int pe_layer_on(const pe_comp *c, int layer);
 
 /* Declares a parameter; returns its index within the component, or -1 (and
  * sets err) when the PE has too many. init_std < 0 means the family's init()

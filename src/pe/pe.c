@@ -116,6 +116,7 @@ static posemb_status add_comp(posemb_pe *p, pe_spec_comp *sc, posemb_error *err)
                (f->values_forward ? PE_HOOK_VALUES : 0);
     posemb_status st = f->kind == PE_KIND_INPUT ? input_options(p, c, &sc->opts, err) : POSEMB_OK;
     if (!st) st = f->configure(c, &sc->opts, err);
+    if (!st && f->kind == PE_KIND_ATTENTION) st = pe_layers_configure(c, &sc->opts, err);
     if (!st) st = reject_unused(&sc->opts, f, err);
     if (st || f->kind != PE_KIND_INPUT) return st;
     if (!p->concat) pe_canon_add(c, "integration=add");
@@ -198,8 +199,10 @@ posemb_status posemb_pe_create(posemb_pe **out, const char *spec, const posemb_p
 void posemb_pe_free(posemb_pe *p)
 {
     if (!p) return;
-    for (int i = 0; i < p->n_comps; i++)
+    for (int i = 0; i < p->n_comps; i++) {
         if (p->comps[i].fam->destroy) p->comps[i].fam->destroy(&p->comps[i]);
+        free(p->comps[i].layer_on);
+    }
     free(p->params);
     free(p->own);
     free(p);
@@ -371,36 +374,39 @@ void posemb_pe_input_backward(posemb_pe *p, const int32_t *pos, long ntok, const
 
 void posemb_pe_qk_forward(posemb_pe *p, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk)
 {
-    if (posemb_pe_has_qk(p)) p->attn->fam->qk_forward(p->attn, h, q, ldq, k, ldk);
+    if (posemb_pe_has_qk(p) && pe_layer_on(p->attn, h->layer)) p->attn->fam->qk_forward(p->attn, h, q, ldq, k, ldk);
 }
 
 void posemb_pe_qk_backward(posemb_pe *p, const posemb_pe_head *h, float *dq, int ldq, float *dk, int ldk)
 {
-    if (posemb_pe_has_qk(p)) p->attn->fam->qk_backward(p->attn, h, dq, ldq, dk, ldk);
+    if (posemb_pe_has_qk(p) && pe_layer_on(p->attn, h->layer)) p->attn->fam->qk_backward(p->attn, h, dq, ldq, dk, ldk);
 }
 
 void posemb_pe_logits_forward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                               float *s, int lds)
 {
-    if (posemb_pe_has_logits(p)) p->attn->fam->logits_forward(p->attn, h, q, ldq, k, ldk, s, lds);
+    if (posemb_pe_has_logits(p) && pe_layer_on(p->attn, h->layer))
+        p->attn->fam->logits_forward(p->attn, h, q, ldq, k, ldk, s, lds);
 }
 
 void posemb_pe_logits_backward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                                const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk)
 {
-    if (posemb_pe_has_logits(p))
+    if (posemb_pe_has_logits(p) && pe_layer_on(p->attn, h->layer))
         p->attn->fam->logits_backward(p->attn, h, q, ldq, k, ldk, ds, ldds, dq, lddq, dk, lddk);
 }
 
 void posemb_pe_values_forward(posemb_pe *p, const posemb_pe_head *h, const float *prob, int ldp, float *z, int ldz)
 {
-    if (posemb_pe_has_values(p)) p->attn->fam->values_forward(p->attn, h, prob, ldp, z, ldz);
+    if (posemb_pe_has_values(p) && pe_layer_on(p->attn, h->layer))
+        p->attn->fam->values_forward(p->attn, h, prob, ldp, z, ldz);
 }
 
 void posemb_pe_values_backward(posemb_pe *p, const posemb_pe_head *h, const float *prob, int ldp, const float *dz,
                                int lddz, float *dprob, int lddp)
 {
-    if (posemb_pe_has_values(p)) p->attn->fam->values_backward(p->attn, h, prob, ldp, dz, lddz, dprob, lddp);
+    if (posemb_pe_has_values(p) && pe_layer_on(p->attn, h->layer))
+        p->attn->fam->values_backward(p->attn, h, prob, ldp, dz, lddz, dprob, lddp);
 }
 
 void posemb_pe_layer_backward_end(posemb_pe *p, int layer)
