@@ -27,8 +27,9 @@
 static double step_flops(const bench_train_size *s, long head_rows)
 {
     double D = s->hidden, enc = bench_encoder_flops(s->layers, s->hidden, s->inter, s->batch, s->len);
-    double head =
-        s->head == POSEMB_HEAD_MLM ? 2.0 * head_rows * (D * D + D * s->vocab) : 2.0 * head_rows * (D * D + D * 2);
+    double head = s->head == POSEMB_HEAD_MLM   ? 2.0 * head_rows * (D * D + D * s->vocab)
+                  : s->head == POSEMB_HEAD_CLM ? 2.0 * head_rows * D * s->vocab /* tied output layer, no transform */
+                                               : 2.0 * head_rows * (D * D + D * 2);
     return 3.0 * (enc + head);
 }
 
@@ -39,12 +40,13 @@ int main(int argc, char **argv)
     const bench_train_size *s = bench_train_size_named(ba.size);
     if (rc == 2 || (!rc && !s)) {
         fprintf(stderr,
-                "usage: bench_train_mini [PE] [train-mini|train-tiny|train-small] [THREADS] [STEPS] [fp32|bf16]\n");
+                "usage: bench_train_mini [PE] [train-mini|train-tiny|train-small|train-mini-clm] [THREADS] [STEPS] "
+                "[fp32|bf16]\n");
         return 2;
     }
     if (rc) return rc;
     posemb_config c;
-    posemb_config_defaults(&c, POSEMB_BERT);
+    posemb_config_defaults(&c, s->arch);
     c.layers = s->layers;
     c.hidden = s->hidden;
     c.heads = s->heads;
@@ -68,7 +70,7 @@ int main(int argc, char **argv)
     int32_t *labels = malloc((size_t)s->batch * sizeof *labels);
     posemb_rng r;
     posemb_rng_seed(&r, 1, 1);
-    long head_rows = s->head == POSEMB_HEAD_MLM ? 0 : s->batch;
+    long head_rows = s->head == POSEMB_HEAD_MLM ? 0 : s->head == POSEMB_HEAD_CLM ? N : s->batch;
     for (int i = 0; i < N; i++) { /* a fixed batch; MLM: a fixed 15% of positions */
         ids[i] = s->vocab / 4 + (int32_t)posemb_rng_below(&r, (uint32_t)(s->vocab - s->vocab / 4));
         targets[i] = posemb_rng_uniform(&r) < 0.15 ? ids[i] : -100;
@@ -78,6 +80,7 @@ int main(int argc, char **argv)
     posemb_batch b = {.B = s->batch, .T = s->len, .ids = ids};
     posemb_targets t = {};
     if (s->head == POSEMB_HEAD_MLM) t.tokens = targets;
+    else if (s->head == POSEMB_HEAD_CLM) t.tokens = ids; /* HF's labels: the ids, shifted inside */
     else t.labels = labels;
     const int32_t *dumped[] = {ids, targets, labels};
     const long dumped_len[] = {N, N, s->batch};

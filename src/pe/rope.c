@@ -31,6 +31,11 @@ typedef struct rope_state {
     int xpos;
     double gamma, *log_zeta; /* [nfreq] */
     float *xscale;
+    /* dynamic, longrope: per thread, the tables of the last length past L0 (cos then sin, [max_len, nfreq] each),
+     * that length and its frequencies */
+    pe_slots long_tab;
+    int *long_len;
+    double *long_theta; /* [max_threads, nfreq] */
 } rope_state;
 
 /* zeta_m = (2m + 0.4 r)/(1.4 r) per pair and its power table. */
@@ -57,6 +62,13 @@ posemb_status rope_configure_as(pe_comp *c, pe_opts *o, int xpos, posemb_error *
     if (!st) st = rope_scale_configure(&s->sc, c, o, pairings[interleaved], err);
     if (!st && xpos) st = pe_opt_double(o, "scale_base", 512.0, 1e-3, 1e9, &s->gamma, err);
     if (st) return st;
+    if (s->sc.by_length) {
+        int T = c->dims.max_threads;
+        s->long_len = calloc((size_t)T, sizeof *s->long_len);
+        s->long_theta = calloc((size_t)T * s->sc.nfreq, sizeof *s->long_theta);
+        if (!s->long_len || !s->long_theta) return posemb_fail(err, POSEMB_ENOMEM, "rope: out of memory");
+        if ((st = pe_slots_init(&s->long_tab, T, (size_t)2 * c->dims.max_len * s->sc.nfreq, err))) return st;
+    }
     if ((s->xpos = xpos)) {
         pe_canon_num(c, "scale_base", s->gamma);
         if ((st = xpos_tables(c, s, err))) return st;
@@ -90,23 +102,32 @@ void rope_destroy(pe_comp *c)
     free(s->sin_t);
     free(s->log_zeta);
     free(s->xscale);
+    pe_slots_free(&s->long_tab);
+    free(s->long_len);
+    free(s->long_theta);
     free(s);
 }
 
+/* The cos and sin tables [max_len, nfreq] a call uses and the frequencies
+ * for positions past them. */
+typedef struct rot_tables {
+    const float *cos_t, *sin_t;
+    const double *theta;
+} rot_tables;
+
 /* Rotates the pairs of one row by angle(pos) * sign (sign -1: the transpose),
- * times the attention factor. theta: the call's own frequencies, or NULL
- * for the tables. */
-static void rotate_row(const pe_comp *c, float *x, int32_t pos, float sign, const double *theta)
+ * times the attention factor. */
+static void rotate_row(const pe_comp *c, float *x, int32_t pos, float sign, const rot_tables *t)
 {
     const rope_state *s = c->state;
     int half = s->sc.nfreq;
     for (int m = 0; m < half; m++) {
         float cs, sn;
-        if (!theta && pos >= 0 && pos < c->dims.max_len) {
-            cs = s->cos_t[(size_t)pos * half + m];
-            sn = s->sin_t[(size_t)pos * half + m];
+        if (pos >= 0 && pos < c->dims.max_len) {
+            cs = t->cos_t[(size_t)pos * half + m];
+            sn = t->sin_t[(size_t)pos * half + m];
         } else {
-            double a = (theta ? theta : s->sc.theta)[m] * pos;
+            double a = t->theta[m] * pos;
             cs = (float)(s->sc.attn * cos(a));
             sn = (float)(s->sc.attn * sin(a));
         }
@@ -119,9 +140,30 @@ static void rotate_row(const pe_comp *c, float *x, int32_t pos, float sign, cons
 }
 
 POSEMB_KERNEL static void rotate_rows(const pe_comp *c, float *x, int ld, int n, const int32_t *pos, float sign,
-                                      const double *theta)
+                                      const rot_tables *t)
 {
-    for (int i = 0; i < n; i++) rotate_row(c, x + (size_t)i * ld, pos[i], sign, theta);
+    for (int i = 0; i < n; i++) rotate_row(c, x + (size_t)i * ld, pos[i], sign, t);
+}
+
+/* The tables of sequence length L past the original length, in the thread's
+ * slot: made once while the calls of a thread keep that length (a batch's
+ * heads and layers), so a call costs no more than plain RoPE's. */
+static rot_tables long_tables(const pe_comp *c, rope_state *s, int slot, int L)
+{
+    int nf = s->sc.nfreq, n = L < c->dims.max_len ? L : c->dims.max_len;
+    float *cos_t = pe_slot(&s->long_tab, slot), *sin_t = cos_t + (size_t)c->dims.max_len * nf;
+    double *theta = s->long_theta + (size_t)slot * nf;
+    if (s->long_len[slot] != L) {
+        rope_scale_freqs(&s->sc, L, theta);
+        for (int p = 0; p < n; p++)
+            for (int m = 0; m < nf; m++) {
+                double a = theta[m] * p;
+                cos_t[(size_t)p * nf + m] = (float)(s->sc.attn * cos(a));
+                sin_t[(size_t)p * nf + m] = (float)(s->sc.attn * sin(a));
+            }
+        s->long_len[slot] = L;
+    }
+    return (rot_tables){.cos_t = cos_t, .sin_t = sin_t, .theta = theta};
 }
 
 /* The sequence length a call sees: its largest position + 1 (as HF's
@@ -159,16 +201,12 @@ static void xpos_scale_rows(const rope_state *s, int M, float *x, int ld, int n,
  * call's length where they depend on it, and xPos's scales. */
 static void rotate_qk(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk, float sign)
 {
-    const rope_state *s = c->state;
-    double theta[ROPE_MAX_FREQ];
-    const double *own = NULL;
+    rope_state *s = c->state;
     int L = s->sc.by_length || s->xpos ? call_length(h) : 0;
-    if (s->sc.by_length && L > s->sc.original) {
-        own = theta;
-        rope_scale_freqs(&s->sc, L, theta);
-    }
-    rotate_rows(c, q, ldq, h->nq, h->qpos, sign, own);
-    rotate_rows(c, k, ldk, h->nk, h->kpos, sign, own);
+    rot_tables t = {.cos_t = s->cos_t, .sin_t = s->sin_t, .theta = s->sc.theta};
+    if (s->sc.by_length && L > s->sc.original) t = long_tables(c, s, h->slot, L);
+    rotate_rows(c, q, ldq, h->nq, h->qpos, sign, &t);
+    rotate_rows(c, k, ldk, h->nk, h->kpos, sign, &t);
     if (s->xpos) {
         xpos_scale_rows(s, c->dims.max_len, q, ldq, h->nq, h->qpos, L / 2, 1);
         xpos_scale_rows(s, c->dims.max_len, k, ldk, h->nk, h->kpos, L / 2, -1);
