@@ -236,8 +236,11 @@ static void test_bad_config(void **state)
                             {"{\"tasks\": [\"sorting\"]}", "unknown task 'sorting'"},
                             {"{\"step\": 10}", "unknown key \"step\""},
                             {"{\"seeds\": []}", "\"seeds\" must be a list"},
-                            {"[1]", "not a JSON object"}};
-    for (int i = 0; i < 5; i++) {
+                            {"[1]", "not a JSON object"},
+                            {"{\"pes\": [\"xpos\"], \"tasks\": [\"reverse\", \"order\"]}",
+                             "task order (an encoder): spec 'xpos': xpos is defined for decoders"},
+                            {"{\"pes\": [\"rope:layers=2\"]}", "layer 2 is outside 0..1"}};
+    for (int i = 0; i < (int)(sizeof bad / sizeof *bad); i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);
         snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --out c", dir, POSEMB_BIN);

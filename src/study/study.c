@@ -420,13 +420,23 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
     for (int t = 0; !c->data[0] && t < c->n_tasks; t++)
         if (!posemb_syn_find(c->tasks[t]))
             return posemb_fail(err, POSEMB_EINVAL, "study: unknown task '%s'", c->tasks[t]);
-    for (int p = 0; p < c->n_pes; p++) { /* a bad spec fails now, not in a worker */
-        posemb_pe *probe;
-        posemb_pe_dims d = {
-            .dim = c->hidden, .n_heads = c->heads, .n_layers = 1, .max_len = c->n_train, .max_threads = 1};
-        if ((st = posemb_pe_create(&probe, c->pes[p], &d, err))) return st;
-        posemb_pe_free(probe);
-    }
+    for (int p = 0; p < c->n_pes; p++) /* a bad spec fails now, not in a worker */
+        for (int t = 0; t < c->n_tasks; t++) {
+            /* decoder tasks build a causal model: decoder-only PEs (xpos) are checked as the run will build them */
+            int causal = posemb_study_task_kind(c, t) == POSEMB_SYN_LM;
+            posemb_pe *probe;
+            posemb_pe_dims d = {.dim = c->hidden,
+                                .n_heads = c->heads,
+                                .n_layers = c->layers,
+                                .max_len = c->n_train,
+                                .causal = causal,
+                                .max_threads = 1};
+            posemb_error why;
+            if (posemb_pe_create(&probe, c->pes[p], &d, &why))
+                return posemb_fail(err, POSEMB_EINVAL, "study: task %s (%s): %s", c->tasks[t],
+                                   causal ? "a decoder" : "an encoder", why.msg);
+            posemb_pe_free(probe);
+        }
     return POSEMB_OK;
 }
 
