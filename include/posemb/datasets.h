@@ -97,7 +97,10 @@ typedef struct posemb_glue_data {
     char *text_; /* internal: the file's bytes, which the strings point into */
 } posemb_glue_data;
 
-/* Reads one TSV file of a task; labeled = 0 for the unlabeled test files. */
+/* Reads one TSV file of a task; labeled = 0 for the unlabeled test files.
+ * The caller owns out's arrays and frees them with posemb_glue_free; on
+ * failure (EIO, EFORMAT naming the file, line and field, ENOMEM) out holds
+ * nothing to free. */
 POSEMB_API posemb_status posemb_glue_read(posemb_glue_task task, const char *path, int labeled, posemb_glue_data *out,
                                           posemb_error *err);
 

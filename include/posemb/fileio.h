@@ -24,7 +24,9 @@ typedef struct posemb_atomic_file {
     char path[POSEMB_PATH_MAX], tmp[POSEMB_PATH_MAX];
 } posemb_atomic_file;
 
-/* Opens the temporary file for writing ("-" means standard output, written directly). */
+/* Opens the temporary file for writing ("-" means standard output, written
+ * directly); EIO with the path when it cannot be created. Finish with
+ * posemb_atomic_commit (the rename) or posemb_atomic_abort. */
 POSEMB_API posemb_status posemb_atomic_open(posemb_atomic_file *af, const char *path, posemb_error *err);
 /* Flushes, syncs and renames into place; on any failure removes the temporary file. */
 POSEMB_API posemb_status posemb_atomic_commit(posemb_atomic_file *af, posemb_error *err);
@@ -38,7 +40,7 @@ POSEMB_API void posemb_atomic_abort(posemb_atomic_file *af);
 POSEMB_API posemb_status posemb_read_data_file(const char *path, size_t max_bytes, char **buf, size_t *len,
                                                posemb_error *err);
 
-/* Writes text and a newline to path, whole or not at all. */
+/* Writes text and a newline to path, whole or not at all (EIO with the path). */
 POSEMB_API posemb_status posemb_write_text(const char *path, const char *text, posemb_error *err);
 
 /* Up to 40 bytes of s[0..len) for an error message, control bytes escaped
@@ -49,7 +51,8 @@ POSEMB_API const char *posemb_snippet(const char *s, size_t len, char *out, size
 POSEMB_API int posemb_path_join(char *dst, size_t cap, const char *dir, const char *name);
 
 /* Writes a rows x cols float matrix as CSV (one row per line, no header,
- * %.9g so float32 values round-trip) to path, atomically ("-": stdout). */
+ * %.9g so float32 values round-trip) to path, atomically ("-": stdout);
+ * EIO with the path. */
 POSEMB_API posemb_status posemb_csv_write(const char *path, const float *data, int rows, int cols, posemb_error *err);
 
 #ifdef __cplusplus

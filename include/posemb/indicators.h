@@ -30,7 +30,7 @@ typedef struct posemb_indicators {
     double sym;
 } posemb_indicators;
 
-/* A: n x n row-major. K >= 1 (clamped to n - 1). */
+/* A: n x n row-major. K >= 1 (clamped to n - 1). EINVAL for n < 2 or K < 1. */
 POSEMB_API posemb_status posemb_indicators_compute(const float *A, int n, int K, posemb_indicators *out,
                                                    posemb_error *err);
 

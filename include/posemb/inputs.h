@@ -21,6 +21,10 @@ typedef struct posemb_inputs {
     float *mask;    /* [B, T] (all 1 when absent) */
 } posemb_inputs;
 
+/* Reads an inputs.json ({"input_ids": [[...]], optional "token_type_ids",
+ * "attention_mask"}) into in, whose arrays the caller frees with
+ * posemb_inputs_free; EIO, EFORMAT (ragged rows, non-integers, named),
+ * ENOMEM leave nothing to free. */
 POSEMB_API posemb_status posemb_inputs_load(posemb_inputs *in, const char *path, posemb_error *err);
 POSEMB_API void posemb_inputs_free(posemb_inputs *in);
 

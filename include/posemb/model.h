@@ -57,7 +57,8 @@ POSEMB_API posemb_status posemb_config_set_head(posemb_config *c, posemb_head he
 /* Reads a Hugging Face config.json (model_type bert, roberta or gpt2; the
  * PE from position_embedding_type, or posemb's own "posemb_pe" key). */
 POSEMB_API posemb_status posemb_config_load(posemb_config *c, const char *path, posemb_error *err);
-/* Writes config.json in HF's layout (plus "posemb_pe" when HF lacks the PE). */
+/* Writes config.json in HF's layout (plus "posemb_pe" when HF lacks the PE),
+ * whole or not at all (EIO with the path). */
 POSEMB_API posemb_status posemb_config_save(const posemb_config *c, const char *path, posemb_error *err);
 /* Checks sizes are positive and consistent; names the bad field. */
 POSEMB_API posemb_status posemb_config_check(const posemb_config *c, posemb_error *err);
@@ -84,12 +85,16 @@ typedef struct posemb_layer_params {
 
 typedef struct posemb_model posemb_model;
 
-/* Builds a model for cfg with its PE; parameters zeroed (see posemb_model_init). */
+/* Builds a model for cfg with its PE; parameters zeroed (see
+ * posemb_model_init). The caller owns *out and frees it with
+ * posemb_model_free; on failure (EINVAL: a config posemb_config_check
+ * refuses, or a bad PE spec; ENOMEM) *out is NULL. */
 POSEMB_API posemb_status posemb_model_create(posemb_model **out, const posemb_config *cfg, posemb_error *err);
 POSEMB_API void posemb_model_free(posemb_model *m);
 /* Random initialisation as HF does (N(0, initializer_range), LayerNorm 1/0, biases 0) and the PE's own. */
 POSEMB_API void posemb_model_init(posemb_model *m, uint64_t seed);
 
+/* Views into the model, valid while it lives; the model owns them. */
 POSEMB_API const posemb_config *posemb_model_config(const posemb_model *m);
 POSEMB_API posemb_pe *posemb_model_pe(posemb_model *m);
 /* The product context (posemb/precision.h) the model's dense layers use from
@@ -98,6 +103,7 @@ POSEMB_API posemb_pe *posemb_model_pe(posemb_model *m);
 POSEMB_API void posemb_model_set_matmul(posemb_model *m, posemb_matmul *mm);
 POSEMB_API posemb_matmul *posemb_model_matmul(const posemb_model *m);
 POSEMB_API int posemb_model_n_params(const posemb_model *m);
+/* Parameter i (0 <= i < n_params), or the one called name (NULL when none is). */
 POSEMB_API const posemb_param *posemb_model_param(const posemb_model *m, int i);
 POSEMB_API const posemb_param *posemb_model_find(const posemb_model *m, const char *name);
 POSEMB_API float *posemb_model_weights(posemb_model *m); /* the parameter block */
@@ -109,9 +115,13 @@ POSEMB_API void posemb_model_zero_grad(posemb_model *m);
  * .safetensors file into a model built from its config. Names may carry a
  * head prefix (bert., roberta., transformer.); buffers such as
  * embeddings.position_ids and h.N.attn.bias are accepted; a tensor that does
- * not fit the config is refused with its name. */
+ * not fit the config is refused with its name. The caller owns *out
+ * (posemb_model_free); on failure (EIO, EFORMAT naming the file and the
+ * tensor, ENOMEM) *out is NULL. */
 POSEMB_API posemb_status posemb_model_load(posemb_model **out, const char *dir, posemb_error *err);
-/* Reads the tensors of an open model from a safetensors file. */
+/* Reads the tensors of an open model from a safetensors file; EIO or
+ * EFORMAT (a missing or misshapen tensor, named) leave the weights partly
+ * read. */
 POSEMB_API posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posemb_error *err);
 /* Fine-tuning and --init: reads dir/model.safetensors into a model built
  * from another config (a classifier from a masked-LM checkpoint, another PE
@@ -119,7 +129,8 @@ POSEMB_API posemb_status posemb_model_load_weights(posemb_model *m, const char *
  * initialisation (*missing counts them), tensors the model lacks are
  * ignored, a shape mismatch is still an error. */
 POSEMB_API posemb_status posemb_model_init_from(posemb_model *m, const char *dir, int *missing, posemb_error *err);
-/* Writes dir/config.json and dir/model.safetensors (atomically each). */
+/* Writes dir/config.json and dir/model.safetensors (atomically each: a
+ * failure, EIO with the path, leaves no partial file). */
 POSEMB_API posemb_status posemb_model_save(const posemb_model *m, const char *dir, posemb_error *err);
 
 /* A training run keeps its checkpoints as RUN/checkpoint-STEP folders, and a
@@ -144,11 +155,13 @@ typedef struct posemb_batch {
  * reading: hidden states (HF meaning: .0 the embedding output, .L the last
  * hidden state) and attention probabilities. Fails on ids outside the
  * vocabulary, positions past the PE's table, or a batch past the arena
- * (which grows to fit). */
+ * (which grows to fit): EINVAL naming the token or position, ENOMEM. */
 POSEMB_API posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posemb_error *err);
-/* hidden_states.i [B, T, D], i in 0..layers. */
+/* hidden_states.i [B, T, D], i in 0..layers, of the last forward pass:
+ * owned by the model, valid until the next forward. */
 POSEMB_API const float *posemb_model_hidden(const posemb_model *m, int i);
-/* attentions.l [B, H, T, T]. */
+/* attentions.l [B, H, T, T], as hidden_states (NULL for l out of range or after an inference-mode
+ * forward, which keeps no probabilities). */
 POSEMB_API const float *posemb_model_attention(const posemb_model *m, int l);
 /* BERT/RoBERTa pooler_output [B, D] = tanh(dense(h[:, 0])); computed on
  * demand; NULL for a model without a pooler (GPT-2, a masked-LM model). */
@@ -171,11 +184,14 @@ typedef struct posemb_loss {
 
 /* The head's loss on the last forward batch. With grad_scale != 0, also the
  * gradient of grad_scale * loss through the head and the whole model
- * (accumulated into the gradient block). */
+ * (accumulated into the gradient block). EINVAL without a forward pass, for
+ * targets the head does not take, or a target outside its range (named). */
 POSEMB_API posemb_status posemb_model_loss(posemb_model *m, const posemb_targets *t, float grad_scale, posemb_loss *out,
                                            posemb_error *err);
 /* The head's outputs on the last forward batch: classification logits
- * [B, num_labels], regression [B], span logits [B, T, 2] (start, end). */
+ * [B, num_labels], regression [B], span logits [B, T, 2] (start, end);
+ * owned by the model, valid until the next forward. NULL with EINVAL
+ * without a forward pass or for a language-model head. */
 POSEMB_API const float *posemb_model_head_logits(posemb_model *m, posemb_error *err);
 
 /* The language-model head's logits on the last forward batch, every token:
@@ -190,7 +206,8 @@ POSEMB_API posemb_status posemb_model_lm_logits(posemb_model *m, float *out, pos
  * only, in eval mode. */
 POSEMB_API posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b, float *out,
                                                     posemb_error *err);
-/* The parameters of layer l (q, k, v adjacent in qkv_w), and the layout of its weights. */
+/* The parameters of layer l (q, k, v adjacent in qkv_w), and the layout of
+ * its weights: views into the model's parameter block. */
 POSEMB_API const posemb_layer_params *posemb_model_layer(const posemb_model *m, int l, posemb_nn_wlayout *layout);
 
 /* Training mode turns dropout on, its decisions keyed by (seed, step) so

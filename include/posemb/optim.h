@@ -33,6 +33,8 @@ typedef struct posemb_adamw {
     long step;            /* updates done */
 } posemb_adamw;
 
+/* Zeroed moments for model's parameter block, owned by o (posemb_adamw_free);
+ * ENOMEM leaves o empty. */
 POSEMB_API posemb_status posemb_adamw_init(posemb_adamw *o, const posemb_model *model, posemb_error *err);
 /* State for n floats with no weight decay (set o->decay[i] to enable it). */
 POSEMB_API posemb_status posemb_adamw_init_n(posemb_adamw *o, size_t n, posemb_error *err);

@@ -78,8 +78,10 @@ typedef struct posemb_pe_head {
     int slot;                   /* thread slot in [0, max_threads), usually the OpenMP thread id */
 } posemb_pe_head;
 
-/* Parses spec and builds the PE for dims. Errors name the spec and the
- * problem, e.g. "spec 'rpe:k=0': rpe option k must be >= 1". */
+/* Parses spec and builds the PE for dims. The caller owns *out and frees it
+ * with posemb_pe_free. On failure *out is NULL and err names the spec and the
+ * problem, e.g. "spec 'rpe:k=0': rpe option k must be >= 1" (EINVAL; a factors
+ * file: EIO, EFORMAT; ENOMEM). */
 POSEMB_API posemb_status posemb_pe_create(posemb_pe **out, const char *spec, const posemb_pe_dims *dims,
                                           posemb_error *err);
 POSEMB_API void posemb_pe_free(posemb_pe *p);
@@ -96,7 +98,8 @@ POSEMB_API int posemb_pe_has_qk(const posemb_pe *p);
 POSEMB_API int posemb_pe_has_logits(const posemb_pe *p);
 POSEMB_API int posemb_pe_has_values(const posemb_pe *p);
 
-/* Parameters. */
+/* Parameters: i in 0..n_params-1, or by local name and layer (NULL when
+ * there is none); the PE owns them. */
 POSEMB_API int posemb_pe_n_params(const posemb_pe *p);
 POSEMB_API const posemb_pe_param *posemb_pe_get_param(const posemb_pe *p, int i);
 POSEMB_API const posemb_pe_param *posemb_pe_find_param(const posemb_pe *p, const char *name, int layer);
@@ -106,7 +109,8 @@ POSEMB_API void posemb_pe_bind(posemb_pe *p, float *params, float *grads);
 /* 1 when parameter memory (and, with with_grads, gradient memory) is bound;
  * forward passes need the first, backward passes both. */
 POSEMB_API int posemb_pe_is_bound(const posemb_pe *p, int with_grads);
-/* Allocates (zeroed) params and grads inside the PE. */
+/* Allocates (zeroed) params and grads inside the PE, which owns and frees
+ * them; ENOMEM leaves the PE unbound. */
 POSEMB_API posemb_status posemb_pe_alloc(posemb_pe *p, posemb_error *err);
 /* Initialises every parameter (tables N(0, 0.02) unless the family says
  * otherwise, frequencies to their sinusoidal values). */
@@ -118,11 +122,13 @@ POSEMB_API void posemb_pe_prepare(posemb_pe *p);
 
 /* Largest position the PE accepts + 1 (INT32_MAX when unbounded). */
 POSEMB_API int32_t posemb_pe_position_limit(const posemb_pe *p);
-/* Checks that every position in pos[0..n) is in [0, posemb_pe_position_limit). */
+/* Checks that every position in pos[0..n) is in [0, posemb_pe_position_limit):
+ * EINVAL naming the first one that is not. */
 POSEMB_API posemb_status posemb_pe_check_positions(const posemb_pe *p, const int32_t *pos, long n, posemb_error *err);
 
 /* 1. Input hook. x, y: [ntok, D]; y may equal x when integration is add.
- * scratch: posemb_pe_input_scratch_floats(ntok) floats. */
+ * scratch: posemb_pe_input_scratch_floats(ntok) floats. EINVAL for a
+ * position past the PE's table. */
 POSEMB_API size_t posemb_pe_input_scratch_floats(const posemb_pe *p, long ntok);
 POSEMB_API posemb_status posemb_pe_input_forward(posemb_pe *p, const int32_t *pos, long ntok, const float *x, float *y,
                                                  float *scratch, posemb_error *err);
@@ -172,6 +178,8 @@ typedef struct posemb_pe_export {
     posemb_pe_named_matrix *items; /* from the arena given to posemb_pe_export_matrices; names are unique */
 } posemb_pe_export;
 
+/* The matrices that define the PE for positions 0..n-1 (what `posemb pe`
+ * writes), allocated from a, which owns them. EINVAL for n < 1, ENOMEM. */
 POSEMB_API posemb_status posemb_pe_export_matrices(posemb_pe *p, int n, posemb_arena *a, posemb_pe_export *out,
                                                    posemb_error *err);
 
@@ -183,7 +191,8 @@ POSEMB_API posemb_status posemb_pe_export_matrices(posemb_pe *p, int n, posemb_a
 typedef struct posemb_pe_tables posemb_pe_tables;
 POSEMB_API posemb_status posemb_pe_tables_new(posemb_pe_tables **out, const char *spec, const posemb_pe_dims *dims,
                                               int n, uint64_t seed, posemb_error *err);
-/* The PE they come from (owned by the tables) and its matrices, the first the primary one (none for 'none'). */
+/* The PE they come from and its matrices, the first the primary one (none
+ * for 'none'): owned by the tables, valid until posemb_pe_tables_free. */
 POSEMB_API posemb_pe *posemb_pe_tables_pe(const posemb_pe_tables *t);
 POSEMB_API const posemb_pe_export *posemb_pe_tables_export(const posemb_pe_tables *t);
 POSEMB_API void posemb_pe_tables_free(posemb_pe_tables *t);

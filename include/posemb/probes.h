@@ -47,7 +47,8 @@ typedef struct posemb_source_opts {
 
 /* what: a PE spec ("sin", "lsin+lsrpe"), a model folder (posemb's or HF's:
  * config.json + model.safetensors), or with opts->tensor a .safetensors file.
- * Errors name the source and the problem (a 1-D tensor, a missing tensor). */
+ * Errors name the source and the problem (a 1-D tensor, a missing tensor):
+ * EINVAL, EIO, EFORMAT, ENOMEM. s owns what it opens until posemb_source_close. */
 POSEMB_API posemb_status posemb_source_open(posemb_source *s, const char *what, const posemb_source_opts *opts,
                                             posemb_error *err);
 /* A table of positions [rows, dim] the caller holds in memory (copied), as
@@ -62,7 +63,8 @@ POSEMB_API void posemb_source_close(posemb_source *s);
 /* Identical word probing: the first layer's attention logits for sequences
  * of n copies of one word, all positional terms included, averaged over
  * heads and over n_words words drawn with seed; mean and spread [n, n]
- * (std over words of the head-averaged logits), and the mean softmax. */
+ * (std over words of the head-averaged logits), and the mean softmax, into
+ * caller-allocated [n, n] arrays. Fails as posemb_model_forward does. */
 POSEMB_API posemb_status posemb_identical_words(posemb_model *m, int n, int n_words, uint64_t seed, float *mean,
                                                 float *spread, float *softmax, posemb_error *err);
 
@@ -82,11 +84,13 @@ typedef struct posemb_regress {
 } posemb_regress;
 
 /* The seed protocol: least squares (minimum norm; ridge when > 0) from P_x
- * to x on the even positions, predicting every position. */
+ * to x on the even positions, predicting every position. out->pred is
+ * malloc'ed for the caller; EINVAL for n < 4, ENOMEM, ERANGE when LAPACK
+ * fails. */
 POSEMB_API posemb_status posemb_regress_seed(const float *P, int n, int dim, double ridge, posemb_regress *out,
                                              posemb_error *err);
 /* Wang and Chen's protocol: rows shuffled with seed, k folds, score = mean
- * |round(pred) - x| over the held-out rows. */
+ * |round(pred) - x| over the held-out rows; fails as posemb_regress_seed. */
 POSEMB_API posemb_status posemb_regress_cv(const float *P, int n, int dim, int folds, uint64_t seed, double ridge,
                                            double *mae, posemb_error *err);
 /* Relative order: logistic regression (L2, strength lambda) on [P_i; P_j]

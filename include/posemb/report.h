@@ -39,7 +39,7 @@ POSEMB_API posemb_status posemb_report_image(posemb_report *r, const char *png_p
                                              posemb_error *err);
 /* Preformatted text (escaped), e.g. a command line or a log excerpt. */
 POSEMB_API void posemb_report_pre(posemb_report *r, const char *text);
-/* Writes the page to path, whole or not at all. */
+/* Writes the page to path, whole or not at all (EIO with the path). */
 POSEMB_API posemb_status posemb_report_write(const posemb_report *r, const char *path, posemb_error *err);
 POSEMB_API void posemb_report_free(posemb_report *r);
 

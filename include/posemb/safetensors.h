@@ -86,7 +86,8 @@ POSEMB_API posemb_status posemb_st_read_f32(const posemb_st_file *f, const posem
  * entries are refused with EFORMAT. */
 POSEMB_API posemb_status posemb_st_read_i64(const posemb_st_file *f, const posemb_st_entry *e, int64_t *dst,
                                             posemb_error *err);
-/* Reads the raw little-endian bytes (end - begin of them) into dst. */
+/* Reads the raw little-endian bytes (end - begin of them) into dst; EIO when
+ * they cannot be read. */
 POSEMB_API posemb_status posemb_st_read_raw(const posemb_st_file *f, const posemb_st_entry *e, void *dst,
                                             posemb_error *err);
 
@@ -113,7 +114,9 @@ POSEMB_API void posemb_st_writer_init(posemb_st_writer *w);
  * that dtype, little-endian. Duplicate names are refused. */
 POSEMB_API posemb_status posemb_st_writer_add(posemb_st_writer *w, const char *name, posemb_dtype dtype, int ndim,
                                               const int64_t *shape, const void *data, posemb_error *err);
-/* Adds a float32 tensor. */
+/* Adds a float32 tensor (fails as posemb_st_writer_add). A metadata pair
+ * (EINVAL for a duplicate key). posemb_st_write writes the file whole or not
+ * at all (EIO with the path, ENOMEM). */
 POSEMB_API posemb_status posemb_st_writer_add_f32(posemb_st_writer *w, const char *name, int ndim, const int64_t *shape,
                                                   const float *data, posemb_error *err);
 POSEMB_API posemb_status posemb_st_writer_meta(posemb_st_writer *w, const char *key, const char *value,

@@ -51,10 +51,14 @@ POSEMB_API posemb_study_config posemb_study_default(void);
  * text corpora of data_dir, fine-tuned on CoLA, SST-2, MRPC, STS-B, RTE and
  * SQuAD, for ape, sin, lsin, rpe, lsrpe, ape+rpe, rope, alibi; 3 seeds. */
 POSEMB_API posemb_study_config posemb_study_data_default(const char *data_dir);
-/* Reads a JSON config over c (keys absent keep c's values). */
+/* Reads a JSON config over c (keys absent keep c's values): EIO, or EFORMAT /
+ * EINVAL naming the file and the key (unknown keys are refused). */
 POSEMB_API posemb_status posemb_study_config_load(posemb_study_config *c, const char *path, posemb_error *err);
 
-/* Runs every run not yet in out/results.jsonl, then writes the tables and the report. */
+/* Runs every run not yet in out/results.jsonl, then writes the tables and
+ * the report. EINVAL for a config it cannot run (a spec refused by a task,
+ * named), EIO for out; a failed run stops the study with its error, the
+ * finished runs kept for the next call. */
 POSEMB_API posemb_status posemb_study_run(const posemb_study_config *c, const char *out, posemb_error *err);
 
 /* The kind of task t (GLUE tasks, regression included, are classification;
@@ -62,7 +66,11 @@ POSEMB_API posemb_status posemb_study_run(const posemb_study_config *c, const ch
 POSEMB_API posemb_syn_kind posemb_study_task_kind(const posemb_study_config *c, int t);
 POSEMB_API const char *posemb_study_task_metric(const posemb_study_config *c, int t);
 
-/* The real-data study's runs (study_data.c): called by posemb_study_run. */
+/* The real-data study's runs (study_data.c): called by posemb_study_run.
+ * check: EINVAL for settings the data cannot run, EIO/EFORMAT for the data
+ * folder; prepare: tokenizes the corpora and pretrains (resumable), EIO on
+ * out; worker: the runs of worker w, each appended to results.jsonl as it
+ * ends. */
 POSEMB_API posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error *err);
 POSEMB_API posemb_status posemb_study_data_prepare(const posemb_study_config *c, const char *out, posemb_error *err);
 POSEMB_API posemb_status posemb_study_data_worker(const posemb_study_config *c, const char *out, const int *done, int w,
@@ -70,7 +78,8 @@ POSEMB_API posemb_status posemb_study_data_worker(const posemb_study_config *c, 
 /* Lines results.jsonl holds of a finished run of task t. */
 POSEMB_API int posemb_study_lines_per_run(const posemb_study_config *c, int t);
 
-/* From out/results.jsonl: tables.md, tables.csv; then report.html. */
+/* From out/results.jsonl: tables.md, tables.csv; then report.html (the
+ * second call). EIO, EFORMAT (a malformed line, named). */
 POSEMB_API posemb_status posemb_study_tables(const posemb_study_config *c, const char *out, posemb_error *err);
 POSEMB_API posemb_status posemb_study_report(const posemb_study_config *c, const char *out, posemb_error *err);
 

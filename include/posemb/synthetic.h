@@ -35,7 +35,8 @@ typedef struct posemb_syn_task {
 POSEMB_API const char *posemb_syn_kind_name(posemb_syn_kind k);
 POSEMB_API const char *posemb_syn_metric_name(posemb_syn_kind k);
 
-/* The tasks, by name; NULL when unknown. */
+/* The tasks, by name, or by index 0..count-1; NULL when unknown or out of
+ * range. Static descriptions: nothing to free. */
 POSEMB_API const posemb_syn_task *posemb_syn_find(const char *name);
 POSEMB_API int posemb_syn_count(void);
 POSEMB_API const posemb_syn_task *posemb_syn_at(int i);

@@ -88,7 +88,9 @@ POSEMB_API posemb_status posemb_tokenizer_load_wordpiece(const char *vocab_path,
 POSEMB_API posemb_status posemb_tokenizer_load_bpe(const char *encoder_path, const char *merges_path,
                                                    posemb_tokenizer **out, posemb_error *err);
 
-/* Either kind from a tokenizer.json (see the top of this file). */
+/* Either kind from a tokenizer.json (see the top of this file). The caller
+ * owns *out (posemb_tokenizer_free); on failure (EIO, EFORMAT naming the
+ * file and the part it cannot read, ENOMEM) *out is NULL. */
 POSEMB_API posemb_status posemb_tokenizer_load_json(const char *path, posemb_tokenizer **out, posemb_error *err);
 
 POSEMB_API void posemb_tokenizer_free(posemb_tokenizer *tok);
