@@ -22,7 +22,8 @@ typedef struct posemb_pe_matrix {
  * component when combined): an APE's dot similarity P P^T; a relative
  * table's similarity over its vectors (one row per distance); RoPE's kernel
  * sum_m cos(theta_m (j - i)); a bias's head average. ERANGE for 'none',
- * which has no positional term. */
+ * which has no positional term (or n past an APE table); EINVAL for n < 1,
+ * ENOMEM. out->data comes from a, valid until it is freed. */
 POSEMB_API posemb_status posemb_pe_matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_matrix *out,
                                              posemb_error *err);
 

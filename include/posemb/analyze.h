@@ -39,13 +39,18 @@ typedef struct posemb_analysis {
     double seconds;
 } posemb_analysis;
 
-/* Analyses src into out_dir (created). */
+/* Analyses src into out_dir (created). EIO when out_dir or a file cannot be
+ * written, EINVAL for a path too long, ENOMEM, or a probe's failure. res
+ * holds what was found; free it with posemb_analysis_free, also after a
+ * failure. */
 POSEMB_API posemb_status posemb_analyze(posemb_source *src, const posemb_analyze_opts *o, const char *out_dir,
                                         posemb_analysis *res, posemb_error *err);
 POSEMB_API void posemb_analysis_free(posemb_analysis *res);
 
 /* posemb_analyze of a table [rows, dim] in memory (posemb_source_open_table):
- * writes out_dir/indicators.json and the rest as o asks; res may be NULL. */
+ * writes out_dir/indicators.json and the rest as o asks; res may be NULL
+ * (else free it as above). Fails as posemb_analyze, or EINVAL for fewer than
+ * 2 rows. */
 POSEMB_API posemb_status posemb_analyze_table(const float *table, int rows, int dim, const char *name,
                                               const posemb_analyze_opts *o, const char *out_dir, posemb_analysis *res,
                                               posemb_error *err);
@@ -53,7 +58,9 @@ POSEMB_API posemb_status posemb_analyze_table(const float *table, int rows, int 
 /* A training run's saved checkpoints (run/checkpoint-STEP): the similarity
  * of the APE rows (or of layer 0's relative vectors) and its indicators at
  * each step: out_dir/evolution.json, evolution.csv, the indicators over
- * steps, heatmaps at up to 8 steps, report.html (the seed paper's Figure 5). */
+ * steps, heatmaps at up to 8 steps, report.html (the seed paper's Figure 5).
+ * EIO when run cannot be read, EINVAL when it has no complete checkpoint or
+ * its PE no table; else as posemb_source_open and the writers. */
 POSEMB_API posemb_status posemb_evolution(const char *run, const char *out_dir, const posemb_source_opts *so,
                                           const posemb_analyze_opts *o, posemb_error *err);
 

@@ -32,7 +32,8 @@ POSEMB_API void posemb_arena_init(posemb_arena *a, size_t block_size);
 POSEMB_API int posemb_arena_init_fixed(posemb_arena *a, size_t capacity);
 
 /* bytes of zeroed memory aligned to POSEMB_ARENA_ALIGN, or NULL when out of
- * memory (or when a fixed arena is full, or bytes overflows). */
+ * memory (or when a fixed arena is full, or bytes overflows). The memory
+ * belongs to the arena: valid until posemb_arena_free, never freed alone. */
 POSEMB_API void *posemb_arena_alloc(posemb_arena *a, size_t bytes);
 
 /* n zeroed floats; NULL as above. */

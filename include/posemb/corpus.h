@@ -28,7 +28,10 @@ typedef struct posemb_corpus {
  * (safetensors, I32 "tokens"); a cache whose sources (paths, sizes, times)
  * and tokenizer (tok_desc) match is read instead of tokenizing again.
  * cache_path may be NULL. Errors name the file: unreadable, not text (a NUL
- * byte), or a corpus with no tokens. */
+ * byte), or a corpus with no tokens: EIO, EFORMAT, ENOMEM, EINVAL for
+ * folders nested over 16 deep, the tokenizer's errors; a cache that cannot
+ * be written fails the load too. c is zeroed on failure; the caller frees it
+ * with posemb_corpus_free. */
 POSEMB_API posemb_status posemb_corpus_load(posemb_corpus *c, const char *path, const posemb_tokenizer *tok,
                                             const char *tok_desc, const char *cache_path, posemb_error *err);
 POSEMB_API void posemb_corpus_free(posemb_corpus *c);
@@ -50,7 +53,9 @@ typedef struct posemb_lm_data {
 
 /* Cuts tokens into sequences of T; holds out valid_frac of them (at least
  * one when there are two or more). ERANGE when the corpus holds no full
- * sequence. For MLM, cls/sep/mask are the tokenizer's ids. */
+ * sequence. For MLM, cls/sep/mask are the tokenizer's ids. EINVAL for a T
+ * too short or a missing MLM id, ENOMEM. d points into tokens (not copied),
+ * which must outlive it; free d with posemb_lm_data_free. */
 POSEMB_API posemb_status posemb_lm_data_init(posemb_lm_data *d, const int32_t *tokens, long n, int T, int mlm,
                                              int32_t cls, int32_t sep, int32_t mask_id, int vocab, double valid_frac,
                                              uint64_t seed, posemb_error *err);

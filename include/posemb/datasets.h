@@ -75,7 +75,8 @@ typedef struct posemb_glue_info {
     posemb_metric metrics[2]; /* the task's GLUE metrics, the main one first */
 } posemb_glue_info;
 
-/* The table above for one task; NULL for a value outside the enum. */
+/* The table above for one task (static data); NULL for a value outside the
+ * enum. */
 POSEMB_API const posemb_glue_info *posemb_glue_task_info(posemb_glue_task task);
 /* The task of a name, case-insensitive, with or without the hyphen
  * ("cola", "SST-2", "sst2", "STS-B", "stsb", ...); -1 when unknown. */
@@ -99,13 +100,14 @@ typedef struct posemb_glue_data {
 
 /* Reads one TSV file of a task; labeled = 0 for the unlabeled test files.
  * The caller owns out's arrays and frees them with posemb_glue_free; on
- * failure (EIO, EFORMAT naming the file, line and field, ENOMEM) out holds
- * nothing to free. */
+ * failure (EINVAL for an unknown task, EIO, EFORMAT naming the file, line and
+ * field, ENOMEM) out holds nothing to free. */
 POSEMB_API posemb_status posemb_glue_read(posemb_glue_task task, const char *path, int labeled, posemb_glue_data *out,
                                           posemb_error *err);
 
 /* Reads glue_dir/NAME/SPLIT.tsv ("train", "dev" labeled; "test" unlabeled);
- * EINVAL for another split. */
+ * EINVAL for another split or a path too long; otherwise as
+ * posemb_glue_read. */
 POSEMB_API posemb_status posemb_glue_load(const char *glue_dir, posemb_glue_task task, const char *split,
                                           posemb_glue_data *out, posemb_error *err);
 
@@ -149,7 +151,8 @@ typedef struct posemb_squad {
 } posemb_squad;
 
 /* Reads and validates a SQuAD v1.1 file (see the top of this file). EIO
- * when it cannot be read, EFORMAT when malformed, ENOMEM. */
+ * when it cannot be read, EFORMAT when malformed, ENOMEM; out then holds
+ * nothing to free, else the caller frees it with posemb_squad_free. */
 POSEMB_API posemb_status posemb_squad_load(const char *path, posemb_squad *out, posemb_error *err);
 POSEMB_API void posemb_squad_free(posemb_squad *sq);
 
@@ -174,7 +177,8 @@ POSEMB_API int posemb_squad_split(const posemb_squad *sq, posemb_squad_part part
  * in order, when idx is NULL; then n must be sq->n): predictions[k] answers
  * question idx[k] (NULL: unanswered, scored 0 as the script does). Fills
  * *exact_match and *f1 in percent (100 * mean), as the script prints them.
- * ENOMEM when out of memory; EINVAL for an index out of range or n < 1. */
+ * ENOMEM when out of memory; EINVAL for an index out of range or n < 1;
+ * both results are NaN on failure. */
 POSEMB_API posemb_status posemb_squad_evaluate(const posemb_squad *sq, const int *idx, int n,
                                                const char *const *predictions, double *exact_match, double *f1,
                                                posemb_error *err);

@@ -34,7 +34,8 @@ POSEMB_API posemb_status posemb_fail(posemb_error *err, posemb_status code, cons
 /* Clears err to POSEMB_OK with an empty message. */
 POSEMB_API void posemb_error_clear(posemb_error *err);
 
-/* A short name for a status code ("invalid argument", "malformed file", ...). */
+/* A short name for a status code ("invalid argument", "malformed file", ...):
+ * a static string, "unknown error" for a value outside the enum. */
 POSEMB_API const char *posemb_status_name(posemb_status code);
 
 /* Preconditions of the API that callers (not users' files) must meet, such

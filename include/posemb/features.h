@@ -42,7 +42,9 @@ POSEMB_API void posemb_features_free(posemb_features *f);
  * token, b on a tie (HF's slow truncate_sequences: `if len(ids) >
  * len(pair_ids): ids = ids[:-1] else: pair_ids = pair_ids[:-1]`); a single
  * text is cut to T - 2. label and score are copied from d (NULL where d has
- * none). EINVAL when T < 4 or the tokenizer has no [CLS], [SEP], [PAD]. */
+ * none). EINVAL when d is empty, T < 4 or the tokenizer has no [CLS],
+ * [SEP], [PAD]; ENOMEM; the tokenizer's errors. The caller frees f with
+ * posemb_features_free; a failed call leaves it zeroed. */
 POSEMB_API posemb_status posemb_glue_features(const posemb_tokenizer *tok, const posemb_glue_data *d, int T,
                                               posemb_features *f, posemb_error *err);
 
@@ -71,7 +73,9 @@ POSEMB_API posemb_status posemb_glue_features(const posemb_tokenizer *tok, const
  * EINVAL when n < 1, an index is out of range, the tokenizer has no [CLS],
  * [SEP], [PAD], or T, the stride or max_query leave no room; the room is
  * checked for the longest question allowed, so T >= max_query + 4 and
- * 0 <= stride < T - 3 - max_query whatever the questions are. */
+ * 0 <= stride < T - 3 - max_query whatever the questions are. ERANGE when
+ * the rows or a context's tokens pass INT32_MAX / 2, ENOMEM, the tokenizer's
+ * errors; f as for posemb_glue_features. */
 POSEMB_API posemb_status posemb_squad_features(const posemb_tokenizer *tok, const posemb_squad *sq, const int *idx,
                                                int n, int T, int stride, int max_query, posemb_features *f,
                                                posemb_error *err);
@@ -85,7 +89,8 @@ POSEMB_API posemb_status posemb_squad_features(const posemb_tokenizer *tok, cons
  * order, then start, then end); a question whose windows hold no context
  * token gets "". EINVAL when f is not SQuAD features of these questions
  * (a row of another question, a span outside its context) or
- * max_answer < 1. Free with posemb_squad_answers_free. */
+ * max_answer < 1, ENOMEM; *answers is NULL on failure. Free with
+ * posemb_squad_answers_free. */
 POSEMB_API posemb_status posemb_squad_decode(const posemb_squad *sq, const int *idx, int n, const posemb_features *f,
                                              const float *logits, int max_answer, char ***answers, posemb_error *err);
 POSEMB_API void posemb_squad_answers_free(char **answers, int n);

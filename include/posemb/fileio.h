@@ -25,10 +25,12 @@ typedef struct posemb_atomic_file {
 } posemb_atomic_file;
 
 /* Opens the temporary file for writing ("-" means standard output, written
- * directly); EIO with the path when it cannot be created. Finish with
- * posemb_atomic_commit (the rename) or posemb_atomic_abort. */
+ * directly); EINVAL when path is too long, EIO with the path when it cannot
+ * be created (nothing to abort then). Finish with posemb_atomic_commit (the
+ * rename) or posemb_atomic_abort. */
 POSEMB_API posemb_status posemb_atomic_open(posemb_atomic_file *af, const char *path, posemb_error *err);
-/* Flushes, syncs and renames into place; on any failure removes the temporary file. */
+/* Flushes, syncs and renames into place; on any failure (EIO with the path)
+ * removes the temporary file. */
 POSEMB_API posemb_status posemb_atomic_commit(posemb_atomic_file *af, posemb_error *err);
 /* Abandons the file: closes and removes the temporary. */
 POSEMB_API void posemb_atomic_abort(posemb_atomic_file *af);
@@ -40,7 +42,8 @@ POSEMB_API void posemb_atomic_abort(posemb_atomic_file *af);
 POSEMB_API posemb_status posemb_read_data_file(const char *path, size_t max_bytes, char **buf, size_t *len,
                                                posemb_error *err);
 
-/* Writes text and a newline to path, whole or not at all (EIO with the path). */
+/* Writes text and a newline to path, whole or not at all (EIO with the path;
+ * EINVAL when path is too long). */
 POSEMB_API posemb_status posemb_write_text(const char *path, const char *text, posemb_error *err);
 
 /* Up to 40 bytes of s[0..len) for an error message, control bytes escaped
@@ -52,7 +55,7 @@ POSEMB_API int posemb_path_join(char *dst, size_t cap, const char *dir, const ch
 
 /* Writes a rows x cols float matrix as CSV (one row per line, no header,
  * %.9g so float32 values round-trip) to path, atomically ("-": stdout);
- * EIO with the path. */
+ * EIO with the path, EINVAL when it is too long. */
 POSEMB_API posemb_status posemb_csv_write(const char *path, const float *data, int rows, int cols, posemb_error *err);
 
 #ifdef __cplusplus

@@ -55,12 +55,14 @@ POSEMB_API void posemb_config_defaults(posemb_config *c, posemb_arch arch);
 POSEMB_API posemb_status posemb_config_set_head(posemb_config *c, posemb_head head, int num_labels, posemb_error *err);
 
 /* Reads a Hugging Face config.json (model_type bert, roberta or gpt2; the
- * PE from position_embedding_type, or posemb's own "posemb_pe" key). */
+ * PE from position_embedding_type, or posemb's own "posemb_pe" key). EIO,
+ * EFORMAT naming the file and the key, ENOMEM; c may be partly filled on
+ * failure. */
 POSEMB_API posemb_status posemb_config_load(posemb_config *c, const char *path, posemb_error *err);
 /* Writes config.json in HF's layout (plus "posemb_pe" when HF lacks the PE),
- * whole or not at all (EIO with the path). */
+ * whole or not at all (EIO with the path, ENOMEM). */
 POSEMB_API posemb_status posemb_config_save(const posemb_config *c, const char *path, posemb_error *err);
-/* Checks sizes are positive and consistent; names the bad field. */
+/* Checks sizes are positive and consistent; EINVAL naming the bad field. */
 POSEMB_API posemb_status posemb_config_check(const posemb_config *c, posemb_error *err);
 
 /* One parameter tensor of the model, by its HF name. */
@@ -88,7 +90,8 @@ typedef struct posemb_model posemb_model;
 /* Builds a model for cfg with its PE; parameters zeroed (see
  * posemb_model_init). The caller owns *out and frees it with
  * posemb_model_free; on failure (EINVAL: a config posemb_config_check
- * refuses, or a bad PE spec; ENOMEM) *out is NULL. */
+ * refuses, or a bad PE spec; EIO or EFORMAT for a PE's factors file;
+ * ENOMEM) *out is NULL. */
 POSEMB_API posemb_status posemb_model_create(posemb_model **out, const posemb_config *cfg, posemb_error *err);
 POSEMB_API void posemb_model_free(posemb_model *m);
 /* Random initialisation as HF does (N(0, initializer_range), LayerNorm 1/0, biases 0) and the PE's own. */
@@ -106,7 +109,7 @@ POSEMB_API int posemb_model_n_params(const posemb_model *m);
 /* Parameter i (0 <= i < n_params), or the one called name (NULL when none is). */
 POSEMB_API const posemb_param *posemb_model_param(const posemb_model *m, int i);
 POSEMB_API const posemb_param *posemb_model_find(const posemb_model *m, const char *name);
-POSEMB_API float *posemb_model_weights(posemb_model *m); /* the parameter block */
+POSEMB_API float *posemb_model_weights(posemb_model *m); /* the parameter block, owned by the model */
 POSEMB_API float *posemb_model_grads(posemb_model *m);   /* the gradient block, same layout */
 POSEMB_API size_t posemb_model_n_floats(const posemb_model *m);
 POSEMB_API void posemb_model_zero_grad(posemb_model *m);
@@ -117,7 +120,7 @@ POSEMB_API void posemb_model_zero_grad(posemb_model *m);
  * embeddings.position_ids and h.N.attn.bias are accepted; a tensor that does
  * not fit the config is refused with its name. The caller owns *out
  * (posemb_model_free); on failure (EIO, EFORMAT naming the file and the
- * tensor, ENOMEM) *out is NULL. */
+ * tensor, EINVAL for a PE spec it refuses, ENOMEM) *out is NULL. */
 POSEMB_API posemb_status posemb_model_load(posemb_model **out, const char *dir, posemb_error *err);
 /* Reads the tensors of an open model from a safetensors file; EIO or
  * EFORMAT (a missing or misshapen tensor, named) leave the weights partly
@@ -127,7 +130,8 @@ POSEMB_API posemb_status posemb_model_load_weights(posemb_model *m, const char *
  * from another config (a classifier from a masked-LM checkpoint, another PE
  * than the checkpoint's): tensors the checkpoint lacks keep their
  * initialisation (*missing counts them), tensors the model lacks are
- * ignored, a shape mismatch is still an error. */
+ * ignored, a shape mismatch is still an error. Fails as
+ * posemb_model_load_weights. */
 POSEMB_API posemb_status posemb_model_init_from(posemb_model *m, const char *dir, int *missing, posemb_error *err);
 /* Writes dir/config.json and dir/model.safetensors (atomically each: a
  * failure, EIO with the path, leaves no partial file). */
@@ -155,7 +159,8 @@ typedef struct posemb_batch {
  * reading: hidden states (HF meaning: .0 the embedding output, .L the last
  * hidden state) and attention probabilities. Fails on ids outside the
  * vocabulary, positions past the PE's table, or a batch past the arena
- * (which grows to fit): EINVAL naming the token or position, ENOMEM. */
+ * (which grows to fit): EINVAL for an empty batch, ERANGE naming the token,
+ * type or position, ENOMEM. */
 POSEMB_API posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posemb_error *err);
 /* hidden_states.i [B, T, D], i in 0..layers, of the last forward pass:
  * owned by the model, valid until the next forward. */
@@ -164,7 +169,8 @@ POSEMB_API const float *posemb_model_hidden(const posemb_model *m, int i);
  * forward, which keeps no probabilities). */
 POSEMB_API const float *posemb_model_attention(const posemb_model *m, int l);
 /* BERT/RoBERTa pooler_output [B, D] = tanh(dense(h[:, 0])); computed on
- * demand; NULL for a model without a pooler (GPT-2, a masked-LM model). */
+ * demand; NULL for a model without a pooler (GPT-2, a masked-LM model).
+ * Owned by the model, valid until the next forward. */
 POSEMB_API const float *posemb_model_pooled(posemb_model *m);
 
 /* What the head is trained on; fields the head does not use may be NULL. */
@@ -184,8 +190,10 @@ typedef struct posemb_loss {
 
 /* The head's loss on the last forward batch. With grad_scale != 0, also the
  * gradient of grad_scale * loss through the head and the whole model
- * (accumulated into the gradient block). EINVAL without a forward pass, for
- * targets the head does not take, or a target outside its range (named). */
+ * (accumulated into the gradient block). EINVAL without a forward pass,
+ * without the targets the head needs, or for gradients after an inference
+ * pass; ERANGE for a target outside its range (named). *out is zeroed on
+ * failure. */
 POSEMB_API posemb_status posemb_model_loss(posemb_model *m, const posemb_targets *t, float grad_scale, posemb_loss *out,
                                            posemb_error *err);
 /* The head's outputs on the last forward batch: classification logits
@@ -203,11 +211,12 @@ POSEMB_API posemb_status posemb_model_lm_logits(posemb_model *m, float *out, pos
  * positional term (APE through q and k, the q/k rotation, relative terms,
  * biases): s = q.k / sqrt(d) + ..., out [B, H, T, T]. Runs the embeddings
  * (and their LayerNorm: BERT's, or GPT-2's ln_1) and layer 0's projections
- * only, in eval mode. */
+ * only, in eval mode. Fails as posemb_model_forward. */
 POSEMB_API posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b, float *out,
                                                     posemb_error *err);
 /* The parameters of layer l (q, k, v adjacent in qkv_w), and the layout of
- * its weights: views into the model's parameter block. */
+ * its weights: views into the model's parameter block; NULL for l out of
+ * range. */
 POSEMB_API const posemb_layer_params *posemb_model_layer(const posemb_model *m, int l, posemb_nn_wlayout *layout);
 
 /* Training mode turns dropout on, its decisions keyed by (seed, step) so

@@ -36,7 +36,8 @@ typedef struct posemb_adamw {
 /* Zeroed moments for model's parameter block, owned by o (posemb_adamw_free);
  * ENOMEM leaves o empty. */
 POSEMB_API posemb_status posemb_adamw_init(posemb_adamw *o, const posemb_model *model, posemb_error *err);
-/* State for n floats with no weight decay (set o->decay[i] to enable it). */
+/* State for n floats with no weight decay (set o->decay[i] to enable it);
+ * owned and failing as posemb_adamw_init. */
 POSEMB_API posemb_status posemb_adamw_init_n(posemb_adamw *o, size_t n, posemb_error *err);
 POSEMB_API void posemb_adamw_free(posemb_adamw *o);
 

@@ -90,6 +90,8 @@ POSEMB_API void posemb_pe_free(posemb_pe *p);
 POSEMB_API const char *posemb_pe_spec(const posemb_pe *p);
 /* The short spec as given, without options ("lsin+lsrpe"). */
 POSEMB_API const char *posemb_pe_name(const posemb_pe *p);
+/* The dims p was built for. These and the two strings above belong to p,
+ * valid while it lives. */
 POSEMB_API const posemb_pe_dims *posemb_pe_get_dims(const posemb_pe *p);
 
 /* Which hooks the PE uses, so that the engine can skip the others. */
@@ -110,7 +112,8 @@ POSEMB_API void posemb_pe_bind(posemb_pe *p, float *params, float *grads);
  * forward passes need the first, backward passes both. */
 POSEMB_API int posemb_pe_is_bound(const posemb_pe *p, int with_grads);
 /* Allocates (zeroed) params and grads inside the PE, which owns and frees
- * them; ENOMEM leaves the PE unbound. */
+ * them. After ENOMEM, bind (posemb_pe_bind) or allocate again before any
+ * pass: memory from an earlier posemb_pe_alloc is gone. */
 POSEMB_API posemb_status posemb_pe_alloc(posemb_pe *p, posemb_error *err);
 /* Initialises every parameter (tables N(0, 0.02) unless the family says
  * otherwise, frequencies to their sinusoidal values). */
@@ -123,11 +126,11 @@ POSEMB_API void posemb_pe_prepare(posemb_pe *p);
 /* Largest position the PE accepts + 1 (INT32_MAX when unbounded). */
 POSEMB_API int32_t posemb_pe_position_limit(const posemb_pe *p);
 /* Checks that every position in pos[0..n) is in [0, posemb_pe_position_limit):
- * EINVAL naming the first one that is not. */
+ * ERANGE naming the first one that is not. */
 POSEMB_API posemb_status posemb_pe_check_positions(const posemb_pe *p, const int32_t *pos, long n, posemb_error *err);
 
 /* 1. Input hook. x, y: [ntok, D]; y may equal x when integration is add.
- * scratch: posemb_pe_input_scratch_floats(ntok) floats. EINVAL for a
+ * scratch: posemb_pe_input_scratch_floats(ntok) floats. ERANGE for a
  * position past the PE's table. */
 POSEMB_API size_t posemb_pe_input_scratch_floats(const posemb_pe *p, long ntok);
 POSEMB_API posemb_status posemb_pe_input_forward(posemb_pe *p, const int32_t *pos, long ntok, const float *x, float *y,
@@ -179,7 +182,8 @@ typedef struct posemb_pe_export {
 } posemb_pe_export;
 
 /* The matrices that define the PE for positions 0..n-1 (what `posemb pe`
- * writes), allocated from a, which owns them. EINVAL for n < 1, ENOMEM. */
+ * writes), allocated from a, which owns them. EINVAL for n < 1, ERANGE for
+ * n past an APE table's rows, ENOMEM. */
 POSEMB_API posemb_status posemb_pe_export_matrices(posemb_pe *p, int n, posemb_arena *a, posemb_pe_export *out,
                                                    posemb_error *err);
 
@@ -203,7 +207,8 @@ POSEMB_API int posemb_pe_t5_bucket(int r, int buckets, int max_distance, int bid
 /* ALiBi's slopes for H heads (BLOOM's rule when H is not a power of two). */
 POSEMB_API void posemb_pe_alibi_slopes(int H, float *out);
 
-/* One-line description of each family, for --help and `posemb pe --list`. */
+/* One-line description of each family, for --help and `posemb pe --list`:
+ * i in 0..count-1 (not checked); the strings are static. */
 typedef struct posemb_pe_family_doc {
     const char *name, *summary, *options;
 } posemb_pe_family_doc;

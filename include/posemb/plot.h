@@ -5,7 +5,8 @@
  * ".pdf" (vector; sizes are in points and matrices are embedded as images).
  * Any other extension is POSEMB_EINVAL. Files are written whole or not at
  * all (a temporary name renamed when complete): a failed call leaves no
- * file behind. Errors are one line naming the path.
+ * file behind. Errors are one line naming the path: POSEMB_EINVAL for bad
+ * arguments, POSEMB_EIO when the file cannot be written, POSEMB_ENOMEM.
  *
  * Sizes: width and height 0 take each figure's default. Fonts, margins and
  * line widths grow with the figure (relative to the default size), so a

@@ -36,7 +36,8 @@ POSEMB_API posemb_precision posemb_matmul_precision(const posemb_matmul *mm);
 /* 1 when bf16 products can run here; else 0 with the reason in why. */
 POSEMB_API int posemb_bf16_available(char *why, size_t cap);
 
-/* "fp32" / "bf16". Parse returns 0 on an unknown name. */
+/* "fp32" / "bf16" (static strings). Parse returns 1 and sets *out, or 0
+ * (*out untouched) on an unknown name. */
 POSEMB_API const char *posemb_precision_name(posemb_precision p);
 POSEMB_API int posemb_precision_parse(const char *name, posemb_precision *out);
 

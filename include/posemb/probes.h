@@ -53,7 +53,8 @@ POSEMB_API posemb_status posemb_source_open(posemb_source *s, const char *what, 
                                             posemb_error *err);
 /* A table of positions [rows, dim] the caller holds in memory (copied), as
  * `posemb analyze FILE --tensor NAME` reads one from a file; name is what
- * reports call it. EINVAL for fewer than 2 rows. */
+ * reports call it. EINVAL for fewer than 2 rows, ENOMEM; close s with
+ * posemb_source_close. */
 POSEMB_API posemb_status posemb_source_open_table(posemb_source *s, const char *name, const float *table, int rows,
                                                   int dim, posemb_error *err);
 POSEMB_API void posemb_source_close(posemb_source *s);
@@ -69,7 +70,8 @@ POSEMB_API posemb_status posemb_identical_words(posemb_model *m, int n, int n_wo
                                                 float *spread, float *softmax, posemb_error *err);
 
 /* Position-wise correlation P Wq_h Wk_h^T P^T of the first layer for each
- * head h, and their average: per_head [H, n, n] (may be NULL), mean [n, n]. */
+ * head h, and their average: per_head [H, n, n] (may be NULL), mean [n, n];
+ * ENOMEM. */
 POSEMB_API posemb_status posemb_correlation(posemb_model *m, const float *P, int n, float *per_head, float *mean,
                                             posemb_error *err);
 
@@ -85,8 +87,8 @@ typedef struct posemb_regress {
 
 /* The seed protocol: least squares (minimum norm; ridge when > 0) from P_x
  * to x on the even positions, predicting every position. out->pred is
- * malloc'ed for the caller; EINVAL for n < 4, ENOMEM, ERANGE when LAPACK
- * fails. */
+ * malloc'ed for the caller to free() (set even after the ERANGE failure);
+ * EINVAL for n < 4, ENOMEM, ERANGE when LAPACK fails. */
 POSEMB_API posemb_status posemb_regress_seed(const float *P, int n, int dim, double ridge, posemb_regress *out,
                                              posemb_error *err);
 /* Wang and Chen's protocol: rows shuffled with seed, k folds, score = mean
@@ -94,7 +96,9 @@ POSEMB_API posemb_status posemb_regress_seed(const float *P, int n, int dim, dou
 POSEMB_API posemb_status posemb_regress_cv(const float *P, int n, int dim, int folds, uint64_t seed, double ridge,
                                            double *mae, posemb_error *err);
 /* Relative order: logistic regression (L2, strength lambda) on [P_i; P_j]
- * predicting j > i over `pairs` sampled pairs, k-fold; the error rate. */
+ * predicting j > i over `pairs` sampled pairs, k-fold; the error rate.
+ * EINVAL for too few positions or pairs for the folds or lambda <= 0,
+ * ENOMEM, ERANGE when the Newton system is singular. */
 POSEMB_API posemb_status posemb_relative_order(const float *P, int n, int dim, int pairs, int folds, uint64_t seed,
                                                double lambda, double *error, posemb_error *err);
 /* Per-dimension variation: range [dim] of P[x][d] over x < n; *moving counts

@@ -19,7 +19,8 @@ extern "C" {
 
 typedef struct posemb_report posemb_report;
 
-/* A report whose page title (the browser tab) is title; NULL when out of memory. */
+/* A report whose page title (the browser tab) is title; NULL when out of
+ * memory. The caller frees it with posemb_report_free. */
 POSEMB_API posemb_report *posemb_report_new(const char *title);
 /* <h1>..<h6> (level clamped to 1..6); the page has no heading until one is added. */
 POSEMB_API void posemb_report_heading(posemb_report *r, int level, const char *text);
@@ -34,12 +35,14 @@ POSEMB_API void posemb_report_html(posemb_report *r, const char *raw_html);
 POSEMB_API void posemb_report_table(posemb_report *r, const char *const *header, int ncols, const char *const *cells,
                                     int nrows, const char *caption);
 /* Embeds the PNG file at png_path as a figure with its caption (may be
- * NULL). POSEMB_EIO when unreadable, POSEMB_EFORMAT when not a PNG. */
+ * NULL). POSEMB_EIO when unreadable, POSEMB_EFORMAT when not a PNG,
+ * POSEMB_ENOMEM for a NULL report or when out of memory. */
 POSEMB_API posemb_status posemb_report_image(posemb_report *r, const char *png_path, const char *caption,
                                              posemb_error *err);
 /* Preformatted text (escaped), e.g. a command line or a log excerpt. */
 POSEMB_API void posemb_report_pre(posemb_report *r, const char *text);
-/* Writes the page to path, whole or not at all (EIO with the path). */
+/* Writes the page to path, whole or not at all (EIO with the path, EINVAL
+ * when it is too long); ENOMEM when building ran out of memory or r is NULL. */
 POSEMB_API posemb_status posemb_report_write(const posemb_report *r, const char *path, posemb_error *err);
 POSEMB_API void posemb_report_free(posemb_report *r);
 

@@ -38,7 +38,8 @@ typedef enum posemb_dtype {
     POSEMB_BOOL,
 } posemb_dtype;
 
-/* "F32", "BF16", ... as spelled in safetensors headers. */
+/* "F32", "BF16", ... as spelled in safetensors headers (static strings; "?"
+ * for a value outside the enum). */
 POSEMB_API const char *posemb_dtype_name(posemb_dtype dt);
 /* Bytes per element. */
 POSEMB_API size_t posemb_dtype_size(posemb_dtype dt);
@@ -68,32 +69,35 @@ typedef struct posemb_st_file {
     char **meta_keys, **meta_values;
 } posemb_st_file;
 
-/* Opens and validates path. On failure f holds nothing to close and err says
- * "PATH: problem". */
+/* Opens and validates path; close it with posemb_st_close. On failure (EIO,
+ * EFORMAT, ENOMEM) f holds nothing to close and err says "PATH: problem". */
 POSEMB_API posemb_status posemb_st_open(posemb_st_file *f, const char *path, posemb_error *err);
 POSEMB_API void posemb_st_close(posemb_st_file *f);
 
 /* The entry called name, or NULL. */
 POSEMB_API const posemb_st_entry *posemb_st_find(const posemb_st_file *f, const char *name);
-/* The metadata value for key, or NULL. */
+/* The metadata value for key, or NULL. Both point into f, valid until
+ * posemb_st_close. */
 POSEMB_API const char *posemb_st_meta(const posemb_st_file *f, const char *key);
 
 /* Reads a floating-point entry (F64, F32, F16, BF16) into dst as float32,
- * numel values. Integer and bool entries are refused with EFORMAT. */
+ * numel values. Integer and bool entries are refused with EFORMAT; read
+ * failures as posemb_st_read_raw. */
 POSEMB_API posemb_status posemb_st_read_f32(const posemb_st_file *f, const posemb_st_entry *e, float *dst,
                                             posemb_error *err);
 /* Reads an integer or bool entry into dst as int64, numel values. Float
- * entries are refused with EFORMAT. */
+ * entries are refused with EFORMAT; read failures as posemb_st_read_raw. */
 POSEMB_API posemb_status posemb_st_read_i64(const posemb_st_file *f, const posemb_st_entry *e, int64_t *dst,
                                             posemb_error *err);
 /* Reads the raw little-endian bytes (end - begin of them) into dst; EIO when
- * they cannot be read. */
+ * they cannot be read, EFORMAT when the file ends first. */
 POSEMB_API posemb_status posemb_st_read_raw(const posemb_st_file *f, const posemb_st_entry *e, void *dst,
                                             posemb_error *err);
 
 /* Convenience: finds name, checks it is a float entry of the expected shape
- * (ndim, shape), and reads it. A mismatch names the tensor, the shape found
- * and the shape expected. */
+ * (ndim, shape), and reads it. A missing tensor or a mismatch is EFORMAT
+ * (naming the tensor, the shape found and the shape expected); read failures
+ * as posemb_st_read_raw. */
 POSEMB_API posemb_status posemb_st_load_f32(const posemb_st_file *f, const char *name, int ndim, const int64_t *shape,
                                             float *dst, posemb_error *err);
 
@@ -109,9 +113,14 @@ typedef struct posemb_st_writer {
     char **meta_keys, **meta_values;
 } posemb_st_writer;
 
+/* An empty writer; posemb_st_writer_free releases what it copied (names,
+ * metadata), whether or not the file was written. */
 POSEMB_API void posemb_st_writer_init(posemb_st_writer *w);
 /* Adds a tensor of dtype with the given shape; data holds numel elements in
- * that dtype, little-endian. Duplicate names are refused. */
+ * that dtype, little-endian. Duplicate names are refused. EINVAL for that, a
+ * name that is reserved or not UTF-8, a bad dtype or shape, or NULL data;
+ * ERANGE for a tensor too large; ENOMEM. The name is copied; on failure w is
+ * unchanged. */
 POSEMB_API posemb_status posemb_st_writer_add(posemb_st_writer *w, const char *name, posemb_dtype dtype, int ndim,
                                               const int64_t *shape, const void *data, posemb_error *err);
 /* Adds a float32 tensor (fails as posemb_st_writer_add). A metadata pair

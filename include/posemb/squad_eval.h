@@ -26,11 +26,12 @@ extern "C" {
  * 3.11's normalize_answer on every code point assigned in Unicode 14, each
  * in nine contexts (word boundaries, whitespace, final sigma on both sides),
  * and on every context, question and answer of SQuAD's dev set.
- * Returns a malloc'ed string, or NULL when out of memory. */
+ * Returns a malloc'ed string that the caller frees, or NULL when out of
+ * memory. */
 POSEMB_API char *posemb_squad_normalize(const char *text);
 
 /* 1 if the normalised prediction equals the normalised form of any gold
- * answer, else 0 (0 when n_golds <= 0). */
+ * answer, else 0 (0 when n_golds <= 0). NaN when out of memory. */
 POSEMB_API double posemb_squad_exact_match(const char *prediction, const char *const *golds, int n_golds);
 
 /* The official token F1, maximum over the golds: the normalised texts split

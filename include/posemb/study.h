@@ -51,26 +51,31 @@ POSEMB_API posemb_study_config posemb_study_default(void);
  * text corpora of data_dir, fine-tuned on CoLA, SST-2, MRPC, STS-B, RTE and
  * SQuAD, for ape, sin, lsin, rpe, lsrpe, ape+rpe, rope, alibi; 3 seeds. */
 POSEMB_API posemb_study_config posemb_study_data_default(const char *data_dir);
-/* Reads a JSON config over c (keys absent keep c's values): EIO, or EFORMAT /
- * EINVAL naming the file and the key (unknown keys are refused). */
+/* Reads a JSON config over c (keys absent keep c's values): EIO when it
+ * cannot be read, EFORMAT past 1 MiB, EINVAL naming the file and the key for
+ * anything else (unknown keys are refused; a file that is not JSON is EINVAL
+ * too), ENOMEM; c may be partly updated on failure. */
 POSEMB_API posemb_status posemb_study_config_load(posemb_study_config *c, const char *path, posemb_error *err);
 
 /* Runs every run not yet in out/results.jsonl, then writes the tables and
  * the report. EINVAL for a config it cannot run (a spec refused by a task,
- * named), EIO for out; a failed run stops the study with its error, the
- * finished runs kept for the next call. */
+ * named), EIO for out, ENOMEM; a failed run stops the study with its error
+ * (with jobs > 1: EFORMAT "N worker(s) failed", each worker's error on
+ * stderr), the finished runs kept for the next call. */
 POSEMB_API posemb_status posemb_study_run(const posemb_study_config *c, const char *out, posemb_error *err);
 
 /* The kind of task t (GLUE tasks, regression included, are classification;
- * SQuAD is span) and the name of the metric its tables show. */
+ * SQuAD is span) and the name of the metric its tables show (a static
+ * string). */
 POSEMB_API posemb_syn_kind posemb_study_task_kind(const posemb_study_config *c, int t);
 POSEMB_API const char *posemb_study_task_metric(const posemb_study_config *c, int t);
 
 /* The real-data study's runs (study_data.c): called by posemb_study_run.
- * check: EINVAL for settings the data cannot run, EIO/EFORMAT for the data
- * folder; prepare: tokenizes the corpora and pretrains (resumable), EIO on
- * out; worker: the runs of worker w, each appended to results.jsonl as it
- * ends. */
+ * check: EINVAL for settings the data cannot run, EIO for a missing data
+ * folder or vocabulary; prepare: tokenizes the corpora into out/cache once
+ * (EIO, EFORMAT, ENOMEM); worker: pretrains each of worker w's PEs
+ * (resumable) and runs their fine-tunings, each appended to results.jsonl
+ * as it ends, stopping at the first failure. */
 POSEMB_API posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error *err);
 POSEMB_API posemb_status posemb_study_data_prepare(const posemb_study_config *c, const char *out, posemb_error *err);
 POSEMB_API posemb_status posemb_study_data_worker(const posemb_study_config *c, const char *out, const int *done, int w,
@@ -79,7 +84,8 @@ POSEMB_API posemb_status posemb_study_data_worker(const posemb_study_config *c, 
 POSEMB_API int posemb_study_lines_per_run(const posemb_study_config *c, int t);
 
 /* From out/results.jsonl: tables.md, tables.csv; then report.html (the
- * second call). EIO, EFORMAT (a malformed line, named). */
+ * second call). EIO when results.jsonl cannot be read or an output written
+ * (a malformed line is skipped), EINVAL for a path too long, ENOMEM. */
 POSEMB_API posemb_status posemb_study_tables(const posemb_study_config *c, const char *out, posemb_error *err);
 POSEMB_API posemb_status posemb_study_report(const posemb_study_config *c, const char *out, posemb_error *err);
 

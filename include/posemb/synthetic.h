@@ -31,7 +31,8 @@ typedef struct posemb_syn_task {
     const char *what; /* one line for reports */
 } posemb_syn_task;
 
-/* "classification", "span", "lm" (results.jsonl's kind), and the metric each reports. */
+/* "classification", "span", "lm" (results.jsonl's kind), and the metric each
+ * reports (static strings). */
 POSEMB_API const char *posemb_syn_kind_name(posemb_syn_kind k);
 POSEMB_API const char *posemb_syn_metric_name(posemb_syn_kind k);
 

@@ -28,8 +28,9 @@ POSEMB_API int64_t posemb_shape_numel(int ndim, const int64_t *shape);
 
 static inline int64_t posemb_tensor_numel(const posemb_tensor *t) { return posemb_shape_numel(t->ndim, t->shape); }
 
-/* Sets t's shape and allocates zeroed data from a. what names the tensor in
- * the error message. */
+/* Sets t's shape and allocates zeroed data from a, which owns it. what names
+ * the tensor in the error message: EINVAL for ndim outside 0..POSEMB_MAX_DIMS,
+ * ERANGE for a negative or overflowing shape, ENOMEM (t->data NULL). */
 POSEMB_API posemb_status posemb_tensor_alloc(posemb_tensor *t, posemb_arena *a, int ndim, const int64_t *shape,
                                              const char *what, posemb_error *err);
 

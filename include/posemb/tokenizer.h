@@ -76,7 +76,8 @@ typedef enum posemb_special {
 /* WordPiece from vocab.txt. lowercase: lower-case and strip accents (HF's
  * do_lower_case=True with strip_accents=None; 0 keeps case and accents).
  * Errors: EIO (unreadable), EFORMAT (a duplicate token, invalid UTF-8, no
- * [UNK] line), each naming the file and line. */
+ * [UNK] line), each naming the file and line; ENOMEM. The caller owns *out
+ * (posemb_tokenizer_free); on failure it is NULL. */
 POSEMB_API posemb_status posemb_tokenizer_load_wordpiece(const char *vocab_path, int lowercase, posemb_tokenizer **out,
                                                          posemb_error *err);
 
@@ -84,7 +85,7 @@ POSEMB_API posemb_status posemb_tokenizer_load_wordpiece(const char *vocab_path,
  * non-negative integer id) and vocab.bpe (a "#version" first line, then one
  * "LEFT RIGHT" merge per line, rank = order). As HF's reader, a last line
  * without a final newline is not read. Errors: EIO, EFORMAT naming the file
- * and the key or line. */
+ * and the key or line; ENOMEM. *out as for posemb_tokenizer_load_wordpiece. */
 POSEMB_API posemb_status posemb_tokenizer_load_bpe(const char *encoder_path, const char *merges_path,
                                                    posemb_tokenizer **out, posemb_error *err);
 
@@ -101,7 +102,8 @@ POSEMB_API posemb_tok_model posemb_tokenizer_model(const posemb_tokenizer *tok);
 POSEMB_API int posemb_tokenizer_vocab_size(const posemb_tokenizer *tok);
 /* The id of a token string (exact bytes, no normalisation), or -1. */
 POSEMB_API int32_t posemb_tokenizer_token_id(const posemb_tokenizer *tok, const char *token);
-/* The token string of an id, or NULL when no token has it. */
+/* The token string of an id, or NULL when no token has it; it belongs to
+ * the tokenizer. */
 POSEMB_API const char *posemb_tokenizer_id_token(const posemb_tokenizer *tok, int32_t id);
 /* The id of a special token, or -1 when the tokenizer has none. For GPT-2
  * <|endoftext|> is BOS, EOS and UNK (HF's defaults); it has no PAD. */
@@ -120,6 +122,8 @@ typedef struct posemb_encoding {
     int cap;             /* capacity of the arrays (internal) */
 } posemb_encoding;
 
+/* An empty encoding; posemb_encoding_free releases its buffers and empties
+ * it again. */
 POSEMB_API void posemb_encoding_init(posemb_encoding *enc);
 POSEMB_API void posemb_encoding_free(posemb_encoding *enc);
 
@@ -135,14 +139,15 @@ enum {
 
 /* Encodes len bytes of UTF-8 text (NUL bytes are text too). Errors: ERANGE
  * past INT_MAX tokens, ENOMEM, EFORMAT when a token has no id and the
- * tokenizer no unknown token. */
+ * tokenizer no unknown token; enc then holds a partial result (its buffers
+ * still to free). */
 POSEMB_API posemb_status posemb_tokenizer_encode(const posemb_tokenizer *tok, const char *text, size_t len,
                                                  unsigned flags, posemb_encoding *enc, posemb_error *err);
 
 /* Encodes a pair as HF's encode_plus(a, b): with POSEMB_ENC_SPECIAL,
  * [CLS] a [SEP] b [SEP] for BERT with type ids 0 up to the first [SEP] and 1
  * after it; a then b for GPT-2 (types 0 then 1). Without it, a then b, all
- * type 0. */
+ * type 0. Fails as posemb_tokenizer_encode. */
 POSEMB_API posemb_status posemb_tokenizer_encode_pair(const posemb_tokenizer *tok, const char *a, size_t alen,
                                                       const char *b, size_t blen, unsigned flags, posemb_encoding *enc,
                                                       posemb_error *err);
@@ -156,7 +161,8 @@ enum {
 /* Ids back to text, in a malloc'ed NUL-terminated buffer (*len bytes, NUL
  * bytes possible for BPE). BPE: the exact bytes, so decode(encode(x)) == x
  * for any x. WordPiece: tokens joined by spaces with " ##" removed, as HF's
- * convert_tokens_to_string. Errors: ERANGE for an id that has no token. */
+ * convert_tokens_to_string. The caller frees *text with free(). Errors:
+ * ERANGE for an id that has no token, ENOMEM; *text is NULL on failure. */
 POSEMB_API posemb_status posemb_tokenizer_decode(const posemb_tokenizer *tok, const int32_t *ids, int n, unsigned flags,
                                                  char **text, size_t *len, posemb_error *err);
 

@@ -79,7 +79,10 @@ POSEMB_API posemb_status posemb_train_step(posemb_model *m, posemb_adamw *o, con
 
 /* Trains m on d. With resume, continues from the newest complete checkpoint
  * in args->out (if there is one). Stops with EFORMAT naming the step when
- * the loss is not finite, keeping the last good checkpoint. */
+ * the loss is not finite, keeping the last good checkpoint; EINVAL for bad
+ * args, ERANGE without training sequences, EIO for the run folder (or
+ * another process training in it), ENOMEM. res is filled even on failure:
+ * free its history with posemb_train_result_free either way. */
 POSEMB_API posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_train_args *args, int resume,
                                       posemb_train_result *res, posemb_error *err);
 POSEMB_API void posemb_train_result_free(posemb_train_result *res);
