@@ -196,13 +196,37 @@ static void test_inference(void **state)
     check_inference(POSEMB_GPT2, POSEMB_HEAD_CLM);
 }
 
+/* Before a forward pass, and after one that failed, the model has no last
+ * batch: the accessors answer NULL and the head refuses, instead of reading
+ * freed or stale buffers. Index arguments are range-checked. */
+static void test_no_batch(void **state)
+{
+    harness hs;
+    make(&hs, POSEMB_BERT, POSEMB_HEAD_CLASSIFY, 3);
+    posemb_error err;
+    posemb_loss l;
+    assert_null(posemb_model_hidden(hs.m, 0));
+    assert_null(posemb_model_attention(hs.m, 0));
+    assert_null(posemb_model_param(hs.m, -1));
+    assert_null(posemb_model_param(hs.m, posemb_model_n_params(hs.m)));
+    assert_int_equal(posemb_model_loss(hs.m, &hs.t, 1.0f, &l, &err), POSEMB_EINVAL);
+    loss_of(&hs, 0.0f); /* a good batch */
+    assert_non_null(posemb_model_hidden(hs.m, 1));
+    assert_null(posemb_model_hidden(hs.m, 2));
+    hs.ids[4] = V; /* outside the vocabulary */
+    posemb_batch b = {.B = B, .T = T, .ids = hs.ids};
+    assert_int_equal(posemb_model_forward(hs.m, &b, &err), POSEMB_ERANGE);
+    assert_null(posemb_model_hidden(hs.m, 0));
+    assert_null(posemb_model_head_logits(hs.m, &err));
+    assert_int_equal(posemb_model_loss(hs.m, &hs.t, 1.0f, &l, &err), POSEMB_EINVAL);
+    posemb_model_free(hs.m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gradients),
-        cmocka_unit_test(test_pooler_presence),
-        cmocka_unit_test(test_uniform_losses),
-        cmocka_unit_test(test_inference),
+        cmocka_unit_test(test_gradients), cmocka_unit_test(test_pooler_presence), cmocka_unit_test(test_uniform_losses),
+        cmocka_unit_test(test_inference), cmocka_unit_test(test_no_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,6 +54,21 @@ static void data(posemb_lm_data *d)
     if (posemb_lm_data_init(d, tokens, NTOK, T, 1, 1, 2, 3, V, 0.1, 77, &err)) fail_msg("%s", err.msg);
 }
 
+/* A held-out fraction outside [0, 1) would leave no training sequences (and
+ * a division by zero in the batches): refused. */
+static void test_bad_valid_frac(void **state)
+{
+    posemb_lm_data d;
+    posemb_error err;
+    make_tokens();
+    const double bad[] = {1.0, 1.5, -0.1, NAN};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(posemb_lm_data_init(&d, tokens, NTOK, T, 1, 1, 2, 3, V, bad[i], 77, &err), POSEMB_EINVAL);
+        assert_non_null(strstr(err.msg, "held-out fraction"));
+        posemb_lm_data_free(&d);
+    }
+}
+
 /* MLM masking: ~15% of body tokens, of those ~80% [MASK]; never [CLS]/[SEP];
  * batches are functions of their number; an epoch visits every sequence once. */
 static void test_batches(void **state)
@@ -286,6 +301,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batches),
+        cmocka_unit_test(test_bad_valid_frac),
         cmocka_unit_test(test_resume_identical),
         cmocka_unit_test(test_nan_stops),
         cmocka_unit_test(test_hostile_trainer_state),

@@ -102,6 +102,10 @@ posemb_status posemb_regress_seed(const float *P, int n, int dim, double ridge, 
     out->mae_all = total / n;
     free(rows);
     free(w);
+    if (st) { /* nothing for the caller to free on any failure */
+        free(out->pred);
+        out->pred = NULL;
+    }
     return st;
 }
 

@@ -103,6 +103,13 @@ static posemb_status load_file(posemb_model *m, const char *path, int lenient, i
     return st;
 }
 
+/* dir/file into buf; EINVAL naming dir when it does not fit (never a cut path). */
+static posemb_status join(char *buf, size_t cap, const char *dir, const char *file, posemb_error *err)
+{
+    return posemb_path_join(buf, cap, dir, file) ? posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir)
+                                                 : POSEMB_OK;
+}
+
 posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posemb_error *err)
 {
     int missing = 0;
@@ -112,20 +119,18 @@ posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posem
 posemb_status posemb_model_init_from(posemb_model *m, const char *dir, int *missing, posemb_error *err)
 {
     char path[POSEMB_PATH_MAX];
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
     *missing = 0;
-    return load_file(m, path, 1, missing, err);
+    posemb_status st = join(path, sizeof path, dir, "model.safetensors", err);
+    return st ? st : load_file(m, path, 1, missing, err);
 }
-
-static void join(char *buf, size_t cap, const char *dir, const char *file) { snprintf(buf, cap, "%s/%s", dir, file); }
 
 posemb_status posemb_model_load(posemb_model **out, const char *dir, posemb_error *err)
 {
     char path[POSEMB_PATH_MAX];
     posemb_config cfg;
     *out = NULL;
-    join(path, sizeof path, dir, "config.json");
-    posemb_status st = posemb_config_load(&cfg, path, err);
+    posemb_status st = join(path, sizeof path, dir, "config.json", err);
+    if (!st) st = posemb_config_load(&cfg, path, err);
     if (st) return st;
     posemb_model *m;
     if ((st = posemb_model_create(&m, &cfg, err))) {
@@ -133,8 +138,11 @@ posemb_status posemb_model_load(posemb_model **out, const char *dir, posemb_erro
         snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
         return posemb_fail(err, st, "%s: %s", path, msg);
     }
-    join(path, sizeof path, dir, "model.safetensors");
     struct stat sb;
+    if ((st = join(path, sizeof path, dir, "model.safetensors", err))) {
+        posemb_model_free(m);
+        return st;
+    }
     if (stat(path, &sb) != 0) {
         posemb_model_free(m);
         return posemb_fail(err, POSEMB_EIO, "%s: missing (only safetensors checkpoints are read)", path);
@@ -165,11 +173,11 @@ posemb_status posemb_model_save(const posemb_model *m, const char *dir, posemb_e
         snprintf(names[i], sizeof names[i], "%s%s", p->head ? "" : prefix, p->name);
         st = posemb_st_writer_add_f32(&w, names[i], p->ndim, p->shape, m->w + p->offset, err);
     }
-    join(path, sizeof path, dir, "model.safetensors");
+    if (!st) st = join(path, sizeof path, dir, "model.safetensors", err);
     if (!st) st = posemb_st_write(&w, path, err);
     posemb_st_writer_free(&w);
     free(names);
-    join(path, sizeof path, dir, "config.json");
+    if (!st) st = join(path, sizeof path, dir, "config.json", err);
     if (!st) st = posemb_config_save(&m->cfg, path, err);
     return st;
 }

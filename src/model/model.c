@@ -97,7 +97,10 @@ posemb_pe *posemb_model_pe(posemb_model *m) { return m->pe; }
 void posemb_model_set_matmul(posemb_model *m, posemb_matmul *mm) { m->mm = mm; }
 posemb_matmul *posemb_model_matmul(const posemb_model *m) { return m->mm; }
 int posemb_model_n_params(const posemb_model *m) { return m->n_params; }
-const posemb_param *posemb_model_param(const posemb_model *m, int i) { return &m->params[i]; }
+const posemb_param *posemb_model_param(const posemb_model *m, int i)
+{
+    return i >= 0 && i < m->n_params ? &m->params[i] : NULL;
+}
 float *posemb_model_weights(posemb_model *m) { return m->w; }
 float *posemb_model_grads(posemb_model *m) { return m->g; }
 size_t posemb_model_n_floats(const posemb_model *m) { return m->n_floats; }
@@ -254,6 +257,7 @@ static posemb_status prepare_batch(posemb_model *m, const posemb_batch *b, posem
                            "batch: sequences of %d tokens; the model takes at most %d "
                            "(max_position_embeddings)",
                            b->T, m->cfg.max_position);
+    m->B = 0; /* a failed forward leaves no last batch to read (its buffers may be gone) */
     posemb_status st = model_reserve(m, b->B, b->T, err);
     if (!st) st = take_batch(m, b, err);
     if (st) return st;
@@ -261,8 +265,10 @@ static posemb_status prepare_batch(posemb_model *m, const posemb_batch *b, posem
     m->T = b->T;
     m->has_pooled = 0;
     make_positions(m, b->B, b->T);
-    if ((st = posemb_pe_check_positions(m->pe, m->a.pos_in, (long)b->B * b->T, err))) return st;
-    return posemb_pe_check_positions(m->pe, m->a.pos_attn, (long)b->B * b->T, err);
+    st = posemb_pe_check_positions(m->pe, m->a.pos_in, (long)b->B * b->T, err);
+    if (!st) st = posemb_pe_check_positions(m->pe, m->a.pos_attn, (long)b->B * b->T, err);
+    if (st) m->B = 0;
+    return st;
 }
 
 posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posemb_error *err)
@@ -318,13 +324,14 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
 
 const float *posemb_model_hidden(const posemb_model *m, int i)
 {
+    if (!m->B || i < 0 || i > m->cfg.layers) return NULL; /* no forward pass yet, or no such layer */
     if (i == m->cfg.layers && m->cfg.arch == POSEMB_GPT2) return m->a.hf;
     return m->a.h[i];
 }
 
 const float *posemb_model_attention(const posemb_model *m, int l)
 {
-    return m->acts_shared || l < 0 || l >= m->cfg.layers ? NULL : m->a.layer[l].probs;
+    return !m->B || m->acts_shared || l < 0 || l >= m->cfg.layers ? NULL : m->a.layer[l].probs;
 }
 
 const float *posemb_model_pooled(posemb_model *m)

@@ -245,9 +245,11 @@ void posemb_pe_bind(posemb_pe *p, float *params, float *grads)
 
 posemb_status posemb_pe_alloc(posemb_pe *p, posemb_error *err)
 {
+    /* the new block first: on failure the PE keeps what it was bound to */
+    float *own = calloc(2 * p->n_floats + 1, sizeof(float));
+    if (!own) return posemb_fail(err, POSEMB_ENOMEM, "PE %s: cannot allocate %zu parameters", p->name, p->n_floats);
     free(p->own);
-    p->own = calloc(2 * p->n_floats + 1, sizeof(float));
-    if (!p->own) return posemb_fail(err, POSEMB_ENOMEM, "PE %s: cannot allocate %zu parameters", p->name, p->n_floats);
+    p->own = own;
     posemb_pe_bind(p, p->own, p->own + p->n_floats);
     return POSEMB_OK;
 }

@@ -14,6 +14,8 @@ posemb_status posemb_lm_data_init(posemb_lm_data *d, const int32_t *tokens, long
 {
     memset(d, 0, sizeof *d);
     if (T < (mlm ? 3 : 2)) return posemb_fail(err, POSEMB_EINVAL, "sequence length %d is too short", T);
+    if (!(valid_frac >= 0.0 && valid_frac < 1.0))
+        return posemb_fail(err, POSEMB_EINVAL, "held-out fraction %g is not in [0, 1)", valid_frac);
     if (mlm && (cls < 0 || sep < 0 || mask_id < 0))
         return posemb_fail(err, POSEMB_EINVAL, "masked LM needs the tokenizer's [CLS], [SEP] and [MASK] tokens");
     d->tokens = tokens;
