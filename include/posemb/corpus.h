@@ -54,7 +54,7 @@ typedef struct posemb_lm_data {
 /* Cuts tokens into sequences of T; holds out valid_frac of them (at least
  * one when there are two or more). ERANGE when the corpus holds no full
  * sequence. For MLM, cls/sep/mask are the tokenizer's ids. EINVAL for a T
- * too short or a missing MLM id, ENOMEM. d points into tokens (not copied),
+ * too short, a missing MLM id or valid_frac outside [0, 1), ENOMEM. d points into tokens (not copied),
  * which must outlive it; free d with posemb_lm_data_free. */
 POSEMB_API posemb_status posemb_lm_data_init(posemb_lm_data *d, const int32_t *tokens, long n, int T, int mlm,
                                              int32_t cls, int32_t sep, int32_t mask_id, int vocab, double valid_frac,

@@ -106,7 +106,7 @@ POSEMB_API posemb_pe *posemb_model_pe(posemb_model *m);
 POSEMB_API void posemb_model_set_matmul(posemb_model *m, posemb_matmul *mm);
 POSEMB_API posemb_matmul *posemb_model_matmul(const posemb_model *m);
 POSEMB_API int posemb_model_n_params(const posemb_model *m);
-/* Parameter i (0 <= i < n_params), or the one called name (NULL when none is). */
+/* Parameter i (NULL unless 0 <= i < n_params), or the one called name (NULL when none is). */
 POSEMB_API const posemb_param *posemb_model_param(const posemb_model *m, int i);
 POSEMB_API const posemb_param *posemb_model_find(const posemb_model *m, const char *name);
 POSEMB_API float *posemb_model_weights(posemb_model *m); /* the parameter block, owned by the model */
@@ -163,7 +163,8 @@ typedef struct posemb_batch {
  * type or position, ENOMEM. */
 POSEMB_API posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posemb_error *err);
 /* hidden_states.i [B, T, D], i in 0..layers, of the last forward pass:
- * owned by the model, valid until the next forward. */
+ * owned by the model, valid until the next forward. NULL before a forward
+ * pass, after a failed one, or for i out of range. */
 POSEMB_API const float *posemb_model_hidden(const posemb_model *m, int i);
 /* attentions.l [B, H, T, T], as hidden_states (NULL for l out of range or after an inference-mode
  * forward, which keeps no probabilities). */

@@ -112,8 +112,8 @@ POSEMB_API void posemb_pe_bind(posemb_pe *p, float *params, float *grads);
  * forward passes need the first, backward passes both. */
 POSEMB_API int posemb_pe_is_bound(const posemb_pe *p, int with_grads);
 /* Allocates (zeroed) params and grads inside the PE, which owns and frees
- * them. After ENOMEM, bind (posemb_pe_bind) or allocate again before any
- * pass: memory from an earlier posemb_pe_alloc is gone. */
+ * them. ENOMEM keeps the PE as it was (bound to its earlier memory, if
+ * any). */
 POSEMB_API posemb_status posemb_pe_alloc(posemb_pe *p, posemb_error *err);
 /* Initialises every parameter (tables N(0, 0.02) unless the family says
  * otherwise, frequencies to their sinusoidal values). */

@@ -87,8 +87,8 @@ typedef struct posemb_regress {
 
 /* The seed protocol: least squares (minimum norm; ridge when > 0) from P_x
  * to x on the even positions, predicting every position. out->pred is
- * malloc'ed for the caller to free() (set even after the ERANGE failure);
- * EINVAL for n < 4, ENOMEM, ERANGE when LAPACK fails. */
+ * malloc'ed for the caller to free(); on any failure (EINVAL for n < 4,
+ * ENOMEM, ERANGE when LAPACK fails) it is NULL. */
 POSEMB_API posemb_status posemb_regress_seed(const float *P, int n, int dim, double ridge, posemb_regress *out,
                                              posemb_error *err);
 /* Wang and Chen's protocol: rows shuffled with seed, k folds, score = mean
