@@ -60,6 +60,12 @@ static void alibi_logits_backward(pe_comp *c, const posemb_pe_head *h, const flo
 {
 }
 
+static float alibi_bias(const pe_comp *c, int h, int i, int j)
+{
+    const alibi_state *s = c->state;
+    return 0.0f - s->slopes[h] * (float)abs(i - j); /* +0 on the diagonal */
+}
+
 static posemb_status alibi_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
     const alibi_state *s = c->state;
@@ -67,16 +73,7 @@ static posemb_status alibi_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_
     posemb_pe_named_matrix *m = pe_export_add(out, a, "slopes", "row h: the slope m_h of head h", H, 1, err);
     if (!m) return err ? err->code : POSEMB_ENOMEM;
     for (int h = 0; h < H; h++) m->data[h] = s->slopes[h];
-    char name[64];
-    for (int h = 0; h < H; h++) {
-        snprintf(name, sizeof name, "bias.head%d", h);
-        posemb_pe_named_matrix *b = pe_export_add(out, a, name, "row i, column j: -m_h |i - j|", n, n, err);
-        if (!b) return err ? err->code : POSEMB_ENOMEM;
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++)
-                b->data[(size_t)i * n + j] = 0.0f - s->slopes[h] * (float)abs(i - j); /* +0 on the diagonal */
-    }
-    return POSEMB_OK;
+    return pe_export_head_biases(c, n, a, out, "row i, column j: -m_h |i - j|", alibi_bias, err);
 }
 
 const pe_family pe_family_alibi = {

@@ -96,6 +96,8 @@ posemb_status pe_opt_enum(pe_opts *o, const char *key, const char *const *choice
                           posemb_error *err);
 posemb_status pe_opt_bool(pe_opts *o, const char *key, int def, int *out, posemb_error *err);
 
+/* The value of key, marked read; NULL when the spec does not give it. */
+const char *pe_opt_str(pe_opts *o, const char *key);
 /* 1 when the spec gives key (without marking it read). */
 int pe_opt_given(const pe_opts *o, const char *key);
 
@@ -108,6 +110,12 @@ void pe_canon_num(pe_comp *c, const char *key, double x);
 /* Reserves the next export item, with its data from a; NULL (err set) when full. */
 posemb_pe_named_matrix *pe_export_add(posemb_pe_export *ex, posemb_arena *a, const char *name, const char *desc,
                                       int rows, int cols, posemb_error *err);
+
+/* The bias of head h at query i, key j, as a family's export shows it. */
+typedef float (*pe_bias_fn)(const pe_comp *c, int h, int i, int j);
+/* Appends bias.headH [n, n] for every head H, filled by bias. */
+posemb_status pe_export_head_biases(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, const char *desc,
+                                    pe_bias_fn bias, posemb_error *err);
 
 /* Fills table [rows, 2*nfreq] with sin(w_m x) and cos(w_m x) for x = x0 + row,
  * interleaved (sin at 2m, cos at 2m+1) or halves (sin at m, cos at nfreq + m).

@@ -171,6 +171,12 @@ static void kerple_layer_backward_end(pe_comp *c, int layer)
     }
 }
 
+static float kerple_bias(const pe_comp *c, int h, int i, int j)
+{
+    const kerple_state *s = c->state;
+    return 0.0f + (float)kernel(s->power, c->params[0].data[h], c->params[1].data[h], abs(i - j));
+}
+
 static posemb_status kerple_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
     const kerple_state *s = c->state;
@@ -181,20 +187,13 @@ static posemb_status kerple_export(pe_comp *c, int n, posemb_arena *a, posemb_pe
                            err)
            : NULL;
     if (!p2) return err ? err->code : POSEMB_ENOMEM;
-    char name[64];
     for (int h = 0; h < H; h++) {
-        double r1 = c->params[0].data[h], r2 = c->params[1].data[h];
-        p1->data[h] = (float)r1;
-        p2->data[h] = (float)r2;
-        snprintf(name, sizeof name, "bias.head%d", h);
-        posemb_pe_named_matrix *b = pe_export_add(
-            out, a, name, s->power ? "row i, column j: -r1 |i - j|^r2" : "row i, column j: -r1 ln(1 + r2 |i - j|)", n,
-            n, err);
-        if (!b) return err ? err->code : POSEMB_ENOMEM;
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++) b->data[(size_t)i * n + j] = 0.0f + (float)kernel(s->power, r1, r2, abs(i - j));
+        p1->data[h] = c->params[0].data[h];
+        p2->data[h] = c->params[1].data[h];
     }
-    return POSEMB_OK;
+    return pe_export_head_biases(
+        c, n, a, out, s->power ? "row i, column j: -r1 |i - j|^r2" : "row i, column j: -r1 ln(1 + r2 |i - j|)",
+        kerple_bias, err);
 }
 
 const pe_family pe_family_kerple = {

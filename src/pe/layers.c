@@ -48,12 +48,11 @@ static void canon_list(pe_comp *c, const unsigned char *on, int layers)
 
 posemb_status pe_layers_configure(pe_comp *c, pe_opts *o, posemb_error *err)
 {
-    int i = 0, L = c->dims.n_layers, bad = -1;
-    while (i < o->n && strcmp(o->key[i], "layers")) i++;
-    if (i == o->n) return POSEMB_OK;
-    o->used[i] = 1;
+    int L = c->dims.n_layers, bad = -1;
+    const char *list = pe_opt_str(o, "layers");
+    if (!list) return POSEMB_OK;
     if (!(c->layer_on = calloc((size_t)L, 1))) return posemb_fail(err, POSEMB_ENOMEM, "PE: out of memory");
-    for (const char *s = o->val[i];;) {
+    for (const char *s = list;;) {
         size_t n = strcspn(s, "|");
         if (!mark(s, n, L, c->layer_on, &bad)) {
             if (bad >= 0)
@@ -62,7 +61,7 @@ posemb_status pe_layers_configure(pe_comp *c, pe_opts *o, posemb_error *err)
             return posemb_fail(err, POSEMB_EINVAL,
                                "spec '%s': %s option layers='%s' is not a list of layers and ranges joined by '|' "
                                "(e.g. 0|2|4-7)",
-                               o->spec, o->family, o->val[i]);
+                               o->spec, o->family, list);
         }
         if (!s[n]) break;
         s += n + 1;

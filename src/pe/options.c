@@ -19,6 +19,8 @@ static const char *opt_find(pe_opts *o, const char *key)
     return NULL;
 }
 
+const char *pe_opt_str(pe_opts *o, const char *key) { return opt_find(o, key); }
+
 int pe_opt_given(const pe_opts *o, const char *key)
 {
     for (int i = 0; i < o->n; i++)

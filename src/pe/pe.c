@@ -449,6 +449,20 @@ posemb_pe_named_matrix *pe_export_add(posemb_pe_export *ex, posemb_arena *a, con
     return m;
 }
 
+posemb_status pe_export_head_biases(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, const char *desc,
+                                    pe_bias_fn bias, posemb_error *err)
+{
+    char name[64];
+    for (int h = 0; h < c->dims.n_heads; h++) {
+        snprintf(name, sizeof name, "bias.head%d", h);
+        posemb_pe_named_matrix *m = pe_export_add(out, a, name, desc, n, n, err);
+        if (!m) return err ? err->code : POSEMB_ENOMEM;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) m->data[(size_t)i * n + j] = bias(c, h, i, j);
+    }
+    return POSEMB_OK;
+}
+
 posemb_status posemb_pe_export_matrices(posemb_pe *p, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
     out->n = out->cap = 0;

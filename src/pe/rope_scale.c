@@ -148,17 +148,14 @@ static posemb_status read_longrope(rope_scale *s, pe_opts *o, posemb_error *err)
     double af;
     posemb_status st = pe_opt_double(o, "attention_factor", 0.0, 0.0, 1e3, &af, err);
     if (st) return st;
-    int i = 0;
-    while (i < o->n && strcmp(o->key[i], "factors")) i++;
-    if (i == o->n)
+    const char *path = pe_opt_str(o, "factors");
+    if (!path)
         return posemb_fail(err, POSEMB_EINVAL,
                            "spec '%s': rope scaling=longrope needs factors=FILE.json (short_factor "
                            "and long_factor)",
                            o->spec);
-    o->used[i] = 1;
-    if ((st = read_factors(s, o->val[i], err))) return st;
+    if ((st = read_factors(s, path, err))) return st;
     s->attn = af > 0 ? af : s->factor <= 1.0 ? 1.0 : sqrt(1.0 + log(s->factor) / log((double)s->original));
-    s->by_length = 1;
     return POSEMB_OK;
 }
 
@@ -192,7 +189,7 @@ posemb_status rope_scale_configure(rope_scale *s, pe_comp *c, pe_opts *o, const 
     if (!st && s->kind == ROPE_LLAMA3) st = read_llama3(s, o, err);
     if (!st && s->kind == ROPE_LONGROPE) st = read_longrope(s, o, err);
     if (st) return st;
-    s->by_length |= s->kind == ROPE_DYNAMIC;
+    s->by_length = s->kind == ROPE_DYNAMIC || s->kind == ROPE_LONGROPE;
     write_canon(s, c, o, pairing);
     s->theta = malloc((size_t)s->nfreq * sizeof *s->theta);
     if (!s->theta) return posemb_fail(err, POSEMB_ENOMEM, "rope: out of memory");

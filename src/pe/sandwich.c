@@ -76,23 +76,17 @@ static void sandwich_logits_backward(pe_comp *c, const posemb_pe_head *h, const 
 {
 }
 
-static posemb_status sandwich_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
+static float sandwich_bias(const pe_comp *c, int h, int i, int j)
 {
     const sandwich_state *s = c->state;
-    char name[64];
-    for (int h = 0; h < c->dims.n_heads; h++) {
-        snprintf(name, sizeof name, "bias.head%d", h);
-        posemb_pe_named_matrix *b =
-            pe_export_add(out, a, name, "row i, column j: (sum_k cos((i - j) w_k) - d'/2) / (8 h / H)", n, n, err);
-        if (!b) return err ? err->code : POSEMB_ENOMEM;
-        float g = compression(c, h);
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++) {
-                long d = labs((long)j - i);
-                b->data[(size_t)i * n + j] = 0.0f + g * (d < c->dims.max_len ? s->profile[d] : (float)profile_at(s, d));
-            }
-    }
-    return POSEMB_OK;
+    long d = labs((long)j - i);
+    return 0.0f + compression(c, h) * (d < c->dims.max_len ? s->profile[d] : (float)profile_at(s, d));
+}
+
+static posemb_status sandwich_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
+{
+    return pe_export_head_biases(c, n, a, out, "row i, column j: (sum_k cos((i - j) w_k) - d'/2) / (8 h / H)",
+                                 sandwich_bias, err);
 }
 
 const pe_family pe_family_sandwich = {

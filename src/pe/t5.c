@@ -112,6 +112,11 @@ static void t5_layer_backward_end(pe_comp *c, int layer)
     pe_slots_fold(&s->dbias, c->params[0].grad);
 }
 
+static float t5_bias(const pe_comp *c, int h, int i, int j)
+{
+    return c->params[0].data[t5_bucket_at(c->state, i, j) * c->dims.n_heads + h];
+}
+
 static posemb_status t5_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
     const t5_state *s = c->state;
@@ -125,16 +130,7 @@ static posemb_status t5_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_exp
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) b->data[(size_t)i * n + j] = (float)t5_bucket_at(s, i, j);
     for (int i = 0; i < s->buckets * H; i++) w->data[i] = c->params[0].data[i];
-    char name[64];
-    for (int h = 0; h < H; h++) {
-        snprintf(name, sizeof name, "bias.head%d", h);
-        posemb_pe_named_matrix *m =
-            pe_export_add(out, a, name, "row i, column j: the bias head h adds to logit (i, j)", n, n, err);
-        if (!m) return err ? err->code : POSEMB_ENOMEM;
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++) m->data[(size_t)i * n + j] = c->params[0].data[t5_bucket_at(s, i, j) * H + h];
-    }
-    return POSEMB_OK;
+    return pe_export_head_biases(c, n, a, out, "row i, column j: the bias head h adds to logit (i, j)", t5_bias, err);
 }
 
 const pe_family pe_family_t5 = {

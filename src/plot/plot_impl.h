@@ -15,6 +15,9 @@
 /* Strict C11 has no M_PI. */
 #define PLOT_PI 3.14159265358979323846
 
+/* s to f with &, <, > and " escaped: text for SVG and HTML (surface.c). */
+void plot_write_escaped(FILE *f, const char *s);
+
 /* ---- colour maps (colormap.c) ------------------------------------------- */
 
 #define PLOT_LUT 256

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plot_impl.h"
 #include "posemb/fileio.h"
 
 struct posemb_report {
@@ -347,25 +348,6 @@ posemb_status posemb_report_image(posemb_report *r, const char *png_path, const 
 
 /* ---- the page ------------------------------------------------------------ */
 
-static void write_escaped(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
-}
-
 posemb_status posemb_report_write(const posemb_report *r, const char *path, posemb_error *err)
 {
     if (!r) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory while building the report", path);
@@ -377,7 +359,7 @@ posemb_status posemb_report_write(const posemb_report *r, const char *path, pose
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
           f);
-    write_escaped(f, r->title);
+    plot_write_escaped(f, r->title);
     fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<main>\n", CSS);
     if (r->body) fputs(r->body, f);
     if (r->in_grid) fputs("</div>\n", f);

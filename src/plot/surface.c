@@ -173,7 +173,7 @@ void plot_canvas_abort(plot_canvas *c)
     posemb_atomic_abort(&c->af);
 }
 
-static void xml_escaped(FILE *f, const char *s)
+void plot_write_escaped(FILE *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
@@ -216,7 +216,7 @@ static void write_svg(const plot_canvas *c)
     if (at) {
         if (c->title) {
             fputs("\n<title>", c->af.f);
-            xml_escaped(c->af.f, c->title);
+            plot_write_escaped(c->af.f, c->title);
             fputs("</title>", c->af.f);
         }
         /* Embedded images are matrices: cells, not photographs, so no smoothing. */
