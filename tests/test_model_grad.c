@@ -172,6 +172,7 @@ static void test_bert(void **state)
                            "t5:buckets=8,max_distance=16",
                            "kerple",
                            "sandwich",
+                           "fire:threshold=4",
                            "rope:scaling=yarn,factor=4,original=4",
                            "ape+rpe:k=2",
                            "lsin:integration=concat,width=4+lsrpe:k=3"};
@@ -197,6 +198,7 @@ static void test_gpt2(void **state)
                            "kerple:kind=power",
                            "rope:scaling=dynamic,factor=2,original=4",
                            "xpos:scale_base=16",
+                           "ape+fire",
                            "rope:layers=0"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_GPT2, specs[i]);
 }

@@ -2,7 +2,7 @@
  * (Chi et al. 2023, as NeMo computes it) and KERPLE's log and power kernels
  * (Chi et al. 2022): the exported bias.headH matrices, the logits hook past
  * the tables (positions beyond max-len), KERPLE's projection of r1, r2 and
- * its initialisation. */
+ * its initialisation; FIRE's MLP bias with its threshold. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +125,54 @@ static void test_kerple(void **state)
     posemb_arena_free(&a);
 }
 
+/* FIRE: b2_h + sum_k w2_hk relu(w1_k x + b1_k), x = ln(1 + c|i-j|) /
+ * (ln(1 + c max(i, Lt)) + 1e-6), from the parameters in double. */
+static double fire_ref(posemb_pe *p, int h, long i, long j)
+{
+    const posemb_pe_param *w1 = posemb_pe_find_param(p, "fire.w1", 0), *b1 = posemb_pe_find_param(p, "fire.b1", 0),
+                          *w2 = posemb_pe_find_param(p, "fire.w2", 0), *b2 = posemb_pe_find_param(p, "fire.b2", 0),
+                          *c = posemb_pe_find_param(p, "fire.c", 0),
+                          *s = posemb_pe_find_param(p, "fire.threshold_scale", 0);
+    double Lt = fabs(s->data[0] * 8.0), N = i > Lt ? i : Lt, cc = fabs(c->data[0]);
+    double x = log(1 + cc * labs(i - j)) / (log(1 + cc * N) + 1e-6), acc = b2->data[h];
+    int W = (int)w1->numel;
+    for (int k = 0; k < W; k++) acc += w2->data[h * W + k] * fmax(0.0, w1->data[k] * x + b1->data[k]);
+    return acc;
+}
+
+static void test_fire(void **state)
+{
+    enum { H = 4, n = 20 };
+    posemb_pe *p = make("fire:threshold=8,c=0.3", 64, H, 12);
+    assert_string_equal(posemb_pe_spec(p), "fire:width=32,c=0.3,threshold=8");
+    posemb_arena a;
+    posemb_arena_init(&a, 0);
+    posemb_pe_export ex;
+    posemb_error err;
+    assert_int_equal(posemb_pe_export_matrices(p, n, &a, &ex, &err), POSEMB_OK);
+    const posemb_pe_named_matrix *psi = item(&ex, "fire_psi");
+    TU_CLOSE(psi->data[0], 0.3, 1e-7, 0, "c init", 0);
+    TU_CLOSE(psi->data[1], 8.0, 1e-7, 0, "threshold init", 1);
+    for (int h = 0; h < H; h++) {
+        char name[32];
+        snprintf(name, sizeof name, "bias.head%d", h);
+        const posemb_pe_named_matrix *b = item(&ex, name);
+        /* rows 0..8 share the threshold's normaliser, rows 9..19 their own */
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) TU_CLOSE(b->data[i * n + j], fire_ref(p, h, i, j), 1e-5, 1e-6, "fire bias", i);
+        int32_t kp[8];
+        float got[8];
+        for (int j = 0; j < 8; j++) kp[j] = 5 * j; /* distances up to 35, past the 12-row table */
+        for (int qp = 3; qp <= 40; qp += 37) {
+            hook_bias(p, h, qp, kp, 8, got);
+            for (int j = 0; j < 8; j++)
+                TU_CLOSE(got[j], fire_ref(p, h, qp, kp[j]), 1e-5, 1e-6, "fire hook", qp * 8 + j);
+        }
+    }
+    posemb_pe_free(p);
+    posemb_arena_free(&a);
+}
+
 static void test_errors(void **state)
 {
     posemb_pe_dims dims = {.dim = 16, .n_heads = 2, .n_layers = 1, .max_len = 8};
@@ -135,6 +183,8 @@ static void test_errors(void **state)
     assert_int_equal(posemb_pe_create(&p, "kerple:kind=cubic", &dims, &err), POSEMB_EINVAL);
     assert_non_null(strstr(err.msg, "not one of log|power"));
     assert_int_equal(posemb_pe_create(&p, "alibi+kerple", &dims, &err), POSEMB_EINVAL);
+    assert_int_equal(posemb_pe_create(&p, "fire:c=0", &dims, &err), POSEMB_EINVAL);
+    assert_int_equal(posemb_pe_create(&p, "fire:width=0", &dims, &err), POSEMB_EINVAL);
 }
 
 int main(void)
@@ -142,6 +192,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sandwich),
         cmocka_unit_test(test_kerple),
+        cmocka_unit_test(test_fire),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -117,6 +117,10 @@ typedef float (*pe_bias_fn)(const pe_comp *c, int h, int i, int j);
 posemb_status pe_export_head_biases(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, const char *desc,
                                     pe_bias_fn bias, posemb_error *err);
 
+/* 1 + the largest |kpos[j] - qpos[i]| of a head call, at most cap: the
+ * length of a by-distance table that covers the call. */
+long pe_distance_span(const posemb_pe_head *h, long cap);
+
 /* Fills table [rows, 2*nfreq] with sin(w_m x) and cos(w_m x) for x = x0 + row,
  * interleaved (sin at 2m, cos at 2m+1) or halves (sin at m, cos at nfreq + m).
  * Angles are taken in double, so large x stays accurate. */

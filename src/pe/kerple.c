@@ -90,29 +90,13 @@ static inline double kernel(int power, double r1, double r2, double d)
 
 static inline long distance(const posemb_pe_head *h, int i, int j) { return labs((long)h->kpos[j] - h->qpos[i]); }
 
-/* 1 + the largest distance of the call, at most the table's length n. */
-static long distances(const posemb_pe_head *h, long n)
-{
-    long qlo = h->qpos[0], qhi = qlo, klo = h->kpos[0], khi = klo;
-    for (int i = 1; i < h->nq; i++) {
-        qlo = h->qpos[i] < qlo ? h->qpos[i] : qlo;
-        qhi = h->qpos[i] > qhi ? h->qpos[i] : qhi;
-    }
-    for (int j = 1; j < h->nk; j++) {
-        klo = h->kpos[j] < klo ? h->kpos[j] : klo;
-        khi = h->kpos[j] > khi ? h->kpos[j] : khi;
-    }
-    long top = labs(khi - qlo) > labs(qhi - klo) ? labs(khi - qlo) : labs(qhi - klo);
-    return top + 1 < n ? top + 1 : n;
-}
-
 static void kerple_logits_forward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                                   float *sc, int lds)
 {
     const kerple_state *s = c->state;
     double r1 = c->params[0].data[h->head], r2 = c->params[1].data[h->head];
     float *table = pe_slot(&s->table, h->slot);
-    long n = distances(h, c->dims.max_len);
+    long n = pe_distance_span(h, c->dims.max_len);
     for (long d = 0; d < n; d++) table[d] = (float)kernel(s->power, r1, r2, (double)d);
     for (int i = 0; i < h->nq; i++) {
         float *si = sc + (size_t)i * lds;
@@ -142,7 +126,7 @@ static void kerple_logits_backward(pe_comp *c, const posemb_pe_head *h, const fl
     kerple_state *s = c->state;
     double r1 = c->params[0].data[h->head], r2 = c->params[1].data[h->head], dr1 = 0, dr2 = 0;
     float *by_d = pe_slot(&s->table, h->slot);
-    long n = distances(h, c->dims.max_len);
+    long n = pe_distance_span(h, c->dims.max_len);
     for (long d = 0; d < n; d++) by_d[d] = 0.0f;
     for (int i = 0; i < h->nq; i++) {
         const float *dsi = ds + (size_t)i * ldds;
