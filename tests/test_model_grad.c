@@ -199,6 +199,7 @@ static void test_gpt2(void **state)
                            "rope:scaling=dynamic,factor=2,original=4",
                            "xpos:scale_base=16",
                            "ape+fire",
+                           "cope:npos=4",
                            "rope:layers=0"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_GPT2, specs[i]);
 }

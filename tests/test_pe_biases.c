@@ -173,6 +173,56 @@ static void test_fire(void **state)
     posemb_arena_free(&a);
 }
 
+/* CoPE's term against the paper's definition, in double: gates on the
+ * content logits, counts from the key to the query clamped at npos - 1, the
+ * interpolated q.e; a count past the clamp and the encoder refused. */
+static void test_cope(void **state)
+{
+    enum { n = 7, d = 4, P = 4 };
+    posemb_pe *p = tu_pe("cope:npos=4", 8, 2, 2, 16, 1);
+    const posemb_pe_param *e = posemb_pe_find_param(p, "cope.pos_emb", 1);
+    assert_non_null(e);
+    assert_int_equal((int)e->numel, P * d);
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 3, 3);
+    posemb_rng_fill_normal(&rng, e->data, P * d, 1.0f);
+    float q[n * d], k[n * d], s[n * n];
+    posemb_rng_fill_normal(&rng, q, n * d, 1.0f);
+    posemb_rng_fill_normal(&rng, k, n * d, 1.0f);
+    int32_t pos[n] = {0, 1, 2, 3, 4, 5, 6};
+    float scale = 0.5f;
+    posemb_pe_head h = {.layer = 1, .head = 1, .nq = n, .nk = n, .d = d, .scale = scale, .qpos = pos, .kpos = pos};
+    double s0[n][n];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double dot = 0;
+            for (int x = 0; x < d; x++) dot += (double)q[i * d + x] * k[j * d + x];
+            s0[i][j] = scale * dot;
+            s[i * n + j] = (float)s0[i][j];
+        }
+    posemb_pe_logits_forward(p, &h, q, d, k, d, s, n);
+    int clamped = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j <= i; j++) {
+            double count = 0;
+            for (int t = j; t <= i; t++) count += 1.0 / (1.0 + exp(-s0[i][t]));
+            clamped += count > P - 1;
+            double pc = fmin(count, P - 1), lo = floor(pc), hi = ceil(pc), qlo = 0, qhi = 0;
+            for (int x = 0; x < d; x++) {
+                qlo += (double)q[i * d + x] * e->data[(int)lo * d + x];
+                qhi += (double)q[i * d + x] * e->data[(int)hi * d + x];
+            }
+            double want = s0[i][j] + qlo + (pc - lo) * (qhi - qlo);
+            TU_CLOSE(s[i * n + j], want, 1e-5, 1e-5, "cope logit", i * n + j);
+        }
+    assert_true(clamped > 0);
+    posemb_pe_free(p);
+    posemb_pe_dims dims = {.dim = 8, .n_heads = 2, .n_layers = 1, .max_len = 8};
+    posemb_error err;
+    assert_int_equal(posemb_pe_create(&p, "cope", &dims, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "cope is defined for decoders"));
+}
+
 static void test_errors(void **state)
 {
     posemb_pe_dims dims = {.dim = 16, .n_heads = 2, .n_layers = 1, .max_len = 8};
@@ -190,10 +240,8 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sandwich),
-        cmocka_unit_test(test_kerple),
-        cmocka_unit_test(test_fire),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_sandwich), cmocka_unit_test(test_kerple), cmocka_unit_test(test_fire),
+        cmocka_unit_test(test_cope),     cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -256,6 +256,9 @@ GRAD_TEST(t_sandwich_causal, "ape+sandwich:dim=6", 1)
 GRAD_TEST(t_fire, "fire:width=8,threshold=4.5,c=0.7", 0)
 GRAD_TEST(t_fire_causal, "fire:width=6,threshold=4.5", 1)
 GRAD_TEST(t_fire_default, "ape+fire", 1)
+/* npos=3: counts of up to 6 gates reach the clamp */
+GRAD_TEST(t_cope, "cope:npos=3", 1)
+GRAD_TEST(t_cope_wide, "ape+cope:npos=12", 1)
 GRAD_TEST(t_ape_rpe, "ape+rpe:k=3", 0)
 GRAD_TEST(t_lsin_lsrpe, "lsin+lsrpe:k=3", 0)
 GRAD_TEST(t_ape_srpe, "ape+srpe:k=2", 0)
@@ -307,6 +310,8 @@ int main(void)
         cmocka_unit_test(t_fire),
         cmocka_unit_test(t_fire_causal),
         cmocka_unit_test(t_fire_default),
+        cmocka_unit_test(t_cope),
+        cmocka_unit_test(t_cope_wide),
         cmocka_unit_test(t_ape_rpe),
         cmocka_unit_test(t_lsin_lsrpe),
         cmocka_unit_test(t_ape_srpe),

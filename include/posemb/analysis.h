@@ -21,9 +21,10 @@ typedef struct posemb_pe_matrix {
 /* The matrix whose properties describe a PE over n positions (its first
  * component when combined): an APE's dot similarity P P^T; a relative
  * table's similarity over its vectors (one row per distance); RoPE's kernel
- * sum_m cos(theta_m (j - i)); a bias's head average. ERANGE for 'none',
- * which has no positional term (or n past an APE table); EINVAL for n < 1,
- * ENOMEM. out->data comes from a, valid until it is freed. */
+ * sum_m cos(theta_m (j - i)); a bias's head average; CoPE's similarity
+ * over its vectors by count. ERANGE for 'none', which has no positional
+ * term, for a matrix of zeros (CoPE's table as initialised), or n past an
+ * APE table; EINVAL for n < 1, ENOMEM. out->data comes from a, valid until it is freed. */
 POSEMB_API posemb_status posemb_pe_matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_matrix *out,
                                              posemb_error *err);
 

@@ -45,7 +45,7 @@ static posemb_status bias_mean(const posemb_pe_export *ex, int n, posemb_arena *
     return POSEMB_OK;
 }
 
-posemb_status posemb_pe_matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_matrix *out, posemb_error *err)
+static posemb_status matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_matrix *out, posemb_error *err)
 {
     posemb_pe_export ex;
     posemb_status st = posemb_pe_export_matrices(p, n, a, &ex, err);
@@ -65,5 +65,20 @@ posemb_status posemb_pe_matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_p
         return POSEMB_OK;
     }
     if (find(&ex, "bias")) return bias_mean(&ex, n, a, out, err);
+    /* CoPE's term depends on the content; what is fixed is its table over counts */
+    if ((m = find(&ex, "cope_pos")))
+        return similarity_of(m, a, "dot similarity of CoPE's vectors by count (layer 0)", out, err);
     return posemb_fail(err, POSEMB_ERANGE, "%s adds no positional term to analyse", posemb_pe_name(p));
+}
+
+/* A matrix of zeros (CoPE's table as initialised) has no shape to measure:
+ * its indicators would read as perfect, so it is refused. */
+posemb_status posemb_pe_matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_matrix *out, posemb_error *err)
+{
+    posemb_status st = matrix_of(p, n, a, out, err);
+    if (st) return st;
+    for (size_t k = 0; k < (size_t)out->size * out->size; k++)
+        if (out->data[k] != 0.0f) return POSEMB_OK;
+    return posemb_fail(err, POSEMB_ERANGE, "%s: %s is zero everywhere (untrained?): nothing to analyse",
+                       posemb_pe_name(p), out->what);
 }

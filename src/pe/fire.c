@@ -25,12 +25,12 @@
 enum { P_W1, P_B1, P_W2, P_B2, P_C, P_SCALE, P_COUNT };
 
 typedef struct fire_state {
-    int width;        /* hidden units of the MLP */
-    double c0, L0;    /* initial c, and the threshold Lt at scale 1 */
+    int width;               /* hidden units of the MLP */
+    double c0, L0;           /* initial c, and the threshold Lt at scale 1 */
     size_t off[P_COUNT + 1]; /* where each parameter's gradient sits in a dparams slot */
-    pe_slots table;   /* per thread: the bias (forward) or d loss / d bias (backward) by distance */
-    pe_slots dparams; /* per thread: gradients of every parameter, laid out by off[] */
-    float *fold;      /* [off[P_COUNT]]: the threads' gradients summed */
+    pe_slots table;          /* per thread: the bias (forward) or d loss / d bias (backward) by distance */
+    pe_slots dparams;        /* per thread: gradients of every parameter, laid out by off[] */
+    float *fold;             /* [off[P_COUNT]]: the threads' gradients summed */
 } fire_state;
 
 static posemb_status fire_declare(pe_comp *c, fire_state *s, posemb_error *err)
@@ -44,7 +44,7 @@ static posemb_status fire_declare(pe_comp *c, fire_state *s, posemb_error *err)
         float std;
         int decay;
     } p[P_COUNT] = {
-        {"fire.w1", W, 0, std1, 1},  {"fire.b1", W, 0, std1, 0},   {"fire.w2", H, W, std2, 1},
+        {"fire.w1", W, 0, std1, 1}, {"fire.b1", W, 0, std1, 0}, {"fire.w2", H, W, std2, 1},
         {"fire.b2", H, 0, std2, 0}, {"fire.c", 1, 0, -1.0f, 0}, {"fire.threshold_scale", 1, 0, -1.0f, 0},
     };
     s->off[0] = 0;
@@ -72,7 +72,8 @@ static posemb_status fire_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     if ((st = pe_slots_init(&s->table, c->dims.max_threads, (size_t)c->dims.max_len, err)) ||
         (st = pe_slots_init(&s->dparams, c->dims.max_threads, s->off[P_COUNT], err)))
         return st;
-    if (!(s->fold = calloc(s->off[P_COUNT], sizeof *s->fold))) return posemb_fail(err, POSEMB_ENOMEM, "fire: out of memory");
+    if (!(s->fold = calloc(s->off[P_COUNT], sizeof *s->fold)))
+        return posemb_fail(err, POSEMB_ENOMEM, "fire: out of memory");
     return POSEMB_OK;
 }
 
@@ -224,9 +225,8 @@ static posemb_status fire_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_e
     if (!m) return err ? err->code : POSEMB_ENOMEM;
     m->data[0] = c->params[P_C].data[0];
     m->data[1] = (float)threshold(c);
-    return pe_export_head_biases(c, n, a, out,
-                                 "row i, column j: f_h(ln(c|i-j| + 1) / (ln(c max(i, Lt) + 1) + eps))", fire_bias,
-                                 err);
+    return pe_export_head_biases(c, n, a, out, "row i, column j: f_h(ln(c|i-j| + 1) / (ln(c max(i, Lt) + 1) + eps))",
+                                 fire_bias, err);
 }
 
 const pe_family pe_family_fire = {
