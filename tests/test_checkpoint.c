@@ -114,6 +114,7 @@ static void test_round_trip(void **state)
         {POSEMB_GPT2, "rope:scaling=yarn,factor=4,original=8,p=0.5", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
         {POSEMB_GPT2, "ape+fire:width=16,c=0.25,threshold=64", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
         {POSEMB_GPT2, "cope:npos=16", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
+        {POSEMB_GPT2, "fox:bias=2.5", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
     };
     for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
         posemb_model *m = small(cases[i].arch, cases[i].pe, cases[i].head, cases[i].labels), *back;

@@ -200,6 +200,8 @@ static void test_gpt2(void **state)
                            "xpos:scale_base=16",
                            "ape+fire",
                            "cope:npos=4",
+                           "fox:bias=1",
+                           "ape+fox:layers=1",
                            "rope:layers=0"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_GPT2, specs[i]);
 }

@@ -223,6 +223,53 @@ static void test_cope(void **state)
     assert_non_null(strstr(err.msg, "cope is defined for decoders"));
 }
 
+/* FoX: logit (i, j <= i) + sum_{t=j+1..i} ln sigmoid(w_h . x_t + b_h), in
+ * double; with w = 0 it is ALiBi's linear decay with slope ln(1 + e^-b). */
+static void test_fox(void **state)
+{
+    enum { B = 2, T = 6, D = 8, H = 2 };
+    posemb_pe *p = tu_pe("fox", D, H, 2, 16, 1);
+    const posemb_pe_param *w = posemb_pe_find_param(p, "fox.forget.weight", 1),
+                          *b = posemb_pe_find_param(p, "fox.forget.bias", 1);
+    assert_true(w && b && b->data[0] == 0.0f && b->data[1] == 0.0f); /* the reference's init */
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 4, 4);
+    float x[B * T * D], *scratch = calloc(posemb_pe_layer_scratch_floats(p, B * T), sizeof(float));
+    posemb_rng_fill_normal(&rng, x, B * T * D, 1.0f);
+    int32_t pos[T] = {0, 1, 2, 3, 4, 5};
+    for (int zero_w = 0; zero_w < 2; zero_w++) {
+        posemb_rng_fill_normal(&rng, w->data, H * D, zero_w ? 0.0f : 0.5f);
+        if (zero_w) memset(w->data, 0, H * D * sizeof(float));
+        b->data[0] = 0.5f;
+        b->data[1] = 3.0f;
+        posemb_pe_layer_input_forward(p, 1, x, B, T, scratch);
+        for (int seq = 0; seq < B; seq++)
+            for (int h = 0; h < H; h++) {
+                float s[T * T] = {0};
+                posemb_pe_head hd = {
+                    .layer = 1, .head = h, .nq = T, .nk = T, .d = 4, .qpos = pos, .kpos = pos, .seq = seq};
+                posemb_pe_logits_forward(p, &hd, NULL, 4, NULL, 4, s, T);
+                for (int i = 0; i < T; i++)
+                    for (int j = 0; j <= i; j++) {
+                        double want = 0;
+                        for (int t = j + 1; t <= i; t++) {
+                            double z = b->data[h];
+                            for (int k = 0; k < D; k++) z += (double)w->data[h * D + k] * x[(seq * T + t) * D + k];
+                            want += -log1p(exp(-z));
+                        }
+                        if (zero_w) TU_CLOSE(want, -(i - j) * log1p(exp(-b->data[h])), 1e-12, 1e-12, "alibi form", i);
+                        TU_CLOSE(s[i * T + j], want, 1e-5, 1e-5, "fox bias", (seq * H + h) * 100 + i * T + j);
+                    }
+            }
+    }
+    free(scratch);
+    posemb_pe_free(p);
+    posemb_pe_dims dims = {.dim = 8, .n_heads = 2, .n_layers = 1, .max_len = 8};
+    posemb_error err;
+    assert_int_equal(posemb_pe_create(&p, "fox", &dims, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "fox is defined for decoders"));
+}
+
 static void test_errors(void **state)
 {
     posemb_pe_dims dims = {.dim = 16, .n_heads = 2, .n_layers = 1, .max_len = 8};
@@ -241,7 +288,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sandwich), cmocka_unit_test(test_kerple), cmocka_unit_test(test_fire),
-        cmocka_unit_test(test_cope),     cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_cope),     cmocka_unit_test(test_fox),    cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

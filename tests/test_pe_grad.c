@@ -1,5 +1,6 @@
 /* Finite-difference checks of every PE's backward pass, through the real
- * attention kernel: embeddings E -> input hook -> qkv = X W -> attention
+ * attention kernel: embeddings E -> input hook -> X -> (layer-input hook) and
+ * qkv = X W -> attention
  * (q/k, logits, values hooks; padding mask; optional causal mask) -> loss =
  * sum(out * R). Every PE parameter, every element of E and every element of
  * qkv is perturbed.
@@ -37,7 +38,7 @@ typedef struct harness {
     /* activations and scratch */
     float X[NTOK * D], qkv[NTOK * 3 * D], probs[B * H * T * T], out[NTOK * D];
     float dX[NTOK * D], dqkv[NTOK * 3 * D], dE[NTOK * D];
-    float *scratch, *in_scratch;
+    float *scratch, *in_scratch, *layer_scratch;
 } harness;
 
 static void fill(posemb_rng *r, float *x, int n, float std) { posemb_rng_fill_normal(r, x, n, std); }
@@ -58,6 +59,7 @@ static void project(harness *hs, float *buf)
 {
     posemb_error err;
     assert_int_equal(posemb_pe_input_forward(hs->p, hs->pos, NTOK, hs->E, hs->X, hs->in_scratch, &err), POSEMB_OK);
+    posemb_pe_layer_input_forward(hs->p, LAYER, hs->X, B, T, hs->layer_scratch);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, NTOK, 3 * D, D, 1.0f, hs->X, D, hs->W, 3 * D, 0.0f, buf,
                 3 * D);
 }
@@ -81,6 +83,7 @@ static void backward_full(harness *hs, float *dqkv0)
     memcpy(dqkv0, hs->dqkv, sizeof hs->dqkv);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, NTOK, D, 3 * D, 1.0f, hs->dqkv, 3 * D, hs->W, 3 * D, 0.0f,
                 hs->dX, D);
+    posemb_pe_layer_input_backward(hs->p, LAYER, hs->X, B, T, hs->dX, hs->layer_scratch);
     posemb_pe_input_backward(hs->p, hs->pos, NTOK, hs->E, hs->dX, hs->dE, hs->in_scratch);
 }
 
@@ -154,7 +157,8 @@ static void check_spec_dropout(const char *spec, int causal, float dropout)
     posemb_nn_attn_shape sh = {.B = B, .T = T, .D = D, .H = H, .causal = causal};
     hs->scratch = calloc(posemb_nn_attention_scratch_floats(&sh, hs->p), sizeof(float));
     hs->in_scratch = calloc(posemb_pe_input_scratch_floats(hs->p, NTOK) + 1, sizeof(float));
-    assert_true(hs->scratch && hs->in_scratch);
+    hs->layer_scratch = calloc(posemb_pe_layer_scratch_floats(hs->p, NTOK) + 1, sizeof(float));
+    assert_true(hs->scratch && hs->in_scratch && hs->layer_scratch);
 
     float dqkv0[NTOK * 3 * D];
     backward_full(hs, dqkv0);
@@ -194,6 +198,7 @@ static void check_spec_dropout(const char *spec, int causal, float dropout)
     free(grads);
     free(hs->scratch);
     free(hs->in_scratch);
+    free(hs->layer_scratch);
     posemb_pe_free(hs->p);
     free(hs);
     if (bad) fail_msg("%s: %d gradient mismatches", spec, bad);
@@ -259,6 +264,8 @@ GRAD_TEST(t_fire_default, "ape+fire", 1)
 /* npos=3: counts of up to 6 gates reach the clamp */
 GRAD_TEST(t_cope, "cope:npos=3", 1)
 GRAD_TEST(t_cope_wide, "ape+cope:npos=12", 1)
+GRAD_TEST(t_fox, "fox", 1)
+GRAD_TEST(t_fox_ape, "ape+fox:bias=2", 1)
 GRAD_TEST(t_ape_rpe, "ape+rpe:k=3", 0)
 GRAD_TEST(t_lsin_lsrpe, "lsin+lsrpe:k=3", 0)
 GRAD_TEST(t_ape_srpe, "ape+srpe:k=2", 0)
@@ -312,6 +319,8 @@ int main(void)
         cmocka_unit_test(t_fire_default),
         cmocka_unit_test(t_cope),
         cmocka_unit_test(t_cope_wide),
+        cmocka_unit_test(t_fox),
+        cmocka_unit_test(t_fox_ape),
         cmocka_unit_test(t_ape_rpe),
         cmocka_unit_test(t_lsin_lsrpe),
         cmocka_unit_test(t_ape_srpe),

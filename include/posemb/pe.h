@@ -76,6 +76,7 @@ typedef struct posemb_pe_head {
     float scale;                /* the engine's logit scale, 1/sqrt(d) */
     const int32_t *qpos, *kpos; /* positions of the queries [nq] and keys [nk] */
     int slot;                   /* thread slot in [0, max_threads), usually the OpenMP thread id */
+    int seq;                    /* the sequence's row in the batch, where the layer-input hook keeps its state */
 } posemb_pe_head;
 
 /* Parses spec and builds the PE for dims. The caller owns *out and frees it
@@ -161,6 +162,20 @@ POSEMB_API void posemb_pe_values_forward(posemb_pe *p, const posemb_pe_head *h, 
 /* dz: d loss / d z. Accumulates dprob [nq, nk] and parameter gradients. */
 POSEMB_API void posemb_pe_values_backward(posemb_pe *p, const posemb_pe_head *h, const float *prob, int ldp,
                                           const float *dz, int lddz, float *dprob, int lddp);
+
+/* 5. Layer-input hook: a PE that reads the input x of each attention layer
+ * (the rows q, k and v are projected from), as FoX's forget gates do. The
+ * caller keeps scratch, posemb_pe_layer_scratch_floats(ntok) floats (0 when
+ * the PE has no such hook), from the forward passes of all layers to their
+ * backward passes, and fills posemb_pe_head.seq. Forward: x [B*T, D], before
+ * the layer's attention. */
+POSEMB_API int posemb_pe_has_layer_input(const posemb_pe *p);
+POSEMB_API size_t posemb_pe_layer_scratch_floats(const posemb_pe *p, long ntok);
+POSEMB_API void posemb_pe_layer_input_forward(posemb_pe *p, int layer, const float *x, int B, int T, float *scratch);
+/* After the layer's attention backward: dx [B*T, D] += the hook's gradient
+ * w.r.t. x; parameter gradients accumulate. */
+POSEMB_API void posemb_pe_layer_input_backward(posemb_pe *p, int layer, const float *x, int B, int T, float *dx,
+                                               float *scratch);
 
 /* Folds the per-thread gradient slots of layer's attention hooks into the
  * parameter gradients. Call once per layer after all its heads' backward. */

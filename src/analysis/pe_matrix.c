@@ -68,6 +68,10 @@ static posemb_status matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_m
     /* CoPE's term depends on the content; what is fixed is its table over counts */
     if ((m = find(&ex, "cope_pos")))
         return similarity_of(m, a, "dot similarity of CoPE's vectors by count (layer 0)", out, err);
+    if (find(&ex, "fox_bias"))
+        return posemb_fail(err, POSEMB_ERANGE,
+                           "%s: its decay is computed from the layer input, no fixed matrix to analyse",
+                           posemb_pe_name(p));
     return posemb_fail(err, POSEMB_ERANGE, "%s adds no positional term to analyse", posemb_pe_name(p));
 }
 

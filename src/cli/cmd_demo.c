@@ -44,6 +44,7 @@ static const struct {
     {"xpos", 1},
     {"fire", 0},
     {"cope", 1},
+    {"fox", 1},
     {"ape+rpe", 0},
     {"lsin+lsrpe", 0},
 };
@@ -105,7 +106,8 @@ int cmd_demo(int argc, char **argv)
            dims.max_len, dims.dim, dims.n_heads, dims.n_layers, K);
     printf("%-44s %10s  %5s  %5s  %6s  %5s  %s\n", "PE", "params", "TI", "MONO", "window", "SYM", "matrix");
     for (size_t i = 0; i < sizeof SPECS / sizeof *SPECS; i++) demo_row(SPECS[i].spec, SPECS[i].causal, &dims, K);
-    printf("\nTI, MONO, SYM in [0, 1]: higher = the property holds better (docs/indicators.md).\n"
-           "Learned PEs (ape, lsin, rpe, lsrpe, relative_key, t5, kerple, fire, cope) are at initialisation here.\n");
+    printf(
+        "\nTI, MONO, SYM in [0, 1]: higher = the property holds better (docs/indicators.md).\n"
+        "Learned PEs (ape, lsin, rpe, lsrpe, relative_key, t5, kerple, fire, cope, fox) are at initialisation here.\n");
     return 0;
 }

@@ -18,6 +18,7 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     float eps = m->cfg.ln_eps;
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
     posemb_nn_layernorm_forward(a->a, a->mean1, a->rstd1, x, p->ln1_w, p->ln1_b, N, D, eps);
+    posemb_pe_layer_input_forward(m->pe, l, a->a, m->B, m->T, m->a.pe_layer_scratch);
     posemb_nn_linear_forward(m->mm, a->qkv, a->a, p->qkv_w, p->qkv_b, N, D, 3 * D, POSEMB_NN_W_IN_OUT);
     posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
     posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, D, D, POSEMB_NN_W_IN_OUT);
@@ -58,6 +59,7 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     memset(s->dh, 0, ND * sizeof(float));
     posemb_nn_linear_backward(m->mm, s->dh, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, 3 * D,
                               POSEMB_NN_W_IN_OUT);
+    posemb_pe_layer_input_backward(m->pe, l, a->a, m->B, m->T, s->dh, s->pe_layer_scratch);
     posemb_nn_layernorm_backward(dx, GR(p->ln1_w), GR(p->ln1_b), s->dh, x, p->ln1_w, a->mean1, a->rstd1, N, D);
 }
 

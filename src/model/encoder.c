@@ -14,6 +14,7 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     layer_acts *a = model_layer_acts(m, l);
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
+    posemb_pe_layer_input_forward(m->pe, l, x, m->B, m->T, m->a.pe_layer_scratch);
     posemb_nn_linear_forward(m->mm, a->qkv, x, p->qkv_w, p->qkv_b, N, D, 3 * D, POSEMB_NN_W_OUT_IN);
     posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
     posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, D, D, POSEMB_NN_W_OUT_IN);
@@ -58,6 +59,7 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
     posemb_nn_linear_backward(m->mm, dx, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, x, p->qkv_w, N, D, 3 * D,
                               POSEMB_NN_W_OUT_IN);
+    posemb_pe_layer_input_backward(m->pe, l, x, m->B, m->T, dx, s->pe_layer_scratch);
 #undef GR
 }
 

@@ -169,6 +169,7 @@ static int carve(posemb_model *m, int B, int T)
     posemb_nn_attn_shape sh = {.B = B, .T = T, .D = c->hidden, .H = c->heads};
     a->attn_scratch = F(posemb_nn_attention_scratch_floats(&sh, m->pe));
     a->pe_scratch = F(posemb_pe_input_scratch_floats(m->pe, (long)N) + 1);
+    a->pe_layer_scratch = F(posemb_pe_layer_scratch_floats(m->pe, (long)N) + 1);
     a->mask = F(N);
     a->hx = F(N * D);
     a->ht = F(N * D);
@@ -309,10 +310,12 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
     posemb_nn_linear_forward(m->mm, la->qkv, la->a, m->L[0].qkv_w, m->L[0].qkv_b, N, D, 3 * D,
                              gpt2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN);
     float scale = 1.0f / sqrtf((float)d);
+    posemb_pe_layer_input_forward(m->pe, 0, la->a, m->B, T, a->pe_layer_scratch);
     for (int bi = 0; bi < m->B; bi++)
         for (int h = 0; h < H; h++) {
             const int32_t *ps = a->pos_attn + (size_t)bi * T;
-            posemb_pe_head hd = {.head = h, .nq = T, .nk = T, .d = d, .scale = scale, .qpos = ps, .kpos = ps};
+            posemb_pe_head hd = {
+                .head = h, .nq = T, .nk = T, .d = d, .scale = scale, .qpos = ps, .kpos = ps, .seq = bi};
             float *q = la->qkv + (size_t)bi * T * 3 * D + (size_t)h * d, *k = q + D,
                   *s = out + ((size_t)bi * H + h) * T * T;
             posemb_pe_qk_forward(m->pe, &hd, q, 3 * D, k, 3 * D);

@@ -35,6 +35,7 @@ typedef struct model_acts {
     float *hx, *ht, *hg, *hu, *hmean, *hrstd, *dhx, *dht, *dhg, *dhu, *dlast, *logits, *lm_scratch;
     /* backward scratch */
     float *dx, *dx2, *dres, *dh, *dz, *dqkv, *dfi, *dga, *demb, *attn_scratch, *pe_scratch;
+    float *pe_layer_scratch; /* the layer-input hook's state, kept from forward to backward */
 } model_acts;
 
 struct posemb_model {

@@ -77,11 +77,19 @@ static void undrop_grad(const posemb_nn_attn_shape *s, int b, int h, float *dp)
     for (size_t i = 0; i < n; i++) dp[i] *= posemb_nn_dropout_scale(s->key, base + i, s->dropout);
 }
 
-/* Head h of self-attention over T positions ps: queries and keys alike. */
-static posemb_pe_head self_head(int layer, int h, int T, int d, float scale, const int32_t *ps, int slot)
+/* Head h of sequence b's self-attention over T positions ps: queries and keys alike. */
+static posemb_pe_head self_head(int layer, int b, int h, int T, int d, float scale, const int32_t *ps, int slot)
 {
-    return (posemb_pe_head){
-        .layer = layer, .head = h, .nq = T, .nk = T, .d = d, .scale = scale, .qpos = ps, .kpos = ps, .slot = slot};
+    return (posemb_pe_head){.layer = layer,
+                            .head = h,
+                            .nq = T,
+                            .nk = T,
+                            .d = d,
+                            .scale = scale,
+                            .qpos = ps,
+                            .kpos = ps,
+                            .slot = slot,
+                            .seq = b};
 }
 
 void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, float *qkv, const int32_t *pos,
@@ -96,7 +104,7 @@ void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, in
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             const int32_t *ps = positions(pos, b, T, arange);
-            posemb_pe_head hd = self_head(layer, h, T, d, scale, ps, posemb_thread_id());
+            posemb_pe_head hd = self_head(layer, b, h, T, d, scale, ps, posemb_thread_id());
             float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             float *pr = probs + ((size_t)b * H + h) * T * T, *z = out + (size_t)b * T * D + (size_t)h * d;
             posemb_pe_qk_forward(p, &hd, q, ld, k, ld);
@@ -134,7 +142,7 @@ void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, i
         for (int h = 0; h < H; h++) {
             const int32_t *ps = positions(pos, b, T, arange);
             int slot = posemb_thread_id();
-            posemb_pe_head hd = self_head(layer, h, T, d, scale, ps, slot);
+            posemb_pe_head hd = self_head(layer, b, h, T, d, scale, ps, slot);
             const float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             const float *pr = probs + ((size_t)b * H + h) * T * T, *dz = dout + (size_t)b * T * D + (size_t)h * d;
             float *dq = dqkv + (size_t)b * T * ld + (size_t)h * d, *dk = dq + D, *dv = dq + 2 * D;

@@ -21,7 +21,8 @@
 
 typedef struct cope_state {
     int npos;
-    pe_slots work; /* per thread: gates [max_len^2], q.e [max_len, npos], d loss / d q.e [max_len, npos], row [max_len] */
+    pe_slots
+        work; /* per thread: gates [max_len^2], q.e [max_len, npos], d loss / d q.e [max_len, npos], row [max_len] */
     pe_slots dtable; /* per thread: [npos, d] gradient of this layer's table */
 } cope_state;
 

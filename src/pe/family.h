@@ -9,7 +9,7 @@ typedef enum pe_kind { PE_KIND_INPUT = 1, PE_KIND_ATTENTION = 2 } pe_kind;
 
 /* Attention hooks a component uses: set from the family's non-NULL hooks
  * before configure, which may clear some (rpe:values=off). */
-enum { PE_HOOK_QK = 1, PE_HOOK_LOGITS = 2, PE_HOOK_VALUES = 4 };
+enum { PE_HOOK_QK = 1, PE_HOOK_LOGITS = 2, PE_HOOK_VALUES = 4, PE_HOOK_LAYER_INPUT = 8 };
 
 #define PE_MAX_OPTS 16
 
@@ -54,6 +54,10 @@ typedef struct pe_family {
     void (*values_backward)(pe_comp *c, const posemb_pe_head *h, const float *prob, int ldp, const float *dz, int lddz,
                             float *dprob, int lddp);
     void (*layer_backward_end)(pe_comp *c, int layer);
+    /* The layer-input hook (pe.h, 5.): scratch floats for ntok tokens over all layers. */
+    size_t (*layer_scratch)(const pe_comp *c, long ntok);
+    void (*layer_input_forward)(pe_comp *c, int layer, const float *x, int B, int T, float *scratch);
+    void (*layer_input_backward)(pe_comp *c, int layer, const float *x, int B, int T, float *dx, float *scratch);
 
     /* Appends the matrices that define the PE for n positions. */
     posemb_status (*export)(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err);

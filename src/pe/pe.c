@@ -1,5 +1,5 @@
 /* A PE: up to one input component and one attention component, their
- * parameters, and the dispatch of the four hooks. The input integration
+ * parameters, and the dispatch of the five hooks. The input integration
  * (add, or concat followed by a learned projection) is generic and serves
  * every absolute family. */
 #include <cblas.h>
@@ -113,7 +113,7 @@ static posemb_status add_comp(posemb_pe *p, pe_spec_comp *sc, posemb_error *err)
     c->params = p->params + p->n_params;
     snprintf(c->canon, sizeof c->canon, "%s", f->name);
     c->hooks = (f->qk_forward ? PE_HOOK_QK : 0) | (f->logits_forward ? PE_HOOK_LOGITS : 0) |
-               (f->values_forward ? PE_HOOK_VALUES : 0);
+               (f->values_forward ? PE_HOOK_VALUES : 0) | (f->layer_input_forward ? PE_HOOK_LAYER_INPUT : 0);
     posemb_status st = f->kind == PE_KIND_INPUT ? input_options(p, c, &sc->opts, err) : POSEMB_OK;
     if (!st) st = f->configure(c, &sc->opts, err);
     if (!st && f->kind == PE_KIND_ATTENTION) st = pe_layers_configure(c, &sc->opts, err);
@@ -216,6 +216,7 @@ int posemb_pe_has_input(const posemb_pe *p) { return p->input != NULL; }
 int posemb_pe_has_qk(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_QK); }
 int posemb_pe_has_logits(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_LOGITS); }
 int posemb_pe_has_values(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_VALUES); }
+int posemb_pe_has_layer_input(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_LAYER_INPUT); }
 
 int posemb_pe_n_params(const posemb_pe *p) { return p->n_params; }
 const posemb_pe_param *posemb_pe_get_param(const posemb_pe *p, int i)
@@ -409,6 +410,26 @@ void posemb_pe_values_backward(posemb_pe *p, const posemb_pe_head *h, const floa
 {
     if (posemb_pe_has_values(p) && pe_layer_on(p->attn, h->layer))
         p->attn->fam->values_backward(p->attn, h, prob, ldp, dz, lddz, dprob, lddp);
+}
+
+/* ---- 5. layer-input hook ---------------------------------------------- */
+
+size_t posemb_pe_layer_scratch_floats(const posemb_pe *p, long ntok)
+{
+    return posemb_pe_has_layer_input(p) ? p->attn->fam->layer_scratch(p->attn, ntok) : 0;
+}
+
+void posemb_pe_layer_input_forward(posemb_pe *p, int layer, const float *x, int B, int T, float *scratch)
+{
+    if (posemb_pe_has_layer_input(p) && pe_layer_on(p->attn, layer))
+        p->attn->fam->layer_input_forward(p->attn, layer, x, B, T, scratch);
+}
+
+void posemb_pe_layer_input_backward(posemb_pe *p, int layer, const float *x, int B, int T, float *dx, float *scratch)
+{
+    POSEMB_REQUIRE(posemb_pe_is_bound(p, 1), "PE backward without gradient memory (posemb_pe_bind)");
+    if (posemb_pe_has_layer_input(p) && pe_layer_on(p->attn, layer))
+        p->attn->fam->layer_input_backward(p->attn, layer, x, B, T, dx, scratch);
 }
 
 void posemb_pe_layer_backward_end(posemb_pe *p, int layer)
