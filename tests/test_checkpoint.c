@@ -115,6 +115,8 @@ static void test_round_trip(void **state)
         {POSEMB_GPT2, "ape+fire:width=16,c=0.25,threshold=64", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
         {POSEMB_GPT2, "cope:npos=16", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
         {POSEMB_GPT2, "fox:bias=2.5", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
+        {POSEMB_GPT2, "ape+random:max=64", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
+        {POSEMB_BERT, "random:max=40+rope", POSEMB_HEAD_MLM, 0, "BertForMaskedLM"},
     };
     for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
         posemb_model *m = small(cases[i].arch, cases[i].pe, cases[i].head, cases[i].labels), *back;

@@ -7,12 +7,14 @@
  * "ape:integration=concat". At most one absolute component (input hook)
  * and one attention component (q/k, logits or values hooks) may be combined.
  *
- * A PE acts at up to four points of a Transformer; each hook has a forward
+ * A PE acts at up to five points of a Transformer; each hook has a forward
  * and a backward:
  *   1. input:  y = x + P[pos]   (or y = W [x; P[pos]] + b with integration=concat)
  *   2. q/k:    q_i <- R(pos_i) q_i, k_j <- R(pos_j) k_j            (RoPE)
  *   3. logits: s_ij += term(i, j, q_i, k_j)  on the *scaled* logits s = q.k/sqrt(d)
  *   4. values: z_i += sum_j p_ij aV[r(i, j)]                       (Shaw RPE)
+ *   5. layer input: state computed from each attention layer's input x,
+ *      read by the hooks above                                     (FoX's gates)
  * Attention hooks work on one (sequence, head) at a time: matrices of rows
  * with a leading dimension, so the engine may pass views into a fused qkv
  * buffer. Gradients of PE parameters accumulate into per-thread slots (no
@@ -123,6 +125,15 @@ POSEMB_API void posemb_pe_zero_grad(posemb_pe *p);
 /* Recomputes tables derived from parameters (learned frequencies); call
  * after every parameter change, before the next forward. */
 POSEMB_API void posemb_pe_prepare(posemb_pe *p);
+
+/* Randomized positions (random:max=N, Ruoss et al. 2023): N, or 0 when the
+ * PE takes the positions it is given. */
+POSEMB_API int32_t posemb_pe_random_max(const posemb_pe *p);
+/* pos [T]: T distinct positions drawn uniformly from [0, N) and sorted, a
+ * function of key alone: what a model feeds such a PE instead of 0..T-1.
+ * EINVAL without random:max=; ERANGE for T outside [1, N]. */
+POSEMB_API posemb_status posemb_pe_draw_positions(const posemb_pe *p, uint64_t key, int T, int32_t *pos,
+                                                  posemb_error *err);
 
 /* Largest position the PE accepts + 1 (INT32_MAX when unbounded). */
 POSEMB_API int32_t posemb_pe_position_limit(const posemb_pe *p);

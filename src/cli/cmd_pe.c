@@ -85,7 +85,8 @@ static void list_families(void)
         posemb_pe_family_doc d = posemb_pe_family_doc_at(i);
         printf("%-20s %s\n%-20s   options: %s\n", d.name, d.summary, "", d.options[0] ? d.options : "none");
     }
-    printf("\nCombine one absolute PE with one relative PE or bias: ape+rpe, lsin+lsrpe, ape+alibi, ...\n");
+    printf("\nCombine one absolute PE with one relative PE or bias: ape+rpe, lsin+lsrpe, ape+alibi, ...;\n"
+           "add random:max=N to either for randomized positions: ape+random:max=256, rope+random:max=1024\n");
 }
 
 static posemb_status write_safetensors(const pe_cmd *c, const posemb_pe *p, const posemb_pe_export *ex,

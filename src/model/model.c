@@ -233,18 +233,27 @@ static posemb_status take_batch(posemb_model *m, const posemb_batch *b, posemb_e
 
 /* Positions as HF computes them: arange for BERT and GPT-2; RoBERTa counts
  * non-padding tokens from pad + 1, and gives padding the position pad.
- * Relative terms always see the token index. */
+ * Relative terms always see the token index. With randomized positions
+ * (random:max=N) both see, in place of index t, the t-th of T sorted
+ * positions drawn once for the batch: a new draw every training step, one
+ * fixed draw in evaluation. */
 static void make_positions(posemb_model *m, int B, int T)
 {
     model_acts *a = &m->a;
     int pad = m->cfg.pad_token_id;
+    int32_t *drawn = a->pos_attn; /* the first sequence's row holds the draw */
+    int random = posemb_pe_random_max(m->pe) > 0;
+    if (random) {
+        uint64_t key = posemb_nn_dropout_key(m->seed, m->train ? m->step : UINT64_MAX, UINT64_MAX);
+        if (posemb_pe_draw_positions(m->pe, key, T, drawn, NULL)) random = 0; /* T > N: checked by the caller */
+    }
     for (int b = 0; b < B; b++) {
         int32_t count = 0;
         for (int t = 0; t < T; t++) {
             int i = b * T + t;
-            a->pos_attn[i] = t;
-            if (m->cfg.arch != POSEMB_ROBERTA) a->pos_in[i] = t;
-            else a->pos_in[i] = a->ids[i] != pad ? pad + ++count : pad;
+            a->pos_attn[i] = random ? drawn[t] : t;
+            if (m->cfg.arch != POSEMB_ROBERTA) a->pos_in[i] = a->pos_attn[i];
+            else a->pos_in[i] = a->ids[i] != pad ? pad + 1 + (random ? drawn[count++] : count++) : pad;
         }
     }
 }
@@ -265,6 +274,11 @@ static posemb_status prepare_batch(posemb_model *m, const posemb_batch *b, posem
     m->B = b->B;
     m->T = b->T;
     m->has_pooled = 0;
+    if (posemb_pe_random_max(m->pe) && b->T > posemb_pe_random_max(m->pe)) {
+        m->B = 0;
+        return posemb_fail(err, POSEMB_ERANGE, "batch: %d tokens, more than random:max=%d distinct positions", b->T,
+                           posemb_pe_random_max(m->pe));
+    }
     make_positions(m, b->B, b->T);
     st = posemb_pe_check_positions(m->pe, m->a.pos_in, (long)b->B * b->T, err);
     if (!st) st = posemb_pe_check_positions(m->pe, m->a.pos_attn, (long)b->B * b->T, err);

@@ -5,7 +5,9 @@
 
 #include "posemb/pe.h"
 
-typedef enum pe_kind { PE_KIND_INPUT = 1, PE_KIND_ATTENTION = 2 } pe_kind;
+/* Input families add to the embeddings, attention families act in attention,
+ * position families change the positions the others see (random:max=). */
+typedef enum pe_kind { PE_KIND_INPUT = 1, PE_KIND_ATTENTION = 2, PE_KIND_POSITIONS = 3 } pe_kind;
 
 /* Attention hooks a component uses: set from the family's non-NULL hooks
  * before configure, which may clear some (rpe:values=off). */
@@ -77,6 +79,7 @@ struct pe_comp {
     posemb_pe *owner;
     void *state;             /* family-owned */
     unsigned char *layer_on; /* attention families: [n_layers], 1 where the PE acts (layers=); NULL: every layer */
+    int32_t draw_max;        /* position families: positions are drawn from [0, draw_max) */
 };
 
 /* layers=LIST (layers.c): read and checked for an attention component, written to its canonical spec. */
@@ -158,6 +161,9 @@ static inline float *pe_slot(const pe_slots *s, int i)
 /* dst[0..size) += the sum of all slots; the slots are zeroed. */
 void pe_slots_fold(pe_slots *s, float *dst);
 void pe_slots_free(pe_slots *s);
+
+/* T sorted distinct positions from [0, max), a function of key (random.c). */
+void pe_draw_positions(int32_t max, uint64_t key, int T, int32_t *pos);
 
 /* The registry (registry.c). */
 const pe_family *pe_family_find(const char *name);

@@ -22,10 +22,10 @@
 #include "family.h"
 
 typedef struct fox_state {
-    double bias0;     /* initial b */
-    float *scratch;   /* the caller's, as of the last forward */
-    int B, T;         /* of the last forward */
-    pe_slots cumsum;  /* per thread: C [max_len] in double (two floats each) */
+    double bias0;    /* initial b */
+    float *scratch;  /* the caller's, as of the last forward */
+    int B, T;        /* of the last forward */
+    pe_slots cumsum; /* per thread: C [max_len] in double (two floats each) */
 } fox_state;
 
 static posemb_status fox_configure(pe_comp *c, pe_opts *o, posemb_error *err)
@@ -168,8 +168,8 @@ static posemb_status fox_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_ex
     int H = c->dims.n_heads;
     for (int l = 0; l < c->dims.n_layers; l++) {
         snprintf(name, sizeof name, c->dims.n_layers > 1 ? "fox_bias.layer%d" : "fox_bias", l);
-        posemb_pe_named_matrix *m =
-            pe_export_add(out, a, name, "row h: the forget gate's bias b_h (ln f = ln sigmoid(w_h . x + b_h))", H, 1, err);
+        posemb_pe_named_matrix *m = pe_export_add(
+            out, a, name, "row h: the forget gate's bias b_h (ln f = ln sigmoid(w_h . x + b_h))", H, 1, err);
         if (!m) return err ? err->code : POSEMB_ENOMEM;
         memcpy(m->data, c->params[2 * l + 1].data, (size_t)H * sizeof(float));
     }

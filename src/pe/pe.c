@@ -18,9 +18,9 @@ struct posemb_pe {
     posemb_pe_dims dims;
     char name[128], spec[400];
     int n_comps;
-    pe_comp comps[2];
-    pe_comp *input, *attn;
-    int concat; /* input integration: 0 add, 1 concat + projection */
+    pe_comp comps[3];
+    pe_comp *input, *attn, *positions; /* positions: random:max=, drawn positions for the other two */
+    int concat;                        /* input integration: 0 add, 1 concat + projection */
     int proj_w; /* concat: index of the projection weight [D, D + width] in params, then the bias [D] */
     int n_params, cap_params;
     posemb_pe_param *params;
@@ -95,12 +95,15 @@ static posemb_status add_comp(posemb_pe *p, pe_spec_comp *sc, posemb_error *err)
             snprintf(known + strlen(known), sizeof known - strlen(known), ", %s", PE_FAMILIES[i]->name);
         return posemb_fail(err, POSEMB_EINVAL, "spec '%s': unknown PE '%s' (known: %s)", p->spec, sc->family, known);
     }
-    pe_comp **slot = f->kind == PE_KIND_INPUT ? &p->input : &p->attn;
+    pe_comp **slot = f->kind == PE_KIND_INPUT ? &p->input : f->kind == PE_KIND_ATTENTION ? &p->attn : &p->positions;
     if (*slot)
         return posemb_fail(err, POSEMB_EINVAL,
                            "spec '%s': both %s and %s are %s PEs; combine at most one absolute PE "
                            "with one relative PE or bias",
-                           p->spec, (*slot)->fam->name, f->name, f->kind == PE_KIND_INPUT ? "absolute" : "attention");
+                           p->spec, (*slot)->fam->name, f->name,
+                           f->kind == PE_KIND_INPUT       ? "absolute"
+                           : f->kind == PE_KIND_ATTENTION ? "attention"
+                                                          : "position");
     pe_comp *c = &p->comps[p->n_comps++];
     memset(c, 0, sizeof *c);
     *slot = c;
@@ -148,11 +151,34 @@ static void join_names(posemb_pe *p)
 
 static int is_none(const pe_spec_comp *sc) { return sc->family[0] == 'n' && !strcmp(sc->family, "none"); }
 
-/* 0 for absolute families, 1 for the rest (and unknown names, reported by add_comp). */
+/* 0 for absolute families, 2 for position families, 1 for the rest (and
+ * unknown names, reported by add_comp). */
 static int comp_rank(const pe_spec_comp *sc)
 {
     const pe_family *f = pe_family_find(sc->family);
-    return f && f->kind == PE_KIND_INPUT ? 0 : 1;
+    return f && f->kind == PE_KIND_INPUT ? 0 : f && f->kind == PE_KIND_POSITIONS ? 2 : 1;
+}
+
+/* random:max=N feeds drawn positions to the other components: there must be
+ * one that reads positions, and every table must reach N - 1. */
+static posemb_status check_positions_comp(posemb_pe *p, posemb_error *err)
+{
+    const pe_comp *r = p->positions;
+    if (!r) return POSEMB_OK;
+    int reads = p->input || (p->attn && strcmp(p->attn->fam->name, "cope") && strcmp(p->attn->fam->name, "fox"));
+    if (!reads)
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "spec '%s': random draws the positions another PE reads; combine it with one that reads "
+                           "positions (ape+random:max=N, rope+random:max=N, ...)",
+                           p->spec);
+    for (int i = 0; i < p->n_comps; i++)
+        if (&p->comps[i] != r && p->comps[i].max_pos < r->draw_max)
+            return posemb_fail(err, POSEMB_EINVAL,
+                               "spec '%s': random:max=%d draws positions up to %d, but %s takes positions below %d "
+                               "(give the model max_len >= %d)",
+                               p->spec, r->draw_max, r->draw_max - 1, p->comps[i].fam->name, p->comps[i].max_pos,
+                               r->draw_max);
+    return POSEMB_OK;
 }
 
 static posemb_status build(posemb_pe *p, const char *spec, posemb_error *err)
@@ -167,11 +193,11 @@ static posemb_status build(posemb_pe *p, const char *spec, posemb_error *err)
     /* The absolute component first, whatever the spec's order: parameters,
      * the canonical spec and exports then follow the Transformer's order,
      * so "rpe+ape" and "ape+rpe" lay out their parameters identically. */
-    for (int rank = 0; rank < 2; rank++)
+    for (int rank = 0; rank < 3; rank++)
         for (int i = 0; i < n; i++)
             if (!is_none(&sc[i]) && comp_rank(&sc[i]) == rank && (st = add_comp(p, &sc[i], err))) return st;
     join_names(p);
-    return POSEMB_OK;
+    return check_positions_comp(p, err);
 }
 
 posemb_status posemb_pe_create(posemb_pe **out, const char *spec, const posemb_pe_dims *dims, posemb_error *err)
@@ -283,6 +309,19 @@ void posemb_pe_prepare(posemb_pe *p)
 {
     for (int i = 0; i < p->n_comps; i++)
         if (p->comps[i].fam->prepare) p->comps[i].fam->prepare(&p->comps[i]);
+}
+
+int32_t posemb_pe_random_max(const posemb_pe *p) { return p->positions ? p->positions->draw_max : 0; }
+
+posemb_status posemb_pe_draw_positions(const posemb_pe *p, uint64_t key, int T, int32_t *pos, posemb_error *err)
+{
+    int32_t max = posemb_pe_random_max(p);
+    if (!max) return posemb_fail(err, POSEMB_EINVAL, "PE %s: no randomized positions (random:max=N)", p->name);
+    if (T < 1 || T > max)
+        return posemb_fail(err, POSEMB_ERANGE, "PE %s: %d distinct positions cannot be drawn from [0, %d)", p->spec, T,
+                           max);
+    pe_draw_positions(max, key, T, pos);
+    return POSEMB_OK;
 }
 
 int32_t posemb_pe_position_limit(const posemb_pe *p)
@@ -491,7 +530,7 @@ posemb_status posemb_pe_export_matrices(posemb_pe *p, int n, posemb_arena *a, po
     if (n < 1) return posemb_fail(err, POSEMB_EINVAL, "PE export: length %d (need >= 1)", n);
     for (int i = 0; i < p->n_comps; i++) {
         pe_comp *c = &p->comps[i];
-        posemb_status st = c->fam->export(c, n, a, out, err);
+        posemb_status st = c->fam->export ? c->fam->export(c, n, a, out, err) : POSEMB_OK;
         if (st) return st;
     }
     return POSEMB_OK;
