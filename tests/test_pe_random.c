@@ -96,8 +96,7 @@ static void positions_used(posemb_model *m, int T, int32_t *pos)
         pos[t] = -1;
         for (int r = 0; r < rows && pos[t] < 0; r++) {
             int same = 1;
-            for (int k = 0; k < D && same; k++)
-                same = fabsf(h0[t * D + k] - (e[3 * D + k] + P[r * D + k])) < 1e-6f;
+            for (int k = 0; k < D && same; k++) same = fabsf(h0[t * D + k] - (e[3 * D + k] + P[r * D + k])) < 1e-6f;
             if (same) pos[t] = r;
         }
         assert_true(pos[t] >= 0);

@@ -6,6 +6,10 @@
  *     p = softmax(s)       z = p v  (+ the PE's values hook)
  * RoPE-like q/k hooks rotate qkv in place in the forward pass; the backward
  * pass reads the rotated q, k from the same buffer.
+ * A PE with a layer-input hook (FoX) reads state that
+ * posemb_pe_layer_input_forward computed from the layer's input, so the
+ * caller runs that first (and posemb_pe_layer_input_backward after the
+ * backward pass), as the models do.
  * Masks follow Hugging Face: a padded key gets -FLT_MAX added (probability
  * exactly 0); in causal mode keys j > i are set to -FLT_MAX first. */
 #ifndef POSEMB_ATTENTION_H

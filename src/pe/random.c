@@ -40,7 +40,8 @@ void pe_draw_positions(int32_t max, uint64_t key, int T, int32_t *pos)
 const pe_family pe_family_random = {
     .name = "random",
     .kind = PE_KIND_POSITIONS,
-    .summary = "randomized positions: T sorted distinct positions drawn from [0, max) (Ruoss et al. 2023), with another PE",
+    .summary =
+        "randomized positions: T sorted distinct positions drawn from [0, max) (Ruoss et al. 2023), with another PE",
     .options = "max=INT the range positions are drawn from (required)",
     .configure = random_configure,
 };
