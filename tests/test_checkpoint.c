@@ -139,6 +139,40 @@ static void test_round_trip(void **state)
     }
 }
 
+/* longrope's factors travel inside the folder: config.json carries them
+ * under rope_scaling (as HF writes longrope) and the stored spec names
+ * factors=config.json, read relative to the folder wherever it is moved;
+ * the model then computes what it computed before. */
+static void test_longrope_folder(void **state)
+{
+    posemb_model *m = small(POSEMB_GPT2,
+                            "rope:scaling=longrope,factor=4,original=8,factors=" POSEMB_TESTDATA "/longrope_hd16.json",
+                            POSEMB_HEAD_CLM, 0),
+                 *back;
+    char path[1200], moved[1200];
+    snprintf(path, sizeof path, "%s/longrope", dir);
+    snprintf(moved, sizeof moved, "%s/elsewhere", dir);
+    posemb_error err;
+    if (posemb_model_save(m, path, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(rename(path, moved), 0);
+    if (posemb_model_load(&back, moved, &err)) fail_msg("%s", err.msg);
+    char want[1400];
+    snprintf(want, sizeof want, "factors=%s/config.json", moved);
+    assert_non_null(strstr(posemb_pe_spec(posemb_model_pe(back)), want));
+    int32_t ids[2 * 20];
+    for (int i = 0; i < 40; i++) ids[i] = (i * 7) % 200;
+    posemb_batch b = {.B = 2, .T = 20, .ids = ids}; /* 20 > original: the long factors act */
+    assert_int_equal(posemb_model_forward(m, &b, &err), POSEMB_OK);
+    size_t n = (size_t)40 * posemb_model_config(m)->hidden;
+    float *h = malloc(n * sizeof *h);
+    memcpy(h, posemb_model_hidden(m, 2), n * sizeof *h);
+    assert_int_equal(posemb_model_forward(back, &b, &err), POSEMB_OK);
+    assert_memory_equal(posemb_model_hidden(back, 2), h, n * sizeof *h);
+    free(h);
+    posemb_model_free(back);
+    posemb_model_free(m);
+}
+
 /* An F16 and a BF16 copy of a golden checkpoint load (as float32) and give
  * HF's outputs within the precision of the format. */
 static void test_half_precision(void **state)
@@ -269,9 +303,8 @@ static void test_bad_checkpoints(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hf_layout),
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_half_precision),
+        cmocka_unit_test(test_hf_layout),       cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_longrope_folder), cmocka_unit_test(test_half_precision),
         cmocka_unit_test(test_bad_checkpoints),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

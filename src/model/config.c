@@ -11,6 +11,8 @@
 #include "posemb/fileio.h"
 #include "posemb/model.h"
 
+#include "model_impl.h"
+
 void posemb_config_defaults(posemb_config *c, posemb_arch arch)
 {
     memset(c, 0, sizeof *c);
@@ -206,6 +208,7 @@ static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *pa
         snprintf(c->architecture, sizeof c->architecture, "%s", cJSON_GetArrayItem(archs, 0)->valuestring);
     posemb_status st = arch == POSEMB_GPT2 ? parse_gpt2(r, c, path, err) : parse_encoder(r, c, path, err);
     if (!st) st = parse_head(r, c, path, err);
+    if (!st) st = config_resolve_factors(c, path, err);
     if (st) return st;
     posemb_error check;
     if (posemb_config_check(c, &check)) return posemb_fail(err, POSEMB_EFORMAT, "%s: %s", path, check.msg);
@@ -321,7 +324,13 @@ posemb_status posemb_config_save(const posemb_config *c, const char *path, posem
     cJSON_AddStringToObject(r, "torch_dtype", "float32");
     int hf_has_pe = c->arch == POSEMB_GPT2 ? !strcmp(hf_pe_type(c->pe) ? hf_pe_type(c->pe) : "", "absolute")
                                            : hf_pe_type(c->pe) != NULL;
-    if (!hf_has_pe) cJSON_AddStringToObject(r, "posemb_pe", c->pe);
+    char spec[sizeof c->pe];
+    posemb_status fs = config_embed_factors(c->pe, r, spec, sizeof spec, path, err);
+    if (fs) {
+        cJSON_Delete(r);
+        return fs;
+    }
+    if (!hf_has_pe) cJSON_AddStringToObject(r, "posemb_pe", spec);
     char *text = cJSON_Print(r);
     cJSON_Delete(r);
     if (!text) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);

@@ -2,8 +2,18 @@
 #ifndef POSEMB_MODEL_IMPL_H
 #define POSEMB_MODEL_IMPL_H
 
+#include <cjson/cJSON.h>
+
 #include "posemb/attention.h"
 #include "posemb/model.h"
+
+/* longrope's factors (config_factors.c): copies the file a spec's factors=
+ * names into root's "rope_scaling" and writes the spec, now saying
+ * factors=config.json, to out; a spec without factors= is copied as is. */
+posemb_status config_embed_factors(const char *spec, cJSON *root, char *out, size_t cap, const char *path,
+                                   posemb_error *err);
+/* Makes a relative factors= path of c->pe relative to the folder of path. */
+posemb_status config_resolve_factors(posemb_config *c, const char *path, posemb_error *err);
 
 /* Activations of one layer, [N = B*T rows]. Encoders (post-LN) keep
  * r1 = x + attn, h1 = LN1(r1), r2 = h1 + ffn; decoders (pre-LN) keep
