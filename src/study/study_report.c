@@ -224,19 +224,28 @@ static posemb_status write_md(const table *tb, const char *out, int ape, posemb_
         md_table(f, tb, POSEMB_SYN_SPAN, 1, 0, ape);
         return posemb_atomic_commit(&af, err);
     }
-    fprintf(f, "## Table 2: classification (accuracy at %d tokens)\n\n", c->n_train);
-    md_table(f, tb, POSEMB_SYN_CLASSIFY, 0, 0, ape);
-    fprintf(f, "\n## Table 3: span prediction (exact match at %d tokens)\n\n", c->n_train);
-    md_table(f, tb, POSEMB_SYN_SPAN, 0, 0, ape);
+    /* only the sections of the kinds of task the config has: no empty tables */
+    if (has_kind(c, POSEMB_SYN_CLASSIFY)) {
+        fprintf(f, "## Table 2: classification (accuracy at %d tokens)\n\n", c->n_train);
+        md_table(f, tb, POSEMB_SYN_CLASSIFY, 0, 0, ape);
+    }
+    if (has_kind(c, POSEMB_SYN_SPAN)) {
+        fprintf(f, "\n## Table 3: span prediction (exact match at %d tokens)\n\n", c->n_train);
+        md_table(f, tb, POSEMB_SYN_SPAN, 0, 0, ape);
+    }
     if (has_kind(c, POSEMB_SYN_LM)) {
         fprintf(f, "\n## Causal language modelling (answer-token accuracy at %d tokens, a GPT-2-style decoder)\n\n",
                 c->n_train);
         md_table(f, tb, POSEMB_SYN_LM, 0, 0, ape);
     }
-    fprintf(f, "\n## Figure 1: longer sequences (classification accuracy, mean over tasks)\n\n");
-    md_table(f, tb, POSEMB_SYN_CLASSIFY, 1, 0, ape);
-    fprintf(f, "\n## Longer sequences (span exact match, mean over tasks)\n\n");
-    md_table(f, tb, POSEMB_SYN_SPAN, 1, 0, ape);
+    if (has_kind(c, POSEMB_SYN_CLASSIFY)) {
+        fprintf(f, "\n## Figure 1: longer sequences (classification accuracy, mean over tasks)\n\n");
+        md_table(f, tb, POSEMB_SYN_CLASSIFY, 1, 0, ape);
+    }
+    if (has_kind(c, POSEMB_SYN_SPAN)) {
+        fprintf(f, "\n## Longer sequences (span exact match, mean over tasks)\n\n");
+        md_table(f, tb, POSEMB_SYN_SPAN, 1, 0, ape);
+    }
     if (has_kind(c, POSEMB_SYN_LM)) {
         fprintf(f, "\n## Longer sequences (causal-LM answer-token accuracy, mean over tasks)\n\n");
         md_table(f, tb, POSEMB_SYN_LM, 1, 0, ape);
@@ -491,10 +500,14 @@ posemb_status posemb_study_report(const posemb_study_config *c, const char *out,
                 c->n_pes, c->n_tasks, c->n_seeds, c->layers, c->hidden, c->heads, c->steps, c->batch, c->n_train,
                 c->eval_examples);
         posemb_report_paragraph(rep, text);
-        posemb_report_heading(rep, 2, "Table 2: classification");
-        html_table(rep, &tb, POSEMB_SYN_CLASSIFY, ape, "Accuracy at the training length");
-        posemb_report_heading(rep, 2, "Table 3: span prediction");
-        html_table(rep, &tb, POSEMB_SYN_SPAN, ape, "Exact match at the training length");
+        if (has_kind(c, POSEMB_SYN_CLASSIFY)) {
+            posemb_report_heading(rep, 2, "Table 2: classification");
+            html_table(rep, &tb, POSEMB_SYN_CLASSIFY, ape, "Accuracy at the training length");
+        }
+        if (has_kind(c, POSEMB_SYN_SPAN)) {
+            posemb_report_heading(rep, 2, "Table 3: span prediction");
+            html_table(rep, &tb, POSEMB_SYN_SPAN, ape, "Exact match at the training length");
+        }
         if (has_kind(c, POSEMB_SYN_LM)) {
             posemb_report_heading(rep, 2, "Causal language modelling");
             html_table(rep, &tb, POSEMB_SYN_LM, ape,
