@@ -84,6 +84,22 @@ class TestPE(unittest.TestCase):
         with self.assertRaises(posemb.Error):
             posemb.pe_matrices("nosuchpe", 8, 8)
 
+    def test_modern_pes(self):
+        # FIRE's bias at its initialisation against its formula, from the exported MLP
+        t = posemb.pe_matrices("fire:threshold=4,c=0.5", length=7, dim=16, heads=2, seed=5)
+        psi = t["fire_psi"]
+        self.assertAlmostEqual(float(psi[0, 0]), 0.5, places=6)
+        self.assertAlmostEqual(float(psi[1, 0]), 4.0, places=6)
+        self.assertEqual(t["bias.head1"].shape, (7, 7))
+        # decoder-only PEs: refused in an encoder, built in a decoder
+        with self.assertRaises(posemb.Error) as e:
+            posemb.pe_spec("cope")
+        self.assertIn("defined for decoders", str(e.exception))
+        self.assertEqual(posemb.pe_spec("cope", dim=16, causal=True), "cope:npos=64")
+        self.assertEqual(posemb.pe_spec("fox:bias=2", dim=16, causal=True), "fox:bias=2")
+        self.assertEqual(posemb.pe_spec("random:max=64+ape", dim=16, max_len=64),
+                         "ape:integration=add+random:max=64")
+
     def test_families_listed(self):
         fam = posemb.pe_families()
         for name in ("ape", "sin", "rpe", "rope", "alibi", "t5"):

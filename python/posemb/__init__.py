@@ -187,9 +187,11 @@ def pe_matrices(spec, length, dim, heads=1, layers=1, seed=0, causal=False, max_
         _tables_free(t)
 
 
-def pe_spec(spec, dim=64, heads=1):
-    """The canonical spelling of a PE spec, every option spelled out."""
-    dims = _PeDims(int(dim), int(heads), 1, 2, 0, 1)
+def pe_spec(spec, dim=64, heads=1, max_len=512, causal=False):
+    """The canonical spelling of a PE spec, every option spelled out, for a
+    model of that width, heads and length (causal: a decoder, which the
+    decoder-only PEs xpos, cope and fox need)."""
+    dims = _PeDims(int(dim), int(heads), 1, int(max_len), 1 if causal else 0, 1)
     err = _Error()
     t = _p()
     st = _tables_new(ctypes.byref(t), spec.encode(), ctypes.byref(dims), 2, 0, ctypes.byref(err))
