@@ -1,7 +1,9 @@
 /* Multi-head scaled dot-product attention with a PE's attention hooks.
  *
  * Layout as in llm.c: qkv [B, T, 3D] holds each token's query, key and value
- * (heads contiguous, d = D/H each); out [B, T, D]. Per (sequence, head):
+ * (heads contiguous, d = D/H each); out [B, T, D]. With grouped-query
+ * attention (KV < H key/value heads) a token's row is [q: D | k: KV d | v: KV d]
+ * and query head h reads kv head h / (H / KV). Per (sequence, head):
  *     s = q k^T / sqrt(d)  (+ the PE's logits hook)  (+ masks)
  *     p = softmax(s)       z = p v  (+ the PE's values hook)
  * RoPE-like q/k hooks rotate qkv in place in the forward pass; the backward
@@ -27,6 +29,7 @@ extern "C" {
 
 typedef struct posemb_nn_attn_shape {
     int B, T, D, H;
+    int KV; /* key/value heads, dividing H (grouped-query attention); 0: H, one per query head */
     int causal;
     float dropout; /* on the attention probabilities, training only (0: none) */
     uint64_t key;  /* dropout key (posemb_nn_dropout_key) */
@@ -38,7 +41,7 @@ typedef struct posemb_nn_attn_shape {
  * The kernel runs on the PE's max_threads threads. */
 POSEMB_API size_t posemb_nn_attention_scratch_floats(const posemb_nn_attn_shape *s, const posemb_pe *p);
 
-/* qkv [B, T, 3D] (q and k rotated in place by a q/k hook); pos [B, T]
+/* qkv [B, T, 3D], or [B, T, D + 2 KV d] (q and k rotated in place by a q/k hook); pos [B, T]
  * positions for the PE (NULL: 0..T-1); keymask [B, T] 1 keep, 0 padding
  * (NULL: none); probs [B, H, T, T] the softmax, saved for backward (before
  * dropout); out [B, T, D]; scratch as posemb_nn_attention_scratch_floats. */

@@ -28,6 +28,8 @@ static void check_shape(const posemb_nn_attn_shape *s, const posemb_pe *p, int l
     POSEMB_REQUIRE(s->D == d->dim && s->H == d->n_heads, "attention width and heads differ from the PE's");
     POSEMB_REQUIRE(layer >= 0 && layer < d->n_layers, "attention layer outside the PE's layers");
     POSEMB_REQUIRE(s->T >= 1 && s->T <= d->max_len, "sequence longer than the PE's max_len");
+    POSEMB_REQUIRE(s->KV >= 0 && s->KV <= s->H && (!s->KV || s->H % s->KV == 0),
+                   "key/value heads must divide the query heads");
     POSEMB_REQUIRE(posemb_pe_is_bound(p, 0), "attention with a PE whose parameters are not bound");
 }
 
@@ -92,32 +94,6 @@ static posemb_pe_head self_head(int layer, int b, int h, int T, int d, float sca
                             .seq = b};
 }
 
-void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, float *qkv, const int32_t *pos,
-                                 const float *keymask, float *probs, float *out, float *scratch)
-{
-    int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
-    float scale = 1.0f / sqrtf((float)d);
-    check_shape(s, p, layer);
-    int32_t arange[T];
-    for (int t = 0; t < T; t++) arange[t] = t;
-#pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++) {
-            const int32_t *ps = positions(pos, b, T, arange);
-            posemb_pe_head hd = self_head(layer, b, h, T, d, scale, ps, posemb_thread_id());
-            float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
-            float *pr = probs + ((size_t)b * H + h) * T * T, *z = out + (size_t)b * T * D + (size_t)h * d;
-            posemb_pe_qk_forward(p, &hd, q, ld, k, ld);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, ld, k, ld, 0.0f, pr, T);
-            posemb_pe_logits_forward(p, &hd, q, ld, k, ld, pr, T);
-            apply_masks(pr, T, s->causal, keymask ? keymask + (size_t)b * T : NULL);
-            softmax_rows(pr, T);
-            const float *pv = s->dropout > 0.0f ? dropped(s, b, h, pr, scratch + (size_t)hd.slot * 2 * T * T) : pr;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0f, pv, T, v, ld, 0.0f, z, D);
-            posemb_pe_values_forward(p, &hd, pv, T, z, D);
-        }
-}
-
 /* dS = P * (dP - rowsum(P * dP)), in place over dP. */
 POSEMB_KERNEL static void softmax_backward_rows(const float *pr, float *dp, int T)
 {
@@ -126,6 +102,126 @@ POSEMB_KERNEL static void softmax_backward_rows(const float *pr, float *dp, int 
         float *di = dp + (size_t)i * T, dot = (float)vm_dot(pi, di, T);
         for (int j = 0; j < T; j++) di[j] = pi[j] * (di[j] - dot);
     }
+}
+
+/* Number of key/value heads: KV, or one per query head. */
+static int kv_heads(const posemb_nn_attn_shape *s) { return s->KV > 0 ? s->KV : s->H; }
+
+/* One head after its q/k hook: scores, logits hook, masks, softmax, values.
+ * q [T, d], k and v [T, d] (row stride ld); pr [T, T]; z [T, d] (stride D). */
+static void head_forward(const posemb_nn_attn_shape *s, posemb_pe *p, const posemb_pe_head *hd, const float *q,
+                         const float *k, const float *v, int ld, const float *keymask, float *pr, float *z,
+                         float *scratch)
+{
+    int T = s->T, d = hd->d;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, hd->scale, q, ld, k, ld, 0.0f, pr, T);
+    posemb_pe_logits_forward(p, hd, q, ld, k, ld, pr, T);
+    apply_masks(pr, T, s->causal, keymask);
+    softmax_rows(pr, T);
+    const float *pv =
+        s->dropout > 0.0f ? dropped(s, hd->seq, hd->head, pr, scratch + (size_t)hd->slot * 2 * T * T) : pr;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0f, pv, T, v, ld, 0.0f, z, s->D);
+    posemb_pe_values_forward(p, hd, pv, T, z, s->D);
+}
+
+/* One head's backward up to its q/k hook: dq [T, d] (overwritten), dk and dv
+ * (overwritten when beta is 0, accumulated when 1: heads sharing a kv head). */
+static void head_backward(const posemb_nn_attn_shape *s, posemb_pe *p, const posemb_pe_head *hd, const float *q,
+                          const float *k, const float *v, int ld, const float *pr, const float *dz, float *dq,
+                          float *dk, float *dv, float beta, float *scratch)
+{
+    int T = s->T, d = hd->d, D = s->D;
+    float *dp = scratch + (size_t)hd->slot * 2 * T * T;
+    const float *pv = dropped(s, hd->seq, hd->head, pr, dp + (size_t)T * T);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0f, dz, D, v, ld, 0.0f, dp, T);
+    posemb_pe_values_backward(p, hd, pv, T, dz, D, dp, T);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0f, pv, T, dz, D, beta, dv, ld);
+    if (pv != pr) undrop_grad(s, hd->seq, hd->head, dp); /* dP = dP' * scale */
+    softmax_backward_rows(pr, dp, T);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, hd->scale, dp, T, k, ld, 0.0f, dq, ld);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, hd->scale, dp, T, q, ld, beta, dk, ld);
+    posemb_pe_logits_backward(p, hd, q, ld, k, ld, dp, T, dq, ld, dk, ld);
+}
+
+/* Grouped-query attention (KV < H): the query heads of group g = h / (H/KV)
+ * share kv head g. The q/k hook runs once per kv head on k (nq = 0) and once
+ * per query head on q (nk = 0), so that no key is rotated twice; the rotary
+ * PEs see the same positions, hence the same call length, either way. */
+static void gqa_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, float *qkv, const int32_t *pos,
+                        const float *keymask, float *probs, float *out, float *scratch, const int32_t *arange)
+{
+    int B = s->B, T = s->T, D = s->D, H = s->H, KV = kv_heads(s), d = D / H, grp = H / KV, ld = D + 2 * KV * d;
+    float scale = 1.0f / sqrtf((float)d);
+#pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
+    for (int b = 0; b < B; b++)
+        for (int g = 0; g < KV; g++) {
+            posemb_pe_head hd =
+                self_head(layer, b, g * grp, T, d, scale, positions(pos, b, T, arange), posemb_thread_id());
+            hd.nq = 0;
+            posemb_pe_qk_forward(p, &hd, NULL, ld, qkv + (size_t)b * T * ld + D + (size_t)g * d, ld);
+        }
+#pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            posemb_pe_head hd = self_head(layer, b, h, T, d, scale, positions(pos, b, T, arange), posemb_thread_id());
+            float *q = qkv + (size_t)b * T * ld + (size_t)h * d,
+                  *k = qkv + (size_t)b * T * ld + D + (size_t)(h / grp) * d;
+            hd.nk = 0;
+            posemb_pe_qk_forward(p, &hd, q, ld, NULL, ld);
+            hd.nk = T;
+            head_forward(s, p, &hd, q, k, k + (size_t)KV * d, ld, keymask ? keymask + (size_t)b * T : NULL,
+                         probs + ((size_t)b * H + h) * T * T, out + (size_t)b * T * D + (size_t)h * d, scratch);
+        }
+}
+
+static void gqa_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, const float *qkv, const int32_t *pos,
+                         const float *probs, const float *dout, float *dqkv, float *scratch, const int32_t *arange)
+{
+    int B = s->B, T = s->T, D = s->D, H = s->H, KV = kv_heads(s), d = D / H, grp = H / KV, ld = D + 2 * KV * d;
+    float scale = 1.0f / sqrtf((float)d);
+#pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
+    for (int b = 0; b < B; b++)
+        for (int g = 0; g < KV; g++) {
+            const int32_t *ps = positions(pos, b, T, arange);
+            int slot = posemb_thread_id();
+            const float *row = qkv + (size_t)b * T * ld, *k = row + D + (size_t)g * d, *v = k + (size_t)KV * d;
+            float *drow = dqkv + (size_t)b * T * ld, *dk = drow + D + (size_t)g * d, *dv = dk + (size_t)KV * d;
+            for (int i = 0; i < grp; i++) {
+                int h = g * grp + i;
+                posemb_pe_head hd = self_head(layer, b, h, T, d, scale, ps, slot);
+                head_backward(s, p, &hd, row + (size_t)h * d, k, v, ld, probs + ((size_t)b * H + h) * T * T,
+                              dout + (size_t)b * T * D + (size_t)h * d, drow + (size_t)h * d, dk, dv, i ? 1.0f : 0.0f,
+                              scratch);
+                hd.nk = 0;
+                posemb_pe_qk_backward(p, &hd, drow + (size_t)h * d, ld, NULL, ld);
+            }
+            posemb_pe_head hk = self_head(layer, b, g * grp, T, d, scale, ps, slot);
+            hk.nq = 0;
+            posemb_pe_qk_backward(p, &hk, NULL, ld, dk, ld);
+        }
+}
+
+void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, float *qkv, const int32_t *pos,
+                                 const float *keymask, float *probs, float *out, float *scratch)
+{
+    int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
+    float scale = 1.0f / sqrtf((float)d);
+    check_shape(s, p, layer);
+    int32_t arange[T];
+    for (int t = 0; t < T; t++) arange[t] = t;
+    if (kv_heads(s) != H) {
+        gqa_forward(s, p, layer, qkv, pos, keymask, probs, out, scratch, arange);
+        return;
+    }
+#pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            posemb_pe_head hd = self_head(layer, b, h, T, d, scale, positions(pos, b, T, arange), posemb_thread_id());
+            float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
+            posemb_pe_qk_forward(p, &hd, q, ld, k, ld);
+            head_forward(s, p, &hd, q, k, v, ld, keymask ? keymask + (size_t)b * T : NULL,
+                         probs + ((size_t)b * H + h) * T * T, out + (size_t)b * T * D + (size_t)h * d, scratch);
+        }
 }
 
 void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, const float *qkv,
@@ -137,25 +233,19 @@ void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, i
     check_shape(s, p, layer);
     int32_t arange[T];
     for (int t = 0; t < T; t++) arange[t] = t;
+    if (kv_heads(s) != H) {
+        gqa_backward(s, p, layer, qkv, pos, probs, dout, dqkv, scratch, arange);
+        posemb_pe_layer_backward_end(p, layer);
+        return;
+    }
 #pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
-            const int32_t *ps = positions(pos, b, T, arange);
-            int slot = posemb_thread_id();
-            posemb_pe_head hd = self_head(layer, b, h, T, d, scale, ps, slot);
+            posemb_pe_head hd = self_head(layer, b, h, T, d, scale, positions(pos, b, T, arange), posemb_thread_id());
             const float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
-            const float *pr = probs + ((size_t)b * H + h) * T * T, *dz = dout + (size_t)b * T * D + (size_t)h * d;
             float *dq = dqkv + (size_t)b * T * ld + (size_t)h * d, *dk = dq + D, *dv = dq + 2 * D;
-            float *dp = scratch + (size_t)slot * 2 * T * T;
-            const float *pv = dropped(s, b, h, pr, dp + (size_t)T * T);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0f, dz, D, v, ld, 0.0f, dp, T);
-            posemb_pe_values_backward(p, &hd, pv, T, dz, D, dp, T);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0f, pv, T, dz, D, 0.0f, dv, ld);
-            if (pv != pr) undrop_grad(s, b, h, dp); /* dP = dP' * scale */
-            softmax_backward_rows(pr, dp, T);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, scale, dp, T, k, ld, 0.0f, dq, ld);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, scale, dp, T, q, ld, 0.0f, dk, ld);
-            posemb_pe_logits_backward(p, &hd, q, ld, k, ld, dp, T, dq, ld, dk, ld);
+            head_backward(s, p, &hd, q, k, v, ld, probs + ((size_t)b * H + h) * T * T,
+                          dout + (size_t)b * T * D + (size_t)h * d, dq, dk, dv, 0.0f, scratch);
             posemb_pe_qk_backward(p, &hd, dq, ld, dk, ld);
         }
     posemb_pe_layer_backward_end(p, layer);
