@@ -94,7 +94,8 @@ static void check(const char *spec, int causal, float dropout)
                 }
     }
     posemb_pe *p = tu_pe(spec, D, H, 2, 16, causal);
-    for (size_t i = 0; i < posemb_pe_n_floats(p); i++) TU_CLOSE(rg->pe_grads[i], rm->pe_grads[i], 1e-5, 1e-4, "PE grad", (long)i);
+    for (size_t i = 0; i < posemb_pe_n_floats(p); i++)
+        TU_CLOSE(rg->pe_grads[i], rm->pe_grads[i], 1e-5, 1e-4, "PE grad", (long)i);
     printf("%-40s %s%s: GQA (%d kv heads) = MHA with copied k, v\n", spec, causal ? "causal" : "bidirectional",
            dropout > 0 ? ", dropout" : "", KV);
     posemb_pe_free(p);

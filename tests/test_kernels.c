@@ -8,6 +8,7 @@
 
 #include "nn/vmath.h"
 #include "posemb/nn.h"
+#include "posemb/rng.h"
 #include "testutil.h"
 
 static void test_expf(void **state)
@@ -120,11 +121,89 @@ static void test_xent(void **state)
     for (int v = 0; v < V; v++) TU_CLOSE(g[v], exp(z[v] - mx) / sum - (v == 17), 1e-7, 1e-5, "gradient", v);
 }
 
+/* RMSNorm against its formula in double, and both passes of RMSNorm and
+ * SwiGLU against central differences of loss = sum(y * r), in double. */
+enum { RN = 3, RC = 24 };
+
+static double rms_loss(const float *x, const float *w, const float *r, float *y)
+{
+    float rstd[RN];
+    posemb_nn_rmsnorm_forward(y, rstd, x, w, RN, RC, 1e-6f);
+    double l = 0;
+    for (int i = 0; i < RN * RC; i++) l += (double)y[i] * r[i];
+    return l;
+}
+
+static double swiglu_loss(const float *gu, const float *r, float *y)
+{
+    posemb_nn_swiglu_forward(y, gu, RN, RC);
+    double l = 0;
+    for (int i = 0; i < RN * RC; i++) l += (double)y[i] * r[i];
+    return l;
+}
+
+static double central(float *v, int i, double (*f)(void *), void *ctx)
+{
+    float keep = v[i], h = 1e-2f;
+    v[i] = keep + h;
+    double up = f(ctx);
+    v[i] = keep - h;
+    double down = f(ctx);
+    v[i] = keep;
+    return (up - down) / ((double)(keep + h) - (double)(keep - h));
+}
+
+typedef struct fd_ctx {
+    float x[RN * 2 * RC], w[RC], r[RN * RC], y[RN * RC];
+} fd_ctx;
+
+static double rms_of(void *c)
+{
+    fd_ctx *k = c;
+    return rms_loss(k->x, k->w, k->r, k->y);
+}
+
+static double swiglu_of(void *c)
+{
+    fd_ctx *k = c;
+    return swiglu_loss(k->x, k->r, k->y);
+}
+
+static void test_rmsnorm_swiglu(void **state)
+{
+    fd_ctx k;
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 8, 1);
+    posemb_rng_fill_normal(&rng, k.x, RN * 2 * RC, 1.0f);
+    posemb_rng_fill_normal(&rng, k.w, RC, 1.0f);
+    posemb_rng_fill_normal(&rng, k.r, RN * RC, 1.0f);
+    float rstd[RN], dx[RN * 2 * RC] = {0}, dw[RC] = {0};
+    posemb_nn_rmsnorm_forward(k.y, rstd, k.x, k.w, RN, RC, 1e-6f);
+    for (int t = 0; t < RN; t++) {
+        double ms = 0;
+        for (int i = 0; i < RC; i++) ms += (double)k.x[t * RC + i] * k.x[t * RC + i];
+        double s = 1 / sqrt(ms / RC + 1e-6);
+        for (int i = 0; i < RC; i++) TU_CLOSE(k.y[t * RC + i], k.w[i] * k.x[t * RC + i] * s, 1e-6, 1e-6, "rmsnorm", i);
+    }
+    posemb_nn_rmsnorm_backward(dx, dw, k.r, k.x, k.w, rstd, RN, RC);
+    for (int i = 0; i < RN * RC; i++) TU_CLOSE(dx[i], central(k.x, i, rms_of, &k), 2e-3, 1e-2, "rmsnorm dx", i);
+    for (int i = 0; i < RC; i++) TU_CLOSE(dw[i], central(k.w, i, rms_of, &k), 2e-3, 1e-2, "rmsnorm dw", i);
+    float dgu[RN * 2 * RC];
+    swiglu_loss(k.x, k.r, k.y);
+    for (int t = 0; t < RN; t++)
+        for (int i = 0; i < RC; i++) {
+            double g = k.x[t * 2 * RC + i], u = k.x[t * 2 * RC + RC + i];
+            TU_CLOSE(k.y[t * RC + i], g / (1 + exp(-g)) * u, 1e-6, 1e-6, "swiglu", i);
+        }
+    posemb_nn_swiglu_backward(dgu, k.r, k.x, RN, RC);
+    for (int i = 0; i < RN * 2 * RC; i++) TU_CLOSE(dgu[i], central(k.x, i, swiglu_of, &k), 2e-3, 1e-2, "swiglu d", i);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expf),      cmocka_unit_test(test_erf),  cmocka_unit_test(test_gelu),
-        cmocka_unit_test(test_tanh_gelu), cmocka_unit_test(test_xent),
+        cmocka_unit_test(test_tanh_gelu), cmocka_unit_test(test_xent), cmocka_unit_test(test_rmsnorm_swiglu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -39,6 +39,18 @@ POSEMB_API void posemb_nn_layernorm_forward(float *y, float *mean, float *rstd, 
 POSEMB_API void posemb_nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x,
                                              const float *w, const float *mean, const float *rstd, int N, int C);
 
+/* y [N, C] = w * x / sqrt(mean(x^2) + eps) (HF's LlamaRMSNorm); saves rstd [N]. */
+POSEMB_API void posemb_nn_rmsnorm_forward(float *y, float *rstd, const float *x, const float *w, int N, int C,
+                                          float eps);
+/* dx [N, C] += d loss / d x (NULL: skip); dw [C] += d loss / d w (NULL: skip). */
+POSEMB_API void posemb_nn_rmsnorm_backward(float *dx, float *dw, const float *dy, const float *x, const float *w,
+                                           const float *rstd, int N, int C);
+
+/* SwiGLU: y [N, inner] = silu(gate) * up with gu [N, 2 inner] = [gate | up] per row. */
+POSEMB_API void posemb_nn_swiglu_forward(float *y, const float *gu, int N, int inner);
+/* dgu [N, 2 inner] (overwritten) from dy [N, inner]. */
+POSEMB_API void posemb_nn_swiglu_backward(float *dgu, const float *dy, const float *gu, int N, int inner);
+
 /* GELU, exact erf form (BERT "gelu") or tanh approximation (GPT-2 "gelu_new"). y, x: [n]. */
 typedef enum posemb_nn_gelu_kind { POSEMB_NN_GELU_ERF = 0, POSEMB_NN_GELU_TANH = 1 } posemb_nn_gelu_kind;
 POSEMB_API void posemb_nn_gelu_forward(float *y, const float *x, long n, posemb_nn_gelu_kind kind);
