@@ -38,6 +38,7 @@ static posemb_model *small(posemb_arch arch, const char *spec, posemb_head head,
     c.max_position = 64;
     c.intermediate = arch == POSEMB_GPT2 ? 256 : 128; /* the golden models' sizes */
     if (arch == POSEMB_ROBERTA) c.type_vocab = 1;
+    if (arch == POSEMB_LLAMA) c.kv_heads = 2;
     snprintf(c.pe, sizeof c.pe, "%s", spec);
     posemb_error err;
     posemb_model *m;
@@ -117,6 +118,9 @@ static void test_round_trip(void **state)
         {POSEMB_GPT2, "fox:bias=2.5", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
         {POSEMB_GPT2, "ape+random:max=64", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
         {POSEMB_BERT, "random:max=40+rope", POSEMB_HEAD_MLM, 0, "BertForMaskedLM"},
+        {POSEMB_LLAMA, "rope:base=500000", POSEMB_HEAD_CLM, 0, "LlamaForCausalLM"},
+        {POSEMB_LLAMA, "alibi", POSEMB_HEAD_CLM, 0, "LlamaForCausalLM"},
+        {POSEMB_LLAMA, "rope:scaling=yarn,factor=4,original=16", POSEMB_HEAD_NONE, 0, "LlamaModel"},
     };
     for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
         posemb_model *m = small(cases[i].arch, cases[i].pe, cases[i].head, cases[i].labels), *back;

@@ -22,17 +22,6 @@ static const char *golden(const char *c, const char *file)
     return path;
 }
 
-static float *read_entry(const posemb_st_file *f, const char *name, int64_t *numel)
-{
-    const posemb_st_entry *e = posemb_st_find(f, name);
-    if (!e) fail_msg("%s: no tensor %s", f->path, name);
-    float *x = malloc((size_t)e->numel * sizeof *x + 1);
-    posemb_error err;
-    if (posemb_st_read_f32(f, e, x, &err)) fail_msg("%s", err.msg);
-    *numel = e->numel;
-    return x;
-}
-
 /* max |got - want| over a tensor; fails above tol. */
 static double compare(const char *what, const float *got, const float *want, int64_t n, double tol)
 {
@@ -60,18 +49,18 @@ static posemb_model *run_case(const char *c, posemb_st_file *expected)
     int64_t n;
     for (int i = 0; i <= cfg->layers; i++) {
         snprintf(name, sizeof name, "hidden_states.%d", i);
-        float *want = read_entry(expected, name, &n);
+        float *want = tu_st_read(expected, name, &n);
         worst = fmax(worst, compare(name, posemb_model_hidden(m, i), want, n, 1e-5));
         free(want);
     }
     for (int l = 0; l < cfg->layers; l++) {
         snprintf(name, sizeof name, "attentions.%d", l);
-        float *want = read_entry(expected, name, &n);
+        float *want = tu_st_read(expected, name, &n);
         worst = fmax(worst, compare(name, posemb_model_attention(m, l), want, n, 1e-5));
         free(want);
     }
     if (cfg->arch != POSEMB_GPT2 && posemb_st_find(expected, "pooler_output")) {
-        float *want = read_entry(expected, "pooler_output", &n);
+        float *want = tu_st_read(expected, "pooler_output", &n);
         worst = fmax(worst, compare("pooler_output", posemb_model_pooled(m), want, n, 1e-5));
         free(want);
     }
@@ -115,7 +104,7 @@ static void test_bert_relk_forward_and_gradients(void **state)
     posemb_st_file f;
     posemb_model *m = run_case("bert_relk", &f);
     int64_t n;
-    float *seed = read_entry(&f, "grad_seed", &n);
+    float *seed = tu_st_read(&f, "grad_seed", &n);
     posemb_model_zero_grad(m);
     posemb_model_backward(m, seed);
     free(seed);
@@ -124,7 +113,7 @@ static void test_bert_relk_forward_and_gradients(void **state)
     for (int i = 0; i < posemb_model_n_params(m); i++) {
         const posemb_param *p = posemb_model_param(m, i);
         snprintf(name, sizeof name, "grad.%s", p->name);
-        float *want = read_entry(&f, name, &n);
+        float *want = tu_st_read(&f, name, &n);
         assert_int_equal(n, (int64_t)p->numel);
         double scale = 0;
         for (int64_t k = 0; k < n; k++) scale = fmax(scale, fabs(want[k]));
@@ -158,7 +147,7 @@ static void test_forward_cli(void **state)
     assert_int_equal(posemb_st_open(&want, golden("gpt2", "expected.safetensors"), &err), POSEMB_OK);
     for (int i = 0; i < want.n_entries; i++) {
         int64_t n1, n2;
-        float *a = read_entry(&got, want.entries[i].name, &n1), *b = read_entry(&want, want.entries[i].name, &n2);
+        float *a = tu_st_read(&got, want.entries[i].name, &n1), *b = tu_st_read(&want, want.entries[i].name, &n2);
         assert_int_equal(n1, n2);
         compare(want.entries[i].name, a, b, n1, 1e-5);
         free(a);

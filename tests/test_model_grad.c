@@ -1,5 +1,5 @@
 /* Finite-difference checks of whole tiny models (2 layers, width 8, 2
- * heads): BERT, RoBERTa and GPT-2 with each PE family. loss = sum(last
+ * heads): BERT, RoBERTa, GPT-2 and Llama with each PE family. loss = sum(last
  * hidden state * R); every parameter is perturbed. R is zero on padded
  * positions: HF gives the padding row of the word embeddings no gradient
  * (padding_idx), which is right only because a padded token's output is not
@@ -49,7 +49,8 @@ static void setup_model(harness *hs, posemb_arch arch, const char *spec, int tra
     c.max_position = MAXPOS;
     c.ln_eps = 1e-5f;
     c.hidden_dropout = c.attn_dropout = 0.2f;
-    if (arch != POSEMB_GPT2) c.type_vocab = arch == POSEMB_BERT ? 2 : 1;
+    if (arch == POSEMB_BERT || arch == POSEMB_ROBERTA) c.type_vocab = arch == POSEMB_BERT ? 2 : 1;
+    if (arch == POSEMB_LLAMA) c.kv_heads = 1; /* grouped-query: both heads read one key/value head */
     snprintf(c.pe, sizeof c.pe, "%s", spec);
     posemb_error err;
     if (posemb_model_create(&hs->m, &c, &err)) fail_msg("%s: %s", spec, err.msg);
@@ -109,7 +110,7 @@ static void check_model_mode(posemb_arch arch, const char *spec, int train)
         }
     }
     posemb_pe_prepare(posemb_model_pe(hs.m));
-    const char *names[] = {"BERT", "RoBERTa", "GPT-2"};
+    const char *names[] = {"BERT", "RoBERTa", "GPT-2", "Llama"};
     printf("%-8s %-32s %s %5zu parameters, worst error/tolerance %.3f\n", names[arch], spec, train ? "train" : "eval ",
            n, worst);
     free(analytic);
@@ -206,14 +207,21 @@ static void test_gpt2(void **state)
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_GPT2, specs[i]);
 }
 
+/* Llama: RMSNorm, SwiGLU, grouped-query attention (2 heads, 1 kv head),
+ * untied lm_head; RoPE as configured and any other PE of the catalogue. */
+static void test_llama(void **state)
+{
+    const char *specs[] = {
+        "rope", "rope:scaling=yarn,factor=4,original=4", "none", "alibi", "ape", "fox", "cope:npos=4", "rope:layers=1"};
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_LLAMA, specs[i]);
+    check_model_mode(POSEMB_LLAMA, "rope", 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bert),
-        cmocka_unit_test(test_roberta),
-        cmocka_unit_test(test_gpt2),
-        cmocka_unit_test(test_dropout),
-        cmocka_unit_test(test_dropout_statistics),
+        cmocka_unit_test(test_llama), cmocka_unit_test(test_bert),    cmocka_unit_test(test_roberta),
+        cmocka_unit_test(test_gpt2),  cmocka_unit_test(test_dropout), cmocka_unit_test(test_dropout_statistics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,3 +82,14 @@ posemb_pe *tu_pe(const char *spec, int D, int H, int layers, int max_len, int ca
     posemb_pe_prepare(p);
     return p;
 }
+
+float *tu_st_read(const posemb_st_file *f, const char *name, int64_t *numel)
+{
+    const posemb_st_entry *e = posemb_st_find(f, name);
+    if (!e) fail_msg("%s: no tensor %s", f->path, name);
+    float *x = malloc((size_t)e->numel * sizeof *x + 1);
+    posemb_error err;
+    if (posemb_st_read_f32(f, e, x, &err)) fail_msg("%s", err.msg);
+    *numel = e->numel;
+    return x;
+}

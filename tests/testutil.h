@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "posemb/pe.h"
+#include "posemb/safetensors.h"
 
 /* 1 if ../shared exists (CI has it); otherwise prints why the caller skips. */
 int tu_have_shared(const char *what);
@@ -24,6 +25,8 @@ int tu_write_file(const char *path, const void *data, size_t n);
 
 /* A PE for spec with its parameters allocated, initialised from a fixed
  * seed and prepared; fails the test when spec is refused. */
+/* Tensor name of f as float32, malloc'ed (fails the test when absent); *numel its size. */
+float *tu_st_read(const posemb_st_file *f, const char *name, int64_t *numel);
 posemb_pe *tu_pe(const char *spec, int D, int H, int layers, int max_len, int causal);
 
 /* Asserts |a - b| <= atol + rtol * |b| with a message naming what and index i. */

@@ -21,7 +21,9 @@
 extern "C" {
 #endif
 
-typedef enum posemb_arch { POSEMB_BERT = 0, POSEMB_ROBERTA = 1, POSEMB_GPT2 = 2 } posemb_arch;
+/* LLAMA: the Llama-family decoder (pre-RMSNorm, SwiGLU, grouped-query
+ * attention, RoPE from the config), also Mistral's and Qwen2's. */
+typedef enum posemb_arch { POSEMB_BERT = 0, POSEMB_ROBERTA = 1, POSEMB_GPT2 = 2, POSEMB_LLAMA = 3 } posemb_arch;
 
 /* What sits on top of the encoder or decoder. */
 typedef enum posemb_head {
@@ -44,6 +46,9 @@ typedef struct posemb_config {
     float ln_eps, initializer_range;
     float hidden_dropout, attn_dropout;
     posemb_nn_gelu_kind act;
+    /* Llama family: key/value heads (GQA), tied lm_head, q/k/v biases (Qwen2), HF model_type */
+    int kv_heads, tie_embeddings, attn_bias;
+    char model_type[16];
     char pe[256];          /* PE spec: "ape", "relative_key", "rpe:k=64", ... */
     char architecture[64]; /* HF class written to config.json ("BertModel", "GPT2LMHeadModel", ...) */
 } posemb_config;

@@ -1,6 +1,7 @@
 /* posemb forward: run a model on given inputs and write what HF's
  * output_hidden_states / output_attentions give. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
@@ -15,7 +16,8 @@ static const char USAGE[] =
     "Runs the encoder or decoder in MODEL_DIR (config.json + model.safetensors, Hugging Face\n"
     "layout) on input_ids / attention_mask / token_type_ids from inputs.json and writes\n"
     "last_hidden_state [B, T, D], hidden_states.N [B, T, D] (N = 0..layers), attentions.N\n"
-    "[B, H, T, T] and, for BERT/RoBERTa, pooler_output [B, D], with Hugging Face's meaning.\n";
+    "[B, H, T, T], for BERT/RoBERTa pooler_output [B, D] and for a language-model head (GPT-2,\n"
+    "Llama, *ForMaskedLM) logits [B, T, V], with Hugging Face's meaning.\n";
 
 static posemb_status write_outputs(posemb_model *m, const posemb_inputs *in, const char *path, posemb_error *err)
 {
@@ -36,9 +38,18 @@ static posemb_status write_outputs(posemb_model *m, const posemb_inputs *in, con
     }
     const float *pooled = st ? NULL : posemb_model_pooled(m);
     if (pooled) st = posemb_st_writer_add_f32(&w, "pooler_output", 2, ps, pooled, err);
+    float *logits = NULL; /* a language-model head's: [B, T, V] */
+    if (!st && (c->head == POSEMB_HEAD_CLM || c->head == POSEMB_HEAD_MLM)) {
+        int64_t ls[3] = {in->B, in->T, c->vocab_size};
+        if (!(logits = malloc((size_t)in->B * in->T * c->vocab_size * sizeof *logits)))
+            st = posemb_fail(err, POSEMB_ENOMEM, "forward: no memory for the logits");
+        if (!st) st = posemb_model_lm_logits(m, logits, err);
+        if (!st) st = posemb_st_writer_add_f32(&w, "logits", 3, ls, logits, err);
+    }
     if (!st) st = posemb_st_writer_meta(&w, "posemb_pe", posemb_pe_spec(posemb_model_pe(m)), err);
     if (!st) st = posemb_st_write(&w, path, err);
     posemb_st_writer_free(&w);
+    free(logits);
     return st;
 }
 

@@ -18,22 +18,24 @@
 #include "posemb/trainer.h"
 
 static const char USAGE[] =
-    "usage: posemb train --model bert|roberta|gpt2 --data PATH --out DIR [--pe SPEC] [--task mlm|clm]\n"
+    "usage: posemb train --model bert|roberta|gpt2|llama --data PATH --out DIR [--pe SPEC] [--task mlm|clm]\n"
     "                    [--init HF_DIR] [--vocab FILE [--merges FILE] | --tokenizer FILE]\n"
-    "                    [--layers N] [--hidden N] [--heads N] [--intermediate N] [--max-position N]\n"
+    "                    [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--intermediate N]\n"
+    "                    [--max-position N]\n"
     "                    [--seq-len N] [--batch-size N] [--accum N] [--steps N] [--lr X] [--warmup N]\n"
     "                    [--weight-decay X] [--dropout X] [--seed N] [--threads N] [--precision fp32|bf16]\n"
     "                    [--log-every N] [--eval-every N] [--eval-batches N] [--save-every N] [--keep N]\n"
     "       posemb train --resume --out DIR [--threads N]\n\n"
-    "Pretrains with masked (BERT, RoBERTa) or causal (GPT-2) language modelling on the text\n"
+    "Pretrains with masked (BERT, RoBERTa) or causal (GPT-2, Llama) language modelling on the text\n"
     "files at PATH (a file or a folder), tokenized once and cached in DIR. DIR receives\n"
     "checkpoints (checkpoint-STEP/, HF layout plus optimizer and trainer state), train_log.jsonl,\n"
     "the tokenizer files, and at the end the final model: a Hugging Face model folder.\n"
     "A killed run continues with --resume from its last checkpoint, with the same loss curve.\n\n"
-    "  --pe SPEC         position embedding (default ape; see 'posemb pe --list')\n"
+    "  --pe SPEC         position embedding (default ape; Llama: rope; see 'posemb pe --list')\n"
     "  --init HF_DIR     start from a checkpoint (config and weights; tensors it lacks are initialised)\n"
     "  --vocab, --merges, --tokenizer   the tokenizer (default: the one in --init's folder)\n"
     "  sizes             defaults: 4 layers, hidden 256, 4 heads, intermediate 4 x hidden,\n"
+    "                    Llama: --kv-heads (grouped-query attention) = heads,\n"
     "                    --seq-len 128, --max-position = seq-len (+2 for RoBERTa)\n"
     "  training          defaults: --batch-size 32, --accum 1, --steps 1000, --lr 5e-4,\n"
     "                    --warmup steps/10, --weight-decay 0.01, --dropout 0.1, --seed 0\n"
@@ -44,7 +46,8 @@ static const char USAGE[] =
 
 typedef struct train_cmd {
     const char *model, *pe, *task, *data, *out, *init, *vocab, *merges, *tokenizer, *precision;
-    int layers, hidden, heads, intermediate, max_position, seq_len, batch, accum, threads, resume, eval_batches, keep;
+    int layers, hidden, heads, kv_heads, intermediate, max_position, seq_len, batch, accum, threads, resume,
+        eval_batches, keep;
     long steps, warmup, log_every, eval_every, save_every;
     double lr, weight_decay, dropout;
     long seed;
@@ -89,6 +92,7 @@ static int parse_flag(cli_args *a, train_cmd *c)
     } ints[] = {{"--layers", &c->layers, 1, 256},
                 {"--hidden", &c->hidden, 1, 16384},
                 {"--heads", &c->heads, 1, 256},
+                {"--kv-heads", &c->kv_heads, 1, 256},
                 {"--intermediate", &c->intermediate, 1, 65536},
                 {"--max-position", &c->max_position, 2, 1 << 16},
                 {"--seq-len", &c->seq_len, 3, 1 << 16},
@@ -119,7 +123,6 @@ static int parse_flag(cli_args *a, train_cmd *c)
 static void defaults(train_cmd *c)
 {
     memset(c, 0, sizeof *c);
-    c->pe = "ape";
     c->precision = "fp32";
     c->layers = 4;
     c->hidden = 256;
@@ -164,12 +167,18 @@ static int parse(int argc, char **argv, train_cmd *c)
                      : 0;
     if (!c->model || !c->data)
         return cli_usage_error(&a, "--model and --data are required (see 'posemb train --help')");
-    if (strcmp(c->model, "bert") && strcmp(c->model, "roberta") && strcmp(c->model, "gpt2"))
-        return cli_usage_error(&a, "--model %s: one of bert, roberta, gpt2", c->model);
-    if (!c->task) c->task = strcmp(c->model, "gpt2") ? "mlm" : "clm";
-    if (strcmp(c->task, strcmp(c->model, "gpt2") ? "mlm" : "clm"))
-        return cli_usage_error(&a, "--task %s does not fit --model %s (BERT and RoBERTa: mlm; GPT-2: clm)", c->task,
-                               c->model);
+    if (strcmp(c->model, "bert") && strcmp(c->model, "roberta") && strcmp(c->model, "gpt2") &&
+        strcmp(c->model, "llama"))
+        return cli_usage_error(&a, "--model %s: one of bert, roberta, gpt2, llama", c->model);
+    int causal = !strcmp(c->model, "gpt2") || !strcmp(c->model, "llama");
+    if (!c->task) c->task = causal ? "clm" : "mlm";
+    if (strcmp(c->task, causal ? "clm" : "mlm"))
+        return cli_usage_error(&a, "--task %s does not fit --model %s (BERT and RoBERTa: mlm; GPT-2 and Llama: clm)",
+                               c->task, c->model);
+    /* Llama's RoPE comes from its config: with --init it keeps the checkpoint's (scaling and all) */
+    if (!c->pe && !(c->init && !strcmp(c->model, "llama"))) c->pe = strcmp(c->model, "llama") ? "ape" : "rope";
+    if (c->kv_heads && (strcmp(c->model, "llama") || c->heads % c->kv_heads))
+        return cli_usage_error(&a, "--kv-heads %d: Llama only, dividing --heads %d", c->kv_heads, c->heads);
     posemb_precision prec;
     if (!posemb_precision_parse(c->precision, &prec))
         return cli_usage_error(&a, "--precision %s: one of fp32, bf16", c->precision);
@@ -196,6 +205,7 @@ static cJSON *run_json(const train_cmd *c)
     } nums[] = {{"layers", c->layers},
                 {"hidden", c->hidden},
                 {"heads", c->heads},
+                {"kv_heads", c->kv_heads},
                 {"intermediate", c->intermediate},
                 {"max_position", c->max_position},
                 {"seq_len", c->seq_len},
@@ -250,11 +260,11 @@ static posemb_status load_run(train_cmd *c, posemb_error *err)
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, skeys[i]);
         *strs[i] = cJSON_IsString(v) ? v->valuestring : NULL;
     }
-    int *ints[] = {&c->layers,  &c->hidden, &c->heads, &c->intermediate, &c->max_position,
-                   &c->seq_len, &c->batch,  &c->accum, &c->eval_batches, &c->keep};
-    const char *ikeys[] = {"layers",  "hidden", "heads", "intermediate", "max_position",
-                           "seq_len", "batch",  "accum", "eval_batches", "keep"};
-    for (int i = 0; i < 10; i++) *ints[i] = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, ikeys[i]));
+    int *ints[] = {&c->layers, &c->hidden, &c->heads,        &c->intermediate, &c->max_position, &c->seq_len,
+                   &c->batch,  &c->accum,  &c->eval_batches, &c->keep,         &c->kv_heads};
+    const char *ikeys[] = {"layers", "hidden", "heads",        "intermediate", "max_position", "seq_len",
+                           "batch",  "accum",  "eval_batches", "keep",         "kv_heads"}; /* kv_heads: 0 if absent */
+    for (int i = 0; i < 11; i++) *ints[i] = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, ikeys[i]));
     long *longs[] = {&c->steps, &c->warmup, &c->seed, &c->log_every, &c->eval_every, &c->save_every};
     const char *lkeys[] = {"steps", "warmup", "seed", "log_every", "eval_every", "save_every"};
     for (int i = 0; i < 6; i++) *longs[i] = (long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, lkeys[i]));
@@ -359,6 +369,7 @@ static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok
 {
     posemb_config cfg;
     posemb_arch arch = !strcmp(c->model, "gpt2")      ? POSEMB_GPT2
+                       : !strcmp(c->model, "llama")   ? POSEMB_LLAMA
                        : !strcmp(c->model, "roberta") ? POSEMB_ROBERTA
                                                       : POSEMB_BERT;
     char path[POSEMB_PATH_MAX];
@@ -375,6 +386,7 @@ static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok
         cfg.layers = c->layers;
         cfg.hidden = c->hidden;
         cfg.heads = c->heads;
+        if (arch == POSEMB_LLAMA) cfg.kv_heads = c->kv_heads ? c->kv_heads : c->heads;
         cfg.intermediate = c->intermediate ? c->intermediate : 4 * c->hidden;
         cfg.vocab_size = posemb_tokenizer_vocab_size(tok);
         cfg.type_vocab = arch == POSEMB_BERT ? 2 : arch == POSEMB_ROBERTA ? 1 : 0;
@@ -383,7 +395,7 @@ static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok
         cfg.max_position =
             c->max_position ? c->max_position : c->seq_len + (arch == POSEMB_ROBERTA ? cfg.pad_token_id + 1 : 0);
     }
-    snprintf(cfg.pe, sizeof cfg.pe, "%s", c->pe);
+    if (c->pe) snprintf(cfg.pe, sizeof cfg.pe, "%s", c->pe);
     cfg.hidden_dropout = cfg.attn_dropout = (float)c->dropout;
     if (c->seq_len > cfg.max_position)
         return posemb_fail(err, POSEMB_EINVAL, "--seq-len %d exceeds the model's %d positions", c->seq_len,
@@ -391,7 +403,8 @@ static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok
     if (posemb_tokenizer_vocab_size(tok) > cfg.vocab_size)
         return posemb_fail(err, POSEMB_EINVAL, "the tokenizer has %d tokens, the model's vocabulary %d",
                            posemb_tokenizer_vocab_size(tok), cfg.vocab_size);
-    if ((st = posemb_config_set_head(&cfg, arch == POSEMB_GPT2 ? POSEMB_HEAD_CLM : POSEMB_HEAD_MLM, 0, err))) return st;
+    int clm = arch == POSEMB_GPT2 || arch == POSEMB_LLAMA;
+    if ((st = posemb_config_set_head(&cfg, clm ? POSEMB_HEAD_CLM : POSEMB_HEAD_MLM, 0, err))) return st;
     if ((st = posemb_model_create(m, &cfg, err))) return st;
     posemb_model_init(*m, (uint64_t)c->seed);
     int missing = 0;

@@ -10,13 +10,22 @@
 #include "posemb/safetensors.h"
 #include "posemb/fileio.h"
 
+/* The tensor whose name tells the base prefix. */
+static const char *probe_tensor(const posemb_model *m)
+{
+    return m->cfg.arch == POSEMB_GPT2    ? "wte.weight"
+           : m->cfg.arch == POSEMB_LLAMA ? "embed_tokens.weight"
+                                         : "embeddings.word_embeddings.weight";
+}
+
 /* The prefix under which the base model's tensors sit: "" for BertModel,
  * "bert."/"roberta." for models with a head, "transformer." for GPT2LMHeadModel. */
 static const char *base_prefix(const posemb_model *m, const posemb_st_file *f)
 {
-    static const char *const enc[] = {"", "bert.", "roberta.", NULL}, *const dec[] = {"", "transformer.", NULL};
-    const char *const *cands = m->cfg.arch == POSEMB_GPT2 ? dec : enc;
-    const char *probe = m->cfg.arch == POSEMB_GPT2 ? "wte.weight" : "embeddings.word_embeddings.weight";
+    static const char *const enc[] = {"", "bert.", "roberta.", NULL}, *const dec[] = {"", "transformer.", NULL},
+                             *const llama[] = {"", "model.", NULL};
+    const char *const *cands = m->cfg.arch == POSEMB_GPT2 ? dec : m->cfg.arch == POSEMB_LLAMA ? llama : enc;
+    const char *probe = probe_tensor(m);
     char name[160];
     for (int i = 0; cands[i]; i++) {
         snprintf(name, sizeof name, "%s%s", cands[i], probe);
@@ -32,11 +41,12 @@ static int matches(const char *name, const char *fmt)
     return sscanf(name, fmt, &layer, &end) == 1 && end >= 0 && name[end] == '\0';
 }
 
-/* HF buffers that carry no parameters: BERT's position ids, GPT-2's causal mask. */
+/* HF buffers that carry no parameters: BERT's position ids, GPT-2's causal
+ * mask, older Llama files' RoPE frequencies (unscaled: RoPE comes from the config). */
 static int is_buffer(const char *name)
 {
     return !strcmp(name, "embeddings.position_ids") || matches(name, "h.%d.attn.bias%n") ||
-           matches(name, "h.%d.attn.masked_bias%n");
+           matches(name, "h.%d.attn.masked_bias%n") || matches(name, "layers.%d.self_attn.rotary_emb.inv_freq%n");
 }
 
 /* Loads one parameter; a missing tensor is an error unless lenient (then
@@ -93,9 +103,8 @@ static posemb_status load_file(posemb_model *m, const char *path, int lenient, i
     if (!prefix)
         st = posemb_fail(err, POSEMB_EFORMAT,
                          "%s: no %s tensors (looked for %s with prefixes '', bert., roberta., "
-                         "transformer.)",
-                         path, m->cfg.arch == POSEMB_GPT2 ? "GPT-2" : "BERT/RoBERTa",
-                         m->cfg.arch == POSEMB_GPT2 ? "wte.weight" : "embeddings.word_embeddings.weight");
+                         "transformer., model.)",
+                         path, m->cfg.architecture, probe_tensor(m));
     for (int i = 0; !st && i < m->n_params; i++) st = load_param(m, &f, prefix, &m->params[i], lenient, missing, err);
     if (!st && !lenient) st = check_leftovers(m, &f, prefix, err);
     posemb_st_close(&f);

@@ -22,6 +22,20 @@ void posemb_config_defaults(posemb_config *c, posemb_arch arch)
     c->layers = c->heads = 12;
     c->hidden = 768;
     snprintf(c->pe, sizeof c->pe, "ape");
+    if (arch == POSEMB_LLAMA) { /* HF's LlamaConfig, Llama 2 7B sizes */
+        c->vocab_size = 32000;
+        c->hidden = 4096;
+        c->layers = c->heads = c->kv_heads = 32;
+        c->intermediate = 11008;
+        c->max_position = 2048;
+        c->pad_token_id = -1;
+        c->ln_eps = 1e-6f;
+        c->hidden_dropout = c->attn_dropout = 0.0f;
+        snprintf(c->model_type, sizeof c->model_type, "llama");
+        snprintf(c->pe, sizeof c->pe, "rope");
+        snprintf(c->architecture, sizeof c->architecture, "LlamaModel");
+        return;
+    }
     if (arch == POSEMB_GPT2) {
         c->vocab_size = 50257;
         c->max_position = 1024;
@@ -43,7 +57,7 @@ void posemb_config_defaults(posemb_config *c, posemb_arch arch)
 }
 
 /* Reads integer key into *out when present; it must be a whole number in [lo, hi]. */
-static posemb_status get_int(const cJSON *root, const char *key, int lo, int hi, int *out, const char *path,
+posemb_status config_get_int(const cJSON *root, const char *key, int lo, int hi, int *out, const char *path,
                              posemb_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
@@ -54,7 +68,7 @@ static posemb_status get_int(const cJSON *root, const char *key, int lo, int hi,
     return POSEMB_OK;
 }
 
-static posemb_status get_float(const cJSON *root, const char *key, double lo, double hi, float *out, const char *path,
+posemb_status config_get_float(const cJSON *root, const char *key, double lo, double hi, float *out, const char *path,
                                posemb_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
@@ -65,7 +79,7 @@ static posemb_status get_float(const cJSON *root, const char *key, double lo, do
     return POSEMB_OK;
 }
 
-static const char *get_string(const cJSON *root, const char *key)
+const char *config_get_string(const cJSON *root, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
     return cJSON_IsString(v) ? v->valuestring : NULL;
@@ -82,7 +96,7 @@ static posemb_status parse_act(const char *act, posemb_nn_gelu_kind *out, const 
 
 static posemb_status parse_pe(const cJSON *root, posemb_config *c, const char *path, posemb_error *err)
 {
-    const char *own = get_string(root, "posemb_pe"), *hf = get_string(root, "position_embedding_type");
+    const char *own = config_get_string(root, "posemb_pe"), *hf = config_get_string(root, "position_embedding_type");
     if (own) snprintf(c->pe, sizeof c->pe, "%s", own);
     else if (!hf || !strcmp(hf, "absolute")) snprintf(c->pe, sizeof c->pe, "ape");
     else if (!strcmp(hf, "relative_key") || !strcmp(hf, "relative_key_query")) snprintf(c->pe, sizeof c->pe, "%s", hf);
@@ -93,20 +107,20 @@ static posemb_status parse_pe(const cJSON *root, posemb_config *c, const char *p
 static posemb_status parse_encoder(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
 {
     posemb_status st;
-    if ((st = get_int(r, "vocab_size", 1, 1 << 24, &c->vocab_size, path, err)) ||
-        (st = get_int(r, "hidden_size", 1, 1 << 16, &c->hidden, path, err)) ||
-        (st = get_int(r, "num_hidden_layers", 1, 1024, &c->layers, path, err)) ||
-        (st = get_int(r, "num_attention_heads", 1, 1024, &c->heads, path, err)) ||
-        (st = get_int(r, "intermediate_size", 1, 1 << 20, &c->intermediate, path, err)) ||
-        (st = get_int(r, "max_position_embeddings", 1, 1 << 20, &c->max_position, path, err)) ||
-        (st = get_int(r, "type_vocab_size", 0, 1 << 16, &c->type_vocab, path, err)) ||
-        (st = get_int(r, "pad_token_id", -1, 1 << 24, &c->pad_token_id, path, err)) ||
-        (st = get_float(r, "layer_norm_eps", 0, 1, &c->ln_eps, path, err)) ||
-        (st = get_float(r, "initializer_range", 0, 10, &c->initializer_range, path, err)) ||
-        (st = get_float(r, "hidden_dropout_prob", 0, 1, &c->hidden_dropout, path, err)) ||
-        (st = get_float(r, "attention_probs_dropout_prob", 0, 1, &c->attn_dropout, path, err)))
+    if ((st = config_get_int(r, "vocab_size", 1, 1 << 24, &c->vocab_size, path, err)) ||
+        (st = config_get_int(r, "hidden_size", 1, 1 << 16, &c->hidden, path, err)) ||
+        (st = config_get_int(r, "num_hidden_layers", 1, 1024, &c->layers, path, err)) ||
+        (st = config_get_int(r, "num_attention_heads", 1, 1024, &c->heads, path, err)) ||
+        (st = config_get_int(r, "intermediate_size", 1, 1 << 20, &c->intermediate, path, err)) ||
+        (st = config_get_int(r, "max_position_embeddings", 1, 1 << 20, &c->max_position, path, err)) ||
+        (st = config_get_int(r, "type_vocab_size", 0, 1 << 16, &c->type_vocab, path, err)) ||
+        (st = config_get_int(r, "pad_token_id", -1, 1 << 24, &c->pad_token_id, path, err)) ||
+        (st = config_get_float(r, "layer_norm_eps", 0, 1, &c->ln_eps, path, err)) ||
+        (st = config_get_float(r, "initializer_range", 0, 10, &c->initializer_range, path, err)) ||
+        (st = config_get_float(r, "hidden_dropout_prob", 0, 1, &c->hidden_dropout, path, err)) ||
+        (st = config_get_float(r, "attention_probs_dropout_prob", 0, 1, &c->attn_dropout, path, err)))
         return st;
-    if ((st = parse_act(get_string(r, "hidden_act"), &c->act, path, err))) return st;
+    if ((st = parse_act(config_get_string(r, "hidden_act"), &c->act, path, err))) return st;
     return parse_pe(r, c, path, err);
 }
 
@@ -121,16 +135,16 @@ static posemb_status parse_gpt2(const cJSON *r, posemb_config *c, const char *pa
 {
     posemb_status st;
     int inner = 0;
-    if ((st = get_int(r, "vocab_size", 1, 1 << 24, &c->vocab_size, path, err)) ||
-        (st = get_int(r, "n_embd", 1, 1 << 16, &c->hidden, path, err)) ||
-        (st = get_int(r, "n_layer", 1, 1024, &c->layers, path, err)) ||
-        (st = get_int(r, "n_head", 1, 1024, &c->heads, path, err)) ||
-        (st = get_int(r, "n_inner", 1, 1 << 20, &inner, path, err)) ||
-        (st = get_int(r, "n_positions", 1, 1 << 20, &c->max_position, path, err)) ||
-        (st = get_float(r, "layer_norm_epsilon", 0, 1, &c->ln_eps, path, err)) ||
-        (st = get_float(r, "initializer_range", 0, 10, &c->initializer_range, path, err)) ||
-        (st = get_float(r, "resid_pdrop", 0, 1, &c->hidden_dropout, path, err)) ||
-        (st = get_float(r, "attn_pdrop", 0, 1, &c->attn_dropout, path, err)) ||
+    if ((st = config_get_int(r, "vocab_size", 1, 1 << 24, &c->vocab_size, path, err)) ||
+        (st = config_get_int(r, "n_embd", 1, 1 << 16, &c->hidden, path, err)) ||
+        (st = config_get_int(r, "n_layer", 1, 1024, &c->layers, path, err)) ||
+        (st = config_get_int(r, "n_head", 1, 1024, &c->heads, path, err)) ||
+        (st = config_get_int(r, "n_inner", 1, 1 << 20, &inner, path, err)) ||
+        (st = config_get_int(r, "n_positions", 1, 1 << 20, &c->max_position, path, err)) ||
+        (st = config_get_float(r, "layer_norm_epsilon", 0, 1, &c->ln_eps, path, err)) ||
+        (st = config_get_float(r, "initializer_range", 0, 10, &c->initializer_range, path, err)) ||
+        (st = config_get_float(r, "resid_pdrop", 0, 1, &c->hidden_dropout, path, err)) ||
+        (st = config_get_float(r, "attn_pdrop", 0, 1, &c->attn_dropout, path, err)) ||
         (st = refuse_true(r, "scale_attn_by_inverse_layer_idx", path, err)) ||
         (st = refuse_true(r, "reorder_and_upcast_attn", path, err)))
         return st;
@@ -138,13 +152,20 @@ static posemb_status parse_gpt2(const cJSON *r, posemb_config *c, const char *pa
     if (cJSON_IsFalse(scale))
         return posemb_fail(err, POSEMB_EFORMAT, "%s: \"scale_attn_weights\": false is not supported", path);
     c->intermediate = inner ? inner : 4 * c->hidden;
-    if ((st = parse_act(get_string(r, "activation_function"), &c->act, path, err))) return st;
-    const char *own = get_string(r, "posemb_pe");
+    if ((st = parse_act(config_get_string(r, "activation_function"), &c->act, path, err))) return st;
+    const char *own = config_get_string(r, "posemb_pe");
     if (own) snprintf(c->pe, sizeof c->pe, "%s", own);
     return POSEMB_OK;
 }
 
-static const char *const ARCH_PREFIX[] = {"Bert", "Roberta", "GPT2"};
+static const char *const ARCH_PREFIX[] = {"Bert", "Roberta", "GPT2", "Llama"};
+
+/* The HF class prefix: the architecture's, or for the Llama family its model_type's. */
+static const char *arch_prefix(const posemb_config *c)
+{
+    if (c->arch != POSEMB_LLAMA) return ARCH_PREFIX[c->arch];
+    return !strcmp(c->model_type, "mistral") ? "Mistral" : !strcmp(c->model_type, "qwen2") ? "Qwen2" : "Llama";
+}
 static const char *const HEAD_SUFFIX[] = {"Model",
                                           "ForMaskedLM",
                                           "LMHeadModel",
@@ -154,28 +175,29 @@ static const char *const HEAD_SUFFIX[] = {"Model",
 
 posemb_status posemb_config_set_head(posemb_config *c, posemb_head head, int num_labels, posemb_error *err)
 {
-    int gpt2 = c->arch == POSEMB_GPT2;
-    if (gpt2 ? (head != POSEMB_HEAD_NONE && head != POSEMB_HEAD_CLM) : head == POSEMB_HEAD_CLM)
-        return posemb_fail(err, POSEMB_EINVAL, "%s models have no %s head", ARCH_PREFIX[c->arch], HEAD_SUFFIX[head]);
+    int dec = c->arch == POSEMB_GPT2 || c->arch == POSEMB_LLAMA;
+    if (dec ? (head != POSEMB_HEAD_NONE && head != POSEMB_HEAD_CLM) : head == POSEMB_HEAD_CLM)
+        return posemb_fail(err, POSEMB_EINVAL, "%s models have no %s head", arch_prefix(c), HEAD_SUFFIX[head]);
     if (head == POSEMB_HEAD_CLASSIFY && num_labels < 2)
         return posemb_fail(err, POSEMB_EINVAL, "classification needs >= 2 labels, got %d", num_labels);
     c->head = head;
     c->num_labels = head == POSEMB_HEAD_CLASSIFY ? num_labels : head == POSEMB_HEAD_REGRESS ? 1 : 0;
-    snprintf(c->architecture, sizeof c->architecture, "%s%s", ARCH_PREFIX[c->arch], HEAD_SUFFIX[head]);
+    snprintf(c->architecture, sizeof c->architecture, "%s%s", arch_prefix(c),
+             c->arch == POSEMB_LLAMA && head == POSEMB_HEAD_CLM ? "ForCausalLM" : HEAD_SUFFIX[head]);
     return POSEMB_OK;
 }
 
 /* The head from HF's class name and label settings. */
 static posemb_status parse_head(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
 {
-    const char *arch = c->architecture, *pre = ARCH_PREFIX[c->arch];
+    const char *arch = c->architecture, *pre = arch_prefix(c);
     size_t n = strlen(pre);
     if (strncmp(arch, pre, n))
         return posemb_fail(err, POSEMB_EFORMAT, "%s: architecture %s does not match model_type", path, arch);
     const char *suffix = arch + n;
     posemb_head head = POSEMB_HEAD_NONE;
     if (!strcmp(suffix, "ForMaskedLM") || !strcmp(suffix, "ForPreTraining")) head = POSEMB_HEAD_MLM;
-    else if (!strcmp(suffix, "LMHeadModel")) head = POSEMB_HEAD_CLM;
+    else if (!strcmp(suffix, c->arch == POSEMB_LLAMA ? "ForCausalLM" : "LMHeadModel")) head = POSEMB_HEAD_CLM;
     else if (!strcmp(suffix, "ForSequenceClassification")) head = POSEMB_HEAD_CLASSIFY;
     else if (!strcmp(suffix, "ForQuestionAnswering")) head = POSEMB_HEAD_SPAN;
     else if (strcmp(suffix, "Model"))
@@ -183,8 +205,8 @@ static posemb_status parse_head(const cJSON *r, posemb_config *c, const char *pa
     int labels = 2;
     const cJSON *id2label = cJSON_GetObjectItemCaseSensitive(r, "id2label");
     if (cJSON_IsObject(id2label)) labels = cJSON_GetArraySize(id2label);
-    posemb_status st = get_int(r, "num_labels", 1, 1 << 20, &labels, path, err);
-    const char *problem = get_string(r, "problem_type");
+    posemb_status st = config_get_int(r, "num_labels", 1, 1 << 20, &labels, path, err);
+    const char *problem = config_get_string(r, "problem_type");
     if (!st && head == POSEMB_HEAD_CLASSIFY && (labels == 1 || (problem && !strcmp(problem, "regression"))))
         head = POSEMB_HEAD_REGRESS;
     if (!st) st = posemb_config_set_head(c, head, labels, err);
@@ -193,20 +215,25 @@ static posemb_status parse_head(const cJSON *r, posemb_config *c, const char *pa
 
 static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
 {
-    const char *type = get_string(r, "model_type");
+    const char *type = config_get_string(r, "model_type");
     if (!type) return posemb_fail(err, POSEMB_EFORMAT, "%s: no \"model_type\" string", path);
     posemb_arch arch;
     if (!strcmp(type, "bert")) arch = POSEMB_BERT;
     else if (!strcmp(type, "roberta")) arch = POSEMB_ROBERTA;
     else if (!strcmp(type, "gpt2")) arch = POSEMB_GPT2;
+    else if (!strcmp(type, "llama") || !strcmp(type, "mistral") || !strcmp(type, "qwen2")) arch = POSEMB_LLAMA;
     else
-        return posemb_fail(err, POSEMB_EFORMAT, "%s: model_type \"%s\" is not supported (bert, roberta, gpt2)", path,
+        return posemb_fail(err, POSEMB_EFORMAT,
+                           "%s: model_type \"%s\" is not supported (bert, roberta, gpt2, llama, mistral, qwen2)", path,
                            type);
     posemb_config_defaults(c, arch);
+    if (arch == POSEMB_LLAMA) snprintf(c->model_type, sizeof c->model_type, "%s", type);
     const cJSON *archs = cJSON_GetObjectItemCaseSensitive(r, "architectures");
     if (cJSON_IsArray(archs) && cJSON_IsString(cJSON_GetArrayItem(archs, 0)))
         snprintf(c->architecture, sizeof c->architecture, "%s", cJSON_GetArrayItem(archs, 0)->valuestring);
-    posemb_status st = arch == POSEMB_GPT2 ? parse_gpt2(r, c, path, err) : parse_encoder(r, c, path, err);
+    posemb_status st = arch == POSEMB_GPT2    ? parse_gpt2(r, c, path, err)
+                       : arch == POSEMB_LLAMA ? config_parse_llama(r, c, path, err)
+                                              : parse_encoder(r, c, path, err);
     if (!st) st = parse_head(r, c, path, err);
     if (!st) st = config_resolve_factors(c, path, err);
     if (st) return st;
@@ -234,6 +261,9 @@ posemb_status posemb_config_check(const posemb_config *c, posemb_error *err)
     if (c->vocab_size < 1 || c->hidden < 1 || c->layers < 1 || c->heads < 1 || c->intermediate < 1 ||
         c->max_position < 1)
         return posemb_fail(err, POSEMB_EINVAL, "config: sizes must be positive");
+    if (c->arch == POSEMB_LLAMA && (c->kv_heads < 1 || c->kv_heads > c->heads || c->heads % c->kv_heads))
+        return posemb_fail(err, POSEMB_EINVAL, "config: %d key/value heads do not divide %d heads", c->kv_heads,
+                           c->heads);
     if (c->hidden % c->heads)
         return posemb_fail(err, POSEMB_EINVAL, "config: hidden size %d is not a multiple of %d heads", c->hidden,
                            c->heads);
@@ -254,7 +284,7 @@ static const char *hf_pe_type(const char *spec)
 }
 
 /* The shortest decimal that reads back as the same float: 1e-12, not 9.99999996e-13. */
-static double shortest(float x)
+double config_shortest(float x)
 {
     char buf[32];
     for (int digits = 1; digits <= 9; digits++) {
@@ -276,9 +306,9 @@ static cJSON *encoder_json(const posemb_config *c)
     cJSON_AddNumberToObject(r, "max_position_embeddings", c->max_position);
     cJSON_AddNumberToObject(r, "type_vocab_size", c->type_vocab);
     cJSON_AddNumberToObject(r, "pad_token_id", c->pad_token_id);
-    cJSON_AddNumberToObject(r, "layer_norm_eps", shortest(c->ln_eps));
-    cJSON_AddNumberToObject(r, "hidden_dropout_prob", shortest(c->hidden_dropout));
-    cJSON_AddNumberToObject(r, "attention_probs_dropout_prob", shortest(c->attn_dropout));
+    cJSON_AddNumberToObject(r, "layer_norm_eps", config_shortest(c->ln_eps));
+    cJSON_AddNumberToObject(r, "hidden_dropout_prob", config_shortest(c->hidden_dropout));
+    cJSON_AddNumberToObject(r, "attention_probs_dropout_prob", config_shortest(c->attn_dropout));
     cJSON_AddStringToObject(r, "hidden_act", c->act == POSEMB_NN_GELU_ERF ? "gelu" : "gelu_new");
     const char *hf = hf_pe_type(c->pe);
     cJSON_AddStringToObject(r, "position_embedding_type", hf ? hf : "absolute");
@@ -295,20 +325,20 @@ static cJSON *gpt2_json(const posemb_config *c)
     cJSON_AddNumberToObject(r, "n_head", c->heads);
     cJSON_AddNumberToObject(r, "n_inner", c->intermediate);
     cJSON_AddNumberToObject(r, "n_positions", c->max_position);
-    cJSON_AddNumberToObject(r, "layer_norm_epsilon", shortest(c->ln_eps));
-    cJSON_AddNumberToObject(r, "resid_pdrop", shortest(c->hidden_dropout));
-    cJSON_AddNumberToObject(r, "embd_pdrop", shortest(c->hidden_dropout));
-    cJSON_AddNumberToObject(r, "attn_pdrop", shortest(c->attn_dropout));
+    cJSON_AddNumberToObject(r, "layer_norm_epsilon", config_shortest(c->ln_eps));
+    cJSON_AddNumberToObject(r, "resid_pdrop", config_shortest(c->hidden_dropout));
+    cJSON_AddNumberToObject(r, "embd_pdrop", config_shortest(c->hidden_dropout));
+    cJSON_AddNumberToObject(r, "attn_pdrop", config_shortest(c->attn_dropout));
     cJSON_AddStringToObject(r, "activation_function", c->act == POSEMB_NN_GELU_ERF ? "gelu" : "gelu_new");
     return r;
 }
 
 posemb_status posemb_config_save(const posemb_config *c, const char *path, posemb_error *err)
 {
-    cJSON *r = c->arch == POSEMB_GPT2 ? gpt2_json(c) : encoder_json(c);
+    cJSON *r = c->arch == POSEMB_GPT2 ? gpt2_json(c) : c->arch == POSEMB_LLAMA ? config_llama_json(c) : encoder_json(c);
     cJSON *archs = cJSON_AddArrayToObject(r, "architectures");
     cJSON_AddItemToArray(archs, cJSON_CreateString(c->architecture));
-    cJSON_AddNumberToObject(r, "initializer_range", shortest(c->initializer_range));
+    cJSON_AddNumberToObject(r, "initializer_range", config_shortest(c->initializer_range));
     if (c->head == POSEMB_HEAD_CLASSIFY || c->head == POSEMB_HEAD_REGRESS) {
         cJSON *id2label = cJSON_AddObjectToObject(r, "id2label"), *label2id = cJSON_AddObjectToObject(r, "label2id");
         char key[32], label[48];
@@ -330,7 +360,9 @@ posemb_status posemb_config_save(const posemb_config *c, const char *path, posem
         cJSON_Delete(r);
         return fs;
     }
-    if (!hf_has_pe) cJSON_AddStringToObject(r, "posemb_pe", spec);
+    if (c->arch == POSEMB_LLAMA && strcmp(spec, c->pe)) /* config_llama_json wrote c->pe; the factors moved */
+        cJSON_ReplaceItemInObject(r, "posemb_pe", cJSON_CreateString(spec));
+    else if (!hf_has_pe && c->arch != POSEMB_LLAMA) cJSON_AddStringToObject(r, "posemb_pe", spec);
     char *text = cJSON_Print(r);
     cJSON_Delete(r);
     if (!text) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);

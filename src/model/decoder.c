@@ -63,15 +63,43 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     posemb_nn_layernorm_backward(dx, GR(p->ln1_w), GR(p->ln1_b), s->dh, x, p->ln1_w, a->mean1, a->rstd1, N, D);
 }
 
-void decoder_forward(posemb_model *m)
+void decoder_embed(posemb_model *m)
 {
     model_acts *a = &m->a;
-    int N = m->B * m->T, D = m->cfg.hidden, L = m->cfg.layers;
+    int N = m->B * m->T, D = m->cfg.hidden;
     posemb_nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
     posemb_pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->h[0], a->pe_scratch, NULL); /* positions checked */
     uint64_t key;
     float p = model_dropout(m, 0, SITE_EMB, &key);
     if (p > 0.0f) posemb_nn_dropout_forward(a->h[0], a->h[0], (long)N * D, p, key);
+}
+
+const float *decoder_layers_backward(posemb_model *m, decoder_layer_backward_fn backward_layer, float *dout)
+{
+    model_acts *a = &m->a;
+    float *bufs[2] = {a->dx, a->dx2};
+    for (int l = m->cfg.layers - 1; l >= 0; l--) {
+        float *dx = bufs[l % 2];
+        backward_layer(m, l, a->h[l], dout, dx);
+        dout = dx;
+    }
+    return dout;
+}
+
+void decoder_embed_backward(posemb_model *m, const float *dout, int32_t skip_id)
+{
+    model_acts *a = &m->a;
+    int N = m->B * m->T, D = m->cfg.hidden;
+    const float *demb = model_undrop(m, 0, SITE_EMB, dout, a->dres, (long)N * D);
+    posemb_pe_input_backward(m->pe, a->pos_in, N, a->emb_sum, demb, a->demb, a->pe_scratch);
+    posemb_nn_embedding_backward(GR(m->wte), a->demb, a->ids, N, D, skip_id);
+}
+
+void decoder_forward(posemb_model *m)
+{
+    model_acts *a = &m->a;
+    int N = m->B * m->T, D = m->cfg.hidden, L = m->cfg.layers;
+    decoder_embed(m);
     for (int l = 0; l < L; l++) layer_forward(m, l, a->h[l], a->h[l + 1]);
     posemb_nn_layernorm_forward(a->hf, a->hf_mean, a->hf_rstd, a->h[L], m->lnf_w, m->lnf_b, N, D, m->cfg.ln_eps);
 }
@@ -80,17 +108,9 @@ void decoder_backward(posemb_model *m, const float *dlast)
 {
     model_acts *a = &m->a;
     int N = m->B * m->T, D = m->cfg.hidden, L = m->cfg.layers;
-    float *bufs[2] = {a->dx, a->dx2};
-    float *dout = bufs[L % 2];
+    float *dout = L % 2 ? a->dx2 : a->dx; /* the buffer layer L - 1 reads; the layers alternate */
     memset(dout, 0, (size_t)N * D * sizeof(float));
     posemb_nn_layernorm_backward(dout, GR(m->lnf_w), GR(m->lnf_b), dlast, a->h[L], m->lnf_w, a->hf_mean, a->hf_rstd, N,
                                  D);
-    for (int l = L - 1; l >= 0; l--) {
-        float *dx = bufs[l % 2];
-        layer_backward(m, l, a->h[l], dout, dx);
-        dout = dx;
-    }
-    const float *demb = model_undrop(m, 0, SITE_EMB, dout, a->dres, (long)N * D);
-    posemb_pe_input_backward(m->pe, a->pos_in, N, a->emb_sum, demb, a->demb, a->pe_scratch);
-    posemb_nn_embedding_backward(GR(m->wte), a->demb, a->ids, N, D, -1);
+    decoder_embed_backward(m, decoder_layers_backward(m, layer_backward, dout), -1);
 }

@@ -64,8 +64,8 @@ static posemb_status lm_loss(posemb_model *m, const posemb_targets *t, float gs,
     }
     float scale = gs / (float)M;
     if (gs != 0.0f) memset(a->dhu, 0, (size_t)M * D * sizeof(float));
-    double sum = posemb_nn_xent_tied(m->mm, x, M, D, m->wte, mlm ? h->bias : NULL, V, a->tgt, scale, a->dhu, GR(m->wte),
-                                     mlm ? GR(h->bias) : NULL, a->lm_scratch, LM_CHUNK, &out->correct);
+    double sum = posemb_nn_xent_tied(m->mm, x, M, D, m->lm_w, mlm ? h->bias : NULL, V, a->tgt, scale, a->dhu,
+                                     GR(m->lm_w), mlm ? GR(h->bias) : NULL, a->lm_scratch, LM_CHUNK, &out->correct);
     out->loss = sum / M;
     if (gs == 0.0f) return POSEMB_OK;
     const float *dx = a->dhu;
@@ -102,7 +102,7 @@ posemb_status posemb_model_lm_logits(posemb_model *m, float *out, posemb_error *
         posemb_nn_layernorm_forward(a->hu, a->hmean, a->hrstd, a->hg, h->ln_w, h->ln_b, N, D, c->ln_eps);
         x = a->hu;
     }
-    posemb_nn_gemm(m->mm, 0, 1, N, V, D, 1.0f, x, D, m->wte, D, 0.0f, out, V);
+    posemb_nn_gemm(m->mm, 0, 1, N, V, D, 1.0f, x, D, m->lm_w, D, 0.0f, out, V);
     if (c->head == POSEMB_HEAD_MLM)
         for (int i = 0; i < N; i++)
             for (int v = 0; v < V; v++) out[(size_t)i * V + v] += h->bias[v];

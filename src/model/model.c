@@ -17,7 +17,7 @@ static posemb_status make_pe(posemb_model *m, posemb_error *err)
                            .n_heads = c->heads,
                            .n_layers = c->layers,
                            .max_len = c->max_position,
-                           .causal = c->arch == POSEMB_GPT2};
+                           .causal = c->arch == POSEMB_GPT2 || c->arch == POSEMB_LLAMA};
     return posemb_pe_create(&m->pe, c->pe, &dims, err);
 }
 
@@ -65,7 +65,8 @@ void posemb_model_free(posemb_model *m)
 
 static int is_layernorm(const char *name)
 {
-    return strstr(name, "LayerNorm.") || strstr(name, "layer_norm.") || strstr(name, "ln_");
+    return strstr(name, "LayerNorm.") || strstr(name, "layer_norm.") || strstr(name, "ln_") ||
+           strstr(name, "layernorm.") || !strcmp(name, "norm.weight");
 }
 
 /* HF's _init_weights: Linear and Embedding N(0, initializer_range), biases 0,
@@ -128,7 +129,7 @@ static int carve(posemb_model *m, int B, int T)
     const posemb_config *c = &m->cfg;
     posemb_arena *ar = &m->arena;
     size_t N = (size_t)B * T, D = (size_t)c->hidden, F = (size_t)c->intermediate /* not I: <complex.h> */,
-           H = (size_t)c->heads;
+           H = (size_t)c->heads, glu = c->arch == POSEMB_LLAMA ? 2 : 1;
     model_acts *a = &m->a;
 #define F(n) take(ar, (n), &ok)
     a->emb_sum = F(N * D);
@@ -149,7 +150,7 @@ static int carve(posemb_model *m, int B, int T)
         la->z = F(N * D);
         la->r1 = F(N * D);
         la->h1 = F(N * D);
-        la->fi = F(N * F);
+        la->fi = F(N * F * glu); /* Llama: gate and up */
         la->ga = F(N * F);
         la->r2 = F(N * D);
         la->mean1 = F(N);
@@ -163,7 +164,7 @@ static int carve(posemb_model *m, int B, int T)
     a->dh = F(N * D);
     a->dz = F(N * D);
     a->dqkv = F(N * 3 * D);
-    a->dfi = F(N * F);
+    a->dfi = F(N * F * glu);
     a->dga = F(N * F);
     a->demb = F(N * D);
     posemb_nn_attn_shape sh = {.B = B, .T = T, .D = c->hidden, .H = c->heads};
@@ -292,6 +293,7 @@ posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posem
     if (st) return st;
     m->acts_shared = m->inference;
     if (m->cfg.arch == POSEMB_GPT2) decoder_forward(m);
+    else if (m->cfg.arch == POSEMB_LLAMA) llama_forward(m);
     else encoder_forward(m);
     return POSEMB_OK;
 }
@@ -315,34 +317,45 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
     if (st) return st;
     model_acts *a = &m->a;
     layer_acts *la = &a->layer[0];
-    int N = m->B * m->T, D = m->cfg.hidden, H = m->cfg.heads, T = m->T, d = D / H, gpt2 = m->cfg.arch == POSEMB_GPT2;
+    const posemb_config *c = &m->cfg;
+    int N = m->B * m->T, D = c->hidden, H = c->heads, T = m->T, d = D / H, gpt2 = c->arch == POSEMB_GPT2;
+    int llama = c->arch == POSEMB_LLAMA, KV = llama ? c->kv_heads : H, grp = H / KV, ld = D + 2 * KV * d;
     posemb_nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
     if (m->wtype) posemb_nn_embedding_forward(a->emb_sum, m->wtype, a->types, N, D, 1);
     posemb_pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->emb, a->pe_scratch, NULL); /* positions checked */
-    const float *lnw = gpt2 ? m->L[0].ln1_w : m->emb_ln_w, *lnb = gpt2 ? m->L[0].ln1_b : m->emb_ln_b;
-    posemb_nn_layernorm_forward(la->a, la->mean1, la->rstd1, a->emb, lnw, lnb, N, D, m->cfg.ln_eps);
-    posemb_nn_linear_forward(m->mm, la->qkv, la->a, m->L[0].qkv_w, m->L[0].qkv_b, N, D, 3 * D,
+    const float *lnw = gpt2 || llama ? m->L[0].ln1_w : m->emb_ln_w, *lnb = gpt2 ? m->L[0].ln1_b : m->emb_ln_b;
+    if (llama) posemb_nn_rmsnorm_forward(la->a, la->rstd1, a->emb, lnw, N, D, c->ln_eps);
+    else posemb_nn_layernorm_forward(la->a, la->mean1, la->rstd1, a->emb, lnw, lnb, N, D, c->ln_eps);
+    posemb_nn_linear_forward(m->mm, la->qkv, la->a, m->L[0].qkv_w, m->L[0].qkv_b, N, D, ld,
                              gpt2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN);
     float scale = 1.0f / sqrtf((float)d);
     posemb_pe_layer_input_forward(m->pe, 0, la->a, m->B, T, a->pe_layer_scratch);
-    for (int bi = 0; bi < m->B; bi++)
-        for (int h = 0; h < H; h++) {
-            const int32_t *ps = a->pos_attn + (size_t)bi * T;
-            posemb_pe_head hd = {
-                .head = h, .nq = T, .nk = T, .d = d, .scale = scale, .qpos = ps, .kpos = ps, .seq = bi};
-            float *q = la->qkv + (size_t)bi * T * 3 * D + (size_t)h * d, *k = q + D,
-                  *s = out + ((size_t)bi * H + h) * T * T;
-            posemb_pe_qk_forward(m->pe, &hd, q, 3 * D, k, 3 * D);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, 3 * D, k, 3 * D, 0.0f, s, T);
-            posemb_pe_logits_forward(m->pe, &hd, q, 3 * D, k, 3 * D, s, T);
+    for (int bi = 0; bi < m->B; bi++) {
+        const int32_t *ps = a->pos_attn + (size_t)bi * T;
+        float *row = la->qkv + (size_t)bi * T * ld;
+        posemb_pe_head hd = {.nq = 0, .nk = T, .d = d, .scale = scale, .qpos = ps, .kpos = ps, .seq = bi};
+        for (int g = 0; g < KV; g++) { /* each key rotated once, however many query heads read it */
+            hd.head = g * grp;
+            posemb_pe_qk_forward(m->pe, &hd, NULL, ld, row + D + (size_t)g * d, ld);
         }
+        for (int h = 0; h < H; h++) {
+            float *q = row + (size_t)h * d, *k = row + D + (size_t)(h / grp) * d,
+                  *s = out + ((size_t)bi * H + h) * T * T;
+            hd = (posemb_pe_head){
+                .head = h, .nq = T, .nk = 0, .d = d, .scale = scale, .qpos = ps, .kpos = ps, .seq = bi};
+            posemb_pe_qk_forward(m->pe, &hd, q, ld, NULL, ld);
+            hd.nk = T;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, ld, k, ld, 0.0f, s, T);
+            posemb_pe_logits_forward(m->pe, &hd, q, ld, k, ld, s, T);
+        }
+    }
     return POSEMB_OK;
 }
 
 const float *posemb_model_hidden(const posemb_model *m, int i)
 {
     if (!m->B || i < 0 || i > m->cfg.layers) return NULL; /* no forward pass yet, or no such layer */
-    if (i == m->cfg.layers && m->cfg.arch == POSEMB_GPT2) return m->a.hf;
+    if (i == m->cfg.layers && model_is_decoder(m)) return m->a.hf;
     return m->a.h[i];
 }
 
@@ -353,7 +366,7 @@ const float *posemb_model_attention(const posemb_model *m, int l)
 
 const float *posemb_model_pooled(posemb_model *m)
 {
-    if (m->cfg.arch == POSEMB_GPT2 || !m->pool_w) return NULL; /* GPT-2 and HF's *ForMaskedLM have no pooler */
+    if (model_is_decoder(m) || !m->pool_w) return NULL; /* GPT-2 and HF's *ForMaskedLM have no pooler */
     if (m->has_pooled) return m->a.pooled;
     int D = m->cfg.hidden;
     for (int b = 0; b < m->B; b++)
@@ -368,6 +381,7 @@ void posemb_model_backward(posemb_model *m, const float *dlast)
 {
     POSEMB_REQUIRE(!m->acts_shared, "backward after an inference pass (posemb_model_set_inference)");
     if (m->cfg.arch == POSEMB_GPT2) decoder_backward(m, dlast);
+    else if (m->cfg.arch == POSEMB_LLAMA) llama_backward(m, dlast);
     else encoder_backward(m, dlast);
 }
 
@@ -397,8 +411,12 @@ const float *model_undrop(const posemb_model *m, int l, int site, const float *d
 
 posemb_nn_attn_shape model_attn_shape(const posemb_model *m, int l)
 {
-    posemb_nn_attn_shape s = {
-        .B = m->B, .T = m->T, .D = m->cfg.hidden, .H = m->cfg.heads, .causal = m->cfg.arch == POSEMB_GPT2};
+    posemb_nn_attn_shape s = {.B = m->B,
+                              .T = m->T,
+                              .D = m->cfg.hidden,
+                              .H = m->cfg.heads,
+                              .KV = m->cfg.arch == POSEMB_LLAMA ? m->cfg.kv_heads : 0,
+                              .causal = model_is_decoder(m)};
     s.dropout = model_dropout(m, l, SITE_PROBS, &s.key);
     return s;
 }

@@ -7,6 +7,19 @@
 #include "posemb/attention.h"
 #include "posemb/model.h"
 
+/* config.json readers (config.c): absent or null keys leave *out as it is. */
+posemb_status config_get_int(const cJSON *root, const char *key, int lo, int hi, int *out, const char *path,
+                             posemb_error *err);
+posemb_status config_get_float(const cJSON *root, const char *key, double lo, double hi, float *out, const char *path,
+                               posemb_error *err);
+const char *config_get_string(const cJSON *root, const char *key);
+/* The shortest decimal that reads back as the same float (1e-12, not 9.99999996e-13). */
+double config_shortest(float x);
+/* The Llama family's config.json (config_llama.c): read into c (defaults set
+ * by the caller), and written. */
+posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
+cJSON *config_llama_json(const posemb_config *c);
+
 /* longrope's factors (config_factors.c): copies the file a spec's factors=
  * names into root's "rope_scaling" and writes the spec, now saying
  * factors=config.json, to out; a spec without factors= is copied as is. */
@@ -58,6 +71,7 @@ struct posemb_model {
     float *w, *g;
     /* views into w */
     float *wte, *wtype, *emb_ln_w, *emb_ln_b, *lnf_w, *lnf_b, *pool_w, *pool_b;
+    float *lm_w; /* the LM heads' output matrix [V, D]: wte (tied), or Llama's lm_head */
     posemb_layer_params *L;
     head_params hp;
     /* activations for batches up to cap_B x cap_T */
@@ -76,6 +90,15 @@ enum { SITE_EMB = 0, SITE_PROBS = 1, SITE_ATTN_OUT = 2, SITE_FFN_OUT = 3 };
 float model_dropout(const posemb_model *m, int l, int site, uint64_t *key);
 /* dy itself without dropout; else d/d(input) of the site's dropout, in tmp. */
 const float *model_undrop(const posemb_model *m, int l, int site, const float *dy, float *tmp, long n);
+
+/* The Llama family (llama.c). */
+void llama_forward(posemb_model *m);
+void llama_backward(posemb_model *m, const float *dlast);
+/* 1 for the causal architectures (GPT-2, Llama). */
+static inline int model_is_decoder(const posemb_model *m)
+{
+    return m->cfg.arch == POSEMB_GPT2 || m->cfg.arch == POSEMB_LLAMA;
+}
 
 /* Registration pass (m->w NULL): appends a parameter; view pass: returns its data. */
 float *model_param(posemb_model *m, const char *name, int64_t rows, int64_t cols, int decay, int unused);
@@ -98,6 +121,14 @@ const char *model_base_prefix(const posemb_model *m);
 void encoder_forward(posemb_model *m);
 void encoder_backward(posemb_model *m, const float *dlast);
 void decoder_forward(posemb_model *m);
+/* Shared by the decoders (decoder.c): h0 = E[ids] (+ the PE's input hook), dropout; */
+void decoder_embed(posemb_model *m);
+/* the layers' backward passes from dout (the last layer's output gradient)
+ * to d h0, through layer_backward, alternating a->dx and a->dx2; */
+typedef void (*decoder_layer_backward_fn)(posemb_model *m, int l, const float *x, const float *dout, float *dx);
+const float *decoder_layers_backward(posemb_model *m, decoder_layer_backward_fn backward_layer, float *dout);
+/* and d h0 back to the embeddings (rows of skip_id, HF's padding_idx, get none; -1: none). */
+void decoder_embed_backward(posemb_model *m, const float *dout, int32_t skip_id);
 void decoder_backward(posemb_model *m, const float *dlast);
 
 #endif

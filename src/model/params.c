@@ -40,6 +40,11 @@ float *model_param(posemb_model *m, const char *name, int64_t rows, int64_t cols
 static void pe_tensor_name(const posemb_model *m, const posemb_pe_param *t, char *buf, size_t cap)
 {
     int gpt2 = m->cfg.arch == POSEMB_GPT2;
+    if (m->cfg.arch == POSEMB_LLAMA) { /* not HF's: Llama has no PE tensors */
+        if (t->scope == POSEMB_PE_SCOPE_LAYER) snprintf(buf, cap, "layers.%d.self_attn.%s", t->layer, t->name);
+        else snprintf(buf, cap, "pe.%s", t->name);
+        return;
+    }
     if (t->scope == POSEMB_PE_SCOPE_LAYER)
         snprintf(buf, cap, gpt2 ? "h.%d.attn.%s" : "encoder.layer.%d.attention.self.%s", t->layer, t->name);
     else if (gpt2 && !strcmp(t->name, "position_embeddings.weight")) snprintf(buf, cap, "wpe.weight");
@@ -112,6 +117,44 @@ static void layout_decoder_layer(posemb_model *m, int l)
     L->fo_b = layer_param(m, pre, l, "mlp.c_proj.bias", D, 0, 0);
 }
 
+/* Llama: q, k, v adjacent ([D + 2 KV d, D] with d = D/H), gate and up adjacent ([2I, D]). */
+static void layout_llama_layer(posemb_model *m, int l)
+{
+    const char *pre = "layers.%d.";
+    const posemb_config *c = &m->cfg;
+    int D = c->hidden, I = c->intermediate, KVd = c->kv_heads * (D / c->heads);
+    posemb_layer_params *L = &m->L[l];
+    L->ln1_w = layer_param(m, pre, l, "input_layernorm.weight", D, 0, 0);
+    L->qkv_w = layer_param(m, pre, l, "self_attn.q_proj.weight", D, D, 1);
+    layer_param(m, pre, l, "self_attn.k_proj.weight", KVd, D, 1);
+    layer_param(m, pre, l, "self_attn.v_proj.weight", KVd, D, 1);
+    if (c->attn_bias) {
+        L->qkv_b = layer_param(m, pre, l, "self_attn.q_proj.bias", D, 0, 0);
+        layer_param(m, pre, l, "self_attn.k_proj.bias", KVd, 0, 0);
+        layer_param(m, pre, l, "self_attn.v_proj.bias", KVd, 0, 0);
+    }
+    L->ao_w = layer_param(m, pre, l, "self_attn.o_proj.weight", D, D, 1);
+    L->ln2_w = layer_param(m, pre, l, "post_attention_layernorm.weight", D, 0, 0);
+    L->fi_w = layer_param(m, pre, l, "mlp.gate_proj.weight", I, D, 1);
+    layer_param(m, pre, l, "mlp.up_proj.weight", I, D, 1);
+    L->fo_w = layer_param(m, pre, l, "mlp.down_proj.weight", D, I, 1);
+}
+
+static void layout_llama(posemb_model *m)
+{
+    const posemb_config *c = &m->cfg;
+    m->wte = model_param(m, "embed_tokens.weight", c->vocab_size, c->hidden, 1, 0);
+    layout_pe(m);
+    for (int l = 0; l < c->layers; l++) layout_llama_layer(m, l);
+    m->lnf_w = model_param(m, "norm.weight", c->hidden, 0, 0, 0);
+    m->lm_w = m->wte;
+    if (c->head == POSEMB_HEAD_CLM && !c->tie_embeddings) {
+        m->reg_head = 1;
+        m->lm_w = model_param(m, "lm_head.weight", c->vocab_size, c->hidden, 1, 0);
+        m->reg_head = 0;
+    }
+}
+
 static void layout_encoder(posemb_model *m)
 {
     const posemb_config *c = &m->cfg;
@@ -136,7 +179,7 @@ static void layout_encoder(posemb_model *m)
 
 const char *model_base_prefix(const posemb_model *m)
 {
-    static const char *const prefix[] = {"bert.", "roberta.", "transformer."};
+    static const char *const prefix[] = {"bert.", "roberta.", "transformer.", "model."};
     return m->cfg.head == POSEMB_HEAD_NONE ? "" : prefix[m->cfg.arch];
 }
 
@@ -179,6 +222,7 @@ static void layout_decoder(posemb_model *m)
     for (int l = 0; l < c->layers; l++) layout_decoder_layer(m, l);
     m->lnf_w = model_param(m, "ln_f.weight", c->hidden, 0, 0, 0);
     m->lnf_b = model_param(m, "ln_f.bias", c->hidden, 0, 0, 0);
+    m->lm_w = m->wte;
     layout_head(m);
 }
 
@@ -186,9 +230,11 @@ posemb_status model_layout(posemb_model *m, posemb_error *err)
 {
     m->reg_next = 0;
     if (m->cfg.arch == POSEMB_GPT2) layout_decoder(m);
+    else if (m->cfg.arch == POSEMB_LLAMA) layout_llama(m);
     else {
         layout_encoder(m);
         layout_head(m);
+        m->lm_w = m->wte;
     }
     return m->oom ? posemb_fail(err, POSEMB_ENOMEM, "model: out of memory laying out parameters") : POSEMB_OK;
 }

@@ -1,0 +1,142 @@
+/* Llama-family config.json (model_type llama, mistral, qwen2): sizes,
+ * grouped-query heads, RMSNorm's eps, tied embeddings, Qwen2's q/k/v biases,
+ * and RoPE from rope_theta and rope_scaling (key "type" or "rope_type"),
+ * turned into posemb's rope spec so that every scaling of docs/pe.md
+ * applies. posemb's own "posemb_pe" key (a model trained with another PE)
+ * takes precedence. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model_impl.h"
+
+/* Appends ",key=x" for a number of rope_scaling, when present. */
+static posemb_status scaling_num(const cJSON *rs, const char *key, const char *opt, char *spec, size_t cap,
+                                 const char *path, posemb_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(rs, key);
+    if (!v || cJSON_IsNull(v)) return POSEMB_OK;
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: rope_scaling \"%s\" is not a number", path, key);
+    size_t n = strlen(spec);
+    snprintf(spec + n, cap - n, ",%s=%.17g", opt, v->valuedouble);
+    return POSEMB_OK;
+}
+
+/* rope_theta and rope_scaling as a rope spec. */
+static posemb_status rope_spec(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
+{
+    const cJSON *theta = cJSON_GetObjectItemCaseSensitive(r, "rope_theta");
+    double base = cJSON_IsNumber(theta) ? theta->valuedouble : 10000.0;
+    if (!(base > 1.0) || !isfinite(base)) return posemb_fail(err, POSEMB_EFORMAT, "%s: rope_theta must exceed 1", path);
+    char spec[sizeof c->pe];
+    snprintf(spec, sizeof spec, "rope:base=%.17g", base);
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(r, "rope_scaling");
+    if (rs && !cJSON_IsNull(rs)) {
+        if (!cJSON_IsObject(rs)) return posemb_fail(err, POSEMB_EFORMAT, "%s: rope_scaling is not an object", path);
+        const char *ty = config_get_string(rs, "rope_type");
+        if (!ty) ty = config_get_string(rs, "type");
+        static const char *const known[] = {"default", "linear", "dynamic", "yarn", "llama3", "longrope", NULL};
+        int k = 0;
+        while (ty && known[k] && strcmp(ty, known[k])) k++;
+        if (!ty || !known[k])
+            return posemb_fail(err, POSEMB_EFORMAT,
+                               "%s: rope_scaling type \"%s\" is not supported (linear, dynamic, yarn, llama3, "
+                               "longrope)",
+                               path, ty ? ty : "(none)");
+        if (k > 0) {
+            size_t n = strlen(spec);
+            snprintf(spec + n, sizeof spec - n, ",scaling=%s", ty);
+            /* dynamic compares lengths with max_position_embeddings; the others with the original length */
+            const cJSON *orig = cJSON_GetObjectItemCaseSensitive(rs, "original_max_position_embeddings");
+            int L0 = cJSON_IsNumber(orig) && k != 2 ? (int)orig->valuedouble : c->max_position;
+            n = strlen(spec);
+            if (k != 1) snprintf(spec + n, sizeof spec - n, ",original=%d", L0);
+            posemb_status st = scaling_num(rs, "factor", "factor", spec, sizeof spec, path, err);
+            static const char *const extra[] = {"beta_fast", "beta_slow", "mscale", "mscale_all_dim",
+                                                "attention_factor", "low_freq_factor", "high_freq_factor", NULL};
+            for (int i = 0; !st && extra[i]; i++) st = scaling_num(rs, extra[i], extra[i], spec, sizeof spec, path, err);
+            if (st) return st;
+            if (k == 5) { /* the factors sit in this very file */
+                n = strlen(spec);
+                snprintf(spec + n, sizeof spec - n, ",factors=config.json");
+            }
+        }
+    }
+    snprintf(c->pe, sizeof c->pe, "%s", spec);
+    return POSEMB_OK;
+}
+
+posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
+{
+    posemb_status st;
+    c->kv_heads = 0;
+    if ((st = config_get_int(r, "vocab_size", 1, 1 << 24, &c->vocab_size, path, err)) ||
+        (st = config_get_int(r, "hidden_size", 1, 1 << 16, &c->hidden, path, err)) ||
+        (st = config_get_int(r, "num_hidden_layers", 1, 1024, &c->layers, path, err)) ||
+        (st = config_get_int(r, "num_attention_heads", 1, 1024, &c->heads, path, err)) ||
+        (st = config_get_int(r, "num_key_value_heads", 1, 1024, &c->kv_heads, path, err)) ||
+        (st = config_get_int(r, "intermediate_size", 1, 1 << 20, &c->intermediate, path, err)) ||
+        (st = config_get_int(r, "max_position_embeddings", 1, 1 << 24, &c->max_position, path, err)) ||
+        (st = config_get_int(r, "pad_token_id", -1, 1 << 24, &c->pad_token_id, path, err)) ||
+        (st = config_get_float(r, "rms_norm_eps", 0, 1, &c->ln_eps, path, err)) ||
+        (st = config_get_float(r, "initializer_range", 0, 10, &c->initializer_range, path, err)) ||
+        (st = config_get_float(r, "attention_dropout", 0, 1, &c->attn_dropout, path, err)))
+        return st;
+    if (!c->kv_heads) c->kv_heads = c->heads;
+    const char *act = config_get_string(r, "hidden_act");
+    if (act && strcmp(act, "silu"))
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: hidden_act \"%s\" is not supported (silu)", path, act);
+    int head_dim = c->hidden / c->heads;
+    if ((st = config_get_int(r, "head_dim", 1, 1 << 16, &head_dim, path, err))) return st;
+    if (head_dim * c->heads != c->hidden)
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: head_dim %d times %d heads is not hidden_size %d (not supported)",
+                           path, head_dim, c->heads, c->hidden);
+    const cJSON *tie = cJSON_GetObjectItemCaseSensitive(r, "tie_word_embeddings");
+    c->tie_embeddings = cJSON_IsTrue(tie);
+    c->attn_bias = !strcmp(c->model_type, "qwen2") || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "attention_bias"));
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "mlp_bias")))
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: \"mlp_bias\": true is not supported", path);
+    const char *own = config_get_string(r, "posemb_pe");
+    if (own) {
+        snprintf(c->pe, sizeof c->pe, "%s", own);
+        return POSEMB_OK;
+    }
+    return rope_spec(r, c, path, err);
+}
+
+/* The plain rope of a Llama (no scaling): its base, or 0 when the spec is anything else. */
+static double plain_rope_base(const char *spec)
+{
+    double base = 10000.0;
+    if (!strcmp(spec, "rope")) return base;
+    char rest[64] = "";
+    if (sscanf(spec, "rope:base=%lf%63s", &base, rest) >= 1 &&
+        (!rest[0] || !strcmp(rest, ",pairing=halves,frac=1,scaling=none")))
+        return base;
+    return 0.0;
+}
+
+cJSON *config_llama_json(const posemb_config *c)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "model_type", c->model_type[0] ? c->model_type : "llama");
+    cJSON_AddNumberToObject(r, "vocab_size", c->vocab_size);
+    cJSON_AddNumberToObject(r, "hidden_size", c->hidden);
+    cJSON_AddNumberToObject(r, "num_hidden_layers", c->layers);
+    cJSON_AddNumberToObject(r, "num_attention_heads", c->heads);
+    cJSON_AddNumberToObject(r, "num_key_value_heads", c->kv_heads ? c->kv_heads : c->heads);
+    cJSON_AddNumberToObject(r, "intermediate_size", c->intermediate);
+    cJSON_AddNumberToObject(r, "max_position_embeddings", c->max_position);
+    cJSON_AddNumberToObject(r, "rms_norm_eps", config_shortest(c->ln_eps));
+    cJSON_AddStringToObject(r, "hidden_act", "silu");
+    cJSON_AddBoolToObject(r, "tie_word_embeddings", c->tie_embeddings);
+    cJSON_AddBoolToObject(r, "attention_bias", c->attn_bias);
+    cJSON_AddNumberToObject(r, "attention_dropout", config_shortest(c->attn_dropout));
+    if (c->pad_token_id >= 0) cJSON_AddNumberToObject(r, "pad_token_id", c->pad_token_id);
+    double base = plain_rope_base(c->pe);
+    cJSON_AddNumberToObject(r, "rope_theta", base > 0 ? base : 10000.0);
+    if (base <= 0) cJSON_AddStringToObject(r, "posemb_pe", c->pe); /* read back before rope_theta */
+    return r;
+}
