@@ -177,6 +177,55 @@ static void test_longrope_folder(void **state)
     posemb_model_free(m);
 }
 
+/* A sharded folder (model.safetensors.index.json and its shards, as HF
+ * writes large models) loads as the single file does; an index naming a
+ * file outside the folder is refused. */
+static void test_sharded(void **state)
+{
+    posemb_model *m = small(POSEMB_LLAMA, "rope", POSEMB_HEAD_CLM, 0), *back;
+    char path[1200], file[1300];
+    snprintf(path, sizeof path, "%s/sharded", dir);
+    posemb_error err;
+    if (posemb_model_save(m, path, &err)) fail_msg("%s", err.msg);
+    snprintf(file, sizeof file, "%s/model.safetensors", path);
+    posemb_st_file f;
+    if (posemb_st_open(&f, file, &err)) fail_msg("%s", err.msg);
+    posemb_st_writer w[2];
+    char index[8192] = "{\"metadata\": {}, \"weight_map\": {";
+    for (int s = 0; s < 2; s++) posemb_st_writer_init(&w[s]);
+    float *buf[256] = {0};
+    for (int i = 0; i < f.n_entries && i < 256; i++) {
+        const posemb_st_entry *e = &f.entries[i];
+        int s = i % 2;
+        buf[i] = malloc((size_t)e->numel * sizeof(float));
+        assert_int_equal(posemb_st_read_f32(&f, e, buf[i], &err), POSEMB_OK);
+        assert_int_equal(posemb_st_writer_add_f32(&w[s], e->name, e->ndim, e->shape, buf[i], &err), POSEMB_OK);
+        snprintf(index + strlen(index), sizeof index - strlen(index), "%s\"%s\": \"model-0000%d-of-00002.safetensors\"",
+                 i ? ", " : "", e->name, s + 1);
+    }
+    snprintf(index + strlen(index), sizeof index - strlen(index), "}}");
+    for (int s = 0; s < 2; s++) {
+        snprintf(file, sizeof file, "%s/model-0000%d-of-00002.safetensors", path, s + 1);
+        assert_int_equal(posemb_st_write(&w[s], file, &err), POSEMB_OK);
+        posemb_st_writer_free(&w[s]);
+    }
+    for (int i = 0; i < 256; i++) free(buf[i]);
+    posemb_st_close(&f);
+    snprintf(file, sizeof file, "%s/model.safetensors", path);
+    assert_int_equal(remove(file), 0);
+    snprintf(file, sizeof file, "%s/model.safetensors.index.json", path);
+    assert_int_equal(tu_write_file(file, index, strlen(index)), 0);
+    if (posemb_model_load(&back, path, &err)) fail_msg("%s", err.msg);
+    assert_memory_equal(posemb_model_weights(back), posemb_model_weights(m), posemb_model_n_floats(m) * sizeof(float));
+    posemb_model_free(back);
+    char *bad = strstr(index, "model-00001-of");
+    memcpy(bad, "../dl-00001-of", 14);
+    assert_int_equal(tu_write_file(file, index, strlen(index)), 0);
+    assert_int_equal(posemb_model_load(&back, path, &err), POSEMB_EFORMAT);
+    assert_non_null(strstr(err.msg, "is not a .safetensors file name"));
+    posemb_model_free(m);
+}
+
 /* An F16 and a BF16 copy of a golden checkpoint load (as float32) and give
  * HF's outputs within the precision of the format. */
 static void test_half_precision(void **state)
@@ -307,9 +356,8 @@ static void test_bad_checkpoints(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hf_layout),       cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_longrope_folder), cmocka_unit_test(test_half_precision),
-        cmocka_unit_test(test_bad_checkpoints),
+        cmocka_unit_test(test_hf_layout), cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_longrope_folder),
+        cmocka_unit_test(test_sharded),   cmocka_unit_test(test_half_precision), cmocka_unit_test(test_bad_checkpoints),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -71,7 +71,8 @@ static posemb_model *run_case(const char *c, posemb_st_file *expected, int maske
         worst = fmax(worst, compare(name, posemb_model_attention(m, l), want, n, in.T, in.T, mask, cfg->heads, 1e-5));
         free(want);
     }
-    float *logits = malloc((size_t)in.B * in.T * cfg->vocab_size * sizeof *logits), *want = tu_st_read(expected, "logits", &n);
+    float *logits = malloc((size_t)in.B * in.T * cfg->vocab_size * sizeof *logits),
+          *want = tu_st_read(expected, "logits", &n);
     if (posemb_model_lm_logits(m, logits, &err)) fail_msg("%s", err.msg);
     worst = fmax(worst, compare("logits", logits, want, n, cfg->vocab_size, in.T, mask, 1, 1e-5));
     free(logits);

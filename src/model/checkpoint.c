@@ -1,4 +1,5 @@
 /* Hugging Face checkpoint folders: config.json + model.safetensors. */
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -30,6 +31,18 @@ static const char *base_prefix(const posemb_model *m, const posemb_st_file *f)
     for (int i = 0; cands[i]; i++) {
         snprintf(name, sizeof name, "%s%s", cands[i], probe);
         if (posemb_st_find(f, name)) return cands[i];
+    }
+    return NULL;
+}
+
+/* The base prefix of a sharded checkpoint, from its index's weight_map. */
+static const char *index_prefix(const posemb_model *m, const cJSON *map)
+{
+    static const char *const cands[] = {"", "bert.", "roberta.", "transformer.", "model.", NULL};
+    char name[160];
+    for (int i = 0; cands[i]; i++) {
+        snprintf(name, sizeof name, "%s%s", cands[i], probe_tensor(m));
+        if (cJSON_GetObjectItemCaseSensitive(map, name)) return cands[i];
     }
     return NULL;
 }
@@ -80,18 +93,23 @@ static posemb_status load_param(posemb_model *m, const posemb_st_file *f, const 
 
 /* Every tensor under the base prefix must be a parameter or a known buffer:
  * a 12-layer checkpoint under a 2-layer config is an error, not a truncation. */
+static posemb_status check_name(const posemb_model *m, const char *file, const char *prefix, const char *name,
+                                posemb_error *err)
+{
+    size_t plen = strlen(prefix);
+    if (strncmp(name, prefix, plen) || posemb_model_find(m, name)) return POSEMB_OK; /* a head's tensor */
+    if (!posemb_model_find(m, name + plen) && !is_buffer(name + plen))
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: tensor '%s' does not belong to a %d-layer %s with PE %s", file,
+                           name, m->cfg.layers, m->cfg.architecture, m->cfg.pe);
+    return POSEMB_OK;
+}
+
 static posemb_status check_leftovers(const posemb_model *m, const posemb_st_file *f, const char *prefix,
                                      posemb_error *err)
 {
-    size_t plen = strlen(prefix);
-    for (int i = 0; i < f->n_entries; i++) {
-        const char *name = f->entries[i].name;
-        if (strncmp(name, prefix, plen) || posemb_model_find(m, name)) continue; /* a head's tensor */
-        if (!posemb_model_find(m, name + plen) && !is_buffer(name + plen))
-            return posemb_fail(err, POSEMB_EFORMAT, "%s: tensor '%s' does not belong to a %d-layer %s with PE %s",
-                               f->path, name, m->cfg.layers, m->cfg.architecture, m->cfg.pe);
-    }
-    return POSEMB_OK;
+    posemb_status st = POSEMB_OK;
+    for (int i = 0; !st && i < f->n_entries; i++) st = check_name(m, f->path, prefix, f->entries[i].name, err);
+    return st;
 }
 
 static posemb_status load_file(posemb_model *m, const char *path, int lenient, int *missing, posemb_error *err)
@@ -117,6 +135,74 @@ static posemb_status join(char *buf, size_t cap, const char *dir, const char *fi
 {
     return posemb_path_join(buf, cap, dir, file) ? posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir)
                                                  : POSEMB_OK;
+}
+
+/* A shard's file name from the index: a plain name in the folder, never a path. */
+static int shard_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 12 && n < 200 && !strchr(s, '/') && !strchr(s, '\\') && s[0] != '.' &&
+           !strcmp(s + n - 12, ".safetensors");
+}
+
+/* Loads the shards of weight_map (tensor -> file in dir), each opened once. */
+static posemb_status load_shards(posemb_model *m, const char *dir, const char *index, const cJSON *map,
+                                 posemb_error *err)
+{
+    const char *prefix = index_prefix(m, map);
+    if (!prefix) return posemb_fail(err, POSEMB_EFORMAT, "%s: no %s in weight_map", index, probe_tensor(m));
+    posemb_status st = POSEMB_OK;
+    for (const cJSON *e = map->child; !st && e; e = e->next) {
+        if (!cJSON_IsString(e) || !shard_name_ok(e->valuestring))
+            return posemb_fail(err, POSEMB_EFORMAT, "%s: weight_map[\"%s\"] is not a .safetensors file name", index,
+                               e->string);
+        st = check_name(m, index, prefix, e->string, err);
+    }
+    char *done = calloc((size_t)m->n_params + 1, 1), name[192], path[POSEMB_PATH_MAX];
+    if (!done) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", index);
+    for (int i = 0; !st && i < m->n_params; i++) {
+        if (done[i]) continue;
+        const posemb_param *p = &m->params[i];
+        snprintf(name, sizeof name, "%s%s", p->head ? "" : prefix, p->name);
+        const cJSON *file = cJSON_GetObjectItemCaseSensitive(map, name);
+        if (!file) {
+            if (!p->unused)
+                st = posemb_fail(err, POSEMB_EFORMAT, "%s: tensor '%s' is missing (model %s, PE %s)", index, name,
+                                 m->cfg.architecture, m->cfg.pe);
+            continue;
+        }
+        posemb_st_file f;
+        if ((st = join(path, sizeof path, dir, file->valuestring, err)) || (st = posemb_st_open(&f, path, err))) break;
+        for (int j = i; !st && j < m->n_params; j++) { /* every parameter this shard holds */
+            const posemb_param *q = &m->params[j];
+            snprintf(name, sizeof name, "%s%s", q->head ? "" : prefix, q->name);
+            const cJSON *fj = cJSON_GetObjectItemCaseSensitive(map, name);
+            if (done[j] || !fj || strcmp(fj->valuestring, file->valuestring)) continue;
+            int missing = 0;
+            st = load_param(m, &f, prefix, q, 0, &missing, err);
+            done[j] = 1;
+        }
+        posemb_st_close(&f);
+    }
+    free(done);
+    if (!st) posemb_pe_prepare(m->pe);
+    return st;
+}
+
+/* model.safetensors.index.json: {"weight_map": {tensor: shard file}}. */
+static posemb_status load_sharded(posemb_model *m, const char *dir, const char *index, posemb_error *err)
+{
+    char *text;
+    size_t n;
+    posemb_status st = posemb_read_data_file(index, 64u << 20, &text, &n, err);
+    if (st) return st;
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    free(text);
+    const cJSON *map = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
+    st = cJSON_IsObject(map) ? load_shards(m, dir, index, map, err)
+                             : posemb_fail(err, POSEMB_EFORMAT, "%s: no \"weight_map\" object", index);
+    cJSON_Delete(root);
+    return st;
 }
 
 posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posemb_error *err)
@@ -152,9 +238,22 @@ posemb_status posemb_model_load(posemb_model **out, const char *dir, posemb_erro
         posemb_model_free(m);
         return st;
     }
-    if (stat(path, &sb) != 0) {
-        posemb_model_free(m);
-        return posemb_fail(err, POSEMB_EIO, "%s: missing (only safetensors checkpoints are read)", path);
+    if (stat(path, &sb) != 0) { /* a sharded folder? */
+        char index[POSEMB_PATH_MAX];
+        if ((st = join(index, sizeof index, dir, "model.safetensors.index.json", err)) || stat(index, &sb) != 0) {
+            posemb_model_free(m);
+            return st ? st
+                      : posemb_fail(err, POSEMB_EIO,
+                                    "%s: missing, and no model.safetensors.index.json (only safetensors checkpoints "
+                                    "are read)",
+                                    path);
+        }
+        if ((st = load_sharded(m, dir, index, err))) {
+            posemb_model_free(m);
+            return st;
+        }
+        *out = m;
+        return POSEMB_OK;
     }
     if ((st = posemb_model_load_weights(m, path, err))) {
         posemb_model_free(m);

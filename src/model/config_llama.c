@@ -54,9 +54,11 @@ static posemb_status rope_spec(const cJSON *r, posemb_config *c, const char *pat
             n = strlen(spec);
             if (k != 1) snprintf(spec + n, sizeof spec - n, ",original=%d", L0);
             posemb_status st = scaling_num(rs, "factor", "factor", spec, sizeof spec, path, err);
-            static const char *const extra[] = {"beta_fast", "beta_slow", "mscale", "mscale_all_dim",
-                                                "attention_factor", "low_freq_factor", "high_freq_factor", NULL};
-            for (int i = 0; !st && extra[i]; i++) st = scaling_num(rs, extra[i], extra[i], spec, sizeof spec, path, err);
+            static const char *const extra[] = {
+                "beta_fast",        "beta_slow",       "mscale",           "mscale_all_dim",
+                "attention_factor", "low_freq_factor", "high_freq_factor", NULL};
+            for (int i = 0; !st && extra[i]; i++)
+                st = scaling_num(rs, extra[i], extra[i], spec, sizeof spec, path, err);
             if (st) return st;
             if (k == 5) { /* the factors sit in this very file */
                 n = strlen(spec);
@@ -95,7 +97,8 @@ posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *p
                            path, head_dim, c->heads, c->hidden);
     const cJSON *tie = cJSON_GetObjectItemCaseSensitive(r, "tie_word_embeddings");
     c->tie_embeddings = cJSON_IsTrue(tie);
-    c->attn_bias = !strcmp(c->model_type, "qwen2") || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "attention_bias"));
+    c->attn_bias =
+        !strcmp(c->model_type, "qwen2") || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "attention_bias"));
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "mlp_bias")))
         return posemb_fail(err, POSEMB_EFORMAT, "%s: \"mlp_bias\": true is not supported", path);
     const char *own = config_get_string(r, "posemb_pe");

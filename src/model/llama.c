@@ -56,8 +56,7 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), NULL, dffn, a->ga, p->fo_w, N, I, D, POSEMB_NN_W_OUT_IN);
     posemb_nn_swiglu_backward(s->dfi, s->dga, a->fi, N, I);
     memset(s->dh, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), NULL, s->dfi, a->h1, p->fi_w, N, D, 2 * I,
-                              POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), NULL, s->dfi, a->h1, p->fi_w, N, D, 2 * I, POSEMB_NN_W_OUT_IN);
     posemb_nn_rmsnorm_backward(s->dres, GR(p->ln2_w), s->dh, a->r1, p->ln2_w, a->rstd2, N, D);
     memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + dropout(attn) */
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
