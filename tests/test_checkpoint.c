@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "posemb/fileio.h"
 #include "posemb/inputs.h"
 #include "posemb/model.h"
 #include "posemb/safetensors.h"
@@ -175,6 +176,43 @@ static void test_longrope_folder(void **state)
     free(h);
     posemb_model_free(back);
     posemb_model_free(m);
+}
+
+/* A Llama with a scaled RoPE is written as HF writes it (rope_theta,
+ * rope_scaling), so that HF reads the same RoPE: without posemb's own key
+ * the config gives back the same spec. */
+static void test_llama_rope_scaling_for_hf(void **state)
+{
+    const char *specs[] = {"rope:base=500000,scaling=yarn,factor=4,original=16,beta_fast=16",
+                           "rope:scaling=llama3,factor=8,original=16,low_freq_factor=2,high_freq_factor=6",
+                           "rope:base=20000,scaling=linear,factor=2"};
+    for (int i = 0; i < 3; i++) {
+        posemb_model *m = small(POSEMB_LLAMA, specs[i], POSEMB_HEAD_CLM, 0);
+        char path[1200], file[1300];
+        snprintf(path, sizeof path, "%s/hfrope%d", dir, i);
+        posemb_error err;
+        if (posemb_model_save(m, path, &err)) fail_msg("%s", err.msg);
+        snprintf(file, sizeof file, "%s/config.json", path);
+        char *text;
+        size_t n;
+        assert_int_equal(posemb_read_data_file(file, 1 << 20, &text, &n, &err), POSEMB_OK);
+        assert_non_null(strstr(text, "\"rope_scaling\""));
+        char *own = strstr(text, "\"posemb_pe\"");
+        assert_non_null(own);
+        memcpy(own, "\"ignored__\"", 11); /* HF's view: no posemb key */
+        assert_int_equal(tu_write_file(file, text, n), 0);
+        free(text);
+        posemb_config c;
+        if (posemb_config_load(&c, file, &err)) fail_msg("%s", err.msg);
+        posemb_pe *a, *b;
+        const posemb_pe_dims *d = posemb_pe_get_dims(posemb_model_pe(m));
+        assert_int_equal(posemb_pe_create(&a, c.pe, d, &err), POSEMB_OK);
+        assert_int_equal(posemb_pe_create(&b, specs[i], d, &err), POSEMB_OK);
+        assert_string_equal(posemb_pe_spec(a), posemb_pe_spec(b));
+        posemb_pe_free(a);
+        posemb_pe_free(b);
+        posemb_model_free(m);
+    }
 }
 
 /* A sharded folder (model.safetensors.index.json and its shards, as HF
@@ -356,8 +394,13 @@ static void test_bad_checkpoints(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hf_layout), cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_longrope_folder),
-        cmocka_unit_test(test_sharded),   cmocka_unit_test(test_half_precision), cmocka_unit_test(test_bad_checkpoints),
+        cmocka_unit_test(test_hf_layout),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_longrope_folder),
+        cmocka_unit_test(test_sharded),
+        cmocka_unit_test(test_llama_rope_scaling_for_hf),
+        cmocka_unit_test(test_half_precision),
+        cmocka_unit_test(test_bad_checkpoints),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

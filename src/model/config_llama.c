@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model_impl.h"
@@ -109,16 +110,50 @@ posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *p
     return rope_spec(r, c, path, err);
 }
 
-/* The plain rope of a Llama (no scaling): its base, or 0 when the spec is anything else. */
-static double plain_rope_base(const char *spec)
+/* Options of a rope spec Hugging Face's rope_scaling can say, by HF key. */
+static const char *const HF_SCALING_KEYS[][2] = {{"factor", "factor"},
+                                                 {"beta_fast", "beta_fast"},
+                                                 {"beta_slow", "beta_slow"},
+                                                 {"mscale", "mscale"},
+                                                 {"mscale_all_dim", "mscale_all_dim"},
+                                                 {"attention_factor", "attention_factor"},
+                                                 {"low_freq_factor", "low_freq_factor"},
+                                                 {"high_freq_factor", "high_freq_factor"},
+                                                 {"original", "original_max_position_embeddings"}};
+
+/* A rope spec as HF's config keys: *base, and into rs (when it scales) the
+ * rope_scaling object. 0 when the spec says what HF cannot (another PE,
+ * interleaved pairs, a partial or p-RoPE, longrope's factor file). */
+static int rope_as_hf(const char *spec, double *base, cJSON *rs)
 {
-    double base = 10000.0;
-    if (!strcmp(spec, "rope")) return base;
-    char rest[64] = "";
-    if (sscanf(spec, "rope:base=%lf%63s", &base, rest) >= 1 &&
-        (!rest[0] || !strcmp(rest, ",pairing=halves,frac=1,scaling=none")))
-        return base;
-    return 0.0;
+    if (strncmp(spec, "rope", 4) || (spec[4] && spec[4] != ':')) return 0;
+    *base = 10000.0;
+    char buf[sizeof((posemb_config *)0)->pe];
+    snprintf(buf, sizeof buf, "%s", spec[4] ? spec + 5 : "");
+    int scaled = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *eq = strchr(tok, '=');
+        if (!eq) return 0;
+        *eq = '\0';
+        const char *k = tok, *v = eq + 1;
+        if (!strcmp(k, "base")) *base = strtod(v, NULL);
+        else if (!strcmp(k, "pairing") ? strcmp(v, "halves") : !strcmp(k, "frac") ? strcmp(v, "1") : 0) return 0;
+        else if (!strcmp(k, "pairing") || !strcmp(k, "frac")) continue;
+        else if (!strcmp(k, "truncate")) cJSON_AddBoolToObject(rs, "truncate", !strcmp(v, "on"));
+        else if (!strcmp(k, "scaling")) {
+            if (!strcmp(v, "none")) continue;
+            if (!strcmp(v, "ntk") || !strcmp(v, "longrope")) return 0;
+            cJSON_AddStringToObject(rs, "rope_type", v);
+            cJSON_AddStringToObject(rs, "type", v); /* the key transformers before 4.45 read */
+            scaled = 1;
+        } else {
+            size_t i = 0, n = sizeof HF_SCALING_KEYS / sizeof *HF_SCALING_KEYS;
+            while (i < n && strcmp(k, HF_SCALING_KEYS[i][0])) i++;
+            if (i == n) return 0;
+            cJSON_AddNumberToObject(rs, HF_SCALING_KEYS[i][1], strtod(v, NULL));
+        }
+    }
+    return scaled ? 2 : 1;
 }
 
 cJSON *config_llama_json(const posemb_config *c)
@@ -138,8 +173,13 @@ cJSON *config_llama_json(const posemb_config *c)
     cJSON_AddBoolToObject(r, "attention_bias", c->attn_bias);
     cJSON_AddNumberToObject(r, "attention_dropout", config_shortest(c->attn_dropout));
     if (c->pad_token_id >= 0) cJSON_AddNumberToObject(r, "pad_token_id", c->pad_token_id);
-    double base = plain_rope_base(c->pe);
-    cJSON_AddNumberToObject(r, "rope_theta", base > 0 ? base : 10000.0);
-    if (base <= 0) cJSON_AddStringToObject(r, "posemb_pe", c->pe); /* read back before rope_theta */
+    /* HF reads rope_theta and rope_scaling; posemb reads posemb_pe first, exactly */
+    double base = 10000.0;
+    cJSON *rs = cJSON_CreateObject();
+    int hf = rope_as_hf(c->pe, &base, rs);
+    cJSON_AddNumberToObject(r, "rope_theta", base);
+    if (hf == 2) cJSON_AddItemToObject(r, "rope_scaling", rs);
+    else cJSON_Delete(rs);
+    if (hf != 1) cJSON_AddStringToObject(r, "posemb_pe", c->pe);
     return r;
 }
