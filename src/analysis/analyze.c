@@ -301,11 +301,14 @@ static posemb_status first_layer(ctx *c, posemb_error *err)
     return st;
 }
 
-/* Attention-only built-in PEs (ALiBi, RoPE, T5): their bias or kernel. */
+/* Attention-only PEs (ALiBi, RoPE, T5, ...): their bias or kernel, a
+ * model's with its trained parameters and its RoPE's actual frequencies
+ * and scaling at this length. */
 static posemb_status bias(ctx *c, posemb_error *err)
 {
     posemb_pe_matrix pm;
-    posemb_status st = posemb_pe_matrix_of(c->src->own_pe, c->src->n, &c->arena, &pm, err);
+    posemb_pe *pe = c->src->own_pe ? c->src->own_pe : posemb_model_pe(c->src->model);
+    posemb_status st = posemb_pe_matrix_of(pe, c->src->n, &c->arena, &pm, err);
     if (st) return st == POSEMB_ERANGE ? POSEMB_OK : st; /* none: nothing positional */
     c->res->has_bias = 1;
     return matrix(c, "bias", pm.data, pm.size, 0, pm.what, &c->res->bias, err);
@@ -399,7 +402,7 @@ static posemb_status run(ctx *c, posemb_error *err)
     if (!st && s->freqs) st = psi(c, err);
     if (!st && s->rel) st = relative(c, err);
     if (!st && s->model) st = first_layer(c, err);
-    if (!st && !s->ape && !s->rel && s->own_pe) st = bias(c, err);
+    if (!st && !s->ape && !s->rel && (s->own_pe || s->model)) st = bias(c, err);
     return st;
 }
 
