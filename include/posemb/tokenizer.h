@@ -7,9 +7,14 @@
  *     every line is a token, an empty one too, as HF's load_vocab reads it);
  *   - byte-level BPE from encoder.json (HF: vocab.json) and vocab.bpe
  *     (HF: merges.txt, whose first line is a "#version" header);
- *   - tokenizer.json of the `tokenizers` library when model.type is
- *     "WordPiece" (with a BertNormalizer or none) or "BPE" with a ByteLevel
- *     pre-tokenizer; anything else is refused.
+ *   - tokenizer.json of the `tokenizers` library: "WordPiece" (with a
+ *     BertNormalizer or none) and GPT-2-style "BPE" (no normalizer, GPT-2's
+ *     ByteLevel pre-tokenizer) as the slow tokenizers above; every other
+ *     "BPE" file (Llama 2, Llama 3, Qwen, ...: normalizers, Split / Metaspace
+ *     / Digits pre-tokenizers, byte_fallback, ignore_merges, added tokens
+ *     with their flags, decoders) as the Rust `tokenizers` library 0.22
+ *     encodes and decodes it (docs/models.md lists what is read). Anything
+ *     else is refused.
  *
  * What encoding does, as HF does it:
  *   - special tokens ([CLS] [SEP] [PAD] [MASK] [UNK] for BERT, <|endoftext|>
@@ -89,9 +94,9 @@ POSEMB_API posemb_status posemb_tokenizer_load_wordpiece(const char *vocab_path,
 POSEMB_API posemb_status posemb_tokenizer_load_bpe(const char *encoder_path, const char *merges_path,
                                                    posemb_tokenizer **out, posemb_error *err);
 
-/* Either kind from a tokenizer.json (see the top of this file). The caller
- * owns *out (posemb_tokenizer_free); on failure (EIO, EFORMAT naming the
- * file and the part it cannot read, ENOMEM) *out is NULL. */
+/* A tokenizer.json (see the top of this file). The caller owns *out
+ * (posemb_tokenizer_free); on failure (EIO, EFORMAT naming the file and the
+ * member it cannot read or does not support, ENOMEM) *out is NULL. */
 POSEMB_API posemb_status posemb_tokenizer_load_json(const char *path, posemb_tokenizer **out, posemb_error *err);
 
 POSEMB_API void posemb_tokenizer_free(posemb_tokenizer *tok);
@@ -161,7 +166,9 @@ enum {
 /* Ids back to text, in a malloc'ed NUL-terminated buffer (*len bytes, NUL
  * bytes possible for BPE). BPE: the exact bytes, so decode(encode(x)) == x
  * for any x. WordPiece: tokens joined by spaces with " ##" removed, as HF's
- * convert_tokens_to_string. The caller frees *text with free(). Errors:
+ * convert_tokens_to_string. A general tokenizer.json: its decoder chain, as
+ * the library's decode(ids, skip_special_tokens). The caller frees *text
+ * with free(). Errors:
  * ERANGE for an id that has no token, ENOMEM; *text is NULL on failure. */
 POSEMB_API posemb_status posemb_tokenizer_decode(const posemb_tokenizer *tok, const int32_t *ids, int n, unsigned flags,
                                                  char **text, size_t *len, posemb_error *err);

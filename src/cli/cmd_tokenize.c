@@ -1,5 +1,8 @@
 /* posemb tokenize: a text as Hugging Face's BertTokenizer / GPT2Tokenizer
- * (or a tokenizer.json) tokenizes it: the tokens and their ids. */
+ * (or a tokenizer.json) tokenizes it: the tokens and their ids; with
+ * --decode, ids back to text. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,16 +14,28 @@
 static const char USAGE[] =
     "usage: posemb tokenize --vocab vocab.txt [--special] [--json] [--pair TEXT2] [--cased] [TEXT]\n"
     "       posemb tokenize --vocab encoder.json --merges vocab.bpe [--json] [--pair TEXT2] [TEXT]\n"
-    "       posemb tokenize --tokenizer tokenizer.json [--special] [--json] [--pair TEXT2] [TEXT]\n\n"
-    "Tokenizes TEXT (without it: all of standard input, as one text) exactly as\n"
-    "Hugging Face's slow BertTokenizer (WordPiece) or GPT2Tokenizer (byte-level BPE)\n"
-    "does, and prints two lines: the tokens, then their ids (a third with the token\n"
-    "type ids for --pair). Special tokens written in the text ([CLS], <|endoftext|>,\n"
-    "...) are kept whole.\n\n"
+    "       posemb tokenize --tokenizer tokenizer.json [--special] [--json] [--pair TEXT2] [TEXT]\n"
+    "       posemb tokenize (--vocab ... | --tokenizer FILE) --decode [--skip-special] [--json] [IDS...]\n\n"
+    "Tokenizes TEXT (without it: all of standard input as one text, NUL bytes\n"
+    "included) exactly as Hugging Face's slow BertTokenizer (WordPiece) or\n"
+    "GPT2Tokenizer (byte-level BPE), or for any other tokenizer.json as the Rust\n"
+    "`tokenizers` library, does, and prints two lines: the tokens, then their ids (a\n"
+    "third with the token type ids for --pair). Special and added tokens written in\n"
+    "the text ([CLS], <|endoftext|>, <s>, ...) are kept whole.\n\n"
+    "With --decode it does the reverse: the ids are the arguments (each may hold\n"
+    "several, separated by spaces or commas) or, without any, read from standard\n"
+    "input (separated by spaces, commas or newlines; a JSON array, or the output of\n"
+    "--json whose \"ids\" it reads, too), and the decoded text is printed and a newline\n"
+    "(with --json: {\"text\": \"...\"}).\n\n"
     "  --vocab FILE      WordPiece vocab.txt; with --merges, GPT-2's encoder.json (vocab.json)\n"
     "  --merges FILE     GPT-2's vocab.bpe (merges.txt)\n"
-    "  --tokenizer FILE  a tokenizer.json: WordPiece, or BPE with a ByteLevel pre-tokenizer\n"
-    "  --special         add the model's special tokens: [CLS] TEXT [SEP] for BERT, none for GPT-2\n"
+    "  --tokenizer FILE  a tokenizer.json: WordPiece, or BPE (GPT-2/RoBERTa byte-level,\n"
+    "                    Llama 2, Llama 3, Qwen, ...: normalizers, pre-tokenizers, added\n"
+    "                    tokens, post-processor and decoder as the file says)\n"
+    "  --special         add the model's special tokens: [CLS] TEXT [SEP] for BERT, none for GPT-2,\n"
+    "                    the post-processor's template for a tokenizer.json (<s> TEXT for Llama 2)\n"
+    "  --decode          decode ids (arguments or standard input) instead of encoding\n"
+    "  --skip-special    with --decode: leave the special tokens out\n"
     "  --pair TEXT2      encode TEXT and TEXT2 as a pair with the special tokens,\n"
     "                    [CLS] TEXT [SEP] TEXT2 [SEP] for BERT, and print the token type ids\n"
     "  --cased           vocab.txt: keep case and accents (default: lower-case, strip accents)\n"
@@ -29,7 +44,9 @@ static const char USAGE[] =
 
 typedef struct tok_cmd {
     const char *vocab, *merges, *tokenizer, *text, *pair;
-    int special, json, cased;
+    int special, json, cased, decode, skip_special;
+    char **ids; /* --decode: the positional arguments */
+    int n_ids;
 } tok_cmd;
 
 static int ends_with(const char *s, const char *suffix)
@@ -40,8 +57,43 @@ static int ends_with(const char *s, const char *suffix)
 
 static int positional(cli_args *a, tok_cmd *c, const char *arg)
 {
+    if (c->decode) { /* argv outlives the command: keep pointers */
+        c->ids[c->n_ids++] = (char *)arg;
+        return 0;
+    }
     if (c->text) return cli_usage_error(a, "one TEXT only (quote it; got a second: '%s')", arg);
     c->text = arg;
+    return 0;
+}
+
+/* Appends the ids in s[0..n) (integers separated by spaces, commas,
+ * newlines, with optional [ ]) to *ids (*n of them, *cap room; ids NULL
+ * only checks). Returns 0, or -1 on anything else or an id out of range. */
+static int parse_ids(const char *s, size_t n, int32_t **ids, int *cnt, int *cap)
+{
+    size_t i = 0;
+    while (i < n) {
+        char ch = s[i];
+        if (ch == ' ' || ch == ',' || ch == '\n' || ch == '\r' || ch == '\t' || ch == '[' || ch == ']') {
+            i++;
+            continue;
+        }
+        if (ch < '0' || ch > '9') return -1;
+        long v = 0;
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            v = v * 10 + (s[i++] - '0');
+            if (v > INT32_MAX) return -1;
+        }
+        if (!ids) continue;
+        if (*cnt == *cap) {
+            int nc = *cap ? *cap * 2 : 256;
+            int32_t *p = nc > 0 ? realloc(*ids, (size_t)nc * sizeof *p) : NULL;
+            if (!p) return -1;
+            *ids = p;
+            *cap = nc;
+        }
+        (*ids)[(*cnt)++] = (int32_t)v;
+    }
     return 0;
 }
 
@@ -51,6 +103,14 @@ static int parse(int argc, char **argv, tok_cmd *c)
     cli_args a;
     cli_args_init(&a, "tokenize", argc, argv);
     memset(c, 0, sizeof *c);
+    for (int i = 1; i < argc; i++) /* --decode changes what the positionals are */
+        if (!strcmp(argv[i], "--decode")) c->decode = 1;
+        else if (!strcmp(argv[i], "--")) break;
+    c->ids = calloc((size_t)argc + 1, sizeof *c->ids);
+    if (!c->ids) {
+        fprintf(stderr, "posemb tokenize: out of memory\n");
+        return 1;
+    }
     const char *arg;
     int rc = 0;
     while (!rc && (arg = cli_next(&a))) {
@@ -68,6 +128,8 @@ static int parse(int argc, char **argv, tok_cmd *c)
         else if (cli_is(&a, "--special")) c->special = 1;
         else if (cli_is(&a, "--json")) c->json = 1;
         else if (cli_is(&a, "--cased")) c->cased = 1;
+        else if (cli_is(&a, "--decode")) c->decode = 1;
+        else if (cli_is(&a, "--skip-special")) c->skip_special = 1;
         else return cli_usage_error(&a, "unknown flag '%s' (see 'posemb tokenize --help')", arg);
     }
     if (rc) return rc;
@@ -79,10 +141,17 @@ static int parse(int argc, char **argv, tok_cmd *c)
         return cli_usage_error(&a, "--vocab %s looks like GPT-2's encoder.json: it needs --merges vocab.bpe", c->vocab);
     if (c->cased && (c->merges || c->tokenizer))
         return cli_usage_error(&a, "--cased applies to a WordPiece vocab.txt only");
+    if (c->decode && (c->pair || c->special))
+        return cli_usage_error(&a, "--decode takes ids: --pair and --special are for encoding");
+    if (c->skip_special && !c->decode) return cli_usage_error(&a, "--skip-special goes with --decode");
+    for (int i = 0; i < c->n_ids; i++) /* the ids are checked before any file is read */
+        if (parse_ids(c->ids[i], strlen(c->ids[i]), NULL, NULL, NULL) < 0)
+            return cli_usage_error(&a, "--decode: '%s' is not a list of ids (non-negative integers)", c->ids[i]);
     return 0;
 }
 
-/* All of standard input (binary-safe). NULL when out of memory or unreadable. */
+/* All of standard input (binary-safe, NUL-terminated beyond *len). NULL
+ * when out of memory or unreadable. */
 static char *read_stdin(size_t *len)
 {
     size_t cap = 1 << 16, n = 0;
@@ -98,6 +167,7 @@ static char *read_stdin(size_t *len)
         n += got;
         if (!got) {
             if (ferror(stdin)) break;
+            buf[n] = '\0'; /* room is left: the buffer grows before it is full */
             *len = n;
             return buf;
         }
@@ -106,11 +176,11 @@ static char *read_stdin(size_t *len)
     return NULL;
 }
 
-/* A JSON string (the tokens are valid UTF-8, written as is). */
-static void json_string(FILE *f, const char *s)
+/* A JSON string of n bytes (valid UTF-8 is written as is). */
+static void json_string_n(FILE *f, const char *s, size_t n)
 {
     fputc('"', f);
-    for (; *s; s++) {
+    for (const char *end = s + n; s < end; s++) {
         unsigned char ch = (unsigned char)*s;
         if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
         else if (ch == '\n') fputs("\\n", f);
@@ -121,6 +191,8 @@ static void json_string(FILE *f, const char *s)
     }
     fputc('"', f);
 }
+
+static void json_string(FILE *f, const char *s) { json_string_n(f, s, strlen(s)); }
 
 static void print_ints(FILE *f, const int32_t *v, int n, const char *sep)
 {
@@ -161,15 +233,80 @@ static posemb_status load(const tok_cmd *c, posemb_tokenizer **tok, posemb_error
     return posemb_tokenizer_load_wordpiece(c->vocab, !c->cased, tok, err);
 }
 
+/* --decode: the ids of the arguments or of standard input, as text. */
+static int decode(const tok_cmd *c, posemb_tokenizer *tok)
+{
+    int32_t *ids = NULL;
+    int n = 0, cap = 0, rc = 0;
+    if (c->n_ids) {
+        for (int i = 0; i < c->n_ids && !rc; i++) rc = parse_ids(c->ids[i], strlen(c->ids[i]), &ids, &n, &cap) ? 1 : 0;
+        if (rc) fprintf(stderr, "posemb tokenize: out of memory\n");
+    } else {
+        size_t len = 0;
+        char *in = read_stdin(&len);
+        if (!in) {
+            fprintf(stderr, "posemb tokenize: cannot read standard input\n");
+            return 1;
+        }
+        /* the output of --json: its "ids" array */
+        const char *s = in, *key = len == strlen(in) ? strstr(in, "\"ids\"") : NULL;
+        const char *open = key ? strchr(key, '[') : NULL, *close = open ? strchr(open, ']') : NULL;
+        size_t slen = len;
+        if (close) {
+            s = open;
+            slen = (size_t)(close - open) + 1;
+        }
+        if (parse_ids(s, slen, &ids, &n, &cap)) {
+            fprintf(stderr, "posemb tokenize: --decode: standard input is not a list of ids (non-negative integers)\n");
+            rc = 2;
+        }
+        free(in);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    posemb_error err;
+    posemb_error_clear(&err);
+    if (!rc && posemb_tokenizer_decode(tok, ids, n, c->skip_special ? POSEMB_DEC_SKIP_SPECIAL : 0, &text, &len, &err))
+        rc = cli_report("tokenize", &err);
+    if (!rc && c->json) {
+        fputs("{\"text\": ", stdout);
+        json_string_n(stdout, text, len);
+        fputs("}\n", stdout);
+    } else if (!rc) {
+        fwrite(text, 1, len, stdout);
+        putchar('\n');
+    }
+    if (!rc && (fflush(stdout) || ferror(stdout))) {
+        fprintf(stderr, "posemb tokenize: cannot write standard output\n");
+        rc = 1;
+    }
+    free(text);
+    free(ids);
+    return rc;
+}
+
 int cmd_tokenize(int argc, char **argv)
 {
     tok_cmd c;
     int rc = parse(argc, argv, &c);
-    if (rc) return rc < 0 ? 0 : rc;
+    if (rc) {
+        free(c.ids);
+        return rc < 0 ? 0 : rc;
+    }
     posemb_error err;
     posemb_error_clear(&err);
     posemb_tokenizer *tok = NULL;
-    if (load(&c, &tok, &err)) return cli_report("tokenize", &err);
+    if (load(&c, &tok, &err)) {
+        free(c.ids);
+        return cli_report("tokenize", &err);
+    }
+    if (c.decode) {
+        rc = decode(&c, tok);
+        posemb_tokenizer_free(tok);
+        free(c.ids);
+        return rc;
+    }
+    free(c.ids);
     char *input = NULL;
     size_t len = 0;
     if (c.text) {

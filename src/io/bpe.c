@@ -25,9 +25,7 @@ static const char GPT2_PATTERN[] =
 struct tok_bpe {
     tok_map syms;    /* symbol string -> symbol number (its entry index) */
     int32_t *sym_id; /* symbol -> token id, or the unknown id, or -1 */
-    uint64_t *mkey;  /* merge table: (left << 32 | right) + 1, 0 = empty */
-    int32_t *mrank, *mres;
-    size_t mcap, mn;
+    tok_merges merges;
     uint32_t byte_cp[256]; /* byte -> character of the printable alphabet */
     int16_t cp_byte[324];  /* and back; -1 for other characters */
     pcre2_code *re;
@@ -52,9 +50,7 @@ void tok_bpe_free(tok_bpe *b)
     if (!b) return;
     tok_map_free(&b->syms);
     free(b->sym_id);
-    free(b->mkey);
-    free(b->mrank);
-    free(b->mres);
+    tok_merges_free(&b->merges);
     pcre2_code_free(b->re);
     free(b);
 }
@@ -91,65 +87,16 @@ posemb_status tok_bpe_new(posemb_tokenizer *t, posemb_error *err)
 
 /* ------------------------------------------------------------ merge table */
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
-static size_t merge_slot(const tok_bpe *b, uint64_t key)
-{
-    size_t i = mix64(key) & (b->mcap - 1);
-    while (b->mkey[i] && b->mkey[i] != key) i = (i + 1) & (b->mcap - 1);
-    return i;
-}
-
 /* The rank of the pair (x, y) and its result symbol, or -1. */
 static inline int32_t merge_rank(const tok_bpe *b, int32_t x, int32_t y, int32_t *res)
 {
-    if (!b->mcap) return -1;
-    size_t i = merge_slot(b, ((uint64_t)(uint32_t)x << 32 | (uint32_t)y) + 1);
-    if (!b->mkey[i]) return -1;
-    *res = b->mres[i];
-    return b->mrank[i];
-}
-
-static int merge_grow(tok_bpe *b)
-{
-    size_t cap = b->mcap ? b->mcap * 2 : 1024;
-    uint64_t *key = calloc(cap, sizeof *key);
-    int32_t *rank = malloc(cap * sizeof *rank), *res = malloc(cap * sizeof *res);
-    if (!key || !rank || !res) {
-        free(key);
-        free(rank);
-        free(res);
-        return -1;
-    }
-    tok_bpe old = *b;
-    b->mkey = key;
-    b->mrank = rank;
-    b->mres = res;
-    b->mcap = cap;
-    for (size_t i = 0; i < old.mcap; i++) {
-        if (!old.mkey[i]) continue;
-        size_t j = merge_slot(b, old.mkey[i]);
-        key[j] = old.mkey[i];
-        rank[j] = old.mrank[i];
-        res[j] = old.mres[i];
-    }
-    free(old.mkey);
-    free(old.mrank);
-    free(old.mres);
-    return 0;
+    return (int32_t)tok_merges_get(&b->merges, x, y, res);
 }
 
 int tok_bpe_add_merge(posemb_tokenizer *t, const char *a, size_t alen, const char *b_, size_t blen, int *prev)
 {
     tok_bpe *b = t->bpe;
-    if (b->mn >= (size_t)TOK_MAX_ID) return -1;
+    if (b->merges.n >= (size_t)TOK_MAX_ID) return -1;
     char small[256];
     char *cat = alen + blen <= sizeof small ? small : malloc(alen + blen);
     if (!cat) return -1;
@@ -158,17 +105,10 @@ int tok_bpe_add_merge(posemb_tokenizer *t, const char *a, size_t alen, const cha
     long x = intern(b, a, alen), y = intern(b, b_, blen), r = intern(b, cat, alen + blen);
     if (cat != small) free(cat);
     if (x < 0 || y < 0 || r < 0) return -1;
-    if ((b->mn + 1) * 2 > b->mcap && merge_grow(b)) return -1;
-    uint64_t key = ((uint64_t)x << 32 | (uint64_t)y) + 1;
-    size_t i = merge_slot(b, key);
-    if (b->mkey[i]) {
-        *prev = b->mrank[i];
-        return 1;
-    }
-    b->mkey[i] = key;
-    b->mrank[i] = (int32_t)b->mn++;
-    b->mres[i] = (int32_t)r;
-    return 0;
+    uint32_t was;
+    int got = tok_merges_put(&b->merges, (int32_t)x, (int32_t)y, (int32_t)r, (uint32_t)b->merges.n, 1, &was);
+    if (got == 1) *prev = (int)was;
+    return got;
 }
 
 /* ----------------------------------------------------------- vocab.bpe */
@@ -263,8 +203,7 @@ int tok_bpe_add_prefix_space(const posemb_tokenizer *t) { return t->bpe->add_pre
 typedef struct bpe_scratch {
     int32_t *sym, *prev, *next;
     size_t cap;
-    uint64_t *heap; /* rank << 32 | position, a min-heap */
-    size_t hn, hcap;
+    tok_heap heap; /* rank << 32 | position */
     size_t *round;
     size_t rcap;
     pcre2_match_data *md;
@@ -282,47 +221,13 @@ typedef struct bpe_scratch {
 #define CACHE_MAX_BYTES 48
 #define CACHE_MAX_ENTRIES (1u << 18)
 
-static int heap_push(bpe_scratch *s, uint64_t v)
-{
-    if (s->hn == s->hcap) {
-        size_t cap = s->hcap ? s->hcap * 2 : 64;
-        uint64_t *h = realloc(s->heap, cap * sizeof *h);
-        if (!h) return -1;
-        s->heap = h;
-        s->hcap = cap;
-    }
-    size_t i = s->hn++;
-    while (i && s->heap[(i - 1) / 2] > v) {
-        s->heap[i] = s->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    s->heap[i] = v;
-    return 0;
-}
-
-static uint64_t heap_pop(bpe_scratch *s)
-{
-    uint64_t top = s->heap[0], v = s->heap[--s->hn];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= s->hn) break;
-        if (c + 1 < s->hn && s->heap[c + 1] < s->heap[c]) c++;
-        if (s->heap[c] >= v) break;
-        s->heap[i] = s->heap[c];
-        i = c;
-    }
-    if (s->hn) s->heap[i] = v;
-    return top;
-}
-
 /* Queues the pair that starts at node i, if it is a merge. */
 static int queue_pair(const tok_bpe *b, bpe_scratch *s, int32_t i)
 {
     if (i < 0 || s->next[i] < 0) return 0;
     int32_t j = s->next[i], res;
     int32_t r = merge_rank(b, s->sym[i], s->sym[j], &res);
-    return r < 0 ? 0 : heap_push(s, (uint64_t)r << 32 | (uint32_t)i);
+    return r < 0 ? 0 : tok_heap_push(&s->heap, (uint64_t)r << 32 | (uint32_t)i);
 }
 
 static posemb_status emit(const posemb_tokenizer *t, int32_t sym, tok_out *o)
@@ -400,13 +305,14 @@ static posemb_status bpe_word(const posemb_tokenizer *t, const uint8_t *w, size_
         s->prev[i] = (int32_t)i - 1;
         s->next[i] = i + 1 < n ? (int32_t)i + 1 : -1;
     }
-    s->hn = 0;
+    s->heap.n = 0;
     for (size_t i = 0; i + 1 < n; i++)
         if (queue_pair(b, s, (int32_t)i)) return posemb_fail(o->err, POSEMB_ENOMEM, "out of memory");
-    while (s->hn) {
-        uint32_t rank = (uint32_t)(s->heap[0] >> 32);
+    while (s->heap.n) {
+        uint32_t rank = (uint32_t)(s->heap.v[0] >> 32);
         size_t nr = 0;
-        while (s->hn && (uint32_t)(s->heap[0] >> 32) == rank && nr < s->rcap) s->round[nr++] = (uint32_t)heap_pop(s);
+        while (s->heap.n && (uint32_t)(s->heap.v[0] >> 32) == rank && nr < s->rcap)
+            s->round[nr++] = (uint32_t)tok_heap_pop(&s->heap);
         for (size_t k = 0; k < nr; k++) {
             int32_t i = (int32_t)s->round[k], j = s->next[i], res = -1;
             /* dead (absorbed) nodes have sym -1; a changed pair has another rank */
@@ -488,7 +394,7 @@ posemb_status tok_bpe_encode_chunk(const posemb_tokenizer *t, const char *s, siz
     free(sc.sym);
     free(sc.prev);
     free(sc.next);
-    free(sc.heap);
+    tok_heap_free(&sc.heap);
     free(sc.round);
     tok_map_free(&sc.cache);
     free(sc.memo);

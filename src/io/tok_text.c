@@ -81,7 +81,13 @@ int tok_utf8_valid(const char *s, size_t n)
     size_t i = 0;
     while (i < n) {
         if (u[i] < 0x80) {
-            i++;
+            while (i + 8 <= n) { /* ASCII eight bytes at a time: texts are mostly ASCII */
+                uint64_t w;
+                memcpy(&w, u + i, 8);
+                if (w & 0x8080808080808080ull) break;
+                i += 8;
+            }
+            while (i < n && u[i] < 0x80) i++;
             continue;
         }
         if (tok_utf8_next(u, n, &i) < 0) return 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tokenizer_hf.h"
 #include "tokenizer_impl.h"
 
 posemb_tokenizer *tok_new(posemb_tok_model model)
@@ -29,6 +30,7 @@ void posemb_tokenizer_free(posemb_tokenizer *t)
     free(t->single.items);
     free(t->pair.items);
     tok_bpe_free(t->bpe);
+    tok_hf_free(t->hf);
     free(t);
 }
 
@@ -247,6 +249,7 @@ static posemb_status encode_text(const posemb_tokenizer *t, const char *text, si
     const char *s = text ? text : "";
     size_t n = text ? len : 0;
     posemb_status st = POSEMB_OK;
+    if (t->hf) return tok_hf_encode_text(t, s, n, o);
     if (t->model == POSEMB_TOK_WORDPIECE) {
         st = tok_wp_prepare(t, s, n, &own, &n, o->err);
         if (st) return st;
@@ -364,6 +367,14 @@ posemb_status posemb_tokenizer_decode(const posemb_tokenizer *t, const int32_t *
 {
     *text = NULL;
     *len = 0;
+    if (t->hf) {
+        posemb_status st = tok_hf_decode(t, ids, n, !!(flags & POSEMB_DEC_SKIP_SPECIAL), text, len, err);
+        if (st || !(flags & POSEMB_DEC_CLEANUP)) return st;
+        static const char *const FROM[] = {" .", " ?", " !", " ,", " ' ", " n't", " 'm", " 's", " 've", " 're"};
+        static const char *const TO[] = {".", "?", "!", ",", "'", "n't", "'m", "'s", "'ve", "'re"};
+        for (size_t k = 0; k < sizeof FROM / sizeof FROM[0]; k++) replace_all(*text, len, FROM[k], TO[k]);
+        return POSEMB_OK;
+    }
     dbuf d = {0};
     if (dbuf_add(&d, "", 0)) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     int first = 1;

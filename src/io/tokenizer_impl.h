@@ -41,6 +41,34 @@ int32_t tok_map_get(const tok_map *m, const char *key, size_t len);
 const char *tok_map_key(const tok_map *m, size_t entry, size_t *len);
 void tok_map_free(tok_map *m);
 
+/* A min-heap of 64-bit keys (tok_heap.c): the BPE merge queues. */
+typedef struct tok_heap {
+    uint64_t *v;
+    size_t n, cap;
+} tok_heap;
+
+/* 0, or -1 when out of memory. */
+int tok_heap_push(tok_heap *h, uint64_t v);
+/* The smallest key; the heap must not be empty. */
+uint64_t tok_heap_pop(tok_heap *h);
+void tok_heap_free(tok_heap *h);
+
+/* A BPE merge table (tok_merges.c): (left, right) symbol ids -> rank and result. */
+typedef struct tok_merges {
+    uint64_t *key; /* (left << 32 | right) + 1, 0 = empty */
+    uint32_t *rank;
+    int32_t *res;
+    size_t cap, n;
+} tok_merges;
+
+/* The rank of the pair (a, b) and its result in *res, or -1. */
+int64_t tok_merges_get(const tok_merges *t, int32_t a, int32_t b, int32_t *res);
+/* Adds (a, b) -> (rank, res): 0 when added, -1 out of memory. A pair already
+ * there gives its rank in *prev (if not NULL) and, with keep_first, stays
+ * as it was (returns 1); otherwise the new rank replaces it. */
+int tok_merges_put(tok_merges *t, int32_t a, int32_t b, int32_t res, uint32_t rank, int keep_first, uint32_t *prev);
+void tok_merges_free(tok_merges *t);
+
 /* ------------------------------------------------------------ tokenizer */
 
 /* A token matched whole inside the text before any other processing. */
@@ -72,6 +100,7 @@ typedef struct tok_wordpiece {
 } tok_wordpiece;
 
 typedef struct tok_bpe tok_bpe;
+typedef struct tok_hf tok_hf; /* the general tokenizer.json pipeline (tokenizer_hf.h) */
 
 struct posemb_tokenizer {
     posemb_tok_model model;
@@ -86,6 +115,7 @@ struct posemb_tokenizer {
     tok_template single, pair; /* with POSEMB_ENC_SPECIAL */
     tok_wordpiece wp;
     tok_bpe *bpe;
+    tok_hf *hf; /* set: encode and decode go through it (model is BPE) */
 };
 
 /* Allocates a tokenizer with no specials (all ids -1). */
@@ -177,6 +207,7 @@ posemb_status tok_vocab_from_json(posemb_tokenizer *t, const cJSON *obj, const c
 /* Maps the symbols to ids once vocab and merges are complete. */
 posemb_status tok_bpe_finish(posemb_tokenizer *t, int32_t unk_id, int add_prefix_space, posemb_error *err);
 void tok_bpe_free(tok_bpe *b);
+void tok_hf_free(tok_hf *h);
 /* Appends the bytes that a BPE token stands for. */
 posemb_status tok_bpe_token_bytes(const posemb_tokenizer *t, const char *tok, size_t len, char **buf, size_t *n,
                                   size_t *cap);

@@ -9,6 +9,7 @@
 
 #include "posemb/fileio.h"
 
+#include "tokenizer_hf.h"
 #include "tokenizer_impl.h"
 
 /* ------------------------------------------------------ tokenizer.json */
@@ -200,6 +201,24 @@ static posemb_status json_bpe(posemb_tokenizer *t, const cJSON *root, const cJSO
     return tok_bpe_finish(t, unk_id, prefix_space, c->err);
 }
 
+/* GPT-2-style files (no normalizer, a ByteLevel pre-tokenizer with its
+ * regex, a plain BPE, a ByteLevel decoder or none) keep the classic reader,
+ * which gives the slow GPT2Tokenizer's answers as before; every other BPE
+ * file goes through the general pipeline (tokenizer_hf.h). */
+static int classic_bpe(const cJSON *root, const cJSON *model)
+{
+    const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
+    const cJSON *pre = cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer");
+    const cJSON *dec = cJSON_GetObjectItemCaseSensitive(root, "decoder");
+    const char *pty = pre ? json_type(pre) : NULL, *dty = dec && !cJSON_IsNull(dec) ? json_type(dec) : "ByteLevel";
+    if ((norm && !cJSON_IsNull(norm)) || !pty || json_bool(pre, "use_regex", 1) != 1 || !dty) return 0;
+    if (!strcmp(pty, "ByteLevel") && !strcmp(dty, "ByteLevel"))
+        return json_bool(model, "byte_fallback", 0) == 0 && json_bool(model, "ignore_merges", 0) == 0 &&
+               json_null_or_empty(model, "continuing_subword_prefix") &&
+               json_null_or_empty(model, "end_of_word_suffix");
+    return 0;
+}
+
 /* A [TOKEN, ID] member of BertProcessing / RobertaProcessing. */
 static int32_t json_pair_id(const cJSON *pp, const char *key)
 {
@@ -300,8 +319,12 @@ posemb_status posemb_tokenizer_load_json(const char *path, posemb_tokenizer **ou
         t = tok_new(!strcmp(ty, "BPE") ? POSEMB_TOK_BPE : POSEMB_TOK_WORDPIECE);
         if (!t) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     }
-    if (!st) st = t->model == POSEMB_TOK_BPE ? json_bpe(t, root, model, &c) : json_wordpiece(t, root, model, &c);
-    if (!st) st = tok_finish(t, err);
+    if (!st && t->model == POSEMB_TOK_BPE && !classic_bpe(root, model)) {
+        st = tok_hf_load(t, root, path, err);
+    } else if (!st) {
+        st = t->model == POSEMB_TOK_BPE ? json_bpe(t, root, model, &c) : json_wordpiece(t, root, model, &c);
+        if (!st) st = tok_finish(t, err);
+    }
     if (!st) st = json_post_processor(t, root, &c);
     for (int k = 0; !st && k < 2; k++) { /* every template id must exist */
         const tok_template *tp = k ? &t->pair : &t->single;
