@@ -123,7 +123,6 @@ static void test_parity_qwen3(void **state)
     parity("qwen3");
 }
 
-
 /* ------------------------------------------------------- hand-made files */
 
 static posemb_tokenizer *load_text(const char *json)
@@ -173,9 +172,12 @@ static const char METASPACE_JSON[] =
     " \"pre_tokenizer\": {\"type\": \"Metaspace\", \"replacement\": \"\xe2\x96\x81\", \"prepend_scheme\": \"first\","
     " \"split\": true},"
     " \"model\": {\"type\": \"BPE\", \"unk_token\": \"<unk>\", \"fuse_unk\": true, \"byte_fallback\": true,"
-    " \"vocab\": {\"<unk>\": 0, \"<s>\": 1, \"\xe2\x96\x81\": 2, \"a\": 3, \"b\": 4, \"\xe2\x96\x81" "a\": 5,"
-    " \"ab\": 6, \"\xe2\x96\x81" "ab\": 7, \"<0xC3>\": 8, \"<0xA9>\": 9, \"x\": 10, \"[M]\": 11},"
-    " \"merges\": [\"\xe2\x96\x81 a\", \"a b\", [\"\xe2\x96\x81" "a\", \"b\"]]},"
+    " \"vocab\": {\"<unk>\": 0, \"<s>\": 1, \"\xe2\x96\x81\": 2, \"a\": 3, \"b\": 4, \"\xe2\x96\x81"
+    "a\": 5,"
+    " \"ab\": 6, \"\xe2\x96\x81"
+    "ab\": 7, \"<0xC3>\": 8, \"<0xA9>\": 9, \"x\": 10, \"[M]\": 11},"
+    " \"merges\": [\"\xe2\x96\x81 a\", \"a b\", [\"\xe2\x96\x81"
+    "a\", \"b\"]]},"
     " \"added_tokens\": [{\"id\": 1, \"content\": \"<s>\", \"special\": true, \"normalized\": false},"
     " {\"id\": 11, \"content\": \"[M]\", \"special\": true, \"normalized\": false, \"lstrip\": true}],"
     " \"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": [{\"SpecialToken\": {\"id\": \"<s>\","
@@ -193,14 +195,16 @@ static void test_metaspace_bytes(void **state)
     /* "AB é " -> "ab é" -> "▁ab", "▁é"; ▁ a (0), then ▁a b (2); é as bytes */
     EXPECT(t, "AB \xc3\xa9 ", 0, 7, 2, 8, 9);
     EXPECT(t, "AB \xc3\xa9 ", POSEMB_ENC_SPECIAL, 1, 7, 2, 8, 9);
-    EXPECT(t, "zz", 0, 2, 0);              /* two unknown characters, one fused <unk> */
-    EXPECT(t, "x [M]y", 0, 2, 10, 11, 0);  /* [M] takes the space before it; "y" is not first: no ▁ */
-    EXPECT(t, "<s>a", 0, 1, 3);            /* the piece after <s> does not start the text */
-    EXPECT(t, "", POSEMB_ENC_SPECIAL, 1);  /* the template alone */
+    EXPECT(t, "zz", 0, 2, 0);             /* two unknown characters, one fused <unk> */
+    EXPECT(t, "x [M]y", 0, 2, 10, 11, 0); /* [M] takes the space before it; "y" is not first: no ▁ */
+    EXPECT(t, "<s>a", 0, 1, 3);           /* the piece after <s> does not start the text */
+    EXPECT(t, "", POSEMB_ENC_SPECIAL, 1); /* the template alone */
     expect_decode(t, IDS(1, 7, 2, 8, 9), 0, "<s> ab \xc3\xa9");
     expect_decode(t, IDS(7, 2, 8, 9), 0, "ab \xc3\xa9");
     expect_decode(t, IDS(1, 7, 8), POSEMB_DEC_SKIP_SPECIAL, "ab\xef\xbf\xbd"); /* a lone byte: U+FFFD */
-    expect_decode(t, IDS(8, 8, 3), 0, "\xef\xbf\xbd\xef\xbf\xbd" "a");       /* one per byte */
+    expect_decode(t, IDS(8, 8, 3), 0,
+                  "\xef\xbf\xbd\xef\xbf\xbd"
+                  "a"); /* one per byte */
     assert_int_equal(posemb_tokenizer_special_id(t, POSEMB_SPECIAL_UNK), 0);
     assert_int_equal(posemb_tokenizer_special_id(t, POSEMB_SPECIAL_BOS), 1);
     posemb_tokenizer_free(t);
@@ -230,23 +234,37 @@ static void test_split_behaviours(void **state)
     } CASES[] = {
         {"{\"type\": \"Split\", \"pattern\": {\"String\": \"-\"}, \"behavior\": \"Removed\"}", "a-b", {0, 1}, 2},
         {"{\"type\": \"Split\", \"pattern\": {\"String\": \"-\"}, \"behavior\": \"Isolated\"}", "a-b", {0, 2, 1}, 3},
-        {"{\"type\": \"Split\", \"pattern\": {\"String\": \"-\"}, \"behavior\": \"MergedWithPrevious\"}", "a-b", {3, 1},
+        {"{\"type\": \"Split\", \"pattern\": {\"String\": \"-\"}, \"behavior\": \"MergedWithPrevious\"}",
+         "a-b",
+         {3, 1},
          2},
         {"{\"type\": \"Split\", \"pattern\": {\"String\": \"-\"}, \"behavior\": \"MergedWithNext\"}", "a-b", {0, 4}, 2},
         {"{\"type\": \"Split\", \"pattern\": {\"String\": \"-\"}, \"behavior\": \"Contiguous\"}", "a--b", {0, 9, 1}, 3},
-        {"{\"type\": \"Split\", \"pattern\": {\"String\": \"-\"}, \"behavior\": \"Isolated\"}", "a--b", {0, 2, 2, 1}, 4},
-        {"{\"type\": \"Split\", \"pattern\": {\"String\": \"-\"}, \"behavior\": \"Removed\", \"invert\": true}", "a-b",
-         {2}, 1},
-        {"{\"type\": \"Split\", \"pattern\": {\"Regex\": \"\\\\s+\"}, \"behavior\": \"Removed\"}", "a \xc2\x85 b",
-         {0, 1}, 2}, /* \s as Oniguruma's: U+0085 is a space */
-        {"{\"type\": \"Split\", \"pattern\": {\"Regex\": \"[ab]\"}, \"behavior\": \"MergedWithNext\", \"invert\": true}",
-         "a-b", {0, 4}, 2}, /* the gap "-" is the match now: merged into "b" */
+        {"{\"type\": \"Split\", \"pattern\": {\"String\": \"-\"}, \"behavior\": \"Isolated\"}",
+         "a--b",
+         {0, 2, 2, 1},
+         4},
+        {"{\"type\": \"Split\", \"pattern\": {\"String\": \"-\"}, \"behavior\": \"Removed\", \"invert\": true}",
+         "a-b",
+         {2},
+         1},
+        {"{\"type\": \"Split\", \"pattern\": {\"Regex\": \"\\\\s+\"}, \"behavior\": \"Removed\"}",
+         "a \xc2\x85 b",
+         {0, 1},
+         2}, /* \s as Oniguruma's: U+0085 is a space */
+        {"{\"type\": \"Split\", \"pattern\": {\"Regex\": \"[ab]\"}, \"behavior\": \"MergedWithNext\", \"invert\": "
+         "true}",
+         "a-b",
+         {0, 4},
+         2}, /* the gap "-" is the match now: merged into "b" */
         {"{\"type\": \"Digits\", \"individual_digits\": true}", "a12", {0, 6, 7}, 3},
         {"{\"type\": \"Digits\", \"individual_digits\": false}", "a12", {0, 8}, 2},
         {"{\"type\": \"WhitespaceSplit\"}", " a-b  12 ", {5, 8}, 2},
         {"{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"WhitespaceSplit\"}, {\"type\": \"Digits\","
          " \"individual_digits\": true}]}",
-         "a12 b", {0, 6, 7, 1}, 4},
+         "a12 b",
+         {0, 6, 7, 1},
+         4},
     };
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         posemb_tokenizer *t = split_tok(CASES[i].pre);
@@ -263,11 +281,14 @@ static void test_byte_level(void **state)
     posemb_tokenizer *t = load_text(
         "{\"normalizer\": {\"type\": \"NFKC\"}, \"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\":"
         " true}, \"decoder\": {\"type\": \"ByteLevel\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {\"\xc4\xa0\": 0,"
-        " \"a\": 1, \"b\": 2, \"\xc4\xa0" "a\": 3, \"\xc4\xa0" "ab\": 4, \"f\": 5, \"i\": 6, \"fi\": 7, \"\xc4\x8a\": 8},"
-        " \"merges\": [\"\xc4\xa0 a\", \"\xc4\xa0" "a b\", \"f i\"]},"
+        " \"a\": 1, \"b\": 2, \"\xc4\xa0"
+        "a\": 3, \"\xc4\xa0"
+        "ab\": 4, \"f\": 5, \"i\": 6, \"fi\": 7, \"\xc4\x8a\": 8},"
+        " \"merges\": [\"\xc4\xa0 a\", \"\xc4\xa0"
+        "a b\", \"f i\"]},"
         " \"added_tokens\": [{\"id\": 9, \"content\": \"<eot>\", \"special\": true, \"normalized\": false}]}");
-    EXPECT(t, "ab \xef\xac\x81", 0, 4, 0, 7);  /* " ab", " fi" (U+FB01 -> "fi" by NFKC) */
-    EXPECT(t, "ab<eot>\n", 0, 4, 9, 0, 8);      /* each piece gets its prefix space */
+    EXPECT(t, "ab \xef\xac\x81", 0, 4, 0, 7); /* " ab", " fi" (U+FB01 -> "fi" by NFKC) */
+    EXPECT(t, "ab<eot>\n", 0, 4, 9, 0, 8);    /* each piece gets its prefix space */
     expect_decode(t, IDS(4, 0, 7, 9), 0, " ab fi<eot>");
     expect_decode(t, IDS(4, 0, 7, 9), POSEMB_DEC_SKIP_SPECIAL, " ab fi");
     assert_int_equal(posemb_tokenizer_vocab_size(t), 10);
@@ -317,7 +338,8 @@ static void test_bad_files(void **state)
         {"\"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Digits\"}, {\"type\": "
          "\"Bar\"}]}",
          "pre_tokenizer.pretokenizers[1] type 'Bar' is not supported"},
-        {"\"decoder\": {\"type\": \"Baz\"}, \"normalizer\": {\"type\": \"NFC\"}", "decoder type 'Baz' is not supported"},
+        {"\"decoder\": {\"type\": \"Baz\"}, \"normalizer\": {\"type\": \"NFC\"}",
+         "decoder type 'Baz' is not supported"},
         {"\"post_processor\": {\"type\": \"Qux\"}, \"normalizer\": {\"type\": \"NFC\"}",
          "post_processor type 'Qux' is not supported"},
         {"\"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"Regex\": \"(a\"}, \"behavior\": \"Isolated\"}",
@@ -327,7 +349,8 @@ static void test_bad_files(void **state)
         {"\"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"Glob\": \"a\"}, \"behavior\": \"Isolated\"}",
          "pre_tokenizer.pattern must be"},
         {"\"pre_tokenizer\": {\"type\": \"Metaspace\", \"replacement\": \"ab\"}", "exactly one character"},
-        {"\"pre_tokenizer\": {\"type\": \"Metaspace\", \"prepend_scheme\": \"sometimes\"}", "prepend_scheme 'sometimes'"},
+        {"\"pre_tokenizer\": {\"type\": \"Metaspace\", \"prepend_scheme\": \"sometimes\"}",
+         "prepend_scheme 'sometimes'"},
         {"\"normalizer\": {\"type\": \"Replace\", \"pattern\": {\"String\": \"a\"}, \"content\": 5}",
          "normalizer.content must be a string"},
         {"\"decoder\": {\"type\": \"Strip\", \"content\": \" \", \"start\": -1}, \"normalizer\": {\"type\": \"NFC\"}",
@@ -392,8 +415,7 @@ static void test_bad_files(void **state)
 static int run(const char *args, const char *input)
 {
     char cmd[4096];
-    if (input)
-        snprintf(cmd, sizeof cmd, "cd '%s' && printf '%s' | '%s' tokenize %s", dir, input, POSEMB_BIN, args);
+    if (input) snprintf(cmd, sizeof cmd, "cd '%s' && printf '%s' | '%s' tokenize %s", dir, input, POSEMB_BIN, args);
     else snprintf(cmd, sizeof cmd, "cd '%s' && '%s' tokenize %s", dir, POSEMB_BIN, args);
     return tu_run(cmd, out, sizeof out);
 }
@@ -405,19 +427,23 @@ static void test_cli(void **state)
     assert_int_equal(run("--help", NULL), 0);
     assert_non_null(strstr(out, "--decode"));
     assert_int_equal(run("--tokenizer m.json --special --json 'AB \xc3\xa9'", NULL), 0);
-    assert_string_equal(out, "{\"tokens\": [\"<s>\", \"\xe2\x96\x81" "ab\", \"\xe2\x96\x81\", \"<0xC3>\", "
+    assert_string_equal(out, "{\"tokens\": [\"<s>\", \"\xe2\x96\x81"
+                             "ab\", \"\xe2\x96\x81\", \"<0xC3>\", "
                              "\"<0xA9>\"], \"ids\": [1, 7, 2, 8, 9]}\n");
     /* standard input is bytes: a NUL is a character (no token: byte_fallback has none, so <unk>) */
     assert_int_equal(run("--tokenizer m.json --json", "a\\000b"), 0);
-    assert_string_equal(out, "{\"tokens\": [\"\xe2\x96\x81" "a\", \"<unk>\", \"b\"], \"ids\": [5, 0, 4]}\n");
+    assert_string_equal(out, "{\"tokens\": [\"\xe2\x96\x81"
+                             "a\", \"<unk>\", \"b\"], \"ids\": [5, 0, 4]}\n");
     assert_int_equal(run("--tokenizer m.json --decode 1 7,2 8 9", NULL), 0);
     assert_string_equal(out, "<s> ab \xc3\xa9\n");
     assert_int_equal(run("--tokenizer m.json --decode --skip-special --json", "[1, 7, 2, 8, 9]\\n"), 0);
     assert_string_equal(out, "{\"text\": \"ab \xc3\xa9\"}\n");
     /* the output of --json decodes back */
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' tokenize --tokenizer m.json --json 'ab x' | '%s' tokenize --tokenizer "
-             "m.json --decode", dir, POSEMB_BIN, POSEMB_BIN);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' tokenize --tokenizer m.json --json 'ab x' | '%s' tokenize --tokenizer "
+             "m.json --decode",
+             dir, POSEMB_BIN, POSEMB_BIN);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     assert_string_equal(out, "ab x\n");
     const char *usage[] = {"--tokenizer m.json --decode x1", "--tokenizer m.json --decode --pair a 1",

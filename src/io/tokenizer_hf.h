@@ -44,8 +44,7 @@ typedef struct hf_pattern {
  * what names the place in errors. */
 posemb_status hf_pattern_load(hf_pattern *p, const cJSON *obj, const char *path, const char *what, posemb_error *err);
 /* Compiles a regex as the library's (Oniguruma's) \s reads it. */
-posemb_status hf_pattern_regex(hf_pattern *p, const char *regex, const char *path, const char *what,
-                               posemb_error *err);
+posemb_status hf_pattern_regex(hf_pattern *p, const char *regex, const char *path, const char *what, posemb_error *err);
 void hf_pattern_free(hf_pattern *p);
 /* The next match in s[from..n) ([*a, *b)); 0 when there is none, -1 when
  * out of memory or the regex failed. md: match data of the caller. */
@@ -74,7 +73,7 @@ typedef struct hf_norm {
     hf_norm_kind kind;
     char *str; /* Prepend's text, Replace's content */
     size_t str_len;
-    hf_pattern pat; /* Replace */
+    hf_pattern pat;  /* Replace */
     int left, right; /* Strip */
 } hf_norm;
 
@@ -155,8 +154,8 @@ typedef struct hf_trie {
     int start[257];
     uint8_t pair[8192]; /* bit (first << 8 | second) for the first two bytes of each */
     uint8_t single[32]; /* bit of the first byte of each one-byte token */
-    int n;    /* tokens in the set */
-    int only; /* the first byte they all share (memchr finds it), or -1 */
+    int n;              /* tokens in the set */
+    int only;           /* the first byte they all share (memchr finds it), or -1 */
 } hf_trie;
 
 /* ----------------------------------------------------------------- model */
@@ -170,16 +169,16 @@ typedef struct tok_hf {
     int n_decs;
     hf_added *added;
     int n_added;
-    hf_trie raw, normed;  /* normalized = false / true */
-    uint8_t *is_special;  /* id -> 1 for special added tokens (skip_special_tokens) */
+    hf_trie raw, normed; /* normalized = false / true */
+    uint8_t *is_special; /* id -> 1 for special added tokens (skip_special_tokens) */
     /* BPE */
     int32_t unk_id; /* -1: none */
     int byte_fallback, fuse_unk, ignore_merges;
-    int first_sensitive; /* a Metaspace with prepend_scheme "first" after the first stage */
+    int first_sensitive;   /* a Metaspace with prepend_scheme "first" after the first stage */
     char *prefix, *suffix; /* continuing_subword_prefix, end_of_word_suffix, or NULL */
     size_t prefix_len, suffix_len;
     tok_merges merges;
-    int32_t byte_id[256]; /* <0xNN> token ids for byte_fallback, -1 when absent */
+    int32_t byte_id[256];  /* <0xNN> token ids for byte_fallback, -1 when absent */
     uint32_t byte_cp[256]; /* ByteLevel's alphabet */
     int16_t cp_byte[324];
 } tok_hf;

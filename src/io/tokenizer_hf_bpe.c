@@ -44,7 +44,7 @@ struct hf_bpe_scratch {
     int32_t *sym, *prev, *next;
     size_t cap;
     tok_heap heap; /* rank << 32 | position */
-    hf_str key; /* a character with prefix / suffix */
+    hf_str key;    /* a character with prefix / suffix */
     /* Pre-tokens repeat, so the symbols of the short ones seen are kept:
      * cache maps the bytes to an offset in memo (count, then the ids). */
     tok_map cache;
@@ -115,7 +115,8 @@ static int split_chars(const posemb_tokenizer *t, const char *w, size_t n, hf_bp
         if ((a > 0 && h->prefix) || (i == n && h->suffix)) {
             s->key.n = 0;
             if ((a > 0 && h->prefix && hf_str_add(&s->key, h->prefix, h->prefix_len)) ||
-                hf_str_add(&s->key, w + a, i - a) || (i == n && h->suffix && hf_str_add(&s->key, h->suffix, h->suffix_len)))
+                hf_str_add(&s->key, w + a, i - a) ||
+                (i == n && h->suffix && hf_str_add(&s->key, h->suffix, h->suffix_len)))
                 return -1;
             key = s->key.p;
             klen = s->key.n;

@@ -108,7 +108,10 @@ static int metaspace(const hf_dec *d, const tlist *in, tlist *out)
 
 static int hex_digit(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
 /* <0xNN> tokens: a run of them is one string when its bytes are valid
@@ -188,11 +191,13 @@ static int wordpiece(const hf_dec *d, const tlist *in, tlist *out)
         size_t n = in->len[k];
         hf_str cur = {0};
         int bad;
-        if (k && n >= d->str_len && !memcmp(s, d->str, d->str_len)) bad = hf_str_add(&cur, s + d->str_len, n - d->str_len);
+        if (k && n >= d->str_len && !memcmp(s, d->str, d->str_len))
+            bad = hf_str_add(&cur, s + d->str_len, n - d->str_len);
         else bad = (k && hf_str_add(&cur, " ", 1)) || hf_str_add(&cur, s, n);
         for (size_t r = 0; d->cleanup && !bad && r < sizeof FROM / sizeof FROM[0]; r++) {
             tlist tmp = {0};
-            bad = tl_add(&tmp, "", 0) || replace_lit(cur.p, cur.n, FROM[r], strlen(FROM[r]), TO[r], strlen(TO[r]), &tmp);
+            bad =
+                tl_add(&tmp, "", 0) || replace_lit(cur.p, cur.n, FROM[r], strlen(FROM[r]), TO[r], strlen(TO[r]), &tmp);
             cur.n = 0;
             bad = bad || hf_str_add(&cur, tmp.buf.p, tmp.len[0]);
             tl_free(&tmp);
@@ -218,14 +223,22 @@ static int bpe_suffix(const hf_dec *d, const tlist *in, tlist *out)
 static int apply(const tok_hf *h, const hf_dec *d, const tlist *in, tlist *out)
 {
     switch (d->kind) {
-    case HF_DEC_BYTELEVEL: return byte_level(h, in, out);
-    case HF_DEC_METASPACE: return metaspace(d, in, out);
-    case HF_DEC_BYTEFALLBACK: return byte_fallback(in, out);
-    case HF_DEC_FUSE: return fuse(in, out);
-    case HF_DEC_STRIP: return strip(d, in, out);
-    case HF_DEC_REPLACE: return replace(d, in, out);
-    case HF_DEC_WORDPIECE: return wordpiece(d, in, out);
-    case HF_DEC_BPE: return bpe_suffix(d, in, out);
+    case HF_DEC_BYTELEVEL:
+        return byte_level(h, in, out);
+    case HF_DEC_METASPACE:
+        return metaspace(d, in, out);
+    case HF_DEC_BYTEFALLBACK:
+        return byte_fallback(in, out);
+    case HF_DEC_FUSE:
+        return fuse(in, out);
+    case HF_DEC_STRIP:
+        return strip(d, in, out);
+    case HF_DEC_REPLACE:
+        return replace(d, in, out);
+    case HF_DEC_WORDPIECE:
+        return wordpiece(d, in, out);
+    case HF_DEC_BPE:
+        return bpe_suffix(d, in, out);
     }
     return -1;
 }

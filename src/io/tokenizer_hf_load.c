@@ -140,9 +140,15 @@ static posemb_status load_norm(lctx *c, const cJSON *o, const char *what, int de
     static const struct {
         const char *name;
         hf_norm_kind kind;
-    } KINDS[] = {{"NFC", HF_NORM_NFC},         {"NFD", HF_NORM_NFD},         {"NFKC", HF_NORM_NFKC},
-                 {"NFKD", HF_NORM_NFKD},       {"Lowercase", HF_NORM_LOWERCASE}, {"Prepend", HF_NORM_PREPEND},
-                 {"Replace", HF_NORM_REPLACE}, {"Strip", HF_NORM_STRIP},     {"StripAccents", HF_NORM_STRIP_ACCENTS}};
+    } KINDS[] = {{"NFC", HF_NORM_NFC},
+                 {"NFD", HF_NORM_NFD},
+                 {"NFKC", HF_NORM_NFKC},
+                 {"NFKD", HF_NORM_NFKD},
+                 {"Lowercase", HF_NORM_LOWERCASE},
+                 {"Prepend", HF_NORM_PREPEND},
+                 {"Replace", HF_NORM_REPLACE},
+                 {"Strip", HF_NORM_STRIP},
+                 {"StripAccents", HF_NORM_STRIP_ACCENTS}};
     hf_norm_kind kind = 0;
     for (size_t k = 0; k < sizeof KINDS / sizeof KINDS[0]; k++)
         if (!strcmp(ty, KINDS[k].name)) kind = KINDS[k].kind;
@@ -239,7 +245,8 @@ static posemb_status load_pre(lctx *c, const cJSON *o, const char *what, int dep
         if (get_bool(o, "individual_digits", 0, &pre->individual))
             return bad(c, "%s.individual_digits must be a boolean", what);
         return POSEMB_OK;
-    case HF_PRE_WHITESPACE_SPLIT: return POSEMB_OK;
+    case HF_PRE_WHITESPACE_SPLIT:
+        return POSEMB_OK;
     }
     return POSEMB_OK;
 }
@@ -318,7 +325,8 @@ static posemb_status load_dec(lctx *c, const cJSON *o, const char *what, int dep
         if (get_str(o, "suffix", &s)) return bad(c, "%s.suffix must be a string", what);
         if (!(d->str = dup_str(s ? s : "</w>", &d->str_len))) return oom(c);
         return POSEMB_OK;
-    default: return POSEMB_OK;
+    default:
+        return POSEMB_OK;
     }
 }
 
@@ -396,7 +404,8 @@ static posemb_status load_model(lctx *c, const cJSON *model)
         get_bool(model, "ignore_merges", 0, &h->ignore_merges))
         return bad(c, "model: byte_fallback, fuse_unk and ignore_merges must be booleans");
     const char *s;
-    if (get_str(model, "continuing_subword_prefix", &s)) return bad(c, "model.continuing_subword_prefix must be a string");
+    if (get_str(model, "continuing_subword_prefix", &s))
+        return bad(c, "model.continuing_subword_prefix must be a string");
     if (s && *s && !(h->prefix = dup_str(s, &h->prefix_len))) return oom(c);
     if (get_str(model, "end_of_word_suffix", &s)) return bad(c, "model.end_of_word_suffix must be a string");
     if (s && *s && !(h->suffix = dup_str(s, &h->suffix_len))) return oom(c);

@@ -38,8 +38,8 @@ void hf_str_free(hf_str *s)
 int hf_is_ws(int32_t cp)
 {
     if (cp < 0x80) return cp == ' ' || (cp >= 9 && cp <= 13);
-    return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
-           cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+    return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 ||
+           cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
 
 /* --------------------------------------------------------------- patterns */
@@ -105,8 +105,7 @@ posemb_status hf_pattern_load(hf_pattern *p, const cJSON *obj, const char *path,
     return hf_pattern_regex(p, re->valuestring, path, what, err);
 }
 
-posemb_status hf_pattern_regex(hf_pattern *p, const char *regex, const char *path, const char *what,
-                               posemb_error *err)
+posemb_status hf_pattern_regex(hf_pattern *p, const char *regex, const char *path, const char *what, posemb_error *err)
 {
     char *src = rewrite_space(regex, strlen(regex));
     if (!src) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
@@ -296,13 +295,18 @@ static int one(const hf_norm *nm, const char *s, size_t n, hf_str *out)
     case HF_NORM_NFC:
     case HF_NORM_NFD:
     case HF_NORM_NFKC:
-    case HF_NORM_NFKD: return unicode_form(nm->kind, s, n, out);
-    case HF_NORM_LOWERCASE: return lowercase(s, n, out);
+    case HF_NORM_NFKD:
+        return unicode_form(nm->kind, s, n, out);
+    case HF_NORM_LOWERCASE:
+        return lowercase(s, n, out);
     case HF_NORM_PREPEND: /* only a non-empty text */
         return (n && hf_str_add(out, nm->str, nm->str_len)) || hf_str_add(out, s, n);
-    case HF_NORM_REPLACE: return hf_pattern_replace(&nm->pat, s, n, nm->str, nm->str_len, out);
-    case HF_NORM_STRIP: return strip(s, n, nm->left, nm->right, out);
-    case HF_NORM_STRIP_ACCENTS: return strip_accents(s, n, out);
+    case HF_NORM_REPLACE:
+        return hf_pattern_replace(&nm->pat, s, n, nm->str, nm->str_len, out);
+    case HF_NORM_STRIP:
+        return strip(s, n, nm->left, nm->right, out);
+    case HF_NORM_STRIP_ACCENTS:
+        return strip_accents(s, n, out);
     }
     return -1;
 }

@@ -259,11 +259,15 @@ static posemb_status run_stage(pctx *c, int k, const char *s, size_t n, int at_s
     if (k == h->n_pres) return hf_bpe_word(c->t, s, n, c->bs, c->o);
     const hf_pre *pre = &h->pres[k];
     switch (pre->kind) {
-    case HF_PRE_BYTELEVEL: return byte_level(c, k, pre, s, n, at_start);
-    case HF_PRE_SPLIT: return split(c, k, pre, s, n, at_start);
-    case HF_PRE_METASPACE: return metaspace(c, k, pre, s, n, at_start);
+    case HF_PRE_BYTELEVEL:
+        return byte_level(c, k, pre, s, n, at_start);
+    case HF_PRE_SPLIT:
+        return split(c, k, pre, s, n, at_start);
+    case HF_PRE_METASPACE:
+        return metaspace(c, k, pre, s, n, at_start);
     case HF_PRE_DIGITS:
-    case HF_PRE_WHITESPACE_SPLIT: return by_class(c, k, pre, s, n, at_start);
+    case HF_PRE_WHITESPACE_SPLIT:
+        return by_class(c, k, pre, s, n, at_start);
     }
     return posemb_fail(c->o->err, POSEMB_EFORMAT, "internal: pre-tokenizer kind %d", (int)pre->kind);
 }
