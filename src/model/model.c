@@ -130,6 +130,8 @@ static int carve(posemb_model *m, int B, int T)
     posemb_arena *ar = &m->arena;
     size_t N = (size_t)B * T, D = (size_t)c->hidden, F = (size_t)c->intermediate /* not I: <complex.h> */,
            H = (size_t)c->heads, glu = c->arch == POSEMB_LLAMA ? 2 : 1;
+    /* q, k, v per token: grouped-query attention keeps only kv_heads keys and values */
+    size_t W = c->arch == POSEMB_LLAMA ? D + 2 * (size_t)c->kv_heads * (D / H) : 3 * D;
     model_acts *a = &m->a;
 #define F(n) take(ar, (n), &ok)
     a->emb_sum = F(N * D);
@@ -145,7 +147,7 @@ static int carve(posemb_model *m, int B, int T)
     for (int l = 0; l < c->layers; l++) {
         layer_acts *la = &a->layer[l];
         la->a = F(N * D);
-        la->qkv = F(N * 3 * D);
+        la->qkv = F(N * W);
         la->probs = F((size_t)B * H * T * T);
         la->z = F(N * D);
         la->r1 = F(N * D);
@@ -163,7 +165,7 @@ static int carve(posemb_model *m, int B, int T)
     a->dres = F(N * D);
     a->dh = F(N * D);
     a->dz = F(N * D);
-    a->dqkv = F(N * 3 * D);
+    a->dqkv = F(N * W);
     a->dfi = F(N * F * glu);
     a->dga = F(N * F);
     a->demb = F(N * D);
