@@ -315,27 +315,6 @@ posemb_status posemb_tokenizer_encode_pair(const posemb_tokenizer *t, const char
 
 /* =========================================================== decoding */
 
-typedef struct dbuf {
-    char *p;
-    size_t n, cap;
-} dbuf;
-
-static int dbuf_add(dbuf *d, const char *s, size_t n)
-{
-    if (d->n + n + 1 > d->cap) {
-        size_t cap = d->cap ? d->cap : 256;
-        while (cap < d->n + n + 1) cap *= 2;
-        char *p = realloc(d->p, cap);
-        if (!p) return -1;
-        d->p = p;
-        d->cap = cap;
-    }
-    memcpy(d->p + d->n, s, n);
-    d->n += n;
-    d->p[d->n] = '\0';
-    return 0;
-}
-
 /* Python's s.replace(from, to) for len(to) <= len(from), in place. */
 static void replace_all(char *s, size_t *n, const char *from, const char *to)
 {
@@ -351,6 +330,14 @@ static void replace_all(char *s, size_t *n, const char *from, const char *to)
     }
     *n = w;
     s[w] = '\0';
+}
+
+/* HF's clean_up_tokenization, in its order, in place. */
+static void cleanup(char *text, size_t *len)
+{
+    static const char *const FROM[] = {" .", " ?", " !", " ,", " ' ", " n't", " 'm", " 's", " 've", " 're"};
+    static const char *const TO[] = {".", "?", "!", ",", "'", "n't", "'m", "'s", "'ve", "'re"};
+    for (size_t k = 0; k < sizeof FROM / sizeof FROM[0]; k++) replace_all(text, len, FROM[k], TO[k]);
 }
 
 static int is_special_id(const posemb_tokenizer *t, int32_t id)
@@ -369,14 +356,11 @@ posemb_status posemb_tokenizer_decode(const posemb_tokenizer *t, const int32_t *
     *len = 0;
     if (t->hf) {
         posemb_status st = tok_hf_decode(t, ids, n, !!(flags & POSEMB_DEC_SKIP_SPECIAL), text, len, err);
-        if (st || !(flags & POSEMB_DEC_CLEANUP)) return st;
-        static const char *const FROM[] = {" .", " ?", " !", " ,", " ' ", " n't", " 'm", " 's", " 've", " 're"};
-        static const char *const TO[] = {".", "?", "!", ",", "'", "n't", "'m", "'s", "'ve", "'re"};
-        for (size_t k = 0; k < sizeof FROM / sizeof FROM[0]; k++) replace_all(*text, len, FROM[k], TO[k]);
-        return POSEMB_OK;
+        if (!st && (flags & POSEMB_DEC_CLEANUP)) cleanup(*text, len);
+        return st;
     }
-    dbuf d = {0};
-    if (dbuf_add(&d, "", 0)) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    tok_str d = {0};
+    if (tok_str_add(&d, "", 0)) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     int first = 1;
     for (int i = 0; i < n; i++) {
         int32_t id = ids[i];
@@ -389,7 +373,7 @@ posemb_status posemb_tokenizer_decode(const posemb_tokenizer *t, const int32_t *
         if (t->model == POSEMB_TOK_BPE) {
             bad = tok_bpe_token_bytes(t, t->id_str[id], t->id_len[id], &d.p, &d.n, &d.cap) != POSEMB_OK;
         } else { /* HF: " ".join(tokens), then " ##" removed */
-            bad = (!first && dbuf_add(&d, " ", 1)) || dbuf_add(&d, t->id_str[id], t->id_len[id]);
+            bad = (!first && tok_str_add(&d, " ", 1)) || tok_str_add(&d, t->id_str[id], t->id_len[id]);
         }
         first = 0;
         if (bad) {
@@ -406,11 +390,7 @@ posemb_status posemb_tokenizer_decode(const posemb_tokenizer *t, const int32_t *
         d.n = b - a;
         d.p[d.n] = '\0';
     }
-    if (flags & POSEMB_DEC_CLEANUP) { /* HF's clean_up_tokenization, in its order */
-        static const char *const FROM[] = {" .", " ?", " !", " ,", " ' ", " n't", " 'm", " 's", " 've", " 're"};
-        static const char *const TO[] = {".", "?", "!", ",", "'", "n't", "'m", "'s", "'ve", "'re"};
-        for (size_t k = 0; k < sizeof FROM / sizeof FROM[0]; k++) replace_all(d.p, &d.n, FROM[k], TO[k]);
-    }
+    if (flags & POSEMB_DEC_CLEANUP) cleanup(d.p, &d.n);
     *text = d.p;
     *len = d.n;
     return POSEMB_OK;

@@ -22,16 +22,6 @@
 /* The most pre-tokenizers one file may chain (after flattening Sequences). */
 #define HF_MAX_STAGES 16
 
-/* A growable byte string. */
-typedef struct hf_str {
-    char *p;
-    size_t n, cap;
-} hf_str;
-
-int hf_str_reserve(hf_str *s, size_t extra);
-int hf_str_add(hf_str *s, const char *b, size_t n);
-void hf_str_free(hf_str *s);
-
 /* A pattern of Replace / Split: a literal string or a PCRE2 regex. */
 typedef struct hf_pattern {
     char *lit; /* literal (NULL for a regex) */
@@ -51,7 +41,7 @@ void hf_pattern_free(hf_pattern *p);
 int hf_pattern_next(const hf_pattern *p, const char *s, size_t n, size_t from, size_t *a, size_t *b,
                     pcre2_match_data *md);
 /* s with every match of p replaced by rep, appended to out. -1 on failure. */
-int hf_pattern_replace(const hf_pattern *p, const char *s, size_t n, const char *rep, size_t rep_len, hf_str *out);
+int hf_pattern_replace(const hf_pattern *p, const char *s, size_t n, const char *rep, size_t rep_len, tok_str *out);
 /* Unicode White_Space (Rust's char::is_whitespace, the regex \s). */
 int hf_is_ws(int32_t cp);
 
@@ -79,7 +69,7 @@ typedef struct hf_norm {
 
 /* Applies the normalizers in order to s[0..n) (valid UTF-8), giving out
  * (overwritten). -1 when out of memory. */
-int hf_normalize(const hf_norm *norms, int n_norms, const char *s, size_t n, hf_str *out);
+int hf_normalize(const hf_norm *norms, int n_norms, const char *s, size_t n, tok_str *out);
 
 /* ---------------------------------------------------------- pre-tokenizers */
 
@@ -213,6 +203,6 @@ posemb_status hf_pretokenize(const posemb_tokenizer *t, const char *s, size_t n,
                              tok_out *o);
 /* from_utf8_lossy: s[0..n) appended with each maximal invalid sequence as
  * one U+FFFD. -1 when out of memory. */
-int hf_utf8_lossy(const char *s, size_t n, hf_str *out);
+int hf_utf8_lossy(const char *s, size_t n, tok_str *out);
 
 #endif

@@ -44,7 +44,7 @@ struct hf_bpe_scratch {
     int32_t *sym, *prev, *next;
     size_t cap;
     tok_heap heap; /* rank << 32 | position */
-    hf_str key;    /* a character with prefix / suffix */
+    tok_str key;   /* a character with prefix / suffix */
     /* Pre-tokens repeat, so the symbols of the short ones seen are kept:
      * cache maps the bytes to an offset in memo (count, then the ids). */
     tok_map cache;
@@ -67,7 +67,7 @@ void hf_bpe_scratch_free(hf_bpe_scratch *s)
     free(s->prev);
     free(s->next);
     tok_heap_free(&s->heap);
-    hf_str_free(&s->key);
+    tok_str_free(&s->key);
     tok_map_free(&s->cache);
     free(s->memo);
     tok_map_free(&s->cache2);
@@ -114,9 +114,9 @@ static int split_chars(const posemb_tokenizer *t, const char *w, size_t n, hf_bp
         size_t klen = i - a;
         if ((a > 0 && h->prefix) || (i == n && h->suffix)) {
             s->key.n = 0;
-            if ((a > 0 && h->prefix && hf_str_add(&s->key, h->prefix, h->prefix_len)) ||
-                hf_str_add(&s->key, w + a, i - a) ||
-                (i == n && h->suffix && hf_str_add(&s->key, h->suffix, h->suffix_len)))
+            if ((a > 0 && h->prefix && tok_str_add(&s->key, h->prefix, h->prefix_len)) ||
+                tok_str_add(&s->key, w + a, i - a) ||
+                (i == n && h->suffix && tok_str_add(&s->key, h->suffix, h->suffix_len)))
                 return -1;
             key = s->key.p;
             klen = s->key.n;

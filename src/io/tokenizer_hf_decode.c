@@ -9,7 +9,7 @@
 
 /* A list of strings in one buffer. */
 typedef struct tlist {
-    hf_str buf;
+    tok_str buf;
     size_t *off, *len;
     size_t n, cap;
 } tlist;
@@ -27,7 +27,7 @@ static int tl_add(tlist *l, const char *s, size_t n)
     }
     l->off[l->n] = l->buf.n;
     l->len[l->n] = n;
-    if (hf_str_add(&l->buf, s, n)) return -1;
+    if (tok_str_add(&l->buf, s, n)) return -1;
     l->n++;
     return 0;
 }
@@ -35,14 +35,14 @@ static int tl_add(tlist *l, const char *s, size_t n)
 /* Extends the last string by s[0..n). */
 static int tl_extend(tlist *l, const char *s, size_t n)
 {
-    if (hf_str_add(&l->buf, s, n)) return -1;
+    if (tok_str_add(&l->buf, s, n)) return -1;
     l->len[l->n - 1] += n;
     return 0;
 }
 
 static void tl_free(tlist *l)
 {
-    hf_str_free(&l->buf);
+    tok_str_free(&l->buf);
     free(l->off);
     free(l->len);
     memset(l, 0, sizeof *l);
@@ -68,7 +68,7 @@ static int replace_lit(const char *s, size_t n, const char *from, size_t fl, con
 
 static int byte_level(const tok_hf *h, const tlist *in, tlist *out)
 {
-    hf_str raw = {0};
+    tok_str raw = {0};
     int bad = 0;
     for (size_t k = 0; k < in->n && !bad; k++) {
         const char *s = TOK(in, k);
@@ -81,18 +81,18 @@ static int byte_level(const tok_hf *h, const tlist *in, tlist *out)
                 break;
             }
             char b = (char)h->cp_byte[cp];
-            bad = hf_str_add(&raw, &b, 1);
+            bad = tok_str_add(&raw, &b, 1);
         }
         if (!all) { /* a character outside the alphabet: the token as is */
             raw.n = start;
-            bad = bad || hf_str_add(&raw, s, n);
+            bad = bad || tok_str_add(&raw, s, n);
         }
     }
-    hf_str valid = {0};
-    bad = bad || hf_str_add(&raw, "", 0) || hf_utf8_lossy(raw.p, raw.n, &valid) || hf_str_add(&valid, "", 0) ||
+    tok_str valid = {0};
+    bad = bad || tok_str_add(&raw, "", 0) || hf_utf8_lossy(raw.p, raw.n, &valid) || tok_str_add(&valid, "", 0) ||
           tl_add(out, valid.p, valid.n);
-    hf_str_free(&raw);
-    hf_str_free(&valid);
+    tok_str_free(&raw);
+    tok_str_free(&valid);
     return bad ? -1 : 0;
 }
 
@@ -118,7 +118,7 @@ static int hex_digit(char c)
  * UTF-8, else one U+FFFD per byte. */
 static int byte_fallback(const tlist *in, tlist *out)
 {
-    hf_str run = {0};
+    tok_str run = {0};
     int bad = 0;
     for (size_t k = 0; k <= in->n && !bad; k++) {
         const char *s = k < in->n ? TOK(in, k) : NULL;
@@ -130,7 +130,7 @@ static int byte_fallback(const tlist *in, tlist *out)
         }
         if (byte >= 0) {
             char b = (char)byte;
-            bad = hf_str_add(&run, &b, 1);
+            bad = tok_str_add(&run, &b, 1);
             continue;
         }
         if (run.n) {
@@ -143,7 +143,7 @@ static int byte_fallback(const tlist *in, tlist *out)
         }
         if (s && !bad) bad = tl_add(out, s, in->len[k]);
     }
-    hf_str_free(&run);
+    tok_str_free(&run);
     return bad;
 }
 
@@ -172,9 +172,9 @@ static int strip(const hf_dec *d, const tlist *in, tlist *out)
 static int replace(const hf_dec *d, const tlist *in, tlist *out)
 {
     for (size_t k = 0; k < in->n; k++) {
-        hf_str r = {0};
+        tok_str r = {0};
         int bad = hf_pattern_replace(&d->pat, TOK(in, k), in->len[k], d->str, d->str_len, &r) || tl_add(out, r.p, r.n);
-        hf_str_free(&r);
+        tok_str_free(&r);
         if (bad) return -1;
     }
     return 0;
@@ -189,21 +189,21 @@ static int wordpiece(const hf_dec *d, const tlist *in, tlist *out)
     for (size_t k = 0; k < in->n; k++) {
         const char *s = TOK(in, k);
         size_t n = in->len[k];
-        hf_str cur = {0};
+        tok_str cur = {0};
         int bad;
         if (k && n >= d->str_len && !memcmp(s, d->str, d->str_len))
-            bad = hf_str_add(&cur, s + d->str_len, n - d->str_len);
-        else bad = (k && hf_str_add(&cur, " ", 1)) || hf_str_add(&cur, s, n);
+            bad = tok_str_add(&cur, s + d->str_len, n - d->str_len);
+        else bad = (k && tok_str_add(&cur, " ", 1)) || tok_str_add(&cur, s, n);
         for (size_t r = 0; d->cleanup && !bad && r < sizeof FROM / sizeof FROM[0]; r++) {
             tlist tmp = {0};
             bad =
                 tl_add(&tmp, "", 0) || replace_lit(cur.p, cur.n, FROM[r], strlen(FROM[r]), TO[r], strlen(TO[r]), &tmp);
             cur.n = 0;
-            bad = bad || hf_str_add(&cur, tmp.buf.p, tmp.len[0]);
+            bad = bad || tok_str_add(&cur, tmp.buf.p, tmp.len[0]);
             tl_free(&tmp);
         }
         bad = bad || tl_add(out, cur.p, cur.n);
-        hf_str_free(&cur);
+        tok_str_free(&cur);
         if (bad) return -1;
     }
     return 0;
@@ -265,11 +265,11 @@ posemb_status tok_hf_decode(const posemb_tokenizer *t, const int32_t *ids, int n
         a = b;
         b = swap;
     }
-    hf_str joined = {0};
-    if (hf_str_add(&joined, "", 0)) goto oom;
+    tok_str joined = {0};
+    if (tok_str_add(&joined, "", 0)) goto oom;
     for (size_t k = 0; k < a.n; k++)
-        if ((!h->n_decs && k && hf_str_add(&joined, " ", 1)) || hf_str_add(&joined, TOK(&a, k), a.len[k])) {
-            hf_str_free(&joined);
+        if ((!h->n_decs && k && tok_str_add(&joined, " ", 1)) || tok_str_add(&joined, TOK(&a, k), a.len[k])) {
+            tok_str_free(&joined);
             goto oom;
         }
     tl_free(&a);

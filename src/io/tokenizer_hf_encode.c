@@ -9,7 +9,7 @@
 
 #include "tokenizer_hf.h"
 
-int hf_utf8_lossy(const char *s, size_t n, hf_str *out)
+int hf_utf8_lossy(const char *s, size_t n, tok_str *out)
 {
     const uint8_t *u = (const uint8_t *)s;
     size_t i = 0, a = 0;
@@ -32,11 +32,11 @@ int hf_utf8_lossy(const char *s, size_t n, hf_str *out)
             continue;
         }
         /* a maximal invalid subpart: one U+FFFD */
-        if (hf_str_add(out, s + a, i - a) || hf_str_add(out, "\xef\xbf\xbd", 3)) return -1;
+        if (tok_str_add(out, s + a, i - a) || tok_str_add(out, "\xef\xbf\xbd", 3)) return -1;
         i = j;
         a = i;
     }
-    return hf_str_add(out, s + a, n - a);
+    return tok_str_add(out, s + a, n - a);
 }
 
 /* \w of Rust's regex: alphabetic, marks, decimal digits, connector punctuation. */
@@ -125,7 +125,7 @@ typedef struct ectx {
     const posemb_tokenizer *t;
     hf_bpe_scratch *bs;
     tok_out *o;
-    hf_str norm;
+    tok_str norm;
 } ectx;
 
 /* Its token string is the text it matched, as the library's: the
@@ -164,7 +164,7 @@ static posemb_status raw_piece(ectx *c, const char *s, size_t n, int at_start)
 posemb_status tok_hf_encode_text(const posemb_tokenizer *t, const char *s, size_t n, tok_out *o)
 {
     const tok_hf *h = t->hf;
-    hf_str valid = {0};
+    tok_str valid = {0};
     if (!tok_utf8_valid(s, n)) { /* the library holds Rust strings: invalid bytes become U+FFFD */
         if (hf_utf8_lossy(s, n, &valid)) return posemb_fail(o->err, POSEMB_ENOMEM, "out of memory");
         s = valid.p;
@@ -181,7 +181,7 @@ posemb_status tok_hf_encode_text(const posemb_tokenizer *t, const char *s, size_
     }
     if (!st) st = raw_piece(&c, s + pos, n - pos, pos == 0);
     hf_bpe_scratch_free(c.bs);
-    hf_str_free(&c.norm);
-    hf_str_free(&valid);
+    tok_str_free(&c.norm);
+    tok_str_free(&valid);
     return st;
 }

@@ -339,7 +339,7 @@ static posemb_status load_merges(lctx *c, const cJSON *model)
     const cJSON *merges = cJSON_GetObjectItemCaseSensitive(model, "merges");
     if (!merges || cJSON_IsNull(merges)) return POSEMB_OK;
     if (!cJSON_IsArray(merges)) return bad(c, "model.merges is not an array");
-    hf_str cat = {0};
+    tok_str cat = {0};
     posemb_status st = POSEMB_OK;
     uint32_t rank = 0;
     char q[96];
@@ -373,7 +373,7 @@ static posemb_status load_merges(lctx *c, const cJSON *model)
         /* the result drops the right part's continuing_subword_prefix */
         size_t skip = h->prefix && blen >= h->prefix_len ? h->prefix_len : 0;
         cat.n = 0;
-        if (hf_str_add(&cat, a, alen) || hf_str_add(&cat, b + skip, blen - skip)) {
+        if (tok_str_add(&cat, a, alen) || tok_str_add(&cat, b + skip, blen - skip)) {
             st = oom(c);
             break;
         }
@@ -385,7 +385,7 @@ static posemb_status load_merges(lctx *c, const cJSON *model)
         }
         if (hf_merge_add(h, ia, ib, ir, rank)) st = oom(c);
     }
-    hf_str_free(&cat);
+    tok_str_free(&cat);
     return st;
 }
 
@@ -434,7 +434,7 @@ static posemb_status load_added(lctx *c, const cJSON *root)
     int n = cJSON_GetArraySize(added), i = 0;
     h->added = calloc((size_t)(n ? n : 1), sizeof *h->added);
     if (!h->added) return oom(c);
-    hf_str norm = {0};
+    tok_str norm = {0};
     posemb_status st = POSEMB_OK;
     for (const cJSON *a = added->child; a && !st; a = a->next, i++) {
         const char *content;
@@ -467,7 +467,7 @@ static posemb_status load_added(lctx *c, const cJSON *root)
             if (!st) st = tok_add_special(c->t, content, strlen(content), ad->id, ad->lstrip, ad->rstrip, c->err);
         }
     }
-    hf_str_free(&norm);
+    tok_str_free(&norm);
     if (st) return st;
     /* the two tries, grouped by first byte */
     for (int pass = 0; pass < 2; pass++) {

@@ -7,33 +7,6 @@
 
 #include "tokenizer_hf.h"
 
-int hf_str_reserve(hf_str *s, size_t extra)
-{
-    if (s->n + extra + 1 <= s->cap) return 0;
-    size_t cap = s->cap ? s->cap : 64;
-    while (cap < s->n + extra + 1) cap *= 2;
-    char *p = realloc(s->p, cap);
-    if (!p) return -1;
-    s->p = p;
-    s->cap = cap;
-    return 0;
-}
-
-int hf_str_add(hf_str *s, const char *b, size_t n)
-{
-    if (hf_str_reserve(s, n)) return -1;
-    if (n) memcpy(s->p + s->n, b, n);
-    s->n += n;
-    s->p[s->n] = '\0';
-    return 0;
-}
-
-void hf_str_free(hf_str *s)
-{
-    free(s->p);
-    memset(s, 0, sizeof *s);
-}
-
 /* White_Space: what Rust's char::is_whitespace and the regex \s accept. */
 int hf_is_ws(int32_t cp)
 {
@@ -52,7 +25,7 @@ int hf_is_ws(int32_t cp)
 
 static char *rewrite_space(const char *re, size_t n)
 {
-    hf_str out = {0};
+    tok_str out = {0};
     int in_class = 0;
     for (size_t i = 0; i < n; i++) {
         char c = re[i];
@@ -60,27 +33,27 @@ static char *rewrite_space(const char *re, size_t n)
         if (c == '\\' && i + 1 < n) {
             char d = re[i + 1];
             const char *rep = d == 's' ? (in_class ? WS_CLASS : "[" WS_CLASS "]") : "[^" WS_CLASS "]";
-            if (d == 's' || (d == 'S' && !in_class)) bad = hf_str_add(&out, rep, strlen(rep));
-            else bad = hf_str_add(&out, re + i, 2);
+            if (d == 's' || (d == 'S' && !in_class)) bad = tok_str_add(&out, rep, strlen(rep));
+            else bad = tok_str_add(&out, re + i, 2);
             i++;
         } else {
             if (c == '[' && !in_class) {
                 in_class = 1;
-                bad = hf_str_add(&out, re + i, 1);
+                bad = tok_str_add(&out, re + i, 1);
                 /* a ']' or '^]' right after '[' is a member, not the end */
-                if (!bad && i + 1 < n && re[i + 1] == '^') bad = hf_str_add(&out, re + ++i, 1);
-                if (!bad && i + 1 < n && re[i + 1] == ']') bad = hf_str_add(&out, re + ++i, 1);
+                if (!bad && i + 1 < n && re[i + 1] == '^') bad = tok_str_add(&out, re + ++i, 1);
+                if (!bad && i + 1 < n && re[i + 1] == ']') bad = tok_str_add(&out, re + ++i, 1);
             } else {
                 if (c == ']' && in_class) in_class = 0;
-                bad = hf_str_add(&out, re + i, 1);
+                bad = tok_str_add(&out, re + i, 1);
             }
         }
         if (bad) {
-            hf_str_free(&out);
+            tok_str_free(&out);
             return NULL;
         }
     }
-    if (!out.p && hf_str_add(&out, "", 0)) return NULL;
+    if (!out.p && tok_str_add(&out, "", 0)) return NULL;
     return out.p;
 }
 
@@ -160,14 +133,14 @@ int hf_pattern_next(const hf_pattern *p, const char *s, size_t n, size_t from, s
     return 1;
 }
 
-int hf_pattern_replace(const hf_pattern *p, const char *s, size_t n, const char *rep, size_t rep_len, hf_str *out)
+int hf_pattern_replace(const hf_pattern *p, const char *s, size_t n, const char *rep, size_t rep_len, tok_str *out)
 {
     pcre2_match_data *md = p->re ? pcre2_match_data_create_from_pattern(p->re, NULL) : NULL;
     if (p->re && !md) return -1;
     size_t pos = 0, a, b;
     int r, bad = 0;
     while (!bad && (r = hf_pattern_next(p, s, n, pos, &a, &b, md)) > 0) {
-        bad = hf_str_add(out, s + pos, a - pos) || hf_str_add(out, rep, rep_len);
+        bad = tok_str_add(out, s + pos, a - pos) || tok_str_add(out, rep, rep_len);
         if (b == a) { /* an empty match: keep the next character and go on after it */
             size_t i = a;
             if (i >= n) {
@@ -175,13 +148,13 @@ int hf_pattern_replace(const hf_pattern *p, const char *s, size_t n, const char 
                 break;
             }
             tok_utf8_next((const uint8_t *)s, n, &i);
-            bad = bad || hf_str_add(out, s + a, i - a);
+            bad = bad || tok_str_add(out, s + a, i - a);
             b = i;
         }
         pos = b;
     }
-    if (!bad && pos < n) bad = hf_str_add(out, s + pos, n - pos);
-    if (!bad && !out->p) bad = hf_str_add(out, "", 0);
+    if (!bad && pos < n) bad = tok_str_add(out, s + pos, n - pos);
+    if (!bad && !out->p) bad = tok_str_add(out, "", 0);
     pcre2_match_data_free(md);
     return bad || r < 0 ? -1 : 0;
 }
@@ -201,27 +174,27 @@ static int all_ascii(const char *s, size_t n)
  * a text is cut before each ASCII character that follows ASCII and only
  * the runs with other characters (with the ASCII character before them, a
  * base a mark may compose with) go through utf8proc. */
-static int unicode_form(hf_norm_kind k, const char *s, size_t n, hf_str *out)
+static int unicode_form(hf_norm_kind k, const char *s, size_t n, tok_str *out)
 {
-    if (all_ascii(s, n)) return hf_str_add(out, s, n);
+    if (all_ascii(s, n)) return tok_str_add(out, s, n);
     int opt = UTF8PROC_STABLE;
     if (k == HF_NORM_NFC || k == HF_NORM_NFKC) opt |= UTF8PROC_COMPOSE;
     else opt |= UTF8PROC_DECOMPOSE;
     if (k == HF_NORM_NFKC || k == HF_NORM_NFKD) opt |= UTF8PROC_COMPAT;
-    if (hf_str_reserve(out, n)) return -1;
+    if (tok_str_reserve(out, n)) return -1;
     size_t i = 0;
     while (i < n) {
         size_t j = i;
         while (j < n && (unsigned char)s[j] < 0x80) j++;
-        if (j == n) return hf_str_add(out, s + i, n - i);
+        if (j == n) return tok_str_add(out, s + i, n - i);
         size_t a = j > i ? j - 1 : j, b = j; /* a run of non-ASCII with its ASCII base */
         while (b < n && (unsigned char)s[b] >= 0x80) b++;
-        if (hf_str_add(out, s + i, a - i)) return -1;
+        if (tok_str_add(out, s + i, a - i)) return -1;
         if (b > a) {
             utf8proc_uint8_t *dst = NULL;
             utf8proc_ssize_t m = utf8proc_map((const utf8proc_uint8_t *)s + a, (utf8proc_ssize_t)(b - a), &dst, opt);
             if (m < 0) return -1;
-            int r = hf_str_add(out, (const char *)dst, (size_t)m);
+            int r = tok_str_add(out, (const char *)dst, (size_t)m);
             free(dst);
             if (r) return -1;
         }
@@ -232,15 +205,15 @@ static int unicode_form(hf_norm_kind k, const char *s, size_t n, hf_str *out)
 
 /* Rust's char::to_lowercase, character by character (no final-sigma rule,
  * as NormalizedString::lowercase); U+0130 is the one multi-character case. */
-static int lowercase(const char *s, size_t n, hf_str *out)
+static int lowercase(const char *s, size_t n, tok_str *out)
 {
     size_t i = 0;
-    if (hf_str_reserve(out, n)) return -1;
+    if (tok_str_reserve(out, n)) return -1;
     while (i < n) {
         unsigned char c = (unsigned char)s[i];
         if (c < 0x80) {
             char l = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-            if (hf_str_add(out, &l, 1)) return -1;
+            if (tok_str_add(out, &l, 1)) return -1;
             i++;
             continue;
         }
@@ -253,12 +226,12 @@ static int lowercase(const char *s, size_t n, hf_str *out)
         } else {
             k = tok_utf8_put(utf8proc_tolower(cp), u);
         }
-        if (hf_str_add(out, u, (size_t)k)) return -1;
+        if (tok_str_add(out, u, (size_t)k)) return -1;
     }
     return 0;
 }
 
-static int strip(const char *s, size_t n, int left, int right, hf_str *out)
+static int strip(const char *s, size_t n, int left, int right, tok_str *out)
 {
     size_t a = 0, b = n;
     while (left && a < b) {
@@ -272,11 +245,11 @@ static int strip(const char *s, size_t n, int left, int right, hf_str *out)
             if (!hf_is_ws(tok_utf8_next((const uint8_t *)s, b, &i))) end = i;
         b = end;
     }
-    return hf_str_add(out, s + a, b - a);
+    return tok_str_add(out, s + a, b - a);
 }
 
 /* StripAccents: drops the combining marks (Mn, Mc, Me). */
-static int strip_accents(const char *s, size_t n, hf_str *out)
+static int strip_accents(const char *s, size_t n, tok_str *out)
 {
     size_t i = 0;
     while (i < n) {
@@ -284,12 +257,12 @@ static int strip_accents(const char *s, size_t n, hf_str *out)
         int32_t cp = tok_utf8_next((const uint8_t *)s, n, &i);
         utf8proc_category_t c = cp < 0 ? UTF8PROC_CATEGORY_CN : utf8proc_category(cp);
         if (c == UTF8PROC_CATEGORY_MN || c == UTF8PROC_CATEGORY_MC || c == UTF8PROC_CATEGORY_ME) continue;
-        if (hf_str_add(out, s + a, i - a)) return -1;
+        if (tok_str_add(out, s + a, i - a)) return -1;
     }
-    return hf_str_add(out, "", 0);
+    return tok_str_add(out, "", 0);
 }
 
-static int one(const hf_norm *nm, const char *s, size_t n, hf_str *out)
+static int one(const hf_norm *nm, const char *s, size_t n, tok_str *out)
 {
     switch (nm->kind) {
     case HF_NORM_NFC:
@@ -300,7 +273,7 @@ static int one(const hf_norm *nm, const char *s, size_t n, hf_str *out)
     case HF_NORM_LOWERCASE:
         return lowercase(s, n, out);
     case HF_NORM_PREPEND: /* only a non-empty text */
-        return (n && hf_str_add(out, nm->str, nm->str_len)) || hf_str_add(out, s, n);
+        return (n && tok_str_add(out, nm->str, nm->str_len)) || tok_str_add(out, s, n);
     case HF_NORM_REPLACE:
         return hf_pattern_replace(&nm->pat, s, n, nm->str, nm->str_len, out);
     case HF_NORM_STRIP:
@@ -311,21 +284,21 @@ static int one(const hf_norm *nm, const char *s, size_t n, hf_str *out)
     return -1;
 }
 
-int hf_normalize(const hf_norm *norms, int n_norms, const char *s, size_t n, hf_str *out)
+int hf_normalize(const hf_norm *norms, int n_norms, const char *s, size_t n, tok_str *out)
 {
-    hf_str tmp = {0};
+    tok_str tmp = {0};
     out->n = 0;
-    if (hf_str_add(out, s, n)) return -1;
+    if (tok_str_add(out, s, n)) return -1;
     for (int k = 0; k < n_norms; k++) {
         tmp.n = 0;
         if (one(&norms[k], out->p, out->n, &tmp)) {
-            hf_str_free(&tmp);
+            tok_str_free(&tmp);
             return -1;
         }
-        hf_str swap = *out;
+        tok_str swap = *out;
         *out = tmp;
         tmp = swap;
     }
-    hf_str_free(&tmp);
+    tok_str_free(&tmp);
     return 0;
 }

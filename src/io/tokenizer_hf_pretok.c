@@ -20,7 +20,7 @@ typedef struct pctx {
     const posemb_tokenizer *t;
     hf_bpe_scratch *bs;
     tok_out *o;
-    hf_str buf[MAX_STAGES][2];
+    tok_str buf[MAX_STAGES][2];
     pcre2_match_data *md[MAX_STAGES];
     seg *segs[MAX_STAGES];
     size_t nseg[MAX_STAGES], segcap[MAX_STAGES];
@@ -31,10 +31,10 @@ static posemb_status stage(pctx *c, int k, const char *s, size_t n, int at_start
 static posemb_status oom(pctx *c) { return posemb_fail(c->o->err, POSEMB_ENOMEM, "out of memory"); }
 
 /* ByteLevel's byte -> character mapping of s into out. */
-static int map_bytes(const tok_hf *h, const char *s, size_t n, hf_str *out)
+static int map_bytes(const tok_hf *h, const char *s, size_t n, tok_str *out)
 {
     out->n = 0;
-    if (hf_str_reserve(out, 2 * n)) return -1;
+    if (tok_str_reserve(out, 2 * n)) return -1;
     char *p = out->p;
     for (size_t i = 0; i < n; i++) {
         uint32_t cp = h->byte_cp[(uint8_t)s[i]];
@@ -53,10 +53,10 @@ static int map_bytes(const tok_hf *h, const char *s, size_t n, hf_str *out)
 static posemb_status byte_level(pctx *c, int k, const hf_pre *pre, const char *s, size_t n, int at_start)
 {
     const tok_hf *h = c->t->hf;
-    hf_str *pre_buf = &c->buf[k][0], *map = &c->buf[k][1];
+    tok_str *pre_buf = &c->buf[k][0], *map = &c->buf[k][1];
     if (pre->add_prefix_space && s[0] != ' ') {
         pre_buf->n = 0;
-        if (hf_str_add(pre_buf, " ", 1) || hf_str_add(pre_buf, s, n)) return oom(c);
+        if (tok_str_add(pre_buf, " ", 1) || tok_str_add(pre_buf, s, n)) return oom(c);
         s = pre_buf->p;
         n = pre_buf->n;
     }
@@ -170,16 +170,16 @@ static posemb_status split(pctx *c, int k, const hf_pre *pre, const char *s, siz
 
 static posemb_status metaspace(pctx *c, int k, const hf_pre *pre, const char *s, size_t n, int at_start)
 {
-    hf_str *m = &c->buf[k][0];
+    tok_str *m = &c->buf[k][0];
     m->n = 0;
     /* the check runs after the spaces are replaced: a leading space counts */
     int starts = s[0] == ' ' || (n >= pre->repl_len && !memcmp(s, pre->repl, pre->repl_len));
-    if (!starts && (pre->prepend == 1 || (pre->prepend == 2 && at_start)) && hf_str_add(m, pre->repl, pre->repl_len))
+    if (!starts && (pre->prepend == 1 || (pre->prepend == 2 && at_start)) && tok_str_add(m, pre->repl, pre->repl_len))
         return oom(c);
     for (size_t i = 0; i < n; i++) {
         const char *p = memchr(s + i, ' ', n - i);
         size_t e = p ? (size_t)(p - s) : n;
-        if (hf_str_add(m, s + i, e - i) || (p && hf_str_add(m, pre->repl, pre->repl_len))) return oom(c);
+        if (tok_str_add(m, s + i, e - i) || (p && tok_str_add(m, pre->repl, pre->repl_len))) return oom(c);
         i = e;
     }
     if (!pre->split) return stage(c, k + 1, m->p, m->n, at_start);
@@ -289,8 +289,8 @@ posemb_status hf_pretokenize(const posemb_tokenizer *t, const char *s, size_t n,
     }
     if (!st) st = stage(&c, 0, s, n, at_start);
     for (int k = 0; k < MAX_STAGES; k++) {
-        hf_str_free(&c.buf[k][0]);
-        hf_str_free(&c.buf[k][1]);
+        tok_str_free(&c.buf[k][0]);
+        tok_str_free(&c.buf[k][1]);
         pcre2_match_data_free(c.md[k]);
         free(c.segs[k]);
     }

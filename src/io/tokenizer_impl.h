@@ -41,6 +41,17 @@ int32_t tok_map_get(const tok_map *m, const char *key, size_t len);
 const char *tok_map_key(const tok_map *m, size_t entry, size_t *len);
 void tok_map_free(tok_map *m);
 
+/* A growable byte string, NUL-terminated after each add (tok_str.c). The
+ * functions return 0, or -1 when out of memory. */
+typedef struct tok_str {
+    char *p;
+    size_t n, cap;
+} tok_str;
+
+int tok_str_reserve(tok_str *s, size_t extra);
+int tok_str_add(tok_str *s, const char *b, size_t n);
+void tok_str_free(tok_str *s);
+
 /* A min-heap of 64-bit keys (tok_heap.c): the BPE merge queues. */
 typedef struct tok_heap {
     uint64_t *v;

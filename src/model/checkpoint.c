@@ -192,12 +192,9 @@ static posemb_status load_shards(posemb_model *m, const char *dir, const char *i
 /* model.safetensors.index.json: {"weight_map": {tensor: shard file}}. */
 static posemb_status load_sharded(posemb_model *m, const char *dir, const char *index, posemb_error *err)
 {
-    char *text;
-    size_t n;
-    posemb_status st = posemb_read_data_file(index, 64u << 20, &text, &n, err);
+    cJSON *root;
+    posemb_status st = config_read_json(index, 64u << 20, &root, err);
     if (st) return st;
-    cJSON *root = cJSON_ParseWithLength(text, n);
-    free(text);
     const cJSON *map = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
     st = cJSON_IsObject(map) ? load_shards(m, dir, index, map, err)
                              : posemb_fail(err, POSEMB_EFORMAT, "%s: no \"weight_map\" object", index);

@@ -242,14 +242,21 @@ static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *pa
     return POSEMB_OK;
 }
 
-posemb_status posemb_config_load(posemb_config *c, const char *path, posemb_error *err)
+posemb_status config_read_json(const char *path, size_t max_bytes, cJSON **root, posemb_error *err)
 {
     char *text;
     size_t n;
-    posemb_status rd = posemb_read_data_file(path, 1u << 20, &text, &n, err);
+    posemb_status st = posemb_read_data_file(path, max_bytes, &text, &n, err);
+    *root = st ? NULL : cJSON_ParseWithLength(text, n);
+    if (!st) free(text);
+    return st;
+}
+
+posemb_status posemb_config_load(posemb_config *c, const char *path, posemb_error *err)
+{
+    cJSON *root;
+    posemb_status rd = config_read_json(path, 1u << 20, &root, err);
     if (rd) return rd;
-    cJSON *root = cJSON_ParseWithLength(text, n);
-    free(text);
     posemb_status st = cJSON_IsObject(root) ? parse_root(root, c, path, err)
                                             : posemb_fail(err, POSEMB_EFORMAT, "%s: not a JSON object", path);
     cJSON_Delete(root);

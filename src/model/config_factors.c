@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "model_impl.h"
-#include "posemb/fileio.h"
 
 #define FACTORS_KEY "factors="
 
@@ -40,12 +39,9 @@ posemb_status config_embed_factors(const char *spec, cJSON *root, char *out, siz
     if (!len) return POSEMB_OK;
     char file[1024];
     snprintf(file, sizeof file, "%.*s", (int)len, spec + at);
-    char *text;
-    size_t n;
-    posemb_status st = posemb_read_data_file(file, 1u << 24, &text, &n, err);
+    cJSON *src;
+    posemb_status st = config_read_json(file, 1u << 24, &src, err);
     if (st) return st;
-    cJSON *src = cJSON_ParseWithLength(text, n);
-    free(text);
     const cJSON *obj = cJSON_GetObjectItemCaseSensitive(src, "rope_scaling");
     if (!cJSON_IsObject(obj)) obj = src;
     const cJSON *sf = cJSON_GetObjectItemCaseSensitive(obj, "short_factor"),

@@ -13,6 +13,9 @@ posemb_status config_get_int(const cJSON *root, const char *key, int lo, int hi,
 posemb_status config_get_float(const cJSON *root, const char *key, double lo, double hi, float *out, const char *path,
                                posemb_error *err);
 const char *config_get_string(const cJSON *root, const char *key);
+/* Reads path (at most max_bytes) and parses it: *root NULL when it is not
+ * JSON, for the caller to say what it expected; EIO from the read. */
+posemb_status config_read_json(const char *path, size_t max_bytes, cJSON **root, posemb_error *err);
 /* The shortest decimal that reads back as the same float (1e-12, not 9.99999996e-13). */
 double config_shortest(float x);
 /* The Llama family's config.json (config_llama.c): read into c (defaults set

@@ -153,21 +153,13 @@ static void cope_layer_backward_end(pe_comp *c, int layer)
 
 static posemb_status cope_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
-    const cope_state *s = c->state;
-    char name[64];
-    for (int l = 0; l < c->dims.n_layers; l++) {
-        snprintf(name, sizeof name, c->dims.n_layers > 1 ? "cope_pos.layer%d" : "cope_pos", l);
-        posemb_pe_named_matrix *m =
-            pe_export_add(out, a, name, "row m: the vector e[m] of contextual position m", s->npos, c->head_dim, err);
-        if (!m) return err ? err->code : POSEMB_ENOMEM;
-        memcpy(m->data, c->params[l].data, (size_t)s->npos * c->head_dim * sizeof(float));
-    }
-    return POSEMB_OK;
+    return pe_export_per_layer(c, "cope_pos", "row m: the vector e[m] of contextual position m", 0, 1, a, out, err);
 }
 
 const pe_family pe_family_cope = {
     .name = "cope",
     .kind = PE_KIND_ATTENTION,
+    .no_positions = 1,
     .summary = "contextual positions: counts of sigmoid(q.k) gates, interpolated learned vectors, decoders only "
                "(Golovneva et al. 2024)",
     .options = "npos=INT positions the count is clamped to (64)",

@@ -33,6 +33,7 @@ typedef struct pe_family {
     pe_kind kind;
     const char *summary;
     const char *options; /* "k=INT clip distance (64), values=on|off (on)" */
+    int no_positions;    /* reads no positions (CoPE, FoX): random:max= has nothing to feed it */
     /* Reads options, sets state, declares parameters (pe_comp_param). */
     posemb_status (*configure)(pe_comp *c, pe_opts *o, posemb_error *err);
     /* Initialises parameters that are not N(0, std) (frequencies); may be NULL. */
@@ -117,6 +118,11 @@ void pe_canon_num(pe_comp *c, const char *key, double x);
 /* Reserves the next export item, with its data from a; NULL (err set) when full. */
 posemb_pe_named_matrix *pe_export_add(posemb_pe_export *ex, posemb_arena *a, const char *name, const char *desc,
                                       int rows, int cols, posemb_error *err);
+
+/* Appends a copy of parameter first + stride * l for every layer l, named
+ * "base.layerL" (just "base" for one layer), with its own shape. */
+posemb_status pe_export_per_layer(pe_comp *c, const char *base, const char *desc, int first, int stride,
+                                  posemb_arena *a, posemb_pe_export *out, posemb_error *err);
 
 /* The bias of head h at query i, key j, as a family's export shows it. */
 typedef float (*pe_bias_fn)(const pe_comp *c, int h, int i, int j);

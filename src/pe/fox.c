@@ -164,21 +164,14 @@ static void fox_layer_input_backward(pe_comp *c, int layer, const float *x, int 
 
 static posemb_status fox_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
-    char name[64];
-    int H = c->dims.n_heads;
-    for (int l = 0; l < c->dims.n_layers; l++) {
-        snprintf(name, sizeof name, c->dims.n_layers > 1 ? "fox_bias.layer%d" : "fox_bias", l);
-        posemb_pe_named_matrix *m = pe_export_add(
-            out, a, name, "row h: the forget gate's bias b_h (ln f = ln sigmoid(w_h . x + b_h))", H, 1, err);
-        if (!m) return err ? err->code : POSEMB_ENOMEM;
-        memcpy(m->data, c->params[2 * l + 1].data, (size_t)H * sizeof(float));
-    }
-    return POSEMB_OK;
+    return pe_export_per_layer(c, "fox_bias", "row h: the forget gate's bias b_h (ln f = ln sigmoid(w_h . x + b_h))", 1,
+                               2, a, out, err);
 }
 
 const pe_family pe_family_fox = {
     .name = "fox",
     .kind = PE_KIND_ATTENTION,
+    .no_positions = 1,
     .summary = "forget gates from the layer input, logits + sum of ln f between key and query, decoders only "
                "(Lin et al. 2025)",
     .options = "bias=NUM the gates' initial bias (0)",

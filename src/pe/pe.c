@@ -165,7 +165,7 @@ static posemb_status check_positions_comp(posemb_pe *p, posemb_error *err)
 {
     const pe_comp *r = p->positions;
     if (!r) return POSEMB_OK;
-    int reads = p->input || (p->attn && strcmp(p->attn->fam->name, "cope") && strcmp(p->attn->fam->name, "fox"));
+    int reads = p->input || (p->attn && !p->attn->fam->no_positions);
     if (!reads)
         return posemb_fail(err, POSEMB_EINVAL,
                            "spec '%s': random draws the positions another PE reads; combine it with one that reads "
@@ -507,6 +507,22 @@ posemb_pe_named_matrix *pe_export_add(posemb_pe_export *ex, posemb_arena *a, con
     m->cols = cols;
     ex->n++;
     return m;
+}
+
+posemb_status pe_export_per_layer(pe_comp *c, const char *base, const char *desc, int first, int stride,
+                                  posemb_arena *a, posemb_pe_export *out, posemb_error *err)
+{
+    char name[64];
+    for (int l = 0; l < c->dims.n_layers; l++) {
+        const posemb_pe_param *t = &c->params[first + stride * l];
+        if (c->dims.n_layers > 1) snprintf(name, sizeof name, "%s.layer%d", base, l);
+        else snprintf(name, sizeof name, "%s", base);
+        int rows = (int)t->shape[0], cols = t->ndim == 2 ? (int)t->shape[1] : 1;
+        posemb_pe_named_matrix *m = pe_export_add(out, a, name, desc, rows, cols, err);
+        if (!m) return err ? err->code : POSEMB_ENOMEM;
+        memcpy(m->data, t->data, t->numel * sizeof(float));
+    }
+    return POSEMB_OK;
 }
 
 posemb_status pe_export_head_biases(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, const char *desc,
