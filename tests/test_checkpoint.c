@@ -28,6 +28,8 @@ static int teardown(void **state)
     return 0;
 }
 
+static int small_head_dim; /* Llama: 0 for hidden / heads */
+
 static posemb_model *small(posemb_arch arch, const char *spec, posemb_head head, int labels)
 {
     posemb_config c;
@@ -40,6 +42,7 @@ static posemb_model *small(posemb_arch arch, const char *spec, posemb_head head,
     c.intermediate = arch == POSEMB_GPT2 ? 256 : 128; /* the golden models' sizes */
     if (arch == POSEMB_ROBERTA) c.type_vocab = 1;
     if (arch == POSEMB_LLAMA) c.kv_heads = 2;
+    c.head_dim = small_head_dim;
     snprintf(c.pe, sizeof c.pe, "%s", spec);
     posemb_error err;
     posemb_model *m;
@@ -142,6 +145,30 @@ static void test_round_trip(void **state)
         posemb_model_free(back);
         posemb_model_free(m);
     }
+}
+
+/* A Llama whose head_dim is not hidden / heads saves it (HF's key) and loads
+ * back the same model: q_proj [heads x head_dim, hidden], o_proj its transpose. */
+static void test_llama_head_dim(void **state)
+{
+    small_head_dim = 24;
+    posemb_model *m = small(POSEMB_LLAMA, "rope", POSEMB_HEAD_CLM, 0), *back;
+    small_head_dim = 0;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/head_dim", dir);
+    posemb_error err;
+    if (posemb_model_save(m, path, &err) || posemb_model_load(&back, path, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(posemb_model_config(back)->head_dim, 24);
+    assert_int_equal(posemb_config_head_dim(posemb_model_config(back)), 24);
+    const posemb_param *q = posemb_model_find(back, "layers.1.self_attn.q_proj.weight");
+    const posemb_param *o = posemb_model_find(back, "layers.1.self_attn.o_proj.weight");
+    assert_non_null(q);
+    assert_non_null(o);
+    assert_true(q->shape[0] == 4 * 24 && q->shape[1] == 64 && o->shape[0] == 64 && o->shape[1] == 4 * 24);
+    assert_int_equal(posemb_model_n_floats(back), posemb_model_n_floats(m));
+    assert_memory_equal(posemb_model_weights(back), posemb_model_weights(m), posemb_model_n_floats(m) * sizeof(float));
+    posemb_model_free(back);
+    posemb_model_free(m);
 }
 
 /* longrope's factors travel inside the folder: config.json carries them
@@ -394,13 +421,10 @@ static void test_bad_checkpoints(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hf_layout),
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_longrope_folder),
-        cmocka_unit_test(test_sharded),
-        cmocka_unit_test(test_llama_rope_scaling_for_hf),
-        cmocka_unit_test(test_half_precision),
-        cmocka_unit_test(test_bad_checkpoints),
+        cmocka_unit_test(test_hf_layout),       cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_longrope_folder), cmocka_unit_test(test_llama_head_dim),
+        cmocka_unit_test(test_sharded),         cmocka_unit_test(test_llama_rope_scaling_for_hf),
+        cmocka_unit_test(test_half_precision),  cmocka_unit_test(test_bad_checkpoints),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

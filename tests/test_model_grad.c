@@ -37,6 +37,9 @@ static double loss(harness *hs)
     return l;
 }
 
+static int llama_head_dim; /* 0: hidden / heads */
+static int llama_biases;   /* 1: HF Llama's attention_bias and mlp_bias */
+
 static void setup_model(harness *hs, posemb_arch arch, const char *spec, int train)
 {
     posemb_config c;
@@ -51,6 +54,8 @@ static void setup_model(harness *hs, posemb_arch arch, const char *spec, int tra
     c.hidden_dropout = c.attn_dropout = 0.2f;
     if (arch == POSEMB_BERT || arch == POSEMB_ROBERTA) c.type_vocab = arch == POSEMB_BERT ? 2 : 1;
     if (arch == POSEMB_LLAMA) c.kv_heads = 1; /* grouped-query: both heads read one key/value head */
+    if (arch == POSEMB_LLAMA) c.head_dim = llama_head_dim;
+    if (arch == POSEMB_LLAMA) c.attn_bias = c.attn_out_bias = c.mlp_bias = llama_biases;
     snprintf(c.pe, sizeof c.pe, "%s", spec);
     posemb_error err;
     if (posemb_model_create(&hs->m, &c, &err)) fail_msg("%s: %s", spec, err.msg);
@@ -217,11 +222,30 @@ static void test_llama(void **state)
     check_model_mode(POSEMB_LLAMA, "rope", 1);
 }
 
+/* A head_dim that is not hidden / heads (as Mistral-Nemo's): attention is
+ * heads x head_dim wide, o_proj maps it back to the hidden width. */
+static void test_llama_head_dim(void **state)
+{
+    (void)state;
+    llama_head_dim = D / 2 + 2;
+    const char *specs[] = {"rope", "ape+alibi", "lsin+lsrpe:k=2", "fox:bias=1",
+                           "rope:scaling=yarn,factor=4,original=4"};
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_LLAMA, specs[i]);
+    llama_biases = 1; /* biases on q, k, v, o and the MLP, with a head_dim of its own */
+    check_model(POSEMB_LLAMA, "rope");
+    llama_head_dim = llama_biases = 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_llama), cmocka_unit_test(test_bert),    cmocka_unit_test(test_roberta),
-        cmocka_unit_test(test_gpt2),  cmocka_unit_test(test_dropout), cmocka_unit_test(test_dropout_statistics),
+        cmocka_unit_test(test_llama),
+        cmocka_unit_test(test_llama_head_dim),
+        cmocka_unit_test(test_bert),
+        cmocka_unit_test(test_roberta),
+        cmocka_unit_test(test_gpt2),
+        cmocka_unit_test(test_dropout),
+        cmocka_unit_test(test_dropout_statistics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

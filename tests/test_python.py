@@ -137,6 +137,60 @@ class TestAnalyze(unittest.TestCase):
 
 
 @unittest.skipUnless(os.path.isdir(GOLDEN), "needs ../shared/golden")
+def write_safetensors(path, tensors):
+    """Writes {name: float32 array} as a .safetensors file, from the format's definition."""
+    header, blobs, at = {}, [], 0
+    for name, a in tensors.items():
+        b = np.ascontiguousarray(a, dtype=np.float32).tobytes()
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [at, at + len(b)]}
+        blobs.append(b)
+        at += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def llama_reference(w, cfg, ids):
+    """HF's LlamaModel forward in float64 numpy (modeling_llama.py's
+    equations: RMSNorm, rotate_half RoPE, grouped-query attention, SwiGLU),
+    a second implementation for posemb's."""
+    D, H, KV, d = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"]
+    eps, T = cfg["rms_norm_eps"], len(ids)
+    w = {k: v.astype(np.float64) for k, v in w.items()}
+
+    def rms(x, g):
+        return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g
+
+    inv = 1.0 / cfg["rope_theta"] ** (np.arange(0, d, 2) / d)
+    ang = np.outer(np.arange(T), inv)
+    cos, sin = np.cos(np.concatenate([ang, ang], 1)), np.sin(np.concatenate([ang, ang], 1))
+
+    def lin(x, name):  # x W^T + b, the bias when the checkpoint has one
+        return x @ w[name + ".weight"].T + w.get(name + ".bias", 0.0)
+
+    def rope(x):  # [heads, T, d]
+        rot = np.concatenate([-x[..., d // 2:], x[..., :d // 2]], -1)
+        return x * cos + rot * sin
+
+    h = w["model.embed_tokens.weight"][ids]
+    for l in range(cfg["num_hidden_layers"]):
+        p = "model.layers.%d." % l
+        a = rms(h, w[p + "input_layernorm.weight"])
+        q = rope(lin(a, p + "self_attn.q_proj").reshape(T, H, d).transpose(1, 0, 2))
+        k = rope(lin(a, p + "self_attn.k_proj").reshape(T, KV, d).transpose(1, 0, 2))
+        v = lin(a, p + "self_attn.v_proj").reshape(T, KV, d).transpose(1, 0, 2)
+        k, v = np.repeat(k, H // KV, 0), np.repeat(v, H // KV, 0)
+        s = q @ k.transpose(0, 2, 1) / np.sqrt(d) + np.triu(np.full((T, T), -np.inf), 1)
+        s = np.exp(s - s.max(-1, keepdims=True))
+        z = ((s / s.sum(-1, keepdims=True)) @ v).transpose(1, 0, 2).reshape(T, H * d)
+        h = h + lin(z, p + "self_attn.o_proj")
+        a = rms(h, w[p + "post_attention_layernorm.weight"])
+        g, u = lin(a, p + "mlp.gate_proj"), lin(a, p + "mlp.up_proj")
+        h = h + lin(g / (1 + np.exp(-g)) * u, p + "mlp.down_proj")
+    return rms(h, w["model.norm.weight"])
+
+
 class TestModel(unittest.TestCase):
     def check_case(self, case):
         folder = os.path.join(GOLDEN, case)
@@ -175,6 +229,51 @@ class TestModel(unittest.TestCase):
         want = out["last_hidden_state"] @ wte.T
         self.assertEqual(out["logits"].shape, (1, 4, 200))
         self.assertLess(np.abs(out["logits"] - want).max(), 1e-4 * np.abs(want).max())
+
+    def check_llama(self, cfg, biases):
+        """A Llama folder written here with random weights: posemb against the numpy reference above."""
+        D, A, KVd, I = 32, 4 * 12, 2 * 12, 40
+        rng = np.random.default_rng(5)
+        shapes = {"model.embed_tokens.weight": (50, D), "model.norm.weight": (D,)}
+        for l in range(2):
+            p = "model.layers.%d." % l
+            shapes.update({p + "input_layernorm.weight": (D,), p + "post_attention_layernorm.weight": (D,),
+                           p + "self_attn.q_proj.weight": (A, D), p + "self_attn.k_proj.weight": (KVd, D),
+                           p + "self_attn.v_proj.weight": (KVd, D), p + "self_attn.o_proj.weight": (D, A),
+                           p + "mlp.gate_proj.weight": (I, D), p + "mlp.up_proj.weight": (I, D),
+                           p + "mlp.down_proj.weight": (D, I)})
+            if biases:
+                shapes.update({p + "self_attn.q_proj.bias": (A,), p + "self_attn.k_proj.bias": (KVd,),
+                               p + "self_attn.v_proj.bias": (KVd,), p + "self_attn.o_proj.bias": (D,),
+                               p + "mlp.gate_proj.bias": (I,), p + "mlp.up_proj.bias": (I,),
+                               p + "mlp.down_proj.bias": (D,)})
+        w = {k: (1 + 0.1 * rng.standard_normal(s) if k.endswith("norm.weight") else 0.3 * rng.standard_normal(s))
+             .astype(np.float32) for k, s in shapes.items()}
+        ids = [3, 41, 7, 7, 19, 0, 33, 12, 5]
+        with tempfile.TemporaryDirectory() as d:
+            write_safetensors(os.path.join(d, "model.safetensors"), w)
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump(cfg, f)
+            with posemb.Model(d) as m:
+                out = m.forward([ids])
+                self.assertEqual((m.config["head_dim"], m.config["kv_heads"]), (12, 2))
+                self.assertEqual((m.config["pe"], m.config["model_type"]),
+                                 ("rope:base=1000", cfg["model_type"].encode()))
+                self.assertEqual((m.config["attn_out_bias"], m.config["mlp_bias"]), (biases, biases))
+        want = llama_reference(w, cfg, ids)
+        err = np.abs(out["last_hidden_state"][0] - want).max()
+        self.assertLess(err, 1e-5 * np.abs(want).max())
+
+    def test_llama_head_dim_and_biases_match_numpy(self):
+        """A head_dim that is not hidden / heads (as Mistral-Nemo's), grouped-query;
+        then HF Llama's attention_bias (q, k, v and o) and mlp_bias."""
+        cfg = {"model_type": "mistral", "architectures": ["MistralModel"], "vocab_size": 50, "hidden_size": 32,
+               "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 12,
+               "intermediate_size": 40, "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
+               "rope_theta": 1000.0, "hidden_act": "silu", "tie_word_embeddings": False}
+        self.check_llama(cfg, 0)
+        cfg.update(model_type="llama", architectures=["LlamaModel"], attention_bias=True, mlp_bias=True)
+        self.check_llama(cfg, 1)
 
     def test_errors(self):
         with self.assertRaises(posemb.Error) as e:

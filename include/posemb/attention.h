@@ -28,7 +28,8 @@ extern "C" {
 #endif
 
 typedef struct posemb_nn_attn_shape {
-    int B, T, D, H;
+    int B, T, H;
+    int D;  /* attention width H d: the model width, but for a Llama whose head_dim is not D / H */
     int KV; /* key/value heads, dividing H (grouped-query attention); 0: H, one per query head */
     int causal;
     float dropout; /* on the attention probabilities, training only (0: none) */

@@ -46,12 +46,17 @@ typedef struct posemb_config {
     float ln_eps, initializer_range;
     float hidden_dropout, attn_dropout;
     posemb_nn_gelu_kind act;
-    /* Llama family: key/value heads (GQA), tied lm_head, q/k/v biases (Qwen2), HF model_type */
-    int kv_heads, tie_embeddings, attn_bias;
+    /* Llama family: key/value heads (GQA), tied lm_head, HF model_type; biases: on q, k, v
+     * (Qwen2, Llama's attention_bias), on o_proj (Llama's attention_bias), on the MLP (mlp_bias) */
+    int kv_heads, tie_embeddings, attn_bias, attn_out_bias, mlp_bias;
+    int head_dim; /* Llama family: per-head width when not hidden / heads (Mistral-Nemo); 0: hidden / heads */
     char model_type[16];
     char pe[256];          /* PE spec: "ape", "relative_key", "rpe:k=64", ... */
     char architecture[64]; /* HF class written to config.json ("BertModel", "GPT2LMHeadModel", ...) */
 } posemb_config;
+
+/* Width of one attention head: head_dim, or hidden / heads. Attention is heads x this wide. */
+POSEMB_API int posemb_config_head_dim(const posemb_config *c);
 
 /* Defaults of HF's BertConfig, RobertaConfig or GPT2Config (base size), no head. */
 POSEMB_API void posemb_config_defaults(posemb_config *c, posemb_arch arch);

@@ -44,7 +44,8 @@ typedef struct posemb_pe posemb_pe;
 /* The model a PE is built for. */
 typedef struct posemb_pe_dims {
     int dim;         /* model width D */
-    int n_heads;     /* H; head width d = D / H */
+    int n_heads;     /* H */
+    int head_dim;    /* head width d; 0: D / H (a Llama's head_dim may differ: attention is then H d wide) */
     int n_layers;    /* layers that get their own per-layer PE parameters */
     int max_len;     /* positions are in [0, max_len); APE tables and HF relative tables have this many rows */
     int causal;      /* 1 for decoders: T5 uses unidirectional buckets */

@@ -68,8 +68,8 @@ class _Error(ctypes.Structure):  # posemb/error.h
 
 
 class _PeDims(ctypes.Structure):  # posemb/pe.h
-    _fields_ = [("dim", _c_int), ("n_heads", _c_int), ("n_layers", _c_int), ("max_len", _c_int),
-                ("causal", _c_int), ("max_threads", _c_int)]
+    _fields_ = [("dim", _c_int), ("n_heads", _c_int), ("head_dim", _c_int), ("n_layers", _c_int),
+                ("max_len", _c_int), ("causal", _c_int), ("max_threads", _c_int)]
 
 
 class _NamedMatrix(ctypes.Structure):  # posemb/pe.h
@@ -96,7 +96,9 @@ class _Config(ctypes.Structure):  # posemb/model.h
                 ("hidden", _c_int), ("layers", _c_int), ("heads", _c_int), ("intermediate", _c_int),
                 ("max_position", _c_int), ("type_vocab", _c_int), ("pad_token_id", _c_int),
                 ("ln_eps", _c_float), ("initializer_range", _c_float), ("hidden_dropout", _c_float),
-                ("attn_dropout", _c_float), ("act", _c_int), ("pe", ctypes.c_char * 256),
+                ("attn_dropout", _c_float), ("act", _c_int), ("kv_heads", _c_int), ("tie_embeddings", _c_int),
+                ("attn_bias", _c_int), ("attn_out_bias", _c_int), ("mlp_bias", _c_int), ("head_dim", _c_int),
+                ("model_type", ctypes.c_char * 16), ("pe", ctypes.c_char * 256),
                 ("architecture", ctypes.c_char * 64)]
 
 
@@ -170,7 +172,8 @@ def pe_matrices(spec, length, dim, heads=1, layers=1, seed=0, causal=False, max_
     exports it: {name: float32 array} (an APE table "ape", relative tables,
     frequencies, per-head bias matrices "bias.headN", ...), learned PEs at their
     initialisation from seed. The first key is the primary matrix; 'none' gives {}."""
-    dims = _PeDims(int(dim), int(heads), int(layers), int(max_len or length), 1 if causal else 0, 1)
+    dims = _PeDims(dim=int(dim), n_heads=int(heads), n_layers=int(layers), max_len=int(max_len or length),
+                   causal=1 if causal else 0, max_threads=1)
     err = _Error()
     t = _p()
     st = _tables_new(ctypes.byref(t), spec.encode(), ctypes.byref(dims), int(length), int(seed), ctypes.byref(err))
@@ -191,7 +194,8 @@ def pe_spec(spec, dim=64, heads=1, max_len=512, causal=False):
     """The canonical spelling of a PE spec, every option spelled out, for a
     model of that width, heads and length (causal: a decoder, which the
     decoder-only PEs xpos, cope and fox need)."""
-    dims = _PeDims(int(dim), int(heads), 1, int(max_len), 1 if causal else 0, 1)
+    dims = _PeDims(dim=int(dim), n_heads=int(heads), n_layers=1, max_len=int(max_len), causal=1 if causal else 0,
+                   max_threads=1)
     err = _Error()
     t = _p()
     st = _tables_new(ctypes.byref(t), spec.encode(), ctypes.byref(dims), 2, 0, ctypes.byref(err))

@@ -76,21 +76,22 @@ posemb_status posemb_correlation(posemb_model *m, const float *P, int n, float *
                                  posemb_error *err)
 {
     const posemb_config *c = posemb_model_config(m);
-    int D = c->hidden, H = c->heads, d = D / H;
+    int D = c->hidden, H = c->heads, d = posemb_config_head_dim(c), A = H * d;
+    int KV = c->arch == POSEMB_LLAMA ? c->kv_heads : H, grp = H / KV, ld = A + 2 * KV * d; /* q | k | v widths */
     posemb_nn_wlayout layout;
     const posemb_layer_params *L = posemb_model_layer(m, 0, &layout);
-    float *qk = malloc((size_t)n * 3 * D * sizeof *qk), *one = malloc((size_t)n * n * sizeof *one);
+    float *qk = malloc((size_t)n * ld * sizeof *qk), *one = malloc((size_t)n * n * sizeof *one);
     if (!qk || !one) {
         free(qk);
         free(one);
         return posemb_fail(err, POSEMB_ENOMEM, "correlation: out of memory");
     }
-    posemb_nn_linear_forward(NULL, qk, P, L->qkv_w, NULL, n, D, 3 * D, layout); /* P Wq | P Wk | P Wv, no bias */
+    posemb_nn_linear_forward(NULL, qk, P, L->qkv_w, NULL, n, D, ld, layout); /* P Wq | P Wk | P Wv, no bias */
     memset(mean, 0, (size_t)n * n * sizeof *mean);
     for (int h = 0; h < H; h++) {
         float *ch = per_head ? per_head + (size_t)h * n * n : one;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, 1.0f, qk + (size_t)h * d, 3 * D,
-                    qk + D + (size_t)h * d, 3 * D, 0.0f, ch, n);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, 1.0f, qk + (size_t)h * d, ld,
+                    qk + A + (size_t)(h / grp) * d, ld, 0.0f, ch, n);
         for (size_t k = 0; k < (size_t)n * n; k++) mean[k] += ch[k] / H;
     }
     free(qk);

@@ -20,8 +20,8 @@
 static const char USAGE[] =
     "usage: posemb train --model bert|roberta|gpt2|llama --data PATH --out DIR [--pe SPEC] [--task mlm|clm]\n"
     "                    [--init HF_DIR] [--vocab FILE [--merges FILE] | --tokenizer FILE]\n"
-    "                    [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--intermediate N]\n"
-    "                    [--max-position N]\n"
+    "                    [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N]\n"
+    "                    [--intermediate N] [--max-position N]\n"
     "                    [--seq-len N] [--batch-size N] [--accum N] [--steps N] [--lr X] [--warmup N]\n"
     "                    [--weight-decay X] [--dropout X] [--seed N] [--threads N] [--precision fp32|bf16]\n"
     "                    [--log-every N] [--eval-every N] [--eval-batches N] [--save-every N] [--keep N]\n"
@@ -36,6 +36,7 @@ static const char USAGE[] =
     "  --vocab, --merges, --tokenizer   the tokenizer (default: the one in --init's folder)\n"
     "  sizes             defaults: 4 layers, hidden 256, 4 heads, intermediate 4 x hidden,\n"
     "                    Llama: --kv-heads (grouped-query attention) = heads,\n"
+    "                    --head-dim (attention heads x head-dim wide) = hidden / heads,\n"
     "                    --seq-len 128, --max-position = seq-len (+2 for RoBERTa)\n"
     "  training          defaults: --batch-size 32, --accum 1, --steps 1000, --lr 5e-4,\n"
     "                    --warmup steps/10, --weight-decay 0.01, --dropout 0.1, --seed 0\n"
@@ -46,7 +47,7 @@ static const char USAGE[] =
 
 typedef struct train_cmd {
     const char *model, *pe, *task, *data, *out, *init, *vocab, *merges, *tokenizer, *precision;
-    int layers, hidden, heads, kv_heads, intermediate, max_position, seq_len, batch, accum, threads, resume,
+    int layers, hidden, heads, kv_heads, head_dim, intermediate, max_position, seq_len, batch, accum, threads, resume,
         eval_batches, keep;
     long steps, warmup, log_every, eval_every, save_every;
     double lr, weight_decay, dropout;
@@ -93,6 +94,7 @@ static int parse_flag(cli_args *a, train_cmd *c)
                 {"--hidden", &c->hidden, 1, 16384},
                 {"--heads", &c->heads, 1, 256},
                 {"--kv-heads", &c->kv_heads, 1, 256},
+                {"--head-dim", &c->head_dim, 2, 1 << 12},
                 {"--intermediate", &c->intermediate, 1, 65536},
                 {"--max-position", &c->max_position, 2, 1 << 16},
                 {"--seq-len", &c->seq_len, 3, 1 << 16},
@@ -179,11 +181,12 @@ static int parse(int argc, char **argv, train_cmd *c)
     if (!c->pe && !(c->init && !strcmp(c->model, "llama"))) c->pe = strcmp(c->model, "llama") ? "ape" : "rope";
     if (c->kv_heads && (strcmp(c->model, "llama") || c->heads % c->kv_heads))
         return cli_usage_error(&a, "--kv-heads %d: Llama only, dividing --heads %d", c->kv_heads, c->heads);
+    if (c->head_dim && strcmp(c->model, "llama")) return cli_usage_error(&a, "--head-dim %d: Llama only", c->head_dim);
     posemb_precision prec;
     if (!posemb_precision_parse(c->precision, &prec))
         return cli_usage_error(&a, "--precision %s: one of fp32, bf16", c->precision);
     if (c->merges && !c->vocab) return cli_usage_error(&a, "--merges goes with --vocab encoder.json");
-    if (c->hidden % c->heads)
+    if (!c->head_dim && c->hidden % c->heads)
         return cli_usage_error(&a, "--hidden %d is not a multiple of --heads %d", c->hidden, c->heads);
     return 0;
 }
@@ -206,6 +209,7 @@ static cJSON *run_json(const train_cmd *c)
                 {"hidden", c->hidden},
                 {"heads", c->heads},
                 {"kv_heads", c->kv_heads},
+                {"head_dim", c->head_dim},
                 {"intermediate", c->intermediate},
                 {"max_position", c->max_position},
                 {"seq_len", c->seq_len},
@@ -261,10 +265,12 @@ static posemb_status load_run(train_cmd *c, posemb_error *err)
         *strs[i] = cJSON_IsString(v) ? v->valuestring : NULL;
     }
     int *ints[] = {&c->layers, &c->hidden, &c->heads,        &c->intermediate, &c->max_position, &c->seq_len,
-                   &c->batch,  &c->accum,  &c->eval_batches, &c->keep,         &c->kv_heads};
-    const char *ikeys[] = {"layers", "hidden", "heads",        "intermediate", "max_position", "seq_len",
-                           "batch",  "accum",  "eval_batches", "keep",         "kv_heads"}; /* kv_heads: 0 if absent */
-    for (int i = 0; i < 11; i++) *ints[i] = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, ikeys[i]));
+                   &c->batch,  &c->accum,  &c->eval_batches, &c->keep,         &c->kv_heads,     &c->head_dim};
+    const char *ikeys[] = {
+        "layers", "hidden", "heads",        "intermediate", "max_position", "seq_len",
+        "batch",  "accum",  "eval_batches", "keep",         "kv_heads",     "head_dim"}; /* the last two: 0 if absent */
+    for (size_t i = 0; i < sizeof ikeys / sizeof *ikeys; i++)
+        *ints[i] = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, ikeys[i]));
     long *longs[] = {&c->steps, &c->warmup, &c->seed, &c->log_every, &c->eval_every, &c->save_every};
     const char *lkeys[] = {"steps", "warmup", "seed", "log_every", "eval_every", "save_every"};
     for (int i = 0; i < 6; i++) *longs[i] = (long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, lkeys[i]));
@@ -387,6 +393,7 @@ static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok
         cfg.hidden = c->hidden;
         cfg.heads = c->heads;
         if (arch == POSEMB_LLAMA) cfg.kv_heads = c->kv_heads ? c->kv_heads : c->heads;
+        cfg.head_dim = c->head_dim;
         cfg.intermediate = c->intermediate ? c->intermediate : 4 * c->hidden;
         cfg.vocab_size = posemb_tokenizer_vocab_size(tok);
         cfg.type_vocab = arch == POSEMB_BERT ? 2 : arch == POSEMB_ROBERTA ? 1 : 0;

@@ -263,6 +263,8 @@ posemb_status posemb_config_load(posemb_config *c, const char *path, posemb_erro
     return st;
 }
 
+int posemb_config_head_dim(const posemb_config *c) { return c->head_dim ? c->head_dim : c->hidden / c->heads; }
+
 posemb_status posemb_config_check(const posemb_config *c, posemb_error *err)
 {
     if (c->vocab_size < 1 || c->hidden < 1 || c->layers < 1 || c->heads < 1 || c->intermediate < 1 ||
@@ -271,7 +273,14 @@ posemb_status posemb_config_check(const posemb_config *c, posemb_error *err)
     if (c->arch == POSEMB_LLAMA && (c->kv_heads < 1 || c->kv_heads > c->heads || c->heads % c->kv_heads))
         return posemb_fail(err, POSEMB_EINVAL, "config: %d key/value heads do not divide %d heads", c->kv_heads,
                            c->heads);
-    if (c->hidden % c->heads)
+    if (c->arch == POSEMB_LLAMA && c->attn_out_bias != c->attn_bias && strcmp(c->model_type, "qwen2"))
+        return posemb_fail(err, POSEMB_EINVAL, "config: a %s has biases on all of q, k, v, o or on none",
+                           c->model_type[0] ? c->model_type : "llama");
+    if (c->head_dim && c->arch != POSEMB_LLAMA)
+        return posemb_fail(err, POSEMB_EINVAL, "config: head_dim is a Llama-family key");
+    if (c->head_dim < 0 || c->head_dim > 1 << 16)
+        return posemb_fail(err, POSEMB_EINVAL, "config: head_dim %d outside [0, 65536]", c->head_dim);
+    if (!c->head_dim && c->hidden % c->heads)
         return posemb_fail(err, POSEMB_EINVAL, "config: hidden size %d is not a multiple of %d heads", c->hidden,
                            c->heads);
     if (c->arch == POSEMB_ROBERTA && c->max_position <= c->pad_token_id + 1)

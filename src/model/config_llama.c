@@ -91,17 +91,20 @@ posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *p
     const char *act = config_get_string(r, "hidden_act");
     if (act && strcmp(act, "silu"))
         return posemb_fail(err, POSEMB_EFORMAT, "%s: hidden_act \"%s\" is not supported (silu)", path, act);
-    int head_dim = c->hidden / c->heads;
-    if ((st = config_get_int(r, "head_dim", 1, 1 << 16, &head_dim, path, err))) return st;
-    if (head_dim * c->heads != c->hidden)
-        return posemb_fail(err, POSEMB_EFORMAT, "%s: head_dim %d times %d heads is not hidden_size %d (not supported)",
-                           path, head_dim, c->heads, c->hidden);
+    c->head_dim = 0;
+    if ((st = config_get_int(r, "head_dim", 1, 1 << 16, &c->head_dim, path, err))) return st;
+    if (c->head_dim * c->heads == c->hidden) c->head_dim = 0; /* the usual width, said explicitly */
+    if (!c->head_dim && c->hidden % c->heads)
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: hidden_size %d is not a multiple of %d heads (and no head_dim)",
+                           path, c->hidden, c->heads);
     const cJSON *tie = cJSON_GetObjectItemCaseSensitive(r, "tie_word_embeddings");
     c->tie_embeddings = cJSON_IsTrue(tie);
-    c->attn_bias =
-        !strcmp(c->model_type, "qwen2") || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "attention_bias"));
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "mlp_bias")))
-        return posemb_fail(err, POSEMB_EFORMAT, "%s: \"mlp_bias\": true is not supported", path);
+    /* Qwen2 has q, k, v biases whatever the config says; Llama's attention_bias puts them on o_proj too */
+    int qwen2 = !strcmp(c->model_type, "qwen2");
+    int attention_bias = !qwen2 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "attention_bias"));
+    c->attn_bias = qwen2 || attention_bias;
+    c->attn_out_bias = attention_bias;
+    c->mlp_bias = !qwen2 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "mlp_bias"));
     const char *own = config_get_string(r, "posemb_pe");
     if (own) {
         snprintf(c->pe, sizeof c->pe, "%s", own);
@@ -165,12 +168,14 @@ cJSON *config_llama_json(const posemb_config *c)
     cJSON_AddNumberToObject(r, "num_hidden_layers", c->layers);
     cJSON_AddNumberToObject(r, "num_attention_heads", c->heads);
     cJSON_AddNumberToObject(r, "num_key_value_heads", c->kv_heads ? c->kv_heads : c->heads);
+    cJSON_AddNumberToObject(r, "head_dim", posemb_config_head_dim(c));
     cJSON_AddNumberToObject(r, "intermediate_size", c->intermediate);
     cJSON_AddNumberToObject(r, "max_position_embeddings", c->max_position);
     cJSON_AddNumberToObject(r, "rms_norm_eps", config_shortest(c->ln_eps));
     cJSON_AddStringToObject(r, "hidden_act", "silu");
     cJSON_AddBoolToObject(r, "tie_word_embeddings", c->tie_embeddings);
     cJSON_AddBoolToObject(r, "attention_bias", c->attn_bias);
+    cJSON_AddBoolToObject(r, "mlp_bias", c->mlp_bias);
     cJSON_AddNumberToObject(r, "attention_dropout", config_shortest(c->attn_dropout));
     if (c->pad_token_id >= 0) cJSON_AddNumberToObject(r, "pad_token_id", c->pad_token_id);
     /* HF reads rope_theta and rope_scaling; posemb reads posemb_pe first, exactly */

@@ -1,7 +1,9 @@
 /* Llama-family decoder, pre-RMSNorm and causal, as HF's LlamaModel:
  *   h0 = E[ids] (+ PE input hook)
  *   r1 = h + attn(RMS1(h)) Wo;  h' = r1 + (silu(RMS2(r1) Wg) * (RMS2(r1) Wu)) Wd;  out = RMS_f(h_L)
- * Linear weights are [out, in] with no biases (but Qwen2's q, k, v); q, k,
+ * Attention is H x head_dim wide, D unless the config sets head_dim.
+ * Linear weights are [out, in], without biases unless the config asks (Qwen2's on q, k, v;
+ * Llama's attention_bias and mlp_bias); q, k,
  * v and gate, up are fused products. Attention is grouped-query
  * (kv_heads), RoPE comes in through the PE's q/k hook like any PE.
  * Dropout sites as GPT-2's (Llama configs have only attention_dropout). */
@@ -13,11 +15,13 @@
 #define GR(ptr) (m->g + ((ptr)-m->w))     /* the gradient of a parameter view */
 #define GRN(ptr) ((ptr) ? GR(ptr) : NULL) /* ... or NULL for a tensor the config leaves out */
 
+/* Width of attention, H d (the model width D unless the config sets head_dim). */
+static int attn_width(const posemb_model *m) { return m->cfg.heads * posemb_config_head_dim(&m->cfg); }
+
 /* Width of the fused q, k, v rows. */
 static int qkv_width(const posemb_model *m)
 {
-    const posemb_config *c = &m->cfg;
-    return c->hidden + 2 * c->kv_heads * (c->hidden / c->heads);
+    return attn_width(m) + 2 * m->cfg.kv_heads * posemb_config_head_dim(&m->cfg);
 }
 
 /* x [N, D] -> out [N, D] for block l. */
@@ -25,19 +29,19 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
 {
     const posemb_layer_params *p = &m->L[l];
     layer_acts *a = model_layer_acts(m, l);
-    int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate, W = qkv_width(m);
+    int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate, W = qkv_width(m), A = attn_width(m);
     float eps = m->cfg.ln_eps;
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
     posemb_nn_rmsnorm_forward(a->a, a->rstd1, x, p->ln1_w, N, D, eps);
     posemb_pe_layer_input_forward(m->pe, l, a->a, m->B, m->T, m->a.pe_layer_scratch);
     posemb_nn_linear_forward(m->mm, a->qkv, a->a, p->qkv_w, p->qkv_b, N, D, W, POSEMB_NN_W_OUT_IN);
     posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
-    posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, NULL, N, D, D, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, A, D, POSEMB_NN_W_OUT_IN);
     model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
     posemb_nn_rmsnorm_forward(a->h1, a->rstd2, a->r1, p->ln2_w, N, D, eps);
-    posemb_nn_linear_forward(m->mm, a->fi, a->h1, p->fi_w, NULL, N, D, 2 * I, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_forward(m->mm, a->fi, a->h1, p->fi_w, p->fi_b, N, D, 2 * I, POSEMB_NN_W_OUT_IN);
     posemb_nn_swiglu_forward(a->ga, a->fi, N, I);
-    posemb_nn_linear_forward(m->mm, out, a->ga, p->fo_w, NULL, N, I, D, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_forward(m->mm, out, a->ga, p->fo_w, p->fo_b, N, I, D, POSEMB_NN_W_OUT_IN);
     model_drop_add(m, l, SITE_FFN_OUT, out, a->r1, (long)N * D);
 }
 
@@ -47,21 +51,24 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     const posemb_layer_params *p = &m->L[l];
     const layer_acts *a = &m->a.layer[l];
     model_acts *s = &m->a;
-    int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate, W = qkv_width(m);
+    int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate, W = qkv_width(m), A = attn_width(m);
     size_t ND = (size_t)N * D, NI = (size_t)N * I;
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
     memcpy(s->dres, dout, ND * sizeof(float)); /* out = r1 + dropout(ffn) */
     const float *dffn = model_undrop(m, l, SITE_FFN_OUT, dout, s->dz, (long)ND);
     memset(s->dga, 0, NI * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), NULL, dffn, a->ga, p->fo_w, N, I, D, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GRN(p->fo_b), dffn, a->ga, p->fo_w, N, I, D,
+                              POSEMB_NN_W_OUT_IN);
     posemb_nn_swiglu_backward(s->dfi, s->dga, a->fi, N, I);
     memset(s->dh, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), NULL, s->dfi, a->h1, p->fi_w, N, D, 2 * I, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GRN(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, 2 * I,
+                              POSEMB_NN_W_OUT_IN);
     posemb_nn_rmsnorm_backward(s->dres, GR(p->ln2_w), s->dh, a->r1, p->ln2_w, a->rstd2, N, D);
     memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + dropout(attn) */
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
-    memset(s->dz, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), NULL, dattn, a->z, p->ao_w, N, D, D, POSEMB_NN_W_OUT_IN);
+    memset(s->dz, 0, (size_t)N * A * sizeof(float));
+    posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), GRN(p->ao_b), dattn, a->z, p->ao_w, N, A, D,
+                              POSEMB_NN_W_OUT_IN);
     posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
     memset(s->dh, 0, ND * sizeof(float));
     posemb_nn_linear_backward(m->mm, s->dh, GR(p->qkv_w), GRN(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, W,

@@ -15,6 +15,7 @@ static posemb_status make_pe(posemb_model *m, posemb_error *err)
     const posemb_config *c = &m->cfg;
     posemb_pe_dims dims = {.dim = c->hidden,
                            .n_heads = c->heads,
+                           .head_dim = posemb_config_head_dim(c),
                            .n_layers = c->layers,
                            .max_len = c->max_position,
                            .causal = c->arch == POSEMB_GPT2 || c->arch == POSEMB_LLAMA};
@@ -130,8 +131,10 @@ static int carve(posemb_model *m, int B, int T)
     posemb_arena *ar = &m->arena;
     size_t N = (size_t)B * T, D = (size_t)c->hidden, F = (size_t)c->intermediate /* not I: <complex.h> */,
            H = (size_t)c->heads, glu = c->arch == POSEMB_LLAMA ? 2 : 1;
-    /* q, k, v per token: grouped-query attention keeps only kv_heads keys and values */
-    size_t W = c->arch == POSEMB_LLAMA ? D + 2 * (size_t)c->kv_heads * (D / H) : 3 * D;
+    /* q, k, v per token: grouped-query attention keeps only kv_heads keys and values;
+     * attention is A = H d wide (d: head_dim), D but for a Llama that sets head_dim */
+    size_t d = (size_t)posemb_config_head_dim(c), A = H * d;
+    size_t W = c->arch == POSEMB_LLAMA ? A + 2 * (size_t)c->kv_heads * d : 3 * D, DA = D > A ? D : A;
     model_acts *a = &m->a;
 #define F(n) take(ar, (n), &ok)
     a->emb_sum = F(N * D);
@@ -149,7 +152,7 @@ static int carve(posemb_model *m, int B, int T)
         la->a = F(N * D);
         la->qkv = F(N * W);
         la->probs = F((size_t)B * H * T * T);
-        la->z = F(N * D);
+        la->z = F(N * A);
         la->r1 = F(N * D);
         la->h1 = F(N * D);
         la->fi = F(N * F * glu); /* Llama: gate and up */
@@ -164,12 +167,12 @@ static int carve(posemb_model *m, int B, int T)
     a->dx2 = F(N * D);
     a->dres = F(N * D);
     a->dh = F(N * D);
-    a->dz = F(N * D);
+    a->dz = F(N * DA); /* also the FFN's dropout scratch, D wide */
     a->dqkv = F(N * W);
     a->dfi = F(N * F * glu);
     a->dga = F(N * F);
     a->demb = F(N * D);
-    posemb_nn_attn_shape sh = {.B = B, .T = T, .D = c->hidden, .H = c->heads};
+    posemb_nn_attn_shape sh = {.B = B, .T = T, .D = (int)A, .H = c->heads};
     a->attn_scratch = F(posemb_nn_attention_scratch_floats(&sh, m->pe));
     a->pe_scratch = F(posemb_pe_input_scratch_floats(m->pe, (long)N) + 1);
     a->pe_layer_scratch = F(posemb_pe_layer_scratch_floats(m->pe, (long)N) + 1);
@@ -320,8 +323,9 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
     model_acts *a = &m->a;
     layer_acts *la = &a->layer[0];
     const posemb_config *c = &m->cfg;
-    int N = m->B * m->T, D = c->hidden, H = c->heads, T = m->T, d = D / H, gpt2 = c->arch == POSEMB_GPT2;
-    int llama = c->arch == POSEMB_LLAMA, KV = llama ? c->kv_heads : H, grp = H / KV, ld = D + 2 * KV * d;
+    int N = m->B * m->T, D = c->hidden, H = c->heads, T = m->T, d = posemb_config_head_dim(c), A = H * d;
+    int gpt2 = c->arch == POSEMB_GPT2, llama = c->arch == POSEMB_LLAMA, KV = llama ? c->kv_heads : H, grp = H / KV;
+    int ld = A + 2 * KV * d; /* the width of q, k and v: 3D for BERT and GPT-2 */
     posemb_nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
     if (m->wtype) posemb_nn_embedding_forward(a->emb_sum, m->wtype, a->types, N, D, 1);
     posemb_pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->emb, a->pe_scratch, NULL); /* positions checked */
@@ -338,10 +342,10 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
         posemb_pe_head hd = {.nq = 0, .nk = T, .d = d, .scale = scale, .qpos = ps, .kpos = ps, .seq = bi};
         for (int g = 0; g < KV; g++) { /* each key rotated once, however many query heads read it */
             hd.head = g * grp;
-            posemb_pe_qk_forward(m->pe, &hd, NULL, ld, row + D + (size_t)g * d, ld);
+            posemb_pe_qk_forward(m->pe, &hd, NULL, ld, row + A + (size_t)g * d, ld);
         }
         for (int h = 0; h < H; h++) {
-            float *q = row + (size_t)h * d, *k = row + D + (size_t)(h / grp) * d,
+            float *q = row + (size_t)h * d, *k = row + A + (size_t)(h / grp) * d,
                   *s = out + ((size_t)bi * H + h) * T * T;
             hd = (posemb_pe_head){
                 .head = h, .nq = T, .nk = 0, .d = d, .scale = scale, .qpos = ps, .kpos = ps, .seq = bi};
@@ -415,7 +419,7 @@ posemb_nn_attn_shape model_attn_shape(const posemb_model *m, int l)
 {
     posemb_nn_attn_shape s = {.B = m->B,
                               .T = m->T,
-                              .D = m->cfg.hidden,
+                              .D = m->cfg.heads * posemb_config_head_dim(&m->cfg),
                               .H = m->cfg.heads,
                               .KV = m->cfg.arch == POSEMB_LLAMA ? m->cfg.kv_heads : 0,
                               .causal = model_is_decoder(m)};

@@ -117,27 +117,33 @@ static void layout_decoder_layer(posemb_model *m, int l)
     L->fo_b = layer_param(m, pre, l, "mlp.c_proj.bias", D, 0, 0);
 }
 
-/* Llama: q, k, v adjacent ([D + 2 KV d, D] with d = D/H), gate and up adjacent ([2I, D]). */
+/* Llama: q, k, v adjacent ([H d + 2 KV d, D], d the head width), gate and up adjacent ([2I, D]). */
 static void layout_llama_layer(posemb_model *m, int l)
 {
     const char *pre = "layers.%d.";
     const posemb_config *c = &m->cfg;
-    int D = c->hidden, I = c->intermediate, KVd = c->kv_heads * (D / c->heads);
+    int D = c->hidden, I = c->intermediate, d = posemb_config_head_dim(c), A = c->heads * d, KVd = c->kv_heads * d;
     posemb_layer_params *L = &m->L[l];
     L->ln1_w = layer_param(m, pre, l, "input_layernorm.weight", D, 0, 0);
-    L->qkv_w = layer_param(m, pre, l, "self_attn.q_proj.weight", D, D, 1);
+    L->qkv_w = layer_param(m, pre, l, "self_attn.q_proj.weight", A, D, 1);
     layer_param(m, pre, l, "self_attn.k_proj.weight", KVd, D, 1);
     layer_param(m, pre, l, "self_attn.v_proj.weight", KVd, D, 1);
     if (c->attn_bias) {
-        L->qkv_b = layer_param(m, pre, l, "self_attn.q_proj.bias", D, 0, 0);
+        L->qkv_b = layer_param(m, pre, l, "self_attn.q_proj.bias", A, 0, 0);
         layer_param(m, pre, l, "self_attn.k_proj.bias", KVd, 0, 0);
         layer_param(m, pre, l, "self_attn.v_proj.bias", KVd, 0, 0);
     }
-    L->ao_w = layer_param(m, pre, l, "self_attn.o_proj.weight", D, D, 1);
+    L->ao_w = layer_param(m, pre, l, "self_attn.o_proj.weight", D, A, 1);
+    if (c->attn_out_bias) L->ao_b = layer_param(m, pre, l, "self_attn.o_proj.bias", D, 0, 0);
     L->ln2_w = layer_param(m, pre, l, "post_attention_layernorm.weight", D, 0, 0);
     L->fi_w = layer_param(m, pre, l, "mlp.gate_proj.weight", I, D, 1);
     layer_param(m, pre, l, "mlp.up_proj.weight", I, D, 1);
+    if (c->mlp_bias) {
+        L->fi_b = layer_param(m, pre, l, "mlp.gate_proj.bias", I, 0, 0);
+        layer_param(m, pre, l, "mlp.up_proj.bias", I, 0, 0);
+    }
     L->fo_w = layer_param(m, pre, l, "mlp.down_proj.weight", D, I, 1);
+    if (c->mlp_bias) L->fo_b = layer_param(m, pre, l, "mlp.down_proj.bias", D, 0, 0);
 }
 
 static void layout_llama(posemb_model *m)

@@ -25,7 +25,8 @@ size_t posemb_nn_attention_scratch_floats(const posemb_nn_attn_shape *s, const p
 static void check_shape(const posemb_nn_attn_shape *s, const posemb_pe *p, int layer)
 {
     const posemb_pe_dims *d = posemb_pe_get_dims(p);
-    POSEMB_REQUIRE(s->D == d->dim && s->H == d->n_heads, "attention width and heads differ from the PE's");
+    POSEMB_REQUIRE(s->D == d->n_heads * d->head_dim && s->H == d->n_heads,
+                   "attention width and heads differ from the PE's");
     POSEMB_REQUIRE(layer >= 0 && layer < d->n_layers, "attention layer outside the PE's layers");
     POSEMB_REQUIRE(s->T >= 1 && s->T <= d->max_len, "sequence longer than the PE's max_len");
     POSEMB_REQUIRE(s->KV >= 0 && s->KV <= s->H && (!s->KV || s->H % s->KV == 0),

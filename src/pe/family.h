@@ -70,7 +70,7 @@ typedef struct pe_family {
 struct pe_comp {
     const pe_family *fam;
     posemb_pe_dims dims; /* of the whole PE, max_threads resolved */
-    int head_dim;        /* dims.dim / dims.n_heads */
+    int head_dim;        /* dims.head_dim, resolved (dims.dim / dims.n_heads unless the model sets it) */
     int width;           /* input families: columns of P (D, or the concat width) */
     int32_t max_pos;     /* input families: positions must be < max_pos */
     char canon[240];     /* canonical "name:k=v,..." */

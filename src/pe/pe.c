@@ -56,9 +56,10 @@ int pe_comp_param(pe_comp *c, const char *name, posemb_pe_scope scope, int layer
 
 static posemb_status check_dims(const posemb_pe_dims *d, posemb_error *err)
 {
-    if (d->dim < 1 || d->n_heads < 1 || d->dim % d->n_heads)
+    if (d->dim < 1 || d->n_heads < 1 || (!d->head_dim && d->dim % d->n_heads))
         return posemb_fail(err, POSEMB_EINVAL, "PE dims: width %d is not a positive multiple of %d heads", d->dim,
                            d->n_heads);
+    if (d->head_dim < 0) return posemb_fail(err, POSEMB_EINVAL, "PE dims: head width %d (need >= 0)", d->head_dim);
     if (d->n_layers < 1) return posemb_fail(err, POSEMB_EINVAL, "PE dims: %d layers (need >= 1)", d->n_layers);
     if (d->max_len < 1) return posemb_fail(err, POSEMB_EINVAL, "PE dims: max_len %d (need >= 1)", d->max_len);
     return POSEMB_OK;
@@ -110,7 +111,7 @@ static posemb_status add_comp(posemb_pe *p, pe_spec_comp *sc, posemb_error *err)
     c->fam = f;
     c->owner = p;
     c->dims = p->dims;
-    c->head_dim = p->dims.dim / p->dims.n_heads;
+    c->head_dim = p->dims.head_dim;
     c->width = p->dims.dim;
     c->max_pos = INT32_MAX;
     c->params = p->params + p->n_params;
@@ -209,6 +210,7 @@ posemb_status posemb_pe_create(posemb_pe **out, const char *spec, const posemb_p
     if (!p) return posemb_fail(err, POSEMB_ENOMEM, "PE: out of memory");
     p->dims = *dims;
     if (p->dims.max_threads <= 0) p->dims.max_threads = posemb_threads_max();
+    if (!p->dims.head_dim) p->dims.head_dim = dims->dim / dims->n_heads;
     p->cap_params = 4 * dims->n_layers + 16;
     p->params = calloc((size_t)p->cap_params, sizeof *p->params);
     snprintf(p->spec, sizeof p->spec, "%s", spec ? spec : "");
