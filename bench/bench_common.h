@@ -113,6 +113,21 @@ static inline double bench_encoder_flops(int layers, int D, int F, int B, int T)
     return dense + attn;
 }
 
+/* The same for a Llama's layers, whose products differ from BERT's in two
+ * places. Per token and layer: q and the output projection, D x D each; k
+ * and v, D x KV d each (grouped-query attention: KV heads of width d = D/H,
+ * not H); SwiGLU's gate, up and down, D x F each (three matrices, not two).
+ * The attention products are BERT's: every query head reads T keys, the
+ * causal mask's T x T counted whole, as PaLM's MFU counts it and as both
+ * engines compute it (the full product, then the mask). */
+static inline double bench_llama_flops(int layers, int D, int H, int KV, int F, int B, int T)
+{
+    double tokens = (double)B * T, kvd = (double)KV * (D / H);
+    double dense = 2.0 * tokens * layers * (2.0 * D * D + 2.0 * D * kvd + 3.0 * (double)D * F);
+    double attn = 4.0 * B * (double)T * T * D * layers;
+    return dense + attn;
+}
+
 /* With POSEMB_BENCH_DUMP=DIR in the environment, a bench writes its
  * initial model (DIR/config.json, DIR/model.safetensors: posemb_model_save)
  * and its batch (DIR/batch.bin: the int32 arrays one after the other) before

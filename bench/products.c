@@ -8,8 +8,9 @@
  * The relative PEs' extra products are not included (the bound is ape's).
  * Prints one JSON line per product, then the total.
  * usage: bench_products [SIZE] [THREADS] [fp32|bf16]
- *        SIZE: train-mini, train-tiny, train-small (a training step) or
- *              forward-base, forward-tiny (a forward pass) */
+ *        SIZE: train-mini, train-tiny, train-small, train-mini-clm, train-llama,
+ *              train-llama-tiny (a training step) or forward-base, forward-tiny
+ *              (a forward pass) */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -29,7 +30,9 @@ typedef struct product {
 /* A step's shapes, whatever the bench: tokens, widths, the head's rows and width. */
 typedef struct shapes {
     int layers, D, H, F, B, T, train;
-    int head_rows, head_mid, head_out; /* head: [rows, D] -> [rows, mid] -> [rows, out]; no head when rows = 0 */
+    int head_rows, head_mid, head_out; /* head: [rows, D] -> [rows, mid] -> [rows, out]; no head when rows = 0,
+                                          no transform when mid = 0 (a CLM head: [rows, D] -> [rows, out]) */
+    int KV, glu; /* key/value heads (H but for a Llama's GQA); 2 for SwiGLU's fused gate and up, else 1 */
 } shapes;
 
 static double seconds_per_call(void (*call)(void *), void *arg)
@@ -90,37 +93,54 @@ typedef struct attn_arg {
     int backward;
 } attn_arg;
 
-/* One layer's per-head products, as src/nn/attention.c issues them. */
+/* One layer's per-head products, as src/nn/attention.c issues them: the
+ * rows hold q (H heads), then k and v (KV heads each); query head h reads
+ * key/value head h / (H/KV). The backward runs a key/value head's group of
+ * query heads in one task, accumulating into its dk and dv, as the GQA
+ * kernel does (with KV = H each group is one head). */
 static void attn_call(void *v)
 {
     const attn_arg *a = v;
-    int B = a->s->B, T = a->s->T, D = a->s->D, H = a->s->H, d = D / H, ld = 3 * D;
+    int B = a->s->B, T = a->s->T, D = a->s->D, H = a->s->H, KV = a->s->KV, d = D / H, grp = H / KV, ld = D + 2 * KV * d;
     float scale = 1.0f / sqrtf((float)d);
+    if (!a->backward) {
 #pragma omp parallel for collapse(2) schedule(static)
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++) {
-            const float *q = a->qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *vv = q + 2 * D;
-            float *pr = a->probs + ((size_t)b * H + h) * T * T, *z = a->out + (size_t)b * T * D + (size_t)h * d;
-            if (!a->backward) {
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++) {
+                const float *q = a->qkv + (size_t)b * T * ld + (size_t)h * d,
+                            *k = a->qkv + (size_t)b * T * ld + D + (size_t)(h / grp) * d, *vv = k + (size_t)KV * d;
+                float *pr = a->probs + ((size_t)b * H + h) * T * T, *z = a->out + (size_t)b * T * D + (size_t)h * d;
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, ld, k, ld, 0.0f, pr, T);
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0f, pr, T, vv, ld, 0.0f, z, D);
-                continue;
             }
-            float *dq = a->dqkv + (size_t)b * T * ld + (size_t)h * d, *dk = dq + D, *dv = dq + 2 * D;
+        return;
+    }
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int g = 0; g < KV; g++) {
+            const float *k = a->qkv + (size_t)b * T * ld + D + (size_t)g * d, *vv = k + (size_t)KV * d;
+            float *dk = a->dqkv + (size_t)b * T * ld + D + (size_t)g * d, *dv = dk + (size_t)KV * d;
             float *dp = a->scratch + (size_t)posemb_thread_id() * T * T;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0f, z, D, vv, ld, 0.0f, dp, T);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0f, pr, T, z, D, 0.0f, dv, ld);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, scale, dp, T, k, ld, 0.0f, dq, ld);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, scale, dp, T, q, ld, 0.0f, dk, ld);
+            for (int i = 0; i < grp; i++) {
+                int h = g * grp + i;
+                float beta = i ? 1.0f : 0.0f;
+                const float *q = a->qkv + (size_t)b * T * ld + (size_t)h * d;
+                float *pr = a->probs + ((size_t)b * H + h) * T * T, *z = a->out + (size_t)b * T * D + (size_t)h * d;
+                float *dq = a->dqkv + (size_t)b * T * ld + (size_t)h * d;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0f, z, D, vv, ld, 0.0f, dp, T);
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0f, pr, T, z, D, beta, dv, ld);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, scale, dp, T, k, ld, 0.0f, dq, ld);
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, scale, dp, T, q, ld, beta, dk, ld);
+            }
         }
 }
 
 static double time_attention(const shapes *s, int backward)
 {
-    long N = (long)s->B * s->T;
+    long N = (long)s->B * s->T, W = s->D + 2L * s->KV * (s->D / s->H);
     attn_arg a = {s,
-                  filled(N * 3 * s->D),
-                  filled(N * 3 * s->D),
+                  filled(N * W),
+                  filled(N * W),
                   filled((long)s->B * s->H * s->T * s->T),
                   filled(N * s->D),
                   filled((long)posemb_threads_max() * s->T * s->T),
@@ -156,15 +176,32 @@ static int shapes_named(const char *name, shapes *s)
     const bench_train_size *t = bench_train_size_named(name);
     const bench_forward_size *f = bench_forward_size_named(name);
     if (t) {
-        int mlm = t->head == POSEMB_HEAD_MLM;
-        *s = (shapes){t->layers, t->hidden,
-                      t->heads,  t->inter,
-                      t->batch,  t->len,
-                      1,         mlm ? (int)lround(0.15 * t->batch * t->len) : t->batch,
-                      t->hidden, mlm ? t->vocab : 2};
+        int mlm = t->head == POSEMB_HEAD_MLM, clm = t->head == POSEMB_HEAD_CLM, llama = t->arch == POSEMB_LLAMA;
+        /* MLM: transform and decoder on the masked rows; CLM: the decoder alone on all but each sequence's last
+         * row; classification: pooler and classifier on each sequence's first row */
+        *s = (shapes){.layers = t->layers,
+                      .D = t->hidden,
+                      .H = t->heads,
+                      .F = t->inter,
+                      .B = t->batch,
+                      .T = t->len,
+                      .train = 1,
+                      .KV = llama ? t->kv_heads : t->heads,
+                      .glu = llama ? 2 : 1};
+        s->head_rows = mlm ? (int)lround(0.15 * t->batch * t->len) : clm ? t->batch * (t->len - 1) : t->batch;
+        s->head_mid = clm ? 0 : t->hidden;
+        s->head_out = mlm || clm ? t->vocab : 2;
         return 1;
     }
-    if (f) *s = (shapes){f->layers, f->hidden, f->heads, f->inter, f->batch, f->len, 0, 0, 0, 0};
+    if (f)
+        *s = (shapes){.layers = f->layers,
+                      .D = f->hidden,
+                      .H = f->heads,
+                      .F = f->inter,
+                      .B = f->batch,
+                      .T = f->len,
+                      .KV = f->heads,
+                      .glu = 1};
     return f != NULL;
 }
 
@@ -174,8 +211,8 @@ int main(int argc, char **argv)
     shapes s;
     posemb_precision prec;
     if (argc > 4 || !shapes_named(size, &s) || !posemb_precision_parse(prec_name, &prec)) {
-        fprintf(stderr, "usage: bench_products [train-mini|train-tiny|train-small|forward-base|forward-tiny] "
-                        "[THREADS] [fp32|bf16]\n");
+        fprintf(stderr, "usage: bench_products [train-mini|train-tiny|train-small|train-mini-clm|train-llama|"
+                        "train-llama-tiny|forward-base|forward-tiny] [THREADS] [fp32|bf16]\n");
         return 2;
     }
     posemb_matmul *mm;
@@ -186,13 +223,15 @@ int main(int argc, char **argv)
     }
     int threads = posemb_threads_set(argc > 2 ? atoi(argv[2]) : 0), N = s.B * s.T, n = 0;
     product p[24];
-    n += linear_products(p + n, "q, k, v", N, s.D, 3 * s.D, s.layers, s.train);
+    n += linear_products(p + n, "q, k, v", N, s.D, s.D + 2 * s.KV * (s.D / s.H), s.layers, s.train);
     n += linear_products(p + n, "attention output", N, s.D, s.D, s.layers, s.train);
-    n += linear_products(p + n, "feed-forward in", N, s.D, s.F, s.layers, s.train);
+    n += linear_products(p + n, "feed-forward in", N, s.D, s.glu * s.F, s.layers, s.train);
     n += linear_products(p + n, "feed-forward out", N, s.F, s.D, s.layers, s.train);
-    if (s.head_rows) {
+    if (s.head_rows && s.head_mid) {
         n += linear_products(p + n, "head transform", s.head_rows, s.D, s.head_mid, 1, s.train);
         n += linear_products(p + n, "head output", s.head_rows, s.head_mid, s.head_out, 1, s.train);
+    } else if (s.head_rows) {
+        n += linear_products(p + n, "head output", s.head_rows, s.D, s.head_out, 1, s.train);
     }
     double dense = 0, attn = 0, flops = 0;
     for (int i = 0; i < n; i++) {

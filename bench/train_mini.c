@@ -1,9 +1,13 @@
-/* Benchmark: BERT training steps (bench/README.md), the size given by name:
- *   train-mini   masked LM, 4 layers, width 256, vocabulary 30522, 32 x 128 tokens
- *   train-tiny   the same at a smoke-test size (bench/run --quick)
- *   train-small  the embedded-default study's model and step (src/train/study.c):
- *                2 layers, width 64, vocabulary 64, one token type, 32 x 32 tokens,
- *                2-label classification, AdamW lr 3e-3 with the study's schedule
+/* Benchmark: training steps (bench/README.md), the size given by name (sizes.h):
+ *   train-mini        BERT masked LM, 4 layers, width 256, vocabulary 30522, 32 x 128 tokens
+ *   train-tiny        the same at a smoke-test size (bench/run --quick)
+ *   train-small       the embedded-default study's model and step (src/train/study.c):
+ *                     2 layers, width 64, vocabulary 64, one token type, 32 x 32 tokens,
+ *                     2-label classification, AdamW lr 3e-3 with the study's schedule
+ *   train-mini-clm    train-mini's sizes as a GPT-2 causal LM
+ *   train-llama       a Llama causal LM: 4 layers, width 256, 8 heads, 2 key/value heads,
+ *                     SwiGLU 688, vocabulary 32000, untied lm_head, 16 x 128 tokens
+ *   train-llama-tiny  the same at a smoke-test size
  * Prints one JSON line: tokens/s (median over the timed steps), model
  * GFLOP/s, MFU against an sgemm peak measured here, peak memory, the loss
  * of the first and of the last step (bench/torch_train_mini.py prints the
@@ -21,16 +25,25 @@
 #include "posemb/rng.h"
 #include "posemb/threads.h"
 
-/* FLOPs of one training step (forward + backward = 3x forward): the encoder
- * (bench_encoder_flops) and the head on the rows it reads (MLM: the masked
- * tokens; classification: the first token of each sequence). */
+/* FLOPs of one training step (forward + backward = 3x forward): the layers
+ * (bench_encoder_flops, or bench_llama_flops for a Llama's GQA and SwiGLU)
+ * and the head on the rows it reads (MLM: the masked tokens; CLM: every
+ * token but the last of each sequence, which predicts nothing; classification:
+ * the first token of each sequence). A CLM head is one D x V product whether
+ * tied (GPT-2) or not (Llama): untying adds parameters, not products.
+ * train-llama: layers 2 x 2048 x 4 x (2 x 256^2 + 2 x 256 x 64 + 3 x 256 x 688)
+ * = 11.34 GFLOP, attention 4 x 16 x 128^2 x 256 x 4 = 1.07, lm_head
+ * 2 x 2032 x 256 x 32000 = 33.29 (73% of the step); x3: 137.1 GFLOP. */
 static double step_flops(const bench_train_size *s, long head_rows)
 {
-    double D = s->hidden, enc = bench_encoder_flops(s->layers, s->hidden, s->inter, s->batch, s->len);
+    double D = s->hidden;
+    double layers = s->arch == POSEMB_LLAMA
+                        ? bench_llama_flops(s->layers, s->hidden, s->heads, s->kv_heads, s->inter, s->batch, s->len)
+                        : bench_encoder_flops(s->layers, s->hidden, s->inter, s->batch, s->len);
     double head = s->head == POSEMB_HEAD_MLM   ? 2.0 * head_rows * (D * D + D * s->vocab)
-                  : s->head == POSEMB_HEAD_CLM ? 2.0 * head_rows * D * s->vocab /* tied output layer, no transform */
+                  : s->head == POSEMB_HEAD_CLM ? 2.0 * head_rows * D * s->vocab /* no transform */
                                                : 2.0 * head_rows * (D * D + D * 2);
-    return 3.0 * (enc + head);
+    return 3.0 * (layers + head);
 }
 
 int main(int argc, char **argv)
@@ -39,9 +52,8 @@ int main(int argc, char **argv)
     int rc = bench_parse(argc, argv, "train-mini", &ba);
     const bench_train_size *s = bench_train_size_named(ba.size);
     if (rc == 2 || (!rc && !s)) {
-        fprintf(stderr,
-                "usage: bench_train_mini [PE] [train-mini|train-tiny|train-small|train-mini-clm] [THREADS] [STEPS] "
-                "[fp32|bf16]\n");
+        fprintf(stderr, "usage: bench_train_mini [PE] [train-mini|train-tiny|train-small|train-mini-clm|train-llama|"
+                        "train-llama-tiny] [THREADS] [STEPS] [fp32|bf16]\n");
         return 2;
     }
     if (rc) return rc;
@@ -54,6 +66,7 @@ int main(int argc, char **argv)
     c.vocab_size = s->vocab;
     c.type_vocab = s->type_vocab;
     c.max_position = s->max_position;
+    if (s->arch == POSEMB_LLAMA) c.kv_heads = s->kv_heads; /* tie_embeddings stays 0: Llama 2's own lm_head */
     c.hidden_dropout = c.attn_dropout = 0.0f;
     snprintf(c.pe, sizeof c.pe, "%s", ba.pe);
     posemb_error err;
@@ -70,7 +83,7 @@ int main(int argc, char **argv)
     int32_t *labels = malloc((size_t)s->batch * sizeof *labels);
     posemb_rng r;
     posemb_rng_seed(&r, 1, 1);
-    long head_rows = s->head == POSEMB_HEAD_MLM ? 0 : s->head == POSEMB_HEAD_CLM ? N : s->batch;
+    long head_rows = s->head == POSEMB_HEAD_MLM ? 0 : s->head == POSEMB_HEAD_CLM ? N - s->batch : s->batch;
     for (int i = 0; i < N; i++) { /* a fixed batch; MLM: a fixed 15% of positions */
         ids[i] = s->vocab / 4 + (int32_t)posemb_rng_below(&r, (uint32_t)(s->vocab - s->vocab / 4));
         targets[i] = posemb_rng_uniform(&r) < 0.15 ? ids[i] : -100;
