@@ -122,6 +122,8 @@ static void test_round_trip(void **state)
         {POSEMB_GPT2, "fox:bias=2.5", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
         {POSEMB_GPT2, "ape+random:max=64", POSEMB_HEAD_CLM, 0, "GPT2LMHeadModel"},
         {POSEMB_BERT, "random:max=40+rope", POSEMB_HEAD_MLM, 0, "BertForMaskedLM"},
+        {POSEMB_BERT, "lsin:scale=0.03,learned_scale=on+rpe:k=8", POSEMB_HEAD_CLASSIFY, 2,
+         "BertForSequenceClassification"},
         {POSEMB_LLAMA, "rope:base=500000", POSEMB_HEAD_CLM, 0, "LlamaForCausalLM"},
         {POSEMB_LLAMA, "alibi", POSEMB_HEAD_CLM, 0, "LlamaForCausalLM"},
         {POSEMB_LLAMA, "rope:scaling=yarn,factor=4,original=16", POSEMB_HEAD_NONE, 0, "LlamaModel"},

@@ -225,6 +225,10 @@ GRAD_TEST(t_sin, "sin", 0)
 GRAD_TEST(t_sin_halves, "sin:layout=halves", 0)
 GRAD_TEST(t_lsin, "lsin", 0)
 GRAD_TEST(t_lsin_halves_concat, "lsin:layout=halves,integration=concat", 0)
+GRAD_TEST(t_lsin_scaled, "lsin:scale=0.125", 0)
+GRAD_TEST(t_ape_scaled, "ape:scale=3", 0)
+GRAD_TEST(t_sin_learned_scale, "sin:scale=0.5,learned_scale=on", 0)
+GRAD_TEST(t_lsin_learned_scale, "lsin:scale=0.5,learned_scale=on+rpe:k=3", 0)
 GRAD_TEST(t_rpe, "rpe:k=3", 0)
 GRAD_TEST(t_rpe_novalues, "rpe:k=3,values=off", 0)
 GRAD_TEST(t_rpe_wide, "rpe:k=64", 0)
@@ -284,6 +288,10 @@ int main(void)
         cmocka_unit_test(t_sin_halves),
         cmocka_unit_test(t_lsin),
         cmocka_unit_test(t_lsin_halves_concat),
+        cmocka_unit_test(t_lsin_scaled),
+        cmocka_unit_test(t_ape_scaled),
+        cmocka_unit_test(t_sin_learned_scale),
+        cmocka_unit_test(t_lsin_learned_scale),
         cmocka_unit_test(t_rpe),
         cmocka_unit_test(t_rpe_novalues),
         cmocka_unit_test(t_rpe_wide),

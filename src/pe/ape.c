@@ -46,7 +46,7 @@ const pe_family pe_family_ape = {
     .name = "ape",
     .kind = PE_KIND_INPUT,
     .summary = "learned absolute table, max_len x D, N(0, 0.02) (BERT, RoBERTa, GPT-2)",
-    .options = "integration=add|concat, width=INT (concat)",
+    .options = "integration=add|concat, width=INT (concat), scale=NUM (1, add), learned_scale=on|off",
     .configure = ape_configure,
     .rows = ape_rows,
     .rows_backward = ape_rows_backward,

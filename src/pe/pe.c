@@ -21,6 +21,8 @@ struct posemb_pe {
     pe_comp comps[3];
     pe_comp *input, *attn, *positions; /* positions: random:max=, drawn positions for the other two */
     int concat;                        /* input integration: 0 add, 1 concat + projection */
+    double input_scale;                /* add: y = x + s P, s = input_scale (the amplitude question, docs/study.md) */
+    int learned_scale, scale_param;    /* learned_scale=on: s is params[scale_param], starting at input_scale */
     int proj_w; /* concat: index of the projection weight [D, D + width] in params, then the bias [D] */
     int n_params, cap_params;
     posemb_pe_param *params;
@@ -69,9 +71,19 @@ static posemb_status check_dims(const posemb_pe_dims *d, posemb_error *err)
 static posemb_status input_options(posemb_pe *p, pe_comp *c, pe_opts *o, posemb_error *err)
 {
     static const char *const modes[] = {"add", "concat", NULL};
+    static const char *const onoff[] = {"off", "on", NULL};
+    double scale;
+    int learned;
     posemb_status st = pe_opt_enum(o, "integration", modes, 0, &p->concat, err);
     if (!st) st = pe_opt_int(o, "width", p->dims.dim, 1, 1 << 20, &c->width, err);
+    if (!st) st = pe_opt_double(o, "scale", 1.0, 1e-6, 1e6, &scale, err);
+    if (!st) st = pe_opt_enum(o, "learned_scale", onoff, 0, &learned, err);
     if (st) return st;
+    p->input_scale = scale;
+    p->learned_scale = learned; /* its parameter comes after the family's own */
+    if (p->concat && (scale != 1.0 || learned))
+        return posemb_fail(err, POSEMB_EINVAL, "spec '%s': %s options scale and learned_scale need integration=add",
+                           o->spec, o->family);
     if (!p->concat && c->width != p->dims.dim)
         return posemb_fail(err, POSEMB_EINVAL, "spec '%s': %s option width needs integration=concat", o->spec,
                            o->family);
@@ -124,6 +136,12 @@ static posemb_status add_comp(posemb_pe *p, pe_spec_comp *sc, posemb_error *err)
     if (!st) st = reject_unused(&sc->opts, f, err);
     if (st || f->kind != PE_KIND_INPUT) return st;
     if (!p->concat) pe_canon_add(c, "integration=add");
+    if (p->input_scale != 1.0) pe_canon_num(c, "scale", p->input_scale); /* spelled out only when set: old specs stay */
+    if (p->learned_scale) {
+        pe_canon_add(c, "learned_scale=on");
+        if ((p->scale_param = pe_comp_param(c, "position_scale", POSEMB_PE_SCOPE_MODEL, 0, 1, 0, -1.0f, 0, err)) < 0)
+            return err ? err->code : POSEMB_ERANGE;
+    }
     if (p->concat) {
         pe_canon_add(c, "integration=concat");
         pe_canon_add(c, "width=%d", c->width);
@@ -298,6 +316,7 @@ void posemb_pe_init_params(posemb_pe *p, posemb_rng *rng)
     }
     for (int i = 0; i < p->n_comps; i++)
         if (p->comps[i].fam->init) p->comps[i].fam->init(&p->comps[i]);
+    if (p->learned_scale) p->params[p->scale_param].data[0] = (float)p->input_scale;
     posemb_pe_prepare(p);
 }
 
@@ -346,6 +365,12 @@ posemb_status posemb_pe_check_positions(const posemb_pe *p, const int32_t *pos, 
 
 /* ---- 1. input hook ---------------------------------------------------- */
 
+/* The amplitude s of an added absolute PE: fixed, or the learned scalar. */
+static float input_scale(const posemb_pe *p)
+{
+    return p->learned_scale ? p->params[p->scale_param].data[0] : (float)p->input_scale;
+}
+
 size_t posemb_pe_input_scratch_floats(const posemb_pe *p, long ntok)
 {
     if (!p->input) return 0;
@@ -369,7 +394,8 @@ posemb_status posemb_pe_input_forward(posemb_pe *p, const int32_t *pos, long nto
     float *rows = scratch; /* [ntok, width] */
     c->fam->rows(c, pos, ntok, rows);
     if (!p->concat) {
-        for (size_t i = 0; i < n; i++) y[i] = x[i] + rows[i];
+        float s = input_scale(p);
+        for (size_t i = 0; i < n; i++) y[i] = x[i] + s * rows[i];
         return POSEMB_OK;
     }
     /* y = x W[:, :D]^T + rows W[:, D:]^T + b, with W [D, D + width] row-major. */
@@ -391,7 +417,21 @@ void posemb_pe_input_backward(posemb_pe *p, const int32_t *pos, long ntok, const
     POSEMB_REQUIRE(posemb_pe_is_bound(p, 1), "PE backward without gradient memory (posemb_pe_bind)");
     if (!c || !p->concat) {
         if (dx != dy) memcpy(dx, dy, n * sizeof *dx);
-        if (c && c->fam->rows_backward) c->fam->rows_backward(c, pos, ntok, dy);
+        if (!c) return;
+        float s = input_scale(p);
+        if (p->learned_scale) { /* ds = sum dy . P */
+            c->fam->rows(c, pos, ntok, scratch);
+            double ds = 0;
+            for (size_t i = 0; i < n; i++) ds += (double)dy[i] * scratch[i];
+            p->params[p->scale_param].grad[0] += (float)ds;
+        }
+        if (!c->fam->rows_backward) return;
+        const float *drows = dy;
+        if (s != 1.0f) { /* dP = s dy, in the rows' scratch */
+            for (size_t i = 0; i < n; i++) scratch[i] = s * dy[i];
+            drows = scratch;
+        }
+        c->fam->rows_backward(c, pos, ntok, drows);
         return;
     }
     const posemb_pe_param *w = &p->params[p->proj_w], *b = &p->params[p->proj_w + 1];

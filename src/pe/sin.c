@@ -115,7 +115,8 @@ const pe_family pe_family_sin = {
     .name = "sin",
     .kind = PE_KIND_INPUT,
     .summary = "fixed sinusoidal absolute PE, w_k = base^(-2k/D) (Vaswani et al. 2017)",
-    .options = "layout=interleaved|halves, base=NUM (10000), integration=add|concat, width=INT (concat)",
+    .options = "layout=interleaved|halves, base=NUM (10000), integration=add|concat, width=INT (concat), scale=NUM (1, "
+               "add), learned_scale=on|off",
     .configure = sin_configure,
     .destroy = sin_destroy,
     .rows = sin_rows,
@@ -126,7 +127,8 @@ const pe_family pe_family_lsin = {
     .name = "lsin",
     .kind = PE_KIND_INPUT,
     .summary = "sinusoidal absolute PE with D/2 learned frequencies, initialised to sin's",
-    .options = "layout=interleaved|halves, base=NUM (10000), integration=add|concat, width=INT (concat)",
+    .options = "layout=interleaved|halves, base=NUM (10000), integration=add|concat, width=INT (concat), scale=NUM (1, "
+               "add), learned_scale=on|off",
     .configure = lsin_configure,
     .init = lsin_init,
     .prepare = lsin_prepare,

@@ -78,7 +78,23 @@ posemb_study_config posemb_study_default(void)
 
 typedef struct run_buf {
     int32_t *ids, *labels, *starts, *ends, *targets;
+    float *logits; /* causal LM: [B, T, V] of an evaluation batch */
 } run_buf;
+
+/* Whether a model says the same thing for every example: the first
+ * prediction seen, and whether any other differed. A collapsed run did not
+ * train (docs/study.md), whatever its metric. */
+typedef struct same_pred {
+    long first;
+    int seen, varied;
+} same_pred;
+
+static void same_pred_add(same_pred *sp, long pred)
+{
+    if (!sp->seen) sp->first = pred;
+    sp->varied |= sp->seen && pred != sp->first;
+    sp->seen = 1;
+}
 
 static posemb_status make_model(const posemb_study_config *c, const char *posemb_pe_spec, const posemb_syn_task *t,
                                 int seed, posemb_model **m, posemb_error *err)
@@ -121,9 +137,10 @@ static void best_span(const float *logits, int T, int *s, int *e)
             }
 }
 
-/* Teacher-forced accuracy on the answer tokens of a causal-LM batch: adds hits and tokens. */
+/* Teacher-forced accuracy on the answer tokens of a causal-LM batch: adds hits and tokens;
+ * the argmax at each answer token into sp. */
 static posemb_status lm_hits(posemb_model *m, const posemb_batch *batch, run_buf *b, long *right, long *total,
-                             posemb_error *err)
+                             same_pred *sp, posemb_error *err)
 {
     posemb_syn_lm_targets(batch->ids, batch->B, batch->T, b->targets);
     posemb_targets tg = {.tokens = b->targets};
@@ -132,15 +149,26 @@ static posemb_status lm_hits(posemb_model *m, const posemb_batch *batch, run_buf
     if (!st) {
         *right += l.correct;
         *total += l.count;
+        st = posemb_model_lm_logits(m, b->logits, err);
+    }
+    int V = posemb_model_config(m)->vocab_size;
+    for (long i = 0; !st && i < (long)batch->B * batch->T; i++) {
+        if (i % batch->T == batch->T - 1 || b->targets[i + 1] < 0) continue; /* logits at t predict the token at t+1 */
+        const float *z = b->logits + i * V;
+        int best = 0;
+        for (int v = 1; v < V; v++) best = z[v] > z[best] ? v : best;
+        same_pred_add(sp, best);
     }
     return st;
 }
 
-/* Accuracy (classification, LM tokens) or exact match (span) on n examples of length T. */
+/* Accuracy (classification, LM tokens) or exact match (span) on n examples of length T;
+ * *collapsed: every example got the same prediction (class, span, or answer token). */
 static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_t data_seed, int T, int n_train, int n,
-                              run_buf *b, int B, double *metric, posemb_error *err)
+                              run_buf *b, int B, double *metric, int *collapsed, posemb_error *err)
 {
     long right = 0, total = 0;
+    same_pred sp = {0};
     posemb_model_set_train(m, 0, 0, 0); /* eval mode: no dropout */
     for (int k0 = 0; k0 < n; k0 += B) {
         int nb = n - k0 < B ? n - k0 : B;
@@ -148,26 +176,32 @@ static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_
         posemb_batch batch = {.B = nb, .T = T, .ids = b->ids};
         posemb_status st = posemb_model_forward(m, &batch, err);
         if (!st && t->kind == POSEMB_SYN_LM) {
-            if ((st = lm_hits(m, &batch, b, &right, &total, err))) return st;
+            if ((st = lm_hits(m, &batch, b, &right, &total, &sp, err))) return st;
             continue;
         }
         const float *z = st ? NULL : posemb_model_head_logits(m, err);
         if (!z) return st ? st : POSEMB_EINVAL;
         for (int i = 0; i < nb; i++) {
-            if (t->kind == POSEMB_SYN_CLASSIFY) right += (z[i * 2 + 1] > z[i * 2]) == (b->labels[i] == 1);
-            else {
+            if (t->kind == POSEMB_SYN_CLASSIFY) {
+                int yes = z[i * 2 + 1] > z[i * 2];
+                right += yes == (b->labels[i] == 1);
+                same_pred_add(&sp, yes);
+            } else {
                 int s, e;
                 best_span(z + (size_t)i * T * 2, T, &s, &e);
                 right += s == b->starts[i] && e == b->ends[i];
+                same_pred_add(&sp, (long)s * T + e);
             }
         }
     }
     *metric = (double)right / (t->kind == POSEMB_SYN_LM ? (total ? total : 1) : n);
+    if (collapsed) *collapsed = sp.seen && !sp.varied;
     return POSEMB_OK;
 }
 
 typedef struct run_result {
     double metric[8], curve[64][2], seconds;
+    int collapsed[8];
     int n_curve;
 } run_result;
 
@@ -209,7 +243,7 @@ static posemb_status train_run(const posemb_study_config *c, posemb_model *m, co
         st = posemb_train_step(m, &o, &oc, &s, step, &loss, NULL, err);
         if (!st && c->curve_every && (step + 1) % c->curve_every == 0 && r->n_curve < 64) {
             double acc;
-            st = evaluate(m, t, data_seed, c->n_train, c->n_train, 128, b, c->batch, &acc, err);
+            st = evaluate(m, t, data_seed, c->n_train, c->n_train, 128, b, c->batch, &acc, NULL, err);
             r->curve[r->n_curve][0] = step + 1;
             r->curve[r->n_curve++][1] = acc;
         }
@@ -227,19 +261,22 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
     memset(r, 0, sizeof *r);
     double t0 = posemb_timer_now();
     int longest = c->n_train * c->mults[c->n_mults - 1], B = c->batch;
-    run_buf b = {malloc((size_t)B * longest * sizeof(int32_t)), malloc((size_t)B * sizeof(int32_t)),
-                 malloc((size_t)B * sizeof(int32_t)), malloc((size_t)B * sizeof(int32_t)),
-                 malloc((size_t)B * longest * sizeof(int32_t))};
+    run_buf b = {malloc((size_t)B * longest * sizeof(int32_t)),
+                 malloc((size_t)B * sizeof(int32_t)),
+                 malloc((size_t)B * sizeof(int32_t)),
+                 malloc((size_t)B * sizeof(int32_t)),
+                 malloc((size_t)B * longest * sizeof(int32_t)),
+                 t->kind == POSEMB_SYN_LM ? malloc((size_t)B * longest * POSEMB_SYN_VOCAB * sizeof(float)) : NULL};
     posemb_model *m = NULL;
     uint64_t data_seed = 7919 * (uint64_t)c->seeds[seed] + (uint64_t)task;
-    posemb_status st = b.ids && b.labels && b.starts && b.ends && b.targets
+    posemb_status st = b.ids && b.labels && b.starts && b.ends && b.targets && (b.logits || t->kind != POSEMB_SYN_LM)
                            ? POSEMB_OK
                            : posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
     if (!st) st = make_model(c, c->pes[pi], t, c->seeds[seed], &m, err);
     if (!st) st = train_run(c, m, t, data_seed, &b, r, err);
     for (int i = 0; !st && i < c->n_mults; i++)
         st = evaluate(m, t, data_seed, c->n_train * c->mults[i], c->n_train, c->eval_examples, &b, B, &r->metric[i],
-                      err);
+                      &r->collapsed[i], err);
     if (!st && save_dir) st = posemb_model_save(m, save_dir, err);
     r->seconds = posemb_timer_now() - t0;
     posemb_model_free(m);
@@ -248,6 +285,7 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
     free(b.starts);
     free(b.ends);
     free(b.targets);
+    free(b.logits);
     return st;
 }
 
@@ -266,10 +304,10 @@ static char *result_lines(const posemb_study_config *c, int pi, int task, int se
         len += (size_t)snprintf(s + len, cap - len,
                                 "{\"pe\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", \"seed\": %d, "
                                 "\"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f}, \"chance\": %.6f, "
-                                "\"steps\": %d, \"seconds\": %.2f",
+                                "\"collapsed\": %s, \"steps\": %d, \"seconds\": %.2f",
                                 c->pes[pi], t->name, posemb_syn_kind_name(t->kind), c->seeds[seed], c->n_train, L,
                                 posemb_syn_metric_name(t->kind), r->metric[i], posemb_syn_chance(t, L, c->n_train),
-                                c->steps, r->seconds);
+                                r->collapsed[i] ? "true" : "false", c->steps, r->seconds);
         if (i == 0 && r->n_curve) {
             len += (size_t)snprintf(s + len, cap - len, ", \"curve\": [");
             for (int k = 0; k < r->n_curve; k++)

@@ -179,9 +179,24 @@ static const float *forward_rows(posemb_model *m, const posemb_features *f, int 
     return z;
 }
 
-/* GLUE dev metrics: values[k] for the task's metrics. */
+/* 1 when all n values are equal: a model that predicts a constant. */
+static int all_equal_i32(const int32_t *x, int n)
+{
+    for (int i = 1; i < n; i++)
+        if (x[i] != x[0]) return 0;
+    return n > 0;
+}
+
+static int all_equal_f32(const float *x, int n)
+{
+    for (int i = 1; i < n; i++)
+        if (x[i] != x[0]) return 0;
+    return n > 0;
+}
+
+/* GLUE dev metrics: values[k] for the task's metrics; *collapsed: one class (or score) for all. */
 static posemb_status eval_glue(posemb_model *m, const task_data *td, int B, batch_buf *b, double *values,
-                               posemb_error *err)
+                               int *collapsed, posemb_error *err)
 {
     const posemb_features *f = &td->eval[0];
     int32_t *pred = malloc((size_t)f->n * sizeof *pred);
@@ -202,14 +217,31 @@ static posemb_status eval_glue(posemb_model *m, const task_data *td, int B, batc
         }
     }
     if (!st) st = posemb_glue_evaluate(&td->dev, f->label ? pred : NULL, f->label ? NULL : score, values, err);
+    if (!st) *collapsed = f->label ? all_equal_i32(pred, f->n) : all_equal_f32(score, f->n);
     free(pred);
     free(score);
     return st;
 }
 
-/* SQuAD on the eval questions with windows of length index mi: values = {F1, EM} as fractions. */
+/* Whether every window's start and end argmax are the same token positions. */
+static int squad_collapsed(const float *logits, int n, int T)
+{
+    int32_t first[2] = {0, 0};
+    for (int i = 0; i < n; i++) {
+        const float *z = logits + (size_t)i * T * 2;
+        int32_t best[2] = {0, 0};
+        for (int t = 1; t < T; t++)
+            for (int k = 0; k < 2; k++) best[k] = z[t * 2 + k] > z[best[k] * 2 + k] ? t : best[k];
+        if (!i) memcpy(first, best, sizeof best);
+        else if (best[0] != first[0] || best[1] != first[1]) return 0;
+    }
+    return n > 0;
+}
+
+/* SQuAD on the eval questions with windows of length index mi: values = {F1, EM} as fractions;
+ * *collapsed: the same start and end positions in every window. */
 static posemb_status eval_squad(posemb_model *m, const task_data *td, int mi, int B, int max_answer, batch_buf *b,
-                                double *values, posemb_error *err)
+                                double *values, int *collapsed, posemb_error *err)
 {
     const posemb_features *f = &td->eval[mi];
     float *logits = malloc((size_t)f->n * f->T * 2 * sizeof *logits);
@@ -221,6 +253,7 @@ static posemb_status eval_squad(posemb_model *m, const task_data *td, int mi, in
         if (z) memcpy(logits + (size_t)i0 * f->T * 2, z, (size_t)nb * f->T * 2 * sizeof *z);
     }
     double em = 0, f1 = 0;
+    if (!st) *collapsed = squad_collapsed(logits, f->n, f->T);
     if (!st) st = posemb_squad_decode(&td->sq, td->eval_idx, td->n_eval, f, logits, max_answer, &answers, err);
     if (!st) st = posemb_squad_evaluate(&td->sq, td->eval_idx, td->n_eval, (const char *const *)answers, &em, &f1, err);
     if (answers) posemb_squad_answers_free(answers, td->n_eval);
@@ -230,20 +263,22 @@ static posemb_status eval_squad(posemb_model *m, const task_data *td, int mi, in
     return st;
 }
 
-/* The task's metrics at length index mi (values[0] is the main one). */
+/* The task's metrics at length index mi (values[0] is the main one); *collapsed as eval_glue, eval_squad. */
 static posemb_status evaluate(posemb_model *m, const posemb_study_config *c, const task_data *td, int mi, batch_buf *b,
-                              double *values, posemb_error *err)
+                              double *values, int *collapsed, posemb_error *err)
 {
     posemb_model_set_train(m, 0, 0, 0);
     values[0] = values[1] = NAN;
-    return td->squad ? eval_squad(m, td, mi, c->batch, c->max_answer, b, values, err)
-                     : eval_glue(m, td, c->batch, b, values, err);
+    *collapsed = 0;
+    return td->squad ? eval_squad(m, td, mi, c->batch, c->max_answer, b, values, collapsed, err)
+                     : eval_glue(m, td, c->batch, b, values, collapsed, err);
 }
 
 /* ---- one fine-tuning run ---- */
 
 typedef struct ft_result {
     double metric[MAX_MULTS][2]; /* at each length: main, second (NAN if none) */
+    int collapsed[MAX_MULTS];    /* at each length: constant predictions */
     double curve[64][2];
     int n_curve;
     double seconds;
@@ -335,7 +370,8 @@ static posemb_status ft_checkpoint(posemb_model *m, const posemb_study_config *c
                                    const char *dir, batch_buf *b, double *best, ft_result *r, posemb_error *err)
 {
     double v[2];
-    posemb_status st = evaluate(m, c, td, 0, b, v, err);
+    int collapsed;
+    posemb_status st = evaluate(m, c, td, 0, b, v, &collapsed, err);
     if (st) return st;
     if (r->n_curve < 64) {
         r->curve[r->n_curve][0] = (double)step;
@@ -345,6 +381,7 @@ static posemb_status ft_checkpoint(posemb_model *m, const posemb_study_config *c
     *best = v[0];
     r->metric[0][0] = v[0];
     r->metric[0][1] = v[1];
+    r->collapsed[0] = collapsed;
     return posemb_model_save(m, dir, err);
 }
 
@@ -374,7 +411,8 @@ static posemb_status finetune(const posemb_study_config *c, const char *pretrain
     posemb_model_free(m);
     m = NULL;
     if (!st && td->squad) st = posemb_model_load(&m, dir, err); /* the best model, at every window length */
-    for (int k = 1; !st && td->squad && k < c->n_mults; k++) st = evaluate(m, c, td, k, &b, r->metric[k], err);
+    for (int k = 1; !st && td->squad && k < c->n_mults; k++)
+        st = evaluate(m, c, td, k, &b, r->metric[k], &r->collapsed[k], err);
     posemb_model_free(m);
     batch_free(&b);
     free(sh.order);
@@ -399,10 +437,11 @@ static char *ft_lines(const posemb_study_config *c, int p, int t, int s, const t
                                 c->pes[p], c->tasks[t], kind, c->seeds[s], c->n_train, c->n_train * c->mults[m], k0,
                                 r->metric[m][0]);
         if (k1) len += (size_t)snprintf(out + len, cap - len, ", \"%s\": %.6f", k1, r->metric[m][1]);
-        len += (size_t)snprintf(out + len, cap - len,
-                                "}, \"chance\": %.6f, \"steps\": %d, \"pretrain_steps\": %d, "
-                                "\"seconds\": %.2f",
-                                td->chance, c->steps, c->pretrain_steps, r->seconds);
+        len +=
+            (size_t)snprintf(out + len, cap - len,
+                             "}, \"chance\": %.6f, \"collapsed\": %s, \"steps\": %d, \"pretrain_steps\": %d, "
+                             "\"seconds\": %.2f",
+                             td->chance, r->collapsed[m] ? "true" : "false", c->steps, c->pretrain_steps, r->seconds);
         for (int k = 0; m == 0 && k < r->n_curve; k++)
             len += (size_t)snprintf(out + len, cap - len, "%s[%.0f, %.4f]%s", k ? ", " : ", \"curve\": [",
                                     r->curve[k][0], r->curve[k][1], k + 1 == r->n_curve ? "]" : "");

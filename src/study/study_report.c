@@ -20,9 +20,10 @@
 typedef struct table {
     const posemb_study_config *c;
     double *v;
-    double *curve;  /* [pe][task][seed][64][2] */
-    int *n_curve;   /* [pe][task][seed] */
-    double *chance; /* [task][mult], as the lines record it */
+    unsigned char *collapsed; /* as v: the run's predictions were constant ("collapsed": true) */
+    double *curve;            /* [pe][task][seed][64][2] */
+    int *n_curve;             /* [pe][task][seed] */
+    double *chance;           /* [task][mult], as the lines record it */
     char kind[POSEMB_STUDY_MAX_TASKS][16];
 } table;
 
@@ -30,6 +31,11 @@ static double *cell(const table *tb, int p, int t, int m, int s)
 {
     const posemb_study_config *c = tb->c;
     return &tb->v[(((size_t)p * c->n_tasks + t) * c->n_mults + m) * c->n_seeds + s];
+}
+
+static unsigned char *collapsed_at(const table *tb, int p, int t, int m, int s)
+{
+    return tb->collapsed + (cell(tb, p, t, m, s) - tb->v);
 }
 
 static int index_of(const char (*names)[128], int n, const char *x)
@@ -54,6 +60,7 @@ static void take_line(table *tb, const cJSON *j)
     for (int i = 0; i < c->n_mults; i++) m = c->n_train * c->mults[i] == len->valueint ? i : m;
     if (p < 0 || t < 0 || s < 0 || m < 0) return; /* a run of another configuration */
     *cell(tb, p, t, m, s) = metrics->child->valuedouble;
+    *collapsed_at(tb, p, t, m, s) = cJSON_IsTrue(cJSON_GetObjectItem(j, "collapsed"));
     const cJSON *chance = cJSON_GetObjectItem(j, "chance"), *kind = cJSON_GetObjectItem(j, "kind");
     if (cJSON_IsNumber(chance)) tb->chance[t * c->n_mults + m] = chance->valuedouble;
     if (cJSON_IsString(kind)) snprintf(tb->kind[t], sizeof tb->kind[t], "%.15s", kind->valuestring);
@@ -73,10 +80,11 @@ static posemb_status load_table(table *tb, const posemb_study_config *c, const c
     size_t n = (size_t)c->n_pes * c->n_tasks * c->n_mults * c->n_seeds, nr = (size_t)c->n_pes * c->n_tasks * c->n_seeds;
     tb->c = c;
     tb->v = malloc(n * sizeof *tb->v);
+    tb->collapsed = calloc(n, 1);
     tb->curve = calloc(nr * 64 * 2, sizeof *tb->curve);
     tb->n_curve = calloc(nr, sizeof *tb->n_curve);
     tb->chance = malloc((size_t)c->n_tasks * c->n_mults * sizeof *tb->chance);
-    if (!tb->v || !tb->curve || !tb->n_curve || !tb->chance)
+    if (!tb->v || !tb->collapsed || !tb->curve || !tb->n_curve || !tb->chance)
         return posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
     for (size_t i = 0; i < n; i++) tb->v[i] = NAN;
     for (int i = 0; i < c->n_tasks * c->n_mults; i++) tb->chance[i] = NAN;
@@ -97,6 +105,7 @@ static posemb_status load_table(table *tb, const posemb_study_config *c, const c
 static void free_table(table *tb)
 {
     free(tb->v);
+    free(tb->collapsed);
     free(tb->curve);
     free(tb->n_curve);
     free(tb->chance);
@@ -104,7 +113,7 @@ static void free_table(table *tb)
 
 typedef struct stats {
     double mean, std, p; /* p: Welch against ape (NAN for ape itself or when not computable) */
-    int n;
+    int n, collapsed;    /* seeds that ran; those of them whose predictions were constant */
 } stats;
 
 /* The seeds of (p, t, m) that ran. */
@@ -119,8 +128,10 @@ static int values(const table *tb, int p, int t, int m, double *out)
 static stats stats_of(const table *tb, int p, int t, int m, int ape)
 {
     double x[16], y[16];
-    stats st = {NAN, NAN, NAN, values(tb, p, t, m, x)};
+    stats st = {NAN, NAN, NAN, values(tb, p, t, m, x), 0};
     if (!st.n) return st;
+    for (int s = 0; s < tb->c->n_seeds; s++)
+        st.collapsed += !isnan(*cell(tb, p, t, m, s)) && *collapsed_at(tb, p, t, m, s);
     double sum = 0, sq = 0;
     for (int i = 0; i < st.n; i++) sum += x[i];
     st.mean = sum / st.n;
@@ -140,11 +151,27 @@ static int has_kind(const posemb_study_config *c, posemb_syn_kind k)
     return 0;
 }
 
-/* "0.912 ± 0.011*": the star marks p < 0.05 against ape. */
+/* "0.912 ± 0.011*": the star marks p < 0.05 against ape; "(2c)": 2 of the seeds collapsed. */
 static void fmt_cell(char *buf, size_t cap, stats s)
 {
+    char c[16] = "";
+    if (s.collapsed) snprintf(c, sizeof c, " (%dc)", s.collapsed);
     if (!s.n) snprintf(buf, cap, "-");
-    else snprintf(buf, cap, "%.3f ± %.3f%s", s.mean, s.std, !isnan(s.p) && s.p < 0.05 ? "*" : "");
+    else snprintf(buf, cap, "%.3f ± %.3f%s%s", s.mean, s.std, !isnan(s.p) && s.p < 0.05 ? "*" : "", c);
+}
+
+/* How many runs of the table collapsed, of how many. */
+static void count_collapsed(const table *tb, int *collapsed, int *runs)
+{
+    const posemb_study_config *c = tb->c;
+    *collapsed = *runs = 0;
+    for (int p = 0; p < c->n_pes; p++)
+        for (int t = 0; t < c->n_tasks; t++)
+            for (int s = 0; s < c->n_seeds; s++)
+                if (!isnan(*cell(tb, p, t, 0, s))) {
+                    (*runs)++;
+                    *collapsed += *collapsed_at(tb, p, t, 0, s);
+                }
 }
 
 /* One markdown table: rows PEs; columns the tasks of a kind at length index m,
@@ -215,6 +242,12 @@ static posemb_status write_md(const table *tb, const char *out, int ape, posemb_
                 "per task and seed; the best of the evaluations every %d steps is kept.\n\n",
                 c->pretrain_steps, c->pretrain_batch, c->n_train, c->data, c->steps, c->batch, c->curve_every);
     else fprintf(f, "trained %d steps at %d tokens.\n\n", c->steps, c->n_train);
+    int nc, nr;
+    count_collapsed(tb, &nc, &nr);
+    fprintf(f,
+            "(Nc) marks N seeds whose model collapsed: the same prediction (class, span or answer token) for every "
+            "evaluation example. %d of %d runs collapsed at the training length.\n\n",
+            nc, nr);
     if (c->data[0]) {
         fprintf(f, "## Table 2: GLUE dev (CoLA: Matthews corr., MRPC: F1, STS-B: Pearson, others: accuracy)\n\n");
         md_table(f, tb, POSEMB_SYN_CLASSIFY, 0, 0, ape);
@@ -259,14 +292,14 @@ static posemb_status write_csv(const table *tb, const char *out, int ape, posemb
     posemb_atomic_file af;
     posemb_status st = open_output(out, "tables.csv", &af, err);
     if (st) return st;
-    fprintf(af.f, "pe,task,kind,eval_len,mean,std,n,p_vs_ape,chance\n");
+    fprintf(af.f, "pe,task,kind,eval_len,mean,std,n,p_vs_ape,chance,collapsed\n");
     for (int p = 0; p < c->n_pes; p++)
         for (int t = 0; t < c->n_tasks; t++)
             for (int m = 0; m < c->n_mults; m++) {
                 stats s = stats_of(tb, p, t, m, ape);
                 if (!s.n) continue; /* GLUE tasks have the trained length only */
-                fprintf(af.f, "%s,%s,%s,%d,%.6f,%.6f,%d,%.6g,%.6f\n", c->pes[p], c->tasks[t], tb->kind[t],
-                        c->n_train * c->mults[m], s.mean, s.std, s.n, s.p, tb->chance[t * c->n_mults + m]);
+                fprintf(af.f, "%s,%s,%s,%d,%.6f,%.6f,%d,%.6g,%.6f,%d\n", c->pes[p], c->tasks[t], tb->kind[t],
+                        c->n_train * c->mults[m], s.mean, s.std, s.n, s.p, tb->chance[t * c->n_mults + m], s.collapsed);
             }
     return posemb_atomic_commit(&af, err);
 }

@@ -62,6 +62,25 @@ static void gen_distance(example *e, posemb_rng *r)
     e->label = yes;
 }
 
+/* near: is B within NEAR tokens of A, on either side? Half the examples
+ * are near (distance 1..NEAR, uniform), half far (uniform over the pairs
+ * further apart), at any position: relative distance, wherever it is. */
+enum { NEAR = 4 };
+
+static void gen_near(example *e, posemb_rng *r)
+{
+    fill_content(e, r);
+    int yes = (int)posemb_rng_below(r, 2), a, b;
+    do {
+        a = 1 + (int)posemb_rng_below(r, (uint32_t)(e->T - 1));
+        int d = yes ? 1 + (int)posemb_rng_below(r, NEAR) : NEAR + 1 + (int)posemb_rng_below(r, (uint32_t)(e->T - 2));
+        b = posemb_rng_below(r, 2) ? a + d : a - d;
+    } while (b < 1 || b >= e->T);
+    e->ids[a] = SYN_A;
+    e->ids[b] = SYN_B;
+    e->label = yes;
+}
+
 /* retrieve: the 3 tokens right after the cue A. */
 static void gen_retrieve(example *e, posemb_rng *r)
 {
@@ -118,6 +137,7 @@ typedef struct task_impl {
 static const task_impl TASKS[] = {
     {{"absolute", POSEMB_SYN_CLASSIFY, "is marker A in the first half of the trained length?"}, gen_absolute},
     {{"order", POSEMB_SYN_CLASSIFY, "does marker A come before marker B?"}, gen_order},
+    {{"near", POSEMB_SYN_CLASSIFY, "is marker B within 4 tokens of marker A?"}, gen_near},
     {{"distance", POSEMB_SYN_CLASSIFY, "is the distance between A and B the digit given in the input?"}, gen_distance},
     {{"retrieve", POSEMB_SYN_SPAN, "the span of 3 tokens after the cue A"}, gen_retrieve},
     {{"between", POSEMB_SYN_SPAN, "the span strictly between markers A and B"}, gen_between},
