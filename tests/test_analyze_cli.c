@@ -112,6 +112,34 @@ static void test_analyze_model(void **state)
     assert_int_equal((int)num(j, "n", NULL), 16);
     cJSON_Delete(j);
     assert_true(exists("a2/identical.png") && exists("a2/identical_softmax.csv") && exists("a2/correlation.csv"));
+    /* where attention goes: one mean distance and one first-token mass per layer x head, within their ranges */
+    const cJSON *att = cJSON_GetObjectItem(j = read_json("a2/indicators.json"), "attention");
+    const cJSON *dist = cJSON_GetObjectItem(att, "mean_distance"), *sink = cJSON_GetObjectItem(att, "first_token_mass");
+    assert_int_equal(cJSON_GetArraySize(dist), 2);
+    assert_int_equal(cJSON_GetArraySize(sink), 2);
+    for (int h = 0; h < 2; h++) {
+        double d = cJSON_GetArrayItem(dist, h)->valuedouble, s = cJSON_GetArrayItem(sink, h)->valuedouble;
+        assert_true(d > 0 && d < 15 && s > 0 && s < 1);
+    }
+    cJSON_Delete(j);
+    assert_true(exists("a2/attention_profile.csv") && exists("a2/attention_distance.png"));
+    /* a model against itself: JS 0 on every layer and head */
+    assert_int_equal(posemb("compare run run --words 20 --out c2", "", ""), 0);
+    char path[1200], line[256] = "";
+    snprintf(path, sizeof path, "%s/c2/attention_js.csv", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    assert_string_equal(line, "0,0\n");
+    /* a rotary model: the norm of each of its d/2 = 4 rotation pairs per layer x head (2 rows) */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' train --model bert --pe rope --data c.txt --vocab v.txt --out rrun --layers 1 "
+             "--hidden 16 --heads 2 --seq-len 16 --batch-size 4 --steps 2 --threads 1 && '%s' analyze rrun --words 5 "
+             "--out a3 && test $(wc -l < a3/rotary_q.csv) = 2 && test $(head -1 a3/rotary_q.csv | tr ',' '\\n' | "
+             "wc -l) = 4",
+             dir, POSEMB_BIN, POSEMB_BIN);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
 }
 
 static void test_probe(void **state)

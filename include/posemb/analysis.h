@@ -6,6 +6,7 @@
 
 #include "posemb/arena.h"
 #include "posemb/error.h"
+#include "posemb/model.h"
 #include "posemb/pe.h"
 
 #ifdef __cplusplus
@@ -27,6 +28,38 @@ typedef struct posemb_pe_matrix {
  * APE table; EINVAL for n < 1, ENOMEM. out->data comes from a, valid until it is freed. */
 POSEMB_API posemb_status posemb_pe_matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_matrix *out,
                                              posemb_error *err);
+
+/* Where a model's heads attend on the batch of its last posemb_model_forward
+ * (not in inference mode, which keeps one layer's maps). For layer l and head
+ * h, averaged over the query rows i of unpadded tokens (all rows without a
+ * mask): mean_dist = sum_j p_ij |i - j|; sink = p_i0, the mass on the first
+ * token (attention sinks); hist[k] = the mass at distances in
+ * [k w, (k + 1) w), w = bin_width = ceil(T / bins), the last bin also taking
+ * what lies beyond. Arrays are [layers x heads] (hist: x bins), malloc'd;
+ * free with posemb_attn_profile_free. EINVAL without maps or for bins < 1. */
+typedef struct posemb_attn_profile {
+    int layers, heads, bins, bin_width;
+    float *mean_dist, *sink, *hist;
+} posemb_attn_profile;
+POSEMB_API posemb_status posemb_attn_profile_of(const posemb_model *m, const posemb_batch *b, int bins,
+                                                posemb_attn_profile *out, posemb_error *err);
+POSEMB_API void posemb_attn_profile_free(posemb_attn_profile *p);
+
+/* How much each rotation pair of a rotary PE carries (Barbero et al. 2024,
+ * "Round and Round We Go!"): on the batch of the last forward pass, for layer
+ * l, query head h and pair m (halves: dims m and m + d/2; else 2m, 2m + 1),
+ * q_norm[(l H + h) d/2 + m] = mean over unpadded tokens of the pair's norm
+ * in q, and k_norm the same over the key heads (kv_heads for a Llama).
+ * Rotation keeps these norms: they are the projections' own. Caller-sized
+ * arrays [layers x H x d/2] and [layers x KV x d/2]. EINVAL without maps. */
+POSEMB_API posemb_status posemb_rotary_usage(const posemb_model *m, const posemb_batch *b, int halves, float *q_norm,
+                                             float *k_norm, posemb_error *err);
+
+/* Jensen-Shannon divergence (nats, in [0, ln 2]) between the attention maps
+ * of two models of the same shape, both run on batch: per layer and head
+ * out [layers x heads], the mean over the query rows of JS(p_i, q_i). */
+POSEMB_API posemb_status posemb_attn_js(const posemb_model *a, const posemb_model *b, const posemb_batch *batch,
+                                        float *out, posemb_error *err);
 
 #ifdef __cplusplus
 }

@@ -179,6 +179,12 @@ POSEMB_API const float *posemb_model_hidden(const posemb_model *m, int i);
 /* attentions.l [B, H, T, T], as hidden_states (NULL for l out of range or after an inference-mode
  * forward, which keeps no probabilities). */
 POSEMB_API const float *posemb_model_attention(const posemb_model *m, int l);
+/* Layer l's query, key and value rows of the last forward pass, [B, T, *ld]:
+ * H query heads of width d (posemb_config_head_dim), then the key heads
+ * (kv_heads for a Llama, else H), then the value heads; q and k as a q/k
+ * hook left them (RoPE: rotated, which keeps each rotation pair's norm).
+ * NULL as posemb_model_attention. */
+POSEMB_API const float *posemb_model_qkv(const posemb_model *m, int l, int *ld);
 /* BERT/RoBERTa pooler_output [B, D] = tanh(dense(h[:, 0])); computed on
  * demand; NULL for a model without a pooler (GPT-2, a masked-LM model).
  * Owned by the model, valid until the next forward. */

@@ -13,6 +13,7 @@
 #include "posemb/fileio.h"
 #include "posemb/plot.h"
 #include "posemb/report.h"
+#include "posemb/rng.h"
 #include "posemb/timer.h"
 
 posemb_analyze_opts posemb_analyze_defaults(void)
@@ -301,6 +302,93 @@ static posemb_status first_layer(ctx *c, posemb_error *err)
     return st;
 }
 
+/* Seeded random sequences of n tokens of the vocabulary (never the padding token). */
+static void random_ids(const posemb_config *mc, uint64_t seed, int B, int n, int32_t *ids)
+{
+    posemb_rng r;
+    posemb_rng_seed(&r, seed, 11);
+    for (long i = 0; i < (long)B * n; i++) {
+        do ids[i] = (int32_t)posemb_rng_below(&r, (uint32_t)mc->vocab_size);
+        while (ids[i] == mc->pad_token_id && mc->vocab_size > 1);
+    }
+}
+
+/* The attention profile's CSVs, JSON and figure. */
+static posemb_status profile_out(ctx *c, const posemb_attn_profile *pr, int B, posemb_error *err)
+{
+    int L = pr->layers, H = pr->heads;
+    float *both = floats(c, (size_t)L * H * 2, err);
+    if (!both) return POSEMB_ENOMEM;
+    for (int k = 0; k < L * H; k++) {
+        both[2 * k] = pr->mean_dist[k];
+        both[2 * k + 1] = pr->sink[k];
+    }
+    posemb_status st = csv(c, "attention_profile.csv", both, L * H, 2, err);
+    if (!st) st = csv(c, "attention_histogram.csv", pr->hist, L * H, pr->bins, err);
+    if (!st)
+        st = heatmap(c, "attention_distance", pr->mean_dist, L, H, 0,
+                     "Mean attention distance sum_j p_ij |i - j| (rows: layers, columns: heads)", "head", "layer",
+                     "tokens", err);
+    if (!st)
+        st =
+            heatmap(c, "attention_sink", pr->sink, L, H, 0,
+                    "Attention on the first token (rows: layers, columns: heads)", "head", "layer", "probability", err);
+    cJSON *j = cJSON_AddObjectToObject(c->json, "attention");
+    cJSON_AddNumberToObject(j, "sequences", B);
+    cJSON_AddNumberToObject(j, "length", c->src->n);
+    cJSON_AddStringToObject(j, "inputs", "seeded random tokens of the vocabulary");
+    cJSON_AddItemToObject(j, "mean_distance", cJSON_CreateFloatArray(pr->mean_dist, L * H));
+    cJSON_AddItemToObject(j, "first_token_mass", cJSON_CreateFloatArray(pr->sink, L * H));
+    return st;
+}
+
+/* A rotary model's use of each rotation pair per head (posemb_rotary_usage):
+ * rotary_q.csv, rotary_k.csv (rows: layer x head; columns: pair m, from the
+ * fastest frequency to the slowest) and a heatmap of q's. */
+static posemb_status rotary(ctx *c, const posemb_batch *b, posemb_error *err)
+{
+    posemb_model *m = c->src->model;
+    const char *spec = posemb_pe_spec(posemb_model_pe(m));
+    if (!posemb_pe_has_qk(posemb_model_pe(m)) || !strstr(spec, "pairing=")) return POSEMB_OK; /* not rotary */
+    const posemb_config *mc = posemb_model_config(m);
+    int L = mc->layers, H = mc->heads, KV = mc->arch == POSEMB_LLAMA ? mc->kv_heads : H;
+    int half = posemb_config_head_dim(mc) / 2;
+    float *q = floats(c, (size_t)L * H * half, err), *k = q ? floats(c, (size_t)L * KV * half, err) : NULL;
+    if (!k) return POSEMB_ENOMEM;
+    posemb_status st = posemb_rotary_usage(m, b, !strstr(spec, "pairing=interleaved"), q, k, err);
+    if (!st) st = csv(c, "rotary_q.csv", q, L * H, half, err);
+    if (!st) st = csv(c, "rotary_k.csv", k, L * KV, half, err);
+    if (!st)
+        st = heatmap(c, "rotary_q", q, L * H, half, 0,
+                     "Mean norm of each rotation pair of q (rows: layer x head; columns: pair, fast to slow)", "pair",
+                     "layer x head", "norm", err);
+    if (!st) cJSON_AddNumberToObject(cJSON_GetObjectItem(c->json, "attention"), "rotary_pairs", half);
+    return st;
+}
+
+/* Where a model's heads attend: the attention-weighted distance and the
+ * mass on the first token per layer and head, on seeded random sequences
+ * of the analysis length (posemb_attn_profile_of). */
+static posemb_status attention(ctx *c, posemb_error *err)
+{
+    posemb_model *m = c->src->model;
+    const posemb_config *mc = posemb_model_config(m);
+    int B = 8, n = c->src->n, bins = n < 16 ? n : 16;
+    int32_t *ids = malloc((size_t)B * n * sizeof *ids);
+    if (!ids) return posemb_fail(err, POSEMB_ENOMEM, "attention profile: out of memory");
+    random_ids(mc, c->o->seed, B, n, ids);
+    posemb_batch b = {.B = B, .T = n, .ids = ids};
+    posemb_attn_profile pr = {0};
+    posemb_model_set_train(m, 0, 0, 0);
+    posemb_status st = posemb_model_forward(m, &b, err);
+    if (!st) st = posemb_attn_profile_of(m, &b, bins, &pr, err);
+    if (!st) st = profile_out(c, &pr, B, err);
+    if (!st) st = rotary(c, &b, err);
+    posemb_attn_profile_free(&pr);
+    free(ids);
+    return st;
+}
+
 /* Attention-only PEs (ALiBi, RoPE, T5, ...): their bias or kernel, a
  * model's with its trained parameters and its RoPE's actual frequencies
  * and scaling at this length. */
@@ -381,6 +469,18 @@ static posemb_status write_report(ctx *c, posemb_error *err)
                  s->n_freqs, r->psi_until);
         posemb_report_paragraph(rep, text);
     }
+    if (s->model) {
+        posemb_report_heading(rep, 2, "Where attention goes");
+        snprintf(text, sizeof text,
+                 "On 8 seeded random sequences of %d tokens: per layer and head, the attention-weighted distance "
+                 "sum_j p_ij |i - j| and the probability on the first token (attention sinks), averaged over "
+                 "the queries (attention_profile.csv: one row per layer x head, the two in that order; "
+                 "attention_histogram.csv: the distance histogram in bins of equal width). For a rotary PE, "
+                 "rotary_q.csv and rotary_k.csv hold the mean norm of each rotation pair per layer and head, "
+                 "fastest frequency first: the frequencies a head uses (Barbero et al. 2024).",
+                 s->n);
+        posemb_report_paragraph(rep, text);
+    }
     posemb_report_heading(rep, 2, "Figures");
     posemb_status st = POSEMB_OK;
     for (int i = 0; !st && i < c->n_figs; i++) {
@@ -403,6 +503,7 @@ static posemb_status run(ctx *c, posemb_error *err)
     if (!st && s->rel) st = relative(c, err);
     if (!st && s->model) st = first_layer(c, err);
     if (!st && !s->ape && !s->rel && (s->own_pe || s->model)) st = bias(c, err);
+    if (!st && s->model) st = attention(c, err);
     return st;
 }
 

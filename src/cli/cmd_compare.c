@@ -6,17 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis_args.h"
 #include "commands.h"
+#include "posemb/analysis.h"
 #include "posemb/fileio.h"
+#include "posemb/model.h"
+#include "posemb/plot.h"
 #include "posemb/report.h"
+#include "posemb/rng.h"
 
 static const char USAGE[] =
     "usage: posemb compare SOURCE SOURCE... [--out DIR] [options]\n\n"
     "Analyses each SOURCE (as 'posemb analyze' does, into DIR/N-NAME/) and puts them side by\n"
     "side in DIR/report.html: the indicators of each PE's main matrix in one table, its heatmap\n"
-    "in a grid. DIR/compare.json holds the table.\n\n"
+    "in a grid. DIR/compare.json holds the table. When the first SOURCE and others are model\n"
+    "folders of the same shape (layers x heads), their attention maps on the same seeded random\n"
+    "sequences are compared too: the Jensen-Shannon divergence (nats, 0 to ln 2) per layer and\n"
+    "head of each against the first, in DIR/attention_js.csv and the report.\n\n"
     "  --out DIR       output folder (default: posemb-compare)\n" ANALYSIS_FLAGS_HELP;
 
 #define MAX_SOURCES 32
@@ -60,7 +68,124 @@ typedef struct row {
     int has;
     double mae, order;
     int has_probe;
+    int has_js; /* a model folder compared with the first source's model */
+    double js_mean;
 } row;
+
+/* A model folder as a source, or NULL (a spec, a table). */
+static posemb_model *load_model(const char *src)
+{
+    char cfg[POSEMB_PATH_MAX];
+    posemb_error err;
+    posemb_model *m = NULL;
+    if (posemb_path_join(cfg, sizeof cfg, src, "config.json") || access(cfg, R_OK)) return NULL;
+    return posemb_model_load(&m, src, &err) ? NULL : m;
+}
+
+/* Both models on the same seeded random sequences (ids below both
+ * vocabularies, never a padding token), JS per layer and head into js. */
+static posemb_status attention_js(posemb_model *a, posemb_model *b, uint64_t seed, float *js, int *T, posemb_error *err)
+{
+    const posemb_config *ca = posemb_model_config(a), *cb = posemb_model_config(b);
+    int V = ca->vocab_size < cb->vocab_size ? ca->vocab_size : cb->vocab_size, B = 8;
+    int n = ca->max_position < cb->max_position ? ca->max_position : cb->max_position;
+    n = n < 128 ? n : 128;
+    if (ca->arch == POSEMB_ROBERTA || cb->arch == POSEMB_ROBERTA)
+        n -= ca->pad_token_id + 1; /* positions past the pad */
+    *T = n;
+    int32_t *ids = malloc((size_t)B * n * sizeof *ids);
+    if (!ids) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    posemb_rng r;
+    posemb_rng_seed(&r, seed, 13);
+    for (int i = 0; i < B * n; i++) {
+        do ids[i] = (int32_t)posemb_rng_below(&r, (uint32_t)V);
+        while ((ids[i] == ca->pad_token_id || ids[i] == cb->pad_token_id) && V > 2);
+    }
+    posemb_batch batch = {.B = B, .T = n, .ids = ids};
+    posemb_model_set_train(a, 0, 0, 0);
+    posemb_model_set_train(b, 0, 0, 0);
+    posemb_status st = posemb_model_forward(a, &batch, err);
+    if (!st) st = posemb_model_forward(b, &batch, err);
+    if (!st) st = posemb_attn_js(a, b, &batch, js, err);
+    free(ids);
+    return st;
+}
+
+/* Every model source of the first's shape against the first: DIR/attention_js.csv
+ * (one row per source: the layers x heads divergences) and a heatmap each. */
+static posemb_status compare_attention(const char *out, const char *const *srcs, row *rows, int n, uint64_t seed,
+                                       int figures, posemb_error *err)
+{
+    posemb_model *ref = load_model(srcs[0]);
+    if (!ref) return POSEMB_OK; /* the first source is not a model folder */
+    const posemb_config *c = posemb_model_config(ref);
+    int LH = c->layers * c->heads, have = 0;
+    float *js = calloc((size_t)n * LH, sizeof *js);
+    posemb_status st = js ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    for (int i = 1; !st && i < n; i++) {
+        posemb_model *m = load_model(srcs[i]);
+        const posemb_config *mc = m ? posemb_model_config(m) : NULL;
+        int T = 0;
+        if (mc && mc->layers == c->layers && mc->heads == c->heads) {
+            st = attention_js(ref, m, seed, js + (size_t)i * LH, &T, err);
+            double sum = 0;
+            for (int k = 0; k < LH; k++) sum += js[(size_t)i * LH + k];
+            rows[i].has_js = !st;
+            rows[i].js_mean = sum / LH;
+            have |= !st;
+            char name[160], path[POSEMB_PATH_MAX], title[700];
+            snprintf(name, sizeof name, "attention_js_%d.png", i + 1);
+            snprintf(title, sizeof title,
+                     "JS divergence of attention, %.300s against %.300s (layers x heads, %d tokens)", srcs[i], srcs[0],
+                     T);
+            posemb_heatmap_opts h = posemb_heatmap_defaults();
+            h.title = title;
+            h.xlabel = "head";
+            h.ylabel = "layer";
+            h.cbar_label = "nats";
+            if (!st && figures && !posemb_path_join(path, sizeof path, out, name))
+                st = posemb_plot_heatmap(path, js + (size_t)i * LH, c->layers, c->heads, &h, err);
+        }
+        posemb_model_free(m);
+    }
+    char path[POSEMB_PATH_MAX];
+    if (!st && have && !posemb_path_join(path, sizeof path, out, "attention_js.csv"))
+        st = posemb_csv_write(path, js + LH, n - 1, LH, err);
+    free(js);
+    posemb_model_free(ref);
+    return st;
+}
+
+/* The attention comparison's table and heatmaps, when there is one. */
+static posemb_status js_section(posemb_report *rep, const char *out, const row *rows, int n, posemb_error *err)
+{
+    int k = 0;
+    char cells[MAX_SOURCES][2][64], path[POSEMB_PATH_MAX], name[64];
+    const char *ptr[MAX_SOURCES * 2];
+    for (int i = 1; i < n; i++)
+        if (rows[i].has_js) {
+            snprintf(cells[k][0], 64, "%.63s", rows[i].name);
+            snprintf(cells[k][1], 64, "%.4f", rows[i].js_mean);
+            ptr[2 * k] = cells[k][0];
+            ptr[2 * k + 1] = cells[k][1];
+            k++;
+        }
+    if (!k) return POSEMB_OK;
+    posemb_report_heading(rep, 2, "Attention maps against the first source");
+    posemb_report_paragraph(rep, "Jensen-Shannon divergence between each model's attention and the first's on the "
+                                 "same 8 seeded random sequences, per query row, averaged over rows, layers and "
+                                 "heads (0: the same maps; ln 2 = 0.693: disjoint). attention_js.csv has each "
+                                 "layer and head.");
+    static const char *const head[] = {"model", "mean JS (nats)"};
+    posemb_report_table(rep, head, 2, ptr, k, "Attention compared with the first model");
+    posemb_status st = POSEMB_OK;
+    for (int i = 1; !st && i < n; i++) {
+        snprintf(name, sizeof name, "attention_js_%d.png", i + 1);
+        if (!rows[i].has_js || posemb_path_join(path, sizeof path, out, name) || access(path, R_OK)) continue;
+        st = posemb_report_image(rep, path, rows[i].name, err);
+    }
+    return st;
+}
 
 static posemb_status write_compare(const char *out, row *rows, int n, int K, posemb_error *err)
 {
@@ -100,9 +225,11 @@ static posemb_status write_compare(const char *out, row *rows, int n, int K, pos
         if (json)
             len += (size_t)snprintf(json + len, cap - len,
                                     "%s{\"source\": \"%s\", \"folder\": \"%s\", \"matrix\": \"%s\", \"ti\": %.6f, "
-                                    "\"mono\": %.6f, \"window\": %d, \"sym\": %.6f}",
+                                    "\"mono\": %.6f, \"window\": %d, \"sym\": %.6f%s",
                                     i ? ", " : "", r->name, r->dir, r->has ? r->matrix : "", r->in.ti, r->in.mono,
-                                    r->in.window, r->in.sym);
+                                    r->in.window, r->in.sym, r->has_js ? "" : "}");
+        if (json && r->has_js)
+            len += (size_t)snprintf(json + len, cap - len, ", \"attention_js_mean\": %.6f}", r->js_mean);
     }
     posemb_report_table(rep, head, 9, ptr, n, "One row per PE");
     posemb_status st = POSEMB_OK;
@@ -115,6 +242,7 @@ static posemb_status write_compare(const char *out, row *rows, int n, int K, pos
         fclose(f);
         st = posemb_report_image(rep, path, rows[i].name, err);
     }
+    if (!st) st = js_section(rep, out, rows, n, err);
     if (!st && posemb_path_join(path, sizeof path, out, "report.html"))
         st = posemb_fail(err, POSEMB_EINVAL, "path too long");
     if (!st) st = posemb_report_write(rep, path, err);
@@ -188,6 +316,7 @@ int cmd_compare(int argc, char **argv)
             posemb_source_close(&s);
         }
     }
+    if (!st) st = compare_attention(out, srcs, rows, n, ao.seed, ao.figures, &err);
     if (!st) st = write_compare(out, rows, n, ao.K, &err);
     if (!st) printf("wrote %s/report.html\n", out);
     free(rows);

@@ -65,7 +65,7 @@ static posemb_status lm_loss(posemb_model *m, const posemb_targets *t, float gs,
     float scale = gs / (float)M;
     if (gs != 0.0f) memset(a->dhu, 0, (size_t)M * D * sizeof(float));
     double sum = posemb_nn_xent_tied(m->mm, x, M, D, m->lm_w, mlm ? h->bias : NULL, V, a->tgt, scale, a->dhu,
-                                     GR(m->lm_w), mlm ? GR(h->bias) : NULL, a->lm_scratch, LM_CHUNK, &out->correct);
+                                     GR(m->lm_w), mlm ? GR(h->bias) : NULL, a->lm_scratch, a->lm_chunk, &out->correct);
     out->loss = sum / M;
     if (gs == 0.0f) return POSEMB_OK;
     const float *dx = a->dhu;

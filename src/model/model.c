@@ -123,6 +123,13 @@ static float *take(posemb_arena *ar, size_t n, int *ok)
     return p;
 }
 
+int model_lm_chunk(int vocab, size_t rows)
+{
+    size_t n = LM_CHUNK_FLOATS / (size_t)vocab;
+    if (n < 64) n = 64;
+    return (int)(n < rows ? n : rows);
+}
+
 /* Carves the activations of a B x T batch out of the arena; 0 when out of memory. */
 static int carve(posemb_model *m, int B, int T)
 {
@@ -190,7 +197,9 @@ static int carve(posemb_model *m, int B, int T)
     a->dlast = F(N * D);
     size_t nlog = N * 2 > (size_t)B * (c->num_labels + 1) ? N * 2 : (size_t)B * (c->num_labels + 1);
     a->logits = F(nlog);
-    if (c->head == POSEMB_HEAD_MLM || c->head == POSEMB_HEAD_CLM) a->lm_scratch = F((size_t)LM_CHUNK * c->vocab_size);
+    a->lm_chunk = model_lm_chunk(c->vocab_size, N);
+    if (c->head == POSEMB_HEAD_MLM || c->head == POSEMB_HEAD_CLM)
+        a->lm_scratch = F((size_t)a->lm_chunk * c->vocab_size);
 #undef F
     a->rows = posemb_arena_alloc(ar, N * sizeof(int32_t));
     a->tgt = posemb_arena_alloc(ar, (N + 2 * (size_t)B) * sizeof(int32_t)); /* span: 2 per sequence */
@@ -368,6 +377,14 @@ const float *posemb_model_hidden(const posemb_model *m, int i)
 const float *posemb_model_attention(const posemb_model *m, int l)
 {
     return !m->B || m->acts_shared || l < 0 || l >= m->cfg.layers ? NULL : m->a.layer[l].probs;
+}
+
+const float *posemb_model_qkv(const posemb_model *m, int l, int *ld)
+{
+    const posemb_config *c = &m->cfg;
+    int d = posemb_config_head_dim(c), kv = c->arch == POSEMB_LLAMA ? c->kv_heads : c->heads;
+    *ld = (c->heads + 2 * kv) * d;
+    return !m->B || m->acts_shared || l < 0 || l >= c->layers ? NULL : m->a.layer[l].qkv;
 }
 
 const float *posemb_model_pooled(posemb_model *m)

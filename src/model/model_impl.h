@@ -59,6 +59,7 @@ typedef struct model_acts {
     /* the head: selected rows and targets, their activations and gradients */
     int32_t *rows, *tgt;
     float *hx, *ht, *hg, *hu, *hmean, *hrstd, *dhx, *dht, *dhg, *dhu, *dlast, *logits, *lm_scratch;
+    int lm_chunk; /* rows of lm_scratch [lm_chunk, vocab] */
     /* backward scratch */
     float *dx, *dx2, *dres, *dh, *dz, *dqkv, *dfi, *dga, *demb, *attn_scratch, *pe_scratch;
     float *pe_layer_scratch; /* the layer-input hook's state, kept from forward to backward */
@@ -119,7 +120,12 @@ void model_drop_add(const posemb_model *m, int l, int site, float *y, const floa
 
 /* "bert.", "roberta." or "transformer." when the model has a head, else "". */
 const char *model_base_prefix(const posemb_model *m);
-#define LM_CHUNK 64 /* rows of logits computed at once by the LM heads */
+/* Rows of logits the LM heads compute at once: about LM_CHUNK_FLOATS logits
+ * (32 MB), at least 64 rows, at most the batch. Each chunk's backward reads and
+ * writes the whole [V, D] head gradient, so few large chunks beat many small
+ * ones (bench/README.md, "The LM head's chunk"): at V = 32000, 262 rows. */
+#define LM_CHUNK_FLOATS (1 << 23)
+int model_lm_chunk(int vocab, size_t rows);
 
 void encoder_forward(posemb_model *m);
 void encoder_backward(posemb_model *m, const float *dlast);
