@@ -46,6 +46,11 @@ static void test_canonical(void **state)
         {"rpe + ape", "ape:integration=add+rpe:k=64,values=on"},
         {"lsin+lsrpe:k=16", "lsin:layout=interleaved,base=10000,integration=add+lsrpe:k=16,values=on,base=10000"},
         {"relative_key_query", "relative_key_query"},
+        {"sin:scale=0.5,learned_scale=on",
+         "sin:layout=interleaved,base=10000,integration=add,scale=0.5,learned_scale=on"},
+        {"ape:scale=1", "ape:integration=add"},
+        {"rpe:init_std=0.16", "rpe:k=64,values=on,init_std=0.16"},
+        {"rpe:init_std=0.02", "rpe:k=64,values=on"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         posemb_pe *p = ok(cases[i][0]);
@@ -74,6 +79,7 @@ static void test_params(void **state)
         {"ape:integration=concat,width=16", 3, "position_embeddings.weight", 32, 16, 1, 0, 0, 0},
         {"rpe:k=8", 4, "rpe.key.weight", 17, 16, 0, 0, 1, 1},
         {"rpe:k=8,values=off", 2, "rpe.key.weight", 17, 16, 0, 0, 1, 0},
+        {"sin:learned_scale=on", 1, "position_scale", 1, 0, 1, 0, 0, 0},
         {"srpe", 0, NULL, 0, 0, 0, 0, 1, 1},
         {"lsrpe", 2, "rpe.frequencies", 8, 0, 0, 0, 1, 1},
         {"relative_key", 2, "distance_embedding.weight", 63, 16, 0, 0, 1, 0},
@@ -113,6 +119,9 @@ static void test_errors(void **state)
     bad("", "empty");
     bad("bogus", "unknown PE 'bogus'");
     bad("ape+sin", "combine at most one absolute PE");
+    bad("ape:integration=concat,scale=2", "options scale and learned_scale need integration=add");
+    bad("sin:scale=0", "scale");
+    bad("srpe:init_std=0.1", "has no option 'init_std'");
     bad("rpe+t5", "combine at most one absolute PE");
     bad("rpe:kk=3", "rpe has no option 'kk'");
     bad("rpe:k=0", "outside");

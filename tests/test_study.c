@@ -116,7 +116,8 @@ static void test_resume_same_results(void **state)
         cmd, sizeof cmd,
         "cd '%s/a' && test -s tables.md && test -s tables.csv && test -s report.html && test -s curve_order.png && "
         "grep -q '| none |' tables.md && grep -q '^ape,order,classification,16,' tables.csv && "
-        "test $(grep -cE '\"collapsed\": (true|false)' results.jsonl) = 8 && grep -q 'runs collapsed' tables.md",
+        "test $(grep -cE '\"collapsed\": (true|false)' results.jsonl) = 8 && grep -q 'runs collapsed' tables.md && "
+        "grep -q '\"posemb_pe\":.*\"ape:scale=1,learned_scale=on\"' models/ape/config.json",
         dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     /* a finished study has nothing left to do */
@@ -153,7 +154,32 @@ static void test_tasks(void **state)
         assert_int_equal(ids[b * T + st[b]], ids[b * T + 2]);
         for (int t = 3; t < T; t++) assert_true(t == st[b] || ids[b * T + t] != ids[b * T + 2]);
     }
+    /* offset: the digit after [CLS] says d; the answer is the one token d after A */
+    int seen[9] = {0};
+    posemb_syn_batch(posemb_syn_find("offset"), 3, 0, B, T, 32, ids, lab, st, en);
+    for (int b = 0; b < B; b++) {
+        int d = ids[b * T + 1] - SYN_DIGIT;
+        assert_true(d >= 1 && d <= 8 && st[b] == en[b] && st[b] < T);
+        assert_int_equal(ids[b * T + st[b] - d], SYN_A);
+        seen[d]++;
+    }
+    for (int d = 1; d <= 8; d++) assert_true(seen[d] > 5);
+    /* near: B within 4 tokens of A for the positive half, further for the other */
+    yes = 0;
+    posemb_syn_batch(posemb_syn_find("near"), 3, 0, B, T, 32, ids, lab, st, en);
+    for (int b = 0; b < B; b++) {
+        int a = -1, c = -1;
+        for (int t = 0; t < T; t++) {
+            a = ids[b * T + t] == SYN_A ? t : a;
+            c = ids[b * T + t] == SYN_B ? t : c;
+        }
+        assert_true(a > 0 && c > 0);
+        assert_int_equal(lab[b], abs(a - c) <= 4);
+        yes += lab[b];
+    }
+    assert_true(yes > 70 && yes < 130);
     static int32_t again[B * T];
+    posemb_syn_batch(posemb_syn_find("copy"), 3, 0, B, T, 32, ids, lab, st, en);
     posemb_syn_batch(posemb_syn_find("copy"), 3, 0, B, T, 32, again, lab, st, en);
     assert_memory_equal(ids, again, sizeof ids);
     TU_CLOSE(posemb_syn_chance(posemb_syn_find("absolute"), 32, 32), 1 - 15.0 / 31, 1e-12, 0, "chance", 0);
@@ -240,7 +266,8 @@ static void test_bad_config(void **state)
                             {"[1]", "not a JSON object"},
                             {"{\"pes\": [\"xpos\"], \"tasks\": [\"reverse\", \"order\"]}",
                              "task order (an encoder): spec 'xpos': xpos is defined for decoders"},
-                            {"{\"pes\": [\"rope:layers=2\"]}", "layer 2 is outside 0..1"}};
+                            {"{\"pes\": [\"rope:layers=2\"]}", "layer 2 is outside 0..1"},
+                            {"{\"pe_amplitude\": \"loud\"}", "\"pe_amplitude\" must be \"rule\" or \"defined\""}};
     for (int i = 0; i < (int)(sizeof bad / sizeof *bad); i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);

@@ -18,6 +18,7 @@ typedef struct shaw_state {
     shaw_kind kind;
     int values, clip, rows; /* rows = 2 clip + 1 */
     double base;
+    double init_std; /* rpe: N(0, init_std) for the learned tables */
     rel_map map;
     float *sin_tables;     /* srpe: one [rows, d] table; lsrpe: one per layer, from the frequencies */
     pe_slots scratch;      /* per thread: the gather/scatter matrix */
@@ -54,9 +55,10 @@ static posemb_status declare_params(pe_comp *c, shaw_state *s, posemb_error *err
     for (int l = 0; l < c->dims.n_layers; l++) {
         int bad = 0;
         if (s->kind == SHAW_LEARNED) {
-            bad |= pe_comp_param(c, "rpe.key.weight", POSEMB_PE_SCOPE_LAYER, l, s->rows, d, 0.02f, 1, err) < 0;
+            float std = (float)s->init_std;
+            bad |= pe_comp_param(c, "rpe.key.weight", POSEMB_PE_SCOPE_LAYER, l, s->rows, d, std, 1, err) < 0;
             if (s->values)
-                bad |= pe_comp_param(c, "rpe.value.weight", POSEMB_PE_SCOPE_LAYER, l, s->rows, d, 0.02f, 1, err) < 0;
+                bad |= pe_comp_param(c, "rpe.value.weight", POSEMB_PE_SCOPE_LAYER, l, s->rows, d, std, 1, err) < 0;
         } else if (s->kind == SHAW_LEARNED_SIN) {
             bad |= pe_comp_param(c, "rpe.frequencies", POSEMB_PE_SCOPE_LAYER, l, d / 2, 0, -1.0f, 0, err) < 0;
         }
@@ -75,12 +77,14 @@ static posemb_status configure(pe_comp *c, pe_opts *o, posemb_error *err, shaw_k
     posemb_status st = pe_opt_int(o, "k", 64, 1, 1 << 20, &s->clip, err);
     if (!st) st = pe_opt_bool(o, "values", 1, &s->values, err);
     if (!st && kind != SHAW_LEARNED) st = pe_opt_double(o, "base", 10000.0, 1.0 + 1e-9, 1e12, &s->base, err);
+    if (!st && kind == SHAW_LEARNED) st = pe_opt_double(o, "init_std", 0.02, 1e-6, 10, &s->init_std, err);
     if (st) return st;
     if (kind != SHAW_LEARNED && d % 2)
         return posemb_fail(err, POSEMB_EINVAL, "spec '%s': %s needs an even head width, got %d", o->spec, c->fam->name,
                            d);
     pe_canon_add(c, "k=%d", s->clip);
     pe_canon_add(c, "values=%s", s->values ? "on" : "off");
+    if (kind == SHAW_LEARNED && s->init_std != 0.02) pe_canon_num(c, "init_std", s->init_std); /* only when set */
     if (!s->values) c->hooks &= ~PE_HOOK_VALUES;
     if (kind != SHAW_LEARNED) pe_canon_num(c, "base", s->base);
     s->rows = 2 * s->clip + 1;
@@ -232,7 +236,7 @@ static posemb_status shaw_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_e
 const pe_family pe_family_rpe = {
     .name = "rpe",
     .summary = "learned relative vectors on keys and values, per layer, clipped at k (Shaw et al. 2018)",
-    .options = "k=INT clip distance (64), values=on|off (on)",
+    .options = "k=INT clip distance (64), values=on|off (on), init_std=NUM (0.02)",
     .configure = rpe_configure,
     SHAW_HOOKS,
 };

@@ -31,7 +31,7 @@ static const char *const DEFAULT_PES[] = {"none",       "ape",     "sin",      "
                                           "lsin+lsrpe", "rope",    "alibi",    "t5"};
 
 /* "copy" is left out of the default: no PE of the default's size learns it in 250 steps. */
-static const char *const DEFAULT_TASKS[] = {"absolute", "order", "distance", "retrieve", "between", "reverse"};
+static const char *const DEFAULT_TASKS[] = {"absolute", "order", "offset", "retrieve", "between", "reverse"};
 
 /* Copies count names into rows of width bytes (a config's pes or tasks). */
 void study_set_names(char *rows, size_t width, int *n, const char *const *names, int count)
@@ -52,7 +52,7 @@ posemb_study_config posemb_study_default(void)
         .heads = 4,
         .intermediate = 128,
         .n_train = 32,
-        .steps = 250,
+        .steps = 350,
         .batch = 32,
         .lr = 3e-3f,
         .eval_examples = 128,
@@ -115,9 +115,19 @@ static posemb_status make_model(const posemb_study_config *c, const char *posemb
     /* Learned tables have rows for the longest evaluation; rows past n_train are never trained
      * and keep their initialisation: the policy docs/study.md describes. */
     cfg.max_position = longest;
-    snprintf(cfg.pe, sizeof cfg.pe, "%s", posemb_pe_spec);
+    posemb_pe_dims dims = {.dim = cfg.hidden,
+                           .n_heads = cfg.heads,
+                           .n_layers = cfg.layers,
+                           .max_len = cfg.max_position,
+                           .causal = lm,
+                           .max_threads = 1};
+    posemb_status st = c->pe_defined ? POSEMB_OK
+                                     : study_amplitude_rule(posemb_pe_spec, &dims, c->n_train, cfg.initializer_range,
+                                                            cfg.pe, sizeof cfg.pe, err);
+    if (st) return st;
+    if (c->pe_defined) snprintf(cfg.pe, sizeof cfg.pe, "%s", posemb_pe_spec);
     posemb_head head = lm ? POSEMB_HEAD_CLM : t->kind == POSEMB_SYN_SPAN ? POSEMB_HEAD_SPAN : POSEMB_HEAD_CLASSIFY;
-    posemb_status st = posemb_config_set_head(&cfg, head, lm ? 0 : 2, err);
+    st = posemb_config_set_head(&cfg, head, lm ? 0 : 2, err);
     if (!st) st = posemb_model_create(m, &cfg, err);
     if (!st) posemb_model_init(*m, (uint64_t)seed);
     return st;

@@ -96,6 +96,10 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_float(r, "pretrain_lr", 0, 0, 10, &c->pretrain_lr, path, err)) ||
         (st = get_float(r, "dropout", 0, 1, 1, &c->dropout, path, err)))
         return st;
+    const cJSON *amp = cJSON_GetObjectItemCaseSensitive(r, "pe_amplitude");
+    if (amp && !(cJSON_IsString(amp) && (!strcmp(amp->valuestring, "rule") || !strcmp(amp->valuestring, "defined"))))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: \"pe_amplitude\" must be \"rule\" or \"defined\"", path);
+    if (amp) c->pe_defined = !strcmp(amp->valuestring, "defined");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(r, "data");
     if (data && (!cJSON_IsString(data) || strlen(data->valuestring) >= sizeof c->data))
         return posemb_fail(err, POSEMB_EINVAL, "%s: \"data\" must be a folder path", path);
@@ -106,7 +110,8 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
             "hidden",  "heads",        "intermediate",    "n_train",        "steps",
             "batch",   "lr",           "eval_examples",   "curve_every",    "jobs",
             "analyze", "data",         "pretrain_steps",  "pretrain_batch", "pretrain_lr",
-            "dropout", "squad_stride", "squad_max_query", "max_answer",     NULL};
+            "dropout", "squad_stride", "squad_max_query", "max_answer",     "pe_amplitude",
+            NULL};
         int ok = 0;
         for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);
         if (!ok) return posemb_fail(err, POSEMB_EINVAL, "%s: unknown key \"%s\"", path, x->string);

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "posemb/pe.h"
 #include "posemb/study.h"
 
 /* A PE spec as a folder name ("ape+rpe" -> "ape_rpe"). */
@@ -12,6 +13,11 @@ void study_set_names(char *rows, size_t width, int *n, const char *const *names,
 void study_folder_of(const char *spec, char *buf, size_t cap);
 /* Appends whole lines to results.jsonl under a lock (workers append concurrently). */
 posemb_status study_append_results(const char *path, const char *lines, posemb_error *err);
+/* The amplitude rule (study_amplitude.c): spec with each added absolute PE
+ * that leaves its amplitude unset starting at RMS sigma over positions
+ * [0, n_train) and learning it; out receives the spec the model is built with. */
+posemb_status study_amplitude_rule(const char *spec, const posemb_pe_dims *dims, int n_train, float sigma, char *out,
+                                   size_t cap, posemb_error *err);
 /* Index into done[] of (pe, task, seed). */
 static inline size_t study_run_index(const posemb_study_config *c, int p, int t, int s)
 {

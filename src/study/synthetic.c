@@ -81,6 +81,18 @@ static void gen_near(example *e, posemb_rng *r)
     e->label = yes;
 }
 
+/* offset: the digit after [CLS] says d in 1..8; the answer is the single
+ * token d positions after the cue A: a distance given in the input. */
+static void gen_offset(example *e, posemb_rng *r)
+{
+    fill_content(e, r);
+    int d = 1 + (int)posemb_rng_below(r, 8);
+    e->ids[1] = SYN_DIGIT + d;
+    int p = 2 + (int)posemb_rng_below(r, (uint32_t)(e->T - 2 - d));
+    e->ids[p] = SYN_A;
+    e->start = e->end = p + d;
+}
+
 /* retrieve: the 3 tokens right after the cue A. */
 static void gen_retrieve(example *e, posemb_rng *r)
 {
@@ -139,6 +151,7 @@ static const task_impl TASKS[] = {
     {{"order", POSEMB_SYN_CLASSIFY, "does marker A come before marker B?"}, gen_order},
     {{"near", POSEMB_SYN_CLASSIFY, "is marker B within 4 tokens of marker A?"}, gen_near},
     {{"distance", POSEMB_SYN_CLASSIFY, "is the distance between A and B the digit given in the input?"}, gen_distance},
+    {{"offset", POSEMB_SYN_SPAN, "the token d positions after the cue A, d the digit given after [CLS]"}, gen_offset},
     {{"retrieve", POSEMB_SYN_SPAN, "the span of 3 tokens after the cue A"}, gen_retrieve},
     {{"between", POSEMB_SYN_SPAN, "the span strictly between markers A and B"}, gen_between},
     {{"copy", POSEMB_SYN_SPAN, "the pair that follows the earlier occurrence of a query token"}, gen_copy},
