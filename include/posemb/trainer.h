@@ -90,6 +90,18 @@ POSEMB_API void posemb_train_result_free(posemb_train_result *res);
 /* The newest complete checkpoint folder of a run, or 0 (path untouched). */
 POSEMB_API long posemb_checkpoint_latest(const char *run, char *path, size_t cap);
 
+/* Causal-LM loss of a decoder on tokens [n], in windows of T tokens at
+ * positions 0..T-1 moved by stride (1 <= stride <= T): the first window
+ * scores every prediction, each later one its last stride tokens only
+ * (Hugging Face's sliding-window perplexity; stride = T: non-overlapping
+ * windows, each scoring its T - 1 predictions), B windows per forward pass,
+ * in eval and inference mode. *nll: the summed loss in nats over *count
+ * scored tokens; perplexity = exp(*nll / *count). Tokens past the last full
+ * window are not scored. EINVAL for the arguments, ERANGE for n < T, the
+ * model's errors (a T past its PE's positions). */
+POSEMB_API posemb_status posemb_lm_nll(posemb_model *m, const int32_t *tokens, long n, int T, int stride, int B,
+                                       double *nll, long *count, posemb_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,6 +14,7 @@ int cmd_pe(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_forward(int argc, char **argv);
+int cmd_perplexity(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_study(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);

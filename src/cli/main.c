@@ -18,6 +18,7 @@ static const subcommand SUBCOMMANDS[] = {
     {"study", cmd_study, "compare PEs by training: tasks, seeds, lengths, tables, report", 1},
     {"train", cmd_train, "pretrain a BERT, RoBERTa or GPT-2 with any PE on text (resumable)", 1},
     {"forward", cmd_forward, "run a model on inputs.json and write hidden states and attentions", 1},
+    {"perplexity", cmd_perplexity, "a decoder's perplexity on text at several context lengths", 1},
     {"analyze", cmd_analyze, "what a PE is and has learned: indicators, probes, figures, report", 1},
     {"probe", cmd_probe, "one analysis of a PE at a time, its key numbers", 1},
     {"compare", cmd_compare, "several PEs side by side in one report", 1},

@@ -1,0 +1,203 @@
+/* posemb perplexity: a decoder's held-out perplexity at several context
+ * lengths, the "train short, test long" measurement. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "args.h"
+#include "commands.h"
+#include "posemb/corpus.h"
+#include "posemb/fileio.h"
+#include "posemb/threads.h"
+#include "posemb/trainer.h"
+
+static const char USAGE[] =
+    "usage: posemb perplexity MODEL_DIR --data PATH [--lengths N,N,...] [--tokens N] [--pe SPEC]\n"
+    "                         [--batch N] [--threads N] [--json]\n\n"
+    "Perplexity of the decoder (GPT-2 or Llama) in MODEL_DIR on the text at PATH (a file or a\n"
+    "folder, tokenized with the folder's tokenizer: tokenizer.json, vocab.json + merges.txt, or\n"
+    "vocab.txt), at each context length: the tokens cut into windows of that length at\n"
+    "positions 0..N-1, each window scoring its own predictions. A length past what the PE can\n"
+    "take (a learned table of max_position_embeddings rows) is evaluated with sliding windows\n"
+    "of the longest length it can take, each scoring its second half, and the line says so.\n"
+    "--pe replaces the PE at evaluation (a RoPE scaling applied without retraining:\n"
+    "--pe rope:scaling=yarn,factor=4,original=128); a PE whose tensors the checkpoint lacks is\n"
+    "refused.\n\n"
+    "  --lengths N,...  context lengths in tokens (default: max_position_embeddings)\n"
+    "  --tokens N       score the first N tokens of the text (default: all)\n"
+    "  --batch N        windows per forward pass (default: about 16384 tokens' worth)\n"
+    "  --json           one JSON line per length instead of the table\n";
+
+typedef struct ppl_cmd {
+    const char *dir, *data, *pe;
+    int lengths[16], n_lengths, batch, threads, json;
+    long tokens;
+} ppl_cmd;
+
+static int parse_lengths(cli_args *a, ppl_cmd *c)
+{
+    const char *v = cli_value(a);
+    if (!v) return EXIT_USAGE;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", v);
+    c->n_lengths = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *end;
+        long n = strtol(tok, &end, 10);
+        if (*end || n < 2 || n > 1 << 20 || c->n_lengths == 16)
+            return cli_usage_error(a, "--lengths %s: up to 16 lengths, each in [2, 1048576]", v);
+        c->lengths[c->n_lengths++] = (int)n;
+    }
+    return c->n_lengths ? 0 : cli_usage_error(a, "--lengths: give at least one length");
+}
+
+static int parse(int argc, char **argv, ppl_cmd *c)
+{
+    cli_args a;
+    cli_args_init(&a, "perplexity", argc, argv);
+    const char *arg;
+    int rc = 0;
+    while (!rc && (arg = cli_next(&a))) {
+        if (!strcmp(arg, "-h") || cli_is(&a, "--help")) {
+            fputs(USAGE, stdout);
+            return -1;
+        }
+        if (!a.flag) {
+            if (c->dir) return cli_usage_error(&a, "unexpected argument '%s'", arg);
+            c->dir = arg;
+        } else if (cli_is(&a, "--data")) rc = (c->data = cli_value(&a)) ? 0 : EXIT_USAGE;
+        else if (cli_is(&a, "--pe")) rc = (c->pe = cli_value(&a)) ? 0 : EXIT_USAGE;
+        else if (cli_is(&a, "--lengths")) rc = parse_lengths(&a, c);
+        else if (cli_is(&a, "--batch")) rc = cli_int(&a, 1, 4096, &c->batch);
+        else if (cli_is(&a, "--threads")) rc = cli_int(&a, 1, 1024, &c->threads);
+        else if (cli_is(&a, "--json")) c->json = 1;
+        else if (cli_is(&a, "--tokens")) {
+            int k;
+            rc = cli_int(&a, 2, 1 << 30, &k);
+            c->tokens = k;
+        } else return cli_usage_error(&a, "unknown flag '%s' (see 'posemb perplexity --help')", arg);
+    }
+    if (rc) return rc;
+    if (!c->dir || !c->data)
+        return cli_usage_error(&a, "give MODEL_DIR and --data PATH (see 'posemb perplexity --help')");
+    return 0;
+}
+
+/* The tokenizer files of a model folder. */
+static posemb_status folder_tokenizer(const char *dir, posemb_tokenizer **tok, char *desc, size_t cap,
+                                      posemb_error *err)
+{
+    char a[POSEMB_PATH_MAX], b[POSEMB_PATH_MAX];
+    struct stat sb;
+#define HAS(path, name) (!posemb_path_join(path, sizeof path, dir, name) && stat(path, &sb) == 0)
+    if (HAS(a, "tokenizer.json")) {
+        snprintf(desc, cap, "%s", a);
+        return posemb_tokenizer_load_json(a, tok, err);
+    }
+    if (HAS(a, "vocab.json") && HAS(b, "merges.txt")) {
+        snprintf(desc, cap, "%s %s", a, b);
+        return posemb_tokenizer_load_bpe(a, b, tok, err);
+    }
+    if (HAS(a, "vocab.txt")) {
+        snprintf(desc, cap, "%s", a);
+        return posemb_tokenizer_load_wordpiece(a, 1, tok, err);
+    }
+#undef HAS
+    return posemb_fail(err, POSEMB_EINVAL, "%s: no tokenizer.json, vocab.json + merges.txt or vocab.txt", dir);
+}
+
+/* The checkpoint under cfg (another max_position, another PE): every tensor
+ * of the model must come from the checkpoint. */
+static posemb_status model_for(const ppl_cmd *c, const posemb_config *cfg, posemb_model **m, posemb_error *err)
+{
+    int missing = 0;
+    posemb_status st = posemb_model_create(m, cfg, err);
+    if (!st) st = posemb_model_init_from(*m, c->dir, &missing, err);
+    if (!st && missing)
+        st = posemb_fail(err, POSEMB_EINVAL, "%s: the checkpoint has no tensors for %d of the model's (PE %s)", c->dir,
+                         missing, cfg->pe);
+    if (st) {
+        posemb_model_free(*m);
+        *m = NULL;
+    }
+    return st;
+}
+
+typedef struct ppl_line {
+    int length, context, stride;
+    double nll;
+    long count;
+} ppl_line;
+
+/* One length: in full windows when the model takes them, else in sliding windows of its own max. */
+static posemb_status one_length(const ppl_cmd *c, const posemb_config *base, const posemb_corpus *text, int L,
+                                ppl_line *out, posemb_error *err)
+{
+    posemb_config cfg = *base;
+    posemb_model *m = NULL;
+    posemb_status st = POSEMB_EINVAL;
+    *out = (ppl_line){.length = L, .context = L, .stride = L};
+    if (L > cfg.max_position) {
+        cfg.max_position = L; /* PEs without tables of positions take any length */
+        posemb_error quiet;
+        st = model_for(c, &cfg, &m, &quiet);
+        if (st) { /* a table sized by max_position: slide windows of the longest it takes */
+            cfg.max_position = base->max_position;
+            out->context = cfg.max_position;
+            out->stride = cfg.max_position / 2 > 0 ? cfg.max_position / 2 : 1;
+        }
+    }
+    if (!m) st = model_for(c, &cfg, &m, err);
+    long n = c->tokens && c->tokens < text->n ? c->tokens : text->n;
+    int B = c->batch ? c->batch : (16384 / out->context > 0 ? 16384 / out->context : 1);
+    if (!st) st = posemb_lm_nll(m, text->tokens, n, out->context, out->stride, B, &out->nll, &out->count, err);
+    posemb_model_free(m);
+    return st;
+}
+
+static void print_line(const ppl_cmd *c, const ppl_line *l)
+{
+    double mean = l->count ? l->nll / (double)l->count : NAN;
+    if (c->json)
+        printf("{\"length\": %d, \"context\": %d, \"stride\": %d, \"windowed\": %s, \"tokens\": %ld, \"nll\": %.6f, "
+               "\"perplexity\": %.6g}\n",
+               l->length, l->context, l->stride, l->context < l->length ? "true" : "false", l->count, mean, exp(mean));
+    else
+        printf("%8d %10.4f %12.3f %10ld  %s\n", l->length, mean, exp(mean), l->count,
+               l->context < l->length ? "sliding windows of the model's max length" : "");
+    fflush(stdout);
+}
+
+int cmd_perplexity(int argc, char **argv)
+{
+    ppl_cmd c = {0};
+    int rc = parse(argc, argv, &c);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (c.threads) posemb_threads_set(c.threads);
+    posemb_error err;
+    posemb_config cfg;
+    char path[POSEMB_PATH_MAX], desc[2 * POSEMB_PATH_MAX + 2];
+    posemb_tokenizer *tok = NULL;
+    posemb_corpus text = {0};
+    posemb_status st = posemb_path_join(path, sizeof path, c.dir, "config.json")
+                           ? posemb_fail(&err, POSEMB_EINVAL, "%s: path too long", c.dir)
+                           : posemb_config_load(&cfg, path, &err);
+    if (!st && cfg.arch != POSEMB_GPT2 && cfg.arch != POSEMB_LLAMA)
+        st = posemb_fail(&err, POSEMB_EINVAL, "%s: a %s is not a decoder (GPT-2 or Llama)", c.dir, cfg.architecture);
+    if (!st && posemb_config_set_head(&cfg, POSEMB_HEAD_CLM, 0, &err)) st = err.code;
+    if (!st && c.pe) snprintf(cfg.pe, sizeof cfg.pe, "%s", c.pe);
+    if (!st && !c.n_lengths) c.lengths[c.n_lengths++] = cfg.max_position;
+    if (!st) st = folder_tokenizer(c.dir, &tok, desc, sizeof desc, &err);
+    if (!st) st = posemb_corpus_load(&text, c.data, tok, desc, NULL, &err);
+    for (int i = 0; !st && i < c.n_lengths; i++) {
+        ppl_line l;
+        st = one_length(&c, &cfg, &text, c.lengths[i], &l, &err);
+        if (!st && !c.json && !i) printf("  length  nll/token   perplexity     tokens\n");
+        if (!st) print_line(&c, &l);
+    }
+    posemb_corpus_free(&text);
+    posemb_tokenizer_free(tok);
+    return st ? cli_report("perplexity", &err) : 0;
+}
