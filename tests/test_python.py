@@ -136,7 +136,6 @@ class TestAnalyze(unittest.TestCase):
         self.assertIn("at least 2 rows", str(e.exception))
 
 
-@unittest.skipUnless(os.path.isdir(GOLDEN), "needs ../shared/golden")
 def write_safetensors(path, tensors):
     """Writes {name: float32 array} as a .safetensors file, from the format's definition."""
     header, blobs, at = {}, [], 0
@@ -191,44 +190,8 @@ def llama_reference(w, cfg, ids):
     return rms(h, w["model.norm.weight"])
 
 
-class TestModel(unittest.TestCase):
-    def check_case(self, case):
-        folder = os.path.join(GOLDEN, case)
-        with open(os.path.join(folder, "inputs.json")) as f:
-            inputs = json.load(f)
-        want = read_safetensors(os.path.join(folder, "expected.safetensors"))
-        with posemb.Model(folder) as m:
-            out = m.forward(inputs["input_ids"], inputs["attention_mask"], inputs.get("token_type_ids"))
-        scale = np.abs(want["last_hidden_state"]).max()
-        mask = np.array(inputs["attention_mask"], dtype=bool)  # HF's padded rows are not compared
-        err = np.abs(out["last_hidden_state"] - want["last_hidden_state"])[mask].max()
-        self.assertLess(err, 1e-5 * scale)
-        self.assertEqual(len(out["hidden_states"]), m.config["layers"] + 1)
-        for l, a in enumerate(out["attentions"]):
-            self.assertLess(np.abs(a - want["attentions.%d" % l]).max(), 1e-5)
-        return out, want
-
-    def test_bert_relative_key_matches_hf(self):
-        out, want = self.check_case("bert_relk")
-        self.assertLess(np.abs(out["pooler_output"] - want["pooler_output"]).max(), 1e-5)
-
-    def test_gpt2_matches_hf(self):
-        self.check_case("gpt2")
-
-    def test_lm_logits_are_the_tied_product(self):
-        with tempfile.TemporaryDirectory() as d:
-            shutil.copy(os.path.join(GOLDEN, "gpt2", "model.safetensors"), d)
-            with open(os.path.join(GOLDEN, "gpt2", "config.json")) as f:
-                cfg = json.load(f)
-            cfg["architectures"] = ["GPT2LMHeadModel"]
-            with open(os.path.join(d, "config.json"), "w") as f:
-                json.dump(cfg, f)
-            wte = read_safetensors(os.path.join(d, "model.safetensors"))["wte.weight"]
-            with posemb.Model(d) as m:
-                out = m.forward([[5, 17, 42, 199]])
-        want = out["last_hidden_state"] @ wte.T
-        self.assertEqual(out["logits"].shape, (1, 4, 200))
-        self.assertLess(np.abs(out["logits"] - want).max(), 1e-4 * np.abs(want).max())
+class TestLlamaReference(unittest.TestCase):
+    """posemb.Model against numpy; needs no ../shared."""
 
     def check_llama(self, cfg, biases):
         """A Llama folder written here with random weights: posemb against the numpy reference above."""
@@ -274,6 +237,47 @@ class TestModel(unittest.TestCase):
         self.check_llama(cfg, 0)
         cfg.update(model_type="llama", architectures=["LlamaModel"], attention_bias=True, mlp_bias=True)
         self.check_llama(cfg, 1)
+
+
+@unittest.skipUnless(os.path.isdir(GOLDEN), "needs ../shared/golden")
+class TestModel(unittest.TestCase):
+    def check_case(self, case):
+        folder = os.path.join(GOLDEN, case)
+        with open(os.path.join(folder, "inputs.json")) as f:
+            inputs = json.load(f)
+        want = read_safetensors(os.path.join(folder, "expected.safetensors"))
+        with posemb.Model(folder) as m:
+            out = m.forward(inputs["input_ids"], inputs["attention_mask"], inputs.get("token_type_ids"))
+        scale = np.abs(want["last_hidden_state"]).max()
+        mask = np.array(inputs["attention_mask"], dtype=bool)  # HF's padded rows are not compared
+        err = np.abs(out["last_hidden_state"] - want["last_hidden_state"])[mask].max()
+        self.assertLess(err, 1e-5 * scale)
+        self.assertEqual(len(out["hidden_states"]), m.config["layers"] + 1)
+        for l, a in enumerate(out["attentions"]):
+            self.assertLess(np.abs(a - want["attentions.%d" % l]).max(), 1e-5)
+        return out, want
+
+    def test_bert_relative_key_matches_hf(self):
+        out, want = self.check_case("bert_relk")
+        self.assertLess(np.abs(out["pooler_output"] - want["pooler_output"]).max(), 1e-5)
+
+    def test_gpt2_matches_hf(self):
+        self.check_case("gpt2")
+
+    def test_lm_logits_are_the_tied_product(self):
+        with tempfile.TemporaryDirectory() as d:
+            shutil.copy(os.path.join(GOLDEN, "gpt2", "model.safetensors"), d)
+            with open(os.path.join(GOLDEN, "gpt2", "config.json")) as f:
+                cfg = json.load(f)
+            cfg["architectures"] = ["GPT2LMHeadModel"]
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump(cfg, f)
+            wte = read_safetensors(os.path.join(d, "model.safetensors"))["wte.weight"]
+            with posemb.Model(d) as m:
+                out = m.forward([[5, 17, 42, 199]])
+        want = out["last_hidden_state"] @ wte.T
+        self.assertEqual(out["logits"].shape, (1, 4, 200))
+        self.assertLess(np.abs(out["logits"] - want).max(), 1e-4 * np.abs(want).max())
 
     def test_errors(self):
         with self.assertRaises(posemb.Error) as e:
