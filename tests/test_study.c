@@ -117,7 +117,8 @@ static void test_resume_same_results(void **state)
         "cd '%s/a' && test -s tables.md && test -s tables.csv && test -s report.html && test -s curve_order.png && "
         "grep -q '| none |' tables.md && grep -q '^ape,order,classification,16,' tables.csv && "
         "test $(grep -cE '\"collapsed\": (true|false)' results.jsonl) = 8 && grep -q 'runs collapsed' tables.md && "
-        "grep -q '\"posemb_pe\":.*\"ape:scale=1,learned_scale=on\"' models/ape/config.json",
+        "grep -q '\"posemb_pe\":.*\"ape:scale=1,learned_scale=on\"' models/ape/config.json && "
+        "grep -q '\"pe\": \"ape\", \"spec\": \"ape:integration=add,learned_scale=on\"' results.jsonl",
         dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     /* a finished study has nothing left to do */

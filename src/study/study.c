@@ -213,6 +213,7 @@ typedef struct run_result {
     double metric[8], curve[64][2], seconds;
     int collapsed[8];
     int n_curve;
+    char spec[512]; /* the canonical spec the model ran with (the amplitude rule's rewrite) */
 } run_result;
 
 /* The synthetic task's batch of one step (data_seed fixes the stream). */
@@ -283,6 +284,7 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
                            ? POSEMB_OK
                            : posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
     if (!st) st = make_model(c, c->pes[pi], t, c->seeds[seed], &m, err);
+    if (!st) snprintf(r->spec, sizeof r->spec, "%s", posemb_pe_spec(posemb_model_pe(m)));
     if (!st) st = train_run(c, m, t, data_seed, &b, r, err);
     for (int i = 0; !st && i < c->n_mults; i++)
         st = evaluate(m, t, data_seed, c->n_train * c->mults[i], c->n_train, c->eval_examples, &b, B, &r->metric[i],
@@ -305,18 +307,18 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
 static char *result_lines(const posemb_study_config *c, int pi, int task, int seed, const run_result *r)
 {
     const posemb_syn_task *t = posemb_syn_find(c->tasks[task]);
-    size_t cap = 4096 + (size_t)r->n_curve * 48, len = 0;
+    size_t cap = 4096 + sizeof r->spec + (size_t)r->n_curve * 48, len = 0;
     char *s = malloc(cap * (size_t)c->n_mults);
     if (!s) return NULL;
     cap *= (size_t)c->n_mults;
     for (int i = 0; i < c->n_mults; i++) {
         int L = c->n_train * c->mults[i];
         len += (size_t)snprintf(s + len, cap - len,
-                                "{\"pe\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", \"seed\": %d, "
-                                "\"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f}, \"chance\": %.6f, "
-                                "\"collapsed\": %s, \"steps\": %d, \"seconds\": %.2f",
-                                c->pes[pi], t->name, posemb_syn_kind_name(t->kind), c->seeds[seed], c->n_train, L,
-                                posemb_syn_metric_name(t->kind), r->metric[i], posemb_syn_chance(t, L, c->n_train),
+                                "{\"pe\": \"%s\", \"spec\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", "
+                                "\"seed\": %d, \"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f}, "
+                                "\"chance\": %.6f, \"collapsed\": %s, \"steps\": %d, \"seconds\": %.2f",
+                                c->pes[pi], r->spec, t->name, posemb_syn_kind_name(t->kind), c->seeds[seed], c->n_train,
+                                L, posemb_syn_metric_name(t->kind), r->metric[i], posemb_syn_chance(t, L, c->n_train),
                                 r->collapsed[i] ? "true" : "false", c->steps, r->seconds);
         if (i == 0 && r->n_curve) {
             len += (size_t)snprintf(s + len, cap - len, ", \"curve\": [");
