@@ -236,12 +236,6 @@ class Bert(nn.Module):
         """BERT's classifier: pooler (dense, tanh) on the first token, then a linear layer."""
         return F.cross_entropy(self.cls(torch.tanh(self.pool(h[:, 0]))), labels)
 
-    def param_groups(self, weight_decay):
-        """posemb's AdamW decays the matrices (weights, embeddings, PE tables), not biases, LayerNorm, frequencies."""
-        params = list(self.parameters())
-        return [{"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
-                {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
-
     def n_params(self):
         return sum(p.numel() for p in self.parameters())
 
@@ -384,3 +378,49 @@ def median(xs):
     xs = sorted(xs)
     n = len(xs)
     return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def param_groups(model, weight_decay):
+    """posemb's AdamW decays the matrices (weights, embeddings, lm_head, PE tables), not biases, norms, frequencies."""
+    params = list(model.parameters())
+    return [{"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
+            {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+
+
+def time_training(model, loss_fn, ids, lr, warmup, total, steps, bf16):
+    """posemb's training step (AdamW with its groups and schedule, clipping at norm 1) on a fixed batch, steps
+    timed after two warm-up steps; loss_fn maps the model's output to the loss. Returns the median step in ms,
+    the first and the last loss, and the sgemm peak before and after (it moves with the host's load)."""
+    opt = torch.optim.AdamW(param_groups(model, 0.01), lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, linear_schedule(warmup, total))
+    params = list(model.parameters())
+    peak_before = sgemm_peak()
+    times = []
+    for i in range(steps + 2):
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = loss_fn(model(ids))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        sched.step()
+        if i >= 2:
+            times.append(1e3 * (time.perf_counter() - t0))
+        if i == 0:
+            loss0 = loss.item()  # from the initial weights: a check of the forward pass
+    return median(times), loss0, loss.item(), peak_before, sgemm_peak()
+
+
+def train_result(size, pe, threads, bf16, tokens, forward_flops, timed, steps, model, **extra):
+    """The JSON line of a training bench, the fields bench_train_mini prints; timed as time_training returns."""
+    med, loss0, loss, peak_before, peak_after = timed
+    gflops = 3 * forward_flops / (med / 1e3) / 1e9
+    peak = max(peak_before, peak_after)
+    return json.dumps({"engine": "pytorch", "bench": size, "pe": pe, "threads": threads,
+                       "precision": "bf16" if bf16 else "fp32", "tokens_per_s": round(tokens / (med / 1e3), 1),
+                       "ms_per_step": round(med, 3), "gflops": round(gflops, 3), "sgemm_peak_gflops": round(peak, 2),
+                       "sgemm_peak_before": round(peak_before, 2), "sgemm_peak_after": round(peak_after, 2),
+                       "mfu": round(gflops / peak, 4), "max_rss_kb": max_rss_kb(), "loss0": round(loss0, 6),
+                       "loss": round(loss, 6), "steps": steps, "params": model.n_params(), "torch": torch.__version__,
+                       **extra, **tuning()})

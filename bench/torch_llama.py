@@ -33,11 +33,9 @@ usage: torch_llama.py PE SIZE THREADS STEPS [bf16]
 
 bf16: the forward and the loss under torch.autocast("cpu", torch.bfloat16), as
 torch_train_mini.py."""
-import json
 import math
 import os
 import sys
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in bench/
 import torch  # noqa: E402
@@ -181,12 +179,6 @@ class Llama(nn.Module):
         logits = self.lm_head(h[:, :-1]).float()  # HF's logits.float(): the loss in float32 under autocast
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
 
-    def param_groups(self, weight_decay):
-        """posemb's AdamW decays the matrices (embeddings, projections, lm_head, PE tables), not RMSNorm's weights."""
-        params = list(self.parameters())
-        return [{"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
-                {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
-
     def n_params(self):
         return sum(p.numel() for p in self.parameters())
 
@@ -252,35 +244,9 @@ def main():
         load_posemb(model, tb.dump_dir() + "/model.safetensors")
         ids = tb.read_batch(tb.dump_dir() + "/batch.bin", [B * T, B * T, B])[0].view(B, T)
     head_flops = 2 * B * (T - 1) * d * vocab
-    opt = torch.optim.AdamW(model.param_groups(0.01), lr=lr, betas=(0.9, 0.999), eps=1e-8)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, tb.linear_schedule(warmup, total))
-    params = list(model.parameters())
-    peak_before = tb.sgemm_peak()  # the peak moves with the host's load: before and after, MFU against the higher
-    times = []
-    for i in range(steps + 2):  # two warm-up steps
-        t0 = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            loss = model.loss(model(ids), ids)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        sched.step()
-        if i >= 2:
-            times.append(1e3 * (time.perf_counter() - t0))
-        if i == 0:
-            loss0 = loss.item()  # from the initial weights: a check of the forward pass
-    med = tb.median(times)
-    gflops = 3 * (llama_flops(L, d, h, kv, inter, B, T) + head_flops) / (med / 1e3) / 1e9
-    peak_after = tb.sgemm_peak()
-    peak = max(peak_before, peak_after)
-    print(json.dumps({"engine": "pytorch", "bench": size, "pe": pe, "threads": threads, "precision": "bf16" if bf16 else "fp32",
-                      "tokens_per_s": round(B * T / (med / 1e3), 1), "ms_per_step": round(med, 3),
-                      "gflops": round(gflops, 3), "sgemm_peak_gflops": round(peak, 2), "sgemm_peak_before": round(peak_before, 2),
-                      "sgemm_peak_after": round(peak_after, 2), "mfu": round(gflops / peak, 4),
-                      "max_rss_kb": tb.max_rss_kb(), "loss0": round(loss0, 6), "loss": round(loss.item(), 6), "steps": steps,
-                      "params": model.n_params(), "torch": torch.__version__, "attention": attention_path(model), **tb.tuning()}))
-
+    timed = tb.time_training(model, lambda h: model.loss(h, ids), ids, lr, warmup, total, steps, bf16)
+    print(tb.train_result(size, pe, threads, bf16, B * T, llama_flops(L, d, h, kv, inter, B, T) + head_flops, timed,
+                          steps, model, attention=attention_path(model)))
 
 if __name__ == "__main__":
     main()

@@ -11,9 +11,7 @@ usage: torch_train_mini.py PE SIZE THREADS STEPS [bf16]
 bf16: the forward and backward under torch.autocast("cpu", torch.bfloat16),
 PyTorch's own mixed precision (bf16 products through oneDNN, fp32 weights and
 optimizer), the peer of bench_train_mini's bf16 products."""
-import json
 import sys
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in bench/
 import torch  # noqa: E402
@@ -50,35 +48,9 @@ def main():
         loss_fn, head_flops = (lambda x: model.mlm_loss(x, rows, targets)), 2 * rows.numel() * (d * d + d * vocab)
     else:
         loss_fn, head_flops = (lambda x: model.classify_loss(x, labels)), 2 * B * (d * d + d * 2)
-    opt = torch.optim.AdamW(model.param_groups(0.01), lr=lr, betas=(0.9, 0.999), eps=1e-8)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, tb.linear_schedule(warmup, total))
-    params = list(model.parameters())
-    peak_before = tb.sgemm_peak()  # the peak moves with the host's load: before and after, MFU against the higher
-    times = []
-    for i in range(steps + 2):  # two warm-up steps
-        t0 = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            loss = loss_fn(model(ids))
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        sched.step()
-        if i >= 2:
-            times.append(1e3 * (time.perf_counter() - t0))
-        if i == 0:
-            loss0 = loss.item()  # from the initial weights: a check of the forward pass
-    med = tb.median(times)
-    gflops = 3 * (tb.encoder_flops(L, d, inter, B, T) + head_flops) / (med / 1e3) / 1e9
-    peak_after = tb.sgemm_peak()
-    peak = max(peak_before, peak_after)
-    print(json.dumps({"engine": "pytorch", "bench": size, "pe": pe, "threads": threads, "precision": "bf16" if bf16 else "fp32",
-                      "tokens_per_s": round(B * T / (med / 1e3), 1), "ms_per_step": round(med, 3),
-                      "gflops": round(gflops, 3), "sgemm_peak_gflops": round(peak, 2), "sgemm_peak_before": round(peak_before, 2),
-                      "sgemm_peak_after": round(peak_after, 2), "mfu": round(gflops / peak, 4),
-                      "max_rss_kb": tb.max_rss_kb(), "loss0": round(loss0, 6), "loss": round(loss.item(), 6), "steps": steps,
-                      "params": model.n_params(), "torch": torch.__version__, **tb.tuning()}))
-
+    timed = tb.time_training(model, loss_fn, ids, lr, warmup, total, steps, bf16)
+    print(tb.train_result(size, pe, threads, bf16, B * T, tb.encoder_flops(L, d, inter, B, T) + head_flops, timed,
+                          steps, model))
 
 if __name__ == "__main__":
     main()

@@ -127,6 +127,14 @@ static void test_resume_same_results(void **state)
     assert_non_null(strstr(out, "4 already in"));
 }
 
+/* The last position of token id in a row of T, or -1. */
+static int last_at(const int32_t *row, int T, int32_t id)
+{
+    int at = -1;
+    for (int t = 0; t < T; t++) at = row[t] == id ? t : at;
+    return at;
+}
+
 /* The tasks hold what they say: markers placed, labels and spans right. */
 static void test_tasks(void **state)
 {
@@ -135,11 +143,7 @@ static void test_tasks(void **state)
     int yes = 0;
     posemb_syn_batch(posemb_syn_find("order"), 3, 0, B, T, 32, ids, lab, st, en);
     for (int b = 0; b < B; b++) {
-        int a = -1, c = -1;
-        for (int t = 0; t < T; t++) {
-            a = ids[b * T + t] == SYN_A ? t : a;
-            c = ids[b * T + t] == SYN_B ? t : c;
-        }
+        int a = last_at(ids + b * T, T, SYN_A), c = last_at(ids + b * T, T, SYN_B);
         assert_true(a > 0 && c > 0 && ids[b * T] == SYN_CLS);
         assert_int_equal(lab[b], a < c);
         yes += lab[b];
@@ -169,11 +173,7 @@ static void test_tasks(void **state)
     yes = 0;
     posemb_syn_batch(posemb_syn_find("near"), 3, 0, B, T, 32, ids, lab, st, en);
     for (int b = 0; b < B; b++) {
-        int a = -1, c = -1;
-        for (int t = 0; t < T; t++) {
-            a = ids[b * T + t] == SYN_A ? t : a;
-            c = ids[b * T + t] == SYN_B ? t : c;
-        }
+        int a = last_at(ids + b * T, T, SYN_A), c = last_at(ids + b * T, T, SYN_B);
         assert_true(a > 0 && c > 0);
         assert_int_equal(lab[b], abs(a - c) <= 4);
         yes += lab[b];

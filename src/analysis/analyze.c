@@ -302,6 +302,8 @@ static posemb_status first_layer(ctx *c, posemb_error *err)
     return st;
 }
 
+enum { ATTN_SEQUENCES = 8 }; /* seeded random sequences the attention analyses run on */
+
 /* Seeded random sequences of n tokens of the vocabulary (never the padding token). */
 static void random_ids(const posemb_config *mc, uint64_t seed, int B, int n, int32_t *ids)
 {
@@ -373,7 +375,7 @@ static posemb_status attention(ctx *c, posemb_error *err)
 {
     posemb_model *m = c->src->model;
     const posemb_config *mc = posemb_model_config(m);
-    int B = 8, n = c->src->n, bins = n < 16 ? n : 16;
+    int B = ATTN_SEQUENCES, n = c->src->n, bins = n < 16 ? n : 16;
     int32_t *ids = malloc((size_t)B * n * sizeof *ids);
     if (!ids) return posemb_fail(err, POSEMB_ENOMEM, "attention profile: out of memory");
     random_ids(mc, c->o->seed, B, n, ids);
@@ -472,13 +474,13 @@ static posemb_status write_report(ctx *c, posemb_error *err)
     if (s->model) {
         posemb_report_heading(rep, 2, "Where attention goes");
         snprintf(text, sizeof text,
-                 "On 8 seeded random sequences of %d tokens: per layer and head, the attention-weighted distance "
+                 "On %d seeded random sequences of %d tokens: per layer and head, the attention-weighted distance "
                  "sum_j p_ij |i - j| and the probability on the first token (attention sinks), averaged over "
                  "the queries (attention_profile.csv: one row per layer x head, the two in that order; "
                  "attention_histogram.csv: the distance histogram in bins of equal width). For a rotary PE, "
                  "rotary_q.csv and rotary_k.csv hold the mean norm of each rotation pair per layer and head, "
                  "fastest frequency first: the frequencies a head uses (Barbero et al. 2024).",
-                 s->n);
+                 ATTN_SEQUENCES, s->n);
         posemb_report_paragraph(rep, text);
     }
     posemb_report_heading(rep, 2, "Figures");

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "args.h"
 #include "commands.h"
+#include "tokfiles.h"
 #include "posemb/corpus.h"
 #include "posemb/fileio.h"
 #include "posemb/threads.h"
@@ -85,27 +85,15 @@ static int parse(int argc, char **argv, ppl_cmd *c)
     return 0;
 }
 
-/* The tokenizer files of a model folder. */
+/* The tokenizer files of the model folder. */
 static posemb_status folder_tokenizer(const char *dir, posemb_tokenizer **tok, char *desc, size_t cap,
                                       posemb_error *err)
 {
-    char a[POSEMB_PATH_MAX], b[POSEMB_PATH_MAX];
-    struct stat sb;
-#define HAS(path, name) (!posemb_path_join(path, sizeof path, dir, name) && stat(path, &sb) == 0)
-    if (HAS(a, "tokenizer.json")) {
-        snprintf(desc, cap, "%s", a);
-        return posemb_tokenizer_load_json(a, tok, err);
-    }
-    if (HAS(a, "vocab.json") && HAS(b, "merges.txt")) {
-        snprintf(desc, cap, "%s %s", a, b);
-        return posemb_tokenizer_load_bpe(a, b, tok, err);
-    }
-    if (HAS(a, "vocab.txt")) {
-        snprintf(desc, cap, "%s", a);
-        return posemb_tokenizer_load_wordpiece(a, 1, tok, err);
-    }
-#undef HAS
-    return posemb_fail(err, POSEMB_EINVAL, "%s: no tokenizer.json, vocab.json + merges.txt or vocab.txt", dir);
+    char buf[2][POSEMB_PATH_MAX];
+    cli_tok_files f;
+    if (!cli_tok_files_find(dir, buf, &f))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: no tokenizer.json, vocab.txt or vocab.json + merges.txt", dir);
+    return cli_tok_files_load(&f, tok, desc, cap, err);
 }
 
 /* The checkpoint under cfg (another max_position, another PE): every tensor

@@ -9,6 +9,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "tokfiles.h"
 #include "outdir.h"
 #include "posemb/corpus.h"
 #include "posemb/fileio.h"
@@ -301,29 +302,18 @@ static posemb_matmul *open_matmul(const train_cmd *c)
 
 /* ---- tokenizer ---- */
 
-static int exists(const char *dir, const char *name, char *path, size_t cap)
-{
-    struct stat sb;
-    return dir && !posemb_path_join(path, cap, dir, name) && stat(path, &sb) == 0;
-}
-
-/* From the flags, else from the --init folder (tokenizer.json, vocab.txt, vocab.json + merges.txt). */
+/* From the flags, else from the --init folder (cli_tok_files_find). */
 static posemb_status load_tokenizer(train_cmd *c, posemb_tokenizer **tok, char *desc, size_t cap, posemb_error *err)
 {
-    char *p1 = c->found[0], *p2 = c->found[1];
+    cli_tok_files f = {c->tokenizer, c->vocab, c->merges};
     if (!c->vocab && !c->tokenizer) {
-        if (exists(c->init, "tokenizer.json", p1, POSEMB_PATH_MAX)) c->tokenizer = p1;
-        else if (exists(c->init, "vocab.txt", p1, POSEMB_PATH_MAX)) c->vocab = p1;
-        else if (exists(c->init, "vocab.json", p1, POSEMB_PATH_MAX) &&
-                 exists(c->init, "merges.txt", p2, POSEMB_PATH_MAX)) {
-            c->vocab = p1;
-            c->merges = p2;
-        } else return posemb_fail(err, POSEMB_EINVAL, "no tokenizer: give --vocab (and --merges) or --tokenizer");
+        if (!cli_tok_files_find(c->init, c->found, &f))
+            return posemb_fail(err, POSEMB_EINVAL, "no tokenizer: give --vocab (and --merges) or --tokenizer");
+        c->tokenizer = f.json;
+        c->vocab = f.vocab;
+        c->merges = f.merges;
     }
-    snprintf(desc, cap, "%s %s", c->tokenizer ? c->tokenizer : c->vocab, c->merges ? c->merges : "");
-    if (c->tokenizer) return posemb_tokenizer_load_json(c->tokenizer, tok, err);
-    if (c->merges) return posemb_tokenizer_load_bpe(c->vocab, c->merges, tok, err);
-    return posemb_tokenizer_load_wordpiece(c->vocab, 1, tok, err);
+    return cli_tok_files_load(&f, tok, desc, cap, err);
 }
 
 /* Masked LM wraps sequences in the model's own [CLS]/[SEP] (RoBERTa's <s>,

@@ -18,18 +18,12 @@
 /* Width of attention, H d (the model width D unless the config sets head_dim). */
 static int attn_width(const posemb_model *m) { return m->cfg.heads * posemb_config_head_dim(&m->cfg); }
 
-/* Width of the fused q, k, v rows. */
-static int qkv_width(const posemb_model *m)
-{
-    return attn_width(m) + 2 * m->cfg.kv_heads * posemb_config_head_dim(&m->cfg);
-}
-
 /* x [N, D] -> out [N, D] for block l. */
 static void layer_forward(posemb_model *m, int l, const float *x, float *out)
 {
     const posemb_layer_params *p = &m->L[l];
     layer_acts *a = model_layer_acts(m, l);
-    int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate, W = qkv_width(m), A = attn_width(m);
+    int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate, W = model_qkv_width(&m->cfg), A = attn_width(m);
     float eps = m->cfg.ln_eps;
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
     posemb_nn_rmsnorm_forward(a->a, a->rstd1, x, p->ln1_w, N, D, eps);
@@ -51,7 +45,7 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     const posemb_layer_params *p = &m->L[l];
     const layer_acts *a = &m->a.layer[l];
     model_acts *s = &m->a;
-    int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate, W = qkv_width(m), A = attn_width(m);
+    int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate, W = model_qkv_width(&m->cfg), A = attn_width(m);
     size_t ND = (size_t)N * D, NI = (size_t)N * I;
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
     memcpy(s->dres, dout, ND * sizeof(float)); /* out = r1 + dropout(ffn) */

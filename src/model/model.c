@@ -141,7 +141,7 @@ static int carve(posemb_model *m, int B, int T)
     /* q, k, v per token: grouped-query attention keeps only kv_heads keys and values;
      * attention is A = H d wide (d: head_dim), D but for a Llama that sets head_dim */
     size_t d = (size_t)posemb_config_head_dim(c), A = H * d;
-    size_t W = c->arch == POSEMB_LLAMA ? A + 2 * (size_t)c->kv_heads * d : 3 * D, DA = D > A ? D : A;
+    size_t W = (size_t)model_qkv_width(c), DA = D > A ? D : A;
     model_acts *a = &m->a;
 #define F(n) take(ar, (n), &ok)
     a->emb_sum = F(N * D);
@@ -333,8 +333,8 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
     layer_acts *la = &a->layer[0];
     const posemb_config *c = &m->cfg;
     int N = m->B * m->T, D = c->hidden, H = c->heads, T = m->T, d = posemb_config_head_dim(c), A = H * d;
-    int gpt2 = c->arch == POSEMB_GPT2, llama = c->arch == POSEMB_LLAMA, KV = llama ? c->kv_heads : H, grp = H / KV;
-    int ld = A + 2 * KV * d; /* the width of q, k and v: 3D for BERT and GPT-2 */
+    int gpt2 = c->arch == POSEMB_GPT2, llama = c->arch == POSEMB_LLAMA, KV = model_kv_heads(c), grp = H / KV;
+    int ld = model_qkv_width(c);
     posemb_nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
     if (m->wtype) posemb_nn_embedding_forward(a->emb_sum, m->wtype, a->types, N, D, 1);
     posemb_pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->emb, a->pe_scratch, NULL); /* positions checked */
@@ -382,8 +382,7 @@ const float *posemb_model_attention(const posemb_model *m, int l)
 const float *posemb_model_qkv(const posemb_model *m, int l, int *ld)
 {
     const posemb_config *c = &m->cfg;
-    int d = posemb_config_head_dim(c), kv = c->arch == POSEMB_LLAMA ? c->kv_heads : c->heads;
-    *ld = (c->heads + 2 * kv) * d;
+    *ld = model_qkv_width(c);
     return !m->B || m->acts_shared || l < 0 || l >= c->layers ? NULL : m->a.layer[l].qkv;
 }
 
@@ -438,7 +437,7 @@ posemb_nn_attn_shape model_attn_shape(const posemb_model *m, int l)
                               .T = m->T,
                               .D = m->cfg.heads * posemb_config_head_dim(&m->cfg),
                               .H = m->cfg.heads,
-                              .KV = m->cfg.arch == POSEMB_LLAMA ? m->cfg.kv_heads : 0,
+                              .KV = model_kv_heads(&m->cfg),
                               .causal = model_is_decoder(m)};
     s.dropout = model_dropout(m, l, SITE_PROBS, &s.key);
     return s;

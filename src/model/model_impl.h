@@ -104,6 +104,16 @@ static inline int model_is_decoder(const posemb_model *m)
     return m->cfg.arch == POSEMB_GPT2 || m->cfg.arch == POSEMB_LLAMA;
 }
 
+/* Key/value heads: a Llama's kv_heads (grouped-query attention), else one per query head. */
+static inline int model_kv_heads(const posemb_config *c) { return c->arch == POSEMB_LLAMA ? c->kv_heads : c->heads; }
+
+/* Width of a token's fused q, k, v row: H query heads, then the key and the
+ * value heads, each head_dim wide (3 D for BERT and GPT-2). */
+static inline int model_qkv_width(const posemb_config *c)
+{
+    return (c->heads + 2 * model_kv_heads(c)) * posemb_config_head_dim(c);
+}
+
 /* Registration pass (m->w NULL): appends a parameter; view pass: returns its data. */
 float *model_param(posemb_model *m, const char *name, int64_t rows, int64_t cols, int decay, int unused);
 /* Lays out every parameter of the architecture (both passes). */
