@@ -247,6 +247,18 @@ static void test_data_study(void **state)
              "test -s models/ape/pretrain/model.safetensors && test -s report.html",
              dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    /* epochs: RTE's 2490 pairs at batch 32 for 0.05 passes are ceil(3.9) = 4 steps, fewer than
+     * steps; the amplitude rule's spec is recorded (ape starts at the tokens' RMS, learning it) */
+    const char *ep = "{\"pes\": [\"ape\"], \"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, "
+                     "\"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"pretrain_steps\": 4, \"steps\": 6, "
+                     "\"epochs\": 0.05, \"squad_stride\": 8, \"jobs\": 1, \"analyze\": 0}";
+    snprintf(path, sizeof path, "%s/epochs.json", dir);
+    assert_int_equal(tu_write_file(path, ep, strlen(ep)), 0);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' study epochs.json --data '%s/data' --out de && grep -q '\"steps\": 4,' de/results.jsonl "
+             "&& grep -q '\"spec\": \"ape:scale=1,learned_scale=on\"' de/results.jsonl",
+             dir, POSEMB_BIN, POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("epochs: %s", out);
     /* a stride that leaves no room for context is refused before anything runs */
     const char *bad = "{\"n_train\": 64, \"squad_stride\": 40}";
     snprintf(path, sizeof path, "%s/bad.json", dir);
@@ -268,7 +280,8 @@ static void test_bad_config(void **state)
                             {"{\"pes\": [\"xpos\"], \"tasks\": [\"reverse\", \"order\"]}",
                              "task order (an encoder): spec 'xpos': xpos is defined for decoders"},
                             {"{\"pes\": [\"rope:layers=2\"]}", "layer 2 is outside 0..1"},
-                            {"{\"pe_amplitude\": \"loud\"}", "\"pe_amplitude\" must be \"rule\" or \"defined\""}};
+                            {"{\"pe_amplitude\": \"loud\"}", "\"pe_amplitude\" must be \"rule\" or \"defined\""},
+                            {"{\"epochs\": 2}", "\"epochs\" applies to the real-data study"}};
     for (int i = 0; i < (int)(sizeof bad / sizeof *bad); i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);

@@ -19,28 +19,11 @@
 static char *dir;
 static char out[1 << 14];
 
-static const char *WORDS[] = {"the",   "king", "queen", "is",  "was",    "in",     "a",     "castle", "garden", "and",
-                              "sword", "rose", "night", "day", "speaks", "sleeps", "walks", "##s",    ".",      ","};
-
 static int setup(void **state)
 {
     dir = tu_tmpdir();
-    char path[1200], text[1 << 16];
-    int n = snprintf(text, sizeof text, "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n");
-    for (size_t i = 0; i < sizeof WORDS / sizeof *WORDS; i++)
-        n += snprintf(text + n, sizeof text - (size_t)n, "%s\n", WORDS[i]);
-    snprintf(path, sizeof path, "%s/vocab.txt", dir);
-    assert_int_equal(tu_write_file(path, text, (size_t)n), 0);
-    unsigned x = 12345;
-    n = 0;
-    for (int i = 0; i < 3000; i++) { /* sentences with some order to learn */
-        x = x * 1103515245u + 12345u;
-        n += snprintf(text + n, sizeof text - (size_t)n, "%s %s %s . ", WORDS[x >> 28 & 7], WORDS[7 + (x >> 24 & 7)],
-                      WORDS[(x >> 20 & 3) + 14]);
-        if (n > (int)sizeof text - 64) break;
-    }
-    snprintf(path, sizeof path, "%s/corpus.txt", dir);
-    assert_int_equal(tu_write_file(path, text, (size_t)n), 0);
+    char path[1200];
+    tu_write_toy_corpus(dir, 12345);
     snprintf(path, sizeof path, "%s/empty.txt", dir);
     assert_int_equal(tu_write_file(path, "", 0), 0);
     snprintf(path, sizeof path, "%s/binary.bin", dir);
@@ -77,17 +60,9 @@ static int train(const char *extra, const char *run)
 /* The train losses of a run's log, in order. */
 static int read_losses(const char *run, double *loss, int cap)
 {
-    char path[1200], line[512];
-    snprintf(path, sizeof path, "%s/%s/train_log.jsonl", dir, run);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    int n = 0;
-    while (n < cap && fgets(line, sizeof line, f)) {
-        const char *p = strstr(line, "\"loss\": ");
-        if (strstr(line, "\"train\"") && p) loss[n++] = strtod(p + 8, NULL);
-    }
-    fclose(f);
-    return n;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, run);
+    return tu_read_train_log(path, loss, NULL, cap);
 }
 
 /* Starts posemb train (fresh or --resume) and kills it after delay_ms; returns

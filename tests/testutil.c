@@ -93,3 +93,45 @@ float *tu_st_read(const posemb_st_file *f, const char *name, int64_t *numel)
     *numel = e->numel;
     return x;
 }
+
+/* A WordPiece vocabulary of 20 words and sentences drawn from them with some order to learn. */
+static const char *const TOY_WORDS[] = {"the",    "king",   "queen", "is",    "was",  "in",    "a",
+                                        "castle", "garden", "and",   "sword", "rose", "night", "day",
+                                        "speaks", "sleeps", "walks", "##s",   ".",    ","};
+
+void tu_write_toy_corpus(const char *dir, unsigned seed)
+{
+    char path[1200], text[1 << 16];
+    int n = snprintf(text, sizeof text, "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n");
+    for (size_t i = 0; i < sizeof TOY_WORDS / sizeof *TOY_WORDS; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "%s\n", TOY_WORDS[i]);
+    snprintf(path, sizeof path, "%s/vocab.txt", dir);
+    assert_int_equal(tu_write_file(path, text, (size_t)n), 0);
+    unsigned x = seed;
+    n = 0;
+    for (int i = 0; i < 3000 && n <= (int)sizeof text - 64; i++) {
+        x = x * 1103515245u + 12345u;
+        n += snprintf(text + n, sizeof text - (size_t)n, "%s %s %s . ", TOY_WORDS[x >> 28 & 7],
+                      TOY_WORDS[7 + (x >> 24 & 7)], TOY_WORDS[(x >> 20 & 3) + 14]);
+    }
+    snprintf(path, sizeof path, "%s/corpus.txt", dir);
+    assert_int_equal(tu_write_file(path, text, (size_t)n), 0);
+}
+
+int tu_read_train_log(const char *run, double *loss, int *eval, int cap)
+{
+    char path[1200], line[512];
+    snprintf(path, sizeof path, "%s/train_log.jsonl", run);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    int n = 0;
+    while (n < cap && fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, "\"loss\": ");
+        int is_eval = strstr(line, "\"eval\"") != NULL;
+        if (!p || (is_eval && !eval)) continue;
+        if (eval) eval[n] = is_eval;
+        loss[n++] = strtod(p + 8, NULL);
+    }
+    fclose(f);
+    return n;
+}

@@ -22,6 +22,12 @@ void tu_rmtree(const char *dir);
 int tu_run(const char *cmd, char *out, size_t cap);
 /* Writes n bytes to path; returns 0 on success. */
 int tu_write_file(const char *path, const void *data, size_t n);
+/* dir/vocab.txt (a WordPiece vocabulary of 20 words and BERT's specials) and
+ * dir/corpus.txt (3000 short sentences of them drawn from seed). */
+void tu_write_toy_corpus(const char *dir, unsigned seed);
+/* The losses of run/train_log.jsonl in order: its train lines, and with eval
+ * its evaluation lines too (eval[i] = 1 for those). Returns how many. */
+int tu_read_train_log(const char *run, double *loss, int *eval, int cap);
 
 /* A PE for spec with its parameters allocated, initialised from a fixed
  * seed and prepared; fails the test when spec is refused. */

@@ -34,7 +34,7 @@ typedef struct posemb_study_config {
     int jobs;          /* worker processes */
     int analyze;       /* analyse each PE's first model (seed, first task) into the report */
     int pe_defined;    /* 1: absolute PEs at the amplitude their spec defines; 0 (default): the amplitude rule
-                          of docs/study.md (synthetic study): they start at the token embeddings' RMS and learn it */
+                          of docs/study.md: they start at the token embeddings' RMS and learn it */
     /* The real-data study (data[0] != 0): MLM pretraining once per PE, then
      * fine-tuning (steps, batch, lr above) per task and seed from it. data:
      * a folder laid out like ../shared/data, "" for the synthetic study;
@@ -42,6 +42,7 @@ typedef struct posemb_study_config {
     char data[4096];
     int pretrain_steps, pretrain_batch;
     float pretrain_lr, dropout;
+    float epochs; /* > 0: a task fine-tunes min(steps, epochs passes over its training set) steps */
     int squad_stride, squad_max_query, max_answer; /* SQuAD windows (HF's doc_stride) and decoding */
 } posemb_study_config;
 
@@ -49,9 +50,11 @@ typedef struct posemb_study_config {
  * six synthetic tasks; 3 seeds; a 2-layer width-64 encoder trained at 32
  * tokens and evaluated at 32, 64, 128 and 256. */
 POSEMB_API posemb_study_config posemb_study_default(void);
-/* The real-data default: a 4-layer width-256 BERT pretrained with MLM on the
- * text corpora of data_dir, fine-tuned on CoLA, SST-2, MRPC, STS-B, RTE and
- * SQuAD, for ape, sin, lsin, rpe, lsrpe, ape+rpe, rope, alibi; 3 seeds. */
+/* The real-data default: a 4-layer width-128 BERT pretrained with MLM on the
+ * text corpora of data_dir (3000 steps), fine-tuned on CoLA, SST-2, MRPC,
+ * STS-B, RTE and SQuAD (3 epochs, at most 1200 steps, the best dev
+ * evaluation kept), for none, ape, sin, lsin, rpe, srpe, lsrpe, ape+rpe,
+ * lsin+lsrpe, rope, alibi, t5; 3 seeds. */
 POSEMB_API posemb_study_config posemb_study_data_default(const char *data_dir);
 /* Reads a JSON config over c (keys absent keep c's values): EIO when it
  * cannot be read, EFORMAT past 1 MiB, EINVAL naming the file and the key for

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "posemb/comm.h"
 #include "posemb/corpus.h"
 #include "posemb/model.h"
 #include "posemb/optim.h"
@@ -35,6 +36,14 @@ typedef struct posemb_train_args {
     int eval_batches;
     int keep;     /* checkpoints kept (oldest removed) */
     int progress; /* 1: a progress bar (a terminal); 0: a line every log_every steps */
+    /* Data parallel over a group (NULL: one process): each rank computes the
+     * micro-batches micro = rank, rank + size, ... of every update (accum a
+     * multiple of size), the gradients are summed in rank order, and every
+     * rank takes the same AdamW step. Rank 0 alone reads the checkpoint it
+     * resumes from (the others receive it) and writes checkpoints, the log
+     * and the final model; the result equals one process's with the same
+     * batch and accum, up to the order of the gradient sums. */
+    const posemb_comm *comm;
 } posemb_train_args;
 
 /* Sensible defaults for a run of steps updates. */
@@ -65,11 +74,13 @@ typedef struct posemb_train_step_args {
     uint64_t seed, key; /* dropout: micro-batch i's masks come from (seed, key + i) */
     posemb_micro_batch_fn next;
     void *ctx;
+    const posemb_comm *comm; /* NULL, or each rank's share of the micro-batches (as posemb_train_args) */
 } posemb_train_step_args;
 
 /* One optimizer update, step (0-based) of the schedule in oc: zeroes the
- * gradients, runs forward and loss on each micro-batch in train mode, then
- * AdamW. *loss is the mean loss; *grad_norm (may be NULL) the gradient norm
+ * gradients, runs forward and loss on each micro-batch in train mode (with
+ * a group, this rank's micro-batches, the gradients and loss then summed
+ * over the group), then AdamW. *loss is the mean loss; *grad_norm (may be NULL) the gradient norm
  * before clipping. A loss that is not finite fails with POSEMB_EFORMAT
  * ("step N: the loss is nan") before the update, leaving the weights as they
  * were; a failure of next, forward or loss is returned as is. */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "cli_mpi.h"
 #include "commands.h"
 #include "tokfiles.h"
 #include "outdir.h"
@@ -31,7 +32,9 @@ static const char USAGE[] =
     "files at PATH (a file or a folder), tokenized once and cached in DIR. DIR receives\n"
     "checkpoints (checkpoint-STEP/, HF layout plus optimizer and trainer state), train_log.jsonl,\n"
     "the tokenizer files, and at the end the final model: a Hugging Face model folder.\n"
-    "A killed run continues with --resume from its last checkpoint, with the same loss curve.\n\n"
+    "A killed run continues with --resume from its last checkpoint, with the same loss curve.\n"
+    "Under mpirun or srun (posemb built with MPI) the ranks share each update's --accum\n"
+    "micro-batches (a multiple of the ranks) and train what one process would (docs/mpi.md).\n\n"
     "  --pe SPEC         position embedding (default ape; Llama: rope; see 'posemb pe --list')\n"
     "  --init HF_DIR     start from a checkpoint (config and weights; tensors it lacks are initialised)\n"
     "  --vocab, --merges, --tokenizer   the tokenizer (default: the one in --init's folder)\n"
@@ -444,47 +447,75 @@ static posemb_status start_or_resume(train_cmd *c, cli_outdir *od, posemb_error 
     return st ? st : save_run(c, err);
 }
 
+/* The corpus, tokenized once: the leader reads it (or its cache) first,
+ * writing the cache when there is none; the other ranks then read the cache. */
+static posemb_status load_corpus(const train_cmd *c, const posemb_comm *g, const posemb_tokenizer *tok,
+                                 const char *desc, posemb_corpus *corpus, posemb_error *err)
+{
+    char cache[POSEMB_PATH_MAX];
+    if (posemb_path_join(cache, sizeof cache, c->out, "tokens.safetensors"))
+        return posemb_fail(err, POSEMB_EINVAL, "path too long");
+    posemb_status st = posemb_comm_leader(g) ? posemb_corpus_load(corpus, c->data, tok, desc, cache, err) : POSEMB_OK;
+    int ready = 1;
+    if (!st && g) st = g->bcast(g->ctx, &ready, sizeof ready, err); /* the others wait for the cache */
+    if (!st && !posemb_comm_leader(g)) st = posemb_corpus_load(corpus, c->data, tok, desc, cache, err);
+    return st;
+}
+
+/* Rank 0 starts or resumes the run folder; the others read a resumed run's settings. */
+static posemb_status open_run(train_cmd *c, const posemb_comm *g, cli_outdir *od, posemb_error *err)
+{
+    if (posemb_comm_leader(g)) return start_or_resume(c, od, err);
+    return c->resume ? load_run(c, err) : POSEMB_OK;
+}
+
 static posemb_status run(train_cmd *c, posemb_error *err)
 {
+    const posemb_comm *g = cli_mpi_comm();
+    int leader = posemb_comm_leader(g);
     posemb_tokenizer *tok = NULL;
     posemb_model *m = NULL;
     posemb_matmul *mm = NULL;
     posemb_corpus corpus = {0};
     posemb_lm_data d = {0};
     posemb_train_result res = {0};
-    char desc[2 * POSEMB_PATH_MAX + 2], cache[POSEMB_PATH_MAX]; /* desc: one or two tokenizer paths */
+    char desc[2 * POSEMB_PATH_MAX + 2]; /* one or two tokenizer paths */
     cli_outdir od = {0};
-    posemb_status st = start_or_resume(c, &od, err);
+    posemb_status st = open_run(c, g, &od, err);
     if (!st) mm = open_matmul(c);
     if (!st) st = load_tokenizer(c, &tok, desc, sizeof desc, err);
     if (!st) st = check_mlm_tokens(c, tok, err);
-    if (!st) st = copy_tokenizer(c, err); /* on --resume too: a kill may have come before the copy */
+    if (!st && leader) st = copy_tokenizer(c, err); /* on --resume too: a kill may have come before the copy */
     if (!st) st = build_model(c, tok, &m, err);
     if (!st) posemb_model_set_matmul(m, mm);
-    if (!st && posemb_path_join(cache, sizeof cache, c->out, "tokens.safetensors"))
-        st = posemb_fail(err, POSEMB_EINVAL, "path too long");
-    if (!st) st = posemb_corpus_load(&corpus, c->data, tok, desc, cache, err);
+    if (!st) st = load_corpus(c, g, tok, desc, &corpus, err);
     if (!st) {
         int mlm = !strcmp(c->task, "mlm");
-        fprintf(stderr,
-                "posemb train: %s, %ld tokens from %d files%s; %s with %s, %zu parameters, %s products, %d threads\n",
-                c->data, corpus.n, corpus.n_files, corpus.from_cache ? " (cached)" : "",
-                posemb_model_config(m)->architecture, posemb_pe_spec(posemb_model_pe(m)), posemb_model_n_floats(m),
-                posemb_precision_name(posemb_matmul_precision(mm)), posemb_threads_max());
+        char ranks[32] = "";
+        if (g) snprintf(ranks, sizeof ranks, " on each of %d ranks", g->size);
+        if (leader)
+            fprintf(stderr,
+                    "posemb train: %s, %ld tokens from %d files%s; %s with %s, %zu parameters, %s products, %d "
+                    "threads%s\n",
+                    c->data, corpus.n, corpus.n_files, corpus.from_cache ? " (cached)" : "",
+                    posemb_model_config(m)->architecture, posemb_pe_spec(posemb_model_pe(m)), posemb_model_n_floats(m),
+                    posemb_precision_name(posemb_matmul_precision(mm)), posemb_threads_max(), ranks);
         st = posemb_lm_data_init(
             &d, corpus.tokens, corpus.n, c->seq_len, mlm, posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_CLS),
             posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP), posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK),
             posemb_model_config(m)->vocab_size, 0.05, (uint64_t)c->seed, err);
     }
     posemb_train_args a = train_args(c);
+    a.comm = g;
+    a.progress &= leader;
     if (!st) st = posemb_train(m, &d, &a, c->resume, &res, err);
-    if (!st && res.resumed_from && res.resumed_from == res.step)
+    if (!st && leader && res.resumed_from && res.resumed_from == res.step)
         fprintf(stderr, "posemb train: the run in %s finished at step %ld; nothing to do\n", c->out, res.step);
-    else if (!st)
+    else if (!st && leader)
         fprintf(stderr, "posemb train: %ld steps%s; eval loss %.4f, accuracy %.4f; %.0f tokens/s; model in %s\n",
                 res.step, res.resumed_from ? " (resumed)" : "", res.eval_loss, res.eval_accuracy, res.tokens_per_s,
                 c->out);
-    if (st && !c->resume && res.step == 0) cli_outdir_restore(&od); /* nothing trained: nothing to keep */
+    if (st && !c->resume && res.step == 0 && leader) cli_outdir_restore(&od); /* nothing trained: nothing to keep */
     else cli_outdir_keep(&od);
     posemb_train_result_free(&res);
     posemb_lm_data_free(&d);

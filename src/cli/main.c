@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_mpi.h"
 #include "commands.h"
 #include "posemb/threads.h"
 
@@ -11,20 +12,21 @@ typedef struct subcommand {
     int (*run)(int argc, char **argv);
     const char *summary;
     int parallel; /* does work worth threads: choose their count, and say when the machine is busy */
+    int mpi;      /* runs across the ranks of mpirun or srun (others refuse more than one rank) */
 } subcommand;
 
 static const subcommand SUBCOMMANDS[] = {
-    {"inspect", cmd_inspect, "list the tensors and metadata of a .safetensors file", 0},
-    {"study", cmd_study, "compare PEs by training: tasks, seeds, lengths, tables, report", 1},
-    {"train", cmd_train, "pretrain a BERT, RoBERTa or GPT-2 with any PE on text (resumable)", 1},
-    {"forward", cmd_forward, "run a model on inputs.json and write hidden states and attentions", 1},
-    {"perplexity", cmd_perplexity, "a decoder's perplexity on text at several context lengths", 1},
-    {"analyze", cmd_analyze, "what a PE is and has learned: indicators, probes, figures, report", 1},
-    {"probe", cmd_probe, "one analysis of a PE at a time, its key numbers", 1},
-    {"compare", cmd_compare, "several PEs side by side in one report", 1},
-    {"demo", cmd_demo, "the PE catalogue at BERT-base size with each PE's properties", 1},
-    {"pe", cmd_pe, "write a position embedding as numbers (tables, frequencies, biases)", 0},
-    {"tokenize", cmd_tokenize, "tokens and ids of a text, as Hugging Face's BERT or GPT-2 tokenizer gives them", 0},
+    {"inspect", cmd_inspect, "list the tensors and metadata of a .safetensors file", 0, 0},
+    {"study", cmd_study, "compare PEs by training: tasks, seeds, lengths, tables, report", 1, 0},
+    {"train", cmd_train, "pretrain a BERT, RoBERTa, GPT-2 or Llama with any PE on text (resumable; mpirun)", 1, 1},
+    {"forward", cmd_forward, "run a model on inputs.json and write hidden states and attentions", 1, 0},
+    {"perplexity", cmd_perplexity, "a decoder's perplexity on text at several context lengths", 1, 0},
+    {"analyze", cmd_analyze, "what a PE is and has learned: indicators, probes, figures, report", 1, 0},
+    {"probe", cmd_probe, "one analysis of a PE at a time, its key numbers", 1, 0},
+    {"compare", cmd_compare, "several PEs side by side in one report", 1, 0},
+    {"demo", cmd_demo, "the PE catalogue at BERT-base size with each PE's properties", 1, 0},
+    {"pe", cmd_pe, "write a position embedding as numbers (tables, frequencies, biases)", 0, 0},
+    {"tokenize", cmd_tokenize, "tokens and ids of a text, as Hugging Face's BERT or GPT-2 tokenizer gives them", 0, 0},
 };
 
 #define N_SUBCOMMANDS (int)(sizeof SUBCOMMANDS / sizeof SUBCOMMANDS[0])
@@ -55,7 +57,7 @@ static void default_threads(int argc, char **argv)
     }
     char why[256];
     posemb_threads_set(posemb_threads_default(why, sizeof why));
-    if (why[0] && !given) fprintf(stderr, "posemb: %s\n", why);
+    if (why[0] && !given && posemb_comm_leader(cli_mpi_comm())) fprintf(stderr, "posemb: %s\n", why);
 }
 
 int main(int argc, char **argv)
@@ -74,8 +76,10 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < N_SUBCOMMANDS; i++)
         if (!strcmp(argv[1], SUBCOMMANDS[i].name)) {
+            int rc = cli_mpi_start(&argc, &argv, argv[1], SUBCOMMANDS[i].mpi);
+            if (rc) return rc;
             if (SUBCOMMANDS[i].parallel) default_threads(argc, argv);
-            return SUBCOMMANDS[i].run(argc - 1, argv + 1);
+            return cli_mpi_end(SUBCOMMANDS[i].run(argc - 1, argv + 1));
         }
     fprintf(stderr, "posemb: unknown subcommand '%s' (see 'posemb --help')\n", argv[1]);
     return EXIT_USAGE;

@@ -465,6 +465,8 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
         return posemb_fail(err, POSEMB_EINVAL, "study: no PEs, tasks, seeds or lengths");
     if (c->n_train < 16 || c->steps < 1 || c->batch < 1 || c->eval_examples < 1)
         return posemb_fail(err, POSEMB_EINVAL, "study: n_train >= 16, steps, batch and eval_examples >= 1 are needed");
+    if (!c->data[0] && c->epochs > 0) /* synthetic tasks draw fresh examples: there are no passes to count */
+        return posemb_fail(err, POSEMB_EINVAL, "study: \"epochs\" applies to the real-data study (--data) only");
     posemb_status st = c->data[0] ? posemb_study_data_check(c, err) : POSEMB_OK;
     if (st) return st;
     for (int t = 0; !c->data[0] && t < c->n_tasks; t++)

@@ -94,7 +94,8 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_int(r, "max_answer", 1, 4096, &c->max_answer, path, err)) ||
         (st = get_float(r, "lr", 0, 0, 10, &c->lr, path, err)) ||
         (st = get_float(r, "pretrain_lr", 0, 0, 10, &c->pretrain_lr, path, err)) ||
-        (st = get_float(r, "dropout", 0, 1, 1, &c->dropout, path, err)))
+        (st = get_float(r, "dropout", 0, 1, 1, &c->dropout, path, err)) ||
+        (st = get_float(r, "epochs", 0, 1, 1e6, &c->epochs, path, err)))
         return st;
     const cJSON *amp = cJSON_GetObjectItemCaseSensitive(r, "pe_amplitude");
     if (amp && !(cJSON_IsString(amp) && (!strcmp(amp->valuestring, "rule") || !strcmp(amp->valuestring, "defined"))))
@@ -105,13 +106,33 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         return posemb_fail(err, POSEMB_EINVAL, "%s: \"data\" must be a folder path", path);
     if (data) snprintf(c->data, sizeof c->data, "%s", data->valuestring);
     for (const cJSON *x = r->child; x; x = x->next) { /* a misspelt key would silently keep a default */
-        static const char *const known[] = {
-            "pes",     "tasks",        "seeds",           "lengths",        "layers",
-            "hidden",  "heads",        "intermediate",    "n_train",        "steps",
-            "batch",   "lr",           "eval_examples",   "curve_every",    "jobs",
-            "analyze", "data",         "pretrain_steps",  "pretrain_batch", "pretrain_lr",
-            "dropout", "squad_stride", "squad_max_query", "max_answer",     "pe_amplitude",
-            NULL};
+        static const char *const known[] = {"pes",
+                                            "tasks",
+                                            "seeds",
+                                            "lengths",
+                                            "layers",
+                                            "hidden",
+                                            "heads",
+                                            "intermediate",
+                                            "n_train",
+                                            "steps",
+                                            "batch",
+                                            "lr",
+                                            "eval_examples",
+                                            "curve_every",
+                                            "jobs",
+                                            "analyze",
+                                            "data",
+                                            "pretrain_steps",
+                                            "pretrain_batch",
+                                            "pretrain_lr",
+                                            "dropout",
+                                            "squad_stride",
+                                            "squad_max_query",
+                                            "max_answer",
+                                            "pe_amplitude",
+                                            "epochs",
+                                            NULL};
         int ok = 0;
         for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);
         if (!ok) return posemb_fail(err, POSEMB_EINVAL, "%s: unknown key \"%s\"", path, x->string);

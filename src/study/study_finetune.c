@@ -282,6 +282,8 @@ typedef struct ft_result {
     double curve[64][2];
     int n_curve;
     double seconds;
+    int steps;      /* the updates it made (ft_steps) */
+    char spec[512]; /* the canonical PE spec the model ran with (the amplitude rule's rewrite) */
 } ft_result;
 
 /* The fine-tuning model: the pretrained encoder of dir under the task's head. */
@@ -385,6 +387,15 @@ static posemb_status ft_checkpoint(posemb_model *m, const posemb_study_config *c
     return posemb_model_save(m, dir, err);
 }
 
+/* A task's fine-tuning length: steps, or fewer when `epochs` passes over
+ * its training set take fewer (RTE's 2.5k pairs need not run as long as
+ * SST-2's 67k sentences). */
+static int ft_steps(const posemb_study_config *c, const task_data *td)
+{
+    double n = c->epochs > 0 ? ceil(c->epochs * td->train.n / c->batch) : c->steps;
+    return n < 1 ? 1 : n < c->steps ? (int)n : c->steps;
+}
+
 /* Fine-tunes PE p's pretrained model on task t with seed s; the best model ends in dir. */
 static posemb_status finetune(const posemb_study_config *c, const char *pretrain, const task_data *td, int seed,
                               const char *dir, ft_result *r, posemb_error *err)
@@ -400,11 +411,13 @@ static posemb_status finetune(const posemb_study_config *c, const char *pretrain
     posemb_status st =
         sh.order && !batch_alloc(&b, c->batch, longest) ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     if (!st) st = ft_model(c, td, pretrain, seed, &m, err);
+    if (!st) snprintf(r->spec, sizeof r->spec, "%s", posemb_model_config(m)->pe);
     if (!st) st = posemb_adamw_init(&o, m, err);
-    posemb_adamw_config oc = posemb_adamw_defaults(c->lr, c->steps / 10, c->steps);
-    for (long step = 0; !st && step < c->steps; step++) {
+    int steps = r->steps = ft_steps(c, td);
+    posemb_adamw_config oc = posemb_adamw_defaults(c->lr, steps / 10, steps);
+    for (long step = 0; !st && step < steps; step++) {
         st = ft_step(m, td, &sh, seed, step, c->batch, &b, &o, &oc, err);
-        int last = step + 1 == c->steps, due = c->curve_every && (step + 1) % c->curve_every == 0;
+        int last = step + 1 == steps, due = c->curve_every && (step + 1) % c->curve_every == 0;
         if (!st && (last || due)) st = ft_checkpoint(m, c, td, step + 1, dir, &b, &best, r, err);
     }
     posemb_adamw_free(&o);
@@ -432,16 +445,16 @@ static char *ft_lines(const posemb_study_config *c, int p, int t, int s, const t
     char *out = malloc(cap);
     for (int m = 0; out && m < posemb_study_lines_per_run(c, t); m++) {
         len += (size_t)snprintf(out + len, cap - len,
-                                "{\"pe\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", \"seed\": %d, "
-                                "\"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f",
-                                c->pes[p], c->tasks[t], kind, c->seeds[s], c->n_train, c->n_train * c->mults[m], k0,
-                                r->metric[m][0]);
+                                "{\"pe\": \"%s\", \"spec\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", "
+                                "\"seed\": %d, \"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f",
+                                c->pes[p], r->spec, c->tasks[t], kind, c->seeds[s], c->n_train,
+                                c->n_train * c->mults[m], k0, r->metric[m][0]);
         if (k1) len += (size_t)snprintf(out + len, cap - len, ", \"%s\": %.6f", k1, r->metric[m][1]);
         len +=
             (size_t)snprintf(out + len, cap - len,
                              "}, \"chance\": %.6f, \"collapsed\": %s, \"steps\": %d, \"pretrain_steps\": %d, "
                              "\"seconds\": %.2f",
-                             td->chance, r->collapsed[m] ? "true" : "false", c->steps, c->pretrain_steps, r->seconds);
+                             td->chance, r->collapsed[m] ? "true" : "false", r->steps, c->pretrain_steps, r->seconds);
         for (int k = 0; m == 0 && k < r->n_curve; k++)
             len += (size_t)snprintf(out + len, cap - len, "%s[%.0f, %.4f]%s", k ? ", " : ", \"curve\": [",
                                     r->curve[k][0], r->curve[k][1], k + 1 == r->n_curve ? "]" : "");

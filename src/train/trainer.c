@@ -56,14 +56,15 @@ typedef struct batch_buf {
     int32_t *ids, *targets;
 } batch_buf;
 
-/* Mean validation loss and token accuracy over eval_batches batches, in eval mode. */
+/* Mean validation loss and token accuracy over eval_batches batches, in
+ * eval mode; a group shares the batches out and sums its counts. */
 static posemb_status evaluate(posemb_model *m, const posemb_lm_data *d, const posemb_train_args *a, batch_buf *bb,
                               double *loss, double *acc, posemb_error *err)
 {
-    double sum = 0;
-    long count = 0, correct = 0;
+    double sum = 0, count = 0, correct = 0;
+    int group = posemb_comm_active(a->comm);
     posemb_model_set_train(m, 0, 0, 0);
-    for (int i = 0; i < a->eval_batches; i++) {
+    for (int i = group ? a->comm->rank : 0; i < a->eval_batches; i += group ? a->comm->size : 1) {
         posemb_lm_valid_batch(d, i, a->batch, bb->ids, bb->targets);
         posemb_batch b = {.B = a->batch, .T = d->T, .ids = bb->ids};
         posemb_targets t = {.tokens = bb->targets};
@@ -72,12 +73,14 @@ static posemb_status evaluate(posemb_model *m, const posemb_lm_data *d, const po
         if (!st) st = posemb_model_loss(m, &t, 0.0f, &l, err);
         if (st) return st;
         sum += l.loss * (double)l.count;
-        count += l.count;
-        correct += l.correct;
+        count += (double)l.count;
+        correct += (double)l.correct;
     }
-    *loss = count ? sum / (double)count : 0;
-    *acc = count ? (double)correct / (double)count : 0;
-    return POSEMB_OK;
+    double totals[3] = {sum, count, correct};
+    posemb_status st = group ? a->comm->sum_f64(a->comm->ctx, totals, 3, err) : POSEMB_OK;
+    *loss = totals[1] > 0 ? totals[0] / totals[1] : 0;
+    *acc = totals[1] > 0 ? totals[2] / totals[1] : 0;
+    return st;
 }
 
 /* The micro-batch source of an update: micro-batch k = step * accum + micro
@@ -106,8 +109,12 @@ static posemb_status train_step(posemb_model *m, posemb_adamw *o, const posemb_a
                                 posemb_error *err)
 {
     lm_source src = {.d = d, .a = a, .bb = bb, .step = step};
-    posemb_train_step_args s = {
-        .accum = a->accum, .seed = a->seed, .key = (uint64_t)(step * a->accum), .next = next_lm_batch, .ctx = &src};
+    posemb_train_step_args s = {.accum = a->accum,
+                                .seed = a->seed,
+                                .key = (uint64_t)(step * a->accum),
+                                .next = next_lm_batch,
+                                .ctx = &src,
+                                .comm = a->comm};
     posemb_status st = posemb_train_step(m, o, oc, &s, step, &p->loss, &p->grad_norm, err);
     if (st == POSEMB_EFORMAT && !isfinite(p->loss))
         st = posemb_fail(err, st, "step %ld: the loss is %g; stopped, the last good checkpoint is kept in %s", step + 1,
@@ -205,6 +212,12 @@ static posemb_status check_args(const posemb_train_args *a, const posemb_lm_data
     if (!(a->lr > 0) || a->weight_decay < 0 || a->warmup < 0)
         return posemb_fail(err, POSEMB_EINVAL, "train: lr must be positive, weight decay and warm-up not negative");
     if (!d->n_train) return posemb_fail(err, POSEMB_ERANGE, "train: no training sequences");
+    if (posemb_comm_active(a->comm) && a->accum % a->comm->size)
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "train: accum %d is not a multiple of the %d ranks: each rank computes whole "
+                           "micro-batches (batch %d and accum %d make the same global batch)",
+                           a->accum, a->comm->size, a->batch % a->comm->size ? a->batch : a->batch / a->comm->size,
+                           a->batch % a->comm->size ? a->accum : a->accum * a->comm->size);
     return POSEMB_OK;
 }
 
@@ -219,6 +232,22 @@ static posemb_status resume_from(posemb_model *m, posemb_adamw *o, train_state *
         st = posemb_fail(err, POSEMB_EFORMAT, "%s: optimizer step %ld and trainer step %ld differ", dir, o->step,
                          s->step);
     res->resumed_from = s->step;
+    return st;
+}
+
+/* The group starts from rank 0's state: its weights (initialised or
+ * resumed), AdamW's moments and step, and the trainer's step. */
+static posemb_status share_state(const posemb_comm *c, posemb_model *m, posemb_adamw *o, train_state *s,
+                                 posemb_train_result *res, posemb_error *err)
+{
+    long steps[3] = {s->step, o->step, res->resumed_from};
+    posemb_status st = c->bcast(c->ctx, steps, sizeof steps, err);
+    if (!st) st = c->bcast(c->ctx, posemb_model_weights(m), posemb_model_n_floats(m) * sizeof(float), err);
+    if (!st) st = c->bcast(c->ctx, o->m, o->n * sizeof *o->m, err);
+    if (!st) st = c->bcast(c->ctx, o->v, o->n * sizeof *o->v, err);
+    s->step = steps[0];
+    o->step = steps[1];
+    res->resumed_from = steps[2];
     return st;
 }
 
@@ -255,10 +284,10 @@ posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_trai
     memset(res, 0, sizeof *res);
     posemb_status st = check_args(a, d, err);
     if (st) return st;
-    if (mkdir(a->out, 0755) && errno != EEXIST)
+    int leader = posemb_comm_leader(a->comm), lock = -1; /* only the leader touches the run folder */
+    if (leader && mkdir(a->out, 0755) && errno != EEXIST)
         return posemb_fail(err, POSEMB_EIO, "%s: cannot create the run folder: %s", a->out, strerror(errno));
-    int lock = lock_run(a->out, err);
-    if (lock < 0) return err ? err->code : POSEMB_EIO;
+    if (leader && (lock = lock_run(a->out, err)) < 0) return err ? err->code : POSEMB_EIO;
     train_state s = {0, a->seed, NULL, 0, 0};
     posemb_adamw o = {0};
     posemb_adamw_config oc = {.lr = a->lr,
@@ -273,8 +302,9 @@ posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_trai
                     malloc((size_t)a->batch * d->T * sizeof(int32_t))};
     if (!bb.ids || !bb.targets) st = posemb_fail(err, POSEMB_ENOMEM, "train: out of memory");
     if (!st) st = posemb_adamw_init(&o, m, err);
-    if (!st && resume) st = resume_from(m, &o, &s, a, res, err);
-    FILE *log = st ? NULL : open_log(a, &s);
+    if (!st && resume && leader) st = resume_from(m, &o, &s, a, res, err);
+    if (!st && posemb_comm_active(a->comm)) st = share_state(a->comm, m, &o, &s, res, err);
+    FILE *log = st || !leader ? NULL : open_log(a, &s);
     long stop = a->stop_at > 0 && a->stop_at < a->steps ? a->stop_at : a->steps, first = s.step;
     double t0 = posemb_timer_now();
     while (!st && s.step < stop) {
@@ -286,18 +316,19 @@ posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_trai
         double elapsed = posemb_timer_now() - t0;
         res->tokens_per_s = (double)(s.step - first) * a->batch * a->accum * d->T / (elapsed > 0 ? elapsed : 1e-9);
         log_line(log, "train", p.step, p.loss, p.lr, "lr");
-        if (a->progress || (a->log_every && s.step % a->log_every == 0) || s.step == stop)
+        if (leader && (a->progress || (a->log_every && s.step % a->log_every == 0) || s.step == stop))
             report(a, &p, res->tokens_per_s, elapsed, s.step - first, stop - s.step);
         if (!st && a->eval_every && (s.step % a->eval_every == 0 || s.step == a->steps)) {
             st = evaluate(m, d, a, &bb, &res->eval_loss, &res->eval_accuracy, err);
             log_line(log, "eval", s.step, res->eval_loss, res->eval_accuracy, "accuracy");
         }
-        if (!st && ((a->save_every && s.step % a->save_every == 0) || s.step == stop)) st = finish(m, &o, &s, a, err);
+        if (!st && leader && ((a->save_every && s.step % a->save_every == 0) || s.step == stop))
+            st = finish(m, &o, &s, a, err);
     }
     /* Resumed at its last step: a kill between the last checkpoint and the
      * final model would otherwise leave the run folder without its model. */
-    if (!st && s.step >= a->steps && s.step == first) st = posemb_model_save(m, a->out, err);
-    if (a->progress) fputc('\n', stderr);
+    if (!st && leader && s.step >= a->steps && s.step == first) st = posemb_model_save(m, a->out, err);
+    if (a->progress && leader) fputc('\n', stderr);
     if (log) fclose(log);
     res->step = s.step;
     res->history = s.history;
@@ -305,7 +336,7 @@ posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_trai
     posemb_adamw_free(&o);
     free(bb.ids);
     free(bb.targets);
-    close(lock);
+    if (lock >= 0) close(lock);
     return st;
 }
 

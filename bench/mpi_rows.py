@@ -1,0 +1,96 @@
+"""bench/run --mpi: data parallelism on this machine, posemb against PyTorch.
+
+posemb: `posemb train` as a user runs it (BERT of train-mini's size, 4 x 256,
+vocabulary 30522, masked LM on WikiText-2 from ../shared/data, a global batch
+of 32 x 128 tokens as 2 micro-batches of 16) at 1 rank x 1 thread, 1 rank x 2
+threads and `mpirun -np 2` x 1 thread; its own tokens/s over the run.
+PyTorch: bench/torch_train_mini.py (train-mini) at 1 and 2 threads, and
+bench/torch_ddp_mini.py (DistributedDataParallel, gloo) at 2 ranks x 1 thread.
+The layouts take turns; each row is the median of the repeats. The ratio
+that matters: 2 ranks over 1 rank at one thread each (target >= 1.7)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "..", "shared", "data")
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
+LAYOUTS = [(1, 1), (1, 2), (2, 1)]  # (ranks, threads per rank)
+
+
+def posemb_row(build, ranks, threads, steps):
+    """tokens/s of one `posemb train` run, or {"error": ...}."""
+    out = tempfile.mkdtemp(prefix="posemb-bench-mpi-")
+    cmd = [os.path.join(build, "posemb"), "train", "--model", "bert", "--data", os.path.join(DATA, "wikitext-2"),
+           "--vocab", os.path.join(DATA, "bert-base-uncased", "vocab.txt"), "--layers", "4", "--hidden", "256",
+           "--heads", "4", "--seq-len", "128", "--batch-size", "16", "--accum", "2", "--steps", str(steps),
+           "--eval-every", "0", "--save-every", "0", "--dropout", "0", "--out", os.path.join(out, "run")]
+    env = dict(os.environ, **MPI_ENV, OMP_NUM_THREADS=str(threads))
+    if ranks > 1:
+        cmd = ["mpirun", "-np", str(ranks), "-x", "OMP_NUM_THREADS"] + cmd
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    shutil.rmtree(out, ignore_errors=True)
+    m = re.search(r"; ([0-9.]+) tokens/s;", p.stderr)
+    if p.returncode or not m:
+        lines = p.stderr.strip().splitlines()
+        return {"error": lines[-1] if lines else f"exit status {p.returncode}"}
+    return {"tokens_per_s": float(m.group(1))}
+
+
+def torch_row(python, env, ranks, threads, steps):
+    """tokens/s of the PyTorch peer, or {"error": ...}."""
+    cmd = ([python, os.path.join(HERE, "torch_train_mini.py"), "ape", "train-mini", str(threads), str(steps)]
+           if ranks == 1 else
+           [python, os.path.join(HERE, "torch_ddp_mini.py"), "ape", "train-mini", str(ranks), str(threads), str(steps)])
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    try:
+        return {"tokens_per_s": json.loads(p.stdout.strip().splitlines()[-1])["tokens_per_s"]}
+    except (ValueError, IndexError, KeyError):
+        lines = (p.stderr or p.stdout).strip().splitlines()
+        return {"error": lines[-1] if lines else f"exit status {p.returncode}"}
+
+
+def median(runs):
+    """The median tokens/s of runs (the slower middle one for an even count) and their range, or the first error."""
+    bad = [r for r in runs if "error" in r]
+    if bad:
+        return bad[0]
+    ok = sorted(r["tokens_per_s"] for r in runs)
+    return {"tokens_per_s": ok[(len(ok) - 1) // 2], "range": [ok[0], ok[-1]]}
+
+
+def main(build, python, have_torch, torch_env, repeat, steps):
+    if not os.path.isdir(DATA):
+        print(f"bench/run --mpi: {DATA} is absent (WikiText-2 and the BERT vocabulary); nothing to run")
+        return 1
+    if not shutil.which("mpirun"):
+        print("bench/run --mpi: mpirun is missing (scripts/install-deps installs Open MPI)")
+        return 1
+    runs = {(e, r, t): [] for e in ("posemb", "pytorch") for r, t in LAYOUTS}
+    for _ in range(repeat):  # turns: a slow spell of the host hits every layout alike
+        for ranks, threads in LAYOUTS:
+            runs["posemb", ranks, threads].append(posemb_row(build, ranks, threads, steps))
+            if have_torch:
+                runs["pytorch", ranks, threads].append(torch_row(python, torch_env, ranks, threads, steps))
+    rows = {}
+    for (engine, ranks, threads), rs in runs.items():
+        if rs:
+            rows[engine, ranks, threads] = median(rs)
+            print(json.dumps({"engine": engine, "bench": "mpi-train-mini", "ranks": ranks, "threads": threads,
+                              "repeats": repeat, **rows[engine, ranks, threads]}), flush=True)
+    print(f"\nmpi-train-mini: tok/s of the global batch (32 x 128), median of {repeat}")
+    print(f"{'layout':<18} {'posemb':>8} {'PyTorch':>8} {'ratio':>6}")
+    for ranks, threads in LAYOUTS:
+        o, t = rows.get(("posemb", ranks, threads), {}), rows.get(("pytorch", ranks, threads), {})
+        ov, tv = o.get("tokens_per_s"), t.get("tokens_per_s")
+        ratio = f"{ov / tv:6.2f}" if ov and tv else f"{'-':>6}"
+        print(f"{f'{ranks} rank x {threads} thr':<18} {ov or '-':>8} {tv or '-':>8} {ratio}")
+    for engine in ("posemb", "pytorch"):
+        one, two = rows.get((engine, 1, 1), {}).get("tokens_per_s"), rows.get((engine, 2, 1), {}).get("tokens_per_s")
+        if one and two:
+            print(f"{engine}: 2 ranks / 1 rank at one thread each = {two / one:.2f} (target >= 1.7)")
+    return 0

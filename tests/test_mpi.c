@@ -1,0 +1,207 @@
+/* `mpirun -np 2 posemb train` (oversubscribed, on one machine) as a user
+ * runs it: the same loss curve and model as one process with the same global
+ * batch, to float rounding (the gradient sums are grouped differently); a
+ * rank killed with SIGKILL ends the job, and --resume on the group ends
+ * with that curve too; an accum the ranks cannot share and a subcommand
+ * that runs alone are refused with one line. Skipped when posemb was built
+ * without MPI or mpirun is missing. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "posemb/fileio.h"
+#include "posemb/model.h"
+#include "posemb/trainer.h"
+#include "testutil.h"
+
+static char *dir;
+static char out[1 << 15];
+
+/* mpirun as root in a container (CI), shared memory without ptrace rights, more ranks than cores. */
+#define MPIRUN                                                                                                         \
+    "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none "     \
+    "OMPI_MCA_rmaps_base_oversubscribe=1 '" POSEMB_MPIEXEC "' -np 2 -x OMP_NUM_THREADS=1 "
+
+/* BERT with dropout and an RPE: the ranks must draw the masks one process would. */
+#define TRAIN_ARGS                                                                                                     \
+    "--model bert --pe ape+rpe:k=4 --data %s/corpus.txt --vocab %s/vocab.txt --layers 2 --hidden 16 --heads 2 "        \
+    "--seq-len 16 --batch-size 4 --accum 4 --steps 40 --save-every 5 --eval-every 10 --eval-batches 3 --dropout 0.1"
+
+static int setup(void **state)
+{
+    if (!POSEMB_MPIEXEC[0]) return 0;
+    dir = tu_tmpdir();
+    tu_write_toy_corpus(dir, 4321);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    if (dir) tu_rmtree(dir);
+    free(dir);
+    return 0;
+}
+
+/* Runs posemb train for run (prefix: "" or MPIRUN), fresh or resumed. */
+static int train(const char *prefix, const char *run, int resume)
+{
+    char cmd[4096];
+    if (resume) snprintf(cmd, sizeof cmd, "%s'%s' train --resume --out %s/%s", prefix, POSEMB_BIN, dir, run);
+    else snprintf(cmd, sizeof cmd, "%s'%s' train " TRAIN_ARGS " --out %s/%s", prefix, POSEMB_BIN, dir, dir, dir, run);
+    return tu_run(cmd, out, sizeof out);
+}
+
+/* The losses of a run's log: train and eval lines in order. */
+static int read_log(const char *run, double *loss, int *eval, int cap)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, run);
+    return tu_read_train_log(path, loss, eval, cap);
+}
+
+/* Run b's log equals run a's to rtol (the curve one process gives). */
+static void assert_same_log(const char *a, const char *b, double rtol)
+{
+    double la[128], lb[128];
+    int ea[128], eb[128];
+    int na = read_log(a, la, ea, 128), nb = read_log(b, lb, eb, 128);
+    assert_int_equal(na, nb);
+    assert_int_equal(na, 40 + 4);
+    double worst = 0;
+    for (int i = 0; i < na; i++) {
+        assert_int_equal(ea[i], eb[i]);
+        TU_CLOSE(lb[i], la[i], 0, rtol, "loss", i);
+        worst = fmax(worst, fabs(lb[i] - la[i]) / fabs(la[i]));
+    }
+    printf("%s: %d losses within %.1e (relative) of %s's\n", b, na, worst, a);
+}
+
+/* Every tensor of run b's final model within tol of its largest value in
+ * run a's, plus 1e-7: a key bias has no gradient in exact arithmetic, and
+ * AdamW turns the rounding noise it gets into steps of that size. */
+static void assert_same_model(const char *a, const char *b, double tol)
+{
+    char pa[1200], pb[1200];
+    posemb_model *ma, *mb;
+    posemb_error err;
+    snprintf(pa, sizeof pa, "%s/%s", dir, a);
+    snprintf(pb, sizeof pb, "%s/%s", dir, b);
+    assert_int_equal(posemb_model_load(&ma, pa, &err), 0);
+    assert_int_equal(posemb_model_load(&mb, pb, &err), 0);
+    assert_int_equal(posemb_model_n_params(ma), posemb_model_n_params(mb));
+    double worst = 0;
+    for (int i = 0; i < posemb_model_n_params(ma); i++) {
+        const posemb_param *x = posemb_model_param(ma, i);
+        const float *wa = posemb_model_weights(ma) + x->offset, *wb = posemb_model_weights(mb) + x->offset;
+        double big = 0, diff = 0;
+        for (size_t k = 0; k < x->numel; k++) {
+            big = fmax(big, fabs(wa[k]));
+            diff = fmax(diff, fabs(wa[k] - wb[k]));
+        }
+        if (diff > tol * big + 1e-7) fail_msg("%s: %s differs by %g (largest value %g)", b, x->name, diff, big);
+        if (big > 1e-3) worst = fmax(worst, diff / big);
+    }
+    printf("%s: every tensor within %.1e of its largest value in %s's (those above 1e-3)\n", b, worst, a);
+    posemb_model_free(ma);
+    posemb_model_free(mb);
+}
+
+static void test_two_ranks_train_as_one(void **state)
+{
+    if (!POSEMB_MPIEXEC[0]) skip();
+    int rc = train("env OMP_NUM_THREADS=1 ", "one", 0);
+    if (rc) fail_msg("one process exited %d: %s", rc, out);
+    rc = train(MPIRUN, "two", 0);
+    if (rc) fail_msg("mpirun -np 2 exited %d: %s", rc, out);
+    if (!strstr(out, "on each of 2 ranks")) fail_msg("no group in the output: %s", out);
+    assert_same_log("one", "two", 1e-5);
+    assert_same_model("one", "two", 1e-5);
+}
+
+/* pid of a child of parent (a rank under mpirun), or 0. */
+static pid_t child_of(pid_t parent)
+{
+    char cmd[128], line[64];
+    snprintf(cmd, sizeof cmd, "pgrep -P %d posemb", (int)parent);
+    FILE *p = popen(cmd, "r");
+    pid_t pid = p && fgets(line, sizeof line, p) ? (pid_t)atoi(line) : 0;
+    if (p) pclose(p);
+    return pid;
+}
+
+/* Starts the group (fresh or resumed) and SIGKILLs one rank once the run
+ * holds checkpoint `at` or a later one; returns 1 if the run finished first. */
+static int run_and_kill_rank(int resume, long at)
+{
+    char cmd[4096], run[1200], path[POSEMB_PATH_MAX];
+    snprintf(run, sizeof run, "%s/killed", dir);
+    if (resume)
+        snprintf(cmd, sizeof cmd, "exec " MPIRUN "'%s' train --resume --out %s > /dev/null 2>&1", POSEMB_BIN, run);
+    else
+        snprintf(cmd, sizeof cmd, "exec " MPIRUN "'%s' train " TRAIN_ARGS " --out %s > /dev/null 2>&1", POSEMB_BIN, dir,
+                 dir, run);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    for (int waited = 0; waited < 60000 && posemb_checkpoint_latest(run, path, sizeof path) < at; waited += 5) {
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
+        if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    pid_t rank = child_of(pid); /* exec: pid is mpirun, its children the ranks */
+    if (rank) kill(rank, SIGKILL);
+    waitpid(pid, &status, 0); /* mpirun ends the other rank */
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static void test_killed_rank_resumes(void **state)
+{
+    if (!POSEMB_MPIEXEC[0]) skip();
+    int finished = run_and_kill_rank(0, 5), kills = !finished;
+    for (long at = 15; !finished && at < 40; at += 10) {
+        finished = run_and_kill_rank(1, at);
+        kills += !finished;
+    }
+    if (!finished) {
+        int rc = train(MPIRUN, "killed", 1);
+        if (rc) fail_msg("the last --resume exited %d: %s", rc, out);
+    }
+    printf("a rank killed %d times, the group resumed each time\n", kills);
+    assert_true(kills > 0);
+    assert_same_log("one", "killed", 1e-5);
+    assert_same_model("one", "killed", 1e-5);
+}
+
+static void test_refusals(void **state)
+{
+    if (!POSEMB_MPIEXEC[0]) skip();
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             MPIRUN "'%s' train --model bert --data %s/corpus.txt --vocab %s/vocab.txt --layers 1 --hidden 16 "
+                    "--heads 2 --seq-len 16 --batch-size 8 --accum 1 --steps 2 --out %s/odd",
+             POSEMB_BIN, dir, dir, dir);
+    int rc = tu_run(cmd, out, sizeof out);
+    if (rc == 0 || !strstr(out, "accum 1 is not a multiple of the 2 ranks") || !strstr(out, "batch 4 and accum 2"))
+        fail_msg("an accum the ranks cannot share: exit %d: %s", rc, out);
+    snprintf(cmd, sizeof cmd, MPIRUN "'%s' pe --pe sin --dim 8 --len 4", POSEMB_BIN);
+    rc = tu_run(cmd, out, sizeof out);
+    if (rc == 0 || !strstr(out, "runs as one process")) fail_msg("posemb pe on 2 ranks: exit %d: %s", rc, out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_two_ranks_train_as_one),
+        cmocka_unit_test(test_killed_rank_resumes),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
