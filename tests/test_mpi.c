@@ -180,6 +180,35 @@ static void test_killed_rank_resumes(void **state)
     assert_same_model("one", "killed", 1e-5);
 }
 
+/* The study across ranks gives the lines of one process: each run is a function of its seed. */
+static void test_study_across_ranks(void **state)
+{
+    if (!POSEMB_MPIEXEC[0]) skip();
+    char path[1200], cmd[4096];
+    const char *cfg = "{\"pes\": [\"none\", \"ape\", \"rope\"], \"tasks\": [\"order\", \"reverse\"], "
+                      "\"seeds\": [1, 2], \"lengths\": [1, 2], \"n_train\": 16, \"steps\": 30, \"batch\": 16, "
+                      "\"eval_examples\": 32, \"curve_every\": 10, \"analyze\": 0}";
+    snprintf(path, sizeof path, "%s/study.json", dir);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && env OMP_NUM_THREADS=1 '%s' study study.json --jobs 1 --out one", dir,
+             POSEMB_BIN);
+    int rc = tu_run(cmd, out, sizeof out);
+    if (rc) fail_msg("one process exited %d: %s", rc, out);
+    snprintf(cmd, sizeof cmd, "cd '%s' && " MPIRUN "'%s' study study.json --out two", dir, POSEMB_BIN);
+    rc = tu_run(cmd, out, sizeof out);
+    if (rc || !strstr(out, "12 unit(s) to go on 2 ranks")) fail_msg("mpirun -np 2 study exited %d: %s", rc, out);
+    snprintf(path, sizeof path, "%s/one/results.jsonl", dir);
+    char *a = tu_results_canonical(path);
+    snprintf(path, sizeof path, "%s/two/results.jsonl", dir);
+    char *b = tu_results_canonical(path);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    snprintf(cmd, sizeof cmd, "test -s '%s/two/tables.md' && test -s '%s/two/report.html'", dir, dir);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    printf("the study on 2 ranks: the 24 lines of one process\n");
+}
+
 static void test_refusals(void **state)
 {
     if (!POSEMB_MPIEXEC[0]) skip();
@@ -191,7 +220,7 @@ static void test_refusals(void **state)
     int rc = tu_run(cmd, out, sizeof out);
     if (rc == 0 || !strstr(out, "accum 1 is not a multiple of the 2 ranks") || !strstr(out, "batch 4 and accum 2"))
         fail_msg("an accum the ranks cannot share: exit %d: %s", rc, out);
-    snprintf(cmd, sizeof cmd, MPIRUN "'%s' pe --pe sin --dim 8 --len 4", POSEMB_BIN);
+    snprintf(cmd, sizeof cmd, MPIRUN "'%s' pe sin --dim 8 --len 4", POSEMB_BIN);
     rc = tu_run(cmd, out, sizeof out);
     if (rc == 0 || !strstr(out, "runs as one process")) fail_msg("posemb pe on 2 ranks: exit %d: %s", rc, out);
 }
@@ -201,6 +230,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_ranks_train_as_one),
         cmocka_unit_test(test_killed_rank_resumes),
+        cmocka_unit_test(test_study_across_ranks),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

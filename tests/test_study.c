@@ -35,36 +35,12 @@ static int teardown(void **state)
     return 0;
 }
 
-/* The lines of a results file without their timings, sorted, joined. */
+/* run's results.jsonl lines without their timings, sorted, joined. */
 static char *canonical(const char *run)
 {
-    char path[1200], line[8192];
+    char path[1200];
     snprintf(path, sizeof path, "%s/%s/results.jsonl", dir, run);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    char *lines[64];
-    int n = 0;
-    while (n < 64 && fgets(line, sizeof line, f)) {
-        cJSON *j = cJSON_Parse(line);
-        assert_non_null(j);
-        cJSON_DeleteItemFromObject(j, "seconds");
-        lines[n++] = cJSON_PrintUnformatted(j);
-        cJSON_Delete(j);
-    }
-    fclose(f);
-    for (int i = 0; i < n; i++) /* sort: workers may finish in any order */
-        for (int k = i + 1; k < n; k++)
-            if (strcmp(lines[k], lines[i]) < 0) {
-                char *t = lines[i];
-                lines[i] = lines[k];
-                lines[k] = t;
-            }
-    char *all = calloc(1, 1 << 16);
-    for (int i = 0; i < n; i++) {
-        strcat(strcat(all, lines[i]), "\n");
-        free(lines[i]);
-    }
-    return all;
+    return tu_results_canonical(path);
 }
 
 static int count_lines(const char *run)

@@ -4,8 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "posemb/comm.h"
 #include "posemb/corpus.h"
 #include "posemb/model.h"
 #include "posemb/rng.h"
@@ -297,6 +301,143 @@ static void test_nan_stops(void **state)
     free(dir);
 }
 
+/* ---- a group (posemb/comm.h) without MPI: two forked processes joined by a
+ * socket pair implement its three calls; posemb_train over them must train
+ * the model one process trains with the same batch and accum, to the grouping
+ * of the gradient sums, and rank 1 writes nothing. Runs under the
+ * sanitizers, which the MPI build does not (test_mpi.c). ---- */
+
+enum { GROUP_STEPS = 12 };
+
+static int full_io(int fd, void *buf, size_t n, int writing)
+{
+    for (size_t done = 0; done < n;) {
+        ssize_t k = writing ? write(fd, (char *)buf + done, n - done) : read(fd, (char *)buf + done, n - done);
+        if (k <= 0) return -1;
+        done += (size_t)k;
+    }
+    return 0;
+}
+
+/* Two ranks over a socket: rank 1 sends its x, rank 0 adds in rank order and sends the sum back. */
+typedef struct pair {
+    int fd, rank;
+} pair;
+
+static posemb_status pair_sum(pair *p, void *x, size_t n, size_t size, posemb_error *err)
+{
+    void *other = malloc(n * size);
+    int bad = !other;
+    if (!bad && p->rank == 1) bad = full_io(p->fd, x, n * size, 1) || full_io(p->fd, x, n * size, 0);
+    if (!bad && p->rank == 0) {
+        bad = full_io(p->fd, other, n * size, 0);
+        for (size_t i = 0; !bad && i < n; i++)
+            if (size == sizeof(float)) ((float *)x)[i] = ((float *)x)[i] + ((float *)other)[i];
+            else ((double *)x)[i] = ((double *)x)[i] + ((double *)other)[i];
+        bad = bad || full_io(p->fd, x, n * size, 1);
+    }
+    free(other);
+    return bad ? posemb_fail(err, POSEMB_EIO, "pair: the other rank is gone") : POSEMB_OK;
+}
+
+static posemb_status sum_f32(void *ctx, float *x, size_t n, posemb_error *err)
+{
+    return pair_sum(ctx, x, n, sizeof *x, err);
+}
+
+static posemb_status sum_f64(void *ctx, double *x, size_t n, posemb_error *err)
+{
+    return pair_sum(ctx, x, n, sizeof *x, err);
+}
+
+static posemb_status bcast(void *ctx, void *buf, size_t n, posemb_error *err)
+{
+    pair *p = ctx;
+    int bad = full_io(p->fd, buf, n, p->rank == 0);
+    return bad ? posemb_fail(err, POSEMB_EIO, "pair: the other rank is gone") : POSEMB_OK;
+}
+
+/* Trains in run (with group g, or alone); returns the run's result. */
+static posemb_status train(const char *run, const posemb_comm *g, posemb_train_result *res, posemb_model **m,
+                           posemb_error *err)
+{
+    posemb_lm_data d;
+    data(&d);
+    *m = tiny_bert("lsin+rpe:k=4");
+    posemb_train_args a = args_for(run, GROUP_STEPS);
+    a.comm = g;
+    posemb_status st = posemb_train(*m, &d, &a, 0, res, err);
+    posemb_lm_data_free(&d);
+    return st;
+}
+
+static void test_pair_trains_as_one(void **state)
+{
+    posemb_threads_set(1);
+    char *dir = tu_tmpdir(), one[1100], two[1100], path[1200];
+    snprintf(one, sizeof one, "%s/one", dir);
+    snprintf(two, sizeof two, "%s/two", dir);
+    posemb_error err;
+    posemb_train_result ra, rb;
+    posemb_model *ma, *mb;
+    if (train(one, NULL, &ra, &ma, &err)) fail_msg("%s", err.msg);
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    fflush(NULL);
+    pid_t child = fork();
+    pair p = {child == 0 ? sv[1] : sv[0], child == 0};
+    posemb_comm g = {p.rank, 2, &p, sum_f32, sum_f64, bcast};
+    if (child == 0) { /* rank 1: trains, writes nothing, exits with its status */
+        close(sv[0]);
+        posemb_status st = train(two, &g, &rb, &mb, &err);
+        _exit(st ? 1 : 0);
+    }
+    close(sv[1]);
+    posemb_status st = train(two, &g, &rb, &mb, &err);
+    int status;
+    waitpid(child, &status, 0);
+    if (st) fail_msg("rank 0: %s", err.msg);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(rb.n_history, GROUP_STEPS);
+    double worst = 0;
+    for (int i = 0; i < GROUP_STEPS; i++) {
+        TU_CLOSE(rb.history[i].loss, ra.history[i].loss, 0, 1e-5, "loss", i);
+        worst = fmax(worst, fabs(rb.history[i].loss / ra.history[i].loss - 1));
+    }
+    TU_CLOSE(rb.eval_loss, ra.eval_loss, 0, 1e-5, "eval loss", 0);
+    const float *wa = posemb_model_weights(ma), *wb = posemb_model_weights(mb);
+    for (size_t i = 0; i < posemb_model_n_floats(ma); i++) TU_CLOSE(wb[i], wa[i], 1e-6, 1e-4, "weight", (long)i);
+    snprintf(path, sizeof path, "%s/model.safetensors", two);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0); /* rank 0 saved the final model */
+    printf("2 ranks over a socket pair: %d losses within %.1e of one process's\n", GROUP_STEPS, worst);
+    posemb_train_result_free(&ra);
+    posemb_train_result_free(&rb);
+    posemb_model_free(ma);
+    posemb_model_free(mb);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* An accum the ranks cannot share is refused before anything is written. */
+static void test_accum_refused(void **state)
+{
+    pair p = {-1, 0};
+    posemb_comm g = {0, 3, &p, sum_f32, sum_f64, bcast};
+    posemb_lm_data d;
+    posemb_error err;
+    data(&d);
+    posemb_model *m = tiny_bert("ape");
+    posemb_train_args a = args_for("/nonexistent/run", GROUP_STEPS);
+    a.comm = &g;
+    posemb_train_result res;
+    assert_int_equal(posemb_train(m, &d, &a, 0, &res, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "accum 2 is not a multiple of the 3 ranks"));
+    posemb_train_result_free(&res);
+    posemb_model_free(m);
+    posemb_lm_data_free(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +447,8 @@ int main(void)
         cmocka_unit_test(test_nan_stops),
         cmocka_unit_test(test_hostile_trainer_state),
         cmocka_unit_test(test_checkpoint_listing),
+        cmocka_unit_test(test_pair_trains_as_one),
+        cmocka_unit_test(test_accum_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

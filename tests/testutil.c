@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "posemb/rng.h"
 
 int tu_have_shared(const char *what)
@@ -134,4 +136,30 @@ int tu_read_train_log(const char *run, double *loss, int *eval, int cap)
     }
     fclose(f);
     return n;
+}
+
+static int cmp_lines(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+char *tu_results_canonical(const char *path)
+{
+    char line[8192];
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char *lines[256];
+    int n = 0;
+    while (n < 256 && fgets(line, sizeof line, f)) {
+        cJSON *j = cJSON_Parse(line);
+        assert_non_null(j);
+        cJSON_DeleteItemFromObject(j, "seconds");
+        lines[n++] = cJSON_PrintUnformatted(j);
+        cJSON_Delete(j);
+    }
+    fclose(f);
+    qsort(lines, (size_t)n, sizeof *lines, cmp_lines); /* workers may finish in any order */
+    char *all = calloc(1, 1 << 18);
+    for (int i = 0; i < n; i++) {
+        strcat(strcat(all, lines[i]), "\n");
+        free(lines[i]);
+    }
+    return all;
 }

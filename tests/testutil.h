@@ -28,6 +28,9 @@ void tu_write_toy_corpus(const char *dir, unsigned seed);
 /* The losses of run/train_log.jsonl in order: its train lines, and with eval
  * its evaluation lines too (eval[i] = 1 for those). Returns how many. */
 int tu_read_train_log(const char *run, double *loss, int *eval, int cap);
+/* The lines of a study's results.jsonl without their timings ("seconds"),
+ * sorted and joined: what any split of the study among workers must give. */
+char *tu_results_canonical(const char *path);
 
 /* A PE for spec with its parameters allocated, initialised from a fixed
  * seed and prepared; fails the test when spec is refused. */

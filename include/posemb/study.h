@@ -75,16 +75,37 @@ POSEMB_API posemb_status posemb_study_run(const posemb_study_config *c, const ch
 POSEMB_API posemb_syn_kind posemb_study_task_kind(const posemb_study_config *c, int t);
 POSEMB_API const char *posemb_study_task_metric(const posemb_study_config *c, int t);
 
-/* The real-data study's runs (study_data.c): called by posemb_study_run.
- * check: EINVAL for settings the data cannot run, EIO for a missing data
- * folder or vocabulary; prepare: tokenizes the corpora into out/cache once
- * (EIO, EFORMAT, ENOMEM); worker: pretrains each of worker w's PEs
- * (resumable) and runs their fine-tunings, each appended to results.jsonl
- * as it ends, stopping at the first failure. */
+/* A study shared by processes that need not be forks of one another (the
+ * posemb program's MPI ranks: src/cli/cli_study_mpi.c): what
+ * posemb_study_run does, in pieces. Its units are the runs of the synthetic
+ * study (index (pe * n_tasks + task) * n_seeds + seed) or the PEs of the
+ * real-data study (a PE's pretraining, then its fine-tunings). One process
+ * calls prepare (folders, the corpora's cache) and pending (the units
+ * results.jsonl does not finish, in order, into pending[n_units]); each
+ * calls work, which computes the units q hands it; one calls finish (tables
+ * and report) when all are done. Each run is a function of its seed, so any
+ * split gives the lines of one process. */
+typedef struct posemb_study_queue {
+    void *ctx;
+    int (*next)(void *ctx); /* the next unit for this process, or -1 when none is left */
+    /* appends one run's lines (whole lines, results.jsonl's format) to out/results.jsonl */
+    posemb_status (*append)(void *ctx, const char *lines, posemb_error *err);
+} posemb_study_queue;
+POSEMB_API int posemb_study_n_units(const posemb_study_config *c);
+POSEMB_API posemb_status posemb_study_prepare(const posemb_study_config *c, const char *out, posemb_error *err);
+POSEMB_API posemb_status posemb_study_pending(const posemb_study_config *c, const char *out, int *pending, int *n,
+                                              posemb_error *err);
+POSEMB_API posemb_status posemb_study_work(const posemb_study_config *c, const char *out, const posemb_study_queue *q,
+                                           posemb_error *err);
+POSEMB_API posemb_status posemb_study_finish(const posemb_study_config *c, const char *out, posemb_error *err);
+/* Appends whole lines to out/results.jsonl under a file lock (EIO). */
+POSEMB_API posemb_status posemb_study_append(const char *out, const char *lines, posemb_error *err);
+
+/* The real-data study's pieces (study_data.c): check: EINVAL for settings
+ * the data cannot run, EIO for a missing data folder or vocabulary;
+ * prepare: tokenizes the corpora into out/cache once (EIO, EFORMAT, ENOMEM). */
 POSEMB_API posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error *err);
 POSEMB_API posemb_status posemb_study_data_prepare(const posemb_study_config *c, const char *out, posemb_error *err);
-POSEMB_API posemb_status posemb_study_data_worker(const posemb_study_config *c, const char *out, const int *done, int w,
-                                                  int jobs, int total, posemb_error *err);
 /* Lines results.jsonl holds of a finished run of task t. */
 POSEMB_API int posemb_study_lines_per_run(const posemb_study_config *c, int t);
 

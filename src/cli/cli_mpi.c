@@ -85,7 +85,8 @@ static posemb_status mpi_bcast(void *ctx, void *buf, size_t n, posemb_error *err
 int cli_mpi_start(int *argc, char ***argv, const char *sub, int takes_mpi)
 {
     if (!launched_size()) return 0;
-    if (MPI_Init(argc, argv) != MPI_SUCCESS) {
+    int provided; /* the study's queue answers from a thread of rank 0 (cli_study_mpi.c) */
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "posemb %s: MPI_Init failed\n", sub);
         return 1;
     }

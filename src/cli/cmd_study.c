@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "args.h"
+#include "cli_mpi.h"
+#include "cli_study_mpi.h"
 #include "commands.h"
 #include "posemb/study.h"
 
@@ -19,12 +21,15 @@ static const char USAGE[] =
     "jobs, analyze. Tasks: absolute, order, distance, retrieve, between, copy (span), reverse\n"
     "(a causal LM; the default leaves copy out).\n\n"
     "With --data DATA (a folder laid out like ../shared/data): the real-data study. Per PE a\n"
-    "BERT (default 4 layers, width 256; ape sin lsin rpe lsrpe ape+rpe rope alibi) is pretrained\n"
-    "with masked LM on DATA's wikitext-2, janeausten and tinyshakespeare (pretrain_steps,\n"
-    "pretrain_batch, pretrain_lr; resumed from its checkpoints), then fine-tuned per task and\n"
-    "seed (steps, batch, lr, dropout; the best of the evaluations every curve_every steps is\n"
-    "kept) on CoLA SST-2 MRPC STS-B RTE (dev metrics) and SQuAD (held-out articles; windows of\n"
-    "n_train x lengths, squad_stride, squad_max_query, max_answer, eval_examples questions).\n\n"
+    "BERT (default 4 layers, width 128; none ape sin lsin rpe srpe lsrpe ape+rpe lsin+lsrpe\n"
+    "rope alibi t5) is pretrained with masked LM on DATA's wikitext-2, janeausten and\n"
+    "tinyshakespeare (pretrain_steps, pretrain_batch, pretrain_lr; resumed from its\n"
+    "checkpoints), then fine-tuned per task and seed (steps, epochs, batch, lr, dropout; the\n"
+    "best of the evaluations every curve_every steps is kept) on CoLA SST-2 MRPC STS-B RTE (dev\n"
+    "metrics) and SQuAD (held-out articles; windows of n_train x lengths, squad_stride,\n"
+    "squad_max_query, max_answer, eval_examples questions).\n\n"
+    "Under mpirun or srun (posemb built with MPI) each rank is one worker, taking the next run\n"
+    "(a PE, for --data) as it frees up; rank 0 writes the results (docs/mpi.md).\n\n"
     "  --data DATA the real-data study on DATA (CONFIG then overrides its defaults)\n"
     "  --out DIR   output folder (default: posemb-study)\n"
     "  --jobs N    worker processes (default: 2)\n";
@@ -55,7 +60,9 @@ int cmd_study(int argc, char **argv)
     posemb_error err;
     if (config && posemb_study_config_load(&c, config, &err)) return cli_report("study", &err);
     if (jobs) c.jobs = jobs;
-    if (posemb_study_run(&c, out, &err)) return cli_report("study", &err);
-    printf("posemb study: wrote %s/tables.md, %s/tables.csv and %s/report.html\n", out, out, out);
+    const posemb_comm *g = cli_mpi_comm(); /* under mpirun: one worker per rank, --jobs aside */
+    if (g ? cli_study_mpi(&c, out, g, &err) : posemb_study_run(&c, out, &err)) return cli_report("study", &err);
+    if (posemb_comm_leader(g))
+        printf("posemb study: wrote %s/tables.md, %s/tables.csv and %s/report.html\n", out, out, out);
     return 0;
 }

@@ -17,7 +17,7 @@ typedef struct subcommand {
 
 static const subcommand SUBCOMMANDS[] = {
     {"inspect", cmd_inspect, "list the tensors and metadata of a .safetensors file", 0, 0},
-    {"study", cmd_study, "compare PEs by training: tasks, seeds, lengths, tables, report", 1, 0},
+    {"study", cmd_study, "compare PEs by training: tasks, seeds, lengths, tables, report (mpirun)", 1, 1},
     {"train", cmd_train, "pretrain a BERT, RoBERTa, GPT-2 or Llama with any PE on text (resumable; mpirun)", 1, 1},
     {"forward", cmd_forward, "run a model on inputs.json and write hidden states and attentions", 1, 0},
     {"perplexity", cmd_perplexity, "a decoder's perplexity on text at several context lengths", 1, 0},

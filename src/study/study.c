@@ -22,6 +22,7 @@
 #include "posemb/pe.h"
 #include "posemb/trainer.h"
 #include "posemb/threads.h"
+#include "study_data_impl.h"
 #include "study_impl.h"
 
 #define MAX_SPAN 8 /* longest answer the span decoder considers, as HF's max_answer_length */
@@ -351,11 +352,14 @@ posemb_status study_append_results(const char *path, const char *lines, posemb_e
 }
 
 /* How many lines results.jsonl holds of each run, done[(pe * n_tasks + task) * n_seeds + seed];
- * a run is finished when it has one per evaluation length. */
-static void read_done(const posemb_study_config *c, const char *path, int *done)
+ * a run is finished when it has one per evaluation length. No file: none. */
+posemb_status study_read_done(const posemb_study_config *c, const char *out, int *done, posemb_error *err)
 {
+    char path[POSEMB_PATH_MAX];
+    if (posemb_path_join(path, sizeof path, out, "results.jsonl"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
     FILE *f = fopen(path, "r");
-    if (!f) return;
+    if (!f) return POSEMB_OK;
     char line[8192];
     while (fgets(line, sizeof line, f)) {
         cJSON *j = cJSON_Parse(line);
@@ -370,6 +374,7 @@ static void read_done(const posemb_study_config *c, const char *path, int *done)
         cJSON_Delete(j);
     }
     fclose(f);
+    return POSEMB_OK;
 }
 
 /* ---- the runner ---- */
@@ -382,72 +387,93 @@ void study_folder_of(const char *spec, char *buf, size_t cap)
     buf[n] = '\0';
 }
 
-/* Worker w of jobs: the pending runs whose rank is w modulo jobs. */
-static posemb_status worker(const posemb_study_config *c, const char *out, const int *done, int w, int jobs, int total,
-                            posemb_error *err)
+/* Run k of the synthetic study (study_run_index order), its lines handed to q. */
+static posemb_status synthetic_run(const posemb_study_config *c, const char *out, int k, const posemb_study_queue *q,
+                                   posemb_error *err)
 {
-    char results[POSEMB_PATH_MAX], save[POSEMB_PATH_MAX], name[160];
-    if (posemb_path_join(results, sizeof results, out, "results.jsonl"))
-        return posemb_fail(err, POSEMB_EINVAL, "path too long");
-    int rank = 0, mine = 0, mine_total = (total - w + jobs - 1) / jobs;
-    double t0 = posemb_timer_now();
-    posemb_status st = POSEMB_OK;
-    for (int p = 0; !st && p < c->n_pes; p++)
-        for (int t = 0; !st && t < c->n_tasks; t++)
-            for (int s = 0; !st && s < c->n_seeds; s++) {
-                if (done[study_run_index(c, p, t, s)] >= c->n_mults || rank++ % jobs != w) continue;
-                int keep = c->analyze && t == 0 && s == 0; /* one model per PE for the report's analysis */
-                study_folder_of(c->pes[p], name, sizeof name);
-                snprintf(save, sizeof save, "%s/models/%s", out, name);
-                run_result r;
-                if ((st = one_run(c, p, t, s, keep ? save : NULL, &r, err))) {
-                    char msg[POSEMB_ERROR_MSG];
-                    snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
-                    st = posemb_fail(err, st, "study run %s / %s / seed %d: %s", c->pes[p], c->tasks[t], c->seeds[s],
-                                     msg);
-                    break;
-                }
-                char *lines = result_lines(c, p, t, s, &r);
-                st = lines ? study_append_results(results, lines, err)
-                           : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
-                free(lines);
-                mine++;
-                double eta = (posemb_timer_now() - t0) / mine * (mine_total - mine);
-                fprintf(stderr,
-                        "posemb study: run %d/%d  %-12s %-9s seed %d  %.3f at %d tokens, %.3f at %d  (%.1f s, ETA "
-                        "%02d:%02d)\n",
-                        rank, total, c->pes[p], c->tasks[t], c->seeds[s], r.metric[0], c->n_train,
-                        r.metric[c->n_mults - 1], c->n_train * c->mults[c->n_mults - 1], r.seconds, (int)eta / 60,
-                        (int)eta % 60);
-            }
+    int s = k % c->n_seeds, t = k / c->n_seeds % c->n_tasks, p = k / c->n_seeds / c->n_tasks;
+    int keep = c->analyze && t == 0 && s == 0; /* one model per PE for the report's analysis */
+    char save[POSEMB_PATH_MAX], name[160];
+    study_folder_of(c->pes[p], name, sizeof name);
+    snprintf(save, sizeof save, "%s/models/%s", out, name);
+    run_result r;
+    posemb_status st = one_run(c, p, t, s, keep ? save : NULL, &r, err);
+    if (st) {
+        char msg[POSEMB_ERROR_MSG];
+        snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+        return posemb_fail(err, st, "study run %s / %s / seed %d: %s", c->pes[p], c->tasks[t], c->seeds[s], msg);
+    }
+    char *lines = result_lines(c, p, t, s, &r);
+    st = lines ? q->append(q->ctx, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    free(lines);
+    if (!st)
+        fprintf(stderr, "posemb study: run %d/%d  %-12s %-9s seed %d  %.3f at %d tokens, %.3f at %d  (%.1f s)\n", k + 1,
+                c->n_pes * c->n_tasks * c->n_seeds, c->pes[p], c->tasks[t], c->seeds[s], r.metric[0], c->n_train,
+                r.metric[c->n_mults - 1], c->n_train * c->mults[c->n_mults - 1], r.seconds);
     return st;
 }
 
+posemb_status posemb_study_work(const posemb_study_config *c, const char *out, const posemb_study_queue *q,
+                                posemb_error *err)
+{
+    if (c->data[0]) return study_data_work(c, out, q, err);
+    posemb_status st = POSEMB_OK;
+    for (int k = q->next(q->ctx); !st && k >= 0; k = q->next(q->ctx)) st = synthetic_run(c, out, k, q, err);
+    return st;
+}
+
+/* The queue of one local worker: every jobs-th pending unit from w, results appended under a lock. */
+typedef struct local_queue {
+    const int *pending;
+    int n, at, jobs;
+    char results[POSEMB_PATH_MAX];
+} local_queue;
+
+static int local_next(void *ctx)
+{
+    local_queue *l = ctx;
+    int k = l->at < l->n ? l->pending[l->at] : -1;
+    l->at += l->jobs;
+    return k;
+}
+
+static posemb_status local_append(void *ctx, const char *lines, posemb_error *err)
+{
+    return study_append_results(((local_queue *)ctx)->results, lines, err);
+}
+
+static posemb_status local_worker(const posemb_study_config *c, const char *out, const int *pending, int n, int w,
+                                  int jobs, posemb_error *err)
+{
+    local_queue l = {pending, n, w, jobs, ""};
+    if (posemb_path_join(l.results, sizeof l.results, out, "results.jsonl"))
+        return posemb_fail(err, POSEMB_EINVAL, "path too long");
+    posemb_study_queue q = {&l, local_next, local_append};
+    return posemb_study_work(c, out, &q, err);
+}
+
 /* Forks jobs workers (or runs in-process for one) and waits for them. */
-static posemb_status run_workers(const posemb_study_config *c, const char *out, const int *done, int total,
+static posemb_status run_workers(const posemb_study_config *c, const char *out, const int *pending, int n,
                                  posemb_error *err)
 {
     int jobs = c->jobs > 1 ? c->jobs : 1;
-    if (jobs == 1)
-        return c->data[0] ? posemb_study_data_worker(c, out, done, 0, 1, total, err)
-                          : worker(c, out, done, 0, 1, total, err);
+    if (jobs == 1) return local_worker(c, out, pending, n, 0, 1, err);
     pid_t pids[64];
-    int n = 0, failed = 0;
+    int forked = 0, failed = 0;
     fflush(NULL);
     for (int w = 0; w < jobs && w < 64; w++) {
         pid_t pid = fork();
         if (pid == 0) { /* each worker one thread: small models parallelise better by runs */
             posemb_threads_set(1);
             posemb_error e;
-            posemb_status st = c->data[0] ? posemb_study_data_worker(c, out, done, w, jobs, total, &e)
-                                          : worker(c, out, done, w, jobs, total, &e);
+            posemb_status st = local_worker(c, out, pending, n, w, jobs, &e);
             if (st) fprintf(stderr, "posemb study: %s\n", e.msg);
             fflush(NULL);
             _exit(st ? 1 : 0);
         }
-        if (pid > 0) pids[n++] = pid;
+        if (pid > 0) pids[forked++] = pid;
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < forked; i++) {
         int status;
         while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR) {}
         failed += !WIFEXITED(status) || WEXITSTATUS(status);
@@ -492,7 +518,59 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
     return POSEMB_OK;
 }
 
-posemb_status posemb_study_run(const posemb_study_config *c, const char *out, posemb_error *err)
+posemb_status posemb_study_append(const char *out, const char *lines, posemb_error *err)
+{
+    char path[POSEMB_PATH_MAX];
+    if (posemb_path_join(path, sizeof path, out, "results.jsonl"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
+    return study_append_results(path, lines, err);
+}
+
+int posemb_study_n_units(const posemb_study_config *c)
+{
+    return c->data[0] ? c->n_pes : c->n_pes * c->n_tasks * c->n_seeds;
+}
+
+posemb_status posemb_study_pending(const posemb_study_config *c, const char *out, int *pending, int *n,
+                                   posemb_error *err)
+{
+    int *done = calloc((size_t)c->n_pes * c->n_tasks * c->n_seeds, sizeof *done);
+    posemb_status st = done ? study_read_done(c, out, done, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    if (st) {
+        free(done);
+        return st;
+    }
+    *n = 0;
+    for (int p = 0; p < c->n_pes; p++) {
+        int pe_pending = 0;
+        for (int t = 0; t < c->n_tasks; t++)
+            for (int s = 0; s < c->n_seeds; s++) {
+                int left = done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t);
+                pe_pending |= left;
+                if (left && !c->data[0]) pending[(*n)++] = (int)study_run_index(c, p, t, s);
+            }
+        if (pe_pending && c->data[0]) pending[(*n)++] = p; /* a real-data unit: a PE, pretraining first */
+    }
+    free(done);
+    return POSEMB_OK;
+}
+
+void study_say_pending(const posemb_study_config *c, const char *out, int n, int workers)
+{
+    int total = c->n_pes * c->n_tasks * c->n_seeds;
+    if (c->data[0])
+        fprintf(stderr,
+                "posemb study: %d runs (%d PEs x %d tasks x %d seeds) in %s; %d PE(s) with runs to go on %d "
+                "worker(s)\n",
+                total, c->n_pes, c->n_tasks, c->n_seeds, out, n, workers);
+    else
+        fprintf(stderr,
+                "posemb study: %d runs (%d PEs x %d tasks x %d seeds), %d already in %s/results.jsonl, %d to go "
+                "on %d worker(s)\n",
+                total, c->n_pes, c->n_tasks, c->n_seeds, total - n, out, n, workers);
+}
+
+posemb_status posemb_study_prepare(const posemb_study_config *c, const char *out, posemb_error *err)
 {
     posemb_status st = check_config(c, err);
     if (st) return st;
@@ -501,23 +579,23 @@ posemb_status posemb_study_run(const posemb_study_config *c, const char *out, po
         return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", out, strerror(errno));
     if (posemb_path_join(path, sizeof path, out, "models") || (mkdir(path, 0755) && errno != EEXIST))
         return posemb_fail(err, POSEMB_EIO, "%s: cannot create", path);
-    int n = c->n_pes * c->n_tasks * c->n_seeds, pending = 0;
-    int *done = calloc((size_t)n, sizeof *done);
-    if (!done) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
-    posemb_path_join(path, sizeof path, out, "results.jsonl");
-    read_done(c, path, done);
-    for (int p = 0; p < c->n_pes; p++)
-        for (int t = 0; t < c->n_tasks; t++)
-            for (int sd = 0; sd < c->n_seeds; sd++)
-                pending += done[study_run_index(c, p, t, sd)] < posemb_study_lines_per_run(c, t);
-    if (pending && c->data[0])
-        st = posemb_study_data_prepare(c, out, err); /* tokenize the corpora once, before the workers */
-    fprintf(stderr,
-            "posemb study: %d runs (%d PEs x %d tasks x %d seeds), %d already in %s, %d to go on %d worker(s)\n", n,
-            c->n_pes, c->n_tasks, c->n_seeds, n - pending, path, pending, c->jobs);
-    if (!st && pending) st = run_workers(c, out, done, pending, err);
-    free(done);
-    if (!st) st = posemb_study_tables(c, out, err);
-    if (!st) st = posemb_study_report(c, out, err);
-    return st;
+    return c->data[0] ? posemb_study_data_prepare(c, out, err) : POSEMB_OK; /* tokenize the corpora once */
+}
+
+posemb_status posemb_study_finish(const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    posemb_status st = posemb_study_tables(c, out, err);
+    return st ? st : posemb_study_report(c, out, err);
+}
+
+posemb_status posemb_study_run(const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    posemb_status st = posemb_study_prepare(c, out, err);
+    int n = 0, *pending = st ? NULL : malloc((size_t)posemb_study_n_units(c) * sizeof *pending);
+    if (!st && !pending) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    if (!st) st = posemb_study_pending(c, out, pending, &n, err);
+    if (!st) study_say_pending(c, out, n, c->jobs);
+    if (!st && n) st = run_workers(c, out, pending, n, err);
+    free(pending);
+    return st ? st : posemb_study_finish(c, out, err);
 }

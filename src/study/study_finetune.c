@@ -468,54 +468,42 @@ static char *ft_lines(const posemb_study_config *c, int p, int t, int s, const t
 typedef struct worker_state {
     const posemb_study_config *c;
     const char *out;
+    const posemb_study_queue *q;
     posemb_tokenizer *tok;
     task_data td[POSEMB_STUDY_MAX_TASKS];
-    int done_runs, my_runs;
-    double t0;
 } worker_state;
 
 static posemb_status one_finetune(worker_state *ws, int p, int t, int s, posemb_error *err)
 {
     const posemb_study_config *c = ws->c;
-    char name[160], pretrain[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX], results[POSEMB_PATH_MAX];
+    char name[160], pretrain[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX];
     study_folder_of(c->pes[p], name, sizeof name);
     snprintf(pretrain, sizeof pretrain, "%s/models/%s/pretrain", ws->out, name);
     snprintf(dir, sizeof dir, "%s/models/%s/%s-s%d", ws->out, name, c->tasks[t], c->seeds[s]);
-    snprintf(results, sizeof results, "%s/results.jsonl", ws->out);
     ft_result r;
     posemb_status st = load_task(c, ws->tok, t, &ws->td[t], err);
     if (!st) st = finetune(c, pretrain, &ws->td[t], c->seeds[s], dir, &r, err);
     char *lines = st ? NULL : ft_lines(c, p, t, s, &ws->td[t], &r);
-    if (!st) st = lines ? study_append_results(results, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    if (!st) st = lines ? ws->q->append(ws->q->ctx, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     free(lines);
-    if (st) return st;
-    ws->done_runs++;
-    double eta = (posemb_timer_now() - ws->t0) / ws->done_runs * (ws->my_runs - ws->done_runs);
-    fprintf(stderr,
-            "posemb study: %-8s %-6s seed %d  %s %.3f at %d tokens  (%.0f s; this worker: %d/%d, ETA %dh%02dm)\n",
-            c->pes[p], c->tasks[t], c->seeds[s], posemb_study_task_metric(c, t), r.metric[0][0], c->n_train, r.seconds,
-            ws->done_runs, ws->my_runs, (int)eta / 3600, (int)eta / 60 % 60);
-    return POSEMB_OK;
+    if (!st)
+        fprintf(stderr, "posemb study: %-8s %-6s seed %d  %s %.3f at %d tokens  (%.0f s, %d steps)\n", c->pes[p],
+                c->tasks[t], c->seeds[s], posemb_study_task_metric(c, t), r.metric[0][0], c->n_train, r.seconds,
+                r.steps);
+    return st;
 }
 
-/* Worker w of jobs takes the PEs p = w, w + jobs, ...: each PE's pretraining, then its pending fine-tunings. */
-posemb_status posemb_study_data_worker(const posemb_study_config *c, const char *out, const int *done, int w, int jobs,
-                                       int total, posemb_error *err)
+/* Each unit of q is a PE: its pretraining (resumed from its checkpoints), then
+ * its fine-tunings that results.jsonl does not hold yet. */
+posemb_status study_data_work(const posemb_study_config *c, const char *out, const posemb_study_queue *q,
+                              posemb_error *err)
 {
-    (void)total; /* each worker counts its own PEs' runs */
-    worker_state ws = {c, out, NULL, {{0}}, 0, 0, posemb_timer_now()};
+    worker_state ws = {c, out, q, NULL, {{0}}};
     char desc[POSEMB_PATH_MAX];
-    posemb_status st = study_load_tokenizer(c, &ws.tok, desc, sizeof desc, err);
-    for (int p = w; p < c->n_pes; p += jobs)
-        for (int t = 0; t < c->n_tasks; t++)
-            for (int s = 0; s < c->n_seeds; s++)
-                ws.my_runs += done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t);
-    for (int p = w; !st && p < c->n_pes; p += jobs) {
-        int pending = 0;
-        for (int t = 0; t < c->n_tasks; t++)
-            for (int s = 0; s < c->n_seeds; s++)
-                pending += done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t);
-        if (!pending) continue;
+    int *done = calloc((size_t)c->n_pes * c->n_tasks * c->n_seeds, sizeof *done);
+    posemb_status st = done ? study_read_done(c, out, done, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    if (!st) st = study_load_tokenizer(c, &ws.tok, desc, sizeof desc, err);
+    for (int p = st ? -1 : q->next(q->ctx); !st && p >= 0; p = q->next(q->ctx)) {
         st = study_pretrain(c, out, p, err);
         for (int t = 0; !st && t < c->n_tasks; t++)
             for (int s = 0; !st && s < c->n_seeds; s++)
@@ -524,5 +512,6 @@ posemb_status posemb_study_data_worker(const posemb_study_config *c, const char 
     }
     for (int t = 0; t < POSEMB_STUDY_MAX_TASKS; t++) task_data_free(&ws.td[t]);
     posemb_tokenizer_free(ws.tok);
+    free(done);
     return st;
 }

@@ -11,6 +11,10 @@
 /* A PE spec as a folder name ("ape+rpe" -> "ape_rpe"). */
 void study_set_names(char *rows, size_t width, int *n, const char *const *names, int count);
 void study_folder_of(const char *spec, char *buf, size_t cap);
+/* The line that says what a study has left: n pending units (posemb_study_pending) on workers. */
+void study_say_pending(const posemb_study_config *c, const char *out, int n, int workers);
+/* done[study_run_index] = the lines out/results.jsonl holds of each run. */
+posemb_status study_read_done(const posemb_study_config *c, const char *out, int *done, posemb_error *err);
 /* Appends whole lines to results.jsonl under a lock (workers append concurrently). */
 posemb_status study_append_results(const char *path, const char *lines, posemb_error *err);
 /* The amplitude rule (study_amplitude.c): spec with each added absolute PE
