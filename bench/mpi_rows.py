@@ -116,7 +116,7 @@ def main(build, python, have_torch, torch_env, repeat, steps):
     for (ranks, threads, jobs), rs in study.items():
         bad = [r for r in rs if "error" in r]
         secs = sorted(r["seconds"] for r in rs if "seconds" in r)
-        row = bad[0] if bad else {"seconds": secs[(len(secs) - 1) // 2], "range": [secs[0], secs[-1]]}
+        row = bad[0] if bad else {"seconds": secs[len(secs) // 2], "range": [secs[0], secs[-1]]}  # even: the slower
         study[ranks, threads, jobs] = row
         print(json.dumps({"engine": "posemb", "bench": "mpi-study", "ranks": ranks, "threads": threads, "jobs": jobs,
                           "runs": 24, "repeats": repeat, **row}), flush=True)

@@ -219,6 +219,7 @@ static void test_data_study(void **state)
     free(b);
     snprintf(cmd, sizeof cmd,
              "cd '%s/da' && grep -q 'Table 3: SQuAD' tables.md && grep -q '^rpe,SQuAD,span,256,' tables.csv && "
+             "grep -q '^| rpe | 10 | [0-9.]* | [0-9.]* | [0-9.-]*%% |$' tables.md && test -s pretrain_curves.png && "
              "grep -q '^ape,STS-B,regression,64,' tables.csv && test -s models/rpe/SQuAD-s2/model.safetensors && "
              "test -s models/ape/pretrain/model.safetensors && test -s report.html",
              dir);

@@ -4,8 +4,10 @@
 #define POSEMB_STUDY_IMPL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "posemb/pe.h"
+#include "posemb/report.h"
 #include "posemb/study.h"
 
 /* A PE spec as a folder name ("ape+rpe" -> "ape_rpe"). */
@@ -22,6 +24,11 @@ posemb_status study_append_results(const char *path, const char *lines, posemb_e
  * [0, n_train) and learning it; out receives the spec the model is built with. */
 posemb_status study_amplitude_rule(const char *spec, const posemb_pe_dims *dims, int n_train, float sigma, char *out,
                                    size_t cap, posemb_error *err);
+/* The real-data study's pretraining (study_pretrain_report.c): its table in
+ * tables.md, its held-out loss curves in the report. */
+void study_pretrain_md(FILE *f, const posemb_study_config *c, const char *out);
+posemb_status study_pretrain_figure(posemb_report *rep, const posemb_study_config *c, const char *out,
+                                    posemb_error *err);
 /* Index into done[] of (pe, task, seed). */
 static inline size_t study_run_index(const posemb_study_config *c, int p, int t, int s)
 {

@@ -15,6 +15,7 @@
 #include "posemb/stats.h"
 #include "posemb/study.h"
 #include "posemb/synthetic.h"
+#include "study_impl.h"
 
 /* results[pe][task][mult][seed]: the metric (NAN when absent); curves of the 1x lines. */
 typedef struct table {
@@ -238,9 +239,11 @@ static posemb_status write_md(const table *tb, const char *out, int ape, posemb_
             c->n_seeds, c->layers, c->hidden, c->heads);
     if (c->data[0])
         fprintf(f,
-                "pretrained with MLM for %d steps of %d x %d tokens on %s's corpora, fine-tuned %d steps (batch %d) "
+                "pretrained with MLM for %d steps of %d x %d tokens on %s's corpora, fine-tuned at most %d steps "
+                "(batch %d%s) "
                 "per task and seed; the best of the evaluations every %d steps is kept.\n\n",
-                c->pretrain_steps, c->pretrain_batch, c->n_train, c->data, c->steps, c->batch, c->curve_every);
+                c->pretrain_steps, c->pretrain_batch, c->n_train, c->data, c->steps, c->batch,
+                c->epochs > 0 ? ", fewer where the epochs take fewer" : "", c->curve_every);
     else fprintf(f, "trained %d steps at %d tokens.\n\n", c->steps, c->n_train);
     int nc, nr;
     count_collapsed(tb, &nc, &nr);
@@ -249,6 +252,7 @@ static posemb_status write_md(const table *tb, const char *out, int ape, posemb_
             "evaluation example. %d of %d runs collapsed at the training length.\n\n",
             nc, nr);
     if (c->data[0]) {
+        study_pretrain_md(f, c, out);
         fprintf(f, "## Table 2: GLUE dev (CoLA: Matthews corr., MRPC: F1, STS-B: Pearson, others: accuracy)\n\n");
         md_table(f, tb, POSEMB_SYN_CLASSIFY, 0, 0, ape);
         fprintf(f, "\n## Table 3: SQuAD v1.1 (F1, the held-out articles, windows of %d tokens)\n\n", c->n_train);
@@ -550,6 +554,7 @@ posemb_status posemb_study_report(const posemb_study_config *c, const char *out,
     }
     for (int t = 0; !st && t < c->n_tasks; t++) st = length_figure(rep, &tb, t, out, err);
     if (!st) posemb_report_heading(rep, 2, "Training curves");
+    if (!st && c->data[0]) st = study_pretrain_figure(rep, c, out, err);
     for (int t = 0; !st && t < c->n_tasks; t++) st = curve_figure(rep, &tb, t, out, err);
     if (!st && c->analyze) st = model_analyses(rep, c, out, err);
     if (!st && posemb_path_join(path, sizeof path, out, "report.html"))
