@@ -27,9 +27,10 @@ static char out[1 << 15];
     "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none "     \
     "OMPI_MCA_rmaps_base_oversubscribe=1 '" POSEMB_MPIEXEC "' -np 2 -x OMP_NUM_THREADS=1 "
 
-/* BERT with dropout and an RPE: the ranks must draw the masks one process would. */
+/* BERT with dropout, learned frequencies and an RPE: the ranks must draw the masks one process would, and a
+ * resumed rank must rebuild its sinusoid from the weights it receives. */
 #define TRAIN_ARGS                                                                                                     \
-    "--model bert --pe ape+rpe:k=4 --data %s/corpus.txt --vocab %s/vocab.txt --layers 2 --hidden 16 --heads 2 "        \
+    "--model bert --pe lsin+rpe:k=4 --data %s/corpus.txt --vocab %s/vocab.txt --layers 2 --hidden 16 --heads 2 "       \
     "--seq-len 16 --batch-size 4 --accum 4 --steps 40 --save-every 5 --eval-every 10 --eval-batches 3 --dropout 0.1"
 
 static int setup(void **state)

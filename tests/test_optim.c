@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "posemb/optim.h"
+#include "posemb/rng.h"
+#include "posemb/threads.h"
 #include "testutil.h"
 
 static void test_against_torch(void **state)
@@ -42,8 +44,33 @@ static void test_schedule(void **state)
     for (int i = 0; i < 7; i++) TU_CLOSE(posemb_lr_at(&c, steps[i]), want[i], 1e-6, 0, "lr", i);
 }
 
+/* The gradient norm has the same bits on any thread count (the ranks of a
+ * group may run different counts and must clip alike), and is the norm. */
+static void test_norm_threads(void **state)
+{
+    enum { N = 100003 };
+    static float g[N];
+    posemb_rng r;
+    posemb_rng_seed(&r, 3, 3);
+    double ref = 0;
+    for (int i = 0; i < N; i++) {
+        g[i] = (float)(posemb_rng_uniform(&r) - 0.5);
+        ref += (double)g[i] * g[i];
+    }
+    double norm[4];
+    const int threads[4] = {1, 2, 3, 7};
+    for (int k = 0; k < 4; k++) {
+        posemb_threads_set(threads[k]);
+        norm[k] = posemb_grad_norm(g, N);
+    }
+    posemb_threads_set(0);
+    for (int k = 1; k < 4; k++) assert_memory_equal(&norm[k], &norm[0], sizeof *norm);
+    TU_CLOSE(norm[0], sqrt(ref), 0, 1e-12, "norm", 0);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_against_torch), cmocka_unit_test(test_schedule)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_against_torch), cmocka_unit_test(test_schedule),
+                                       cmocka_unit_test(test_norm_threads)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

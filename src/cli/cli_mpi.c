@@ -86,7 +86,7 @@ int cli_mpi_start(int *argc, char ***argv, const char *sub, int takes_mpi)
 {
     if (!launched_size()) return 0;
     int provided; /* the study's queue answers from a thread of rank 0 (cli_study_mpi.c) */
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "posemb %s: MPI_Init failed\n", sub);
         return 1;
     }

@@ -43,26 +43,40 @@ static posemb_status put(coordinator *co, const char *lines, posemb_error *err)
     return st;
 }
 
+/* The queue cannot go on (a message lost, no memory): the whole job ends,
+ * the recorded runs kept for the next start. */
+static void give_up(const char *why)
+{
+    fprintf(stderr, "posemb study: %s; the recorded runs are kept, run the study again to continue\n", why);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static void check(int rc, const char *what)
+{
+    if (rc != MPI_SUCCESS) give_up(what);
+}
+
 /* Answers one message from rank src; returns 1 when it told src that no unit is left. */
 static int answer(coordinator *co, const MPI_Status *probe)
 {
     int src = probe->MPI_SOURCE;
     if (probe->MPI_TAG == TAG_NEXT) {
         int ask, k;
-        MPI_Recv(&ask, 1, MPI_INT, src, TAG_NEXT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        check(MPI_Recv(&ask, 1, MPI_INT, src, TAG_NEXT, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI receive failed");
         k = take(co);
-        MPI_Send(&k, 1, MPI_INT, src, TAG_UNIT, MPI_COMM_WORLD);
+        check(MPI_Send(&k, 1, MPI_INT, src, TAG_UNIT, MPI_COMM_WORLD), "MPI send failed");
         return k < 0;
     }
     int len = 0, ok;
     MPI_Get_count(probe, MPI_CHAR, &len);
     char *lines = malloc((size_t)len + 1);
     posemb_error err;
-    MPI_Recv(lines, len, MPI_CHAR, src, TAG_LINES, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (lines) lines[len] = '\0';
-    ok = lines && !put(co, lines, &err);
-    if (!ok) fprintf(stderr, "posemb study: rank %d's results: %s\n", src, lines ? err.msg : "out of memory");
-    MPI_Send(&ok, 1, MPI_INT, src, TAG_ACK, MPI_COMM_WORLD);
+    if (!lines) give_up("out of memory for a rank's results");
+    check(MPI_Recv(lines, len, MPI_CHAR, src, TAG_LINES, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI receive failed");
+    lines[len] = '\0';
+    ok = !put(co, lines, &err);
+    if (!ok) fprintf(stderr, "posemb study: rank %d's results: %s\n", src, err.msg);
+    check(MPI_Send(&ok, 1, MPI_INT, src, TAG_ACK, MPI_COMM_WORLD), "MPI send failed");
     free(lines);
     return 0;
 }
@@ -81,6 +95,19 @@ static void *serve(void *arg)
     return NULL;
 }
 
+/* Rank 0's own worker failed: end the job now where MPI allows a call beside
+ * the serving thread's; else empty the list, so that the others stop after
+ * their current unit. */
+static void stop_early(coordinator *co, const char *why)
+{
+    int provided = 0;
+    MPI_Query_thread(&provided);
+    if (provided >= MPI_THREAD_MULTIPLE) give_up(why);
+    pthread_mutex_lock(&co->lock);
+    co->at = co->n;
+    pthread_mutex_unlock(&co->lock);
+}
+
 static int leader_next(void *ctx) { return take(ctx); }
 
 static posemb_status leader_append(void *ctx, const char *lines, posemb_error *err) { return put(ctx, lines, err); }
@@ -88,16 +115,16 @@ static posemb_status leader_append(void *ctx, const char *lines, posemb_error *e
 static int remote_next(void *ctx)
 {
     int ask = 0, k = -1;
-    MPI_Send(&ask, 1, MPI_INT, 0, TAG_NEXT, MPI_COMM_WORLD);
-    MPI_Recv(&k, 1, MPI_INT, 0, TAG_UNIT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    check(MPI_Send(&ask, 1, MPI_INT, 0, TAG_NEXT, MPI_COMM_WORLD), "MPI send failed");
+    check(MPI_Recv(&k, 1, MPI_INT, 0, TAG_UNIT, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI receive failed");
     return k;
 }
 
 static posemb_status remote_append(void *ctx, const char *lines, posemb_error *err)
 {
     int ok = 0;
-    MPI_Send(lines, (int)strlen(lines), MPI_CHAR, 0, TAG_LINES, MPI_COMM_WORLD);
-    MPI_Recv(&ok, 1, MPI_INT, 0, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    check(MPI_Send(lines, (int)strlen(lines), MPI_CHAR, 0, TAG_LINES, MPI_COMM_WORLD), "MPI send failed");
+    check(MPI_Recv(&ok, 1, MPI_INT, 0, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI receive failed");
     return ok ? POSEMB_OK : posemb_fail(err, POSEMB_EIO, "rank 0 could not append this rank's results (see its error)");
 }
 
@@ -119,7 +146,8 @@ static posemb_status lead(const posemb_study_config *c, const char *out, const p
     if (!st && !serving) st = posemb_fail(err, POSEMB_ENOMEM, "study: cannot start the queue's thread");
     posemb_study_queue q = {&co, leader_next, leader_append};
     if (!st) st = posemb_study_work(c, out, &q, err);
-    if (serving) pthread_join(thread, NULL); /* a failure ends the job (MPI_Abort) instead */
+    if (st && serving) stop_early(&co, err->msg);
+    if (serving) pthread_join(thread, NULL);
     pthread_mutex_destroy(&co.lock);
     free(pending);
     return st ? st : posemb_study_finish(c, out, err);

@@ -459,6 +459,9 @@ static posemb_status load_corpus(const train_cmd *c, const posemb_comm *g, const
     int ready = 1;
     if (!st && g) st = g->bcast(g->ctx, &ready, sizeof ready, err); /* the others wait for the cache */
     if (!st && !posemb_comm_leader(g)) st = posemb_corpus_load(corpus, c->data, tok, desc, cache, err);
+    if (!st && !posemb_comm_leader(g) && !corpus->from_cache) /* the data changed since rank 0 read it */
+        st = posemb_fail(err, POSEMB_EIO, "rank %d: %s differs from the cache rank 0 wrote in %s", g->rank, c->data,
+                         cache);
     return st;
 }
 

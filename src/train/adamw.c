@@ -58,24 +58,22 @@ float posemb_lr_at(const posemb_adamw_config *c, long step)
     return c->lr * (float)(left > 0 ? left : 0);
 }
 
-/* Threads sum static shares, added in thread order (a reduction clause adds
- * them in the order threads finish: the norm, hence the clipping, would then
- * differ in its last bits from run to run on three or more threads). */
+/* A fixed number of blocks, each summed in order, the block sums then added
+ * in order: the same bits on any number of threads, so that the ranks of a
+ * group (posemb/comm.h), which may run different thread counts, clip alike.
+ * (A reduction clause would add in the order threads finish.) */
 POSEMB_KERNEL double posemb_grad_norm(const float *g, size_t n)
 {
-    enum { MAX_THREADS = 256 };
-    double part[MAX_THREADS] = {0};
-    int used = 1;
-#pragma omp parallel num_threads(omp_get_max_threads() < MAX_THREADS ? omp_get_max_threads() : MAX_THREADS)
-    {
+    enum { BLOCKS = 256 };
+    double part[BLOCKS];
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < BLOCKS; b++) {
         double mine = 0.0;
-#pragma omp for schedule(static)
-        for (size_t i = 0; i < n; i++) mine += (double)g[i] * g[i];
-        part[omp_get_thread_num()] = mine;
-        if (omp_get_thread_num() == 0) used = omp_get_num_threads();
+        for (size_t i = n * (size_t)b / BLOCKS; i < n * (size_t)(b + 1) / BLOCKS; i++) mine += (double)g[i] * g[i];
+        part[b] = mine;
     }
     double s = 0.0;
-    for (int k = 0; k < used; k++) s += part[k];
+    for (int b = 0; b < BLOCKS; b++) s += part[b];
     return sqrt(s);
 }
 

@@ -245,6 +245,7 @@ static posemb_status share_state(const posemb_comm *c, posemb_model *m, posemb_a
     if (!st) st = c->bcast(c->ctx, posemb_model_weights(m), posemb_model_n_floats(m) * sizeof(float), err);
     if (!st) st = c->bcast(c->ctx, o->m, o->n * sizeof *o->m, err);
     if (!st) st = c->bcast(c->ctx, o->v, o->n * sizeof *o->v, err);
+    if (!st) posemb_pe_prepare(posemb_model_pe(m)); /* tables derived from learned frequencies follow the weights */
     s->step = steps[0];
     o->step = steps[1];
     res->resumed_from = steps[2];
