@@ -81,13 +81,14 @@ def torch_row(python, env, ranks, threads, steps):
         return {"error": lines[-1] if lines else f"exit status {p.returncode}"}
 
 
-def median(runs):
-    """The median tokens/s of runs (the slower middle one for an even count) and their range, or the first error."""
+def median(runs, key):
+    """The median of runs' key (tokens_per_s or seconds; the slower middle one for an even count) and their
+    range, or the first error."""
     bad = [r for r in runs if "error" in r]
     if bad:
         return bad[0]
-    ok = sorted(r["tokens_per_s"] for r in runs)
-    return {"tokens_per_s": ok[(len(ok) - 1) // 2], "range": [ok[0], ok[-1]]}
+    fastest_first = sorted((r[key] for r in runs), reverse=key == "tokens_per_s")
+    return {key: fastest_first[len(runs) // 2], "range": [min(fastest_first), max(fastest_first)]}
 
 
 def main(build, python, have_torch, torch_env, repeat, steps):
@@ -106,7 +107,7 @@ def main(build, python, have_torch, torch_env, repeat, steps):
     rows = {}
     for (engine, ranks, threads), rs in runs.items():
         if rs:
-            rows[engine, ranks, threads] = median(rs)
+            rows[engine, ranks, threads] = median(rs, "tokens_per_s")
             print(json.dumps({"engine": engine, "bench": "mpi-train-mini", "ranks": ranks, "threads": threads,
                               "repeats": repeat, **rows[engine, ranks, threads]}), flush=True)
     study = {k: [] for k in STUDY_LAYOUTS}
@@ -114,10 +115,7 @@ def main(build, python, have_torch, torch_env, repeat, steps):
         for k in STUDY_LAYOUTS:
             study[k].append(study_row(build, *k))
     for (ranks, threads, jobs), rs in study.items():
-        bad = [r for r in rs if "error" in r]
-        secs = sorted(r["seconds"] for r in rs if "seconds" in r)
-        row = bad[0] if bad else {"seconds": secs[len(secs) // 2], "range": [secs[0], secs[-1]]}  # even: the slower
-        study[ranks, threads, jobs] = row
+        row = study[ranks, threads, jobs] = median(rs, "seconds")
         print(json.dumps({"engine": "posemb", "bench": "mpi-study", "ranks": ranks, "threads": threads, "jobs": jobs,
                           "runs": 24, "repeats": repeat, **row}), flush=True)
     print(f"\nmpi-train-mini: tok/s of the global batch (32 x 128), median of {repeat}")

@@ -73,12 +73,12 @@ static posemb_status mpi_sum_f64(void *ctx, double *x, size_t n, posemb_error *e
 
 static posemb_status mpi_bcast(void *ctx, void *buf, size_t n, posemb_error *err)
 {
-    for (size_t i = 0; i < n || (n == 0 && i == 0); i += CHUNK) {
+    size_t i = 0;
+    do { /* n = 0 still makes one call: the barrier comm.h promises */
         int count = n - i < CHUNK ? (int)(n - i) : CHUNK;
         int rc = MPI_Bcast((char *)buf + i, count, MPI_BYTE, 0, MPI_COMM_WORLD);
         if (rc != MPI_SUCCESS) return failed(rc, "broadcast", err);
-        if (!n) break;
-    }
+    } while ((i += CHUNK) < n);
     return POSEMB_OK;
 }
 
