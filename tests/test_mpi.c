@@ -23,9 +23,10 @@ static char *dir;
 static char out[1 << 15];
 
 /* mpirun as root in a container (CI), shared memory without ptrace rights, more ranks than cores. */
-#define MPIRUN                                                                                                         \
+#define MPIRUN_NP(n)                                                                                                   \
     "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none "     \
-    "OMPI_MCA_rmaps_base_oversubscribe=1 '" POSEMB_MPIEXEC "' -np 2 -x OMP_NUM_THREADS=1 "
+    "OMPI_MCA_rmaps_base_oversubscribe=1 '" POSEMB_MPIEXEC "' -np " #n " -x OMP_NUM_THREADS=1 "
+#define MPIRUN MPIRUN_NP(2)
 
 /* BERT with dropout, learned frequencies and an RPE: the ranks must draw the masks one process would, and a
  * resumed rank must rebuild its sinusoid from the weights it receives. */
@@ -210,6 +211,82 @@ static void test_study_across_ranks(void **state)
     printf("the study on 2 ranks: the 24 lines of one process\n");
 }
 
+/* The largest difference between the numbers of two canonical results files,
+ * which must agree in everything else; -1 when they do not. */
+static double results_diff(const char *a, const char *b)
+{
+    double worst = 0;
+    while (*a && *b) {
+        char *ea, *eb;
+        int num = (*a == '-' || (*a >= '0' && *a <= '9'));
+        double x = num ? strtod(a, &ea) : 0, y = num ? strtod(b, &eb) : 0;
+        if (num && eb != b) {
+            worst = fabs(x - y) > worst ? fabs(x - y) : worst;
+            a = ea, b = eb;
+        } else if (*a++ != *b++) return -1;
+    }
+    return *a || *b ? -1 : worst;
+}
+
+/* Runs study config cfg in one process (out one_dir) and on np ranks (mpi, out
+ * two_dir; data: the real-data study on ../shared/data); returns the largest
+ * difference of their results. */
+static double study_one_and_ranks(const char *cfg, const char *data, const char *mpi, const char *one_dir,
+                                  const char *two_dir, const char *expect)
+{
+    char path[1200], cmd[8192];
+    snprintf(path, sizeof path, "%s/%s.json", dir, one_dir);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && env OMP_NUM_THREADS=1 '%s' study %s.json %s%s --jobs 1 --out %s", dir,
+             POSEMB_BIN, one_dir, data ? "--data " : "", data ? data : "", one_dir);
+    int rc = tu_run(cmd, out, sizeof out);
+    if (rc) fail_msg("one process exited %d: %s", rc, out);
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s'%s' study %s.json %s%s --out %s", dir, mpi, POSEMB_BIN, one_dir,
+             data ? "--data " : "", data ? data : "", two_dir);
+    rc = tu_run(cmd, out, sizeof out);
+    if (rc || !strstr(out, expect)) fail_msg("the study on ranks exited %d: %s", rc, out);
+    snprintf(path, sizeof path, "%s/%s/results.jsonl", dir, one_dir);
+    char *a = tu_results_canonical(path);
+    snprintf(path, sizeof path, "%s/%s/results.jsonl", dir, two_dir);
+    char *b = tu_results_canonical(path);
+    double d = results_diff(a, b);
+    if (d < 0) fail_msg("the results differ beyond their numbers:\n%s\n%s", a, b);
+    free(a);
+    free(b);
+    return d;
+}
+
+/* ranks_per_run 2: each run trained by a group of two ranks, data parallel.
+ * 4 ranks (2 groups) on the synthetic study and 2 ranks on the real-data
+ * study (pretraining and fine-tuning with dropout) give the results of one
+ * process that runs each update as the same 2 micro-batches, to float
+ * rounding (a regression's correlation moves in its 5th digit). */
+static void test_study_groups(void **state)
+{
+    if (!POSEMB_MPIEXEC[0]) skip();
+    const char *syn = "{\"pes\": [\"none\", \"ape\", \"rope\"], \"tasks\": [\"order\", \"reverse\"], "
+                      "\"seeds\": [1, 2], \"lengths\": [1, 2], \"n_train\": 16, \"steps\": 30, \"batch\": 16, "
+                      "\"eval_examples\": 32, \"curve_every\": 10, \"analyze\": 0, \"ranks_per_run\": 2}";
+    double d = study_one_and_ranks(syn, NULL, MPIRUN_NP(4), "g1", "g4", "12 unit(s) to go on 4 ranks, each run data");
+    printf("synthetic study, 4 ranks in groups of 2: results within %.2g of one process\n", d);
+    assert_true(d <= 1e-4);
+    if (!tu_have_shared("the real-data study in groups")) return;
+    const char *real = "{\"pes\": [\"ape\", \"rpe\"], \"tasks\": [\"RTE\", \"STS-B\", \"SQuAD\"], \"seeds\": [1], "
+                       "\"layers\": 1, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, "
+                       "\"pretrain_steps\": 10, \"steps\": 6, \"curve_every\": 3, \"eval_examples\": 40, "
+                       "\"squad_stride\": 8, \"squad_max_query\": 16, \"analyze\": 0, \"ranks_per_run\": 2}";
+    char data[1200];
+    snprintf(data, sizeof data, "'%s/data'", POSEMB_SHARED);
+    d = study_one_and_ranks(real, data, MPIRUN, "d1", "d2", "2 unit(s) to go on 2 ranks, each run data");
+    printf("real-data study, 2 ranks in one group: results within %.2g of one process\n", d);
+    assert_true(d <= 1e-3);
+    char cmd[4096]; /* a group size that does not divide the ranks */
+    snprintf(cmd, sizeof cmd, "cd '%s' && " MPIRUN_NP(3) "'%s' study g1.json --out g3", dir, POSEMB_BIN);
+    int rc = tu_run(cmd, out, sizeof out);
+    if (rc == 0 || !strstr(out, "ranks_per_run 2 does not divide the 3 ranks"))
+        fail_msg("3 ranks in groups of 2: exit %d: %s", rc, out);
+}
+
 static void test_refusals(void **state)
 {
     if (!POSEMB_MPIEXEC[0]) skip();
@@ -232,6 +309,7 @@ int main(void)
         cmocka_unit_test(test_two_ranks_train_as_one),
         cmocka_unit_test(test_killed_rank_resumes),
         cmocka_unit_test(test_study_across_ranks),
+        cmocka_unit_test(test_study_groups),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

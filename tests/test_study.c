@@ -258,7 +258,9 @@ static void test_bad_config(void **state)
                              "task order (an encoder): spec 'xpos': xpos is defined for decoders"},
                             {"{\"pes\": [\"rope:layers=2\"]}", "layer 2 is outside 0..1"},
                             {"{\"pe_amplitude\": \"loud\"}", "\"pe_amplitude\" must be \"rule\" or \"defined\""},
-                            {"{\"epochs\": 2}", "\"epochs\" applies to the real-data study"}};
+                            {"{\"epochs\": 2}", "\"epochs\" applies to the real-data study"},
+                            {"{\"ranks_per_run\": 3}", "batch 32 is not a multiple of ranks_per_run 3"},
+                            {"{\"ranks_per_run\": 0}", "\"ranks_per_run\" must be"}};
     for (int i = 0; i < (int)(sizeof bad / sizeof *bad); i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);

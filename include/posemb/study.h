@@ -9,6 +9,7 @@
 
 #include "posemb/api.h"
 
+#include "posemb/comm.h"
 #include "posemb/error.h"
 #include "posemb/synthetic.h"
 
@@ -44,6 +45,12 @@ typedef struct posemb_study_config {
     float pretrain_lr, dropout;
     float epochs; /* > 0: a task fine-tunes min(steps, epochs passes over its training set) steps */
     int squad_stride, squad_max_query, max_answer; /* SQuAD windows (HF's doc_stride) and decoding */
+    /* Each update's batch cut into this many equal micro-batches: under MPI,
+     * a group of as many ranks trains each run together (data parallel);
+     * in one process, the micro-batches run one after another. A run's
+     * result depends on this number, not on which computes it (to float
+     * rounding). 1 by default. */
+    int ranks_per_run;
 } posemb_study_config;
 
 /* The embedded default: the seed paper's 13 PEs plus rope, alibi, t5; the
@@ -90,6 +97,10 @@ typedef struct posemb_study_queue {
     int (*next)(void *ctx); /* the next unit for this process, or -1 when none is left */
     /* appends one run's lines (whole lines, results.jsonl's format) to out/results.jsonl */
     posemb_status (*append)(void *ctx, const char *lines, posemb_error *err);
+    /* The ranks that compute each unit together (ranks_per_run of them), or
+     * NULL for one process. Only the group's rank 0 calls next and append,
+     * evaluates and writes; it hands each unit to the others by bcast. */
+    const posemb_comm *group;
 } posemb_study_queue;
 POSEMB_API int posemb_study_n_units(const posemb_study_config *c);
 POSEMB_API posemb_status posemb_study_prepare(const posemb_study_config *c, const char *out, posemb_error *err);

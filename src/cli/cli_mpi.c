@@ -24,7 +24,8 @@ static int launched_size(void)
 
 #define CHUNK (1 << 26) /* elements per MPI call: counts are ints */
 
-static posemb_comm world;
+static posemb_comm world, group; /* ctx: their MPI_Comm */
+static MPI_Comm world_mc, group_mc;
 static int started;
 static MPI_Op sum_f32_op, sum_f64_op;
 
@@ -51,11 +52,11 @@ static posemb_status failed(int rc, const char *what, posemb_error *err)
     return posemb_fail(err, POSEMB_EIO, "MPI %s: %s", what, msg);
 }
 
-static posemb_status sum(void *x, size_t n, size_t size, MPI_Datatype type, MPI_Op op, posemb_error *err)
+static posemb_status sum(void *ctx, void *x, size_t n, size_t size, MPI_Datatype type, MPI_Op op, posemb_error *err)
 {
     for (size_t i = 0; i < n; i += CHUNK) {
         int count = n - i < CHUNK ? (int)(n - i) : CHUNK;
-        int rc = MPI_Allreduce(MPI_IN_PLACE, (char *)x + i * size, count, type, op, MPI_COMM_WORLD);
+        int rc = MPI_Allreduce(MPI_IN_PLACE, (char *)x + i * size, count, type, op, *(MPI_Comm *)ctx);
         if (rc != MPI_SUCCESS) return failed(rc, "allreduce", err);
     }
     return POSEMB_OK;
@@ -63,12 +64,12 @@ static posemb_status sum(void *x, size_t n, size_t size, MPI_Datatype type, MPI_
 
 static posemb_status mpi_sum_f32(void *ctx, float *x, size_t n, posemb_error *err)
 {
-    return sum(x, n, sizeof *x, MPI_FLOAT, sum_f32_op, err);
+    return sum(ctx, x, n, sizeof *x, MPI_FLOAT, sum_f32_op, err);
 }
 
 static posemb_status mpi_sum_f64(void *ctx, double *x, size_t n, posemb_error *err)
 {
-    return sum(x, n, sizeof *x, MPI_DOUBLE, sum_f64_op, err);
+    return sum(ctx, x, n, sizeof *x, MPI_DOUBLE, sum_f64_op, err);
 }
 
 static posemb_status mpi_bcast(void *ctx, void *buf, size_t n, posemb_error *err)
@@ -76,7 +77,7 @@ static posemb_status mpi_bcast(void *ctx, void *buf, size_t n, posemb_error *err
     size_t i = 0;
     do { /* n = 0 still makes one call: the barrier comm.h promises */
         int count = n - i < CHUNK ? (int)(n - i) : CHUNK;
-        int rc = MPI_Bcast((char *)buf + i, count, MPI_BYTE, 0, MPI_COMM_WORLD);
+        int rc = MPI_Bcast((char *)buf + i, count, MPI_BYTE, 0, *(MPI_Comm *)ctx);
         if (rc != MPI_SUCCESS) return failed(rc, "broadcast", err);
     } while ((i += CHUNK) < n);
     return POSEMB_OK;
@@ -99,6 +100,9 @@ int cli_mpi_start(int *argc, char ***argv, const char *sub, int takes_mpi)
     world.sum_f32 = mpi_sum_f32;
     world.sum_f64 = mpi_sum_f64;
     world.bcast = mpi_bcast;
+    world_mc = MPI_COMM_WORLD;
+    world.ctx = &world_mc;
+    group_mc = MPI_COMM_NULL;
     if (world.size > 1 && !takes_mpi) {
         if (world.rank == 0)
             fprintf(stderr, "posemb %s: runs as one process; launch it without mpirun or srun (%d ranks)\n", sub,
@@ -110,11 +114,28 @@ int cli_mpi_start(int *argc, char ***argv, const char *sub, int takes_mpi)
 
 const posemb_comm *cli_mpi_comm(void) { return started && world.size > 1 ? &world : NULL; }
 
+const posemb_comm *cli_mpi_group(int size, posemb_error *err)
+{
+    if (!started || size <= 1) return NULL;
+    int rc = MPI_Comm_split(MPI_COMM_WORLD, world.rank / size, world.rank, &group_mc);
+    if (rc != MPI_SUCCESS) {
+        failed(rc, "split into groups", err);
+        return NULL;
+    }
+    MPI_Comm_set_errhandler(group_mc, MPI_ERRORS_RETURN);
+    group = world;
+    group.ctx = &group_mc;
+    MPI_Comm_rank(group_mc, &group.rank);
+    MPI_Comm_size(group_mc, &group.size);
+    return &group;
+}
+
 int cli_mpi_end(int rc)
 {
     if (!started) return rc;
     started = 0;
     if (rc && world.size > 1) MPI_Abort(MPI_COMM_WORLD, rc);
+    if (group_mc != MPI_COMM_NULL) MPI_Comm_free(&group_mc);
     MPI_Op_free(&sum_f32_op);
     MPI_Op_free(&sum_f64_op);
     MPI_Finalize();
@@ -135,6 +156,8 @@ int cli_mpi_start(int *argc, char ***argv, const char *sub, int takes_mpi)
 }
 
 const posemb_comm *cli_mpi_comm(void) { return NULL; }
+
+const posemb_comm *cli_mpi_group(int size, posemb_error *err) { return NULL; }
 
 int cli_mpi_end(int rc) { return rc; }
 

@@ -1,14 +1,19 @@
 /* A study over MPI ranks: a work queue on rank 0. Rank 0 prepares the study
  * (folders, the corpora's cache) and lists its pending units; a thread of
- * its own then answers the other ranks, each asking for its next unit when
+ * its own then answers the other workers, each asking for its next unit when
  * it is free and sending each finished run's lines, which the thread appends
  * to results.jsonl. Rank 0's own worker takes units from the same list
  * without MPI. The thread polls (1 ms sleeps) rather than block in MPI, whose
- * blocking calls spin on a core the worker needs. */
+ * blocking calls spin on a core the worker needs.
+ *
+ * A worker is one rank, or with ranks_per_run N a group of N consecutive
+ * ranks that trains each of its units data parallel; the group's first rank
+ * talks to the queue. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_mpi.h"
 #include "cli_study_mpi.h"
 
 #ifdef POSEMB_HAVE_MPI
@@ -23,7 +28,7 @@ typedef struct coordinator {
     const char *out;
     const int *pending;
     int n, at;
-    int ranks;
+    int workers; /* rank 0's own and the other groups' first ranks */
     pthread_mutex_t lock;
 } coordinator;
 
@@ -81,11 +86,11 @@ static int answer(coordinator *co, const MPI_Status *probe)
     return 0;
 }
 
-/* Rank 0's thread: serves until every other rank has been told none are left. */
+/* Rank 0's thread: serves until every other worker has been told none are left. */
 static void *serve(void *arg)
 {
     coordinator *co = arg;
-    for (int finished = 0; finished < co->ranks - 1;) {
+    for (int finished = 0; finished < co->workers - 1;) {
         MPI_Status probe;
         int flag = 0;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &probe);
@@ -128,23 +133,25 @@ static posemb_status remote_append(void *ctx, const char *lines, posemb_error *e
     return ok ? POSEMB_OK : posemb_fail(err, POSEMB_EIO, "rank 0 could not append this rank's results (see its error)");
 }
 
-/* Rank 0: prepare, list the pending units, serve them while working on them too. */
-static posemb_status lead(const posemb_study_config *c, const char *out, const posemb_comm *g, posemb_error *err)
+/* Rank 0: prepare, list the pending units, serve them while working on them too (in group). */
+static posemb_status lead(const posemb_study_config *c, const char *out, const posemb_comm *g, const posemb_comm *group,
+                          posemb_error *err)
 {
-    coordinator co = {.out = out, .ranks = g->size};
+    coordinator co = {.out = out, .workers = g->size / c->ranks_per_run};
     int *pending = malloc((size_t)posemb_study_n_units(c) * sizeof *pending), ready = 1;
     posemb_status st = pending ? posemb_study_prepare(c, out, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     if (!st) st = posemb_study_pending(c, out, pending, &co.n, err);
     co.pending = pending;
     if (!st)
-        fprintf(stderr, "posemb study: %d runs (%d PEs x %d tasks x %d seeds) in %s; %d unit(s) to go on %d ranks\n",
-                c->n_pes * c->n_tasks * c->n_seeds, c->n_pes, c->n_tasks, c->n_seeds, out, co.n, g->size);
+        fprintf(stderr, "posemb study: %d runs (%d PEs x %d tasks x %d seeds) in %s; %d unit(s) to go on %d ranks%s\n",
+                c->n_pes * c->n_tasks * c->n_seeds, c->n_pes, c->n_tasks, c->n_seeds, out, co.n, g->size,
+                group ? ", each run data parallel over a group of ranks_per_run of them" : "");
     if (!st) st = g->bcast(g->ctx, &ready, sizeof ready, err); /* the others start once the cache exists */
     pthread_t thread;
     pthread_mutex_init(&co.lock, NULL);
     int serving = !st && !pthread_create(&thread, NULL, serve, &co);
     if (!st && !serving) st = posemb_fail(err, POSEMB_ENOMEM, "study: cannot start the queue's thread");
-    posemb_study_queue q = {&co, leader_next, leader_append};
+    posemb_study_queue q = {&co, leader_next, leader_append, group};
     if (!st) st = posemb_study_work(c, out, &q, err);
     if (st && serving) stop_early(&co, err->msg);
     if (serving) pthread_join(thread, NULL);
@@ -155,14 +162,23 @@ static posemb_status lead(const posemb_study_config *c, const char *out, const p
 
 posemb_status cli_study_mpi(const posemb_study_config *c, const char *out, const posemb_comm *g, posemb_error *err)
 {
-    int provided = 0;
+    int provided = 0, n = c->ranks_per_run;
     MPI_Query_thread(&provided);
-    if (provided < MPI_THREAD_SERIALIZED)
+    if (provided < (n > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED)) /* groups: rank 0's worker sums too */
         return posemb_fail(err, POSEMB_EINVAL, "study: this MPI cannot serve the queue from a thread");
-    if (g->rank == 0) return lead(c, out, g, err);
+    if (n < 1 || g->size % n)
+        return posemb_fail(err, POSEMB_EINVAL, "study: ranks_per_run %d does not divide the %d ranks into groups", n,
+                           g->size);
+    const posemb_comm *group = cli_mpi_group(n, err);
+    if (n > 1 && !group) return POSEMB_EIO;
+    if (g->rank == 0) return lead(c, out, g, group, err);
     int ready = 0;
     posemb_status st = g->bcast(g->ctx, &ready, sizeof ready, err);
-    posemb_study_queue q = {NULL, remote_next, remote_append};
+    posemb_study_queue q = {NULL, remote_next, remote_append, group};
+    if (!posemb_comm_leader(group)) { /* its group's first rank talks to the queue and hands it units */
+        q.next = NULL;
+        q.append = NULL;
+    }
     return st ? st : posemb_study_work(c, out, &q, err);
 }
 

@@ -68,6 +68,7 @@ posemb_study_config posemb_study_default(void)
         .squad_stride = 32,
         .squad_max_query = 32,
         .max_answer = 30,
+        .ranks_per_run = 1,
     };
     study_set_names(c.pes[0], sizeof c.pes[0], &c.n_pes, DEFAULT_PES, (int)(sizeof DEFAULT_PES / sizeof *DEFAULT_PES));
     study_set_names(c.tasks[0], sizeof c.tasks[0], &c.n_tasks, DEFAULT_TASKS,
@@ -231,29 +232,32 @@ static posemb_status next_syn_batch(void *ctx, int micro, posemb_batch *batch, p
     const syn_source *s = ctx;
     const posemb_study_config *c = s->c;
     run_buf *b = s->b;
-    int lm = s->t->kind == POSEMB_SYN_LM;
-    posemb_syn_batch(s->t, s->data_seed, s->step * c->batch, c->batch, c->n_train, c->n_train, b->ids, b->labels,
-                     b->starts, b->ends);
-    if (lm) posemb_syn_lm_targets(b->ids, c->batch, c->n_train, b->targets);
-    *batch = (posemb_batch){.B = c->batch, .T = c->n_train, .ids = b->ids};
+    int lm = s->t->kind == POSEMB_SYN_LM, B = c->batch / c->ranks_per_run; /* micro-batch m: rows m B .. */
+    posemb_syn_batch(s->t, s->data_seed, s->step * c->batch + (long)micro * B, B, c->n_train, c->n_train, b->ids,
+                     b->labels, b->starts, b->ends);
+    if (lm) posemb_syn_lm_targets(b->ids, B, c->n_train, b->targets);
+    *batch = (posemb_batch){.B = B, .T = c->n_train, .ids = b->ids};
     *tg = (posemb_targets){.tokens = lm ? b->targets : NULL, .labels = b->labels, .starts = b->starts, .ends = b->ends};
     return POSEMB_OK;
 }
 
+/* The training curve is the group leader's: the others go on to the next step's sum. */
 static posemb_status train_run(const posemb_study_config *c, posemb_model *m, const posemb_syn_task *t,
-                               uint64_t data_seed, run_buf *b, run_result *r, posemb_error *err)
+                               uint64_t data_seed, const posemb_comm *group, run_buf *b, run_result *r,
+                               posemb_error *err)
 {
     posemb_adamw o;
     posemb_adamw_config oc = posemb_adamw_defaults(c->lr, c->steps / 10, c->steps);
     syn_source src = {.c = c, .t = t, .data_seed = data_seed, .b = b};
-    posemb_train_step_args s = {.accum = 1, .next = next_syn_batch, .ctx = &src};
+    posemb_train_step_args s = {.accum = c->ranks_per_run, .next = next_syn_batch, .ctx = &src, .comm = group};
+    int leader = posemb_comm_leader(group);
     posemb_status st = posemb_adamw_init(&o, m, err);
     for (int step = 0; !st && step < c->steps; step++) {
         double loss;
         src.step = step;
         s.key = (uint64_t)step;
         st = posemb_train_step(m, &o, &oc, &s, step, &loss, NULL, err);
-        if (!st && c->curve_every && (step + 1) % c->curve_every == 0 && r->n_curve < 64) {
+        if (!st && leader && c->curve_every && (step + 1) % c->curve_every == 0 && r->n_curve < 64) {
             double acc;
             st = evaluate(m, t, data_seed, c->n_train, c->n_train, 128, b, c->batch, &acc, NULL, err);
             r->curve[r->n_curve][0] = step + 1;
@@ -264,9 +268,10 @@ static posemb_status train_run(const posemb_study_config *c, posemb_model *m, co
     return st;
 }
 
-/* Trains and evaluates one (PE, task, seed); saves the model when save_dir is given. */
+/* Trains and evaluates one (PE, task, seed); saves the model when save_dir is given. In a group,
+ * every rank trains; the leader alone evaluates and saves. */
 static posemb_status one_run(const posemb_study_config *c, int pi, int task, int seed, const char *save_dir,
-                             run_result *r, posemb_error *err)
+                             const posemb_comm *group, run_result *r, posemb_error *err)
 {
     const posemb_syn_task *t = posemb_syn_find(c->tasks[task]);
     if (!t) return posemb_fail(err, POSEMB_EINVAL, "study: unknown task '%s'", c->tasks[task]);
@@ -286,11 +291,12 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
                            : posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
     if (!st) st = make_model(c, c->pes[pi], t, c->seeds[seed], &m, err);
     if (!st) snprintf(r->spec, sizeof r->spec, "%s", posemb_pe_spec(posemb_model_pe(m)));
-    if (!st) st = train_run(c, m, t, data_seed, &b, r, err);
-    for (int i = 0; !st && i < c->n_mults; i++)
+    if (!st) st = train_run(c, m, t, data_seed, group, &b, r, err);
+    int leader = posemb_comm_leader(group);
+    for (int i = 0; !st && leader && i < c->n_mults; i++)
         st = evaluate(m, t, data_seed, c->n_train * c->mults[i], c->n_train, c->eval_examples, &b, B, &r->metric[i],
                       &r->collapsed[i], err);
-    if (!st && save_dir) st = posemb_model_save(m, save_dir, err);
+    if (!st && leader && save_dir) st = posemb_model_save(m, save_dir, err);
     r->seconds = posemb_timer_now() - t0;
     posemb_model_free(m);
     free(b.ids);
@@ -397,7 +403,8 @@ static posemb_status synthetic_run(const posemb_study_config *c, const char *out
     study_folder_of(c->pes[p], name, sizeof name);
     snprintf(save, sizeof save, "%s/models/%s", out, name);
     run_result r;
-    posemb_status st = one_run(c, p, t, s, keep ? save : NULL, &r, err);
+    posemb_status st = one_run(c, p, t, s, keep ? save : NULL, q->group, &r, err);
+    if (!st && !posemb_comm_leader(q->group)) return POSEMB_OK; /* the leader reports the run */
     if (st) {
         char msg[POSEMB_ERROR_MSG];
         snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
@@ -417,9 +424,16 @@ posemb_status posemb_study_work(const posemb_study_config *c, const char *out, c
                                 posemb_error *err)
 {
     if (c->data[0]) return study_data_work(c, out, q, err);
-    posemb_status st = POSEMB_OK;
-    for (int k = q->next(q->ctx); !st && k >= 0; k = q->next(q->ctx)) st = synthetic_run(c, out, k, q, err);
+    int k;
+    posemb_status st = study_next_unit(q, &k, err);
+    for (; !st && k >= 0; st = study_next_unit(q, &k, err)) st = synthetic_run(c, out, k, q, err);
     return st;
+}
+
+posemb_status study_next_unit(const posemb_study_queue *q, int *k, posemb_error *err)
+{
+    *k = posemb_comm_leader(q->group) ? q->next(q->ctx) : -1;
+    return posemb_comm_active(q->group) ? q->group->bcast(q->group->ctx, k, sizeof *k, err) : POSEMB_OK;
 }
 
 /* The queue of one local worker: every jobs-th pending unit from w, results appended under a lock. */
@@ -448,7 +462,7 @@ static posemb_status local_worker(const posemb_study_config *c, const char *out,
     local_queue l = {pending, n, w, jobs, ""};
     if (posemb_path_join(l.results, sizeof l.results, out, "results.jsonl"))
         return posemb_fail(err, POSEMB_EINVAL, "path too long");
-    posemb_study_queue q = {&l, local_next, local_append};
+    posemb_study_queue q = {&l, local_next, local_append, NULL};
     return posemb_study_work(c, out, &q, err);
 }
 
@@ -491,6 +505,13 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
         return posemb_fail(err, POSEMB_EINVAL, "study: no PEs, tasks, seeds or lengths");
     if (c->n_train < 16 || c->steps < 1 || c->batch < 1 || c->eval_examples < 1)
         return posemb_fail(err, POSEMB_EINVAL, "study: n_train >= 16, steps, batch and eval_examples >= 1 are needed");
+    int rpr = c->ranks_per_run; /* each rank of a run's group takes an equal share of every batch */
+    if (rpr < 1) return posemb_fail(err, POSEMB_EINVAL, "study: ranks_per_run must be at least 1");
+    if (c->batch % rpr)
+        return posemb_fail(err, POSEMB_EINVAL, "study: batch %d is not a multiple of ranks_per_run %d", c->batch, rpr);
+    if (c->data[0] && c->pretrain_batch % rpr)
+        return posemb_fail(err, POSEMB_EINVAL, "study: pretrain_batch %d is not a multiple of ranks_per_run %d",
+                           c->pretrain_batch, rpr);
     if (!c->data[0] && c->epochs > 0) /* synthetic tasks draw fresh examples: there are no passes to count */
         return posemb_fail(err, POSEMB_EINVAL, "study: \"epochs\" applies to the real-data study (--data) only");
     posemb_status st = c->data[0] ? posemb_study_data_check(c, err) : POSEMB_OK;

@@ -92,6 +92,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_int(r, "squad_stride", 0, 4096, &c->squad_stride, path, err)) ||
         (st = get_int(r, "squad_max_query", 1, 4096, &c->squad_max_query, path, err)) ||
         (st = get_int(r, "max_answer", 1, 4096, &c->max_answer, path, err)) ||
+        (st = get_int(r, "ranks_per_run", 1, 64, &c->ranks_per_run, path, err)) ||
         (st = get_float(r, "lr", 0, 0, 10, &c->lr, path, err)) ||
         (st = get_float(r, "pretrain_lr", 0, 0, 10, &c->pretrain_lr, path, err)) ||
         (st = get_float(r, "dropout", 0, 1, 1, &c->dropout, path, err)) ||
@@ -132,6 +133,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "max_answer",
                                             "pe_amplitude",
                                             "epochs",
+                                            "ranks_per_run",
                                             NULL};
         int ok = 0;
         for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);

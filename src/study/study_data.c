@@ -175,7 +175,8 @@ static posemb_status pretrain_model(const posemb_study_config *c, int p, int voc
 }
 
 /* Pretrains PE p into out/models/NAME/pretrain, continuing from its newest checkpoint. */
-posemb_status study_pretrain(const posemb_study_config *c, const char *out, int p, posemb_error *err)
+posemb_status study_pretrain(const posemb_study_config *c, const char *out, int p, const posemb_comm *group,
+                             posemb_error *err)
 {
     char dir[POSEMB_PATH_MAX], name[160], desc[POSEMB_PATH_MAX];
     study_folder_of(c->pes[p], name, sizeof name);
@@ -196,7 +197,9 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
             posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP), posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK),
             posemb_tokenizer_vocab_size(tok), 0.02, 1, err);
     posemb_train_args a = posemb_train_defaults(dir, c->pretrain_steps);
-    a.batch = c->pretrain_batch;
+    a.batch = c->pretrain_batch / c->ranks_per_run; /* the group's micro-batches make one pretrain_batch */
+    a.accum = c->ranks_per_run;
+    a.comm = group;
     a.lr = c->pretrain_lr;
     a.seed = 1;
     a.keep = 1;
@@ -204,7 +207,11 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
     a.eval_every = c->pretrain_steps >= 20 ? c->pretrain_steps / 20 : 1;
     a.log_every = c->pretrain_steps >= 10 ? c->pretrain_steps / 10 : 1;
     if (!st) st = posemb_train(m, &d, &a, 1, &res, err);
-    if (!st && res.resumed_from && res.resumed_from == res.step)
+    int written = 1; /* the group's others go on once its leader has written the model they fine-tune */
+    if (!st && posemb_comm_active(group)) st = group->bcast(group->ctx, &written, sizeof written, err);
+    if (!st && !posemb_comm_leader(group)) {
+    } /* the leader reports */
+    else if (!st && res.resumed_from && res.resumed_from == res.step)
         fprintf(stderr, "posemb study: %s: pretrained already (%ld steps in %s)\n", c->pes[p], res.step, dir);
     else if (!st)
         fprintf(stderr, "posemb study: %s pretrained %ld steps%s: MLM eval loss %.3f, accuracy %.3f (%.0f tokens/s)\n",

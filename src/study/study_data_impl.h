@@ -11,7 +11,9 @@
 int study_is_squad(const char *task);
 posemb_status study_load_tokenizer(const posemb_study_config *c, posemb_tokenizer **tok, char *desc, size_t cap,
                                    posemb_error *err);
-posemb_status study_pretrain(const posemb_study_config *c, const char *out, int p, posemb_error *err);
+/* Pretrains PE p (resumed from its checkpoints), data parallel over group (NULL: alone). */
+posemb_status study_pretrain(const posemb_study_config *c, const char *out, int p, const posemb_comm *group,
+                             posemb_error *err);
 /* The real-data study's work on q's units, each a PE (study_finetune.c). */
 posemb_status study_data_work(const posemb_study_config *c, const char *out, const posemb_study_queue *q,
                               posemb_error *err);

@@ -333,7 +333,7 @@ typedef struct ft_source {
     const task_data *td;
     shuffle *sh;
     batch_buf *b;
-    int B;
+    int B, micro_B; /* the update's rows; each micro-batch's share */
     long step;
 } ft_source;
 
@@ -342,10 +342,9 @@ static posemb_status next_ft_batch(void *ctx, int micro, posemb_batch *batch, po
     const ft_source *s = ctx;
     const posemb_features *f = &s->td->train;
     batch_buf *b = s->b;
-    int rows[4096];
-    for (int i = 0; i < s->B; i++) rows[i] = shuffled_row(s->sh, s->step * s->B + i);
-    *batch =
-        (posemb_batch){.B = s->B, .T = gather(f, rows, s->B, 1, b), .ids = b->ids, .types = b->types, .mask = b->mask};
+    int rows[4096], B = s->micro_B;
+    for (int i = 0; i < B; i++) rows[i] = shuffled_row(s->sh, s->step * s->B + (long)micro * B + i);
+    *batch = (posemb_batch){.B = B, .T = gather(f, rows, B, 1, b), .ids = b->ids, .types = b->types, .mask = b->mask};
     *tg = (posemb_targets){.labels = f->label ? b->labels : NULL,
                            .values = f->score ? b->values : NULL,
                            .starts = f->starts ? b->starts : NULL,
@@ -353,13 +352,15 @@ static posemb_status next_ft_batch(void *ctx, int micro, posemb_batch *batch, po
     return POSEMB_OK;
 }
 
-/* One update on the batch of step. */
-static posemb_status ft_step(posemb_model *m, const task_data *td, shuffle *sh, int seed, long step, int B,
-                             batch_buf *b, posemb_adamw *o, const posemb_adamw_config *oc, posemb_error *err)
+/* One update on the batch of step, in ranks_per_run micro-batches (shared by group's ranks). */
+static posemb_status ft_step(posemb_model *m, const posemb_study_config *c, const task_data *td, shuffle *sh, int seed,
+                             long step, const posemb_comm *group, batch_buf *b, posemb_adamw *o,
+                             const posemb_adamw_config *oc, posemb_error *err)
 {
-    ft_source src = {.td = td, .sh = sh, .b = b, .B = B, .step = step};
+    int rpr = c->ranks_per_run;
+    ft_source src = {.td = td, .sh = sh, .b = b, .B = c->batch, .micro_B = c->batch / rpr, .step = step};
     posemb_train_step_args s = {
-        .accum = 1, .seed = (uint64_t)seed, .key = (uint64_t)step, .next = next_ft_batch, .ctx = &src};
+        .accum = rpr, .seed = (uint64_t)seed, .key = (uint64_t)step, .next = next_ft_batch, .ctx = &src, .comm = group};
     double loss;
     posemb_status st = posemb_train_step(m, o, oc, &s, step, &loss, NULL, err);
     if (st == POSEMB_EFORMAT && !isfinite(loss))
@@ -396,10 +397,12 @@ static int ft_steps(const posemb_study_config *c, const task_data *td)
     return n < 1 ? 1 : n < c->steps ? (int)n : c->steps;
 }
 
-/* Fine-tunes PE p's pretrained model on task t with seed s; the best model ends in dir. */
+/* Fine-tunes PE p's pretrained model on task t with seed s; the best model ends in dir. In a
+ * group every rank trains; the leader alone evaluates and writes. */
 static posemb_status finetune(const posemb_study_config *c, const char *pretrain, const task_data *td, int seed,
-                              const char *dir, ft_result *r, posemb_error *err)
+                              const char *dir, const posemb_comm *group, ft_result *r, posemb_error *err)
 {
+    int leader = posemb_comm_leader(group);
     posemb_model *m = NULL;
     posemb_adamw o = {0};
     batch_buf b = {0};
@@ -416,15 +419,15 @@ static posemb_status finetune(const posemb_study_config *c, const char *pretrain
     int steps = r->steps = ft_steps(c, td);
     posemb_adamw_config oc = posemb_adamw_defaults(c->lr, steps / 10, steps);
     for (long step = 0; !st && step < steps; step++) {
-        st = ft_step(m, td, &sh, seed, step, c->batch, &b, &o, &oc, err);
+        st = ft_step(m, c, td, &sh, seed, step, group, &b, &o, &oc, err);
         int last = step + 1 == steps, due = c->curve_every && (step + 1) % c->curve_every == 0;
-        if (!st && (last || due)) st = ft_checkpoint(m, c, td, step + 1, dir, &b, &best, r, err);
+        if (!st && leader && (last || due)) st = ft_checkpoint(m, c, td, step + 1, dir, &b, &best, r, err);
     }
     posemb_adamw_free(&o);
     posemb_model_free(m);
     m = NULL;
-    if (!st && td->squad) st = posemb_model_load(&m, dir, err); /* the best model, at every window length */
-    for (int k = 1; !st && td->squad && k < c->n_mults; k++)
+    if (!st && leader && td->squad) st = posemb_model_load(&m, dir, err); /* the best model, every window length */
+    for (int k = 1; !st && leader && td->squad && k < c->n_mults; k++)
         st = evaluate(m, c, td, k, &b, r->metric[k], &r->collapsed[k], err);
     posemb_model_free(m);
     batch_free(&b);
@@ -482,7 +485,8 @@ static posemb_status one_finetune(worker_state *ws, int p, int t, int s, posemb_
     snprintf(dir, sizeof dir, "%s/models/%s/%s-s%d", ws->out, name, c->tasks[t], c->seeds[s]);
     ft_result r;
     posemb_status st = load_task(c, ws->tok, t, &ws->td[t], err);
-    if (!st) st = finetune(c, pretrain, &ws->td[t], c->seeds[s], dir, &r, err);
+    if (!st) st = finetune(c, pretrain, &ws->td[t], c->seeds[s], dir, ws->q->group, &r, err);
+    if (!st && !posemb_comm_leader(ws->q->group)) return POSEMB_OK; /* the leader reports the run */
     char *lines = st ? NULL : ft_lines(c, p, t, s, &ws->td[t], &r);
     if (!st) st = lines ? ws->q->append(ws->q->ctx, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     free(lines);
@@ -503,12 +507,17 @@ posemb_status study_data_work(const posemb_study_config *c, const char *out, con
     int *done = calloc((size_t)c->n_pes * c->n_tasks * c->n_seeds, sizeof *done);
     posemb_status st = done ? study_read_done(c, out, done, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     if (!st) st = study_load_tokenizer(c, &ws.tok, desc, sizeof desc, err);
-    for (int p = st ? -1 : q->next(q->ctx); !st && p >= 0; p = q->next(q->ctx)) {
-        st = study_pretrain(c, out, p, err);
+    /* A group's ranks agree on done[]: they read it before their first unit's
+     * first gradient sum, which its leader's first line comes after. */
+    int p = -1;
+    if (!st) st = study_next_unit(q, &p, err);
+    while (!st && p >= 0) {
+        st = study_pretrain(c, out, p, q->group, err);
         for (int t = 0; !st && t < c->n_tasks; t++)
             for (int s = 0; !st && s < c->n_seeds; s++)
                 if (done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t))
                     st = one_finetune(&ws, p, t, s, err);
+        if (!st) st = study_next_unit(q, &p, err);
     }
     for (int t = 0; t < POSEMB_STUDY_MAX_TASKS; t++) task_data_free(&ws.td[t]);
     posemb_tokenizer_free(ws.tok);

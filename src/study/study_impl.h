@@ -29,6 +29,9 @@ posemb_status study_amplitude_rule(const char *spec, const posemb_pe_dims *dims,
 void study_pretrain_md(FILE *f, const posemb_study_config *c, const char *out);
 posemb_status study_pretrain_figure(posemb_report *rep, const posemb_study_config *c, const char *out,
                                     posemb_error *err);
+/* The next unit of q for this process, -1 when none is left: the group's
+ * rank 0 asks q and hands it to the others. */
+posemb_status study_next_unit(const posemb_study_queue *q, int *k, posemb_error *err);
 /* Index into done[] of (pe, task, seed). */
 static inline size_t study_run_index(const posemb_study_config *c, int p, int t, int s)
 {

@@ -205,6 +205,24 @@ static FILE *open_log(const posemb_train_args *a, const train_state *s)
     return ok ? fopen(path, "a") : NULL;
 }
 
+/* accum not a multiple of the ranks: the nearest split of the same global
+ * batch that they can share, if there is one. */
+static posemb_status group_split_error(const posemb_train_args *a, posemb_error *err)
+{
+    long global = (long)a->batch * a->accum;
+    int n = a->comm->size;
+    for (long acc = n; acc <= global; acc += n)
+        if (global % acc == 0)
+            return posemb_fail(err, POSEMB_EINVAL,
+                               "train: accum %d is not a multiple of the %d ranks: each rank computes whole "
+                               "micro-batches (batch %ld and accum %ld make the same global batch)",
+                               a->accum, n, global / acc, acc);
+    return posemb_fail(err, POSEMB_EINVAL,
+                       "train: accum %d is not a multiple of the %d ranks, and the global batch %ld (batch x accum) "
+                       "cannot be shared among them",
+                       a->accum, n, global);
+}
+
 static posemb_status check_args(const posemb_train_args *a, const posemb_lm_data *d, posemb_error *err)
 {
     if (a->steps < 1 || a->batch < 1 || a->accum < 1 || a->keep < 1 || a->eval_batches < 0)
@@ -212,12 +230,7 @@ static posemb_status check_args(const posemb_train_args *a, const posemb_lm_data
     if (!(a->lr > 0) || a->weight_decay < 0 || a->warmup < 0)
         return posemb_fail(err, POSEMB_EINVAL, "train: lr must be positive, weight decay and warm-up not negative");
     if (!d->n_train) return posemb_fail(err, POSEMB_ERANGE, "train: no training sequences");
-    if (posemb_comm_active(a->comm) && a->accum % a->comm->size)
-        return posemb_fail(err, POSEMB_EINVAL,
-                           "train: accum %d is not a multiple of the %d ranks: each rank computes whole "
-                           "micro-batches (batch %d and accum %d make the same global batch)",
-                           a->accum, a->comm->size, a->batch % a->comm->size ? a->batch : a->batch / a->comm->size,
-                           a->batch % a->comm->size ? a->accum : a->accum * a->comm->size);
+    if (posemb_comm_active(a->comm) && a->accum % a->comm->size) return group_split_error(a, err);
     return POSEMB_OK;
 }
 
