@@ -43,43 +43,15 @@ static char *canonical(const char *run)
     return tu_results_canonical(path);
 }
 
-static int count_lines(const char *run)
-{
-    char path[1200], line[8192];
-    snprintf(path, sizeof path, "%s/%s/results.jsonl", dir, run);
-    FILE *f = fopen(path, "r");
-    int n = 0;
-    while (f && fgets(line, sizeof line, f)) n++;
-    if (f) fclose(f);
-    return n;
-}
-
 /* Starts `posemb study ARGS --out RUN` in dir and kills it once RUN's results hold `lines` lines. */
-static int kill_after_lines(const char *args, const char *run, int lines)
-{
-    char cmd[8192];
-    pid_t pid = fork();
-    if (pid == 0) {
-        snprintf(cmd, sizeof cmd, "cd '%s' && exec '%s' study %s --out %s > /dev/null 2>&1", dir, POSEMB_BIN, args,
-                 run);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    struct timespec ts = {0, 5000000};
-    for (int i = 0; i < 6000 && count_lines(run) < lines; i++) nanosleep(&ts, NULL);
-    kill(pid, SIGKILL);
-    int status;
-    waitpid(pid, &status, 0);
-    return count_lines(run);
-}
-
 static void test_resume_same_results(void **state)
 {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study cfg.json --out a", dir, POSEMB_BIN);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
-    assert_int_equal(count_lines("a"), 8);             /* 2 PEs x 2 seeds x 2 lengths */
-    int before = kill_after_lines("cfg.json", "b", 2); /* b: killed once its first run is recorded, then resumed */
+    assert_int_equal(tu_count_results(dir, "a"), 8); /* 2 PEs x 2 seeds x 2 lengths */
+    int before =
+        tu_study_killed_after(dir, "cfg.json", "b", 2); /* b: killed once its first run is recorded, then resumed */
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study cfg.json --out b", dir, POSEMB_BIN);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     printf("killed after %d of 8 lines; resumed\n", before);
@@ -207,9 +179,9 @@ static void test_data_study(void **state)
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study data.json --data '%s/data' --out da", dir, POSEMB_BIN,
              POSEMB_SHARED);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
-    assert_int_equal(count_lines("da"), 2 * 2 * (1 + 1 + 3)); /* GLUE: the trained length; SQuAD: 3 lengths */
+    assert_int_equal(tu_count_results(dir, "da"), 2 * 2 * (1 + 1 + 3)); /* GLUE: the trained length; SQuAD: 3 lengths */
     snprintf(cmd, sizeof cmd, "data.json --data '%s/data'", POSEMB_SHARED);
-    printf("data study killed after %d of 20 lines; resumed\n", kill_after_lines(cmd, "db", 1));
+    printf("data study killed after %d of 20 lines; resumed\n", tu_study_killed_after(dir, cmd, "db", 1));
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study data.json --data '%s/data' --out db", dir, POSEMB_BIN,
              POSEMB_SHARED);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);

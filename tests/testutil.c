@@ -1,11 +1,13 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -162,4 +164,33 @@ char *tu_results_canonical(const char *path)
         free(lines[i]);
     }
     return all;
+}
+
+int tu_count_results(const char *dir, const char *run)
+{
+    char path[1200], line[8192];
+    snprintf(path, sizeof path, "%s/%s/results.jsonl", dir, run);
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    while (f && fgets(line, sizeof line, f)) n++;
+    if (f) fclose(f);
+    return n;
+}
+
+int tu_study_killed_after(const char *dir, const char *args, const char *run, int lines)
+{
+    char cmd[8192];
+    pid_t pid = fork();
+    if (pid == 0) {
+        snprintf(cmd, sizeof cmd, "cd '%s' && exec '%s' study %s --out %s > /dev/null 2>&1", dir, POSEMB_BIN, args,
+                 run);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    struct timespec ts = {0, 5000000};
+    for (int i = 0; i < 6000 && tu_count_results(dir, run) < lines; i++) nanosleep(&ts, NULL);
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    return tu_count_results(dir, run);
 }

@@ -31,6 +31,11 @@ int tu_read_train_log(const char *run, double *loss, int *eval, int cap);
 /* The lines of a study's results.jsonl without their timings ("seconds"),
  * sorted and joined: what any split of the study among workers must give. */
 char *tu_results_canonical(const char *path);
+/* The lines of dir/run/results.jsonl (0 when it does not exist). */
+int tu_count_results(const char *dir, const char *run);
+/* Runs `posemb study ARGS --out RUN` in dir, SIGKILLs it once run's
+ * results.jsonl holds lines lines (or after 30 s); returns the lines then. */
+int tu_study_killed_after(const char *dir, const char *args, const char *run, int lines);
 
 /* A PE for spec with its parameters allocated, initialised from a fixed
  * seed and prepared; fails the test when spec is refused. */

@@ -51,6 +51,18 @@ typedef struct posemb_study_config {
      * result depends on this number, not on which computes it (to float
      * rounding). 1 by default. */
     int ranks_per_run;
+    /* The length study (length = 1; study_length.c): tasks are decoders
+     * ("gpt2", "llama") trained as causal LMs at n_train tokens on data's
+     * text, then scored at n_train x lengths on eval_tokens held-out tokens
+     * (WikiText-2's test set), RoPE also under each of rope_scalings
+     * (applied without retraining), and on passkey retrieval with
+     * passkey_trials prompts per length and depth (0: none). tokenizer:
+     * "bytes" (ids are bytes) or "gpt2" (data/gpt2's BPE). */
+    int length;
+    int eval_tokens, passkey_trials;
+    int n_scalings;
+    char scalings[8][16];
+    char tokenizer[16];
 } posemb_study_config;
 
 /* The embedded default: the seed paper's 13 PEs plus rope, alibi, t5; the
@@ -63,6 +75,13 @@ POSEMB_API posemb_study_config posemb_study_default(void);
  * evaluation kept), for none, ape, sin, lsin, rpe, srpe, lsrpe, ape+rpe,
  * lsin+lsrpe, rope, alibi, t5; 3 seeds. */
 POSEMB_API posemb_study_config posemb_study_data_default(const char *data_dir);
+/* The length study's default ("train short, test long" on real text): GPT-2
+ * and Llama decoders, 4 layers, width 128, trained at 128 bytes of
+ * data_dir's text (2000 steps of 32), with none, ape, sin, rope, alibi, t5,
+ * kerple, sandwich, fire, xpos, cope, fox and randomized rope; perplexity
+ * at 128 .. 2048 bytes (RoPE also scaled by linear, ntk, dynamic, yarn);
+ * passkey retrieval at each length and 5 depths; 3 seeds. */
+POSEMB_API posemb_study_config posemb_study_length_default(const char *data_dir);
 /* Reads a JSON config over c (keys absent keep c's values): EIO when it
  * cannot be read, EFORMAT past 1 MiB, EINVAL naming the file and the key for
  * anything else (unknown keys are refused; a file that is not JSON is EINVAL

@@ -113,6 +113,32 @@ POSEMB_API long posemb_checkpoint_latest(const char *run, char *path, size_t cap
 POSEMB_API posemb_status posemb_lm_nll(posemb_model *m, const int32_t *tokens, long n, int T, int stride, int B,
                                        double *nll, long *count, posemb_error *err);
 
+/* The loss at one context length of a decoder checkpoint (a model folder):
+ * length asked for; context and stride of the windows used. */
+typedef struct posemb_lm_length {
+    int length, context, stride; /* context < length: sliding windows (the PE's table ends first) */
+    double nll;                  /* summed loss in nats over count scored tokens */
+    long count;
+} posemb_lm_length;
+
+/* The checkpoint in dir (every tensor of the model from it) built with cfg
+ * to take context L: max_position raised to L when the PE has no table of
+ * positions (then *context = L), else as cfg says (*context = the lesser of
+ * L and max_position). EINVAL when the checkpoint lacks tensors the model
+ * needs, the errors of posemb_model_create and posemb_model_init_from. */
+POSEMB_API posemb_status posemb_lm_load_at(const char *dir, const posemb_config *cfg, int L, posemb_model **m,
+                                           int *context, posemb_error *err);
+/* posemb_lm_nll of the checkpoint in dir built with cfg (a causal-LM head;
+ * its PE may differ from the checkpoint's, e.g. a RoPE scaling applied
+ * without retraining) at context L: whole windows of L when the model takes
+ * L positions (max_position raised to L for PEs without a table of
+ * positions), else windows of max_position sliding by half of it, each
+ * scoring its second half. B windows per pass (0: about 16384 tokens).
+ * EINVAL when the checkpoint lacks tensors the model needs, the errors of
+ * posemb_model_init_from and posemb_lm_nll. */
+POSEMB_API posemb_status posemb_lm_eval_length(const char *dir, const posemb_config *cfg, const int32_t *tokens, long n,
+                                               int L, int B, posemb_lm_length *out, posemb_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -96,56 +96,15 @@ static posemb_status folder_tokenizer(const char *dir, posemb_tokenizer **tok, c
     return cli_tok_files_load(&f, tok, desc, cap, err);
 }
 
-/* The checkpoint under cfg (another max_position, another PE): every tensor
- * of the model must come from the checkpoint. */
-static posemb_status model_for(const ppl_cmd *c, const posemb_config *cfg, posemb_model **m, posemb_error *err)
-{
-    int missing = 0;
-    posemb_status st = posemb_model_create(m, cfg, err);
-    if (!st) st = posemb_model_init_from(*m, c->dir, &missing, err);
-    if (!st && missing)
-        st = posemb_fail(err, POSEMB_EINVAL, "%s: the checkpoint has no tensors for %d of the model's (PE %s)", c->dir,
-                         missing, cfg->pe);
-    if (st) {
-        posemb_model_free(*m);
-        *m = NULL;
-    }
-    return st;
-}
-
-typedef struct ppl_line {
-    int length, context, stride;
-    double nll;
-    long count;
-} ppl_line;
-
 /* One length: in full windows when the model takes them, else in sliding windows of its own max. */
-static posemb_status one_length(const ppl_cmd *c, const posemb_config *base, const posemb_corpus *text, int L,
-                                ppl_line *out, posemb_error *err)
+static posemb_status one_length(const ppl_cmd *c, const posemb_config *cfg, const posemb_corpus *text, int L,
+                                posemb_lm_length *out, posemb_error *err)
 {
-    posemb_config cfg = *base;
-    posemb_model *m = NULL;
-    posemb_status st = POSEMB_EINVAL;
-    *out = (ppl_line){.length = L, .context = L, .stride = L};
-    if (L > cfg.max_position) {
-        cfg.max_position = L; /* PEs without tables of positions take any length */
-        posemb_error quiet;
-        st = model_for(c, &cfg, &m, &quiet);
-        if (st) { /* a table sized by max_position: slide windows of the longest it takes */
-            cfg.max_position = base->max_position;
-            out->context = cfg.max_position;
-            out->stride = cfg.max_position / 2 > 0 ? cfg.max_position / 2 : 1;
-        }
-    }
-    if (!m) st = model_for(c, &cfg, &m, err);
     long n = c->tokens && c->tokens < text->n ? c->tokens : text->n;
-    int B = c->batch ? c->batch : (16384 / out->context > 0 ? 16384 / out->context : 1);
-    if (!st) st = posemb_lm_nll(m, text->tokens, n, out->context, out->stride, B, &out->nll, &out->count, err);
-    posemb_model_free(m);
-    return st;
+    return posemb_lm_eval_length(c->dir, cfg, text->tokens, n, L, c->batch, out, err);
 }
 
-static void print_line(const ppl_cmd *c, const ppl_line *l)
+static void print_line(const ppl_cmd *c, const posemb_lm_length *l)
 {
     double mean = l->count ? l->nll / (double)l->count : NAN;
     if (c->json)
@@ -180,7 +139,7 @@ int cmd_perplexity(int argc, char **argv)
     if (!st) st = folder_tokenizer(c.dir, &tok, desc, sizeof desc, &err);
     if (!st) st = posemb_corpus_load(&text, c.data, tok, desc, NULL, &err);
     for (int i = 0; !st && i < c.n_lengths; i++) {
-        ppl_line l;
+        posemb_lm_length l;
         st = one_length(&c, &cfg, &text, c.lengths[i], &l, &err);
         if (!st && !c.json && !i) printf("  length  nll/token   perplexity     tokens\n");
         if (!st) print_line(&c, &l);

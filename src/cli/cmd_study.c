@@ -9,7 +9,7 @@
 #include "posemb/study.h"
 
 static const char USAGE[] =
-    "usage: posemb study [CONFIG.json] [--data DATA] [--out DIR] [--jobs N]\n\n"
+    "usage: posemb study [CONFIG.json] [--data DATA [--length]] [--out DIR] [--jobs N]\n\n"
     "Trains a small encoder with each PE on each task and seed, evaluates it at longer\n"
     "lengths, and writes DIR/results.jsonl (one line per run and length), DIR/tables.md and\n"
     "tables.csv (the seed paper's Tables 2 and 3 and Figure 1: mean +- std over seeds, Welch\n"
@@ -28,11 +28,19 @@ static const char USAGE[] =
     "best of the evaluations every curve_every steps is kept) on CoLA SST-2 MRPC STS-B RTE (dev\n"
     "metrics) and SQuAD (held-out articles; windows of n_train x lengths, squad_stride,\n"
     "squad_max_query, max_answer, eval_examples questions).\n\n"
+    "With --length --data DATA: the length study (train short, test long). Per decoder\n"
+    "(gpt2, llama: the tasks), PE (none ape sin rope alibi t5 kerple sandwich fire xpos cope fox\n"
+    "rope+random) and seed, a causal LM (4 layers, width 128) is trained at n_train = 128\n"
+    "tokens (bytes; \"tokenizer\": \"gpt2\" for GPT-2's BPE) on DATA's text, then scored on\n"
+    "WikiText-2's test set (eval_tokens) at n_train x lengths (1 .. 16): perplexity, RoPE also\n"
+    "under each of rope_scalings (linear ntk dynamic yarn, applied without retraining), and\n"
+    "passkey retrieval (passkey_trials prompts per length and depth).\n\n"
     "Under mpirun or srun (posemb built with MPI) each rank is one worker, taking the next run\n"
     "(a PE, for --data) as it frees up; rank 0 writes the results (docs/mpi.md). With\n"
     "\"ranks_per_run\": N, groups of N ranks train each run together (data parallel); one\n"
     "process then runs each update as the same N micro-batches.\n\n"
     "  --data DATA the real-data study on DATA (CONFIG then overrides its defaults)\n"
+    "  --length    with --data: the length study instead\n"
     "  --out DIR   output folder (default: posemb-study)\n"
     "  --jobs N    worker processes (default: 2)\n";
 
@@ -41,7 +49,7 @@ int cmd_study(int argc, char **argv)
     cli_args a;
     cli_args_init(&a, "study", argc, argv);
     const char *config = NULL, *out = "posemb-study", *data = NULL, *arg;
-    int rc = 0, jobs = 0;
+    int rc = 0, jobs = 0, length = 0;
     while (!rc && (arg = cli_next(&a))) {
         if (!strcmp(arg, "-h") || cli_is(&a, "--help")) {
             fputs(USAGE, stdout);
@@ -53,12 +61,16 @@ int cmd_study(int argc, char **argv)
         } else if (cli_is(&a, "--out")) rc = (out = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (cli_is(&a, "--jobs")) rc = cli_int(&a, 1, 64, &jobs);
         else if (cli_is(&a, "--data")) rc = (data = cli_value(&a)) ? 0 : EXIT_USAGE;
+        else if (cli_is(&a, "--length")) length = 1;
         else return cli_usage_error(&a, "unknown flag '%s' (see 'posemb study --help')", arg);
     }
     if (rc) return rc;
     if (data && strlen(data) >= sizeof((posemb_study_config *)0)->data)
         return cli_usage_error(&a, "--data: path too long");
-    posemb_study_config c = data ? posemb_study_data_default(data) : posemb_study_default();
+    if (length && !data) return cli_usage_error(&a, "--length needs --data DATA (the text it trains and tests on)");
+    posemb_study_config c = length ? posemb_study_length_default(data)
+                            : data ? posemb_study_data_default(data)
+                                   : posemb_study_default();
     posemb_error err;
     if (config && posemb_study_config_load(&c, config, &err)) return cli_report("study", &err);
     if (jobs) c.jobs = jobs;

@@ -32,19 +32,6 @@ struct tok_bpe {
     int add_prefix_space;
 };
 
-/* bytes_to_unicode: printable Latin-1 bytes stand for themselves, the
- * other 68 bytes for U+0100.. in byte order. */
-static void byte_alphabet(tok_bpe *b)
-{
-    int n = 0;
-    for (int i = 0; i < 324; i++) b->cp_byte[i] = -1;
-    for (int c = 0; c < 256; c++) {
-        int printable = (c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
-        b->byte_cp[c] = printable ? (uint32_t)c : (uint32_t)(256 + n++);
-        b->cp_byte[b->byte_cp[c]] = (int16_t)c;
-    }
-}
-
 void tok_bpe_free(tok_bpe *b)
 {
     if (!b) return;
@@ -67,7 +54,7 @@ posemb_status tok_bpe_new(posemb_tokenizer *t, posemb_error *err)
     tok_bpe *b = calloc(1, sizeof *b);
     if (!b) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     t->bpe = b;
-    byte_alphabet(b);
+    tok_byte_alphabet(b->byte_cp, b->cp_byte);
     for (int c = 0; c < 256; c++) { /* symbols 0..255 are the bytes */
         char u[4];
         if (intern(b, u, (size_t)tok_utf8_put((int32_t)b->byte_cp[c], u)) != c)

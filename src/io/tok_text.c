@@ -123,3 +123,14 @@ const char *tok_quote(const char *s, size_t len, char *out, size_t cap)
     out[o] = '\0';
     return out;
 }
+
+void tok_byte_alphabet(uint32_t byte_cp[256], int16_t cp_byte[324])
+{
+    int n = 0;
+    for (int i = 0; i < 324; i++) cp_byte[i] = -1;
+    for (int c = 0; c < 256; c++) {
+        int printable = (c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
+        byte_cp[c] = printable ? (uint32_t)c : (uint32_t)(256 + n++);
+        cp_byte[byte_cp[c]] = (int16_t)c;
+    }
+}

@@ -186,7 +186,6 @@ posemb_status tok_hf_decode(const posemb_tokenizer *t, const int32_t *ids, int n
 
 /* Internals shared by the pipeline's files. */
 int hf_merge_add(tok_hf *h, int32_t a, int32_t b, int32_t res, uint32_t rank);
-void hf_byte_alphabet(tok_hf *h);
 /* Runs the BPE model on one pre-token; cache: per-call memo (opaque). */
 typedef struct hf_bpe_scratch hf_bpe_scratch;
 hf_bpe_scratch *hf_bpe_scratch_new(void);

@@ -25,19 +25,6 @@ int hf_merge_add(tok_hf *h, int32_t a, int32_t b, int32_t res, uint32_t rank)
     return tok_merges_put(&h->merges, a, b, res, rank, 0, NULL);
 }
 
-/* GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves,
- * the other 68 for U+0100.. in byte order. */
-void hf_byte_alphabet(tok_hf *h)
-{
-    int n = 0;
-    for (int i = 0; i < 324; i++) h->cp_byte[i] = -1;
-    for (int c = 0; c < 256; c++) {
-        int printable = (c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
-        h->byte_cp[c] = printable ? (uint32_t)c : (uint32_t)(256 + n++);
-        h->cp_byte[h->byte_cp[c]] = (int16_t)c;
-    }
-}
-
 /* ------------------------------------------------------------ encoding */
 
 struct hf_bpe_scratch {

@@ -540,7 +540,7 @@ posemb_status tok_hf_load(posemb_tokenizer *t, const cJSON *root, const char *pa
     tok_hf *h = calloc(1, sizeof *h);
     if (!h) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     t->hf = h;
-    hf_byte_alphabet(h);
+    tok_byte_alphabet(h->byte_cp, h->cp_byte);
     lctx c = {t, h, path, err};
     const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
     const cJSON *pre = cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer");

@@ -153,6 +153,10 @@ posemb_status tok_parse_json_file(const char *path, cJSON **root, posemb_error *
 posemb_status tok_read_file(const char *path, char **buf, size_t *len, posemb_error *err);
 /* Decodes one code point at s[*i] (n bytes in all) and advances *i; an
  * invalid or truncated sequence gives -1 and advances one byte. */
+/* GPT-2's bytes_to_unicode, ByteLevel's alphabet: printable Latin-1 bytes
+ * stand for themselves, the other 68 bytes for U+0100.. in byte order;
+ * cp_byte maps back (-1 for characters outside it). */
+void tok_byte_alphabet(uint32_t byte_cp[256], int16_t cp_byte[324]);
 int32_t tok_utf8_next(const uint8_t *s, size_t n, size_t *i);
 /* Writes cp as UTF-8 into out (4 bytes room); returns the byte count. */
 int tok_utf8_put(int32_t cp, char *out);

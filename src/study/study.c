@@ -423,6 +423,7 @@ static posemb_status synthetic_run(const posemb_study_config *c, const char *out
 posemb_status posemb_study_work(const posemb_study_config *c, const char *out, const posemb_study_queue *q,
                                 posemb_error *err)
 {
+    if (c->length) return study_length_work(c, out, q, err);
     if (c->data[0]) return study_data_work(c, out, q, err);
     int k;
     posemb_status st = study_next_unit(q, &k, err);
@@ -509,12 +510,14 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
     if (rpr < 1) return posemb_fail(err, POSEMB_EINVAL, "study: ranks_per_run must be at least 1");
     if (c->batch % rpr)
         return posemb_fail(err, POSEMB_EINVAL, "study: batch %d is not a multiple of ranks_per_run %d", c->batch, rpr);
-    if (c->data[0] && c->pretrain_batch % rpr)
+    if (study_glue(c) && c->pretrain_batch % rpr)
         return posemb_fail(err, POSEMB_EINVAL, "study: pretrain_batch %d is not a multiple of ranks_per_run %d",
                            c->pretrain_batch, rpr);
-    if (!c->data[0] && c->epochs > 0) /* synthetic tasks draw fresh examples: there are no passes to count */
+    if (!study_glue(c) && c->epochs > 0) /* synthetic tasks draw fresh examples: there are no passes to count */
         return posemb_fail(err, POSEMB_EINVAL, "study: \"epochs\" applies to the real-data study (--data) only");
-    posemb_status st = c->data[0] ? posemb_study_data_check(c, err) : POSEMB_OK;
+    posemb_status st = c->length    ? study_length_check(c, err)
+                       : c->data[0] ? posemb_study_data_check(c, err)
+                                    : POSEMB_OK;
     if (st) return st;
     for (int t = 0; !c->data[0] && t < c->n_tasks; t++)
         if (!posemb_syn_find(c->tasks[t]))
@@ -549,7 +552,7 @@ posemb_status posemb_study_append(const char *out, const char *lines, posemb_err
 
 int posemb_study_n_units(const posemb_study_config *c)
 {
-    return c->data[0] ? c->n_pes : c->n_pes * c->n_tasks * c->n_seeds;
+    return study_glue(c) ? c->n_pes : c->n_pes * c->n_tasks * c->n_seeds;
 }
 
 posemb_status posemb_study_pending(const posemb_study_config *c, const char *out, int *pending, int *n,
@@ -562,6 +565,15 @@ posemb_status posemb_study_pending(const posemb_study_config *c, const char *out
         return st;
     }
     *n = 0;
+    if (c->length) { /* runs, every run of the first seed first: a partial study has every row */
+        for (int s = 0; s < c->n_seeds; s++)
+            for (int p = 0; p < c->n_pes; p++)
+                for (int t = 0; t < c->n_tasks; t++)
+                    if (done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t))
+                        pending[(*n)++] = (int)study_run_index(c, p, t, s);
+        free(done);
+        return POSEMB_OK;
+    }
     for (int p = 0; p < c->n_pes; p++) {
         int pe_pending = 0;
         for (int t = 0; t < c->n_tasks; t++)
@@ -579,7 +591,7 @@ posemb_status posemb_study_pending(const posemb_study_config *c, const char *out
 void study_say_pending(const posemb_study_config *c, const char *out, int n, int workers)
 {
     int total = c->n_pes * c->n_tasks * c->n_seeds;
-    if (c->data[0])
+    if (study_glue(c))
         fprintf(stderr,
                 "posemb study: %d runs (%d PEs x %d tasks x %d seeds) in %s; %d PE(s) with runs to go on %d "
                 "worker(s)\n",
@@ -600,6 +612,7 @@ posemb_status posemb_study_prepare(const posemb_study_config *c, const char *out
         return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", out, strerror(errno));
     if (posemb_path_join(path, sizeof path, out, "models") || (mkdir(path, 0755) && errno != EEXIST))
         return posemb_fail(err, POSEMB_EIO, "%s: cannot create", path);
+    if (c->length) return study_length_prepare(c, out, err);
     return c->data[0] ? posemb_study_data_prepare(c, out, err) : POSEMB_OK; /* tokenize the corpora once */
 }
 

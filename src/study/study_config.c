@@ -69,6 +69,28 @@ static posemb_status get_float(const cJSON *r, const char *key, double lo, int c
     return POSEMB_OK;
 }
 
+/* The length study's RoPE scalings applied at evaluation; [] for none. */
+static posemb_status get_scalings(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
+{
+    static const char *const known[] = {"linear", "ntk", "dynamic", "yarn", "llama3"};
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "rope_scalings");
+    if (cJSON_IsArray(v) && cJSON_GetArraySize(v) == 0) {
+        c->n_scalings = 0;
+        return POSEMB_OK;
+    }
+    posemb_status st =
+        get_names(r, "rope_scalings", c->scalings[0], sizeof c->scalings[0], 8, &c->n_scalings, path, err);
+    for (int i = 0; !st && v && i < c->n_scalings; i++) {
+        int ok = 0;
+        for (int k = 0; k < 5; k++) ok |= !strcmp(c->scalings[i], known[k]);
+        if (!ok)
+            return posemb_fail(err, POSEMB_EINVAL,
+                               "%s: \"rope_scalings\": '%s' is not linear, ntk, dynamic, yarn or llama3", path,
+                               c->scalings[i]);
+    }
+    return st;
+}
+
 static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
 {
     posemb_status st;
@@ -93,11 +115,17 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_int(r, "squad_max_query", 1, 4096, &c->squad_max_query, path, err)) ||
         (st = get_int(r, "max_answer", 1, 4096, &c->max_answer, path, err)) ||
         (st = get_int(r, "ranks_per_run", 1, 64, &c->ranks_per_run, path, err)) ||
-        (st = get_float(r, "lr", 0, 0, 10, &c->lr, path, err)) ||
+        (st = get_int(r, "eval_tokens", 2, 1 << 30, &c->eval_tokens, path, err)) ||
+        (st = get_int(r, "passkey_trials", 0, 100000, &c->passkey_trials, path, err)) ||
+        (st = get_scalings(r, c, path, err)) || (st = get_float(r, "lr", 0, 0, 10, &c->lr, path, err)) ||
         (st = get_float(r, "pretrain_lr", 0, 0, 10, &c->pretrain_lr, path, err)) ||
         (st = get_float(r, "dropout", 0, 1, 1, &c->dropout, path, err)) ||
         (st = get_float(r, "epochs", 0, 1, 1e6, &c->epochs, path, err)))
         return st;
+    const cJSON *tok = cJSON_GetObjectItemCaseSensitive(r, "tokenizer");
+    if (tok && !(cJSON_IsString(tok) && (!strcmp(tok->valuestring, "bytes") || !strcmp(tok->valuestring, "gpt2"))))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: \"tokenizer\" must be \"bytes\" or \"gpt2\"", path);
+    if (tok) snprintf(c->tokenizer, sizeof c->tokenizer, "%s", tok->valuestring);
     const cJSON *amp = cJSON_GetObjectItemCaseSensitive(r, "pe_amplitude");
     if (amp && !(cJSON_IsString(amp) && (!strcmp(amp->valuestring, "rule") || !strcmp(amp->valuestring, "defined"))))
         return posemb_fail(err, POSEMB_EINVAL, "%s: \"pe_amplitude\" must be \"rule\" or \"defined\"", path);
@@ -134,6 +162,10 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "pe_amplitude",
                                             "epochs",
                                             "ranks_per_run",
+                                            "eval_tokens",
+                                            "passkey_trials",
+                                            "rope_scalings",
+                                            "tokenizer",
                                             NULL};
         int ok = 0;
         for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);

@@ -58,6 +58,7 @@ int study_is_squad(const char *task) { return !strcasecmp(task, "SQuAD"); }
 
 posemb_syn_kind posemb_study_task_kind(const posemb_study_config *c, int t)
 {
+    if (c->length) return POSEMB_SYN_LM; /* the length study's tasks are decoders */
     if (c->data[0]) return study_is_squad(c->tasks[t]) ? POSEMB_SYN_SPAN : POSEMB_SYN_CLASSIFY;
     const posemb_syn_task *s = posemb_syn_find(c->tasks[t]);
     return s ? s->kind : POSEMB_SYN_CLASSIFY;
@@ -65,6 +66,7 @@ posemb_syn_kind posemb_study_task_kind(const posemb_study_config *c, int t)
 
 const char *posemb_study_task_metric(const posemb_study_config *c, int t)
 {
+    if (c->length) return "perplexity";
     if (!c->data[0]) return posemb_syn_metric_name(posemb_study_task_kind(c, t));
     if (study_is_squad(c->tasks[t])) return "f1";
     const posemb_glue_info *g = posemb_glue_task_info((posemb_glue_task)posemb_glue_task_from_name(c->tasks[t]));
@@ -73,7 +75,7 @@ const char *posemb_study_task_metric(const posemb_study_config *c, int t)
 
 int posemb_study_lines_per_run(const posemb_study_config *c, int t)
 {
-    return !c->data[0] || study_is_squad(c->tasks[t]) ? c->n_mults : 1;
+    return !c->data[0] || c->length || study_is_squad(c->tasks[t]) ? c->n_mults : 1;
 }
 
 posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error *err)
@@ -114,15 +116,25 @@ posemb_status study_load_tokenizer(const posemb_study_config *c, posemb_tokenize
 static posemb_status load_corpora(const posemb_study_config *c, const char *out, const posemb_tokenizer *tok,
                                   const char *desc, posemb_corpus *all, posemb_error *err)
 {
+    return study_load_corpora(c, out, tok, desc, CORPORA, N_CORPORA, all, err);
+}
+
+posemb_status study_load_corpora(const posemb_study_config *c, const char *out, const posemb_tokenizer *tok,
+                                 const char *desc, const char *const *names, int n, posemb_corpus *all,
+                                 posemb_error *err)
+{
     char path[POSEMB_PATH_MAX], cache[POSEMB_PATH_MAX];
     posemb_status st = POSEMB_OK;
     memset(all, 0, sizeof *all);
     snprintf(cache, sizeof cache, "%s/cache", out);
     if (mkdir(cache, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create", cache);
-    for (int i = 0; !st && i < N_CORPORA; i++) {
+    for (int i = 0; !st && i < n; i++) {
         posemb_corpus one;
-        snprintf(path, sizeof path, "%s/%s", c->data, CORPORA[i]);
-        snprintf(cache, sizeof cache, "%s/cache/%s.safetensors", out, CORPORA[i]);
+        char name[256]; /* the cache's file name: the corpus's path, '/' as '_' */
+        snprintf(name, sizeof name, "%s", names[i]);
+        for (char *q = name; *q; q++) *q = *q == '/' ? '_' : *q;
+        snprintf(path, sizeof path, "%s/%s", c->data, names[i]);
+        snprintf(cache, sizeof cache, "%s/cache/%s.safetensors", out, name);
         if ((st = posemb_corpus_load(&one, path, tok, desc, cache, err))) break;
         int32_t *grown = realloc(all->tokens, (size_t)(all->n + one.n) * sizeof *grown);
         if (!grown) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");

@@ -5,10 +5,25 @@
 
 #include <stddef.h>
 
+#include "posemb/corpus.h"
 #include "posemb/study.h"
 #include "posemb/tokenizer.h"
 
 int study_is_squad(const char *task);
+/* The text corpora data/names[i] (files or folders), each tokenized once
+ * into out/cache, concatenated into all. */
+posemb_status study_load_corpora(const posemb_study_config *c, const char *out, const posemb_tokenizer *tok,
+                                 const char *desc, const char *const *names, int n, posemb_corpus *all,
+                                 posemb_error *err);
+/* The length study (study_length.c): its settings' check, its corpora's
+ * tokens, its units (runs) on q. */
+posemb_status study_length_check(const posemb_study_config *c, posemb_error *err);
+posemb_status study_length_prepare(const posemb_study_config *c, const char *out, posemb_error *err);
+posemb_status study_length_work(const posemb_study_config *c, const char *out, const posemb_study_queue *q,
+                                posemb_error *err);
+/* Its tables and report (study_length_report.c). */
+posemb_status study_length_tables(const posemb_study_config *c, const char *out, posemb_error *err);
+posemb_status study_length_report(const posemb_study_config *c, const char *out, posemb_error *err);
 posemb_status study_load_tokenizer(const posemb_study_config *c, posemb_tokenizer **tok, char *desc, size_t cap,
                                    posemb_error *err);
 /* Pretrains PE p (resumed from its checkpoints), data parallel over group (NULL: alone). */

@@ -32,6 +32,8 @@ posemb_status study_pretrain_figure(posemb_report *rep, const posemb_study_confi
 /* The next unit of q for this process, -1 when none is left: the group's
  * rank 0 asks q and hands it to the others. */
 posemb_status study_next_unit(const posemb_study_queue *q, int *k, posemb_error *err);
+/* 1 for the real-data study of GLUE and SQuAD (units are PEs, pretraining first). */
+static inline int study_glue(const posemb_study_config *c) { return c->data[0] && !c->length; }
 /* Index into done[] of (pe, task, seed). */
 static inline size_t study_run_index(const posemb_study_config *c, int p, int t, int s)
 {

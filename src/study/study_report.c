@@ -15,6 +15,7 @@
 #include "posemb/stats.h"
 #include "posemb/study.h"
 #include "posemb/synthetic.h"
+#include "study_data_impl.h"
 #include "study_impl.h"
 
 /* results[pe][task][mult][seed]: the metric (NAN when absent); curves of the 1x lines. */
@@ -310,6 +311,7 @@ static posemb_status write_csv(const table *tb, const char *out, int ape, posemb
 
 posemb_status posemb_study_tables(const posemb_study_config *c, const char *out, posemb_error *err)
 {
+    if (c->length) return study_length_tables(c, out, err);
     table tb = {0};
     posemb_status st = load_table(&tb, c, out, err);
     int ape = index_of(c->pes, c->n_pes, "ape");
@@ -506,6 +508,7 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
 
 posemb_status posemb_study_report(const posemb_study_config *c, const char *out, posemb_error *err)
 {
+    if (c->length) return study_length_report(c, out, err);
     table tb = {0};
     posemb_status st = load_table(&tb, c, out, err);
     int ape = index_of(c->pes, c->n_pes, "ape");

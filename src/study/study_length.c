@@ -1,0 +1,421 @@
+/* The length study, "train short, test long" on real text: for each decoder
+ * (GPT-2, Llama), PE and seed, a causal LM trained at n_train tokens of the
+ * data folder's text (WikiText-2's validation set, Jane Austen, Tiny
+ * Shakespeare), then scored on WikiText-2's test set at n_train x lengths
+ * (RoPE also under each scaling of rope_scalings, applied without
+ * retraining), and on passkey retrieval over a grid of length x depth
+ * (study_passkey.c). A run resumes from its checkpoints; its lines, one per
+ * length, go to results.jsonl when all its evaluations are done. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "posemb/corpus.h"
+#include "posemb/fileio.h"
+#include "posemb/model.h"
+#include "posemb/timer.h"
+#include "posemb/trainer.h"
+#include "study_data_impl.h"
+#include "study_impl.h"
+#include "study_length_impl.h"
+
+static const char *const LENGTH_PES[] = {"none",
+                                         "ape",
+                                         "sin",
+                                         "rope",
+                                         "alibi",
+                                         "t5",
+                                         "kerple",
+                                         "sandwich",
+                                         "fire",
+                                         "xpos",
+                                         "cope",
+                                         "fox",
+                                         "rope+random:max=2048"};
+static const char *const LENGTH_TASKS[] = {"gpt2", "llama"};
+static const char *const LENGTH_SCALINGS[] = {"linear", "ntk", "dynamic", "yarn"};
+/* Training text and the held-out text, paths under the data folder. */
+static const char *const TRAIN_TEXT[] = {"wikitext-2/wiki.valid.tokens", "janeausten", "tinyshakespeare"};
+static const char *const HELD_OUT[] = {"wikitext-2/wiki.test.tokens"};
+#define N_OF(a) (int)(sizeof(a) / sizeof *(a))
+
+posemb_study_config posemb_study_length_default(const char *data_dir)
+{
+    posemb_study_config c = posemb_study_data_default(data_dir); /* its model sizes and training length */
+    c.length = 1;
+    study_set_names(c.pes[0], sizeof c.pes[0], &c.n_pes, LENGTH_PES, N_OF(LENGTH_PES));
+    study_set_names(c.tasks[0], sizeof c.tasks[0], &c.n_tasks, LENGTH_TASKS, N_OF(LENGTH_TASKS));
+    for (int i = 0; i < N_OF(LENGTH_SCALINGS); i++)
+        snprintf(c.scalings[i], sizeof c.scalings[i], "%s", LENGTH_SCALINGS[i]);
+    c.n_scalings = N_OF(LENGTH_SCALINGS);
+    const int mults[] = {1, 2, 4, 8, 16};
+    c.n_mults = N_OF(mults);
+    memcpy(c.mults, mults, sizeof mults);
+    c.steps = 2000;
+    c.epochs = 0;
+    c.batch = 32;
+    c.lr = 1e-3f;
+    c.dropout = 0;
+    c.curve_every = 100;
+    c.eval_tokens = 65536;
+    c.passkey_trials = 10;
+    c.analyze = 0;
+    snprintf(c.tokenizer, sizeof c.tokenizer, "bytes");
+    return c;
+}
+
+static int is_file_or_dir(const char *path)
+{
+    struct stat sb;
+    return !stat(path, &sb) && (S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode));
+}
+
+posemb_status study_length_check(const posemb_study_config *c, posemb_error *err)
+{
+    char path[POSEMB_PATH_MAX];
+    for (int t = 0; t < c->n_tasks; t++)
+        if (strcmp(c->tasks[t], "gpt2") && strcmp(c->tasks[t], "llama"))
+            return posemb_fail(err, POSEMB_EINVAL,
+                               "study: the length study's tasks are decoders, gpt2 or llama, not '%s'", c->tasks[t]);
+    for (int i = 0; i < N_OF(TRAIN_TEXT) + N_OF(HELD_OUT); i++) {
+        const char *name = i < N_OF(TRAIN_TEXT) ? TRAIN_TEXT[i] : HELD_OUT[i - N_OF(TRAIN_TEXT)];
+        snprintf(path, sizeof path, "%s/%s", c->data, name);
+        if (!is_file_or_dir(path)) return posemb_fail(err, POSEMB_EIO, "%s: missing (the length study's text)", path);
+    }
+    if (!strcmp(c->tokenizer, "gpt2")) {
+        snprintf(path, sizeof path, "%s/gpt2/vocab.bpe", c->data);
+        if (!is_file_or_dir(path)) return posemb_fail(err, POSEMB_EIO, "%s: missing (GPT-2's BPE)", path);
+    }
+    long longest = (long)c->n_train * c->mults[c->n_mults - 1];
+    if (c->eval_tokens < longest)
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "study: eval_tokens %d is less than one window of the longest length %ld", c->eval_tokens,
+                           longest);
+    return POSEMB_OK;
+}
+
+/* The tokenizer: out/tokenizer.json for bytes (written by prepare), or data/gpt2's BPE; desc keys the caches. */
+posemb_status study_length_tokenizer(const posemb_study_config *c, const char *out, posemb_tokenizer **tok, char *desc,
+                                     size_t cap, posemb_error *err)
+{
+    if (!strcmp(c->tokenizer, "gpt2")) {
+        char merges[POSEMB_PATH_MAX];
+        snprintf(desc, cap, "%s/gpt2/encoder.json", c->data);
+        snprintf(merges, sizeof merges, "%s/gpt2/vocab.bpe", c->data);
+        return posemb_tokenizer_load_bpe(desc, merges, tok, err);
+    }
+    snprintf(desc, cap, "%s/tokenizer.json", out);
+    return posemb_tokenizer_load_json(desc, tok, err);
+}
+
+/* The training text's tokens (train) and the held-out text's (held_out), from out/cache. */
+static posemb_status load_texts(const posemb_study_config *c, const char *out, const posemb_tokenizer *tok,
+                                const char *desc, posemb_corpus *train, posemb_corpus *held_out, posemb_error *err)
+{
+    posemb_status st = study_load_corpora(c, out, tok, desc, TRAIN_TEXT, N_OF(TRAIN_TEXT), train, err);
+    if (!st) st = study_load_corpora(c, out, tok, desc, HELD_OUT, N_OF(HELD_OUT), held_out, err);
+    if (st) posemb_corpus_free(train);
+    return st;
+}
+
+posemb_status study_length_prepare(const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    char path[POSEMB_PATH_MAX], desc[POSEMB_PATH_MAX];
+    posemb_status st = POSEMB_OK;
+    snprintf(path, sizeof path, "%s/tokenizer.json", out);
+    if (!strcmp(c->tokenizer, "bytes")) st = posemb_tokenizer_write_bytes(path, err);
+    posemb_tokenizer *tok = NULL;
+    posemb_corpus train = {0}, held_out = {0};
+    if (!st) st = study_length_tokenizer(c, out, &tok, desc, sizeof desc, err);
+    if (!st) st = load_texts(c, out, tok, desc, &train, &held_out, err);
+    if (!st)
+        fprintf(stderr, "posemb study: training text %ld tokens from %d files, held-out text %ld tokens (%s)\n",
+                train.n, train.n_files, held_out.n, c->tokenizer);
+    if (!st && held_out.n < c->eval_tokens)
+        st = posemb_fail(err, POSEMB_EINVAL, "study: eval_tokens %d is more than the held-out text's %ld tokens",
+                         c->eval_tokens, held_out.n);
+    posemb_corpus_free(&train);
+    posemb_corpus_free(&held_out);
+    posemb_tokenizer_free(tok);
+    return st;
+}
+
+/* The decoder of task t with PE p: Llama's SwiGLU gets 2/3 of intermediate
+ * (three matrices instead of two: the same parameters as GPT-2's MLP). */
+static posemb_status length_config(const posemb_study_config *c, int p, int t, int vocab, posemb_config *cfg,
+                                   posemb_error *err)
+{
+    posemb_arch arch = !strcmp(c->tasks[t], "llama") ? POSEMB_LLAMA : POSEMB_GPT2;
+    posemb_config_defaults(cfg, arch);
+    cfg->vocab_size = vocab;
+    cfg->hidden = c->hidden;
+    cfg->layers = c->layers;
+    cfg->heads = c->heads;
+    cfg->intermediate = arch == POSEMB_LLAMA ? (2 * c->intermediate / 3 + 7) / 8 * 8 : c->intermediate;
+    if (arch == POSEMB_LLAMA) cfg->kv_heads = c->heads;
+    cfg->hidden_dropout = cfg->attn_dropout = c->dropout;
+    cfg->max_position = c->n_train; /* learned tables hold the trained positions only */
+    posemb_pe_dims dims = {.dim = c->hidden,
+                           .n_heads = c->heads,
+                           .n_layers = c->layers,
+                           .max_len = c->n_train,
+                           .causal = 1,
+                           .max_threads = 1};
+    posemb_status st = POSEMB_OK;
+    if (c->pe_defined) snprintf(cfg->pe, sizeof cfg->pe, "%s", c->pes[p]);
+    else st = study_amplitude_rule(c->pes[p], &dims, c->n_train, cfg->initializer_range, cfg->pe, sizeof cfg->pe, err);
+    return st ? st : posemb_config_set_head(cfg, POSEMB_HEAD_CLM, 0, err);
+}
+
+/* Trains the run into dir (resumed from its newest checkpoint), data parallel over group. */
+static posemb_status length_train(const posemb_study_config *c, const posemb_config *cfg, int seed,
+                                  const posemb_corpus *train, const char *dir, const posemb_comm *group,
+                                  length_result *r, posemb_error *err)
+{
+    posemb_model *m = NULL;
+    posemb_lm_data d = {0};
+    posemb_train_result res = {0};
+    posemb_status st = posemb_model_create(&m, cfg, err);
+    if (!st) posemb_model_init(m, 1000003u * (uint64_t)seed + 17);
+    if (!st)
+        st = posemb_lm_data_init(&d, train->tokens, train->n, c->n_train, 0, -1, -1, -1, cfg->vocab_size, 0.01,
+                                 (uint64_t)seed, err);
+    posemb_train_args a = posemb_train_defaults(dir, c->steps);
+    a.batch = c->batch / c->ranks_per_run;
+    a.accum = c->ranks_per_run;
+    a.comm = group;
+    a.lr = c->lr;
+    a.seed = (uint64_t)seed;
+    a.keep = 1;
+    a.eval_batches = 4;
+    a.eval_every = c->curve_every;
+    a.log_every = c->steps >= 10 ? c->steps / 10 : 1;
+    if (!st) st = posemb_train(m, &d, &a, 1, &res, err);
+    for (long i = c->curve_every; !st && c->curve_every && i <= res.n_history && r->n_curve < 64; i += c->curve_every) {
+        r->curve[r->n_curve][0] = (double)i;
+        r->curve[r->n_curve++][1] = res.history[i - 1].loss;
+    }
+    r->steps = res.step;
+    posemb_train_result_free(&res);
+    posemb_lm_data_free(&d);
+    posemb_model_free(m);
+    return st;
+}
+
+/* RoPE under scaling s for a context factor x the trained one, as a spec. */
+static void scaled_spec(const posemb_study_config *c, int s, int factor, char *out, size_t cap)
+{
+    if (!strcmp(c->scalings[s], "linear") || !strcmp(c->scalings[s], "ntk")) /* no original length to name */
+        snprintf(out, cap, "rope:scaling=%s,factor=%d", c->scalings[s], factor);
+    else snprintf(out, cap, "rope:scaling=%s,factor=%d,original=%d", c->scalings[s], factor, c->n_train);
+}
+
+/* Perplexity at every length, the scalings of the rope row, passkey retrieval. */
+static posemb_status length_eval(const posemb_study_config *c, int p, const posemb_config *cfg,
+                                 const posemb_corpus *held_out, const posemb_tokenizer *tok, const char *dir, int seed,
+                                 length_result *r, posemb_error *err)
+{
+    posemb_status st = POSEMB_OK;
+    int scaled = !strcmp(c->pes[p], "rope");
+    for (int i = 0; !st && i < c->n_mults; i++) {
+        int L = c->n_train * c->mults[i];
+        st = posemb_lm_eval_length(dir, cfg, held_out->tokens, c->eval_tokens, L, 0, &r->ppl[i], err);
+        for (int s = 0; !st && s < c->n_scalings; s++) {
+            r->scaled[s][i] = NAN;
+            if (!scaled || c->mults[i] == 1) continue;
+            posemb_config sc = *cfg;
+            posemb_lm_length l;
+            scaled_spec(c, s, c->mults[i], sc.pe, sizeof sc.pe);
+            st = posemb_lm_eval_length(dir, &sc, held_out->tokens, c->eval_tokens, L, 0, &l, err);
+            if (!st) r->scaled[s][i] = l.nll / (double)l.count;
+        }
+        if (!st && c->passkey_trials)
+            st = study_passkey(c, cfg, tok, dir, L, seed, r->passkey[i], r->digits[i], &r->passkey_context[i], err);
+    }
+    return st;
+}
+
+static double ppl_of(const posemb_lm_length *l) { return l->count ? exp(l->nll / (double)l->count) : NAN; }
+
+/* v in fmt, or null (JSON has no NaN): a passkey prompt longer than the length, a run without the number. */
+static const char *jnum(char buf[32], const char *fmt, double v)
+{
+    if (!isfinite(v)) return "null";
+    snprintf(buf, 32, fmt, v);
+    return buf;
+}
+
+/* Appends printf output to the line being built. */
+typedef struct line_buf {
+    char *s;
+    size_t len, cap;
+} line_buf;
+
+static void add(line_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(line_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    if (n > 0) b->len = b->len + (size_t)n < b->cap ? b->len + (size_t)n : b->cap - 1;
+}
+
+static double mean_depths(const double *v)
+{
+    double mean = 0;
+    for (int k = 0; k < PASSKEY_DEPTHS; k++) mean += v[k] / PASSKEY_DEPTHS;
+    return mean;
+}
+
+/* The passkey fields of length i: means over depths, each depth, the tokens read. */
+static void passkey_fields(line_buf *b, const length_result *r, int i)
+{
+    char x[2][32];
+    add(b, ", \"passkey\": %s, \"passkey_digits\": %s}", jnum(x[0], "%.4f", mean_depths(r->passkey[i])),
+        jnum(x[1], "%.4f", mean_depths(r->digits[i])));
+    for (int k = 0; k < PASSKEY_DEPTHS; k++)
+        add(b, "%s%s", k ? ", " : ", \"passkey_depths\": [", jnum(x[0], "%.4f", r->passkey[i][k]));
+    for (int k = 0; k < PASSKEY_DEPTHS; k++)
+        add(b, "%s%s", k ? ", " : "], \"passkey_digit_depths\": [", jnum(x[0], "%.4f", r->digits[i][k]));
+    add(b, "], \"passkey_context\": %d", r->passkey_context[i]);
+}
+
+/* The rope row's perplexity under each scaling at length i (none at the training length). */
+static void scaled_fields(line_buf *b, const posemb_study_config *c, const length_result *r, int i)
+{
+    char x[32];
+    for (int k = 0, j = 0; k < c->n_scalings; k++)
+        if (!isnan(r->scaled[k][i]))
+            add(b, "%s\"%s\": %s", j++ ? ", " : ", \"scaled\": {", c->scalings[k],
+                jnum(x, "%.6f", exp(r->scaled[k][i])));
+    for (int k = 0; k < c->n_scalings; k++)
+        if (!isnan(r->scaled[k][i])) {
+            add(b, "}");
+            break;
+        }
+}
+
+/* results.jsonl lines of run (p, t, s), one per length. */
+static char *length_lines(const posemb_study_config *c, int p, int t, int s, int vocab, const length_result *r)
+{
+    line_buf b = {malloc(4096 * (size_t)c->n_mults + (size_t)r->n_curve * 48), 0,
+                  4096 * (size_t)c->n_mults + (size_t)r->n_curve * 48};
+    char x[2][32];
+    for (int i = 0; b.s && i < c->n_mults; i++) {
+        const posemb_lm_length *l = &r->ppl[i];
+        double loss = l->count ? l->nll / (double)l->count : NAN;
+        add(&b,
+            "{\"pe\": \"%s\", \"spec\": \"%s\", \"task\": \"%s\", \"kind\": \"lm\", \"seed\": %d, \"n_train\": %d, "
+            "\"eval_len\": %d, \"context\": %d, \"tokens\": %ld, \"metrics\": {\"perplexity\": %s, \"loss\": %s",
+            c->pes[p], r->spec, c->tasks[t], c->seeds[s], c->n_train, l->length, l->context, l->count,
+            jnum(x[0], "%.6f", exp(loss)), jnum(x[1], "%.6f", loss));
+        if (c->passkey_trials) passkey_fields(&b, r, i);
+        else add(&b, "}");
+        scaled_fields(&b, c, r, i);
+        add(&b, ", \"chance\": %d, \"steps\": %ld, \"seconds\": %.2f", vocab, r->steps, r->seconds);
+        for (int k = 0; i == 0 && k < r->n_curve; k++)
+            add(&b, "%s[%.0f, %.4f]%s", k ? ", " : ", \"curve\": [", r->curve[k][0], r->curve[k][1],
+                k + 1 == r->n_curve ? "]" : "");
+        add(&b, "}\n");
+    }
+    return b.s;
+}
+
+/* Copies file src to dst byte for byte, atomically. */
+static posemb_status copy_text(const char *src, const char *dst, posemb_error *err)
+{
+    char *text;
+    size_t n;
+    posemb_atomic_file af;
+    posemb_status st = posemb_read_data_file(src, 64u << 20, &text, &n, err);
+    if (st) return st;
+    st = posemb_atomic_open(&af, dst, err);
+    if (!st && fwrite(text, 1, n, af.f) != n) {
+        posemb_atomic_abort(&af);
+        st = posemb_fail(err, POSEMB_EIO, "%s: write failed", dst);
+    } else if (!st) st = posemb_atomic_commit(&af, err);
+    free(text);
+    return st;
+}
+
+/* The tokenizer's files into model folder dir: tokenizer.json, or GPT-2's vocab.json and merges.txt. */
+static posemb_status tokenizer_into(const posemb_study_config *c, const char *dir, posemb_error *err)
+{
+    char src[POSEMB_PATH_MAX], dst[POSEMB_PATH_MAX];
+    int bytes = !strcmp(c->tokenizer, "bytes");
+    if (posemb_path_join(dst, sizeof dst, dir, bytes ? "tokenizer.json" : "vocab.json"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
+    if (bytes) return posemb_tokenizer_write_bytes(dst, err);
+    snprintf(src, sizeof src, "%s/gpt2/encoder.json", c->data);
+    posemb_status st = copy_text(src, dst, err);
+    snprintf(src, sizeof src, "%s/gpt2/vocab.bpe", c->data);
+    if (!st && posemb_path_join(dst, sizeof dst, dir, "merges.txt"))
+        st = posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
+    return st ? st : copy_text(src, dst, err);
+}
+
+/* The shared state of a worker: the tokenizer and the texts, loaded once. */
+typedef struct length_worker {
+    posemb_tokenizer *tok;
+    posemb_corpus train, held_out;
+} length_worker;
+
+/* Run k (study_run_index order): train (every rank of the group), then evaluate and report (its leader). */
+static posemb_status length_run(const posemb_study_config *c, const char *out, int k, const posemb_study_queue *q,
+                                length_worker *w, posemb_error *err)
+{
+    int s = k % c->n_seeds, t = k / c->n_seeds % c->n_tasks, p = k / c->n_seeds / c->n_tasks;
+    char name[160], dir[POSEMB_PATH_MAX];
+    study_folder_of(c->pes[p], name, sizeof name);
+    snprintf(dir, sizeof dir, "%s/models/%s-%s-s%d", out, c->tasks[t], name, c->seeds[s]);
+    length_result r;
+    memset(&r, 0, sizeof r);
+    double t0 = posemb_timer_now();
+    posemb_config cfg;
+    int vocab = posemb_tokenizer_vocab_size(w->tok);
+    posemb_status st = length_config(c, p, t, vocab, &cfg, err);
+    if (!st) snprintf(r.spec, sizeof r.spec, "%s", cfg.pe);
+    if (!st) st = length_train(c, &cfg, c->seeds[s], &w->train, dir, q->group, &r, err);
+    if (st || !posemb_comm_leader(q->group)) return st; /* the leader evaluates and reports */
+    st = tokenizer_into(c, dir, err);                   /* the model folder loads alone (posemb perplexity, HF) */
+    if (!st) st = length_eval(c, p, &cfg, &w->held_out, w->tok, dir, c->seeds[s], &r, err);
+    r.seconds = posemb_timer_now() - t0;
+    char *lines = st ? NULL : length_lines(c, p, t, s, vocab, &r);
+    if (!st) st = lines ? q->append(q->ctx, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    free(lines);
+    if (!st)
+        fprintf(stderr, "posemb study: %-5s %-22s seed %d  perplexity %.3f at %d tokens, %.3f at %d  (%.0f s)\n",
+                c->tasks[t], c->pes[p], c->seeds[s], ppl_of(&r.ppl[0]), c->n_train, ppl_of(&r.ppl[c->n_mults - 1]),
+                r.ppl[c->n_mults - 1].length, r.seconds);
+    return st;
+}
+
+posemb_status study_length_work(const posemb_study_config *c, const char *out, const posemb_study_queue *q,
+                                posemb_error *err)
+{
+    length_worker w = {0};
+    char desc[POSEMB_PATH_MAX];
+    posemb_status st = study_length_tokenizer(c, out, &w.tok, desc, sizeof desc, err);
+    if (!st) st = load_texts(c, out, w.tok, desc, &w.train, &w.held_out, err);
+    int k = -1;
+    if (!st) st = study_next_unit(q, &k, err);
+    while (!st && k >= 0) {
+        st = length_run(c, out, k, q, &w, err);
+        if (st) {
+            char msg[POSEMB_ERROR_MSG];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            int s = k % c->n_seeds, t = k / c->n_seeds % c->n_tasks, p = k / c->n_seeds / c->n_tasks;
+            st = posemb_fail(err, st, "study run %s / %s / seed %d: %s", c->tasks[t], c->pes[p], c->seeds[s], msg);
+        }
+        if (!st) st = study_next_unit(q, &k, err);
+    }
+    posemb_corpus_free(&w.train);
+    posemb_corpus_free(&w.held_out);
+    posemb_tokenizer_free(w.tok);
+    return st;
+}

@@ -1,0 +1,46 @@
+/* The length study's private pieces: study_length.c (training, perplexity),
+ * study_passkey.c (passkey retrieval), study_length_report.c (tables and
+ * figures). */
+#ifndef POSEMB_STUDY_LENGTH_IMPL_H
+#define POSEMB_STUDY_LENGTH_IMPL_H
+
+#include <stddef.h>
+
+#include "posemb/model.h"
+#include "posemb/study.h"
+#include "posemb/tokenizer.h"
+#include "posemb/trainer.h"
+
+#define PASSKEY_DEPTHS 5 /* the needle at 0, 1/4, 1/2, 3/4 and all of the way into the filler */
+
+typedef struct length_result {
+    posemb_lm_length ppl[8];           /* per length */
+    double scaled[8][8];               /* [scaling][length]: loss per token under the scaling; NAN: not run */
+    double passkey[8][PASSKEY_DEPTHS]; /* [length][depth]: fraction of prompts whose key is retrieved */
+    double digits[8][PASSKEY_DEPTHS];  /* [length][depth]: fraction of the keys' tokens predicted */
+    int passkey_context[8];            /* [length]: the tokens the model read (less: its last ones) */
+    double curve[64][2];               /* training loss every curve_every steps */
+    int n_curve;
+    long steps;
+    double seconds;
+    char spec[512];
+} length_result;
+
+posemb_status study_length_tokenizer(const posemb_study_config *c, const char *out, posemb_tokenizer **tok, char *desc,
+                                     size_t cap, posemb_error *err);
+/* The passkey prompt of L tokens for key (five digits) with the needle at
+ * depth (0..1) of the filler: ids [L], targets [L] (the answer's tokens, the
+ * key, at the end; -100 elsewhere). *fits = 0 when L cannot
+ * hold needle, question and answer. The tokenizer's errors. */
+posemb_status study_passkey_prompt(const posemb_tokenizer *tok, const char *key, int L, double depth, int32_t *ids,
+                                   int32_t *targets, int *fits, posemb_error *err);
+/* Passkey retrieval of the decoder in dir (built with cfg) at length L:
+ * for each depth over passkey_trials prompts, acc[d] the fraction of keys
+ * retrieved whole, digits[d] of their tokens predicted; *context: L, or the
+ * model's max_position when its PE's table ends first (the prompt's last
+ * tokens are read then). */
+posemb_status study_passkey(const posemb_study_config *c, const posemb_config *cfg, const posemb_tokenizer *tok,
+                            const char *dir, int L, int seed, double *acc, double *digits, int *context,
+                            posemb_error *err);
+
+#endif

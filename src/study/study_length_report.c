@@ -1,0 +1,366 @@
+/* The length study's tables (tables.md, tables.csv) and report: per
+ * decoder, held-out perplexity against context length for each PE (mean
+ * +- std over seeds), RoPE under each scaling applied at evaluation, and
+ * passkey retrieval; figures of bits per token against length and passkey
+ * heatmaps (depth x length) per PE. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "posemb/fileio.h"
+#include "posemb/plot.h"
+#include "posemb/report.h"
+#include "study_data_impl.h"
+#include "study_impl.h"
+#include "study_length_impl.h"
+
+#define MAX_MULTS 8
+#define MAX_SCALINGS 8
+
+/* Values over seeds. */
+typedef struct cell {
+    double v[16];
+    int n;
+} cell;
+
+typedef struct pe_row {
+    cell loss[MAX_MULTS];                  /* nats per token */
+    cell passkey[MAX_MULTS];               /* keys retrieved whole, mean over depths */
+    cell digits[MAX_MULTS];                /* keys' tokens predicted, mean over depths */
+    cell depth[MAX_MULTS][PASSKEY_DEPTHS]; /* keys' tokens predicted, per depth */
+    int windowed[MAX_MULTS], pk_context[MAX_MULTS];
+} pe_row;
+
+typedef struct length_table {
+    pe_row row[POSEMB_STUDY_MAX_TASKS][POSEMB_STUDY_MAX_PES];
+    cell scaled[POSEMB_STUDY_MAX_TASKS][MAX_SCALINGS][MAX_MULTS]; /* the rope row's runs, nats per token */
+    int rope[POSEMB_STUDY_MAX_TASKS];                             /* index of the rope row, -1 */
+    double chance;                                                /* the vocabulary: uniform perplexity */
+} length_table;
+
+static void put(cell *c, double v)
+{
+    if (c->n < 16 && isfinite(v)) c->v[c->n++] = v;
+}
+
+static double mean_of(const cell *c)
+{
+    double s = 0;
+    for (int i = 0; i < c->n; i++) s += c->v[i];
+    return c->n ? s / c->n : NAN;
+}
+
+static double std_of(const cell *c)
+{
+    double m = mean_of(c), s = 0;
+    for (int i = 0; i < c->n; i++) s += (c->v[i] - m) * (c->v[i] - m);
+    return c->n > 1 ? sqrt(s / (c->n - 1)) : 0;
+}
+
+static int find(const char *rows, size_t width, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(rows + (size_t)i * width, name)) return i;
+    return -1;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* One results line into tb. */
+static void add_line(length_table *tb, const posemb_study_config *c, const cJSON *j)
+{
+    const cJSON *pe = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"),
+                *m = cJSON_GetObjectItem(j, "metrics"), *depths = cJSON_GetObjectItem(j, "passkey_digit_depths"),
+                *scaled = cJSON_GetObjectItem(j, "scaled");
+    int p = cJSON_IsString(pe) ? find(c->pes[0], sizeof c->pes[0], c->n_pes, pe->valuestring) : -1;
+    int t = cJSON_IsString(task) ? find(c->tasks[0], sizeof c->tasks[0], c->n_tasks, task->valuestring) : -1;
+    int i = -1;
+    for (int k = 0; k < c->n_mults && k < MAX_MULTS; k++)
+        if (num(j, "eval_len") == (double)c->n_train * c->mults[k]) i = k;
+    if (p < 0 || t < 0 || i < 0 || !cJSON_IsObject(m)) return;
+    pe_row *r = &tb->row[t][p];
+    put(&r->loss[i], num(m, "loss"));
+    put(&r->passkey[i], num(m, "passkey"));
+    put(&r->digits[i], num(m, "passkey_digits"));
+    r->windowed[i] |= num(j, "context") < num(j, "eval_len");
+    if (isfinite(num(j, "passkey_context"))) r->pk_context[i] = (int)num(j, "passkey_context");
+    for (int d = 0; cJSON_IsArray(depths) && d < PASSKEY_DEPTHS; d++) {
+        const cJSON *x = cJSON_GetArrayItem(depths, d);
+        put(&r->depth[i][d], cJSON_IsNumber(x) ? x->valuedouble : NAN);
+    }
+    for (int s = 0; cJSON_IsObject(scaled) && s < c->n_scalings && s < MAX_SCALINGS; s++)
+        put(&tb->scaled[t][s][i], log(num(scaled, c->scalings[s])));
+    if (isfinite(num(j, "chance"))) tb->chance = num(j, "chance");
+}
+
+static posemb_status load(length_table *tb, const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    char path[POSEMB_PATH_MAX], line[8192];
+    memset(tb, 0, sizeof *tb);
+    for (int t = 0; t < POSEMB_STUDY_MAX_TASKS; t++)
+        tb->rope[t] = t < c->n_tasks ? find(c->pes[0], sizeof c->pes[0], c->n_pes, "rope") : -1;
+    if (posemb_path_join(path, sizeof path, out, "results.jsonl"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
+    FILE *f = fopen(path, "r");
+    if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot read", path);
+    while (fgets(line, sizeof line, f)) {
+        cJSON *j = cJSON_Parse(line);
+        if (j) add_line(tb, c, j);
+        cJSON_Delete(j);
+    }
+    fclose(f);
+    return POSEMB_OK;
+}
+
+/* "5.123 +- 0.041" of exp over a cell of losses (perplexities per seed); "-" when empty. */
+static void ppl_text(const cell *loss, int windowed, char *buf, size_t cap)
+{
+    cell ppl = {0};
+    for (int i = 0; i < loss->n; i++) put(&ppl, exp(loss->v[i]));
+    if (!ppl.n) snprintf(buf, cap, "-");
+    else snprintf(buf, cap, "%.3f +- %.3f%s", mean_of(&ppl), std_of(&ppl), windowed ? " w" : "");
+}
+
+static void md_header(FILE *f, const posemb_study_config *c, const char *first)
+{
+    fprintf(f, "| %s |", first);
+    for (int i = 0; i < c->n_mults; i++) fprintf(f, " %d |", c->n_train * c->mults[i]);
+    fprintf(f, "\n|---|");
+    for (int i = 0; i < c->n_mults; i++) fprintf(f, "---:|");
+    fprintf(f, "\n");
+}
+
+static void md_task(FILE *f, const length_table *tb, const posemb_study_config *c, int t)
+{
+    char buf[64];
+    fprintf(f, "## %s: held-out perplexity against context length\n\n", c->tasks[t]);
+    md_header(f, c, "PE");
+    for (int p = 0; p < c->n_pes; p++) {
+        fprintf(f, "| %s |", c->pes[p]);
+        for (int i = 0; i < c->n_mults; i++) {
+            ppl_text(&tb->row[t][p].loss[i], tb->row[t][p].windowed[i], buf, sizeof buf);
+            fprintf(f, " %s |", buf);
+        }
+        fprintf(f, "\n");
+    }
+    int r = tb->rope[t];
+    if (r >= 0 && c->n_scalings) {
+        fprintf(f, "\n### %s: RoPE scaled at evaluation (no retraining; factor = length / %d)\n\n", c->tasks[t],
+                c->n_train);
+        md_header(f, c, "scaling");
+        for (int s = -1; s < c->n_scalings; s++) {
+            fprintf(f, "| %s |", s < 0 ? "none (rope)" : c->scalings[s]);
+            for (int i = 0; i < c->n_mults; i++) {
+                ppl_text(s < 0 ? &tb->row[t][r].loss[i] : &tb->scaled[t][s][i], 0, buf, sizeof buf);
+                fprintf(f, " %s |", c->mults[i] == 1 && s >= 0 ? "(= rope)" : buf);
+            }
+            fprintf(f, "\n");
+        }
+    }
+    if (!c->passkey_trials) return;
+    fprintf(f,
+            "\n### %s: passkey retrieval (keys retrieved whole / their digits predicted; %d prompts per depth, mean "
+            "over %d depths; a model that does not copy predicts about 0.1 of the digits)\n\n",
+            c->tasks[t], c->passkey_trials, PASSKEY_DEPTHS);
+    md_header(f, c, "PE");
+    for (int p = 0; p < c->n_pes; p++) {
+        fprintf(f, "| %s |", c->pes[p]);
+        for (int i = 0; i < c->n_mults; i++) {
+            const pe_row *row = &tb->row[t][p];
+            if (!row->passkey[i].n) fprintf(f, " - |");
+            else
+                fprintf(f, " %.2f / %.2f%s |", mean_of(&row->passkey[i]), mean_of(&row->digits[i]),
+                        row->pk_context[i] && row->pk_context[i] < c->n_train * c->mults[i] ? " w" : "");
+        }
+        fprintf(f, "\n");
+    }
+}
+
+static posemb_status write_md(const length_table *tb, const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    char path[POSEMB_PATH_MAX];
+    posemb_atomic_file af;
+    snprintf(path, sizeof path, "%s/tables.md", out);
+    posemb_status st = posemb_atomic_open(&af, path, err);
+    if (st) return st;
+    fprintf(af.f,
+            "# posemb length study: trained at %d tokens (%s), tested longer\n\n"
+            "Causal LMs trained at %d tokens, %d steps of %d sequences; held-out perplexity per token on the first %d "
+            "tokens of WikiText-2's test set at each context length, mean +- std over %d seed(s). \"w\": the PE's "
+            "table ends at the training length, so the length is read in sliding windows of it (the last %d tokens "
+            "of context at most).\n\n",
+            c->n_train, c->tokenizer, c->n_train, c->steps, c->batch, c->eval_tokens, c->n_seeds, c->n_train);
+    for (int t = 0; t < c->n_tasks; t++) {
+        md_task(af.f, tb, c, t);
+        fprintf(af.f, "\n");
+    }
+    return posemb_atomic_commit(&af, err);
+}
+
+static posemb_status write_csv(const length_table *tb, const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    char path[POSEMB_PATH_MAX];
+    posemb_atomic_file af;
+    snprintf(path, sizeof path, "%s/tables.csv", out);
+    posemb_status st = posemb_atomic_open(&af, path, err);
+    if (st) return st;
+    fprintf(af.f, "task,pe,scaling,eval_len,metric,mean,std,n,windowed\n");
+    for (int t = 0; t < c->n_tasks; t++)
+        for (int p = 0; p < c->n_pes; p++)
+            for (int i = 0; i < c->n_mults; i++) {
+                const pe_row *r = &tb->row[t][p];
+                int L = c->n_train * c->mults[i];
+                if (r->loss[i].n)
+                    fprintf(af.f, "%s,%s,,%d,loss,%.6f,%.6f,%d,%d\n", c->tasks[t], c->pes[p], L, mean_of(&r->loss[i]),
+                            std_of(&r->loss[i]), r->loss[i].n, r->windowed[i]);
+                if (r->passkey[i].n)
+                    fprintf(af.f, "%s,%s,,%d,passkey,%.6f,%.6f,%d,%d\n", c->tasks[t], c->pes[p], L,
+                            mean_of(&r->passkey[i]), std_of(&r->passkey[i]), r->passkey[i].n,
+                            r->pk_context[i] && r->pk_context[i] < L);
+                if (r->digits[i].n)
+                    fprintf(af.f, "%s,%s,,%d,passkey_digits,%.6f,%.6f,%d,%d\n", c->tasks[t], c->pes[p], L,
+                            mean_of(&r->digits[i]), std_of(&r->digits[i]), r->digits[i].n,
+                            r->pk_context[i] && r->pk_context[i] < L);
+                for (int s = 0; p == tb->rope[t] && s < c->n_scalings; s++)
+                    if (tb->scaled[t][s][i].n)
+                        fprintf(af.f, "%s,%s,%s,%d,loss,%.6f,%.6f,%d,0\n", c->tasks[t], c->pes[p], c->scalings[s], L,
+                                mean_of(&tb->scaled[t][s][i]), std_of(&tb->scaled[t][s][i]), tb->scaled[t][s][i].n);
+            }
+    return posemb_atomic_commit(&af, err);
+}
+
+posemb_status study_length_tables(const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    length_table *tb = malloc(sizeof *tb);
+    posemb_status st = tb ? load(tb, c, out, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    if (!st) st = write_md(tb, c, out, err);
+    if (!st) st = write_csv(tb, c, out, err);
+    free(tb);
+    return st;
+}
+
+/* ---- figures ---- */
+
+/* Bits per token of each PE (or scaling) against log2 of the context length, capped at chance. */
+static posemb_status length_figure(const length_table *tb, const posemb_study_config *c, int t, int scalings,
+                                   const char *path, posemb_error *err)
+{
+    int n = scalings ? c->n_scalings + 1 : c->n_pes;
+    double x[MAX_MULTS], *y = calloc((size_t)n * MAX_MULTS, sizeof *y), cap = log2(tb->chance > 1 ? tb->chance : 2);
+    posemb_series *s = calloc((size_t)n, sizeof *s);
+    if (!y || !s) {
+        free(y);
+        free(s);
+        return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < c->n_mults; i++) x[i] = log2((double)c->n_train * c->mults[i]);
+    for (int k = 0; k < n; k++) {
+        for (int i = 0; i < c->n_mults; i++) {
+            const cell *cl = !scalings ? &tb->row[t][k].loss[i]
+                             : k == 0  ? &tb->row[t][tb->rope[t]].loss[i]
+                                       : &tb->scaled[t][k - 1][i];
+            double b = mean_of(cl) / log(2.0);
+            y[k * MAX_MULTS + i] = b > cap ? cap : b;
+            if (scalings && k > 0 && c->mults[i] == 1) y[k * MAX_MULTS + i] = y[i]; /* factor 1 is rope itself */
+        }
+        s[k] = (posemb_series){.label = !scalings ? c->pes[k]
+                                        : k == 0  ? "rope"
+                                                  : c->scalings[k - 1],
+                               .x = x,
+                               .y = y + k * MAX_MULTS,
+                               .n = c->n_mults,
+                               .points = 2};
+    }
+    char title[160];
+    snprintf(title, sizeof title, "%s trained at %d tokens%s", c->tasks[t], c->n_train,
+             scalings ? ": RoPE scaled at evaluation" : "");
+    posemb_lines_opts o = posemb_lines_defaults();
+    o.title = title;
+    o.xlabel = "log2 context length (tokens)";
+    o.ylabel = "held-out bits per token (capped at chance)";
+    o.width = 760;
+    o.height = 500;
+    posemb_status st = posemb_plot_lines(path, s, n, &o, err);
+    free(y);
+    free(s);
+    return st;
+}
+
+/* Passkey accuracy of PE p, depth x length. */
+static posemb_status passkey_figure(const length_table *tb, const posemb_study_config *c, int t, int p,
+                                    const char *path, posemb_error *err)
+{
+    float m[PASSKEY_DEPTHS * MAX_MULTS];
+    for (int d = 0; d < PASSKEY_DEPTHS; d++)
+        for (int i = 0; i < c->n_mults; i++) m[d * c->n_mults + i] = (float)mean_of(&tb->row[t][p].depth[i][d]);
+    char title[200], xlabel[160];
+    int at = snprintf(xlabel, sizeof xlabel, "length / %d: column", c->n_train);
+    for (int i = 0; i < c->n_mults && at < (int)sizeof xlabel - 8; i++)
+        at += snprintf(xlabel + at, sizeof xlabel - at, " %d%s", c->mults[i], i + 1 < c->n_mults ? "," : "");
+    snprintf(title, sizeof title, "%s, %s: passkey digits", c->tasks[t], c->pes[p]);
+    posemb_heatmap_opts o = posemb_heatmap_defaults();
+    o.title = title;
+    o.xlabel = xlabel;
+    o.ylabel = "depth (quarters)";
+    o.vmin = 0;
+    o.vmax = 1;
+    o.width = 380;
+    o.height = 300;
+    return posemb_plot_heatmap(path, m, PASSKEY_DEPTHS, c->n_mults, &o, err);
+}
+
+static posemb_status report_task(posemb_report *rep, const length_table *tb, const posemb_study_config *c,
+                                 const char *out, int t, posemb_error *err)
+{
+    char path[POSEMB_PATH_MAX], caption[256], name[160];
+    posemb_report_heading(rep, 2, c->tasks[t]);
+    snprintf(path, sizeof path, "%s/length_%s.png", out, c->tasks[t]);
+    posemb_status st = length_figure(tb, c, t, 0, path, err);
+    snprintf(caption, sizeof caption, "%s: held-out bits per token against context length, mean over seeds",
+             c->tasks[t]);
+    if (!st) st = posemb_report_image(rep, path, caption, err);
+    if (!st && tb->rope[t] >= 0 && c->n_scalings) {
+        snprintf(path, sizeof path, "%s/length_%s_rope.png", out, c->tasks[t]);
+        st = length_figure(tb, c, t, 1, path, err);
+        if (!st) st = posemb_report_image(rep, path, "RoPE with each scaling applied at evaluation", err);
+    }
+    for (int p = 0; !st && c->passkey_trials && p < c->n_pes; p++) {
+        study_folder_of(c->pes[p], name, sizeof name);
+        snprintf(path, sizeof path, "%s/passkey_%s_%s.png", out, c->tasks[t], name);
+        st = passkey_figure(tb, c, t, p, path, err);
+        snprintf(caption, sizeof caption,
+                 "%s, %s: passkey, fraction of the key's digits predicted (rows: depth 0, 1/4, 1/2, 3/4, 1; "
+                 "columns: length)",
+                 c->tasks[t], c->pes[p]);
+        if (!st) st = posemb_report_image(rep, path, caption, err);
+    }
+    return st;
+}
+
+posemb_status study_length_report(const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    length_table *tb = malloc(sizeof *tb);
+    posemb_report *rep = posemb_report_new("posemb length study");
+    char path[POSEMB_PATH_MAX], *md = NULL;
+    size_t n;
+    posemb_status st = tb && rep ? load(tb, c, out, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    if (!st) {
+        posemb_report_heading(rep, 1, "posemb length study: train short, test long");
+        snprintf(path, sizeof path, "%s/tables.md", out);
+        st = posemb_read_data_file(path, 16u << 20, &md, &n, err);
+    }
+    if (!st) posemb_report_pre(rep, md);
+    for (int t = 0; !st && t < c->n_tasks; t++) st = report_task(rep, tb, c, out, t, err);
+    snprintf(path, sizeof path, "%s/report.html", out);
+    if (!st) st = posemb_report_write(rep, path, err);
+    free(md);
+    posemb_report_free(rep);
+    free(tb);
+    return st;
+}

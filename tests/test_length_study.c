@@ -1,0 +1,257 @@
+/* The length study (posemb study --length) and its parts: the byte-level
+ * tokenizer it writes, the passkey prompt, and a tiny study on
+ * ../shared/data whose perplexities are recomputed here from the saved
+ * models' logits (windows and log-softmax written out in the test), killed
+ * and resumed to the same lines. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "posemb/fileio.h"
+#include "posemb/model.h"
+#include "posemb/tokenizer.h"
+#include "study/study_length_impl.h"
+#include "testutil.h"
+
+static char *dir;
+static char out[1 << 15];
+
+static int setup(void **state)
+{
+    dir = tu_tmpdir();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    tu_rmtree(dir);
+    free(dir);
+    return 0;
+}
+
+static posemb_tokenizer *bytes_tokenizer(void)
+{
+    char path[1200];
+    posemb_error err;
+    posemb_tokenizer *tok = NULL;
+    snprintf(path, sizeof path, "%s/bytes.json", dir);
+    assert_int_equal(posemb_tokenizer_write_bytes(path, &err), 0);
+    if (posemb_tokenizer_load_json(path, &tok, &err)) fail_msg("%s", err.msg);
+    return tok;
+}
+
+/* Ids are the bytes of the (UTF-8) text, and decoding gives the text back. */
+static void test_bytes_tokenizer(void **state)
+{
+    posemb_tokenizer *tok = bytes_tokenizer();
+    posemb_error err;
+    assert_int_equal(posemb_tokenizer_vocab_size(tok), 256);
+    unsigned char text[160]; /* every ASCII byte, NUL included, then 2-, 3- and 4-byte characters */
+    for (int i = 0; i < 128; i++) text[i] = (unsigned char)i;
+    memcpy(text + 128, "H\xc3\xa9llo \xe2\x9c\x93 \xf0\x9f\x99\x82\n", 16);
+    int len = 144;
+    posemb_encoding enc;
+    posemb_encoding_init(&enc);
+    assert_int_equal(posemb_tokenizer_encode(tok, (const char *)text, (size_t)len, 0, &enc, &err), 0);
+    assert_int_equal(enc.n, len);
+    for (int i = 0; i < len; i++) assert_int_equal(enc.ids[i], text[i]);
+    char *back = NULL;
+    size_t n = 0;
+    assert_int_equal(posemb_tokenizer_decode(tok, enc.ids, enc.n, 0, &back, &n, &err), 0);
+    assert_int_equal(n, len);
+    assert_memory_equal(back, text, len);
+    free(back);
+    posemb_encoding_free(&enc);
+    posemb_tokenizer_free(tok);
+}
+
+/* The prompt, byte for byte, with the needle first and last. */
+static void test_passkey_prompt(void **state)
+{
+    static const char filler[] = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back "
+                                 "again. ",
+                      needle[] = "The pass key is 48213. Remember it. 48213 is the pass key. ",
+                      tail[] = "What is the pass key? The pass key is 48213";
+    posemb_tokenizer *tok = bytes_tokenizer();
+    posemb_error err;
+    int L = 200, fits = 0, n_fill = L - (int)strlen(needle) - (int)strlen(tail);
+    int32_t ids[200], targets[200];
+    char expect[201];
+    for (int depth = 0; depth <= 1; depth++) {
+        assert_int_equal(study_passkey_prompt(tok, "48213", L, depth, ids, targets, &fits, &err), 0);
+        assert_true(fits);
+        int at = 0;
+        for (int i = 0; i < n_fill * depth; i++) expect[at++] = filler[i % (sizeof filler - 1)];
+        at += snprintf(expect + at, sizeof expect - at, "%s", needle);
+        for (int i = n_fill * depth; i < n_fill; i++) expect[at++] = filler[i % (sizeof filler - 1)];
+        at += snprintf(expect + at, sizeof expect - at, "%s", tail);
+        assert_int_equal(at, L);
+        for (int i = 0; i < L; i++) {
+            assert_int_equal(ids[i], (unsigned char)expect[i]);
+            assert_int_equal(targets[i], i >= L - 5 ? ids[i] : -100); /* "48213" */
+        }
+    }
+    assert_int_equal(study_passkey_prompt(tok, "48213", 100, 0.5, ids, targets, &fits, &err), 0);
+    assert_false(fits); /* needle, question and answer take 107 bytes */
+    posemb_tokenizer_free(tok);
+}
+
+/* The held-out loss of the model in folder model at length L, from its logits: windows of
+ * context (sliding by stride when less than L), log-softmax in double. */
+static double loss_by_hand(const char *model, const int32_t *tokens, int n, int L, int context, long *count)
+{
+    char path[1400];
+    posemb_config cfg;
+    posemb_model *m = NULL;
+    posemb_error err;
+    snprintf(path, sizeof path, "%s/config.json", model);
+    assert_int_equal(posemb_config_load(&cfg, path, &err), 0);
+    assert_int_equal(posemb_config_set_head(&cfg, POSEMB_HEAD_CLM, 0, &err), 0);
+    if (context > cfg.max_position) cfg.max_position = context;
+    int missing = 0, stride = context < L ? context / 2 : context;
+    assert_int_equal(posemb_model_create(&m, &cfg, &err), 0);
+    assert_int_equal(posemb_model_init_from(m, model, &missing, &err), 0);
+    assert_int_equal(missing, 0);
+    posemb_model_set_train(m, 0, 0, 0);
+    double nll = 0;
+    *count = 0;
+    for (long w = 0; w * stride + context <= n; w++) {
+        posemb_batch b = {.B = 1, .T = context, .ids = tokens + w * stride};
+        assert_int_equal(posemb_model_forward(m, &b, &err), 0);
+        float *z = malloc((size_t)context * cfg.vocab_size * sizeof *z);
+        assert_int_equal(posemb_model_lm_logits(m, z, &err), 0);
+        int first = w && context > stride ? context - stride : 1; /* whole windows score their T - 1 predictions */
+        for (int t = first; t < context; t++) {                   /* token t predicted at t - 1 */
+            const float *row = z + (size_t)(t - 1) * cfg.vocab_size;
+            double mx = row[0], sum = 0;
+            for (int v = 1; v < cfg.vocab_size; v++) mx = row[v] > mx ? row[v] : mx;
+            for (int v = 0; v < cfg.vocab_size; v++) sum += exp(row[v] - mx);
+            nll += mx + log(sum) - row[b.ids[t]];
+            (*count)++;
+        }
+        free(z);
+    }
+    posemb_model_free(m);
+    return nll / (double)*count;
+}
+
+/* Each line's loss against the hand computation on WikiText-2's test bytes. */
+static void check_losses(const char *run)
+{
+    char path[1200], line[8192];
+    snprintf(path, sizeof path, "%s/data/wikitext-2/wiki.test.tokens", POSEMB_SHARED);
+    FILE *f = fopen(path, "rb");
+    unsigned char raw[2048];
+    int32_t tokens[2048];
+    assert_int_equal(fread(raw, 1, sizeof raw, f), sizeof raw);
+    fclose(f);
+    for (int i = 0; i < 2048; i++) tokens[i] = raw[i];
+    snprintf(path, sizeof path, "%s/%s/results.jsonl", dir, run);
+    f = fopen(path, "r");
+    int checked = 0, windowed = 0;
+    double worst = 0;
+    while (fgets(line, sizeof line, f)) {
+        cJSON *j = cJSON_Parse(line);
+        const char *pe = cJSON_GetObjectItem(j, "pe")->valuestring, *task = cJSON_GetObjectItem(j, "task")->valuestring;
+        int L = cJSON_GetObjectItem(j, "eval_len")->valueint, context = cJSON_GetObjectItem(j, "context")->valueint;
+        double loss = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metrics"), "loss")->valuedouble;
+        long count, expect_count = cJSON_GetObjectItem(j, "tokens")->valueint;
+        char model[1200];
+        snprintf(model, sizeof model, "%s/%s/models/%s-%s-s1", dir, run, task, pe);
+        double hand = loss_by_hand(model, tokens, 2048, L, context, &count);
+        assert_int_equal(count, expect_count);
+        worst = fmax(worst, fabs(hand - loss) / hand);
+        if (fabs(hand - loss) > 2e-5 * hand) fail_msg("%s %s at %d: loss %.6f, by hand %.6f", task, pe, L, loss, hand);
+        windowed += context < L;
+        checked++;
+        cJSON_Delete(j);
+    }
+    fclose(f);
+    assert_int_equal(checked, 8);
+    assert_int_equal(windowed, 2); /* ape at 128 in both decoders */
+    printf("%d losses (%d in sliding windows) within %.2g of the hand computation\n", checked, windowed, worst);
+}
+
+static void test_tiny_length_study(void **state)
+{
+    if (!tu_have_shared("the length study")) return;
+    char path[1200], cmd[4096];
+    const char *cfg =
+        "{\"pes\": [\"ape\", \"rope\"], \"tasks\": [\"gpt2\", \"llama\"], \"seeds\": [1], \"lengths\": [1, 2], "
+        "\"layers\": 1, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"steps\": 20, "
+        "\"batch\": 8, \"curve_every\": 10, \"eval_tokens\": 2048, \"passkey_trials\": 2, "
+        "\"rope_scalings\": [\"linear\", \"yarn\"], \"jobs\": 1}";
+    snprintf(path, sizeof path, "%s/len.json", dir);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study len.json --length --data '%s/data' --out a", dir, POSEMB_BIN,
+             POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("%s", out);
+    assert_int_equal(tu_count_results(dir, "a"), 8); /* 2 PEs x 2 decoders x 2 lengths */
+    check_losses("a");
+    snprintf(
+        cmd, sizeof cmd,
+        "cd '%s/a' && grep -q '^| rope | ' tables.md && grep -q '^| yarn | (= rope) | ' tables.md && "
+        "grep -q '^gpt2,rope,linear,128,loss,' tables.csv && test -s length_llama.png && "
+        "test -s passkey_gpt2_ape.png && test -s report.html && test -s models/llama-rope-s1/tokenizer.json && "
+        "grep -q '\"scaled\": {\"linear\": ' results.jsonl && grep -q '\"passkey_depths\": \\[null' results.jsonl && "
+        "grep -q '\"passkey_digits\": 0\\.' results.jsonl",
+        dir);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("the tables, figures and lines: %s", out);
+    /* the perplexity command reads a model folder the study wrote */
+    snprintf(cmd, sizeof cmd,
+             "'%s' perplexity '%s/a/models/gpt2-rope-s1' --data '%s/data/wikitext-2/wiki.test.tokens' --tokens 2048 "
+             "--lengths 64 --json",
+             POSEMB_BIN, dir, POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out) || !strstr(out, "\"length\": 64")) fail_msg("posemb perplexity: %s", out);
+    snprintf(cmd, sizeof cmd, "len.json --length --data '%s/data'", POSEMB_SHARED);
+    printf("killed after %d of 8 lines; resumed\n", tu_study_killed_after(dir, cmd, "b", 2));
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study len.json --length --data '%s/data' --out b", dir, POSEMB_BIN,
+             POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("%s", out);
+    char *a, *b;
+    snprintf(path, sizeof path, "%s/a/results.jsonl", dir);
+    a = tu_results_canonical(path);
+    snprintf(path, sizeof path, "%s/b/results.jsonl", dir);
+    b = tu_results_canonical(path);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+}
+
+static void test_length_refusals(void **state)
+{
+    char path[1200], cmd[4096];
+    const char *bad[][2] = {{"{\"tasks\": [\"bert\"]}", "tasks are decoders, gpt2 or llama, not 'bert'"},
+                            {"{\"rope_scalings\": [\"fast\"]}", "'fast' is not linear, ntk, dynamic, yarn or llama3"},
+                            {"{\"tokenizer\": \"chars\"}", "\"tokenizer\" must be \"bytes\" or \"gpt2\""},
+                            {"{\"eval_tokens\": 100}", "eval_tokens 100 is less than one window"}};
+    int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last case reads the data folder */
+    for (int i = 0; i < 3 + shared; i++) {
+        snprintf(path, sizeof path, "%s/bad.json", dir);
+        assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);
+        snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --length --data '%s' --out c", dir, POSEMB_BIN,
+                 shared ? POSEMB_SHARED "/data" : dir);
+        int rc = tu_run(cmd, out, sizeof out);
+        if (rc == 0 || !strstr(out, bad[i][1])) fail_msg("%s: exit %d: %s", bad[i][0], rc, out);
+    }
+    snprintf(cmd, sizeof cmd, "'%s' study --length", POSEMB_BIN);
+    int rc = tu_run(cmd, out, sizeof out);
+    if (rc != 2 || !strstr(out, "--length needs --data")) fail_msg("--length alone: exit %d: %s", rc, out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bytes_tokenizer),
+        cmocka_unit_test(test_passkey_prompt),
+        cmocka_unit_test(test_tiny_length_study),
+        cmocka_unit_test(test_length_refusals),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
