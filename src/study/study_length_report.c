@@ -318,7 +318,7 @@ static posemb_status passkey_figure(const length_table *tb, const posemb_study_c
 static posemb_status report_task(posemb_report *rep, const length_table *tb, const posemb_study_config *c,
                                  const char *out, int t, posemb_error *err)
 {
-    char path[POSEMB_PATH_MAX], caption[256], name[160];
+    char path[POSEMB_PATH_MAX], caption[512], name[160];
     posemb_report_heading(rep, 2, c->tasks[t]);
     snprintf(path, sizeof path, "%s/length_%s.png", out, c->tasks[t]);
     posemb_status st = length_figure(tb, c, t, 0, path, err);
