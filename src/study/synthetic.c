@@ -2,14 +2,7 @@
  * stream (seed, index), so that any example can be regenerated alone. */
 #include <string.h>
 
-#include "posemb/rng.h"
-#include "posemb/synthetic.h"
-
-typedef struct example {
-    int32_t *ids;
-    int T, n_train;
-    int32_t label, start, end;
-} example;
+#include "synthetic_impl.h"
 
 /* Content tokens everywhere but [CLS]. */
 static void fill_content(example *e, posemb_rng *r)
@@ -156,6 +149,12 @@ static const task_impl TASKS[] = {
     {{"between", POSEMB_SYN_SPAN, "the span strictly between markers A and B"}, gen_between},
     {{"copy", POSEMB_SYN_SPAN, "the pair that follows the earlier occurrence of a query token"}, gen_copy},
     {{"reverse", POSEMB_SYN_LM, "a causal LM writes the tokens before [SEP] in reverse order"}, gen_reverse},
+    {{"seq_copy", POSEMB_SYN_LM, "copy a sequence of 1 .. nmax tokens; tested on longer ones"}, gen_seq_copy},
+    {{"seq_reverse", POSEMB_SYN_LM, "reverse a sequence of 1 .. nmax tokens; tested on longer ones"}, gen_seq_reverse},
+    {{"seq_sort", POSEMB_SYN_LM, "sort a sequence of 16 symbols; tested on longer ones"}, gen_seq_sort},
+    {{"seq_add", POSEMB_SYN_LM, "add two n-digit numbers, least significant digit first; tested on more digits"},
+     gen_seq_add},
+    {{"seq_parity", POSEMB_SYN_LM, "the parity of a bit string; tested on longer strings"}, gen_seq_parity},
 };
 #define N_TASKS (int)(sizeof TASKS / sizeof TASKS[0])
 
@@ -214,6 +213,7 @@ double posemb_syn_chance(const posemb_syn_task *t, int T, int n_train)
         return p > 0.5 ? p : 1 - p;
     }
     if (t->kind == POSEMB_SYN_CLASSIFY) return 0.5;
+    if (seq_chance(t->name) > 0) return seq_chance(t->name);
     if (t->kind == POSEMB_SYN_LM)
         return 1.0 / (POSEMB_SYN_VOCAB - SYN_CONTENT); /* a uniform guess among the content tokens */
     return 1.0 / (T - 2);                              /* guessing a start; the length of the span then follows */

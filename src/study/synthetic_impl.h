@@ -1,0 +1,29 @@
+/* The synthetic tasks' private pieces: one example being generated, and the
+ * length-generalisation tasks of synthetic_seq.c. */
+#ifndef POSEMB_SYNTHETIC_IMPL_H
+#define POSEMB_SYNTHETIC_IMPL_H
+
+#include <stdint.h>
+
+#include "posemb/rng.h"
+#include "posemb/synthetic.h"
+
+typedef struct example {
+    int32_t *ids;
+    int T, n_train;
+    int32_t label, start, end;
+} example;
+
+/* Decoder tasks on instances of varying size n, laid out as
+ * [CLS] input [SEP] output [PAD]...: trained on sizes 1 .. nmax(n_train),
+ * evaluated at a longer T on the sizes training never saw, nmax(n_train) + 1
+ * .. nmax(T) (Kazemnejad et al. 2023; Ruoss et al. 2023's protocol). */
+void gen_seq_copy(example *e, posemb_rng *r);    /* x [SEP] x */
+void gen_seq_reverse(example *e, posemb_rng *r); /* x [SEP] x reversed */
+void gen_seq_sort(example *e, posemb_rng *r);    /* x [SEP] x sorted (16 symbols) */
+void gen_seq_add(example *e, posemb_rng *r);     /* a [A] b [SEP] a + b, digits least significant first */
+void gen_seq_parity(example *e, posemb_rng *r);  /* bits [SEP] their parity */
+/* The chance token accuracy of a seq_ task (a uniform guess among its output symbols); 0 for others. */
+double seq_chance(const char *name);
+
+#endif

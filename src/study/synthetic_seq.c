@@ -1,0 +1,103 @@
+/* The length-generalisation tasks (synthetic_impl.h): decoder tasks whose
+ * instances vary in size, trained on small ones and evaluated on larger
+ * ones only, as Kazemnejad et al. 2023 (copy, reverse, sort, addition,
+ * parity) and Ruoss et al. 2023 (train sizes 1-40, score on 41 and up) do.
+ * Each is scored on its output tokens (teacher forced, after [SEP]). */
+#include <string.h>
+
+#include "synthetic_impl.h"
+
+enum { SORT_SYMBOLS = 16 };
+
+/* The largest size n whose layout (per tokens per unit of n, plus extra) fits T. */
+static int nmax(int T, int per, int extra) { return (T - extra) / per; }
+
+/* The instance size: 1 .. nmax(n_train) at the trained length; past it,
+ * the sizes training never saw that fit T. */
+static int size_of(const example *e, posemb_rng *r, int per, int extra)
+{
+    int lo = 1, hi = nmax(e->n_train, per, extra);
+    if (e->T > e->n_train && nmax(e->T, per, extra) > hi) {
+        lo = hi + 1;
+        hi = nmax(e->T, per, extra);
+    }
+    if (hi < lo) hi = lo;
+    return lo + (int)posemb_rng_below(r, (uint32_t)(hi - lo + 1));
+}
+
+/* [CLS] first, [PAD] everywhere after the instance. */
+static void clear(example *e)
+{
+    e->ids[0] = SYN_CLS;
+    for (int t = 1; t < e->T; t++) e->ids[t] = SYN_PAD;
+}
+
+static int32_t symbol(posemb_rng *r, int n) { return SYN_CONTENT + (int32_t)posemb_rng_below(r, (uint32_t)n); }
+
+/* x [SEP] then the output of copy (dir 1) or reverse (dir -1). */
+static void copy_or_reverse(example *e, posemb_rng *r, int dir)
+{
+    clear(e);
+    int n = size_of(e, r, 2, 2);
+    for (int i = 0; i < n; i++) e->ids[1 + i] = symbol(r, POSEMB_SYN_VOCAB - SYN_CONTENT);
+    e->ids[n + 1] = SYN_SEP;
+    for (int i = 0; i < n; i++) e->ids[n + 2 + i] = e->ids[dir > 0 ? 1 + i : n - i];
+}
+
+void gen_seq_copy(example *e, posemb_rng *r) { copy_or_reverse(e, r, 1); }
+void gen_seq_reverse(example *e, posemb_rng *r) { copy_or_reverse(e, r, -1); }
+
+void gen_seq_sort(example *e, posemb_rng *r)
+{
+    clear(e);
+    int n = size_of(e, r, 2, 2), count[SORT_SYMBOLS] = {0};
+    for (int i = 0; i < n; i++) {
+        e->ids[1 + i] = symbol(r, SORT_SYMBOLS);
+        count[e->ids[1 + i] - SYN_CONTENT]++;
+    }
+    e->ids[n + 1] = SYN_SEP;
+    for (int s = 0, at = n + 2; s < SORT_SYMBOLS; s++) /* counting sort */
+        for (int k = 0; k < count[s]; k++) e->ids[at++] = SYN_CONTENT + s;
+}
+
+/* [CLS] a_0..a_{n-1} [A] b_0..b_{n-1} [SEP] c_0..c_n: n-digit numbers, least significant digit first. */
+void gen_seq_add(example *e, posemb_rng *r)
+{
+    clear(e);
+    int n = size_of(e, r, 3, 4), carry = 0;
+    int32_t *a = e->ids + 1, *b = e->ids + n + 2, *c = e->ids + 2 * n + 3;
+    for (int i = 0; i < n; i++) {
+        a[i] = SYN_DIGIT + (int32_t)posemb_rng_below(r, 10);
+        b[i] = SYN_DIGIT + (int32_t)posemb_rng_below(r, 10);
+    }
+    e->ids[n + 1] = SYN_A;
+    e->ids[2 * n + 2] = SYN_SEP;
+    for (int i = 0; i < n; i++) {
+        int s = (a[i] - SYN_DIGIT) + (b[i] - SYN_DIGIT) + carry;
+        c[i] = SYN_DIGIT + s % 10;
+        carry = s / 10;
+    }
+    c[n] = SYN_DIGIT + carry;
+}
+
+void gen_seq_parity(example *e, posemb_rng *r)
+{
+    clear(e);
+    int n = size_of(e, r, 1, 3), ones = 0;
+    for (int i = 0; i < n; i++) {
+        int bit = (int)posemb_rng_below(r, 2);
+        e->ids[1 + i] = SYN_DIGIT + bit;
+        ones += bit;
+    }
+    e->ids[n + 1] = SYN_SEP;
+    e->ids[n + 2] = SYN_DIGIT + (ones & 1);
+}
+
+double seq_chance(const char *name)
+{
+    if (!strcmp(name, "seq_add")) return 0.1;
+    if (!strcmp(name, "seq_parity")) return 0.5;
+    if (!strcmp(name, "seq_sort")) return 1.0 / SORT_SYMBOLS;
+    if (!strncmp(name, "seq_", 4)) return 1.0 / (POSEMB_SYN_VOCAB - SYN_CONTENT);
+    return 0;
+}

@@ -1,0 +1,123 @@
+/* The length-generalisation tasks (seq_copy, seq_reverse, seq_sort, seq_add,
+ * seq_parity): every example checked against its definition, worked out here
+ * another way (addition by subtraction with borrows, sorting by comparison,
+ * parity by counting); the sizes at the trained length are 1 .. nmax and
+ * all occur, the sizes at a longer one are exactly the unseen ones; the LM
+ * targets are the output tokens and nothing else. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "posemb/synthetic.h"
+#include "testutil.h"
+
+enum { B = 2000, N_TRAIN = 42 };
+
+/* The instance of a row: input [1, sep), output [sep + 1, end). */
+typedef struct layout {
+    int sep, end, n_in, n_out;
+} layout;
+
+static layout layout_of(const int32_t *row, int T)
+{
+    layout l = {-1, T, 0, 0};
+    assert_int_equal(row[0], SYN_CLS);
+    for (int t = 1; t < T; t++)
+        if (row[t] == SYN_SEP) {
+            assert_int_equal(l.sep, -1); /* one [SEP] */
+            l.sep = t;
+        }
+    assert_true(l.sep > 1);
+    while (l.end > l.sep + 1 && row[l.end - 1] == SYN_PAD) l.end--;
+    for (int t = l.sep + 1; t < l.end; t++) assert_int_not_equal(row[t], SYN_PAD); /* padding only at the end */
+    l.n_in = l.sep - 1;
+    l.n_out = l.end - l.sep - 1;
+    return l;
+}
+
+static int cmp_i32(const void *a, const void *b) { return *(const int32_t *)a - *(const int32_t *)b; }
+
+/* Checks one row of task name; returns its size n. */
+static int check_row(const char *name, const int32_t *row, int T)
+{
+    layout l = layout_of(row, T);
+    const int32_t *in = row + 1, *out = row + l.sep + 1;
+    if (!strcmp(name, "seq_copy") || !strcmp(name, "seq_reverse")) {
+        int rev = !strcmp(name, "seq_reverse");
+        assert_int_equal(l.n_out, l.n_in);
+        for (int i = 0; i < l.n_in; i++) assert_int_equal(out[i], in[rev ? l.n_in - 1 - i : i]);
+        return l.n_in;
+    }
+    if (!strcmp(name, "seq_sort")) {
+        int32_t sorted[512];
+        assert_int_equal(l.n_out, l.n_in);
+        memcpy(sorted, in, (size_t)l.n_in * sizeof *in);
+        qsort(sorted, (size_t)l.n_in, sizeof *sorted, cmp_i32);
+        assert_memory_equal(out, sorted, (size_t)l.n_in * sizeof *in);
+        for (int i = 0; i < l.n_in; i++) assert_true(in[i] >= SYN_CONTENT && in[i] < SYN_CONTENT + 16);
+        return l.n_in;
+    }
+    if (!strcmp(name, "seq_add")) { /* c - a - b = 0, digit by digit with borrows */
+        int n = (l.n_in - 1) / 2, borrow = 0;
+        assert_int_equal(in[n], SYN_A);
+        assert_int_equal(l.n_out, n + 1);
+        for (int i = 0; i <= n; i++) {
+            int a = i < n ? in[i] - SYN_DIGIT : 0, b = i < n ? in[n + 1 + i] - SYN_DIGIT : 0, c = out[i] - SYN_DIGIT;
+            assert_true(a >= 0 && a <= 9 && b >= 0 && b <= 9 && c >= 0 && c <= 9);
+            int d = c - a - b - borrow;
+            borrow = 0;
+            while (d < 0) d += 10, borrow++;
+            assert_int_equal(d, 0);
+        }
+        assert_int_equal(borrow, 0);
+        return n;
+    }
+    int ones = 0; /* seq_parity */
+    for (int i = 0; i < l.n_in; i++) ones += in[i] == SYN_DIGIT + 1;
+    assert_int_equal(l.n_out, 1);
+    assert_int_equal(out[0], SYN_DIGIT + ones % 2);
+    return l.n_in;
+}
+
+/* The largest size of each task at length T, from its layout. */
+static int size_max(const char *name, int T)
+{
+    if (!strcmp(name, "seq_add")) return (T - 4) / 3;
+    if (!strcmp(name, "seq_parity")) return T - 3;
+    return (T - 2) / 2;
+}
+
+static void test_seq_tasks(void **state)
+{
+    static const char *const names[] = {"seq_copy", "seq_reverse", "seq_sort", "seq_add", "seq_parity"};
+    static int32_t ids[B * 4 * N_TRAIN], tg[B * 4 * N_TRAIN];
+    for (int k = 0; k < 5; k++) {
+        const posemb_syn_task *t = posemb_syn_find(names[k]);
+        assert_non_null(t);
+        assert_int_equal(t->kind, POSEMB_SYN_LM);
+        for (int mult = 1; mult <= 4; mult *= 4) {
+            int T = N_TRAIN * mult, lo = mult == 1 ? 1 : size_max(names[k], N_TRAIN) + 1, hi = size_max(names[k], T);
+            int seen_lo = 0, seen_hi = 0;
+            posemb_syn_batch(t, 11, 0, B, T, N_TRAIN, ids, NULL, NULL, NULL);
+            posemb_syn_lm_targets(ids, B, T, tg);
+            for (int b = 0; b < B; b++) {
+                const int32_t *row = ids + (size_t)b * T, *g = tg + (size_t)b * T;
+                int n = check_row(names[k], row, T);
+                assert_true(n >= lo && n <= hi);
+                seen_lo |= n == lo;
+                seen_hi |= n == hi;
+                layout l = layout_of(row, T);
+                for (int i = 0; i < T; i++) assert_int_equal(g[i], i > l.sep && i < l.end ? row[i] : -100);
+            }
+            if (!seen_lo || !seen_hi) fail_msg("%s at %d: sizes %d and %d not both drawn", names[k], T, lo, hi);
+        }
+    }
+    assert_true(posemb_syn_chance(posemb_syn_find("seq_add"), N_TRAIN, N_TRAIN) == 0.1);
+    assert_true(posemb_syn_chance(posemb_syn_find("seq_parity"), N_TRAIN, N_TRAIN) == 0.5);
+    assert_true(posemb_syn_chance(posemb_syn_find("seq_sort"), N_TRAIN, N_TRAIN) == 1.0 / 16);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_seq_tasks)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
