@@ -127,59 +127,101 @@ static void ppl_text(const cell *loss, int windowed, char *buf, size_t cap)
     else snprintf(buf, cap, "%.3f +- %.3f%s", mean_of(&ppl), std_of(&ppl), windowed ? " w" : "");
 }
 
-static void md_header(FILE *f, const posemb_study_config *c, const char *first)
+/* The three tables of a decoder, each a view: its rows' labels and cells,
+ * written as markdown (tables.md) and as HTML (the report). */
+enum { VIEW_PPL, VIEW_SCALED, VIEW_PASSKEY, N_VIEWS };
+
+static int view_rows(const length_table *tb, const posemb_study_config *c, int t, int v)
 {
-    fprintf(f, "| %s |", first);
-    for (int i = 0; i < c->n_mults; i++) fprintf(f, " %d |", c->n_train * c->mults[i]);
-    fprintf(f, "\n|---|");
-    for (int i = 0; i < c->n_mults; i++) fprintf(f, "---:|");
-    fprintf(f, "\n");
+    if (v == VIEW_SCALED) return tb->rope[t] >= 0 && c->n_scalings ? c->n_scalings + 1 : 0;
+    if (v == VIEW_PASSKEY) return c->passkey_trials ? c->n_pes : 0;
+    return c->n_pes;
+}
+
+static const char *view_label(const posemb_study_config *c, int v, int row)
+{
+    if (v == VIEW_SCALED) return row == 0 ? "none (rope)" : c->scalings[row - 1];
+    return c->pes[row];
+}
+
+static void view_title(const posemb_study_config *c, int t, int v, char *buf, size_t cap)
+{
+    if (v == VIEW_PPL) snprintf(buf, cap, "%s: held-out perplexity against context length", c->tasks[t]);
+    else if (v == VIEW_SCALED)
+        snprintf(buf, cap, "%s: RoPE scaled at evaluation (no retraining; factor = length / %d)", c->tasks[t],
+                 c->n_train);
+    else
+        snprintf(buf, cap,
+                 "%s: passkey retrieval (keys retrieved whole / their digits predicted; %d prompts per depth, mean "
+                 "over %d depths; a model that does not copy predicts about 0.1 of the digits)",
+                 c->tasks[t], c->passkey_trials, PASSKEY_DEPTHS);
+}
+
+static void view_cell(const length_table *tb, const posemb_study_config *c, int t, int v, int row, int i, char *buf,
+                      size_t cap)
+{
+    if (v == VIEW_PPL) {
+        ppl_text(&tb->row[t][row].loss[i], tb->row[t][row].windowed[i], buf, cap);
+        return;
+    }
+    if (v == VIEW_SCALED) {
+        if (row > 0 && c->mults[i] == 1) snprintf(buf, cap, "(= rope)");
+        else ppl_text(row == 0 ? &tb->row[t][tb->rope[t]].loss[i] : &tb->scaled[t][row - 1][i], 0, buf, cap);
+        return;
+    }
+    const pe_row *r = &tb->row[t][row];
+    if (!r->passkey[i].n) snprintf(buf, cap, "-");
+    else
+        snprintf(buf, cap, "%.2f / %.2f%s", mean_of(&r->passkey[i]), mean_of(&r->digits[i]),
+                 r->pk_context[i] && r->pk_context[i] < c->n_train * c->mults[i] ? " w" : "");
 }
 
 static void md_task(FILE *f, const length_table *tb, const posemb_study_config *c, int t)
 {
-    char buf[64];
-    fprintf(f, "## %s: held-out perplexity against context length\n\n", c->tasks[t]);
-    md_header(f, c, "PE");
-    for (int p = 0; p < c->n_pes; p++) {
-        fprintf(f, "| %s |", c->pes[p]);
-        for (int i = 0; i < c->n_mults; i++) {
-            ppl_text(&tb->row[t][p].loss[i], tb->row[t][p].windowed[i], buf, sizeof buf);
-            fprintf(f, " %s |", buf);
-        }
-        fprintf(f, "\n");
-    }
-    int r = tb->rope[t];
-    if (r >= 0 && c->n_scalings) {
-        fprintf(f, "\n### %s: RoPE scaled at evaluation (no retraining; factor = length / %d)\n\n", c->tasks[t],
-                c->n_train);
-        md_header(f, c, "scaling");
-        for (int s = -1; s < c->n_scalings; s++) {
-            fprintf(f, "| %s |", s < 0 ? "none (rope)" : c->scalings[s]);
+    char buf[512];
+    for (int v = 0; v < N_VIEWS; v++) {
+        if (!view_rows(tb, c, t, v)) continue;
+        view_title(c, t, v, buf, sizeof buf);
+        fprintf(f, "%s %s\n\n| %s |", v == VIEW_PPL ? "##" : "\n###", buf, v == VIEW_SCALED ? "scaling" : "PE");
+        for (int i = 0; i < c->n_mults; i++) fprintf(f, " %d |", c->n_train * c->mults[i]);
+        fprintf(f, "\n|---|");
+        for (int i = 0; i < c->n_mults; i++) fprintf(f, "---:|");
+        for (int row = 0; row < view_rows(tb, c, t, v); row++) {
+            fprintf(f, "\n| %s |", view_label(c, v, row));
             for (int i = 0; i < c->n_mults; i++) {
-                ppl_text(s < 0 ? &tb->row[t][r].loss[i] : &tb->scaled[t][s][i], 0, buf, sizeof buf);
-                fprintf(f, " %s |", c->mults[i] == 1 && s >= 0 ? "(= rope)" : buf);
+                view_cell(tb, c, t, v, row, i, buf, sizeof buf);
+                fprintf(f, " %s |", buf);
             }
-            fprintf(f, "\n");
-        }
-    }
-    if (!c->passkey_trials) return;
-    fprintf(f,
-            "\n### %s: passkey retrieval (keys retrieved whole / their digits predicted; %d prompts per depth, mean "
-            "over %d depths; a model that does not copy predicts about 0.1 of the digits)\n\n",
-            c->tasks[t], c->passkey_trials, PASSKEY_DEPTHS);
-    md_header(f, c, "PE");
-    for (int p = 0; p < c->n_pes; p++) {
-        fprintf(f, "| %s |", c->pes[p]);
-        for (int i = 0; i < c->n_mults; i++) {
-            const pe_row *row = &tb->row[t][p];
-            if (!row->passkey[i].n) fprintf(f, " - |");
-            else
-                fprintf(f, " %.2f / %.2f%s |", mean_of(&row->passkey[i]), mean_of(&row->digits[i]),
-                        row->pk_context[i] && row->pk_context[i] < c->n_train * c->mults[i] ? " w" : "");
         }
         fprintf(f, "\n");
     }
+}
+
+/* View v of decoder t as an HTML table. */
+static void html_view(posemb_report *rep, const length_table *tb, const posemb_study_config *c, int t, int v)
+{
+    enum { W = 64 };
+    int rows = view_rows(tb, c, t, v), cols = c->n_mults + 1;
+    char *buf = malloc((size_t)(rows + 1) * cols * W), title[512];
+    const char **cells = malloc((size_t)(rows + 1) * cols * sizeof *cells);
+    if (!rows || !buf || !cells) {
+        free(buf);
+        free(cells);
+        return;
+    }
+    for (int row = -1; row < rows; row++)
+        for (int k = 0; k < cols; k++) {
+            char *text = buf + ((size_t)(row + 1) * cols + k) * W;
+            if (row < 0) snprintf(text, W, "%d", k ? c->n_train * c->mults[k - 1] : 0);
+            else if (!k) snprintf(text, W, "%s", view_label(c, v, row));
+            else view_cell(tb, c, t, v, row, k - 1, text, W);
+            cells[(row + 1) * cols + k] = text;
+        }
+    cells[0] = v == VIEW_SCALED ? "scaling" : "PE";
+    view_title(c, t, v, title, sizeof title);
+    posemb_report_table(rep, cells, cols, cells + cols, rows, title);
+    free(buf);
+    free(cells);
 }
 
 static posemb_status write_md(const length_table *tb, const posemb_study_config *c, const char *out, posemb_error *err)
@@ -320,6 +362,7 @@ static posemb_status report_task(posemb_report *rep, const length_table *tb, con
 {
     char path[POSEMB_PATH_MAX], caption[512], name[160];
     posemb_report_heading(rep, 2, c->tasks[t]);
+    for (int v = 0; v < N_VIEWS; v++) html_view(rep, tb, c, t, v);
     snprintf(path, sizeof path, "%s/length_%s.png", out, c->tasks[t]);
     posemb_status st = length_figure(tb, c, t, 0, path, err);
     snprintf(caption, sizeof caption, "%s: held-out bits per token against context length, mean over seeds",
@@ -347,19 +390,20 @@ posemb_status study_length_report(const posemb_study_config *c, const char *out,
 {
     length_table *tb = malloc(sizeof *tb);
     posemb_report *rep = posemb_report_new("posemb length study");
-    char path[POSEMB_PATH_MAX], *md = NULL;
-    size_t n;
+    char path[POSEMB_PATH_MAX];
     posemb_status st = tb && rep ? load(tb, c, out, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     if (!st) {
         posemb_report_heading(rep, 1, "posemb length study: train short, test long");
-        snprintf(path, sizeof path, "%s/tables.md", out);
-        st = posemb_read_data_file(path, 16u << 20, &md, &n, err);
+        snprintf(path, sizeof path,
+                 "Causal LMs trained at %d tokens (%s), %d steps of %d sequences; held-out perplexity per token on the "
+                 "first %d tokens of WikiText-2's test set, mean +- std over %d seed(s); w: read in sliding windows "
+                 "of the training length (the PE's table ends there). Tables: tables.md, tables.csv.",
+                 c->n_train, c->tokenizer, c->steps, c->batch, c->eval_tokens, c->n_seeds);
+        posemb_report_paragraph(rep, path);
     }
-    if (!st) posemb_report_pre(rep, md);
     for (int t = 0; !st && t < c->n_tasks; t++) st = report_task(rep, tb, c, out, t, err);
     snprintf(path, sizeof path, "%s/report.html", out);
     if (!st) st = posemb_report_write(rep, path, err);
-    free(md);
     posemb_report_free(rep);
     free(tb);
     return st;
