@@ -39,6 +39,7 @@ static double loss(harness *hs)
 
 static int llama_head_dim; /* 0: hidden / heads */
 static int llama_biases;   /* 1: HF Llama's attention_bias and mlp_bias */
+static int llama_qk_norm;  /* 1: Qwen3's q_norm and k_norm */
 
 static void setup_model(harness *hs, posemb_arch arch, const char *spec, int train)
 {
@@ -56,6 +57,7 @@ static void setup_model(harness *hs, posemb_arch arch, const char *spec, int tra
     if (arch == POSEMB_LLAMA) c.kv_heads = 1; /* grouped-query: both heads read one key/value head */
     if (arch == POSEMB_LLAMA) c.head_dim = llama_head_dim;
     if (arch == POSEMB_LLAMA) c.attn_bias = c.attn_out_bias = c.mlp_bias = llama_biases;
+    if (arch == POSEMB_LLAMA) c.qk_norm = llama_qk_norm;
     snprintf(c.pe, sizeof c.pe, "%s", spec);
     posemb_error err;
     if (posemb_model_create(&hs->m, &c, &err)) fail_msg("%s: %s", spec, err.msg);
@@ -236,16 +238,26 @@ static void test_llama_head_dim(void **state)
     llama_head_dim = llama_biases = 0;
 }
 
+/* Qwen3: every query and key head RMS-normalised (q_norm, k_norm) before the PE: the norms'
+ * weights and the paths through them, with RoPE, a bias PE and a head_dim of its own. */
+static void test_qwen3(void **state)
+{
+    (void)state;
+    llama_qk_norm = 1;
+    const char *specs[] = {"rope", "alibi", "fox"};
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_LLAMA, specs[i]);
+    llama_head_dim = D / 2 + 2;
+    check_model(POSEMB_LLAMA, "rope:scaling=yarn,factor=4,original=4");
+    llama_head_dim = llama_qk_norm = 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_llama),
-        cmocka_unit_test(test_llama_head_dim),
-        cmocka_unit_test(test_bert),
-        cmocka_unit_test(test_roberta),
-        cmocka_unit_test(test_gpt2),
-        cmocka_unit_test(test_dropout),
-        cmocka_unit_test(test_dropout_statistics),
+        cmocka_unit_test(test_llama),   cmocka_unit_test(test_llama_head_dim),
+        cmocka_unit_test(test_qwen3),   cmocka_unit_test(test_bert),
+        cmocka_unit_test(test_roberta), cmocka_unit_test(test_gpt2),
+        cmocka_unit_test(test_dropout), cmocka_unit_test(test_dropout_statistics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

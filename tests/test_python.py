@@ -176,8 +176,10 @@ def llama_reference(w, cfg, ids):
     for l in range(cfg["num_hidden_layers"]):
         p = "model.layers.%d." % l
         a = rms(h, w[p + "input_layernorm.weight"])
-        q = rope(lin(a, p + "self_attn.q_proj").reshape(T, H, d).transpose(1, 0, 2))
-        k = rope(lin(a, p + "self_attn.k_proj").reshape(T, KV, d).transpose(1, 0, 2))
+        q, k = lin(a, p + "self_attn.q_proj").reshape(T, H, d), lin(a, p + "self_attn.k_proj").reshape(T, KV, d)
+        if cfg["model_type"] == "qwen3":  # Qwen3Attention: each head RMS-normalised before RoPE
+            q, k = rms(q, w[p + "self_attn.q_norm.weight"]), rms(k, w[p + "self_attn.k_norm.weight"])
+        q, k = rope(q.transpose(1, 0, 2)), rope(k.transpose(1, 0, 2))
         v = lin(a, p + "self_attn.v_proj").reshape(T, KV, d).transpose(1, 0, 2)
         k, v = np.repeat(k, H // KV, 0), np.repeat(v, H // KV, 0)
         s = q @ k.transpose(0, 2, 1) / np.sqrt(d) + np.triu(np.full((T, T), -np.inf), 1)
@@ -205,6 +207,8 @@ class TestLlamaReference(unittest.TestCase):
                            p + "self_attn.v_proj.weight": (KVd, D), p + "self_attn.o_proj.weight": (D, A),
                            p + "mlp.gate_proj.weight": (I, D), p + "mlp.up_proj.weight": (I, D),
                            p + "mlp.down_proj.weight": (D, I)})
+            if cfg["model_type"] == "qwen3":
+                shapes.update({p + "self_attn.q_norm.weight": (12,), p + "self_attn.k_norm.weight": (12,)})
             if biases:
                 shapes.update({p + "self_attn.q_proj.bias": (A,), p + "self_attn.k_proj.bias": (KVd,),
                                p + "self_attn.v_proj.bias": (KVd,), p + "self_attn.o_proj.bias": (D,),
@@ -237,6 +241,22 @@ class TestLlamaReference(unittest.TestCase):
         self.check_llama(cfg, 0)
         cfg.update(model_type="llama", architectures=["LlamaModel"], attention_bias=True, mlp_bias=True)
         self.check_llama(cfg, 1)
+
+    def test_qwen3_matches_numpy(self):
+        """Qwen3: q_norm and k_norm on every head before RoPE (HF's Qwen3Attention), grouped-query,
+        tied embeddings; a config asking for sliding windows is refused."""
+        cfg = {"model_type": "qwen3", "architectures": ["Qwen3Model"], "vocab_size": 50, "hidden_size": 32,
+               "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 12,
+               "intermediate_size": 40, "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
+               "rope_theta": 1000.0, "hidden_act": "silu", "tie_word_embeddings": True, "attention_bias": False,
+               "use_sliding_window": False}
+        self.check_llama(cfg, 0)
+        cfg.update(use_sliding_window=True)
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump(cfg, f)
+            with self.assertRaisesRegex(posemb.Error, "use_sliding_window"):
+                posemb.Model(d)
 
 
 @unittest.skipUnless(os.path.isdir(GOLDEN), "needs ../shared/golden")

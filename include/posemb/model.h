@@ -50,6 +50,7 @@ typedef struct posemb_config {
      * (Qwen2, Llama's attention_bias), on o_proj (Llama's attention_bias), on the MLP (mlp_bias) */
     int kv_heads, tie_embeddings, attn_bias, attn_out_bias, mlp_bias;
     int head_dim; /* Llama family: per-head width when not hidden / heads (Mistral-Nemo); 0: hidden / heads */
+    int qk_norm;  /* Qwen3: each query and key head RMS-normalised (q_norm, k_norm [head_dim]) before the PE */
     char model_type[16];
     char pe[256];          /* PE spec: "ape", "relative_key", "rpe:k=64", ... */
     char architecture[64]; /* HF class written to config.json ("BertModel", "GPT2LMHeadModel", ...) */
@@ -93,6 +94,7 @@ typedef struct posemb_layer_params {
     float *qkv_w, *qkv_b, *ao_w, *ao_b; /* attention and its output projection */
     float *ln1_w, *ln1_b, *ln2_w, *ln2_b;
     float *fi_w, *fi_b, *fo_w, *fo_b; /* feed-forward in and out */
+    float *qn_w, *kn_w;               /* Qwen3: the query and key heads' RMSNorm weights [head_dim] */
 } posemb_layer_params;
 
 typedef struct posemb_model posemb_model;

@@ -45,6 +45,16 @@ POSEMB_API void posemb_nn_rmsnorm_forward(float *y, float *rstd, const float *x,
 /* dx [N, C] += d loss / d x (NULL: skip); dw [C] += d loss / d w (NULL: skip). */
 POSEMB_API void posemb_nn_rmsnorm_backward(float *dx, float *dw, const float *dy, const float *x, const float *w,
                                            const float *rstd, int N, int C);
+/* Qwen3's q and k norms: in qkv [N, (H + 2 KV) d] (per token H query heads,
+ * KV key heads, KV value heads), each query head and each key head
+ * RMS-normalised over its d features, scaled by wq [d] or wk [d], in place;
+ * raw [N, (H + KV) d] keeps the inputs, rstd [N, H + KV] the scales. The
+ * backward turns dqkv's query and key parts into their inputs' gradient in
+ * place and adds into dwq, dwk (sums in a fixed order). */
+POSEMB_API void posemb_nn_qk_rmsnorm_forward(float *qkv, float *raw, float *rstd, const float *wq, const float *wk,
+                                             int N, int H, int KV, int d, float eps);
+POSEMB_API void posemb_nn_qk_rmsnorm_backward(float *dqkv, float *dwq, float *dwk, const float *raw, const float *rstd,
+                                              const float *wq, const float *wk, int N, int H, int KV, int d);
 
 /* SwiGLU: y [N, inner] = silu(gate) * up with gu [N, 2 inner] = [gate | up] per row. */
 POSEMB_API void posemb_nn_swiglu_forward(float *y, const float *gu, int N, int inner);

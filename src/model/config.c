@@ -164,7 +164,10 @@ static const char *const ARCH_PREFIX[] = {"Bert", "Roberta", "GPT2", "Llama"};
 static const char *arch_prefix(const posemb_config *c)
 {
     if (c->arch != POSEMB_LLAMA) return ARCH_PREFIX[c->arch];
-    return !strcmp(c->model_type, "mistral") ? "Mistral" : !strcmp(c->model_type, "qwen2") ? "Qwen2" : "Llama";
+    return !strcmp(c->model_type, "mistral") ? "Mistral"
+           : !strcmp(c->model_type, "qwen2") ? "Qwen2"
+           : !strcmp(c->model_type, "qwen3") ? "Qwen3"
+                                             : "Llama";
 }
 static const char *const HEAD_SUFFIX[] = {"Model",
                                           "ForMaskedLM",
@@ -221,11 +224,12 @@ static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *pa
     if (!strcmp(type, "bert")) arch = POSEMB_BERT;
     else if (!strcmp(type, "roberta")) arch = POSEMB_ROBERTA;
     else if (!strcmp(type, "gpt2")) arch = POSEMB_GPT2;
-    else if (!strcmp(type, "llama") || !strcmp(type, "mistral") || !strcmp(type, "qwen2")) arch = POSEMB_LLAMA;
+    else if (!strcmp(type, "llama") || !strcmp(type, "mistral") || !strcmp(type, "qwen2") || !strcmp(type, "qwen3"))
+        arch = POSEMB_LLAMA;
     else
         return posemb_fail(err, POSEMB_EFORMAT,
-                           "%s: model_type \"%s\" is not supported (bert, roberta, gpt2, llama, mistral, qwen2)", path,
-                           type);
+                           "%s: model_type \"%s\" is not supported (bert, roberta, gpt2, llama, mistral, qwen2, qwen3)",
+                           path, type);
     posemb_config_defaults(c, arch);
     if (arch == POSEMB_LLAMA) snprintf(c->model_type, sizeof c->model_type, "%s", type);
     const cJSON *archs = cJSON_GetObjectItemCaseSensitive(r, "architectures");

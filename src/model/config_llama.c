@@ -104,7 +104,11 @@ posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *p
     int attention_bias = !qwen2 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "attention_bias"));
     c->attn_bias = qwen2 || attention_bias;
     c->attn_out_bias = attention_bias;
-    c->mlp_bias = !qwen2 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "mlp_bias"));
+    c->qk_norm = !strcmp(c->model_type, "qwen3"); /* Qwen3's MLP has no biases, whatever mlp_bias says */
+    c->mlp_bias = !qwen2 && !c->qk_norm && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "mlp_bias"));
+    if (c->qk_norm && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "use_sliding_window")))
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: use_sliding_window (Qwen3's windowed layers) is not supported",
+                           path);
     const char *own = config_get_string(r, "posemb_pe");
     if (own) {
         snprintf(c->pe, sizeof c->pe, "%s", own);

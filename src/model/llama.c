@@ -1,4 +1,5 @@
-/* Llama-family decoder, pre-RMSNorm and causal, as HF's LlamaModel:
+/* Llama-family decoder, pre-RMSNorm and causal, as HF's LlamaModel (Qwen3's
+ * too: its q and k heads RMS-normalised before the PE sees them):
  *   h0 = E[ids] (+ PE input hook)
  *   r1 = h + attn(RMS1(h)) Wo;  h' = r1 + (silu(RMS2(r1) Wg) * (RMS2(r1) Wu)) Wd;  out = RMS_f(h_L)
  * Attention is H x head_dim wide, D unless the config sets head_dim.
@@ -29,6 +30,9 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     posemb_nn_rmsnorm_forward(a->a, a->rstd1, x, p->ln1_w, N, D, eps);
     posemb_pe_layer_input_forward(m->pe, l, a->a, m->B, m->T, m->a.pe_layer_scratch);
     posemb_nn_linear_forward(m->mm, a->qkv, a->a, p->qkv_w, p->qkv_b, N, D, W, POSEMB_NN_W_OUT_IN);
+    if (p->qn_w)
+        posemb_nn_qk_rmsnorm_forward(a->qkv, a->qk_raw, a->qk_rstd, p->qn_w, p->kn_w, N, m->cfg.heads, m->cfg.kv_heads,
+                                     posemb_config_head_dim(&m->cfg), eps);
     posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
     posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, A, D, POSEMB_NN_W_OUT_IN);
     model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
@@ -64,6 +68,9 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), GRN(p->ao_b), dattn, a->z, p->ao_w, N, A, D,
                               POSEMB_NN_W_OUT_IN);
     posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
+    if (p->qn_w)
+        posemb_nn_qk_rmsnorm_backward(s->dqkv, GR(p->qn_w), GR(p->kn_w), a->qk_raw, a->qk_rstd, p->qn_w, p->kn_w, N,
+                                      m->cfg.heads, m->cfg.kv_heads, posemb_config_head_dim(&m->cfg));
     memset(s->dh, 0, ND * sizeof(float));
     posemb_nn_linear_backward(m->mm, s->dh, GR(p->qkv_w), GRN(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, W,
                               POSEMB_NN_W_OUT_IN);

@@ -67,7 +67,8 @@ void posemb_model_free(posemb_model *m)
 static int is_layernorm(const char *name)
 {
     return strstr(name, "LayerNorm.") || strstr(name, "layer_norm.") || strstr(name, "ln_") ||
-           strstr(name, "layernorm.") || !strcmp(name, "norm.weight");
+           strstr(name, "layernorm.") || !strcmp(name, "norm.weight") || strstr(name, "q_norm.") ||
+           strstr(name, "k_norm.");
 }
 
 /* HF's _init_weights: Linear and Embedding N(0, initializer_range), biases 0,
@@ -169,6 +170,10 @@ static int carve(posemb_model *m, int B, int T)
         la->rstd1 = F(N);
         la->mean2 = F(N);
         la->rstd2 = F(N);
+        if (c->qk_norm) {
+            la->qk_raw = F(N * (size_t)(c->heads + c->kv_heads) * posemb_config_head_dim(c));
+            la->qk_rstd = F(N * (size_t)(c->heads + c->kv_heads));
+        }
     }
     a->dx = F(N * D);
     a->dx2 = F(N * D);
@@ -343,6 +348,9 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
     else posemb_nn_layernorm_forward(la->a, la->mean1, la->rstd1, a->emb, lnw, lnb, N, D, c->ln_eps);
     posemb_nn_linear_forward(m->mm, la->qkv, la->a, m->L[0].qkv_w, m->L[0].qkv_b, N, D, ld,
                              gpt2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN);
+    if (c->qk_norm) /* Qwen3: the PE sees the normalised heads */
+        posemb_nn_qk_rmsnorm_forward(la->qkv, la->qk_raw, la->qk_rstd, m->L[0].qn_w, m->L[0].kn_w, N, H, KV, d,
+                                     c->ln_eps);
     float scale = 1.0f / sqrtf((float)d);
     posemb_pe_layer_input_forward(m->pe, 0, la->a, m->B, T, a->pe_layer_scratch);
     for (int bi = 0; bi < m->B; bi++) {

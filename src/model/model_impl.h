@@ -37,6 +37,7 @@ posemb_status config_resolve_factors(posemb_config *c, const char *path, posemb_
 typedef struct layer_acts {
     float *a, *qkv, *probs, *z, *r1, *h1, *fi, *ga, *r2;
     float *mean1, *rstd1, *mean2, *rstd2;
+    float *qk_raw, *qk_rstd; /* Qwen3: q and k before their norms [N, (H + KV) d], the norms' scales [N, H + KV] */
 } layer_acts;
 
 /* Views of the head's parameters (those it has). */

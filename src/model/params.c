@@ -135,6 +135,10 @@ static void layout_llama_layer(posemb_model *m, int l)
     }
     L->ao_w = layer_param(m, pre, l, "self_attn.o_proj.weight", D, A, 1);
     if (c->attn_out_bias) L->ao_b = layer_param(m, pre, l, "self_attn.o_proj.bias", D, 0, 0);
+    if (c->qk_norm) {
+        L->qn_w = layer_param(m, pre, l, "self_attn.q_norm.weight", d, 0, 0);
+        L->kn_w = layer_param(m, pre, l, "self_attn.k_norm.weight", d, 0, 0);
+    }
     L->ln2_w = layer_param(m, pre, l, "post_attention_layernorm.weight", D, 0, 0);
     L->fi_w = layer_param(m, pre, l, "mlp.gate_proj.weight", I, D, 1);
     layer_param(m, pre, l, "mlp.up_proj.weight", I, D, 1);
