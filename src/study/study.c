@@ -526,11 +526,11 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
         for (int t = 0; t < c->n_tasks; t++) {
             /* decoder tasks build a causal model: decoder-only PEs (xpos) are checked as the run will build them */
             int causal = posemb_study_task_kind(c, t) == POSEMB_SYN_LM;
-            posemb_pe *probe;
+            posemb_pe *probe; /* tables as long as the models': the longest evaluation; the length study's n_train */
             posemb_pe_dims d = {.dim = c->hidden,
                                 .n_heads = c->heads,
                                 .n_layers = c->layers,
-                                .max_len = c->n_train,
+                                .max_len = c->length ? c->n_train : c->n_train * c->mults[c->n_mults - 1],
                                 .causal = causal,
                                 .max_threads = 1};
             posemb_error why;
