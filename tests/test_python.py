@@ -150,6 +150,34 @@ def write_safetensors(path, tensors):
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
+def hf_rope(cfg, d, T):
+    """RoPE's inverse frequencies and attention factor for a sequence of T tokens, as
+    modeling_rope_utils.py computes them for each rope_scaling type (default, linear,
+    dynamic, llama3, longrope), written out here from HF's definitions."""
+    base, rs = cfg["rope_theta"], cfg.get("rope_scaling") or {}
+    kind = rs.get("rope_type", rs.get("type", "default"))
+    expo = np.arange(0, d, 2) / d
+    inv, att = 1.0 / base ** expo, 1.0
+    if kind == "linear":
+        inv = inv / rs["factor"]
+    elif kind == "dynamic" and T > cfg["max_position_embeddings"]:  # NTK base grown with the length
+        L0, f = cfg["max_position_embeddings"], rs["factor"]
+        inv = 1.0 / (base * ((f * T / L0) - (f - 1)) ** (d / (d - 2))) ** expo
+    elif kind == "llama3":
+        f, lo, hi, L0 = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"], rs["original_max_position_embeddings"]
+        wavelen = 2 * np.pi / inv
+        scaled = np.where(wavelen > L0 / lo, inv / f, inv)
+        smooth = (L0 / wavelen - lo) / (hi - lo)
+        medium = ~(wavelen < L0 / hi) & ~(wavelen > L0 / lo)
+        inv = np.where(medium, (1 - smooth) * scaled / f + smooth * scaled, scaled)
+    elif kind == "longrope":
+        L0 = cfg.get("original_max_position_embeddings", cfg["max_position_embeddings"])
+        f = cfg["max_position_embeddings"] / L0 if "original_max_position_embeddings" in cfg else rs["factor"]
+        att = rs.get("attention_factor") or (1.0 if f <= 1 else np.sqrt(1 + np.log(f) / np.log(L0)))
+        inv = 1.0 / (np.array(rs["long_factor"] if T > L0 else rs["short_factor"]) * base ** expo)
+    return inv, att
+
+
 def llama_reference(w, cfg, ids):
     """HF's LlamaModel forward in float64 numpy (modeling_llama.py's
     equations: RMSNorm, rotate_half RoPE, grouped-query attention, SwiGLU),
@@ -161,9 +189,9 @@ def llama_reference(w, cfg, ids):
     def rms(x, g):
         return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g
 
-    inv = 1.0 / cfg["rope_theta"] ** (np.arange(0, d, 2) / d)
+    inv, att = hf_rope(cfg, d, T)
     ang = np.outer(np.arange(T), inv)
-    cos, sin = np.cos(np.concatenate([ang, ang], 1)), np.sin(np.concatenate([ang, ang], 1))
+    cos, sin = att * np.cos(np.concatenate([ang, ang], 1)), att * np.sin(np.concatenate([ang, ang], 1))
 
     def lin(x, name):  # x W^T + b, the bias when the checkpoint has one
         return x @ w[name + ".weight"].T + w.get(name + ".bias", 0.0)
@@ -195,7 +223,7 @@ def llama_reference(w, cfg, ids):
 class TestLlamaReference(unittest.TestCase):
     """posemb.Model against numpy; needs no ../shared."""
 
-    def check_llama(self, cfg, biases):
+    def check_llama(self, cfg, biases, pe="rope:base=1000"):
         """A Llama folder written here with random weights: posemb against the numpy reference above."""
         D, A, KVd, I = 32, 4 * 12, 2 * 12, 40
         rng = np.random.default_rng(5)
@@ -224,8 +252,8 @@ class TestLlamaReference(unittest.TestCase):
             with posemb.Model(d) as m:
                 out = m.forward([ids])
                 self.assertEqual((m.config["head_dim"], m.config["kv_heads"]), (12, 2))
-                self.assertEqual((m.config["pe"], m.config["model_type"]),
-                                 ("rope:base=1000", cfg["model_type"].encode()))
+                self.assertTrue(m.config["pe"].startswith(pe), m.config["pe"])
+                self.assertEqual(m.config["model_type"], cfg["model_type"].encode())
                 self.assertEqual((m.config["attn_out_bias"], m.config["mlp_bias"]), (biases, biases))
         want = llama_reference(w, cfg, ids)
         err = np.abs(out["last_hidden_state"][0] - want).max()
@@ -241,6 +269,32 @@ class TestLlamaReference(unittest.TestCase):
         self.check_llama(cfg, 0)
         cfg.update(model_type="llama", architectures=["LlamaModel"], attention_bias=True, mlp_bias=True)
         self.check_llama(cfg, 1)
+
+    def test_rope_scalings_match_numpy(self):
+        """rope_scaling as HF's config.json states it, read into posemb's rope spec, against
+        HF's frequency rules written out above: llama3 with its smoothed band (base 50 puts
+        wavelengths on both sides of it), longrope with Phi-3's top-level
+        original_max_position_embeddings (its long factors past it, the attention factor
+        from max/original) and without it (short factors, rope_scaling's factor). (dynamic
+        acts past max_position_embeddings, which a loaded model does not take: test_rope_scale
+        checks its rotation at twice the original length.)"""
+        base = {"model_type": "llama", "architectures": ["LlamaModel"], "vocab_size": 50, "hidden_size": 32,
+                "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 12,
+                "intermediate_size": 40, "max_position_embeddings": 6, "rms_norm_eps": 1e-6,
+                "rope_theta": 1000.0, "hidden_act": "silu", "tie_word_embeddings": False}
+        cases = [{"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                   "high_freq_factor": 4.0, "original_max_position_embeddings": 64},
+                  "rope_theta": 50.0, "max_position_embeddings": 16},
+                 {"rope_scaling": {"type": "longrope", "short_factor": [1.0, 1.1, 1.3, 1.7, 2.2, 3.0],
+                                   "long_factor": [1.5, 2.0, 3.0, 5.0, 8.0, 13.0]},
+                  "max_position_embeddings": 32, "original_max_position_embeddings": 4},
+                 {"rope_scaling": {"type": "longrope", "factor": 4.0, "short_factor": [1.0, 1.1, 1.3, 1.7, 2.2, 3.0],
+                                   "long_factor": [1.5, 2.0, 3.0, 5.0, 8.0, 13.0]},
+                  "max_position_embeddings": 32}]
+        for case in cases:
+            cfg = dict(base, **case)
+            with self.subTest(rope_scaling=cfg["rope_scaling"]):
+                self.check_llama(cfg, 0, "rope:base=%g,scaling=" % cfg["rope_theta"])
 
     def test_qwen3_matches_numpy(self):
         """Qwen3: q_norm and k_norm on every head before RoPE (HF's Qwen3Attention), grouped-query,

@@ -49,12 +49,20 @@ static posemb_status rope_spec(const cJSON *r, posemb_config *c, const char *pat
         if (k > 0) {
             size_t n = strlen(spec);
             snprintf(spec + n, sizeof spec - n, ",scaling=%s", ty);
-            /* dynamic compares lengths with max_position_embeddings; the others with the original length */
-            const cJSON *orig = cJSON_GetObjectItemCaseSensitive(rs, "original_max_position_embeddings");
-            int L0 = cJSON_IsNumber(orig) && k != 2 ? (int)orig->valuedouble : c->max_position;
+            /* dynamic compares lengths with max_position_embeddings; yarn and llama3 with rope_scaling's
+             * original length; longrope, as HF's, with the config's own original_max_position_embeddings
+             * (Phi-3), its factor then max_position_embeddings over it */
+            int longrope = k == 5;
+            const cJSON *orig = cJSON_GetObjectItemCaseSensitive(longrope ? r : rs, "original_max_position_embeddings");
+            int L0 =
+                cJSON_IsNumber(orig) && orig->valuedouble >= 1 && k != 2 ? (int)orig->valuedouble : c->max_position;
             n = strlen(spec);
             if (k != 1) snprintf(spec + n, sizeof spec - n, ",original=%d", L0);
-            posemb_status st = scaling_num(rs, "factor", "factor", spec, sizeof spec, path, err);
+            n = strlen(spec);
+            posemb_status st = POSEMB_OK;
+            if (longrope && cJSON_IsNumber(orig))
+                snprintf(spec + n, sizeof spec - n, ",factor=%.17g", (double)c->max_position / L0);
+            else st = scaling_num(rs, "factor", "factor", spec, sizeof spec, path, err);
             static const char *const extra[] = {
                 "beta_fast",        "beta_slow",       "mscale",           "mscale_all_dim",
                 "attention_factor", "low_freq_factor", "high_freq_factor", NULL};
