@@ -223,8 +223,9 @@ def llama_reference(w, cfg, ids):
 class TestLlamaReference(unittest.TestCase):
     """posemb.Model against numpy; needs no ../shared."""
 
-    def check_llama(self, cfg, biases, pe="rope:base=1000"):
-        """A Llama folder written here with random weights: posemb against the numpy reference above."""
+    @staticmethod
+    def llama_weights(cfg, biases):
+        """Random weights of the tiny Llama these tests write (width 32, 4 heads of 12, 2 kv heads)."""
         D, A, KVd, I = 32, 4 * 12, 2 * 12, 40
         rng = np.random.default_rng(5)
         shapes = {"model.embed_tokens.weight": (50, D), "model.norm.weight": (D,)}
@@ -242,8 +243,12 @@ class TestLlamaReference(unittest.TestCase):
                                p + "self_attn.v_proj.bias": (KVd,), p + "self_attn.o_proj.bias": (D,),
                                p + "mlp.gate_proj.bias": (I,), p + "mlp.up_proj.bias": (I,),
                                p + "mlp.down_proj.bias": (D,)})
-        w = {k: (1 + 0.1 * rng.standard_normal(s) if k.endswith("norm.weight") else 0.3 * rng.standard_normal(s))
-             .astype(np.float32) for k, s in shapes.items()}
+        return {k: (1 + 0.1 * rng.standard_normal(s) if k.endswith("norm.weight") else 0.3 * rng.standard_normal(s))
+                .astype(np.float32) for k, s in shapes.items()}
+
+    def check_llama(self, cfg, biases, pe="rope:base=1000"):
+        """A Llama folder written here with random weights: posemb against the numpy reference above."""
+        w = self.llama_weights(cfg, biases)
         ids = [3, 41, 7, 7, 19, 0, 33, 12, 5]
         with tempfile.TemporaryDirectory() as d:
             write_safetensors(os.path.join(d, "model.safetensors"), w)
@@ -276,8 +281,7 @@ class TestLlamaReference(unittest.TestCase):
         wavelengths on both sides of it), longrope with Phi-3's top-level
         original_max_position_embeddings (its long factors past it, the attention factor
         from max/original) and without it (short factors, rope_scaling's factor). (dynamic
-        acts past max_position_embeddings, which a loaded model does not take: test_rope_scale
-        checks its rotation at twice the original length.)"""
+        acts past max_position_embeddings: test_dynamic_rope_past_max_position.)"""
         base = {"model_type": "llama", "architectures": ["LlamaModel"], "vocab_size": 50, "hidden_size": 32,
                 "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 12,
                 "intermediate_size": 40, "max_position_embeddings": 6, "rms_norm_eps": 1e-6,
@@ -295,6 +299,41 @@ class TestLlamaReference(unittest.TestCase):
             cfg = dict(base, **case)
             with self.subTest(rope_scaling=cfg["rope_scaling"]):
                 self.check_llama(cfg, 0, "rope:base=%g,scaling=" % cfg["rope_theta"])
+
+    def test_dynamic_rope_past_max_position(self):
+        """rope_scaling dynamic end to end: a Llama folder with max_position_embeddings 6 and a
+        tokenizer.json, `posemb perplexity --lengths 16` (past 6, where dynamic NTK grows the
+        base with the length) against the numpy reference's loss with HF's dynamic rule."""
+        cfg = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "vocab_size": 50, "hidden_size": 32,
+               "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 12,
+               "intermediate_size": 40, "max_position_embeddings": 6, "rms_norm_eps": 1e-6,
+               "rope_theta": 1000.0, "hidden_act": "silu", "tie_word_embeddings": True,
+               "rope_scaling": {"type": "dynamic", "factor": 2.0}}
+        w = self.llama_weights(cfg, 0)
+        letters = [chr(ord("a") + i) for i in range(26)] + [chr(ord("A") + i) for i in range(24)]
+        ids = [3, 41, 7, 7, 19, 0, 33, 12, 5, 44, 8, 23, 16, 2, 30, 11]
+        tok = {"model": {"type": "BPE", "vocab": {c: i for i, c in enumerate(letters)}, "merges": []}}
+        with tempfile.TemporaryDirectory() as d:
+            write_safetensors(os.path.join(d, "model.safetensors"), w)
+            for name, obj in (("config.json", cfg), ("tokenizer.json", tok)):
+                with open(os.path.join(d, name), "w") as f:
+                    json.dump(obj, f)
+            with open(os.path.join(d, "text.txt"), "w") as f:
+                f.write("".join(letters[i] for i in ids))
+            out = subprocess.run([BIN, "perplexity", d, "--data", os.path.join(d, "text.txt"), "--lengths", "16",
+                                  "--json"], capture_output=True, text=True, check=True).stdout
+        got = json.loads(out.splitlines()[-1])
+        h = llama_reference(w, cfg, ids).astype(np.float64)
+        logits = h @ w["model.embed_tokens.weight"].astype(np.float64).T
+        logp = logits - np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1, keepdims=True)) - \
+            logits.max(-1, keepdims=True)
+        nll = -np.mean([logp[t, ids[t + 1]] for t in range(len(ids) - 1)])
+        self.assertEqual((got["context"], got["tokens"]), (16, 15), out)
+        self.assertLess(abs(np.log(got["perplexity"]) - nll), 1e-5 * nll, (got, nll))
+        # the same model without the scaling is another model past 6 tokens: the check can fail
+        plain = dict(cfg, rope_scaling=None)
+        h0 = llama_reference(w, plain, ids) @ w["model.embed_tokens.weight"].astype(np.float64).T
+        self.assertGreater(np.abs(h0 - logits).max(), 1e-2)
 
     def test_qwen3_matches_numpy(self):
         """Qwen3: q_norm and k_norm on every head before RoPE (HF's Qwen3Attention), grouped-query,

@@ -500,7 +500,7 @@ static void test_tokenizer_json_bpe(void **state)
     static const struct {
         const char *json, *frag;
     } BAD[] = {
-        {"{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}", "model type 'Unigram' is not supported"},
+        {"{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}}", "model type 'WordLevel' is not supported"},
         {"{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}}", "model type 'WordLevel'"},
         {"{\"pre_tokenizer\": {\"type\": \"Whitespace\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {}, "
          "\"merges\": []}}",

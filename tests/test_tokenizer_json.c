@@ -324,6 +324,166 @@ static void test_added_tokens(void **state)
 
 /* ----------------------------------------------------------- bad files */
 
+/* ------------------------------------------------------------- Unigram */
+
+/* A Unigram file with pieces "P": S, ... (an array body) and unk_id. */
+static posemb_tokenizer *unigram_tok(const char *vocab, const char *extra)
+{
+    static char json[8192];
+    snprintf(json, sizeof json, "{\"model\": {\"type\": \"Unigram\", \"unk_id\": 0, \"vocab\": [%s]%s}}", vocab, extra);
+    return load_text(json);
+}
+
+/* The cases of the library's own tests (models/unigram/model.rs:
+ * test_encode, test_encode2, test_unigram_bytefallback), as ids. */
+static void test_unigram(void **state)
+{
+    (void)state;
+    posemb_tokenizer *t = unigram_tok("[\"<unk>\", 0], [\"a\", 0], [\"b\", 0], [\"c\", 0], [\"d\", 0], [\"cd\", 1],"
+                                      " [\"ab\", 2], [\"abc\", 5], [\"abcd\", 10]",
+                                      "");
+    assert_int_equal(posemb_tokenizer_model(t), POSEMB_TOK_UNIGRAM);
+    EXPECT(t, "abcd", 0, 8);
+    EXPECT(t, "abcdacdxx", 0, 8, 1, 5, 0); /* abcd a cd, then the two unknowns fused */
+    posemb_tokenizer_free(t);
+    /* 0 <unk>, 1 ab, 2 cd, 3 abc, 4 a, 5 b, 6 c, 7 ABC, 8 abcdabcd, 9 q, 10 r, 11 qr */
+    t = unigram_tok("[\"<unk>\", 0], [\"ab\", 0], [\"cd\", -0.1], [\"abc\", -0.2], [\"a\", -0.3], [\"b\", -0.4],"
+                    " [\"c\", -0.5], [\"ABC\", -0.5], [\"abcdabcd\", 20], [\"q\", 20.5], [\"r\", 20.5], [\"qr\", -0.5]",
+                    "");
+    EXPECT(t, "abc", 0, 3);
+    EXPECT(t, "AB", 0, 0);
+    EXPECT(t, "abcd", 0, 1, 2);
+    EXPECT(t, "abcc", 0, 3, 6);
+    EXPECT(t, "xabcabaabcdd", 0, 0, 3, 1, 4, 1, 2, 0);
+    EXPECT(t, "xyz\xe6\x9d\xb1\xe4\xba\xac", 0, 0); /* xyz東京: one fused unknown */
+    EXPECT(t, "ABC", 0, 7);
+    EXPECT(t, "abABCcd", 0, 1, 7, 2);
+    EXPECT(t, "ababcdabcdcd", 0, 1, 8, 2);
+    EXPECT(t, "abqrcd", 0, 1, 9, 10, 2);
+    expect_decode(t, IDS(1, 7, 2), 0, "ab ABC cd"); /* no decoder: the tokens joined by spaces, as the library */
+    posemb_tokenizer_free(t);
+    /* byte_fallback: é is <0xC3><0xA9>; "?é" has no <0x3F>, so it stays one unknown */
+    t = unigram_tok("[\"<unk>\", 0], [\"<0xC3>\", -0.01], [\"<0xA9>\", -0.03]", ", \"byte_fallback\": true");
+    EXPECT(t, "\xc3\xa9", 0, 1, 2);
+    EXPECT(t, "?\xc3\xa9", 0, 0);
+    posemb_tokenizer_free(t);
+    /* no unk_id: a character no piece covers is an error (the library's MissingUnkId) only
+     * where the unknown would be on the best path: "b" of "ab" is covered by "ab" */
+    t = load_text("{\"model\": {\"vocab\": [[\"a\", -1], [\"ab\", 0], [\"c\", 0]]}}"); /* no type: Unigram */
+    assert_int_equal(posemb_tokenizer_model(t), POSEMB_TOK_UNIGRAM);
+    EXPECT(t, "aa", 0, 0, 0);
+    EXPECT(t, "abc", 0, 1, 2);
+    posemb_encoding e;
+    posemb_encoding_init(&e);
+    posemb_error err;
+    assert_int_equal(posemb_tokenizer_encode(t, "ac b", 4, 0, &e, &err), POSEMB_EFORMAT);
+    assert_non_null(strstr(err.msg, "no unk_id"));
+    posemb_encoding_free(&e);
+    posemb_tokenizer_free(t);
+    /* a repeated piece encodes as its later id and both ids decode to it; an empty piece
+     * is never matched but its score sets the unknown's (-7 - 10 = -17 < "a" + "a") */
+    t = unigram_tok("[\"<unk>\", 0], [\"a\", -1], [\"<unk>\", -2], [\"b\", -1], [\"\", -7], [\"aa\", -30]", "");
+    EXPECT(t, "axb<unk>", 0, 1, 0, 3, 2);
+    EXPECT(t, "aa", 0, 1, 1);
+    expect_decode(t, IDS(0, 1, 2), 0, "<unk> a <unk>");
+    posemb_tokenizer_free(t);
+}
+
+/* The charsmap of SentencePiece's nmt_nfkc rule, as spm_precompiled's own
+ * tests use it (tests/data/README.md). */
+static char *nmt_nfkc_normalizer(void)
+{
+    const char *root = getenv("POSEMB_TESTDATA");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/precompiled_nmt_nfkc.json", root ? root : "tests/data");
+    cJSON *j = read_json(path);
+    char *s = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return s;
+}
+
+/* A Unigram with only <unk> and the 256 byte tokens: every pre-token is one
+ * fused unknown spelled as bytes, so the ids are the normalized bytes + 1. */
+static void expect_normalized(const posemb_tokenizer *t, const char *in, const char *want)
+{
+    posemb_encoding e;
+    posemb_encoding_init(&e);
+    posemb_error err;
+    if (posemb_tokenizer_encode(t, in, strlen(in), 0, &e, &err)) fail_msg("%s", err.msg);
+    char got[256];
+    int n = 0;
+    for (int i = 0; i < e.n && n < 255; i++) got[n++] = (char)(e.ids[i] - 1);
+    got[n] = '\0';
+    if (strcmp(got, want)) fail_msg("'%s' normalized to '%s', want '%s'", in, got, want);
+    posemb_encoding_free(&e);
+}
+
+static void test_precompiled(void **state)
+{
+    (void)state;
+    char *norm = nmt_nfkc_normalizer();
+    size_t cap = strlen(norm) + 8192;
+    char *json = malloc(cap);
+    assert_non_null(json);
+    int n = snprintf(json, cap,
+                     "{\"normalizer\": %s, \"model\": {\"type\": \"Unigram\", \"unk_id\": 0, "
+                     "\"byte_fallback\": true, \"vocab\": [[\"<unk>\", 0]",
+                     norm);
+    for (int b = 0; b < 256; b++) n += snprintf(json + n, cap - (size_t)n, ", [\"<0x%02X>\", -1]", b);
+    snprintf(json + n, cap - (size_t)n, "]}}");
+    posemb_tokenizer *t = load_text(json);
+    /* spm_precompiled's tests */
+    expect_normalized(t, "\xf0\x9d\x94\xbe", "G");        /* U+1D53E 𝔾 */
+    expect_normalized(t, "\xf0\x9d\x95\xa0", "o");        /* U+1D560 𝕠 */
+    expect_normalized(t, "\xe2\x80\x8d", " ");            /* U+200D zero-width joiner */
+    expect_normalized(t, "\xef\xac\x81", "fi");           /* U+FB01 ﬁ */
+    expect_normalized(t, "\xd8\xa7\xd9\x93", "\xd8\xa2"); /* alef + maddah above, one grapheme: آ */
+    expect_normalized(t, "\u0908\u093c", "\u0908\u093c"); /* kept */
+    expect_normalized(t, "\u0921\u093c\u0940 \u0926\u0941\u0916", "\u0921\u093c\u0940 \u0926\u0941\u0916");
+    expect_normalized(t,
+                      "\u0e40\u0e02\u0e32\u0e44\u0e21\u0e48\u0e44\u0e14\u0e49\u0e1e\u0e39\u0e14\u0e2a\u0e31\u0e01"
+                      "\u0e04\u0e33",
+                      "\u0e40\u0e02\u0e32\u0e44\u0e21\u0e48\u0e44\u0e14\u0e49\u0e1e\u0e39\u0e14\u0e2a\u0e31\u0e01"
+                      "\u0e04\u0e4d\u0e32");                  /* sara am decomposed */
+    expect_normalized(t, "a\xef\xbd\x82\xe2\x91\xa0", "ab1"); /* fullwidth b, circled 1 */
+    posemb_tokenizer_free(t);
+    /* T5's layout: Precompiled, WhitespaceSplit + Metaspace, "$A </s>", the
+     * Metaspace decoder; ▁G + o (-9) beats ▁Go (-10), ▁Hello (-6) beats ▁He + llo (-7) */
+    snprintf(json, cap,
+             "{\"normalizer\": %s, \"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [{\"type\":"
+             " \"WhitespaceSplit\"}, {\"type\": \"Metaspace\", \"replacement\": \"\u2581\", \"prepend_scheme\":"
+             " \"always\", \"split\": true}]}, \"model\": {\"type\": \"Unigram\", \"unk_id\": 2, \"vocab\":"
+             " [[\"<pad>\", 0], [\"</s>\", 0], [\"<unk>\", 0], [\"\u2581\", -2], [\"\u2581He\", -3],"
+             " [\"llo\", -4], [\"\u2581Hello\", -6], [\"o\", -5], [\"\u2581G\", -4], [\"\u2581Go\", -10]]},"
+             " \"added_tokens\": [{\"id\": 1, \"content\": \"</s>\", \"special\": true}],"
+             " \"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": [{\"Sequence\": {\"id\":"
+             " \"A\", \"type_id\": 0}}, {\"SpecialToken\": {\"id\": \"</s>\", \"type_id\": 0}}], \"pair\": [],"
+             " \"special_tokens\": {\"</s>\": {\"id\": \"</s>\", \"ids\": [1], \"tokens\": [\"</s>\"]}}},"
+             " \"decoder\": {\"type\": \"Metaspace\", \"replacement\": \"\u2581\", \"prepend_scheme\":"
+             " \"always\", \"split\": true}}",
+             norm);
+    t = load_text(json);
+    EXPECT(t, "Hello  \xf0\x9d\x94\xbeo", POSEMB_ENC_SPECIAL, 6, 8, 7, 1); /* 𝔾 is G */
+    EXPECT(t, "Hello x", 0, 6, 3, 2);                                      /* ▁ then x unknown */
+    expect_decode(t, IDS(6, 8, 7, 1), POSEMB_DEC_SKIP_SPECIAL, "Hello Go");
+    posemb_tokenizer_free(t);
+    /* malformed charsmaps */
+    static const char *const BAD[] = {"\"not base64!\"", "\"AAAA\"", "\"/////w==\""};
+    for (size_t k = 0; k < sizeof BAD / sizeof *BAD; k++) {
+        snprintf(json, cap,
+                 "{\"normalizer\": {\"type\": \"Precompiled\", \"precompiled_charsmap\": %s}, \"model\": {\"type\": "
+                 "\"Unigram\", \"unk_id\": 0, \"vocab\": [[\"<unk>\", 0]]}}",
+                 BAD[k]);
+        posemb_error err;
+        posemb_tokenizer *bad = NULL;
+        assert_int_not_equal(posemb_tokenizer_load_json(write_tmp("b.json", json), &bad, &err), POSEMB_OK);
+        assert_non_null(strstr(err.msg, "precompiled_charsmap"));
+        assert_null(bad);
+    }
+    free(json);
+    free(norm);
+}
+
 static void test_bad_files(void **state)
 {
     (void)state;
@@ -373,23 +533,30 @@ static void test_bad_files(void **state)
             strchr(err.msg, '\n') || t)
             fail_msg("case %zu: status %d '%s', want '%s'", i, st, err.msg, BAD[i].frag);
     }
+#define BPE "\"type\": \"BPE\", "
+#define UNI "\"type\": \"Unigram\", "
     static const struct {
         const char *model, *frag;
     } MODELS[] = {
-        {"\"vocab\": {\"a\": 0}, \"merges\": [\"a q\"]", "model.merges[0]: 'q' is not in model.vocab"},
-        {"\"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a b\"]", "the merged token 'ab' is not in model.vocab"},
-        {"\"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a b c\"]", "model.merges[0] is not"},
-        {"\"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [[\"a\"]]", "model.merges[0] is not"},
-        {"\"vocab\": {\"a\": 0}, \"merges\": [], \"unk_token\": \"zz\"", "model.unk_token 'zz' is not in model.vocab"},
-        {"\"vocab\": {\"a\": 0}, \"merges\": [], \"byte_fallback\": 1", "must be booleans"},
-        {"\"vocab\": {\"a\": 0}, \"merges\": [], \"dropout\": 0.1", "model.dropout is not supported"},
-        {"\"vocab\": {\"a\": -3}, \"merges\": []", "model.vocab"},
-        {"\"vocab\": {\"a\": 0}, \"merges\": {}", "model.merges is not an array"},
+        {BPE "\"vocab\": {\"a\": 0}, \"merges\": [\"a q\"]", "model.merges[0]: 'q' is not in model.vocab"},
+        {BPE "\"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a b\"]", "the merged token 'ab' is not in model.vocab"},
+        {BPE "\"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a b c\"]", "model.merges[0] is not"},
+        {BPE "\"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [[\"a\"]]", "model.merges[0] is not"},
+        {BPE "\"vocab\": {\"a\": 0}, \"merges\": [], \"unk_token\": \"zz\"",
+         "model.unk_token 'zz' is not in model.vocab"},
+        {BPE "\"vocab\": {\"a\": 0}, \"merges\": [], \"byte_fallback\": 1", "must be booleans"},
+        {BPE "\"vocab\": {\"a\": 0}, \"merges\": [], \"dropout\": 0.1", "model.dropout is not supported"},
+        {BPE "\"vocab\": {\"a\": -3}, \"merges\": []", "model.vocab"},
+        {BPE "\"vocab\": {\"a\": 0}, \"merges\": {}", "model.merges is not an array"},
+        {UNI "\"vocab\": {\"a\": -1}", "model.vocab is not an array"},
+        {UNI "\"vocab\": [[\"a\", -1], [\"b\"]]", "model.vocab[1] is not [\"PIECE\", SCORE]"},
+        {UNI "\"vocab\": [[\"a\", -1], [\"\\u0000b\", -2]]", "a string holds \\u0000"},
+        {UNI "\"vocab\": [[\"a\", -1]], \"unk_id\": 1", "model.unk_id must be an index"},
+        {UNI "\"vocab\": [[\"a\", -1]], \"byte_fallback\": 0", "model.byte_fallback must be a boolean"},
     };
     for (size_t i = 0; i < sizeof MODELS / sizeof MODELS[0]; i++) {
         char json[2048];
-        snprintf(json, sizeof json, "{\"normalizer\": {\"type\": \"NFC\"}, \"model\": {\"type\": \"BPE\", %s}}",
-                 MODELS[i].model);
+        snprintf(json, sizeof json, "{\"normalizer\": {\"type\": \"NFC\"}, \"model\": {%s}}", MODELS[i].model);
         posemb_tokenizer *t = NULL;
         posemb_error err;
         posemb_status st = posemb_tokenizer_load_json(write_tmp("bad.json", json), &t, &err);
@@ -472,6 +639,8 @@ int main(void)
         cmocka_unit_test(test_split_behaviours),
         cmocka_unit_test(test_byte_level),
         cmocka_unit_test(test_added_tokens),
+        cmocka_unit_test(test_unigram),
+        cmocka_unit_test(test_precompiled),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_cli),
     };

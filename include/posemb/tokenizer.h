@@ -64,6 +64,7 @@ typedef struct posemb_tokenizer posemb_tokenizer;
 typedef enum posemb_tok_model {
     POSEMB_TOK_WORDPIECE = 1,
     POSEMB_TOK_BPE = 2,
+    POSEMB_TOK_UNIGRAM = 3, /* tokenizer.json's Unigram (T5, ALBERT, XLM-R) */
 } posemb_tok_model;
 
 /* The special tokens a model may have (posemb_tokenizer_special_id). */

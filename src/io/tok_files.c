@@ -65,6 +65,23 @@ posemb_status tok_vocab_from_json(posemb_tokenizer *t, const cJSON *obj, const c
     return st;
 }
 
+/* The line of the first \u0000 escape in a JSON text, or 0: cJSON keeps
+ * strings NUL-terminated, so a string holding one would be silently cut
+ * short (a vocabulary entry would become another). */
+static long escaped_nul_line(const char *buf, size_t len)
+{
+    size_t run = 0; /* backslashes just before i: an even count means buf[i] starts an escape */
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] != '\\') {
+            run = 0;
+            continue;
+        }
+        if (run % 2 == 0 && len - i >= 6 && !memcmp(buf + i, "\\u0000", 6)) return tok_line_of(buf, i);
+        run++;
+    }
+    return 0;
+}
+
 posemb_status tok_parse_json_file(const char *path, cJSON **root, posemb_error *err)
 {
     char *buf;
@@ -76,6 +93,13 @@ posemb_status tok_parse_json_file(const char *path, cJSON **root, posemb_error *
     if (!*root) {
         size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
         st = posemb_fail(err, POSEMB_EFORMAT, "%s: invalid JSON (line %ld)", path, tok_line_of(buf, off));
+    }
+    long nul = *root ? escaped_nul_line(buf, len) : 0;
+    if (nul) {
+        cJSON_Delete(*root);
+        *root = NULL;
+        st = posemb_fail(err, POSEMB_EFORMAT, "%s: line %ld: a string holds \\u0000, which posemb cannot keep", path,
+                         nul);
     }
     free(buf);
     return st;

@@ -57,6 +57,7 @@ typedef enum hf_norm_kind {
     HF_NORM_REPLACE,
     HF_NORM_STRIP,
     HF_NORM_STRIP_ACCENTS,
+    HF_NORM_PRECOMPILED,
 } hf_norm_kind;
 
 typedef struct hf_norm {
@@ -65,7 +66,17 @@ typedef struct hf_norm {
     size_t str_len;
     hf_pattern pat;  /* Replace */
     int left, right; /* Strip */
+    uint32_t *da;    /* Precompiled: SentencePiece's double-array trie */
+    size_t da_n;
+    char *blob; /* Precompiled: the replacements, each ended by NUL */
+    size_t blob_n;
 } hf_norm;
+
+/* Reads Precompiled's precompiled_charsmap (base64) into nm. */
+posemb_status hf_precompiled_load(hf_norm *nm, const char *b64, const char *path, const char *what, posemb_error *err);
+/* SentencePiece's normalization by the charsmap, grapheme by grapheme as
+ * the library does, appended to out. -1 when out of memory. */
+int hf_precompiled_apply(const hf_norm *nm, const char *s, size_t n, tok_str *out);
 
 /* Applies the normalizers in order to s[0..n) (valid UTF-8), giving out
  * (overwritten). -1 when out of memory. */
@@ -161,13 +172,22 @@ typedef struct tok_hf {
     int n_added;
     hf_trie raw, normed; /* normalized = false / true */
     uint8_t *is_special; /* id -> 1 for special added tokens (skip_special_tokens) */
-    /* BPE */
+    /* BPE and Unigram */
     int32_t unk_id; /* -1: none */
     int byte_fallback, fuse_unk, ignore_merges;
     int first_sensitive;   /* a Metaspace with prepend_scheme "first" after the first stage */
     char *prefix, *suffix; /* continuing_subword_prefix, end_of_word_suffix, or NULL */
     size_t prefix_len, suffix_len;
     tok_merges merges;
+    /* Unigram (tokenizer_hf_unigram.c) */
+    int unigram;
+    double *scores; /* id -> score */
+    double min_score;
+    tok_merges trie; /* (node, byte) -> child; rank 1 + the id of the piece ending there, or 0 */
+    int32_t n_nodes;
+    int32_t *dup_id; /* earlier ids of repeated pieces, and their vocab entries */
+    size_t *dup_entry;
+    int n_dups;
     int32_t byte_id[256];  /* <0xNN> token ids for byte_fallback, -1 when absent */
     uint32_t byte_cp[256]; /* ByteLevel's alphabet */
     int16_t cp_byte[324];
@@ -191,6 +211,24 @@ typedef struct hf_bpe_scratch hf_bpe_scratch;
 hf_bpe_scratch *hf_bpe_scratch_new(void);
 void hf_bpe_scratch_free(hf_bpe_scratch *s);
 posemb_status hf_bpe_word(const posemb_tokenizer *t, const char *w, size_t n, hf_bpe_scratch *s, tok_out *o);
+/* The Unigram model: loads model (vocab, unk_id, byte_fallback); runs on
+ * one pre-token. */
+posemb_status hf_unigram_load(posemb_tokenizer *t, const cJSON *model, const char *path, posemb_error *err);
+/* Gives the earlier id of each repeated piece its text, once t is finished. */
+void hf_unigram_finish(posemb_tokenizer *t);
+posemb_status hf_unigram_word(const posemb_tokenizer *t, const char *w, size_t n, hf_bpe_scratch *s, tok_out *o);
+/* The Viterbi lattice of one pre-token, per byte position: best score,
+ * where its last piece starts (-1: not reached), that piece; cut: the
+ * pieces' ends. */
+typedef struct hf_lattice {
+    double *score;
+    int64_t *from;
+    int32_t *id;
+    size_t *cut;
+    size_t cap;
+} hf_lattice;
+/* The scratch's lattice with room for n positions; NULL when out of memory. */
+hf_lattice *hf_scratch_lattice(hf_bpe_scratch *s, size_t n);
 /* The pre-token memo (pieces up to HF_MEMO_BYTES bytes seen by the second
  * pre-tokenizer stage, and the ids they gave): 1 and the ids when known. */
 #define HF_MEMO_BYTES 64

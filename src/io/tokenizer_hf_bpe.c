@@ -40,6 +40,7 @@ struct hf_bpe_scratch {
     tok_map cache2; /* the pre-tokenizer's memo, the same way */
     int32_t *memo2;
     size_t memo2_len, memo2_cap;
+    hf_lattice lat; /* the Unigram model's */
 };
 
 #define CACHE_MAX_BYTES 64
@@ -59,7 +60,30 @@ void hf_bpe_scratch_free(hf_bpe_scratch *s)
     free(s->memo);
     tok_map_free(&s->cache2);
     free(s->memo2);
+    free(s->lat.score);
+    free(s->lat.from);
+    free(s->lat.id);
+    free(s->lat.cut);
     free(s);
+}
+
+hf_lattice *hf_scratch_lattice(hf_bpe_scratch *s, size_t n)
+{
+    hf_lattice *l = &s->lat;
+    if (n <= l->cap) return l;
+    size_t cap = l->cap ? l->cap : 256;
+    while (cap < n) cap *= 2;
+    double *score = realloc(l->score, cap * sizeof *score);
+    if (score) l->score = score;
+    int64_t *from = realloc(l->from, cap * sizeof *from);
+    if (from) l->from = from;
+    int32_t *id = realloc(l->id, cap * sizeof *id);
+    if (id) l->id = id;
+    size_t *cut = realloc(l->cut, cap * sizeof *cut);
+    if (cut) l->cut = cut;
+    if (!score || !from || !id || !cut) return NULL;
+    l->cap = cap;
+    return l;
 }
 
 static int queue_pair(const tok_hf *h, hf_bpe_scratch *s, int32_t i)

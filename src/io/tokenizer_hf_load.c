@@ -1,4 +1,5 @@
-/* Reading the general tokenizer.json pipeline: the BPE model, added
+/* Reading the general tokenizer.json pipeline: the BPE model (Unigram's is
+ * in tokenizer_hf_unigram.c), added
  * tokens, normalizer, pre-tokenizer and decoder, each member checked with a
  * one-line error that names the file and the member (the post-processor is
  * read by tokenizer_json.c, as for the classic files). */
@@ -148,14 +149,15 @@ static posemb_status load_norm(lctx *c, const cJSON *o, const char *what, int de
                  {"Prepend", HF_NORM_PREPEND},
                  {"Replace", HF_NORM_REPLACE},
                  {"Strip", HF_NORM_STRIP},
-                 {"StripAccents", HF_NORM_STRIP_ACCENTS}};
+                 {"StripAccents", HF_NORM_STRIP_ACCENTS},
+                 {"Precompiled", HF_NORM_PRECOMPILED}};
     hf_norm_kind kind = 0;
     for (size_t k = 0; k < sizeof KINDS / sizeof KINDS[0]; k++)
         if (!strcmp(ty, KINDS[k].name)) kind = KINDS[k].kind;
     if (!kind)
         return bad(c,
                    "%s type '%s' is not supported (NFC, NFD, NFKC, NFKD, Lowercase, Prepend, Replace, Strip, "
-                   "StripAccents, Sequence)",
+                   "StripAccents, Precompiled, Sequence)",
                    what, ty);
     hf_norm *p = realloc(h->norms, (size_t)(h->n_norms + 1) * sizeof *p);
     if (!p) return oom(c);
@@ -170,6 +172,11 @@ static posemb_status load_norm(lctx *c, const cJSON *o, const char *what, int de
         if (!(nm->str = dup_str(s, &nm->str_len))) return oom(c);
     }
     if (kind == HF_NORM_REPLACE) return hf_pattern_load(&nm->pat, o, c->path, what, c->err);
+    if (kind == HF_NORM_PRECOMPILED) {
+        if (get_str(o, "precompiled_charsmap", &s) || !s)
+            return bad(c, "%s.precompiled_charsmap must be a base64 string", what);
+        return hf_precompiled_load(nm, s, c->path, what, c->err);
+    }
     if (kind == HF_NORM_STRIP && (get_bool(o, "strip_left", 1, &nm->left) || get_bool(o, "strip_right", 1, &nm->right)))
         return bad(c, "%s: strip_left and strip_right must be booleans", what);
     return POSEMB_OK;
@@ -505,6 +512,8 @@ void tok_hf_free(tok_hf *h)
     if (!h) return;
     for (int i = 0; i < h->n_norms; i++) {
         free(h->norms[i].str);
+        free(h->norms[i].da);
+        free(h->norms[i].blob);
         hf_pattern_free(&h->norms[i].pat);
     }
     free(h->norms);
@@ -523,6 +532,10 @@ void tok_hf_free(tok_hf *h)
     free(h->prefix);
     free(h->suffix);
     tok_merges_free(&h->merges);
+    free(h->scores);
+    tok_merges_free(&h->trie);
+    free(h->dup_id);
+    free(h->dup_entry);
     free(h);
 }
 
@@ -545,13 +558,15 @@ posemb_status tok_hf_load(posemb_tokenizer *t, const cJSON *root, const char *pa
     const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
     const cJSON *pre = cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer");
     const cJSON *dec = cJSON_GetObjectItemCaseSensitive(root, "decoder");
-    posemb_status st = load_model(&c, cJSON_GetObjectItemCaseSensitive(root, "model"));
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+    posemb_status st = t->model == POSEMB_TOK_UNIGRAM ? hf_unigram_load(t, model, path, err) : load_model(&c, model);
     if (!st && norm && !cJSON_IsNull(norm)) st = load_norm(&c, norm, "normalizer", 0);
     if (!st && pre && !cJSON_IsNull(pre)) st = load_pre(&c, pre, "pre_tokenizer", 0);
     if (!st && dec && !cJSON_IsNull(dec)) st = load_dec(&c, dec, "decoder", 0);
     if (!st) st = load_added(&c, root);
     if (!st) st = tok_finish(t, err);
     if (st) return st;
+    if (h->unigram) hf_unigram_finish(t);
     for (int k = 1; k < h->n_pres; k++)
         if (h->pres[k].kind == HF_PRE_METASPACE && h->pres[k].prepend == 2) h->first_sensitive = 1;
     h->is_special = calloc((size_t)t->n_ids + 1, 1);

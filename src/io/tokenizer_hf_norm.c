@@ -280,6 +280,8 @@ static int one(const hf_norm *nm, const char *s, size_t n, tok_str *out)
         return strip(s, n, nm->left, nm->right, out);
     case HF_NORM_STRIP_ACCENTS:
         return strip_accents(s, n, out);
+    case HF_NORM_PRECOMPILED:
+        return hf_precompiled_apply(nm, s, n, out);
     }
     return -1;
 }

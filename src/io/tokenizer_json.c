@@ -1,4 +1,4 @@
-/* Loading Hugging Face's tokenizer.json: model (WordPiece, BPE),
+/* Loading Hugging Face's tokenizer.json: model (WordPiece, BPE, Unigram),
  * added tokens and post-processor, each validated with a one-line error. */
 #include <errno.h>
 #include <limits.h>
@@ -310,16 +310,20 @@ posemb_status posemb_tokenizer_load_json(const char *path, posemb_tokenizer **ou
     if (!cJSON_IsObject(root) || !cJSON_IsObject(model)) {
         st = json_bad(&c, "%s: no \"model\" object (not a tokenizer.json?)", "tokenizer.json");
     } else if (!ty) {
-        /* Old files leave out model.type for BPE; vocab + merges says which. */
-        ty = cJSON_GetObjectItemCaseSensitive(model, "merges") ? "BPE" : "?";
+        /* Old files leave out model.type; the members say which (the library's untagged fallback) */
+        ty = cJSON_GetObjectItemCaseSensitive(model, "merges")                 ? "BPE"
+             : cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(model, "vocab")) ? "Unigram"
+                                                                               : "?";
     }
-    if (!st && strcmp(ty, "WordPiece") && strcmp(ty, "BPE"))
-        st = json_bad(&c, "model type '%s' is not supported (WordPiece, or BPE with a ByteLevel pre-tokenizer)", ty);
+    if (!st && strcmp(ty, "WordPiece") && strcmp(ty, "BPE") && strcmp(ty, "Unigram"))
+        st = json_bad(&c, "model type '%s' is not supported (WordPiece, BPE, Unigram)", ty);
     if (!st) {
-        t = tok_new(!strcmp(ty, "BPE") ? POSEMB_TOK_BPE : POSEMB_TOK_WORDPIECE);
+        t = tok_new(!strcmp(ty, "BPE")       ? POSEMB_TOK_BPE
+                    : !strcmp(ty, "Unigram") ? POSEMB_TOK_UNIGRAM
+                                             : POSEMB_TOK_WORDPIECE);
         if (!t) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     }
-    if (!st && t->model == POSEMB_TOK_BPE && !classic_bpe(root, model)) {
+    if (!st && ((t->model == POSEMB_TOK_BPE && !classic_bpe(root, model)) || t->model == POSEMB_TOK_UNIGRAM)) {
         st = tok_hf_load(t, root, path, err);
     } else if (!st) {
         st = t->model == POSEMB_TOK_BPE ? json_bpe(t, root, model, &c) : json_wordpiece(t, root, model, &c);
