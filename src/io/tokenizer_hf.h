@@ -70,6 +70,7 @@ typedef struct hf_norm {
     size_t da_n;
     char *blob; /* Precompiled: the replacements, each ended by NUL */
     size_t blob_n;
+    int32_t ascii_at[128]; /* Precompiled: the replacement of each ASCII character (offset in blob), or -1 */
 } hf_norm;
 
 /* Reads Precompiled's precompiled_charsmap (base64) into nm. */

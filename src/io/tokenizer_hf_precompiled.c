@@ -49,6 +49,8 @@ static int b64_decode(const char *s, uint8_t **out, size_t *len)
     return 0;
 }
 
+static int transform(const hf_norm *nm, const char *key, size_t n, const char **rep, size_t *rep_len);
+
 posemb_status hf_precompiled_load(hf_norm *nm, const char *b64, const char *path, const char *what, posemb_error *err)
 {
     uint8_t *raw = NULL;
@@ -83,6 +85,12 @@ posemb_status hf_precompiled_load(hf_norm *nm, const char *b64, const char *path
     if (!tok_utf8_valid(nm->blob, nm->blob_n))
         return posemb_fail(err, POSEMB_EFORMAT, "%s: %s.precompiled_charsmap: its strings are not valid UTF-8", path,
                            what);
+    for (int c = 0; c < 128; c++) { /* most text is ASCII: its replacements looked up once */
+        char key = (char)c;
+        const char *rep;
+        size_t len;
+        nm->ascii_at[c] = transform(nm, &key, 1, &rep, &len) ? (int32_t)(rep - nm->blob) : -1;
+    }
     return POSEMB_OK;
 }
 
@@ -131,18 +139,42 @@ static int grapheme(const hf_norm *nm, const char *s, size_t a, size_t b, tok_st
     return 0;
 }
 
+/* s[i] is an ASCII character followed by another or by the end: a grapheme
+ * of its own (UAX #29 breaks between two ASCII characters but in CR LF). */
+static int ascii_alone(const char *s, size_t n, size_t i)
+{
+    uint8_t c = (uint8_t)s[i];
+    return c < 0x80 && c != '\r' && (i + 1 == n || (uint8_t)s[i + 1] < 0x80);
+}
+
+static int ascii_one(const hf_norm *nm, uint8_t c, tok_str *out)
+{
+    int32_t at = nm->ascii_at[c];
+    return at >= 0 ? tok_str_add(out, nm->blob + at, strlen(nm->blob + at)) : tok_str_add(out, (const char *)&c, 1);
+}
+
 int hf_precompiled_apply(const hf_norm *nm, const char *s, size_t n, tok_str *out)
 {
-    size_t start = 0, i = 0;
+    size_t start = 0, i = 0; /* the current grapheme is s[start..i) */
     int32_t prev = -1, state = 0;
     if (tok_str_add(out, "", 0)) return -1; /* terminated even when empty */
     while (i < n) {
         size_t at = i;
+        if (at == start && ascii_alone(s, n, at)) {
+            if (ascii_one(nm, (uint8_t)s[at], out)) return -1;
+            prev = (uint8_t)s[at];
+            start = ++i;
+            continue;
+        }
         int32_t cp = tok_utf8_next((const uint8_t *)s, n, &i);
-        if (prev >= 0 && cp >= 0 && utf8proc_grapheme_break_stateful(prev, cp, &state)) {
+        if (at > start && prev >= 0 && cp >= 0 && utf8proc_grapheme_break_stateful(prev, cp, &state)) {
             if (grapheme(nm, s, start, at, out)) return -1;
             start = at;
             state = 0;
+            if (ascii_alone(s, n, at)) { /* back to the fast path */
+                if (ascii_one(nm, (uint8_t)s[at], out)) return -1;
+                start = i;
+            }
         }
         prev = cp;
     }
