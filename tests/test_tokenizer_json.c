@@ -393,10 +393,7 @@ static void test_unigram(void **state)
  * tests use it (tests/data/README.md). */
 static char *nmt_nfkc_normalizer(void)
 {
-    const char *root = getenv("POSEMB_TESTDATA");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/precompiled_nmt_nfkc.json", root ? root : "tests/data");
-    cJSON *j = read_json(path);
+    cJSON *j = read_json(POSEMB_TESTDATA "/precompiled_nmt_nfkc.json");
     char *s = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     return s;
