@@ -73,6 +73,14 @@ static void test_resume_same_results(void **state)
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study cfg.json --out a", dir, POSEMB_BIN);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     assert_non_null(strstr(out, "4 already in"));
+    /* continued where its models are gone (another machine, only results and analysis/ kept):
+     * the report's indicators come from analysis/PE/indicators.json, the same numbers */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/a' && sed -n '/Indicators of the trained models/,/<\\/table>/p' report.html > ind1 && "
+             "test $(grep -c '<tr>' ind1) -ge 3 && rm -rf models && '%s' study ../cfg.json --out . && "
+             "sed -n '/Indicators of the trained models/,/<\\/table>/p' report.html > ind2 && cmp ind1 ind2",
+             dir, POSEMB_BIN);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
 }
 
 /* The last position of token id in a row of T, or -1. */

@@ -438,6 +438,37 @@ static posemb_status curve_figure(posemb_report *rep, const table *tb, int t, co
     return st;
 }
 
+/* The indicators an earlier analysis wrote to dir/indicators.json, for a
+ * model that is gone (a study continued elsewhere keeps its analysis/ but
+ * not its models): the first of similarity, rel_similarity, identical. */
+static int saved_indicators(const char *dir, posemb_indicators *in, const char **which)
+{
+    static const char *const KINDS[] = {"similarity", "rel_similarity", "identical"};
+    char path[POSEMB_PATH_MAX], *text = NULL;
+    size_t n;
+    posemb_error quiet;
+    if (posemb_path_join(path, sizeof path, dir, "indicators.json") ||
+        posemb_read_data_file(path, 1u << 24, &text, &n, &quiet))
+        return -1;
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    free(text);
+    int found = -1;
+    for (int k = 0; k < 3 && found < 0; k++) {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, KINDS[k]);
+        const cJSON *ti = cJSON_GetObjectItemCaseSensitive(o, "ti"),
+                    *mono = cJSON_GetObjectItemCaseSensitive(o, "mono");
+        const cJSON *win = cJSON_GetObjectItemCaseSensitive(o, "window"),
+                    *sym = cJSON_GetObjectItemCaseSensitive(o, "sym");
+        if (!cJSON_IsNumber(ti) || !cJSON_IsNumber(mono) || !cJSON_IsNumber(win) || !cJSON_IsNumber(sym)) continue;
+        *in = (posemb_indicators){
+            .ti = ti->valuedouble, .mono = mono->valuedouble, .window = win->valueint, .sym = sym->valuedouble};
+        *which = KINDS[k];
+        found = 0;
+    }
+    cJSON_Delete(root);
+    return found;
+}
+
 /* Each PE's first model (seed 1, first task): its indicators and main heatmap. */
 static posemb_status model_analyses(posemb_report *rep, const posemb_study_config *c, const char *out,
                                     posemb_error *err)
@@ -471,13 +502,20 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
         snprintf(dir, sizeof dir, "%s/analysis/%s", out, name);
         posemb_source s;
         posemb_analysis r;
-        if (posemb_source_open(&s, models, NULL, NULL)) continue; /* not saved (analysis off) */
-        st = posemb_analyze(&s, &ao, dir, &r, err);
-        const posemb_indicators *in = r.has_similarity  ? &r.similarity
-                                      : r.has_rel       ? &r.rel_similarity
-                                      : r.has_identical ? &r.identical
-                                                        : NULL;
-        const char *which = r.has_similarity ? "similarity" : r.has_rel ? "rel_similarity" : "identical";
+        posemb_indicators kept;
+        const posemb_indicators *in = NULL;
+        const char *which = NULL;
+        int open = !posemb_source_open(&s, models, NULL, NULL);
+        if (!open && !saved_indicators(dir, &kept, &which)) in = &kept; /* gone, its analysis kept */
+        if (!open && !in) continue;                                     /* not saved (analysis off) */
+        if (open) {
+            st = posemb_analyze(&s, &ao, dir, &r, err);
+            in = r.has_similarity  ? &r.similarity
+                 : r.has_rel       ? &r.rel_similarity
+                 : r.has_identical ? &r.identical
+                                   : NULL;
+            which = r.has_similarity ? "similarity" : r.has_rel ? "rel_similarity" : "identical";
+        }
         if (!st && in) {
             snprintf(buf[rows * 6], 48, "%.47s", c->pes[p]);
             snprintf(buf[rows * 6 + 1], 48, "%s", which);
@@ -488,6 +526,7 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
             for (int k = 0; k < 6; k++) cells[rows * 6 + k] = buf[rows * 6 + k];
             snprintf(imgs[rows++], sizeof imgs[0], "%s/%s.png", dir, which);
         }
+        if (!open) continue;
         posemb_analysis_free(&r);
         posemb_source_close(&s);
     }
