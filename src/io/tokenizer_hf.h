@@ -181,7 +181,6 @@ typedef struct tok_hf {
     size_t prefix_len, suffix_len;
     tok_merges merges;
     /* Unigram (tokenizer_hf_unigram.c) */
-    int unigram;
     double *scores; /* id -> score */
     double min_score;
     tok_merges trie; /* (node, byte) -> child; rank 1 + the id of the piece ending there, or 0 */

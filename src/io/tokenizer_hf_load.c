@@ -422,11 +422,6 @@ static posemb_status load_model(lctx *c, const cJSON *model)
         char q[96];
         return bad(c, "model.unk_token '%s' is not in model.vocab", tok_quote(s, strlen(s), q, sizeof q));
     }
-    for (int b = 0; b < 256; b++) {
-        char name[8];
-        snprintf(name, sizeof name, "<0x%02X>", b);
-        h->byte_id[b] = h->byte_fallback ? tok_map_get(&t->vocab, name, 6) : -1;
-    }
     return load_merges(c, model);
 }
 
@@ -560,13 +555,18 @@ posemb_status tok_hf_load(posemb_tokenizer *t, const cJSON *root, const char *pa
     const cJSON *dec = cJSON_GetObjectItemCaseSensitive(root, "decoder");
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
     posemb_status st = t->model == POSEMB_TOK_UNIGRAM ? hf_unigram_load(t, model, path, err) : load_model(&c, model);
+    for (int b = 0; !st && b < 256; b++) { /* the <0xNN> tokens of byte_fallback, for either model */
+        char name[8];
+        snprintf(name, sizeof name, "<0x%02X>", b);
+        h->byte_id[b] = h->byte_fallback ? tok_map_get(&t->vocab, name, 6) : -1;
+    }
     if (!st && norm && !cJSON_IsNull(norm)) st = load_norm(&c, norm, "normalizer", 0);
     if (!st && pre && !cJSON_IsNull(pre)) st = load_pre(&c, pre, "pre_tokenizer", 0);
     if (!st && dec && !cJSON_IsNull(dec)) st = load_dec(&c, dec, "decoder", 0);
     if (!st) st = load_added(&c, root);
     if (!st) st = tok_finish(t, err);
     if (st) return st;
-    if (h->unigram) hf_unigram_finish(t);
+    if (t->model == POSEMB_TOK_UNIGRAM) hf_unigram_finish(t);
     for (int k = 1; k < h->n_pres; k++)
         if (h->pres[k].kind == HF_PRE_METASPACE && h->pres[k].prepend == 2) h->first_sensitive = 1;
     h->is_special = calloc((size_t)t->n_ids + 1, 1);

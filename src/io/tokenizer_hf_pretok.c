@@ -257,7 +257,8 @@ static posemb_status run_stage(pctx *c, int k, const char *s, size_t n, int at_s
 {
     const tok_hf *h = c->t->hf;
     if (k == h->n_pres)
-        return h->unigram ? hf_unigram_word(c->t, s, n, c->bs, c->o) : hf_bpe_word(c->t, s, n, c->bs, c->o);
+        return c->t->model == POSEMB_TOK_UNIGRAM ? hf_unigram_word(c->t, s, n, c->bs, c->o)
+                                                 : hf_bpe_word(c->t, s, n, c->bs, c->o);
     const hf_pre *pre = &h->pres[k];
     switch (pre->kind) {
     case HF_PRE_BYTELEVEL:

@@ -12,7 +12,6 @@
  * piece that ends at the child (0 for none): a common-prefix search costs
  * one lookup per byte. */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,7 +103,6 @@ posemb_status hf_unigram_load(posemb_tokenizer *t, const cJSON *model, const cha
                                n - 1);
         h->unk_id = (int32_t)unk->valuedouble;
     }
-    h->unigram = 1;
     h->min_score = INFINITY;
     h->scores = malloc((size_t)(n ? n : 1) * sizeof *h->scores);
     if (!h->scores) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
@@ -112,11 +110,6 @@ posemb_status hf_unigram_load(posemb_tokenizer *t, const cJSON *model, const cha
     for (const cJSON *e = vocab->child; e; e = e->next, i++) {
         posemb_status st = load_piece(t, e, i, path, err);
         if (st) return st;
-    }
-    for (int b = 0; b < 256; b++) {
-        char name[8];
-        snprintf(name, sizeof name, "<0x%02X>", b);
-        h->byte_id[b] = h->byte_fallback ? tok_map_get(&t->vocab, name, 6) : -1;
     }
     return POSEMB_OK;
 }
@@ -158,9 +151,8 @@ static int viterbi(const tok_hf *h, const char *w, size_t n, hf_lattice *l)
         }
         /* the unknown token only where nothing covers exactly this character; with no unk_id, an
          * error only when it would be on the best path so far, as the library */
-        int wins = l->from[next] < 0 || l->score[pos] + unk_score > l->score[next];
-        if (!single && h->unk_id < 0 && wins) return -1;
         if (!single && h->unk_id >= 0) relax(l, pos, next, unk_score, h->unk_id);
+        else if (!single && (l->from[next] < 0 || l->score[pos] + unk_score > l->score[next])) return -1;
         pos = next;
     }
     return 0;
