@@ -534,6 +534,36 @@ static void test_squad_bad_args(void **state)
     posemb_tokenizer_free(gpt2);
 }
 
+/* The locate task: every question is its first answer's text, so each
+ * labelled window's answer span holds the question's own tokens. */
+static void test_squad_locate(void **state)
+{
+    squad_fixture *fx = *state;
+    if (!fx->tok) return;
+    posemb_squad_ask_answers(&fx->sq);
+    const int idx[] = {0, 1, 2};
+    for (int k = 0; k < fx->sq.n; k++) assert_string_equal(fx->sq.ex[k].question, fx->sq.ex[k].answers[0].text);
+    posemb_features f;
+    posemb_error err;
+    if (posemb_squad_features(fx->tok, &fx->sq, idx, 3, SQ_T, SQ_STRIDE, SQ_MAXQ, &f, &err)) fail_msg("%s", err.msg);
+    posemb_encoding a;
+    posemb_encoding_init(&a);
+    int labelled = 0;
+    for (int r = 0; r < f.n; r++) {
+        const int32_t *ids = f.ids + (size_t)r * SQ_T;
+        int na = encode(fx->tok, fx->sq.ex[idx[f.example[r]]].answers[0].text, &a);
+        assert_true(na >= 1 && na <= SQ_MAXQ);
+        assert_memory_equal(ids + 1, a.ids, (size_t)na * sizeof *ids); /* [CLS] answer [SEP] ... */
+        if (f.starts[r] == 0) continue;
+        labelled++;
+        assert_int_equal(f.ends[r] - f.starts[r] + 1, na);
+        assert_memory_equal(ids + f.starts[r], a.ids, (size_t)na * sizeof *ids);
+    }
+    assert_true(labelled >= 3); /* every question's answer is in one of its windows */
+    posemb_encoding_free(&a);
+    posemb_features_free(&f);
+}
+
 /* ===================================================== the real dev set */
 
 static void test_squad_oracle(void **state)
@@ -585,6 +615,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_squad_windows, setup_squad, teardown_squad),
         cmocka_unit_test_setup_teardown(test_squad_decode, setup_squad, teardown_squad),
         cmocka_unit_test_setup_teardown(test_squad_bad_args, setup_squad, teardown_squad),
+        cmocka_unit_test_setup_teardown(test_squad_locate, setup_squad, teardown_squad),
         cmocka_unit_test(test_squad_oracle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -178,7 +178,8 @@ static void test_data_study(void **state)
 {
     char path[1200], cmd[8192];
     if (!tu_have_shared("the real-data study")) return;
-    const char *cfg = "{\"pes\": [\"ape\", \"rpe\"], \"tasks\": [\"RTE\", \"STS-B\", \"SQuAD\"], \"seeds\": [1, 2], "
+    const char *cfg = "{\"pes\": [\"ape\", \"rpe\"], \"tasks\": [\"RTE\", \"STS-B\", \"SQuAD\", \"SQuAD-locate\"], "
+                      "\"seeds\": [1, 2], "
                       "\"layers\": 1, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, "
                       "\"pretrain_steps\": 10, \"steps\": 6, \"curve_every\": 3, \"eval_examples\": 40, "
                       "\"squad_stride\": 8, \"squad_max_query\": 16, \"jobs\": 1, \"analyze\": 0}";
@@ -187,9 +188,10 @@ static void test_data_study(void **state)
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study data.json --data '%s/data' --out da", dir, POSEMB_BIN,
              POSEMB_SHARED);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
-    assert_int_equal(tu_count_results(dir, "da"), 2 * 2 * (1 + 1 + 3)); /* GLUE: the trained length; SQuAD: 3 lengths */
+    assert_int_equal(tu_count_results(dir, "da"),
+                     2 * 2 * (1 + 1 + 3 + 3)); /* GLUE: the trained length; SQuAD(-locate): 3 lengths */
     snprintf(cmd, sizeof cmd, "data.json --data '%s/data'", POSEMB_SHARED);
-    printf("data study killed after %d of 20 lines; resumed\n", tu_study_killed_after(dir, cmd, "db", 1));
+    printf("data study killed after %d of 32 lines; resumed\n", tu_study_killed_after(dir, cmd, "db", 1));
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study data.json --data '%s/data' --out db", dir, POSEMB_BIN,
              POSEMB_SHARED);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
@@ -198,7 +200,10 @@ static void test_data_study(void **state)
     free(a);
     free(b);
     snprintf(cmd, sizeof cmd,
-             "cd '%s/da' && grep -q 'Table 3: SQuAD' tables.md && grep -q '^rpe,SQuAD,span,256,' tables.csv && "
+             "cd '%s/da' && grep -q 'Table 3: span prediction on SQuAD' tables.md && grep -q '^rpe,SQuAD,span,256,' "
+             "tables.csv && "
+             "grep -q '^ape,SQuAD-locate,span,256,' tables.csv && grep -q 'Figure 1: longer documents (SQuAD-locate' "
+             "tables.md && "
              "grep -q '^| rpe | 10 | [0-9.]* | [0-9.]* | [0-9.-]*%% |$' tables.md && test -s pretrain_curves.png && "
              "grep -q '^ape,STS-B,regression,64,' tables.csv && test -s models/rpe/SQuAD-s2/model.safetensors && "
              "test -s models/ape/pretrain/model.safetensors && test -s report.html",

@@ -173,6 +173,13 @@ POSEMB_API posemb_squad_part posemb_squad_article_part(int article);
  * into idx (room for sq->n) and returns their count. */
 POSEMB_API int posemb_squad_split(const posemb_squad *sq, posemb_squad_part part, int *idx);
 
+/* The study's locate task (SQuAD-locate): every question becomes the text of
+ * its first answer, so the model has to find where the paragraph says it.
+ * It needs the span machinery (windows, labels, decoding, scoring) and
+ * token matching in order, not reading comprehension: a control of the
+ * span pipeline, and a span task small models learn from little data. */
+POSEMB_API void posemb_squad_ask_answers(posemb_squad *sq);
+
 /* The official evaluate-v1.1.py over the questions idx[0..n) (all of them,
  * in order, when idx is NULL; then n must be sq->n): predictions[k] answers
  * question idx[k] (NULL: unanswered, scored 0 as the script does). Fills

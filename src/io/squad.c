@@ -293,6 +293,11 @@ void posemb_squad_free(posemb_squad *sq)
     memset(sq, 0, sizeof *sq);
 }
 
+void posemb_squad_ask_answers(posemb_squad *sq)
+{
+    for (int k = 0; k < sq->n; k++) sq->ex[k].question = sq->ex[k].answers[0].text;
+}
+
 /* =============================================================== split */
 
 posemb_squad_part posemb_squad_article_part(int article)

@@ -9,7 +9,9 @@
 #include "posemb/study.h"
 #include "posemb/tokenizer.h"
 
+/* SQuAD or SQuAD-locate (datasets.h: posemb_squad_ask_answers), the span tasks. */
 int study_is_squad(const char *task);
+int study_is_squad_locate(const char *task);
 /* The text corpora data/names[i] (files or folders), each tokenized once
  * into out/cache, concatenated into all. */
 posemb_status study_load_corpora(const posemb_study_config *c, const char *out, const posemb_tokenizer *tok,

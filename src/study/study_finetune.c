@@ -77,7 +77,7 @@ static posemb_status load_glue(const posemb_study_config *c, const posemb_tokeni
     return st;
 }
 
-static posemb_status load_squad(const posemb_study_config *c, const posemb_tokenizer *tok, task_data *td,
+static posemb_status load_squad(const posemb_study_config *c, int t, const posemb_tokenizer *tok, task_data *td,
                                 posemb_error *err)
 {
     char path[POSEMB_PATH_MAX];
@@ -85,6 +85,7 @@ static posemb_status load_squad(const posemb_study_config *c, const posemb_token
     posemb_status st = posemb_squad_load(path, &td->sq, err);
     if (st) return st;
     td->squad = 1;
+    if (study_is_squad_locate(c->tasks[t])) posemb_squad_ask_answers(&td->sq);
     int *train_idx = malloc((size_t)td->sq.n * sizeof *train_idx);
     td->eval_idx = malloc((size_t)td->sq.n * sizeof *td->eval_idx);
     if (!train_idx || !td->eval_idx) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
@@ -105,7 +106,7 @@ static posemb_status load_task(const posemb_study_config *c, const posemb_tokeni
                                posemb_error *err)
 {
     if (td->loaded) return POSEMB_OK;
-    posemb_status st = study_is_squad(c->tasks[t]) ? load_squad(c, tok, td, err) : load_glue(c, tok, t, td, err);
+    posemb_status st = study_is_squad(c->tasks[t]) ? load_squad(c, t, tok, td, err) : load_glue(c, tok, t, td, err);
     if (st) task_data_free(td);
     else td->loaded = 1;
     return st;

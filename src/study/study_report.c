@@ -178,8 +178,11 @@ static void count_collapsed(const table *tb, int *collapsed, int *runs)
 
 /* One markdown table: rows PEs; columns the tasks of a kind at length index m,
  * or (by_length) the mean over those tasks at each length. */
-static void md_table(FILE *f, const table *tb, posemb_syn_kind kind, int by_length, int m, int ape)
+/* With by_length, one column per length, each the mean over the kind's tasks
+ * (only the task `only` when >= 0); else one column per task of the kind. */
+static void md_table(FILE *f, const table *tb, posemb_syn_kind kind, int by_length, int only, int ape)
 {
+    const int m = 0; /* the trained length */
     const posemb_study_config *c = tb->c;
     char buf[64];
     fprintf(f, "| PE |");
@@ -205,7 +208,7 @@ static void md_table(FILE *f, const table *tb, posemb_syn_kind kind, int by_leng
             double sum = 0; /* the mean over the kind's tasks */
             int n = 0;
             for (int t = 0; t < c->n_tasks; t++)
-                if (is_kind(c, t, kind)) {
+                if (is_kind(c, t, kind) && (only < 0 || t == only)) {
                     stats s = stats_of(tb, p, t, i, -1);
                     if (s.n) {
                         sum += s.mean;
@@ -255,38 +258,47 @@ static posemb_status write_md(const table *tb, const char *out, int ape, posemb_
     if (c->data[0]) {
         study_pretrain_md(f, c, out);
         fprintf(f, "## Table 2: GLUE dev (CoLA: Matthews corr., MRPC: F1, STS-B: Pearson, others: accuracy)\n\n");
-        md_table(f, tb, POSEMB_SYN_CLASSIFY, 0, 0, ape);
-        fprintf(f, "\n## Table 3: SQuAD v1.1 (F1, the held-out articles, windows of %d tokens)\n\n", c->n_train);
-        md_table(f, tb, POSEMB_SYN_SPAN, 0, 0, ape);
-        fprintf(f, "\n## Figure 1: longer documents (SQuAD F1 with windows of 1x, 2x, ... the pretraining length)\n\n");
-        md_table(f, tb, POSEMB_SYN_SPAN, 1, 0, ape);
+        md_table(f, tb, POSEMB_SYN_CLASSIFY, 0, -1, ape);
+        fprintf(f,
+                "\n## Table 3: span prediction on SQuAD v1.1 paragraphs (F1, the held-out articles, windows of "
+                "%d tokens)\n\n",
+                c->n_train);
+        md_table(f, tb, POSEMB_SYN_SPAN, 0, -1, ape);
+        for (int t = 0; t < c->n_tasks; t++)
+            if (is_kind(c, t, POSEMB_SYN_SPAN)) {
+                fprintf(f,
+                        "\n## Figure 1: longer documents (%s F1 with windows of 1x, 2x, ... the pretraining "
+                        "length)\n\n",
+                        c->tasks[t]);
+                md_table(f, tb, POSEMB_SYN_SPAN, 1, t, ape);
+            }
         return posemb_atomic_commit(&af, err);
     }
     /* only the sections of the kinds of task the config has: no empty tables */
     if (has_kind(c, POSEMB_SYN_CLASSIFY)) {
         fprintf(f, "## Table 2: classification (accuracy at %d tokens)\n\n", c->n_train);
-        md_table(f, tb, POSEMB_SYN_CLASSIFY, 0, 0, ape);
+        md_table(f, tb, POSEMB_SYN_CLASSIFY, 0, -1, ape);
     }
     if (has_kind(c, POSEMB_SYN_SPAN)) {
         fprintf(f, "\n## Table 3: span prediction (exact match at %d tokens)\n\n", c->n_train);
-        md_table(f, tb, POSEMB_SYN_SPAN, 0, 0, ape);
+        md_table(f, tb, POSEMB_SYN_SPAN, 0, -1, ape);
     }
     if (has_kind(c, POSEMB_SYN_LM)) {
         fprintf(f, "\n## Causal language modelling (answer-token accuracy at %d tokens, a GPT-2-style decoder)\n\n",
                 c->n_train);
-        md_table(f, tb, POSEMB_SYN_LM, 0, 0, ape);
+        md_table(f, tb, POSEMB_SYN_LM, 0, -1, ape);
     }
     if (has_kind(c, POSEMB_SYN_CLASSIFY)) {
         fprintf(f, "\n## Figure 1: longer sequences (classification accuracy, mean over tasks)\n\n");
-        md_table(f, tb, POSEMB_SYN_CLASSIFY, 1, 0, ape);
+        md_table(f, tb, POSEMB_SYN_CLASSIFY, 1, -1, ape);
     }
     if (has_kind(c, POSEMB_SYN_SPAN)) {
         fprintf(f, "\n## Longer sequences (span exact match, mean over tasks)\n\n");
-        md_table(f, tb, POSEMB_SYN_SPAN, 1, 0, ape);
+        md_table(f, tb, POSEMB_SYN_SPAN, 1, -1, ape);
     }
     if (has_kind(c, POSEMB_SYN_LM)) {
         fprintf(f, "\n## Longer sequences (causal-LM answer-token accuracy, mean over tasks)\n\n");
-        md_table(f, tb, POSEMB_SYN_LM, 1, 0, ape);
+        md_table(f, tb, POSEMB_SYN_LM, 1, -1, ape);
     }
     return posemb_atomic_commit(&af, err);
 }
@@ -561,9 +573,9 @@ posemb_status posemb_study_report(const posemb_study_config *c, const char *out,
                      "%d PEs x %d tasks x %d seeds on %.512s. For each PE a BERT (%d layers, width %d, %d "
                      "heads) is pretrained with masked LM for %d steps of %d sequences of %d tokens, then fine-tuned "
                      "on each "
-                     "task with each seed for %d steps; the best dev evaluation is kept. GLUE: dev sets; SQuAD: the "
-                     "held-out "
-                     "articles of the dev file, also with windows longer than the pretraining length. Mean ± std over "
+                     "task with each seed for %d steps; the best dev evaluation is kept. GLUE: dev sets; SQuAD and "
+                     "SQuAD-locate (each question replaced by its answer's text): the held-out articles of the dev "
+                     "file, also with windows longer than the pretraining length. Mean ± std over "
                      "seeds; * marks a two-sided Welch t-test against ape with p < 0.05.",
                      c->n_pes, c->n_tasks, c->n_seeds, c->data, c->layers, c->hidden, c->heads, c->pretrain_steps,
                      c->pretrain_batch, c->n_train, c->steps);
