@@ -176,10 +176,9 @@ static void count_collapsed(const table *tb, int *collapsed, int *runs)
                 }
 }
 
-/* One markdown table: rows PEs; columns the tasks of a kind at length index m,
- * or (by_length) the mean over those tasks at each length. */
-/* With by_length, one column per length, each the mean over the kind's tasks
- * (only the task `only` when >= 0); else one column per task of the kind. */
+/* One markdown table: rows PEs; columns the tasks of a kind at the trained
+ * length, or (by_length) one per length, each the mean over those tasks (over
+ * the task `only` alone when only >= 0). */
 static void md_table(FILE *f, const table *tb, posemb_syn_kind kind, int by_length, int only, int ape)
 {
     const int m = 0; /* the trained length */
