@@ -560,6 +560,35 @@ static void test_squad_locate(void **state)
         assert_memory_equal(ids + f.starts[r], a.ids, (size_t)na * sizeof *ids);
     }
     assert_true(labelled >= 3); /* every question's answer is in one of its windows */
+    /* The token-match reference: 1 exactly on the context tokens that are
+     * among the answer's, so the decoder answers the word of the first of
+     * them, found here by a scan of the rows in order. */
+    float *lg = malloc((size_t)f.n * SQ_T * 2 * sizeof *lg);
+    assert_non_null(lg);
+    posemb_squad_match_logits(&f, lg);
+    int first[3][2] = {{-1, 0}, {-1, 0}, {-1, 0}}; /* row, token */
+    for (int r = 0; r < f.n; r++) {
+        int k = f.example[r], na = encode(fx->tok, fx->sq.ex[idx[k]].answers[0].text, &a);
+        for (int t = 0; t < SQ_T; t++) {
+            size_t i = (size_t)r * SQ_T + t;
+            int in = 0;
+            for (int j = 0; j < na; j++) in |= f.tok_start[i] >= 0 && a.ids[j] == f.ids[i];
+            assert_true(lg[i * 2] == (float)in && lg[i * 2 + 1] == (float)in);
+            if (in && first[k][0] < 0) first[k][0] = r, first[k][1] = t;
+        }
+    }
+    char **ans;
+    assert_int_equal(posemb_squad_decode(&fx->sq, idx, 3, &f, lg, 30, &ans, &err), POSEMB_OK);
+    for (int k = 0; k < 3; k++) {
+        assert_true(first[k][0] >= 0);
+        size_t i = (size_t)first[k][0] * SQ_T + first[k][1];
+        const char *ctx = fx->sq.ex[idx[k]].context;
+        printf("match %d: '%s'\n", k, ans[k]);
+        assert_int_equal(strlen(ans[k]), f.tok_end[i] - f.tok_start[i]);
+        assert_memory_equal(ans[k], ctx + f.tok_start[i], strlen(ans[k]));
+    }
+    posemb_squad_answers_free(ans, 3);
+    free(lg);
     posemb_encoding_free(&a);
     posemb_features_free(&f);
 }

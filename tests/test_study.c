@@ -182,7 +182,8 @@ static void test_data_study(void **state)
                       "\"seeds\": [1, 2], "
                       "\"layers\": 1, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, "
                       "\"pretrain_steps\": 10, \"steps\": 6, \"curve_every\": 3, \"eval_examples\": 40, "
-                      "\"squad_stride\": 8, \"squad_max_query\": 16, \"jobs\": 1, \"analyze\": 0}";
+                      "\"squad_stride\": 8, \"squad_max_query\": 16, \"jobs\": 1, \"analyze\": 0, "
+                      "\"task_budgets\": {\"SQuAD-locate\": {\"steps\": 4, \"curve_every\": 2}}}";
     snprintf(path, sizeof path, "%s/data.json", dir);
     assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study data.json --data '%s/data' --out da", dir, POSEMB_BIN,
@@ -199,15 +200,22 @@ static void test_data_study(void **state)
     assert_string_equal(a, b);
     free(a);
     free(b);
-    snprintf(cmd, sizeof cmd,
-             "cd '%s/da' && grep -q 'Table 3: span prediction on SQuAD' tables.md && grep -q '^rpe,SQuAD,span,256,' "
-             "tables.csv && "
-             "grep -q '^ape,SQuAD-locate,span,256,' tables.csv && grep -q 'Figure 1: longer documents (SQuAD-locate' "
-             "tables.md && "
-             "grep -q '^| rpe | 10 | [0-9.]* | [0-9.]* | [0-9.-]*%% |$' tables.md && test -s pretrain_curves.png && "
-             "grep -q '^ape,STS-B,regression,64,' tables.csv && test -s models/rpe/SQuAD-s2/model.safetensors && "
-             "test -s models/ape/pretrain/model.safetensors && test -s report.html",
-             dir);
+    snprintf(
+        cmd, sizeof cmd,
+        "cd '%s/da' && grep -q 'Table 3: span prediction on SQuAD' tables.md && grep -q '^rpe,SQuAD,span,256,' "
+        "tables.csv && "
+        "grep -q '^ape,SQuAD-locate,span,256,' tables.csv && grep -q 'Figure 1: longer documents (SQuAD-locate' "
+        "tables.md && "
+        "grep -q '^| rpe | 10 | [0-9.]* | [0-9.]* | [0-9.-]*%% |$' tables.md && test -s pretrain_curves.png && "
+        "grep -q '^ape,STS-B,regression,64,' tables.csv && test -s models/rpe/SQuAD-s2/model.safetensors && "
+        "test -s models/ape/pretrain/model.safetensors && test -s report.html && "
+        "grep -q 'SQuAD-locate has its own budget: at most 4 steps, evaluated every 2' tables.md && "
+        "test $(grep -c '\"task\": \"SQuAD-locate\".*\"steps\": 4,' results.jsonl) = 12 && "
+        "test $(grep -c '\"task\": \"SQuAD\".*\"steps\": 6,' results.jsonl) = 12 && "
+        "test $(grep -c '\"kind\": \"span\".*\"token_match\": 0\\.[0-9]*' results.jsonl) = 24 && "
+        "test $(grep -c 'token_match' results.jsonl) = 24 && grep -q '^| \\*token match, no model\\* | ' tables.md && "
+        "grep -q '^| \\*chance\\* | 0.000 | 0.000 |$' tables.md",
+        dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     /* epochs: RTE's 2490 pairs at batch 32 for 0.05 passes are ceil(3.9) = 4 steps, fewer than
      * steps; the amplitude rule's spec is recorded (ape starts at the tokens' RMS, learning it) */
@@ -245,7 +253,13 @@ static void test_bad_config(void **state)
                             {"{\"pe_amplitude\": \"loud\"}", "\"pe_amplitude\" must be \"rule\" or \"defined\""},
                             {"{\"epochs\": 2}", "\"epochs\" applies to the real-data study"},
                             {"{\"ranks_per_run\": 3}", "batch 32 is not a multiple of ranks_per_run 3"},
-                            {"{\"ranks_per_run\": 0}", "\"ranks_per_run\" must be"}};
+                            {"{\"ranks_per_run\": 0}", "\"ranks_per_run\" must be"},
+                            {"{\"task_budgets\": [1]}", "\"task_budgets\" must be an object"},
+                            {"{\"task_budgets\": {\"order\": 3}}", "\"task_budgets\": 'order' must name an object"},
+                            {"{\"task_budgets\": {\"order\": {\"step\": 3}}}", "'order' has unknown key \"step\""},
+                            {"{\"task_budgets\": {\"order\": {\"steps\": 0}}}", "\"steps\" must be an integer"},
+                            {"{\"task_budgets\": {\"order\": {\"epochs\": 2}}}",
+                             "\"task_budgets\" of order: \"epochs\" applies to the real-data study"}};
     for (int i = 0; i < (int)(sizeof bad / sizeof *bad); i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);
@@ -255,12 +269,34 @@ static void test_bad_config(void **state)
     }
 }
 
+/* A task's budget replaces steps and curve_every for that task alone: order
+ * trains 20 steps with curve points at 10 and 20, absolute the study's 30. */
+static void test_task_budget(void **state)
+{
+    char path[1200], cmd[4096];
+    const char *cfg =
+        "{\"pes\": [\"ape\"], \"tasks\": [\"order\", \"absolute\"], \"seeds\": [1], \"lengths\": [1], "
+        "\"n_train\": 16, \"steps\": 30, \"batch\": 8, \"eval_examples\": 16, \"curve_every\": 15, "
+        "\"jobs\": 1, \"analyze\": 0, \"task_budgets\": {\"order\": {\"steps\": 20, \"curve_every\": 10}}}";
+    snprintf(path, sizeof path, "%s/budget.json", dir);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    snprintf(
+        cmd, sizeof cmd,
+        "cd '%s' && '%s' study budget.json --out tb && "
+        "grep -q '\"task\": \"order\".*\"steps\": 20,.*\"curve\": \\[\\[10, [0-9.]*\\], \\[20, [0-9.]*\\]\\]' "
+        "tb/results.jsonl && "
+        "grep -q '\"task\": \"absolute\".*\"steps\": 30,.*\"curve\": \\[\\[15, [0-9.]*\\], \\[30, [0-9.]*\\]\\]' "
+        "tb/results.jsonl && grep -q 'order has its own budget: at most 20 steps, evaluated every 10' tb/tables.md",
+        dir, POSEMB_BIN);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("task budget: %s", out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resume_same_results), cmocka_unit_test(test_tasks),
         cmocka_unit_test(test_reverse_task),        cmocka_unit_test(test_data_study),
-        cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_bad_config),          cmocka_unit_test(test_task_budget),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

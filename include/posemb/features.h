@@ -95,6 +95,15 @@ POSEMB_API posemb_status posemb_squad_decode(const posemb_squad *sq, const int *
                                              const float *logits, int max_answer, char ***answers, posemb_error *err);
 POSEMB_API void posemb_squad_answers_free(char **answers, int n);
 
+/* A reference with no model and no positions, for span tasks: start and end
+ * logits 1 on every context token whose id occurs among its window's
+ * question tokens, 0 elsewhere ([CLS], the question, [SEP], padding). It
+ * reads each window as a bag of ids (shuffling the context moves each
+ * logit with its token); posemb_squad_decode then answers the word of the
+ * first matching token. On SQuAD-locate, where the question is the answer,
+ * it is the level token matching alone reaches. logits [f->n, f->T, 2]. */
+POSEMB_API void posemb_squad_match_logits(const posemb_features *f, float *logits);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,18 @@ extern "C" {
 #define POSEMB_STUDY_MAX_PES 32
 #define POSEMB_STUDY_MAX_TASKS 16
 
+/* One task's training budget in place of the study's steps, epochs and
+ * curve_every (a config's "task_budgets": {"TASK": {"steps": N, "epochs":
+ * E, "curve_every": K}}); -1 keeps the study's value. A span task that
+ * must find a place in 128-512 tokens needs more updates than a sentence
+ * classifier: the real-data default gives SQuAD-locate its own. */
+typedef struct posemb_study_budget {
+    char task[32];
+    int steps;
+    float epochs;
+    int curve_every;
+} posemb_study_budget;
+
 typedef struct posemb_study_config {
     int n_pes, n_tasks, n_seeds, n_mults;
     char pes[POSEMB_STUDY_MAX_PES][128];
@@ -63,6 +75,8 @@ typedef struct posemb_study_config {
     int n_scalings;
     char scalings[8][16];
     char tokenizer[16];
+    int n_budgets;
+    posemb_study_budget budgets[POSEMB_STUDY_MAX_TASKS];
 } posemb_study_config;
 
 /* The embedded default: the seed paper's 13 PEs plus rope, alibi, t5; the
@@ -71,8 +85,8 @@ typedef struct posemb_study_config {
 POSEMB_API posemb_study_config posemb_study_default(void);
 /* The real-data default: a 4-layer width-128 BERT pretrained with MLM on the
  * text corpora of data_dir (3000 steps), fine-tuned on CoLA, SST-2, MRPC,
- * STS-B, RTE and SQuAD (3 epochs, at most 1200 steps, the best dev
- * evaluation kept), for none, ape, sin, lsin, rpe, srpe, lsrpe, ape+rpe,
+ * STS-B, RTE (3 epochs, at most 1200 steps, the best dev evaluation every
+ * 100 kept) and SQuAD-locate (10 epochs, at most 3600 steps, every 300), for none, ape, sin, lsin, rpe, srpe, lsrpe, ape+rpe,
  * lsin+lsrpe, rope, alibi, t5; 3 seeds. */
 POSEMB_API posemb_study_config posemb_study_data_default(const char *data_dir);
 /* The length study's default ("train short, test long" on real text): GPT-2
@@ -87,6 +101,10 @@ POSEMB_API posemb_study_config posemb_study_length_default(const char *data_dir)
  * anything else (unknown keys are refused; a file that is not JSON is EINVAL
  * too), ENOMEM; c may be partly updated on failure. */
 POSEMB_API posemb_status posemb_study_config_load(posemb_study_config *c, const char *path, posemb_error *err);
+/* c with task's entry of budgets (if any) applied to steps, epochs and
+ * curve_every, into *out; returns out. */
+POSEMB_API const posemb_study_config *posemb_study_for_task(const posemb_study_config *c, const char *task,
+                                                            posemb_study_config *out);
 
 /* Runs every run not yet in out/results.jsonl, then writes the tables and
  * the report. EINVAL for a config it cannot run (a spec refused by a task,

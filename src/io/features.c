@@ -496,3 +496,19 @@ void posemb_squad_answers_free(char **answers, int n)
     for (int k = 0; k < n; k++) free(answers[k]);
     free(answers);
 }
+
+void posemb_squad_match_logits(const posemb_features *f, float *logits)
+{
+    const size_t T = (size_t)f->T;
+    for (size_t r = 0; r < (size_t)f->n; r++) {
+        const int32_t *ids = f->ids + r * T, *types = f->types + r * T, *ts = f->tok_start + r * T;
+        size_t sep = 1; /* the question is ids[1 .. sep), [SEP] closing it before the first type-1 token */
+        while (sep < T && types[sep] == 0) sep++;
+        sep--;
+        for (size_t t = 0; t < T; t++) {
+            float v = 0;
+            for (size_t k = 1; ts[t] >= 0 && k < sep && v == 0; k++) v = ids[k] == ids[t] ? 1.0f : 0.0f;
+            logits[(r * T + t) * 2] = logits[(r * T + t) * 2 + 1] = v;
+        }
+    }
+}

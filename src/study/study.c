@@ -394,10 +394,12 @@ void study_folder_of(const char *spec, char *buf, size_t cap)
 }
 
 /* Run k of the synthetic study (study_run_index order), its lines handed to q. */
-static posemb_status synthetic_run(const posemb_study_config *c, const char *out, int k, const posemb_study_queue *q,
-                                   posemb_error *err)
+static posemb_status synthetic_run(const posemb_study_config *study, const char *out, int k,
+                                   const posemb_study_queue *q, posemb_error *err)
 {
-    int s = k % c->n_seeds, t = k / c->n_seeds % c->n_tasks, p = k / c->n_seeds / c->n_tasks;
+    int s = k % study->n_seeds, t = k / study->n_seeds % study->n_tasks, p = k / study->n_seeds / study->n_tasks;
+    posemb_study_config budgeted;
+    const posemb_study_config *c = posemb_study_for_task(study, study->tasks[t], &budgeted);
     int keep = c->analyze && t == 0 && s == 0; /* one model per PE for the report's analysis */
     char save[POSEMB_PATH_MAX], name[160];
     study_folder_of(c->pes[p], name, sizeof name);
@@ -515,6 +517,11 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
                            c->pretrain_batch, rpr);
     if (!study_glue(c) && c->epochs > 0) /* synthetic tasks draw fresh examples: there are no passes to count */
         return posemb_fail(err, POSEMB_EINVAL, "study: \"epochs\" applies to the real-data study (--data) only");
+    for (int i = 0; i < c->n_budgets; i++)
+        if (!study_glue(c) && c->budgets[i].epochs > 0)
+            return posemb_fail(err, POSEMB_EINVAL,
+                               "study: \"task_budgets\" of %s: \"epochs\" applies to the real-data study (--data) only",
+                               c->budgets[i].task);
     posemb_status st = c->length    ? study_length_check(c, err)
                        : c->data[0] ? posemb_study_data_check(c, err)
                                     : POSEMB_OK;

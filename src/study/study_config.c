@@ -91,6 +91,52 @@ static posemb_status get_scalings(const cJSON *r, posemb_study_config *c, const 
     return st;
 }
 
+/* "task_budgets": {"TASK": {"steps": N, "epochs": E, "curve_every": K}}, in
+ * place of c's (the default's SQuAD-locate budget too: {} removes it); keys
+ * absent from an entry are -1, the study's value. */
+static posemb_status get_budgets(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "task_budgets"), *x;
+    if (v && !cJSON_IsObject(v))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: \"task_budgets\" must be an object of task names", path);
+    if (v) c->n_budgets = 0;
+    cJSON_ArrayForEach(x, v)
+    {
+        if (!cJSON_IsObject(x) || strlen(x->string) >= sizeof c->budgets[0].task)
+            return posemb_fail(err, POSEMB_EINVAL, "%s: \"task_budgets\": '%s' must name an object", path, x->string);
+        if (c->n_budgets == POSEMB_STUDY_MAX_TASKS)
+            return posemb_fail(err, POSEMB_EINVAL, "%s: \"task_budgets\" names more than %d tasks", path,
+                               POSEMB_STUDY_MAX_TASKS);
+        posemb_study_budget b = {.steps = -1, .epochs = -1, .curve_every = -1};
+        snprintf(b.task, sizeof b.task, "%s", x->string);
+        for (const cJSON *k = x->child; k; k = k->next)
+            if (strcmp(k->string, "steps") && strcmp(k->string, "epochs") && strcmp(k->string, "curve_every"))
+                return posemb_fail(err, POSEMB_EINVAL, "%s: \"task_budgets\": '%s' has unknown key \"%s\"", path,
+                                   x->string, k->string);
+        posemb_status st;
+        if ((st = get_int(x, "steps", 1, 10000000, &b.steps, path, err)) ||
+            (st = get_float(x, "epochs", 0, 1, 1e6, &b.epochs, path, err)) ||
+            (st = get_int(x, "curve_every", 0, 1 << 20, &b.curve_every, path, err)))
+            return st;
+        c->budgets[c->n_budgets++] = b;
+    }
+    return POSEMB_OK;
+}
+
+const posemb_study_config *posemb_study_for_task(const posemb_study_config *c, const char *task,
+                                                 posemb_study_config *out)
+{
+    *out = *c;
+    for (int i = 0; i < c->n_budgets; i++) {
+        const posemb_study_budget *b = &c->budgets[i];
+        if (strcmp(b->task, task)) continue;
+        if (b->steps >= 0) out->steps = b->steps;
+        if (b->epochs >= 0) out->epochs = b->epochs;
+        if (b->curve_every >= 0) out->curve_every = b->curve_every;
+    }
+    return out;
+}
+
 static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
 {
     posemb_status st;
@@ -117,7 +163,8 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_int(r, "ranks_per_run", 1, 64, &c->ranks_per_run, path, err)) ||
         (st = get_int(r, "eval_tokens", 2, 1 << 30, &c->eval_tokens, path, err)) ||
         (st = get_int(r, "passkey_trials", 0, 100000, &c->passkey_trials, path, err)) ||
-        (st = get_scalings(r, c, path, err)) || (st = get_float(r, "lr", 0, 0, 10, &c->lr, path, err)) ||
+        (st = get_scalings(r, c, path, err)) || (st = get_budgets(r, c, path, err)) ||
+        (st = get_float(r, "lr", 0, 0, 10, &c->lr, path, err)) ||
         (st = get_float(r, "pretrain_lr", 0, 0, 10, &c->pretrain_lr, path, err)) ||
         (st = get_float(r, "dropout", 0, 1, 1, &c->dropout, path, err)) ||
         (st = get_float(r, "epochs", 0, 1, 1e6, &c->epochs, path, err)))
@@ -166,6 +213,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "passkey_trials",
                                             "rope_scalings",
                                             "tokenizer",
+                                            "task_budgets",
                                             NULL};
         int ok = 0;
         for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);

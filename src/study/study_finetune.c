@@ -32,6 +32,7 @@ typedef struct task_data {
     posemb_features train;           /* at n_train */
     posemb_features eval[MAX_MULTS]; /* GLUE: [0] only; SQuAD: windows of n_train * mults[m] */
     double chance;                   /* main metric of a constant predictor */
+    double match[MAX_MULTS];         /* span tasks: F1 of posemb_squad_match_logits, no model; NAN otherwise */
 } task_data;
 
 static void task_data_free(task_data *td)
@@ -77,6 +78,37 @@ static posemb_status load_glue(const posemb_study_config *c, const posemb_tokeni
     return st;
 }
 
+/* The eval questions' answers decoded from logits of f, scored: values = {F1, EM} as fractions. */
+static posemb_status squad_score(const task_data *td, const posemb_features *f, const float *logits, int max_answer,
+                                 double *values, posemb_error *err)
+{
+    char **answers = NULL;
+    double em = 0, f1 = 0;
+    posemb_status st = posemb_squad_decode(&td->sq, td->eval_idx, td->n_eval, f, logits, max_answer, &answers, err);
+    if (!st) st = posemb_squad_evaluate(&td->sq, td->eval_idx, td->n_eval, (const char *const *)answers, &em, &f1, err);
+    posemb_squad_answers_free(answers, td->n_eval);
+    values[0] = f1 / 100;
+    values[1] = em / 100;
+    return st;
+}
+
+/* The token-match reference's F1 at each evaluation length (the tables' row beside chance). */
+static posemb_status squad_match(const posemb_study_config *c, task_data *td, posemb_error *err)
+{
+    posemb_status st = POSEMB_OK;
+    for (int m = 0; !st && m < c->n_mults && m < MAX_MULTS; m++) {
+        const posemb_features *f = &td->eval[m];
+        float *logits = malloc((size_t)f->n * f->T * 2 * sizeof *logits);
+        double v[2];
+        if (!logits) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+        posemb_squad_match_logits(f, logits);
+        st = squad_score(td, f, logits, c->max_answer, v, err);
+        td->match[m] = v[0];
+        free(logits);
+    }
+    return st;
+}
+
 static posemb_status load_squad(const posemb_study_config *c, int t, const posemb_tokenizer *tok, task_data *td,
                                 posemb_error *err)
 {
@@ -99,13 +131,14 @@ static posemb_status load_squad(const posemb_study_config *c, int t, const posem
         st = posemb_squad_features(tok, &td->sq, td->eval_idx, td->n_eval, c->n_train * c->mults[m],
                                    c->squad_stride * c->mults[m], c->squad_max_query, &td->eval[m], err);
     free(train_idx);
-    return st;
+    return st ? st : squad_match(c, td, err);
 }
 
 static posemb_status load_task(const posemb_study_config *c, const posemb_tokenizer *tok, int t, task_data *td,
                                posemb_error *err)
 {
     if (td->loaded) return POSEMB_OK;
+    for (int m = 0; m < MAX_MULTS; m++) td->match[m] = NAN;
     posemb_status st = study_is_squad(c->tasks[t]) ? load_squad(c, t, tok, td, err) : load_glue(c, tok, t, td, err);
     if (st) task_data_free(td);
     else td->loaded = 1;
@@ -246,21 +279,15 @@ static posemb_status eval_squad(posemb_model *m, const task_data *td, int mi, in
 {
     const posemb_features *f = &td->eval[mi];
     float *logits = malloc((size_t)f->n * f->T * 2 * sizeof *logits);
-    char **answers = NULL;
     posemb_status st = logits ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     for (int i0 = 0; !st && i0 < f->n; i0 += B) {
         int nb = f->n - i0 < B ? f->n - i0 : B;
         const float *z = forward_rows(m, f, i0, nb, 0, b, &st, err);
         if (z) memcpy(logits + (size_t)i0 * f->T * 2, z, (size_t)nb * f->T * 2 * sizeof *z);
     }
-    double em = 0, f1 = 0;
     if (!st) *collapsed = squad_collapsed(logits, f->n, f->T);
-    if (!st) st = posemb_squad_decode(&td->sq, td->eval_idx, td->n_eval, f, logits, max_answer, &answers, err);
-    if (!st) st = posemb_squad_evaluate(&td->sq, td->eval_idx, td->n_eval, (const char *const *)answers, &em, &f1, err);
-    if (answers) posemb_squad_answers_free(answers, td->n_eval);
+    if (!st) st = squad_score(td, f, logits, max_answer, values, err);
     free(logits);
-    values[0] = f1 / 100;
-    values[1] = em / 100;
     return st;
 }
 
@@ -459,6 +486,8 @@ static char *ft_lines(const posemb_study_config *c, int p, int t, int s, const t
                              "}, \"chance\": %.6f, \"collapsed\": %s, \"steps\": %d, \"pretrain_steps\": %d, "
                              "\"seconds\": %.2f",
                              td->chance, r->collapsed[m] ? "true" : "false", r->steps, c->pretrain_steps, r->seconds);
+        if (!isnan(td->match[m]))
+            len += (size_t)snprintf(out + len, cap - len, ", \"token_match\": %.6f", td->match[m]);
         for (int k = 0; m == 0 && k < r->n_curve; k++)
             len += (size_t)snprintf(out + len, cap - len, "%s[%.0f, %.4f]%s", k ? ", " : ", \"curve\": [",
                                     r->curve[k][0], r->curve[k][1], k + 1 == r->n_curve ? "]" : "");
@@ -479,7 +508,8 @@ typedef struct worker_state {
 
 static posemb_status one_finetune(worker_state *ws, int p, int t, int s, posemb_error *err)
 {
-    const posemb_study_config *c = ws->c;
+    posemb_study_config budgeted;
+    const posemb_study_config *c = posemb_study_for_task(ws->c, ws->c->tasks[t], &budgeted);
     char name[160], pretrain[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX];
     study_folder_of(c->pes[p], name, sizeof name);
     snprintf(pretrain, sizeof pretrain, "%s/models/%s/pretrain", ws->out, name);

@@ -57,6 +57,7 @@ posemb_study_config posemb_study_length_default(const char *data_dir)
     memcpy(c.mults, mults, sizeof mults);
     c.steps = 2000;
     c.epochs = 0;
+    c.n_budgets = 0; /* the span task's budget is not one of these tasks' */
     c.batch = 32;
     c.lr = 1e-3f;
     c.dropout = 0;
@@ -366,10 +367,12 @@ typedef struct length_worker {
 } length_worker;
 
 /* Run k (study_run_index order): train (every rank of the group), then evaluate and report (its leader). */
-static posemb_status length_run(const posemb_study_config *c, const char *out, int k, const posemb_study_queue *q,
+static posemb_status length_run(const posemb_study_config *study, const char *out, int k, const posemb_study_queue *q,
                                 length_worker *w, posemb_error *err)
 {
-    int s = k % c->n_seeds, t = k / c->n_seeds % c->n_tasks, p = k / c->n_seeds / c->n_tasks;
+    int s = k % study->n_seeds, t = k / study->n_seeds % study->n_tasks, p = k / study->n_seeds / study->n_tasks;
+    posemb_study_config budgeted;
+    const posemb_study_config *c = posemb_study_for_task(study, study->tasks[t], &budgeted);
     char name[160], dir[POSEMB_PATH_MAX];
     study_folder_of(c->pes[p], name, sizeof name);
     snprintf(dir, sizeof dir, "%s/models/%s-%s-s%d", out, c->tasks[t], name, c->seeds[s]);

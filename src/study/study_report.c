@@ -26,6 +26,7 @@ typedef struct table {
     double *curve;            /* [pe][task][seed][64][2] */
     int *n_curve;             /* [pe][task][seed] */
     double *chance;           /* [task][mult], as the lines record it */
+    double *match;            /* [task][mult]: span tasks' token-match reference ("token_match"), else NAN */
     char kind[POSEMB_STUDY_MAX_TASKS][16];
 } table;
 
@@ -65,6 +66,8 @@ static void take_line(table *tb, const cJSON *j)
     *collapsed_at(tb, p, t, m, s) = cJSON_IsTrue(cJSON_GetObjectItem(j, "collapsed"));
     const cJSON *chance = cJSON_GetObjectItem(j, "chance"), *kind = cJSON_GetObjectItem(j, "kind");
     if (cJSON_IsNumber(chance)) tb->chance[t * c->n_mults + m] = chance->valuedouble;
+    const cJSON *match = cJSON_GetObjectItem(j, "token_match");
+    if (cJSON_IsNumber(match)) tb->match[t * c->n_mults + m] = match->valuedouble;
     if (cJSON_IsString(kind)) snprintf(tb->kind[t], sizeof tb->kind[t], "%.15s", kind->valuestring);
     const cJSON *curve = cJSON_GetObjectItem(j, "curve"), *pt;
     size_t k = ((size_t)p * c->n_tasks + t) * c->n_seeds + s;
@@ -86,10 +89,11 @@ static posemb_status load_table(table *tb, const posemb_study_config *c, const c
     tb->curve = calloc(nr * 64 * 2, sizeof *tb->curve);
     tb->n_curve = calloc(nr, sizeof *tb->n_curve);
     tb->chance = malloc((size_t)c->n_tasks * c->n_mults * sizeof *tb->chance);
-    if (!tb->v || !tb->collapsed || !tb->curve || !tb->n_curve || !tb->chance)
+    tb->match = malloc((size_t)c->n_tasks * c->n_mults * sizeof *tb->match);
+    if (!tb->v || !tb->collapsed || !tb->curve || !tb->n_curve || !tb->chance || !tb->match)
         return posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
     for (size_t i = 0; i < n; i++) tb->v[i] = NAN;
-    for (int i = 0; i < c->n_tasks * c->n_mults; i++) tb->chance[i] = NAN;
+    for (int i = 0; i < c->n_tasks * c->n_mults; i++) tb->chance[i] = tb->match[i] = NAN;
     char path[POSEMB_PATH_MAX], line[16384];
     if (posemb_path_join(path, sizeof path, out, "results.jsonl"))
         return posemb_fail(err, POSEMB_EINVAL, "path too long");
@@ -111,6 +115,7 @@ static void free_table(table *tb)
     free(tb->curve);
     free(tb->n_curve);
     free(tb->chance);
+    free(tb->match);
 }
 
 typedef struct stats {
@@ -176,6 +181,33 @@ static void count_collapsed(const table *tb, int *collapsed, int *runs)
                 }
 }
 
+/* A reference row under a table (ref: [task][mult], NAN where unknown), its
+ * cells as md_table's: a task's value at the trained length, or per length
+ * the mean over the tasks; no row when every cell is unknown. */
+static void ref_row(FILE *f, const table *tb, const double *ref, const char *name, posemb_syn_kind kind, int by_length,
+                    int only)
+{
+    const posemb_study_config *c = tb->c;
+    double cells[POSEMB_STUDY_MAX_TASKS > 8 ? POSEMB_STUDY_MAX_TASKS : 8];
+    int ncell = 0, known = 0;
+    for (int i = 0; i < (by_length ? c->n_mults : c->n_tasks); i++) {
+        if (!by_length && !is_kind(c, i, kind)) continue;
+        double sum = 0;
+        int n = 0;
+        for (int t = 0; t < c->n_tasks; t++) {
+            int in = by_length ? is_kind(c, t, kind) && (only < 0 || t == only) : t == i;
+            double v = ref[t * c->n_mults + (by_length ? i : 0)];
+            if (in && !isnan(v)) sum += v, n++;
+        }
+        cells[ncell++] = n ? sum / n : NAN;
+        known += n > 0;
+    }
+    if (!known) return;
+    fprintf(f, "| *%s* |", name);
+    for (int i = 0; i < ncell; i++) fprintf(f, isnan(cells[i]) ? " - |" : " %.3f |", cells[i]);
+    fprintf(f, "\n");
+}
+
 /* One markdown table: rows PEs; columns the tasks of a kind at the trained
  * length, or (by_length) one per length, each the mean over those tasks (over
  * the task `only` alone when only >= 0). */
@@ -218,6 +250,8 @@ static void md_table(FILE *f, const table *tb, posemb_syn_kind kind, int by_leng
         }
         fprintf(f, "\n");
     }
+    ref_row(f, tb, tb->chance, "chance", kind, by_length, only);
+    ref_row(f, tb, tb->match, "token match, no model", kind, by_length, only);
 }
 
 /* Opens out/name to be written whole or not at all. */
@@ -227,6 +261,20 @@ static posemb_status open_output(const char *out, const char *name, posemb_atomi
     if (posemb_path_join(path, sizeof path, out, name))
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
     return posemb_atomic_open(af, path, err);
+}
+
+/* The tasks trained to their own budget (task_budgets), as a sentence each. */
+static void budgets_md(FILE *f, const posemb_study_config *c)
+{
+    for (int t = 0; t < c->n_tasks; t++) {
+        posemb_study_config b;
+        const posemb_study_config *ct = posemb_study_for_task(c, c->tasks[t], &b);
+        if (ct->steps == c->steps && ct->epochs == c->epochs && ct->curve_every == c->curve_every) continue;
+        fprintf(f, "%s has its own budget: at most %d steps", c->tasks[t], ct->steps);
+        if (ct->epochs > 0 && ct->epochs != c->epochs) fprintf(f, " (fewer where %g epochs take fewer)", ct->epochs);
+        if (ct->curve_every) fprintf(f, ", evaluated every %d.\n\n", ct->curve_every);
+        else fprintf(f, ", evaluated at the end.\n\n");
+    }
 }
 
 static posemb_status write_md(const table *tb, const char *out, int ape, posemb_error *err)
@@ -248,6 +296,7 @@ static posemb_status write_md(const table *tb, const char *out, int ape, posemb_
                 c->pretrain_steps, c->pretrain_batch, c->n_train, c->data, c->steps, c->batch,
                 c->epochs > 0 ? ", fewer where the epochs take fewer" : "", c->curve_every);
     else fprintf(f, "trained %d steps at %d tokens.\n\n", c->steps, c->n_train);
+    budgets_md(f, c);
     int nc, nr;
     count_collapsed(tb, &nc, &nr);
     fprintf(f,
@@ -308,14 +357,15 @@ static posemb_status write_csv(const table *tb, const char *out, int ape, posemb
     posemb_atomic_file af;
     posemb_status st = open_output(out, "tables.csv", &af, err);
     if (st) return st;
-    fprintf(af.f, "pe,task,kind,eval_len,mean,std,n,p_vs_ape,chance,collapsed\n");
+    fprintf(af.f, "pe,task,kind,eval_len,mean,std,n,p_vs_ape,chance,collapsed,token_match\n");
     for (int p = 0; p < c->n_pes; p++)
         for (int t = 0; t < c->n_tasks; t++)
             for (int m = 0; m < c->n_mults; m++) {
                 stats s = stats_of(tb, p, t, m, ape);
                 if (!s.n) continue; /* GLUE tasks have the trained length only */
-                fprintf(af.f, "%s,%s,%s,%d,%.6f,%.6f,%d,%.6g,%.6f,%d\n", c->pes[p], c->tasks[t], tb->kind[t],
-                        c->n_train * c->mults[m], s.mean, s.std, s.n, s.p, tb->chance[t * c->n_mults + m], s.collapsed);
+                fprintf(af.f, "%s,%s,%s,%d,%.6f,%.6f,%d,%.6g,%.6f,%d,%.6g\n", c->pes[p], c->tasks[t], tb->kind[t],
+                        c->n_train * c->mults[m], s.mean, s.std, s.n, s.p, tb->chance[t * c->n_mults + m], s.collapsed,
+                        tb->match[t * c->n_mults + m]);
             }
     return posemb_atomic_commit(&af, err);
 }
