@@ -565,7 +565,7 @@ static void test_squad_locate(void **state)
      * them, found here by a scan of the rows in order. */
     float *lg = malloc((size_t)f.n * SQ_T * 2 * sizeof *lg);
     assert_non_null(lg);
-    posemb_squad_match_logits(&f, lg);
+    assert_int_equal(posemb_squad_match_logits(&f, lg, &err), POSEMB_OK);
     int first[3][2] = {{-1, 0}, {-1, 0}, {-1, 0}}; /* row, token */
     for (int r = 0; r < f.n; r++) {
         int k = f.example[r], na = encode(fx->tok, fx->sq.ex[idx[k]].answers[0].text, &a);
@@ -588,6 +588,8 @@ static void test_squad_locate(void **state)
         assert_memory_equal(ans[k], ctx + f.tok_start[i], strlen(ans[k]));
     }
     posemb_squad_answers_free(ans, 3);
+    posemb_features glue = {0};
+    assert_int_equal(posemb_squad_match_logits(&glue, lg, &err), POSEMB_EINVAL);
     free(lg);
     posemb_encoding_free(&a);
     posemb_features_free(&f);

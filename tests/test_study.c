@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "posemb/study.h"
 #include "posemb/synthetic.h"
 #include "testutil.h"
 
@@ -174,6 +175,53 @@ static void test_reverse_task(void **state)
 /* The real-data study on ../shared/data, tiny: pretraining, GLUE and SQuAD
  * fine-tuning, killed during its runs and resumed, gives the lines of a
  * straight run. */
+/* A real-data study of the config head + tail in dir/name, then `checks` run in its folder. */
+static void data_run(const char *name, const char *head, const char *tail, const char *checks)
+{
+    char path[1200], cmd[8192], cfg[2048];
+    snprintf(cfg, sizeof cfg, "%s%s", head, tail);
+    snprintf(path, sizeof path, "%s/%s.json", dir, name);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study %s.json --data '%s/data' --out %s && cd %s && %s", dir, POSEMB_BIN,
+             name, POSEMB_SHARED, name, name, checks);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("%s: %s", name, out);
+}
+
+/* The first-matching-word reference of every span line: a property of the
+ * data alone, so one value per (task, length) whatever the PE and seed, and
+ * above 0 (SQuAD-locate's question is its answer, whose first word the
+ * paragraph holds). */
+static void check_token_match(const char *root, const char *run)
+{
+    char path[1200], line[16384], key[64][48];
+    double val[64];
+    int nk = 0, nlines = 0;
+    snprintf(path, sizeof path, "%s/%s/results.jsonl", root, run);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f)) {
+        cJSON *j = cJSON_Parse(line);
+        const cJSON *m = cJSON_GetObjectItem(j, "token_match");
+        int span = !strcmp(cJSON_GetObjectItem(j, "kind")->valuestring, "span");
+        assert_int_equal(span, cJSON_IsNumber(m));
+        if (span) {
+            char k[48];
+            snprintf(k, sizeof k, "%.31s@%d", cJSON_GetObjectItem(j, "task")->valuestring,
+                     cJSON_GetObjectItem(j, "eval_len")->valueint);
+            int i = 0;
+            while (i < nk && strcmp(key[i], k)) i++;
+            if (i == nk) snprintf(key[nk], sizeof key[nk], "%s", k), val[nk++] = m->valuedouble;
+            assert_true(m->valuedouble == val[i]);
+            if (strstr(k, "locate")) assert_true(m->valuedouble > 0.1);
+            nlines++;
+        }
+        cJSON_Delete(j);
+    }
+    fclose(f);
+    assert_int_equal(nk, 6); /* SQuAD and SQuAD-locate at 3 lengths */
+    assert_int_equal(nlines, 24);
+}
+
 static void test_data_study(void **state)
 {
     char path[1200], cmd[8192];
@@ -200,35 +248,35 @@ static void test_data_study(void **state)
     assert_string_equal(a, b);
     free(a);
     free(b);
-    snprintf(
-        cmd, sizeof cmd,
-        "cd '%s/da' && grep -q 'Table 3: span prediction on SQuAD' tables.md && grep -q '^rpe,SQuAD,span,256,' "
-        "tables.csv && "
-        "grep -q '^ape,SQuAD-locate,span,256,' tables.csv && grep -q 'Figure 1: longer documents (SQuAD-locate' "
-        "tables.md && "
-        "grep -q '^| rpe | 10 | [0-9.]* | [0-9.]* | [0-9.-]*%% |$' tables.md && test -s pretrain_curves.png && "
-        "grep -q '^ape,STS-B,regression,64,' tables.csv && test -s models/rpe/SQuAD-s2/model.safetensors && "
-        "test -s models/ape/pretrain/model.safetensors && test -s report.html && "
-        "grep -q 'SQuAD-locate has its own budget: at most 4 steps, evaluated every 2' tables.md && "
-        "test $(grep -c '\"task\": \"SQuAD-locate\".*\"steps\": 4,' results.jsonl) = 12 && "
-        "test $(grep -c '\"task\": \"SQuAD\".*\"steps\": 6,' results.jsonl) = 12 && "
-        "test $(grep -c '\"kind\": \"span\".*\"token_match\": 0\\.[0-9]*' results.jsonl) = 24 && "
-        "test $(grep -c 'token_match' results.jsonl) = 24 && grep -q '^| \\*token match, no model\\* | ' tables.md && "
-        "grep -q '^| \\*chance\\* | 0.000 | 0.000 |$' tables.md",
-        dir);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/da' && grep -q 'Table 3: span prediction on SQuAD' tables.md && grep -q '^rpe,SQuAD,span,256,' "
+             "tables.csv && "
+             "grep -q '^ape,SQuAD-locate,span,256,' tables.csv && grep -q 'Figure 1: longer documents (SQuAD-locate' "
+             "tables.md && "
+             "grep -q '^| rpe | 10 | [0-9.]* | [0-9.]* | [0-9.-]*%% |$' tables.md && test -s pretrain_curves.png && "
+             "grep -q '^ape,STS-B,regression,64,' tables.csv && test -s models/rpe/SQuAD-s2/model.safetensors && "
+             "test -s models/ape/pretrain/model.safetensors && test -s report.html && "
+             "grep -q 'SQuAD-locate has its own budget: at most 4 steps, evaluated every 2' tables.md && "
+             "test $(grep -c '\"task\": \"SQuAD-locate\".*\"steps\": 4,' results.jsonl) = 12 && "
+             "test $(grep -c '\"task\": \"SQuAD\".*\"steps\": 6,' results.jsonl) = 12 && "
+             "test $(grep -c 'token_match' results.jsonl) = 24 && "
+             "grep -q '^| \\*first matching word, no model\\* | 0\\.[0-9]* | 0\\.[0-9]* |$' tables.md && "
+             "grep -q '^| \\*chance\\* | 0.000 | 0.000 |$' tables.md",
+             dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    check_token_match(dir, "da");
     /* epochs: RTE's 2490 pairs at batch 32 for 0.05 passes are ceil(3.9) = 4 steps, fewer than
      * steps; the amplitude rule's spec is recorded (ape starts at the tokens' RMS, learning it) */
-    const char *ep = "{\"pes\": [\"ape\"], \"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, "
-                     "\"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"pretrain_steps\": 4, \"steps\": 6, "
-                     "\"epochs\": 0.05, \"squad_stride\": 8, \"jobs\": 1, \"analyze\": 0}";
-    snprintf(path, sizeof path, "%s/epochs.json", dir);
-    assert_int_equal(tu_write_file(path, ep, strlen(ep)), 0);
-    snprintf(cmd, sizeof cmd,
-             "cd '%s' && '%s' study epochs.json --data '%s/data' --out de && grep -q '\"steps\": 4,' de/results.jsonl "
-             "&& grep -q '\"spec\": \"ape:scale=1,learned_scale=on\"' de/results.jsonl",
-             dir, POSEMB_BIN, POSEMB_SHARED);
-    if (tu_run(cmd, out, sizeof out)) fail_msg("epochs: %s", out);
+    const char *rte = "{\"pes\": [\"ape\"], \"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, "
+                      "\"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"pretrain_steps\": 4, \"steps\": 6, "
+                      "\"squad_stride\": 8, \"jobs\": 1, \"analyze\": 0, ";
+    data_run(
+        "epochs", rte, "\"epochs\": 0.05}",
+        "grep -q '\"steps\": 4,' results.jsonl && grep -q '\"spec\": \"ape:scale=1,learned_scale=on\"' results.jsonl");
+    /* the same cap from RTE's own budget, the study's epochs lifted */
+    data_run("budget_epochs", rte, "\"epochs\": 0, \"task_budgets\": {\"rte\": {\"epochs\": 0.05}}}",
+             "grep -q '\"steps\": 4,' results.jsonl && grep -q 'RTE has its own budget: at most 6 steps (fewer where "
+             "0.05 epochs take fewer), evaluated every 100.' tables.md");
     /* a stride that leaves no room for context is refused before anything runs */
     const char *bad = "{\"n_train\": 64, \"squad_stride\": 40}";
     snprintf(path, sizeof path, "%s/bad.json", dir);
@@ -255,9 +303,13 @@ static void test_bad_config(void **state)
                             {"{\"ranks_per_run\": 3}", "batch 32 is not a multiple of ranks_per_run 3"},
                             {"{\"ranks_per_run\": 0}", "\"ranks_per_run\" must be"},
                             {"{\"task_budgets\": [1]}", "\"task_budgets\" must be an object"},
-                            {"{\"task_budgets\": {\"order\": 3}}", "\"task_budgets\": 'order' must name an object"},
-                            {"{\"task_budgets\": {\"order\": {\"step\": 3}}}", "'order' has unknown key \"step\""},
-                            {"{\"task_budgets\": {\"order\": {\"steps\": 0}}}", "\"steps\" must be an integer"},
+                            {"{\"task_budgets\": {\"order\": 3}}", "\"task_budgets\": 'order': must be an object"},
+                            {"{\"task_budgets\": {\"order\": {\"step\": 3}}}", "'order': unknown key \"step\""},
+                            {"{\"task_budgets\": {\"order\": {\"steps\": 0}}}",
+                             "\"task_budgets\": 'order': \"steps\" must be an integer in [1, 10000000]"},
+                            {"{\"task_budgets\": {\"ordr\": {\"steps\": 4}}}", "'ordr': not one of the study's tasks"},
+                            {"{\"task_budgets\": {\"order\": {\"steps\": 4}, \"Order\": {\"curve_every\": 2}}}",
+                             "'Order': the task has a budget already"},
                             {"{\"task_budgets\": {\"order\": {\"epochs\": 2}}}",
                              "\"task_budgets\" of order: \"epochs\" applies to the real-data study"}};
     for (int i = 0; i < (int)(sizeof bad / sizeof *bad); i++) {
@@ -267,6 +319,37 @@ static void test_bad_config(void **state)
         int rc = tu_run(cmd, out, sizeof out);
         if (rc != 2 || !strstr(out, bad[i][1])) fail_msg("%s: exit %d: %s", bad[i][0], rc, out);
     }
+}
+
+/* The real-data default's budget for SQuAD-locate, found whatever the case of
+ * the name; a config's own steps, epochs or curve_every drop it (their budget
+ * is for every task), {} drops it, other keys keep it. */
+static void test_default_budget(void **state)
+{
+    posemb_study_config c = posemb_study_data_default("data"), b;
+    assert_int_equal(c.n_budgets, 1);
+    const posemb_study_config *t = posemb_study_for_task(&c, "squad-LOCATE", &b);
+    assert_int_equal(t->steps, 3600);
+    assert_true(t->epochs == 10);
+    assert_int_equal(t->curve_every, 300);
+    t = posemb_study_for_task(&c, "SST-2", &b);
+    assert_int_equal(t->steps, 1200);
+    assert_true(t->epochs == 3);
+    assert_int_equal(t->curve_every, 100);
+    const char *cfg[][2] = {{"{\"lr\": 0.001}", "1"},        {"{\"steps\": 10}", "0"},
+                            {"{\"epochs\": 1}", "0"},        {"{\"curve_every\": 5}", "0"},
+                            {"{\"task_budgets\": {}}", "0"}, {"{\"task_budgets\": {\"sst2\": {\"steps\": 7}}}", "1"}};
+    char path[1200];
+    snprintf(path, sizeof path, "%s/default.json", dir);
+    for (int i = 0; i < (int)(sizeof cfg / sizeof *cfg); i++) {
+        posemb_error err;
+        c = posemb_study_data_default("data");
+        assert_int_equal(tu_write_file(path, cfg[i][0], strlen(cfg[i][0])), 0);
+        if (posemb_study_config_load(&c, path, &err)) fail_msg("%s: %s", cfg[i][0], err.msg);
+        assert_int_equal(c.n_budgets, atoi(cfg[i][1]));
+    }
+    assert_int_equal(posemb_study_for_task(&c, "SST-2", &b)->steps, 7); /* GLUE's spelling folded */
+    assert_int_equal(posemb_study_for_task(&c, "SQuAD-locate", &b)->steps, 1200);
 }
 
 /* A task's budget replaces steps and curve_every for that task alone: order
@@ -280,14 +363,13 @@ static void test_task_budget(void **state)
         "\"jobs\": 1, \"analyze\": 0, \"task_budgets\": {\"order\": {\"steps\": 20, \"curve_every\": 10}}}";
     snprintf(path, sizeof path, "%s/budget.json", dir);
     assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
-    snprintf(
-        cmd, sizeof cmd,
-        "cd '%s' && '%s' study budget.json --out tb && "
-        "grep -q '\"task\": \"order\".*\"steps\": 20,.*\"curve\": \\[\\[10, [0-9.]*\\], \\[20, [0-9.]*\\]\\]' "
-        "tb/results.jsonl && "
-        "grep -q '\"task\": \"absolute\".*\"steps\": 30,.*\"curve\": \\[\\[15, [0-9.]*\\], \\[30, [0-9.]*\\]\\]' "
-        "tb/results.jsonl && grep -q 'order has its own budget: at most 20 steps, evaluated every 10' tb/tables.md",
-        dir, POSEMB_BIN);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' study budget.json --out tb && "
+             "grep -q '\"task\": \"order\".*\"steps\": 20,.*\"curve\": \\[\\[10, [0-9.]*\\], \\[20, [0-9.]*\\]\\]' "
+             "tb/results.jsonl && "
+             "grep -q '\"task\": \"absolute\".*\"steps\": 30,.*\"curve\": \\[\\[15, [0-9.]*\\], \\[30, [0-9.]*\\]\\]' "
+             "tb/results.jsonl && grep -q 'order has its own budget: 20 steps, evaluated every 10.' tb/tables.md",
+             dir, POSEMB_BIN);
     if (tu_run(cmd, out, sizeof out)) fail_msg("task budget: %s", out);
 }
 
@@ -297,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_resume_same_results), cmocka_unit_test(test_tasks),
         cmocka_unit_test(test_reverse_task),        cmocka_unit_test(test_data_study),
         cmocka_unit_test(test_bad_config),          cmocka_unit_test(test_task_budget),
+        cmocka_unit_test(test_default_budget),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

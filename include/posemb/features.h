@@ -95,14 +95,16 @@ POSEMB_API posemb_status posemb_squad_decode(const posemb_squad *sq, const int *
                                              const float *logits, int max_answer, char ***answers, posemb_error *err);
 POSEMB_API void posemb_squad_answers_free(char **answers, int n);
 
-/* A reference with no model and no positions, for span tasks: start and end
- * logits 1 on every context token whose id occurs among its window's
- * question tokens, 0 elsewhere ([CLS], the question, [SEP], padding). It
- * reads each window as a bag of ids (shuffling the context moves each
- * logit with its token); posemb_squad_decode then answers the word of the
- * first matching token. On SQuAD-locate, where the question is the answer,
- * it is the level token matching alone reaches. logits [f->n, f->T, 2]. */
-POSEMB_API void posemb_squad_match_logits(const posemb_features *f, float *logits);
+/* A reference for span tasks with no learned model: start and end logits 1
+ * on every context token whose id occurs among its window's question
+ * tokens (WordPiece ids: a shared "##s" counts), 0 elsewhere ([CLS], the
+ * question, [SEP], padding). posemb_squad_decode's rules (start <= end,
+ * the first of equal spans) then answer the word of the first matching
+ * token, one word. On SQuAD-locate, where the question is the answer, it
+ * is what answering "the first word of the paragraph that is in the
+ * answer" scores. logits [f->n, f->T, 2]; EINVAL when f is not SQuAD
+ * features. */
+POSEMB_API posemb_status posemb_squad_match_logits(const posemb_features *f, float *logits, posemb_error *err);
 
 #ifdef __cplusplus
 }

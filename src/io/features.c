@@ -497,8 +497,10 @@ void posemb_squad_answers_free(char **answers, int n)
     free(answers);
 }
 
-void posemb_squad_match_logits(const posemb_features *f, float *logits)
+posemb_status posemb_squad_match_logits(const posemb_features *f, float *logits, posemb_error *err)
 {
+    if (!f->tok_start || !f->types)
+        return posemb_fail(err, POSEMB_EINVAL, "SQuAD match logits: the features are not SQuAD features");
     const size_t T = (size_t)f->T;
     for (size_t r = 0; r < (size_t)f->n; r++) {
         const int32_t *ids = f->ids + r * T, *types = f->types + r * T, *ts = f->tok_start + r * T;
@@ -511,4 +513,5 @@ void posemb_squad_match_logits(const posemb_features *f, float *logits)
             logits[(r * T + t) * 2] = logits[(r * T + t) * 2 + 1] = v;
         }
     }
+    return POSEMB_OK;
 }

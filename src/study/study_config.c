@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "posemb/datasets.h"
 #include "posemb/study.h"
@@ -91,34 +92,65 @@ static posemb_status get_scalings(const cJSON *r, posemb_study_config *c, const 
     return st;
 }
 
-/* "task_budgets": {"TASK": {"steps": N, "epochs": E, "curve_every": K}}, in
- * place of c's (the default's SQuAD-locate budget too: {} removes it); keys
- * absent from an entry are -1, the study's value. */
+/* Whether two task names name one task, as the studies look them up: case
+ * aside, and GLUE's "SST2" for "SST-2". */
+static int same_task(const char *a, const char *b)
+{
+    int ga = posemb_glue_task_from_name(a);
+    return !strcasecmp(a, b) || (ga >= 0 && ga == posemb_glue_task_from_name(b));
+}
+
+/* One entry of "task_budgets", checked against the study's tasks (a misspelt name would
+ * silently keep the study's budget) and the entries before it. */
+static posemb_status get_budget(const cJSON *x, const posemb_study_config *c, posemb_study_budget *b, const char *path,
+                                posemb_error *err)
+{
+    char where[1200];
+    snprintf(where, sizeof where, "%.1000s: \"task_budgets\": '%.32s'", path, x->string);
+    if (strlen(x->string) >= sizeof b->task)
+        return posemb_fail(err, POSEMB_EINVAL, "%s: a task name is at most %d bytes", where, (int)sizeof b->task - 1);
+    int known = 0;
+    for (int t = 0; t < c->n_tasks; t++) known |= same_task(c->tasks[t], x->string);
+    if (!known) return posemb_fail(err, POSEMB_EINVAL, "%s: not one of the study's tasks", where);
+    for (int i = 0; i < c->n_budgets; i++)
+        if (same_task(c->budgets[i].task, x->string))
+            return posemb_fail(err, POSEMB_EINVAL, "%s: the task has a budget already", where);
+    if (!cJSON_IsObject(x)) return posemb_fail(err, POSEMB_EINVAL, "%s: must be an object", where);
+    for (const cJSON *k = x->child; k; k = k->next)
+        if (strcmp(k->string, "steps") && strcmp(k->string, "epochs") && strcmp(k->string, "curve_every"))
+            return posemb_fail(err, POSEMB_EINVAL, "%s: unknown key \"%s\" (steps, epochs, curve_every)", where,
+                               k->string);
+    *b = (posemb_study_budget){.steps = -1, .epochs = -1, .curve_every = -1};
+    snprintf(b->task, sizeof b->task, "%s", x->string);
+    posemb_status st;
+    if ((st = get_int(x, "steps", 1, 10000000, &b->steps, where, err)) ||
+        (st = get_float(x, "epochs", 0, 1, 1e6, &b->epochs, where, err)) ||
+        (st = get_int(x, "curve_every", 0, 1 << 20, &b->curve_every, where, err)))
+        return st;
+    return POSEMB_OK;
+}
+
+/* "task_budgets": {"TASK": {"steps": N, "epochs": E, "curve_every": K}} in
+ * place of c's budgets; keys absent from an entry are -1, the study's value.
+ * A config that sets the study's steps, epochs or curve_every without this
+ * key drops c's budgets (the default's SQuAD-locate one): its budget is
+ * meant for every task. */
 static posemb_status get_budgets(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "task_budgets"), *x;
     if (v && !cJSON_IsObject(v))
         return posemb_fail(err, POSEMB_EINVAL, "%s: \"task_budgets\" must be an object of task names", path);
-    if (v) c->n_budgets = 0;
+    if (v || cJSON_GetObjectItemCaseSensitive(r, "steps") || cJSON_GetObjectItemCaseSensitive(r, "epochs") ||
+        cJSON_GetObjectItemCaseSensitive(r, "curve_every"))
+        c->n_budgets = 0;
     cJSON_ArrayForEach(x, v)
     {
-        if (!cJSON_IsObject(x) || strlen(x->string) >= sizeof c->budgets[0].task)
-            return posemb_fail(err, POSEMB_EINVAL, "%s: \"task_budgets\": '%s' must name an object", path, x->string);
         if (c->n_budgets == POSEMB_STUDY_MAX_TASKS)
             return posemb_fail(err, POSEMB_EINVAL, "%s: \"task_budgets\" names more than %d tasks", path,
                                POSEMB_STUDY_MAX_TASKS);
-        posemb_study_budget b = {.steps = -1, .epochs = -1, .curve_every = -1};
-        snprintf(b.task, sizeof b.task, "%s", x->string);
-        for (const cJSON *k = x->child; k; k = k->next)
-            if (strcmp(k->string, "steps") && strcmp(k->string, "epochs") && strcmp(k->string, "curve_every"))
-                return posemb_fail(err, POSEMB_EINVAL, "%s: \"task_budgets\": '%s' has unknown key \"%s\"", path,
-                                   x->string, k->string);
-        posemb_status st;
-        if ((st = get_int(x, "steps", 1, 10000000, &b.steps, path, err)) ||
-            (st = get_float(x, "epochs", 0, 1, 1e6, &b.epochs, path, err)) ||
-            (st = get_int(x, "curve_every", 0, 1 << 20, &b.curve_every, path, err)))
-            return st;
-        c->budgets[c->n_budgets++] = b;
+        posemb_status st = get_budget(x, c, &c->budgets[c->n_budgets], path, err);
+        if (st) return st;
+        c->n_budgets++;
     }
     return POSEMB_OK;
 }
@@ -129,7 +161,7 @@ const posemb_study_config *posemb_study_for_task(const posemb_study_config *c, c
     *out = *c;
     for (int i = 0; i < c->n_budgets; i++) {
         const posemb_study_budget *b = &c->budgets[i];
-        if (strcmp(b->task, task)) continue;
+        if (!same_task(b->task, task)) continue;
         if (b->steps >= 0) out->steps = b->steps;
         if (b->epochs >= 0) out->epochs = b->epochs;
         if (b->curve_every >= 0) out->curve_every = b->curve_every;

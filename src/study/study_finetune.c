@@ -32,7 +32,7 @@ typedef struct task_data {
     posemb_features train;           /* at n_train */
     posemb_features eval[MAX_MULTS]; /* GLUE: [0] only; SQuAD: windows of n_train * mults[m] */
     double chance;                   /* main metric of a constant predictor */
-    double match[MAX_MULTS];         /* span tasks: F1 of posemb_squad_match_logits, no model; NAN otherwise */
+    double match[MAX_MULTS];         /* span tasks: F1 of posemb_squad_match_logits (no model); NAN otherwise */
 } task_data;
 
 static void task_data_free(task_data *td)
@@ -92,17 +92,17 @@ static posemb_status squad_score(const task_data *td, const posemb_features *f, 
     return st;
 }
 
-/* The token-match reference's F1 at each evaluation length (the tables' row beside chance). */
+/* The first-matching-word reference's F1 at each evaluation length (the tables' row beside chance). */
 static posemb_status squad_match(const posemb_study_config *c, task_data *td, posemb_error *err)
 {
     posemb_status st = POSEMB_OK;
     for (int m = 0; !st && m < c->n_mults && m < MAX_MULTS; m++) {
         const posemb_features *f = &td->eval[m];
         float *logits = malloc((size_t)f->n * f->T * 2 * sizeof *logits);
-        double v[2];
+        double v[2] = {NAN, NAN};
         if (!logits) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
-        posemb_squad_match_logits(f, logits);
-        st = squad_score(td, f, logits, c->max_answer, v, err);
+        st = posemb_squad_match_logits(f, logits, err);
+        if (!st) st = squad_score(td, f, logits, c->max_answer, v, err);
         td->match[m] = v[0];
         free(logits);
     }

@@ -27,6 +27,7 @@ posemb_status study_amplitude_rule(const char *spec, const posemb_pe_dims *dims,
 /* The real-data study's pretraining (study_pretrain_report.c): its table in
  * tables.md, its held-out loss curves in the report. */
 void study_pretrain_md(FILE *f, const posemb_study_config *c, const char *out);
+void study_budgets_text(const posemb_study_config *c, char *buf, size_t cap);
 posemb_status study_pretrain_figure(posemb_report *rep, const posemb_study_config *c, const char *out,
                                     posemb_error *err);
 /* The next unit of q for this process, -1 when none is left: the group's

@@ -238,6 +238,9 @@ static posemb_status write_md(const length_table *tb, const posemb_study_config 
             "table ends at the training length, so the length is read in sliding windows of it (the last %d tokens "
             "of context at most).\n\n",
             c->n_train, c->tokenizer, c->n_train, c->steps, c->batch, c->eval_tokens, c->n_seeds, c->n_train);
+    char budgets[2048];
+    study_budgets_text(c, budgets, sizeof budgets);
+    if (budgets[0]) fprintf(af.f, "%s\n\n", budgets);
     for (int t = 0; t < c->n_tasks; t++) {
         md_task(af.f, tb, c, t);
         fprintf(af.f, "\n");
@@ -400,6 +403,8 @@ posemb_status study_length_report(const posemb_study_config *c, const char *out,
                  "of the training length (the PE's table ends there). Tables: tables.md, tables.csv.",
                  c->n_train, c->tokenizer, c->steps, c->batch, c->eval_tokens, c->n_seeds);
         posemb_report_paragraph(rep, path);
+        study_budgets_text(c, path, sizeof path);
+        if (path[0]) posemb_report_paragraph(rep, path);
     }
     for (int t = 0; !st && t < c->n_tasks; t++) st = report_task(rep, tb, c, out, t, err);
     snprintf(path, sizeof path, "%s/report.html", out);

@@ -26,7 +26,7 @@ typedef struct table {
     double *curve;            /* [pe][task][seed][64][2] */
     int *n_curve;             /* [pe][task][seed] */
     double *chance;           /* [task][mult], as the lines record it */
-    double *match;            /* [task][mult]: span tasks' token-match reference ("token_match"), else NAN */
+    double *match;            /* [task][mult]: span tasks' first-matching-word reference ("token_match"), else NAN */
     char kind[POSEMB_STUDY_MAX_TASKS][16];
 } table;
 
@@ -188,7 +188,7 @@ static void ref_row(FILE *f, const table *tb, const double *ref, const char *nam
                     int only)
 {
     const posemb_study_config *c = tb->c;
-    double cells[POSEMB_STUDY_MAX_TASKS > 8 ? POSEMB_STUDY_MAX_TASKS : 8];
+    double cells[POSEMB_STUDY_MAX_TASKS + sizeof c->mults / sizeof *c->mults]; /* a column per task or length */
     int ncell = 0, known = 0;
     for (int i = 0; i < (by_length ? c->n_mults : c->n_tasks); i++) {
         if (!by_length && !is_kind(c, i, kind)) continue;
@@ -251,7 +251,7 @@ static void md_table(FILE *f, const table *tb, posemb_syn_kind kind, int by_leng
         fprintf(f, "\n");
     }
     ref_row(f, tb, tb->chance, "chance", kind, by_length, only);
-    ref_row(f, tb, tb->match, "token match, no model", kind, by_length, only);
+    ref_row(f, tb, tb->match, "first matching word, no model", kind, by_length, only);
 }
 
 /* Opens out/name to be written whole or not at all. */
@@ -263,17 +263,23 @@ static posemb_status open_output(const char *out, const char *name, posemb_atomi
     return posemb_atomic_open(af, path, err);
 }
 
-/* The tasks trained to their own budget (task_budgets), as a sentence each. */
-static void budgets_md(FILE *f, const posemb_study_config *c)
+/* The tasks trained to their own budget (task_budgets), a sentence each, into buf ("" for none). */
+void study_budgets_text(const posemb_study_config *c, char *buf, size_t cap)
 {
-    for (int t = 0; t < c->n_tasks; t++) {
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int t = 0; t < c->n_tasks && n < cap; t++) {
         posemb_study_config b;
         const posemb_study_config *ct = posemb_study_for_task(c, c->tasks[t], &b);
         if (ct->steps == c->steps && ct->epochs == c->epochs && ct->curve_every == c->curve_every) continue;
-        fprintf(f, "%s has its own budget: at most %d steps", c->tasks[t], ct->steps);
-        if (ct->epochs > 0 && ct->epochs != c->epochs) fprintf(f, " (fewer where %g epochs take fewer)", ct->epochs);
-        if (ct->curve_every) fprintf(f, ", evaluated every %d.\n\n", ct->curve_every);
-        else fprintf(f, ", evaluated at the end.\n\n");
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s has its own budget: %s%d steps", n ? " " : "", c->tasks[t],
+                              study_glue(c) ? "at most " : "", ct->steps);
+        if (n < cap && study_glue(c) && ct->epochs != c->epochs)
+            n += ct->epochs > 0 ? (size_t)snprintf(buf + n, cap - n, " (fewer where %g epochs take fewer)", ct->epochs)
+                                : (size_t)snprintf(buf + n, cap - n, " (whatever the epochs)");
+        if (n < cap)
+            n += ct->curve_every ? (size_t)snprintf(buf + n, cap - n, ", evaluated every %d.", ct->curve_every)
+                                 : (size_t)snprintf(buf + n, cap - n, ", evaluated at the end.");
     }
 }
 
@@ -296,7 +302,9 @@ static posemb_status write_md(const table *tb, const char *out, int ape, posemb_
                 c->pretrain_steps, c->pretrain_batch, c->n_train, c->data, c->steps, c->batch,
                 c->epochs > 0 ? ", fewer where the epochs take fewer" : "", c->curve_every);
     else fprintf(f, "trained %d steps at %d tokens.\n\n", c->steps, c->n_train);
-    budgets_md(f, c);
+    char budgets[2048];
+    study_budgets_text(c, budgets, sizeof budgets);
+    if (budgets[0]) fprintf(f, "%s\n\n", budgets);
     int nc, nr;
     count_collapsed(tb, &nc, &nr);
     fprintf(f,
@@ -618,16 +626,17 @@ posemb_status posemb_study_report(const posemb_study_config *c, const char *out,
     if (!st) {
         posemb_report_heading(rep, 1, "Position embeddings compared by training");
         if (c->data[0])
-            snprintf(text, sizeof text,
-                     "%d PEs x %d tasks x %d seeds on %.512s. For each PE a BERT (%d layers, width %d, %d "
-                     "heads) is pretrained with masked LM for %d steps of %d sequences of %d tokens, then fine-tuned "
-                     "on each "
-                     "task with each seed for %d steps; the best dev evaluation is kept. GLUE: dev sets; SQuAD and "
-                     "SQuAD-locate (each question replaced by its answer's text): the held-out articles of the dev "
-                     "file, also with windows longer than the pretraining length. Mean ± std over "
-                     "seeds; * marks a two-sided Welch t-test against ape with p < 0.05.",
-                     c->n_pes, c->n_tasks, c->n_seeds, c->data, c->layers, c->hidden, c->heads, c->pretrain_steps,
-                     c->pretrain_batch, c->n_train, c->steps);
+            snprintf(
+                text, sizeof text,
+                "%d PEs x %d tasks x %d seeds on %.512s. For each PE a BERT (%d layers, width %d, %d "
+                "heads) is pretrained with masked LM for %d steps of %d sequences of %d tokens, then fine-tuned "
+                "on each "
+                "task with each seed for at most %d steps; the best dev evaluation is kept. GLUE: dev sets; SQuAD and "
+                "SQuAD-locate (each question replaced by its answer's text): the held-out articles of the dev "
+                "file, also with windows longer than the pretraining length. Mean ± std over "
+                "seeds; * marks a two-sided Welch t-test against ape with p < 0.05.",
+                c->n_pes, c->n_tasks, c->n_seeds, c->data, c->layers, c->hidden, c->heads, c->pretrain_steps,
+                c->pretrain_batch, c->n_train, c->steps);
         else
             snprintf(
                 text, sizeof text,
@@ -640,6 +649,8 @@ posemb_status posemb_study_report(const posemb_study_config *c, const char *out,
                 c->n_pes, c->n_tasks, c->n_seeds, c->layers, c->hidden, c->heads, c->steps, c->batch, c->n_train,
                 c->eval_examples);
         posemb_report_paragraph(rep, text);
+        study_budgets_text(c, text, sizeof text);
+        if (text[0]) posemb_report_paragraph(rep, text);
         if (has_kind(c, POSEMB_SYN_CLASSIFY)) {
             posemb_report_heading(rep, 2, "Table 2: classification");
             html_table(rep, &tb, POSEMB_SYN_CLASSIFY, ape, "Accuracy at the training length");
