@@ -574,7 +574,10 @@ static void test_squad_locate(void **state)
             int in = 0;
             for (int j = 0; j < na; j++) in |= f.tok_start[i] >= 0 && a.ids[j] == f.ids[i];
             assert_true(lg[i * 2] == (float)in && lg[i * 2 + 1] == (float)in);
-            if (in && first[k][0] < 0) first[k][0] = r, first[k][1] = t;
+            if (in && first[k][0] < 0) {
+                first[k][0] = r;
+                first[k][1] = t;
+            }
         }
     }
     char **ans;

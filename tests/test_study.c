@@ -210,7 +210,10 @@ static void check_token_match(const char *root, const char *run)
                      cJSON_GetObjectItem(j, "eval_len")->valueint);
             int i = 0;
             while (i < nk && strcmp(key[i], k)) i++;
-            if (i == nk) snprintf(key[nk], sizeof key[nk], "%s", k), val[nk++] = m->valuedouble;
+            if (i == nk) {
+                snprintf(key[nk], sizeof key[nk], "%s", k);
+                val[nk++] = m->valuedouble;
+            }
             assert_true(m->valuedouble == val[i]);
             if (strstr(k, "locate")) assert_true(m->valuedouble > 0.1);
             nlines++;

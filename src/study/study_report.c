@@ -197,7 +197,10 @@ static void ref_row(FILE *f, const table *tb, const double *ref, const char *nam
         for (int t = 0; t < c->n_tasks; t++) {
             int in = by_length ? is_kind(c, t, kind) && (only < 0 || t == only) : t == i;
             double v = ref[t * c->n_mults + (by_length ? i : 0)];
-            if (in && !isnan(v)) sum += v, n++;
+            if (in && !isnan(v)) {
+                sum += v;
+                n++;
+            }
         }
         cells[ncell++] = n ? sum / n : NAN;
         known += n > 0;
