@@ -164,6 +164,32 @@ static void test_dropout_statistics(void **state)
     posemb_model_free(hs.m);
 }
 
+/* The tensor loops decide in integers (bits < ceil(p 2^53)) what
+ * posemb_nn_dropout_scale decides in double (bits 2^-53 < p): the same
+ * decisions element for element, at ordinary rates, tiny and extreme ones. */
+static void test_dropout_same_decisions(void **state)
+{
+    enum { n = 100003 };
+    static float x[n], y[n], dx[n];
+    const float ps[] = {0.1f, 0.2f, 0.5f, 1.0f / 3.0f, 1e-9f, 1e-30f, 0.999999f, 1.0f, 0.0f};
+    for (int i = 0; i < n; i++) x[i] = 1.0f + (float)(i % 7);
+    for (int k = 0; k < (int)(sizeof ps / sizeof *ps); k++) {
+        uint64_t key = posemb_nn_dropout_key(7, (uint64_t)k, 11);
+        posemb_nn_dropout_forward(y, x, n, ps[k], key);
+        memset(dx, 0, sizeof dx);
+        posemb_nn_dropout_backward(dx, x, n, ps[k], key);
+        long dropped = 0;
+        for (int i = 0; i < n; i++) {
+            float want = x[i] * posemb_nn_dropout_scale(key, (uint64_t)i, ps[k]);
+            if (ps[k] <= 0.0f) want = x[i]; /* p = 0: the identity */
+            assert_true(y[i] == want);
+            assert_true(dx[i] == want);
+            dropped += y[i] == 0.0f;
+        }
+        printf("p = %g: %ld of %d dropped\n", (double)ps[k], dropped, n);
+    }
+}
+
 static void test_bert(void **state)
 {
     const char *specs[] = {"none",
@@ -254,10 +280,15 @@ static void test_qwen3(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_llama),   cmocka_unit_test(test_llama_head_dim),
-        cmocka_unit_test(test_qwen3),   cmocka_unit_test(test_bert),
-        cmocka_unit_test(test_roberta), cmocka_unit_test(test_gpt2),
-        cmocka_unit_test(test_dropout), cmocka_unit_test(test_dropout_statistics),
+        cmocka_unit_test(test_llama),
+        cmocka_unit_test(test_llama_head_dim),
+        cmocka_unit_test(test_qwen3),
+        cmocka_unit_test(test_bert),
+        cmocka_unit_test(test_roberta),
+        cmocka_unit_test(test_gpt2),
+        cmocka_unit_test(test_dropout),
+        cmocka_unit_test(test_dropout_statistics),
+        cmocka_unit_test(test_dropout_same_decisions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
