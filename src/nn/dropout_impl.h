@@ -33,9 +33,11 @@ static inline dropout_rule dropout_rule_of(uint64_t key, float p)
                           1.0f / (1.0f - p)};
 }
 
-static inline float dropout_factor(const dropout_rule *r, uint64_t i)
+/* By value: a rule behind a pointer could alias the floats a loop writes, which keeps
+ * the compiler from vectorising it. */
+static inline float dropout_factor(dropout_rule r, uint64_t i)
 {
-    return (dropout_mix64(r->key ^ dropout_mix64(i)) >> 11) < r->threshold ? 0.0f : r->scale;
+    return (dropout_mix64(r.key ^ dropout_mix64(i)) >> 11) < r.threshold ? 0.0f : r.scale;
 }
 
 #endif
