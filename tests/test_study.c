@@ -264,7 +264,9 @@ static void test_data_study(void **state)
              "test $(grep -c '\"task\": \"SQuAD\".*\"steps\": 6,' results.jsonl) = 12 && "
              "test $(grep -c 'token_match' results.jsonl) = 24 && "
              "grep -q '^| \\*first matching word, no model\\* | 0\\.[0-9]* | 0\\.[0-9]* |$' tables.md && "
-             "grep -q '^| \\*chance\\* | 0.000 | 0.000 |$' tables.md",
+             "grep -q '^| \\*chance\\* | 0.000 | 0.000 |$' tables.md && "
+             "grep -q '<tr><td>first matching word, no model</td><td>0\\.[0-9]*</td><td>0\\.[0-9]*</td></tr>' "
+             "report.html",
              dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     check_token_match(dir, "da");

@@ -405,14 +405,28 @@ static void html_table(posemb_report *rep, const table *tb, posemb_syn_kind kind
             head[cols++] = c->tasks[t];
         }
     if (cols == 1) return;
-    char(*buf)[64] = calloc((size_t)c->n_pes * cols, sizeof *buf);
-    const char **cells = calloc((size_t)c->n_pes * cols, sizeof *cells);
+    int rows = c->n_pes;
+    char(*buf)[64] = calloc((size_t)(rows + 2) * cols, sizeof *buf);
+    const char **cells = calloc((size_t)(rows + 2) * cols, sizeof *cells);
     for (int p = 0; buf && cells && p < c->n_pes; p++) {
         snprintf(buf[p * cols], 64, "%.63s", c->pes[p]);
         for (int k = 1; k < cols; k++) fmt_cell(buf[p * cols + k], 64, stats_of(tb, p, idx[k - 1], 0, ape));
-        for (int k = 0; k < cols; k++) cells[p * cols + k] = buf[p * cols + k];
     }
-    if (buf && cells) posemb_report_table(rep, head, cols, cells, c->n_pes, caption);
+    const double *refs[2] = {tb->chance, tb->match}; /* the rows tables.md has under its tables */
+    const char *names[2] = {"chance", "first matching word, no model"};
+    for (int r = 0; buf && cells && r < 2; r++) {
+        int known = 0;
+        for (int k = 1; k < cols; k++) known |= !isnan(refs[r][idx[k - 1] * c->n_mults]);
+        if (!known) continue;
+        snprintf(buf[rows * cols], 64, "%s", names[r]);
+        for (int k = 1; k < cols; k++) {
+            double v = refs[r][idx[k - 1] * c->n_mults];
+            snprintf(buf[rows * cols + k], 64, isnan(v) ? "-" : "%.3f", v);
+        }
+        rows++;
+    }
+    for (int i = 0; buf && cells && i < rows * cols; i++) cells[i] = buf[i];
+    if (buf && cells) posemb_report_table(rep, head, cols, cells, rows, caption);
     free(buf);
     free(cells);
 }
