@@ -66,18 +66,12 @@ POSEMB_KERNEL static void softmax_rows(float *s, int T)
 
 /* The probabilities the values see: P itself, or P with dropout applied
  * (into buf), the decisions indexed by the element's place in [B, H, T, T]. */
-POSEMB_KERNEL static void drop_rows(dropout_rule r, uint64_t base, const float *x, float *y, size_t n)
-{
-#pragma omp simd
-    for (size_t i = 0; i < n; i++) y[i] = x[i] * dropout_factor(r, base + i);
-}
-
 static const float *dropped(const posemb_nn_attn_shape *s, int b, int h, const float *pr, float *buf)
 {
     if (s->dropout <= 0.0f) return pr;
     size_t n = (size_t)s->T * s->T, base = ((size_t)b * s->H + h) * n;
     dropout_rule r = dropout_rule_of(s->key, s->dropout);
-    drop_rows(r, base, pr, buf, n);
+    dropout_span(r, base, pr, buf, n);
     return buf;
 }
 
@@ -86,7 +80,7 @@ static void undrop_grad(const posemb_nn_attn_shape *s, int b, int h, float *dp)
 {
     size_t n = (size_t)s->T * s->T, base = ((size_t)b * s->H + h) * n;
     dropout_rule r = dropout_rule_of(s->key, s->dropout);
-    drop_rows(r, base, dp, dp, n);
+    dropout_span(r, base, dp, dp, n);
 }
 
 /* Head h of sequence b's self-attention over T positions ps: queries and keys alike. */

@@ -18,12 +18,6 @@ float posemb_nn_dropout_scale(uint64_t key, uint64_t i, float p)
 /* Chunks of the tensors, one per task of the parallel loops; each one vectorised. */
 enum { DROPOUT_CHUNK = 1 << 14 };
 
-POSEMB_KERNEL static void drop_span(dropout_rule r, uint64_t i0, const float *x, float *y, long n)
-{
-#pragma omp simd
-    for (long i = 0; i < n; i++) y[i] = x[i] * dropout_factor(r, i0 + (uint64_t)i);
-}
-
 POSEMB_KERNEL static void undrop_span(dropout_rule r, uint64_t i0, const float *dy, float *dx, long n)
 {
 #pragma omp simd
@@ -39,7 +33,7 @@ void posemb_nn_dropout_forward(float *y, const float *x, long n, float p, uint64
     dropout_rule r = dropout_rule_of(key, p);
 #pragma omp parallel for schedule(static)
     for (long c = 0; c < n; c += DROPOUT_CHUNK)
-        drop_span(r, (uint64_t)c, x + c, y + c, n - c < DROPOUT_CHUNK ? n - c : DROPOUT_CHUNK);
+        dropout_span(r, (uint64_t)c, x + c, y + c, (size_t)(n - c < DROPOUT_CHUNK ? n - c : DROPOUT_CHUNK));
 }
 
 void posemb_nn_dropout_backward(float *dx, const float *dy, long n, float p, uint64_t key)

@@ -7,7 +7,10 @@
 #define POSEMB_NN_DROPOUT_IMPL_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "core/simd.h"
 
 /* SplitMix64's finaliser: a bijective mix with good avalanche, enough to
  * turn (key, index) into independent-looking uniform bits. */
@@ -38,6 +41,14 @@ static inline dropout_rule dropout_rule_of(uint64_t key, float p)
 static inline float dropout_factor(dropout_rule r, uint64_t i)
 {
     return (dropout_mix64(r.key ^ dropout_mix64(i)) >> 11) < r.threshold ? 0.0f : r.scale;
+}
+
+/* y = x with elements i0 .. i0 + n - 1 of the tensor dropped and the kept ones scaled;
+ * y may be x. The forward pass and, with the same rule, the gradient in place. */
+POSEMB_KERNEL static inline void dropout_span(dropout_rule r, uint64_t i0, const float *x, float *y, size_t n)
+{
+#pragma omp simd
+    for (size_t i = 0; i < n; i++) y[i] = x[i] * dropout_factor(r, i0 + i);
 }
 
 #endif
