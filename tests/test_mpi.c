@@ -136,17 +136,11 @@ static pid_t child_of(pid_t parent)
     return pid;
 }
 
-/* Starts the group (fresh or resumed) and SIGKILLs one rank once the run
- * holds checkpoint `at` or a later one; returns 1 if the run finished first. */
-static int run_and_kill_rank(int resume, long at)
+/* Runs cmd (exec mpirun ...) and SIGKILLs one rank once the run folder
+ * holds checkpoint `at` or a later one; returns 1 if cmd finished first. */
+static int kill_rank_at(const char *cmd, const char *run, long at)
 {
-    char cmd[4096], run[1200], path[POSEMB_PATH_MAX];
-    snprintf(run, sizeof run, "%s/killed", dir);
-    if (resume)
-        snprintf(cmd, sizeof cmd, "exec " MPIRUN "'%s' train --resume --out %s > /dev/null 2>&1", POSEMB_BIN, run);
-    else
-        snprintf(cmd, sizeof cmd, "exec " MPIRUN "'%s' train " TRAIN_ARGS " --out %s > /dev/null 2>&1", POSEMB_BIN, dir,
-                 dir, run);
+    char path[POSEMB_PATH_MAX];
     pid_t pid = fork();
     if (pid == 0) {
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
@@ -162,6 +156,19 @@ static int run_and_kill_rank(int resume, long at)
     if (rank) kill(rank, SIGKILL);
     waitpid(pid, &status, 0); /* mpirun ends the other rank */
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* Starts the group (fresh or resumed) and kills one rank at checkpoint `at`. */
+static int run_and_kill_rank(int resume, long at)
+{
+    char cmd[4096], run[1200];
+    snprintf(run, sizeof run, "%s/killed", dir);
+    if (resume)
+        snprintf(cmd, sizeof cmd, "exec " MPIRUN "'%s' train --resume --out %s > /dev/null 2>&1", POSEMB_BIN, run);
+    else
+        snprintf(cmd, sizeof cmd, "exec " MPIRUN "'%s' train " TRAIN_ARGS " --out %s > /dev/null 2>&1", POSEMB_BIN, dir,
+                 dir, run);
+    return kill_rank_at(cmd, run, at);
 }
 
 static void test_killed_rank_resumes(void **state)
@@ -182,6 +189,19 @@ static void test_killed_rank_resumes(void **state)
     assert_same_model("one", "killed", 1e-5);
 }
 
+/* Runs one and two (study folders in dir) hold the same lines, timings aside. */
+static void assert_same_results(const char *one, const char *two)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s/results.jsonl", dir, one);
+    char *a = tu_results_canonical(path);
+    snprintf(path, sizeof path, "%s/%s/results.jsonl", dir, two);
+    char *b = tu_results_canonical(path);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+}
+
 /* The study across ranks gives the lines of one process: each run is a function of its seed. */
 static void test_study_across_ranks(void **state)
 {
@@ -199,13 +219,7 @@ static void test_study_across_ranks(void **state)
     snprintf(cmd, sizeof cmd, "cd '%s' && " MPIRUN "'%s' study study.json --out two", dir, POSEMB_BIN);
     rc = tu_run(cmd, out, sizeof out);
     if (rc || !strstr(out, "12 unit(s) to go on 2 ranks")) fail_msg("mpirun -np 2 study exited %d: %s", rc, out);
-    snprintf(path, sizeof path, "%s/one/results.jsonl", dir);
-    char *a = tu_results_canonical(path);
-    snprintf(path, sizeof path, "%s/two/results.jsonl", dir);
-    char *b = tu_results_canonical(path);
-    assert_string_equal(a, b);
-    free(a);
-    free(b);
+    assert_same_results("one", "two");
     snprintf(cmd, sizeof cmd, "test -s '%s/two/tables.md' && test -s '%s/two/report.html'", dir, dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     printf("the study on 2 ranks: the 24 lines of one process\n");
@@ -287,6 +301,34 @@ static void test_study_groups(void **state)
         fail_msg("3 ranks in groups of 2: exit %d: %s", rc, out);
 }
 
+/* A group's fine-tuning run (ranks_per_run 2) killed at one of its
+ * checkpoints continues from it on the group to the lines of the
+ * uninterrupted group, exactly (the gradients are summed in rank order). */
+static void test_study_group_resumes(void **state)
+{
+    if (!POSEMB_MPIEXEC[0]) skip();
+    if (!tu_have_shared("the real-data study's resume in a group")) return;
+    char path[1200], cmd[8192], run[1200];
+    const char *cfg = "{\"pes\": [\"ape\"], \"tasks\": [\"STS-B\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, "
+                      "\"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"pretrain_steps\": 4, \"steps\": 150, "
+                      "\"curve_every\": 5, \"analyze\": 0, \"ranks_per_run\": 2}";
+    snprintf(path, sizeof path, "%s/gr.json", dir);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    const char *study = "cd '%s' && exec " MPIRUN "'%s' study gr.json --data '%s/data' --out %s";
+    snprintf(cmd, sizeof cmd, study, dir, POSEMB_BIN, POSEMB_SHARED, "gr1");
+    int rc = tu_run(cmd, out, sizeof out);
+    if (rc) fail_msg("the group's study exited %d: %s", rc, out);
+    snprintf(cmd, sizeof cmd, study, dir, POSEMB_BIN, POSEMB_SHARED, "gr2 > /dev/null 2>&1");
+    snprintf(run, sizeof run, "%s/gr2/models/ape/STS-B-s1/resume", dir);
+    assert_false(kill_rank_at(cmd, run, 5));
+    assert_int_equal(tu_count_results(dir, "gr2"), 0);
+    snprintf(cmd, sizeof cmd, study, dir, POSEMB_BIN, POSEMB_SHARED, "gr2");
+    rc = tu_run(cmd, out, sizeof out);
+    if (rc || !strstr(out, "resumed at step ")) fail_msg("the group's resumed study exited %d: %s", rc, out);
+    assert_same_results("gr1", "gr2");
+    printf("a group's fine-tuning killed at a checkpoint and resumed: the lines of the uninterrupted group\n");
+}
+
 static void test_refusals(void **state)
 {
     if (!POSEMB_MPIEXEC[0]) skip();
@@ -306,11 +348,9 @@ static void test_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_ranks_train_as_one),
-        cmocka_unit_test(test_killed_rank_resumes),
-        cmocka_unit_test(test_study_across_ranks),
-        cmocka_unit_test(test_study_groups),
-        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_two_ranks_train_as_one), cmocka_unit_test(test_killed_rank_resumes),
+        cmocka_unit_test(test_study_across_ranks),     cmocka_unit_test(test_study_groups),
+        cmocka_unit_test(test_study_group_resumes),    cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -225,6 +225,47 @@ static void check_token_match(const char *root, const char *run)
     assert_int_equal(nlines, 24);
 }
 
+/* A fine-tuning run killed after one of its checkpoints continues from it to
+ * the line and best model of an uninterrupted run, and leaves no checkpoint
+ * behind; a checkpoint whose notes are not the run's is one clear error. */
+static void test_finetune_resume(void **state)
+{
+    char cmd[8192], args[2048];
+    if (!tu_have_shared("the fine-tuning's resume")) return;
+    const char *cfg = "{\"pes\": [\"ape\"], \"tasks\": [\"STS-B\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, "
+                      "\"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"pretrain_steps\": 4, \"steps\": 150, "
+                      "\"curve_every\": 5, \"jobs\": 1, \"analyze\": 0}";
+    data_run("fa", cfg, "", "true");
+    snprintf(args, sizeof args, "fa.json --data '%s/data'", POSEMB_SHARED);
+    const char *ckpt = "%s/models/ape/STS-B-s1/resume/checkpoint-*/trainer_state.json";
+    char pattern[256];
+    snprintf(pattern, sizeof pattern, ckpt, "fb");
+    assert_true(tu_study_killed_when(dir, args, "fb", pattern));
+    assert_int_equal(tu_count_results(dir, "fb"), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study %s --out fb", dir, POSEMB_BIN, args);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    assert_non_null(strstr(out, "resumed at step "));
+    char *a = canonical("fa"), *b = canonical("fb");
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && cmp fa/models/ape/STS-B-s1/model.safetensors fb/models/ape/STS-B-s1/model.safetensors && "
+             "test ! -e fb/models/ape/STS-B-s1/resume && test ! -e fa/models/ape/STS-B-s1/resume",
+             dir);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    /* notes that are not this run's progress */
+    snprintf(pattern, sizeof pattern, ckpt, "fc");
+    assert_true(tu_study_killed_when(dir, args, "fc", pattern));
+    snprintf(
+        cmd, sizeof cmd,
+        "cd '%s' && for f in fc/models/ape/STS-B-s1/resume/checkpoint-*/notes.json; do echo '{\"steps\": 7}' > $f; "
+        "done && '%s' study %s --out fc",
+        dir, POSEMB_BIN, args);
+    assert_int_not_equal(tu_run(cmd, out, sizeof out), 0);
+    assert_non_null(strstr(out, "notes.json is not the progress of this fine-tuning of 150 steps"));
+}
+
 static void test_data_study(void **state)
 {
     char path[1200], cmd[8192];
@@ -381,9 +422,13 @@ static void test_task_budget(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resume_same_results), cmocka_unit_test(test_tasks),
-        cmocka_unit_test(test_reverse_task),        cmocka_unit_test(test_data_study),
-        cmocka_unit_test(test_bad_config),          cmocka_unit_test(test_task_budget),
+        cmocka_unit_test(test_resume_same_results),
+        cmocka_unit_test(test_finetune_resume),
+        cmocka_unit_test(test_tasks),
+        cmocka_unit_test(test_reverse_task),
+        cmocka_unit_test(test_data_study),
+        cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_task_budget),
         cmocka_unit_test(test_default_budget),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

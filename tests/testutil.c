@@ -1,6 +1,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,7 +178,8 @@ int tu_count_results(const char *dir, const char *run)
     return n;
 }
 
-int tu_study_killed_after(const char *dir, const char *args, const char *run, int lines)
+/* Starts `posemb study ARGS --out RUN` in dir. */
+static pid_t start_study(const char *dir, const char *args, const char *run)
 {
     char cmd[8192];
     pid_t pid = fork();
@@ -187,10 +189,41 @@ int tu_study_killed_after(const char *dir, const char *args, const char *run, in
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
+    return pid;
+}
+
+static void kill_study(pid_t pid)
+{
+    int status;
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+}
+
+int tu_study_killed_after(const char *dir, const char *args, const char *run, int lines)
+{
+    pid_t pid = start_study(dir, args, run);
     struct timespec ts = {0, 5000000};
     for (int i = 0; i < 6000 && tu_count_results(dir, run) < lines; i++) nanosleep(&ts, NULL);
-    kill(pid, SIGKILL);
-    int status;
-    waitpid(pid, &status, 0);
+    kill_study(pid);
     return tu_count_results(dir, run);
+}
+
+static int path_exists(const char *dir, const char *pattern)
+{
+    char path[1200];
+    glob_t g;
+    snprintf(path, sizeof path, "%s/%s", dir, pattern);
+    int found = glob(path, 0, NULL, &g) == 0 && g.gl_pathc > 0;
+    globfree(&g);
+    return found;
+}
+
+int tu_study_killed_when(const char *dir, const char *args, const char *run, const char *pattern)
+{
+    pid_t pid = start_study(dir, args, run);
+    struct timespec ts = {0, 1000000};
+    int found = 0;
+    for (int i = 0; i < 30000 && !(found = path_exists(dir, pattern)); i++) nanosleep(&ts, NULL);
+    kill_study(pid);
+    return found;
 }

@@ -101,6 +101,23 @@ POSEMB_API void posemb_train_result_free(posemb_train_result *res);
 /* The newest complete checkpoint folder of a run, or 0 (path untouched). */
 POSEMB_API long posemb_checkpoint_latest(const char *run, char *path, size_t cap);
 
+/* Checkpoints for training loops of one's own (the study's fine-tuning) in
+ * the trainer's layout: run/checkpoint-STEP (STEP = o->step, run created)
+ * with the model, AdamW's state and, when notes is not NULL, notes.json: the
+ * caller's JSON as written (its own progress, read back byte for byte). The
+ * keep newest are kept. */
+POSEMB_API posemb_status posemb_checkpoint_save(const char *run, const posemb_model *m, const posemb_adamw *o,
+                                                const char *notes, int keep, posemb_error *err);
+/* Continues from run's newest complete checkpoint, if it has one: its
+ * weights into m (same config), AdamW's moments and step into o (o->step 0
+ * when there is none), its notes into *notes (malloc'ed, NULL when none). A
+ * group (NULL: one process) takes its leader's; the others' notes are NULL.
+ * EFORMAT/EIO name the file that failed. */
+POSEMB_API posemb_status posemb_checkpoint_resume(const char *run, const posemb_comm *group, posemb_model *m,
+                                                  posemb_adamw *o, char **notes, posemb_error *err);
+/* Removes run's checkpoints, and run once empty (a finished run's). */
+POSEMB_API void posemb_checkpoint_remove(const char *run);
+
 /* Causal-LM loss of a decoder on tokens [n], in windows of T tokens at
  * positions 0..T-1 moved by stride (1 <= stride <= T): the first window
  * scores every prediction, each later one its last stride tokens only

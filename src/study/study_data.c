@@ -104,7 +104,9 @@ posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error
         return posemb_fail(err, POSEMB_EINVAL,
                            "study: n_train >= 32, pretrain_steps, pretrain_batch, squad_max_query "
                            "and max_answer >= 1 are needed");
-    if (c->squad_stride >= c->n_train - 3 - c->squad_max_query)
+    int span = 0; /* the windows' settings matter to the span tasks alone */
+    for (int t = 0; t < c->n_tasks; t++) span |= study_is_squad(c->tasks[t]);
+    if (span && c->squad_stride >= c->n_train - 3 - c->squad_max_query)
         return posemb_fail(err, POSEMB_EINVAL,
                            "study: squad_stride %d must be less than the context window, n_train - 3 - "
                            "squad_max_query = %d",

@@ -1,14 +1,17 @@
 /* The real-data study's fine-tuning: a classifier, regressor or span head on
  * a pretrained encoder, trained on a task's train set (batches cut to their
  * longest example), evaluated on its dev set every curve_every steps, the
- * best evaluation's model kept in out/models/PE/TASK-sSEED. A fine-tuning
- * run is short: an interrupted one is redone from its start (it is a
- * function of its seed); the pretraining it starts from resumes from its
- * checkpoints. */
+ * best evaluation's model kept in out/models/PE/TASK-sSEED. A run is a
+ * function of its seed; at each evaluation it leaves a checkpoint in
+ * TASK-sSEED/resume, from which a killed run continues to the lines an
+ * uninterrupted one writes (SQuAD-locate's runs take half an hour); the
+ * pretraining it starts from resumes from its own checkpoints. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "posemb/datasets.h"
 #include "posemb/features.h"
@@ -311,6 +314,7 @@ typedef struct ft_result {
     int n_curve;
     double seconds;
     int steps;      /* the updates it made (ft_steps) */
+    long resumed;   /* the step it continued from (0: it ran from the start) */
     char spec[512]; /* the canonical PE spec the model ran with (the amplitude rule's rewrite) */
 } ft_result;
 
@@ -416,6 +420,101 @@ static posemb_status ft_checkpoint(posemb_model *m, const posemb_study_config *c
     return posemb_model_save(m, dir, err);
 }
 
+/* ---- resuming a run ---- */
+
+/* A double as JSON that reads back bit for bit; NaN as null. */
+static size_t put_exact(char *out, size_t cap, const char *before, double x)
+{
+    return (size_t)(isnan(x) ? snprintf(out, cap, "%snull", before) : snprintf(out, cap, "%s%.17g", before, x));
+}
+
+/* The run's progress at a checkpoint: what the rest of it needs to end as
+ * the uninterrupted run does (the best evaluation so far, whose model is in
+ * the run's folder, and the curve). */
+static char *ft_notes(const ft_result *r, double best, double seconds)
+{
+    size_t cap = 256 + 64 * (size_t)r->n_curve, n = 0;
+    char *s = malloc(cap);
+    if (!s) return NULL;
+    n += put_exact(s + n, cap - n, "{\"steps\": ", r->steps);
+    n += put_exact(s + n, cap - n, ", \"best\": ", best);
+    n += put_exact(s + n, cap - n, ", \"metric\": [", r->metric[0][0]);
+    n += put_exact(s + n, cap - n, ", ", r->metric[0][1]);
+    n += (size_t)snprintf(s + n, cap - n, "], \"collapsed\": %d, \"seconds\": %.3f, \"curve\": [", r->collapsed[0],
+                          seconds);
+    for (int k = 0; k < r->n_curve; k++) {
+        n += put_exact(s + n, cap - n, k ? ", [" : "[", r->curve[k][0]);
+        n += put_exact(s + n, cap - n, ", ", r->curve[k][1]);
+        n += (size_t)snprintf(s + n, cap - n, "]");
+    }
+    snprintf(s + n, cap - n, "]}");
+    return s;
+}
+
+/* A number or null (NaN) of notes; 0 when it is neither. */
+static int get_exact(const cJSON *v, double *x)
+{
+    *x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    return cJSON_IsNumber(v) || cJSON_IsNull(v);
+}
+
+static int read_pair(const cJSON *a, double *x, double *y)
+{
+    return cJSON_IsArray(a) && cJSON_GetArraySize(a) == 2 && get_exact(cJSON_GetArrayItem(a, 0), x) &&
+           get_exact(cJSON_GetArrayItem(a, 1), y);
+}
+
+static posemb_status ft_read_notes(const char *notes, const char *run, ft_result *r, double *best, double *seconds,
+                                   posemb_error *err)
+{
+    cJSON *j = cJSON_Parse(notes);
+    const cJSON *curve = cJSON_GetObjectItemCaseSensitive(j, "curve"), *p;
+    const cJSON *collapsed = cJSON_GetObjectItemCaseSensitive(j, "collapsed");
+    double steps;
+    int ok = get_exact(cJSON_GetObjectItemCaseSensitive(j, "steps"), &steps) && steps == r->steps &&
+             get_exact(cJSON_GetObjectItemCaseSensitive(j, "best"), best) &&
+             read_pair(cJSON_GetObjectItemCaseSensitive(j, "metric"), &r->metric[0][0], &r->metric[0][1]) &&
+             get_exact(cJSON_GetObjectItemCaseSensitive(j, "seconds"), seconds) && cJSON_IsNumber(collapsed) &&
+             cJSON_IsArray(curve) && cJSON_GetArraySize(curve) <= 64;
+    r->collapsed[0] = ok && collapsed->valueint != 0;
+    for (p = ok ? curve->child : NULL; p && ok; p = p->next) {
+        ok = read_pair(p, &r->curve[r->n_curve][0], &r->curve[r->n_curve][1]);
+        r->n_curve += ok;
+    }
+    cJSON_Delete(j);
+    return ok ? POSEMB_OK
+              : posemb_fail(
+                    err, POSEMB_EFORMAT,
+                    "%s: the newest checkpoint's notes.json is not the progress of this fine-tuning of "
+                    "%d steps (steps, best, metric, collapsed, seconds, curve); remove the folder to start over",
+                    run, r->steps);
+}
+
+static posemb_status ft_save_resume(const char *run, const posemb_model *m, const posemb_adamw *o, const ft_result *r,
+                                    double best, double seconds, posemb_error *err)
+{
+    char *notes = ft_notes(r, best, seconds);
+    posemb_status st =
+        notes ? posemb_checkpoint_save(run, m, o, notes, 1, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    free(notes);
+    return st;
+}
+
+/* Continues the run from its newest checkpoint in run, if any: *first is the
+ * step it resumes after (0: a fresh start), the rest of the state as then. */
+static posemb_status ft_resume(const char *run, const posemb_comm *group, posemb_model *m, posemb_adamw *o, long *first,
+                               double *best, double *seconds, ft_result *r, posemb_error *err)
+{
+    char *notes = NULL;
+    posemb_status st = posemb_checkpoint_resume(run, group, m, o, &notes, err);
+    *first = st ? 0 : o->step;
+    if (!st && notes) st = ft_read_notes(notes, run, r, best, seconds, err);
+    else if (!st && *first && posemb_comm_leader(group))
+        st = posemb_fail(err, POSEMB_EFORMAT, "%s: the newest checkpoint has no notes.json", run);
+    free(notes);
+    return st;
+}
+
 /* A task's fine-tuning length: steps, or fewer when `epochs` passes over
  * its training set take fewer (RTE's 2.5k pairs need not run as long as
  * SST-2's 67k sentences). */
@@ -435,8 +534,11 @@ static posemb_status finetune(const posemb_study_config *c, const char *pretrain
     posemb_adamw o = {0};
     batch_buf b = {0};
     shuffle sh = {malloc((size_t)td->train.n * sizeof(int)), td->train.n, -1, (uint64_t)seed};
-    double best = NAN, t0 = posemb_timer_now();
+    double best = NAN, before = 0, t0 = posemb_timer_now(); /* before: the seconds of its earlier tries */
     int longest = c->n_train * c->mults[c->n_mults - 1];
+    long first = 0;
+    char run[POSEMB_PATH_MAX];
+    snprintf(run, sizeof run, "%.4400s/resume", dir);
     memset(r, 0, sizeof *r);
     for (int k = 0; k < MAX_MULTS; k++) r->metric[k][0] = r->metric[k][1] = NAN;
     posemb_status st =
@@ -445,11 +547,15 @@ static posemb_status finetune(const posemb_study_config *c, const char *pretrain
     if (!st) snprintf(r->spec, sizeof r->spec, "%s", posemb_model_config(m)->pe);
     if (!st) st = posemb_adamw_init(&o, m, err);
     int steps = r->steps = ft_steps(c, td);
+    if (!st) st = ft_resume(run, group, m, &o, &first, &best, &before, r, err);
+    r->resumed = first;
     posemb_adamw_config oc = posemb_adamw_defaults(c->lr, steps / 10, steps);
-    for (long step = 0; !st && step < steps; step++) {
+    for (long step = first; !st && step < steps; step++) {
         st = ft_step(m, c, td, &sh, seed, step, group, &b, &o, &oc, err);
         int last = step + 1 == steps, due = c->curve_every && (step + 1) % c->curve_every == 0;
         if (!st && leader && (last || due)) st = ft_checkpoint(m, c, td, step + 1, dir, &b, &best, r, err);
+        if (!st && leader && due && !last)
+            st = ft_save_resume(run, m, &o, r, best, before + posemb_timer_now() - t0, err);
     }
     posemb_adamw_free(&o);
     posemb_model_free(m);
@@ -460,7 +566,7 @@ static posemb_status finetune(const posemb_study_config *c, const char *pretrain
     posemb_model_free(m);
     batch_free(&b);
     free(sh.order);
-    r->seconds = posemb_timer_now() - t0;
+    r->seconds = before + posemb_timer_now() - t0;
     return st;
 }
 
@@ -510,7 +616,7 @@ static posemb_status one_finetune(worker_state *ws, int p, int t, int s, posemb_
 {
     posemb_study_config budgeted;
     const posemb_study_config *c = posemb_study_for_task(ws->c, ws->c->tasks[t], &budgeted);
-    char name[160], pretrain[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX];
+    char name[160], pretrain[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX], resume[POSEMB_PATH_MAX];
     study_folder_of(c->pes[p], name, sizeof name);
     snprintf(pretrain, sizeof pretrain, "%s/models/%s/pretrain", ws->out, name);
     snprintf(dir, sizeof dir, "%s/models/%s/%s-s%d", ws->out, name, c->tasks[t], c->seeds[s]);
@@ -518,13 +624,19 @@ static posemb_status one_finetune(worker_state *ws, int p, int t, int s, posemb_
     posemb_status st = load_task(c, ws->tok, t, &ws->td[t], err);
     if (!st) st = finetune(c, pretrain, &ws->td[t], c->seeds[s], dir, ws->q->group, &r, err);
     if (!st && !posemb_comm_leader(ws->q->group)) return POSEMB_OK; /* the leader reports the run */
+    if (!st) { /* before the lines: a kill between the two redoes the run, never leaves its checkpoints behind */
+        snprintf(resume, sizeof resume, "%.4400s/resume", dir);
+        posemb_checkpoint_remove(resume);
+    }
     char *lines = st ? NULL : ft_lines(c, p, t, s, &ws->td[t], &r);
     if (!st) st = lines ? ws->q->append(ws->q->ctx, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     free(lines);
+    char resumed[48] = "";
+    if (!st && r.resumed) snprintf(resumed, sizeof resumed, ", resumed at step %ld", r.resumed);
     if (!st)
-        fprintf(stderr, "posemb study: %-8s %-6s seed %d  %s %.3f at %d tokens  (%.0f s, %d steps)\n", c->pes[p],
+        fprintf(stderr, "posemb study: %-8s %-6s seed %d  %s %.3f at %d tokens  (%.0f s, %d steps%s)\n", c->pes[p],
                 c->tasks[t], c->seeds[s], posemb_study_task_metric(c, t), r.metric[0][0], c->n_train, r.seconds,
-                r.steps);
+                r.steps, resumed);
     return st;
 }
 

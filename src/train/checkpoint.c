@@ -105,6 +105,14 @@ static posemb_status save_state(const train_state *s, const char *dir, posemb_er
     return st;
 }
 
+static posemb_status save_notes(const char *notes, const char *dir, posemb_error *err)
+{
+    char path[POSEMB_PATH_MAX];
+    if (posemb_path_join(path, sizeof path, dir, "notes.json"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
+    return posemb_write_text(path, notes, err);
+}
+
 posemb_status train_checkpoint_save(const char *run, const posemb_model *m, const posemb_adamw *o, const train_state *s,
                                     int keep, posemb_error *err)
 {
@@ -115,6 +123,7 @@ posemb_status train_checkpoint_save(const char *run, const posemb_model *m, cons
     remove_tree(tmp);
     posemb_status st = posemb_model_save(m, tmp, err);
     if (!st) st = save_optimizer(o, tmp, err);
+    if (!st && s->notes) st = save_notes(s->notes, tmp, err);
     if (!st) st = save_state(s, tmp, err); /* last: its presence marks the checkpoint complete */
     if (!st) {
         remove_tree(dir); /* a checkpoint of the same step from an earlier try */
@@ -217,4 +226,64 @@ posemb_status train_checkpoint_load(const char *dir, posemb_model *m, posemb_ada
     if (!st) st = load_optimizer(o, dir, err);
     if (!st) st = load_state(s, dir, err);
     return st;
+}
+
+posemb_status train_share_weights(const posemb_comm *c, posemb_model *m, posemb_adamw *o, posemb_error *err)
+{
+    long step = o->step;
+    posemb_status st = c->bcast(c->ctx, &step, sizeof step, err);
+    if (!st) st = c->bcast(c->ctx, posemb_model_weights(m), posemb_model_n_floats(m) * sizeof(float), err);
+    if (!st) st = c->bcast(c->ctx, o->m, o->n * sizeof *o->m, err);
+    if (!st) st = c->bcast(c->ctx, o->v, o->n * sizeof *o->v, err);
+    if (!st) posemb_pe_prepare(posemb_model_pe(m)); /* tables derived from learned frequencies follow the weights */
+    o->step = step;
+    return st;
+}
+
+/* ---- checkpoints for other training loops ---- */
+
+posemb_status posemb_checkpoint_save(const char *run, const posemb_model *m, const posemb_adamw *o, const char *notes,
+                                     int keep, posemb_error *err)
+{
+    if (mkdir(run, 0755) && errno != EEXIST)
+        return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", run, strerror(errno));
+    train_state s = {.step = o->step, .notes = notes};
+    return train_checkpoint_save(run, m, o, &s, keep, err);
+}
+
+/* The leader's newest checkpoint of run into m and o, with its notes. */
+static posemb_status load_latest(const char *run, posemb_model *m, posemb_adamw *o, char **notes, posemb_error *err)
+{
+    char dir[POSEMB_PATH_MAX], path[POSEMB_PATH_MAX];
+    if (!posemb_checkpoint_latest(run, dir, sizeof dir)) return POSEMB_OK;
+    train_state s = {0};
+    posemb_status st = train_checkpoint_load(dir, m, o, &s, err);
+    free(s.history);
+    if (!st && o->step != s.step)
+        st = posemb_fail(err, POSEMB_EFORMAT, "%s: optimizer step %ld and checkpoint step %ld differ", dir, o->step,
+                         s.step);
+    if (!st && !posemb_path_join(path, sizeof path, dir, "notes.json") && access(path, F_OK) == 0) {
+        size_t len;
+        st = posemb_read_data_file(path, 1u << 24, notes, &len, err);
+    }
+    return st;
+}
+
+posemb_status posemb_checkpoint_resume(const char *run, const posemb_comm *group, posemb_model *m, posemb_adamw *o,
+                                       char **notes, posemb_error *err)
+{
+    *notes = NULL;
+    posemb_status st = posemb_comm_leader(group) ? load_latest(run, m, o, notes, err) : POSEMB_OK;
+    if (!st && posemb_comm_active(group)) st = train_share_weights(group, m, o, err);
+    if (st) {
+        free(*notes);
+        *notes = NULL;
+    }
+    return st;
+}
+
+void posemb_checkpoint_remove(const char *run)
+{
+    prune(run, 0);
+    rmdir(run);
 }

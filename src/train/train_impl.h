@@ -9,6 +9,7 @@ typedef struct train_state {
     uint64_t seed;
     posemb_train_point *history;
     long n_history, cap_history;
+    const char *notes; /* NULL, or the caller's JSON, saved as notes.json (posemb_checkpoint_save) */
 } train_state;
 
 /* Appends a point; -1 when out of memory. */
@@ -18,5 +19,8 @@ posemb_status train_checkpoint_save(const char *run, const posemb_model *m, cons
                                     int keep, posemb_error *err);
 posemb_status train_checkpoint_load(const char *dir, posemb_model *m, posemb_adamw *o, train_state *s,
                                     posemb_error *err);
+
+/* The group (NULL: one process) takes its leader's weights and AdamW state. */
+posemb_status train_share_weights(const posemb_comm *c, posemb_model *m, posemb_adamw *o, posemb_error *err);
 
 #endif

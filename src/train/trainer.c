@@ -255,10 +255,7 @@ static posemb_status share_state(const posemb_comm *c, posemb_model *m, posemb_a
 {
     long steps[3] = {s->step, o->step, res->resumed_from};
     posemb_status st = c->bcast(c->ctx, steps, sizeof steps, err);
-    if (!st) st = c->bcast(c->ctx, posemb_model_weights(m), posemb_model_n_floats(m) * sizeof(float), err);
-    if (!st) st = c->bcast(c->ctx, o->m, o->n * sizeof *o->m, err);
-    if (!st) st = c->bcast(c->ctx, o->v, o->n * sizeof *o->v, err);
-    if (!st) posemb_pe_prepare(posemb_model_pe(m)); /* tables derived from learned frequencies follow the weights */
+    if (!st) st = train_share_weights(c, m, o, err);
     s->step = steps[0];
     o->step = steps[1];
     res->resumed_from = steps[2];
@@ -302,7 +299,7 @@ posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_trai
     if (leader && mkdir(a->out, 0755) && errno != EEXIST)
         return posemb_fail(err, POSEMB_EIO, "%s: cannot create the run folder: %s", a->out, strerror(errno));
     if (leader && (lock = lock_run(a->out, err)) < 0) return err ? err->code : POSEMB_EIO;
-    train_state s = {0, a->seed, NULL, 0, 0};
+    train_state s = {0, a->seed, NULL, 0, 0, NULL};
     posemb_adamw o = {0};
     posemb_adamw_config oc = {.lr = a->lr,
                               .beta1 = 0.9f,
