@@ -263,7 +263,7 @@ static void test_finetune_resume(void **state)
         "done && '%s' study %s --out fc",
         dir, POSEMB_BIN, args);
     assert_int_not_equal(tu_run(cmd, out, sizeof out), 0);
-    assert_non_null(strstr(out, "notes.json is not the progress of this fine-tuning of 150 steps"));
+    assert_non_null(strstr(out, "notes.json is not the progress of this fine-tuning of 150 steps at lr 0.0003"));
 }
 
 static void test_data_study(void **state)
@@ -351,6 +351,8 @@ static void test_bad_config(void **state)
                             {"{\"task_budgets\": [1]}", "\"task_budgets\" must be an object"},
                             {"{\"task_budgets\": {\"order\": 3}}", "\"task_budgets\": 'order': must be an object"},
                             {"{\"task_budgets\": {\"order\": {\"step\": 3}}}", "'order': unknown key \"step\""},
+                            {"{\"task_budgets\": {\"order\": {\"lr\": 0}}}",
+                             "\"task_budgets\": 'order': \"lr\" must be a number in (0, 10)"},
                             {"{\"task_budgets\": {\"order\": {\"steps\": 0}}}",
                              "\"task_budgets\": 'order': \"steps\" must be an integer in [1, 10000000]"},
                             {"{\"task_budgets\": {\"ordr\": {\"steps\": 4}}}", "'ordr': not one of the study's tasks"},
@@ -378,11 +380,12 @@ static void test_default_budget(void **state)
     assert_int_equal(t->steps, 3600);
     assert_true(t->epochs == 10);
     assert_int_equal(t->curve_every, 300);
+    assert_true(t->lr == 1e-3f);
     t = posemb_study_for_task(&c, "SST-2", &b);
     assert_int_equal(t->steps, 1200);
     assert_true(t->epochs == 3);
     assert_int_equal(t->curve_every, 100);
-    const char *cfg[][2] = {{"{\"lr\": 0.001}", "1"},        {"{\"steps\": 10}", "0"},
+    const char *cfg[][2] = {{"{\"lr\": 0.001}", "0"},        {"{\"steps\": 10}", "0"},
                             {"{\"epochs\": 1}", "0"},        {"{\"curve_every\": 5}", "0"},
                             {"{\"task_budgets\": {}}", "0"}, {"{\"task_budgets\": {\"sst2\": {\"steps\": 7}}}", "1"}};
     char path[1200];
@@ -396,10 +399,20 @@ static void test_default_budget(void **state)
     }
     assert_int_equal(posemb_study_for_task(&c, "SST-2", &b)->steps, 7); /* GLUE's spelling folded */
     assert_int_equal(posemb_study_for_task(&c, "SQuAD-locate", &b)->steps, 1200);
+    /* a budget of an lr alone: the task's lr, the study's steps */
+    const char *lr = "{\"task_budgets\": {\"SQuAD-locate\": {\"lr\": 0.002}}}";
+    posemb_error err;
+    c = posemb_study_data_default("data");
+    assert_int_equal(tu_write_file(path, lr, strlen(lr)), 0);
+    if (posemb_study_config_load(&c, path, &err)) fail_msg("%s: %s", lr, err.msg);
+    t = posemb_study_for_task(&c, "SQuAD-locate", &b);
+    assert_true(t->lr == 0.002f && t->steps == 1200 && t->curve_every == 100);
+    assert_true(posemb_study_for_task(&c, "RTE", &b)->lr == 3e-4f);
 }
 
-/* A task's budget replaces steps and curve_every for that task alone: order
- * trains 20 steps with curve points at 10 and 20, absolute the study's 30. */
+/* A task's budget replaces steps, curve_every and lr for that task alone:
+ * order trains 20 steps with curve points at 10 and 20, absolute the
+ * study's 30; a budget's lr changes order's run and no other. */
 static void test_task_budget(void **state)
 {
     char path[1200], cmd[4096];
@@ -417,6 +430,22 @@ static void test_task_budget(void **state)
              "tb/results.jsonl && grep -q 'order has its own budget: 20 steps, evaluated every 10.' tb/tables.md",
              dir, POSEMB_BIN);
     if (tu_run(cmd, out, sizeof out)) fail_msg("task budget: %s", out);
+    /* a budget's lr: order's run alone changes; at the study's own lr (3e-3) nothing does */
+    const char *lrs[] = {"0.000001", "0.003"};
+    for (int i = 0; i < 2; i++) {
+        char cfg_lr[2048], run[8];
+        snprintf(cfg_lr, sizeof cfg_lr, "%.*s, \"lr\": %s}}}", (int)(strlen(cfg) - 3), cfg, lrs[i]);
+        snprintf(path, sizeof path, "%s/budget_lr%d.json", dir, i);
+        assert_int_equal(tu_write_file(path, cfg_lr, strlen(cfg_lr)), 0);
+        snprintf(run, sizeof run, "tl%d", i);
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && '%s' study budget_lr%d.json --out %s && for r in tb %s; do for t in order absolute; do "
+                 "grep \"\\\"task\\\": \\\"$t\\\"\" $r/results.jsonl | sed 's/, \"seconds\": [0-9.]*//' > $r.$t; done; "
+                 "done && cmp -s tb.absolute %s.absolute && %s cmp -s tb.order %s.order && "
+                 "grep -q 'order has its own budget: 20 steps%s, evaluated every 10.' %s/tables.md",
+                 dir, POSEMB_BIN, i, run, run, run, i ? "" : "!", run, i ? "" : " at learning rate 1e-06", run);
+        if (tu_run(cmd, out, sizeof out)) fail_msg("task budget with lr %s: %s", lrs[i], out);
+    }
 }
 
 int main(void)

@@ -20,16 +20,18 @@ extern "C" {
 #define POSEMB_STUDY_MAX_PES 32
 #define POSEMB_STUDY_MAX_TASKS 16
 
-/* One task's training budget in place of the study's steps, epochs and
- * curve_every (a config's "task_budgets": {"TASK": {"steps": N, "epochs":
- * E, "curve_every": K}}); -1 keeps the study's value. A span task that
- * must find a place in 128-512 tokens needs more updates than a sentence
- * classifier: the real-data default gives SQuAD-locate its own. */
+/* One task's training budget in place of the study's steps, epochs,
+ * curve_every and lr (a config's "task_budgets": {"TASK": {"steps": N,
+ * "epochs": E, "curve_every": K, "lr": R}}); -1 keeps the study's value. A
+ * span task that must find a place in 128-512 tokens needs more updates, and
+ * larger ones, than a sentence classifier: the real-data default gives
+ * SQuAD-locate its own. */
 typedef struct posemb_study_budget {
     char task[32];
     int steps;
     float epochs;
     int curve_every;
+    float lr;
 } posemb_study_budget;
 
 typedef struct posemb_study_config {
@@ -101,8 +103,8 @@ POSEMB_API posemb_study_config posemb_study_length_default(const char *data_dir)
  * anything else (unknown keys are refused; a file that is not JSON is EINVAL
  * too), ENOMEM; c may be partly updated on failure. */
 POSEMB_API posemb_status posemb_study_config_load(posemb_study_config *c, const char *path, posemb_error *err);
-/* c with task's entry of budgets (if any) applied to steps, epochs and
- * curve_every, into *out; returns out. */
+/* c with task's entry of budgets (if any) applied to steps, epochs,
+ * curve_every and lr, into *out; returns out. */
 POSEMB_API const posemb_study_config *posemb_study_for_task(const posemb_study_config *c, const char *task,
                                                             posemb_study_config *out);
 

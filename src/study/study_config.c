@@ -117,22 +117,24 @@ static posemb_status get_budget(const cJSON *x, const posemb_study_config *c, po
             return posemb_fail(err, POSEMB_EINVAL, "%s: the task has a budget already", where);
     if (!cJSON_IsObject(x)) return posemb_fail(err, POSEMB_EINVAL, "%s: must be an object", where);
     for (const cJSON *k = x->child; k; k = k->next)
-        if (strcmp(k->string, "steps") && strcmp(k->string, "epochs") && strcmp(k->string, "curve_every"))
-            return posemb_fail(err, POSEMB_EINVAL, "%s: unknown key \"%s\" (steps, epochs, curve_every)", where,
+        if (strcmp(k->string, "steps") && strcmp(k->string, "epochs") && strcmp(k->string, "curve_every") &&
+            strcmp(k->string, "lr"))
+            return posemb_fail(err, POSEMB_EINVAL, "%s: unknown key \"%s\" (steps, epochs, curve_every, lr)", where,
                                k->string);
-    *b = (posemb_study_budget){.steps = -1, .epochs = -1, .curve_every = -1};
+    *b = (posemb_study_budget){.steps = -1, .epochs = -1, .curve_every = -1, .lr = -1};
     snprintf(b->task, sizeof b->task, "%s", x->string);
     posemb_status st;
     if ((st = get_int(x, "steps", 1, 10000000, &b->steps, where, err)) ||
         (st = get_float(x, "epochs", 0, 1, 1e6, &b->epochs, where, err)) ||
-        (st = get_int(x, "curve_every", 0, 1 << 20, &b->curve_every, where, err)))
+        (st = get_int(x, "curve_every", 0, 1 << 20, &b->curve_every, where, err)) ||
+        (st = get_float(x, "lr", 0, 0, 10, &b->lr, where, err)))
         return st;
     return POSEMB_OK;
 }
 
-/* "task_budgets": {"TASK": {"steps": N, "epochs": E, "curve_every": K}} in
- * place of c's budgets; keys absent from an entry are -1, the study's value.
- * A config that sets the study's steps, epochs or curve_every without this
+/* "task_budgets": {"TASK": {"steps": N, "epochs": E, "curve_every": K, "lr": R}}
+ * in place of c's budgets; keys absent from an entry are -1, the study's value.
+ * A config that sets the study's steps, epochs, curve_every or lr without this
  * key drops c's budgets (the default's SQuAD-locate one): its budget is
  * meant for every task. */
 static posemb_status get_budgets(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
@@ -141,7 +143,7 @@ static posemb_status get_budgets(const cJSON *r, posemb_study_config *c, const c
     if (v && !cJSON_IsObject(v))
         return posemb_fail(err, POSEMB_EINVAL, "%s: \"task_budgets\" must be an object of task names", path);
     if (v || cJSON_GetObjectItemCaseSensitive(r, "steps") || cJSON_GetObjectItemCaseSensitive(r, "epochs") ||
-        cJSON_GetObjectItemCaseSensitive(r, "curve_every"))
+        cJSON_GetObjectItemCaseSensitive(r, "curve_every") || cJSON_GetObjectItemCaseSensitive(r, "lr"))
         c->n_budgets = 0;
     cJSON_ArrayForEach(x, v)
     {
@@ -165,6 +167,7 @@ const posemb_study_config *posemb_study_for_task(const posemb_study_config *c, c
         if (b->steps >= 0) out->steps = b->steps;
         if (b->epochs >= 0) out->epochs = b->epochs;
         if (b->curve_every >= 0) out->curve_every = b->curve_every;
+        if (b->lr >= 0) out->lr = b->lr;
     }
     return out;
 }

@@ -431,12 +431,13 @@ static size_t put_exact(char *out, size_t cap, const char *before, double x)
 /* The run's progress at a checkpoint: what the rest of it needs to end as
  * the uninterrupted run does (the best evaluation so far, whose model is in
  * the run's folder, and the curve). */
-static char *ft_notes(const ft_result *r, double best, double seconds)
+static char *ft_notes(const ft_result *r, float lr, double best, double seconds)
 {
     size_t cap = 256 + 64 * (size_t)r->n_curve, n = 0;
     char *s = malloc(cap);
     if (!s) return NULL;
     n += put_exact(s + n, cap - n, "{\"steps\": ", r->steps);
+    n += put_exact(s + n, cap - n, ", \"lr\": ", lr);
     n += put_exact(s + n, cap - n, ", \"best\": ", best);
     n += put_exact(s + n, cap - n, ", \"metric\": [", r->metric[0][0]);
     n += put_exact(s + n, cap - n, ", ", r->metric[0][1]);
@@ -464,14 +465,15 @@ static int read_pair(const cJSON *a, double *x, double *y)
            get_exact(cJSON_GetArrayItem(a, 1), y);
 }
 
-static posemb_status ft_read_notes(const char *notes, const char *run, ft_result *r, double *best, double *seconds,
-                                   posemb_error *err)
+static posemb_status ft_read_notes(const char *notes, const char *run, float lr, ft_result *r, double *best,
+                                   double *seconds, posemb_error *err)
 {
     cJSON *j = cJSON_Parse(notes);
     const cJSON *curve = cJSON_GetObjectItemCaseSensitive(j, "curve"), *p;
     const cJSON *collapsed = cJSON_GetObjectItemCaseSensitive(j, "collapsed");
-    double steps;
+    double steps, run_lr;
     int ok = get_exact(cJSON_GetObjectItemCaseSensitive(j, "steps"), &steps) && steps == r->steps &&
+             get_exact(cJSON_GetObjectItemCaseSensitive(j, "lr"), &run_lr) && run_lr == lr &&
              get_exact(cJSON_GetObjectItemCaseSensitive(j, "best"), best) &&
              read_pair(cJSON_GetObjectItemCaseSensitive(j, "metric"), &r->metric[0][0], &r->metric[0][1]) &&
              get_exact(cJSON_GetObjectItemCaseSensitive(j, "seconds"), seconds) && cJSON_IsNumber(collapsed) &&
@@ -486,14 +488,15 @@ static posemb_status ft_read_notes(const char *notes, const char *run, ft_result
               : posemb_fail(
                     err, POSEMB_EFORMAT,
                     "%s: the newest checkpoint's notes.json is not the progress of this fine-tuning of "
-                    "%d steps (steps, best, metric, collapsed, seconds, curve); remove the folder to start over",
-                    run, r->steps);
+                    "%d steps at lr %g (steps, lr, best, metric, collapsed, seconds, curve); remove the folder to "
+                    "start over",
+                    run, r->steps, lr);
 }
 
 static posemb_status ft_save_resume(const char *run, const posemb_model *m, const posemb_adamw *o, const ft_result *r,
-                                    double best, double seconds, posemb_error *err)
+                                    float lr, double best, double seconds, posemb_error *err)
 {
-    char *notes = ft_notes(r, best, seconds);
+    char *notes = ft_notes(r, lr, best, seconds);
     posemb_status st =
         notes ? posemb_checkpoint_save(run, m, o, notes, 1, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     free(notes);
@@ -502,13 +505,13 @@ static posemb_status ft_save_resume(const char *run, const posemb_model *m, cons
 
 /* Continues the run from its newest checkpoint in run, if any: *first is the
  * step it resumes after (0: a fresh start), the rest of the state as then. */
-static posemb_status ft_resume(const char *run, const posemb_comm *group, posemb_model *m, posemb_adamw *o, long *first,
-                               double *best, double *seconds, ft_result *r, posemb_error *err)
+static posemb_status ft_resume(const char *run, const posemb_comm *group, float lr, posemb_model *m, posemb_adamw *o,
+                               long *first, double *best, double *seconds, ft_result *r, posemb_error *err)
 {
     char *notes = NULL;
     posemb_status st = posemb_checkpoint_resume(run, group, m, o, &notes, err);
     *first = st ? 0 : o->step;
-    if (!st && notes) st = ft_read_notes(notes, run, r, best, seconds, err);
+    if (!st && notes) st = ft_read_notes(notes, run, lr, r, best, seconds, err);
     else if (!st && *first && posemb_comm_leader(group))
         st = posemb_fail(err, POSEMB_EFORMAT, "%s: the newest checkpoint has no notes.json", run);
     free(notes);
@@ -547,7 +550,7 @@ static posemb_status finetune(const posemb_study_config *c, const char *pretrain
     if (!st) snprintf(r->spec, sizeof r->spec, "%s", posemb_model_config(m)->pe);
     if (!st) st = posemb_adamw_init(&o, m, err);
     int steps = r->steps = ft_steps(c, td);
-    if (!st) st = ft_resume(run, group, m, &o, &first, &best, &before, r, err);
+    if (!st) st = ft_resume(run, group, c->lr, m, &o, &first, &best, &before, r, err);
     r->resumed = first;
     posemb_adamw_config oc = posemb_adamw_defaults(c->lr, steps / 10, steps);
     for (long step = first; !st && step < steps; step++) {
@@ -555,7 +558,7 @@ static posemb_status finetune(const posemb_study_config *c, const char *pretrain
         int last = step + 1 == steps, due = c->curve_every && (step + 1) % c->curve_every == 0;
         if (!st && leader && (last || due)) st = ft_checkpoint(m, c, td, step + 1, dir, &b, &best, r, err);
         if (!st && leader && due && !last)
-            st = ft_save_resume(run, m, &o, r, best, before + posemb_timer_now() - t0, err);
+            st = ft_save_resume(run, m, &o, r, c->lr, best, before + posemb_timer_now() - t0, err);
     }
     posemb_adamw_free(&o);
     posemb_model_free(m);

@@ -274,12 +274,14 @@ void study_budgets_text(const posemb_study_config *c, char *buf, size_t cap)
     for (int t = 0; t < c->n_tasks && n < cap; t++) {
         posemb_study_config b;
         const posemb_study_config *ct = posemb_study_for_task(c, c->tasks[t], &b);
-        if (ct->steps == c->steps && ct->epochs == c->epochs && ct->curve_every == c->curve_every) continue;
+        if (ct->steps == c->steps && ct->epochs == c->epochs && ct->curve_every == c->curve_every && ct->lr == c->lr)
+            continue;
         n += (size_t)snprintf(buf + n, cap - n, "%s%s has its own budget: %s%d steps", n ? " " : "", c->tasks[t],
                               study_glue(c) ? "at most " : "", ct->steps);
         if (n < cap && study_glue(c) && ct->epochs != c->epochs)
             n += ct->epochs > 0 ? (size_t)snprintf(buf + n, cap - n, " (fewer where %g epochs take fewer)", ct->epochs)
                                 : (size_t)snprintf(buf + n, cap - n, " (whatever the epochs)");
+        if (n < cap && ct->lr != c->lr) n += (size_t)snprintf(buf + n, cap - n, " at learning rate %g", ct->lr);
         if (n < cap)
             n += ct->curve_every ? (size_t)snprintf(buf + n, cap - n, ", evaluated every %d.", ct->curve_every)
                                  : (size_t)snprintf(buf + n, cap - n, ", evaluated at the end.");
