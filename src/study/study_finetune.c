@@ -493,6 +493,13 @@ static posemb_status ft_read_notes(const char *notes, const char *run, float lr,
                     run, r->steps, lr);
 }
 
+/* The folder of a run's resume checkpoints, inside its run folder DIR. */
+static const char *ft_resume_dir(const char *dir, char run[POSEMB_PATH_MAX])
+{
+    snprintf(run, POSEMB_PATH_MAX, "%.4400s/resume", dir);
+    return run;
+}
+
 static posemb_status ft_save_resume(const char *run, const posemb_model *m, const posemb_adamw *o, const ft_result *r,
                                     float lr, double best, double seconds, posemb_error *err)
 {
@@ -541,7 +548,7 @@ static posemb_status finetune(const posemb_study_config *c, const char *pretrain
     int longest = c->n_train * c->mults[c->n_mults - 1];
     long first = 0;
     char run[POSEMB_PATH_MAX];
-    snprintf(run, sizeof run, "%.4400s/resume", dir);
+    ft_resume_dir(dir, run);
     memset(r, 0, sizeof *r);
     for (int k = 0; k < MAX_MULTS; k++) r->metric[k][0] = r->metric[k][1] = NAN;
     posemb_status st =
@@ -628,8 +635,7 @@ static posemb_status one_finetune(worker_state *ws, int p, int t, int s, posemb_
     if (!st) st = finetune(c, pretrain, &ws->td[t], c->seeds[s], dir, ws->q->group, &r, err);
     if (!st && !posemb_comm_leader(ws->q->group)) return POSEMB_OK; /* the leader reports the run */
     if (!st) { /* before the lines: a kill between the two redoes the run, never leaves its checkpoints behind */
-        snprintf(resume, sizeof resume, "%.4400s/resume", dir);
-        posemb_checkpoint_remove(resume);
+        posemb_checkpoint_remove(ft_resume_dir(dir, resume));
     }
     char *lines = st ? NULL : ft_lines(c, p, t, s, &ws->td[t], &r);
     if (!st) st = lines ? ws->q->append(ws->q->ctx, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");

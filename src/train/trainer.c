@@ -253,12 +253,11 @@ static posemb_status resume_from(posemb_model *m, posemb_adamw *o, train_state *
 static posemb_status share_state(const posemb_comm *c, posemb_model *m, posemb_adamw *o, train_state *s,
                                  posemb_train_result *res, posemb_error *err)
 {
-    long steps[3] = {s->step, o->step, res->resumed_from};
+    long steps[2] = {s->step, res->resumed_from}; /* AdamW's step goes with its moments */
     posemb_status st = c->bcast(c->ctx, steps, sizeof steps, err);
     if (!st) st = train_share_weights(c, m, o, err);
     s->step = steps[0];
-    o->step = steps[1];
-    res->resumed_from = steps[2];
+    res->resumed_from = steps[1];
     return st;
 }
 
