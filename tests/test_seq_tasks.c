@@ -1,7 +1,8 @@
 /* The length-generalisation tasks (seq_copy, seq_reverse, seq_sort, seq_add,
- * seq_parity): every example checked against its definition, worked out here
- * another way (addition by subtraction with borrows, sorting by comparison,
- * parity by counting); the sizes at the trained length are 1 .. nmax and
+ * seq_parity, seq_parity_running): every example checked against its
+ * definition, worked out here another way (addition by subtraction with
+ * borrows, sorting by comparison, parity by counting, of every prefix for the
+ * running parity); the sizes at the trained length are 1 .. nmax and
  * all occur, the sizes at a longer one are exactly the unseen ones; the LM
  * targets are the output tokens and nothing else. */
 #include <stdlib.h>
@@ -71,6 +72,16 @@ static int check_row(const char *name, const int32_t *row, int T)
         assert_int_equal(borrow, 0);
         return n;
     }
+    if (!strcmp(name, "seq_parity_running")) { /* output i: the count of ones in bits 0..i, mod 2 */
+        assert_int_equal(l.n_out, l.n_in);
+        for (int i = 0; i < l.n_in; i++) {
+            int ones = 0;
+            for (int j = 0; j <= i; j++) ones += in[j] == SYN_DIGIT + 1;
+            assert_true(in[i] == SYN_DIGIT || in[i] == SYN_DIGIT + 1);
+            assert_int_equal(out[i], SYN_DIGIT + ones % 2);
+        }
+        return l.n_in;
+    }
     int ones = 0; /* seq_parity */
     for (int i = 0; i < l.n_in; i++) ones += in[i] == SYN_DIGIT + 1;
     assert_int_equal(l.n_out, 1);
@@ -88,9 +99,10 @@ static int size_max(const char *name, int T)
 
 static void test_seq_tasks(void **state)
 {
-    static const char *const names[] = {"seq_copy", "seq_reverse", "seq_sort", "seq_add", "seq_parity"};
+    static const char *const names[] = {"seq_copy", "seq_reverse", "seq_sort",
+                                        "seq_add",  "seq_parity",  "seq_parity_running"};
     static int32_t ids[B * 4 * N_TRAIN], tg[B * 4 * N_TRAIN];
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < (int)(sizeof names / sizeof *names); k++) {
         const posemb_syn_task *t = posemb_syn_find(names[k]);
         assert_non_null(t);
         assert_int_equal(t->kind, POSEMB_SYN_LM);
@@ -113,6 +125,7 @@ static void test_seq_tasks(void **state)
     }
     assert_true(posemb_syn_chance(posemb_syn_find("seq_add"), N_TRAIN, N_TRAIN) == 0.1);
     assert_true(posemb_syn_chance(posemb_syn_find("seq_parity"), N_TRAIN, N_TRAIN) == 0.5);
+    assert_true(posemb_syn_chance(posemb_syn_find("seq_parity_running"), N_TRAIN, N_TRAIN) == 0.5);
     assert_true(posemb_syn_chance(posemb_syn_find("seq_sort"), N_TRAIN, N_TRAIN) == 1.0 / 16);
 }
 

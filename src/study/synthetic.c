@@ -155,6 +155,9 @@ static const task_impl TASKS[] = {
     {{"seq_add", POSEMB_SYN_LM, "add two n-digit numbers, least significant digit first; tested on more digits"},
      gen_seq_add},
     {{"seq_parity", POSEMB_SYN_LM, "the parity of a bit string; tested on longer strings"}, gen_seq_parity},
+    {{"seq_parity_running", POSEMB_SYN_LM,
+      "the parity of each prefix of a bit string (a scratchpad: the last is the parity); tested on longer strings"},
+     gen_seq_parity_running},
 };
 #define N_TASKS (int)(sizeof TASKS / sizeof TASKS[0])
 

@@ -18,11 +18,12 @@ typedef struct example {
  * [CLS] input [SEP] output [PAD]...: trained on sizes 1 .. nmax(n_train),
  * evaluated at a longer T on the sizes training never saw, nmax(n_train) + 1
  * .. nmax(T) (Kazemnejad et al. 2023; Ruoss et al. 2023's protocol). */
-void gen_seq_copy(example *e, posemb_rng *r);    /* x [SEP] x */
-void gen_seq_reverse(example *e, posemb_rng *r); /* x [SEP] x reversed */
-void gen_seq_sort(example *e, posemb_rng *r);    /* x [SEP] x sorted (16 symbols) */
-void gen_seq_add(example *e, posemb_rng *r);     /* a [A] b [SEP] a + b, digits least significant first */
-void gen_seq_parity(example *e, posemb_rng *r);  /* bits [SEP] their parity */
+void gen_seq_copy(example *e, posemb_rng *r);           /* x [SEP] x */
+void gen_seq_reverse(example *e, posemb_rng *r);        /* x [SEP] x reversed */
+void gen_seq_sort(example *e, posemb_rng *r);           /* x [SEP] x sorted (16 symbols) */
+void gen_seq_add(example *e, posemb_rng *r);            /* a [A] b [SEP] a + b, digits least significant first */
+void gen_seq_parity(example *e, posemb_rng *r);         /* bits [SEP] their parity */
+void gen_seq_parity_running(example *e, posemb_rng *r); /* bits [SEP] the parity of each prefix */
 /* The chance token accuracy of a seq_ task (a uniform guess among its output symbols); 0 for others. */
 double seq_chance(const char *name);
 

@@ -80,23 +80,45 @@ void gen_seq_add(example *e, posemb_rng *r)
     c[n] = SYN_DIGIT + carry;
 }
 
-void gen_seq_parity(example *e, posemb_rng *r)
+/* n random bits into ids[1..n]; returns their parity. */
+static int draw_bits(example *e, posemb_rng *r, int n)
 {
-    clear(e);
-    int n = size_of(e, r, 1, 3), ones = 0;
+    int parity = 0;
     for (int i = 0; i < n; i++) {
         int bit = (int)posemb_rng_below(r, 2);
         e->ids[1 + i] = SYN_DIGIT + bit;
-        ones += bit;
+        parity ^= bit;
     }
+    return parity;
+}
+
+void gen_seq_parity(example *e, posemb_rng *r)
+{
+    clear(e);
+    int n = size_of(e, r, 1, 3), parity = draw_bits(e, r, n);
     e->ids[n + 1] = SYN_SEP;
-    e->ids[n + 2] = SYN_DIGIT + (ones & 1);
+    e->ids[n + 2] = SYN_DIGIT + parity;
+}
+
+/* [CLS] b_0..b_{n-1} [SEP] p_0..p_{n-1}, p_i the parity of b_0..b_i: the
+ * scratchpad form of parity (Anil et al. 2022; Kazemnejad et al. 2023), each
+ * output one step from the last (p_i = p_{i-1} xor b_i), the last the answer. */
+void gen_seq_parity_running(example *e, posemb_rng *r)
+{
+    clear(e);
+    int n = size_of(e, r, 2, 2), parity = 0;
+    draw_bits(e, r, n);
+    e->ids[n + 1] = SYN_SEP;
+    for (int i = 0; i < n; i++) {
+        parity ^= e->ids[1 + i] - SYN_DIGIT;
+        e->ids[n + 2 + i] = SYN_DIGIT + parity;
+    }
 }
 
 double seq_chance(const char *name)
 {
     if (!strcmp(name, "seq_add")) return 0.1;
-    if (!strcmp(name, "seq_parity")) return 0.5;
+    if (!strncmp(name, "seq_parity", 10)) return 0.5;
     if (!strcmp(name, "seq_sort")) return 1.0 / SORT_SYMBOLS;
     if (!strncmp(name, "seq_", 4)) return 1.0 / (POSEMB_SYN_VOCAB - SYN_CONTENT);
     return 0;
