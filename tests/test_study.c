@@ -369,11 +369,18 @@ static void test_bad_config(void **state)
     }
 }
 
-/* The real-data default's budget for SQuAD-locate, found whatever the case of
+/* The synthetic default's learning rate for its classification tasks; the
+ * real-data default's budget for SQuAD-locate, found whatever the case of
  * the name; a config's own steps, epochs or curve_every drop it (their budget
  * is for every task), {} drops it, other keys keep it. */
 static void test_default_budget(void **state)
 {
+    /* the synthetic default: its classification tasks at 1e-3, the rest at the study's 3e-3 */
+    posemb_study_config s = posemb_study_default(), sb;
+    assert_true(posemb_study_for_task(&s, "absolute", &sb)->lr == 1e-3f && sb.steps == 350);
+    assert_true(posemb_study_for_task(&s, "order", &sb)->lr == 1e-3f && sb.curve_every == 50);
+    assert_true(posemb_study_for_task(&s, "offset", &sb)->lr == 3e-3f);
+    assert_true(posemb_study_for_task(&s, "reverse", &sb)->lr == 3e-3f);
     posemb_study_config c = posemb_study_data_default("data"), b;
     assert_int_equal(c.n_budgets, 1);
     const posemb_study_config *t = posemb_study_for_task(&c, "squad-LOCATE", &b);
@@ -412,14 +419,18 @@ static void test_default_budget(void **state)
 
 /* A task's budget replaces steps, curve_every and lr for that task alone:
  * order trains 20 steps with curve points at 10 and 20, absolute the
- * study's 30; a budget's lr changes order's run and no other. */
+ * study's 30; a budget's lr changes order's run and no other. And absolute
+ * studied alone gives the line it got second in the list: a run's data
+ * follow from its task's name and seed, not from the task's place. */
+#define BUDGET_STUDY                                                                                                   \
+    "\"pes\": [\"ape\"], \"seeds\": [1], \"lengths\": [1], \"n_train\": 16, \"steps\": 30, \"batch\": 8, "             \
+    "\"eval_examples\": 16, \"curve_every\": 15, \"jobs\": 1, \"analyze\": 0"
+
 static void test_task_budget(void **state)
 {
     char path[1200], cmd[4096];
-    const char *cfg =
-        "{\"pes\": [\"ape\"], \"tasks\": [\"order\", \"absolute\"], \"seeds\": [1], \"lengths\": [1], "
-        "\"n_train\": 16, \"steps\": 30, \"batch\": 8, \"eval_examples\": 16, \"curve_every\": 15, "
-        "\"jobs\": 1, \"analyze\": 0, \"task_budgets\": {\"order\": {\"steps\": 20, \"curve_every\": 10}}}";
+    const char *cfg = "{\"tasks\": [\"order\", \"absolute\"], " BUDGET_STUDY
+                      ", \"task_budgets\": {\"order\": {\"steps\": 20, \"curve_every\": 10}}}";
     snprintf(path, sizeof path, "%s/budget.json", dir);
     assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
     snprintf(cmd, sizeof cmd,
@@ -446,6 +457,14 @@ static void test_task_budget(void **state)
                  dir, POSEMB_BIN, i, run, run, run, i ? "" : "!", run, i ? "" : " at learning rate 1e-06", run);
         if (tu_run(cmd, out, sizeof out)) fail_msg("task budget with lr %s: %s", lrs[i], out);
     }
+    const char *alone = "{\"tasks\": [\"absolute\"], " BUDGET_STUDY "}";
+    snprintf(path, sizeof path, "%s/alone.json", dir);
+    assert_int_equal(tu_write_file(path, alone, strlen(alone)), 0);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' study alone.json --out ta && sed 's/, \"seconds\": [0-9.]*//' ta/results.jsonl > "
+             "ta.absolute && cmp tb.absolute ta.absolute",
+             dir, POSEMB_BIN);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("a task studied alone: %s", out);
 }
 
 int main(void)
