@@ -75,8 +75,8 @@ posemb_study_config posemb_study_default(void)
                     (int)(sizeof DEFAULT_TASKS / sizeof *DEFAULT_TASKS));
     /* Classification read from [CLS] at 3e-3 can settle early in a state it
      * never leaves (t5's [CLS] attends to A alone, so A's distance no longer
-     * changes the answer): 18 of 48 collapse-prone runs collapse, as many at
-     * 600 steps; at 1e-3, 5. The span and LM tasks learn less at 1e-3 in 350
+     * changes the answer): 18 of 48 collapse-prone runs collapse, 13 at 1000
+     * steps; at 1e-3, 5. The span and LM tasks learn less at 1e-3 in 350
      * steps (ape's retrieve 0.74 to 0.21), so they keep 3e-3 (docs/study.md,
      * "The classification tasks' learning rate"). */
     c.n_budgets = 2;
