@@ -1,10 +1,11 @@
 /* The length-generalisation tasks (seq_copy, seq_reverse, seq_sort, seq_add,
- * seq_parity, seq_parity_running): every example checked against its
+ * seq_add_hints, seq_parity, seq_parity_running): every example checked against its
  * definition, worked out here another way (addition by subtraction with
  * borrows, sorting by comparison, parity by counting, of every prefix for the
  * running parity); the sizes at the trained length are 1 .. nmax and
  * all occur, the sizes at a longer one are exactly the unseen ones; the LM
- * targets are the output tokens and nothing else. */
+ * targets are the output tokens and nothing else (seq_add_hints: the sum's
+ * digits, not its hints). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,47 @@ static layout layout_of(const int32_t *row, int T)
     return l;
 }
 
+/* c - a - b = 0 for digits a[i * stride], b[.], c[.] (n, n, n + 1 of them), digit by digit with borrows. */
+static void check_sum(const int32_t *a, const int32_t *b, const int32_t *c, int n, int stride)
+{
+    int borrow = 0;
+    for (int i = 0; i <= n; i++) {
+        int x = i < n ? a[i * stride] - SYN_DIGIT : 0, y = i < n ? b[i * stride] - SYN_DIGIT : 0;
+        int z = c[i * stride] - SYN_DIGIT;
+        assert_true(x >= 0 && x <= 9 && y >= 0 && y <= 9 && z >= 0 && z <= 9);
+        int d = z - x - y - borrow;
+        borrow = 0;
+        while (d < 0) d += 10, borrow++;
+        assert_int_equal(d, 0);
+    }
+    assert_int_equal(borrow, 0);
+}
+
+enum { HINTS = 48 }; /* seq_add_hints' hint tokens: the first 48 content tokens */
+
+/* The first hints of seq_add_hints rows seen so far, by token: the start must be drawn over all of its range. */
+static int hint_start_seen[HINTS];
+
+/* seq_add_hints: [CLS] h a .. [A] h b .. [SEP] h c ..; the three runs of hints are the same
+ * consecutive content tokens (one more for the sum); returns n. */
+static int check_add_hints(const int32_t *in, const int32_t *out, layout l)
+{
+    int n = (l.n_in - 1) / 4;
+    assert_int_equal(l.n_in, 4 * n + 1);
+    assert_int_equal(in[2 * n], SYN_A);
+    assert_int_equal(l.n_out, 2 * n + 2);
+    const int32_t *b = in + 2 * n + 1;
+    for (int i = 0; i <= n; i++) {
+        assert_int_equal(out[2 * i], out[0] + i);
+        if (i < n) assert_int_equal(in[2 * i], out[2 * i]);
+        if (i < n) assert_int_equal(b[2 * i], out[2 * i]);
+    }
+    assert_true(out[0] >= SYN_CONTENT && out[2 * n] < SYN_CONTENT + HINTS);
+    hint_start_seen[out[0] - SYN_CONTENT] = 1;
+    check_sum(in + 1, b + 1, out + 1, n, 2);
+    return n;
+}
+
 static int cmp_i32(const void *a, const void *b) { return *(const int32_t *)a - *(const int32_t *)b; }
 
 /* Checks one row of task name; returns its size n. */
@@ -57,21 +99,14 @@ static int check_row(const char *name, const int32_t *row, int T)
         for (int i = 0; i < l.n_in; i++) assert_true(in[i] >= SYN_CONTENT && in[i] < SYN_CONTENT + 16);
         return l.n_in;
     }
-    if (!strcmp(name, "seq_add")) { /* c - a - b = 0, digit by digit with borrows */
-        int n = (l.n_in - 1) / 2, borrow = 0;
+    if (!strcmp(name, "seq_add")) {
+        int n = (l.n_in - 1) / 2;
         assert_int_equal(in[n], SYN_A);
         assert_int_equal(l.n_out, n + 1);
-        for (int i = 0; i <= n; i++) {
-            int a = i < n ? in[i] - SYN_DIGIT : 0, b = i < n ? in[n + 1 + i] - SYN_DIGIT : 0, c = out[i] - SYN_DIGIT;
-            assert_true(a >= 0 && a <= 9 && b >= 0 && b <= 9 && c >= 0 && c <= 9);
-            int d = c - a - b - borrow;
-            borrow = 0;
-            while (d < 0) d += 10, borrow++;
-            assert_int_equal(d, 0);
-        }
-        assert_int_equal(borrow, 0);
+        check_sum(in, in + n + 1, out, n, 1);
         return n;
     }
+    if (!strcmp(name, "seq_add_hints")) return check_add_hints(in, out, l);
     if (!strcmp(name, "seq_parity_running")) { /* output i: the count of ones in bits 0..i, mod 2 */
         assert_int_equal(l.n_out, l.n_in);
         for (int i = 0; i < l.n_in; i++) {
@@ -93,24 +128,25 @@ static int check_row(const char *name, const int32_t *row, int T)
 static int size_max(const char *name, int T)
 {
     if (!strcmp(name, "seq_add")) return (T - 4) / 3;
+    if (!strcmp(name, "seq_add_hints")) return (T - 5) / 6 < HINTS - 1 ? (T - 5) / 6 : HINTS - 1;
     if (!strcmp(name, "seq_parity")) return T - 3;
     return (T - 2) / 2;
 }
 
 static void test_seq_tasks(void **state)
 {
-    static const char *const names[] = {"seq_copy", "seq_reverse", "seq_sort",
-                                        "seq_add",  "seq_parity",  "seq_parity_running"};
-    static int32_t ids[B * 4 * N_TRAIN], tg[B * 4 * N_TRAIN];
+    static const char *const names[] = {"seq_copy",      "seq_reverse", "seq_sort",          "seq_add",
+                                        "seq_add_hints", "seq_parity",  "seq_parity_running"};
+    static int32_t ids[B * 8 * N_TRAIN], tg[B * 8 * N_TRAIN];
     for (int k = 0; k < (int)(sizeof names / sizeof *names); k++) {
         const posemb_syn_task *t = posemb_syn_find(names[k]);
         assert_non_null(t);
         assert_int_equal(t->kind, POSEMB_SYN_LM);
-        for (int mult = 1; mult <= 4; mult *= 4) {
+        for (int mult = 1; mult <= 8; mult *= mult == 1 ? 4 : 2) {
             int T = N_TRAIN * mult, lo = mult == 1 ? 1 : size_max(names[k], N_TRAIN) + 1, hi = size_max(names[k], T);
             int seen_lo = 0, seen_hi = 0;
             posemb_syn_batch(t, 11, 0, B, T, N_TRAIN, ids, NULL, NULL, NULL);
-            posemb_syn_lm_targets(ids, B, T, tg);
+            posemb_syn_lm_targets(t, ids, B, T, tg);
             for (int b = 0; b < B; b++) {
                 const int32_t *row = ids + (size_t)b * T, *g = tg + (size_t)b * T;
                 int n = check_row(names[k], row, T);
@@ -118,12 +154,20 @@ static void test_seq_tasks(void **state)
                 seen_lo |= n == lo;
                 seen_hi |= n == hi;
                 layout l = layout_of(row, T);
-                for (int i = 0; i < T; i++) assert_int_equal(g[i], i > l.sep && i < l.end ? row[i] : -100);
+                int digits_only = !strcmp(names[k], "seq_add_hints");
+                for (int i = 0; i < T; i++) {
+                    int out = i > l.sep && i < l.end && (!digits_only || (row[i] >= SYN_DIGIT && row[i] < SYN_CONTENT));
+                    assert_int_equal(g[i], out ? row[i] : -100);
+                }
             }
             if (!seen_lo || !seen_hi) fail_msg("%s at %d: sizes %d and %d not both drawn", names[k], T, lo, hi);
         }
     }
+    for (int h = 0; h < HINTS - 1; h++) /* 1-digit sums start anywhere but at the last hint */
+        if (!hint_start_seen[h]) fail_msg("seq_add_hints: no run of hints starts at hint %d", h);
+    assert_false(hint_start_seen[HINTS - 1]);
     assert_true(posemb_syn_chance(posemb_syn_find("seq_add"), N_TRAIN, N_TRAIN) == 0.1);
+    assert_true(posemb_syn_chance(posemb_syn_find("seq_add_hints"), N_TRAIN, N_TRAIN) == 0.1);
     assert_true(posemb_syn_chance(posemb_syn_find("seq_parity"), N_TRAIN, N_TRAIN) == 0.5);
     assert_true(posemb_syn_chance(posemb_syn_find("seq_parity_running"), N_TRAIN, N_TRAIN) == 0.5);
     assert_true(posemb_syn_chance(posemb_syn_find("seq_sort"), N_TRAIN, N_TRAIN) == 1.0 / 16);

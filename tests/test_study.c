@@ -152,7 +152,7 @@ static void test_reverse_task(void **state)
     assert_non_null(t);
     assert_int_equal(t->kind, POSEMB_SYN_LM);
     posemb_syn_batch(t, 5, 0, B, T, 32, ids, NULL, NULL, NULL);
-    posemb_syn_lm_targets(ids, B, T, tg);
+    posemb_syn_lm_targets(t, ids, B, T, tg);
     for (int b = 0; b < B; b++) {
         const int32_t *r = ids + b * T, *g = tg + b * T;
         int k = (T - 2) / 2, scored = 0;

@@ -48,10 +48,12 @@ POSEMB_API const posemb_syn_task *posemb_syn_at(int i);
 POSEMB_API void posemb_syn_batch(const posemb_syn_task *t, uint64_t seed, long k0, int B, int T, int n_train,
                                  int32_t *ids, int32_t *labels, int32_t *starts, int32_t *ends);
 
-/* Causal-LM targets of B rows of ids [B, T]: the ids after the row's first
- * [SEP], -100 (ignored) up to and including it. HF's shift inside the loss
- * makes the logits at t - 1 predict the token at t. */
-POSEMB_API void posemb_syn_lm_targets(const int32_t *ids, int B, int T, int32_t *targets);
+/* Causal-LM targets of B rows of task t's ids [B, T] (t from posemb_syn_find
+ * or posemb_syn_at, as for posemb_syn_batch): the ids after the
+ * row's first [SEP] that the task scores (all but [PAD]; seq_add_hints: the
+ * digits, not the hints), -100 (ignored) elsewhere. HF's shift inside the
+ * loss makes the logits at t - 1 predict the token at t. */
+POSEMB_API void posemb_syn_lm_targets(const posemb_syn_task *t, const int32_t *ids, int B, int T, int32_t *targets);
 
 /* The accuracy a constant or random predictor gets at length T (the
  * majority class rate; for spans, 1 / the number of candidate spans). */

@@ -23,7 +23,7 @@ static const char USAGE[] =
     "Tasks: absolute, order, near, distance (classification), offset, retrieve, between, copy\n"
     "(span), reverse (a causal LM); the default's are absolute order offset retrieve between\n"
     "reverse. Length generalisation (causal LM): seq_copy, seq_reverse, seq_sort, seq_add,\n"
-    "seq_parity, seq_parity_running.\n\n"
+    "seq_add_hints, seq_parity, seq_parity_running.\n\n"
     "With --data DATA (a folder laid out like ../shared/data): the real-data study. Per PE a\n"
     "BERT (default 4 layers, width 128; none ape sin lsin rpe srpe lsrpe ape+rpe lsin+lsrpe\n"
     "rope alibi t5) is pretrained with masked LM on DATA's wikitext-2, janeausten and\n"

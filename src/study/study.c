@@ -160,10 +160,10 @@ static void best_span(const float *logits, int T, int *s, int *e)
 
 /* Teacher-forced accuracy on the answer tokens of a causal-LM batch: adds hits and tokens;
  * the argmax at each answer token into sp. */
-static posemb_status lm_hits(posemb_model *m, const posemb_batch *batch, run_buf *b, long *right, long *total,
-                             same_pred *sp, posemb_error *err)
+static posemb_status lm_hits(posemb_model *m, const posemb_syn_task *t, const posemb_batch *batch, run_buf *b,
+                             long *right, long *total, same_pred *sp, posemb_error *err)
 {
-    posemb_syn_lm_targets(batch->ids, batch->B, batch->T, b->targets);
+    posemb_syn_lm_targets(t, batch->ids, batch->B, batch->T, b->targets);
     posemb_targets tg = {.tokens = b->targets};
     posemb_loss l;
     posemb_status st = posemb_model_loss(m, &tg, 1.0f, &l, err);
@@ -197,7 +197,7 @@ static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_
         posemb_batch batch = {.B = nb, .T = T, .ids = b->ids};
         posemb_status st = posemb_model_forward(m, &batch, err);
         if (!st && t->kind == POSEMB_SYN_LM) {
-            if ((st = lm_hits(m, &batch, b, &right, &total, &sp, err))) return st;
+            if ((st = lm_hits(m, t, &batch, b, &right, &total, &sp, err))) return st;
             continue;
         }
         const float *z = st ? NULL : posemb_model_head_logits(m, err);
@@ -244,7 +244,7 @@ static posemb_status next_syn_batch(void *ctx, int micro, posemb_batch *batch, p
     int lm = s->t->kind == POSEMB_SYN_LM, B = c->batch / c->ranks_per_run; /* micro-batch m: rows m B .. */
     posemb_syn_batch(s->t, s->data_seed, s->step * c->batch + (long)micro * B, B, c->n_train, c->n_train, b->ids,
                      b->labels, b->starts, b->ends);
-    if (lm) posemb_syn_lm_targets(b->ids, B, c->n_train, b->targets);
+    if (lm) posemb_syn_lm_targets(s->t, b->ids, B, c->n_train, b->targets);
     *batch = (posemb_batch){.B = B, .T = c->n_train, .ids = b->ids};
     *tg = (posemb_targets){.tokens = lm ? b->targets : NULL, .labels = b->labels, .starts = b->starts, .ends = b->ends};
     return POSEMB_OK;

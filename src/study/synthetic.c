@@ -137,27 +137,40 @@ static void gen_reverse(example *e, posemb_rng *r)
 typedef struct task_impl {
     posemb_syn_task t;
     void (*gen)(example *e, posemb_rng *r);
+    int (*scored)(int32_t token); /* a causal-LM task's scored output tokens; NULL: all of them */
 } task_impl;
 
 static const task_impl TASKS[] = {
-    {{"absolute", POSEMB_SYN_CLASSIFY, "is marker A in the first half of the trained length?"}, gen_absolute},
-    {{"order", POSEMB_SYN_CLASSIFY, "does marker A come before marker B?"}, gen_order},
-    {{"near", POSEMB_SYN_CLASSIFY, "is marker B within 4 tokens of marker A?"}, gen_near},
-    {{"distance", POSEMB_SYN_CLASSIFY, "is the distance between A and B the digit given in the input?"}, gen_distance},
-    {{"offset", POSEMB_SYN_SPAN, "the token d positions after the cue A, d the digit given after [CLS]"}, gen_offset},
-    {{"retrieve", POSEMB_SYN_SPAN, "the span of 3 tokens after the cue A"}, gen_retrieve},
-    {{"between", POSEMB_SYN_SPAN, "the span strictly between markers A and B"}, gen_between},
-    {{"copy", POSEMB_SYN_SPAN, "the pair that follows the earlier occurrence of a query token"}, gen_copy},
-    {{"reverse", POSEMB_SYN_LM, "a causal LM writes the tokens before [SEP] in reverse order"}, gen_reverse},
-    {{"seq_copy", POSEMB_SYN_LM, "copy a sequence of 1 .. nmax tokens; tested on longer ones"}, gen_seq_copy},
-    {{"seq_reverse", POSEMB_SYN_LM, "reverse a sequence of 1 .. nmax tokens; tested on longer ones"}, gen_seq_reverse},
-    {{"seq_sort", POSEMB_SYN_LM, "sort a sequence of 16 symbols; tested on longer ones"}, gen_seq_sort},
+    {{"absolute", POSEMB_SYN_CLASSIFY, "is marker A in the first half of the trained length?"}, gen_absolute, NULL},
+    {{"order", POSEMB_SYN_CLASSIFY, "does marker A come before marker B?"}, gen_order, NULL},
+    {{"near", POSEMB_SYN_CLASSIFY, "is marker B within 4 tokens of marker A?"}, gen_near, NULL},
+    {{"distance", POSEMB_SYN_CLASSIFY, "is the distance between A and B the digit given in the input?"},
+     gen_distance,
+     NULL},
+    {{"offset", POSEMB_SYN_SPAN, "the token d positions after the cue A, d the digit given after [CLS]"},
+     gen_offset,
+     NULL},
+    {{"retrieve", POSEMB_SYN_SPAN, "the span of 3 tokens after the cue A"}, gen_retrieve, NULL},
+    {{"between", POSEMB_SYN_SPAN, "the span strictly between markers A and B"}, gen_between, NULL},
+    {{"copy", POSEMB_SYN_SPAN, "the pair that follows the earlier occurrence of a query token"}, gen_copy, NULL},
+    {{"reverse", POSEMB_SYN_LM, "a causal LM writes the tokens before [SEP] in reverse order"}, gen_reverse, NULL},
+    {{"seq_copy", POSEMB_SYN_LM, "copy a sequence of 1 .. nmax tokens; tested on longer ones"}, gen_seq_copy, NULL},
+    {{"seq_reverse", POSEMB_SYN_LM, "reverse a sequence of 1 .. nmax tokens; tested on longer ones"},
+     gen_seq_reverse,
+     NULL},
+    {{"seq_sort", POSEMB_SYN_LM, "sort a sequence of 16 symbols; tested on longer ones"}, gen_seq_sort, NULL},
     {{"seq_add", POSEMB_SYN_LM, "add two n-digit numbers, least significant digit first; tested on more digits"},
-     gen_seq_add},
-    {{"seq_parity", POSEMB_SYN_LM, "the parity of a bit string; tested on longer strings"}, gen_seq_parity},
+     gen_seq_add,
+     NULL},
+    {{"seq_add_hints", POSEMB_SYN_LM,
+      "seq_add with index hints: each digit follows a token naming its place; tested on more digits"},
+     gen_seq_add_hints,
+     seq_scores_digits},
+    {{"seq_parity", POSEMB_SYN_LM, "the parity of a bit string; tested on longer strings"}, gen_seq_parity, NULL},
     {{"seq_parity_running", POSEMB_SYN_LM,
       "the parity of each prefix of a bit string (a scratchpad: the last is the parity); tested on longer strings"},
-     gen_seq_parity_running},
+     gen_seq_parity_running,
+     NULL},
 };
 #define N_TASKS (int)(sizeof TASKS / sizeof TASKS[0])
 
@@ -196,14 +209,15 @@ void posemb_syn_batch(const posemb_syn_task *t, uint64_t seed, long k0, int B, i
     }
 }
 
-void posemb_syn_lm_targets(const int32_t *ids, int B, int T, int32_t *targets)
+void posemb_syn_lm_targets(const posemb_syn_task *task, const int32_t *ids, int B, int T, int32_t *targets)
 {
+    int (*scored)(int32_t) = ((const task_impl *)task)->scored;
     for (int b = 0; b < B; b++) {
         const int32_t *row = ids + (size_t)b * T;
         int32_t *tg = targets + (size_t)b * T;
         int after = 0;
         for (int t = 0; t < T; t++) {
-            tg[t] = after && row[t] != SYN_PAD ? row[t] : -100;
+            tg[t] = after && row[t] != SYN_PAD && (!scored || scored(row[t])) ? row[t] : -100;
             after |= row[t] == SYN_SEP;
         }
     }

@@ -22,8 +22,13 @@ void gen_seq_copy(example *e, posemb_rng *r);           /* x [SEP] x */
 void gen_seq_reverse(example *e, posemb_rng *r);        /* x [SEP] x reversed */
 void gen_seq_sort(example *e, posemb_rng *r);           /* x [SEP] x sorted (16 symbols) */
 void gen_seq_add(example *e, posemb_rng *r);            /* a [A] b [SEP] a + b, digits least significant first */
+void gen_seq_add_hints(example *e, posemb_rng *r);      /* seq_add, each digit after a hint naming its place */
 void gen_seq_parity(example *e, posemb_rng *r);         /* bits [SEP] their parity */
 void gen_seq_parity_running(example *e, posemb_rng *r); /* bits [SEP] the parity of each prefix */
+/* seq_add_hints' hint tokens: the first SEQ_HINTS content tokens, so at most SEQ_HINTS - 1 digits. */
+enum { SEQ_HINTS = 48 };
+/* Whether a token after [SEP] is scored, for a task whose output holds more than its answer. */
+int seq_scores_digits(int32_t token);
 /* The chance token accuracy of a seq_ task (a uniform guess among its output symbols); 0 for others. */
 double seq_chance(const char *name);
 

@@ -12,14 +12,16 @@ enum { SORT_SYMBOLS = 16 };
 /* The largest size n whose layout (per tokens per unit of n, plus extra) fits T. */
 static int nmax(int T, int per, int extra) { return (T - extra) / per; }
 
+static int imin(int a, int b) { return a < b ? a : b; }
+
 /* The instance size: 1 .. nmax(n_train) at the trained length; past it,
- * the sizes training never saw that fit T. */
-static int size_of(const example *e, posemb_rng *r, int per, int extra)
+ * the sizes training never saw that fit T; never more than cap. */
+static int size_of(const example *e, posemb_rng *r, int per, int extra, int cap)
 {
-    int lo = 1, hi = nmax(e->n_train, per, extra);
-    if (e->T > e->n_train && nmax(e->T, per, extra) > hi) {
+    int lo = 1, hi = imin(nmax(e->n_train, per, extra), cap), top = imin(nmax(e->T, per, extra), cap);
+    if (e->T > e->n_train && top > hi) {
         lo = hi + 1;
-        hi = nmax(e->T, per, extra);
+        hi = top;
     }
     if (hi < lo) hi = lo;
     return lo + (int)posemb_rng_below(r, (uint32_t)(hi - lo + 1));
@@ -38,7 +40,7 @@ static int32_t symbol(posemb_rng *r, int n) { return SYN_CONTENT + (int32_t)pose
 static void copy_or_reverse(example *e, posemb_rng *r, int dir)
 {
     clear(e);
-    int n = size_of(e, r, 2, 2);
+    int n = size_of(e, r, 2, 2, e->T);
     for (int i = 0; i < n; i++) e->ids[1 + i] = symbol(r, POSEMB_SYN_VOCAB - SYN_CONTENT);
     e->ids[n + 1] = SYN_SEP;
     for (int i = 0; i < n; i++) e->ids[n + 2 + i] = e->ids[dir > 0 ? 1 + i : n - i];
@@ -50,7 +52,7 @@ void gen_seq_reverse(example *e, posemb_rng *r) { copy_or_reverse(e, r, -1); }
 void gen_seq_sort(example *e, posemb_rng *r)
 {
     clear(e);
-    int n = size_of(e, r, 2, 2), count[SORT_SYMBOLS] = {0};
+    int n = size_of(e, r, 2, 2, e->T), count[SORT_SYMBOLS] = {0};
     for (int i = 0; i < n; i++) {
         e->ids[1 + i] = symbol(r, SORT_SYMBOLS);
         count[e->ids[1 + i] - SYN_CONTENT]++;
@@ -64,7 +66,7 @@ void gen_seq_sort(example *e, posemb_rng *r)
 void gen_seq_add(example *e, posemb_rng *r)
 {
     clear(e);
-    int n = size_of(e, r, 3, 4), carry = 0;
+    int n = size_of(e, r, 3, 4, e->T), carry = 0;
     int32_t *a = e->ids + 1, *b = e->ids + n + 2, *c = e->ids + 2 * n + 3;
     for (int i = 0; i < n; i++) {
         a[i] = SYN_DIGIT + (int32_t)posemb_rng_below(r, 10);
@@ -79,6 +81,35 @@ void gen_seq_add(example *e, posemb_rng *r)
     }
     c[n] = SYN_DIGIT + carry;
 }
+
+/* [CLS] h a_0 h a_1 .. [A] h b_0 h b_1 .. [SEP] h c_0 .. h c_n: seq_add with
+ * index hints (Zhou et al. 2023): each digit follows a hint token naming its
+ * place, so a_i, b_i and c_i are found by matching the hint before them, not
+ * by counting positions. The hints are a run of n + 1 consecutive content
+ * tokens starting at a random one, so that training sees every hint token, in
+ * several places; only the sum's digits are scored (seq_scores_digits). */
+void gen_seq_add_hints(example *e, posemb_rng *r)
+{
+    clear(e);
+    int n = size_of(e, r, 6, 5, SEQ_HINTS - 1), carry = 0;
+    int32_t h0 = SYN_CONTENT + (int32_t)posemb_rng_below(r, (uint32_t)(SEQ_HINTS - n));
+    int32_t *a = e->ids + 1, *b = e->ids + 2 * n + 2, *c = e->ids + 4 * n + 3;
+    for (int i = 0; i < n; i++) {
+        a[2 * i] = b[2 * i] = h0 + i;
+        a[2 * i + 1] = SYN_DIGIT + (int32_t)posemb_rng_below(r, 10);
+        b[2 * i + 1] = SYN_DIGIT + (int32_t)posemb_rng_below(r, 10);
+    }
+    e->ids[2 * n + 1] = SYN_A;
+    e->ids[4 * n + 2] = SYN_SEP;
+    for (int i = 0; i <= n; i++) {
+        int s = i < n ? (a[2 * i + 1] - SYN_DIGIT) + (b[2 * i + 1] - SYN_DIGIT) + carry : carry;
+        c[2 * i] = h0 + i;
+        c[2 * i + 1] = SYN_DIGIT + s % 10;
+        carry = s / 10;
+    }
+}
+
+int seq_scores_digits(int32_t token) { return token >= SYN_DIGIT && token < SYN_DIGIT + 10; }
 
 /* n random bits into ids[1..n]; returns their parity. */
 static int draw_bits(example *e, posemb_rng *r, int n)
@@ -95,7 +126,7 @@ static int draw_bits(example *e, posemb_rng *r, int n)
 void gen_seq_parity(example *e, posemb_rng *r)
 {
     clear(e);
-    int n = size_of(e, r, 1, 3), parity = draw_bits(e, r, n);
+    int n = size_of(e, r, 1, 3, e->T), parity = draw_bits(e, r, n);
     e->ids[n + 1] = SYN_SEP;
     e->ids[n + 2] = SYN_DIGIT + parity;
 }
@@ -106,7 +137,7 @@ void gen_seq_parity(example *e, posemb_rng *r)
 void gen_seq_parity_running(example *e, posemb_rng *r)
 {
     clear(e);
-    int n = size_of(e, r, 2, 2), parity = 0;
+    int n = size_of(e, r, 2, 2, e->T), parity = 0;
     draw_bits(e, r, n);
     e->ids[n + 1] = SYN_SEP;
     for (int i = 0; i < n; i++) {
@@ -117,7 +148,7 @@ void gen_seq_parity_running(example *e, posemb_rng *r)
 
 double seq_chance(const char *name)
 {
-    if (!strcmp(name, "seq_add")) return 0.1;
+    if (!strncmp(name, "seq_add", 7)) return 0.1;
     if (!strncmp(name, "seq_parity", 10)) return 0.5;
     if (!strcmp(name, "seq_sort")) return 1.0 / SORT_SYMBOLS;
     if (!strncmp(name, "seq_", 4)) return 1.0 / (POSEMB_SYN_VOCAB - SYN_CONTENT);
