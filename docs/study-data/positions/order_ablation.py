@@ -1,0 +1,67 @@
+"""Does a pretrained BERT use word order? Its masked-LM loss on the same
+masked sequences three ways: as they are; with each sequence's tokens shuffled
+([CLS] and [SEP] kept in place), which leaves the loss of a model blind to order
+unchanged (its predictions move with their tokens) and raises that of a model
+that reads order; and, for a PE with a learned scale, with that scale set to 0
+(the PE removed).
+
+    order_ablation.py POSEMB CACHE OUT MODEL_DIR...
+
+CACHE is a study's token cache (RUN/cache/wikitext-2.safetensors, BERT
+WordPiece ids); 32 windows of 126 tokens are drawn from it (seed 3), 15% of
+their tokens replaced by [MASK]; MODEL_DIR is a pretrained model folder or a
+checkpoint; OUT a scratch folder for `posemb forward`'s files."""
+import json, os, shutil, struct, subprocess, sys
+import numpy as np
+
+posemb, cache, out, models = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+CLS, SEP, MASK, T, B = 101, 102, 103, 128, 32
+
+def read(p):
+    raw = open(p, "rb").read(); n = struct.unpack("<Q", raw[:8])[0]
+    return raw, n, json.loads(raw[8:8 + n])
+
+raw, n, h = read(cache)
+s, e = h["tokens"]["data_offsets"]
+tokens = np.frombuffer(raw[8 + n + s:8 + n + e], dtype=np.int32)
+rng = np.random.default_rng(3)
+starts = rng.integers(0, len(tokens) - T, B)
+ids = np.array([[CLS] + list(tokens[a:a + T - 2]) + [SEP] for a in starts])
+masked = np.zeros_like(ids, dtype=bool)
+masked[:, 1:T - 1] = rng.random((B, T - 2)) < 0.15
+inp = np.where(masked, MASK, ids)
+perm = np.array([np.concatenate([[0], 1 + rng.permutation(T - 2), [T - 1]]) for _ in range(B)])
+shuf_inp = np.take_along_axis(inp, perm, 1)
+
+def loss(model, x):
+    json.dump({"input_ids": x.tolist(), "attention_mask": np.ones_like(x).tolist()}, open(f"{out}/in.json", "w"))
+    subprocess.run([posemb, "forward", model, "--inputs", f"{out}/in.json", "--out", f"{out}/o.safetensors"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    r, k, hh = read(f"{out}/o.safetensors")
+    a, b = hh["logits"]["data_offsets"]
+    lg = np.frombuffer(r[8 + k + a:8 + k + b], dtype=np.float32).reshape(hh["logits"]["shape"])
+    return lg
+
+def ce(lg, order):  # CE at the masked positions, logits row order[t] holds original position t
+    tot = cnt = 0.0
+    for b in range(B):
+        for t in range(T):
+            if masked[b, t]:
+                row = lg[b, order[b][t]].astype(np.float64)
+                m = row.max(); tot += m + np.log(np.exp(row - m).sum()) - row[ids[b, t]]; cnt += 1
+    return tot / cnt
+
+ident = [list(range(T))] * B
+inv = [list(np.argsort(p)) for p in perm]
+for model in models:
+    name = model.rstrip("/")
+    res = {"as is": ce(loss(model, inp), ident), "shuffled": ce(loss(model, shuf_inp), inv)}
+    r, k, hh = read(f"{model}/model.safetensors")
+    if "bert.embeddings.position_scale" in hh:
+        abl = f"{out}/noscale"; shutil.rmtree(abl, ignore_errors=True); os.makedirs(abl)
+        shutil.copy(f"{model}/config.json", abl)
+        a, b = hh["bert.embeddings.position_scale"]["data_offsets"]
+        buf = bytearray(r); buf[8 + k + a:8 + k + b] = struct.pack("<f", 0.0)
+        open(f"{abl}/model.safetensors", "wb").write(buf)
+        res["scale 0"] = ce(loss(abl, inp), ident)
+    print(name, " ".join(f"{k2}: {v:.4f}" for k2, v in res.items()), f"({int(masked.sum())} masked tokens)")
