@@ -2,19 +2,21 @@
 place (n digits, digit i of the sum).
 
 Draws examples laid out as posemb's seq_add_hints at length T (default 42; a
-fresh draw, not the study's stream), runs `posemb forward` on them and scores
-the argmax before each digit of the sum, teacher forced as the study scores it.
+fresh draw, not the study's stream), runs the model on them through posemb's
+Python module and scores the argmax before each digit of the sum, teacher
+forced as the study scores it.
 
-    add_digits.py POSEMB MODEL_DIR OUT_DIR [T]
+    PYTHONPATH=python POSEMB_LIBRARY=build/libposemb.so python3 add_digits.py MODEL_DIR [T]
 
 MODEL_DIR is a model the study kept ("analyze": 1 keeps the first task and
 seed's model of each PE, in OUT/models/PE)."""
-import json, struct, subprocess, sys
+import sys
 import numpy as np
+import posemb
 
 PAD, CLS, SEP, A, DIGIT, CONTENT, HINTS = 0, 1, 2, 4, 6, 16, 48
-T = int(sys.argv[4]) if len(sys.argv) > 4 else 42
-posemb, model, out = sys.argv[1:4]
+model = sys.argv[1]
+T = int(sys.argv[2]) if len(sys.argv) > 2 else 42
 rng = np.random.default_rng(7)
 rows, digits = [], []  # digits: (row, position of c_i, c_i, carry_in, i, n)
 for b in range(1200):
@@ -33,14 +35,8 @@ for b in range(1200):
         digits.append((b, len(ids) - 1, DIGIT + s % 10, carry, i, n))
         carry = s // 10
     rows.append(ids + [PAD] * (T - len(ids)))
-json.dump({"input_ids": rows, "attention_mask": [[1] * T for _ in rows]}, open(f"{out}/inputs.json", "w"))
-subprocess.run([posemb, "forward", model, "--inputs", f"{out}/inputs.json", "--out", f"{out}/out.safetensors"],
-               check=True, stdout=subprocess.DEVNULL)
-raw = open(f"{out}/out.safetensors", "rb").read()
-hn = struct.unpack("<Q", raw[:8])[0]
-head = json.loads(raw[8:8 + hn])
-s0, s1 = head["logits"]["data_offsets"]
-logits = np.frombuffer(raw[8 + hn + s0:8 + hn + s1], dtype=np.float32).reshape(head["logits"]["shape"])
+with posemb.Model(model) as m:
+    logits = m.forward(np.array(rows))["logits"]
 groups = {}
 for b, p, c, cin, i, n in digits:
     key = ("carry-in 1" if cin else "carry-in 0") + (", final digit" if i == n else "")

@@ -5,16 +5,18 @@ unchanged (its predictions move with their tokens) and raises that of a model
 that reads order; and, for a PE with a learned scale, with that scale set to 0
 (the PE removed).
 
-    order_ablation.py POSEMB CACHE OUT MODEL_DIR...
+    PYTHONPATH=python POSEMB_LIBRARY=build/libposemb.so \
+        python3 order_ablation.py CACHE MODEL_DIR...
 
 CACHE is a study's token cache (RUN/cache/wikitext-2.safetensors, BERT
 WordPiece ids); 32 windows of 126 tokens are drawn from it (seed 3), 15% of
 their tokens replaced by [MASK]; MODEL_DIR is a pretrained model folder or a
-checkpoint; OUT a scratch folder for `posemb forward`'s files."""
-import json, os, shutil, struct, subprocess, sys
+checkpoint. The models run through posemb's Python module."""
+import json, shutil, struct, sys, tempfile
 import numpy as np
+import posemb
 
-posemb, cache, out, models = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+cache, models = sys.argv[1], sys.argv[2:]
 CLS, SEP, MASK, T, B = 101, 102, 103, 128, 32
 
 def read(p):
@@ -33,14 +35,9 @@ inp = np.where(masked, MASK, ids)
 perm = np.array([np.concatenate([[0], 1 + rng.permutation(T - 2), [T - 1]]) for _ in range(B)])
 shuf_inp = np.take_along_axis(inp, perm, 1)
 
-def loss(model, x):
-    json.dump({"input_ids": x.tolist(), "attention_mask": np.ones_like(x).tolist()}, open(f"{out}/in.json", "w"))
-    subprocess.run([posemb, "forward", model, "--inputs", f"{out}/in.json", "--out", f"{out}/o.safetensors"],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    r, k, hh = read(f"{out}/o.safetensors")
-    a, b = hh["logits"]["data_offsets"]
-    lg = np.frombuffer(r[8 + k + a:8 + k + b], dtype=np.float32).reshape(hh["logits"]["shape"])
-    return lg
+def logits(model, x):
+    with posemb.Model(model) as m:
+        return m.forward(x)["logits"]
 
 def ce(lg, order):  # CE at the masked positions, logits row order[t] holds original position t
     tot = cnt = 0.0
@@ -55,13 +52,14 @@ ident = [list(range(T))] * B
 inv = [list(np.argsort(p)) for p in perm]
 for model in models:
     name = model.rstrip("/")
-    res = {"as is": ce(loss(model, inp), ident), "shuffled": ce(loss(model, shuf_inp), inv)}
+    res = {"as is": ce(logits(model, inp), ident), "shuffled": ce(logits(model, shuf_inp), inv)}
     r, k, hh = read(f"{model}/model.safetensors")
     if "bert.embeddings.position_scale" in hh:
-        abl = f"{out}/noscale"; shutil.rmtree(abl, ignore_errors=True); os.makedirs(abl)
+        abl = tempfile.mkdtemp()
         shutil.copy(f"{model}/config.json", abl)
         a, b = hh["bert.embeddings.position_scale"]["data_offsets"]
         buf = bytearray(r); buf[8 + k + a:8 + k + b] = struct.pack("<f", 0.0)
         open(f"{abl}/model.safetensors", "wb").write(buf)
-        res["scale 0"] = ce(loss(abl, inp), ident)
+        res["scale 0"] = ce(logits(abl, inp), ident)
+        shutil.rmtree(abl)
     print(name, " ".join(f"{k2}: {v:.4f}" for k2, v in res.items()), f"({int(masked.sum())} masked tokens)")
