@@ -84,6 +84,37 @@ static void test_resume_same_results(void **state)
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
 }
 
+/* With analysis on, the first seed's model of every task is kept (the first
+ * task's in models/PE, the others' in models/PE/TASK-sSEED) and analysed into
+ * analysis/PE/TASK/: its identical-word indicators are those 'posemb analyze'
+ * gives the same model, and the first task's those of the report's analysis. */
+static void test_task_models(void **state)
+{
+    char cmd[4096];
+    const char *cfg = "{\"pes\": [\"ape\", \"rpe\"], \"tasks\": [\"order\", \"offset\"], \"seeds\": [1, 2], "
+                      "\"lengths\": [1], \"n_train\": 16, \"steps\": 20, \"batch\": 8, \"eval_examples\": 16, "
+                      "\"curve_every\": 10, \"jobs\": 2}";
+    char path[1200];
+    snprintf(path, sizeof path, "%s/tasks.json", dir);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study tasks.json --out t", dir, POSEMB_BIN);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    /* identical-word block of an indicators.json, one line */
+    const char *ident = "python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"identical\"])'";
+    snprintf(
+        cmd, sizeof cmd,
+        "cd '%s/t' && for p in ape rpe; do test -s models/$p/model.safetensors && "
+        "test -s models/$p/offset-s1/model.safetensors && test ! -e models/$p/offset-s2 && "
+        "test ! -e models/$p/order-s1 && test -s analysis/$p/order/indicators.json && "
+        "test -s analysis/$p/offset/indicators.json && test ! -e analysis/$p/offset/identical.png || exit 1; done && "
+        "test \"$(%s analysis/ape/indicators.json)\" = \"$(%s analysis/ape/order/indicators.json)\" && "
+        "'%s' analyze models/rpe/offset-s1 --words 50 --no-figures --out cli > /dev/null && "
+        "test \"$(%s cli/indicators.json)\" = \"$(%s analysis/rpe/offset/indicators.json)\" && "
+        "test \"$(%s cli/indicators.json)\" != \"$(%s analysis/rpe/order/indicators.json)\"",
+        dir, ident, ident, POSEMB_BIN, ident, ident, ident, ident);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+}
+
 /* The last position of token id in a row of T, or -1. */
 static int last_at(const int32_t *row, int T, int32_t id)
 {
@@ -470,13 +501,10 @@ static void test_task_budget(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resume_same_results),
-        cmocka_unit_test(test_finetune_resume),
-        cmocka_unit_test(test_tasks),
-        cmocka_unit_test(test_reverse_task),
-        cmocka_unit_test(test_data_study),
-        cmocka_unit_test(test_bad_config),
-        cmocka_unit_test(test_task_budget),
+        cmocka_unit_test(test_resume_same_results), cmocka_unit_test(test_task_models),
+        cmocka_unit_test(test_finetune_resume),     cmocka_unit_test(test_tasks),
+        cmocka_unit_test(test_reverse_task),        cmocka_unit_test(test_data_study),
+        cmocka_unit_test(test_bad_config),          cmocka_unit_test(test_task_budget),
         cmocka_unit_test(test_default_budget),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

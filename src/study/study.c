@@ -403,6 +403,13 @@ posemb_status study_read_done(const posemb_study_config *c, const char *out, int
 
 /* ---- the runner ---- */
 
+int study_model_dir(const char *out, const char *pe_folder, const char *task, int seed, char *buf, size_t cap)
+{
+    int n = task ? snprintf(buf, cap, "%s/models/%s/%s-s%d", out, pe_folder, task, seed)
+                 : snprintf(buf, cap, "%s/models/%s", out, pe_folder);
+    return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
 void study_folder_of(const char *spec, char *buf, size_t cap)
 {
     size_t n = 0;
@@ -418,12 +425,17 @@ static posemb_status synthetic_run(const posemb_study_config *study, const char 
     int s = k % study->n_seeds, t = k / study->n_seeds % study->n_tasks, p = k / study->n_seeds / study->n_tasks;
     posemb_study_config budgeted;
     const posemb_study_config *c = posemb_study_for_task(study, study->tasks[t], &budgeted);
-    int keep = c->analyze && t == 0 && s == 0; /* one model per PE for the report's analysis */
+    /* The first seed's model of each task, for the analysis: the first task's
+     * in models/PE (the report's), the others' in models/PE/TASK-sSEED. */
+    int keep = c->analyze && s == 0;
     char save[POSEMB_PATH_MAX], name[160];
     study_folder_of(c->pes[p], name, sizeof name);
-    snprintf(save, sizeof save, "%s/models/%s", out, name);
+    posemb_status st = POSEMB_OK;
+    if (keep && (study_model_dir(out, name, NULL, 0, save, sizeof save) || (mkdir(save, 0755) && errno != EEXIST) ||
+                 study_model_dir(out, name, t ? c->tasks[t] : NULL, c->seeds[s], save, sizeof save)))
+        st = posemb_fail(err, POSEMB_EIO, "%s: cannot create the model's folder", save);
     run_result r;
-    posemb_status st = one_run(c, p, t, s, keep ? save : NULL, q->group, &r, err);
+    if (!st) st = one_run(c, p, t, s, keep ? save : NULL, q->group, &r, err);
     if (!st && !posemb_comm_leader(q->group)) return POSEMB_OK; /* the leader reports the run */
     if (st) {
         char msg[POSEMB_ERROR_MSG];

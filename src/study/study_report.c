@@ -582,10 +582,7 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
     ao.quiet = 1;
     for (int p = 0; !st && p < c->n_pes; p++) {
         char name[160];
-        size_t n = 0;
-        for (const char *q = c->pes[p]; *q && n + 1 < sizeof name; q++)
-            name[n++] = (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') ? *q : '_';
-        name[n] = '\0';
+        study_folder_of(c->pes[p], name, sizeof name);
         snprintf(models, sizeof models, c->data[0] ? "%s/models/%s/pretrain" : "%s/models/%s", out, name);
         snprintf(dir, sizeof dir, "%s/analysis/%s", out, name);
         posemb_source s;
@@ -630,6 +627,38 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
     free(buf);
     free(cells);
     free(imgs);
+    return st;
+}
+
+/* Each PE's first-seed model of every task analysed without figures into
+ * analysis/PE/TASK/ (the first task's is models/PE, analysed again here so
+ * that every task has the same layout): scripts/study-claims tests the
+ * properties against each task's scores with its own models. */
+static posemb_status task_analyses(const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    posemb_analyze_opts ao = posemb_analyze_defaults();
+    ao.n_words = 50;
+    ao.figures = 0;
+    ao.report = 0;
+    ao.quiet = 1;
+    posemb_status st = POSEMB_OK;
+    for (int k = 0; !st && k < c->n_pes * c->n_tasks; k++) {
+        int p = k / c->n_tasks, t = k % c->n_tasks;
+        char name[160], model[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX];
+        study_folder_of(c->pes[p], name, sizeof name);
+        int n = snprintf(dir, sizeof dir, "%s/analysis/%s", out, name);
+        if (study_model_dir(out, name, t ? c->tasks[t] : NULL, c->seeds[0], model, sizeof model) || n < 0 ||
+            (size_t)n >= sizeof dir - strlen(c->tasks[t]) - 1)
+            return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
+        posemb_source s;
+        if (posemb_source_open(&s, model, NULL, NULL)) continue; /* not kept (a study from before) or gone */
+        if (mkdir(dir, 0755) && errno != EEXIST) st = posemb_fail(err, POSEMB_EIO, "%s: cannot create", dir);
+        snprintf(dir + n, sizeof dir - (size_t)n, "/%s", c->tasks[t]);
+        posemb_analysis r = {0};
+        if (!st) st = posemb_analyze(&s, &ao, dir, &r, err);
+        posemb_analysis_free(&r);
+        posemb_source_close(&s);
+    }
     return st;
 }
 
@@ -690,6 +719,7 @@ posemb_status posemb_study_report(const posemb_study_config *c, const char *out,
     if (!st && c->data[0]) st = study_pretrain_figure(rep, c, out, err);
     for (int t = 0; !st && t < c->n_tasks; t++) st = curve_figure(rep, &tb, t, out, err);
     if (!st && c->analyze) st = model_analyses(rep, c, out, err);
+    if (!st && c->analyze && !c->data[0]) st = task_analyses(c, out, err);
     if (!st && posemb_path_join(path, sizeof path, out, "report.html"))
         st = posemb_fail(err, POSEMB_EINVAL, "path too long");
     if (!st) st = posemb_report_write(rep, path, err);
