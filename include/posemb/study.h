@@ -47,8 +47,8 @@ typedef struct posemb_study_config {
     int eval_examples; /* per evaluation length */
     int curve_every;   /* steps between points of the training curve (0: none) */
     int jobs;          /* worker processes */
-    int analyze; /* analyse each PE's first model (first seed, first task) into the report, and each task's first-seed model into analysis/PE/TASK/ */
-    int pe_defined; /* 1: absolute PEs at the amplitude their spec defines; 0 (default): the amplitude rule
+    int analyze;       /* analyse the first seed's models (the first task's into the report) */
+    int pe_defined;    /* 1: absolute PEs at the amplitude their spec defines; 0 (default): the amplitude rule
                           of docs/study.md: they start at the token embeddings' RMS and learn it */
     /* The real-data study (data[0] != 0): MLM pretraining once per PE, then
      * fine-tuning (steps, batch, lr above) per task and seed from it. data:
