@@ -17,6 +17,7 @@ loader = importlib.machinery.SourceFileLoader("study_claims", os.path.join(HERE,
 spec = importlib.util.spec_from_loader("study_claims", loader)
 claims = importlib.util.module_from_spec(spec)
 loader.exec_module(claims)
+claims.DRAWS = 20000  # the tests' p-values are checked to 0.0015; the script's default is 10 times finer
 
 
 class Statistics(unittest.TestCase):
@@ -93,47 +94,68 @@ class RealData(unittest.TestCase):
 
 
 class OwnModels(unittest.TestCase):
-    """A synthetic study with each task's own models' indicators (analysis/PE/TASK/indicators.json)."""
-    BASE = {"ape": 0.5, "sin": 0.6, "lsin": 0.7, "rpe": 0.2, "srpe": 0.3}
+    """A synthetic study with each task's own models' indicators (analysis/PE/TASK/indicators.json). Scores and
+    indicators differ by task and length, so reading another task's or length's numbers flips a sign."""
+    BASE = {"ape": 0.5, "sin": 0.6, "lsin": 0.7, "rpe": 0.2, "srpe": 0.3, "rope:base=500": 0.4}
+    # (task, length) -> the score's direction in base; between at 32 tokens scores a constant
+    SCORE = {("offset", 32): 1, ("offset", 256): -1, ("order", 32): -1, ("between", 32): 0}
+    TI = {"order": -1}  # TI = sign * base (default sign 1); MONO constant; SYM = -TI
 
-    def test_per_task(self):
+    def make(self):
         d = tempfile.mkdtemp()
-        tasks = claims.CLS + claims.SPAN + ["reverse"]
         with open(os.path.join(d, "results.jsonl"), "w") as f:
             for pe, base in self.BASE.items():
-                for task in tasks:
+                for task in claims.CLS + claims.SPAN + ["reverse"]:
                     for seed in (1, 2, 3):
                         for length in (32, 256):
+                            sign = self.SCORE.get((task, length), 1)
+                            score = 0.5 if sign == 0 else sign * base + seed / 100
                             f.write(json.dumps({"pe": pe, "task": task, "seed": seed, "eval_len": length,
-                                                "metrics": {"accuracy": base + seed / 100}}) + "\n")
-                    # offset's models: TI rises with the score, SYM falls, MONO is constant; other tasks' models
-                    # the other way round, so a script reading the wrong task's indicators gets rho = -1
-                    sign = 1 if task == "offset" else -1
-                    os.makedirs(os.path.join(d, "analysis", pe, task))
-                    with open(os.path.join(d, "analysis", pe, task, "indicators.json"), "w") as f2:
-                        json.dump({"identical": {"ti": sign * base, "mono": 0.5, "sym": -sign * base}}, f2)
+                                                "metrics": {"accuracy": score}}) + "\n")
+                    folder = os.path.join(d, "analysis", pe.replace(":", "_").replace("=", "_"), task)
+                    os.makedirs(folder)
+                    ti = self.TI.get(task, 1) * base
+                    with open(os.path.join(folder, "indicators.json"), "w") as f2:
+                        json.dump({"identical": {"ti": ti, "mono": 0.5, "sym": -ti}}, f2)
+        return d
+
+    def claims_of(self, d):
         out = io.StringIO()
         sys.argv = ["study-claims", d]
         with contextlib.redirect_stdout(out):
             claims.main()
-        lines = out.getvalue().splitlines()
+        return out.getvalue().splitlines()
+
+    def test_per_task(self):
+        lines = self.claims_of(self.make())
         self.assertIn("Each task against its own models' indicators: 27 correlations, Bonferroni: p < 0.0019", lines)
-        ti = [x for x in lines if x.startswith("offset vs its models' identical-word TI (5 PEs)")]
-        self.assertEqual(len(ti), 1, lines)
-        # |rho| = 1 under 2 of the 5! = 120 orders: p = 1/60, estimated from 20000 draws
-        self.assertTrue(ti[0].startswith("offset vs its models' identical-word TI (5 PEs): Spearman rho = 1.00, "
-                                         "permutation p = "), ti[0])
-        self.assertAlmostEqual(float(ti[0].rsplit(" ", 1)[1]), 1 / 60, delta=0.004)
-        self.assertIn("offset vs its models' identical-word MONO (5 PEs): undefined (the indicator or the score is "
-                      "constant)", lines)
-        self.assertTrue(any(x.startswith("offset vs its models' identical-word SYM (5 PEs): Spearman rho = -1.00")
-                            for x in lines))
-        self.assertTrue(any(x.startswith("offset at 8x vs its models' identical-word TI (5 PEs): Spearman rho = 1.00")
-                            for x in lines))
-        self.assertTrue(any(x.startswith("order vs its models' identical-word TI (5 PEs): Spearman rho = -1.00")
-                            for x in lines))
+
+        def line(prefix):
+            hits = [x for x in lines if x.startswith(prefix)]
+            self.assertEqual(len(hits), 1, (prefix, lines))
+            return hits[0]
+
+        # 6 PEs: rope:base=500's indicators found in analysis/rope_base_500/ (posemb's folder rule)
+        ti = line("offset vs its models' identical-word TI (6 PEs): Spearman rho = 1.00, permutation p = ")
+        self.assertAlmostEqual(float(ti.rsplit(" ", 1)[1]), 2 / 720, delta=0.0015)  # |rho| = 1 under 2 of 6! orders
+        line("offset vs its models' identical-word SYM (6 PEs): Spearman rho = -1.00")
+        line("offset vs its models' identical-word MONO (6 PEs): undefined (the indicator or the score is constant)")
+        line("offset at 8x vs its models' identical-word TI (6 PEs): Spearman rho = -1.00")  # 256 tokens' scores
+        line("order vs its models' identical-word TI (6 PEs): Spearman rho = 1.00")  # order's scores and indicators
+        line("between vs its models' identical-word TI (6 PEs): undefined")  # a constant score
+        line("retrieve vs its models' identical-word TI (6 PEs): Spearman rho = 1.00")
         # no analysis/PE/indicators.json (the first task's model in the report's place): those wait
         self.assertIn("span vs identical-word indicators: not yet testable (the indicators of 0 PEs, 4 needed)", lines)
+
+    def test_bad_indicators(self):
+        d = self.make()
+        path = os.path.join(d, "analysis", "rpe", "offset", "indicators.json")
+        with open(path, "w") as f:
+            f.write("{")
+        with self.assertRaises(SystemExit) as e:
+            self.claims_of(d)
+        self.assertTrue(str(e.exception).startswith(f"study-claims: {d}/analysis/rpe/offset/indicators.json: not an "
+                                                    "analysis's indicators.json"), str(e.exception))
 
 
 if __name__ == "__main__":

@@ -286,6 +286,20 @@ static uint64_t task_data_seed(const char *task, int seed)
     return h + 7919 * (uint64_t)seed;
 }
 
+/* Saves m into dir, its parent made first (models/PE, for a task's model in
+ * models/PE/TASK-sSEED, may not exist yet: another worker runs that PE's
+ * first task). */
+static posemb_status save_in(const posemb_model *m, const char *dir, posemb_error *err)
+{
+    char parent[POSEMB_PATH_MAX];
+    snprintf(parent, sizeof parent, "%s", dir);
+    char *slash = strrchr(parent, '/');
+    if (slash) *slash = '\0';
+    if (slash && mkdir(parent, 0755) && errno != EEXIST)
+        return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", parent, strerror(errno));
+    return posemb_model_save(m, dir, err);
+}
+
 /* Trains and evaluates one (PE, task, seed); saves the model when save_dir is given. In a group,
  * every rank trains; the leader alone evaluates and saves. */
 static posemb_status one_run(const posemb_study_config *c, int pi, int task, int seed, const char *save_dir,
@@ -314,7 +328,7 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
     for (int i = 0; !st && leader && i < c->n_mults; i++)
         st = evaluate(m, t, data_seed, c->n_train * c->mults[i], c->n_train, c->eval_examples, &b, B, &r->metric[i],
                       &r->collapsed[i], err);
-    if (!st && leader && save_dir) st = posemb_model_save(m, save_dir, err);
+    if (!st && leader && save_dir) st = save_in(m, save_dir, err);
     r->seconds = posemb_timer_now() - t0;
     posemb_model_free(m);
     free(b.ids);
@@ -430,12 +444,10 @@ static posemb_status synthetic_run(const posemb_study_config *study, const char 
     int keep = c->analyze && s == 0;
     char save[POSEMB_PATH_MAX], name[160];
     study_folder_of(c->pes[p], name, sizeof name);
-    posemb_status st = POSEMB_OK;
-    if (keep && (study_model_dir(out, name, NULL, 0, save, sizeof save) || (mkdir(save, 0755) && errno != EEXIST) ||
-                 study_model_dir(out, name, t ? c->tasks[t] : NULL, c->seeds[s], save, sizeof save)))
-        st = posemb_fail(err, POSEMB_EIO, "%s: cannot create the model's folder", save);
+    if (keep && study_model_dir(out, name, t ? c->tasks[t] : NULL, c->seeds[s], save, sizeof save))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
     run_result r;
-    if (!st) st = one_run(c, p, t, s, keep ? save : NULL, q->group, &r, err);
+    posemb_status st = one_run(c, p, t, s, keep ? save : NULL, q->group, &r, err);
     if (!st && !posemb_comm_leader(q->group)) return POSEMB_OK; /* the leader reports the run */
     if (st) {
         char msg[POSEMB_ERROR_MSG];

@@ -629,7 +629,8 @@ static posemb_status one_finetune(worker_state *ws, int p, int t, int s, posemb_
     char name[160], pretrain[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX], resume[POSEMB_PATH_MAX];
     study_folder_of(c->pes[p], name, sizeof name);
     snprintf(pretrain, sizeof pretrain, "%s/models/%s/pretrain", ws->out, name);
-    snprintf(dir, sizeof dir, "%s/models/%s/%s-s%d", ws->out, name, c->tasks[t], c->seeds[s]);
+    if (study_model_dir(ws->out, name, c->tasks[t], c->seeds[s], dir, sizeof dir))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", ws->out);
     ft_result r;
     posemb_status st = load_task(c, ws->tok, t, &ws->td[t], err);
     if (!st) st = finetune(c, pretrain, &ws->td[t], c->seeds[s], dir, ws->q->group, &r, err);

@@ -13,9 +13,10 @@
 /* A PE spec as a folder name ("ape+rpe" -> "ape_rpe"). */
 void study_set_names(char *rows, size_t width, int *n, const char *const *names, int count);
 void study_folder_of(const char *spec, char *buf, size_t cap);
-/* Where the synthetic study keeps a model: OUT/models/PE_FOLDER (task NULL:
- * the first task's, the report's) or OUT/models/PE_FOLDER/TASK-sSEED.
- * -1 when it does not fit in cap. */
+/* Where a study keeps a model: OUT/models/PE_FOLDER (task NULL: the synthetic
+ * study's first task's, the report's) or OUT/models/PE_FOLDER/TASK-sSEED (a
+ * synthetic task's first seed, a real-data fine-tuning). -1 when it does not
+ * fit in cap. */
 int study_model_dir(const char *out, const char *pe_folder, const char *task, int seed, char *buf, size_t cap);
 /* The line that says what a study has left: n pending units (posemb_study_pending) on workers. */
 void study_say_pending(const posemb_study_config *c, const char *out, int n, int workers);

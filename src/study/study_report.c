@@ -557,6 +557,16 @@ static int saved_indicators(const char *dir, posemb_indicators *in, const char *
     return found;
 }
 
+/* The analysis of a study's models: 50 identical words, no report of its own. */
+static posemb_analyze_opts study_analyze_opts(void)
+{
+    posemb_analyze_opts ao = posemb_analyze_defaults();
+    ao.n_words = 50;
+    ao.report = 0;
+    ao.quiet = 1;
+    return ao;
+}
+
 /* Each PE's first model (seed 1, first task): its indicators and main heatmap. */
 static posemb_status model_analyses(posemb_report *rep, const posemb_study_config *c, const char *out,
                                     posemb_error *err)
@@ -576,10 +586,7 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
     posemb_status st = POSEMB_OK;
     snprintf(img, sizeof img, "%s/analysis", out);
     if (mkdir(img, 0755) && errno != EEXIST) st = posemb_fail(err, POSEMB_EIO, "%s: cannot create", img);
-    posemb_analyze_opts ao = posemb_analyze_defaults();
-    ao.n_words = 50;
-    ao.report = 0;
-    ao.quiet = 1;
+    posemb_analyze_opts ao = study_analyze_opts();
     for (int p = 0; !st && p < c->n_pes; p++) {
         char name[160];
         study_folder_of(c->pes[p], name, sizeof name);
@@ -633,29 +640,29 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
 /* Each PE's first-seed model of every task analysed without figures into
  * analysis/PE/TASK/ (the first task's is models/PE, analysed again here so
  * that every task has the same layout): scripts/study-claims tests the
- * properties against each task's scores with its own models. */
+ * properties against each task's scores with its own models. A model not
+ * kept (a study from before, or moved elsewhere) is skipped. */
 static posemb_status task_analyses(const posemb_study_config *c, const char *out, posemb_error *err)
 {
-    posemb_analyze_opts ao = posemb_analyze_defaults();
-    ao.n_words = 50;
+    posemb_analyze_opts ao = study_analyze_opts();
     ao.figures = 0;
-    ao.report = 0;
-    ao.quiet = 1;
     posemb_status st = POSEMB_OK;
     for (int k = 0; !st && k < c->n_pes * c->n_tasks; k++) {
         int p = k / c->n_tasks, t = k % c->n_tasks;
-        char name[160], model[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX];
+        char name[160], model[POSEMB_PATH_MAX], pe_dir[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX], cfg[POSEMB_PATH_MAX];
         study_folder_of(c->pes[p], name, sizeof name);
-        int n = snprintf(dir, sizeof dir, "%s/analysis/%s", out, name);
+        int n = snprintf(pe_dir, sizeof pe_dir, "%s/analysis/%s", out, name);
         if (study_model_dir(out, name, t ? c->tasks[t] : NULL, c->seeds[0], model, sizeof model) || n < 0 ||
-            (size_t)n >= sizeof dir - strlen(c->tasks[t]) - 1)
+            (size_t)n >= sizeof pe_dir || posemb_path_join(dir, sizeof dir, pe_dir, c->tasks[t]) ||
+            posemb_path_join(cfg, sizeof cfg, model, "config.json"))
             return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
+        struct stat info;
+        if (stat(cfg, &info)) continue;
+        if (mkdir(pe_dir, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create", pe_dir);
         posemb_source s;
-        if (posemb_source_open(&s, model, NULL, NULL)) continue; /* not kept (a study from before) or gone */
-        if (mkdir(dir, 0755) && errno != EEXIST) st = posemb_fail(err, POSEMB_EIO, "%s: cannot create", dir);
-        snprintf(dir + n, sizeof dir - (size_t)n, "/%s", c->tasks[t]);
+        if ((st = posemb_source_open(&s, model, NULL, err))) break;
         posemb_analysis r = {0};
-        if (!st) st = posemb_analyze(&s, &ao, dir, &r, err);
+        st = posemb_analyze(&s, &ao, dir, &r, err);
         posemb_analysis_free(&r);
         posemb_source_close(&s);
     }
