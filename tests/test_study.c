@@ -3,6 +3,7 @@
  * aside); the tables and report are written; synthetic tasks are what
  * they say; a bad config is one clear error. */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "posemb/model.h"
 #include "posemb/study.h"
 #include "posemb/synthetic.h"
 #include "testutil.h"
@@ -113,6 +115,82 @@ static void test_task_models(void **state)
         "test \"$(%s cli/indicators.json)\" != \"$(%s analysis/rpe/order/indicators.json)\"",
         dir, ident, ident, POSEMB_BIN, ident, ident, ident, ident);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+}
+
+/* The study's numbers of an LM task at one length, read back from results.jsonl. */
+static void lm_line(const char *path, int len, double *tok, double *exact)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1 << 14];
+    *tok = *exact = -1;
+    while (fgets(line, sizeof line, f)) {
+        cJSON *j = cJSON_Parse(line), *m = cJSON_GetObjectItem(j, "metrics");
+        if (cJSON_GetObjectItem(j, "eval_len")->valueint == len) {
+            *tok = cJSON_GetObjectItem(m, "token_accuracy")->valuedouble;
+            *exact = cJSON_GetObjectItem(m, "exact_match")->valuedouble;
+        }
+        cJSON_Delete(j);
+    }
+    fclose(f);
+}
+
+/* An LM task's token accuracy and exact match (every answer token right), recomputed
+ * from the saved model on the study's evaluation examples: the examples of the study's
+ * data seed (FNV-1a of the task's name + 7919 x seed, as study.c draws them), each
+ * row's answer the tokens after [SEP] up to [PAD], an answer token right when the
+ * argmax of the logits one position before it is that token. */
+static void test_lm_exact_match(void **state)
+{
+    enum { B = 16, N = 64, NT = 42 };
+    char cmd[4096], path[1200];
+    const char *cfg = "{\"pes\": [\"ape\"], \"tasks\": [\"seq_copy\"], \"seeds\": [2], \"lengths\": [1, 2], "
+                      "\"n_train\": 42, \"steps\": 400, \"batch\": 16, \"eval_examples\": 64, \"jobs\": 1}";
+    snprintf(path, sizeof path, "%s/lm.json", dir);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study lm.json --out lm", dir, POSEMB_BIN);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    uint64_t seed = 14695981039346656037u;
+    for (const char *p = "seq_copy"; *p; p++) seed = (seed ^ (unsigned char)*p) * 1099511628211u;
+    seed += 7919 * 2;
+    posemb_model *m = NULL;
+    snprintf(path, sizeof path, "%s/lm/models/ape", dir);
+    assert_int_equal(posemb_model_load(&m, path, NULL), 0);
+    posemb_model_set_train(m, 0, 0, 0);
+    const posemb_syn_task *t = posemb_syn_find("seq_copy");
+    static int32_t ids[B * 2 * NT], lab[B], st[B], en[B];
+    static float logits[B * 2 * NT * POSEMB_SYN_VOCAB];
+    for (int L = NT; L <= 2 * NT; L += NT) {
+        long right = 0, total = 0, whole = 0;
+        for (int k0 = 0; k0 < N; k0 += B) {
+            posemb_syn_batch(t, seed, 1000000L + k0, B, L, NT, ids, lab, st, en);
+            posemb_batch batch = {.B = B, .T = L, .ids = ids};
+            assert_int_equal(posemb_model_forward(m, &batch, NULL), 0);
+            assert_int_equal(posemb_model_lm_logits(m, logits, NULL), 0);
+            for (int b = 0; b < B; b++) {
+                const int32_t *row = ids + b * L;
+                int sep = 0, ok = 1;
+                while (row[sep] != SYN_SEP) sep++;
+                for (int i = sep + 1; i < L && row[i] != SYN_PAD; i++) {
+                    const float *z = logits + ((size_t)b * L + i - 1) * POSEMB_SYN_VOCAB;
+                    int best = 0;
+                    for (int v = 1; v < POSEMB_SYN_VOCAB; v++) best = z[v] > z[best] ? v : best;
+                    right += best == row[i];
+                    ok &= best == row[i];
+                    total++;
+                }
+                whole += ok;
+            }
+        }
+        double tok, exact;
+        snprintf(path, sizeof path, "%s/lm/results.jsonl", dir);
+        lm_line(path, L, &tok, &exact);
+        printf("length %d: token accuracy %.6f (recomputed %.6f), exact match %.6f (recomputed %.6f)\n", L, tok,
+               (double)right / total, exact, (double)whole / N);
+        assert_true(fabs(tok - (double)right / total) < 1e-6);
+        assert_true(fabs(exact - (double)whole / N) < 1e-6);
+    }
+    posemb_model_free(m);
 }
 
 /* The last position of token id in a row of T, or -1. */
@@ -501,10 +579,15 @@ static void test_task_budget(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resume_same_results), cmocka_unit_test(test_task_models),
-        cmocka_unit_test(test_finetune_resume),     cmocka_unit_test(test_tasks),
-        cmocka_unit_test(test_reverse_task),        cmocka_unit_test(test_data_study),
-        cmocka_unit_test(test_bad_config),          cmocka_unit_test(test_task_budget),
+        cmocka_unit_test(test_resume_same_results),
+        cmocka_unit_test(test_task_models),
+        cmocka_unit_test(test_lm_exact_match),
+        cmocka_unit_test(test_finetune_resume),
+        cmocka_unit_test(test_tasks),
+        cmocka_unit_test(test_reverse_task),
+        cmocka_unit_test(test_data_study),
+        cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_task_budget),
         cmocka_unit_test(test_default_budget),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -158,10 +158,12 @@ static void best_span(const float *logits, int T, int *s, int *e)
             }
 }
 
-/* Teacher-forced accuracy on the answer tokens of a causal-LM batch: adds hits and tokens;
- * the argmax at each answer token into sp. */
+/* Teacher-forced accuracy on the answer tokens of a causal-LM batch: adds hits and tokens,
+ * and the examples whose every answer token is right (what greedy decoding would get
+ * right whole: its first wrong token is the teacher-forced one's); the argmax at each
+ * answer token into sp. */
 static posemb_status lm_hits(posemb_model *m, const posemb_syn_task *t, const posemb_batch *batch, run_buf *b,
-                             long *right, long *total, same_pred *sp, posemb_error *err)
+                             long *right, long *total, long *whole, same_pred *sp, posemb_error *err)
 {
     posemb_syn_lm_targets(t, batch->ids, batch->B, batch->T, b->targets);
     posemb_targets tg = {.tokens = b->targets};
@@ -172,23 +174,29 @@ static posemb_status lm_hits(posemb_model *m, const posemb_syn_task *t, const po
         *total += l.count;
         st = posemb_model_lm_logits(m, b->logits, err);
     }
-    int V = posemb_model_config(m)->vocab_size;
+    int V = posemb_model_config(m)->vocab_size, all_right = 1;
     for (long i = 0; !st && i < (long)batch->B * batch->T; i++) {
-        if (i % batch->T == batch->T - 1 || b->targets[i + 1] < 0) continue; /* logits at t predict the token at t+1 */
+        if (i % batch->T == 0) all_right = 1;
+        if (i % batch->T == batch->T - 1 || b->targets[i + 1] < 0) { /* logits at t predict the token at t+1 */
+            if (i % batch->T == batch->T - 1) *whole += all_right;
+            continue;
+        }
         const float *z = b->logits + i * V;
         int best = 0;
         for (int v = 1; v < V; v++) best = z[v] > z[best] ? v : best;
+        all_right &= best == b->targets[i + 1];
         same_pred_add(sp, best);
     }
     return st;
 }
 
 /* Accuracy (classification, LM tokens) or exact match (span) on n examples of length T;
+ * *exact: for LM tasks, the share of examples with every answer token right;
  * *collapsed: every example got the same prediction (class, span, or answer token). */
 static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_t data_seed, int T, int n_train, int n,
-                              run_buf *b, int B, double *metric, int *collapsed, posemb_error *err)
+                              run_buf *b, int B, double *metric, double *exact, int *collapsed, posemb_error *err)
 {
-    long right = 0, total = 0;
+    long right = 0, total = 0, whole = 0;
     same_pred sp = {0};
     posemb_model_set_train(m, 0, 0, 0); /* eval mode: no dropout */
     for (int k0 = 0; k0 < n; k0 += B) {
@@ -197,7 +205,7 @@ static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_
         posemb_batch batch = {.B = nb, .T = T, .ids = b->ids};
         posemb_status st = posemb_model_forward(m, &batch, err);
         if (!st && t->kind == POSEMB_SYN_LM) {
-            if ((st = lm_hits(m, t, &batch, b, &right, &total, &sp, err))) return st;
+            if ((st = lm_hits(m, t, &batch, b, &right, &total, &whole, &sp, err))) return st;
             continue;
         }
         const float *z = st ? NULL : posemb_model_head_logits(m, err);
@@ -216,12 +224,13 @@ static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_
         }
     }
     *metric = (double)right / (t->kind == POSEMB_SYN_LM ? (total ? total : 1) : n);
+    if (exact) *exact = (double)whole / n;
     if (collapsed) *collapsed = sp.seen && !sp.varied;
     return POSEMB_OK;
 }
 
 typedef struct run_result {
-    double metric[8], curve[64][2], seconds;
+    double metric[8], exact[8], curve[64][2], seconds; /* exact: LM tasks' whole answers right */
     int collapsed[8];
     int n_curve;
     char spec[512]; /* the canonical spec the model ran with (the amplitude rule's rewrite) */
@@ -268,7 +277,7 @@ static posemb_status train_run(const posemb_study_config *c, posemb_model *m, co
         st = posemb_train_step(m, &o, &oc, &s, step, &loss, NULL, err);
         if (!st && leader && c->curve_every && (step + 1) % c->curve_every == 0 && r->n_curve < 64) {
             double acc;
-            st = evaluate(m, t, data_seed, c->n_train, c->n_train, 128, b, c->batch, &acc, NULL, err);
+            st = evaluate(m, t, data_seed, c->n_train, c->n_train, 128, b, c->batch, &acc, NULL, NULL, err);
             r->curve[r->n_curve][0] = step + 1;
             r->curve[r->n_curve++][1] = acc;
         }
@@ -327,7 +336,7 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
     int leader = posemb_comm_leader(group);
     for (int i = 0; !st && leader && i < c->n_mults; i++)
         st = evaluate(m, t, data_seed, c->n_train * c->mults[i], c->n_train, c->eval_examples, &b, B, &r->metric[i],
-                      &r->collapsed[i], err);
+                      &r->exact[i], &r->collapsed[i], err);
     if (!st && leader && save_dir) st = save_in(m, save_dir, err);
     r->seconds = posemb_timer_now() - t0;
     posemb_model_free(m);
@@ -352,13 +361,16 @@ static char *result_lines(const posemb_study_config *c, int pi, int task, int se
     cap *= (size_t)c->n_mults;
     for (int i = 0; i < c->n_mults; i++) {
         int L = c->n_train * c->mults[i];
-        len += (size_t)snprintf(s + len, cap - len,
-                                "{\"pe\": \"%s\", \"spec\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", "
-                                "\"seed\": %d, \"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f}, "
-                                "\"chance\": %.6f, \"collapsed\": %s, \"steps\": %d, \"seconds\": %.2f",
-                                c->pes[pi], r->spec, t->name, posemb_syn_kind_name(t->kind), c->seeds[seed], c->n_train,
-                                L, posemb_syn_metric_name(t->kind), r->metric[i], posemb_syn_chance(t, L, c->n_train),
-                                r->collapsed[i] ? "true" : "false", c->steps, r->seconds);
+        char whole[64] = ""; /* the first metric is the tables'; an LM task's whole answers follow it */
+        if (t->kind == POSEMB_SYN_LM) snprintf(whole, sizeof whole, ", \"exact_match\": %.6f", r->exact[i]);
+        len +=
+            (size_t)snprintf(s + len, cap - len,
+                             "{\"pe\": \"%s\", \"spec\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", "
+                             "\"seed\": %d, \"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f%s}, "
+                             "\"chance\": %.6f, \"collapsed\": %s, \"steps\": %d, \"seconds\": %.2f",
+                             c->pes[pi], r->spec, t->name, posemb_syn_kind_name(t->kind), c->seeds[seed], c->n_train, L,
+                             posemb_syn_metric_name(t->kind), r->metric[i], whole, posemb_syn_chance(t, L, c->n_train),
+                             r->collapsed[i] ? "true" : "false", c->steps, r->seconds);
         if (i == 0 && r->n_curve) {
             len += (size_t)snprintf(s + len, cap - len, ", \"curve\": [");
             for (int k = 0; k < r->n_curve; k++)

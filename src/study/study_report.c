@@ -27,6 +27,7 @@ typedef struct table {
     int *n_curve;             /* [pe][task][seed] */
     double *chance;           /* [task][mult], as the lines record it */
     double *match;            /* [task][mult]: span tasks' first-matching-word reference ("token_match"), else NAN */
+    const char *metric;       /* the lines' metric it holds; NULL: each line's first (the task kind's own) */
     char kind[POSEMB_STUDY_MAX_TASKS][16];
 } table;
 
@@ -62,7 +63,9 @@ static void take_line(table *tb, const cJSON *j)
     for (int i = 0; i < c->n_seeds; i++) s = c->seeds[i] == seed->valueint ? i : s;
     for (int i = 0; i < c->n_mults; i++) m = c->n_train * c->mults[i] == len->valueint ? i : m;
     if (p < 0 || t < 0 || s < 0 || m < 0) return; /* a run of another configuration */
-    *cell(tb, p, t, m, s) = metrics->child->valuedouble;
+    const cJSON *v = tb->metric ? cJSON_GetObjectItem(metrics, tb->metric) : metrics->child;
+    if (!cJSON_IsNumber(v)) return; /* a line without it (an LM line from before exact_match) */
+    *cell(tb, p, t, m, s) = v->valuedouble;
     *collapsed_at(tb, p, t, m, s) = cJSON_IsTrue(cJSON_GetObjectItem(j, "collapsed"));
     const cJSON *chance = cJSON_GetObjectItem(j, "chance"), *kind = cJSON_GetObjectItem(j, "kind");
     if (cJSON_IsNumber(chance)) tb->chance[t * c->n_mults + m] = chance->valuedouble;
@@ -80,10 +83,12 @@ static void take_line(table *tb, const cJSON *j)
     }
 }
 
-static posemb_status load_table(table *tb, const posemb_study_config *c, const char *out, posemb_error *err)
+static posemb_status load_table(table *tb, const posemb_study_config *c, const char *out, const char *metric,
+                                posemb_error *err)
 {
     size_t n = (size_t)c->n_pes * c->n_tasks * c->n_mults * c->n_seeds, nr = (size_t)c->n_pes * c->n_tasks * c->n_seeds;
     tb->c = c;
+    tb->metric = metric;
     tb->v = malloc(n * sizeof *tb->v);
     tb->collapsed = calloc(n, 1);
     tb->curve = calloc(nr * 64 * 2, sizeof *tb->curve);
@@ -288,7 +293,32 @@ void study_budgets_text(const posemb_study_config *c, char *buf, size_t cap)
     }
 }
 
-static posemb_status write_md(const table *tb, const char *out, int ape, posemb_error *err)
+/* The causal-LM tables: answer-token accuracy (tb) and whole answers right (ex) at the
+ * training length, then by length, over the tasks and per task. */
+static void md_lm_tables(FILE *f, const table *tb, const table *ex, int ape)
+{
+    const posemb_study_config *c = tb->c;
+    fprintf(f, "\n## Causal language modelling (answer-token accuracy at %d tokens, a GPT-2-style decoder)\n\n",
+            c->n_train);
+    md_table(f, tb, POSEMB_SYN_LM, 0, -1, ape);
+    fprintf(f,
+            "\n## Causal language modelling, exact match (the share of examples with every answer token right, as "
+            "greedy decoding would answer them, at %d tokens)\n\n",
+            c->n_train);
+    md_table(f, ex, POSEMB_SYN_LM, 0, -1, ape);
+    if (c->n_mults < 2) return;
+    fprintf(f, "\n## Longer sequences (causal-LM answer-token accuracy, mean over tasks)\n\n");
+    md_table(f, tb, POSEMB_SYN_LM, 1, -1, ape);
+    for (int t = 0; t < c->n_tasks; t++)
+        if (is_kind(c, t, POSEMB_SYN_LM)) {
+            fprintf(f, "\n### %s by length: answer-token accuracy\n\n", c->tasks[t]);
+            md_table(f, tb, POSEMB_SYN_LM, 1, t, ape);
+            fprintf(f, "\n### %s by length: exact match\n\n", c->tasks[t]);
+            md_table(f, ex, POSEMB_SYN_LM, 1, t, ape);
+        }
+}
+
+static posemb_status write_md(const table *tb, const table *ex, const char *out, int ape, posemb_error *err)
 {
     const posemb_study_config *c = tb->c;
     posemb_atomic_file af;
@@ -344,11 +374,6 @@ static posemb_status write_md(const table *tb, const char *out, int ape, posemb_
         fprintf(f, "\n## Table 3: span prediction (exact match at %d tokens)\n\n", c->n_train);
         md_table(f, tb, POSEMB_SYN_SPAN, 0, -1, ape);
     }
-    if (has_kind(c, POSEMB_SYN_LM)) {
-        fprintf(f, "\n## Causal language modelling (answer-token accuracy at %d tokens, a GPT-2-style decoder)\n\n",
-                c->n_train);
-        md_table(f, tb, POSEMB_SYN_LM, 0, -1, ape);
-    }
     if (has_kind(c, POSEMB_SYN_CLASSIFY)) {
         fprintf(f, "\n## Figure 1: longer sequences (classification accuracy, mean over tasks)\n\n");
         md_table(f, tb, POSEMB_SYN_CLASSIFY, 1, -1, ape);
@@ -357,28 +382,26 @@ static posemb_status write_md(const table *tb, const char *out, int ape, posemb_
         fprintf(f, "\n## Longer sequences (span exact match, mean over tasks)\n\n");
         md_table(f, tb, POSEMB_SYN_SPAN, 1, -1, ape);
     }
-    if (has_kind(c, POSEMB_SYN_LM)) {
-        fprintf(f, "\n## Longer sequences (causal-LM answer-token accuracy, mean over tasks)\n\n");
-        md_table(f, tb, POSEMB_SYN_LM, 1, -1, ape);
-    }
+    if (has_kind(c, POSEMB_SYN_LM)) md_lm_tables(f, tb, ex, ape);
     return posemb_atomic_commit(&af, err);
 }
 
-static posemb_status write_csv(const table *tb, const char *out, int ape, posemb_error *err)
+static posemb_status write_csv(const table *tb, const table *ex, const char *out, int ape, posemb_error *err)
 {
     const posemb_study_config *c = tb->c;
     posemb_atomic_file af;
     posemb_status st = open_output(out, "tables.csv", &af, err);
     if (st) return st;
-    fprintf(af.f, "pe,task,kind,eval_len,mean,std,n,p_vs_ape,chance,collapsed,token_match\n");
+    fprintf(af.f, "pe,task,kind,eval_len,mean,std,n,p_vs_ape,chance,collapsed,token_match,exact_match\n");
     for (int p = 0; p < c->n_pes; p++)
         for (int t = 0; t < c->n_tasks; t++)
             for (int m = 0; m < c->n_mults; m++) {
                 stats s = stats_of(tb, p, t, m, ape);
-                if (!s.n) continue; /* GLUE tasks have the trained length only */
-                fprintf(af.f, "%s,%s,%s,%d,%.6f,%.6f,%d,%.6g,%.6f,%d,%.6g\n", c->pes[p], c->tasks[t], tb->kind[t],
+                if (!s.n) continue;                  /* GLUE tasks have the trained length only */
+                stats e = stats_of(ex, p, t, m, -1); /* LM tasks' whole answers, mean over seeds */
+                fprintf(af.f, "%s,%s,%s,%d,%.6f,%.6f,%d,%.6g,%.6f,%d,%.6g,%.6g\n", c->pes[p], c->tasks[t], tb->kind[t],
                         c->n_train * c->mults[m], s.mean, s.std, s.n, s.p, tb->chance[t * c->n_mults + m], s.collapsed,
-                        tb->match[t * c->n_mults + m]);
+                        tb->match[t * c->n_mults + m], e.n ? e.mean : NAN);
             }
     return posemb_atomic_commit(&af, err);
 }
@@ -386,12 +409,16 @@ static posemb_status write_csv(const table *tb, const char *out, int ape, posemb
 posemb_status posemb_study_tables(const posemb_study_config *c, const char *out, posemb_error *err)
 {
     if (c->length) return study_length_tables(c, out, err);
-    table tb = {0};
-    posemb_status st = load_table(&tb, c, out, err);
+    table tb = {0}, ex = {0};
+    posemb_status st = load_table(&tb, c, out, NULL, err);
+    if (!st) st = load_table(&ex, c, out, "exact_match", err);
+    for (int i = 0; !st && i < c->n_tasks * c->n_mults; i++) /* the token's chance is not a whole answer's */
+        ex.chance[i] = ex.match[i] = NAN;
     int ape = index_of(c->pes, c->n_pes, "ape");
-    if (!st) st = write_md(&tb, out, ape, err);
-    if (!st) st = write_csv(&tb, out, ape, err);
+    if (!st) st = write_md(&tb, &ex, out, ape, err);
+    if (!st) st = write_csv(&tb, &ex, out, ape, err);
     free_table(&tb);
+    free_table(&ex);
     return st;
 }
 
@@ -673,7 +700,7 @@ posemb_status posemb_study_report(const posemb_study_config *c, const char *out,
 {
     if (c->length) return study_length_report(c, out, err);
     table tb = {0};
-    posemb_status st = load_table(&tb, c, out, err);
+    posemb_status st = load_table(&tb, c, out, NULL, err);
     int ape = index_of(c->pes, c->n_pes, "ape");
     posemb_report *rep = st ? NULL : posemb_report_new("posemb study");
     if (!st && !rep) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
