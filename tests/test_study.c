@@ -189,6 +189,9 @@ static void test_lm_exact_match(void **state)
                (double)right / total, exact, (double)whole / N);
         assert_true(fabs(tok - (double)right / total) < 1e-6);
         assert_true(fabs(exact - (double)whole / N) < 1e-6);
+        /* tables.csv: the exact_match column (one seed: its value) */
+        snprintf(cmd, sizeof cmd, "grep -q '^ape,seq_copy,lm,%d,.*,%.6g$' '%s/lm/tables.csv'", L, exact, dir);
+        assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     }
     posemb_model_free(m);
 }
@@ -442,6 +445,50 @@ static void test_data_study(void **state)
     assert_non_null(strstr(out, "squad_stride 40 must be less than the context window"));
 }
 
+/* A run that fails stops the study with that run's error and a non-zero exit, in a
+ * worker process or in-process: the run is never skipped (the study once went on to
+ * the next run, and finished as if complete). The failure: the folder the first
+ * run's model goes to is a file. */
+static void test_failed_run(void **state)
+{
+    char cmd[4096], path[1200];
+    const char *cfg = "{\"pes\": [\"ape\", \"rope\"], \"tasks\": [\"order\"], \"seeds\": [1], \"lengths\": [1], "
+                      "\"n_train\": 16, \"steps\": 5, \"batch\": 8, \"eval_examples\": 8, \"jobs\": %d}";
+    for (int jobs = 1; jobs <= 2; jobs++) {
+        char text[512];
+        snprintf(text, sizeof text, cfg, jobs);
+        snprintf(path, sizeof path, "%s/fail.json", dir);
+        assert_int_equal(tu_write_file(path, text, strlen(text)), 0);
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && rm -rf f && mkdir -p f/models && touch f/models/ape && '%s' study fail.json --out f", dir,
+                 POSEMB_BIN);
+        int rc = tu_run(cmd, out, sizeof out);
+        printf("jobs %d: exit %d: %s\n", jobs, rc, out);
+        assert_int_not_equal(rc, 0);
+        assert_non_null(strstr(out, "study run ape / order / seed 1: "));
+        assert_non_null(strstr(out, "f/models/ape"));
+        assert_null(strstr(out, "wrote"));
+    }
+}
+
+/* Randomized positions under the amplitude rule: random:max=N is no PE alone, so the
+ * rule leaves it as written and rewrites the PE it draws positions for. */
+static void test_random_positions(void **state)
+{
+    char cmd[4096], path[1200];
+    const char *cfg = "{\"pes\": [\"rope+random:max=64\", \"ape+random:max=64\"], \"tasks\": [\"seq_copy\"], "
+                      "\"seeds\": [1], \"lengths\": [1, 2], \"n_train\": 32, \"steps\": 5, \"batch\": 8, "
+                      "\"eval_examples\": 8, \"jobs\": 1, \"analyze\": 0}";
+    snprintf(path, sizeof path, "%s/random.json", dir);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' study random.json --out r && test $(grep -c . r/results.jsonl) = 4 && "
+             "grep -q '\"spec\": \"ape:integration=add,learned_scale=on+random:max=64\"' r/results.jsonl && "
+             "grep -q '\"spec\": \"rope:base=10000,pairing=halves,frac=1,scaling=none+random:max=64\"' r/results.jsonl",
+             dir, POSEMB_BIN);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+}
+
 static void test_bad_config(void **state)
 {
     char path[1200], cmd[4096];
@@ -582,6 +629,8 @@ int main(void)
         cmocka_unit_test(test_resume_same_results),
         cmocka_unit_test(test_task_models),
         cmocka_unit_test(test_lm_exact_match),
+        cmocka_unit_test(test_failed_run),
+        cmocka_unit_test(test_random_positions),
         cmocka_unit_test(test_finetune_resume),
         cmocka_unit_test(test_tasks),
         cmocka_unit_test(test_reverse_task),

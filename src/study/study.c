@@ -159,8 +159,9 @@ static void best_span(const float *logits, int T, int *s, int *e)
 }
 
 /* Teacher-forced accuracy on the answer tokens of a causal-LM batch: adds hits and tokens,
- * and the examples whose every answer token is right (what greedy decoding would get
- * right whole: its first wrong token is the teacher-forced one's); the argmax at each
+ * and the examples whose every scored answer token is right (what greedy decoding in the
+ * same frame would get right whole, its first wrong token being the teacher-forced one's,
+ * for PEs that do not place positions by the frame: docs/study.md); the argmax at each
  * answer token into sp. */
 static posemb_status lm_hits(posemb_model *m, const posemb_syn_task *t, const posemb_batch *batch, run_buf *b,
                              long *right, long *total, long *whole, same_pred *sp, posemb_error *err)
@@ -483,7 +484,10 @@ posemb_status posemb_study_work(const posemb_study_config *c, const char *out, c
     if (c->data[0]) return study_data_work(c, out, q, err);
     int k;
     posemb_status st = study_next_unit(q, &k, err);
-    for (; !st && k >= 0; st = study_next_unit(q, &k, err)) st = synthetic_run(c, out, k, q, err);
+    while (!st && k >= 0) { /* a failed run stops the worker with its error */
+        st = synthetic_run(c, out, k, q, err);
+        if (!st) st = study_next_unit(q, &k, err);
+    }
     return st;
 }
 

@@ -74,8 +74,12 @@ static posemb_status rule_component(const char *comp, const posemb_pe_dims *dims
         return POSEMB_OK;
     }
     posemb_pe *p;
-    posemb_status st = posemb_pe_create(&p, comp, dims, err);
-    if (st) return st;
+    posemb_error alone;
+    if (posemb_pe_create(&p, comp, dims, &alone)) { /* not a PE alone (random:max=N draws the others' positions) */
+        snprintf(out, cap, "%s", comp);             /* the whole spec was checked: it has no amplitude of its own */
+        return POSEMB_OK;
+    }
+    posemb_status st = POSEMB_OK;
     const char *canon = posemb_pe_spec(p); /* scale= (and learned_scale=) appear only when set */
     int keep = !posemb_pe_has_input(p) || strstr(canon, "integration=concat") || strstr(canon, "scale=");
     double rms = 0;
@@ -93,7 +97,10 @@ posemb_status study_amplitude_rule(const char *spec, const posemb_pe_dims *dims,
     char buf[512], part[512];
     snprintf(buf, sizeof buf, "%s", spec);
     out[0] = '\0';
-    posemb_status st = POSEMB_OK;
+    posemb_pe *whole; /* the combination is valid, so a component that fails alone only needs the others */
+    posemb_status st = posemb_pe_create(&whole, spec, dims, err);
+    if (st) return st;
+    posemb_pe_free(whole);
     char *save = NULL;
     for (char *comp = strtok_r(buf, "+", &save); comp && !st; comp = strtok_r(NULL, "+", &save)) {
         st = rule_component(comp, dims, n_train, sigma, part, sizeof part, err);

@@ -302,8 +302,8 @@ static void md_lm_tables(FILE *f, const table *tb, const table *ex, int ape)
             c->n_train);
     md_table(f, tb, POSEMB_SYN_LM, 0, -1, ape);
     fprintf(f,
-            "\n## Causal language modelling, exact match (the share of examples with every answer token right, as "
-            "greedy decoding would answer them, at %d tokens)\n\n",
+            "\n## Causal language modelling, exact match (the share of examples with every scored answer token "
+            "right, teacher forced, at %d tokens)\n\n",
             c->n_train);
     md_table(f, ex, POSEMB_SYN_LM, 0, -1, ape);
     if (c->n_mults < 2) return;
@@ -414,6 +414,10 @@ posemb_status posemb_study_tables(const posemb_study_config *c, const char *out,
     if (!st) st = load_table(&ex, c, out, "exact_match", err);
     for (int i = 0; !st && i < c->n_tasks * c->n_mults; i++) /* the token's chance is not a whole answer's */
         ex.chance[i] = ex.match[i] = NAN;
+    for (int p = 0; !st && p < c->n_pes; p++) /* a span task's own metric has the name too: LM tasks' only */
+        for (int t = 0; t < c->n_tasks; t++)
+            for (int m = 0; m < c->n_mults && !is_kind(c, t, POSEMB_SYN_LM); m++)
+                for (int s = 0; s < c->n_seeds; s++) *cell(&ex, p, t, m, s) = NAN;
     int ape = index_of(c->pes, c->n_pes, "ape");
     if (!st) st = write_md(&tb, &ex, out, ape, err);
     if (!st) st = write_csv(&tb, &ex, out, ape, err);
