@@ -471,21 +471,27 @@ static void test_failed_run(void **state)
     }
 }
 
-/* Randomized positions under the amplitude rule: random:max=N is no PE alone, so the
- * rule leaves it as written and rewrites the PE it draws positions for. */
+/* The amplitude rule splits a spec as the spec parser does and rewrites each added
+ * absolute PE: random:max=N (no PE alone) is left as written, the PE it draws positions
+ * for is rewritten, and sin:base=1e+4 is one component (its '+' is an exponent's), which
+ * starts at the tokens' RMS, 0.02 / 0.7071 = 0.0282843 of the sinusoid's. */
 static void test_random_positions(void **state)
 {
     char cmd[4096], path[1200];
-    const char *cfg = "{\"pes\": [\"rope+random:max=64\", \"ape+random:max=64\"], \"tasks\": [\"seq_copy\"], "
-                      "\"seeds\": [1], \"lengths\": [1, 2], \"n_train\": 32, \"steps\": 5, \"batch\": 8, "
-                      "\"eval_examples\": 8, \"jobs\": 1, \"analyze\": 0}";
+    const char *cfg =
+        "{\"pes\": [\"rope+random:max=64\", \"ape+random:max=64\", \"sin:base=1e+4\"], \"tasks\": "
+        "[\"seq_copy\"], \"seeds\": [1], \"lengths\": [1, 2], \"n_train\": 32, \"steps\": 5, \"batch\": 8, "
+        "\"eval_examples\": 8, \"jobs\": 1, \"analyze\": 0}";
     snprintf(path, sizeof path, "%s/random.json", dir);
     assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
-    snprintf(cmd, sizeof cmd,
-             "cd '%s' && '%s' study random.json --out r && test $(grep -c . r/results.jsonl) = 4 && "
-             "grep -q '\"spec\": \"ape:integration=add,learned_scale=on+random:max=64\"' r/results.jsonl && "
-             "grep -q '\"spec\": \"rope:base=10000,pairing=halves,frac=1,scaling=none+random:max=64\"' r/results.jsonl",
-             dir, POSEMB_BIN);
+    snprintf(
+        cmd, sizeof cmd,
+        "cd '%s' && '%s' study random.json --out r && test $(grep -c . r/results.jsonl) = 6 && "
+        "grep -q '\"spec\": \"ape:integration=add,learned_scale=on+random:max=64\"' r/results.jsonl && "
+        "grep -q '\"spec\": \"rope:base=10000,pairing=halves,frac=1,scaling=none+random:max=64\"' r/results.jsonl && "
+        "grep -q '\"spec\": \"sin:layout=interleaved,base=10000,integration=add,scale=0.0282843,learned_scale=on\"' "
+        "r/results.jsonl",
+        dir, POSEMB_BIN);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
 }
 

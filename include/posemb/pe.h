@@ -235,12 +235,19 @@ POSEMB_API int posemb_pe_t5_bucket(int r, int buckets, int max_distance, int bid
 POSEMB_API void posemb_pe_alibi_slopes(int H, float *out);
 
 /* One-line description of each family, for --help and `posemb pe --list`:
- * i in 0..count-1 (not checked); the strings are static. */
+ * i in 0..count-1 (not checked); the strings are static. positions_only: 1
+ * for a family that only draws the positions the other components read
+ * (random), which is no PE alone. */
 typedef struct posemb_pe_family_doc {
     const char *name, *summary, *options;
+    int positions_only;
 } posemb_pe_family_doc;
 POSEMB_API int posemb_pe_family_count(void);
 POSEMB_API posemb_pe_family_doc posemb_pe_family_doc_at(int i);
+/* Where the first component of a spec ends: at the '+' that joins it to the
+ * next (a '+' in a number's exponent, as in base=1e+4, joins nothing), or at
+ * the terminating NUL. */
+POSEMB_API const char *posemb_pe_component_end(const char *comp);
 
 #ifdef __cplusplus
 }

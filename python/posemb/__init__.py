@@ -82,7 +82,8 @@ class _Export(ctypes.Structure):  # posemb/pe.h
 
 
 class _FamilyDoc(ctypes.Structure):  # posemb/pe.h
-    _fields_ = [("name", ctypes.c_char_p), ("summary", ctypes.c_char_p), ("options", ctypes.c_char_p)]
+    _fields_ = [("name", ctypes.c_char_p), ("summary", ctypes.c_char_p), ("options", ctypes.c_char_p),
+                ("positions_only", _c_int)]
 
 
 class _AnalyzeOpts(ctypes.Structure):  # posemb/analyze.h

@@ -598,7 +598,9 @@ int posemb_pe_family_count(void) { return PE_N_FAMILIES; }
 
 posemb_pe_family_doc posemb_pe_family_doc_at(int i)
 {
-    posemb_pe_family_doc d = {
-        .name = PE_FAMILIES[i]->name, .summary = PE_FAMILIES[i]->summary, .options = PE_FAMILIES[i]->options};
+    posemb_pe_family_doc d = {.name = PE_FAMILIES[i]->name,
+                              .summary = PE_FAMILIES[i]->summary,
+                              .options = PE_FAMILIES[i]->options,
+                              .positions_only = PE_FAMILIES[i]->kind == PE_KIND_POSITIONS};
     return d;
 }

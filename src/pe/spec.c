@@ -65,15 +65,15 @@ static posemb_status parse_comp(const char *spec, const char *s, size_t n, pe_sp
     return POSEMB_OK;
 }
 
-/* The '+' joining components, not one inside a number's exponent ("5e+06"). */
-static const char *next_plus(const char *spec, const char *p)
+/* pe.h: a '+' inside a number's exponent ("5e+06") joins no components. */
+const char *posemb_pe_component_end(const char *comp)
 {
-    for (const char *q = strchr(p, '+'); q; q = strchr(q + 1, '+')) {
-        int in_exponent = q - spec >= 2 && (q[-1] == 'e' || q[-1] == 'E') &&
+    for (const char *q = strchr(comp, '+'); q; q = strchr(q + 1, '+')) {
+        int in_exponent = q - comp >= 2 && (q[-1] == 'e' || q[-1] == 'E') &&
                           (isdigit((unsigned char)q[-2]) || q[-2] == '.') && isdigit((unsigned char)q[1]);
         if (!in_exponent) return q;
     }
-    return NULL;
+    return comp + strlen(comp);
 }
 
 posemb_status pe_spec_parse(const char *spec, pe_spec_comp *comps, int max_comps, int *n_comps, posemb_error *err)
@@ -87,8 +87,7 @@ posemb_status pe_spec_parse(const char *spec, pe_spec_comp *comps, int max_comps
     *n_comps = 0;
     const char *p = spec, *end = spec + strlen(spec);
     while (p <= end) {
-        const char *plus = next_plus(spec, p);
-        const char *stop = plus ? plus : end;
+        const char *stop = posemb_pe_component_end(p), *plus = *stop ? stop : NULL;
         if (*n_comps == max_comps)
             return posemb_fail(err, POSEMB_EINVAL, "spec '%s': more than %d components", spec, max_comps);
         posemb_status st = parse_comp(spec, p, (size_t)(stop - p), &comps[*n_comps], err);

@@ -160,9 +160,9 @@ static void best_span(const float *logits, int T, int *s, int *e)
 
 /* Teacher-forced accuracy on the answer tokens of a causal-LM batch: adds hits and tokens,
  * and the examples whose every scored answer token is right (what greedy decoding in the
- * same frame would get right whole, its first wrong token being the teacher-forced one's,
- * for PEs that do not place positions by the frame: docs/study.md); the argmax at each
- * answer token into sp. */
+ * same frame would get right whole, its first wrong token being the teacher-forced one's;
+ * docs/study.md says when decoding a growing prefix differs); the argmax at each answer
+ * token into sp. */
 static posemb_status lm_hits(posemb_model *m, const posemb_syn_task *t, const posemb_batch *batch, run_buf *b,
                              long *right, long *total, long *whole, same_pred *sp, posemb_error *err)
 {

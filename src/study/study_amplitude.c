@@ -51,15 +51,22 @@ static posemb_status input_rms(posemb_pe *p, int n, double *rms, posemb_error *e
     return st;
 }
 
-/* Whether comp's family takes option opt (its documented options name it). */
-static int takes_option(const char *comp, const char *opt)
+/* The documentation of comp's family, or NULL for an unknown one. */
+static const posemb_pe_family_doc *family_of(const char *comp, posemb_pe_family_doc *d)
 {
     size_t n = strcspn(comp, ":");
     for (int i = 0; i < posemb_pe_family_count(); i++) {
-        posemb_pe_family_doc d = posemb_pe_family_doc_at(i);
-        if (strlen(d.name) == n && !strncmp(d.name, comp, n)) return d.options && strstr(d.options, opt) != NULL;
+        *d = posemb_pe_family_doc_at(i);
+        if (strlen(d->name) == n && !strncmp(d->name, comp, n)) return d;
     }
-    return 0;
+    return NULL;
+}
+
+/* Whether comp's family takes option opt (its documented options name it). */
+static int takes_option(const char *comp, const char *opt)
+{
+    posemb_pe_family_doc d;
+    return family_of(comp, &d) && d.options && strstr(d.options, opt) != NULL;
 }
 
 /* One component of a spec, rewritten by the rule when it is an added
@@ -73,13 +80,14 @@ static posemb_status rule_component(const char *comp, const posemb_pe_dims *dims
         snprintf(out, cap, "%s%sinit_std=%.6g", comp, sep, sigma * sqrt((double)dims->dim));
         return POSEMB_OK;
     }
-    posemb_pe *p;
-    posemb_error alone;
-    if (posemb_pe_create(&p, comp, dims, &alone)) { /* not a PE alone (random:max=N draws the others' positions) */
-        snprintf(out, cap, "%s", comp);             /* the whole spec was checked: it has no amplitude of its own */
+    posemb_pe_family_doc d;
+    if (family_of(comp, &d) && d.positions_only) { /* random:max=N: no PE alone, no amplitude of its own */
+        snprintf(out, cap, "%s", comp);
         return POSEMB_OK;
     }
-    posemb_status st = POSEMB_OK;
+    posemb_pe *p;
+    posemb_status st = posemb_pe_create(&p, comp, dims, err);
+    if (st) return st;
     const char *canon = posemb_pe_spec(p); /* scale= (and learned_scale=) appear only when set */
     int keep = !posemb_pe_has_input(p) || strstr(canon, "integration=concat") || strstr(canon, "scale=");
     double rms = 0;
@@ -94,15 +102,14 @@ static posemb_status rule_component(const char *comp, const posemb_pe_dims *dims
 posemb_status study_amplitude_rule(const char *spec, const posemb_pe_dims *dims, int n_train, float sigma, char *out,
                                    size_t cap, posemb_error *err)
 {
-    char buf[512], part[512];
-    snprintf(buf, sizeof buf, "%s", spec);
+    char comp[512], part[640]; /* part: comp and the options the rule adds */
     out[0] = '\0';
-    posemb_pe *whole; /* the combination is valid, so a component that fails alone only needs the others */
-    posemb_status st = posemb_pe_create(&whole, spec, dims, err);
-    if (st) return st;
-    posemb_pe_free(whole);
-    char *save = NULL;
-    for (char *comp = strtok_r(buf, "+", &save); comp && !st; comp = strtok_r(NULL, "+", &save)) {
+    posemb_status st =
+        strlen(spec) < sizeof comp ? POSEMB_OK : posemb_fail(err, POSEMB_EINVAL, "spec '%.64s...': too long", spec);
+    for (const char *p = spec; !st && *p;) { /* components split as the spec parser splits them (base=1e+4 is one) */
+        const char *end = posemb_pe_component_end(p);
+        snprintf(comp, sizeof comp, "%.*s", (int)(end - p), p);
+        p = *end ? end + 1 : end;
         st = rule_component(comp, dims, n_train, sigma, part, sizeof part, err);
         size_t len = strlen(out);
         if (!st && len + strlen(part) + 2 > cap) st = posemb_fail(err, POSEMB_EINVAL, "spec '%s': too long", spec);
