@@ -196,6 +196,58 @@ static void test_lm_exact_match(void **state)
     posemb_model_free(m);
 }
 
+/* Kazemnejad et al.'s mean reciprocal rank in tables.md, on a made-up study
+ * whose every run is recorded (so `posemb study` only writes the tables): the
+ * expected numbers are worked out by hand, ties sharing the mean of the
+ * reciprocal ranks they span (two tied for 2nd and 3rd: (1/2 + 1/3) / 2 = 5/12;
+ * three tied: 11/18). seq_add is learned by no PE (exact match 0.1 at 42). */
+static void test_lm_ranking(void **state)
+{
+    /* [task][seed][pe]: exact match and token accuracy at 84 tokens; pes none ape rope */
+    static const double em[2][2][3] = {{{0.5, 0, 0}, {0.2, 0.2, 0.6}}, {{0, 0, 0}, {0.1, 0, 0}}};
+    static const double tok[2][2][3] = {{{0.9, 0.3, 0.6}, {0.5, 0.4, 0.7}}, {{0.2, 0.3, 0.1}, {0.2, 0.2, 0.2}}};
+    const char *tasks[2] = {"seq_copy", "seq_add"}, *pes[3] = {"none", "ape", "rope"};
+    const char *cfg = "{\"pes\": [\"none\", \"ape\", \"rope\"], \"tasks\": [\"seq_copy\", \"seq_add\"], \"seeds\": [1, "
+                      "2], \"lengths\": [1, 2], \"n_train\": 42, \"steps\": 10, \"analyze\": 0, \"jobs\": 1}";
+    char path[1200], cmd[4096];
+    snprintf(path, sizeof path, "%s/rank.json", dir);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/rank'", dir);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    snprintf(path, sizeof path, "%s/rank/results.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int t = 0; t < 2; t++)
+        for (int s = 0; s < 2; s++)
+            for (int p = 0; p < 3; p++)
+                for (int len = 42; len <= 84; len += 42) {
+                    double e = len == 42 ? (t == 0 && p == 1 ? 1.0 : 0.1) : em[t][s][p];
+                    double a = len == 42 ? 0.95 : tok[t][s][p];
+                    fprintf(f,
+                            "{\"pe\": \"%s\", \"spec\": \"%s\", \"task\": \"%s\", \"kind\": \"lm\", \"seed\": %d, "
+                            "\"n_train\": 42, \"eval_len\": %d, \"metrics\": {\"token_accuracy\": %g, \"exact_match\": "
+                            "%g}, \"chance\": 0.02, \"collapsed\": false, \"steps\": 10, \"seconds\": 1}\n",
+                            pes[p], pes[p], tasks[t], s + 1, len, a, e);
+                }
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study rank.json --out rank && sed -n '/^## Ranking/,$p' rank/tables.md",
+             dir, POSEMB_BIN);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    printf("%s", out);
+    /* all tasks: none (1 + 5/12 + 11/18 + 1) / 4, ape (3 x 5/12 + 11/18) / 4, rope (5/12 + 1 + 11/18 + 5/12) / 4 */
+    const char *want[] = {
+        "learns at the training length (mean exact match over seeds >= 0.9): seq_copy.",
+        "### By exact match, all causal-LM tasks\n\n| PE | 84 tokens |\n|---|---:|\n| none | 0.757 |\n"
+        "| ape | 0.465 |\n| rope | 0.611 |\n| *(task, seed) pairs ranked* | 4 |\n",
+        "### By exact match, the learned tasks\n\n| PE | 84 tokens |\n|---|---:|\n| none | 0.708 |\n"
+        "| ape | 0.417 |\n| rope | 0.708 |\n| *(task, seed) pairs ranked* | 2 |\n",
+        "### By answer-token accuracy, all causal-LM tasks\n\n| PE | 84 tokens |\n|---|---:|\n"
+        "| none | 0.653 |\n| ape | 0.569 |\n| rope | 0.611 |\n",
+        "### By answer-token accuracy, the learned tasks\n\n| PE | 84 tokens |\n|---|---:|\n"
+        "| none | 0.750 |\n| ape | 0.333 |\n| rope | 0.750 |\n"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) assert_non_null(strstr(out, want[i]));
+}
+
 /* The last position of token id in a row of T, or -1. */
 static int last_at(const int32_t *row, int T, int32_t id)
 {
@@ -632,17 +684,12 @@ static void test_task_budget(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resume_same_results),
-        cmocka_unit_test(test_task_models),
-        cmocka_unit_test(test_lm_exact_match),
-        cmocka_unit_test(test_failed_run),
-        cmocka_unit_test(test_random_positions),
-        cmocka_unit_test(test_finetune_resume),
-        cmocka_unit_test(test_tasks),
-        cmocka_unit_test(test_reverse_task),
-        cmocka_unit_test(test_data_study),
-        cmocka_unit_test(test_bad_config),
-        cmocka_unit_test(test_task_budget),
+        cmocka_unit_test(test_resume_same_results), cmocka_unit_test(test_task_models),
+        cmocka_unit_test(test_lm_exact_match),      cmocka_unit_test(test_lm_ranking),
+        cmocka_unit_test(test_failed_run),          cmocka_unit_test(test_random_positions),
+        cmocka_unit_test(test_finetune_resume),     cmocka_unit_test(test_tasks),
+        cmocka_unit_test(test_reverse_task),        cmocka_unit_test(test_data_study),
+        cmocka_unit_test(test_bad_config),          cmocka_unit_test(test_task_budget),
         cmocka_unit_test(test_default_budget),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -35,6 +35,11 @@ void study_pretrain_md(FILE *f, const posemb_study_config *c, const char *out);
 void study_budgets_text(const posemb_study_config *c, char *buf, size_t cap);
 posemb_status study_pretrain_figure(posemb_report *rep, const posemb_study_config *c, const char *out,
                                     posemb_error *err);
+/* Kazemnejad et al.'s mean reciprocal rank (study_rank.c): v[u * n_pes + p]
+ * is PE p's score in unit u (a task and seed; NAN: not run); mrr[p] the mean
+ * over the units every PE ran of p's reciprocal rank, ties sharing theirs.
+ * Returns the units counted (mrr NAN when none). */
+int study_mrr(const double *v, int n_units, int n_pes, double *mrr);
 /* The next unit of q for this process, -1 when none is left: the group's
  * rank 0 asks q and hands it to the others. */
 posemb_status study_next_unit(const posemb_study_queue *q, int *k, posemb_error *err);

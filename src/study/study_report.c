@@ -293,6 +293,77 @@ void study_budgets_text(const posemb_study_config *c, char *buf, size_t cap)
     }
 }
 
+/* 1 when some PE's mean exact match over seeds at the training length is >= 0.9:
+ * a task no PE learns ranks nothing about extrapolation. */
+static int lm_task_learned(const table *ex, int t)
+{
+    for (int p = 0; p < ex->c->n_pes; p++)
+        if (stats_of(ex, p, t, 0, -1).mean >= 0.9) return 1;
+    return 0;
+}
+
+/* One ranking table of score's PEs: a column per longer length, over the LM
+ * tasks (learned_only: those ex says some PE learns). */
+static void md_rank_table(FILE *f, const table *score, const table *ex, int learned_only)
+{
+    const posemb_study_config *c = score->c;
+    enum { MAX_SEEDS = sizeof c->seeds / sizeof *c->seeds, MAX_MULTS = sizeof c->mults / sizeof *c->mults };
+    double v[POSEMB_STUDY_MAX_TASKS * MAX_SEEDS * POSEMB_STUDY_MAX_PES], mrr[MAX_MULTS][POSEMB_STUDY_MAX_PES];
+    int units[MAX_MULTS];
+    for (int m = 1; m < c->n_mults; m++) {
+        int n = 0;
+        for (int t = 0; t < c->n_tasks; t++)
+            for (int s = 0; s < c->n_seeds && is_kind(c, t, POSEMB_SYN_LM) && (!learned_only || lm_task_learned(ex, t));
+                 s++, n++)
+                for (int p = 0; p < c->n_pes; p++) v[n * c->n_pes + p] = *cell(score, p, t, m, s);
+        units[m] = study_mrr(v, n, c->n_pes, mrr[m]);
+    }
+    fprintf(f, "| PE |");
+    for (int m = 1; m < c->n_mults; m++) fprintf(f, " %d tokens |", c->n_train * c->mults[m]);
+    fprintf(f, "\n|---|");
+    for (int m = 1; m < c->n_mults; m++) fprintf(f, "---:|");
+    fprintf(f, "\n");
+    for (int p = 0; p < c->n_pes; p++) {
+        fprintf(f, "| %s |", c->pes[p]);
+        for (int m = 1; m < c->n_mults; m++) fprintf(f, units[m] ? " %.3f |" : " - |", mrr[m][p]);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "| *(task, seed) pairs ranked* |");
+    for (int m = 1; m < c->n_mults; m++) fprintf(f, " %d |", units[m]);
+    fprintf(f, "\n");
+}
+
+/* Kazemnejad et al. 2023's ranking of the PEs beyond the training length, by
+ * exact match (theirs) and by answer-token accuracy (Ruoss et al.'s score). */
+static void md_lm_ranking(FILE *f, const table *tb, const table *ex)
+{
+    const posemb_study_config *c = ex->c;
+    if (c->n_pes < 2) return;
+    int learned = 0, lm = 0;
+    char names[512] = "";
+    for (int t = 0; t < c->n_tasks; t++)
+        if (is_kind(c, t, POSEMB_SYN_LM)) {
+            lm++;
+            if (!lm_task_learned(ex, t)) continue;
+            learned++;
+            snprintf(names + strlen(names), sizeof names - strlen(names), " %s", c->tasks[t]);
+        }
+    fprintf(f,
+            "\n## Ranking beyond the training length (mean reciprocal rank, as Kazemnejad et al. 2023 rank)\n\n"
+            "In each task and seed the PEs are ranked by their score at the length; a PE's mean reciprocal rank "
+            "over those pairs is 1 when it is always first, 1/%d when always last; tied PEs share the mean of the "
+            "ranks they span. Only the pairs every PE ran are ranked. The tasks some PE learns at the training "
+            "length (mean exact match over seeds >= 0.9):%s.\n",
+            c->n_pes, learned ? names : " none");
+    const table *score[2] = {ex, tb};
+    const char *what[2] = {"exact match", "answer-token accuracy"};
+    for (int k = 0; k < 2; k++)
+        for (int only = 0; only <= (learned && learned < lm); only++) {
+            fprintf(f, "\n### By %s, %s\n\n", what[k], only ? "the learned tasks" : "all causal-LM tasks");
+            md_rank_table(f, score[k], ex, only);
+        }
+}
+
 /* The causal-LM tables: answer-token accuracy (tb) and whole answers right (ex) at the
  * training length, then by length, over the tasks and per task. */
 static void md_lm_tables(FILE *f, const table *tb, const table *ex, int ape)
@@ -316,6 +387,7 @@ static void md_lm_tables(FILE *f, const table *tb, const table *ex, int ape)
             fprintf(f, "\n### %s by length: exact match\n\n", c->tasks[t]);
             md_table(f, ex, POSEMB_SYN_LM, 1, t, ape);
         }
+    md_lm_ranking(f, tb, ex);
 }
 
 static posemb_status write_md(const table *tb, const table *ex, const char *out, int ape, posemb_error *err)
