@@ -119,6 +119,7 @@ static void test_pe_errors(void **state)
         {"pe sin --len 4 --dim 8 --what nope", "no such matrix", 2},
         {"pe ape --len 9 --dim 8 --max-len 4", "9 positions asked, the table has 4 rows", 1},
         {"pe sin --len 4 --dim 8 --out no/such/dir/x.csv", "no/such/dir/x.csv: cannot write", 1},
+        {"study --threads 0", "--threads: 0 is outside", 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         int rc = run(cases[i].args);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "posemb/corpus.h"
 #include "posemb/fileio.h"
 #include "posemb/model.h"
 #include "posemb/tokenizer.h"
@@ -99,6 +100,62 @@ static void test_passkey_prompt(void **state)
     }
     assert_int_equal(study_passkey_prompt(tok, "48213", 100, 0.5, ids, targets, &fits, &err), 0);
     assert_false(fits); /* needle, question and answer take 107 bytes */
+    posemb_tokenizer_free(tok);
+}
+
+/* passkey_train's mix: about its share of the training sequences become
+ * prompts of the training length (each a prompt of the form above, targets
+ * = ids, its own key, depths over the whole range); the others and every
+ * validation batch are the text's, and a batch drawn again is the same. */
+static void test_passkey_mix(void **state)
+{
+    enum { T = 128, B = 8, K = 400 };
+    static const char needle[] = "The pass key is ", tail[] = "What is the pass key? The pass key is ";
+    posemb_tokenizer *tok = bytes_tokenizer();
+    static int32_t text[1 << 16], ids[B * T], tg[B * T], plain[B * T], ptg[B * T];
+    for (int i = 0; i < (1 << 16); i++) text[i] = 'a' + (i * 7 + i / 13) % 26;
+    posemb_lm_data d, ref;
+    posemb_error err;
+    assert_int_equal(posemb_lm_data_init(&d, text, 1 << 16, T, 0, -1, -1, -1, 256, 0.01, 5, &err), 0);
+    assert_int_equal(posemb_lm_data_init(&ref, text, 1 << 16, T, 0, -1, -1, -1, 256, 0.01, 5, &err), 0);
+    study_passkey_train mix = {.tok = tok, .seed = 3, .share = 0.25};
+    d.mix = study_passkey_mix;
+    d.mix_ctx = &mix;
+    int prompts = 0, early = 0, late = 0;
+    for (long k = 0; k < K; k++) {
+        posemb_lm_train_batch(&d, k, B, ids, tg);
+        posemb_lm_train_batch(&ref, k, B, plain, ptg);
+        for (int b = 0; b < B; b++) {
+            const int32_t *row = ids + b * T;
+            char s[T + 1];
+            for (int i = 0; i < T; i++) s[i] = (char)row[i];
+            s[T] = '\0';
+            assert_memory_equal(tg + b * T, row, T * sizeof *row); /* targets are the ids, prompt or text */
+            if (!memcmp(row, plain + b * T, T * sizeof *row)) continue;
+            prompts++;
+            const char *at = strstr(s, needle), *q = strstr(s, tail);
+            assert_non_null(at);
+            assert_non_null(q);
+            assert_int_equal(q + strlen(tail) + 5 - s, T); /* the prompt ends with its five-digit key */
+            assert_memory_equal(at + strlen(needle), q + strlen(tail), 5);
+            for (int i = 0; i < 5; i++) assert_true(q[strlen(tail) + i] >= '0' && q[strlen(tail) + i] <= '9');
+            int n_fill = T - 59 - (int)strlen(tail) - 5; /* the needle with its key is 59 bytes */
+            early += at - s <= n_fill / 10;
+            late += at - s >= n_fill * 9 / 10;
+        }
+    }
+    printf("%d of %d sequences are prompts (share 0.25); needle in the first tenth %d, last tenth %d\n", prompts, K * B,
+           early, late);
+    assert_true(fabs(prompts / (double)(K * B) - 0.25) < 0.03); /* 4 standard deviations of 3200 draws */
+    assert_true(early > prompts / 20 && late > prompts / 20);
+    posemb_lm_train_batch(&d, 17, B, ids, tg); /* the same batch again */
+    posemb_lm_train_batch(&d, 17, B, plain, ptg);
+    assert_memory_equal(ids, plain, sizeof ids);
+    posemb_lm_valid_batch(&d, 0, B, ids, tg); /* validation is the text's */
+    posemb_lm_valid_batch(&ref, 0, B, plain, ptg);
+    assert_memory_equal(ids, plain, sizeof ids);
+    posemb_lm_data_free(&d);
+    posemb_lm_data_free(&ref);
     posemb_tokenizer_free(tok);
 }
 
@@ -230,9 +287,10 @@ static void test_length_refusals(void **state)
     const char *bad[][2] = {{"{\"tasks\": [\"bert\"]}", "tasks are decoders, gpt2 or llama, not 'bert'"},
                             {"{\"rope_scalings\": [\"fast\"]}", "'fast' is not linear, ntk, dynamic, yarn or llama3"},
                             {"{\"tokenizer\": \"chars\"}", "\"tokenizer\" must be \"bytes\" or \"gpt2\""},
+                            {"{\"passkey_train\": 1}", "\"passkey_train\" must be a number in [0, 1)"},
                             {"{\"eval_tokens\": 100}", "eval_tokens 100 is less than one window"}};
     int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last case reads the data folder */
-    for (int i = 0; i < 3 + shared; i++) {
+    for (int i = 0; i < 4 + shared; i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);
         snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --length --data '%s' --out c", dir, POSEMB_BIN,
@@ -248,9 +306,8 @@ static void test_length_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bytes_tokenizer),
-        cmocka_unit_test(test_passkey_prompt),
-        cmocka_unit_test(test_tiny_length_study),
+        cmocka_unit_test(test_bytes_tokenizer), cmocka_unit_test(test_passkey_prompt),
+        cmocka_unit_test(test_passkey_mix),     cmocka_unit_test(test_tiny_length_study),
         cmocka_unit_test(test_length_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

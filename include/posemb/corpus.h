@@ -49,6 +49,13 @@ typedef struct posemb_lm_data {
     uint64_t seed;
     long perm_epoch; /* the epoch whose order is in perm (-1: none) */
     long *perm;      /* [n_train] */
+    /* Optional, set after init: called on each training sequence once it is
+     * filled, g its number in the run's stream (batch k's b-th is k * B + b),
+     * and may rewrite ids and targets [T], to mix other text into the corpus
+     * (the length study's passkey prompts). A function of g alone keeps
+     * resumed runs exact. Validation batches are never mixed. */
+    void (*mix)(void *ctx, long g, int T, int32_t *ids, int32_t *targets);
+    void *mix_ctx;
 } posemb_lm_data;
 
 /* Cuts tokens into sequences of T; holds out valid_frac of them (at least

@@ -47,6 +47,7 @@ typedef struct posemb_study_config {
     int eval_examples; /* per evaluation length */
     int curve_every;   /* steps between points of the training curve (0: none) */
     int jobs;          /* worker processes */
+    int threads;       /* threads per worker; 0: 1 in each forked worker, the process's own when jobs is 1 */
     int analyze;       /* analyse the first seed's models (the first task's into the report) */
     int pe_defined;    /* 1: absolute PEs at the amplitude their spec defines; 0 (default): the amplitude rule
                           of docs/study.md: they start at the token embeddings' RMS and learn it */
@@ -74,6 +75,11 @@ typedef struct posemb_study_config {
      * "bytes" (ids are bytes) or "gpt2" (data/gpt2's BPE). */
     int length;
     int eval_tokens, passkey_trials;
+    /* The share of training sequences that are passkey prompts of n_train
+     * tokens (key and depth drawn per sequence): a small LM trained on text
+     * alone never copies a key, so retrieval is taught at the training
+     * length and the test measures how far it carries. 0: text only. */
+    float passkey_train;
     int n_scalings;
     char scalings[8][16];
     char tokenizer[16];

@@ -7,6 +7,7 @@
 #include "cli_study_mpi.h"
 #include "commands.h"
 #include "posemb/study.h"
+#include "posemb/threads.h"
 
 static const char USAGE[] =
     "usage: posemb study [CONFIG.json] [--data DATA [--length]] [--out DIR] [--jobs N]\n\n"
@@ -41,7 +42,8 @@ static const char USAGE[] =
     "tokens (bytes; \"tokenizer\": \"gpt2\" for GPT-2's BPE) on DATA's text, then scored on\n"
     "WikiText-2's test set (eval_tokens) at n_train x lengths (1 .. 16): perplexity, RoPE also\n"
     "under each of rope_scalings (linear ntk dynamic yarn, applied without retraining), and\n"
-    "passkey retrieval (passkey_trials prompts per length and depth).\n\n"
+    "passkey retrieval (passkey_trials prompts per length and depth; passkey_train: the share\n"
+    "of training sequences that are passkey prompts of n_train tokens, default 0).\n\n"
     "Under mpirun or srun (posemb built with MPI) each rank is one worker, taking the next run\n"
     "(a PE, for --data) as it frees up; rank 0 writes the results (docs/mpi.md). With\n"
     "\"ranks_per_run\": N, groups of N ranks train each run together (data parallel); one\n"
@@ -49,14 +51,16 @@ static const char USAGE[] =
     "  --data DATA the real-data study on DATA (CONFIG then overrides its defaults)\n"
     "  --length    with --data: the length study instead\n"
     "  --out DIR   output folder (default: posemb-study)\n"
-    "  --jobs N    worker processes (default: 2)\n";
+    "  --jobs N    worker processes (default: 2)\n"
+    "  --threads N threads per worker (default: 1 per worker with --jobs 2 or more; with\n"
+    "              --jobs 1, the CPUs free when it starts)\n";
 
 int cmd_study(int argc, char **argv)
 {
     cli_args a;
     cli_args_init(&a, "study", argc, argv);
     const char *config = NULL, *out = "posemb-study", *data = NULL, *arg;
-    int rc = 0, jobs = 0, length = 0;
+    int rc = 0, jobs = 0, threads = 0, length = 0;
     while (!rc && (arg = cli_next(&a))) {
         if (!strcmp(arg, "-h") || cli_is(&a, "--help")) {
             fputs(USAGE, stdout);
@@ -67,6 +71,7 @@ int cmd_study(int argc, char **argv)
             config = arg;
         } else if (cli_is(&a, "--out")) rc = (out = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (cli_is(&a, "--jobs")) rc = cli_int(&a, 1, 64, &jobs);
+        else if (cli_is(&a, "--threads")) rc = cli_int(&a, 1, 1024, &threads);
         else if (cli_is(&a, "--data")) rc = (data = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (cli_is(&a, "--length")) length = 1;
         else return cli_usage_error(&a, "unknown flag '%s' (see 'posemb study --help')", arg);
@@ -81,6 +86,8 @@ int cmd_study(int argc, char **argv)
     posemb_error err;
     if (config && posemb_study_config_load(&c, config, &err)) return cli_report("study", &err);
     if (jobs) c.jobs = jobs;
+    if (threads) c.threads = threads; /* in each forked worker; here, for one worker and under MPI: */
+    if (threads) posemb_threads_set(threads);
     const posemb_comm *g = cli_mpi_comm(); /* under mpirun: one worker per rank, --jobs aside */
     if (g ? cli_study_mpi(&c, out, g, &err) : posemb_study_run(&c, out, &err)) return cli_report("study", &err);
     if (posemb_comm_leader(g))

@@ -532,14 +532,17 @@ static posemb_status run_workers(const posemb_study_config *c, const char *out, 
                                  posemb_error *err)
 {
     int jobs = c->jobs > 1 ? c->jobs : 1;
-    if (jobs == 1) return local_worker(c, out, pending, n, 0, 1, err);
+    if (jobs == 1) {
+        if (c->threads > 0) posemb_threads_set(c->threads);
+        return local_worker(c, out, pending, n, 0, 1, err);
+    }
     pid_t pids[64];
     int forked = 0, failed = 0;
     fflush(NULL);
     for (int w = 0; w < jobs && w < 64; w++) {
         pid_t pid = fork();
         if (pid == 0) { /* each worker one thread: small models parallelise better by runs */
-            posemb_threads_set(1);
+            posemb_threads_set(c->threads > 0 ? c->threads : 1);
             posemb_error e;
             posemb_status st = local_worker(c, out, pending, n, w, jobs, &e);
             if (st) fprintf(stderr, "posemb study: %s\n", e.msg);

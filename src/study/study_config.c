@@ -202,7 +202,8 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_float(r, "lr", 0, 0, 10, &c->lr, path, err)) ||
         (st = get_float(r, "pretrain_lr", 0, 0, 10, &c->pretrain_lr, path, err)) ||
         (st = get_float(r, "dropout", 0, 1, 1, &c->dropout, path, err)) ||
-        (st = get_float(r, "epochs", 0, 1, 1e6, &c->epochs, path, err)))
+        (st = get_float(r, "epochs", 0, 1, 1e6, &c->epochs, path, err)) ||
+        (st = get_float(r, "passkey_train", 0, 1, 1, &c->passkey_train, path, err)))
         return st;
     const cJSON *tok = cJSON_GetObjectItemCaseSensitive(r, "tokenizer");
     if (tok && !(cJSON_IsString(tok) && (!strcmp(tok->valuestring, "bytes") || !strcmp(tok->valuestring, "gpt2"))))
@@ -246,6 +247,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "ranks_per_run",
                                             "eval_tokens",
                                             "passkey_trials",
+                                            "passkey_train",
                                             "rope_scalings",
                                             "tokenizer",
                                             "task_budgets",

@@ -64,6 +64,7 @@ posemb_study_config posemb_study_length_default(const char *data_dir)
     c.curve_every = 100;
     c.eval_tokens = 65536;
     c.passkey_trials = 10;
+    c.passkey_train = 0;
     c.analyze = 0;
     snprintf(c.tokenizer, sizeof c.tokenizer, "bytes");
     return c;
@@ -174,9 +175,10 @@ static posemb_status length_config(const posemb_study_config *c, int p, int t, i
 
 /* Trains the run into dir (resumed from its newest checkpoint), data parallel over group. */
 static posemb_status length_train(const posemb_study_config *c, const posemb_config *cfg, int seed,
-                                  const posemb_corpus *train, const char *dir, const posemb_comm *group,
-                                  length_result *r, posemb_error *err)
+                                  const posemb_corpus *train, const posemb_tokenizer *tok, const char *dir,
+                                  const posemb_comm *group, length_result *r, posemb_error *err)
 {
+    study_passkey_train mix = {.tok = tok, .seed = (uint64_t)seed, .share = c->passkey_train};
     posemb_model *m = NULL;
     posemb_lm_data d = {0};
     posemb_train_result res = {0};
@@ -185,6 +187,10 @@ static posemb_status length_train(const posemb_study_config *c, const posemb_con
     if (!st)
         st = posemb_lm_data_init(&d, train->tokens, train->n, c->n_train, 0, -1, -1, -1, cfg->vocab_size, 0.01,
                                  (uint64_t)seed, err);
+    if (!st && c->passkey_train > 0) {
+        d.mix = study_passkey_mix;
+        d.mix_ctx = &mix;
+    }
     posemb_train_args a = posemb_train_defaults(dir, c->steps);
     a.batch = c->batch / c->ranks_per_run;
     a.accum = c->ranks_per_run;
@@ -384,7 +390,7 @@ static posemb_status length_run(const posemb_study_config *study, const char *ou
     int vocab = posemb_tokenizer_vocab_size(w->tok);
     posemb_status st = length_config(c, p, t, vocab, &cfg, err);
     if (!st) snprintf(r.spec, sizeof r.spec, "%s", cfg.pe);
-    if (!st) st = length_train(c, &cfg, c->seeds[s], &w->train, dir, q->group, &r, err);
+    if (!st) st = length_train(c, &cfg, c->seeds[s], &w->train, w->tok, dir, q->group, &r, err);
     if (st || !posemb_comm_leader(q->group)) return st; /* the leader evaluates and reports */
     st = tokenizer_into(c, dir, err);                   /* the model folder loads alone (posemb perplexity, HF) */
     if (!st) st = length_eval(c, p, &cfg, &w->held_out, w->tok, dir, c->seeds[s], &r, err);

@@ -34,6 +34,17 @@ posemb_status study_length_tokenizer(const posemb_study_config *c, const char *o
  * hold needle, question and answer. The tokenizer's errors. */
 posemb_status study_passkey_prompt(const posemb_tokenizer *tok, const char *key, int L, double depth, int32_t *ids,
                                    int32_t *targets, int *fits, posemb_error *err);
+/* posemb_lm_data's mix for passkey_train: a share of the training sequences
+ * become passkey prompts of the training length, each with its own key and a
+ * depth drawn uniformly, so that retrieval is learned at n_train and the
+ * test asks whether it carries to longer contexts. A prompt that does not
+ * fit (or a tokenizer error) leaves the text as it was. */
+typedef struct study_passkey_train {
+    const posemb_tokenizer *tok;
+    uint64_t seed;
+    double share;
+} study_passkey_train;
+void study_passkey_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets);
 /* Passkey retrieval of the decoder in dir (built with cfg) at length L:
  * for each depth over passkey_trials prompts, acc[d] the fraction of keys
  * retrieved whole, digits[d] of their tokens predicted; *context: L, or the

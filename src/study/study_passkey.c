@@ -98,6 +98,21 @@ posemb_status study_passkey_prompt(const posemb_tokenizer *tok, const char *key,
     return st;
 }
 
+void study_passkey_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets)
+{
+    const study_passkey_train *m = ctx;
+    posemb_rng r; /* sequence g's draw: whether it is a prompt, its key and depth */
+    posemb_rng_seed(&r, 0x7a55c0de + m->seed, (uint64_t)g);
+    if (posemb_rng_uniform(&r) >= m->share) return;
+    char key[8];
+    snprintf(key, sizeof key, "%05u", 10000 + posemb_rng_below(&r, 90000));
+    double depth = posemb_rng_uniform(&r);
+    int fits = 0;
+    posemb_error err;
+    if (study_passkey_prompt(m->tok, key, T, depth, ids, targets, &fits, &err) || !fits) return;
+    memcpy(targets, ids, (size_t)T * sizeof *targets); /* language modelling on the whole prompt, as on text */
+}
+
 posemb_status study_passkey(const posemb_study_config *c, const posemb_config *cfg, const posemb_tokenizer *tok,
                             const char *dir, int L, int seed, double *acc, double *digits, int *context,
                             posemb_error *err)

@@ -302,14 +302,17 @@ static int lm_task_learned(const table *ex, int t)
     return 0;
 }
 
-/* One ranking table of score's PEs: a column per longer length, over the LM
- * tasks (learned_only: those ex says some PE learns). */
-static void md_rank_table(FILE *f, const table *score, const table *ex, int learned_only)
+enum { MAX_MULTS = sizeof((posemb_study_config *)0)->mults / sizeof(int) };
+
+/* Each PE's mean reciprocal rank by score at every longer length m (mrr[m][p];
+ * units[m] the (task, seed) pairs ranked), over the LM tasks (learned_only:
+ * those ex says some PE learns). */
+static void rank_lengths(const table *score, const table *ex, int learned_only, double (*mrr)[POSEMB_STUDY_MAX_PES],
+                         int *units)
 {
     const posemb_study_config *c = score->c;
-    enum { MAX_SEEDS = sizeof c->seeds / sizeof *c->seeds, MAX_MULTS = sizeof c->mults / sizeof *c->mults };
-    double v[POSEMB_STUDY_MAX_TASKS * MAX_SEEDS * POSEMB_STUDY_MAX_PES], mrr[MAX_MULTS][POSEMB_STUDY_MAX_PES];
-    int units[MAX_MULTS];
+    enum { MAX_SEEDS = sizeof c->seeds / sizeof *c->seeds };
+    double v[POSEMB_STUDY_MAX_TASKS * MAX_SEEDS * POSEMB_STUDY_MAX_PES];
     for (int m = 1; m < c->n_mults; m++) {
         int n = 0;
         for (int t = 0; t < c->n_tasks; t++)
@@ -318,6 +321,15 @@ static void md_rank_table(FILE *f, const table *score, const table *ex, int lear
                 for (int p = 0; p < c->n_pes; p++) v[n * c->n_pes + p] = *cell(score, p, t, m, s);
         units[m] = study_mrr(v, n, c->n_pes, mrr[m]);
     }
+}
+
+/* One ranking table of score's PEs: a column per longer length. */
+static void md_rank_table(FILE *f, const table *score, const table *ex, int learned_only)
+{
+    const posemb_study_config *c = score->c;
+    double mrr[MAX_MULTS][POSEMB_STUDY_MAX_PES];
+    int units[MAX_MULTS];
+    rank_lengths(score, ex, learned_only, mrr, units);
     fprintf(f, "| PE |");
     for (int m = 1; m < c->n_mults; m++) fprintf(f, " %d tokens |", c->n_train * c->mults[m]);
     fprintf(f, "\n|---|");
@@ -478,18 +490,25 @@ static posemb_status write_csv(const table *tb, const table *ex, const char *out
     return posemb_atomic_commit(&af, err);
 }
 
+/* The causal-LM tasks' exact match (a span task's own metric has the name too: LM tasks' only). */
+static posemb_status load_exact(table *ex, const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    posemb_status st = load_table(ex, c, out, "exact_match", err);
+    for (int i = 0; !st && i < c->n_tasks * c->n_mults; i++) /* the token's chance is not a whole answer's */
+        ex->chance[i] = ex->match[i] = NAN;
+    for (int p = 0; !st && p < c->n_pes; p++)
+        for (int t = 0; t < c->n_tasks; t++)
+            for (int m = 0; m < c->n_mults && !is_kind(c, t, POSEMB_SYN_LM); m++)
+                for (int s = 0; s < c->n_seeds; s++) *cell(ex, p, t, m, s) = NAN;
+    return st;
+}
+
 posemb_status posemb_study_tables(const posemb_study_config *c, const char *out, posemb_error *err)
 {
     if (c->length) return study_length_tables(c, out, err);
     table tb = {0}, ex = {0};
     posemb_status st = load_table(&tb, c, out, NULL, err);
-    if (!st) st = load_table(&ex, c, out, "exact_match", err);
-    for (int i = 0; !st && i < c->n_tasks * c->n_mults; i++) /* the token's chance is not a whole answer's */
-        ex.chance[i] = ex.match[i] = NAN;
-    for (int p = 0; !st && p < c->n_pes; p++) /* a span task's own metric has the name too: LM tasks' only */
-        for (int t = 0; t < c->n_tasks; t++)
-            for (int m = 0; m < c->n_mults && !is_kind(c, t, POSEMB_SYN_LM); m++)
-                for (int s = 0; s < c->n_seeds; s++) *cell(&ex, p, t, m, s) = NAN;
+    if (!st) st = load_exact(&ex, c, out, err);
     int ape = index_of(c->pes, c->n_pes, "ape");
     if (!st) st = write_md(&tb, &ex, out, ape, err);
     if (!st) st = write_csv(&tb, &ex, out, ape, err);
@@ -772,6 +791,43 @@ static posemb_status task_analyses(const posemb_study_config *c, const char *out
     return st;
 }
 
+/* The report's ranking beyond the training length: exact match over every LM task, as tables.md's first. */
+static posemb_status html_lm_ranking(posemb_report *rep, const posemb_study_config *c, const char *out,
+                                     posemb_error *err)
+{
+    if (!has_kind(c, POSEMB_SYN_LM) || c->n_mults < 2 || c->n_pes < 2) return POSEMB_OK;
+    table ex = {0};
+    posemb_status st = load_exact(&ex, c, out, err);
+    double mrr[MAX_MULTS][POSEMB_STUDY_MAX_PES];
+    int units[MAX_MULTS], cols = c->n_mults;
+    char head_buf[MAX_MULTS][32], (*buf)[32] = calloc((size_t)c->n_pes * cols, sizeof *buf);
+    const char *head[MAX_MULTS] = {"PE"}, **cells = calloc((size_t)c->n_pes * cols, sizeof *cells);
+    if (!st && (!buf || !cells)) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    if (!st) {
+        rank_lengths(&ex, &ex, 0, mrr, units);
+        for (int m = 1; m < cols; m++) {
+            snprintf(head_buf[m], sizeof head_buf[m], "%d tokens", c->n_train * c->mults[m]);
+            head[m] = head_buf[m];
+        }
+        for (int p = 0; p < c->n_pes; p++)
+            for (int m = 0; m < cols; m++) {
+                if (m) snprintf(buf[p * cols + m], 32, units[m] ? "%.3f" : "-", mrr[m][p]);
+                else snprintf(buf[p * cols], 32, "%.31s", c->pes[p]);
+                cells[p * cols + m] = buf[p * cols + m];
+            }
+        posemb_report_heading(rep, 2, "Ranking beyond the training length");
+        posemb_report_paragraph(rep, "Kazemnejad et al. 2023's aggregate: in each causal-LM task and seed the PEs "
+                                     "are ranked by exact match at the length, and each PE's mean reciprocal rank "
+                                     "is given (1: always first); tied PEs share the mean of the ranks they span. "
+                                     "tables.md also ranks by answer-token accuracy and over the learned tasks alone.");
+        posemb_report_table(rep, head, cols, cells, c->n_pes, "Mean reciprocal rank by exact match");
+    }
+    free(buf);
+    free(cells);
+    free_table(&ex);
+    return st;
+}
+
 posemb_status posemb_study_report(const posemb_study_config *c, const char *out, posemb_error *err)
 {
     if (c->length) return study_length_report(c, out, err);
@@ -825,6 +881,7 @@ posemb_status posemb_study_report(const posemb_study_config *c, const char *out,
         posemb_report_heading(rep, 2, "Figure 1: longer sequences");
     }
     for (int t = 0; !st && t < c->n_tasks; t++) st = length_figure(rep, &tb, t, out, err);
+    if (!st) st = html_lm_ranking(rep, c, out, err);
     if (!st) posemb_report_heading(rep, 2, "Training curves");
     if (!st && c->data[0]) st = study_pretrain_figure(rep, c, out, err);
     for (int t = 0; !st && t < c->n_tasks; t++) st = curve_figure(rep, &tb, t, out, err);

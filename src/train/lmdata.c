@@ -101,6 +101,7 @@ void posemb_lm_train_batch(posemb_lm_data *d, long k, int B, int32_t *ids, int32
         long s = d->perm[g % d->n_train];
         uint64_t key = posemb_nn_dropout_key(d->seed, (uint64_t)g, 11);
         fill_sequence(d, s, key, ids + (size_t)b * d->T, targets + (size_t)b * d->T);
+        if (d->mix) d->mix(d->mix_ctx, g, d->T, ids + (size_t)b * d->T, targets + (size_t)b * d->T);
     }
 }
 
