@@ -151,6 +151,18 @@ static void test_passkey_mix(void **state)
     posemb_lm_train_batch(&d, 17, B, ids, tg); /* the same batch again */
     posemb_lm_train_batch(&d, 17, B, plain, ptg);
     assert_memory_equal(ids, plain, sizeof ids);
+    posemb_lm_data half; /* batch k of B is micro-batches 2k and 2k + 1 of B / 2: ranks_per_run and resumes */
+    assert_int_equal(posemb_lm_data_init(&half, text, 1 << 16, T, 0, -1, -1, -1, 256, 0.01, 5, &err), 0);
+    half.mix = study_passkey_mix;
+    half.mix_ctx = &mix;
+    for (long k = 0; k < 40; k++) {
+        posemb_lm_train_batch(&d, k, B, ids, tg);
+        posemb_lm_train_batch(&half, 2 * k, B / 2, plain, ptg);
+        posemb_lm_train_batch(&half, 2 * k + 1, B / 2, plain + B / 2 * T, ptg + B / 2 * T);
+        assert_memory_equal(ids, plain, sizeof ids);
+        assert_memory_equal(tg, ptg, sizeof tg);
+    }
+    posemb_lm_data_free(&half);
     posemb_lm_valid_batch(&d, 0, B, ids, tg); /* validation is the text's */
     posemb_lm_valid_batch(&ref, 0, B, plain, ptg);
     assert_memory_equal(ids, plain, sizeof ids);
@@ -257,7 +269,7 @@ static void test_tiny_length_study(void **state)
         "grep -q '^gpt2,rope,linear,128,loss,' tables.csv && test -s length_llama.png && "
         "test -s passkey_gpt2_ape.png && test -s report.html && test -s models/llama-rope-s1/tokenizer.json && "
         "grep -q '\"scaled\": {\"linear\": ' results.jsonl && grep -q '\"passkey_depths\": \\[null' results.jsonl && "
-        "grep -q '\"passkey_digits\": 0\\.' results.jsonl",
+        "grep -q '\"passkey_digits\": 0\\.' results.jsonl && test $(grep -c '\"passkey_train\": 0,' results.jsonl) = 8",
         dir);
     if (tu_run(cmd, out, sizeof out)) fail_msg("the tables, figures and lines: %s", out);
     /* the perplexity command reads a model folder the study wrote */
@@ -288,9 +300,11 @@ static void test_length_refusals(void **state)
                             {"{\"rope_scalings\": [\"fast\"]}", "'fast' is not linear, ntk, dynamic, yarn or llama3"},
                             {"{\"tokenizer\": \"chars\"}", "\"tokenizer\" must be \"bytes\" or \"gpt2\""},
                             {"{\"passkey_train\": 1}", "\"passkey_train\" must be a number in [0, 1)"},
+                            {"{\"passkey_train\": 0.1, \"n_train\": 64, \"lengths\": [1, 2], \"eval_tokens\": 4096}",
+                             "passkey_train: a passkey prompt (needle, question and key) does not fit in n_train 64"},
                             {"{\"eval_tokens\": 100}", "eval_tokens 100 is less than one window"}};
-    int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last case reads the data folder */
-    for (int i = 0; i < 4 + shared; i++) {
+    int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last two cases read the data folder */
+    for (int i = 0; i < 4 + 2 * shared; i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);
         snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --length --data '%s' --out c", dir, POSEMB_BIN,

@@ -197,19 +197,32 @@ static void test_lm_exact_match(void **state)
 }
 
 /* Kazemnejad et al.'s mean reciprocal rank in tables.md, on a made-up study
- * whose every run is recorded (so `posemb study` only writes the tables): the
- * expected numbers are worked out by hand, ties sharing the mean of the
- * reciprocal ranks they span (two tied for 2nd and 3rd: (1/2 + 1/3) / 2 = 5/12;
- * three tied: 11/18). seq_add is learned by no PE (exact match 0.1 at 42). */
+ * whose every run is recorded (so `posemb study` only writes the tables).
+ * Ties share the mean of the reciprocal ranks they span (two tied for 2nd
+ * and 3rd: (1/2 + 1/3) / 2 = 5/12; for 1st and 2nd: 3/4; all three: 11/18).
+ * At 42 tokens ape learns seq_copy (1.0), none seq_add at exactly the 0.9
+ * threshold, no PE seq_sort (0.1); order is a classification task, whose
+ * accuracy must not be ranked; rope's seq_add seed 2 line at 84 has no
+ * exact match, so that pair is not ranked by it. The expected numbers were
+ * worked out by averaging each PE's 1/rank over every order consistent with
+ * the ties; e.g. by exact match at 84 over the learned tasks (3 pairs):
+ * none (1 + 5/12 + 1/3) / 3 = 0.583, ape (5/12 + 5/12 + 3/4) / 3 = 0.528,
+ * rope (5/12 + 1 + 3/4) / 3 = 0.722. */
 static void test_lm_ranking(void **state)
 {
-    /* [task][seed][pe]: exact match and token accuracy at 84 tokens; pes none ape rope */
-    static const double em[2][2][3] = {{{0.5, 0, 0}, {0.2, 0.2, 0.6}}, {{0, 0, 0}, {0.1, 0, 0}}};
-    static const double tok[2][2][3] = {{{0.9, 0.3, 0.6}, {0.5, 0.4, 0.7}}, {{0.2, 0.3, 0.1}, {0.2, 0.2, 0.2}}};
-    const char *tasks[2] = {"seq_copy", "seq_add"}, *pes[3] = {"none", "ape", "rope"};
-    const char *cfg = "{\"pes\": [\"none\", \"ape\", \"rope\"], \"tasks\": [\"seq_copy\", \"seq_add\"], \"seeds\": [1, "
-                      "2], \"lengths\": [1, 2], \"n_train\": 42, \"steps\": 10, \"analyze\": 0, \"jobs\": 1}";
-    char path[1200], cmd[4096];
+    /* [length 84, 168][task][seed][pe none ape rope]; NAN: the line has no exact match */
+    static const double em[2][3][2][3] = {
+        {{{0.5, 0, 0}, {0.2, 0.2, 0.6}}, {{0, 0.3, 0.3}, {0.1, 0, NAN}}, {{0, 0, 0}, {0.1, 0, 0}}},
+        {{{0, 0, 0.5}, {0.6, 0.2, 0.2}}, {{0.3, 0.3, 0}, {0, 0, 0.1}}, {{0, 0, 0}, {0, 0, 0.1}}}};
+    static const double tok[2][3][2][3] = {
+        {{{.9, .3, .6}, {.5, .4, .7}}, {{.2, .3, .1}, {.2, .2, .2}}, {{.5, .6, .7}, {.3, .3, .3}}},
+        {{{.1, .2, .3}, {.3, .2, .1}}, {{.4, .4, .4}, {.5, .1, .9}}, {{.2, .2, .1}, {.9, .8, .7}}}};
+    static const double at42[3][3] = {{0.1, 1.0, 0.1}, {0.9, 0.1, 0.1}, {0.1, 0.1, 0.1}}; /* [task][pe] */
+    const char *tasks[3] = {"seq_copy", "seq_add", "seq_sort"}, *pes[3] = {"none", "ape", "rope"};
+    const char *cfg = "{\"pes\": [\"none\", \"ape\", \"rope\"], \"tasks\": [\"seq_copy\", \"seq_add\", \"seq_sort\", "
+                      "\"order\"], \"seeds\": [1, 2], \"lengths\": [1, 2, 4], \"n_train\": 42, \"steps\": 10, "
+                      "\"analyze\": 0, \"jobs\": 1}";
+    char path[1200], cmd[4096], exact[64];
     snprintf(path, sizeof path, "%s/rank.json", dir);
     assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
     snprintf(cmd, sizeof cmd, "mkdir -p '%s/rank'", dir);
@@ -217,35 +230,56 @@ static void test_lm_ranking(void **state)
     snprintf(path, sizeof path, "%s/rank/results.jsonl", dir);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
-    for (int t = 0; t < 2; t++)
+    for (int t = 0; t < 4; t++)
         for (int s = 0; s < 2; s++)
             for (int p = 0; p < 3; p++)
-                for (int len = 42; len <= 84; len += 42) {
-                    double e = len == 42 ? (t == 0 && p == 1 ? 1.0 : 0.1) : em[t][s][p];
-                    double a = len == 42 ? 0.95 : tok[t][s][p];
+                for (int m = 0; m < 3; m++) {
+                    const char *common = "\"spec\": \"%s\", \"seed\": %d, \"n_train\": 42, \"eval_len\": %d, ";
+                    fprintf(f, "{\"pe\": \"%s\", \"task\": \"%s\", ", pes[p], t < 3 ? tasks[t] : "order");
+                    fprintf(f, common, pes[p], s + 1, 42 << m);
+                    if (t == 3) { /* order: an accuracy per PE that would reorder them all if ranked */
+                        fprintf(f,
+                                "\"kind\": \"classification\", \"metrics\": {\"accuracy\": %g}, \"chance\": 0.5, "
+                                "\"collapsed\": false, \"steps\": 10, \"seconds\": 1}\n",
+                                (double)(3 - p) / 3);
+                        continue;
+                    }
+                    double e = m ? em[m - 1][t][s][p] : at42[t][p];
+                    exact[0] = '\0';
+                    if (!isnan(e)) snprintf(exact, sizeof exact, ", \"exact_match\": %g", e);
                     fprintf(f,
-                            "{\"pe\": \"%s\", \"spec\": \"%s\", \"task\": \"%s\", \"kind\": \"lm\", \"seed\": %d, "
-                            "\"n_train\": 42, \"eval_len\": %d, \"metrics\": {\"token_accuracy\": %g, \"exact_match\": "
-                            "%g}, \"chance\": 0.02, \"collapsed\": false, \"steps\": 10, \"seconds\": 1}\n",
-                            pes[p], pes[p], tasks[t], s + 1, len, a, e);
+                            "\"kind\": \"lm\", \"metrics\": {\"token_accuracy\": %g%s}, \"chance\": 0.02, "
+                            "\"collapsed\": false, \"steps\": 10, \"seconds\": 1}\n",
+                            m ? tok[m - 1][t][s][p] : 0.95, exact);
                 }
     fclose(f);
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study rank.json --out rank && sed -n '/^## Ranking/,$p' rank/tables.md",
              dir, POSEMB_BIN);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     printf("%s", out);
-    /* all tasks: none (1 + 5/12 + 11/18 + 1) / 4, ape (3 x 5/12 + 11/18) / 4, rope (5/12 + 1 + 11/18 + 5/12) / 4 */
-    const char *want[] = {
-        "learns at the training length (mean exact match over seeds >= 0.9): seq_copy.",
-        "### By exact match, all causal-LM tasks\n\n| PE | 84 tokens |\n|---|---:|\n| none | 0.757 |\n"
-        "| ape | 0.465 |\n| rope | 0.611 |\n| *(task, seed) pairs ranked* | 4 |\n",
-        "### By exact match, the learned tasks\n\n| PE | 84 tokens |\n|---|---:|\n| none | 0.708 |\n"
-        "| ape | 0.417 |\n| rope | 0.708 |\n| *(task, seed) pairs ranked* | 2 |\n",
-        "### By answer-token accuracy, all causal-LM tasks\n\n| PE | 84 tokens |\n|---|---:|\n"
-        "| none | 0.653 |\n| ape | 0.569 |\n| rope | 0.611 |\n",
-        "### By answer-token accuracy, the learned tasks\n\n| PE | 84 tokens |\n|---|---:|\n"
-        "| none | 0.750 |\n| ape | 0.333 |\n| rope | 0.750 |\n"};
-    for (size_t i = 0; i < sizeof want / sizeof *want; i++) assert_non_null(strstr(out, want[i]));
+    const char *head = "| PE | 84 tokens | 168 tokens |\n|---|---:|---:|\n";
+    const char *want[][2] = {
+        {"learns at the training length (mean exact match over seeds >= 0.9): seq_copy seq_add.", ""},
+        {"### By exact match, all causal-LM tasks\n\n",
+         "| none | 0.672 | 0.602 |\n| ape | 0.522 | 0.505 |\n| rope | 0.639 | 0.727 |\n"
+         "| *(task, seed) pairs ranked* | 5 | 6 |\n"},
+        {"### By exact match, the learned tasks\n\n",
+         "| none | 0.583 | 0.646 |\n| ape | 0.528 | 0.500 |\n| rope | 0.722 | 0.688 |\n"
+         "| *(task, seed) pairs ranked* | 3 | 4 |\n"},
+        {"### By answer-token accuracy, all causal-LM tasks\n\n",
+         "| none | 0.593 | 0.699 |\n| ape | 0.565 | 0.532 |\n| rope | 0.676 | 0.602 |\n"
+         "| *(task, seed) pairs ranked* | 6 | 6 |\n"},
+        {"### By answer-token accuracy, the learned tasks\n\n",
+         "| none | 0.653 | 0.611 |\n| ape | 0.569 | 0.486 |\n| rope | 0.611 | 0.736 |\n"
+         "| *(task, seed) pairs ranked* | 4 | 4 |\n"}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        char block[1024];
+        snprintf(block, sizeof block, "%s%s%s", want[i][0], want[i][1][0] ? head : "", want[i][1]);
+        if (!strstr(out, block)) fail_msg("tables.md lacks:\n%s", block);
+    }
+    snprintf(cmd, sizeof cmd,
+             "grep -q '(task, seed) pairs ranked</td><td[^>]*>5</td><td[^>]*>6<' '%s/rank/report.html'", dir);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
 }
 
 /* The last position of token id in a row of T, or -1. */
@@ -560,6 +594,7 @@ static void test_bad_config(void **state)
                             {"{\"pes\": [\"rope:layers=2\"]}", "layer 2 is outside 0..1"},
                             {"{\"pe_amplitude\": \"loud\"}", "\"pe_amplitude\" must be \"rule\" or \"defined\""},
                             {"{\"epochs\": 2}", "\"epochs\" applies to the real-data study"},
+                            {"{\"passkey_train\": 0.1}", "\"passkey_train\" applies to the length study"},
                             {"{\"ranks_per_run\": 3}", "batch 32 is not a multiple of ranks_per_run 3"},
                             {"{\"ranks_per_run\": 0}", "\"ranks_per_run\" must be"},
                             {"{\"task_budgets\": [1]}", "\"task_budgets\" must be an object"},

@@ -47,7 +47,8 @@ typedef struct posemb_study_config {
     int eval_examples; /* per evaluation length */
     int curve_every;   /* steps between points of the training curve (0: none) */
     int jobs;          /* worker processes */
-    int threads;       /* threads per worker; 0: 1 in each forked worker, the process's own when jobs is 1 */
+    int threads;       /* threads per worker, set from the command line; 0: 1 in each forked worker, the
+                        * process's own when jobs is 1 (a count given is set process-wide) */
     int analyze;       /* analyse the first seed's models (the first task's into the report) */
     int pe_defined;    /* 1: absolute PEs at the amplitude their spec defines; 0 (default): the amplitude rule
                           of docs/study.md: they start at the token embeddings' RMS and learn it */

@@ -10,7 +10,7 @@
 #include "posemb/threads.h"
 
 static const char USAGE[] =
-    "usage: posemb study [CONFIG.json] [--data DATA [--length]] [--out DIR] [--jobs N]\n\n"
+    "usage: posemb study [CONFIG.json] [--data DATA [--length]] [--out DIR] [--jobs N] [--threads N]\n\n"
     "Trains a small encoder with each PE on each task and seed, evaluates it at longer\n"
     "lengths, and writes DIR/results.jsonl (one line per run and length), DIR/tables.md and\n"
     "tables.csv (the seed paper's Tables 2 and 3 and Figure 1: mean +- std over seeds, Welch\n"
@@ -53,7 +53,7 @@ static const char USAGE[] =
     "  --out DIR   output folder (default: posemb-study)\n"
     "  --jobs N    worker processes (default: 2)\n"
     "  --threads N threads per worker (default: 1 per worker with --jobs 2 or more; with\n"
-    "              --jobs 1, the CPUs free when it starts)\n";
+    "              --jobs 1 and per MPI rank, the CPUs free when it starts)\n";
 
 int cmd_study(int argc, char **argv)
 {

@@ -541,7 +541,7 @@ static posemb_status run_workers(const posemb_study_config *c, const char *out, 
     fflush(NULL);
     for (int w = 0; w < jobs && w < 64; w++) {
         pid_t pid = fork();
-        if (pid == 0) { /* each worker one thread: small models parallelise better by runs */
+        if (pid == 0) { /* one thread by default: small models parallelise better by runs */
             posemb_threads_set(c->threads > 0 ? c->threads : 1);
             posemb_error e;
             posemb_status st = local_worker(c, out, pending, n, w, jobs, &e);
@@ -583,6 +583,8 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
             return posemb_fail(err, POSEMB_EINVAL,
                                "study: \"task_budgets\" of %s: \"epochs\" applies to the real-data study (--data) only",
                                c->budgets[i].task);
+    if (!c->length && c->passkey_train > 0)
+        return posemb_fail(err, POSEMB_EINVAL, "study: \"passkey_train\" applies to the length study (--length) only");
     posemb_status st = c->length    ? study_length_check(c, err)
                        : c->data[0] ? posemb_study_data_check(c, err)
                                     : POSEMB_OK;

@@ -133,6 +133,17 @@ posemb_status study_length_prepare(const posemb_study_config *c, const char *out
     posemb_tokenizer *tok = NULL;
     posemb_corpus train = {0}, held_out = {0};
     if (!st) st = study_length_tokenizer(c, out, &tok, desc, sizeof desc, err);
+    int32_t *ids = c->passkey_train > 0 ? malloc(2 * (size_t)c->n_train * sizeof *ids) : NULL;
+    int fits = 1;
+    if (!st && c->passkey_train > 0) /* a prompt that does not fit would leave every sequence text, silently */
+        st = ids ? study_passkey_prompt(tok, "00000", c->n_train, 0, ids, ids + c->n_train, &fits, err)
+                 : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    free(ids);
+    if (!st && !fits)
+        st = posemb_fail(err, POSEMB_EINVAL,
+                         "study: passkey_train: a passkey prompt (needle, question and key) does not fit in n_train "
+                         "%d tokens",
+                         c->n_train);
     if (!st) st = load_texts(c, out, tok, desc, &train, &held_out, err);
     if (!st)
         fprintf(stderr, "posemb study: training text %ld tokens from %d files, held-out text %ld tokens (%s)\n",
@@ -325,7 +336,8 @@ static char *length_lines(const posemb_study_config *c, int p, int t, int s, int
         if (c->passkey_trials) passkey_fields(&b, r, i);
         else add(&b, "}");
         scaled_fields(&b, c, r, i);
-        add(&b, ", \"chance\": %d, \"steps\": %ld, \"seconds\": %.2f", vocab, r->steps, r->seconds);
+        add(&b, ", \"chance\": %d, \"passkey_train\": %g, \"steps\": %ld, \"seconds\": %.2f", vocab, c->passkey_train,
+            r->steps, r->seconds);
         for (int k = 0; i == 0 && k < r->n_curve; k++)
             add(&b, "%s[%.0f, %.4f]%s", k ? ", " : ", \"curve\": [", r->curve[k][0], r->curve[k][1],
                 k + 1 == r->n_curve ? "]" : "");

@@ -238,6 +238,11 @@ static posemb_status write_md(const length_table *tb, const posemb_study_config 
             "table ends at the training length, so the length is read in sliding windows of it (the last %d tokens "
             "of context at most).\n\n",
             c->n_train, c->tokenizer, c->n_train, c->steps, c->batch, c->eval_tokens, c->n_seeds, c->n_train);
+    if (c->passkey_train > 0)
+        fprintf(af.f,
+                "A share %g of the training sequences were passkey prompts of %d tokens (passkey_train), each with "
+                "its own key and depth; the held-out text and the validation loss are text only.\n\n",
+                c->passkey_train, c->n_train);
     char budgets[2048];
     study_budgets_text(c, budgets, sizeof budgets);
     if (budgets[0]) fprintf(af.f, "%s\n\n", budgets);
@@ -403,6 +408,12 @@ posemb_status study_length_report(const posemb_study_config *c, const char *out,
                  "of the training length (the PE's table ends there). Tables: tables.md, tables.csv.",
                  c->n_train, c->tokenizer, c->steps, c->batch, c->eval_tokens, c->n_seeds);
         posemb_report_paragraph(rep, path);
+        if (c->passkey_train > 0) {
+            snprintf(path, sizeof path,
+                     "A share %g of the training sequences were passkey prompts of %d tokens (passkey_train).",
+                     c->passkey_train, c->n_train);
+            posemb_report_paragraph(rep, path);
+        }
         study_budgets_text(c, path, sizeof path);
         if (path[0]) posemb_report_paragraph(rep, path);
     }

@@ -302,7 +302,7 @@ static int lm_task_learned(const table *ex, int t)
     return 0;
 }
 
-enum { MAX_MULTS = sizeof((posemb_study_config *)0)->mults / sizeof(int) };
+enum { N_LENGTHS = sizeof((posemb_study_config *)0)->mults / sizeof(int) };
 
 /* Each PE's mean reciprocal rank by score at every longer length m (mrr[m][p];
  * units[m] the (task, seed) pairs ranked), over the LM tasks (learned_only:
@@ -315,10 +315,11 @@ static void rank_lengths(const table *score, const table *ex, int learned_only, 
     double v[POSEMB_STUDY_MAX_TASKS * MAX_SEEDS * POSEMB_STUDY_MAX_PES];
     for (int m = 1; m < c->n_mults; m++) {
         int n = 0;
-        for (int t = 0; t < c->n_tasks; t++)
-            for (int s = 0; s < c->n_seeds && is_kind(c, t, POSEMB_SYN_LM) && (!learned_only || lm_task_learned(ex, t));
-                 s++, n++)
+        for (int t = 0; t < c->n_tasks; t++) {
+            if (!is_kind(c, t, POSEMB_SYN_LM) || (learned_only && !lm_task_learned(ex, t))) continue;
+            for (int s = 0; s < c->n_seeds; s++, n++)
                 for (int p = 0; p < c->n_pes; p++) v[n * c->n_pes + p] = *cell(score, p, t, m, s);
+        }
         units[m] = study_mrr(v, n, c->n_pes, mrr[m]);
     }
 }
@@ -327,8 +328,8 @@ static void rank_lengths(const table *score, const table *ex, int learned_only, 
 static void md_rank_table(FILE *f, const table *score, const table *ex, int learned_only)
 {
     const posemb_study_config *c = score->c;
-    double mrr[MAX_MULTS][POSEMB_STUDY_MAX_PES];
-    int units[MAX_MULTS];
+    double mrr[N_LENGTHS][POSEMB_STUDY_MAX_PES];
+    int units[N_LENGTHS];
     rank_lengths(score, ex, learned_only, mrr, units);
     fprintf(f, "| PE |");
     for (int m = 1; m < c->n_mults; m++) fprintf(f, " %d tokens |", c->n_train * c->mults[m]);
@@ -352,7 +353,7 @@ static void md_lm_ranking(FILE *f, const table *tb, const table *ex)
     const posemb_study_config *c = ex->c;
     if (c->n_pes < 2) return;
     int learned = 0, lm = 0;
-    char names[512] = "";
+    char names[POSEMB_STUDY_MAX_TASKS * 34] = "";
     for (int t = 0; t < c->n_tasks; t++)
         if (is_kind(c, t, POSEMB_SYN_LM)) {
             lm++;
@@ -361,10 +362,12 @@ static void md_lm_ranking(FILE *f, const table *tb, const table *ex)
             snprintf(names + strlen(names), sizeof names - strlen(names), " %s", c->tasks[t]);
         }
     fprintf(f,
-            "\n## Ranking beyond the training length (mean reciprocal rank, as Kazemnejad et al. 2023 rank)\n\n"
+            "\n## Ranking beyond the training length (mean reciprocal rank, after Kazemnejad et al. 2023)\n\n"
             "In each task and seed the PEs are ranked by their score at the length; a PE's mean reciprocal rank "
             "over those pairs is 1 when it is always first, 1/%d when always last; tied PEs share the mean of the "
-            "ranks they span. Only the pairs every PE ran are ranked. The tasks some PE learns at the training "
+            "reciprocal ranks they span, so a pair where all tie changes no order but pulls every PE toward the "
+            "mean. Only the pairs every PE ran are ranked. (Kazemnejad et al. rank one score per task and seed, "
+            "pooled over their test lengths, and break ties by order.) The tasks some PE learns at the training "
             "length (mean exact match over seeds >= 0.9):%s.\n",
             c->n_pes, learned ? names : " none");
     const table *score[2] = {ex, tb};
@@ -798,10 +801,10 @@ static posemb_status html_lm_ranking(posemb_report *rep, const posemb_study_conf
     if (!has_kind(c, POSEMB_SYN_LM) || c->n_mults < 2 || c->n_pes < 2) return POSEMB_OK;
     table ex = {0};
     posemb_status st = load_exact(&ex, c, out, err);
-    double mrr[MAX_MULTS][POSEMB_STUDY_MAX_PES];
-    int units[MAX_MULTS], cols = c->n_mults;
-    char head_buf[MAX_MULTS][32], (*buf)[32] = calloc((size_t)c->n_pes * cols, sizeof *buf);
-    const char *head[MAX_MULTS] = {"PE"}, **cells = calloc((size_t)c->n_pes * cols, sizeof *cells);
+    double mrr[N_LENGTHS][POSEMB_STUDY_MAX_PES];
+    int units[N_LENGTHS], cols = c->n_mults, rows = c->n_pes + 1; /* the PEs, then the pairs ranked */
+    char head_buf[N_LENGTHS][32], (*buf)[64] = calloc((size_t)rows * cols, sizeof *buf);
+    const char *head[N_LENGTHS] = {"PE"}, **cells = calloc((size_t)rows * cols, sizeof *cells);
     if (!st && (!buf || !cells)) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     if (!st) {
         rank_lengths(&ex, &ex, 0, mrr, units);
@@ -809,18 +812,21 @@ static posemb_status html_lm_ranking(posemb_report *rep, const posemb_study_conf
             snprintf(head_buf[m], sizeof head_buf[m], "%d tokens", c->n_train * c->mults[m]);
             head[m] = head_buf[m];
         }
-        for (int p = 0; p < c->n_pes; p++)
+        for (int p = 0; p < rows; p++)
             for (int m = 0; m < cols; m++) {
-                if (m) snprintf(buf[p * cols + m], 32, units[m] ? "%.3f" : "-", mrr[m][p]);
-                else snprintf(buf[p * cols], 32, "%.31s", c->pes[p]);
-                cells[p * cols + m] = buf[p * cols + m];
+                char *x = buf[p * cols + m];
+                if (!m) snprintf(x, 64, "%.63s", p < c->n_pes ? c->pes[p] : "(task, seed) pairs ranked");
+                else if (p == c->n_pes) snprintf(x, 64, "%d", units[m]);
+                else snprintf(x, 64, units[m] ? "%.3f" : "-", mrr[m][p]);
+                cells[p * cols + m] = x;
             }
         posemb_report_heading(rep, 2, "Ranking beyond the training length");
-        posemb_report_paragraph(rep, "Kazemnejad et al. 2023's aggregate: in each causal-LM task and seed the PEs "
-                                     "are ranked by exact match at the length, and each PE's mean reciprocal rank "
-                                     "is given (1: always first); tied PEs share the mean of the ranks they span. "
-                                     "tables.md also ranks by answer-token accuracy and over the learned tasks alone.");
-        posemb_report_table(rep, head, cols, cells, c->n_pes, "Mean reciprocal rank by exact match");
+        posemb_report_paragraph(rep, "After Kazemnejad et al. 2023: in each causal-LM task and seed the PEs are "
+                                     "ranked by exact match at the length, and each PE's mean reciprocal rank is "
+                                     "given (1: always first); tied PEs share the mean of the reciprocal ranks they "
+                                     "span. tables.md also ranks by answer-token accuracy and over the learned tasks "
+                                     "alone.");
+        posemb_report_table(rep, head, cols, cells, rows, "Mean reciprocal rank by exact match");
     }
     free(buf);
     free(cells);
