@@ -254,7 +254,7 @@ static void test_tiny_length_study(void **state)
     const char *cfg =
         "{\"pes\": [\"ape\", \"rope\"], \"tasks\": [\"gpt2\", \"llama\"], \"seeds\": [1], \"lengths\": [1, 2], "
         "\"layers\": 1, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"steps\": 20, "
-        "\"batch\": 8, \"curve_every\": 10, \"eval_tokens\": 2048, \"passkey_trials\": 2, "
+        "\"batch\": 8, \"curve_every\": 10, \"eval_tokens\": 2048, \"passkey_trials\": 2, \"passkey_train\": 0, "
         "\"rope_scalings\": [\"linear\", \"yarn\"], \"jobs\": 1}";
     snprintf(path, sizeof path, "%s/len.json", dir);
     assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
@@ -301,7 +301,7 @@ static void test_length_refusals(void **state)
                             {"{\"tokenizer\": \"chars\"}", "\"tokenizer\" must be \"bytes\" or \"gpt2\""},
                             {"{\"passkey_train\": 1}", "\"passkey_train\" must be a number in [0, 1)"},
                             {"{\"passkey_train\": 0.1, \"n_train\": 64, \"lengths\": [1, 2], \"eval_tokens\": 4096}",
-                             "passkey_train: a passkey prompt (needle, question and key) does not fit in n_train 64"},
+                             "passkey_train: a passkey prompt needs 102 tokens, more than n_train 64"},
                             {"{\"eval_tokens\": 100}", "eval_tokens 100 is less than one window"}};
     int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last two cases read the data folder */
     for (int i = 0; i < 4 + 2 * shared; i++) {

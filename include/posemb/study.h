@@ -79,7 +79,8 @@ typedef struct posemb_study_config {
     /* The share of training sequences that are passkey prompts of n_train
      * tokens (key and depth drawn per sequence): a small LM trained on text
      * alone never copies a key, so retrieval is taught at the training
-     * length and the test measures how far it carries. 0: text only. */
+     * length and the test measures how far it carries. 0: text only
+     * (the length study's default is 0.25, docs/study.md). */
     float passkey_train;
     int n_scalings;
     char scalings[8][16];

@@ -43,7 +43,7 @@ static const char USAGE[] =
     "WikiText-2's test set (eval_tokens) at n_train x lengths (1 .. 16): perplexity, RoPE also\n"
     "under each of rope_scalings (linear ntk dynamic yarn, applied without retraining), and\n"
     "passkey retrieval (passkey_trials prompts per length and depth; passkey_train: the share\n"
-    "of training sequences that are passkey prompts of n_train tokens, default 0).\n\n"
+    "of training sequences that are passkey prompts of n_train tokens, default 0.25).\n\n"
     "Under mpirun or srun (posemb built with MPI) each rank is one worker, taking the next run\n"
     "(a PE, for --data) as it frees up; rank 0 writes the results (docs/mpi.md). With\n"
     "\"ranks_per_run\": N, groups of N ranks train each run together (data parallel); one\n"

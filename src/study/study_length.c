@@ -64,7 +64,7 @@ posemb_study_config posemb_study_length_default(const char *data_dir)
     c.curve_every = 100;
     c.eval_tokens = 65536;
     c.passkey_trials = 10;
-    c.passkey_train = 0;
+    c.passkey_train = 0.25f;
     c.analyze = 0;
     snprintf(c.tokenizer, sizeof c.tokenizer, "bytes");
     return c;
@@ -124,6 +124,27 @@ static posemb_status load_texts(const posemb_study_config *c, const char *out, c
     return st;
 }
 
+/* EINVAL naming the length a passkey prompt needs when it does not fit in
+ * n_train: passkey_train would leave every sequence text, silently. */
+static posemb_status passkey_train_fits(const posemb_study_config *c, const posemb_tokenizer *tok, posemb_error *err)
+{
+    enum { LONGEST = 4096 };
+    int32_t *ids = malloc(2 * (size_t)LONGEST * sizeof *ids);
+    int fits = 0, need = c->n_train;
+    posemb_status st = ids ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    for (; !st && !fits && need <= LONGEST; need += !fits)
+        st = study_passkey_prompt(tok, "00000", need, 0, ids, ids + LONGEST, &fits, err);
+    free(ids);
+    if (!st && !fits)
+        return posemb_fail(err, POSEMB_EINVAL, "study: passkey_train: no passkey prompt fits in %d tokens", LONGEST);
+    if (!st && need > c->n_train)
+        st = posemb_fail(err, POSEMB_EINVAL,
+                         "study: passkey_train: a passkey prompt needs %d tokens, more than n_train %d (set "
+                         "\"passkey_train\": 0 to train on text alone)",
+                         need, c->n_train);
+    return st;
+}
+
 posemb_status study_length_prepare(const posemb_study_config *c, const char *out, posemb_error *err)
 {
     char path[POSEMB_PATH_MAX], desc[POSEMB_PATH_MAX];
@@ -133,17 +154,7 @@ posemb_status study_length_prepare(const posemb_study_config *c, const char *out
     posemb_tokenizer *tok = NULL;
     posemb_corpus train = {0}, held_out = {0};
     if (!st) st = study_length_tokenizer(c, out, &tok, desc, sizeof desc, err);
-    int32_t *ids = c->passkey_train > 0 ? malloc(2 * (size_t)c->n_train * sizeof *ids) : NULL;
-    int fits = 1;
-    if (!st && c->passkey_train > 0) /* a prompt that does not fit would leave every sequence text, silently */
-        st = ids ? study_passkey_prompt(tok, "00000", c->n_train, 0, ids, ids + c->n_train, &fits, err)
-                 : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
-    free(ids);
-    if (!st && !fits)
-        st = posemb_fail(err, POSEMB_EINVAL,
-                         "study: passkey_train: a passkey prompt (needle, question and key) does not fit in n_train "
-                         "%d tokens",
-                         c->n_train);
+    if (!st && c->passkey_train > 0) st = passkey_train_fits(c, tok, err);
     if (!st) st = load_texts(c, out, tok, desc, &train, &held_out, err);
     if (!st)
         fprintf(stderr, "posemb study: training text %ld tokens from %d files, held-out text %ld tokens (%s)\n",
