@@ -3,6 +3,7 @@
  * aside); the tables and report are written; synthetic tasks are what
  * they say; a bad config is one clear error. */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -280,6 +281,34 @@ static void test_lm_ranking(void **state)
     snprintf(cmd, sizeof cmd,
              "grep -q '(task, seed) pairs ranked</td><td[^>]*>5</td><td[^>]*>6<' '%s/rank/report.html'", dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+}
+
+/* Every synthetic-study config docs/ gives users to run (docs/configs,
+ * docs/lengthgen) loads and passes the study's checks, PE specs built for
+ * each task included: a stale one would fail only when a user runs it. */
+static void test_doc_configs(void **state)
+{
+    const char *folders[] = {POSEMB_TESTDATA "/../../docs/configs", POSEMB_TESTDATA "/../../docs/lengthgen"};
+    int checked = 0;
+    for (int i = 0; i < 2; i++) {
+        DIR *d = opendir(folders[i]);
+        assert_non_null(d);
+        for (struct dirent *e; (e = readdir(d));) {
+            size_t n = strlen(e->d_name);
+            if (n < 6 || strcmp(e->d_name + n - 5, ".json")) continue;
+            char path[1400], where[1400];
+            snprintf(path, sizeof path, "%s/%s", folders[i], e->d_name);
+            snprintf(where, sizeof where, "%s/docs-config", dir);
+            posemb_study_config c = posemb_study_default();
+            posemb_error err;
+            if (posemb_study_config_load(&c, path, &err) || posemb_study_prepare(&c, where, &err))
+                fail_msg("%s: %s", path, err.msg);
+            checked++;
+        }
+        closedir(d);
+    }
+    printf("%d configs checked\n", checked);
+    assert_true(checked >= 9);
 }
 
 /* The last position of token id in a row of T, or -1. */
@@ -594,6 +623,8 @@ static void test_bad_config(void **state)
                             {"{\"pes\": [\"rope:layers=2\"]}", "layer 2 is outside 0..1"},
                             {"{\"pe_amplitude\": \"loud\"}", "\"pe_amplitude\" must be \"rule\" or \"defined\""},
                             {"{\"epochs\": 2}", "\"epochs\" applies to the real-data study"},
+                            {"{\"pes\": [\"rope+random:max=200\"]}",
+                             "positions drawn from [0, 200) cannot cover the longest evaluation, 256 tokens (max=256"},
                             {"{\"passkey_train\": 0.1}", "\"passkey_train\" applies to the length study"},
                             {"{\"ranks_per_run\": 3}", "batch 32 is not a multiple of ranks_per_run 3"},
                             {"{\"ranks_per_run\": 0}", "\"ranks_per_run\" must be"},
@@ -719,12 +750,19 @@ static void test_task_budget(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resume_same_results), cmocka_unit_test(test_task_models),
-        cmocka_unit_test(test_lm_exact_match),      cmocka_unit_test(test_lm_ranking),
-        cmocka_unit_test(test_failed_run),          cmocka_unit_test(test_random_positions),
-        cmocka_unit_test(test_finetune_resume),     cmocka_unit_test(test_tasks),
-        cmocka_unit_test(test_reverse_task),        cmocka_unit_test(test_data_study),
-        cmocka_unit_test(test_bad_config),          cmocka_unit_test(test_task_budget),
+        cmocka_unit_test(test_resume_same_results),
+        cmocka_unit_test(test_task_models),
+        cmocka_unit_test(test_lm_exact_match),
+        cmocka_unit_test(test_lm_ranking),
+        cmocka_unit_test(test_doc_configs),
+        cmocka_unit_test(test_failed_run),
+        cmocka_unit_test(test_random_positions),
+        cmocka_unit_test(test_finetune_resume),
+        cmocka_unit_test(test_tasks),
+        cmocka_unit_test(test_reverse_task),
+        cmocka_unit_test(test_data_study),
+        cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_task_budget),
         cmocka_unit_test(test_default_budget),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

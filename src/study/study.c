@@ -607,7 +607,13 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
             if (posemb_pe_create(&probe, c->pes[p], &d, &why))
                 return posemb_fail(err, POSEMB_EINVAL, "study: task %s (%s): %s", c->tasks[t],
                                    causal ? "a decoder" : "an encoder", why.msg);
+            int32_t drawn = posemb_pe_random_max(probe), longest = c->n_train * c->mults[c->n_mults - 1];
             posemb_pe_free(probe);
+            if (drawn && drawn < longest) /* else the first evaluation past it fails, after the training */
+                return posemb_fail(err, POSEMB_EINVAL,
+                                   "study: spec '%s': positions drawn from [0, %d) cannot cover the longest "
+                                   "evaluation, %d tokens (max=%d or more)",
+                                   c->pes[p], drawn, longest, longest);
         }
     return POSEMB_OK;
 }
