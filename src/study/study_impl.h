@@ -37,9 +37,10 @@ posemb_status study_pretrain_figure(posemb_report *rep, const posemb_study_confi
                                     posemb_error *err);
 /* Kazemnejad et al.'s mean reciprocal rank (study_rank.c): v[u * n_pes + p]
  * is PE p's score in unit u (a task and seed; NAN: not run); mrr[p] the mean
- * over the units every PE ran of p's reciprocal rank, ties sharing theirs.
- * Returns the units counted (mrr NAN when none). */
-int study_mrr(const double *v, int n_units, int n_pes, double *mrr);
+ * over the units every PE ran of p's reciprocal rank, ties sharing theirs;
+ * *decided the units among them where not every PE ties. Returns the units
+ * counted (mrr NAN when none). */
+int study_mrr(const double *v, int n_units, int n_pes, double *mrr, int *decided);
 /* The next unit of q for this process, -1 when none is left: the group's
  * rank 0 asks q and hands it to the others. */
 posemb_status study_next_unit(const posemb_study_queue *q, int *k, posemb_error *err);

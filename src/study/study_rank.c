@@ -24,17 +24,22 @@ static void add_reciprocal_ranks(const double *v, int n, double *rr)
     }
 }
 
-int study_mrr(const double *v, int n_units, int n_pes, double *mrr)
+int study_mrr(const double *v, int n_units, int n_pes, double *mrr, int *decided)
 {
     int used = 0;
+    *decided = 0;
     for (int p = 0; p < n_pes; p++) mrr[p] = 0;
     for (int u = 0; u < n_units; u++) {
         const double *row = v + (size_t)u * n_pes;
-        int complete = 1;
-        for (int p = 0; p < n_pes; p++) complete &= !isnan(row[p]);
+        int complete = 1, all_tie = 1;
+        for (int p = 0; p < n_pes; p++) {
+            complete &= !isnan(row[p]);
+            all_tie &= row[p] == row[0];
+        }
         if (!complete) continue; /* a PE without this run cannot be ranked in it */
         add_reciprocal_ranks(row, n_pes, mrr);
         used++;
+        *decided += !all_tie;
     }
     for (int p = 0; p < n_pes; p++) mrr[p] = used ? mrr[p] / used : NAN;
     return used;

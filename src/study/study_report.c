@@ -305,10 +305,10 @@ static int lm_task_learned(const table *ex, int t)
 enum { N_LENGTHS = sizeof((posemb_study_config *)0)->mults / sizeof(int) };
 
 /* Each PE's mean reciprocal rank by score at every longer length m (mrr[m][p];
- * units[m] the (task, seed) pairs ranked), over the LM tasks (learned_only:
- * those ex says some PE learns). */
+ * units[m] the (task, seed) pairs ranked, decided[m] those where not every PE
+ * ties), over the LM tasks (learned_only: those ex says some PE learns). */
 static void rank_lengths(const table *score, const table *ex, int learned_only, double (*mrr)[POSEMB_STUDY_MAX_PES],
-                         int *units)
+                         int *units, int *decided)
 {
     const posemb_study_config *c = score->c;
     enum { MAX_SEEDS = sizeof c->seeds / sizeof *c->seeds };
@@ -320,7 +320,7 @@ static void rank_lengths(const table *score, const table *ex, int learned_only, 
             for (int s = 0; s < c->n_seeds; s++, n++)
                 for (int p = 0; p < c->n_pes; p++) v[n * c->n_pes + p] = *cell(score, p, t, m, s);
         }
-        units[m] = study_mrr(v, n, c->n_pes, mrr[m]);
+        units[m] = study_mrr(v, n, c->n_pes, mrr[m], &decided[m]);
     }
 }
 
@@ -329,8 +329,8 @@ static void md_rank_table(FILE *f, const table *score, const table *ex, int lear
 {
     const posemb_study_config *c = score->c;
     double mrr[N_LENGTHS][POSEMB_STUDY_MAX_PES];
-    int units[N_LENGTHS];
-    rank_lengths(score, ex, learned_only, mrr, units);
+    int units[N_LENGTHS], decided[N_LENGTHS];
+    rank_lengths(score, ex, learned_only, mrr, units, decided);
     fprintf(f, "| PE |");
     for (int m = 1; m < c->n_mults; m++) fprintf(f, " %d tokens |", c->n_train * c->mults[m]);
     fprintf(f, "\n|---|");
@@ -343,6 +343,8 @@ static void md_rank_table(FILE *f, const table *score, const table *ex, int lear
     }
     fprintf(f, "| *(task, seed) pairs ranked* |");
     for (int m = 1; m < c->n_mults; m++) fprintf(f, " %d |", units[m]);
+    fprintf(f, "\n| *of them, pairs where the PEs differ* |");
+    for (int m = 1; m < c->n_mults; m++) fprintf(f, " %d |", decided[m]);
     fprintf(f, "\n");
 }
 
@@ -802,12 +804,13 @@ static posemb_status html_lm_ranking(posemb_report *rep, const posemb_study_conf
     table ex = {0};
     posemb_status st = load_exact(&ex, c, out, err);
     double mrr[N_LENGTHS][POSEMB_STUDY_MAX_PES];
-    int units[N_LENGTHS], cols = c->n_mults, rows = c->n_pes + 1; /* the PEs, then the pairs ranked */
+    int units[N_LENGTHS], decided[N_LENGTHS], cols = c->n_mults;
+    int rows = c->n_pes + 2; /* the PEs, the pairs ranked, those where the PEs differ */
     char head_buf[N_LENGTHS][32], (*buf)[64] = calloc((size_t)rows * cols, sizeof *buf);
     const char *head[N_LENGTHS] = {"PE"}, **cells = calloc((size_t)rows * cols, sizeof *cells);
     if (!st && (!buf || !cells)) st = posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     if (!st) {
-        rank_lengths(&ex, &ex, 0, mrr, units);
+        rank_lengths(&ex, &ex, 0, mrr, units, decided);
         for (int m = 1; m < cols; m++) {
             snprintf(head_buf[m], sizeof head_buf[m], "%d tokens", c->n_train * c->mults[m]);
             head[m] = head_buf[m];
@@ -815,8 +818,11 @@ static posemb_status html_lm_ranking(posemb_report *rep, const posemb_study_conf
         for (int p = 0; p < rows; p++)
             for (int m = 0; m < cols; m++) {
                 char *x = buf[p * cols + m];
-                if (!m) snprintf(x, 64, "%.63s", p < c->n_pes ? c->pes[p] : "(task, seed) pairs ranked");
-                else if (p == c->n_pes) snprintf(x, 64, "%d", units[m]);
+                const char *name = p < c->n_pes    ? c->pes[p]
+                                   : p == c->n_pes ? "(task, seed) pairs ranked"
+                                                   : "of them, pairs where the PEs differ";
+                if (!m) snprintf(x, 64, "%.63s", name);
+                else if (p >= c->n_pes) snprintf(x, 64, "%d", p == c->n_pes ? units[m] : decided[m]);
                 else snprintf(x, 64, units[m] ? "%.3f" : "-", mrr[m][p]);
                 cells[p * cols + m] = x;
             }
