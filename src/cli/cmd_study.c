@@ -86,8 +86,10 @@ int cmd_study(int argc, char **argv)
     posemb_error err;
     if (config && posemb_study_config_load(&c, config, &err)) return cli_report("study", &err);
     if (jobs) c.jobs = jobs;
-    if (threads) c.threads = threads; /* in each forked worker; here, for one worker and under MPI: */
-    if (threads) posemb_threads_set(threads);
+    if (threads) { /* each forked worker sets c.threads; this process runs one worker, or an MPI rank's */
+        c.threads = threads;
+        posemb_threads_set(threads);
+    }
     const posemb_comm *g = cli_mpi_comm(); /* under mpirun: one worker per rank, --jobs aside */
     if (g ? cli_study_mpi(&c, out, g, &err) : posemb_study_run(&c, out, &err)) return cli_report("study", &err);
     if (posemb_comm_leader(g))

@@ -128,15 +128,8 @@ static posemb_status load_texts(const posemb_study_config *c, const char *out, c
  * n_train: passkey_train would leave every sequence text, silently. */
 static posemb_status passkey_train_fits(const posemb_study_config *c, const posemb_tokenizer *tok, posemb_error *err)
 {
-    enum { LONGEST = 4096 };
-    int32_t *ids = malloc(2 * (size_t)LONGEST * sizeof *ids);
-    int fits = 0, need = c->n_train;
-    posemb_status st = ids ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
-    for (; !st && !fits && need <= LONGEST; need += !fits)
-        st = study_passkey_prompt(tok, "00000", need, 0, ids, ids + LONGEST, &fits, err);
-    free(ids);
-    if (!st && !fits)
-        return posemb_fail(err, POSEMB_EINVAL, "study: passkey_train: no passkey prompt fits in %d tokens", LONGEST);
+    int need = 0;
+    posemb_status st = study_passkey_length(tok, &need, err);
     if (!st && need > c->n_train)
         st = posemb_fail(err, POSEMB_EINVAL,
                          "study: passkey_train: a passkey prompt needs %d tokens, more than n_train %d (set "

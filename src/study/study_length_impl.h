@@ -34,6 +34,9 @@ posemb_status study_length_tokenizer(const posemb_study_config *c, const char *o
  * hold needle, question and answer. The tokenizer's errors. */
 posemb_status study_passkey_prompt(const posemb_tokenizer *tok, const char *key, int L, double depth, int32_t *ids,
                                    int32_t *targets, int *fits, posemb_error *err);
+/* The fewest tokens a passkey prompt fits in (needle, question and a
+ * five-digit key, no filler) into *n. The tokenizer's errors. */
+posemb_status study_passkey_length(const posemb_tokenizer *tok, int *n, posemb_error *err);
 /* posemb_lm_data's mix for passkey_train: a share of the training sequences
  * become passkey prompts of the training length, each with its own key and a
  * depth drawn uniformly, so that retrieval is learned at n_train and the

@@ -76,6 +76,14 @@ static posemb_status retrieved(posemb_model *m, const int32_t *ids, const int32_
     return st;
 }
 
+static void parts_init(prompt_parts *pp)
+{
+    posemb_encoding_init(&pp->filler);
+    posemb_encoding_init(&pp->needle);
+    posemb_encoding_init(&pp->question);
+    posemb_encoding_init(&pp->answer);
+}
+
 static void parts_free(prompt_parts *pp)
 {
     posemb_encoding_free(&pp->filler);
@@ -88,12 +96,19 @@ posemb_status study_passkey_prompt(const posemb_tokenizer *tok, const char *key,
                                    int32_t *targets, int *fits, posemb_error *err)
 {
     prompt_parts pp;
-    posemb_encoding_init(&pp.filler);
-    posemb_encoding_init(&pp.needle);
-    posemb_encoding_init(&pp.question);
-    posemb_encoding_init(&pp.answer);
+    parts_init(&pp);
     posemb_status st = parts_for(tok, key, &pp, err);
     *fits = !st && build(&pp, L, depth, ids, targets) == 0;
+    parts_free(&pp);
+    return st;
+}
+
+posemb_status study_passkey_length(const posemb_tokenizer *tok, int *n, posemb_error *err)
+{
+    prompt_parts pp;
+    parts_init(&pp);
+    posemb_status st = parts_for(tok, "00000", &pp, err);
+    *n = st ? 0 : pp.needle.n + pp.question.n + pp.answer.n; /* build's n_fill >= 0 */
     parts_free(&pp);
     return st;
 }

@@ -1,8 +1,9 @@
 /* Kazemnejad et al. 2023's aggregate over length-generalisation tasks: in
  * each (task, seed) the PEs are ranked by their score, and a PE's mean
  * reciprocal rank over those units is its place overall (1 when it is always
- * first, 1/n when always last of n). One number per PE that a task where
- * every PE scores 0 cannot move, since all tie there. */
+ * first, 1/n when always last of n). A unit where every PE ties (all score
+ * 0) orders no PE but pulls every mean toward (1 + ... + 1/n) / n, so the
+ * units that decide something are counted apart. */
 #include <math.h>
 
 #include "study_impl.h"
