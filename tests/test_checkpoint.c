@@ -420,6 +420,50 @@ static void test_bad_checkpoints(void **state)
     posemb_model_free(m);
 }
 
+/* posemb_config_override sets config.json keys as a saved, edited and
+ * reloaded config.json would: a tied Llama has no lm_head; keys a decoder
+ * does not take, values it refuses and non-objects fail, c unchanged. */
+static void test_config_override(void **state)
+{
+    posemb_config c, before;
+    posemb_error err;
+    posemb_config_defaults(&c, POSEMB_LLAMA);
+    c.vocab_size = 256, c.hidden = 32, c.layers = 2, c.heads = 4, c.kv_heads = 4, c.intermediate = 64;
+    if (posemb_config_set_head(&c, POSEMB_HEAD_CLM, 0, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(c.tie_embeddings, 0);
+    if (posemb_config_override(&c, "{\"tie_word_embeddings\": true, \"mlp_bias\": true, \"rms_norm_eps\": 1e-5}", "t",
+                               &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(c.tie_embeddings, 1);
+    assert_int_equal(c.mlp_bias, 1);
+    assert_float_equal(c.ln_eps, 1e-5, 1e-12);
+    assert_int_equal(c.hidden, 32);
+    assert_int_equal(c.head, POSEMB_HEAD_CLM);
+    posemb_model *m;
+    if (posemb_model_create(&m, &c, &err)) fail_msg("%s", err.msg);
+    assert_null(posemb_model_find(m, "lm_head.weight"));
+    assert_non_null(posemb_model_find(m, "layers.0.mlp.down_proj.bias"));
+    posemb_model_free(m);
+    static const struct {
+        const char *json, *msg;
+    } bad[] = {
+        {"{\"bogus\": 1}", "t: \"bogus\" is not a setting posemb's llama config takes"},
+        {"{\"tie_word_embeddings\": 1}", "t: \"tie_word_embeddings\" is not a setting"},
+        {"{\"vocab_size\": 0}", "t: "}, /* out of range: refused as in a config.json */
+        {"[1]", "t: not a JSON object of config.json keys"},
+        {"{", "t: not a JSON object of config.json keys"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        before = c;
+        assert_int_not_equal(posemb_config_override(&c, bad[i].json, "t", &err), POSEMB_OK);
+        assert_non_null(strstr(err.msg, bad[i].msg));
+        assert_memory_equal(&c, &before, sizeof c);
+    }
+    posemb_config_defaults(&c, POSEMB_GPT2);
+    assert_int_equal(posemb_config_override(&c, "{\"tie_word_embeddings\": false}", "g", &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "posemb's gpt2 config"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -427,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_longrope_folder), cmocka_unit_test(test_llama_head_dim),
         cmocka_unit_test(test_sharded),         cmocka_unit_test(test_llama_rope_scaling_for_hf),
         cmocka_unit_test(test_half_precision),  cmocka_unit_test(test_bad_checkpoints),
+        cmocka_unit_test(test_config_override),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -255,7 +255,7 @@ static void test_tiny_length_study(void **state)
         "{\"pes\": [\"ape\", \"rope\"], \"tasks\": [\"gpt2\", \"llama\"], \"seeds\": [1], \"lengths\": [1, 2], "
         "\"layers\": 1, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"steps\": 20, "
         "\"batch\": 8, \"curve_every\": 10, \"eval_tokens\": 2048, \"passkey_trials\": 2, \"passkey_train\": 0, "
-        "\"rope_scalings\": [\"linear\", \"yarn\"], \"jobs\": 1}";
+        "\"rope_scalings\": [\"linear\", \"yarn\"], \"jobs\": 1, \"model\": {\"initializer_range\": 0.02}}";
     snprintf(path, sizeof path, "%s/len.json", dir);
     assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study len.json --length --data '%s/data' --out a", dir, POSEMB_BIN,
@@ -269,7 +269,9 @@ static void test_tiny_length_study(void **state)
         "grep -q '^gpt2,rope,linear,128,loss,' tables.csv && test -s length_llama.png && "
         "test -s passkey_gpt2_ape.png && test -s report.html && test -s models/llama-rope-s1/tokenizer.json && "
         "grep -q '\"scaled\": {\"linear\": ' results.jsonl && grep -q '\"passkey_depths\": \\[null' results.jsonl && "
-        "grep -q '\"passkey_digits\": 0\\.' results.jsonl && test $(grep -c '\"passkey_train\": 0,' results.jsonl) = 8",
+        "grep -q '\"passkey_digits\": 0\\.' results.jsonl && test $(grep -c '\"passkey_train\": 0,' results.jsonl) = 8 "
+        "&& "
+        "test $(grep -c '\"model\": {\"initializer_range\":0.02}' results.jsonl) = 8 && grep -q '(model)' tables.md",
         dir);
     if (tu_run(cmd, out, sizeof out)) fail_msg("the tables, figures and lines: %s", out);
     /* the perplexity command reads a model folder the study wrote */
@@ -300,11 +302,14 @@ static void test_length_refusals(void **state)
                             {"{\"rope_scalings\": [\"fast\"]}", "'fast' is not linear, ntk, dynamic, yarn or llama3"},
                             {"{\"tokenizer\": \"chars\"}", "\"tokenizer\" must be \"bytes\" or \"gpt2\""},
                             {"{\"passkey_train\": 1}", "\"passkey_train\" must be a number in [0, 1)"},
+                            {"{\"model\": [1]}", "\"model\" must be an object of config.json keys"},
                             {"{\"passkey_train\": 0.1, \"n_train\": 64, \"lengths\": [1, 2], \"eval_tokens\": 4096}",
                              "passkey_train: a passkey prompt needs 102 tokens, more than n_train 64"},
-                            {"{\"eval_tokens\": 100}", "eval_tokens 100 is less than one window"}};
-    int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last two cases read the data folder */
-    for (int i = 0; i < 4 + 2 * shared; i++) {
+                            {"{\"eval_tokens\": 100}", "eval_tokens 100 is less than one window"},
+                            {"{\"model\": {\"tie_word_embeddings\": true}}",
+                             "\"model\": \"tie_word_embeddings\" is not a setting posemb's gpt2 config takes"}};
+    int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last three cases read the data folder */
+    for (int i = 0; i < 5 + 3 * shared; i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);
         snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --length --data '%s' --out c", dir, POSEMB_BIN,

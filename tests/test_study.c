@@ -626,6 +626,7 @@ static void test_bad_config(void **state)
                             {"{\"pes\": [\"rope+random:max=200\"]}",
                              "positions drawn from [0, 200) cannot cover the longest evaluation, 256 tokens (max=256"},
                             {"{\"passkey_train\": 0.1}", "\"passkey_train\" applies to the length study"},
+                            {"{\"model\": {\"tie_word_embeddings\": true}}", "\"model\" applies to the length study"},
                             {"{\"ranks_per_run\": 3}", "batch 32 is not a multiple of ranks_per_run 3"},
                             {"{\"ranks_per_run\": 0}", "\"ranks_per_run\" must be"},
                             {"{\"task_budgets\": [1]}", "\"task_budgets\" must be an object"},

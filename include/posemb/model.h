@@ -73,6 +73,13 @@ POSEMB_API posemb_status posemb_config_load(posemb_config *c, const char *path, 
 /* Writes config.json in HF's layout (plus "posemb_pe" when HF lacks the PE),
  * whole or not at all (EIO with the path, ENOMEM). */
 POSEMB_API posemb_status posemb_config_save(const posemb_config *c, const char *path, posemb_error *err);
+/* Sets Hugging Face config.json keys over c, as if c were saved, the keys
+ * written into its config.json and the file loaded again (json: the text of
+ * a JSON object, e.g. {"tie_word_embeddings": true}). EINVAL naming `what`
+ * when the text is not an object, a value is refused, or a key does not read
+ * back as set (one c's architecture does not take); c is unchanged then. */
+POSEMB_API posemb_status posemb_config_override(posemb_config *c, const char *json, const char *what,
+                                                posemb_error *err);
 /* Checks sizes are positive and consistent; EINVAL naming the bad field. */
 POSEMB_API posemb_status posemb_config_check(const posemb_config *c, posemb_error *err);
 

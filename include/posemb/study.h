@@ -82,6 +82,10 @@ typedef struct posemb_study_config {
      * length and the test measures how far it carries. 0: text only
      * (the length study's default is 0.25, docs/study.md). */
     float passkey_train;
+    /* Hugging Face config.json keys set over each decoder's config (the
+     * text of a JSON object, "" none; posemb_config_override): ablations
+     * of the architectures, e.g. {"tie_word_embeddings": true} on Llama. */
+    char model[1024];
     int n_scalings;
     char scalings[8][16];
     char tokenizer[16];

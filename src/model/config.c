@@ -353,7 +353,8 @@ static cJSON *gpt2_json(const posemb_config *c)
     return r;
 }
 
-posemb_status posemb_config_save(const posemb_config *c, const char *path, posemb_error *err)
+/* c as HF's config.json into *out (path names the file in messages). */
+static posemb_status config_json(const posemb_config *c, const char *path, cJSON **out, posemb_error *err)
 {
     cJSON *r = c->arch == POSEMB_GPT2 ? gpt2_json(c) : c->arch == POSEMB_LLAMA ? config_llama_json(c) : encoder_json(c);
     cJSON *archs = cJSON_AddArrayToObject(r, "architectures");
@@ -375,18 +376,71 @@ posemb_status posemb_config_save(const posemb_config *c, const char *path, posem
     int hf_has_pe = c->arch == POSEMB_GPT2 ? !strcmp(hf_pe_type(c->pe) ? hf_pe_type(c->pe) : "", "absolute")
                                            : hf_pe_type(c->pe) != NULL;
     char spec[sizeof c->pe];
-    posemb_status fs = config_embed_factors(c->pe, r, spec, sizeof spec, path, err);
-    if (fs) {
+    posemb_status st = config_embed_factors(c->pe, r, spec, sizeof spec, path, err);
+    if (st) {
         cJSON_Delete(r);
-        return fs;
+        return st;
     }
     if (c->arch == POSEMB_LLAMA && strcmp(spec, c->pe)) /* config_llama_json wrote c->pe; the factors moved */
         cJSON_ReplaceItemInObject(r, "posemb_pe", cJSON_CreateString(spec));
     else if (!hf_has_pe && c->arch != POSEMB_LLAMA) cJSON_AddStringToObject(r, "posemb_pe", spec);
+    *out = r;
+    return POSEMB_OK;
+}
+
+posemb_status posemb_config_save(const posemb_config *c, const char *path, posemb_error *err)
+{
+    cJSON *r;
+    posemb_status st = config_json(c, path, &r, err);
+    if (st) return st;
     char *text = cJSON_Print(r);
     cJSON_Delete(r);
     if (!text) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
-    posemb_status st = posemb_write_text(path, text, err);
+    st = posemb_write_text(path, text, err);
     cJSON_free(text);
+    return st;
+}
+
+/* Each key of keys must read back from c as set: a key the architecture does
+ * not read (or reads into something else) would otherwise be dropped silently. */
+static posemb_status check_applied(const posemb_config *c, const cJSON *keys, const char *what, posemb_error *err)
+{
+    cJSON *back;
+    posemb_status st = config_json(c, what, &back, err);
+    if (st) return st;
+    for (const cJSON *k = keys->child; k && !st; k = k->next)
+        if (!cJSON_Compare(k, cJSON_GetObjectItemCaseSensitive(back, k->string), 1))
+            st =
+                posemb_fail(err, POSEMB_EINVAL,
+                            "%s: \"%s\" is not a setting posemb's %s config takes (or not this value)", what, k->string,
+                            c->arch == POSEMB_GPT2    ? "gpt2"
+                            : c->arch == POSEMB_LLAMA ? "llama"
+                                                      : "encoder");
+    cJSON_Delete(back);
+    return st;
+}
+
+posemb_status posemb_config_override(posemb_config *c, const char *json, const char *what, posemb_error *err)
+{
+    cJSON *keys = cJSON_Parse(json);
+    if (!cJSON_IsObject(keys)) {
+        cJSON_Delete(keys);
+        return posemb_fail(err, POSEMB_EINVAL, "%s: not a JSON object of config.json keys", what);
+    }
+    cJSON *r = NULL;
+    posemb_status st = config_json(c, what, &r, err);
+    for (const cJSON *k = keys->child; !st && k; k = k->next) {
+        cJSON *v = cJSON_Duplicate(k, 1);
+        if (!v) st = posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", what);
+        else if (cJSON_GetObjectItemCaseSensitive(r, k->string))
+            cJSON_ReplaceItemInObjectCaseSensitive(r, k->string, v);
+        else cJSON_AddItemToObject(r, k->string, v);
+    }
+    posemb_config next;
+    if (!st) st = parse_root(r, &next, what, err);
+    if (!st) st = check_applied(&next, keys, what, err);
+    if (!st) *c = next;
+    cJSON_Delete(r);
+    cJSON_Delete(keys);
     return st;
 }

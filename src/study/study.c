@@ -583,6 +583,8 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
             return posemb_fail(err, POSEMB_EINVAL,
                                "study: \"task_budgets\" of %s: \"epochs\" applies to the real-data study (--data) only",
                                c->budgets[i].task);
+    if (!c->length && c->model[0])
+        return posemb_fail(err, POSEMB_EINVAL, "study: \"model\" applies to the length study (--length) only");
     if (!c->length && c->passkey_train > 0)
         return posemb_fail(err, POSEMB_EINVAL, "study: \"passkey_train\" applies to the length study (--length) only");
     posemb_status st = c->length    ? study_length_check(c, err)

@@ -157,6 +157,22 @@ static posemb_status get_budgets(const cJSON *r, posemb_study_config *c, const c
     return POSEMB_OK;
 }
 
+/* "model": config.json keys over each decoder's config, kept as their JSON
+ * text; the length study checks them against each decoder before training. */
+static posemb_status get_model(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "model");
+    if (!v) return POSEMB_OK;
+    char *text = cJSON_IsObject(v) ? cJSON_PrintUnformatted(v) : NULL;
+    posemb_status st = POSEMB_OK;
+    if (!text || strlen(text) >= sizeof c->model)
+        st = posemb_fail(err, POSEMB_EINVAL, "%s: \"model\" must be an object of config.json keys, under %zu bytes",
+                         path, sizeof c->model);
+    else snprintf(c->model, sizeof c->model, "%s", !strcmp(text, "{}") ? "" : text);
+    cJSON_free(text);
+    return st;
+}
+
 const posemb_study_config *posemb_study_for_task(const posemb_study_config *c, const char *task,
                                                  posemb_study_config *out)
 {
@@ -205,6 +221,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_float(r, "epochs", 0, 1, 1e6, &c->epochs, path, err)) ||
         (st = get_float(r, "passkey_train", 0, 1, 1, &c->passkey_train, path, err)))
         return st;
+    if ((st = get_model(r, c, path, err))) return st;
     const cJSON *tok = cJSON_GetObjectItemCaseSensitive(r, "tokenizer");
     if (tok && !(cJSON_IsString(tok) && (!strcmp(tok->valuestring, "bytes") || !strcmp(tok->valuestring, "gpt2"))))
         return posemb_fail(err, POSEMB_EINVAL, "%s: \"tokenizer\" must be \"bytes\" or \"gpt2\"", path);
@@ -251,6 +268,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "rope_scalings",
                                             "tokenizer",
                                             "task_budgets",
+                                            "model",
                                             NULL};
         int ok = 0;
         for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);

@@ -70,6 +70,9 @@ posemb_study_config posemb_study_length_default(const char *data_dir)
     return c;
 }
 
+static posemb_status length_config(const posemb_study_config *c, int p, int t, int vocab, posemb_config *cfg,
+                                   posemb_error *err);
+
 static int is_file_or_dir(const char *path)
 {
     struct stat sb;
@@ -97,6 +100,12 @@ posemb_status study_length_check(const posemb_study_config *c, posemb_error *err
         return posemb_fail(err, POSEMB_EINVAL,
                            "study: eval_tokens %d is less than one window of the longest length %ld", c->eval_tokens,
                            longest);
+    posemb_config cfg;
+    for (int t = 0; t < c->n_tasks; t++) /* a "model" key a decoder does not take fails now, not after a run */
+        for (int p = 0; p < c->n_pes; p++) {
+            posemb_status st = length_config(c, p, t, 256, &cfg, err);
+            if (st) return st;
+        }
     return POSEMB_OK;
 }
 
@@ -185,7 +194,9 @@ static posemb_status length_config(const posemb_study_config *c, int p, int t, i
     posemb_status st = POSEMB_OK;
     if (c->pe_defined) snprintf(cfg->pe, sizeof cfg->pe, "%s", c->pes[p]);
     else st = study_amplitude_rule(c->pes[p], &dims, c->n_train, cfg->initializer_range, cfg->pe, sizeof cfg->pe, err);
-    return st ? st : posemb_config_set_head(cfg, POSEMB_HEAD_CLM, 0, err);
+    if (!st) st = posemb_config_set_head(cfg, POSEMB_HEAD_CLM, 0, err);
+    if (!st && c->model[0]) st = posemb_config_override(cfg, c->model, "study: \"model\"", err);
+    return st;
 }
 
 /* Trains the run into dir (resumed from its newest checkpoint), data parallel over group. */
@@ -342,6 +353,7 @@ static char *length_lines(const posemb_study_config *c, int p, int t, int s, int
         scaled_fields(&b, c, r, i);
         add(&b, ", \"chance\": %d, \"passkey_train\": %g, \"steps\": %ld, \"seconds\": %.2f", vocab, c->passkey_train,
             r->steps, r->seconds);
+        if (c->model[0]) add(&b, ", \"model\": %s", c->model);
         for (int k = 0; i == 0 && k < r->n_curve; k++)
             add(&b, "%s[%.0f, %.4f]%s", k ? ", " : ", \"curve\": [", r->curve[k][0], r->curve[k][1],
                 k + 1 == r->n_curve ? "]" : "");

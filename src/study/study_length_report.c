@@ -243,6 +243,7 @@ static posemb_status write_md(const length_table *tb, const posemb_study_config 
                 "A share %g of the training sequences were passkey prompts of %d tokens (passkey_train), each with "
                 "its own key and depth; the held-out text and the validation loss are text only.\n\n",
                 c->passkey_train, c->n_train);
+    if (c->model[0]) fprintf(af.f, "Every decoder's config.json has %s set over the default (model).\n\n", c->model);
     char budgets[2048];
     study_budgets_text(c, budgets, sizeof budgets);
     if (budgets[0]) fprintf(af.f, "%s\n\n", budgets);
@@ -412,6 +413,10 @@ posemb_status study_length_report(const posemb_study_config *c, const char *out,
             snprintf(path, sizeof path,
                      "A share %g of the training sequences were passkey prompts of %d tokens (passkey_train).",
                      c->passkey_train, c->n_train);
+            posemb_report_paragraph(rep, path);
+        }
+        if (c->model[0]) {
+            snprintf(path, sizeof path, "Every decoder's config.json has %s set over the default (model).", c->model);
             posemb_report_paragraph(rep, path);
         }
         study_budgets_text(c, path, sizeof path);
