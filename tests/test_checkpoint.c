@@ -460,8 +460,37 @@ static void test_config_override(void **state)
         assert_memory_equal(&c, &before, sizeof c);
     }
     posemb_config_defaults(&c, POSEMB_GPT2);
-    assert_int_equal(posemb_config_override(&c, "{\"tie_word_embeddings\": false}", "g", &err), POSEMB_EINVAL);
-    assert_non_null(strstr(err.msg, "posemb's gpt2 config"));
+    assert_int_equal(posemb_config_override(&c, "{\"rms_norm_eps\": 1e-5}", "g", &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "g: \"rms_norm_eps\" is not a setting posemb's gpt2 config takes"));
+    assert_int_equal(posemb_config_override(&c, "{\"tie_word_embeddings\": \"no\"}", "g", &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "g: \"tie_word_embeddings\" must be true or false"));
+}
+
+/* GPT-2 with tie_word_embeddings false (HF's GPT2LMHeadModel then keeps its
+ * own lm_head.weight) saves that tensor and loads back untied, the same
+ * weights; tied, the file has no lm_head. */
+static void test_gpt2_untied(void **state)
+{
+    posemb_model *m = small(POSEMB_GPT2, "ape", POSEMB_HEAD_CLM, 0), *back;
+    assert_null(posemb_model_find(m, "lm_head.weight"));
+    posemb_config c = *posemb_model_config(m);
+    posemb_model_free(m);
+    posemb_error err;
+    if (posemb_config_override(&c, "{\"tie_word_embeddings\": false}", "g", &err)) fail_msg("%s", err.msg);
+    if (posemb_model_create(&m, &c, &err)) fail_msg("%s", err.msg);
+    posemb_model_init(m, 5);
+    const posemb_param *head = posemb_model_find(m, "lm_head.weight");
+    assert_non_null(head);
+    assert_true(head->shape[0] == c.vocab_size && head->shape[1] == c.hidden);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/untied", dir);
+    if (posemb_model_save(m, path, &err) || posemb_model_load(&back, path, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(posemb_model_config(back)->tie_embeddings, 0);
+    assert_non_null(posemb_model_find(back, "lm_head.weight"));
+    assert_int_equal(posemb_model_n_floats(back), posemb_model_n_floats(m));
+    assert_memory_equal(posemb_model_weights(back), posemb_model_weights(m), posemb_model_n_floats(m) * sizeof(float));
+    posemb_model_free(back);
+    posemb_model_free(m);
 }
 
 int main(void)
@@ -471,7 +500,7 @@ int main(void)
         cmocka_unit_test(test_longrope_folder), cmocka_unit_test(test_llama_head_dim),
         cmocka_unit_test(test_sharded),         cmocka_unit_test(test_llama_rope_scaling_for_hf),
         cmocka_unit_test(test_half_precision),  cmocka_unit_test(test_bad_checkpoints),
-        cmocka_unit_test(test_config_override),
+        cmocka_unit_test(test_config_override), cmocka_unit_test(test_gpt2_untied),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -31,6 +31,8 @@ static double loss_of(harness *hs, float gs)
     return l.loss;
 }
 
+static int untied; /* 1: GPT-2 with its own lm_head (tie_word_embeddings false) */
+
 static void make(harness *hs, posemb_arch arch, posemb_head head, int labels)
 {
     posemb_config c;
@@ -44,6 +46,7 @@ static void make(harness *hs, posemb_arch arch, posemb_head head, int labels)
     c.ln_eps = 1e-5f;
     c.hidden_dropout = c.attn_dropout = 0.1f;
     if (arch != POSEMB_GPT2) c.type_vocab = 1;
+    if (untied) c.tie_embeddings = 0;
     posemb_error err;
     if (posemb_config_set_head(&c, head, labels, &err) || posemb_model_create(&hs->m, &c, &err))
         fail_msg("%s", err.msg);
@@ -118,6 +121,9 @@ static void test_gradients(void **state)
     check_head(POSEMB_BERT, POSEMB_HEAD_MLM, 0, "BERT masked LM");
     check_head(POSEMB_ROBERTA, POSEMB_HEAD_MLM, 0, "RoBERTa masked LM");
     check_head(POSEMB_GPT2, POSEMB_HEAD_CLM, 0, "GPT-2 causal LM");
+    untied = 1;
+    check_head(POSEMB_GPT2, POSEMB_HEAD_CLM, 0, "GPT-2 causal LM, untied lm_head");
+    untied = 0;
     check_head(POSEMB_BERT, POSEMB_HEAD_CLASSIFY, 3, "BERT classification (3 labels)");
     check_head(POSEMB_ROBERTA, POSEMB_HEAD_CLASSIFY, 2, "RoBERTa classification");
     check_head(POSEMB_BERT, POSEMB_HEAD_REGRESS, 1, "BERT regression");

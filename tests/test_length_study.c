@@ -306,8 +306,8 @@ static void test_length_refusals(void **state)
                             {"{\"passkey_train\": 0.1, \"n_train\": 64, \"lengths\": [1, 2], \"eval_tokens\": 4096}",
                              "passkey_train: a passkey prompt needs 102 tokens, more than n_train 64"},
                             {"{\"eval_tokens\": 100}", "eval_tokens 100 is less than one window"},
-                            {"{\"model\": {\"tie_word_embeddings\": true}}",
-                             "\"model\": \"tie_word_embeddings\" is not a setting posemb's gpt2 config takes"}};
+                            {"{\"model\": {\"rms_norm_eps\": 1e-5}}",
+                             "\"model\": \"rms_norm_eps\" is not a setting posemb's gpt2 config takes"}};
     int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last three cases read the data folder */
     for (int i = 0; i < 5 + 3 * shared; i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);

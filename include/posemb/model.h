@@ -29,7 +29,7 @@ typedef enum posemb_arch { POSEMB_BERT = 0, POSEMB_ROBERTA = 1, POSEMB_GPT2 = 2,
 typedef enum posemb_head {
     POSEMB_HEAD_NONE = 0, /* BertModel, RobertaModel, GPT2Model */
     POSEMB_HEAD_MLM,      /* *ForMaskedLM (and BertForPreTraining's MLM part): decoder tied to the word embeddings */
-    POSEMB_HEAD_CLM,      /* GPT2LMHeadModel: tied, no bias */
+    POSEMB_HEAD_CLM,      /* GPT2LMHeadModel, *ForCausalLM: tied unless tie_embeddings is 0, no bias */
     POSEMB_HEAD_CLASSIFY, /* *ForSequenceClassification with num_labels >= 2 */
     POSEMB_HEAD_REGRESS,  /* *ForSequenceClassification with num_labels 1 (problem_type regression) */
     POSEMB_HEAD_SPAN,     /* *ForQuestionAnswering: start and end logits per token */
@@ -46,7 +46,8 @@ typedef struct posemb_config {
     float ln_eps, initializer_range;
     float hidden_dropout, attn_dropout;
     posemb_nn_gelu_kind act;
-    /* Llama family: key/value heads (GQA), tied lm_head, HF model_type; biases: on q, k, v
+    /* tie_embeddings: the causal LM head is the word embeddings (tie_word_embeddings: GPT-2's default,
+     * not Llama's); Llama family: key/value heads (GQA), HF model_type; biases: on q, k, v
      * (Qwen2, Llama's attention_bias), on o_proj (Llama's attention_bias), on the MLP (mlp_bias) */
     int kv_heads, tie_embeddings, attn_bias, attn_out_bias, mlp_bias;
     int head_dim; /* Llama family: per-head width when not hidden / heads (Mistral-Nemo); 0: hidden / heads */

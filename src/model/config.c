@@ -43,6 +43,7 @@ void posemb_config_defaults(posemb_config *c, posemb_arch arch)
         c->pad_token_id = -1;
         c->ln_eps = 1e-5f;
         c->act = POSEMB_NN_GELU_TANH;
+        c->tie_embeddings = 1; /* GPT2LMHeadModel's lm_head is wte unless tie_word_embeddings is false */
         snprintf(c->architecture, sizeof c->architecture, "GPT2Model");
         return;
     }
@@ -152,6 +153,10 @@ static posemb_status parse_gpt2(const cJSON *r, posemb_config *c, const char *pa
     if (cJSON_IsFalse(scale))
         return posemb_fail(err, POSEMB_EFORMAT, "%s: \"scale_attn_weights\": false is not supported", path);
     c->intermediate = inner ? inner : 4 * c->hidden;
+    const cJSON *tie = cJSON_GetObjectItemCaseSensitive(r, "tie_word_embeddings");
+    if (tie && !cJSON_IsBool(tie))
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: \"tie_word_embeddings\" must be true or false", path);
+    c->tie_embeddings = !cJSON_IsFalse(tie);
     if ((st = parse_act(config_get_string(r, "activation_function"), &c->act, path, err))) return st;
     const char *own = config_get_string(r, "posemb_pe");
     if (own) snprintf(c->pe, sizeof c->pe, "%s", own);
@@ -350,6 +355,7 @@ static cJSON *gpt2_json(const posemb_config *c)
     cJSON_AddNumberToObject(r, "embd_pdrop", config_shortest(c->hidden_dropout));
     cJSON_AddNumberToObject(r, "attn_pdrop", config_shortest(c->attn_dropout));
     cJSON_AddStringToObject(r, "activation_function", c->act == POSEMB_NN_GELU_ERF ? "gelu" : "gelu_new");
+    cJSON_AddBoolToObject(r, "tie_word_embeddings", c->tie_embeddings);
     return r;
 }
 
@@ -437,7 +443,9 @@ posemb_status posemb_config_override(posemb_config *c, const char *json, const c
         else cJSON_AddItemToObject(r, k->string, v);
     }
     posemb_config next;
-    if (!st) st = parse_root(r, &next, what, err);
+    posemb_error parsed;
+    if (!st && (st = parse_root(r, &next, what, &parsed))) /* a refused value is the caller's argument, not a file's */
+        st = posemb_fail(err, st == POSEMB_ENOMEM ? st : POSEMB_EINVAL, "%s", parsed.msg);
     if (!st) st = check_applied(&next, keys, what, err);
     if (!st) *c = next;
     cJSON_Delete(r);

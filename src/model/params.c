@@ -193,7 +193,8 @@ const char *model_base_prefix(const posemb_model *m)
     return m->cfg.head == POSEMB_HEAD_NONE ? "" : prefix[m->cfg.arch];
 }
 
-/* The head's tensors under HF's names (GPT-2's LM head is the tied wte). */
+/* The head's tensors under HF's names (GPT-2's LM head is the tied wte, or
+ * lm_head.weight, laid out by layout_decoder, when untied). */
 static void layout_head(posemb_model *m)
 {
     const posemb_config *c = &m->cfg;
@@ -233,6 +234,11 @@ static void layout_decoder(posemb_model *m)
     m->lnf_w = model_param(m, "ln_f.weight", c->hidden, 0, 0, 0);
     m->lnf_b = model_param(m, "ln_f.bias", c->hidden, 0, 0, 0);
     m->lm_w = m->wte;
+    if (c->head == POSEMB_HEAD_CLM && !c->tie_embeddings) {
+        m->reg_head = 1;
+        m->lm_w = model_param(m, "lm_head.weight", c->vocab_size, c->hidden, 1, 0);
+        m->reg_head = 0;
+    }
     layout_head(m);
 }
 
