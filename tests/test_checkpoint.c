@@ -431,11 +431,13 @@ static void test_config_override(void **state)
     c.vocab_size = 256, c.hidden = 32, c.layers = 2, c.heads = 4, c.kv_heads = 4, c.intermediate = 64;
     if (posemb_config_set_head(&c, POSEMB_HEAD_CLM, 0, &err)) fail_msg("%s", err.msg);
     assert_int_equal(c.tie_embeddings, 0);
+    c.hidden_dropout = 0.125f; /* posemb's own for Llama: kept, though config.json has no key for it */
     if (posemb_config_override(&c, "{\"tie_word_embeddings\": true, \"mlp_bias\": true, \"rms_norm_eps\": 1e-5}", "t",
                                &err))
         fail_msg("%s", err.msg);
     assert_int_equal(c.tie_embeddings, 1);
     assert_int_equal(c.mlp_bias, 1);
+    assert_true(c.hidden_dropout == 0.125f);
     assert_float_equal(c.ln_eps, 1e-5, 1e-12);
     assert_int_equal(c.hidden, 32);
     assert_int_equal(c.head, POSEMB_HEAD_CLM);
@@ -459,6 +461,9 @@ static void test_config_override(void **state)
         assert_non_null(strstr(err.msg, bad[i].msg));
         assert_memory_equal(&c, &before, sizeof c);
     }
+    snprintf(c.pe, sizeof c.pe, "rope:scaling=longrope,factors=f.json");
+    assert_int_equal(posemb_config_override(&c, "{\"mlp_bias\": false}", "t", &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "t: a PE with factors= (longrope) cannot take config.json keys"));
     posemb_config_defaults(&c, POSEMB_GPT2);
     assert_int_equal(posemb_config_override(&c, "{\"rms_norm_eps\": 1e-5}", "g", &err), POSEMB_EINVAL);
     assert_non_null(strstr(err.msg, "g: \"rms_norm_eps\" is not a setting posemb's gpt2 config takes"));

@@ -255,7 +255,7 @@ static void test_tiny_length_study(void **state)
         "{\"pes\": [\"ape\", \"rope\"], \"tasks\": [\"gpt2\", \"llama\"], \"seeds\": [1], \"lengths\": [1, 2], "
         "\"layers\": 1, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"steps\": 20, "
         "\"batch\": 8, \"curve_every\": 10, \"eval_tokens\": 2048, \"passkey_trials\": 2, \"passkey_train\": 0, "
-        "\"rope_scalings\": [\"linear\", \"yarn\"], \"jobs\": 1, \"model\": {\"initializer_range\": 0.02}}";
+        "\"rope_scalings\": [\"linear\", \"yarn\"], \"jobs\": 1, \"model\": {\"tie_word_embeddings\": true}}";
     snprintf(path, sizeof path, "%s/len.json", dir);
     assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study len.json --length --data '%s/data' --out a", dir, POSEMB_BIN,
@@ -271,7 +271,10 @@ static void test_tiny_length_study(void **state)
         "grep -q '\"scaled\": {\"linear\": ' results.jsonl && grep -q '\"passkey_depths\": \\[null' results.jsonl && "
         "grep -q '\"passkey_digits\": 0\\.' results.jsonl && test $(grep -c '\"passkey_train\": 0,' results.jsonl) = 8 "
         "&& "
-        "test $(grep -c '\"model\": {\"initializer_range\":0.02}' results.jsonl) = 8 && grep -q '(model)' tables.md",
+        "test $(grep -c '\"model\": {\"tie_word_embeddings\":true}' results.jsonl) = 8 && grep -q '(model)' tables.md "
+        "&& "
+        "grep -q '\"tie_word_embeddings\":.*true' models/llama-ape-s1/config.json && "
+        "! grep -q lm_head models/llama-ape-s1/model.safetensors",
         dir);
     if (tu_run(cmd, out, sizeof out)) fail_msg("the tables, figures and lines: %s", out);
     /* the perplexity command reads a model folder the study wrote */
@@ -285,6 +288,16 @@ static void test_tiny_length_study(void **state)
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study len.json --length --data '%s/data' --out b", dir, POSEMB_BIN,
              POSEMB_SHARED);
     if (tu_run(cmd, out, sizeof out)) fail_msg("%s", out);
+    /* the same folder under other "model" keys is refused, not counted as done */
+    char other[4096];
+    snprintf(other, sizeof other, "%.*s}", (int)(strstr(cfg, ", \"model\"") - cfg), cfg);
+    snprintf(path, sizeof path, "%s/len2.json", dir);
+    assert_int_equal(tu_write_file(path, other, strlen(other)), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study len2.json --length --data '%s/data' --out a", dir, POSEMB_BIN,
+             POSEMB_SHARED);
+    if (!tu_run(cmd, out, sizeof out) || !strstr(out, "line 1 was run with \"model\" {\"tie_word_embeddings\":true}, "
+                                                      "this config has {}: use another --out folder"))
+        fail_msg("another model into the same folder: %s", out);
     char *a, *b;
     snprintf(path, sizeof path, "%s/a/results.jsonl", dir);
     a = tu_results_canonical(path);
@@ -298,18 +311,20 @@ static void test_tiny_length_study(void **state)
 static void test_length_refusals(void **state)
 {
     char path[1200], cmd[4096];
-    const char *bad[][2] = {{"{\"tasks\": [\"bert\"]}", "tasks are decoders, gpt2 or llama, not 'bert'"},
-                            {"{\"rope_scalings\": [\"fast\"]}", "'fast' is not linear, ntk, dynamic, yarn or llama3"},
-                            {"{\"tokenizer\": \"chars\"}", "\"tokenizer\" must be \"bytes\" or \"gpt2\""},
-                            {"{\"passkey_train\": 1}", "\"passkey_train\" must be a number in [0, 1)"},
-                            {"{\"model\": [1]}", "\"model\" must be an object of config.json keys"},
-                            {"{\"passkey_train\": 0.1, \"n_train\": 64, \"lengths\": [1, 2], \"eval_tokens\": 4096}",
-                             "passkey_train: a passkey prompt needs 102 tokens, more than n_train 64"},
-                            {"{\"eval_tokens\": 100}", "eval_tokens 100 is less than one window"},
-                            {"{\"model\": {\"rms_norm_eps\": 1e-5}}",
-                             "\"model\": \"rms_norm_eps\" is not a setting posemb's gpt2 config takes"}};
+    const char *bad[][2] = {
+        {"{\"tasks\": [\"bert\"]}", "tasks are decoders, gpt2 or llama, not 'bert'"},
+        {"{\"rope_scalings\": [\"fast\"]}", "'fast' is not linear, ntk, dynamic, yarn or llama3"},
+        {"{\"tokenizer\": \"chars\"}", "\"tokenizer\" must be \"bytes\" or \"gpt2\""},
+        {"{\"passkey_train\": 1}", "\"passkey_train\" must be a number in [0, 1)"},
+        {"{\"model\": [1]}", "\"model\" must be an object of config.json keys"},
+        {"{\"model\": {\"initializer_range\": 0.05}}", "\"model\": \"initializer_range\" is the study's to set"},
+        {"{\"passkey_train\": 0.1, \"n_train\": 64, \"lengths\": [1, 2], \"eval_tokens\": 4096}",
+         "passkey_train: a passkey prompt needs 102 tokens, more than n_train 64"},
+        {"{\"eval_tokens\": 100}", "eval_tokens 100 is less than one window"},
+        {"{\"model\": {\"rms_norm_eps\": 1e-5}}",
+         "\"model\": \"rms_norm_eps\" is not a setting posemb's gpt2 config takes"}};
     int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last three cases read the data folder */
-    for (int i = 0; i < 5 + 3 * shared; i++) {
+    for (int i = 0; i < 6 + 3 * shared; i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);
         snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --length --data '%s' --out c", dir, POSEMB_BIN,

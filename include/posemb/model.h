@@ -76,9 +76,12 @@ POSEMB_API posemb_status posemb_config_load(posemb_config *c, const char *path, 
 POSEMB_API posemb_status posemb_config_save(const posemb_config *c, const char *path, posemb_error *err);
 /* Sets Hugging Face config.json keys over c, as if c were saved, the keys
  * written into its config.json and the file loaded again (json: the text of
- * a JSON object, e.g. {"tie_word_embeddings": true}). EINVAL naming `what`
- * when the text is not an object, a value is refused, or a key does not read
- * back as set (one c's architecture does not take); c is unchanged then. */
+ * a JSON object, e.g. {"tie_word_embeddings": true}); what config.json does
+ * not hold (Llama's hidden dropout) is kept. EINVAL naming `what` when the
+ * text is not an object, a value is refused, a key does not read back as
+ * written (one c's architecture does not take, or a value in another form
+ * than posemb writes it), or c's PE has factors= (ENOMEM); c is
+ * unchanged then. */
 POSEMB_API posemb_status posemb_config_override(posemb_config *c, const char *json, const char *what,
                                                 posemb_error *err);
 /* Checks sizes are positive and consistent; EINVAL naming the bad field. */

@@ -428,6 +428,9 @@ static posemb_status check_applied(const posemb_config *c, const cJSON *keys, co
 
 posemb_status posemb_config_override(posemb_config *c, const char *json, const char *what, posemb_error *err)
 {
+    if (strstr(c->pe,
+               "factors=")) /* config.json would carry the factors, read back relative to a folder there is not */
+        return posemb_fail(err, POSEMB_EINVAL, "%s: a PE with factors= (longrope) cannot take config.json keys", what);
     cJSON *keys = cJSON_Parse(json);
     if (!cJSON_IsObject(keys)) {
         cJSON_Delete(keys);
@@ -447,6 +450,8 @@ posemb_status posemb_config_override(posemb_config *c, const char *json, const c
     if (!st && (st = parse_root(r, &next, what, &parsed))) /* a refused value is the caller's argument, not a file's */
         st = posemb_fail(err, st == POSEMB_ENOMEM ? st : POSEMB_EINVAL, "%s", parsed.msg);
     if (!st) st = check_applied(&next, keys, what, err);
+    if (!st && next.arch == POSEMB_LLAMA && c->arch == POSEMB_LLAMA)
+        next.hidden_dropout = c->hidden_dropout; /* posemb's own, not a key of Llama's config.json */
     if (!st) *c = next;
     cJSON_Delete(r);
     cJSON_Delete(keys);

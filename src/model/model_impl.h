@@ -76,7 +76,7 @@ struct posemb_model {
     float *w, *g;
     /* views into w */
     float *wte, *wtype, *emb_ln_w, *emb_ln_b, *lnf_w, *lnf_b, *pool_w, *pool_b;
-    float *lm_w; /* the LM heads' output matrix [V, D]: wte (tied), or Llama's lm_head */
+    float *lm_w; /* the LM heads' output matrix [V, D]: wte (tied), or the causal LM's own lm_head */
     posemb_layer_params *L;
     head_params hp;
     /* activations for batches up to cap_B x cap_T */

@@ -402,6 +402,23 @@ posemb_status study_append_results(const char *path, const char *lines, posemb_e
     return done == n ? POSEMB_OK : posemb_fail(err, POSEMB_EIO, "%s: write failed", path);
 }
 
+/* EINVAL when line n of path was run with other "model" keys than c's: its
+ * runs would count as done, under a header naming c's keys. */
+static posemb_status same_model(const posemb_study_config *c, const cJSON *line, const char *path, int n,
+                                posemb_error *err)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(line, "model");
+    char *text = m ? cJSON_PrintUnformatted(m) : NULL;
+    int same = !strcmp(text ? text : "", c->model);
+    posemb_status st = same ? POSEMB_OK
+                            : posemb_fail(err, POSEMB_EINVAL,
+                                          "%s: line %d was run with \"model\" %s, this config has %s: use another "
+                                          "--out folder",
+                                          path, n, text ? text : "{}", c->model[0] ? c->model : "{}");
+    cJSON_free(text);
+    return st;
+}
+
 /* How many lines results.jsonl holds of each run, done[(pe * n_tasks + task) * n_seeds + seed];
  * a run is finished when it has one per evaluation length. No file: none. */
 posemb_status study_read_done(const posemb_study_config *c, const char *out, int *done, posemb_error *err)
@@ -412,10 +429,12 @@ posemb_status study_read_done(const posemb_study_config *c, const char *out, int
     FILE *f = fopen(path, "r");
     if (!f) return POSEMB_OK;
     char line[8192];
-    while (fgets(line, sizeof line, f)) {
+    posemb_status st = POSEMB_OK;
+    for (int n = 1; !st && fgets(line, sizeof line, f); n++) {
         cJSON *j = cJSON_Parse(line);
         const cJSON *spec = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"),
                     *seed = cJSON_GetObjectItem(j, "seed");
+        if (j && c->length) st = same_model(c, j, path, n, err);
         for (int p = 0; cJSON_IsString(spec) && p < c->n_pes; p++)
             for (int t = 0; cJSON_IsString(task) && t < c->n_tasks; t++)
                 for (int s = 0; cJSON_IsNumber(seed) && s < c->n_seeds; s++)
@@ -425,7 +444,7 @@ posemb_status study_read_done(const posemb_study_config *c, const char *out, int
         cJSON_Delete(j);
     }
     fclose(f);
-    return POSEMB_OK;
+    return st;
 }
 
 /* ---- the runner ---- */

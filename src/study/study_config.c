@@ -161,7 +161,42 @@ static posemb_status get_budgets(const cJSON *r, posemb_study_config *c, const c
  * text; the length study checks them against each decoder before training. */
 static posemb_status get_model(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "model");
+    /* set by the study's own keys (sizes, dropout, pes, n_train) or by the tokenizer; the PE's amplitude rule and
+     * the scaled RoPE rows read them from there */
+    static const char *const OWN[] = {"model_type",
+                                      "architectures",
+                                      "vocab_size",
+                                      "n_embd",
+                                      "hidden_size",
+                                      "n_layer",
+                                      "num_hidden_layers",
+                                      "n_head",
+                                      "num_attention_heads",
+                                      "num_key_value_heads",
+                                      "head_dim",
+                                      "n_inner",
+                                      "intermediate_size",
+                                      "n_positions",
+                                      "max_position_embeddings",
+                                      "resid_pdrop",
+                                      "embd_pdrop",
+                                      "attn_pdrop",
+                                      "attention_dropout",
+                                      "initializer_range",
+                                      "posemb_pe",
+                                      "rope_theta",
+                                      "rope_scaling",
+                                      NULL};
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "model"), *k;
+    const cJSON *keys = cJSON_IsObject(v) ? v : NULL;
+    cJSON_ArrayForEach(k, keys)
+    {
+        for (int i = 0; OWN[i]; i++)
+            if (!strcmp(k->string, OWN[i]))
+                return posemb_fail(err, POSEMB_EINVAL,
+                                   "%s: \"model\": \"%s\" is the study's to set (its sizes, dropout, pes, n_train)",
+                                   path, k->string);
+    }
     if (!v) return POSEMB_OK;
     char *text = cJSON_IsObject(v) ? cJSON_PrintUnformatted(v) : NULL;
     posemb_status st = POSEMB_OK;
