@@ -428,8 +428,8 @@ static posemb_status check_applied(const posemb_config *c, const cJSON *keys, co
 
 posemb_status posemb_config_override(posemb_config *c, const char *json, const char *what, posemb_error *err)
 {
-    if (strstr(c->pe,
-               "factors=")) /* config.json would carry the factors, read back relative to a folder there is not */
+    /* config.json would carry longrope's factors, read back relative to a folder there is not */
+    if (strstr(c->pe, "factors="))
         return posemb_fail(err, POSEMB_EINVAL, "%s: a PE with factors= (longrope) cannot take config.json keys", what);
     cJSON *keys = cJSON_Parse(json);
     if (!cJSON_IsObject(keys)) {

@@ -188,17 +188,16 @@ static posemb_status get_model(const cJSON *r, posemb_study_config *c, const cha
                                       "rope_scaling",
                                       NULL};
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "model"), *k;
-    const cJSON *keys = cJSON_IsObject(v) ? v : NULL;
-    cJSON_ArrayForEach(k, keys)
-    {
+    if (!v) return POSEMB_OK;
+    char *text = cJSON_IsObject(v) ? cJSON_PrintUnformatted(v) : NULL;
+    for (k = text ? v->child : NULL; k; k = k->next)
         for (int i = 0; OWN[i]; i++)
-            if (!strcmp(k->string, OWN[i]))
+            if (!strcmp(k->string, OWN[i])) {
+                cJSON_free(text);
                 return posemb_fail(err, POSEMB_EINVAL,
                                    "%s: \"model\": \"%s\" is the study's to set (its sizes, dropout, pes, n_train)",
                                    path, k->string);
-    }
-    if (!v) return POSEMB_OK;
-    char *text = cJSON_IsObject(v) ? cJSON_PrintUnformatted(v) : NULL;
+            }
     posemb_status st = POSEMB_OK;
     if (!text || strlen(text) >= sizeof c->model)
         st = posemb_fail(err, POSEMB_EINVAL, "%s: \"model\" must be an object of config.json keys, under %zu bytes",
