@@ -283,6 +283,27 @@ static void test_tiny_length_study(void **state)
              "--lengths 64 --json",
              POSEMB_BIN, dir, POSEMB_SHARED);
     if (tu_run(cmd, out, sizeof out) || !strstr(out, "\"length\": 64")) fail_msg("posemb perplexity: %s", out);
+    /* --report on a study in progress: the one finished run's rows, the others empty, nothing trained */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir r && head -n 2 a/results.jsonl > r/results.jsonl && test $(grep -c '\"pe\": \"ape\", "
+             ".*\"task\": "
+             "\"gpt2\"' r/results.jsonl) = 2 && '%s' study len.json --length --data "
+             "'%s/data' --out r --report",
+             dir, POSEMB_BIN, POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out) || !strstr(out, "(3 of 4 runs still to run: their cells are empty)"))
+        fail_msg("--report: %s", out);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/r' && grep -q '^| ape | [0-9.]* | [0-9.]* w |$' tables.md && "
+             "test $(grep -c '^| rope | - | - |$' tables.md) = 4 && test $(grep -c '^| ape | - | - |$' tables.md) = 2 "
+             "&& test -s length_gpt2.png && test -s passkey_gpt2_ape.png && test -s report.html && "
+             "! test -e length_llama.png && ! test -e passkey_gpt2_rope.png && ! test -e models && "
+             "test $(wc -l < results.jsonl) = 2",
+             dir);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("--report's tables: %s", out);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study len.json --length --data '%s/data' --out none --report", dir,
+             POSEMB_BIN, POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out) != 1 || !strstr(out, "none/results.jsonl: no runs recorded yet"))
+        fail_msg("--report with no runs: %s", out);
     snprintf(cmd, sizeof cmd, "len.json --length --data '%s/data'", POSEMB_SHARED);
     printf("killed after %d of 8 lines; resumed\n", tu_study_killed_after(dir, cmd, "b", 2));
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study len.json --length --data '%s/data' --out b", dir, POSEMB_BIN,

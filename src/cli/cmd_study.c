@@ -1,6 +1,8 @@
 /* posemb study: the seed paper's comparison of PEs, end to end. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "cli_mpi.h"
@@ -10,7 +12,7 @@
 #include "posemb/threads.h"
 
 static const char USAGE[] =
-    "usage: posemb study [CONFIG.json] [--data DATA [--length]] [--out DIR] [--jobs N] [--threads N]\n\n"
+    "usage: posemb study [CONFIG.json] [--data DATA [--length]] [--out DIR] [--jobs N] [--threads N] [--report]\n\n"
     "Trains a small encoder with each PE on each task and seed, evaluates it at longer\n"
     "lengths, and writes DIR/results.jsonl (one line per run and length), DIR/tables.md and\n"
     "tables.csv (the seed paper's Tables 2 and 3 and Figure 1: mean +- std over seeds, Welch\n"
@@ -50,17 +52,43 @@ static const char USAGE[] =
     "process then runs each update as the same N micro-batches.\n\n"
     "  --data DATA the real-data study on DATA (CONFIG then overrides its defaults)\n"
     "  --length    with --data: the length study instead\n"
+    "  --report    train nothing: write the tables and report of the runs DIR/results.jsonl\n"
+    "              holds so far (a study in progress; runs not yet done are empty cells)\n"
     "  --out DIR   output folder (default: posemb-study)\n"
     "  --jobs N    worker processes (default: 2)\n"
     "  --threads N threads per worker (default: 1 per worker with --jobs 2 or more; with\n"
     "              --jobs 1 and per MPI rank, the CPUs free when it starts)\n";
+
+/* --report: the tables and report of the runs recorded so far, training
+ * nothing, so that a study of many hours can be read while it runs. */
+static int study_report_only(const posemb_study_config *c, const char *out)
+{
+    posemb_error err;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/results.jsonl", out);
+    if (access(path, R_OK)) {
+        fprintf(stderr, "posemb study: %s: no runs recorded yet, nothing to report\n", path);
+        return EXIT_FAILURE;
+    }
+    int n = 0, *pending = malloc((size_t)posemb_study_n_units(c) * sizeof *pending);
+    posemb_status st =
+        pending ? posemb_study_pending(c, out, pending, &n, &err) : posemb_fail(&err, POSEMB_ENOMEM, "out of memory");
+    free(pending);
+    if (st || posemb_study_finish(c, out, &err)) return cli_report("study", &err);
+    printf("posemb study: wrote %s/tables.md, %s/tables.csv and %s/report.html", out, out, out);
+    if (n)
+        printf(" (%d of %d %s still to run: their cells are empty)", n, posemb_study_n_units(c),
+               c->data[0] && !c->length ? "PEs" : "runs");
+    putchar('\n');
+    return 0;
+}
 
 int cmd_study(int argc, char **argv)
 {
     cli_args a;
     cli_args_init(&a, "study", argc, argv);
     const char *config = NULL, *out = "posemb-study", *data = NULL, *arg;
-    int rc = 0, jobs = 0, threads = 0, length = 0;
+    int rc = 0, jobs = 0, threads = 0, length = 0, report = 0;
     while (!rc && (arg = cli_next(&a))) {
         if (!strcmp(arg, "-h") || cli_is(&a, "--help")) {
             fputs(USAGE, stdout);
@@ -74,6 +102,7 @@ int cmd_study(int argc, char **argv)
         else if (cli_is(&a, "--threads")) rc = cli_int(&a, 1, 1024, &threads);
         else if (cli_is(&a, "--data")) rc = (data = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (cli_is(&a, "--length")) length = 1;
+        else if (cli_is(&a, "--report")) report = 1;
         else return cli_usage_error(&a, "unknown flag '%s' (see 'posemb study --help')", arg);
     }
     if (rc) return rc;
@@ -90,6 +119,7 @@ int cmd_study(int argc, char **argv)
         c.threads = threads;
         posemb_threads_set(threads);
     }
+    if (report) return study_report_only(&c, out);
     const posemb_comm *g = cli_mpi_comm(); /* under mpirun: one worker per rank, --jobs aside */
     if (g ? cli_study_mpi(&c, out, g, &err) : posemb_study_run(&c, out, &err)) return cli_report("study", &err);
     if (posemb_comm_leader(g))

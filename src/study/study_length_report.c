@@ -124,6 +124,7 @@ static void ppl_text(const cell *loss, int windowed, char *buf, size_t cap)
     cell ppl = {0};
     for (int i = 0; i < loss->n; i++) put(&ppl, exp(loss->v[i]));
     if (!ppl.n) snprintf(buf, cap, "-");
+    else if (ppl.n == 1) snprintf(buf, cap, "%.3f%s", mean_of(&ppl), windowed ? " w" : ""); /* one seed so far */
     else snprintf(buf, cap, "%.3f +- %.3f%s", mean_of(&ppl), std_of(&ppl), windowed ? " w" : "");
 }
 
@@ -231,13 +232,15 @@ static posemb_status write_md(const length_table *tb, const posemb_study_config 
     snprintf(path, sizeof path, "%s/tables.md", out);
     posemb_status st = posemb_atomic_open(&af, path, err);
     if (st) return st;
-    fprintf(af.f,
-            "# posemb length study: trained at %d tokens (%s), tested longer\n\n"
-            "Causal LMs trained at %d tokens, %d steps of %d sequences; held-out perplexity per token on the first %d "
-            "tokens of WikiText-2's test set at each context length, mean +- std over %d seed(s). \"w\": the PE's "
-            "table ends at the training length, so the length is read in sliding windows of it (the last %d tokens "
-            "of context at most).\n\n",
-            c->n_train, c->tokenizer, c->n_train, c->steps, c->batch, c->eval_tokens, c->n_seeds, c->n_train);
+    fprintf(
+        af.f,
+        "# posemb length study: trained at %d tokens (%s), tested longer\n\n"
+        "Causal LMs trained at %d tokens, %d steps of %d sequences; held-out perplexity per token on the first %d "
+        "tokens of WikiText-2's test set at each context length, mean +- std over %d seed(s) (a cell without +- has "
+        "one seed's run so far). \"w\": the PE's "
+        "table ends at the training length, so the length is read in sliding windows of it (the last %d tokens "
+        "of context at most).\n\n",
+        c->n_train, c->tokenizer, c->n_train, c->steps, c->batch, c->eval_tokens, c->n_seeds, c->n_train);
     if (c->passkey_train > 0)
         fprintf(af.f,
                 "A share %g of the training sequences were passkey prompts of %d tokens (passkey_train), each with "
@@ -299,8 +302,10 @@ posemb_status study_length_tables(const posemb_study_config *c, const char *out,
 /* ---- figures ---- */
 
 /* Bits per token of each PE (or scaling) against log2 of the context length, capped at chance. */
+/* A study in progress (--report) has rows with no run yet: they are left out,
+ * and *drawn says whether any row had a point. */
 static posemb_status length_figure(const length_table *tb, const posemb_study_config *c, int t, int scalings,
-                                   const char *path, posemb_error *err)
+                                   const char *path, int *drawn, posemb_error *err)
 {
     int n = scalings ? c->n_scalings + 1 : c->n_pes;
     double x[MAX_MULTS], *y = calloc((size_t)n * MAX_MULTS, sizeof *y), cap = log2(tb->chance > 1 ? tb->chance : 2);
@@ -311,7 +316,9 @@ static posemb_status length_figure(const length_table *tb, const posemb_study_co
         return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     }
     for (int i = 0; i < c->n_mults; i++) x[i] = log2((double)c->n_train * c->mults[i]);
+    int used = 0;
     for (int k = 0; k < n; k++) {
+        int finite = 0;
         for (int i = 0; i < c->n_mults; i++) {
             const cell *cl = !scalings ? &tb->row[t][k].loss[i]
                              : k == 0  ? &tb->row[t][tb->rope[t]].loss[i]
@@ -319,14 +326,16 @@ static posemb_status length_figure(const length_table *tb, const posemb_study_co
             double b = mean_of(cl) / log(2.0);
             y[k * MAX_MULTS + i] = b > cap ? cap : b;
             if (scalings && k > 0 && c->mults[i] == 1) y[k * MAX_MULTS + i] = y[i]; /* factor 1 is rope itself */
+            finite |= isfinite(y[k * MAX_MULTS + i]);
         }
-        s[k] = (posemb_series){.label = !scalings ? c->pes[k]
-                                        : k == 0  ? "rope"
-                                                  : c->scalings[k - 1],
-                               .x = x,
-                               .y = y + k * MAX_MULTS,
-                               .n = c->n_mults,
-                               .points = 2};
+        if (finite)
+            s[used++] = (posemb_series){.label = !scalings ? c->pes[k]
+                                                 : k == 0  ? "rope"
+                                                           : c->scalings[k - 1],
+                                        .x = x,
+                                        .y = y + k * MAX_MULTS,
+                                        .n = c->n_mults,
+                                        .points = 2};
     }
     char title[160];
     snprintf(title, sizeof title, "%s trained at %d tokens%s", c->tasks[t], c->n_train,
@@ -337,7 +346,8 @@ static posemb_status length_figure(const length_table *tb, const posemb_study_co
     o.ylabel = "held-out bits per token (capped at chance)";
     o.width = 760;
     o.height = 500;
-    posemb_status st = posemb_plot_lines(path, s, n, &o, err);
+    *drawn = used > 0;
+    posemb_status st = used ? posemb_plot_lines(path, s, used, &o, err) : POSEMB_OK;
     free(y);
     free(s);
     return st;
@@ -372,17 +382,19 @@ static posemb_status report_task(posemb_report *rep, const length_table *tb, con
     char path[POSEMB_PATH_MAX], caption[512], name[160];
     posemb_report_heading(rep, 2, c->tasks[t]);
     for (int v = 0; v < N_VIEWS; v++) html_view(rep, tb, c, t, v);
+    int drawn = 0;
     snprintf(path, sizeof path, "%s/length_%s.png", out, c->tasks[t]);
-    posemb_status st = length_figure(tb, c, t, 0, path, err);
+    posemb_status st = length_figure(tb, c, t, 0, path, &drawn, err);
     snprintf(caption, sizeof caption, "%s: held-out bits per token against context length, mean over seeds",
              c->tasks[t]);
-    if (!st) st = posemb_report_image(rep, path, caption, err);
+    if (!st && drawn) st = posemb_report_image(rep, path, caption, err);
     if (!st && tb->rope[t] >= 0 && c->n_scalings) {
         snprintf(path, sizeof path, "%s/length_%s_rope.png", out, c->tasks[t]);
-        st = length_figure(tb, c, t, 1, path, err);
-        if (!st) st = posemb_report_image(rep, path, "RoPE with each scaling applied at evaluation", err);
+        st = length_figure(tb, c, t, 1, path, &drawn, err);
+        if (!st && drawn) st = posemb_report_image(rep, path, "RoPE with each scaling applied at evaluation", err);
     }
     for (int p = 0; !st && c->passkey_trials && p < c->n_pes; p++) {
+        if (!tb->row[t][p].loss[0].n) continue; /* no run of this PE yet */
         study_folder_of(c->pes[p], name, sizeof name);
         snprintf(path, sizeof path, "%s/passkey_%s_%s.png", out, c->tasks[t], name);
         st = passkey_figure(tb, c, t, p, path, err);

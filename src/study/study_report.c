@@ -169,6 +169,7 @@ static void fmt_cell(char *buf, size_t cap, stats s)
     char c[16] = "";
     if (s.collapsed) snprintf(c, sizeof c, " (%dc)", s.collapsed);
     if (!s.n) snprintf(buf, cap, "-");
+    else if (s.n == 1) snprintf(buf, cap, "%.3f%s", s.mean, c); /* one seed (so far): no spread, no test */
     else snprintf(buf, cap, "%.3f ± %.3f%s%s", s.mean, s.std, !isnan(s.p) && s.p < 0.05 ? "*" : "", c);
 }
 
