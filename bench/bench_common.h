@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "posemb/blas.h"
 #include "posemb/model.h"
 #include "posemb/nn.h"
 #include "posemb/precision.h"

@@ -11,6 +11,7 @@
 
 int main(int argc, char **argv)
 {
+    posemb_blas_reexec(argv); /* OpenBLAS's fast kernels on a CPU newer than it (posemb/blas.h) */
     int threads = argc > 1 ? atoi(argv[1]) : 1, repeats = argc > 2 ? atoi(argv[2]) : 21;
     if (threads < 1 || repeats < 1) {
         fprintf(stderr, "usage: bench_dropout [THREADS] [REPEATS]\n");

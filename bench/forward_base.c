@@ -21,6 +21,7 @@
 
 int main(int argc, char **argv)
 {
+    posemb_blas_reexec(argv); /* OpenBLAS's fast kernels on a CPU newer than it (posemb/blas.h) */
     bench_args ba;
     int rc = bench_parse(argc, argv, "forward-base", &ba);
     const bench_forward_size *s = bench_forward_size_named(ba.size);
@@ -83,10 +84,11 @@ int main(int argc, char **argv)
     printf("{\"engine\": \"posemb\", \"bench\": \"%s\", \"pe\": \"%s\", \"threads\": %d, \"precision\": \"%s\", "
            "\"ms_per_batch\": %.3f, "
            "\"tokens_per_s\": %.1f, \"gflops\": %.3f, \"sgemm_peak_gflops\": %.2f, \"sgemm_peak_before\": %.2f, "
-           "\"sgemm_peak_after\": %.2f, \"mfu\": %.4f, \"max_rss_kb\": %ld, "
+           "\"sgemm_peak_after\": %.2f, \"mfu\": %.4f, \"max_rss_kb\": %ld, \"blas_core\": \"%s\", "
            "\"out_mean_abs\": %.6f, \"out_mean_c0\": %.6f, \"steps\": %d, \"params\": %zu}\n",
            s->name, ba.pe, ba.threads, ba.precision, med, N / (med / 1e3), gflops, peak, peak_before, peak_after,
-           gflops / peak, bench_max_rss_kb(), mean_abs, mean_c0, ba.steps, posemb_model_n_floats(m));
+           gflops / peak, bench_max_rss_kb(), posemb_blas_core(), mean_abs, mean_c0, ba.steps,
+           posemb_model_n_floats(m));
     posemb_model_free(m);
     posemb_matmul_free(ba.mm);
     free(ids);

@@ -207,6 +207,7 @@ static int shapes_named(const char *name, shapes *s)
 
 int main(int argc, char **argv)
 {
+    posemb_blas_reexec(argv); /* OpenBLAS's fast kernels on a CPU newer than it (posemb/blas.h) */
     const char *size = argc > 1 ? argv[1] : "train-mini", *prec_name = argc > 3 ? argv[3] : "fp32";
     shapes s;
     posemb_precision prec;

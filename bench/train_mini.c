@@ -48,6 +48,7 @@ static double step_flops(const bench_train_size *s, long head_rows)
 
 int main(int argc, char **argv)
 {
+    posemb_blas_reexec(argv); /* OpenBLAS's fast kernels on a CPU newer than it (posemb/blas.h) */
     bench_args ba;
     int rc = bench_parse(argc, argv, "train-mini", &ba);
     const bench_train_size *s = bench_train_size_named(ba.size);
@@ -127,10 +128,10 @@ int main(int argc, char **argv)
     printf("{\"engine\": \"posemb\", \"bench\": \"%s\", \"pe\": \"%s\", \"threads\": %d, \"precision\": \"%s\", "
            "\"tokens_per_s\": %.1f, "
            "\"ms_per_step\": %.3f, \"gflops\": %.3f, \"sgemm_peak_gflops\": %.2f, \"sgemm_peak_before\": %.2f, "
-           "\"sgemm_peak_after\": %.2f, \"mfu\": %.4f, \"max_rss_kb\": %ld, "
+           "\"sgemm_peak_after\": %.2f, \"mfu\": %.4f, \"max_rss_kb\": %ld, \"blas_core\": \"%s\", "
            "\"loss0\": %.6f, \"loss\": %.6f, \"steps\": %d, \"params\": %zu}\n",
            s->name, ba.pe, ba.threads, ba.precision, tok_s, med, gflops, peak, peak_before, peak_after, gflops / peak,
-           bench_max_rss_kb(), loss0, loss, ba.steps, posemb_model_n_floats(m));
+           bench_max_rss_kb(), posemb_blas_core(), loss0, loss, ba.steps, posemb_model_n_floats(m));
     posemb_adamw_free(&o);
     posemb_model_free(m);
     posemb_matmul_free(ba.mm);

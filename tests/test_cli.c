@@ -54,6 +54,31 @@ static void test_top_level(void **state)
 }
 
 /* The CSV holds sin(w_k x), cos(w_k x) and no temporary file is left. */
+/* OpenBLAS's kernels: an OpenBLAS older than the CPU takes SSE3 ones on a
+ * CPU with AVX2 (posemb/blas.h); posemb runs with kernels of the CPU's
+ * class, and keeps what OPENBLAS_CORETYPE asks for. */
+static void test_blas_kernels(void **state)
+{
+    static const char *const AVX2[] = {"Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen", "Excavator"};
+    assert_int_equal(run("--version"), 0);
+    char core[64] = "";
+    assert_int_equal(sscanf(out, "posemb %*s (OpenBLAS's %63s kernels)", core), 1);
+    int avx2 = 0, fast = 0;
+    for (size_t i = 0; i < sizeof AVX2 / sizeof *AVX2; i++) fast |= !strcmp(core, AVX2[i]);
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    printf("kernels %s on a CPU %s AVX2\n", core, avx2 ? "with" : "without");
+    if (avx2 && !fast) fail_msg("posemb runs OpenBLAS's %s kernels on a CPU with AVX2", core);
+#if defined(__x86_64__)
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "OPENBLAS_CORETYPE=Prescott '%s' --version", POSEMB_BIN);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    if (!strstr(out, "(OpenBLAS's Prescott kernels)")) fail_msg("OPENBLAS_CORETYPE=Prescott not kept: %s", out);
+#endif
+}
+
 static void test_pe_csv(void **state)
 {
     assert_int_equal(run("pe sin --len 7 --dim 8 --out sin.csv"), 0);
@@ -158,8 +183,8 @@ static void test_demo(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_top_level), cmocka_unit_test(test_pe_csv), cmocka_unit_test(test_pe_safetensors),
-        cmocka_unit_test(test_pe_errors), cmocka_unit_test(test_demo),
+        cmocka_unit_test(test_top_level),      cmocka_unit_test(test_blas_kernels), cmocka_unit_test(test_pe_csv),
+        cmocka_unit_test(test_pe_safetensors), cmocka_unit_test(test_pe_errors),    cmocka_unit_test(test_demo),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -42,8 +42,14 @@ def read_safetensors(path):
     return out
 
 
+# The CLI under this process's BLAS kernels: the products' rounding, and so the
+# last digits, depend on them, and the CLI would otherwise take the CPU's own
+# where OpenBLAS does not know the CPU (posemb/blas.h).
+SAME_KERNELS = dict(os.environ, OPENBLAS_CORETYPE=posemb.blas_core())
+
+
 def cli(*args):
-    subprocess.run([BIN, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run([BIN, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=SAME_KERNELS)
 
 
 class TestPE(unittest.TestCase):
@@ -99,6 +105,11 @@ class TestPE(unittest.TestCase):
         self.assertEqual(posemb.pe_spec("fox:bias=2", dim=16, causal=True), "fox:bias=2")
         self.assertEqual(posemb.pe_spec("random:max=64+ape", dim=16, max_len=64),
                          "ape:integration=add+random:max=64")
+
+    def test_blas_core_is_the_clis(self):
+        version = subprocess.run([BIN, "--version"], check=True, capture_output=True, text=True,
+                                 env=SAME_KERNELS).stdout
+        self.assertIn("(OpenBLAS's %s kernels)" % posemb.blas_core(), version)
 
     def test_families_listed(self):
         fam = posemb.pe_families()

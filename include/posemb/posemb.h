@@ -25,6 +25,7 @@
 #include "posemb/nn.h"
 #include "posemb/attention.h"
 #include "posemb/precision.h"
+#include "posemb/blas.h"
 #include "posemb/safetensors.h"
 #include "posemb/tokenizer.h"
 #include "posemb/inputs.h"

@@ -20,7 +20,7 @@ import tempfile
 
 import numpy as np
 
-__all__ = ["Error", "Model", "analyze", "pe_families", "pe_matrices", "version"]
+__all__ = ["Error", "Model", "analyze", "blas_core", "pe_families", "pe_matrices", "version"]
 
 
 class Error(Exception):
@@ -116,6 +116,8 @@ def _fn(name, restype, *argtypes):
 
 _p = ctypes.c_void_p
 _version = _fn("posemb_version", ctypes.c_char_p)
+_blas_core = _fn("posemb_blas_core", ctypes.c_char_p)
+_blas_core_advice = _fn("posemb_blas_core_advice", ctypes.c_char_p)
 _status_name = _fn("posemb_status_name", ctypes.c_char_p, _c_int)
 _family_count = _fn("posemb_pe_family_count", _c_int)
 _family_doc_at = _fn("posemb_pe_family_doc_at", _FamilyDoc, _c_int)
@@ -155,6 +157,25 @@ def _copy(ptr, shape):
 def version():
     """The version of the loaded libposemb, e.g. "0.1.0"."""
     return _version().decode()
+
+
+def blas_core():
+    """OpenBLAS's name for the kernels its products run here, e.g. "SkylakeX" (posemb/blas.h)."""
+    return _blas_core().decode()
+
+
+def _warn_slow_blas():
+    # OpenBLAS chose its kernels when this process loaded it (numpy may have
+    # done so first); only a new process can take others, so say how.
+    advice = _blas_core_advice()
+    if advice and "OPENBLAS_CORETYPE" not in os.environ:
+        import warnings
+        warnings.warn("posemb: OpenBLAS runs its %s kernels, without the AVX2 this CPU has (an OpenBLAS older "
+                      "than the CPU); start Python with OPENBLAS_CORETYPE=%s for products several times as fast"
+                      % (blas_core(), advice.decode()), RuntimeWarning, stacklevel=3)
+
+
+_warn_slow_blas()
 
 
 # ---- position embeddings ---------------------------------------------------

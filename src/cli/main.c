@@ -5,6 +5,7 @@
 
 #include "cli_mpi.h"
 #include "commands.h"
+#include "posemb/blas.h"
 #include "posemb/threads.h"
 
 typedef struct subcommand {
@@ -62,6 +63,7 @@ static void default_threads(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    posemb_blas_reexec(argv); /* OpenBLAS's fast kernels on a CPU newer than it (posemb/blas.h) */
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
@@ -71,7 +73,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("posemb 0.1.0\n");
+        printf("posemb 0.1.0 (OpenBLAS's %s kernels)\n", posemb_blas_core());
         return 0;
     }
     for (int i = 0; i < N_SUBCOMMANDS; i++)

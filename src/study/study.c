@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "posemb/blas.h"
 #include "posemb/fileio.h"
 #include "posemb/model.h"
 #include "posemb/optim.h"
@@ -368,10 +369,10 @@ static char *result_lines(const posemb_study_config *c, int pi, int task, int se
             (size_t)snprintf(s + len, cap - len,
                              "{\"pe\": \"%s\", \"spec\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", "
                              "\"seed\": %d, \"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f%s}, "
-                             "\"chance\": %.6f, \"collapsed\": %s, \"steps\": %d, \"seconds\": %.2f",
+                             "\"chance\": %.6f, \"collapsed\": %s, \"steps\": %d, \"seconds\": %.2f, \"blas\": \"%s\"",
                              c->pes[pi], r->spec, t->name, posemb_syn_kind_name(t->kind), c->seeds[seed], c->n_train, L,
                              posemb_syn_metric_name(t->kind), r->metric[i], whole, posemb_syn_chance(t, L, c->n_train),
-                             r->collapsed[i] ? "true" : "false", c->steps, r->seconds);
+                             r->collapsed[i] ? "true" : "false", c->steps, r->seconds, posemb_blas_core());
         if (i == 0 && r->n_curve) {
             len += (size_t)snprintf(s + len, cap - len, ", \"curve\": [");
             for (int k = 0; k < r->n_curve; k++)

@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "posemb/blas.h"
 #include "posemb/datasets.h"
 #include "posemb/features.h"
 #include "posemb/model.h"
@@ -597,11 +598,11 @@ static char *ft_lines(const posemb_study_config *c, int p, int t, int s, const t
                                 c->pes[p], r->spec, c->tasks[t], kind, c->seeds[s], c->n_train,
                                 c->n_train * c->mults[m], k0, r->metric[m][0]);
         if (k1) len += (size_t)snprintf(out + len, cap - len, ", \"%s\": %.6f", k1, r->metric[m][1]);
-        len +=
-            (size_t)snprintf(out + len, cap - len,
-                             "}, \"chance\": %.6f, \"collapsed\": %s, \"steps\": %d, \"pretrain_steps\": %d, "
-                             "\"seconds\": %.2f",
-                             td->chance, r->collapsed[m] ? "true" : "false", r->steps, c->pretrain_steps, r->seconds);
+        len += (size_t)snprintf(out + len, cap - len,
+                                "}, \"chance\": %.6f, \"collapsed\": %s, \"steps\": %d, \"pretrain_steps\": %d, "
+                                "\"seconds\": %.2f, \"blas\": \"%s\"",
+                                td->chance, r->collapsed[m] ? "true" : "false", r->steps, c->pretrain_steps, r->seconds,
+                                posemb_blas_core());
         if (!isnan(td->match[m]))
             len += (size_t)snprintf(out + len, cap - len, ", \"token_match\": %.6f", td->match[m]);
         for (int k = 0; m == 0 && k < r->n_curve; k++)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "posemb/blas.h"
 #include "posemb/corpus.h"
 #include "posemb/fileio.h"
 #include "posemb/model.h"
@@ -351,8 +352,8 @@ static char *length_lines(const posemb_study_config *c, int p, int t, int s, int
         if (c->passkey_trials) passkey_fields(&b, r, i);
         else add(&b, "}");
         scaled_fields(&b, c, r, i);
-        add(&b, ", \"chance\": %d, \"passkey_train\": %g, \"steps\": %ld, \"seconds\": %.2f", vocab, c->passkey_train,
-            r->steps, r->seconds);
+        add(&b, ", \"chance\": %d, \"passkey_train\": %g, \"steps\": %ld, \"seconds\": %.2f, \"blas\": \"%s\"", vocab,
+            c->passkey_train, r->steps, r->seconds, posemb_blas_core());
         if (c->model[0]) add(&b, ", \"model\": %s", c->model);
         for (int k = 0; i == 0 && k < r->n_curve; k++)
             add(&b, "%s[%.0f, %.4f]%s", k ? ", " : ", \"curve\": [", r->curve[k][0], r->curve[k][1],

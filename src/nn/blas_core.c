@@ -1,0 +1,54 @@
+/* The OpenBLAS kernels in use, and the fix for an OpenBLAS that does not know
+ * the CPU (posemb/blas.h). */
+#include "posemb/blas.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+char *openblas_get_corename(void);
+
+const char *posemb_blas_core(void) { return openblas_get_corename(); }
+
+/* OpenBLAS's x86 kernels that use AVX2 and FMA (its kernel/x86_64 targets
+ * from Haswell on, AMD's from Excavator on). */
+static int has_avx2_kernels(const char *core)
+{
+    static const char *const AVX2[] = {"Haswell", "SkylakeX",  "Cooperlake", "SapphireRapids",
+                                       "Zen",     "Excavator", "Steamroller"};
+    for (size_t i = 0; i < sizeof AVX2 / sizeof *AVX2; i++)
+        if (!strcasecmp(core, AVX2[i])) return 1;
+    return 0;
+}
+
+const char *posemb_blas_core_advice(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return NULL;
+    const char *core = posemb_blas_core();
+    if (!core || has_avx2_kernels(core)) return NULL;
+    if (__builtin_cpu_supports("avx512bf16")) return "Cooperlake";
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq"))
+        return "SkylakeX";
+    return "Haswell";
+#else
+    return NULL;
+#endif
+}
+
+void posemb_blas_reexec(char **argv)
+{
+    if (getenv("OPENBLAS_CORETYPE")) return;    /* the user's choice, or this program already re-executed */
+    const char *preload = getenv("LD_PRELOAD"); /* under valgrind the new image would run outside it */
+    if (preload && strstr(preload, "vgpreload")) return;
+    const char *core = posemb_blas_core_advice();
+    char self[4096]; /* the program's own path, not /proc/self/exe: its name is the process's (ps, pgrep) */
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (!core || n <= 0 || n >= (ssize_t)sizeof self - 1 || setenv("OPENBLAS_CORETYPE", core, 1)) return;
+    self[n] = '\0';
+    execv(self, argv);
+    unsetenv("OPENBLAS_CORETYPE"); /* the exec failed (the program was replaced on disk, say): run on as loaded */
+}
