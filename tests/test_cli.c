@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "posemb/safetensors.h"
 #include "testutil.h"
@@ -53,32 +55,41 @@ static void test_top_level(void **state)
     assert_non_null(strstr(out, "relative_key_query"));
 }
 
-/* The CSV holds sin(w_k x), cos(w_k x) and no temporary file is left. */
+char *openblas_get_config(void);
+
 /* OpenBLAS's kernels: an OpenBLAS older than the CPU takes SSE3 ones on a
  * CPU with AVX2 (posemb/blas.h); posemb runs with kernels of the CPU's
- * class, and keeps what OPENBLAS_CORETYPE asks for. */
+ * class, keeps what OPENBLAS_CORETYPE asks for, and runs as itself when
+ * started through the dynamic loader. */
 static void test_blas_kernels(void **state)
 {
     static const char *const AVX2[] = {"Haswell", "SkylakeX", "Cooperlake", "SapphireRapids", "Zen", "Excavator"};
     assert_int_equal(run("--version"), 0);
     char core[64] = "";
     assert_int_equal(sscanf(out, "posemb %*s (OpenBLAS's %63s kernels)", core), 1);
-    int avx2 = 0, fast = 0;
-    for (size_t i = 0; i < sizeof AVX2 / sizeof *AVX2; i++) fast |= !strcmp(core, AVX2[i]);
+    int avx2 = 0, fast = 0, dynamic = strstr(openblas_get_config(), "DYNAMIC_ARCH") != NULL;
+    for (size_t i = 0; i < sizeof AVX2 / sizeof *AVX2; i++) fast |= !strcasecmp(core, AVX2[i]);
 #if defined(__x86_64__)
     __builtin_cpu_init();
     avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
-    printf("kernels %s on a CPU %s AVX2\n", core, avx2 ? "with" : "without");
+    printf("kernels %s on a CPU %s AVX2, OpenBLAS %s\n", core, avx2 ? "with" : "without",
+           dynamic ? "DYNAMIC_ARCH" : "built for one CPU (the variable does nothing)");
+    if (!dynamic) return;
     if (avx2 && !fast) fail_msg("posemb runs OpenBLAS's %s kernels on a CPU with AVX2", core);
 #if defined(__x86_64__)
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "OPENBLAS_CORETYPE=Prescott '%s' --version", POSEMB_BIN);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     if (!strstr(out, "(OpenBLAS's Prescott kernels)")) fail_msg("OPENBLAS_CORETYPE=Prescott not kept: %s", out);
+    const char *ld = "/lib64/ld-linux-x86-64.so.2";
+    snprintf(cmd, sizeof cmd, "'%s' '%s' --version", ld, POSEMB_BIN);
+    if (access(ld, X_OK) == 0 && (tu_run(cmd, out, sizeof out) || strncmp(out, "posemb ", 7)))
+        fail_msg("started by %s: %s", ld, out);
 #endif
 }
 
+/* The CSV holds sin(w_k x), cos(w_k x) and no temporary file is left. */
 static void test_pe_csv(void **state)
 {
     assert_int_equal(run("pe sin --len 7 --dim 8 --out sin.csv"), 0);

@@ -73,6 +73,19 @@ static void test_resume_same_results(void **state)
         "grep -q '\"pe\": \"ape\", \"spec\": \"ape:integration=add,learned_scale=on\"' results.jsonl",
         dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    /* --report on the study in progress: ape's seed-1 run only; none's row empty and out of the figures */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir partial && grep '\"pe\": \"ape\"' a/results.jsonl | grep '\"seed\": 1,' > "
+             "partial/results.jsonl && test $(wc -l < partial/results.jsonl) = 2 && '%s' study cfg.json --out partial "
+             "--report",
+             dir, POSEMB_BIN);
+    if (tu_run(cmd, out, sizeof out) || !strstr(out, "(3 of 4 runs still to run: ")) fail_msg("--report: %s", out);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/partial' && grep -q '^| none | - |' tables.md && grep -q '^| ape | [0-9.]* |' tables.md && "
+             "test -s length_order.png && test -s curve_order.png && test -s report.html && ! test -e models && "
+             "test $(wc -l < results.jsonl) = 2",
+             dir);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("--report's tables: %s", out);
     /* a finished study has nothing left to do */
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study cfg.json --out a", dir, POSEMB_BIN);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);

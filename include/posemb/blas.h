@@ -23,16 +23,20 @@ POSEMB_API const char *posemb_blas_core(void);
  * AVX2 and FMA the CPU has, else NULL: the kernels OpenBLAS itself takes for
  * a CPU it does not know by model, by the instructions the CPU has
  * ("Cooperlake" with AVX512_BF16, "SkylakeX" with AVX-512, "Haswell" with
- * AVX2 and FMA). A choice OpenBLAS made for a CPU it knows (Zen's Haswell
- * kernels on an AMD Zen 4, say) is left alone. */
+ * AVX2 and FMA; OpenBLAS 0.3.21's table of names stops one short of
+ * Cooperlake, which it then reaches by that same rule). Kernels with AVX2
+ * are left alone, whatever the CPU; so is an OpenBLAS built for one set of
+ * kernels (no DYNAMIC_ARCH), which ignores the variable. */
 POSEMB_API const char *posemb_blas_core_advice(void);
 /* For a program's main, before anything else: when posemb_blas_core_advice
  * names kernels and OPENBLAS_CORETYPE is not set, sets it and executes the
  * program again (its own file, /proc/self/exe's target, with argv; the
  * process keeps its pid and name), so that OpenBLAS loads with
  * them; returns when there is nothing to change, under valgrind (whose
- * tools would not follow the exec) or when the exec fails. Setting
- * OPENBLAS_CORETYPE by hand (any value) turns it off. */
+ * tools would not follow the exec), in a program without an interpreter (a
+ * static one, or one started as `ld.so PROGRAM`), or when the exec fails
+ * (saying so on stderr). Setting OPENBLAS_CORETYPE by hand (any value) turns
+ * it off. */
 POSEMB_API void posemb_blas_reexec(char **argv);
 
 #ifdef __cplusplus

@@ -77,8 +77,8 @@ static int study_report_only(const posemb_study_config *c, const char *out)
     if (st || posemb_study_finish(c, out, &err)) return cli_report("study", &err);
     printf("posemb study: wrote %s/tables.md, %s/tables.csv and %s/report.html", out, out, out);
     if (n)
-        printf(" (%d of %d %s still to run: their cells are empty)", n, posemb_study_n_units(c),
-               c->data[0] && !c->length ? "PEs" : "runs");
+        printf(" (%d of %d %s still to run: their cells are empty, or hold the seeds run so far)", n,
+               posemb_study_n_units(c), c->data[0] && !c->length ? "PEs" : "runs");
     putchar('\n');
     return 0;
 }

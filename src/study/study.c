@@ -448,6 +448,30 @@ posemb_status study_read_done(const posemb_study_config *c, const char *out, int
     return st;
 }
 
+/* Says on stderr when lines of out/results.jsonl ran under other OpenBLAS
+ * kernels than this process: their runs are other draws of the same
+ * experiment (the rounding differs), not continued ones (posemb/blas.h). */
+static void warn_other_kernels(const char *out)
+{
+    char path[POSEMB_PATH_MAX], line[8192], first[64] = "";
+    if (posemb_path_join(path, sizeof path, out, "results.jsonl")) return;
+    FILE *f = fopen(path, "r");
+    int other = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        cJSON *j = cJSON_Parse(line);
+        const cJSON *blas = cJSON_GetObjectItemCaseSensitive(j, "blas");
+        if (cJSON_IsString(blas) && strcmp(blas->valuestring, posemb_blas_core()) && other++ == 0)
+            snprintf(first, sizeof first, "%s", blas->valuestring);
+        cJSON_Delete(j);
+    }
+    if (f) fclose(f);
+    if (other)
+        fprintf(stderr,
+                "posemb study: %s: %d line(s) ran under OpenBLAS's %s kernels, this process runs %s: the runs to go "
+                "are other draws of the experiment, not bit-for-bit continuations (posemb --version)\n",
+                path, other, first, posemb_blas_core());
+}
+
 /* ---- the runner ---- */
 
 int study_model_dir(const char *out, const char *pe_folder, const char *task, int seed, char *buf, size_t cap)
@@ -658,6 +682,7 @@ posemb_status posemb_study_pending(const posemb_study_config *c, const char *out
 {
     int *done = calloc((size_t)c->n_pes * c->n_tasks * c->n_seeds, sizeof *done);
     posemb_status st = done ? study_read_done(c, out, done, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    if (!st) warn_other_kernels(out);
     if (st) {
         free(done);
         return st;

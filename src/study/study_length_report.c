@@ -376,6 +376,13 @@ static posemb_status passkey_figure(const length_table *tb, const posemb_study_c
     return posemb_plot_heatmap(path, m, PASSKEY_DEPTHS, c->n_mults, &o, err);
 }
 
+static int row_has_run(const pe_row *r, const posemb_study_config *c)
+{
+    int n = 0;
+    for (int i = 0; i < c->n_mults; i++) n += r->loss[i].n + r->digits[i].n;
+    return n > 0;
+}
+
 static posemb_status report_task(posemb_report *rep, const length_table *tb, const posemb_study_config *c,
                                  const char *out, int t, posemb_error *err)
 {
@@ -394,7 +401,7 @@ static posemb_status report_task(posemb_report *rep, const length_table *tb, con
         if (!st && drawn) st = posemb_report_image(rep, path, "RoPE with each scaling applied at evaluation", err);
     }
     for (int p = 0; !st && c->passkey_trials && p < c->n_pes; p++) {
-        if (!tb->row[t][p].loss[0].n) continue; /* no run of this PE yet */
+        if (!row_has_run(&tb->row[t][p], c)) continue; /* no run of this PE yet (--report) */
         study_folder_of(c->pes[p], name, sizeof name);
         snprintf(path, sizeof path, "%s/passkey_%s_%s.png", out, c->tasks[t], name);
         st = passkey_figure(tb, c, t, p, path, err);

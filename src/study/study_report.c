@@ -567,13 +567,21 @@ static posemb_status length_figure(posemb_report *rep, const table *tb, int t, c
     const posemb_study_config *c = tb->c;
     double x[8], y[POSEMB_STUDY_MAX_PES][8];
     posemb_series s[POSEMB_STUDY_MAX_PES];
+    int ns = 0, seen[8] = {0}, lengths = 0;
     for (int m = 0; m < c->n_mults; m++) x[m] = c->n_train * c->mults[m];
-    for (int p = 0; p < c->n_pes; p++) {
-        for (int m = 0; m < c->n_mults; m++) y[p][m] = stats_of(tb, p, t, m, -1).mean;
-        s[p] = (posemb_series){.label = c->pes[p], .x = x, .y = y[p], .n = c->n_mults, .points = 2};
+    for (int p = 0; p < c->n_pes; p++) { /* a PE with no run yet (--report) is left out */
+        int any = 0;
+        for (int m = 0; m < c->n_mults; m++) {
+            y[ns][m] = stats_of(tb, p, t, m, -1).mean;
+            int finite = !isnan(y[ns][m]);
+            any |= finite;
+            seen[m] |= finite;
+        }
+        if (!any) continue;
+        s[ns] = (posemb_series){.label = c->pes[p], .x = x, .y = y[ns], .n = c->n_mults, .points = 2};
+        ns++;
     }
-    int lengths = 0;
-    for (int m = 0; m < c->n_mults; m++) lengths += !isnan(stats_of(tb, 0, t, m, -1).mean);
+    for (int m = 0; m < c->n_mults; m++) lengths += seen[m];
     if (lengths < 2) return POSEMB_OK; /* evaluated at the trained length only */
     char title[160], name[96], path[POSEMB_PATH_MAX];
     const char *metric = posemb_study_task_metric(c, t);
@@ -589,7 +597,7 @@ static posemb_status length_figure(posemb_report *rep, const table *tb, int t, c
     o.legend = 1;
     snprintf(name, sizeof name, "length_%s.png", c->tasks[t]);
     if (posemb_path_join(path, sizeof path, out, name)) return posemb_fail(err, POSEMB_EINVAL, "path too long");
-    posemb_status st = posemb_plot_lines(path, s, c->n_pes, &o, err);
+    posemb_status st = posemb_plot_lines(path, s, ns, &o, err);
     return st ? st : posemb_report_image(rep, path, title, err);
 }
 
