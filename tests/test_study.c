@@ -297,13 +297,15 @@ static void test_lm_ranking(void **state)
 }
 
 /* Every synthetic-study config docs/ gives users to run (docs/configs,
- * docs/lengthgen) loads and passes the study's checks, PE specs built for
- * each task included: a stale one would fail only when a user runs it. */
+ * docs/lengthgen and its experiments) loads and passes the study's checks, PE
+ * specs built for each task included: a stale one would fail only when a user
+ * runs it. */
 static void test_doc_configs(void **state)
 {
-    const char *folders[] = {POSEMB_TESTDATA "/../../docs/configs", POSEMB_TESTDATA "/../../docs/lengthgen"};
+    const char *folders[] = {POSEMB_TESTDATA "/../../docs/configs", POSEMB_TESTDATA "/../../docs/lengthgen",
+                             POSEMB_TESTDATA "/../../docs/lengthgen/randomized"};
     int checked = 0;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         DIR *d = opendir(folders[i]);
         assert_non_null(d);
         for (struct dirent *e; (e = readdir(d));) {
@@ -321,7 +323,7 @@ static void test_doc_configs(void **state)
         closedir(d);
     }
     printf("%d configs checked\n", checked);
-    assert_true(checked >= 9);
+    assert_true(checked >= 11);
 }
 
 /* The last position of token id in a row of T, or -1. */
