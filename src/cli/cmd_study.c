@@ -8,6 +8,7 @@
 #include "cli_mpi.h"
 #include "cli_study_mpi.h"
 #include "commands.h"
+#include "posemb/fileio.h"
 #include "posemb/study.h"
 #include "posemb/threads.h"
 
@@ -64,9 +65,8 @@ static const char USAGE[] =
 static int study_report_only(const posemb_study_config *c, const char *out)
 {
     posemb_error err;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/results.jsonl", out);
-    if (access(path, R_OK)) {
+    char path[POSEMB_PATH_MAX];
+    if (posemb_path_join(path, sizeof path, out, "results.jsonl") || access(path, R_OK)) {
         fprintf(stderr, "posemb study: %s: no runs recorded yet, nothing to report\n", path);
         return EXIT_FAILURE;
     }

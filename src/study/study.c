@@ -421,8 +421,10 @@ static posemb_status same_model(const posemb_study_config *c, const cJSON *line,
 }
 
 /* How many lines results.jsonl holds of each run, done[(pe * n_tasks + task) * n_seeds + seed];
- * a run is finished when it has one per evaluation length. No file: none. */
-posemb_status study_read_done(const posemb_study_config *c, const char *out, int *done, posemb_error *err)
+ * a run is finished when it has one per evaluation length. No file: none.
+ * kernels (may be NULL) counts the lines run under other BLAS kernels. */
+posemb_status study_read_done(const posemb_study_config *c, const char *out, int *done, study_kernels *kernels,
+                              posemb_error *err)
 {
     char path[POSEMB_PATH_MAX];
     if (posemb_path_join(path, sizeof path, out, "results.jsonl"))
@@ -436,6 +438,9 @@ posemb_status study_read_done(const posemb_study_config *c, const char *out, int
         const cJSON *spec = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"),
                     *seed = cJSON_GetObjectItem(j, "seed");
         if (j && c->length) st = same_model(c, j, path, n, err);
+        const cJSON *blas = cJSON_GetObjectItemCaseSensitive(j, "blas");
+        if (kernels && cJSON_IsString(blas) && strcmp(blas->valuestring, posemb_blas_core()) && kernels->other++ == 0)
+            snprintf(kernels->first, sizeof kernels->first, "%s", blas->valuestring);
         for (int p = 0; cJSON_IsString(spec) && p < c->n_pes; p++)
             for (int t = 0; cJSON_IsString(task) && t < c->n_tasks; t++)
                 for (int s = 0; cJSON_IsNumber(seed) && s < c->n_seeds; s++)
@@ -446,30 +451,6 @@ posemb_status study_read_done(const posemb_study_config *c, const char *out, int
     }
     fclose(f);
     return st;
-}
-
-/* Says on stderr when lines of out/results.jsonl ran under other OpenBLAS
- * kernels than this process: their runs are other draws of the same
- * experiment (the rounding differs), not continued ones (posemb/blas.h). */
-static void warn_other_kernels(const char *out)
-{
-    char path[POSEMB_PATH_MAX], line[8192], first[64] = "";
-    if (posemb_path_join(path, sizeof path, out, "results.jsonl")) return;
-    FILE *f = fopen(path, "r");
-    int other = 0;
-    while (f && fgets(line, sizeof line, f)) {
-        cJSON *j = cJSON_Parse(line);
-        const cJSON *blas = cJSON_GetObjectItemCaseSensitive(j, "blas");
-        if (cJSON_IsString(blas) && strcmp(blas->valuestring, posemb_blas_core()) && other++ == 0)
-            snprintf(first, sizeof first, "%s", blas->valuestring);
-        cJSON_Delete(j);
-    }
-    if (f) fclose(f);
-    if (other)
-        fprintf(stderr,
-                "posemb study: %s: %d line(s) ran under OpenBLAS's %s kernels, this process runs %s: the runs to go "
-                "are other draws of the experiment, not bit-for-bit continuations (posemb --version)\n",
-                path, other, first, posemb_blas_core());
 }
 
 /* ---- the runner ---- */
@@ -681,8 +662,14 @@ posemb_status posemb_study_pending(const posemb_study_config *c, const char *out
                                    posemb_error *err)
 {
     int *done = calloc((size_t)c->n_pes * c->n_tasks * c->n_seeds, sizeof *done);
-    posemb_status st = done ? study_read_done(c, out, done, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
-    if (!st) warn_other_kernels(out);
+    study_kernels kernels = {0};
+    posemb_status st =
+        done ? study_read_done(c, out, done, &kernels, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    if (!st && kernels.other) /* their runs are other draws (the rounding differs), not continued ones */
+        fprintf(stderr,
+                "posemb study: %s/results.jsonl: %d line(s) ran under OpenBLAS's %s kernels, this process runs %s: "
+                "the runs to go are other draws of the experiment, not bit-for-bit continuations (posemb --version)\n",
+                out, kernels.other, kernels.first, posemb_blas_core());
     if (st) {
         free(done);
         return st;

@@ -659,7 +659,8 @@ posemb_status study_data_work(const posemb_study_config *c, const char *out, con
     worker_state ws = {c, out, q, NULL, {{0}}};
     char desc[POSEMB_PATH_MAX];
     int *done = calloc((size_t)c->n_pes * c->n_tasks * c->n_seeds, sizeof *done);
-    posemb_status st = done ? study_read_done(c, out, done, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    posemb_status st =
+        done ? study_read_done(c, out, done, NULL, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     if (!st) st = study_load_tokenizer(c, &ws.tok, desc, sizeof desc, err);
     /* A group's ranks agree on done[]: they read it before their first unit's
      * first gradient sum, which its leader's first line comes after. */

@@ -21,7 +21,13 @@ int study_model_dir(const char *out, const char *pe_folder, const char *task, in
 /* The line that says what a study has left: n pending units (posemb_study_pending) on workers. */
 void study_say_pending(const posemb_study_config *c, const char *out, int n, int workers);
 /* done[study_run_index] = the lines out/results.jsonl holds of each run. */
-posemb_status study_read_done(const posemb_study_config *c, const char *out, int *done, posemb_error *err);
+/* Lines of a results.jsonl run under other OpenBLAS kernels than this process's. */
+typedef struct study_kernels {
+    int other;      /* how many */
+    char first[64]; /* the first one's kernels */
+} study_kernels;
+posemb_status study_read_done(const posemb_study_config *c, const char *out, int *done, study_kernels *kernels,
+                              posemb_error *err);
 /* Appends whole lines to results.jsonl under a lock (workers append concurrently). */
 posemb_status study_append_results(const char *path, const char *lines, posemb_error *err);
 /* The amplitude rule (study_amplitude.c): spec with each added absolute PE

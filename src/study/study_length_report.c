@@ -301,9 +301,9 @@ posemb_status study_length_tables(const posemb_study_config *c, const char *out,
 
 /* ---- figures ---- */
 
-/* Bits per token of each PE (or scaling) against log2 of the context length, capped at chance. */
-/* A study in progress (--report) has rows with no run yet: they are left out,
- * and *drawn says whether any row had a point. */
+/* Bits per token of each PE (or scaling) against log2 of the context length,
+ * capped at chance. A study in progress (--report) has rows with no run yet:
+ * they are left out, and *drawn says whether any row had a point. */
 static posemb_status length_figure(const length_table *tb, const posemb_study_config *c, int t, int scalings,
                                    const char *path, int *drawn, posemb_error *err)
 {
