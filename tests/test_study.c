@@ -132,28 +132,76 @@ static void test_task_models(void **state)
 }
 
 /* The study's numbers of an LM task at one length, read back from results.jsonl. */
-static void lm_line(const char *path, int len, double *tok, double *exact)
+/* The results line of evaluation length len (the caller deletes it). */
+static cJSON *lm_line(const char *path, int len)
 {
     FILE *f = fopen(path, "r");
     assert_non_null(f);
-    char line[1 << 14];
-    *tok = *exact = -1;
+    char line[1 << 15];
+    cJSON *found = NULL;
     while (fgets(line, sizeof line, f)) {
-        cJSON *j = cJSON_Parse(line), *m = cJSON_GetObjectItem(j, "metrics");
-        if (cJSON_GetObjectItem(j, "eval_len")->valueint == len) {
-            *tok = cJSON_GetObjectItem(m, "token_accuracy")->valuedouble;
-            *exact = cJSON_GetObjectItem(m, "exact_match")->valuedouble;
-        }
-        cJSON_Delete(j);
+        cJSON *j = cJSON_Parse(line);
+        assert_non_null(j);
+        if (cJSON_GetObjectItem(j, "eval_len")->valueint == len && !found) found = j;
+        else cJSON_Delete(j);
     }
     fclose(f);
+    assert_non_null(found);
+    return found;
 }
 
-/* An LM task's token accuracy and exact match (every answer token right), recomputed
- * from the saved model on the study's evaluation examples: the examples of the study's
- * data seed (FNV-1a of the task's name + 7919 x seed, as study.c draws them), each
- * row's answer the tokens after [SEP] up to [PAD], an answer token right when the
- * argmax of the logits one position before it is that token. */
+static double metric_of(const cJSON *line, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(line, "metrics"), name);
+    assert_true(cJSON_IsNumber(v));
+    return v->valuedouble;
+}
+
+/* Hits of one evaluation length by answer length n and by position j in the answer. */
+typedef struct lm_counts {
+    long right, total, whole;
+    long ex[128], ex_right[128], ex_whole[128], pos_right[128], pos_total[128];
+} lm_counts;
+
+/* The line's by_answer_length and by_answer_position hold exactly what k counted, and
+ * its length_mean_accuracy is the mean over answer lengths of each length's accuracy. */
+static void check_breakdown(const cJSON *line, const lm_counts *k)
+{
+    const cJSON *bl = cJSON_GetObjectItem(line, "by_answer_length"),
+                *bp = cJSON_GetObjectItem(line, "by_answer_position");
+    const cJSON *e;
+    int lengths = 0, positions = 0;
+    double mean = 0;
+    for (int n = 1; n < 128; n++) {
+        if (!k->ex[n]) continue;
+        e = cJSON_GetArrayItem(bl, lengths++);
+        assert_non_null(e);
+        assert_int_equal(cJSON_GetArrayItem(e, 0)->valueint, n);
+        assert_int_equal(cJSON_GetArrayItem(e, 1)->valueint, k->ex[n]);
+        double acc = (double)k->ex_right[n] / ((double)n * k->ex[n]);
+        assert_true(fabs(cJSON_GetArrayItem(e, 2)->valuedouble - acc) < 5.1e-5);
+        assert_true(fabs(cJSON_GetArrayItem(e, 3)->valuedouble - (double)k->ex_whole[n] / k->ex[n]) < 5.1e-5);
+        mean += acc;
+    }
+    assert_int_equal(cJSON_GetArraySize(bl), lengths);
+    assert_true(fabs(metric_of(line, "length_mean_accuracy") - mean / lengths) < 1e-6);
+    for (int j = 0; j < 128; j++) {
+        if (!k->pos_total[j]) continue;
+        e = cJSON_GetArrayItem(bp, positions++);
+        assert_non_null(e);
+        assert_int_equal(cJSON_GetArrayItem(e, 0)->valueint, j + 1);
+        assert_int_equal(cJSON_GetArrayItem(e, 1)->valueint, k->pos_total[j]);
+        assert_true(fabs(cJSON_GetArrayItem(e, 2)->valuedouble - (double)k->pos_right[j] / k->pos_total[j]) < 5.1e-5);
+    }
+    assert_int_equal(cJSON_GetArraySize(bp), positions);
+    printf("  %d answer lengths, %d answer positions, mean over lengths %.6f\n", lengths, positions, mean / lengths);
+}
+
+/* An LM task's token accuracy and exact match (every answer token right), and both by
+ * answer length and position, recomputed from the saved model on the study's evaluation
+ * examples: the examples of the study's data seed (FNV-1a of the task's name + 7919 x
+ * seed, as study.c draws them), each row's answer the tokens after [SEP] up to [PAD], an
+ * answer token right when the argmax of the logits one position before it is that token. */
 static void test_lm_exact_match(void **state)
 {
     enum { B = 16, N = 64, NT = 42 };
@@ -174,8 +222,9 @@ static void test_lm_exact_match(void **state)
     const posemb_syn_task *t = posemb_syn_find("seq_copy");
     static int32_t ids[B * 2 * NT], lab[B], st[B], en[B];
     static float logits[B * 2 * NT * POSEMB_SYN_VOCAB];
+    static lm_counts k;
     for (int L = NT; L <= 2 * NT; L += NT) {
-        long right = 0, total = 0, whole = 0;
+        memset(&k, 0, sizeof k);
         for (int k0 = 0; k0 < N; k0 += B) {
             posemb_syn_batch(t, seed, 1000000L + k0, B, L, NT, ids, lab, st, en);
             posemb_batch batch = {.B = B, .T = L, .ids = ids};
@@ -183,28 +232,37 @@ static void test_lm_exact_match(void **state)
             assert_int_equal(posemb_model_lm_logits(m, logits, NULL), 0);
             for (int b = 0; b < B; b++) {
                 const int32_t *row = ids + b * L;
-                int sep = 0, ok = 1;
+                int sep = 0, hits = 0, n = 0;
                 while (row[sep] != SYN_SEP) sep++;
-                for (int i = sep + 1; i < L && row[i] != SYN_PAD; i++) {
+                for (int i = sep + 1; i < L && row[i] != SYN_PAD; i++, n++) {
                     const float *z = logits + ((size_t)b * L + i - 1) * POSEMB_SYN_VOCAB;
                     int best = 0;
                     for (int v = 1; v < POSEMB_SYN_VOCAB; v++) best = z[v] > z[best] ? v : best;
-                    right += best == row[i];
-                    ok &= best == row[i];
-                    total++;
+                    hits += best == row[i];
+                    k.pos_right[n] += best == row[i];
+                    k.pos_total[n]++;
                 }
-                whole += ok;
+                k.right += hits;
+                k.total += n;
+                k.whole += hits == n;
+                k.ex[n]++;
+                k.ex_right[n] += hits;
+                k.ex_whole[n] += hits == n;
             }
         }
-        double tok, exact;
         snprintf(path, sizeof path, "%s/lm/results.jsonl", dir);
-        lm_line(path, L, &tok, &exact);
+        cJSON *line = lm_line(path, L);
+        double tok = metric_of(line, "token_accuracy"), exact = metric_of(line, "exact_match"),
+               by_length = metric_of(line, "length_mean_accuracy");
         printf("length %d: token accuracy %.6f (recomputed %.6f), exact match %.6f (recomputed %.6f)\n", L, tok,
-               (double)right / total, exact, (double)whole / N);
-        assert_true(fabs(tok - (double)right / total) < 1e-6);
-        assert_true(fabs(exact - (double)whole / N) < 1e-6);
-        /* tables.csv: the exact_match column (one seed: its value) */
-        snprintf(cmd, sizeof cmd, "grep -q '^ape,seq_copy,lm,%d,.*,%.6g$' '%s/lm/tables.csv'", L, exact, dir);
+               (double)k.right / k.total, exact, (double)k.whole / N);
+        assert_true(fabs(tok - (double)k.right / k.total) < 1e-6);
+        assert_true(fabs(exact - (double)k.whole / N) < 1e-6);
+        check_breakdown(line, &k);
+        cJSON_Delete(line);
+        /* tables.csv: the exact_match and length_mean_accuracy columns (one seed: its values) */
+        snprintf(cmd, sizeof cmd, "grep -q '^ape,seq_copy,lm,%d,.*,%.6g,%.6g$' '%s/lm/tables.csv'", L, exact, by_length,
+                 dir);
         assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     }
     posemb_model_free(m);
@@ -221,7 +279,9 @@ static void test_lm_exact_match(void **state)
  * worked out by averaging each PE's 1/rank over every order consistent with
  * the ties; e.g. by exact match at 84 over the learned tasks (3 pairs):
  * none (1 + 5/12 + 1/3) / 3 = 0.583, ape (5/12 + 5/12 + 3/4) / 3 = 0.528,
- * rope (5/12 + 1 + 3/4) / 3 = 0.722. */
+ * rope (5/12 + 1 + 3/4) / 3 = 0.722. Written again with each line's
+ * length_mean_accuracy equal to its token accuracy, the second ranking is
+ * by that score, named as Ruoss et al.'s, with the same numbers. */
 static void test_lm_ranking(void **state)
 {
     /* [length 84, 168][task][seed][pe none ape rope]; NAN: the line has no exact match */
@@ -236,64 +296,73 @@ static void test_lm_ranking(void **state)
     const char *cfg = "{\"pes\": [\"none\", \"ape\", \"rope\"], \"tasks\": [\"seq_copy\", \"seq_add\", \"seq_sort\", "
                       "\"order\"], \"seeds\": [1, 2], \"lengths\": [1, 2, 4], \"n_train\": 42, \"steps\": 10, "
                       "\"analyze\": 0, \"jobs\": 1}";
-    char path[1200], cmd[4096], exact[64];
+    char path[1200], cmd[4096], exact[128];
     snprintf(path, sizeof path, "%s/rank.json", dir);
     assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
     snprintf(cmd, sizeof cmd, "mkdir -p '%s/rank'", dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     snprintf(path, sizeof path, "%s/rank/results.jsonl", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    for (int t = 0; t < 4; t++)
-        for (int s = 0; s < 2; s++)
-            for (int p = 0; p < 3; p++)
-                for (int m = 0; m < 3; m++) {
-                    const char *common = "\"spec\": \"%s\", \"seed\": %d, \"n_train\": 42, \"eval_len\": %d, ";
-                    fprintf(f, "{\"pe\": \"%s\", \"task\": \"%s\", ", pes[p], t < 3 ? tasks[t] : "order");
-                    fprintf(f, common, pes[p], s + 1, 42 << m);
-                    if (t == 3) { /* order: an accuracy per PE that would reorder them all if ranked */
+    for (int ruoss = 0; ruoss < 2; ruoss++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        for (int t = 0; t < 4; t++)
+            for (int s = 0; s < 2; s++)
+                for (int p = 0; p < 3; p++)
+                    for (int m = 0; m < 3; m++) {
+                        const char *common = "\"spec\": \"%s\", \"seed\": %d, \"n_train\": 42, \"eval_len\": %d, ";
+                        fprintf(f, "{\"pe\": \"%s\", \"task\": \"%s\", ", pes[p], t < 3 ? tasks[t] : "order");
+                        fprintf(f, common, pes[p], s + 1, 42 << m);
+                        if (t == 3) { /* order: an accuracy per PE that would reorder them all if ranked */
+                            fprintf(f,
+                                    "\"kind\": \"classification\", \"metrics\": {\"accuracy\": %g}, \"chance\": 0.5, "
+                                    "\"collapsed\": false, \"steps\": 10, \"seconds\": 1}\n",
+                                    (double)(3 - p) / 3);
+                            continue;
+                        }
+                        double e = m ? em[m - 1][t][s][p] : at42[t][p], a = m ? tok[m - 1][t][s][p] : 0.95;
+                        exact[0] = '\0';
+                        if (!isnan(e)) snprintf(exact, sizeof exact, ", \"exact_match\": %g", e);
+                        if (ruoss)
+                            snprintf(exact + strlen(exact), sizeof exact - strlen(exact),
+                                     ", \"length_mean_accuracy\": %g", a);
                         fprintf(f,
-                                "\"kind\": \"classification\", \"metrics\": {\"accuracy\": %g}, \"chance\": 0.5, "
+                                "\"kind\": \"lm\", \"metrics\": {\"token_accuracy\": %g%s}, \"chance\": 0.02, "
                                 "\"collapsed\": false, \"steps\": 10, \"seconds\": 1}\n",
-                                (double)(3 - p) / 3);
-                        continue;
+                                a, exact);
                     }
-                    double e = m ? em[m - 1][t][s][p] : at42[t][p];
-                    exact[0] = '\0';
-                    if (!isnan(e)) snprintf(exact, sizeof exact, ", \"exact_match\": %g", e);
-                    fprintf(f,
-                            "\"kind\": \"lm\", \"metrics\": {\"token_accuracy\": %g%s}, \"chance\": 0.02, "
-                            "\"collapsed\": false, \"steps\": 10, \"seconds\": 1}\n",
-                            m ? tok[m - 1][t][s][p] : 0.95, exact);
-                }
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study rank.json --out rank && sed -n '/^## Ranking/,$p' rank/tables.md",
-             dir, POSEMB_BIN);
-    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
-    printf("%s", out);
-    const char *head = "| PE | 84 tokens | 168 tokens |\n|---|---:|---:|\n";
-    const char *want[][2] = {
-        {"learns at the training length (mean exact match over seeds >= 0.9): seq_copy seq_add.", ""},
-        {"### By exact match, all causal-LM tasks\n\n",
-         "| none | 0.672 | 0.602 |\n| ape | 0.522 | 0.505 |\n| rope | 0.639 | 0.727 |\n"
-         "| *(task, seed) pairs ranked* | 5 | 6 |\n| *of them, pairs where the PEs differ* | 4 | 5 |\n"},
-        {"### By exact match, the learned tasks\n\n",
-         "| none | 0.583 | 0.646 |\n| ape | 0.528 | 0.500 |\n| rope | 0.722 | 0.688 |\n"
-         "| *(task, seed) pairs ranked* | 3 | 4 |\n| *of them, pairs where the PEs differ* | 3 | 4 |\n"},
-        {"### By answer-token accuracy, all causal-LM tasks\n\n",
-         "| none | 0.593 | 0.699 |\n| ape | 0.565 | 0.532 |\n| rope | 0.676 | 0.602 |\n"
-         "| *(task, seed) pairs ranked* | 6 | 6 |\n| *of them, pairs where the PEs differ* | 4 | 5 |\n"},
-        {"### By answer-token accuracy, the learned tasks\n\n",
-         "| none | 0.653 | 0.611 |\n| ape | 0.569 | 0.486 |\n| rope | 0.611 | 0.736 |\n"
-         "| *(task, seed) pairs ranked* | 4 | 4 |\n| *of them, pairs where the PEs differ* | 3 | 3 |\n"}};
-    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
-        char block[1024];
-        snprintf(block, sizeof block, "%s%s%s", want[i][0], want[i][1][0] ? head : "", want[i][1]);
-        if (!strstr(out, block)) fail_msg("tables.md lacks:\n%s", block);
+        fclose(f);
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && '%s' study rank.json --out rank && sed -n '/^## Ranking/,$p' rank/tables.md", dir,
+                 POSEMB_BIN);
+        assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+        printf("%s", out);
+        const char *head = "| PE | 84 tokens | 168 tokens |\n|---|---:|---:|\n";
+        const char *want[][2] = {
+            {"learns at the training length (mean exact match over seeds >= 0.9): seq_copy seq_add.", ""},
+            {"### By exact match, all causal-LM tasks\n\n",
+             "| none | 0.672 | 0.602 |\n| ape | 0.522 | 0.505 |\n| rope | 0.639 | 0.727 |\n"
+             "| *(task, seed) pairs ranked* | 5 | 6 |\n| *of them, pairs where the PEs differ* | 4 | 5 |\n"},
+            {"### By exact match, the learned tasks\n\n",
+             "| none | 0.583 | 0.646 |\n| ape | 0.528 | 0.500 |\n| rope | 0.722 | 0.688 |\n"
+             "| *(task, seed) pairs ranked* | 3 | 4 |\n| *of them, pairs where the PEs differ* | 3 | 4 |\n"},
+            {"### By %s, all causal-LM tasks\n\n",
+             "| none | 0.593 | 0.699 |\n| ape | 0.565 | 0.532 |\n| rope | 0.676 | 0.602 |\n"
+             "| *(task, seed) pairs ranked* | 6 | 6 |\n| *of them, pairs where the PEs differ* | 4 | 5 |\n"},
+            {"### By %s, the learned tasks\n\n",
+             "| none | 0.653 | 0.611 |\n| ape | 0.569 | 0.486 |\n| rope | 0.611 | 0.736 |\n"
+             "| *(task, seed) pairs ranked* | 4 | 4 |\n| *of them, pairs where the PEs differ* | 3 | 3 |\n"}};
+        const char *score = ruoss ? "answer-token accuracy averaged over answer lengths (Ruoss et al.'s score)"
+                                  : "answer-token accuracy";
+        for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+            char block[1024], name[256];
+            snprintf(name, sizeof name, want[i][0], score);
+            snprintf(block, sizeof block, "%s%s%s", name, want[i][1][0] ? head : "", want[i][1]);
+            if (!strstr(out, block)) fail_msg("tables.md lacks:\n%s", block);
+        }
+        snprintf(cmd, sizeof cmd,
+                 "grep -q '(task, seed) pairs ranked</td><td[^>]*>5</td><td[^>]*>6<' '%s/rank/report.html'", dir);
+        assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     }
-    snprintf(cmd, sizeof cmd,
-             "grep -q '(task, seed) pairs ranked</td><td[^>]*>5</td><td[^>]*>6<' '%s/rank/report.html'", dir);
-    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
 }
 
 /* Every synthetic-study config docs/ gives users to run (docs/configs,

@@ -162,10 +162,11 @@ static void best_span(const float *logits, int T, int *s, int *e)
 /* Teacher-forced accuracy on the answer tokens of a causal-LM batch: adds hits and tokens,
  * and the examples whose every scored answer token is right (what greedy decoding in the
  * same frame would get right whole, its first wrong token being the teacher-forced one's;
- * docs/study.md says when decoding a growing prefix differs); the argmax at each answer
- * token into sp. */
+ * docs/study.md says when decoding a growing prefix differs); each token and answer into
+ * tally (may be NULL); the argmax at each answer token into sp. */
 static posemb_status lm_hits(posemb_model *m, const posemb_syn_task *t, const posemb_batch *batch, run_buf *b,
-                             long *right, long *total, long *whole, same_pred *sp, posemb_error *err)
+                             long *right, long *total, long *whole, study_tally *tally, same_pred *sp,
+                             posemb_error *err)
 {
     posemb_syn_lm_targets(t, batch->ids, batch->B, batch->T, b->targets);
     posemb_targets tg = {.tokens = b->targets};
@@ -176,27 +177,39 @@ static posemb_status lm_hits(posemb_model *m, const posemb_syn_task *t, const po
         *total += l.count;
         st = posemb_model_lm_logits(m, b->logits, err);
     }
-    int V = posemb_model_config(m)->vocab_size, all_right = 1;
-    for (long i = 0; !st && i < (long)batch->B * batch->T; i++) {
-        if (i % batch->T == 0) all_right = 1;
-        if (i % batch->T == batch->T - 1 || b->targets[i + 1] < 0) { /* logits at t predict the token at t+1 */
-            if (i % batch->T == batch->T - 1) *whole += all_right;
-            continue;
+    int V = posemb_model_config(m)->vocab_size, T = batch->T;
+    for (int r = 0; !st && r < batch->B; r++) {
+        int scored = 0, hits = 0;
+        for (int i = r * T; i < r * T + T - 1; i++) { /* logits at t predict the token at t+1 */
+            if (b->targets[i + 1] < 0) continue;
+            const float *z = b->logits + (size_t)i * V;
+            int best = 0;
+            for (int v = 1; v < V; v++) best = z[v] > z[best] ? v : best;
+            int hit = best == b->targets[i + 1];
+            if (tally) study_tally_token(tally, scored, hit);
+            scored++;
+            hits += hit;
+            same_pred_add(sp, best);
         }
-        const float *z = b->logits + i * V;
-        int best = 0;
-        for (int v = 1; v < V; v++) best = z[v] > z[best] ? v : best;
-        all_right &= best == b->targets[i + 1];
-        same_pred_add(sp, best);
+        *whole += hits == scored;
+        if (tally) study_tally_answer(tally, scored, hits);
     }
     return st;
 }
 
-/* Accuracy (classification, LM tokens) or exact match (span) on n examples of length T;
- * *exact: for LM tasks, the share of examples with every answer token right;
- * *collapsed: every example got the same prediction (class, span, or answer token). */
+/* What an evaluation gives: accuracy (classification, LM tokens) or exact match (span);
+ * exact: for LM tasks, the share of examples with every answer token right; collapsed:
+ * every example got the same prediction (class, span, or answer token); tally (NULL or
+ * initialised by the caller): LM tasks' hits by answer length and position. */
+typedef struct eval_out {
+    double metric, exact;
+    int collapsed;
+    study_tally *tally;
+} eval_out;
+
+/* Evaluates m on n examples of length T into o. */
 static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_t data_seed, int T, int n_train, int n,
-                              run_buf *b, int B, double *metric, double *exact, int *collapsed, posemb_error *err)
+                              run_buf *b, int B, eval_out *o, posemb_error *err)
 {
     long right = 0, total = 0, whole = 0;
     same_pred sp = {0};
@@ -207,7 +220,7 @@ static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_
         posemb_batch batch = {.B = nb, .T = T, .ids = b->ids};
         posemb_status st = posemb_model_forward(m, &batch, err);
         if (!st && t->kind == POSEMB_SYN_LM) {
-            if ((st = lm_hits(m, t, &batch, b, &right, &total, &whole, &sp, err))) return st;
+            if ((st = lm_hits(m, t, &batch, b, &right, &total, &whole, o->tally, &sp, err))) return st;
             continue;
         }
         const float *z = st ? NULL : posemb_model_head_logits(m, err);
@@ -225,15 +238,16 @@ static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_
             }
         }
     }
-    *metric = (double)right / (t->kind == POSEMB_SYN_LM ? (total ? total : 1) : n);
-    if (exact) *exact = (double)whole / n;
-    if (collapsed) *collapsed = sp.seen && !sp.varied;
+    o->metric = (double)right / (t->kind == POSEMB_SYN_LM ? (total ? total : 1) : n);
+    o->exact = (double)whole / n;
+    o->collapsed = sp.seen && !sp.varied;
     return POSEMB_OK;
 }
 
 typedef struct run_result {
     double metric[8], exact[8], curve[64][2], seconds; /* exact: LM tasks' whole answers right */
     int collapsed[8];
+    study_tally tally[8]; /* LM tasks' hits by answer length and position (freed by run_result_free) */
     int n_curve;
     char spec[512]; /* the canonical spec the model ran with (the amplitude rule's rewrite) */
 } run_result;
@@ -278,10 +292,10 @@ static posemb_status train_run(const posemb_study_config *c, posemb_model *m, co
         s.key = (uint64_t)step;
         st = posemb_train_step(m, &o, &oc, &s, step, &loss, NULL, err);
         if (!st && leader && c->curve_every && (step + 1) % c->curve_every == 0 && r->n_curve < 64) {
-            double acc;
-            st = evaluate(m, t, data_seed, c->n_train, c->n_train, 128, b, c->batch, &acc, NULL, NULL, err);
+            eval_out e = {0};
+            st = evaluate(m, t, data_seed, c->n_train, c->n_train, 128, b, c->batch, &e, err);
             r->curve[r->n_curve][0] = step + 1;
-            r->curve[r->n_curve++][1] = acc;
+            r->curve[r->n_curve++][1] = e.metric;
         }
     }
     posemb_adamw_free(&o);
@@ -317,8 +331,8 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
                              const posemb_comm *group, run_result *r, posemb_error *err)
 {
     const posemb_syn_task *t = posemb_syn_find(c->tasks[task]);
-    if (!t) return posemb_fail(err, POSEMB_EINVAL, "study: unknown task '%s'", c->tasks[task]);
     memset(r, 0, sizeof *r);
+    if (!t) return posemb_fail(err, POSEMB_EINVAL, "study: unknown task '%s'", c->tasks[task]);
     double t0 = posemb_timer_now();
     int longest = c->n_train * c->mults[c->n_mults - 1], B = c->batch;
     run_buf b = {malloc((size_t)B * longest * sizeof(int32_t)),
@@ -336,9 +350,14 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
     if (!st) snprintf(r->spec, sizeof r->spec, "%s", posemb_pe_spec(posemb_model_pe(m)));
     if (!st) st = train_run(c, m, t, data_seed, group, &b, r, err);
     int leader = posemb_comm_leader(group);
-    for (int i = 0; !st && leader && i < c->n_mults; i++)
-        st = evaluate(m, t, data_seed, c->n_train * c->mults[i], c->n_train, c->eval_examples, &b, B, &r->metric[i],
-                      &r->exact[i], &r->collapsed[i], err);
+    for (int i = 0; !st && leader && i < c->n_mults; i++) {
+        eval_out o = {0};
+        if (t->kind == POSEMB_SYN_LM) st = study_tally_init(o.tally = &r->tally[i], longest + 1, err);
+        if (!st) st = evaluate(m, t, data_seed, c->n_train * c->mults[i], c->n_train, c->eval_examples, &b, B, &o, err);
+        r->metric[i] = o.metric;
+        r->exact[i] = o.exact;
+        r->collapsed[i] = o.collapsed;
+    }
     if (!st && leader && save_dir) st = save_in(m, save_dir, err);
     r->seconds = posemb_timer_now() - t0;
     posemb_model_free(m);
@@ -353,18 +372,26 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
 
 /* ---- results.jsonl ---- */
 
+static void run_result_free(run_result *r)
+{
+    for (int i = 0; i < 8; i++) study_tally_free(&r->tally[i]);
+}
+
 /* The lines of a run, one per evaluation length (STUDY.md section 5). */
 static char *result_lines(const posemb_study_config *c, int pi, int task, int seed, const run_result *r)
 {
     const posemb_syn_task *t = posemb_syn_find(c->tasks[task]);
     size_t cap = 4096 + sizeof r->spec + (size_t)r->n_curve * 48, len = 0;
-    char *s = malloc(cap * (size_t)c->n_mults);
-    if (!s) return NULL;
+    for (int i = 0; i < c->n_mults; i++) cap += study_tally_json_cap(&r->tally[i]);
     cap *= (size_t)c->n_mults;
+    char *s = malloc(cap);
+    if (!s) return NULL;
     for (int i = 0; i < c->n_mults; i++) {
         int L = c->n_train * c->mults[i];
-        char whole[64] = ""; /* the first metric is the tables'; an LM task's whole answers follow it */
-        if (t->kind == POSEMB_SYN_LM) snprintf(whole, sizeof whole, ", \"exact_match\": %.6f", r->exact[i]);
+        char whole[128] = ""; /* the first metric is the tables'; an LM task's whole answers follow it */
+        if (t->kind == POSEMB_SYN_LM)
+            snprintf(whole, sizeof whole, ", \"exact_match\": %.6f, \"length_mean_accuracy\": %.6f", r->exact[i],
+                     study_tally_length_mean(&r->tally[i]));
         len +=
             (size_t)snprintf(s + len, cap - len,
                              "{\"pe\": \"%s\", \"spec\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", "
@@ -373,6 +400,7 @@ static char *result_lines(const posemb_study_config *c, int pi, int task, int se
                              c->pes[pi], r->spec, t->name, posemb_syn_kind_name(t->kind), c->seeds[seed], c->n_train, L,
                              posemb_syn_metric_name(t->kind), r->metric[i], whole, posemb_syn_chance(t, L, c->n_train),
                              r->collapsed[i] ? "true" : "false", c->steps, r->seconds, posemb_blas_core());
+        if (r->tally[i].cap) len += study_tally_json(&r->tally[i], s + len, cap - len);
         if (i == 0 && r->n_curve) {
             len += (size_t)snprintf(s + len, cap - len, ", \"curve\": [");
             for (int k = 0; k < r->n_curve; k++)
@@ -431,9 +459,10 @@ posemb_status study_read_done(const posemb_study_config *c, const char *out, int
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
     FILE *f = fopen(path, "r");
     if (!f) return POSEMB_OK;
-    char line[8192];
+    char *line = NULL; /* any length: a line cut in two would parse as neither, and its run be redone */
+    size_t line_cap = 0;
     posemb_status st = POSEMB_OK;
-    for (int n = 1; !st && fgets(line, sizeof line, f); n++) {
+    for (int n = 1; !st && getline(&line, &line_cap, f) > 0; n++) {
         cJSON *j = cJSON_Parse(line);
         const cJSON *spec = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"),
                     *seed = cJSON_GetObjectItem(j, "seed");
@@ -449,6 +478,7 @@ posemb_status study_read_done(const posemb_study_config *c, const char *out, int
                         done[study_run_index(c, p, t, s)]++;
         cJSON_Delete(j);
     }
+    free(line);
     fclose(f);
     return st;
 }
@@ -486,13 +516,15 @@ static posemb_status synthetic_run(const posemb_study_config *study, const char 
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
     run_result r;
     posemb_status st = one_run(c, p, t, s, keep ? save : NULL, q->group, &r, err);
-    if (!st && !posemb_comm_leader(q->group)) return POSEMB_OK; /* the leader reports the run */
+    if (st || !posemb_comm_leader(q->group)) run_result_free(&r); /* the leader reports the run */
+    if (!st && !posemb_comm_leader(q->group)) return POSEMB_OK;
     if (st) {
         char msg[POSEMB_ERROR_MSG];
         snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
         return posemb_fail(err, st, "study run %s / %s / seed %d: %s", c->pes[p], c->tasks[t], c->seeds[s], msg);
     }
     char *lines = result_lines(c, p, t, s, &r);
+    run_result_free(&r);
     st = lines ? q->append(q->ctx, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     free(lines);
     if (!st)

@@ -50,6 +50,26 @@ int study_mrr(const double *v, int n_units, int n_pes, double *mrr, int *decided
 /* The next unit of q for this process, -1 when none is left: the group's
  * rank 0 asks q and hands it to the others. */
 posemb_status study_next_unit(const posemb_study_queue *q, int *k, posemb_error *err);
+/* A causal-LM evaluation's answer-token hits (study_tally.c), each array [cap]:
+ * by answer length n (1 .. cap-1) the examples, their tokens right and the
+ * examples wholly right; by position in the answer (0: its first token) the
+ * tokens scored and right. */
+typedef struct study_tally {
+    int cap;
+    long *examples, *right, *whole;
+    long *pos_right, *pos_total;
+} study_tally;
+posemb_status study_tally_init(study_tally *t, int cap, posemb_error *err);
+void study_tally_free(study_tally *t);
+void study_tally_token(study_tally *t, int pos, int hit);
+void study_tally_answer(study_tally *t, int len, int hits);
+/* Ruoss et al. 2023's score: the accuracy at each answer length, averaged over the lengths seen. */
+double study_tally_length_mean(const study_tally *t);
+/* `, "by_answer_length": [[n, examples, token accuracy, exact match], ...],
+ * "by_answer_position": [[j from 1, tokens, accuracy], ...]` into out; the
+ * length written (study_tally_json_cap bounds it). */
+size_t study_tally_json(const study_tally *t, char *out, size_t cap);
+size_t study_tally_json_cap(const study_tally *t);
 /* 1 for the real-data study of GLUE and SQuAD (units are PEs, pretraining first). */
 static inline int study_glue(const posemb_study_config *c) { return c->data[0] && !c->length; }
 /* Index into done[] of (pe, task, seed). */

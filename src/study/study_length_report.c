@@ -101,7 +101,8 @@ static void add_line(length_table *tb, const posemb_study_config *c, const cJSON
 
 static posemb_status load(length_table *tb, const posemb_study_config *c, const char *out, posemb_error *err)
 {
-    char path[POSEMB_PATH_MAX], line[8192];
+    char path[POSEMB_PATH_MAX], *line = NULL;
+    size_t line_cap = 0;
     memset(tb, 0, sizeof *tb);
     for (int t = 0; t < POSEMB_STUDY_MAX_TASKS; t++)
         tb->rope[t] = t < c->n_tasks ? find(c->pes[0], sizeof c->pes[0], c->n_pes, "rope") : -1;
@@ -109,11 +110,12 @@ static posemb_status load(length_table *tb, const posemb_study_config *c, const 
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
     FILE *f = fopen(path, "r");
     if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot read", path);
-    while (fgets(line, sizeof line, f)) {
+    while (getline(&line, &line_cap, f) > 0) { /* lines of any length: a cut one would read as no run */
         cJSON *j = cJSON_Parse(line);
         if (j) add_line(tb, c, j);
         cJSON_Delete(j);
     }
+    free(line);
     fclose(f);
     return POSEMB_OK;
 }

@@ -99,16 +99,18 @@ static posemb_status load_table(table *tb, const posemb_study_config *c, const c
         return posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
     for (size_t i = 0; i < n; i++) tb->v[i] = NAN;
     for (int i = 0; i < c->n_tasks * c->n_mults; i++) tb->chance[i] = tb->match[i] = NAN;
-    char path[POSEMB_PATH_MAX], line[16384];
+    char path[POSEMB_PATH_MAX], *line = NULL;
+    size_t line_cap = 0;
     if (posemb_path_join(path, sizeof path, out, "results.jsonl"))
         return posemb_fail(err, POSEMB_EINVAL, "path too long");
     FILE *f = fopen(path, "r");
     if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot open", path);
-    while (fgets(line, sizeof line, f)) { /* later lines win: a rerun replaces */
+    while (getline(&line, &line_cap, f) > 0) { /* later lines win: a rerun replaces */
         cJSON *j = cJSON_Parse(line);
         if (j) take_line(tb, j);
         cJSON_Delete(j);
     }
+    free(line);
     fclose(f);
     return POSEMB_OK;
 }
@@ -349,9 +351,19 @@ static void md_rank_table(FILE *f, const table *score, const table *ex, int lear
     fprintf(f, "\n");
 }
 
-/* Kazemnejad et al. 2023's ranking of the PEs beyond the training length, by
- * exact match (theirs) and by answer-token accuracy (Ruoss et al.'s score). */
-static void md_lm_ranking(FILE *f, const table *tb, const table *ex)
+/* 1 when some run of tb has its metric (lines from before a metric have none). */
+static int has_values(const table *tb)
+{
+    const posemb_study_config *c = tb->c;
+    for (size_t i = 0; i < (size_t)c->n_pes * c->n_tasks * c->n_mults * c->n_seeds; i++)
+        if (!isnan(tb->v[i])) return 1;
+    return 0;
+}
+
+/* Kazemnejad et al. 2023's ranking of the PEs beyond the training length, by exact
+ * match (theirs) and by answer-token accuracy averaged over answer lengths (rl: Ruoss
+ * et al.'s score; pooled over tokens, tb, for lines from before it was recorded). */
+static void md_lm_ranking(FILE *f, const table *tb, const table *ex, const table *rl)
 {
     const posemb_study_config *c = ex->c;
     if (c->n_pes < 2) return;
@@ -373,8 +385,11 @@ static void md_lm_ranking(FILE *f, const table *tb, const table *ex)
             "pooled over their test lengths, and break ties by order.) The tasks some PE learns at the training "
             "length (mean exact match over seeds >= 0.9):%s.\n",
             c->n_pes, learned ? names : " none");
-    const table *score[2] = {ex, tb};
-    const char *what[2] = {"exact match", "answer-token accuracy"};
+    int ruoss = has_values(rl);
+    const table *score[2] = {ex, ruoss ? rl : tb};
+    const char *what[2] = {"exact match", ruoss ? "answer-token accuracy averaged over answer lengths (Ruoss et al.'s "
+                                                  "score)"
+                                                : "answer-token accuracy"};
     for (int k = 0; k < 2; k++)
         for (int only = 0; only <= (learned && learned < lm); only++) {
             fprintf(f, "\n### By %s, %s\n\n", what[k], only ? "the learned tasks" : "all causal-LM tasks");
@@ -384,7 +399,7 @@ static void md_lm_ranking(FILE *f, const table *tb, const table *ex)
 
 /* The causal-LM tables: answer-token accuracy (tb) and whole answers right (ex) at the
  * training length, then by length, over the tasks and per task. */
-static void md_lm_tables(FILE *f, const table *tb, const table *ex, int ape)
+static void md_lm_tables(FILE *f, const table *tb, const table *ex, const table *rl, int ape)
 {
     const posemb_study_config *c = tb->c;
     fprintf(f, "\n## Causal language modelling (answer-token accuracy at %d tokens, a GPT-2-style decoder)\n\n",
@@ -398,6 +413,11 @@ static void md_lm_tables(FILE *f, const table *tb, const table *ex, int ape)
     if (c->n_mults < 2) return;
     fprintf(f, "\n## Longer sequences (causal-LM answer-token accuracy, mean over tasks)\n\n");
     md_table(f, tb, POSEMB_SYN_LM, 1, -1, ape);
+    if (has_values(rl)) {
+        fprintf(f, "\n## Longer sequences (answer-token accuracy averaged over answer lengths, Ruoss et al. 2023's "
+                   "score: each answer length weighs alike; mean over tasks)\n\n");
+        md_table(f, rl, POSEMB_SYN_LM, 1, -1, ape);
+    }
     for (int t = 0; t < c->n_tasks; t++)
         if (is_kind(c, t, POSEMB_SYN_LM)) {
             fprintf(f, "\n### %s by length: answer-token accuracy\n\n", c->tasks[t]);
@@ -405,10 +425,11 @@ static void md_lm_tables(FILE *f, const table *tb, const table *ex, int ape)
             fprintf(f, "\n### %s by length: exact match\n\n", c->tasks[t]);
             md_table(f, ex, POSEMB_SYN_LM, 1, t, ape);
         }
-    md_lm_ranking(f, tb, ex);
+    md_lm_ranking(f, tb, ex, rl);
 }
 
-static posemb_status write_md(const table *tb, const table *ex, const char *out, int ape, posemb_error *err)
+static posemb_status write_md(const table *tb, const table *ex, const table *rl, const char *out, int ape,
+                              posemb_error *err)
 {
     const posemb_study_config *c = tb->c;
     posemb_atomic_file af;
@@ -472,34 +493,40 @@ static posemb_status write_md(const table *tb, const table *ex, const char *out,
         fprintf(f, "\n## Longer sequences (span exact match, mean over tasks)\n\n");
         md_table(f, tb, POSEMB_SYN_SPAN, 1, -1, ape);
     }
-    if (has_kind(c, POSEMB_SYN_LM)) md_lm_tables(f, tb, ex, ape);
+    if (has_kind(c, POSEMB_SYN_LM)) md_lm_tables(f, tb, ex, rl, ape);
     return posemb_atomic_commit(&af, err);
 }
 
-static posemb_status write_csv(const table *tb, const table *ex, const char *out, int ape, posemb_error *err)
+static posemb_status write_csv(const table *tb, const table *ex, const table *rl, const char *out, int ape,
+                               posemb_error *err)
 {
     const posemb_study_config *c = tb->c;
     posemb_atomic_file af;
     posemb_status st = open_output(out, "tables.csv", &af, err);
     if (st) return st;
-    fprintf(af.f, "pe,task,kind,eval_len,mean,std,n,p_vs_ape,chance,collapsed,token_match,exact_match\n");
+    fprintf(
+        af.f,
+        "pe,task,kind,eval_len,mean,std,n,p_vs_ape,chance,collapsed,token_match,exact_match,length_mean_accuracy\n");
     for (int p = 0; p < c->n_pes; p++)
         for (int t = 0; t < c->n_tasks; t++)
             for (int m = 0; m < c->n_mults; m++) {
                 stats s = stats_of(tb, p, t, m, ape);
                 if (!s.n) continue;                  /* GLUE tasks have the trained length only */
                 stats e = stats_of(ex, p, t, m, -1); /* LM tasks' whole answers, mean over seeds */
-                fprintf(af.f, "%s,%s,%s,%d,%.6f,%.6f,%d,%.6g,%.6f,%d,%.6g,%.6g\n", c->pes[p], c->tasks[t], tb->kind[t],
-                        c->n_train * c->mults[m], s.mean, s.std, s.n, s.p, tb->chance[t * c->n_mults + m], s.collapsed,
-                        tb->match[t * c->n_mults + m], e.n ? e.mean : NAN);
+                stats r = stats_of(rl, p, t, m, -1); /* and their accuracy averaged over answer lengths */
+                fprintf(af.f, "%s,%s,%s,%d,%.6f,%.6f,%d,%.6g,%.6f,%d,%.6g,%.6g,%.6g\n", c->pes[p], c->tasks[t],
+                        tb->kind[t], c->n_train * c->mults[m], s.mean, s.std, s.n, s.p, tb->chance[t * c->n_mults + m],
+                        s.collapsed, tb->match[t * c->n_mults + m], e.n ? e.mean : NAN, r.n ? r.mean : NAN);
             }
     return posemb_atomic_commit(&af, err);
 }
 
-/* The causal-LM tasks' exact match (a span task's own metric has the name too: LM tasks' only). */
-static posemb_status load_exact(table *ex, const posemb_study_config *c, const char *out, posemb_error *err)
+/* A causal-LM tasks' metric other than the first: exact_match (a span task's own metric
+ * has the name too: LM tasks' only) or length_mean_accuracy. */
+static posemb_status load_lm_metric(table *ex, const posemb_study_config *c, const char *out, const char *metric,
+                                    posemb_error *err)
 {
-    posemb_status st = load_table(ex, c, out, "exact_match", err);
+    posemb_status st = load_table(ex, c, out, metric, err);
     for (int i = 0; !st && i < c->n_tasks * c->n_mults; i++) /* the token's chance is not a whole answer's */
         ex->chance[i] = ex->match[i] = NAN;
     for (int p = 0; !st && p < c->n_pes; p++)
@@ -512,14 +539,16 @@ static posemb_status load_exact(table *ex, const posemb_study_config *c, const c
 posemb_status posemb_study_tables(const posemb_study_config *c, const char *out, posemb_error *err)
 {
     if (c->length) return study_length_tables(c, out, err);
-    table tb = {0}, ex = {0};
+    table tb = {0}, ex = {0}, rl = {0};
     posemb_status st = load_table(&tb, c, out, NULL, err);
-    if (!st) st = load_exact(&ex, c, out, err);
+    if (!st) st = load_lm_metric(&ex, c, out, "exact_match", err);
+    if (!st) st = load_lm_metric(&rl, c, out, "length_mean_accuracy", err);
     int ape = index_of(c->pes, c->n_pes, "ape");
-    if (!st) st = write_md(&tb, &ex, out, ape, err);
-    if (!st) st = write_csv(&tb, &ex, out, ape, err);
+    if (!st) st = write_md(&tb, &ex, &rl, out, ape, err);
+    if (!st) st = write_csv(&tb, &ex, &rl, out, ape, err);
     free_table(&tb);
     free_table(&ex);
+    free_table(&rl);
     return st;
 }
 
@@ -811,7 +840,7 @@ static posemb_status html_lm_ranking(posemb_report *rep, const posemb_study_conf
 {
     if (!has_kind(c, POSEMB_SYN_LM) || c->n_mults < 2 || c->n_pes < 2) return POSEMB_OK;
     table ex = {0};
-    posemb_status st = load_exact(&ex, c, out, err);
+    posemb_status st = load_lm_metric(&ex, c, out, "exact_match", err);
     double mrr[N_LENGTHS][POSEMB_STUDY_MAX_PES];
     int units[N_LENGTHS], decided[N_LENGTHS], cols = c->n_mults;
     int rows = c->n_pes + 2; /* the PEs, the pairs ranked, those where the PEs differ */
