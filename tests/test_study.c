@@ -694,6 +694,35 @@ static void test_random_positions(void **state)
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
 }
 
+/* A run whose line is longer than any fixed buffer (here 40 kB, as by_answer_length
+ * makes at long evaluations) counts as done: read cut in pieces, it would parse as no
+ * line, and the run be trained again. */
+static void test_long_line_done(void **state)
+{
+    char path[1200], cmd[4096];
+    const char *cfg = "{\"pes\": [\"ape\"], \"tasks\": [\"order\"], \"seeds\": [1], \"lengths\": [1], "
+                      "\"n_train\": 16, \"steps\": 5, \"analyze\": 0, \"jobs\": 1}";
+    snprintf(path, sizeof path, "%s/long.json", dir);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/long'", dir);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    snprintf(path, sizeof path, "%s/long/results.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"pe\": \"ape\", \"task\": \"order\", \"kind\": \"classification\", \"seed\": 1, "
+               "\"n_train\": 16, \"eval_len\": 16, \"metrics\": {\"accuracy\": 0.75}, \"chance\": 0.5, "
+               "\"collapsed\": false, \"steps\": 5, \"seconds\": 1, \"pad\": \"");
+    for (int i = 0; i < 40000; i++) fputc('x', f);
+    fprintf(f, "\"}\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' study long.json --out long 2>&1 && test $(grep -c . long/results.jsonl) = 1 && "
+             "grep -q '^| ape | 0.750 |' long/tables.md",
+             dir, POSEMB_BIN);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    assert_non_null(strstr(out, "1 already in"));
+}
+
 static void test_bad_config(void **state)
 {
     char path[1200], cmd[4096];
@@ -847,6 +876,7 @@ int main(void)
         cmocka_unit_test(test_reverse_task),
         cmocka_unit_test(test_data_study),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_long_line_done),
         cmocka_unit_test(test_task_budget),
         cmocka_unit_test(test_default_budget),
     };
