@@ -310,6 +310,25 @@ static void test_tiny_length_study(void **state)
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study len.json --length --data '%s/data' --out b", dir, POSEMB_BIN,
              POSEMB_SHARED);
     if (tu_run(cmd, out, sizeof out)) fail_msg("%s", out);
+    /* a run killed at a checkpoint says where it went on from, its seconds counting from there */
+    const char *one = "{\"pes\": [\"ape\"], \"tasks\": [\"gpt2\"], \"seeds\": [1], \"lengths\": [1], \"layers\": 1, "
+                      "\"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"steps\": 200, "
+                      "\"batch\": 8, \"curve_every\": 10, \"eval_tokens\": 2048, \"passkey_trials\": 2, "
+                      "\"passkey_train\": 0, \"jobs\": 1}";
+    snprintf(path, sizeof path, "%s/one.json", dir);
+    assert_int_equal(tu_write_file(path, one, strlen(one)), 0);
+    snprintf(cmd, sizeof cmd, "one.json --length --data '%s/data'", POSEMB_SHARED);
+    assert_true(tu_study_killed_when(dir, cmd, "c", "c/models/gpt2-ape-s1/checkpoint-*"));
+    snprintf(
+        cmd, sizeof cmd,
+        "cd '%s' && '%s' study one.json --length --data '%s/data' --out c 2>&1 && grep -o '\"resumed_from\": [0-9]*' "
+        "c/results.jsonl",
+        dir, POSEMB_BIN, POSEMB_SHARED);
+    const char *at = NULL;
+    if (tu_run(cmd, out, sizeof out) || !(at = strstr(out, "\"resumed_from\": "))) fail_msg("no resumed_from: %s", out);
+    int from = atoi(at + strlen("\"resumed_from\": "));
+    printf("killed at a checkpoint, resumed from step %d\n", from);
+    assert_true(from > 0 && from < 200 && from % 10 == 0);
     /* the same folder under other "model" keys is refused, not counted as done */
     char other[4096];
     snprintf(other, sizeof other, "%.*s}", (int)(strstr(cfg, ", \"model\"") - cfg), cfg);

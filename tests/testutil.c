@@ -145,21 +145,26 @@ static int cmp_lines(const void *a, const void *b) { return strcmp(*(char *const
 
 char *tu_results_canonical(const char *path)
 {
-    char line[8192];
+    char *line = NULL;
+    size_t cap = 0, size = 1;
     FILE *f = fopen(path, "r");
     assert_non_null(f);
     char *lines[256];
     int n = 0;
-    while (n < 256 && fgets(line, sizeof line, f)) {
+    while (n < 256 && getline(&line, &cap, f) > 0) {
         cJSON *j = cJSON_Parse(line);
         assert_non_null(j);
-        cJSON_DeleteItemFromObject(j, "seconds");
-        lines[n++] = cJSON_PrintUnformatted(j);
+        cJSON_DeleteItemFromObject(j, "seconds");      /* timings */
+        cJSON_DeleteItemFromObject(j, "resumed_from"); /* where a killed run went on: its results are the same */
+        lines[n] = cJSON_PrintUnformatted(j);
+        size += strlen(lines[n++]) + 1;
         cJSON_Delete(j);
     }
+    free(line);
     fclose(f);
     qsort(lines, (size_t)n, sizeof *lines, cmp_lines); /* workers may finish in any order */
-    char *all = calloc(1, 1 << 18);
+    char *all = calloc(1, size);
+    assert_non_null(all);
     for (int i = 0; i < n; i++) {
         strcat(strcat(all, lines[i]), "\n");
         free(lines[i]);

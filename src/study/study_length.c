@@ -235,6 +235,7 @@ static posemb_status length_train(const posemb_study_config *c, const posemb_con
         r->curve[r->n_curve++][1] = res.history[i - 1].loss;
     }
     r->steps = res.step;
+    r->resumed_from = res.resumed_from;
     posemb_train_result_free(&res);
     posemb_lm_data_free(&d);
     posemb_model_free(m);
@@ -354,6 +355,7 @@ static char *length_lines(const posemb_study_config *c, int p, int t, int s, int
         scaled_fields(&b, c, r, i);
         add(&b, ", \"chance\": %d, \"passkey_train\": %g, \"steps\": %ld, \"seconds\": %.2f, \"blas\": \"%s\"", vocab,
             c->passkey_train, r->steps, r->seconds, posemb_blas_core());
+        if (r->resumed_from) add(&b, ", \"resumed_from\": %ld", r->resumed_from);
         if (c->model[0]) add(&b, ", \"model\": %s", c->model);
         for (int k = 0; i == 0 && k < r->n_curve; k++)
             add(&b, "%s[%.0f, %.4f]%s", k ? ", " : ", \"curve\": [", r->curve[k][0], r->curve[k][1],

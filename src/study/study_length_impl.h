@@ -22,6 +22,7 @@ typedef struct length_result {
     double curve[64][2];               /* training loss every curve_every steps */
     int n_curve;
     long steps;
+    long resumed_from; /* 0, or the checkpoint step training continued from: seconds then count from there */
     double seconds;
     char spec[512];
 } length_result;
