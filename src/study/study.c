@@ -162,7 +162,7 @@ static void best_span(const float *logits, int T, int *s, int *e)
 /* Teacher-forced accuracy on the answer tokens of a causal-LM batch: adds hits and tokens,
  * and the examples whose every scored answer token is right (what greedy decoding in the
  * same frame would get right whole, its first wrong token being the teacher-forced one's;
- * docs/study.md says when decoding a growing prefix differs); each token and answer into
+ * docs/study.md says when decoding a growing prefix differs); each token and example into
  * tally (may be NULL); the argmax at each answer token into sp. */
 static posemb_status lm_hits(posemb_model *m, const posemb_syn_task *t, const posemb_batch *batch, run_buf *b,
                              long *right, long *total, long *whole, study_tally *tally, same_pred *sp,
@@ -179,7 +179,8 @@ static posemb_status lm_hits(posemb_model *m, const posemb_syn_task *t, const po
     }
     int V = posemb_model_config(m)->vocab_size, T = batch->T;
     for (int r = 0; !st && r < batch->B; r++) {
-        int scored = 0, hits = 0;
+        int scored = 0, hits = 0, input_len = 0; /* the tokens between [CLS] and [SEP]: the instance's size */
+        while (input_len + 1 < T && batch->ids[(size_t)r * T + input_len + 1] != SYN_SEP) input_len++;
         for (int i = r * T; i < r * T + T - 1; i++) { /* logits at t predict the token at t+1 */
             if (b->targets[i + 1] < 0) continue;
             const float *z = b->logits + (size_t)i * V;
@@ -192,7 +193,7 @@ static posemb_status lm_hits(posemb_model *m, const posemb_syn_task *t, const po
             same_pred_add(sp, best);
         }
         *whole += hits == scored;
-        if (tally) study_tally_answer(tally, scored, hits);
+        if (tally) study_tally_example(tally, input_len, scored, hits);
     }
     return st;
 }
@@ -352,8 +353,9 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
     int leader = posemb_comm_leader(group);
     for (int i = 0; !st && leader && i < c->n_mults; i++) {
         eval_out o = {0};
-        if (t->kind == POSEMB_SYN_LM) st = study_tally_init(o.tally = &r->tally[i], longest + 1, err);
-        if (!st) st = evaluate(m, t, data_seed, c->n_train * c->mults[i], c->n_train, c->eval_examples, &b, B, &o, err);
+        int L = c->n_train * c->mults[i];
+        if (t->kind == POSEMB_SYN_LM) st = study_tally_init(o.tally = &r->tally[i], L + 1, err);
+        if (!st) st = evaluate(m, t, data_seed, L, c->n_train, c->eval_examples, &b, B, &o, err);
         r->metric[i] = o.metric;
         r->exact[i] = o.exact;
         r->collapsed[i] = o.collapsed;
@@ -381,17 +383,18 @@ static void run_result_free(run_result *r)
 static char *result_lines(const posemb_study_config *c, int pi, int task, int seed, const run_result *r)
 {
     const posemb_syn_task *t = posemb_syn_find(c->tasks[task]);
-    size_t cap = 4096 + sizeof r->spec + (size_t)r->n_curve * 48, len = 0;
-    for (int i = 0; i < c->n_mults; i++) cap += study_tally_json_cap(&r->tally[i]);
-    cap *= (size_t)c->n_mults;
+    size_t cap = (size_t)r->n_curve * 48, len = 0;
+    for (int i = 0; i < c->n_mults; i++) cap += 4096 + sizeof r->spec + study_tally_json_cap(&r->tally[i]);
     char *s = malloc(cap);
     if (!s) return NULL;
     for (int i = 0; i < c->n_mults; i++) {
         int L = c->n_train * c->mults[i];
         char whole[128] = ""; /* the first metric is the tables'; an LM task's whole answers follow it */
-        if (t->kind == POSEMB_SYN_LM)
-            snprintf(whole, sizeof whole, ", \"exact_match\": %.6f, \"length_mean_accuracy\": %.6f", r->exact[i],
-                     study_tally_length_mean(&r->tally[i]));
+        double by_length = study_tally_length_mean(&r->tally[i]);
+        if (t->kind == POSEMB_SYN_LM) snprintf(whole, sizeof whole, ", \"exact_match\": %.6f", r->exact[i]);
+        if (t->kind == POSEMB_SYN_LM && !isnan(by_length))
+            snprintf(whole + strlen(whole), sizeof whole - strlen(whole), ", \"length_mean_accuracy\": %.6f",
+                     by_length);
         len +=
             (size_t)snprintf(s + len, cap - len,
                              "{\"pe\": \"%s\", \"spec\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", "
@@ -448,6 +451,46 @@ static posemb_status same_model(const posemb_study_config *c, const cJSON *line,
     return st;
 }
 
+posemb_status study_each_line(FILE *f, study_line_fn fn, void *ctx, posemb_error *err)
+{
+    char *line = NULL; /* any length: a line cut in two would parse as neither, and its run be redone */
+    size_t cap = 0;
+    posemb_status st = POSEMB_OK;
+    for (int n = 1; !st && getline(&line, &cap, f) > 0; n++) {
+        cJSON *j = cJSON_Parse(line);
+        if (j) st = fn(j, n, ctx, err);
+        cJSON_Delete(j);
+    }
+    free(line);
+    return st;
+}
+
+typedef struct done_count {
+    const posemb_study_config *c;
+    const char *path;
+    int *done;
+    study_kernels *kernels;
+} done_count;
+
+static posemb_status count_done(const cJSON *j, int n, void *ctx, posemb_error *err)
+{
+    const done_count *d = ctx;
+    const posemb_study_config *c = d->c;
+    const cJSON *spec = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"),
+                *seed = cJSON_GetObjectItem(j, "seed"), *blas = cJSON_GetObjectItemCaseSensitive(j, "blas");
+    posemb_status st = c->length ? same_model(c, j, d->path, n, err) : POSEMB_OK;
+    if (st) return st;
+    if (d->kernels && cJSON_IsString(blas) && strcmp(blas->valuestring, posemb_blas_core()) && d->kernels->other++ == 0)
+        snprintf(d->kernels->first, sizeof d->kernels->first, "%s", blas->valuestring);
+    for (int p = 0; cJSON_IsString(spec) && p < c->n_pes; p++)
+        for (int t = 0; cJSON_IsString(task) && t < c->n_tasks; t++)
+            for (int s = 0; cJSON_IsNumber(seed) && s < c->n_seeds; s++)
+                if (!strcmp(spec->valuestring, c->pes[p]) && !strcmp(task->valuestring, c->tasks[t]) &&
+                    seed->valueint == c->seeds[s])
+                    d->done[study_run_index(c, p, t, s)]++;
+    return POSEMB_OK;
+}
+
 /* How many lines results.jsonl holds of each run, done[(pe * n_tasks + task) * n_seeds + seed];
  * a run is finished when it has one per evaluation length. No file: none.
  * kernels (may be NULL) counts the lines run under other BLAS kernels. */
@@ -459,26 +502,8 @@ posemb_status study_read_done(const posemb_study_config *c, const char *out, int
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
     FILE *f = fopen(path, "r");
     if (!f) return POSEMB_OK;
-    char *line = NULL; /* any length: a line cut in two would parse as neither, and its run be redone */
-    size_t line_cap = 0;
-    posemb_status st = POSEMB_OK;
-    for (int n = 1; !st && getline(&line, &line_cap, f) > 0; n++) {
-        cJSON *j = cJSON_Parse(line);
-        const cJSON *spec = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"),
-                    *seed = cJSON_GetObjectItem(j, "seed");
-        if (j && c->length) st = same_model(c, j, path, n, err);
-        const cJSON *blas = cJSON_GetObjectItemCaseSensitive(j, "blas");
-        if (kernels && cJSON_IsString(blas) && strcmp(blas->valuestring, posemb_blas_core()) && kernels->other++ == 0)
-            snprintf(kernels->first, sizeof kernels->first, "%s", blas->valuestring);
-        for (int p = 0; cJSON_IsString(spec) && p < c->n_pes; p++)
-            for (int t = 0; cJSON_IsString(task) && t < c->n_tasks; t++)
-                for (int s = 0; cJSON_IsNumber(seed) && s < c->n_seeds; s++)
-                    if (!strcmp(spec->valuestring, c->pes[p]) && !strcmp(task->valuestring, c->tasks[t]) &&
-                        seed->valueint == c->seeds[s])
-                        done[study_run_index(c, p, t, s)]++;
-        cJSON_Delete(j);
-    }
-    free(line);
+    done_count d = {c, path, done, kernels};
+    posemb_status st = study_each_line(f, count_done, &d, err);
     fclose(f);
     return st;
 }
@@ -516,9 +541,9 @@ static posemb_status synthetic_run(const posemb_study_config *study, const char 
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
     run_result r;
     posemb_status st = one_run(c, p, t, s, keep ? save : NULL, q->group, &r, err);
-    if (st || !posemb_comm_leader(q->group)) run_result_free(&r); /* the leader reports the run */
-    if (!st && !posemb_comm_leader(q->group)) return POSEMB_OK;
-    if (st) {
+    if (st || !posemb_comm_leader(q->group)) { /* the leader reports the run */
+        run_result_free(&r);
+        if (!st) return POSEMB_OK;
         char msg[POSEMB_ERROR_MSG];
         snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
         return posemb_fail(err, st, "study run %s / %s / seed %d: %s", c->pes[p], c->tasks[t], c->seeds[s], msg);

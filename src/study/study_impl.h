@@ -28,6 +28,11 @@ typedef struct study_kernels {
 } study_kernels;
 posemb_status study_read_done(const posemb_study_config *c, const char *out, int *done, study_kernels *kernels,
                               posemb_error *err);
+/* Calls fn on each line of f that parses as JSON (n: its line number, from 1), whatever
+ * the lines' length; stops at fn's first failure and returns it. */
+struct cJSON;
+typedef posemb_status (*study_line_fn)(const struct cJSON *line, int n, void *ctx, posemb_error *err);
+posemb_status study_each_line(FILE *f, study_line_fn fn, void *ctx, posemb_error *err);
 /* Appends whole lines to results.jsonl under a lock (workers append concurrently). */
 posemb_status study_append_results(const char *path, const char *lines, posemb_error *err);
 /* The amplitude rule (study_amplitude.c): spec with each added absolute PE
@@ -51,23 +56,25 @@ int study_mrr(const double *v, int n_units, int n_pes, double *mrr, int *decided
  * rank 0 asks q and hands it to the others. */
 posemb_status study_next_unit(const posemb_study_queue *q, int *k, posemb_error *err);
 /* A causal-LM evaluation's answer-token hits (study_tally.c), each array [cap]:
- * by answer length n (1 .. cap-1) the examples, their tokens right and the
- * examples wholly right; by position in the answer (0: its first token) the
- * tokens scored and right. */
+ * by input length n (the tokens between [CLS] and [SEP]: the instance's size)
+ * the examples, their answer tokens scored and right, and the examples wholly
+ * right; by position in the answer (0: its first scored token) the tokens
+ * scored and right. */
 typedef struct study_tally {
     int cap;
-    long *examples, *right, *whole;
+    long *examples, *tokens, *right, *whole;
     long *pos_right, *pos_total;
 } study_tally;
 posemb_status study_tally_init(study_tally *t, int cap, posemb_error *err);
 void study_tally_free(study_tally *t);
 void study_tally_token(study_tally *t, int pos, int hit);
-void study_tally_answer(study_tally *t, int len, int hits);
-/* Ruoss et al. 2023's score: the accuracy at each answer length, averaged over the lengths seen. */
+void study_tally_example(study_tally *t, int input_len, int scored, int hits);
+/* Ruoss et al. 2023's score: the answer-token accuracy at each input length, averaged
+ * over the lengths seen (NAN when none). */
 double study_tally_length_mean(const study_tally *t);
-/* `, "by_answer_length": [[n, examples, token accuracy, exact match], ...],
- * "by_answer_position": [[j from 1, tokens, accuracy], ...]` into out; the
- * length written (study_tally_json_cap bounds it). */
+/* `, "by_input_length": [[n, examples, token accuracy, exact match], ...],
+ * "by_answer_position": [[j from 1, tokens, accuracy], ...]` into out (cut at cap);
+ * the length written, below study_tally_json_cap. */
 size_t study_tally_json(const study_tally *t, char *out, size_t cap);
 size_t study_tally_json_cap(const study_tally *t);
 /* 1 for the real-data study of GLUE and SQuAD (units are PEs, pretraining first). */

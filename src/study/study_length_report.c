@@ -73,8 +73,16 @@ static double num(const cJSON *o, const char *key)
 }
 
 /* One results line into tb. */
-static void add_line(length_table *tb, const posemb_study_config *c, const cJSON *j)
+typedef struct length_load {
+    length_table *tb;
+    const posemb_study_config *c;
+} length_load;
+
+static posemb_status add_line(const cJSON *j, int n, void *ctx, posemb_error *err)
 {
+    (void)n, (void)err;
+    length_table *tb = ((length_load *)ctx)->tb;
+    const posemb_study_config *c = ((length_load *)ctx)->c;
     const cJSON *pe = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"),
                 *m = cJSON_GetObjectItem(j, "metrics"), *depths = cJSON_GetObjectItem(j, "passkey_digit_depths"),
                 *scaled = cJSON_GetObjectItem(j, "scaled");
@@ -83,7 +91,7 @@ static void add_line(length_table *tb, const posemb_study_config *c, const cJSON
     int i = -1;
     for (int k = 0; k < c->n_mults && k < MAX_MULTS; k++)
         if (num(j, "eval_len") == (double)c->n_train * c->mults[k]) i = k;
-    if (p < 0 || t < 0 || i < 0 || !cJSON_IsObject(m)) return;
+    if (p < 0 || t < 0 || i < 0 || !cJSON_IsObject(m)) return POSEMB_OK;
     pe_row *r = &tb->row[t][p];
     put(&r->loss[i], num(m, "loss"));
     put(&r->passkey[i], num(m, "passkey"));
@@ -97,12 +105,12 @@ static void add_line(length_table *tb, const posemb_study_config *c, const cJSON
     for (int s = 0; cJSON_IsObject(scaled) && s < c->n_scalings && s < MAX_SCALINGS; s++)
         put(&tb->scaled[t][s][i], log(num(scaled, c->scalings[s])));
     if (isfinite(num(j, "chance"))) tb->chance = num(j, "chance");
+    return POSEMB_OK;
 }
 
 static posemb_status load(length_table *tb, const posemb_study_config *c, const char *out, posemb_error *err)
 {
-    char path[POSEMB_PATH_MAX], *line = NULL;
-    size_t line_cap = 0;
+    char path[POSEMB_PATH_MAX];
     memset(tb, 0, sizeof *tb);
     for (int t = 0; t < POSEMB_STUDY_MAX_TASKS; t++)
         tb->rope[t] = t < c->n_tasks ? find(c->pes[0], sizeof c->pes[0], c->n_pes, "rope") : -1;
@@ -110,14 +118,10 @@ static posemb_status load(length_table *tb, const posemb_study_config *c, const 
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
     FILE *f = fopen(path, "r");
     if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot read", path);
-    while (getline(&line, &line_cap, f) > 0) { /* lines of any length: a cut one would read as no run */
-        cJSON *j = cJSON_Parse(line);
-        if (j) add_line(tb, c, j);
-        cJSON_Delete(j);
-    }
-    free(line);
+    length_load ld = {tb, c};
+    posemb_status st = study_each_line(f, add_line, &ld, err);
     fclose(f);
-    return POSEMB_OK;
+    return st;
 }
 
 /* "5.123 +- 0.041" of exp over a cell of losses (perplexities per seed); "-" when empty. */

@@ -49,22 +49,24 @@ static int index_of(const char (*names)[128], int n, const char *x)
     return -1;
 }
 
-static void take_line(table *tb, const cJSON *j)
+static posemb_status take_line(const cJSON *j, int n, void *ctx, posemb_error *err)
 {
+    (void)n, (void)err;
+    table *tb = ctx;
     const posemb_study_config *c = tb->c;
     const cJSON *spec = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"),
                 *seed = cJSON_GetObjectItem(j, "seed");
     const cJSON *len = cJSON_GetObjectItem(j, "eval_len"), *metrics = cJSON_GetObjectItem(j, "metrics");
     if (!cJSON_IsString(spec) || !cJSON_IsString(task) || !cJSON_IsNumber(seed) || !cJSON_IsNumber(len) || !metrics ||
         !metrics->child)
-        return;
+        return POSEMB_OK;
     int p = index_of(c->pes, c->n_pes, spec->valuestring), t = -1, s = -1, m = -1;
     for (int i = 0; i < c->n_tasks; i++) t = strcmp(c->tasks[i], task->valuestring) ? t : i;
     for (int i = 0; i < c->n_seeds; i++) s = c->seeds[i] == seed->valueint ? i : s;
     for (int i = 0; i < c->n_mults; i++) m = c->n_train * c->mults[i] == len->valueint ? i : m;
-    if (p < 0 || t < 0 || s < 0 || m < 0) return; /* a run of another configuration */
+    if (p < 0 || t < 0 || s < 0 || m < 0) return POSEMB_OK; /* a run of another configuration */
     const cJSON *v = tb->metric ? cJSON_GetObjectItem(metrics, tb->metric) : metrics->child;
-    if (!cJSON_IsNumber(v)) return; /* a line without it (an LM line from before exact_match) */
+    if (!cJSON_IsNumber(v)) return POSEMB_OK; /* a line without it (an LM line from before exact_match) */
     *cell(tb, p, t, m, s) = v->valuedouble;
     *collapsed_at(tb, p, t, m, s) = cJSON_IsTrue(cJSON_GetObjectItem(j, "collapsed"));
     const cJSON *chance = cJSON_GetObjectItem(j, "chance"), *kind = cJSON_GetObjectItem(j, "kind");
@@ -74,13 +76,14 @@ static void take_line(table *tb, const cJSON *j)
     if (cJSON_IsString(kind)) snprintf(tb->kind[t], sizeof tb->kind[t], "%.15s", kind->valuestring);
     const cJSON *curve = cJSON_GetObjectItem(j, "curve"), *pt;
     size_t k = ((size_t)p * c->n_tasks + t) * c->n_seeds + s;
-    if (!cJSON_IsArray(curve)) return; /* only the line of the training length carries the curve */
+    if (!cJSON_IsArray(curve)) return POSEMB_OK; /* only the line of the training length carries the curve */
     tb->n_curve[k] = 0;
     cJSON_ArrayForEach(pt, curve) if (tb->n_curve[k] < 64)
     {
         tb->curve[(k * 64 + tb->n_curve[k]) * 2] = cJSON_GetArrayItem(pt, 0)->valuedouble;
         tb->curve[(k * 64 + tb->n_curve[k]++) * 2 + 1] = cJSON_GetArrayItem(pt, 1)->valuedouble;
     }
+    return POSEMB_OK;
 }
 
 static posemb_status load_table(table *tb, const posemb_study_config *c, const char *out, const char *metric,
@@ -99,20 +102,14 @@ static posemb_status load_table(table *tb, const posemb_study_config *c, const c
         return posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
     for (size_t i = 0; i < n; i++) tb->v[i] = NAN;
     for (int i = 0; i < c->n_tasks * c->n_mults; i++) tb->chance[i] = tb->match[i] = NAN;
-    char path[POSEMB_PATH_MAX], *line = NULL;
-    size_t line_cap = 0;
+    char path[POSEMB_PATH_MAX];
     if (posemb_path_join(path, sizeof path, out, "results.jsonl"))
         return posemb_fail(err, POSEMB_EINVAL, "path too long");
     FILE *f = fopen(path, "r");
     if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot open", path);
-    while (getline(&line, &line_cap, f) > 0) { /* later lines win: a rerun replaces */
-        cJSON *j = cJSON_Parse(line);
-        if (j) take_line(tb, j);
-        cJSON_Delete(j);
-    }
-    free(line);
+    posemb_status st = study_each_line(f, take_line, tb, err); /* later lines win: a rerun replaces */
     fclose(f);
-    return POSEMB_OK;
+    return st;
 }
 
 static void free_table(table *tb)
@@ -351,18 +348,26 @@ static void md_rank_table(FILE *f, const table *score, const table *ex, int lear
     fprintf(f, "\n");
 }
 
-/* 1 when some run of tb has its metric (lines from before a metric have none). */
-static int has_values(const table *tb)
+/* 1 when rl has a value wherever tb has a causal-LM one: a study with lines from before
+ * rl's metric was recorded would rank and average the others over fewer pairs and tasks. */
+static int covers(const table *rl, const table *tb)
 {
     const posemb_study_config *c = tb->c;
-    for (size_t i = 0; i < (size_t)c->n_pes * c->n_tasks * c->n_mults * c->n_seeds; i++)
-        if (!isnan(tb->v[i])) return 1;
-    return 0;
+    int any = 0;
+    for (int p = 0; p < c->n_pes; p++)
+        for (int t = 0; t < c->n_tasks; t++)
+            for (int m = 0; m < c->n_mults && is_kind(c, t, POSEMB_SYN_LM); m++)
+                for (int s = 0; s < c->n_seeds; s++) {
+                    if (isnan(*cell(tb, p, t, m, s))) continue;
+                    if (isnan(*cell(rl, p, t, m, s))) return 0;
+                    any = 1;
+                }
+    return any;
 }
 
 /* Kazemnejad et al. 2023's ranking of the PEs beyond the training length, by exact
- * match (theirs) and by answer-token accuracy averaged over answer lengths (rl: Ruoss
- * et al.'s score; pooled over tokens, tb, for lines from before it was recorded). */
+ * match (theirs) and by answer-token accuracy averaged over input lengths (rl: Ruoss
+ * et al.'s score; pooled over tokens, tb, when some line is from before it was recorded). */
 static void md_lm_ranking(FILE *f, const table *tb, const table *ex, const table *rl)
 {
     const posemb_study_config *c = ex->c;
@@ -385,9 +390,9 @@ static void md_lm_ranking(FILE *f, const table *tb, const table *ex, const table
             "pooled over their test lengths, and break ties by order.) The tasks some PE learns at the training "
             "length (mean exact match over seeds >= 0.9):%s.\n",
             c->n_pes, learned ? names : " none");
-    int ruoss = has_values(rl);
+    int ruoss = covers(rl, tb);
     const table *score[2] = {ex, ruoss ? rl : tb};
-    const char *what[2] = {"exact match", ruoss ? "answer-token accuracy averaged over answer lengths (Ruoss et al.'s "
+    const char *what[2] = {"exact match", ruoss ? "answer-token accuracy averaged over input lengths (Ruoss et al.'s "
                                                   "score)"
                                                 : "answer-token accuracy"};
     for (int k = 0; k < 2; k++)
@@ -413,9 +418,9 @@ static void md_lm_tables(FILE *f, const table *tb, const table *ex, const table 
     if (c->n_mults < 2) return;
     fprintf(f, "\n## Longer sequences (causal-LM answer-token accuracy, mean over tasks)\n\n");
     md_table(f, tb, POSEMB_SYN_LM, 1, -1, ape);
-    if (has_values(rl)) {
-        fprintf(f, "\n## Longer sequences (answer-token accuracy averaged over answer lengths, Ruoss et al. 2023's "
-                   "score: each answer length weighs alike; mean over tasks)\n\n");
+    if (covers(rl, tb)) {
+        fprintf(f, "\n## Longer sequences (answer-token accuracy averaged over input lengths, Ruoss et al. 2023's "
+                   "score: each input length weighs alike; mean over tasks)\n\n");
         md_table(f, rl, POSEMB_SYN_LM, 1, -1, ape);
     }
     for (int t = 0; t < c->n_tasks; t++)
@@ -868,8 +873,9 @@ static posemb_status html_lm_ranking(posemb_report *rep, const posemb_study_conf
         posemb_report_paragraph(rep, "After Kazemnejad et al. 2023: in each causal-LM task and seed the PEs are "
                                      "ranked by exact match at the length, and each PE's mean reciprocal rank is "
                                      "given (1: always first); tied PEs share the mean of the reciprocal ranks they "
-                                     "span. tables.md also ranks by answer-token accuracy and over the learned tasks "
-                                     "alone.");
+                                     "span. tables.md also ranks by answer-token accuracy (averaged over input "
+                                     "lengths, Ruoss et al.'s score, when every line has it) and over the learned "
+                                     "tasks alone.");
         posemb_report_table(rep, head, cols, cells, rows, "Mean reciprocal rank by exact match");
     }
     free(buf);

@@ -1,17 +1,21 @@
-/* Answer-token hits of a causal-LM evaluation by answer length and by
+/* Answer-token hits of a causal-LM evaluation by input length and by
  * position in the answer. Pooled over tokens, a long answer weighs more than
- * a short one; Ruoss et al. 2023 score a model by its accuracy at each length,
- * averaged over the lengths. And where in an answer the errors are tells a
- * model that fails to extrapolate from one that never fitted. */
+ * a short one; Ruoss et al. 2023 score a model by its accuracy at each input
+ * length, averaged over the lengths. And where in an answer the errors are
+ * tells a model that fails to extrapolate from one that never fitted. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "study_impl.h"
 
+enum { TALLY_ARRAYS = 6 };
+
 posemb_status study_tally_init(study_tally *t, int cap, posemb_error *err)
 {
-    *t = (study_tally){.cap = cap, .examples = calloc((size_t)cap * 5, sizeof(long))};
+    *t = (study_tally){.cap = cap, .examples = calloc((size_t)cap * TALLY_ARRAYS, sizeof(long))};
     if (!t->examples) return posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
-    t->right = t->examples + cap;
+    t->tokens = t->examples + cap;
+    t->right = t->tokens + cap;
     t->whole = t->right + cap;
     t->pos_right = t->whole + cap;
     t->pos_total = t->pos_right + cap;
@@ -31,49 +35,59 @@ void study_tally_token(study_tally *t, int pos, int hit)
     t->pos_right[pos] += hit;
 }
 
-void study_tally_answer(study_tally *t, int len, int hits)
+void study_tally_example(study_tally *t, int input_len, int scored, int hits)
 {
-    if (len <= 0 || len >= t->cap) return;
-    t->examples[len]++;
-    t->right[len] += hits;
-    t->whole[len] += hits == len;
+    if (input_len < 0 || input_len >= t->cap) return;
+    t->examples[input_len]++;
+    t->tokens[input_len] += scored;
+    t->right[input_len] += hits;
+    t->whole[input_len] += hits == scored;
 }
 
 double study_tally_length_mean(const study_tally *t)
 {
     double sum = 0;
     int lengths = 0;
-    for (int n = 1; n < t->cap; n++)
-        if (t->examples[n]) {
-            sum += (double)t->right[n] / ((double)n * t->examples[n]);
+    for (int n = 0; n < t->cap; n++)
+        if (t->tokens[n]) {
+            sum += (double)t->right[n] / (double)t->tokens[n];
             lengths++;
         }
-    return lengths ? sum / lengths : 0;
+    return lengths ? sum / lengths : NAN;
 }
 
-size_t study_tally_json_cap(const study_tally *t) { return 128 + (size_t)t->cap * 80; }
+/* An entry is at most 1 + 11 + 2 + 20 + 2 + 6 + 2 + 6 + 1 = 51 characters (an
+ * int, a long and two %.4f of values in [0, 1]) plus ", ": 80 is room; 128 for
+ * the keys and brackets. */
+size_t study_tally_json_cap(const study_tally *t) { return 128 + (size_t)t->cap * 2 * 80; }
+
+/* Appends s to out[*n .. cap), cut at cap - 1; *n never passes cap - 1. */
+static void append(char *out, size_t cap, size_t *n, const char *s)
+{
+    while (*s && *n + 1 < cap) out[(*n)++] = *s++;
+    if (*n < cap) out[*n] = '\0';
+}
 
 size_t study_tally_json(const study_tally *t, char *out, size_t cap)
 {
     size_t n = 0;
-    int first = 1;
-#define PUT(...) (n += n < cap ? (size_t)snprintf(out + n, cap - n, __VA_ARGS__) : 0)
-    PUT(", \"by_answer_length\": [");
-    for (int len = 1; len < t->cap; len++)
-        if (t->examples[len]) {
-            PUT("%s[%d, %ld, %.4f, %.4f]", first ? "" : ", ", len, t->examples[len],
-                (double)t->right[len] / ((double)len * t->examples[len]), (double)t->whole[len] / t->examples[len]);
+    char e[128];
+    append(out, cap, &n, ", \"by_input_length\": [");
+    for (int len = 0, first = 1; len < t->cap; len++)
+        if (t->tokens[len]) {
+            snprintf(e, sizeof e, "%s[%d, %ld, %.4f, %.4f]", first ? "" : ", ", len, t->examples[len],
+                     (double)t->right[len] / (double)t->tokens[len], (double)t->whole[len] / (double)t->examples[len]);
+            append(out, cap, &n, e);
             first = 0;
         }
-    PUT("], \"by_answer_position\": [");
-    first = 1;
-    for (int pos = 0; pos < t->cap; pos++)
+    append(out, cap, &n, "], \"by_answer_position\": [");
+    for (int pos = 0, first = 1; pos < t->cap; pos++)
         if (t->pos_total[pos]) {
-            PUT("%s[%d, %ld, %.4f]", first ? "" : ", ", pos + 1, t->pos_total[pos],
-                (double)t->pos_right[pos] / t->pos_total[pos]);
+            snprintf(e, sizeof e, "%s[%d, %ld, %.4f]", first ? "" : ", ", pos + 1, t->pos_total[pos],
+                     (double)t->pos_right[pos] / (double)t->pos_total[pos]);
+            append(out, cap, &n, e);
             first = 0;
         }
-    PUT("]");
-#undef PUT
+    append(out, cap, &n, "]");
     return n;
 }

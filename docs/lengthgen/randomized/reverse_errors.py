@@ -3,21 +3,26 @@ whether the token it just copied occurs more than once in the input, and what
 it writes when it is wrong.
 
 Reversing by position needs the offset from each answer token to its source
-(2j - 1 tokens back for the j-th answer token), which contiguous positions give
+(2j - 1 tokens back from the position that predicts the j-th answer token), which contiguous positions give
 as one rotation and randomized positions blur. Reversing by content needs none:
 find the token just written in the input and copy the one before it. That
 chain is ambiguous exactly when the token just written occurs twice or more in
 the input; it then points at the predecessor of another occurrence.
 
 Draws examples laid out as posemb's seq_reverse at length T (default 42; a
-fresh draw, not the study's stream: sizes 1 .. (T-2)/2, 48 symbols), runs the
+fresh draw, not the study's stream, 48 symbols: sizes 1 .. (TRAIN-2)/2 at the
+training length TRAIN (default 42), past it only the sizes training never saw,
+up to (T-2)/2, as the study scores), runs the
 model on them through posemb's Python module in batches of 32 (a randomized PE
 draws one set of positions per batch, as in the study's evaluation) and scores
 the argmax before each answer token, teacher forced as the study scores it.
 
-    PYTHONPATH=python POSEMB_LIBRARY=build/libposemb.so python3 reverse_errors.py MODEL_DIR [T] [EXAMPLES]
+    PYTHONPATH=python POSEMB_LIBRARY=build/libposemb.so python3 reverse_errors.py MODEL_DIR [T] [EXAMPLES] [TRAIN]
 
-MODEL_DIR is a model the study kept ("analyze": 1 keeps the first seed's)."""
+MODEL_DIR is a model the study kept ("analyze": 1 keeps the first seed's).
+A wrong token is put in the first class it fits, in the order printed; a model
+that wrote input tokens at random would land in the first class by chance too,
+in proportion to the other occurrences (plain RoPE at 2x: 7% of its errors)."""
 import sys
 import numpy as np
 import posemb
@@ -26,9 +31,10 @@ PAD, CLS, SEP, CONTENT, SYMBOLS = 0, 1, 2, 16, 48
 model_dir = sys.argv[1]
 T = int(sys.argv[2]) if len(sys.argv) > 2 else 42
 N = int(sys.argv[3]) if len(sys.argv) > 3 else 2048
-TRAIN = 42  # the training length: sizes up to (TRAIN - 2) / 2
-lo = (TRAIN - 2) // 2 + 1 if T > TRAIN else 1  # past it, only the sizes training never saw, as the study scores
-hi = (T - 2) // 2
+TRAIN = int(sys.argv[4]) if len(sys.argv) > 4 else 42
+lo, hi = 1, (TRAIN - 2) // 2  # as size_of in src/study/synthetic_seq.c
+if T > TRAIN and (T - 2) // 2 > hi:
+    lo, hi = hi + 1, (T - 2) // 2
 rng = np.random.default_rng(11)
 m = posemb.Model(model_dir)
 # tallies: [first answer token, chain unique, chain ambiguous]
@@ -55,8 +61,9 @@ for b0 in range(0, N, 32):
             right[k] += p == want
             if p == want:
                 continue
-            others = [j - 1 for j in range(1, n) if x[j] == x[n - i] and j != n - i] if i else []
-            if i and any(x[j] == p for j in others if j >= 0):
+            # where the other occurrences of the token just written are; one at x[0] has [CLS] before it
+            others = [j for j in range(n) if x[j] == x[n - i] and j != n - i] if i else []
+            if any((x[j - 1] if j else CLS) == p for j in others):
                 wrong_kind["predecessor of another occurrence"] += 1
             elif n - i < n and p == x[n - i]:
                 wrong_kind["the token just written, again"] += 1
