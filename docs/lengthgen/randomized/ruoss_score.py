@@ -1,7 +1,7 @@
 """Ruoss et al. 2023's score on a study of docs/configs/study-randomized.json:
-for each run, the answer-token accuracy at each answer length of 41-100 (the
+for each run, the answer-token accuracy at each input length of 41-100 (the
 lengths their released example scores past its training lengths 1-40),
-averaged over the lengths, read from the `by_answer_length` of the run's line
+averaged over the lengths, read from the `by_input_length` of the run's line
 at 3x (246 tokens, sizes 41-122); then, per task and PE, the mean and standard
 deviation over seeds, and each randomized PE against its plain one (Welch's
 t-test over the task-and-seed scores, scripts/study-claims' test).
@@ -37,7 +37,7 @@ with open(os.path.join(study, "results.jsonl")) as f:
         if r["eval_len"] == r["n_train"]:
             fit[key][r["seed"]] = r["metrics"]["token_accuracy"]
         elif r["eval_len"] == 3 * r["n_train"]:
-            accs = [a for n, _, a, _ in r["by_answer_length"] if lo <= n <= hi]
+            accs = [a for n, _, a, _ in r["by_input_length"] if lo <= n <= hi]
             score[key][r["seed"]] = sum(accs) / len(accs)
 
 
@@ -51,7 +51,7 @@ def cell(d):
     return "%.3f ± %.3f" % (m, math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)))
 
 
-print("Answer-token accuracy averaged over answer lengths %d-%d (mean ± sd over seeds); "
+print("Answer-token accuracy averaged over input lengths %d-%d (mean ± sd over seeds); "
       "in brackets, at the training length (sizes 1-40)\n" % (lo, hi))
 print("| PE | " + " | ".join(tasks) + " | mean over tasks |")
 print("|---|" + "---|" * (len(tasks) + 1))
