@@ -66,7 +66,7 @@ for pe in pes:
     base = pe.split("+random")[0]
     x = [s for t in tasks for s in score[(pe, t)].values()]
     y = [s for t in tasks for s in score[(base, t)].values()]
-    if len(x) < 2 or len(y) < 2:
+    if any(score[(pe, t)].keys() != score[(base, t)].keys() for t in tasks) or len(x) < 2:
         print("%s against %s: not all runs in" % (pe, base))
         continue
     t, p, mx, my = claims.welch(x, y)
