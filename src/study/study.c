@@ -201,7 +201,7 @@ static posemb_status lm_hits(posemb_model *m, const posemb_syn_task *t, const po
 /* What an evaluation gives: accuracy (classification, LM tokens) or exact match (span);
  * exact: for LM tasks, the share of examples with every answer token right; collapsed:
  * every example got the same prediction (class, span, or answer token); tally (NULL or
- * initialised by the caller): LM tasks' hits by answer length and position. */
+ * initialised by the caller): LM tasks' hits by input length and answer position. */
 typedef struct eval_out {
     double metric, exact;
     int collapsed;
@@ -248,7 +248,7 @@ static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_
 typedef struct run_result {
     double metric[8], exact[8], curve[64][2], seconds; /* exact: LM tasks' whole answers right */
     int collapsed[8];
-    study_tally tally[8]; /* LM tasks' hits by answer length and position (freed by run_result_free) */
+    study_tally tally[8]; /* LM tasks' hits by input length and answer position (freed by run_result_free) */
     int n_curve;
     char spec[512]; /* the canonical spec the model ran with (the amplitude rule's rewrite) */
 } run_result;
@@ -376,7 +376,7 @@ static posemb_status one_run(const posemb_study_config *c, int pi, int task, int
 
 static void run_result_free(run_result *r)
 {
-    for (int i = 0; i < 8; i++) study_tally_free(&r->tally[i]);
+    for (size_t i = 0; i < sizeof r->tally / sizeof *r->tally; i++) study_tally_free(&r->tally[i]);
 }
 
 /* The lines of a run, one per evaluation length (STUDY.md section 5). */

@@ -20,12 +20,12 @@ void study_folder_of(const char *spec, char *buf, size_t cap);
 int study_model_dir(const char *out, const char *pe_folder, const char *task, int seed, char *buf, size_t cap);
 /* The line that says what a study has left: n pending units (posemb_study_pending) on workers. */
 void study_say_pending(const posemb_study_config *c, const char *out, int n, int workers);
-/* done[study_run_index] = the lines out/results.jsonl holds of each run. */
 /* Lines of a results.jsonl run under other OpenBLAS kernels than this process's. */
 typedef struct study_kernels {
     int other;      /* how many */
     char first[64]; /* the first one's kernels */
 } study_kernels;
+/* done[study_run_index] = the lines out/results.jsonl holds of each run; kernels (may be NULL). */
 posemb_status study_read_done(const posemb_study_config *c, const char *out, int *done, study_kernels *kernels,
                               posemb_error *err);
 /* Calls fn on each line of f that parses as JSON (n: its line number, from 1), whatever

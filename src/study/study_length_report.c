@@ -72,12 +72,12 @@ static double num(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-/* One results line into tb. */
 typedef struct length_load {
     length_table *tb;
     const posemb_study_config *c;
 } length_load;
 
+/* One results line into the length_load's table (a study_line_fn). */
 static posemb_status add_line(const cJSON *j, int n, void *ctx, posemb_error *err)
 {
     (void)n, (void)err;

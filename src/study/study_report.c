@@ -518,7 +518,7 @@ static posemb_status write_csv(const table *tb, const table *ex, const table *rl
                 stats s = stats_of(tb, p, t, m, ape);
                 if (!s.n) continue;                  /* GLUE tasks have the trained length only */
                 stats e = stats_of(ex, p, t, m, -1); /* LM tasks' whole answers, mean over seeds */
-                stats r = stats_of(rl, p, t, m, -1); /* and their accuracy averaged over answer lengths */
+                stats r = stats_of(rl, p, t, m, -1); /* and their accuracy averaged over input lengths */
                 fprintf(af.f, "%s,%s,%s,%d,%.6f,%.6f,%d,%.6g,%.6f,%d,%.6g,%.6g,%.6g\n", c->pes[p], c->tasks[t],
                         tb->kind[t], c->n_train * c->mults[m], s.mean, s.std, s.n, s.p, tb->chance[t * c->n_mults + m],
                         s.collapsed, tb->match[t * c->n_mults + m], e.n ? e.mean : NAN, r.n ? r.mean : NAN);
