@@ -84,10 +84,14 @@ static int check_row(const char *name, const int32_t *row, int T)
 {
     layout l = layout_of(row, T);
     const int32_t *in = row + 1, *out = row + l.sep + 1;
-    if (!strcmp(name, "seq_copy") || !strcmp(name, "seq_reverse")) {
-        int rev = !strcmp(name, "seq_reverse");
+    if (!strncmp(name, "seq_copy", 8) || !strncmp(name, "seq_reverse", 11)) {
+        int rev = !strncmp(name, "seq_reverse", 11), bits = strstr(name, "_bits") != NULL;
         assert_int_equal(l.n_out, l.n_in);
-        for (int i = 0; i < l.n_in; i++) assert_int_equal(out[i], in[rev ? l.n_in - 1 - i : i]);
+        for (int i = 0; i < l.n_in; i++) {
+            assert_int_equal(out[i], in[rev ? l.n_in - 1 - i : i]);
+            if (bits) assert_true(in[i] == SYN_DIGIT || in[i] == SYN_DIGIT + 1);
+            else assert_true(in[i] >= SYN_CONTENT && in[i] < POSEMB_SYN_VOCAB);
+        }
         return l.n_in;
     }
     if (!strcmp(name, "seq_sort")) {
@@ -135,8 +139,8 @@ static int size_max(const char *name, int T)
 
 static void test_seq_tasks(void **state)
 {
-    static const char *const names[] = {"seq_copy",      "seq_reverse", "seq_sort",          "seq_add",
-                                        "seq_add_hints", "seq_parity",  "seq_parity_running"};
+    static const char *const names[] = {"seq_copy", "seq_reverse",   "seq_copy_bits", "seq_reverse_bits",  "seq_sort",
+                                        "seq_add",  "seq_add_hints", "seq_parity",    "seq_parity_running"};
     static int32_t ids[B * 8 * N_TRAIN], tg[B * 8 * N_TRAIN];
     for (int k = 0; k < (int)(sizeof names / sizeof *names); k++) {
         const posemb_syn_task *t = posemb_syn_find(names[k]);
@@ -171,6 +175,10 @@ static void test_seq_tasks(void **state)
     assert_true(posemb_syn_chance(posemb_syn_find("seq_parity"), N_TRAIN, N_TRAIN) == 0.5);
     assert_true(posemb_syn_chance(posemb_syn_find("seq_parity_running"), N_TRAIN, N_TRAIN) == 0.5);
     assert_true(posemb_syn_chance(posemb_syn_find("seq_sort"), N_TRAIN, N_TRAIN) == 1.0 / 16);
+    assert_true(posemb_syn_chance(posemb_syn_find("seq_copy_bits"), N_TRAIN, N_TRAIN) == 0.5);
+    assert_true(posemb_syn_chance(posemb_syn_find("seq_reverse_bits"), N_TRAIN, N_TRAIN) == 0.5);
+    assert_true(posemb_syn_chance(posemb_syn_find("seq_copy"), N_TRAIN, N_TRAIN) ==
+                1.0 / (POSEMB_SYN_VOCAB - SYN_CONTENT));
 }
 
 int main(void)

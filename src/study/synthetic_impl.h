@@ -20,6 +20,8 @@ typedef struct example {
  * .. nmax(T) (Kazemnejad et al. 2023; Ruoss et al. 2023's protocol). */
 void gen_seq_copy(example *e, posemb_rng *r);           /* x [SEP] x */
 void gen_seq_reverse(example *e, posemb_rng *r);        /* x [SEP] x reversed */
+void gen_seq_copy_bits(example *e, posemb_rng *r);      /* seq_copy over bits */
+void gen_seq_reverse_bits(example *e, posemb_rng *r);   /* seq_reverse over bits */
 void gen_seq_sort(example *e, posemb_rng *r);           /* x [SEP] x sorted (16 symbols) */
 void gen_seq_add(example *e, posemb_rng *r);            /* a [A] b [SEP] a + b, digits least significant first */
 void gen_seq_add_hints(example *e, posemb_rng *r);      /* seq_add, each digit after a hint naming its place */
