@@ -540,6 +540,73 @@ static void test_heatmap_errors(void **state)
     assert_ok(posemb_plot_heatmap(path_in("zero.png"), m, 2, 2, &zero, &err), &err);
 }
 
+/* Named ticks: every name where the cells leave room, every k-th where they
+ * crowd, the rows' margin as wide as the widest name; bad names refused. */
+static void test_heatmap_names(void **state)
+{
+    (void)state;
+    static const char *const NAMES[12] = {"128",  "256",   "512",   "1024",  "2048",   "4096",
+                                          "8192", "16384", "32768", "65536", "131072", "262144"};
+    plot_style st = plot_style_at(1);
+    cairo_t *cr = plot_measure_context();
+    plot_ticks t;
+    plot_map wide = {-0.5, 4.5, 0, 500}, narrow = {-0.5, 11.5, 0, 120};
+    plot_ticks_named(cr, &st, &t, 0, NAMES, 5, &wide, 0);
+    assert_int_equal(t.n, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_true(t.v[i] == i);
+        assert_string_equal(t.label[i], NAMES[i]);
+    }
+    plot_ticks_named(cr, &st, &t, 0, NAMES, 12, &narrow, 0); /* 10 units a cell: names crowd */
+    assert_true(t.n >= 2 && t.n < 12);
+    int k = (int)(t.v[1] - t.v[0]);
+    assert_true(k > 1);
+    for (int i = 0; i < t.n; i++) assert_string_equal(t.label[i], NAMES[i * k]);
+    assert_true(k * 10.0 >= plot_ticks_width(cr, &st, &t) + 1.6 * st.tick);
+    /* A log2 axis: whole numbers named 2^v. */
+    plot_map len = {6.8, 11.2, 0, 600}, small = {-2.2, 1.2, 0, 600}, huge = {-500, 500, 0, 600};
+    plot_ticks_log2(cr, &st, &t, 6.8, 11.2, &len);
+    assert_int_equal(t.n, 5);
+    assert_string_equal(t.label[0], "128");
+    assert_string_equal(t.label[4], "2048");
+    assert_true(t.v[0] == 7 && t.v[4] == 11);
+    plot_ticks_log2(cr, &st, &t, -2.2, 1.2, &small);
+    assert_int_equal(t.n, 4);
+    assert_string_equal(t.label[0], "0.25");
+    assert_string_equal(t.label[1], "0.5");
+    assert_string_equal(t.label[2], "1");
+    assert_string_equal(t.label[3], "2");
+    plot_ticks_log2(cr, &st, &t, -500, 500, &huge); /* thinned, in scientific notation */
+    assert_true(t.n >= 2 && t.n <= PLOT_MAX_TICKS);
+    assert_non_null(strstr(t.label[t.n - 1], "\xc3\x97"
+                                             "10"));
+    plot_ticks_log2(cr, &st, &t, 0.2, 0.8, &len); /* no whole number: numeric ticks */
+    assert_true(t.n >= 2 && t.v[0] >= 0.2 && t.v[t.n - 1] <= 0.8);
+    cairo_destroy(cr);
+
+    float m[2 * 5] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    const char *rows_short[2] = {"0", "1"}, *rows_long[2] = {"0", "a rather long row name"};
+    posemb_heatmap_opts o = posemb_heatmap_defaults();
+    o.xnames = NAMES;
+    o.ynames = rows_short;
+    posemb_rect a, b;
+    posemb_error err;
+    assert_ok(posemb_heatmap_layout(m, 2, 5, &o, &a, NULL, &err), &err);
+    o.ynames = rows_long;
+    assert_ok(posemb_heatmap_layout(m, 2, 5, &o, &b, NULL, &err), &err);
+    assert_true(b.x > a.x + 50); /* the long name's room */
+    assert_ok(posemb_plot_heatmap(path_in("names.png"), m, 2, 5, &o, &err), &err);
+
+    const char *missing[2] = {"0", NULL}, *too_long[2] = {"0", "a name of thirty-two bytes, 1234"};
+    o.ynames = missing;
+    assert_int_equal(posemb_plot_heatmap(path_in("names_bad.png"), m, 2, 5, &o, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "row name 1 is missing"));
+    o.ynames = too_long;
+    assert_int_equal(posemb_plot_heatmap(path_in("names_bad.png"), m, 2, 5, &o, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "row name 1 is 32 bytes or longer"));
+    assert_int_equal(count_entries("names_bad"), 0);
+}
+
 static void test_heatmap_speed(void **state)
 {
     (void)state;
@@ -908,6 +975,7 @@ int main(void)
         cmocka_unit_test(test_heatmap_nan),
         cmocka_unit_test(test_heatmap_formats),
         cmocka_unit_test(test_heatmap_errors),
+        cmocka_unit_test(test_heatmap_names),
         cmocka_unit_test(test_heatmap_speed),
         cmocka_unit_test(test_lines),
         cmocka_unit_test(test_clock),

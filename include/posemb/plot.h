@@ -44,6 +44,11 @@ typedef struct posemb_heatmap_opts {
     /* Tick value of the first column / row (e.g. -k for a table of relative
      * offsets -k..k); step 1. Ticks are in these data coordinates. */
     double x0, y0;
+    /* NULL: numeric ticks (x0, y0 above). Else one name per column / row
+     * (each under 32 bytes), shown at every column / row, or every k-th
+     * where they would crowd: a heatmap whose axes are not a range of
+     * integers (context lengths 128 .. 2048, depths 0 .. 1). */
+    const char *const *xnames, *const *ynames;
     /* 0: 640 x 560, less the blank band a matrix far from square would
      * leave (a 12 x 64 table gets a short, wide figure). */
     int width, height;
@@ -89,6 +94,9 @@ typedef struct posemb_lines_opts {
     /* Axis limits. NAN: from the data with a 4% margin. Equal values (a
      * zeroed struct) mean both from the data; min > max is POSEMB_EINVAL. */
     double xmin, xmax, ymin, ymax;
+    /* 1: x holds log2 of the quantity (context lengths 128 .. 2048 as 7 ..
+     * 11), so the x ticks sit at whole numbers and read 2^x (128, 256 ...). */
+    int xlog2;
 } posemb_lines_opts;
 
 /* No title or labels, automatic legend and limits, default size. */

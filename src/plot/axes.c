@@ -2,6 +2,9 @@
  * title. Each drawing function has a "room" twin that says how much space it
  * takes, so that layouts reserve exactly what is drawn. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "plot/plot_impl.h"
 
@@ -41,6 +44,44 @@ void plot_ticks_fit(cairo_t *cr, const plot_style *st, plot_ticks *t, double lo,
         double need = vertical ? 2.0 * line : plot_ticks_width(cr, st, t) + 1.6 * st->tick;
         if (spacing >= need) return;
     }
+}
+
+void plot_ticks_named(cairo_t *cr, const plot_style *st, plot_ticks *t, double x0, const char *const *names, int n,
+                      const plot_map *m, int vertical)
+{
+    plot_font(cr, st->tick, 0);
+    double line = plot_text_height(cr), cell = fabs(plot_map_at(m, x0 + 1) - plot_map_at(m, x0));
+    for (int k = (n + PLOT_MAX_TICKS - 1) / PLOT_MAX_TICKS; k <= n; k++) {
+        memset(t, 0, sizeof *t);
+        t->step = k;
+        for (int i = 0; i < n; i += k, t->n++) {
+            t->v[t->n] = x0 + i;
+            snprintf(t->label[t->n], sizeof t->label[t->n], "%s", names[i]);
+        }
+        double need = vertical ? 2.0 * line : plot_ticks_width(cr, st, t) + 1.6 * st->tick;
+        if (t->n < 2 || k * cell >= need) return;
+    }
+}
+
+void plot_ticks_log2(cairo_t *cr, const plot_style *st, plot_ticks *t, double lo, double hi, const plot_map *m)
+{
+    enum { MAX_NAMED = 2048 };
+    double first = ceil(lo), last = floor(hi);
+    int n = last >= first && last - first < MAX_NAMED ? (int)(last - first) + 1 : 0;
+    char(*names)[32] = n ? malloc((size_t)n * sizeof *names) : NULL;
+    const char **ptrs = n ? malloc((size_t)n * sizeof *ptrs) : NULL;
+    if (!names || !ptrs) {
+        plot_ticks_fit(cr, st, t, lo, hi, 0, m, 0);
+    } else {
+        for (int i = 0; i < n; i++) {
+            double v = pow(2, first + i);
+            plot_format_number(names[i], sizeof names[i], v, v < 1 ? pow(10, first + i) : 1); /* 2^-k has k decimals */
+            ptrs[i] = names[i];
+        }
+        plot_ticks_named(cr, st, t, first, ptrs, n, m, 0);
+    }
+    free(names);
+    free(ptrs);
 }
 
 double plot_axis_bottom_room(cairo_t *cr, const plot_style *st, const char *label)

@@ -4,6 +4,7 @@
  * shape allows, ticks at row/column positions and a colour bar. */
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "plot/plot_impl.h"
 
@@ -46,6 +47,13 @@ static posemb_status check_args(const char *path, const float *m, int rows, int 
         return posemb_fail(err, POSEMB_EINVAL, "%s: negative figure size %d x %d", path, o->width, o->height);
     if (o->cmap != POSEMB_CMAP_VIRIDIS && o->cmap != POSEMB_CMAP_DIVERGING)
         return posemb_fail(err, POSEMB_EINVAL, "%s: unknown colour map %d", path, (int)o->cmap);
+    for (int axis = 0; axis < 2; axis++) {
+        const char *const *names = axis ? o->ynames : o->xnames;
+        for (int i = 0; names && i < (axis ? rows : cols); i++)
+            if (!names[i] || strlen(names[i]) >= sizeof((plot_ticks *)0)->label[0])
+                return posemb_fail(err, POSEMB_EINVAL, "%s: %s name %d is %s", path, axis ? "row" : "column", i,
+                                   names[i] ? "32 bytes or longer" : "missing");
+    }
     return POSEMB_OK;
 }
 
@@ -61,14 +69,19 @@ static void finite_extremes(const float *m, size_t n, double *lo, double *hi)
     *hi = b;
 }
 
-/* Widest y tick label: that of the first or last row (integers grow with their digits). */
-static double row_label_width(cairo_t *cr, const plot_style *st, double y0, int rows)
+/* Widest y tick label: the widest row name, or the first or last row's
+ * number (integers grow with their digits). */
+static double row_label_width(cairo_t *cr, const plot_style *st, const posemb_heatmap_opts *o, int rows)
 {
     char a[32], b[32];
-    plot_format_number(a, sizeof a, y0, 1);
-    plot_format_number(b, sizeof b, y0 + rows - 1, 1);
+    plot_format_number(a, sizeof a, o->y0, 1);
+    plot_format_number(b, sizeof b, o->y0 + rows - 1, 1);
     plot_font(cr, st->tick, 0);
-    return fmax(plot_text_width(cr, a), plot_text_width(cr, b));
+    double w = fmax(plot_text_width(cr, a), plot_text_width(cr, b));
+    if (!o->ynames) return w;
+    w = 0;
+    for (int i = 0; i < rows; i++) w = fmax(w, plot_text_width(cr, o->ynames[i]));
+    return w;
 }
 
 /* Plot area of the matrix's shape inside the available box, centred. */
@@ -121,7 +134,7 @@ static posemb_status heat_layout(cairo_t *cr, const char *path, const float *m, 
 
     double top = st->pad + plot_title_room(cr, st, o->title);
     double bottom = st->pad + plot_axis_bottom_room(cr, st, o->xlabel);
-    double left = st->pad + plot_axis_left_room(cr, st, row_label_width(cr, st, o->y0, rows), o->ylabel);
+    double left = st->pad + plot_axis_left_room(cr, st, row_label_width(cr, st, o, rows), o->ylabel);
     double ah = g->height - top - bottom;
     double aw = g->width - left - st->pad - plot_colorbar_room(cr, st, g->vmin, g->vmax, ah, o->cbar_label);
     if (aw < 16 || ah < 16)
@@ -133,8 +146,10 @@ static posemb_status heat_layout(cairo_t *cr, const char *path, const float *m, 
     /* Column k spans the values x0 + k -+ 0.5, so that its tick (x0 + k) sits at its centre. */
     g->xm = (plot_map){o->x0 - 0.5, o->x0 + cols - 0.5, g->plot.x, g->plot.x + g->plot.w};
     g->ym = (plot_map){o->y0 - 0.5, o->y0 + rows - 0.5, g->plot.y, g->plot.y + g->plot.h};
-    plot_ticks_fit(cr, st, &g->xt, o->x0, o->x0 + cols - 1, 1, &g->xm, 0);
-    plot_ticks_fit(cr, st, &g->yt, o->y0, o->y0 + rows - 1, 1, &g->ym, 1);
+    if (o->xnames) plot_ticks_named(cr, st, &g->xt, o->x0, o->xnames, cols, &g->xm, 0);
+    else plot_ticks_fit(cr, st, &g->xt, o->x0, o->x0 + cols - 1, 1, &g->xm, 0);
+    if (o->ynames) plot_ticks_named(cr, st, &g->yt, o->y0, o->ynames, rows, &g->ym, 1);
+    else plot_ticks_fit(cr, st, &g->yt, o->y0, o->y0 + rows - 1, 1, &g->ym, 1);
     return POSEMB_OK;
 }
 

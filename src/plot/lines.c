@@ -151,7 +151,8 @@ static posemb_status lines_layout(cairo_t *cr, const char *path, const posemb_se
                            g->height);
     g->plot = (posemb_rect){left, top, pw, ph};
     g->xm = (plot_map){g->xlo, g->xhi, left, left + pw};
-    plot_ticks_fit(cr, st, &g->xt, g->xlo, g->xhi, 0, &g->xm, 0);
+    if (o->xlog2) plot_ticks_log2(cr, st, &g->xt, g->xlo, g->xhi, &g->xm);
+    else plot_ticks_fit(cr, st, &g->xt, g->xlo, g->xhi, 0, &g->xm, 0);
     return POSEMB_OK;
 }
 

@@ -82,6 +82,14 @@ double plot_map_at(const plot_map *m, double v);
  * ones about two lines. */
 void plot_ticks_fit(cairo_t *cr, const plot_style *st, plot_ticks *t, double lo, double hi, int integer,
                     const plot_map *m, int vertical);
+/* Ticks at x0 + i k named names[i k] (0 <= i k < n), k the smallest step
+ * whose labels do not crowd as plot_ticks_fit judges it. */
+void plot_ticks_named(cairo_t *cr, const plot_style *st, plot_ticks *t, double x0, const char *const *names, int n,
+                      const plot_map *m, int vertical);
+/* Horizontal ticks at the whole numbers of [lo, hi] named 2^v (a log2
+ * axis), thinned as plot_ticks_named does; numeric ones when [lo, hi] holds
+ * no whole number or too many to name. */
+void plot_ticks_log2(cairo_t *cr, const plot_style *st, plot_ticks *t, double lo, double hi, const plot_map *m);
 /* Widest label of t in the tick font. */
 double plot_ticks_width(cairo_t *cr, const plot_style *st, const plot_ticks *t);
 /* Room an axis needs outside the plot area: below it for a bottom axis

@@ -348,7 +348,8 @@ static posemb_status length_figure(const length_table *tb, const posemb_study_co
              scalings ? ": RoPE scaled at evaluation" : "");
     posemb_lines_opts o = posemb_lines_defaults();
     o.title = title;
-    o.xlabel = "log2 context length (tokens)";
+    o.xlabel = "context length (tokens, log scale)";
+    o.xlog2 = 1;
     o.ylabel = "held-out bits per token (capped at chance)";
     o.width = 760;
     o.height = 500;
@@ -364,21 +365,28 @@ static posemb_status passkey_figure(const length_table *tb, const posemb_study_c
                                     const char *path, posemb_error *err)
 {
     float m[PASSKEY_DEPTHS * MAX_MULTS];
-    for (int d = 0; d < PASSKEY_DEPTHS; d++)
-        for (int i = 0; i < c->n_mults; i++) m[d * c->n_mults + i] = (float)mean_of(&tb->row[t][p].depth[i][d]);
-    char title[200], xlabel[160];
-    int at = snprintf(xlabel, sizeof xlabel, "length / %d: column", c->n_train);
-    for (int i = 0; i < c->n_mults && at < (int)sizeof xlabel - 8; i++)
-        at += snprintf(xlabel + at, sizeof xlabel - at, " %d%s", c->mults[i], i + 1 < c->n_mults ? "," : "");
-    snprintf(title, sizeof title, "%s, %s: passkey digits", c->tasks[t], c->pes[p]);
+    char names[MAX_MULTS][24], depths[PASSKEY_DEPTHS][24], title[200];
+    const char *xnames[MAX_MULTS], *ynames[PASSKEY_DEPTHS];
+    for (int d = 0; d < PASSKEY_DEPTHS; d++) {
+        snprintf(depths[d], sizeof depths[d], "%g", (double)d / (PASSKEY_DEPTHS - 1));
+        ynames[d] = depths[d];
+    }
+    for (int i = 0; i < c->n_mults; i++) {
+        snprintf(names[i], sizeof names[i], "%ld", (long)c->n_train * c->mults[i]);
+        xnames[i] = names[i];
+        for (int d = 0; d < PASSKEY_DEPTHS; d++) m[d * c->n_mults + i] = (float)mean_of(&tb->row[t][p].depth[i][d]);
+    }
+    snprintf(title, sizeof title, "%s, %s: passkey digits predicted", c->tasks[t], c->pes[p]);
     posemb_heatmap_opts o = posemb_heatmap_defaults();
     o.title = title;
-    o.xlabel = xlabel;
-    o.ylabel = "depth (quarters)";
+    o.xlabel = "context length (tokens)";
+    o.ylabel = "needle depth (1: by the question)";
+    o.xnames = xnames;
+    o.ynames = ynames;
     o.vmin = 0;
     o.vmax = 1;
-    o.width = 380;
-    o.height = 300;
+    o.width = 480;
+    o.height = 380;
     return posemb_plot_heatmap(path, m, PASSKEY_DEPTHS, c->n_mults, &o, err);
 }
 
@@ -412,8 +420,8 @@ static posemb_status report_task(posemb_report *rep, const length_table *tb, con
         snprintf(path, sizeof path, "%s/passkey_%s_%s.png", out, c->tasks[t], name);
         st = passkey_figure(tb, c, t, p, path, err);
         snprintf(caption, sizeof caption,
-                 "%s, %s: passkey, fraction of the key's digits predicted (rows: depth 0, 1/4, 1/2, 3/4, 1; "
-                 "columns: length)",
+                 "%s, %s: passkey, fraction of the key's digits predicted, by the needle's depth in the filler "
+                 "(0: its start, 1: next to the question) and the context length",
                  c->tasks[t], c->pes[p]);
         if (!st) st = posemb_report_image(rep, path, caption, err);
     }
