@@ -602,7 +602,13 @@ static posemb_status length_figure(posemb_report *rep, const table *tb, int t, c
     double x[8], y[POSEMB_STUDY_MAX_PES][8];
     posemb_series s[POSEMB_STUDY_MAX_PES];
     int ns = 0, seen[8] = {0}, lengths = 0;
-    for (int m = 0; m < c->n_mults; m++) x[m] = c->n_train * c->mults[m];
+    int log_axis = 1; /* lengths that are powers of two on a log axis, whose ticks then fall on them */
+    for (int m = 0; m < c->n_mults; m++) {
+        long n = (long)c->n_train * c->mults[m];
+        log_axis &= (n & (n - 1)) == 0;
+    }
+    for (int m = 0; m < c->n_mults; m++)
+        x[m] = log_axis ? log2((double)c->n_train * c->mults[m]) : (double)c->n_train * c->mults[m];
     for (int p = 0; p < c->n_pes; p++) { /* a PE with no run yet (--report) is left out */
         int any = 0;
         for (int m = 0; m < c->n_mults; m++) {
@@ -622,7 +628,8 @@ static posemb_status length_figure(posemb_report *rep, const table *tb, int t, c
     snprintf(title, sizeof title, "%s: %s against length (trained at %d)", c->tasks[t], metric, c->n_train);
     posemb_lines_opts o = posemb_lines_defaults();
     o.title = title;
-    o.xlabel = "evaluation length (tokens)";
+    o.xlabel = log_axis ? "evaluation length (tokens, log scale)" : "evaluation length (tokens)";
+    o.xlog2 = log_axis;
     o.ylabel = metric;
     o.ymin = 0;
     o.ymax = 1.02;
