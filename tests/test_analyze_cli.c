@@ -214,11 +214,62 @@ static void test_gpt2_wpe(void **state)
     cJSON_Delete(j);
 }
 
+/* --text: the attention analyses read windows of a text. A NoPE encoder on
+ * one token repeated has identical states everywhere, so every query spreads
+ * its attention evenly over the n keys: mean distance (1/n^2) sum_ij |i - j|
+ * = (n^2 - 1) / (3n), 5.3125 at n = 16, and first-token mass 1/n; on random
+ * tokens it is not even. Runs after test_analyze_model (v.txt, c.txt). */
+static void test_analyze_text(void **state)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && for i in $(seq 300); do printf 'a '; done > aaa.txt && printf 'a a a' > short.txt && '%s' "
+             "train --model bert --pe none --data c.txt --vocab v.txt --out nrun --layers 2 --hidden 16 --heads 2 "
+             "--seq-len 16 --batch-size 4 --steps 3 --threads 1",
+             dir, POSEMB_BIN);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    const char *runs[2] = {"analyze nrun --words 5 --text aaa.txt --out t1", "analyze nrun --words 5 --out t2"};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(posemb(runs[k], "", ""), 0);
+        cJSON *j = read_json(k ? "t2/indicators.json" : "t1/indicators.json");
+        const cJSON *att = cJSON_GetObjectItem(j, "attention");
+        assert_string_equal(cJSON_GetObjectItem(att, "inputs")->valuestring,
+                            k ? "seeded random tokens of the vocabulary" : "windows of the text");
+        assert_int_equal((int)num(att, "sequences", NULL), 8);
+        assert_int_equal((int)num(att, "length", NULL), 16);
+        const cJSON *dist = cJSON_GetObjectItem(att, "mean_distance"),
+                    *sink = cJSON_GetObjectItem(att, "first_token_mass");
+        assert_int_equal(cJSON_GetArraySize(dist), 4);
+        double off = 0;
+        for (int h = 0; h < 4; h++) {
+            double d = cJSON_GetArrayItem(dist, h)->valuedouble, f = cJSON_GetArrayItem(sink, h)->valuedouble;
+            if (!k) TU_CLOSE(d, 255.0 / 48, 1e-4, 0, "even attention's mean distance", h);
+            if (!k) TU_CLOSE(f, 1.0 / 16, 1e-5, 0, "even attention's first-token mass", h);
+            off += fabs(d - 255.0 / 48);
+        }
+        if (k) assert_true(off > 1e-3); /* random tokens: not even */
+        cJSON_Delete(j);
+    }
+    assert_int_equal(posemb("compare nrun nrun --text aaa.txt --words 5 --out t3", "", ""), 0);
+    /* a text shorter than one window, a PE spec, a missing file: one line each, no crash */
+    static const struct {
+        const char *args, *says;
+        int rc;
+    } bad[3] = {{"analyze nrun --words 5 --text short.txt --out t4", "less than one window of 16", 2},
+                {"analyze sin --text aaa.txt --out t5", "not a model folder", 2},
+                {"analyze nrun --text missing.txt --out t6", "missing.txt", 1}};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(posemb(bad[k].args, "", ""), bad[k].rc);
+        if (!strstr(out, bad[k].says)) fail_msg("%s: no '%s' in: %s", bad[k].args, bad[k].says, out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_analyze_sin), cmocka_unit_test(test_analyze_model), cmocka_unit_test(test_probe),
-        cmocka_unit_test(test_compare),     cmocka_unit_test(test_errors),        cmocka_unit_test(test_gpt2_wpe),
+        cmocka_unit_test(test_analyze_sin), cmocka_unit_test(test_analyze_model), cmocka_unit_test(test_analyze_text),
+        cmocka_unit_test(test_probe),       cmocka_unit_test(test_compare),       cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_gpt2_wpe),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

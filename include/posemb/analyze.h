@@ -25,6 +25,11 @@ typedef struct posemb_analyze_opts {
     int svg;          /* also SVG (0) */
     int report;       /* write report.html (1) */
     int quiet;
+    /* Token ids of a text (the model's tokenizer) the attention analyses read,
+     * as up to 8 consecutive windows of the analysis length from its start;
+     * NULL: seeded random tokens of the vocabulary (NULL). */
+    const int32_t *text;
+    long text_n;
 } posemb_analyze_opts;
 
 POSEMB_API posemb_analyze_opts posemb_analyze_defaults(void);

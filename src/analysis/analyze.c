@@ -338,7 +338,7 @@ static posemb_status profile_out(ctx *c, const posemb_attn_profile *pr, int B, p
     cJSON *j = cJSON_AddObjectToObject(c->json, "attention");
     cJSON_AddNumberToObject(j, "sequences", B);
     cJSON_AddNumberToObject(j, "length", c->src->n);
-    cJSON_AddStringToObject(j, "inputs", "seeded random tokens of the vocabulary");
+    cJSON_AddStringToObject(j, "inputs", c->o->text ? "windows of the text" : "seeded random tokens of the vocabulary");
     cJSON_AddItemToObject(j, "mean_distance", cJSON_CreateFloatArray(pr->mean_dist, L * H));
     cJSON_AddItemToObject(j, "first_token_mass", cJSON_CreateFloatArray(pr->sink, L * H));
     return st;
@@ -368,21 +368,50 @@ static posemb_status rotary(ctx *c, const posemb_batch *b, posemb_error *err)
     return st;
 }
 
+/* The sequences the attention analyses read: up to ATTN_SEQUENCES windows of the text, else ATTN_SEQUENCES. */
+static int attn_sequences(const ctx *c)
+{
+    long windows = c->o->text ? c->o->text_n / c->src->n : ATTN_SEQUENCES;
+    return windows < ATTN_SEQUENCES ? (int)windows : ATTN_SEQUENCES;
+}
+
+/* B windows of n tokens from the start of the text in o, each id checked
+ * against the model's vocabulary. */
+static posemb_status text_ids(const posemb_analyze_opts *o, const posemb_config *mc, int B, int n, int32_t *ids,
+                              posemb_error *err)
+{
+    for (long i = 0; i < (long)B * n; i++) {
+        if (o->text[i] < 0 || o->text[i] >= mc->vocab_size)
+            return posemb_fail(err, POSEMB_ERANGE,
+                               "attention profile: token %ld of the text is id %d, outside the "
+                               "model's vocabulary of %d (another tokenizer?)",
+                               i, (int)o->text[i], mc->vocab_size);
+        ids[i] = o->text[i];
+    }
+    return POSEMB_OK;
+}
+
 /* Where a model's heads attend: the attention-weighted distance and the
- * mass on the first token per layer and head, on seeded random sequences
- * of the analysis length (posemb_attn_profile_of). */
+ * mass on the first token per layer and head (posemb_attn_profile_of), on
+ * windows of the analysis length from the text in c->o, else on seeded
+ * random sequences. */
 static posemb_status attention(ctx *c, posemb_error *err)
 {
     posemb_model *m = c->src->model;
     const posemb_config *mc = posemb_model_config(m);
-    int B = ATTN_SEQUENCES, n = c->src->n, bins = n < 16 ? n : 16;
+    int n = c->src->n, bins = n < 16 ? n : 16, B = attn_sequences(c);
+    if (B < 1)
+        return posemb_fail(err, POSEMB_EINVAL, "attention profile: the text has %ld tokens, less than one window of %d",
+                           c->o->text_n, n);
     int32_t *ids = malloc((size_t)B * n * sizeof *ids);
     if (!ids) return posemb_fail(err, POSEMB_ENOMEM, "attention profile: out of memory");
-    random_ids(mc, c->o->seed, B, n, ids);
+    posemb_status st = POSEMB_OK;
+    if (c->o->text) st = text_ids(c->o, mc, B, n, ids, err);
+    else random_ids(mc, c->o->seed, B, n, ids);
     posemb_batch b = {.B = B, .T = n, .ids = ids};
     posemb_attn_profile pr = {0};
     posemb_model_set_train(m, 0, 0, 0);
-    posemb_status st = posemb_model_forward(m, &b, err);
+    if (!st) st = posemb_model_forward(m, &b, err);
     if (!st) st = posemb_attn_profile_of(m, &b, bins, &pr, err);
     if (!st) st = profile_out(c, &pr, B, err);
     if (!st) st = rotary(c, &b, err);
@@ -474,13 +503,13 @@ static posemb_status write_report(ctx *c, posemb_error *err)
     if (s->model) {
         posemb_report_heading(rep, 2, "Where attention goes");
         snprintf(text, sizeof text,
-                 "On %d seeded random sequences of %d tokens: per layer and head, the attention-weighted distance "
+                 "On %d %s of %d tokens: per layer and head, the attention-weighted distance "
                  "sum_j p_ij |i - j| and the probability on the first token (attention sinks), averaged over "
                  "the queries (attention_profile.csv: one row per layer x head, the two in that order; "
                  "attention_histogram.csv: the distance histogram in bins of equal width). For a rotary PE, "
                  "rotary_q.csv and rotary_k.csv hold the mean norm of each rotation pair per layer and head, "
                  "fastest frequency first: the frequencies a head uses (Barbero et al. 2024).",
-                 ATTN_SEQUENCES, s->n);
+                 attn_sequences(c), c->o->text ? "windows of the text" : "seeded random sequences", s->n);
         posemb_report_paragraph(rep, text);
     }
     posemb_report_heading(rep, 2, "Figures");

@@ -2,8 +2,11 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
+#include "posemb/fileio.h"
+#include "tokfiles.h"
 #include "posemb/threads.h"
 
 int analysis_flag(cli_args *a, posemb_source_opts *so, posemb_analyze_opts *ao, int *rc)
@@ -35,4 +38,20 @@ int analysis_flag(cli_args *a, posemb_source_opts *so, posemb_analyze_opts *ao, 
         if (!(*rc = cli_int(a, 1, 1024, &threads))) posemb_threads_set(threads);
     } else return 0;
     return 1;
+}
+
+posemb_status analysis_text_load(const char *dir, const char *path, posemb_corpus *text, posemb_analyze_opts *ao,
+                                 posemb_error *err)
+{
+    char cfg[POSEMB_PATH_MAX], desc[2 * POSEMB_PATH_MAX + 2];
+    struct stat sb;
+    if (posemb_path_join(cfg, sizeof cfg, dir, "config.json") || stat(cfg, &sb))
+        return posemb_fail(err, POSEMB_EINVAL, "--text %s: %s is not a model folder (no config.json)", path, dir);
+    posemb_tokenizer *tok = NULL;
+    posemb_status st = cli_tok_files_folder(dir, &tok, desc, sizeof desc, err);
+    if (!st) st = posemb_corpus_load(text, path, tok, desc, NULL, err);
+    posemb_tokenizer_free(tok);
+    ao->text = st ? NULL : text->tokens;
+    ao->text_n = st ? 0 : text->n;
+    return st;
 }

@@ -5,6 +5,7 @@
 
 #include "args.h"
 #include "posemb/analyze.h"
+#include "posemb/corpus.h"
 
 #define ANALYSIS_FLAGS_HELP                                                                                            \
     "  --tensor NAME   the 2-D tensor of a .safetensors SOURCE to read as a table of positions\n"                      \
@@ -19,5 +20,12 @@
 
 /* 1 if the current flag was one of the shared ones (parsed into so/ao, *rc set), else 0. */
 int analysis_flag(cli_args *a, posemb_source_opts *so, posemb_analyze_opts *ao, int *rc);
+
+/* --text PATH of analyze and compare: the text at path tokenized by the model
+ * folder dir's tokenizer into text, and ao's attention analyses pointed at
+ * it. EINVAL when dir is no model folder or has no tokenizer, else as
+ * posemb_corpus_load. */
+posemb_status analysis_text_load(const char *dir, const char *path, posemb_corpus *text, posemb_analyze_opts *ao,
+                                 posemb_error *err);
 
 #endif

@@ -19,7 +19,9 @@ static const char USAGE[] =
     "a CSV per matrix and probe, figures (PNG; SVG with --svg) and DIR/report.html.\n"
     "With --evolution, RUN_DIR is a posemb train folder: the similarity and its indicators at\n"
     "every saved checkpoint (keep them with 'posemb train --keep N').\n\n"
-    "  --out DIR       output folder (default: posemb-analysis)\n" ANALYSIS_FLAGS_HELP;
+    "  --out DIR       output folder (default: posemb-analysis)\n"
+    "  --text PATH     a model's attention analyses on windows of this text (a file or a folder,\n"
+    "                  tokenized by the model's tokenizer) instead of random tokens\n" ANALYSIS_FLAGS_HELP;
 
 static void print_row(const char *name, const posemb_indicators *in)
 {
@@ -54,7 +56,7 @@ int cmd_analyze(int argc, char **argv)
     cli_args_init(&a, "analyze", argc, argv);
     posemb_source_opts so = {0};
     posemb_analyze_opts ao = posemb_analyze_defaults();
-    const char *src = NULL, *out = "posemb-analysis", *arg;
+    const char *src = NULL, *out = "posemb-analysis", *text_path = NULL, *arg;
     int rc = 0, evolution = 0;
     while (!rc && (arg = cli_next(&a))) {
         if (!strcmp(arg, "-h") || cli_is(&a, "--help")) {
@@ -65,6 +67,7 @@ int cmd_analyze(int argc, char **argv)
             if (src) return cli_usage_error(&a, "one SOURCE only (got '%s' and '%s'); see posemb compare", src, arg);
             src = arg;
         } else if (cli_is(&a, "--out")) rc = (out = cli_value(&a)) ? 0 : EXIT_USAGE;
+        else if (cli_is(&a, "--text")) rc = (text_path = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (cli_is(&a, "--svg")) ao.svg = 1;
         else if (cli_is(&a, "--no-figures")) ao.figures = 0;
         else if (cli_is(&a, "--evolution")) evolution = 1;
@@ -74,10 +77,16 @@ int cmd_analyze(int argc, char **argv)
     if (rc) return rc;
     if (!src) return cli_usage_error(&a, "missing SOURCE (see 'posemb analyze --help')");
     posemb_error err;
+    if (evolution && text_path) return cli_usage_error(&a, "--text is for a model folder, not --evolution");
     if (evolution) return posemb_evolution(src, out, &so, &ao, &err) ? cli_report("analyze", &err) : 0;
+    posemb_corpus text = {0};
+    if (text_path && analysis_text_load(src, text_path, &text, &ao, &err)) return cli_report("analyze", &err);
     posemb_source s;
     posemb_analysis r;
-    if (posemb_source_open(&s, src, &so, &err)) return cli_report("analyze", &err);
+    if (posemb_source_open(&s, src, &so, &err)) {
+        posemb_corpus_free(&text);
+        return cli_report("analyze", &err);
+    }
     posemb_status st = posemb_analyze(&s, &ao, out, &r, &err);
     if (!st) {
         print_analysis(&s, &r, ao.K);
@@ -85,5 +94,6 @@ int cmd_analyze(int argc, char **argv)
     }
     posemb_analysis_free(&r);
     posemb_source_close(&s);
+    posemb_corpus_free(&text);
     return st ? cli_report("analyze", &err) : 0;
 }

@@ -23,9 +23,12 @@ static const char USAGE[] =
     "side in DIR/report.html: the indicators of each PE's main matrix in one table, its heatmap\n"
     "in a grid. DIR/compare.json holds the table. When the first SOURCE and others are model\n"
     "folders of the same shape (layers x heads), their attention maps on the same seeded random\n"
-    "sequences are compared too: the Jensen-Shannon divergence (nats, 0 to ln 2) per layer and\n"
-    "head of each against the first, in DIR/attention_js.csv and the report.\n\n"
-    "  --out DIR       output folder (default: posemb-compare)\n" ANALYSIS_FLAGS_HELP;
+    "sequences (or windows of --text) are compared too: the Jensen-Shannon divergence (nats, 0\n"
+    "to ln 2) per layer and head of each against the first, in DIR/attention_js.csv and the\n"
+    "report.\n\n"
+    "  --out DIR       output folder (default: posemb-compare)\n"
+    "  --text PATH     the attention analyses on windows of this text (a file or a folder,\n"
+    "                  tokenized by the first SOURCE's tokenizer) instead of random tokens\n" ANALYSIS_FLAGS_HELP;
 
 #define MAX_SOURCES 32
 
@@ -82,9 +85,23 @@ static posemb_model *load_model(const char *src)
     return posemb_model_load(&m, src, &err) ? NULL : m;
 }
 
-/* Both models on the same seeded random sequences (ids below both
- * vocabularies, never a padding token), JS per layer and head into js. */
-static posemb_status attention_js(posemb_model *a, posemb_model *b, uint64_t seed, float *js, int *T, posemb_error *err)
+/* B windows of n tokens of the text in ao into ids; ERANGE for an id outside a vocabulary of V. */
+static posemb_status text_windows(const posemb_analyze_opts *ao, int B, int n, int V, int32_t *ids, posemb_error *err)
+{
+    for (long i = 0; i < (long)B * n; i++)
+        if ((ids[i] = ao->text[i]) < 0 || ids[i] >= V)
+            return posemb_fail(err, POSEMB_ERANGE,
+                               "--text: token %ld is id %d, outside the vocabulary of %d shared "
+                               "by the models",
+                               i, (int)ids[i], V);
+    return POSEMB_OK;
+}
+
+/* Both models on the same inputs: up to 8 windows of the text in ao, else
+ * 8 seeded random sequences (ids below both vocabularies, never a padding
+ * token); JS per layer and head into js. */
+static posemb_status attention_js(posemb_model *a, posemb_model *b, const posemb_analyze_opts *ao, float *js, int *T,
+                                  posemb_error *err)
 {
     const posemb_config *ca = posemb_model_config(a), *cb = posemb_model_config(b);
     int V = ca->vocab_size < cb->vocab_size ? ca->vocab_size : cb->vocab_size, B = 8;
@@ -93,18 +110,22 @@ static posemb_status attention_js(posemb_model *a, posemb_model *b, uint64_t see
     if (ca->arch == POSEMB_ROBERTA || cb->arch == POSEMB_ROBERTA)
         n -= ca->pad_token_id + 1; /* positions past the pad */
     *T = n;
+    if (ao->text && ao->text_n / n < B) B = (int)(ao->text_n / n);
+    if (B < 1) return posemb_fail(err, POSEMB_EINVAL, "--text: %ld tokens, less than one window of %d", ao->text_n, n);
     int32_t *ids = malloc((size_t)B * n * sizeof *ids);
     if (!ids) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    posemb_status st = POSEMB_OK;
+    if (ao->text) st = text_windows(ao, B, n, V, ids, err);
     posemb_rng r;
-    posemb_rng_seed(&r, seed, 13);
-    for (int i = 0; i < B * n; i++) {
+    posemb_rng_seed(&r, ao->seed, 13);
+    for (int i = 0; !ao->text && i < B * n; i++) {
         do ids[i] = (int32_t)posemb_rng_below(&r, (uint32_t)V);
         while ((ids[i] == ca->pad_token_id || ids[i] == cb->pad_token_id) && V > 2);
     }
     posemb_batch batch = {.B = B, .T = n, .ids = ids};
     posemb_model_set_train(a, 0, 0, 0);
     posemb_model_set_train(b, 0, 0, 0);
-    posemb_status st = posemb_model_forward(a, &batch, err);
+    if (!st) st = posemb_model_forward(a, &batch, err);
     if (!st) st = posemb_model_forward(b, &batch, err);
     if (!st) st = posemb_attn_js(a, b, &batch, js, err);
     free(ids);
@@ -113,8 +134,8 @@ static posemb_status attention_js(posemb_model *a, posemb_model *b, uint64_t see
 
 /* Every model source of the first's shape against the first: DIR/attention_js.csv
  * (one row per source: the layers x heads divergences) and a heatmap each. */
-static posemb_status compare_attention(const char *out, const char *const *srcs, row *rows, int n, uint64_t seed,
-                                       int figures, posemb_error *err)
+static posemb_status compare_attention(const char *out, const char *const *srcs, row *rows, int n,
+                                       const posemb_analyze_opts *ao, posemb_error *err)
 {
     posemb_model *ref = load_model(srcs[0]);
     if (!ref) return POSEMB_OK; /* the first source is not a model folder */
@@ -127,7 +148,7 @@ static posemb_status compare_attention(const char *out, const char *const *srcs,
         const posemb_config *mc = m ? posemb_model_config(m) : NULL;
         int T = 0;
         if (mc && mc->layers == c->layers && mc->heads == c->heads) {
-            st = attention_js(ref, m, seed, js + (size_t)i * LH, &T, err);
+            st = attention_js(ref, m, ao, js + (size_t)i * LH, &T, err);
             double sum = 0;
             for (int k = 0; k < LH; k++) sum += js[(size_t)i * LH + k];
             rows[i].has_js = !st;
@@ -143,7 +164,7 @@ static posemb_status compare_attention(const char *out, const char *const *srcs,
             h.xlabel = "head";
             h.ylabel = "layer";
             h.cbar_label = "nats";
-            if (!st && figures && !posemb_path_join(path, sizeof path, out, name))
+            if (!st && ao->figures && !posemb_path_join(path, sizeof path, out, name))
                 st = posemb_plot_heatmap(path, js + (size_t)i * LH, c->layers, c->heads, &h, err);
         }
         posemb_model_free(m);
@@ -157,7 +178,8 @@ static posemb_status compare_attention(const char *out, const char *const *srcs,
 }
 
 /* The attention comparison's table and heatmaps, when there is one. */
-static posemb_status js_section(posemb_report *rep, const char *out, const row *rows, int n, posemb_error *err)
+static posemb_status js_section(posemb_report *rep, const char *out, const row *rows, int n, int text,
+                                posemb_error *err)
 {
     int k = 0;
     char cells[MAX_SOURCES][2][64], path[POSEMB_PATH_MAX], name[64];
@@ -172,10 +194,13 @@ static posemb_status js_section(posemb_report *rep, const char *out, const row *
         }
     if (!k) return POSEMB_OK;
     posemb_report_heading(rep, 2, "Attention maps against the first source");
-    posemb_report_paragraph(rep, "Jensen-Shannon divergence between each model's attention and the first's on the "
-                                 "same 8 seeded random sequences, per query row, averaged over rows, layers and "
-                                 "heads (0: the same maps; ln 2 = 0.693: disjoint). attention_js.csv has each "
-                                 "layer and head.");
+    char para[512];
+    snprintf(para, sizeof para,
+             "Jensen-Shannon divergence between each model's attention and the first's on the same %s, per query "
+             "row, averaged over rows, layers and heads (0: the same maps; ln 2 = 0.693: disjoint). attention_js.csv "
+             "has each layer and head.",
+             text ? "windows of the text (up to 8)" : "8 seeded random sequences");
+    posemb_report_paragraph(rep, para);
     static const char *const head[] = {"model", "mean JS (nats)"};
     posemb_report_table(rep, head, 2, ptr, k, "Attention compared with the first model");
     posemb_status st = POSEMB_OK;
@@ -187,8 +212,9 @@ static posemb_status js_section(posemb_report *rep, const char *out, const row *
     return st;
 }
 
-static posemb_status write_compare(const char *out, row *rows, int n, int K, posemb_error *err)
+static posemb_status write_compare(const char *out, row *rows, int n, const posemb_analyze_opts *ao, posemb_error *err)
 {
+    int K = ao->K;
     posemb_report *rep = posemb_report_new("posemb: position embeddings compared");
     if (!rep) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     posemb_report_heading(rep, 1, "Position embeddings compared");
@@ -242,7 +268,7 @@ static posemb_status write_compare(const char *out, row *rows, int n, int K, pos
         fclose(f);
         st = posemb_report_image(rep, path, rows[i].name, err);
     }
-    if (!st) st = js_section(rep, out, rows, n, err);
+    if (!st) st = js_section(rep, out, rows, n, ao->text != NULL, err);
     if (!st && posemb_path_join(path, sizeof path, out, "report.html"))
         st = posemb_fail(err, POSEMB_EINVAL, "path too long");
     if (!st) st = posemb_report_write(rep, path, err);
@@ -263,7 +289,7 @@ int cmd_compare(int argc, char **argv)
     cli_args_init(&a, "compare", argc, argv);
     posemb_source_opts so = {0};
     posemb_analyze_opts ao = posemb_analyze_defaults();
-    const char *srcs[MAX_SOURCES], *out = "posemb-compare", *arg;
+    const char *srcs[MAX_SOURCES], *out = "posemb-compare", *text_path = NULL, *arg;
     int n = 0, rc = 0;
     while (!rc && (arg = cli_next(&a))) {
         if (!strcmp(arg, "-h") || cli_is(&a, "--help")) {
@@ -275,6 +301,7 @@ int cmd_compare(int argc, char **argv)
             srcs[n++] = arg;
         } else if (cli_is(&a, "--out")) rc = (out = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (cli_is(&a, "--no-figures")) ao.figures = 0;
+        else if (cli_is(&a, "--text")) rc = (text_path = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (!analysis_flag(&a, &so, &ao, &rc))
             return cli_usage_error(&a, "unknown flag '%s' (see 'posemb compare --help')", arg);
     }
@@ -285,6 +312,8 @@ int cmd_compare(int argc, char **argv)
         posemb_fail(&err, POSEMB_EIO, "%s: cannot create: %s", out, strerror(errno));
         return cli_report("compare", &err);
     }
+    posemb_corpus text = {0};
+    if (text_path && analysis_text_load(srcs[0], text_path, &text, &ao, &err)) return cli_report("compare", &err);
     row *rows = calloc((size_t)n, sizeof *rows);
     posemb_status st = rows ? POSEMB_OK : posemb_fail(&err, POSEMB_ENOMEM, "out of memory");
     ao.quiet = 1;
@@ -316,9 +345,10 @@ int cmd_compare(int argc, char **argv)
             posemb_source_close(&s);
         }
     }
-    if (!st) st = compare_attention(out, srcs, rows, n, ao.seed, ao.figures, &err);
-    if (!st) st = write_compare(out, rows, n, ao.K, &err);
+    if (!st) st = compare_attention(out, srcs, rows, n, &ao, &err);
+    if (!st) st = write_compare(out, rows, n, &ao, &err);
     if (!st) printf("wrote %s/report.html\n", out);
     free(rows);
+    posemb_corpus_free(&text);
     return st ? cli_report("compare", &err) : 0;
 }

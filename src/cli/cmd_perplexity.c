@@ -85,17 +85,6 @@ static int parse(int argc, char **argv, ppl_cmd *c)
     return 0;
 }
 
-/* The tokenizer files of the model folder. */
-static posemb_status folder_tokenizer(const char *dir, posemb_tokenizer **tok, char *desc, size_t cap,
-                                      posemb_error *err)
-{
-    char buf[2][POSEMB_PATH_MAX];
-    cli_tok_files f;
-    if (!cli_tok_files_find(dir, buf, &f))
-        return posemb_fail(err, POSEMB_EINVAL, "%s: no tokenizer.json, vocab.txt or vocab.json + merges.txt", dir);
-    return cli_tok_files_load(&f, tok, desc, cap, err);
-}
-
 /* One length: in full windows when the model takes them, else in sliding windows of its own max. */
 static posemb_status one_length(const ppl_cmd *c, const posemb_config *cfg, const posemb_corpus *text, int L,
                                 posemb_lm_length *out, posemb_error *err)
@@ -136,7 +125,7 @@ int cmd_perplexity(int argc, char **argv)
     if (!st && posemb_config_set_head(&cfg, POSEMB_HEAD_CLM, 0, &err)) st = err.code;
     if (!st && c.pe) snprintf(cfg.pe, sizeof cfg.pe, "%s", c.pe);
     if (!st && !c.n_lengths) c.lengths[c.n_lengths++] = cfg.max_position;
-    if (!st) st = folder_tokenizer(c.dir, &tok, desc, sizeof desc, &err);
+    if (!st) st = cli_tok_files_folder(c.dir, &tok, desc, sizeof desc, &err);
     if (!st) st = posemb_corpus_load(&text, c.data, tok, desc, NULL, &err);
     for (int i = 0; !st && i < c.n_lengths; i++) {
         posemb_lm_length l;

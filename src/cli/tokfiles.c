@@ -29,3 +29,12 @@ posemb_status cli_tok_files_load(const cli_tok_files *f, posemb_tokenizer **tok,
     if (f->merges) return posemb_tokenizer_load_bpe(f->vocab, f->merges, tok, err);
     return posemb_tokenizer_load_wordpiece(f->vocab, 1, tok, err);
 }
+
+posemb_status cli_tok_files_folder(const char *dir, posemb_tokenizer **tok, char *desc, size_t cap, posemb_error *err)
+{
+    char buf[2][POSEMB_PATH_MAX];
+    cli_tok_files f;
+    if (!cli_tok_files_find(dir, buf, &f))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: no tokenizer.json, vocab.txt or vocab.json + merges.txt", dir);
+    return cli_tok_files_load(&f, tok, desc, cap, err);
+}

@@ -23,4 +23,8 @@ int cli_tok_files_find(const char *dir, char (*buf)[POSEMB_PATH_MAX], cli_tok_fi
 posemb_status cli_tok_files_load(const cli_tok_files *f, posemb_tokenizer **tok, char *desc, size_t cap,
                                  posemb_error *err);
 
+/* The tokenizer of model folder dir (cli_tok_files_find, then load); EINVAL
+ * naming dir when it holds none. */
+posemb_status cli_tok_files_folder(const char *dir, posemb_tokenizer **tok, char *desc, size_t cap, posemb_error *err);
+
 #endif
