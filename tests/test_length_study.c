@@ -247,6 +247,67 @@ static void check_losses(const char *run)
     printf("%d losses (%d in sliding windows) within %.2g of the hand computation\n", checked, windowed, worst);
 }
 
+/* attention.jsonl against posemb analyze --text on the same model, text
+ * and length (its attention profile, averaged over heads by hand): every
+ * run and length has its line, ape's past its table says so. */
+static void check_attention(const char *run)
+{
+    char path[1200], line[8192], cmd[4096];
+    snprintf(path, sizeof path, "%s/%s/attention.jsonl", dir, run);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    int lines = 0, unreached = 0, compared = 0;
+    while (fgets(line, sizeof line, f)) {
+        cJSON *j = cJSON_Parse(line);
+        assert_non_null(j);
+        lines++;
+        const char *pe = cJSON_GetObjectItem(j, "pe")->valuestring, *task = cJSON_GetObjectItem(j, "task")->valuestring;
+        int L = cJSON_GetObjectItem(j, "length")->valueint;
+        const cJSON *dist = cJSON_GetObjectItem(j, "mean_distance"), *sink = cJSON_GetObjectItem(j, "first_token_mass");
+        unreached += cJSON_GetObjectItem(j, "not_measured") != NULL;
+        if (!dist) {
+            assert_string_equal(pe, "ape");
+            assert_int_equal(L, 128);
+            cJSON_Delete(j);
+            continue;
+        }
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && '%s' analyze %s/models/%s-%s-s1 --text '%s/data/wikitext-2/wiki.test.tokens' --len %d "
+                 "--words 5 --no-figures --out an-%s-%s-%d --threads 1",
+                 dir, POSEMB_BIN, run, task, pe, POSEMB_SHARED, L, task, pe, L);
+        if (tu_run(cmd, out, sizeof out)) fail_msg("%s", out);
+        snprintf(path, sizeof path, "%s/an-%s-%s-%d/indicators.json", dir, task, pe, L);
+        char *text = NULL;
+        size_t len;
+        posemb_error err;
+        assert_int_equal(posemb_read_data_file(path, 1 << 20, &text, &len, &err), POSEMB_OK);
+        cJSON *a = cJSON_Parse(text), *att = cJSON_GetObjectItem(a, "attention");
+        assert_int_equal(cJSON_GetObjectItem(att, "sequences")->valueint, cJSON_GetObjectItem(j, "windows")->valueint);
+        const cJSON *ad = cJSON_GetObjectItem(att, "mean_distance"), *as = cJSON_GetObjectItem(att, "first_token_mass");
+        int layers = cJSON_GetArraySize(dist), heads = cJSON_GetArraySize(ad) / layers;
+        assert_int_equal(heads, 2);
+        for (int l = 0; l < layers; l++) {
+            double d = 0, k = 0;
+            for (int h = 0; h < heads; h++) {
+                d += cJSON_GetArrayItem(ad, l * heads + h)->valuedouble / heads;
+                k += cJSON_GetArrayItem(as, l * heads + h)->valuedouble / heads;
+            }
+            TU_CLOSE(cJSON_GetArrayItem(dist, l)->valuedouble, d, 1e-4, 1e-5, "attention distance", l);
+            TU_CLOSE(cJSON_GetArrayItem(sink, l)->valuedouble, k, 1e-6, 1e-5, "first-token mass", l);
+            assert_true(d > 0 && d < L && k > 0 && k < 1);
+        }
+        compared++;
+        cJSON_Delete(a);
+        free(text);
+        cJSON_Delete(j);
+    }
+    fclose(f);
+    assert_int_equal(lines, 8);
+    assert_int_equal(unreached, 2); /* ape at 128 in both decoders */
+    assert_int_equal(compared, 6);
+    printf("%d attention profiles equal posemb analyze --text's\n", compared);
+}
+
 static void test_tiny_length_study(void **state)
 {
     if (!tu_have_shared("the length study")) return;
@@ -263,9 +324,12 @@ static void test_tiny_length_study(void **state)
     if (tu_run(cmd, out, sizeof out)) fail_msg("%s", out);
     assert_int_equal(tu_count_results(dir, "a"), 8); /* 2 PEs x 2 decoders x 2 lengths */
     check_losses("a");
+    check_attention("a");
     snprintf(
         cmd, sizeof cmd,
         "cd '%s/a' && grep -q '^| rope | ' tables.md && grep -q '^| yarn | (= rope) | ' tables.md && "
+        "grep -q '^| ape | [0-9.]* / 0\\.[0-9]* | (table ends) |$' tables.md && test -s attention_llama.png && "
+        "grep -q '^gpt2,rope,,128,attention_distance,' tables.csv && "
         "grep -q '^gpt2,rope,linear,128,loss,' tables.csv && test -s length_llama.png && "
         "test -s passkey_gpt2_ape.png && test -s report.html && test -s models/llama-rope-s1/tokenizer.json && "
         "grep -q '\"scaled\": {\"linear\": ' results.jsonl && grep -q '\"passkey_depths\": \\[null' results.jsonl && "

@@ -40,7 +40,7 @@ typedef struct posemb_source {
 
 typedef struct posemb_source_opts {
     const char *tensor; /* --tensor NAME: a 2-D tensor of a safetensors file */
-    int len;            /* positions (0: the table's rows, or 512) */
+    int len;            /* positions (0: the table's rows, or 512; a model whose PE has no table takes any) */
     int dim, heads;     /* for a built-in spec (0: 768 and 12) */
     uint64_t seed;      /* initialisation of learned built-in specs */
 } posemb_source_opts;

@@ -9,7 +9,8 @@
 
 #define ANALYSIS_FLAGS_HELP                                                                                            \
     "  --tensor NAME   the 2-D tensor of a .safetensors SOURCE to read as a table of positions\n"                      \
-    "  --len N         positions to analyse (default: the table's, or 512 for a spec)\n"                               \
+    "  --len N         positions to analyse (default: the table's, or 512 for a spec; a model\n"                       \
+    "                  whose PE has no table takes any N, beyond its training length)\n"                               \
     "  --dim D, --heads H   model size for a built-in spec (default 768, 12)\n"                                        \
     "  -K K            indicator band 1 <= |i-j| <= K (default 32)\n"                                                  \
     "  --words N       identical-word probing: words (default 300)\n"                                                  \

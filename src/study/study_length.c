@@ -124,12 +124,18 @@ posemb_status study_length_tokenizer(const posemb_study_config *c, const char *o
     return posemb_tokenizer_load_json(desc, tok, err);
 }
 
+posemb_status study_length_held_out(const posemb_study_config *c, const char *out, const posemb_tokenizer *tok,
+                                    const char *desc, posemb_corpus *held_out, posemb_error *err)
+{
+    return study_load_corpora(c, out, tok, desc, HELD_OUT, N_OF(HELD_OUT), held_out, err);
+}
+
 /* The training text's tokens (train) and the held-out text's (held_out), from out/cache. */
 static posemb_status load_texts(const posemb_study_config *c, const char *out, const posemb_tokenizer *tok,
                                 const char *desc, posemb_corpus *train, posemb_corpus *held_out, posemb_error *err)
 {
     posemb_status st = study_load_corpora(c, out, tok, desc, TRAIN_TEXT, N_OF(TRAIN_TEXT), train, err);
-    if (!st) st = study_load_corpora(c, out, tok, desc, HELD_OUT, N_OF(HELD_OUT), held_out, err);
+    if (!st) st = study_length_held_out(c, out, tok, desc, held_out, err);
     if (st) posemb_corpus_free(train);
     return st;
 }

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "posemb/corpus.h"
 #include "posemb/model.h"
 #include "posemb/study.h"
 #include "posemb/tokenizer.h"
@@ -29,6 +30,13 @@ typedef struct length_result {
 
 posemb_status study_length_tokenizer(const posemb_study_config *c, const char *out, posemb_tokenizer **tok, char *desc,
                                      size_t cap, posemb_error *err);
+/* The held-out text's tokens (WikiText-2's test set), from out/cache. */
+posemb_status study_length_held_out(const posemb_study_config *c, const char *out, const posemb_tokenizer *tok,
+                                    const char *desc, posemb_corpus *held_out, posemb_error *err);
+/* Each run's attention profile on the held-out text at every length, into
+ * out/attention.jsonl (study_length_attention.c): the runs and lengths not
+ * in it yet whose model is in out/models. */
+posemb_status study_length_attention(const posemb_study_config *c, const char *out, posemb_error *err);
 /* The passkey prompt of L tokens for key (five digits) with the needle at
  * depth (0..1) of the filler: ids [L], targets [L] (the answer's tokens, the
  * key, at the end; -100 elsewhere). *fits = 0 when L cannot

@@ -30,7 +30,8 @@ typedef struct pe_row {
     cell passkey[MAX_MULTS];               /* keys retrieved whole, mean over depths */
     cell digits[MAX_MULTS];                /* keys' tokens predicted, mean over depths */
     cell depth[MAX_MULTS][PASSKEY_DEPTHS]; /* keys' tokens predicted, per depth */
-    int windowed[MAX_MULTS], pk_context[MAX_MULTS];
+    cell dist[MAX_MULTS], sink[MAX_MULTS]; /* attention.jsonl: mean over layers (and heads) per seed */
+    int windowed[MAX_MULTS], pk_context[MAX_MULTS], att_unreached[MAX_MULTS];
 } pe_row;
 
 typedef struct length_table {
@@ -38,6 +39,7 @@ typedef struct length_table {
     cell scaled[POSEMB_STUDY_MAX_TASKS][MAX_SCALINGS][MAX_MULTS]; /* the rope row's runs, nats per token */
     int rope[POSEMB_STUDY_MAX_TASKS];                             /* index of the rope row, -1 */
     double chance;                                                /* the vocabulary: uniform perplexity */
+    int has_att[POSEMB_STUDY_MAX_TASKS];                          /* attention.jsonl has lines of the decoder */
 } length_table;
 
 static void put(cell *c, double v)
@@ -108,20 +110,57 @@ static posemb_status add_line(const cJSON *j, int n, void *ctx, posemb_error *er
     return POSEMB_OK;
 }
 
-static posemb_status load(length_table *tb, const posemb_study_config *c, const char *out, posemb_error *err)
+static double array_mean(const cJSON *a)
+{
+    double sum = 0;
+    int n = 0;
+    for (const cJSON *x = cJSON_IsArray(a) ? a->child : NULL; x; x = x->next, n++) sum += x->valuedouble;
+    return n ? sum / n : NAN;
+}
+
+/* One attention.jsonl line (study_length_attention.c) into the table (a study_line_fn). */
+static posemb_status add_att_line(const cJSON *j, int n, void *ctx, posemb_error *err)
+{
+    (void)n, (void)err;
+    length_table *tb = ((length_load *)ctx)->tb;
+    const posemb_study_config *c = ((length_load *)ctx)->c;
+    const cJSON *pe = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task");
+    int p = cJSON_IsString(pe) ? find(c->pes[0], sizeof c->pes[0], c->n_pes, pe->valuestring) : -1;
+    int t = cJSON_IsString(task) ? find(c->tasks[0], sizeof c->tasks[0], c->n_tasks, task->valuestring) : -1;
+    int i = -1;
+    for (int k = 0; k < c->n_mults && k < MAX_MULTS; k++)
+        if (num(j, "length") == (double)c->n_train * c->mults[k]) i = k;
+    if (p < 0 || t < 0 || i < 0) return POSEMB_OK;
+    pe_row *r = &tb->row[t][p];
+    tb->has_att[t] = 1;
+    r->att_unreached[i] |= cJSON_GetObjectItem(j, "not_measured") != NULL;
+    put(&r->dist[i], array_mean(cJSON_GetObjectItem(j, "mean_distance")));
+    put(&r->sink[i], array_mean(cJSON_GetObjectItem(j, "first_token_mass")));
+    return POSEMB_OK;
+}
+
+/* out/NAME's lines through fn; a missing file is an error only when required. */
+static posemb_status read_lines(const char *out, const char *name, int required, study_line_fn fn, length_load *ld,
+                                posemb_error *err)
 {
     char path[POSEMB_PATH_MAX];
+    if (posemb_path_join(path, sizeof path, out, name))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
+    FILE *f = fopen(path, "r");
+    if (!f) return required ? posemb_fail(err, POSEMB_EIO, "%s: cannot read", path) : POSEMB_OK;
+    posemb_status st = study_each_line(f, fn, ld, err);
+    fclose(f);
+    return st;
+}
+
+static posemb_status load(length_table *tb, const posemb_study_config *c, const char *out, posemb_error *err)
+{
     memset(tb, 0, sizeof *tb);
     for (int t = 0; t < POSEMB_STUDY_MAX_TASKS; t++)
         tb->rope[t] = t < c->n_tasks ? find(c->pes[0], sizeof c->pes[0], c->n_pes, "rope") : -1;
-    if (posemb_path_join(path, sizeof path, out, "results.jsonl"))
-        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
-    FILE *f = fopen(path, "r");
-    if (!f) return posemb_fail(err, POSEMB_EIO, "%s: cannot read", path);
     length_load ld = {tb, c};
-    posemb_status st = study_each_line(f, add_line, &ld, err);
-    fclose(f);
-    return st;
+    posemb_status st = read_lines(out, "results.jsonl", 1, add_line, &ld, err);
+    return st ? st : read_lines(out, "attention.jsonl", 0, add_att_line, &ld, err);
 }
 
 /* "5.123 +- 0.041" of exp over a cell of losses (perplexities per seed); "-" when empty. */
@@ -134,14 +173,15 @@ static void ppl_text(const cell *loss, int windowed, char *buf, size_t cap)
     else snprintf(buf, cap, "%.3f +- %.3f%s", mean_of(&ppl), std_of(&ppl), windowed ? " w" : "");
 }
 
-/* The three tables of a decoder, each a view: its rows' labels and cells,
+/* The four tables of a decoder, each a view: its rows' labels and cells,
  * written as markdown (tables.md) and as HTML (the report). */
-enum { VIEW_PPL, VIEW_SCALED, VIEW_PASSKEY, N_VIEWS };
+enum { VIEW_PPL, VIEW_SCALED, VIEW_PASSKEY, VIEW_ATTN, N_VIEWS };
 
 static int view_rows(const length_table *tb, const posemb_study_config *c, int t, int v)
 {
     if (v == VIEW_SCALED) return tb->rope[t] >= 0 && c->n_scalings ? c->n_scalings + 1 : 0;
     if (v == VIEW_PASSKEY) return c->passkey_trials ? c->n_pes : 0;
+    if (v == VIEW_ATTN) return tb->has_att[t] ? c->n_pes : 0;
     return c->n_pes;
 }
 
@@ -157,11 +197,17 @@ static void view_title(const posemb_study_config *c, int t, int v, char *buf, si
     else if (v == VIEW_SCALED)
         snprintf(buf, cap, "%s: RoPE scaled at evaluation (no retraining; factor = length / %d)", c->tasks[t],
                  c->n_train);
-    else
+    else if (v == VIEW_PASSKEY)
         snprintf(buf, cap,
                  "%s: passkey retrieval (keys retrieved whole / their digits predicted; %d prompts per depth, mean "
                  "over %d depths; a model that does not copy predicts about 0.1 of the digits)",
                  c->tasks[t], c->passkey_trials, PASSKEY_DEPTHS);
+    else
+        snprintf(buf, cap,
+                 "%s: where attention goes on the held-out text (mean attention distance sum_j p_ij |i - j| in tokens "
+                 "/ mass on the first token, means over query rows, heads, layers and seeds; attention spread evenly "
+                 "over the causal prefix gives (L - 1) / 4 and 1 / (i + 1); attention.jsonl has each layer)",
+                 c->tasks[t]);
 }
 
 static void view_cell(const length_table *tb, const posemb_study_config *c, int t, int v, int row, int i, char *buf,
@@ -177,6 +223,11 @@ static void view_cell(const length_table *tb, const posemb_study_config *c, int 
         return;
     }
     const pe_row *r = &tb->row[t][row];
+    if (v == VIEW_ATTN) {
+        if (r->dist[i].n) snprintf(buf, cap, "%.1f / %.3f", mean_of(&r->dist[i]), mean_of(&r->sink[i]));
+        else snprintf(buf, cap, "%s", r->att_unreached[i] ? "(table ends)" : "-");
+        return;
+    }
     if (!r->passkey[i].n) snprintf(buf, cap, "-");
     else
         snprintf(buf, cap, "%.2f / %.2f%s", mean_of(&r->passkey[i]), mean_of(&r->digits[i]),
@@ -287,6 +338,11 @@ static posemb_status write_csv(const length_table *tb, const posemb_study_config
                     fprintf(af.f, "%s,%s,,%d,passkey_digits,%.6f,%.6f,%d,%d\n", c->tasks[t], c->pes[p], L,
                             mean_of(&r->digits[i]), std_of(&r->digits[i]), r->digits[i].n,
                             r->pk_context[i] && r->pk_context[i] < L);
+                if (r->dist[i].n)
+                    fprintf(af.f,
+                            "%s,%s,,%d,attention_distance,%.6f,%.6f,%d,0\n%s,%s,,%d,first_token_mass,%.6f,%.6f,%d,0\n",
+                            c->tasks[t], c->pes[p], L, mean_of(&r->dist[i]), std_of(&r->dist[i]), r->dist[i].n,
+                            c->tasks[t], c->pes[p], L, mean_of(&r->sink[i]), std_of(&r->sink[i]), r->sink[i].n);
                 for (int s = 0; p == tb->rope[t] && s < c->n_scalings; s++)
                     if (tb->scaled[t][s][i].n)
                         fprintf(af.f, "%s,%s,%s,%d,loss,%.6f,%.6f,%d,0\n", c->tasks[t], c->pes[p], c->scalings[s], L,
@@ -298,7 +354,8 @@ static posemb_status write_csv(const length_table *tb, const posemb_study_config
 posemb_status study_length_tables(const posemb_study_config *c, const char *out, posemb_error *err)
 {
     length_table *tb = malloc(sizeof *tb);
-    posemb_status st = tb ? load(tb, c, out, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    posemb_status st = tb ? study_length_attention(c, out, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    if (!st) st = load(tb, c, out, err);
     if (!st) st = write_md(tb, c, out, err);
     if (!st) st = write_csv(tb, c, out, err);
     free(tb);
@@ -307,14 +364,32 @@ posemb_status study_length_tables(const posemb_study_config *c, const char *out,
 
 /* ---- figures ---- */
 
-/* Bits per token of each PE (or scaling) against log2 of the context length,
- * capped at chance. A study in progress (--report) has rows with no run yet:
- * they are left out, and *drawn says whether any row had a point. */
-static posemb_status length_figure(const length_table *tb, const posemb_study_config *c, int t, int scalings,
+/* What a length figure plots against the context length. */
+enum { FIG_BITS, FIG_SCALED, FIG_ATTN };
+
+/* Figure kind's value for row k (a PE, or for FIG_SCALED rope then each
+ * scaling) at length i: bits per token capped at chance, or the mean
+ * attention distance over uniform causal attention's (L - 1) / 4. */
+static double figure_value(const length_table *tb, const posemb_study_config *c, int t, int kind, int k, int i)
+{
+    double L = (double)c->n_train * c->mults[i];
+    if (kind == FIG_ATTN) return mean_of(&tb->row[t][k].dist[i]) / ((L - 1) / 4);
+    if (kind == FIG_SCALED && k > 0 && c->mults[i] == 1) k = 0; /* factor 1 is rope itself */
+    const cell *cl = kind == FIG_BITS ? &tb->row[t][k].loss[i]
+                     : k == 0         ? &tb->row[t][tb->rope[t]].loss[i]
+                                      : &tb->scaled[t][k - 1][i];
+    double b = mean_of(cl) / log(2.0), cap = log2(tb->chance > 1 ? tb->chance : 2);
+    return b > cap ? cap : b;
+}
+
+/* Each PE (or scaling) against the context length on a log axis. A study
+ * in progress (--report) has rows with no run yet: they are left out, and
+ * *drawn says whether any row had a point. */
+static posemb_status length_figure(const length_table *tb, const posemb_study_config *c, int t, int kind,
                                    const char *path, int *drawn, posemb_error *err)
 {
-    int n = scalings ? c->n_scalings + 1 : c->n_pes;
-    double x[MAX_MULTS], *y = calloc((size_t)n * MAX_MULTS, sizeof *y), cap = log2(tb->chance > 1 ? tb->chance : 2);
+    int n = kind == FIG_SCALED ? c->n_scalings + 1 : c->n_pes;
+    double x[MAX_MULTS], *y = calloc((size_t)n * MAX_MULTS, sizeof *y);
     posemb_series *s = calloc((size_t)n, sizeof *s);
     if (!y || !s) {
         free(y);
@@ -325,19 +400,12 @@ static posemb_status length_figure(const length_table *tb, const posemb_study_co
     int used = 0;
     for (int k = 0; k < n; k++) {
         int finite = 0;
-        for (int i = 0; i < c->n_mults; i++) {
-            const cell *cl = !scalings ? &tb->row[t][k].loss[i]
-                             : k == 0  ? &tb->row[t][tb->rope[t]].loss[i]
-                                       : &tb->scaled[t][k - 1][i];
-            double b = mean_of(cl) / log(2.0);
-            y[k * MAX_MULTS + i] = b > cap ? cap : b;
-            if (scalings && k > 0 && c->mults[i] == 1) y[k * MAX_MULTS + i] = y[i]; /* factor 1 is rope itself */
-            finite |= isfinite(y[k * MAX_MULTS + i]);
-        }
+        for (int i = 0; i < c->n_mults; i++)
+            finite |= isfinite(y[k * MAX_MULTS + i] = figure_value(tb, c, t, kind, k, i));
         if (finite)
-            s[used++] = (posemb_series){.label = !scalings ? c->pes[k]
-                                                 : k == 0  ? "rope"
-                                                           : c->scalings[k - 1],
+            s[used++] = (posemb_series){.label = kind != FIG_SCALED ? c->pes[k]
+                                                 : k == 0           ? "rope"
+                                                                    : c->scalings[k - 1],
                                         .x = x,
                                         .y = y + k * MAX_MULTS,
                                         .n = c->n_mults,
@@ -345,12 +413,16 @@ static posemb_status length_figure(const length_table *tb, const posemb_study_co
     }
     char title[160];
     snprintf(title, sizeof title, "%s trained at %d tokens%s", c->tasks[t], c->n_train,
-             scalings ? ": RoPE scaled at evaluation" : "");
+             kind == FIG_SCALED ? ": RoPE scaled at evaluation"
+             : kind == FIG_ATTN ? ": where attention goes"
+                                : "");
     posemb_lines_opts o = posemb_lines_defaults();
     o.title = title;
     o.xlabel = "context length (tokens, log scale)";
     o.xlog2 = 1;
-    o.ylabel = "held-out bits per token (capped at chance)";
+    o.ylabel = kind == FIG_ATTN ? "mean attention distance / ((L - 1) / 4): 1 = spread evenly"
+                                : "held-out bits per token (capped at chance)";
+    if (kind == FIG_ATTN) o.ymin = 0;
     o.width = 760;
     o.height = 500;
     *drawn = used > 0;
@@ -405,14 +477,24 @@ static posemb_status report_task(posemb_report *rep, const length_table *tb, con
     for (int v = 0; v < N_VIEWS; v++) html_view(rep, tb, c, t, v);
     int drawn = 0;
     snprintf(path, sizeof path, "%s/length_%s.png", out, c->tasks[t]);
-    posemb_status st = length_figure(tb, c, t, 0, path, &drawn, err);
+    posemb_status st = length_figure(tb, c, t, FIG_BITS, path, &drawn, err);
     snprintf(caption, sizeof caption, "%s: held-out bits per token against context length, mean over seeds",
              c->tasks[t]);
     if (!st && drawn) st = posemb_report_image(rep, path, caption, err);
     if (!st && tb->rope[t] >= 0 && c->n_scalings) {
         snprintf(path, sizeof path, "%s/length_%s_rope.png", out, c->tasks[t]);
-        st = length_figure(tb, c, t, 1, path, &drawn, err);
+        st = length_figure(tb, c, t, FIG_SCALED, path, &drawn, err);
         if (!st && drawn) st = posemb_report_image(rep, path, "RoPE with each scaling applied at evaluation", err);
+    }
+    if (!st && tb->has_att[t]) {
+        snprintf(path, sizeof path, "%s/attention_%s.png", out, c->tasks[t]);
+        st = length_figure(tb, c, t, FIG_ATTN, path, &drawn, err);
+        if (!st && drawn)
+            st = posemb_report_image(rep, path,
+                                     "Mean attention distance on the held-out text over that of attention spread "
+                                     "evenly over the causal prefix, (L - 1) / 4: near 0, local; 1, uniform; mean "
+                                     "over layers, heads and seeds",
+                                     err);
     }
     for (int p = 0; !st && c->passkey_trials && p < c->n_pes; p++) {
         if (!row_has_run(&tb->row[t][p], c)) continue; /* no run of this PE yet (--report) */
