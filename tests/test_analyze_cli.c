@@ -250,12 +250,41 @@ static void test_analyze_text(void **state)
         if (k) assert_true(off > 1e-3); /* random tokens: not even */
         cJSON_Delete(j);
     }
-    assert_int_equal(posemb("compare nrun nrun --text aaa.txt --words 5 --out t3", "", ""), 0);
+    /* two different NoPE encoders both attend evenly on the repeated token: JS 0 on every layer and head, where
+     * random tokens tell them apart; a model of another tokenizer is refused */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' train --model bert --pe none --data c.txt --vocab v.txt --out nrun2 --layers 2 "
+             "--hidden 16 --heads 2 --seq-len 16 --batch-size 4 --steps 9 --seed 5 --threads 1 && mkdir -p other && "
+             "cp nrun2/config.json nrun2/model.safetensors other/ && printf '[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n"
+             "[MASK]\\na\\nc\\nb\\n' > other/vocab.txt",
+             dir, POSEMB_BIN);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(posemb(k ? "compare nrun nrun2 --words 5 --out t3r"
+                                  : "compare nrun nrun2 --text aaa.txt "
+                                    "--words 5 --out t3",
+                                "", ""),
+                         0);
+        char path[1200], line[256] = "", *end;
+        snprintf(path, sizeof path, "%s/%s/attention_js.csv", dir, k ? "t3r" : "t3");
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        assert_non_null(fgets(line, sizeof line, f));
+        fclose(f);
+        double sum = 0;
+        for (char *p = line; *p && *p != '\n'; p = *end == ',' ? end + 1 : end) sum += strtod(p, &end);
+        if (k) assert_true(sum > 1e-6); /* random tokens: the models differ (2.4e-5 here) */
+        else TU_CLOSE(sum, 0, 1e-9, 0, "JS on the repeated token", 0);
+    }
+    snprintf(cmd, sizeof cmd, "grep -q 'windows of the text' '%s/t3/report.html'", dir);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    assert_int_equal(posemb("compare nrun other --text aaa.txt --words 5 --out t3o", "", ""), 2);
+    assert_non_null(strstr(out, "other's tokenizer is not nrun's"));
     /* a text shorter than one window, a PE spec, a missing file: one line each, no crash */
     static const struct {
         const char *args, *says;
         int rc;
-    } bad[3] = {{"analyze nrun --words 5 --text short.txt --out t4", "less than one window of 16", 2},
+    } bad[3] = {{"analyze nrun --words 5 --text short.txt --out t4", "less than 1 window of 16", 2},
                 {"analyze sin --text aaa.txt --out t5", "not a model folder", 2},
                 {"analyze nrun --text missing.txt --out t6", "missing.txt", 1}};
     for (int k = 0; k < 3; k++) {

@@ -125,6 +125,25 @@ static void test_uniform_decoder(void **state)
     posemb_model_free(m);
 }
 
+/* How many windows an attention analysis runs (maps under 256 MB), and the windows of a text. */
+static void test_windows(void **state)
+{
+    (void)state;
+    assert_int_equal(posemb_attn_windows(4, 4, 128), 8);
+    assert_int_equal(posemb_attn_windows(4, 4, 512), 8);    /* 16 MB a window */
+    assert_int_equal(posemb_attn_windows(4, 4, 1024), 4);   /* 64 MB */
+    assert_int_equal(posemb_attn_windows(4, 4, 2048), 1);   /* 256 MB */
+    assert_int_equal(posemb_attn_windows(12, 12, 4096), 1); /* over the budget alone: still one */
+    int32_t text[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, ids[10];
+    posemb_error err;
+    assert_int_equal(posemb_text_windows(text, 10, 2, 4, 11, ids, &err), POSEMB_OK);
+    for (int i = 0; i < 8; i++) assert_int_equal(ids[i], text[i]);
+    assert_int_equal(posemb_text_windows(text, 10, 3, 4, 11, ids, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "10 tokens, less than 3 windows of 4"));
+    assert_int_equal(posemb_text_windows(text, 10, 2, 4, 6, ids, &err), POSEMB_ERANGE);
+    assert_non_null(strstr(err.msg, "token 5 of the text is id 6, outside the vocabulary of 6"));
+}
+
 /* JS between a flat decoder and a flat ALiBi decoder, row by row from the closed forms. */
 static void test_js(void **state)
 {
@@ -210,10 +229,8 @@ static void test_rotary_usage(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_uniform_encoder),
-        cmocka_unit_test(test_uniform_decoder),
-        cmocka_unit_test(test_js),
-        cmocka_unit_test(test_rotary_usage),
+        cmocka_unit_test(test_uniform_encoder), cmocka_unit_test(test_uniform_decoder), cmocka_unit_test(test_js),
+        cmocka_unit_test(test_rotary_usage),    cmocka_unit_test(test_windows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

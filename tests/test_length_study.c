@@ -314,7 +314,7 @@ static void test_tiny_length_study(void **state)
     char path[1200], cmd[4096];
     const char *cfg =
         "{\"pes\": [\"ape\", \"rope\"], \"tasks\": [\"gpt2\", \"llama\"], \"seeds\": [1], \"lengths\": [1, 2], "
-        "\"layers\": 1, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"steps\": 20, "
+        "\"layers\": 2, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"steps\": 20, "
         "\"batch\": 8, \"curve_every\": 10, \"eval_tokens\": 2048, \"passkey_trials\": 2, \"passkey_train\": 0, "
         "\"rope_scalings\": [\"linear\", \"yarn\"], \"jobs\": 1, \"model\": {\"tie_word_embeddings\": true}}";
     snprintf(path, sizeof path, "%s/len.json", dir);
@@ -325,6 +325,13 @@ static void test_tiny_length_study(void **state)
     assert_int_equal(tu_count_results(dir, "a"), 8); /* 2 PEs x 2 decoders x 2 lengths */
     check_losses("a");
     check_attention("a");
+    /* --report again: nothing measured twice, one seed per cell */
+    snprintf(
+        cmd, sizeof cmd,
+        "cd '%s' && '%s' study len.json --length --data '%s/data' --out a --report && test $(wc -l < "
+        "a/attention.jsonl) = 8 && grep -q '^gpt2,rope,,128,attention_distance,[0-9.]*,0.000000,1,0$' a/tables.csv",
+        dir, POSEMB_BIN, POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("attention after --report: %s", out);
     snprintf(
         cmd, sizeof cmd,
         "cd '%s/a' && grep -q '^| rope | ' tables.md && grep -q '^| yarn | (= rope) | ' tables.md && "

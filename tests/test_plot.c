@@ -564,7 +564,8 @@ static void test_heatmap_names(void **state)
     for (int i = 0; i < t.n; i++) assert_string_equal(t.label[i], NAMES[i * k]);
     assert_true(k * 10.0 >= plot_ticks_width(cr, &st, &t) + 1.6 * st.tick);
     /* A log2 axis: whole numbers named 2^v. */
-    plot_map len = {6.8, 11.2, 0, 600}, small = {-2.2, 1.2, 0, 600}, huge = {-500, 500, 0, 600};
+    plot_map len = {6.8, 11.2, 0, 600}, small = {-2.2, 1.2, 0, 600}, huge = {-500, 500, 0, 600},
+             frac = {0.2, 0.8, 0, 600};
     plot_ticks_log2(cr, &st, &t, 6.8, 11.2, &len);
     assert_int_equal(t.n, 5);
     assert_string_equal(t.label[0], "128");
@@ -576,12 +577,24 @@ static void test_heatmap_names(void **state)
     assert_string_equal(t.label[1], "0.5");
     assert_string_equal(t.label[2], "1");
     assert_string_equal(t.label[3], "2");
-    plot_ticks_log2(cr, &st, &t, -500, 500, &huge); /* thinned, in scientific notation */
+    plot_ticks_log2(cr, &st, &t, -500, 500, &huge); /* thinned to multiples of a round step, powers as 2^v */
     assert_true(t.n >= 2 && t.n <= PLOT_MAX_TICKS);
-    assert_non_null(strstr(t.label[t.n - 1], "\xc3\x97"
-                                             "10"));
-    plot_ticks_log2(cr, &st, &t, 0.2, 0.8, &len); /* no whole number: numeric ticks */
+    int step = (int)(t.v[1] - t.v[0]);
+    assert_true(step == 50 || step == 100 || step == 200 || step == 500);
+    for (int i = 0; i < t.n; i++) assert_true(fmod(t.v[i], step) == 0);
+    char buf[64];
+    plot_format_pow2(buf, sizeof buf, 19);
+    assert_string_equal(buf, "524288");
+    plot_format_pow2(buf, sizeof buf, -5);
+    assert_string_equal(buf, "0.03125");
+    plot_format_pow2(buf, sizeof buf, 20);
+    assert_string_equal(buf, "2\xc2\xb2\xe2\x81\xb0"); /* 2^20 */
+    plot_format_pow2(buf, sizeof buf, -10);
+    assert_string_equal(buf, "2\xe2\x81\xbb\xc2\xb9\xe2\x81\xb0"); /* 2^-10 */
+    plot_ticks_log2(cr, &st, &t, 0.2, 0.8, &frac);                 /* no whole number: numeric ticks labelled 2^v */
     assert_true(t.n >= 2 && t.v[0] >= 0.2 && t.v[t.n - 1] <= 0.8);
+    snprintf(buf, sizeof buf, "%.3g", pow(2, t.v[0]));
+    assert_string_equal(t.label[0], buf);
     cairo_destroy(cr);
 
     float m[2 * 5] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};

@@ -45,6 +45,18 @@ POSEMB_API posemb_status posemb_attn_profile_of(const posemb_model *m, const pos
                                                 posemb_attn_profile *out, posemb_error *err);
 POSEMB_API void posemb_attn_profile_free(posemb_attn_profile *p);
 
+/* How many sequences of n tokens an attention analysis runs at once: 8, or
+ * fewer where the maps a forward pass keeps (sequences x layers x heads x
+ * n^2 floats) would pass 256 MB, at least 1 (the study's 4 x 4 decoder: 8
+ * up to 512 tokens, 4 at 1024, 1 at 2048). */
+POSEMB_API int posemb_attn_windows(int layers, int heads, int n);
+
+/* ids [B, n]: the first B consecutive windows of n tokens of text [text_n].
+ * EINVAL when the text has fewer than B n tokens; ERANGE naming the token
+ * when an id is outside [0, vocab) (a text of another tokenizer). */
+POSEMB_API posemb_status posemb_text_windows(const int32_t *text, long text_n, int B, int n, int vocab, int32_t *ids,
+                                             posemb_error *err);
+
 /* How much each rotation pair of a rotary PE carries (Barbero et al. 2024,
  * "Round and Round We Go!"): on the batch of the last forward pass, for layer
  * l, query head h and pair m (halves: dims m and m + d/2; else 2m, 2m + 1),

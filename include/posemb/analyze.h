@@ -25,9 +25,11 @@ typedef struct posemb_analyze_opts {
     int svg;          /* also SVG (0) */
     int report;       /* write report.html (1) */
     int quiet;
-    /* Token ids of a text (the model's tokenizer) the attention analyses read,
-     * as up to 8 consecutive windows of the analysis length from its start;
-     * NULL: seeded random tokens of the vocabulary (NULL). */
+    /* Token ids of a text (the model's tokenizer) the attention analyses of a
+     * model read, as posemb_attn_windows consecutive windows of the analysis
+     * length from its start (fewer when the text holds fewer): EINVAL when it
+     * holds less than one, ERANGE for an id outside the vocabulary; ignored
+     * for a source that is no model. NULL: seeded random tokens (NULL). */
     const int32_t *text;
     long text_n;
 } posemb_analyze_opts;

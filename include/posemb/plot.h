@@ -34,6 +34,8 @@ POSEMB_API void posemb_cmap_rgb(posemb_cmap cmap, double t, unsigned char rgb[3]
 
 /* ---- heatmaps ------------------------------------------------------------ */
 
+#define POSEMB_PLOT_NAME_MAX 32 /* bytes of a tick name, its NUL included */
+
 typedef struct posemb_heatmap_opts {
     const char *title, *xlabel, *ylabel, *cbar_label; /* NULL: none */
     posemb_cmap cmap;
@@ -45,7 +47,7 @@ typedef struct posemb_heatmap_opts {
      * offsets -k..k); step 1. Ticks are in these data coordinates. */
     double x0, y0;
     /* NULL: numeric ticks (x0, y0 above). Else one name per column / row
-     * (each under 32 bytes), shown at every column / row, or every k-th
+     * (each shorter than POSEMB_PLOT_NAME_MAX bytes), shown at every column / row, or every k-th
      * where they would crowd: a heatmap whose axes are not a range of
      * integers (context lengths 128 .. 2048, depths 0 .. 1). */
     const char *const *xnames, *const *ynames;

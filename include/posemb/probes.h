@@ -40,9 +40,10 @@ typedef struct posemb_source {
 
 typedef struct posemb_source_opts {
     const char *tensor; /* --tensor NAME: a 2-D tensor of a safetensors file */
-    int len;            /* positions (0: the table's rows, or 512; a model whose PE has no table takes any) */
-    int dim, heads;     /* for a built-in spec (0: 768 and 12) */
-    uint64_t seed;      /* initialisation of learned built-in specs */
+    int len; /* positions (0: the table's rows, a model's max_position, or 512 for a spec; a model whose PE has no
+              * table is rebuilt to take more than it was trained at, one with a table keeps its own) */
+    int dim, heads; /* for a built-in spec (0: 768 and 12) */
+    uint64_t seed;  /* initialisation of learned built-in specs */
 } posemb_source_opts;
 
 /* what: a PE spec ("sin", "lsin+lsrpe"), a model folder (posemb's or HF's:

@@ -172,8 +172,12 @@ POSEMB_API posemb_status posemb_study_data_prepare(const posemb_study_config *c,
 POSEMB_API int posemb_study_lines_per_run(const posemb_study_config *c, int t);
 
 /* From out/results.jsonl: tables.md, tables.csv; then report.html (the
- * second call). EIO when results.jsonl cannot be read or an output written
- * (a malformed line is skipped), EINVAL for a path too long, ENOMEM. */
+ * second call). The length study's tables first measure, into
+ * out/attention.jsonl, where each kept model not measured yet attends at
+ * each length (forward passes on the held-out text; a failure there is a
+ * warning, the tables are written without it). EIO when results.jsonl
+ * cannot be read or an output written (a malformed line is skipped),
+ * EINVAL for a path too long, ENOMEM. */
 POSEMB_API posemb_status posemb_study_tables(const posemb_study_config *c, const char *out, posemb_error *err);
 POSEMB_API posemb_status posemb_study_report(const posemb_study_config *c, const char *out, posemb_error *err);
 

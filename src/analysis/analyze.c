@@ -302,8 +302,6 @@ static posemb_status first_layer(ctx *c, posemb_error *err)
     return st;
 }
 
-enum { ATTN_SEQUENCES = 8 }; /* seeded random sequences the attention analyses run on */
-
 /* Seeded random sequences of n tokens of the vocabulary (never the padding token). */
 static void random_ids(const posemb_config *mc, uint64_t seed, int B, int n, int32_t *ids)
 {
@@ -368,27 +366,14 @@ static posemb_status rotary(ctx *c, const posemb_batch *b, posemb_error *err)
     return st;
 }
 
-/* The sequences the attention analyses read: up to ATTN_SEQUENCES windows of the text, else ATTN_SEQUENCES. */
+/* The sequences the attention analyses read: posemb_attn_windows of them,
+ * fewer when the text has fewer windows. */
 static int attn_sequences(const ctx *c)
 {
-    long windows = c->o->text ? c->o->text_n / c->src->n : ATTN_SEQUENCES;
-    return windows < ATTN_SEQUENCES ? (int)windows : ATTN_SEQUENCES;
-}
-
-/* B windows of n tokens from the start of the text in o, each id checked
- * against the model's vocabulary. */
-static posemb_status text_ids(const posemb_analyze_opts *o, const posemb_config *mc, int B, int n, int32_t *ids,
-                              posemb_error *err)
-{
-    for (long i = 0; i < (long)B * n; i++) {
-        if (o->text[i] < 0 || o->text[i] >= mc->vocab_size)
-            return posemb_fail(err, POSEMB_ERANGE,
-                               "attention profile: token %ld of the text is id %d, outside the "
-                               "model's vocabulary of %d (another tokenizer?)",
-                               i, (int)o->text[i], mc->vocab_size);
-        ids[i] = o->text[i];
-    }
-    return POSEMB_OK;
+    const posemb_config *mc = posemb_model_config(c->src->model);
+    int n = c->src->n, B = posemb_attn_windows(mc->layers, mc->heads, n);
+    long windows = c->o->text ? c->o->text_n / n : B;
+    return windows < B ? (int)windows : B;
 }
 
 /* Where a model's heads attend: the attention-weighted distance and the
@@ -400,13 +385,10 @@ static posemb_status attention(ctx *c, posemb_error *err)
     posemb_model *m = c->src->model;
     const posemb_config *mc = posemb_model_config(m);
     int n = c->src->n, bins = n < 16 ? n : 16, B = attn_sequences(c);
-    if (B < 1)
-        return posemb_fail(err, POSEMB_EINVAL, "attention profile: the text has %ld tokens, less than one window of %d",
-                           c->o->text_n, n);
-    int32_t *ids = malloc((size_t)B * n * sizeof *ids);
+    int32_t *ids = malloc((size_t)(B > 1 ? B : 1) * n * sizeof *ids);
     if (!ids) return posemb_fail(err, POSEMB_ENOMEM, "attention profile: out of memory");
     posemb_status st = POSEMB_OK;
-    if (c->o->text) st = text_ids(c->o, mc, B, n, ids, err);
+    if (c->o->text) st = posemb_text_windows(c->o->text, c->o->text_n, B > 1 ? B : 1, n, mc->vocab_size, ids, err);
     else random_ids(mc, c->o->seed, B, n, ids);
     posemb_batch b = {.B = B, .T = n, .ids = ids};
     posemb_attn_profile pr = {0};

@@ -78,6 +78,26 @@ posemb_status posemb_attn_profile_of(const posemb_model *m, const posemb_batch *
     return POSEMB_OK;
 }
 
+int posemb_attn_windows(int layers, int heads, int n)
+{
+    double per = 4.0 * layers * heads * (double)n * n, fit = floor(256.0 * (1 << 20) / per);
+    return fit >= 8 ? 8 : fit < 1 ? 1 : (int)fit;
+}
+
+posemb_status posemb_text_windows(const int32_t *text, long text_n, int B, int n, int vocab, int32_t *ids,
+                                  posemb_error *err)
+{
+    if ((long)B * n > text_n)
+        return posemb_fail(err, POSEMB_EINVAL, "the text has %ld tokens, less than %d window%s of %d", text_n, B,
+                           B == 1 ? "" : "s", n);
+    for (long i = 0; i < (long)B * n; i++)
+        if ((ids[i] = text[i]) < 0 || ids[i] >= vocab)
+            return posemb_fail(err, POSEMB_ERANGE,
+                               "token %ld of the text is id %d, outside the vocabulary of %d (another tokenizer?)", i,
+                               (int)ids[i], vocab);
+    return POSEMB_OK;
+}
+
 void posemb_attn_profile_free(posemb_attn_profile *p)
 {
     free(p->mean_dist);

@@ -123,32 +123,32 @@ posemb_status posemb_source_open_table(posemb_source *s, const char *name, const
     return POSEMB_OK;
 }
 
-/* The model in dir built for len positions past its first when its PE
+/* The model in dir rebuilt for len positions past its first when its PE
  * has no table of positions (posemb_lm_load_at), so that its attention can
- * be read beyond the length it was trained at; a PE with a table keeps its
- * own length. */
-static posemb_status load_longer(posemb_source *s, const char *dir, int len, posemb_error *err)
+ * be read beyond the length it was trained at. A PE with a table, or a
+ * checkpoint posemb_lm_load_at cannot read (sharded), keeps the model as
+ * loaded, and the analysis its length (the provenance says which). */
+static void load_longer(posemb_source *s, const char *dir, int len)
 {
     posemb_config c = *posemb_model_config(s->model);
     int first = c.arch == POSEMB_ROBERTA ? c.pad_token_id + 1 : 0, context;
-    if (len <= c.max_position - first) return POSEMB_OK;
+    if (len <= c.max_position - first) return;
     posemb_model *longer = NULL;
-    posemb_status st = posemb_lm_load_at(dir, &c, len + first, &longer, &context, err);
-    if (st || context <= c.max_position) {
+    posemb_error quiet;
+    if (posemb_lm_load_at(dir, &c, len + first, &longer, &context, &quiet) || context <= c.max_position) {
         posemb_model_free(longer);
-        return st;
+        return;
     }
     posemb_model_free(s->model);
     s->model = longer;
-    return POSEMB_OK;
 }
 
 /* A model's APE rows start at its first position: RoBERTa's at pad + 1. */
 static posemb_status open_model(posemb_source *s, const char *dir, const posemb_source_opts *o, posemb_error *err)
 {
     posemb_status st = posemb_model_load(&s->model, dir, err);
-    if (!st && o->len) st = load_longer(s, dir, o->len, err);
     if (st) return st;
+    if (o->len) load_longer(s, dir, o->len);
     const posemb_config *c = posemb_model_config(s->model);
     posemb_pe *p = posemb_model_pe(s->model);
     int first = c->arch == POSEMB_ROBERTA ? c->pad_token_id + 1 : 0;

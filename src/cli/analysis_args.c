@@ -55,3 +55,25 @@ posemb_status analysis_text_load(const char *dir, const char *path, posemb_corpu
     ao->text_n = st ? 0 : text->n;
     return st;
 }
+
+/* Whether files a and b (either may be NULL) hold the same bytes. */
+static int same_file(const char *a, const char *b)
+{
+    if (!a || !b) return a == b;
+    char *x = NULL, *y = NULL;
+    size_t nx = 0, ny = 0;
+    posemb_error err;
+    int same = !posemb_read_data_file(a, 1 << 28, &x, &nx, &err) && !posemb_read_data_file(b, 1 << 28, &y, &ny, &err) &&
+               nx == ny && !memcmp(x, y, nx);
+    free(x);
+    free(y);
+    return same;
+}
+
+int analysis_same_tokenizer(const char *a, const char *b)
+{
+    char bufa[2][POSEMB_PATH_MAX], bufb[2][POSEMB_PATH_MAX];
+    cli_tok_files fa, fb;
+    if (!cli_tok_files_find(a, bufa, &fa) || !cli_tok_files_find(b, bufb, &fb)) return 0;
+    return same_file(fa.json, fb.json) && same_file(fa.vocab, fb.vocab) && same_file(fa.merges, fb.merges);
+}

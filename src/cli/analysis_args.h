@@ -9,8 +9,9 @@
 
 #define ANALYSIS_FLAGS_HELP                                                                                            \
     "  --tensor NAME   the 2-D tensor of a .safetensors SOURCE to read as a table of positions\n"                      \
-    "  --len N         positions to analyse (default: the table's, or 512 for a spec; a model\n"                       \
-    "                  whose PE has no table takes any N, beyond its training length)\n"                               \
+    "  --len N         positions to analyse (default: the table's rows, a model's max_position,\n"                     \
+    "                  or 512 for a spec; a model whose PE has no table takes any N, beyond\n"                         \
+    "                  its training length; one with a table stops at its table's end)\n"                              \
     "  --dim D, --heads H   model size for a built-in spec (default 768, 12)\n"                                        \
     "  -K K            indicator band 1 <= |i-j| <= K (default 32)\n"                                                  \
     "  --words N       identical-word probing: words (default 300)\n"                                                  \
@@ -28,5 +29,8 @@ int analysis_flag(cli_args *a, posemb_source_opts *so, posemb_analyze_opts *ao, 
  * posemb_corpus_load. */
 posemb_status analysis_text_load(const char *dir, const char *path, posemb_corpus *text, posemb_analyze_opts *ao,
                                  posemb_error *err);
+
+/* 1 when model folders a and b hold the same tokenizer files, byte for byte. */
+int analysis_same_tokenizer(const char *a, const char *b);
 
 #endif

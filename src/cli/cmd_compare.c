@@ -75,26 +75,19 @@ typedef struct row {
     double js_mean;
 } row;
 
+static int is_model_folder(const char *src)
+{
+    char cfg[POSEMB_PATH_MAX];
+    return !posemb_path_join(cfg, sizeof cfg, src, "config.json") && !access(cfg, R_OK);
+}
+
 /* A model folder as a source, or NULL (a spec, a table). */
 static posemb_model *load_model(const char *src)
 {
-    char cfg[POSEMB_PATH_MAX];
     posemb_error err;
     posemb_model *m = NULL;
-    if (posemb_path_join(cfg, sizeof cfg, src, "config.json") || access(cfg, R_OK)) return NULL;
+    if (!is_model_folder(src)) return NULL;
     return posemb_model_load(&m, src, &err) ? NULL : m;
-}
-
-/* B windows of n tokens of the text in ao into ids; ERANGE for an id outside a vocabulary of V. */
-static posemb_status text_windows(const posemb_analyze_opts *ao, int B, int n, int V, int32_t *ids, posemb_error *err)
-{
-    for (long i = 0; i < (long)B * n; i++)
-        if ((ids[i] = ao->text[i]) < 0 || ids[i] >= V)
-            return posemb_fail(err, POSEMB_ERANGE,
-                               "--text: token %ld is id %d, outside the vocabulary of %d shared "
-                               "by the models",
-                               i, (int)ids[i], V);
-    return POSEMB_OK;
 }
 
 /* Both models on the same inputs: up to 8 windows of the text in ao, else
@@ -110,12 +103,11 @@ static posemb_status attention_js(posemb_model *a, posemb_model *b, const posemb
     if (ca->arch == POSEMB_ROBERTA || cb->arch == POSEMB_ROBERTA)
         n -= ca->pad_token_id + 1; /* positions past the pad */
     *T = n;
-    if (ao->text && ao->text_n / n < B) B = (int)(ao->text_n / n);
-    if (B < 1) return posemb_fail(err, POSEMB_EINVAL, "--text: %ld tokens, less than one window of %d", ao->text_n, n);
+    if (ao->text && ao->text_n / n < B) B = ao->text_n / n > 0 ? (int)(ao->text_n / n) : 1;
     int32_t *ids = malloc((size_t)B * n * sizeof *ids);
     if (!ids) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     posemb_status st = POSEMB_OK;
-    if (ao->text) st = text_windows(ao, B, n, V, ids, err);
+    if (ao->text) st = posemb_text_windows(ao->text, ao->text_n, B, n, V, ids, err);
     posemb_rng r;
     posemb_rng_seed(&r, ao->seed, 13);
     for (int i = 0; !ao->text && i < B * n; i++) {
@@ -313,6 +305,10 @@ int cmd_compare(int argc, char **argv)
         return cli_report("compare", &err);
     }
     posemb_corpus text = {0};
+    for (int i = 1; text_path && i < n; i++) /* one text, one tokenizer: other ids would mean another text */
+        if (is_model_folder(srcs[i]) && !analysis_same_tokenizer(srcs[0], srcs[i]))
+            return cli_usage_error(&a, "--text: %s's tokenizer is not %s's (the same text is other ids for it)",
+                                   srcs[i], srcs[0]);
     if (text_path && analysis_text_load(srcs[0], text_path, &text, &ao, &err)) return cli_report("compare", &err);
     row *rows = calloc((size_t)n, sizeof *rows);
     posemb_status st = rows ? POSEMB_OK : posemb_fail(&err, POSEMB_ENOMEM, "out of memory");

@@ -3,7 +3,6 @@
  * takes, so that layouts reserve exactly what is drawn. */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "plot/plot_impl.h"
@@ -46,42 +45,64 @@ void plot_ticks_fit(cairo_t *cr, const plot_style *st, plot_ticks *t, double lo,
     }
 }
 
+/* Names a tick at value v (ctx: what the caller's axis needs). */
+typedef void (*tick_namer)(const void *ctx, double v, char *buf, size_t cap);
+
+/* Ticks at from + j k for whole j up to to (aligned: at the multiples of k
+ * instead), k the smallest of 1, 2, 5, 10, 20, 50, ... whose labels do not
+ * crowd as plot_ticks_fit judges it; one tick when none fits. */
+static void ticks_every(cairo_t *cr, const plot_style *st, plot_ticks *t, double from, double to, int aligned,
+                        tick_namer name, const void *ctx, const plot_map *m, int vertical)
+{
+    plot_font(cr, st->tick, 0);
+    double line = plot_text_height(cr), unit = fabs(plot_map_at(m, from + 1) - plot_map_at(m, from));
+    for (double k = 1; k < 1e9; k *= (fmod(log10(k), 1) > 0.5 ? 2.5 : 2)) { /* 1, 2, 5, 10, 20, 50, ... */
+        double start = aligned ? ceil(from / k) * k : from;
+        if ((to - start) / k >= PLOT_MAX_TICKS) continue;
+        memset(t, 0, sizeof *t);
+        t->step = k;
+        for (double v = start; v <= to + 1e-9 && t->n < PLOT_MAX_TICKS; v += k, t->n++) {
+            t->v[t->n] = v;
+            name(ctx, v, t->label[t->n], sizeof t->label[t->n]);
+        }
+        double need = vertical ? 2.0 * line : plot_ticks_width(cr, st, t) + 1.6 * st->tick;
+        if (t->n < 2 || k * unit >= need) return;
+    }
+    t->n = 1;
+}
+
+typedef struct named_axis {
+    double x0;
+    const char *const *names;
+} named_axis;
+
+static void name_of(const void *ctx, double v, char *buf, size_t cap)
+{
+    const named_axis *a = ctx;
+    snprintf(buf, cap, "%s", a->names[(int)lround(v - a->x0)]);
+}
+
 void plot_ticks_named(cairo_t *cr, const plot_style *st, plot_ticks *t, double x0, const char *const *names, int n,
                       const plot_map *m, int vertical)
 {
-    plot_font(cr, st->tick, 0);
-    double line = plot_text_height(cr), cell = fabs(plot_map_at(m, x0 + 1) - plot_map_at(m, x0));
-    for (int k = (n + PLOT_MAX_TICKS - 1) / PLOT_MAX_TICKS; k <= n; k++) {
-        memset(t, 0, sizeof *t);
-        t->step = k;
-        for (int i = 0; i < n; i += k, t->n++) {
-            t->v[t->n] = x0 + i;
-            snprintf(t->label[t->n], sizeof t->label[t->n], "%s", names[i]);
-        }
-        double need = vertical ? 2.0 * line : plot_ticks_width(cr, st, t) + 1.6 * st->tick;
-        if (t->n < 2 || k * cell >= need) return;
-    }
+    named_axis a = {x0, names};
+    ticks_every(cr, st, t, x0, x0 + n - 1, 0, name_of, &a, m, vertical);
+}
+
+static void pow2_of(const void *ctx, double v, char *buf, size_t cap)
+{
+    (void)ctx;
+    plot_format_pow2(buf, cap, (int)lround(v));
 }
 
 void plot_ticks_log2(cairo_t *cr, const plot_style *st, plot_ticks *t, double lo, double hi, const plot_map *m)
 {
-    enum { MAX_NAMED = 2048 };
-    double first = ceil(lo), last = floor(hi);
-    int n = last >= first && last - first < MAX_NAMED ? (int)(last - first) + 1 : 0;
-    char(*names)[32] = n ? malloc((size_t)n * sizeof *names) : NULL;
-    const char **ptrs = n ? malloc((size_t)n * sizeof *ptrs) : NULL;
-    if (!names || !ptrs) {
-        plot_ticks_fit(cr, st, t, lo, hi, 0, m, 0);
-    } else {
-        for (int i = 0; i < n; i++) {
-            double v = pow(2, first + i);
-            plot_format_number(names[i], sizeof names[i], v, v < 1 ? pow(10, first + i) : 1); /* 2^-k has k decimals */
-            ptrs[i] = names[i];
-        }
-        plot_ticks_named(cr, st, t, first, ptrs, n, m, 0);
+    if (floor(hi) >= ceil(lo)) {
+        ticks_every(cr, st, t, ceil(lo), floor(hi), 1, pow2_of, NULL, m, 0);
+        return;
     }
-    free(names);
-    free(ptrs);
+    plot_ticks_fit(cr, st, t, lo, hi, 0, m, 0); /* no whole power of two: 2^v at numeric ticks */
+    for (int i = 0; i < t->n; i++) snprintf(t->label[i], sizeof t->label[i], "%.3g", pow(2, t->v[i]));
 }
 
 double plot_axis_bottom_room(cairo_t *cr, const plot_style *st, const char *label)

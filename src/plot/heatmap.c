@@ -50,7 +50,7 @@ static posemb_status check_args(const char *path, const float *m, int rows, int 
     for (int axis = 0; axis < 2; axis++) {
         const char *const *names = axis ? o->ynames : o->xnames;
         for (int i = 0; names && i < (axis ? rows : cols); i++)
-            if (!names[i] || strlen(names[i]) >= sizeof((plot_ticks *)0)->label[0])
+            if (!names[i] || strlen(names[i]) >= POSEMB_PLOT_NAME_MAX)
                 return posemb_fail(err, POSEMB_EINVAL, "%s: %s name %d is %s", path, axis ? "row" : "column", i,
                                    names[i] ? "32 bytes or longer" : "missing");
     }
@@ -73,15 +73,14 @@ static void finite_extremes(const float *m, size_t n, double *lo, double *hi)
  * number (integers grow with their digits). */
 static double row_label_width(cairo_t *cr, const plot_style *st, const posemb_heatmap_opts *o, int rows)
 {
+    plot_font(cr, st->tick, 0);
+    double w = 0;
+    for (int i = 0; o->ynames && i < rows; i++) w = fmax(w, plot_text_width(cr, o->ynames[i]));
+    if (o->ynames) return w;
     char a[32], b[32];
     plot_format_number(a, sizeof a, o->y0, 1);
     plot_format_number(b, sizeof b, o->y0 + rows - 1, 1);
-    plot_font(cr, st->tick, 0);
-    double w = fmax(plot_text_width(cr, a), plot_text_width(cr, b));
-    if (!o->ynames) return w;
-    w = 0;
-    for (int i = 0; i < rows; i++) w = fmax(w, plot_text_width(cr, o->ynames[i]));
-    return w;
+    return fmax(plot_text_width(cr, a), plot_text_width(cr, b));
 }
 
 /* Plot area of the matrix's shape inside the available box, centred. */

@@ -37,7 +37,7 @@ typedef struct plot_ticks {
     int n;
     double step;
     double v[PLOT_MAX_TICKS];
-    char label[PLOT_MAX_TICKS][32]; /* UTF-8; negative numbers with a real minus sign */
+    char label[PLOT_MAX_TICKS][POSEMB_PLOT_NAME_MAX]; /* UTF-8; negative numbers with a real minus sign */
 } plot_ticks;
 
 /* The multiples of the smallest step in {1, 2, 5} x 10^k that leaves at most
@@ -46,6 +46,8 @@ typedef struct plot_ticks {
 void plot_ticks_make(plot_ticks *t, double lo, double hi, int max_n, int integer);
 /* One number formatted like a tick label with the given step's precision. */
 void plot_format_number(char *dst, size_t cap, double v, double step);
+/* 2^e as a number where it takes at most 6 characters (0.03125 .. 524288), else as "2" with e in superscript. */
+void plot_format_pow2(char *dst, size_t cap, int e);
 /* v as "m×10^e" with digits significant digits in m (superscript exponent). */
 void plot_format_sci(char *dst, size_t cap, double v, int digits);
 
@@ -82,13 +84,13 @@ double plot_map_at(const plot_map *m, double v);
  * ones about two lines. */
 void plot_ticks_fit(cairo_t *cr, const plot_style *st, plot_ticks *t, double lo, double hi, int integer,
                     const plot_map *m, int vertical);
-/* Ticks at x0 + i k named names[i k] (0 <= i k < n), k the smallest step
- * whose labels do not crowd as plot_ticks_fit judges it. */
+/* Ticks at x0 + i k named names[i k] (0 <= i k < n), k the smallest of
+ * 1, 2, 5, 10, ... whose labels do not crowd as plot_ticks_fit judges it. */
 void plot_ticks_named(cairo_t *cr, const plot_style *st, plot_ticks *t, double x0, const char *const *names, int n,
                       const plot_map *m, int vertical);
-/* Horizontal ticks at the whole numbers of [lo, hi] named 2^v (a log2
- * axis), thinned as plot_ticks_named does; numeric ones when [lo, hi] holds
- * no whole number or too many to name. */
+/* Horizontal ticks at the whole numbers of [lo, hi] (every k-th, aligned
+ * to multiples of k, where they crowd) named 2^v (a log2 axis); where
+ * [lo, hi] holds no whole number, numeric ticks labelled 2^v. */
 void plot_ticks_log2(cairo_t *cr, const plot_style *st, plot_ticks *t, double lo, double hi, const plot_map *m);
 /* Widest label of t in the tick font. */
 double plot_ticks_width(cairo_t *cr, const plot_style *st, const plot_ticks *t);

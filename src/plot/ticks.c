@@ -73,6 +73,22 @@ void plot_format_sci(char *dst, size_t cap, double v, int digits)
     typographic_minus(dst, cap, out);
 }
 
+void plot_format_pow2(char *dst, size_t cap, int e)
+{
+    if (e >= -5 && e <= 19) { /* up to 6 characters plain: 0.03125 .. 524288 */
+        char raw[32];
+        snprintf(raw, sizeof raw, "%.*f", e < 0 ? -e : 0, ldexp(1, e));
+        snprintf(dst, cap, "%s", raw);
+        return;
+    }
+    char digits[16], out[64];
+    int n = snprintf(out, sizeof out, "2%s", e < 0 ? SUPERSCRIPT_MINUS : "");
+    snprintf(digits, sizeof digits, "%d", abs(e));
+    for (const char *d = digits; *d && n > 0 && (size_t)n + 4 < sizeof out; d++)
+        n += snprintf(out + n, sizeof out - (size_t)n, "%s", SUPERSCRIPT[*d - '0']);
+    snprintf(dst, cap, "%s", out);
+}
+
 static int step_decimals(double step) { return step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9); }
 
 /* Numbers beyond these need too many digits in plain notation. */

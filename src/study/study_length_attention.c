@@ -6,6 +6,7 @@
  * uniform, or stays local. Kept in out/attention.jsonl, one line per run and
  * length, so that a report needs only the models not measured yet. */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,58 +18,73 @@
 #include "study_impl.h"
 #include "study_length_impl.h"
 
-/* Windows per length: 8 up to 256 tokens, then fewer, so that the maps a
- * forward pass keeps (windows x heads x L^2 per layer) stay near 64 MB a
- * layer for 4 heads at 2048. */
-static int windows_at(int L)
-{
-    int w = 2048 / L;
-    return w > 8 ? 8 : w < 1 ? 1 : w;
-}
-
-/* What attention.jsonl holds: which (task, pe, seed, length) are in. */
-typedef struct att_seen {
-    const posemb_study_config *c;
-    unsigned char *in; /* [task][pe][seed][mult] */
-} att_seen;
-
-static size_t seen_at(const posemb_study_config *c, int t, int p, int s, int m)
+size_t study_att_index(const posemb_study_config *c, int t, int p, int s, int m)
 {
     return (((size_t)t * c->n_pes + p) * c->n_seeds + s) * c->n_mults + m;
 }
 
-static int index_in(const char *const *names, int n, const char *name)
+static int index_in(const char *names, size_t width, int n, const char *name)
 {
     for (int i = 0; name && i < n; i++)
-        if (!strcmp(names[i], name)) return i;
+        if (!strcmp(names + (size_t)i * width, name)) return i;
     return -1;
 }
 
-/* One attention.jsonl line into its att_seen (a study_line_fn); lines of
- * other configs are kept in the file and not counted. */
-static posemb_status mark_line(const cJSON *j, int n, void *ctx, posemb_error *err)
+/* The mean of a JSON array of numbers; NaN when empty or when one is not a number (NaN was written as null). */
+static double array_mean(const cJSON *a)
+{
+    double sum = 0;
+    int n = 0;
+    for (const cJSON *x = cJSON_IsArray(a) ? a->child : NULL; x; x = x->next, n++) {
+        if (!cJSON_IsNumber(x)) return NAN;
+        sum += x->valuedouble;
+    }
+    return n ? sum / n : NAN;
+}
+
+typedef struct att_read {
+    const posemb_study_config *c;
+    study_att_cell *cells;
+} att_read;
+
+/* One attention.jsonl line into its cell (a study_line_fn): lines of other
+ * tasks, PEs, seeds or lengths are skipped, and a later line of the same
+ * run and length replaces an earlier one. */
+static posemb_status read_line(const cJSON *j, int n, void *ctx, posemb_error *err)
 {
     (void)n;
     (void)err;
-    att_seen *a = ctx;
-    const posemb_study_config *c = a->c;
-    const char *pes[POSEMB_STUDY_MAX_PES], *tasks[POSEMB_STUDY_MAX_TASKS];
-    for (int p = 0; p < c->n_pes; p++) pes[p] = c->pes[p];
-    for (int t = 0; t < c->n_tasks; t++) tasks[t] = c->tasks[t];
-    int t = index_in(tasks, c->n_tasks, cJSON_GetStringValue(cJSON_GetObjectItem(j, "task")));
-    int p = index_in(pes, c->n_pes, cJSON_GetStringValue(cJSON_GetObjectItem(j, "pe")));
+    const posemb_study_config *c = ((const att_read *)ctx)->c;
+    study_att_cell *cells = ((const att_read *)ctx)->cells;
+    int t = index_in(c->tasks[0], sizeof c->tasks[0], c->n_tasks, cJSON_GetStringValue(cJSON_GetObjectItem(j, "task")));
+    int p = index_in(c->pes[0], sizeof c->pes[0], c->n_pes, cJSON_GetStringValue(cJSON_GetObjectItem(j, "pe")));
     const cJSON *seed = cJSON_GetObjectItem(j, "seed"), *len = cJSON_GetObjectItem(j, "length");
-    for (int s = 0; t >= 0 && p >= 0 && cJSON_IsNumber(seed) && s < c->n_seeds; s++)
-        for (int m = 0; cJSON_IsNumber(len) && seed->valueint == c->seeds[s] && m < c->n_mults; m++)
-            if (len->valueint == c->n_train * c->mults[m]) a->in[seen_at(c, t, p, s, m)] = 1;
+    int s = -1, m = -1;
+    for (int k = 0; cJSON_IsNumber(seed) && k < c->n_seeds; k++)
+        if (seed->valueint == c->seeds[k]) s = k;
+    for (int k = 0; cJSON_IsNumber(len) && k < c->n_mults; k++)
+        if (len->valueint == c->n_train * c->mults[k]) m = k;
+    if (t < 0 || p < 0 || s < 0 || m < 0) return POSEMB_OK;
+    study_att_cell *cl = &cells[study_att_index(c, t, p, s, m)];
+    cl->in = 1;
+    cl->unreached = cJSON_GetObjectItem(j, "not_measured") != NULL;
+    cl->dist = array_mean(cJSON_GetObjectItem(j, "mean_distance"));
+    cl->sink = array_mean(cJSON_GetObjectItem(j, "first_token_mass"));
     return POSEMB_OK;
 }
 
-static posemb_status read_seen(const posemb_study_config *c, const char *path, att_seen *a, posemb_error *err)
+posemb_status study_length_attention_read(const posemb_study_config *c, const char *out, study_att_cell *cells,
+                                          posemb_error *err)
 {
+    char path[POSEMB_PATH_MAX];
+    size_t n = study_att_index(c, c->n_tasks, 0, 0, 0);
+    for (size_t i = 0; i < n; i++) cells[i] = (study_att_cell){0, 0, NAN, NAN};
+    if (posemb_path_join(path, sizeof path, out, "attention.jsonl"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
     FILE *f = fopen(path, "r");
     if (!f) return POSEMB_OK; /* nothing measured yet */
-    posemb_status st = study_each_line(f, mark_line, a, err);
+    att_read ctx = {c, cells};
+    posemb_status st = study_each_line(f, read_line, &ctx, err);
     fclose(f);
     return st;
 }
@@ -77,10 +93,12 @@ static posemb_status read_seen(const posemb_study_config *c, const char *path, a
 static posemb_status profile_at(posemb_model *m, const posemb_corpus *held_out, int L, double *dist, double *sink,
                                 posemb_error *err)
 {
-    int B = windows_at(L);
+    const posemb_config *mc = posemb_model_config(m);
+    int B = posemb_attn_windows(mc->layers, mc->heads, L);
     if ((long)B * L > held_out->n)
-        return posemb_fail(err, POSEMB_EINVAL, "study: attention: %d windows of %d need more than the %ld held-out "
-                           "tokens", B, L, held_out->n);
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "study: attention: %d windows of %d need more than the %ld held-out tokens", B, L,
+                           held_out->n);
     posemb_batch b = {.B = B, .T = L, .ids = held_out->tokens};
     posemb_attn_profile pr = {0};
     posemb_model_set_train(m, 0, 0, 0);
@@ -99,8 +117,8 @@ static posemb_status profile_at(posemb_model *m, const posemb_corpus *held_out, 
 
 /* The line of one run at length L (dist, sink: per layer; NULL: the PE's
  * table ends before L, nothing measured); NULL when out of memory. */
-static char *att_line(const posemb_study_config *c, int t, int p, int s, int L, int layers, const double *dist,
-                      const double *sink)
+static char *att_line(const posemb_study_config *c, int t, int p, int s, int L, int layers, int windows,
+                      const double *dist, const double *sink)
 {
     cJSON *j = cJSON_CreateObject();
     char *text = NULL;
@@ -110,7 +128,7 @@ static char *att_line(const posemb_study_config *c, int t, int p, int s, int L, 
     cJSON_AddNumberToObject(j, "seed", c->seeds[s]);
     cJSON_AddNumberToObject(j, "length", L);
     if (dist) {
-        cJSON_AddNumberToObject(j, "windows", windows_at(L));
+        cJSON_AddNumberToObject(j, "windows", windows);
         cJSON_AddItemToObject(j, "mean_distance", cJSON_CreateDoubleArray(dist, layers));
         cJSON_AddItemToObject(j, "first_token_mass", cJSON_CreateDoubleArray(sink, layers));
     } else {
@@ -135,7 +153,7 @@ static int trained_model(const posemb_study_config *c, const char *out, int t, i
     study_folder_of(c->pes[p], name, sizeof name);
     int n = snprintf(dir, cap, "%s/models/%s-%s-s%d", out, c->tasks[t], name, c->seeds[s]);
     return n > 0 && (size_t)n < cap && !posemb_path_join(file, sizeof file, dir, "model.safetensors") &&
-           !stat(file, &sb);
+           !stat(file, &sb) && !posemb_path_join(file, sizeof file, dir, "config.json") && !stat(file, &sb);
 }
 
 /* Run (t, p, s) at each length not yet in (in[m] = 0), from its model
@@ -160,7 +178,9 @@ static posemb_status measure_run(const posemb_study_config *c, int t, int p, int
         st = posemb_lm_load_at(dir, &cfg, L, &model, &context, err);
         int reached = !st && context == L;
         if (reached) st = profile_at(model, held_out, L, dist, dist + cfg.layers, err);
-        char *line = st ? NULL : att_line(c, t, p, s, L, cfg.layers, reached ? dist : NULL, dist + cfg.layers);
+        char *line = st ? NULL
+                        : att_line(c, t, p, s, L, cfg.layers, posemb_attn_windows(cfg.layers, cfg.heads, L),
+                                   reached ? dist : NULL, dist + cfg.layers);
         if (!st) st = line ? study_append_results(path, line, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
         free(line);
         posemb_model_free(model);
@@ -172,26 +192,26 @@ static posemb_status measure_run(const posemb_study_config *c, int t, int p, int
 posemb_status study_length_attention(const posemb_study_config *c, const char *out, posemb_error *err)
 {
     char path[POSEMB_PATH_MAX], desc[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX];
-    size_t cells = (size_t)c->n_tasks * c->n_pes * c->n_seeds * c->n_mults;
-    att_seen a = {.c = c, .in = calloc(cells, 1)};
-    if (!a.in) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    study_att_cell *cells = malloc(study_att_index(c, c->n_tasks, 0, 0, 0) * sizeof *cells);
+    if (!cells) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     posemb_status st = posemb_path_join(path, sizeof path, out, "attention.jsonl")
                            ? posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out)
-                           : read_seen(c, path, &a, err);
+                           : study_length_attention_read(c, out, cells, err);
     posemb_tokenizer *tok = NULL;
     posemb_corpus held_out = {0};
+    unsigned char in[8];
     for (int t = 0; !st && t < c->n_tasks; t++)
         for (int p = 0; !st && p < c->n_pes; p++)
             for (int s = 0; !st && s < c->n_seeds; s++) {
                 int missing = 0;
-                for (int m = 0; m < c->n_mults; m++) missing |= !a.in[seen_at(c, t, p, s, m)];
+                for (int m = 0; m < c->n_mults; m++) missing |= !(in[m] = cells[study_att_index(c, t, p, s, m)].in);
                 if (!missing || !trained_model(c, out, t, p, s, dir, sizeof dir)) continue; /* none, or not yet */
                 if (!tok) st = study_length_tokenizer(c, out, &tok, desc, sizeof desc, err);
                 if (!st && !held_out.tokens) st = study_length_held_out(c, out, tok, desc, &held_out, err);
-                if (!st) st = measure_run(c, t, p, s, dir, a.in + seen_at(c, t, p, s, 0), &held_out, path, err);
+                if (!st) st = measure_run(c, t, p, s, dir, in, &held_out, path, err);
             }
     posemb_corpus_free(&held_out);
     posemb_tokenizer_free(tok);
-    free(a.in);
+    free(cells);
     return st;
 }

@@ -37,6 +37,19 @@ posemb_status study_length_held_out(const posemb_study_config *c, const char *ou
  * out/attention.jsonl (study_length_attention.c): the runs and lengths not
  * in it yet whose model is in out/models. */
 posemb_status study_length_attention(const posemb_study_config *c, const char *out, posemb_error *err);
+/* A run's attention at one length as attention.jsonl holds it: in (a line
+ * is there), unreached (the PE's table ends first), and the means over
+ * layers of its distance and first-token mass (NaN when not measured). */
+typedef struct study_att_cell {
+    int in, unreached;
+    double dist, sink;
+} study_att_cell;
+/* The cell of task t, PE p, seed s, length m in an array of them (n_tasks x n_pes x n_seeds x n_mults). */
+size_t study_att_index(const posemb_study_config *c, int t, int p, int s, int m);
+/* out/attention.jsonl into cells (every cell first empty; the last line of a run and length wins, lines of other
+ * configs skipped); no file is no line. */
+posemb_status study_length_attention_read(const posemb_study_config *c, const char *out, study_att_cell *cells,
+                                          posemb_error *err);
 /* The passkey prompt of L tokens for key (five digits) with the needle at
  * depth (0..1) of the filler: ids [L], targets [L] (the answer's tokens, the
  * key, at the end; -100 elsewhere). *fits = 0 when L cannot

@@ -158,7 +158,7 @@ static const task_impl TASKS[] = {
     {{"seq_reverse", POSEMB_SYN_LM, "reverse a sequence of 1 .. nmax tokens; tested on longer ones"},
      gen_seq_reverse,
      NULL},
-    {{"seq_copy_bits", POSEMB_SYN_LM, "seq_copy over bits (Ruoss et al.'s duplicate_string)"}, gen_seq_copy_bits, NULL},
+    {{"seq_copy_bits", POSEMB_SYN_LM, "seq_copy over bits (every symbol repeats)"}, gen_seq_copy_bits, NULL},
     {{"seq_reverse_bits", POSEMB_SYN_LM, "seq_reverse over bits (Ruoss et al.'s reverse_string)"},
      gen_seq_reverse_bits,
      NULL},

@@ -36,14 +36,16 @@ static void clear(example *e)
 
 static int32_t symbol(posemb_rng *r, int n) { return SYN_CONTENT + (int32_t)posemb_rng_below(r, (uint32_t)n); }
 
+static int draw_bits(example *e, posemb_rng *r, int n);
+
 /* x [SEP] then the output of copy (dir 1) or reverse (dir -1); x drawn
- * from the content tokens, or from two symbols when bits. */
+ * from the content tokens, or bits. */
 static void copy_or_reverse(example *e, posemb_rng *r, int dir, int bits)
 {
     clear(e);
     int n = size_of(e, r, 2, 2, e->T);
-    for (int i = 0; i < n; i++)
-        e->ids[1 + i] = bits ? SYN_DIGIT + (int32_t)posemb_rng_below(r, 2) : symbol(r, POSEMB_SYN_VOCAB - SYN_CONTENT);
+    if (bits) draw_bits(e, r, n);
+    for (int i = 0; !bits && i < n; i++) e->ids[1 + i] = symbol(r, POSEMB_SYN_VOCAB - SYN_CONTENT);
     e->ids[n + 1] = SYN_SEP;
     for (int i = 0; i < n; i++) e->ids[n + 2 + i] = e->ids[dir > 0 ? 1 + i : n - i];
 }
@@ -51,10 +53,11 @@ static void copy_or_reverse(example *e, posemb_rng *r, int dir, int bits)
 void gen_seq_copy(example *e, posemb_rng *r) { copy_or_reverse(e, r, 1, 0); }
 void gen_seq_reverse(example *e, posemb_rng *r) { copy_or_reverse(e, r, -1, 0); }
 
-/* Ruoss et al.'s duplicate_string and reverse_string are over bits: every
- * symbol repeats, so a model cannot copy by looking up the token next to
- * the one it just wrote (which a 48-symbol alphabet mostly allows) and
- * must find its place by position. */
+/* Over bits, as Ruoss et al.'s string tasks are (reverse_string is this
+ * reverse; their duplicate_string writes the string twice): every symbol
+ * repeats, so a model cannot copy by looking up the token next to the one
+ * it just wrote (which a 48-symbol alphabet mostly allows) and must find
+ * its place by position. */
 void gen_seq_copy_bits(example *e, posemb_rng *r) { copy_or_reverse(e, r, 1, 1); }
 void gen_seq_reverse_bits(example *e, posemb_rng *r) { copy_or_reverse(e, r, -1, 1); }
 
@@ -158,7 +161,8 @@ void gen_seq_parity_running(example *e, posemb_rng *r)
 double seq_chance(const char *name)
 {
     if (!strncmp(name, "seq_add", 7)) return 0.1;
-    if (!strncmp(name, "seq_parity", 10) || strstr(name, "_bits")) return 0.5;
+    if (!strncmp(name, "seq_parity", 10) || !strcmp(name, "seq_copy_bits") || !strcmp(name, "seq_reverse_bits"))
+        return 0.5;
     if (!strcmp(name, "seq_sort")) return 1.0 / SORT_SYMBOLS;
     if (!strncmp(name, "seq_", 4)) return 1.0 / (POSEMB_SYN_VOCAB - SYN_CONTENT);
     return 0;
