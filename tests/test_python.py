@@ -111,6 +111,20 @@ class TestPE(unittest.TestCase):
                                  env=SAME_KERNELS).stdout
         self.assertIn("(OpenBLAS's %s kernels)" % posemb.blas_core(), version)
 
+    def test_struct_layouts_are_the_librarys(self):
+        import ctypes
+        for name, cls in posemb._MIRRORED.items():
+            self.assertEqual(ctypes.sizeof(cls), posemb._struct_size(name.encode()), name)
+        self.assertEqual(posemb._struct_size(b"no_such_struct"), 0)
+        short = type("Short", (ctypes.Structure,), {"_fields_": posemb._AnalyzeOpts._fields_[:-2]})
+        saved = posemb._MIRRORED["posemb_analyze_opts"]
+        posemb._MIRRORED["posemb_analyze_opts"] = short  # a binding of an older library
+        try:
+            with self.assertRaisesRegex(posemb.Error, "posemb_analyze_opts is %d bytes in" % ctypes.sizeof(saved)):
+                posemb._check_layouts()
+        finally:
+            posemb._MIRRORED["posemb_analyze_opts"] = saved
+
     def test_families_listed(self):
         fam = posemb.pe_families()
         for name in ("ape", "sin", "rpe", "rope", "alibi", "t5"):

@@ -89,7 +89,7 @@ class _FamilyDoc(ctypes.Structure):  # posemb/pe.h
 class _AnalyzeOpts(ctypes.Structure):  # posemb/analyze.h
     _fields_ = [("K", _c_int), ("n_words", _c_int), ("pairs", _c_int), ("folds", _c_int), ("seed", ctypes.c_uint64),
                 ("ridge", _c_double), ("dims_frac", _c_double), ("figures", _c_int), ("svg", _c_int),
-                ("report", _c_int), ("quiet", _c_int)]
+                ("report", _c_int), ("quiet", _c_int), ("text", _pint32), ("text_n", ctypes.c_long)]
 
 
 class _Config(ctypes.Structure):  # posemb/model.h
@@ -116,6 +116,24 @@ def _fn(name, restype, *argtypes):
 
 _p = ctypes.c_void_p
 _version = _fn("posemb_version", ctypes.c_char_p)
+_struct_size = _fn("posemb_struct_size", ctypes.c_size_t, ctypes.c_char_p)
+_MIRRORED = {"posemb_error": _Error, "posemb_pe_dims": _PeDims, "posemb_pe_named_matrix": _NamedMatrix,
+             "posemb_pe_export": _Export, "posemb_pe_family_doc": _FamilyDoc, "posemb_analyze_opts": _AnalyzeOpts,
+             "posemb_config": _Config, "posemb_batch": _Batch}
+
+
+def _check_layouts():
+    """Each struct mirrored here has the library's size, or the library is
+    of another version and passing one would corrupt memory."""
+    for name, cls in _MIRRORED.items():
+        theirs = _struct_size(name.encode())
+        if theirs != ctypes.sizeof(cls):
+            raise Error("posemb: %s is %d bytes in %s (version %s) and %d in this module: a library of another "
+                        "version" % (name, theirs, _lib._name, _version().decode(), ctypes.sizeof(cls)),
+                        "invalid argument")
+
+
+_check_layouts()
 _blas_core = _fn("posemb_blas_core", ctypes.c_char_p)
 _blas_core_advice = _fn("posemb_blas_core_advice", ctypes.c_char_p)
 _status_name = _fn("posemb_status_name", ctypes.c_char_p, _c_int)
