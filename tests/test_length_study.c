@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -329,7 +330,7 @@ static void test_tiny_length_study(void **state)
     snprintf(
         cmd, sizeof cmd,
         "cd '%s' && '%s' study len.json --length --data '%s/data' --out a --report && test $(wc -l < "
-        "a/attention.jsonl) = 8 && grep -q '^gpt2,rope,,128,attention_distance,[0-9.]*,0.000000,1,0$' a/tables.csv",
+        "a/attention.jsonl) = 8 && grep -q '^gpt2,rope,,128,attention_distance,[0-9.]*,0.000000,1,0,$' a/tables.csv",
         dir, POSEMB_BIN, POSEMB_SHARED);
     if (tu_run(cmd, out, sizeof out)) fail_msg("attention after --report: %s", out);
     snprintf(
@@ -420,6 +421,57 @@ static void test_tiny_length_study(void **state)
     free(b);
 }
 
+/* The Welch star of the length tables: a's lines as two seeds whose loss is
+ * set, 2.0 + 0.01 s for ape everywhere, 2.5 + 0.01 s for GPT-2's rope (far
+ * from ape's: p = 0.0004) and 2.0 + 0.01 s for Llama's (equal: p = 1). */
+static void test_length_welch(void **state)
+{
+    if (!tu_have_shared("the length study's tables")) return;
+    char path[1200], line[1 << 16], cmd[4096];
+    snprintf(path, sizeof path, "%s/a/results.jsonl", dir);
+    FILE *in = fopen(path, "r");
+    if (!in) skip(); /* test_tiny_length_study made it */
+    snprintf(cmd, sizeof cmd, "%s/w", dir);
+    assert_int_equal(mkdir(cmd, 0755), 0);
+    snprintf(path, sizeof path, "%s/w/results.jsonl", dir);
+    FILE *out_f = fopen(path, "w");
+    while (fgets(line, sizeof line, in))
+        for (int seed = 1; seed <= 2; seed++) {
+            cJSON *j = cJSON_Parse(line);
+            int gpt2_rope = !strcmp(cJSON_GetObjectItem(j, "pe")->valuestring, "rope") &&
+                            !strcmp(cJSON_GetObjectItem(j, "task")->valuestring, "gpt2");
+            cJSON_SetNumberValue(cJSON_GetObjectItem(j, "seed"), seed);
+            cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metrics"), "loss"),
+                                 (gpt2_rope ? 2.5 : 2.0) + 0.01 * seed);
+            char *text = cJSON_PrintUnformatted(j);
+            fprintf(out_f, "%s\n", text);
+            free(text);
+            cJSON_Delete(j);
+        }
+    fclose(in);
+    fclose(out_f);
+    snprintf(path, sizeof path, "%s/len.json", dir);
+    char *cfg = NULL;
+    size_t len;
+    posemb_error err;
+    assert_int_equal(posemb_read_data_file(path, 1 << 16, &cfg, &len, &err), POSEMB_OK);
+    char *seeds = strstr(cfg, "\"seeds\": [1]");
+    assert_non_null(seeds);
+    snprintf(cmd, sizeof cmd, "%.*s\"seeds\": [1, 2]%s", (int)(seeds - cfg), cfg, seeds + strlen("\"seeds\": [1]"));
+    free(cfg);
+    snprintf(path, sizeof path, "%s/len12.json", dir);
+    assert_int_equal(tu_write_file(path, cmd, strlen(cmd)), 0);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' study len12.json --length --data '%s/data' --out w --report && cd w && "
+             "test $(grep -c '^| rope | 12.[0-9]* +- 0.[0-9]*\\* | ' tables.md) = 1 && "
+             "test $(grep -c '^| rope | 7.[0-9]* +- 0.[0-9]* | ' tables.md) = 1 && "
+             "grep -q '^gpt2,rope,,64,loss,2.515000,0.007071,2,0,0.000[0-9]*$' tables.csv && "
+             "grep -q '^llama,rope,,64,loss,2.015000,0.007071,2,0,1$' tables.csv && "
+             "grep -q '^gpt2,ape,,64,loss,2.015000,0.007071,2,0,$' tables.csv",
+             dir, POSEMB_BIN, POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("the Welch star: %s", out);
+}
+
 static void test_length_refusals(void **state)
 {
     char path[1200], cmd[4096];
@@ -454,7 +506,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bytes_tokenizer), cmocka_unit_test(test_passkey_prompt),
         cmocka_unit_test(test_passkey_mix),     cmocka_unit_test(test_tiny_length_study),
-        cmocka_unit_test(test_length_refusals),
+        cmocka_unit_test(test_length_welch),    cmocka_unit_test(test_length_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -12,6 +12,7 @@
 #include "posemb/fileio.h"
 #include "posemb/plot.h"
 #include "posemb/report.h"
+#include "posemb/stats.h"
 #include "study_data_impl.h"
 #include "study_impl.h"
 #include "study_length_impl.h"
@@ -36,10 +37,10 @@ typedef struct pe_row {
 
 typedef struct length_table {
     pe_row row[POSEMB_STUDY_MAX_TASKS][POSEMB_STUDY_MAX_PES];
-    cell scaled[POSEMB_STUDY_MAX_TASKS][MAX_SCALINGS][MAX_MULTS]; /* the rope row's runs, nats per token */
-    int rope[POSEMB_STUDY_MAX_TASKS];                             /* index of the rope row, -1 */
-    double chance;                                                /* the vocabulary: uniform perplexity */
-    int has_att[POSEMB_STUDY_MAX_TASKS];                          /* attention.jsonl has lines of the decoder */
+    cell scaled[POSEMB_STUDY_MAX_TASKS][MAX_SCALINGS][MAX_MULTS];  /* the rope row's runs, nats per token */
+    int rope[POSEMB_STUDY_MAX_TASKS], ape[POSEMB_STUDY_MAX_TASKS]; /* index of the rope and ape rows, -1 */
+    double chance;                                                 /* the vocabulary: uniform perplexity */
+    int has_att[POSEMB_STUDY_MAX_TASKS];                           /* attention.jsonl has lines of the decoder */
 } length_table;
 
 static void put(cell *c, double v)
@@ -134,8 +135,10 @@ static posemb_status load_attention(length_table *tb, const posemb_study_config 
 static posemb_status load(length_table *tb, const posemb_study_config *c, const char *out, posemb_error *err)
 {
     memset(tb, 0, sizeof *tb);
-    for (int t = 0; t < POSEMB_STUDY_MAX_TASKS; t++)
+    for (int t = 0; t < POSEMB_STUDY_MAX_TASKS; t++) {
         tb->rope[t] = t < c->n_tasks ? find(c->pes[0], sizeof c->pes[0], c->n_pes, "rope") : -1;
+        tb->ape[t] = t < c->n_tasks ? find(c->pes[0], sizeof c->pes[0], c->n_pes, "ape") : -1;
+    }
     char path[POSEMB_PATH_MAX];
     if (posemb_path_join(path, sizeof path, out, "results.jsonl"))
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
@@ -147,14 +150,24 @@ static posemb_status load(length_table *tb, const posemb_study_config *c, const 
     return st ? st : load_attention(tb, c, out, err);
 }
 
-/* "5.123 +- 0.041" of exp over a cell of losses (perplexities per seed); "-" when empty. */
-static void ppl_text(const cell *loss, int windowed, char *buf, size_t cap)
+/* "*" when a two-sided Welch t-test of the seeds of a against those of
+ * the reference b gives p < 0.05 (the spec's mark; none below 2 seeds a side). */
+static const char *star(const cell *a, const cell *b)
+{
+    if (!b || a == b || a->n < 2 || b->n < 2) return "";
+    double p = posemb_welch_ttest(a->v, a->n, b->v, b->n).p;
+    return !isnan(p) && p < 0.05 ? "*" : "";
+}
+
+/* "5.123 +- 0.041" of exp over a cell of losses (perplexities per seed), the
+ * star of its losses against ref's; "-" when empty. */
+static void ppl_text(const cell *loss, const cell *ref, int windowed, char *buf, size_t cap)
 {
     cell ppl = {0};
     for (int i = 0; i < loss->n; i++) put(&ppl, exp(loss->v[i]));
     if (!ppl.n) snprintf(buf, cap, "-");
     else if (ppl.n == 1) snprintf(buf, cap, "%.3f%s", mean_of(&ppl), windowed ? " w" : ""); /* one seed so far */
-    else snprintf(buf, cap, "%.3f +- %.3f%s", mean_of(&ppl), std_of(&ppl), windowed ? " w" : "");
+    else snprintf(buf, cap, "%.3f +- %.3f%s%s", mean_of(&ppl), std_of(&ppl), star(loss, ref), windowed ? " w" : "");
 }
 
 /* The four tables of a decoder, each a view: its rows' labels and cells,
@@ -199,24 +212,28 @@ static void view_title(const posemb_study_config *c, int t, int v, char *buf, si
 static void view_cell(const length_table *tb, const posemb_study_config *c, int t, int v, int row, int i, char *buf,
                       size_t cap)
 {
+    const pe_row *r = &tb->row[t][row], *ape = tb->ape[t] >= 0 ? &tb->row[t][tb->ape[t]] : NULL;
     if (v == VIEW_PPL) {
-        ppl_text(&tb->row[t][row].loss[i], tb->row[t][row].windowed[i], buf, cap);
+        ppl_text(&r->loss[i], ape ? &ape->loss[i] : NULL, r->windowed[i], buf, cap);
         return;
     }
-    if (v == VIEW_SCALED) {
+    if (v == VIEW_SCALED) { /* against rope unscaled */
+        const cell *rope = &tb->row[t][tb->rope[t]].loss[i];
         if (row > 0 && c->mults[i] == 1) snprintf(buf, cap, "(= rope)");
-        else ppl_text(row == 0 ? &tb->row[t][tb->rope[t]].loss[i] : &tb->scaled[t][row - 1][i], 0, buf, cap);
+        else ppl_text(row == 0 ? rope : &tb->scaled[t][row - 1][i], rope, 0, buf, cap);
         return;
     }
-    const pe_row *r = &tb->row[t][row];
     if (v == VIEW_ATTN) {
-        if (r->dist[i].n) snprintf(buf, cap, "%.1f / %.3f", mean_of(&r->dist[i]), mean_of(&r->sink[i]));
+        if (r->dist[i].n)
+            snprintf(buf, cap, "%.1f%s / %.3f", mean_of(&r->dist[i]), star(&r->dist[i], ape ? &ape->dist[i] : NULL),
+                     mean_of(&r->sink[i]));
         else snprintf(buf, cap, "%s", r->att_unreached[i] ? "(table ends)" : "-");
         return;
     }
     if (!r->passkey[i].n) snprintf(buf, cap, "-");
     else
-        snprintf(buf, cap, "%.2f / %.2f%s", mean_of(&r->passkey[i]), mean_of(&r->digits[i]),
+        snprintf(buf, cap, "%.2f / %.2f%s%s", mean_of(&r->passkey[i]), mean_of(&r->digits[i]),
+                 star(&r->digits[i], ape ? &ape->digits[i] : NULL),
                  r->pk_context[i] && r->pk_context[i] < c->n_train * c->mults[i] ? " w" : "");
 }
 
@@ -282,7 +299,9 @@ static posemb_status write_md(const length_table *tb, const posemb_study_config 
         "tokens of WikiText-2's test set at each context length, mean +- std over %d seed(s) (a cell without +- has "
         "one seed's run so far). \"w\": the PE's "
         "table ends at the training length, so the length is read in sliding windows of it (the last %d tokens "
-        "of context at most).\n\n",
+        "of context at most). *: a two-sided Welch t-test over seeds against the ape row of the same decoder and "
+        "length gives p < 0.05 (on the loss per token; the keys' digits for passkey; the distance for attention; "
+        "against rope unscaled for the scalings).\n\n",
         c->n_train, c->tokenizer, c->n_train, c->steps, c->batch, c->eval_tokens, c->n_seeds, c->n_train);
     if (c->passkey_train > 0)
         fprintf(af.f,
@@ -300,6 +319,23 @@ static posemb_status write_md(const length_table *tb, const posemb_study_config 
     return posemb_atomic_commit(&af, err);
 }
 
+typedef struct csv_row {
+    FILE *f;
+    const char *task, *pe, *scaling;
+    int L;
+} csv_row;
+
+/* One tables.csv line of metric when its cell has seeds: p_welch against ref's (empty below 2 seeds a side). */
+static void csv_cell(const csv_row *r, const char *metric, const cell *a, const cell *ref, int windowed)
+{
+    if (!a->n) return;
+    double p = ref && ref != a && a->n >= 2 && ref->n >= 2 ? posemb_welch_ttest(a->v, a->n, ref->v, ref->n).p : NAN;
+    fprintf(r->f, "%s,%s,%s,%d,%s,%.6f,%.6f,%d,%d,", r->task, r->pe, r->scaling, r->L, metric, mean_of(a), std_of(a),
+            a->n, windowed);
+    if (isnan(p)) fprintf(r->f, "\n");
+    else fprintf(r->f, "%.6g\n", p);
+}
+
 static posemb_status write_csv(const length_table *tb, const posemb_study_config *c, const char *out, posemb_error *err)
 {
     char path[POSEMB_PATH_MAX];
@@ -307,32 +343,22 @@ static posemb_status write_csv(const length_table *tb, const posemb_study_config
     snprintf(path, sizeof path, "%s/tables.csv", out);
     posemb_status st = posemb_atomic_open(&af, path, err);
     if (st) return st;
-    fprintf(af.f, "task,pe,scaling,eval_len,metric,mean,std,n,windowed\n");
+    fprintf(af.f, "task,pe,scaling,eval_len,metric,mean,std,n,windowed,p_welch\n");
     for (int t = 0; t < c->n_tasks; t++)
         for (int p = 0; p < c->n_pes; p++)
             for (int i = 0; i < c->n_mults; i++) {
-                const pe_row *r = &tb->row[t][p];
-                int L = c->n_train * c->mults[i];
-                if (r->loss[i].n)
-                    fprintf(af.f, "%s,%s,,%d,loss,%.6f,%.6f,%d,%d\n", c->tasks[t], c->pes[p], L, mean_of(&r->loss[i]),
-                            std_of(&r->loss[i]), r->loss[i].n, r->windowed[i]);
-                if (r->passkey[i].n)
-                    fprintf(af.f, "%s,%s,,%d,passkey,%.6f,%.6f,%d,%d\n", c->tasks[t], c->pes[p], L,
-                            mean_of(&r->passkey[i]), std_of(&r->passkey[i]), r->passkey[i].n,
-                            r->pk_context[i] && r->pk_context[i] < L);
-                if (r->digits[i].n)
-                    fprintf(af.f, "%s,%s,,%d,passkey_digits,%.6f,%.6f,%d,%d\n", c->tasks[t], c->pes[p], L,
-                            mean_of(&r->digits[i]), std_of(&r->digits[i]), r->digits[i].n,
-                            r->pk_context[i] && r->pk_context[i] < L);
-                if (r->dist[i].n)
-                    fprintf(af.f,
-                            "%s,%s,,%d,attention_distance,%.6f,%.6f,%d,0\n%s,%s,,%d,first_token_mass,%.6f,%.6f,%d,0\n",
-                            c->tasks[t], c->pes[p], L, mean_of(&r->dist[i]), std_of(&r->dist[i]), r->dist[i].n,
-                            c->tasks[t], c->pes[p], L, mean_of(&r->sink[i]), std_of(&r->sink[i]), r->sink[i].n);
-                for (int s = 0; p == tb->rope[t] && s < c->n_scalings; s++)
-                    if (tb->scaled[t][s][i].n)
-                        fprintf(af.f, "%s,%s,%s,%d,loss,%.6f,%.6f,%d,0\n", c->tasks[t], c->pes[p], c->scalings[s], L,
-                                mean_of(&tb->scaled[t][s][i]), std_of(&tb->scaled[t][s][i]), tb->scaled[t][s][i].n);
+                const pe_row *r = &tb->row[t][p], *ape = tb->ape[t] >= 0 ? &tb->row[t][tb->ape[t]] : NULL;
+                csv_row row = {af.f, c->tasks[t], c->pes[p], "", c->n_train * c->mults[i]};
+                int pk_windowed = r->pk_context[i] && r->pk_context[i] < row.L;
+                csv_cell(&row, "loss", &r->loss[i], ape ? &ape->loss[i] : NULL, r->windowed[i]);
+                csv_cell(&row, "passkey", &r->passkey[i], ape ? &ape->passkey[i] : NULL, pk_windowed);
+                csv_cell(&row, "passkey_digits", &r->digits[i], ape ? &ape->digits[i] : NULL, pk_windowed);
+                csv_cell(&row, "attention_distance", &r->dist[i], ape ? &ape->dist[i] : NULL, 0);
+                csv_cell(&row, "first_token_mass", &r->sink[i], ape ? &ape->sink[i] : NULL, 0);
+                for (int s = 0; p == tb->rope[t] && s < c->n_scalings; s++) {
+                    row.scaling = c->scalings[s];
+                    csv_cell(&row, "loss", &tb->scaled[t][s][i], &r->loss[i], 0);
+                }
             }
     return posemb_atomic_commit(&af, err);
 }
@@ -510,7 +536,8 @@ posemb_status study_length_report(const posemb_study_config *c, const char *out,
         snprintf(path, sizeof path,
                  "Causal LMs trained at %d tokens (%s), %d steps of %d sequences; held-out perplexity per token on the "
                  "first %d tokens of WikiText-2's test set, mean +- std over %d seed(s); w: read in sliding windows "
-                 "of the training length (the PE's table ends there). Tables: tables.md, tables.csv.",
+                 "of the training length (the PE's table ends there); *: Welch's p < 0.05 against ape (the scalings: "
+                 "against rope). Tables: tables.md, tables.csv.",
                  c->n_train, c->tokenizer, c->steps, c->batch, c->eval_tokens, c->n_seeds);
         posemb_report_paragraph(rep, path);
         if (c->passkey_train > 0) {
