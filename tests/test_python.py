@@ -417,6 +417,41 @@ class TestModel(unittest.TestCase):
         self.assertEqual(out["logits"].shape, (1, 4, 200))
         self.assertLess(np.abs(out["logits"] - want).max(), 1e-4 * np.abs(want).max())
 
+    def test_attention_profile_on_a_text(self):
+        """posemb analyze --text's attention profile, recomputed with numpy from
+        the attention maps Model.forward gives (those of HF's GPT-2, by
+        test_gpt2_matches_hf) on the same windows of the same text: every
+        layer and head's mean distance and first-token mass."""
+        text = ("The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again. " * 8)[:600]
+        # byte-level BPE without merges, id = byte: GPT-2's map writes bytes 0-32 as chr(256 + b) (the space "\u0120")
+        vocab = {chr(b) if 33 <= b <= 126 else chr(256 + b): b for b in range(200)}
+        tok = {"version": "1.0", "added_tokens": [], "normalizer": None,
+               "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                                 "use_regex": False},
+               "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+               "model": {"type": "BPE", "vocab": vocab, "merges": []}}
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("config.json", "model.safetensors"):
+                shutil.copy(os.path.join(GOLDEN, "gpt2", name), d)
+            with open(os.path.join(d, "tokenizer.json"), "w") as f:
+                json.dump(tok, f)
+            with open(os.path.join(d, "text.txt"), "w") as f:
+                f.write(text)
+            cli("analyze", d, "--text", os.path.join(d, "text.txt"), "--words", "5", "--no-figures", "--out",
+                os.path.join(d, "an"))
+            with open(os.path.join(d, "an", "indicators.json")) as f:
+                got = json.load(f)["attention"]
+            n, B = 64, 8
+            ids = np.frombuffer(text.encode()[:B * n], dtype=np.uint8).astype(np.int32).reshape(B, n)
+            with posemb.Model(d) as m:
+                att = m.forward(ids)["attentions"]
+        self.assertEqual((got["length"], got["sequences"], got["inputs"]), (n, B, "windows of the text"))
+        i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+        dist = np.array([(a * np.abs(i - j)).sum(-1).mean(axis=(0, 2)) for a in att]).ravel()  # [layer x head]
+        sink = np.array([a[..., 0].mean(axis=(0, 2)) for a in att]).ravel()
+        np.testing.assert_allclose(got["mean_distance"], dist, rtol=1e-5)
+        np.testing.assert_allclose(got["first_token_mass"], sink, rtol=1e-5)
+
     def test_errors(self):
         with self.assertRaises(posemb.Error) as e:
             posemb.Model("/nonexistent/model")
