@@ -267,6 +267,14 @@ POSEMB_API void posemb_model_set_inference(posemb_model *m, int on);
  * from a pass that was not an inference pass. */
 POSEMB_API void posemb_model_backward(posemb_model *m, const float *dlast);
 
+/* The checkpoint in dir (every tensor of the model from it) built with cfg
+ * to take context L: max_position raised to L when the PE has no table of
+ * positions (then *context = L), else as cfg says (*context = the lesser of
+ * L and max_position). EINVAL when the checkpoint lacks tensors the model
+ * needs, the errors of posemb_model_create and posemb_model_init_from. */
+POSEMB_API posemb_status posemb_lm_load_at(const char *dir, const posemb_config *cfg, int L, posemb_model **m,
+                                           int *context, posemb_error *err);
+
 #ifdef __cplusplus
 }
 #endif

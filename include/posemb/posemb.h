@@ -47,4 +47,19 @@
 #include "posemb/synthetic.h"
 #include "posemb/study.h"
 
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* sizeof the public struct named type ("posemb_config", "posemb_analyze_opts",
+ * ...) in the library a program runs with, 0 for a name it does not know:
+ * a binding that mirrors a struct (python/posemb) checks its layout against
+ * it, so that a library of another version fails at once, not in memory. */
+POSEMB_API size_t posemb_struct_size(const char *type);
+
+#ifdef __cplusplus
+}
+#endif
+
 #endif

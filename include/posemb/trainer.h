@@ -138,13 +138,6 @@ typedef struct posemb_lm_length {
     long count;
 } posemb_lm_length;
 
-/* The checkpoint in dir (every tensor of the model from it) built with cfg
- * to take context L: max_position raised to L when the PE has no table of
- * positions (then *context = L), else as cfg says (*context = the lesser of
- * L and max_position). EINVAL when the checkpoint lacks tensors the model
- * needs, the errors of posemb_model_create and posemb_model_init_from. */
-POSEMB_API posemb_status posemb_lm_load_at(const char *dir, const posemb_config *cfg, int L, posemb_model **m,
-                                           int *context, posemb_error *err);
 /* posemb_lm_nll of the checkpoint in dir built with cfg (a causal-LM head;
  * its PE may differ from the checkpoint's, e.g. a RoPE scaling applied
  * without retraining) at context L: whole windows of L when the model takes

@@ -9,7 +9,6 @@
 
 #include "posemb/probes.h"
 #include "posemb/safetensors.h"
-#include "posemb/trainer.h"
 
 static const posemb_pe_named_matrix *find_item(const posemb_pe_export *ex, const char *name)
 {
