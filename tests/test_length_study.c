@@ -423,7 +423,7 @@ static void test_tiny_length_study(void **state)
 
 /* The Welch star of the length tables: a's lines as two seeds whose loss is
  * set, 2.0 + 0.01 s for ape everywhere, 2.5 + 0.01 s for GPT-2's rope (far
- * from ape's: p = 0.0004) and 2.0 + 0.01 s for Llama's (equal: p = 1). */
+ * from ape's: p = 0.0002) and 2.0 + 0.01 s for Llama's (equal: p = 1). */
 static void test_length_welch(void **state)
 {
     if (!tu_have_shared("the length study's tables")) return;

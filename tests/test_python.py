@@ -423,8 +423,8 @@ class TestModel(unittest.TestCase):
         test_gpt2_matches_hf) on the same windows of the same text: every
         layer and head's mean distance and first-token mass."""
         text = ("The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again. " * 8)[:600]
-        # byte-level BPE without merges, id = byte: GPT-2's map writes bytes 0-32 as chr(256 + b) (the space "\u0120")
-        vocab = {chr(b) if 33 <= b <= 126 else chr(256 + b): b for b in range(200)}
+        # byte-level BPE without merges, id = byte (ASCII): GPT-2's map writes bytes 0-32 as chr(256 + b), the space "\u0120"
+        vocab = {chr(b) if 33 <= b <= 126 else chr(256 + b): b for b in range(127)}
         tok = {"version": "1.0", "added_tokens": [], "normalizer": None,
                "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
                                  "use_regex": False},

@@ -116,7 +116,11 @@ def _fn(name, restype, *argtypes):
 
 _p = ctypes.c_void_p
 _version = _fn("posemb_version", ctypes.c_char_p)
-_struct_size = _fn("posemb_struct_size", ctypes.c_size_t, ctypes.c_char_p)
+try:
+    _struct_size = _fn("posemb_struct_size", ctypes.c_size_t, ctypes.c_char_p)
+except AttributeError:  # a library from before the check
+    raise Error("posemb: %s (version %s) has no posemb_struct_size: a library older than this module"
+                % (_lib._name, _version().decode()), "invalid argument") from None
 _MIRRORED = {"posemb_error": _Error, "posemb_pe_dims": _PeDims, "posemb_pe_named_matrix": _NamedMatrix,
              "posemb_pe_export": _Export, "posemb_pe_family_doc": _FamilyDoc, "posemb_analyze_opts": _AnalyzeOpts,
              "posemb_config": _Config, "posemb_batch": _Batch}
@@ -124,7 +128,8 @@ _MIRRORED = {"posemb_error": _Error, "posemb_pe_dims": _PeDims, "posemb_pe_named
 
 def _check_layouts():
     """Each struct mirrored here has the library's size, or the library is
-    of another version and passing one would corrupt memory."""
+    of another version and passing one would corrupt memory. (Sizes only: a
+    reordering that keeps the size is not seen; the version says more.)"""
     for name, cls in _MIRRORED.items():
         theirs = _struct_size(name.encode())
         if theirs != ctypes.sizeof(cls):
