@@ -280,6 +280,8 @@ static void test_analyze_text(void **state)
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     assert_int_equal(posemb("compare nrun other --text aaa.txt --words 5 --out t3o", "", ""), 2);
     assert_non_null(strstr(out, "other's tokenizer is not nrun's"));
+    snprintf(cmd, sizeof cmd, "test ! -e '%s/t3o'", dir); /* refused before anything is written */
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     /* a text shorter than one window, a PE spec, a missing file: one line each, no crash */
     static const struct {
         const char *args, *says;

@@ -299,17 +299,18 @@ int cmd_compare(int argc, char **argv)
     }
     if (rc) return rc;
     if (n < 2) return cli_usage_error(&a, "give two or more SOURCEs (see 'posemb compare --help')");
-    posemb_error err;
-    if (mkdir(out, 0755) && errno != EEXIST) {
-        posemb_fail(&err, POSEMB_EIO, "%s: cannot create: %s", out, strerror(errno));
-        return cli_report("compare", &err);
-    }
-    posemb_corpus text = {0};
     for (int i = 1; text_path && i < n; i++) /* one text, one tokenizer: other ids would mean another text */
         if (is_model_folder(srcs[i]) && !analysis_same_tokenizer(srcs[0], srcs[i]))
             return cli_usage_error(&a, "--text: %s's tokenizer is not %s's (the same text is other ids for it)",
                                    srcs[i], srcs[0]);
+    posemb_error err;
+    posemb_corpus text = {0};
     if (text_path && analysis_text_load(srcs[0], text_path, &text, &ao, &err)) return cli_report("compare", &err);
+    if (mkdir(out, 0755) && errno != EEXIST) {
+        posemb_fail(&err, POSEMB_EIO, "%s: cannot create: %s", out, strerror(errno));
+        posemb_corpus_free(&text);
+        return cli_report("compare", &err);
+    }
     row *rows = calloc((size_t)n, sizeof *rows);
     posemb_status st = rows ? POSEMB_OK : posemb_fail(&err, POSEMB_ENOMEM, "out of memory");
     ao.quiet = 1;
