@@ -56,8 +56,9 @@ static void ticks_every(cairo_t *cr, const plot_style *st, plot_ticks *t, double
 {
     plot_font(cr, st->tick, 0);
     double line = plot_text_height(cr), unit = fabs(plot_map_at(m, from + 1) - plot_map_at(m, from));
-    for (double k = 1; k < 1e9; k *= (fmod(log10(k), 1) > 0.5 ? 2.5 : 2)) { /* 1, 2, 5, 10, 20, 50, ... */
-        double start = aligned ? ceil(from / k) * k : from;
+    static const double MULT[3] = {1, 2, 5};
+    for (int e = 0; e < 9 * 3; e++) { /* k = 1, 2, 5, 10, 20, 50, ... */
+        double k = MULT[e % 3] * pow(10, e / 3), start = aligned ? ceil(from / k) * k : from;
         if ((to - start) / k >= PLOT_MAX_TICKS) continue;
         memset(t, 0, sizeof *t);
         t->step = k;

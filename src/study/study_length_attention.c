@@ -23,7 +23,7 @@ size_t study_att_index(const posemb_study_config *c, int t, int p, int s, int m)
     return (((size_t)t * c->n_pes + p) * c->n_seeds + s) * c->n_mults + m;
 }
 
-static int index_in(const char *names, size_t width, int n, const char *name)
+int study_row_of(const char *names, size_t width, int n, const char *name)
 {
     for (int i = 0; name && i < n; i++)
         if (!strcmp(names + (size_t)i * width, name)) return i;
@@ -56,8 +56,9 @@ static posemb_status read_line(const cJSON *j, int n, void *ctx, posemb_error *e
     (void)err;
     const posemb_study_config *c = ((const att_read *)ctx)->c;
     study_att_cell *cells = ((const att_read *)ctx)->cells;
-    int t = index_in(c->tasks[0], sizeof c->tasks[0], c->n_tasks, cJSON_GetStringValue(cJSON_GetObjectItem(j, "task")));
-    int p = index_in(c->pes[0], sizeof c->pes[0], c->n_pes, cJSON_GetStringValue(cJSON_GetObjectItem(j, "pe")));
+    int t =
+        study_row_of(c->tasks[0], sizeof c->tasks[0], c->n_tasks, cJSON_GetStringValue(cJSON_GetObjectItem(j, "task")));
+    int p = study_row_of(c->pes[0], sizeof c->pes[0], c->n_pes, cJSON_GetStringValue(cJSON_GetObjectItem(j, "pe")));
     const cJSON *seed = cJSON_GetObjectItem(j, "seed"), *len = cJSON_GetObjectItem(j, "length");
     int s = -1, m = -1;
     for (int k = 0; cJSON_IsNumber(seed) && k < c->n_seeds; k++)

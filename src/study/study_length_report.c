@@ -62,13 +62,6 @@ static double std_of(const cell *c)
     return c->n > 1 ? sqrt(s / (c->n - 1)) : 0;
 }
 
-static int find(const char *rows, size_t width, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (!strcmp(rows + (size_t)i * width, name)) return i;
-    return -1;
-}
-
 static double num(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItem(o, key);
@@ -89,8 +82,8 @@ static posemb_status add_line(const cJSON *j, int n, void *ctx, posemb_error *er
     const cJSON *pe = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"),
                 *m = cJSON_GetObjectItem(j, "metrics"), *depths = cJSON_GetObjectItem(j, "passkey_digit_depths"),
                 *scaled = cJSON_GetObjectItem(j, "scaled");
-    int p = cJSON_IsString(pe) ? find(c->pes[0], sizeof c->pes[0], c->n_pes, pe->valuestring) : -1;
-    int t = cJSON_IsString(task) ? find(c->tasks[0], sizeof c->tasks[0], c->n_tasks, task->valuestring) : -1;
+    int p = cJSON_IsString(pe) ? study_row_of(c->pes[0], sizeof c->pes[0], c->n_pes, pe->valuestring) : -1;
+    int t = cJSON_IsString(task) ? study_row_of(c->tasks[0], sizeof c->tasks[0], c->n_tasks, task->valuestring) : -1;
     int i = -1;
     for (int k = 0; k < c->n_mults && k < MAX_MULTS; k++)
         if (num(j, "eval_len") == (double)c->n_train * c->mults[k]) i = k;
@@ -136,8 +129,8 @@ static posemb_status load(length_table *tb, const posemb_study_config *c, const 
 {
     memset(tb, 0, sizeof *tb);
     for (int t = 0; t < POSEMB_STUDY_MAX_TASKS; t++) {
-        tb->rope[t] = t < c->n_tasks ? find(c->pes[0], sizeof c->pes[0], c->n_pes, "rope") : -1;
-        tb->ape[t] = t < c->n_tasks ? find(c->pes[0], sizeof c->pes[0], c->n_pes, "ape") : -1;
+        tb->rope[t] = t < c->n_tasks ? study_row_of(c->pes[0], sizeof c->pes[0], c->n_pes, "rope") : -1;
+        tb->ape[t] = t < c->n_tasks ? study_row_of(c->pes[0], sizeof c->pes[0], c->n_pes, "ape") : -1;
     }
     char path[POSEMB_PATH_MAX];
     if (posemb_path_join(path, sizeof path, out, "results.jsonl"))
