@@ -168,6 +168,11 @@ static void test_fire(void **state)
             for (int j = 0; j < 8; j++)
                 TU_CLOSE(got[j], fire_ref(p, h, qp, kp[j]), 1e-5, 1e-6, "fire hook", qp * 8 + j);
         }
+        /* a row beyond the threshold runs the MLP over the row at once: the
+         * export's per-pair value to the bit */
+        for (int j = 0; j < 8; j++) kp[j] = 2 * j;
+        hook_bias(p, h, 15, kp, 8, got);
+        for (int j = 0; j < 8; j++) assert_memory_equal(&got[j], &b->data[15 * n + kp[j]], sizeof(float));
     }
     posemb_pe_free(p);
     posemb_arena_free(&a);

@@ -12,11 +12,13 @@
  * kerple). One FIRE is shared by all layers, as T5's bias is.
  * Queries at positions <= Lt share one normaliser, so the bias of such a row
  * depends on |i - j| only: each call tabulates it by distance (O(n) MLP
- * evaluations), and only rows beyond Lt evaluate the MLP per pair. */
+ * evaluations), and only rows beyond Lt evaluate the MLP per pair, a row
+ * at a time so that the pairs fill SIMD lanes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/simd.h"
 #include "family.h"
 
 #define FIRE_EPS 1e-6
@@ -29,6 +31,8 @@ typedef struct fire_state {
     double c0, L0;           /* initial c, and the threshold Lt at scale 1 */
     size_t off[P_COUNT + 1]; /* where each parameter's gradient sits in a dparams slot */
     pe_slots table;          /* per thread: the bias (forward) or d loss / d bias (backward) by distance */
+    pe_slots row;            /* per thread: [2, max_len] the MLP's inputs and outputs of one query row */
+    double *psi_by_d;        /* [max_threads, max_len]: psi(d) of one call, per thread */
     pe_slots dparams;        /* per thread: gradients of every parameter, laid out by off[] */
     float *fold;             /* [off[P_COUNT]]: the threads' gradients summed */
 } fire_state;
@@ -70,10 +74,12 @@ static posemb_status fire_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     pe_canon_num(c, "threshold", s->L0);
     if ((st = fire_declare(c, s, err))) return st;
     if ((st = pe_slots_init(&s->table, c->dims.max_threads, (size_t)c->dims.max_len, err)) ||
+        (st = pe_slots_init(&s->row, c->dims.max_threads, 2 * (size_t)c->dims.max_len, err)) ||
         (st = pe_slots_init(&s->dparams, c->dims.max_threads, s->off[P_COUNT], err)))
         return st;
-    if (!(s->fold = calloc(s->off[P_COUNT], sizeof *s->fold)))
-        return posemb_fail(err, POSEMB_ENOMEM, "fire: out of memory");
+    s->fold = calloc(s->off[P_COUNT], sizeof *s->fold);
+    s->psi_by_d = calloc((size_t)c->dims.max_threads * (size_t)c->dims.max_len, sizeof *s->psi_by_d);
+    if (!s->fold || !s->psi_by_d) return posemb_fail(err, POSEMB_ENOMEM, "fire: out of memory");
     return POSEMB_OK;
 }
 
@@ -90,8 +96,10 @@ static void fire_destroy(pe_comp *c)
     fire_state *s = c->state;
     if (!s) return;
     pe_slots_free(&s->table);
+    pe_slots_free(&s->row);
     pe_slots_free(&s->dparams);
     free(s->fold);
+    free(s->psi_by_d);
     free(s);
 }
 
@@ -145,21 +153,60 @@ static double mlp_backward(const pe_comp *c, const fire_state *s, float x, int h
     return dx;
 }
 
+/* out[j] += f_head(x[j]), j < n: mlp() with the hidden units outside, so
+ * the pairs run in SIMD lanes; each sum is taken in mlp()'s order, so the
+ * result is mlp()'s to the bit. acc [n] is scratch. */
+POSEMB_KERNEL static void mlp_add_row(const pe_comp *c, int width, const float *x, int n, int head, float *acc,
+                                      float *out)
+{
+    const float *w1 = c->params[P_W1].data, *b1 = c->params[P_B1].data;
+    const float *w2 = c->params[P_W2].data + (size_t)head * width;
+    float b2 = c->params[P_B2].data[head];
+    for (int j = 0; j < n; j++) acc[j] = b2;
+    for (int k = 0; k < width; k++) {
+        float wk = w1[k], bk = b1[k], vk = w2[k];
+        for (int j = 0; j < n; j++) {
+            float a = wk * x[j] + bk;
+            acc[j] += a > 0.0f ? vk * a : 0.0f;
+        }
+    }
+    for (int j = 0; j < n; j++) out[j] += acc[j];
+}
+
+/* A row beyond the threshold: its own normaliser, so one MLP input per
+ * pair (psi by distance from the call's table where it reaches). */
+static void row_beyond_threshold(pe_comp *c, const posemb_pe_head *h, int i, const double *psi_d, long n, float *si)
+{
+    const fire_state *s = c->state;
+    double cc = c->params[P_C].data[0], den = normaliser(c, h->qpos[i], threshold(c));
+    float *x = pe_slot(&s->row, h->slot), *acc = x + c->dims.max_len;
+    POSEMB_REQUIRE(h->nk <= c->dims.max_len, "fire: a head call with more keys than max_len");
+    for (int j = 0; j < h->nk; j++) {
+        long d = labs((long)h->kpos[j] - h->qpos[i]);
+        x[j] = (float)((d < n ? psi_d[d] : psi(cc, (double)d)) / den);
+    }
+    mlp_add_row(c, s->width, x, h->nk, h->head, acc, si);
+}
+
 static void fire_logits_forward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                                 float *sc, int lds)
 {
     const fire_state *s = c->state;
     double cc = c->params[P_C].data[0], Lt = threshold(c), den_t = normaliser(c, 0.0, Lt);
     float *table = pe_slot(&s->table, h->slot);
+    double *psi_d = s->psi_by_d + (size_t)h->slot * (size_t)c->dims.max_len;
     long n = pe_distance_span(h, c->dims.max_len);
-    for (long d = 0; d < n; d++) table[d] = mlp(c, s->width, (float)(psi(cc, (double)d) / den_t), h->head);
+    for (long d = 0; d < n; d++) psi_d[d] = psi(cc, (double)d);
+    for (long d = 0; d < n; d++) table[d] = mlp(c, s->width, (float)(psi_d[d] / den_t), h->head);
     for (int i = 0; i < h->nq; i++) {
         float *si = sc + (size_t)i * lds;
-        int tabled = h->qpos[i] <= Lt;
-        double den = tabled ? den_t : normaliser(c, h->qpos[i], Lt);
+        if (h->qpos[i] > Lt) {
+            row_beyond_threshold(c, h, i, psi_d, n, si);
+            continue;
+        }
         for (int j = 0; j < h->nk; j++) {
             long d = labs((long)h->kpos[j] - h->qpos[i]);
-            si[j] += tabled && d < n ? table[d] : mlp(c, s->width, (float)(psi(cc, (double)d) / den), h->head);
+            si[j] += d < n ? table[d] : mlp(c, s->width, (float)(psi(cc, (double)d) / den_t), h->head);
         }
     }
 }
