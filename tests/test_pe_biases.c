@@ -126,25 +126,27 @@ static void test_kerple(void **state)
 }
 
 /* FIRE: b2_h + sum_k w2_hk relu(w1_k x + b1_k), x = ln(1 + c|i-j|) /
- * (ln(1 + c max(i, Lt)) + 1e-6), from the parameters in double. */
+ * (ln(1 + c max(i, Lt)) + 1e-6), from the parameters in double; without
+ * interpolation every row takes ln(1 + c Lt). */
+static int fire_interpolates = 1;
 static double fire_ref(posemb_pe *p, int h, long i, long j)
 {
     const posemb_pe_param *w1 = posemb_pe_find_param(p, "fire.w1", 0), *b1 = posemb_pe_find_param(p, "fire.b1", 0),
                           *w2 = posemb_pe_find_param(p, "fire.w2", 0), *b2 = posemb_pe_find_param(p, "fire.b2", 0),
                           *c = posemb_pe_find_param(p, "fire.c", 0),
                           *s = posemb_pe_find_param(p, "fire.threshold_scale", 0);
-    double Lt = fabs(s->data[0] * 8.0), N = i > Lt ? i : Lt, cc = fabs(c->data[0]);
+    double Lt = fabs(s->data[0] * 8.0), N = fire_interpolates && i > Lt ? i : Lt, cc = fabs(c->data[0]);
     double x = log(1 + cc * labs(i - j)) / (log(1 + cc * N) + 1e-6), acc = b2->data[h];
     int W = (int)w1->numel;
     for (int k = 0; k < W; k++) acc += w2->data[h * W + k] * fmax(0.0, w1->data[k] * x + b1->data[k]);
     return acc;
 }
 
-static void test_fire(void **state)
+static void check_fire(const char *spec, const char *canon)
 {
     enum { H = 4, n = 20 };
-    posemb_pe *p = make("fire:threshold=8,c=0.3", 64, H, 12);
-    assert_string_equal(posemb_pe_spec(p), "fire:width=32,c=0.3,threshold=8");
+    posemb_pe *p = make(spec, 64, H, 12);
+    assert_string_equal(posemb_pe_spec(p), canon);
     posemb_arena a;
     posemb_arena_init(&a, 0);
     posemb_pe_export ex;
@@ -176,6 +178,16 @@ static void test_fire(void **state)
     }
     posemb_pe_free(p);
     posemb_arena_free(&a);
+}
+
+static void test_fire(void **state)
+{
+    fire_interpolates = 1;
+    check_fire("fire:threshold=8,c=0.3", "fire:width=32,c=0.3,threshold=8");
+    /* rows 9..19 keep the threshold's normaliser: the bias depends on |i - j| only */
+    fire_interpolates = 0;
+    check_fire("fire:threshold=8,c=0.3,interpolate=off", "fire:width=32,c=0.3,threshold=8,interpolate=off");
+    fire_interpolates = 1;
 }
 
 /* CoPE's term against the paper's definition, in double: gates on the

@@ -265,6 +265,7 @@ GRAD_TEST(t_sandwich_causal, "ape+sandwich:dim=6", 1)
 GRAD_TEST(t_fire, "fire:width=8,threshold=4.5,c=0.7", 0)
 GRAD_TEST(t_fire_causal, "fire:width=6,threshold=4.5", 1)
 GRAD_TEST(t_fire_default, "ape+fire", 1)
+GRAD_TEST(t_fire_no_interpolation, "fire:width=6,threshold=4.5,interpolate=off", 1)
 /* npos=3: counts of up to 6 gates reach the clamp */
 GRAD_TEST(t_cope, "cope:npos=3", 1)
 GRAD_TEST(t_cope_wide, "ape+cope:npos=12", 1)
@@ -325,6 +326,7 @@ int main(void)
         cmocka_unit_test(t_fire),
         cmocka_unit_test(t_fire_causal),
         cmocka_unit_test(t_fire_default),
+        cmocka_unit_test(t_fire_no_interpolation),
         cmocka_unit_test(t_cope),
         cmocka_unit_test(t_cope_wide),
         cmocka_unit_test(t_fox),

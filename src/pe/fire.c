@@ -6,7 +6,9 @@
  * f a small MLP 1 -> width -> H with a ReLU, c learned (log transform) and
  * the threshold Lt = |s L0| learned through its scale s (progressive
  * interpolation: queries beyond Lt normalise by their own position, so the
- * MLP's input stays in [0, 1] at any length). As the paper's reference code
+ * MLP's input stays in [0, 1] at any length). interpolate=off normalises
+ * every query by psi(Lt), the paper's ablation without interpolation, which
+ * also serves to evaluate a model trained with it as if it had none. As the paper's reference code
  * (its appendix; mcleish7/arithmetic) computes it, with |i - j| so that it
  * is defined in encoders too (where it cannot tell left from right, as
  * kerple). One FIRE is shared by all layers, as T5's bias is.
@@ -29,6 +31,7 @@ enum { P_W1, P_B1, P_W2, P_B2, P_C, P_SCALE, P_COUNT };
 typedef struct fire_state {
     int width;               /* hidden units of the MLP */
     double c0, L0;           /* initial c, and the threshold Lt at scale 1 */
+    int interpolate;         /* queries beyond Lt normalise by their own position */
     size_t off[P_COUNT + 1]; /* where each parameter's gradient sits in a dparams slot */
     pe_slots table;          /* per thread: the bias (forward) or d loss / d bias (backward) by distance */
     pe_slots row;            /* per thread: [2, max_len] the MLP's inputs and outputs of one query row */
@@ -68,10 +71,12 @@ static posemb_status fire_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     posemb_status st = pe_opt_int(o, "width", 32, 1, FIRE_MAX_WIDTH, &s->width, err);
     if (!st) st = pe_opt_double(o, "c", 0.1, 1e-6, 1e6, &s->c0, err);
     if (!st) st = pe_opt_double(o, "threshold", 512.0, 1.0, 1e9, &s->L0, err);
+    if (!st) st = pe_opt_bool(o, "interpolate", 1, &s->interpolate, err);
     if (st) return st;
     pe_canon_add(c, "width=%d", s->width);
     pe_canon_num(c, "c", s->c0);
     pe_canon_num(c, "threshold", s->L0);
+    if (!s->interpolate) pe_canon_add(c, "interpolate=off"); /* the default stays out: specs as before */
     if ((st = fire_declare(c, s, err))) return st;
     if ((st = pe_slots_init(&s->table, c->dims.max_threads, (size_t)c->dims.max_len, err)) ||
         (st = pe_slots_init(&s->row, c->dims.max_threads, 2 * (size_t)c->dims.max_len, err)) ||
@@ -113,10 +118,18 @@ static inline double threshold(const pe_comp *c)
     return fabs((double)c->params[P_SCALE].data[0] * s->L0);
 }
 
-/* The normaliser psi(max(pos, Lt)) + eps of a query at pos. */
+/* Whether a query at pos normalises by psi(Lt), shared with every such row. */
+static inline int below_threshold(const pe_comp *c, double pos, double Lt)
+{
+    const fire_state *s = c->state;
+    return !s->interpolate || pos <= Lt;
+}
+
+/* The normaliser psi(max(pos, Lt)) + eps of a query at pos (psi(Lt) + eps
+ * without interpolation). */
 static inline double normaliser(const pe_comp *c, double pos, double Lt)
 {
-    return psi(c->params[P_C].data[0], pos > Lt ? pos : Lt) + FIRE_EPS;
+    return psi(c->params[P_C].data[0], below_threshold(c, pos, Lt) ? Lt : pos) + FIRE_EPS;
 }
 
 /* f_head(x): the MLP's output for head. */
@@ -200,7 +213,7 @@ static void fire_logits_forward(pe_comp *c, const posemb_pe_head *h, const float
     for (long d = 0; d < n; d++) table[d] = mlp(c, s->width, (float)(psi_d[d] / den_t), h->head);
     for (int i = 0; i < h->nq; i++) {
         float *si = sc + (size_t)i * lds;
-        if (h->qpos[i] > Lt) {
+        if (!below_threshold(c, h->qpos[i], Lt)) {
             row_beyond_threshold(c, h, i, psi_d, n, si);
             continue;
         }
@@ -233,7 +246,7 @@ static void fire_logits_backward(pe_comp *c, const posemb_pe_head *h, const floa
     for (long d = 0; d < n; d++) by_d[d] = 0.0f;
     for (int i = 0; i < h->nq; i++) {
         const float *dsi = ds + (size_t)i * ldds;
-        int tabled = h->qpos[i] <= Lt;
+        int tabled = below_threshold(c, h->qpos[i], Lt);
         double N = tabled ? Lt : h->qpos[i];
         for (int j = 0; j < h->nk; j++) {
             long d = labs((long)h->kpos[j] - h->qpos[i]);
@@ -280,7 +293,8 @@ const pe_family pe_family_fire = {
     .name = "fire",
     .kind = PE_KIND_ATTENTION,
     .summary = "learned bias f_h(psi(|i-j|) / psi(max(i, Lt))), f an MLP, psi(u) = ln(c u + 1) (Li et al. 2023)",
-    .options = "width=INT hidden units (32), c=NUM initial c (0.1), threshold=NUM initial Lt (512)",
+    .options = "width=INT hidden units (32), c=NUM initial c (0.1), threshold=NUM initial Lt (512), "
+               "interpolate=on|off queries past Lt normalise by their own position (on)",
     .configure = fire_configure,
     .init = fire_init,
     .destroy = fire_destroy,
