@@ -72,3 +72,6 @@ for pe in pes:
     t, p, mx, my = claims.welch(x, y)
     print("%s against %s: %.3f vs %.3f (%+.3f), Welch t = %.2f, p = %.2g, over %d and %d task-seed scores"
           % (pe, base, mx, my, mx - my, t, p, len(x), len(y)))
+    for task in tasks:  # per task, over seeds
+        t, p, mx, my = claims.welch(list(score[(pe, task)].values()), list(score[(base, task)].values()))
+        print("  %s: %+.3f, Welch t = %.2f, p = %.2g" % (task, mx - my, t, p))
