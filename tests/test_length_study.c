@@ -17,6 +17,8 @@
 #include "posemb/corpus.h"
 #include "posemb/fileio.h"
 #include "posemb/model.h"
+#include "posemb/rng.h"
+#include "posemb/study.h"
 #include "posemb/tokenizer.h"
 #include "study/study_length_impl.h"
 #include "testutil.h"
@@ -309,6 +311,114 @@ static void check_attention(const char *run)
     printf("%d attention profiles equal posemb analyze --text's\n", compared);
 }
 
+/* posemb passkey on a model the study kept gives the study's own passkey
+ * fields for that run and length, and reads the ape model's last 64 tokens
+ * as the study does (its table ends); a length no prompt fits is refused.
+ * These 20-step models retrieve nothing, so the counting itself is checked
+ * by test_passkey_copy_model. */
+static void check_passkey_cli(const char *run)
+{
+    char path[1200], line[8192], cmd[4096];
+    const char *pes[] = {"rope", "ape"};
+    for (int p = 0; p < 2; p++) {
+        snprintf(cmd, sizeof cmd, "'%s' passkey '%s/%s/models/llama-%s-s1' --lengths 128 --trials 2 --json --threads 1",
+                 POSEMB_BIN, dir, run, pes[p]);
+        if (tu_run(cmd, out, sizeof out)) fail_msg("posemb passkey: %s", out);
+        cJSON *cli = cJSON_Parse(out), *study = NULL;
+        assert_non_null(cli);
+        snprintf(path, sizeof path, "%s/%s/results.jsonl", dir, run);
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        while (!study && fgets(line, sizeof line, f)) {
+            cJSON *j = cJSON_Parse(line);
+            if (j && !strcmp(cJSON_GetObjectItem(j, "pe")->valuestring, pes[p]) &&
+                !strcmp(cJSON_GetObjectItem(j, "task")->valuestring, "llama") &&
+                cJSON_GetObjectItem(j, "eval_len")->valueint == 128)
+                study = j;
+            else cJSON_Delete(j);
+        }
+        fclose(f);
+        assert_non_null(study);
+        const char *keys[] = {"passkey_depths", "passkey_digit_depths"};
+        for (int k = 0; k < 2; k++) {
+            const cJSON *x = cJSON_GetObjectItem(cli, keys[k]), *y = cJSON_GetObjectItem(study, keys[k]);
+            assert_int_equal(cJSON_GetArraySize(x), 5);
+            for (int d = 0; d < 5; d++)
+                assert_true(cJSON_GetArrayItem(x, d)->valuedouble == cJSON_GetArrayItem(y, d)->valuedouble);
+        }
+        assert_int_equal(cJSON_GetObjectItem(cli, "context")->valueint,
+                         cJSON_GetObjectItem(study, "passkey_context")->valueint);
+        cJSON_Delete(cli);
+        cJSON_Delete(study);
+    }
+    snprintf(cmd, sizeof cmd, "'%s' passkey '%s/%s/models/llama-rope-s1' --lengths 64", POSEMB_BIN, dir, run);
+    if (tu_run(cmd, out, sizeof out) != 2 || !strstr(out, "a passkey prompt needs at least 102 tokens"))
+        fail_msg("posemb passkey --lengths 64: %s", out);
+}
+
+/* A GPT-2 without positions whose blocks add nothing (every c_proj zero):
+ * its logits are LayerNorm(e_x) . e_j, so its argmax repeats the token read
+ * (random embeddings of width 64 are near-orthogonal). On a passkey prompt
+ * it predicts a key's digit k >= 1 exactly when the key repeats digit k - 1
+ * there, and the first digit never: posemb passkey must give, per depth,
+ * the share of such digits over the study's own keys of that seed, and no
+ * key whole. */
+static void test_passkey_copy_model(void **state)
+{
+    char path[1200], cmd[4096];
+    posemb_config cfg;
+    posemb_error err;
+    posemb_config_defaults(&cfg, POSEMB_GPT2);
+    cfg.vocab_size = 256, cfg.hidden = 64, cfg.layers = 1, cfg.heads = 2, cfg.intermediate = 128;
+    cfg.max_position = 256;
+    snprintf(cfg.pe, sizeof cfg.pe, "none");
+    assert_int_equal(posemb_config_set_head(&cfg, POSEMB_HEAD_CLM, 0, &err), 0);
+    posemb_model *m = NULL;
+    assert_int_equal(posemb_model_create(&m, &cfg, &err), 0);
+    posemb_model_init(m, 7);
+    for (int i = 0; i < posemb_model_n_params(m); i++) {
+        const posemb_param *p = posemb_model_param(m, i);
+        if (strstr(p->name, "c_proj")) memset(posemb_model_weights(m) + p->offset, 0, p->numel * sizeof(float));
+    }
+    snprintf(path, sizeof path, "%s/copier", dir);
+    assert_int_equal(posemb_model_save(m, path, &err), 0);
+    posemb_model_free(m);
+    snprintf(path, sizeof path, "%s/copier/tokenizer.json", dir);
+    assert_int_equal(posemb_tokenizer_write_bytes(path, &err), 0);
+    enum { TRIALS = 40, SEED = 3 };
+    snprintf(cmd, sizeof cmd, "'%s' passkey '%s/copier' --lengths 128,200 --trials %d --seed %d --json --threads 1",
+             POSEMB_BIN, dir, TRIALS, SEED);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("posemb passkey: %s", out);
+    const char *line = out;
+    const int lengths[] = {128, 200};
+    int repeats_seen = 0;
+    for (int l = 0; l < 2; l++, line = strchr(line, '\n') + 1) {
+        cJSON *j = cJSON_Parse(line);
+        assert_non_null(j);
+        assert_int_equal(cJSON_GetObjectItem(j, "length")->valueint, lengths[l]);
+        assert_true(cJSON_GetObjectItem(j, "passkey")->valuedouble == 0.0);
+        for (int d = 0; d < POSEMB_PASSKEY_DEPTHS; d++) {
+            int repeats = 0;
+            for (int k = 0; k < TRIALS; k++) { /* the study's key of (seed, length, depth, trial) */
+                posemb_rng r;
+                posemb_rng_seed(&r, 0x9a55e7 + (uint64_t)SEED,
+                                ((uint64_t)lengths[l] * POSEMB_PASSKEY_DEPTHS + d) * 1000003u + k);
+                char key[8];
+                snprintf(key, sizeof key, "%05u", 10000 + posemb_rng_below(&r, 90000));
+                for (int i = 1; i < 5; i++) repeats += key[i] == key[i - 1];
+            }
+            repeats_seen += repeats;
+            double got = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "passkey_digit_depths"), d)->valuedouble;
+            TU_CLOSE(got, repeats / (5.0 * TRIALS), 1e-9, 0, "digits predicted by the copier", d);
+        }
+        cJSON_Delete(j);
+    }
+    assert_true(repeats_seen > 20); /* about 0.1 of 1600 digits: the check has something to count */
+    /* a PE whose tensors the checkpoint lacks is refused in one line */
+    snprintf(cmd, sizeof cmd, "'%s' passkey '%s/copier' --lengths 128 --pe ape", POSEMB_BIN, dir);
+    if (tu_run(cmd, out, sizeof out) == 0 || !strstr(out, "posemb passkey: ")) fail_msg("--pe ape: %s", out);
+}
+
 static void test_tiny_length_study(void **state)
 {
     if (!tu_have_shared("the length study")) return;
@@ -326,6 +436,7 @@ static void test_tiny_length_study(void **state)
     assert_int_equal(tu_count_results(dir, "a"), 8); /* 2 PEs x 2 decoders x 2 lengths */
     check_losses("a");
     check_attention("a");
+    check_passkey_cli("a");
     /* --report again: nothing measured twice, one seed per cell */
     snprintf(
         cmd, sizeof cmd,
@@ -504,9 +615,10 @@ static void test_length_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bytes_tokenizer), cmocka_unit_test(test_passkey_prompt),
-        cmocka_unit_test(test_passkey_mix),     cmocka_unit_test(test_tiny_length_study),
-        cmocka_unit_test(test_length_welch),    cmocka_unit_test(test_length_refusals),
+        cmocka_unit_test(test_bytes_tokenizer),   cmocka_unit_test(test_passkey_prompt),
+        cmocka_unit_test(test_passkey_mix),       cmocka_unit_test(test_passkey_copy_model),
+        cmocka_unit_test(test_tiny_length_study), cmocka_unit_test(test_length_welch),
+        cmocka_unit_test(test_length_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -11,7 +11,9 @@
 
 #include "posemb/comm.h"
 #include "posemb/error.h"
+#include "posemb/model.h"
 #include "posemb/synthetic.h"
+#include "posemb/tokenizer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -178,6 +180,24 @@ POSEMB_API int posemb_study_lines_per_run(const posemb_study_config *c, int t);
  * warning, the tables are written without it). EIO when results.jsonl
  * cannot be read or an output written (a malformed line is skipped),
  * EINVAL for a path too long, ENOMEM. */
+/* Passkey retrieval (study_passkey.c), the length study's test, for any
+ * decoder: trials prompts of L tokens per depth (the needle at 0, 1/4, 1/2,
+ * 3/4, 1 of the filler), their keys drawn from seed as the study draws them
+ * for a run of that seed. The model in dir is built with cfg (its PE may be
+ * replaced); tok encodes the prompts. acc[d]: the fraction of keys retrieved
+ * whole (argmax on every token of the key, teacher forced), digits[d]: of
+ * the keys' tokens predicted, NaN for a depth with no prompt that fits;
+ * *context: L, or the model's max_position when its PE's table ends first
+ * (the prompt's last tokens are read then). Errors: those of
+ * posemb_lm_load_at and of the forward pass, ENOMEM. A length below
+ * posemb_passkey_min_length holds no prompt: every depth is NaN. */
+#define POSEMB_PASSKEY_DEPTHS 5
+POSEMB_API posemb_status posemb_passkey(const char *dir, const posemb_config *cfg, const posemb_tokenizer *tok, int L,
+                                        int seed, int trials, double acc[POSEMB_PASSKEY_DEPTHS],
+                                        double digits[POSEMB_PASSKEY_DEPTHS], int *context, posemb_error *err);
+/* The fewest tokens a passkey prompt of tok fits in. */
+POSEMB_API posemb_status posemb_passkey_min_length(const posemb_tokenizer *tok, int *n, posemb_error *err);
+
 POSEMB_API posemb_status posemb_study_tables(const posemb_study_config *c, const char *out, posemb_error *err);
 POSEMB_API posemb_status posemb_study_report(const posemb_study_config *c, const char *out, posemb_error *err);
 

@@ -57,6 +57,23 @@ const char *cli_value(cli_args *a)
     return a->argv[++a->i];
 }
 
+int cli_lengths(cli_args *a, int *lengths, int *n)
+{
+    const char *v = cli_value(a);
+    if (!v) return EXIT_USAGE;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", v);
+    *n = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *end;
+        long x = strtol(tok, &end, 10);
+        if (*end || x < 2 || x > 1 << 20 || *n == 16)
+            return cli_usage_error(a, "--lengths %s: up to 16 lengths, each in [2, 1048576]", v);
+        lengths[(*n)++] = (int)x;
+    }
+    return *n ? 0 : cli_usage_error(a, "--lengths: give at least one length");
+}
+
 int cli_int(cli_args *a, long lo, long hi, int *out)
 {
     const char *v = cli_value(a);

@@ -22,6 +22,9 @@ int cli_is(const cli_args *a, const char *name);
 const char *cli_value(cli_args *a);
 /* Parses the current flag's value as an integer in [lo, hi]; 0 or EXIT_USAGE. */
 int cli_int(cli_args *a, long lo, long hi, int *out);
+/* Parses the current flag's value as context lengths "N,N,..." (up to 16,
+ * each in [2, 2^20]) into lengths [16], their count into *n; 0 or EXIT_USAGE. */
+int cli_lengths(cli_args *a, int *lengths, int *n);
 /* Prints "posemb SUB: message" and returns EXIT_USAGE. */
 int cli_usage_error(const cli_args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -36,23 +36,6 @@ typedef struct ppl_cmd {
     long tokens;
 } ppl_cmd;
 
-static int parse_lengths(cli_args *a, ppl_cmd *c)
-{
-    const char *v = cli_value(a);
-    if (!v) return EXIT_USAGE;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", v);
-    c->n_lengths = 0;
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        char *end;
-        long n = strtol(tok, &end, 10);
-        if (*end || n < 2 || n > 1 << 20 || c->n_lengths == 16)
-            return cli_usage_error(a, "--lengths %s: up to 16 lengths, each in [2, 1048576]", v);
-        c->lengths[c->n_lengths++] = (int)n;
-    }
-    return c->n_lengths ? 0 : cli_usage_error(a, "--lengths: give at least one length");
-}
-
 static int parse(int argc, char **argv, ppl_cmd *c)
 {
     cli_args a;
@@ -69,7 +52,7 @@ static int parse(int argc, char **argv, ppl_cmd *c)
             c->dir = arg;
         } else if (cli_is(&a, "--data")) rc = (c->data = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (cli_is(&a, "--pe")) rc = (c->pe = cli_value(&a)) ? 0 : EXIT_USAGE;
-        else if (cli_is(&a, "--lengths")) rc = parse_lengths(&a, c);
+        else if (cli_is(&a, "--lengths")) rc = cli_lengths(&a, c->lengths, &c->n_lengths);
         else if (cli_is(&a, "--batch")) rc = cli_int(&a, 1, 4096, &c->batch);
         else if (cli_is(&a, "--threads")) rc = cli_int(&a, 1, 1024, &c->threads);
         else if (cli_is(&a, "--json")) c->json = 1;

@@ -15,6 +15,7 @@ int cmd_demo(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_forward(int argc, char **argv);
 int cmd_perplexity(int argc, char **argv);
+int cmd_passkey(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_study(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);

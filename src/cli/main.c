@@ -22,6 +22,7 @@ static const subcommand SUBCOMMANDS[] = {
     {"train", cmd_train, "pretrain a BERT, RoBERTa, GPT-2 or Llama with any PE on text (resumable; mpirun)", 1, 1},
     {"forward", cmd_forward, "run a model on inputs.json and write hidden states and attentions", 1, 0},
     {"perplexity", cmd_perplexity, "a decoder's perplexity on text at several context lengths", 1, 0},
+    {"passkey", cmd_passkey, "a decoder's passkey retrieval over lengths and needle depths", 1, 0},
     {"analyze", cmd_analyze, "what a PE is and has learned: indicators, probes, figures, report", 1, 0},
     {"probe", cmd_probe, "one analysis of a PE at a time, its key numbers", 1, 0},
     {"compare", cmd_compare, "several PEs side by side in one report", 1, 0},

@@ -193,7 +193,6 @@ static void row_beyond_threshold(pe_comp *c, const posemb_pe_head *h, int i, con
     const fire_state *s = c->state;
     double cc = c->params[P_C].data[0], den = normaliser(c, h->qpos[i], threshold(c));
     float *x = pe_slot(&s->row, h->slot), *acc = x + c->dims.max_len;
-    POSEMB_REQUIRE(h->nk <= c->dims.max_len, "fire: a head call with more keys than max_len");
     for (int j = 0; j < h->nk; j++) {
         long d = labs((long)h->kpos[j] - h->qpos[i]);
         x[j] = (float)((d < n ? psi_d[d] : psi(cc, (double)d)) / den);
@@ -209,6 +208,7 @@ static void fire_logits_forward(pe_comp *c, const posemb_pe_head *h, const float
     float *table = pe_slot(&s->table, h->slot);
     double *psi_d = s->psi_by_d + (size_t)h->slot * (size_t)c->dims.max_len;
     long n = pe_distance_span(h, c->dims.max_len);
+    POSEMB_REQUIRE(h->nk <= c->dims.max_len, "fire: a head call with more keys than max_len");
     for (long d = 0; d < n; d++) psi_d[d] = psi(cc, (double)d);
     for (long d = 0; d < n; d++) table[d] = mlp(c, s->width, (float)(psi_d[d] / den_t), h->head);
     for (int i = 0; i < h->nq; i++) {
@@ -285,14 +285,18 @@ static posemb_status fire_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_e
     if (!m) return err ? err->code : POSEMB_ENOMEM;
     m->data[0] = c->params[P_C].data[0];
     m->data[1] = (float)threshold(c);
-    return pe_export_head_biases(c, n, a, out, "row i, column j: f_h(ln(c|i-j| + 1) / (ln(c max(i, Lt) + 1) + eps))",
+    const fire_state *s = c->state;
+    return pe_export_head_biases(c, n, a, out,
+                                 s->interpolate ? "row i, column j: f_h(ln(c|i-j| + 1) / (ln(c max(i, Lt) + 1) + eps))"
+                                                : "row i, column j: f_h(ln(c|i-j| + 1) / (ln(c Lt + 1) + eps))",
                                  fire_bias, err);
 }
 
 const pe_family pe_family_fire = {
     .name = "fire",
     .kind = PE_KIND_ATTENTION,
-    .summary = "learned bias f_h(psi(|i-j|) / psi(max(i, Lt))), f an MLP, psi(u) = ln(c u + 1) (Li et al. 2023)",
+    .summary = "learned bias f_h(psi(|i-j|) / psi(max(i, Lt))), f an MLP, psi(u) = ln(c u + 1) (Li et al. 2023; "
+               "psi(Lt) for every row with interpolate=off)",
     .options = "width=INT hidden units (32), c=NUM initial c (0.1), threshold=NUM initial Lt (512), "
                "interpolate=on|off queries past Lt normalise by their own position (on)",
     .configure = fire_configure,

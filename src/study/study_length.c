@@ -145,7 +145,7 @@ static posemb_status load_texts(const posemb_study_config *c, const char *out, c
 static posemb_status passkey_train_fits(const posemb_study_config *c, const posemb_tokenizer *tok, posemb_error *err)
 {
     int need = 0;
-    posemb_status st = study_passkey_length(tok, &need, err);
+    posemb_status st = posemb_passkey_min_length(tok, &need, err);
     if (!st && need > c->n_train)
         st = posemb_fail(err, POSEMB_EINVAL,
                          "study: passkey_train: a passkey prompt needs %d tokens, more than n_train %d (set "
@@ -276,7 +276,8 @@ static posemb_status length_eval(const posemb_study_config *c, int p, const pose
             if (!st) r->scaled[s][i] = l.nll / (double)l.count;
         }
         if (!st && c->passkey_trials)
-            st = study_passkey(c, cfg, tok, dir, L, seed, r->passkey[i], r->digits[i], &r->passkey_context[i], err);
+            st = posemb_passkey(dir, cfg, tok, L, seed, c->passkey_trials, r->passkey[i], r->digits[i],
+                                &r->passkey_context[i], err);
     }
     return st;
 }

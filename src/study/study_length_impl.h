@@ -12,7 +12,7 @@
 #include "posemb/tokenizer.h"
 #include "posemb/trainer.h"
 
-#define PASSKEY_DEPTHS 5 /* the needle at 0, 1/4, 1/2, 3/4 and all of the way into the filler */
+#define PASSKEY_DEPTHS POSEMB_PASSKEY_DEPTHS /* the needle at 0, 1/4, 1/2, 3/4 and all of the way into the filler */
 
 typedef struct length_result {
     posemb_lm_length ppl[8];           /* per length */
@@ -58,9 +58,6 @@ posemb_status study_length_attention_read(const posemb_study_config *c, const ch
  * hold needle, question and answer. The tokenizer's errors. */
 posemb_status study_passkey_prompt(const posemb_tokenizer *tok, const char *key, int L, double depth, int32_t *ids,
                                    int32_t *targets, int *fits, posemb_error *err);
-/* The fewest tokens a passkey prompt fits in (needle, question and a
- * five-digit key, no filler) into *n. The tokenizer's errors. */
-posemb_status study_passkey_length(const posemb_tokenizer *tok, int *n, posemb_error *err);
 /* posemb_lm_data's mix for passkey_train: a share of the training sequences
  * become passkey prompts of the training length, each with its own key and a
  * depth drawn uniformly, so that retrieval is learned at n_train and the
@@ -72,13 +69,5 @@ typedef struct study_passkey_train {
     double share;
 } study_passkey_train;
 void study_passkey_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets);
-/* Passkey retrieval of the decoder in dir (built with cfg) at length L:
- * for each depth over passkey_trials prompts, acc[d] the fraction of keys
- * retrieved whole, digits[d] of their tokens predicted; *context: L, or the
- * model's max_position when its PE's table ends first (the prompt's last
- * tokens are read then). */
-posemb_status study_passkey(const posemb_study_config *c, const posemb_config *cfg, const posemb_tokenizer *tok,
-                            const char *dir, int L, int seed, double *acc, double *digits, int *context,
-                            posemb_error *err);
 
 #endif

@@ -103,7 +103,7 @@ posemb_status study_passkey_prompt(const posemb_tokenizer *tok, const char *key,
     return st;
 }
 
-posemb_status study_passkey_length(const posemb_tokenizer *tok, int *n, posemb_error *err)
+posemb_status posemb_passkey_min_length(const posemb_tokenizer *tok, int *n, posemb_error *err)
 {
     prompt_parts pp;
     parts_init(&pp);
@@ -128,9 +128,9 @@ void study_passkey_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets)
     memcpy(targets, ids, (size_t)T * sizeof *targets); /* language modelling on the whole prompt, as on text */
 }
 
-posemb_status study_passkey(const posemb_study_config *c, const posemb_config *cfg, const posemb_tokenizer *tok,
-                            const char *dir, int L, int seed, double *acc, double *digits, int *context,
-                            posemb_error *err)
+posemb_status posemb_passkey(const char *dir, const posemb_config *cfg, const posemb_tokenizer *tok, int L, int seed,
+                             int trials, double acc[POSEMB_PASSKEY_DEPTHS], double digits[POSEMB_PASSKEY_DEPTHS],
+                             int *context, posemb_error *err)
 {
     posemb_model *m = NULL;
     int32_t *ids = malloc((size_t)L * sizeof *ids), *targets = malloc((size_t)L * sizeof *targets);
@@ -144,7 +144,7 @@ posemb_status study_passkey(const posemb_study_config *c, const posemb_config *c
     for (int d = 0; !st && d < PASSKEY_DEPTHS; d++) {
         int hits = 0, built = 0;
         double right = 0;
-        for (int k = 0; !st && k < c->passkey_trials; k++) {
+        for (int k = 0; !st && k < trials; k++) {
             posemb_rng r; /* the key of (seed, length, depth, trial) */
             posemb_rng_seed(&r, 0x9a55e7 + (uint64_t)seed, ((uint64_t)L * PASSKEY_DEPTHS + d) * 1000003u + k);
             char key[8];

@@ -1,8 +1,8 @@
 #!/bin/sh
-# Each FIRE model of a length study read twice on the study's held-out text
-# and lengths: as trained (progressive interpolation) and with
-# --pe fire:interpolate=off (every query normalised by psi(Lt)).
-# The first reproduces the study's perplexity lines; see ../README.md, slice 5.
+# Each FIRE model of a length study read twice, on the study's held-out text,
+# lengths and passkey prompts: as trained (progressive interpolation) and
+# with --pe fire:interpolate=off (every query normalised by psi(Lt)).
+# The first reproduces the study's lines; see ../README.md, slice 5.
 #
 #   sh docs/length/ablation-fire/interpolate_off.sh RUN [DATA]
 #
@@ -18,10 +18,12 @@ found=0
 for model in "$run"/models/*-fire-s*; do
     [ -f "$model/config.json" ] || continue
     found=1
+    seed=${model##*-s}  # the study draws a run's passkeys from its seed
     for pe in "" "fire:interpolate=off"; do
         echo "== $(basename "$model") ${pe:-as trained}"
         "$posemb" perplexity "$model" --data "$text" --lengths 128,256,512,1024,2048 --tokens 65536 \
             --threads 1 ${pe:+--pe "$pe"}
+        "$posemb" passkey "$model" --lengths 128,256,512,1024,2048 --seed "$seed" --threads 1 ${pe:+--pe "$pe"}
     done
 done
 [ "$found" = 1 ] || { echo "interpolate_off.sh: no trained FIRE model in $run/models" >&2; exit 1; }

@@ -4,7 +4,8 @@ lengths their released example scores past its training lengths 1-40),
 averaged over the lengths, read from the `by_input_length` of the run's line
 at 3x (246 tokens, sizes 41-122); then, per task and PE, the mean and standard
 deviation over seeds, and each randomized PE against its plain one (Welch's
-t-test over the task-and-seed scores, scripts/study-claims' test).
+t-test over the task-and-seed scores, scripts/study-claims' test), and per
+task over seeds where each side has two seeds or more.
 
     python3 ruoss_score.py STUDY_DIR [LO HI]
 
@@ -73,5 +74,9 @@ for pe in pes:
     print("%s against %s: %.3f vs %.3f (%+.3f), Welch t = %.2f, p = %.2g, over %d and %d task-seed scores"
           % (pe, base, mx, my, mx - my, t, p, len(x), len(y)))
     for task in tasks:  # per task, over seeds
-        t, p, mx, my = claims.welch(list(score[(pe, task)].values()), list(score[(base, task)].values()))
+        a, b = list(score[(pe, task)].values()), list(score[(base, task)].values())
+        if len(a) < 2 or len(b) < 2:
+            print("  %s: fewer than 2 seeds a side, no test" % task)
+            continue
+        t, p, mx, my = claims.welch(a, b)
         print("  %s: %+.3f, Welch t = %.2f, p = %.2g" % (task, mx - my, t, p))
