@@ -346,7 +346,7 @@ static void check_passkey_cli(const char *run)
             for (int d = 0; d < 5; d++)
                 assert_true(cJSON_GetArrayItem(x, d)->valuedouble == cJSON_GetArrayItem(y, d)->valuedouble);
         }
-        assert_int_equal(cJSON_GetObjectItem(cli, "context")->valueint,
+        assert_int_equal(cJSON_GetObjectItem(cli, "passkey_context")->valueint,
                          cJSON_GetObjectItem(study, "passkey_context")->valueint);
         cJSON_Delete(cli);
         cJSON_Delete(study);
@@ -417,6 +417,97 @@ static void test_passkey_copy_model(void **state)
     /* a PE whose tensors the checkpoint lacks is refused in one line */
     snprintf(cmd, sizeof cmd, "'%s' passkey '%s/copier' --lengths 128 --pe ape", POSEMB_BIN, dir);
     if (tu_run(cmd, out, sizeof out) == 0 || !strstr(out, "posemb passkey: ")) fail_msg("--pe ape: %s", out);
+}
+
+/* The key of (seed, length, depth, trial), as the study draws it. */
+static void study_key(int seed, int L, int d, int k, char key[8])
+{
+    posemb_rng r;
+    posemb_rng_seed(&r, 0x9a55e7 + (uint64_t)seed, ((uint64_t)L * POSEMB_PASSKEY_DEPTHS + d) * 1000003u + k);
+    snprintf(key, 8, "%05u", 10000 + posemb_rng_below(&r, 90000));
+}
+
+/* Head row pi(x) = LayerNorm(e_x) for every token x of the model's
+ * embeddings: after e_x the argmax is pi(x) (width-64 random embeddings are
+ * near-orthogonal). */
+static void head_maps_to(posemb_model *m, const int *pi, double eps)
+{
+    float *w = posemb_model_weights(m);
+    const posemb_param *wte = posemb_model_find(m, "wte.weight"), *head = posemb_model_find(m, "lm_head.weight");
+    assert_non_null(wte);
+    assert_non_null(head);
+    for (int x = 0; x < 256; x++) {
+        const float *e = w + wte->offset + (size_t)x * 64;
+        double mean = 0, var = 0;
+        for (int i = 0; i < 64; i++) mean += e[i] / 64.0;
+        for (int i = 0; i < 64; i++) var += (e[i] - mean) * (e[i] - mean) / 64.0;
+        for (int i = 0; i < 64; i++)
+            w[head->offset + (size_t)pi[x] * 64 + i] = (float)((e[i] - mean) / sqrt(var + eps));
+    }
+}
+
+/* A GPT-2 with a 128-row table whose blocks and positions add nothing and
+ * whose untied head maps the token read to pi(token), pi the cycle
+ * ' ' -> k0 -> .. -> k4 -> ' ' through the digits of the key the study draws
+ * for depth 0: it retrieves that key whole and every other key as far as pi
+ * predicts it. Prompts of 200 tokens pass its table, so it must read their
+ * last 128 (its first 128 hold no question). */
+static void test_passkey_lookup_model(void **state)
+{
+    enum { L = 200 };
+    char path[1200], cmd[4096], key[8];
+    int seed = 0;
+    for (int s = 1; !seed && s < 1000; s++) { /* a seed whose depth-0 key has five different digits */
+        study_key(s, L, 0, 0, key);
+        int distinct = 1;
+        for (int i = 0; i < 5; i++)
+            for (int j = 0; j < i; j++) distinct &= key[i] != key[j];
+        if (distinct) seed = s;
+    }
+    assert_true(seed > 0);
+    study_key(seed, L, 0, 0, key);
+    int pi[256];
+    for (int i = 0; i < 256; i++) pi[i] = i;
+    pi[' '] = key[0], pi[(int)key[4]] = ' ';
+    for (int i = 0; i < 4; i++) pi[(int)key[i]] = key[i + 1];
+    posemb_config cfg;
+    posemb_error err;
+    posemb_config_defaults(&cfg, POSEMB_GPT2);
+    cfg.vocab_size = 256, cfg.hidden = 64, cfg.layers = 1, cfg.heads = 2, cfg.intermediate = 128;
+    cfg.max_position = 128, cfg.tie_embeddings = 0;
+    snprintf(cfg.pe, sizeof cfg.pe, "ape");
+    assert_int_equal(posemb_config_set_head(&cfg, POSEMB_HEAD_CLM, 0, &err), 0);
+    posemb_model *m = NULL;
+    assert_int_equal(posemb_model_create(&m, &cfg, &err), 0);
+    posemb_model_init(m, 11);
+    for (int i = 0; i < posemb_model_n_params(m); i++) {
+        const posemb_param *p = posemb_model_param(m, i);
+        if (strstr(p->name, "c_proj") || strstr(p->name, "wpe"))
+            memset(posemb_model_weights(m) + p->offset, 0, p->numel * sizeof(float));
+    }
+    head_maps_to(m, pi, cfg.ln_eps);
+    snprintf(path, sizeof path, "%s/lookup", dir);
+    assert_int_equal(posemb_model_save(m, path, &err), 0);
+    posemb_model_free(m);
+    snprintf(path, sizeof path, "%s/lookup/tokenizer.json", dir);
+    assert_int_equal(posemb_tokenizer_write_bytes(path, &err), 0);
+    snprintf(cmd, sizeof cmd, "'%s' passkey '%s/lookup' --lengths %d --trials 1 --seed %d --json --threads 1",
+             POSEMB_BIN, dir, L, seed);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("posemb passkey: %s", out);
+    cJSON *j = cJSON_Parse(out);
+    assert_non_null(j);
+    assert_int_equal(cJSON_GetObjectItem(j, "passkey_context")->valueint, 128);
+    const cJSON *keys = cJSON_GetObjectItem(j, "passkey_depths"),
+                *digits = cJSON_GetObjectItem(j, "passkey_digit_depths");
+    for (int d = 0; d < POSEMB_PASSKEY_DEPTHS; d++) {
+        study_key(seed, L, d, 0, key);
+        int right = 0, prev = ' ';
+        for (int i = 0; i < 5; prev = key[i++]) right += pi[prev] == key[i];
+        TU_CLOSE(cJSON_GetArrayItem(digits, d)->valuedouble, right / 5.0, 1e-9, 0, "lookup digits", d);
+        TU_CLOSE(cJSON_GetArrayItem(keys, d)->valuedouble, right == 5, 0, 0, "lookup keys", d);
+    }
+    assert_true(cJSON_GetArrayItem(keys, 0)->valuedouble == 1.0);
+    cJSON_Delete(j);
 }
 
 static void test_tiny_length_study(void **state)
@@ -615,10 +706,10 @@ static void test_length_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bytes_tokenizer),   cmocka_unit_test(test_passkey_prompt),
-        cmocka_unit_test(test_passkey_mix),       cmocka_unit_test(test_passkey_copy_model),
-        cmocka_unit_test(test_tiny_length_study), cmocka_unit_test(test_length_welch),
-        cmocka_unit_test(test_length_refusals),
+        cmocka_unit_test(test_bytes_tokenizer),      cmocka_unit_test(test_passkey_prompt),
+        cmocka_unit_test(test_passkey_mix),          cmocka_unit_test(test_passkey_copy_model),
+        cmocka_unit_test(test_passkey_lookup_model), cmocka_unit_test(test_tiny_length_study),
+        cmocka_unit_test(test_length_welch),         cmocka_unit_test(test_length_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -173,13 +173,6 @@ POSEMB_API posemb_status posemb_study_data_prepare(const posemb_study_config *c,
 /* Lines results.jsonl holds of a finished run of task t. */
 POSEMB_API int posemb_study_lines_per_run(const posemb_study_config *c, int t);
 
-/* From out/results.jsonl: tables.md, tables.csv; then report.html (the
- * second call). The length study's tables first measure, into
- * out/attention.jsonl, where each kept model not measured yet attends at
- * each length (forward passes on the held-out text; a failure there is a
- * warning, the tables are written without it). EIO when results.jsonl
- * cannot be read or an output written (a malformed line is skipped),
- * EINVAL for a path too long, ENOMEM. */
 /* Passkey retrieval (study_passkey.c), the length study's test, for any
  * decoder: trials prompts of L tokens per depth (the needle at 0, 1/4, 1/2,
  * 3/4, 1 of the filler), their keys drawn from seed as the study draws them
@@ -188,16 +181,27 @@ POSEMB_API int posemb_study_lines_per_run(const posemb_study_config *c, int t);
  * whole (argmax on every token of the key, teacher forced), digits[d]: of
  * the keys' tokens predicted, NaN for a depth with no prompt that fits;
  * *context: L, or the model's max_position when its PE's table ends first
- * (the prompt's last tokens are read then). Errors: those of
- * posemb_lm_load_at and of the forward pass, ENOMEM. A length below
- * posemb_passkey_min_length holds no prompt: every depth is NaN. */
+ * (the prompt's last tokens are read then). A length that holds no prompt
+ * gives NaN at every depth; EINVAL when it holds some prompts and not others
+ * (a tokenizer that splits keys into more or fewer tokens), or for L or
+ * trials below 1; the tokenizer's errors, those of posemb_lm_load_at and of
+ * the forward pass, ENOMEM. */
 #define POSEMB_PASSKEY_DEPTHS 5
 POSEMB_API posemb_status posemb_passkey(const char *dir, const posemb_config *cfg, const posemb_tokenizer *tok, int L,
                                         int seed, int trials, double acc[POSEMB_PASSKEY_DEPTHS],
                                         double digits[POSEMB_PASSKEY_DEPTHS], int *context, posemb_error *err);
-/* The fewest tokens a passkey prompt of tok fits in. */
+/* The tokens a passkey prompt of tok needs with the key 00000 and no
+ * filler: every key's for a tokenizer that gives each digit a token (one
+ * that merges digits can need more or fewer for other keys). */
 POSEMB_API posemb_status posemb_passkey_min_length(const posemb_tokenizer *tok, int *n, posemb_error *err);
 
+/* From out/results.jsonl: tables.md, tables.csv; then report.html (the
+ * second call). The length study's tables first measure, into
+ * out/attention.jsonl, where each kept model not measured yet attends at
+ * each length (forward passes on the held-out text; a failure there is a
+ * warning, the tables are written without it). EIO when results.jsonl
+ * cannot be read or an output written (a malformed line is skipped),
+ * EINVAL for a path too long, ENOMEM. */
 POSEMB_API posemb_status posemb_study_tables(const posemb_study_config *c, const char *out, posemb_error *err);
 POSEMB_API posemb_status posemb_study_report(const posemb_study_config *c, const char *out, posemb_error *err);
 

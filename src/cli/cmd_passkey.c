@@ -29,11 +29,13 @@ static const char USAGE[] =
     "  --lengths N,...  prompt lengths in tokens (default: max_position_embeddings)\n"
     "  --trials N       prompts per length and depth (default 10)\n"
     "  --seed S         the keys' seed (default 1)\n"
-    "  --json           one JSON line per length, with the study's keys, instead of the table\n";
+    "  --threads N      threads (default: the CPUs not busy with other processes)\n"
+    "  --json           one JSON line per length instead of the table, its passkey fields named as\n"
+    "                   in the study's results lines (null where no prompt fits)\n";
 
 typedef struct passkey_cmd {
     const char *dir, *pe;
-    int lengths[16], n_lengths, trials, seed, threads, json;
+    int lengths[16], n_lengths, given_lengths, trials, seed, threads, json;
 } passkey_cmd;
 
 static int parse(int argc, char **argv, passkey_cmd *c)
@@ -70,19 +72,31 @@ static double mean_of(const double *v)
     return mean;
 }
 
+/* A number as JSON: NaN (no prompt fitted) is null. */
+static void print_json_number(double x)
+{
+    if (isnan(x)) printf("null");
+    else printf("%.4f", x);
+}
+
 static void print_json_array(const char *key, const double *v)
 {
     printf(", \"%s\": [", key);
-    for (int d = 0; d < POSEMB_PASSKEY_DEPTHS; d++) printf("%s%.4f", d ? ", " : "", v[d]);
+    for (int d = 0; d < POSEMB_PASSKEY_DEPTHS; d++) {
+        if (d) printf(", ");
+        print_json_number(v[d]);
+    }
     printf("]");
 }
 
 static void print_length(const passkey_cmd *c, int L, int context, const double *acc, const double *digits)
 {
     if (c->json) {
-        printf("{\"length\": %d, \"context\": %d, \"trials\": %d, \"seed\": %d, \"passkey\": %.4f, "
-               "\"passkey_digits\": %.4f",
-               L, context, c->trials, c->seed, mean_of(acc), mean_of(digits));
+        printf("{\"length\": %d, \"passkey_context\": %d, \"trials\": %d, \"seed\": %d, \"passkey\": ", L, context,
+               c->trials, c->seed);
+        print_json_number(mean_of(acc));
+        printf(", \"passkey_digits\": ");
+        print_json_number(mean_of(digits));
         print_json_array("passkey_depths", acc);
         print_json_array("passkey_digit_depths", digits);
         printf("}\n");
@@ -120,13 +134,14 @@ int cmd_passkey(int argc, char **argv)
     posemb_tokenizer *tok = NULL;
     int need = 0;
     posemb_status st = load_config(&c, &cfg, &err);
+    c.given_lengths = c.n_lengths > 0;
     if (!st && !c.n_lengths) c.lengths[c.n_lengths++] = cfg.max_position;
     if (!st) st = cli_tok_files_folder(c.dir, &tok, desc, sizeof desc, &err);
     if (!st) st = posemb_passkey_min_length(tok, &need, &err);
     for (int i = 0; !st && i < c.n_lengths; i++)
         if (c.lengths[i] < need)
-            st = posemb_fail(&err, POSEMB_EINVAL, "--lengths %d: a passkey prompt needs at least %d tokens of %s",
-                             c.lengths[i], need, desc);
+            st = posemb_fail(&err, POSEMB_EINVAL, "length %d%s: a passkey prompt needs at least %d tokens of %s",
+                             c.lengths[i], c.given_lengths ? "" : " (max_position_embeddings)", need, desc);
     for (int i = 0; !st && i < c.n_lengths; i++) {
         double acc[POSEMB_PASSKEY_DEPTHS], digits[POSEMB_PASSKEY_DEPTHS];
         int context = 0;

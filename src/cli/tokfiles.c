@@ -24,7 +24,7 @@ int cli_tok_files_find(const char *dir, char (*buf)[POSEMB_PATH_MAX], cli_tok_fi
 posemb_status cli_tok_files_load(const cli_tok_files *f, posemb_tokenizer **tok, char *desc, size_t cap,
                                  posemb_error *err)
 {
-    snprintf(desc, cap, "%s %s", f->json ? f->json : f->vocab, f->merges ? f->merges : "");
+    snprintf(desc, cap, "%s%s%s", f->json ? f->json : f->vocab, f->merges ? " " : "", f->merges ? f->merges : "");
     if (f->json) return posemb_tokenizer_load_json(f->json, tok, err);
     if (f->merges) return posemb_tokenizer_load_bpe(f->vocab, f->merges, tok, err);
     return posemb_tokenizer_load_wordpiece(f->vocab, 1, tok, err);

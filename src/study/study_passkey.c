@@ -128,10 +128,44 @@ void study_passkey_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets)
     memcpy(targets, ids, (size_t)T * sizeof *targets); /* language modelling on the whole prompt, as on text */
 }
 
+/* One depth's prompts through m: acc and digits (NaN when none fits), the
+ * prompts built and those that did not fit counted into *built, *misfits. */
+static posemb_status one_depth(posemb_model *m, const posemb_tokenizer *tok, int L, int context, int seed, int trials,
+                               int d, int32_t *ids, int32_t *targets, double *acc, double *digits, int *built,
+                               int *misfits, posemb_error *err)
+{
+    int hits = 0, n = 0;
+    double right = 0;
+    posemb_status st = POSEMB_OK;
+    for (int k = 0; !st && k < trials; k++) {
+        posemb_rng r; /* the key of (seed, length, depth, trial) */
+        posemb_rng_seed(&r, 0x9a55e7 + (uint64_t)seed, ((uint64_t)L * PASSKEY_DEPTHS + d) * 1000003u + k);
+        char key[8];
+        snprintf(key, sizeof key, "%05u", 10000 + posemb_rng_below(&r, 90000));
+        int hit = 0, fits = 0;
+        double part = 0;
+        st = study_passkey_prompt(tok, key, L, (double)d / (PASSKEY_DEPTHS - 1), ids, targets, &fits, err);
+        if (!st && !fits) ++*misfits;
+        if (!st && fits) {
+            n++;
+            st = retrieved(m, ids, targets, L, context, &hit, &part, err);
+        }
+        hits += hit;
+        right += part;
+    }
+    *acc = n ? (double)hits / n : NAN;
+    *digits = n ? right / n : NAN;
+    *built += n;
+    return st;
+}
+
 posemb_status posemb_passkey(const char *dir, const posemb_config *cfg, const posemb_tokenizer *tok, int L, int seed,
                              int trials, double acc[POSEMB_PASSKEY_DEPTHS], double digits[POSEMB_PASSKEY_DEPTHS],
                              int *context, posemb_error *err)
 {
+    for (int d = 0; d < PASSKEY_DEPTHS; d++) acc[d] = digits[d] = NAN;
+    if (L < 1 || trials < 1)
+        return posemb_fail(err, POSEMB_EINVAL, "passkey: length %d and trials %d must be >= 1", L, trials);
     posemb_model *m = NULL;
     int32_t *ids = malloc((size_t)L * sizeof *ids), *targets = malloc((size_t)L * sizeof *targets);
     posemb_status st = ids && targets ? posemb_lm_load_at(dir, cfg, L, &m, context, err)
@@ -140,28 +174,14 @@ posemb_status posemb_passkey(const char *dir, const posemb_config *cfg, const po
         posemb_model_set_train(m, 0, 0, 0);
         posemb_model_set_inference(m, 1);
     }
-    for (int d = 0; d < PASSKEY_DEPTHS; d++) acc[d] = digits[d] = NAN;
-    for (int d = 0; !st && d < PASSKEY_DEPTHS; d++) {
-        int hits = 0, built = 0;
-        double right = 0;
-        for (int k = 0; !st && k < trials; k++) {
-            posemb_rng r; /* the key of (seed, length, depth, trial) */
-            posemb_rng_seed(&r, 0x9a55e7 + (uint64_t)seed, ((uint64_t)L * PASSKEY_DEPTHS + d) * 1000003u + k);
-            char key[8];
-            snprintf(key, sizeof key, "%05u", 10000 + posemb_rng_below(&r, 90000));
-            int hit = 0, fits = 0;
-            double part = 0;
-            st = study_passkey_prompt(tok, key, L, (double)d / (PASSKEY_DEPTHS - 1), ids, targets, &fits, err);
-            if (!st && fits) {
-                built++;
-                st = retrieved(m, ids, targets, L, *context, &hit, &part, err);
-            }
-            hits += hit;
-            right += part;
-        }
-        if (built) acc[d] = (double)hits / built;
-        if (built) digits[d] = right / built;
-    }
+    int built = 0, misfits = 0;
+    for (int d = 0; !st && d < PASSKEY_DEPTHS; d++)
+        st = one_depth(m, tok, L, *context, seed, trials, d, ids, targets, &acc[d], &digits[d], &built, &misfits, err);
+    if (!st && built && misfits) /* an average over the keys that happened to fit would read as a result */
+        st = posemb_fail(err, POSEMB_EINVAL,
+                         "passkey: %d of %d prompts do not fit in %d tokens (the tokenizer gives keys varying numbers "
+                         "of tokens): a longer length",
+                         misfits, built + misfits, L);
     posemb_model_free(m);
     free(ids);
     free(targets);
