@@ -356,7 +356,49 @@ static void check_passkey_cli(const char *run)
         fail_msg("posemb passkey --lengths 64: %s", out);
 }
 
-/* A GPT-2 without positions whose blocks add nothing (every c_proj zero):
+/* The key of (seed, length, depth, trial), as the study draws it. */
+static void study_key(int seed, int L, int d, int k, char key[8])
+{
+    posemb_rng r;
+    posemb_rng_seed(&r, 0x9a55e7 + (uint64_t)seed, ((uint64_t)L * POSEMB_PASSKEY_DEPTHS + d) * 1000003u + k);
+    snprintf(key, 8, "%05u", 10000 + posemb_rng_below(&r, 90000));
+}
+
+/* A byte-level GPT-2 (width 64, one layer) whose blocks and learned
+ * positions add nothing (every c_proj and wpe zero), so that after token x
+ * its final hidden state is e_x. */
+static posemb_model *blank_gpt2(const char *pe, int max_position, int tied, uint64_t seed, posemb_config *cfg)
+{
+    posemb_error err;
+    posemb_config_defaults(cfg, POSEMB_GPT2);
+    cfg->vocab_size = 256, cfg->hidden = 64, cfg->layers = 1, cfg->heads = 2, cfg->intermediate = 128;
+    cfg->max_position = max_position, cfg->tie_embeddings = tied;
+    snprintf(cfg->pe, sizeof cfg->pe, "%s", pe);
+    assert_int_equal(posemb_config_set_head(cfg, POSEMB_HEAD_CLM, 0, &err), 0);
+    posemb_model *m = NULL;
+    assert_int_equal(posemb_model_create(&m, cfg, &err), 0);
+    posemb_model_init(m, seed);
+    for (int i = 0; i < posemb_model_n_params(m); i++) {
+        const posemb_param *p = posemb_model_param(m, i);
+        if (strstr(p->name, "c_proj") || strstr(p->name, "wpe"))
+            memset(posemb_model_weights(m) + p->offset, 0, p->numel * sizeof(float));
+    }
+    return m;
+}
+
+/* Saves m as dir/name with the byte-level tokenizer, and frees it. */
+static void save_with_bytes(posemb_model *m, const char *name)
+{
+    char path[1200];
+    posemb_error err;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    assert_int_equal(posemb_model_save(m, path, &err), 0);
+    posemb_model_free(m);
+    snprintf(path, sizeof path, "%s/%s/tokenizer.json", dir, name);
+    assert_int_equal(posemb_tokenizer_write_bytes(path, &err), 0);
+}
+
+/* A GPT-2 without positions whose blocks add nothing (blank_gpt2):
  * its logits are LayerNorm(e_x) . e_j, so its argmax repeats the token read
  * (random embeddings of width 64 are near-orthogonal). On a passkey prompt
  * it predicts a key's digit k >= 1 exactly when the key repeats digit k - 1
@@ -365,26 +407,9 @@ static void check_passkey_cli(const char *run)
  * key whole. */
 static void test_passkey_copy_model(void **state)
 {
-    char path[1200], cmd[4096];
+    char cmd[4096], key[8];
     posemb_config cfg;
-    posemb_error err;
-    posemb_config_defaults(&cfg, POSEMB_GPT2);
-    cfg.vocab_size = 256, cfg.hidden = 64, cfg.layers = 1, cfg.heads = 2, cfg.intermediate = 128;
-    cfg.max_position = 256;
-    snprintf(cfg.pe, sizeof cfg.pe, "none");
-    assert_int_equal(posemb_config_set_head(&cfg, POSEMB_HEAD_CLM, 0, &err), 0);
-    posemb_model *m = NULL;
-    assert_int_equal(posemb_model_create(&m, &cfg, &err), 0);
-    posemb_model_init(m, 7);
-    for (int i = 0; i < posemb_model_n_params(m); i++) {
-        const posemb_param *p = posemb_model_param(m, i);
-        if (strstr(p->name, "c_proj")) memset(posemb_model_weights(m) + p->offset, 0, p->numel * sizeof(float));
-    }
-    snprintf(path, sizeof path, "%s/copier", dir);
-    assert_int_equal(posemb_model_save(m, path, &err), 0);
-    posemb_model_free(m);
-    snprintf(path, sizeof path, "%s/copier/tokenizer.json", dir);
-    assert_int_equal(posemb_tokenizer_write_bytes(path, &err), 0);
+    save_with_bytes(blank_gpt2("none", 256, 1, 7, &cfg), "copier");
     enum { TRIALS = 40, SEED = 3 };
     snprintf(cmd, sizeof cmd, "'%s' passkey '%s/copier' --lengths 128,200 --trials %d --seed %d --json --threads 1",
              POSEMB_BIN, dir, TRIALS, SEED);
@@ -399,12 +424,8 @@ static void test_passkey_copy_model(void **state)
         assert_true(cJSON_GetObjectItem(j, "passkey")->valuedouble == 0.0);
         for (int d = 0; d < POSEMB_PASSKEY_DEPTHS; d++) {
             int repeats = 0;
-            for (int k = 0; k < TRIALS; k++) { /* the study's key of (seed, length, depth, trial) */
-                posemb_rng r;
-                posemb_rng_seed(&r, 0x9a55e7 + (uint64_t)SEED,
-                                ((uint64_t)lengths[l] * POSEMB_PASSKEY_DEPTHS + d) * 1000003u + k);
-                char key[8];
-                snprintf(key, sizeof key, "%05u", 10000 + posemb_rng_below(&r, 90000));
+            for (int k = 0; k < TRIALS; k++) {
+                study_key(SEED, lengths[l], d, k, key);
                 for (int i = 1; i < 5; i++) repeats += key[i] == key[i - 1];
             }
             repeats_seen += repeats;
@@ -417,14 +438,6 @@ static void test_passkey_copy_model(void **state)
     /* a PE whose tensors the checkpoint lacks is refused in one line */
     snprintf(cmd, sizeof cmd, "'%s' passkey '%s/copier' --lengths 128 --pe ape", POSEMB_BIN, dir);
     if (tu_run(cmd, out, sizeof out) == 0 || !strstr(out, "posemb passkey: ")) fail_msg("--pe ape: %s", out);
-}
-
-/* The key of (seed, length, depth, trial), as the study draws it. */
-static void study_key(int seed, int L, int d, int k, char key[8])
-{
-    posemb_rng r;
-    posemb_rng_seed(&r, 0x9a55e7 + (uint64_t)seed, ((uint64_t)L * POSEMB_PASSKEY_DEPTHS + d) * 1000003u + k);
-    snprintf(key, 8, "%05u", 10000 + posemb_rng_below(&r, 90000));
 }
 
 /* Head row pi(x) = LayerNorm(e_x) for every token x of the model's
@@ -455,7 +468,7 @@ static void head_maps_to(posemb_model *m, const int *pi, double eps)
 static void test_passkey_lookup_model(void **state)
 {
     enum { L = 200 };
-    char path[1200], cmd[4096], key[8];
+    char cmd[4096], key[8];
     int seed = 0;
     for (int s = 1; !seed && s < 1000; s++) { /* a seed whose depth-0 key has five different digits */
         study_key(s, L, 0, 0, key);
@@ -471,26 +484,9 @@ static void test_passkey_lookup_model(void **state)
     pi[' '] = key[0], pi[(int)key[4]] = ' ';
     for (int i = 0; i < 4; i++) pi[(int)key[i]] = key[i + 1];
     posemb_config cfg;
-    posemb_error err;
-    posemb_config_defaults(&cfg, POSEMB_GPT2);
-    cfg.vocab_size = 256, cfg.hidden = 64, cfg.layers = 1, cfg.heads = 2, cfg.intermediate = 128;
-    cfg.max_position = 128, cfg.tie_embeddings = 0;
-    snprintf(cfg.pe, sizeof cfg.pe, "ape");
-    assert_int_equal(posemb_config_set_head(&cfg, POSEMB_HEAD_CLM, 0, &err), 0);
-    posemb_model *m = NULL;
-    assert_int_equal(posemb_model_create(&m, &cfg, &err), 0);
-    posemb_model_init(m, 11);
-    for (int i = 0; i < posemb_model_n_params(m); i++) {
-        const posemb_param *p = posemb_model_param(m, i);
-        if (strstr(p->name, "c_proj") || strstr(p->name, "wpe"))
-            memset(posemb_model_weights(m) + p->offset, 0, p->numel * sizeof(float));
-    }
+    posemb_model *m = blank_gpt2("ape", 128, 0, 11, &cfg);
     head_maps_to(m, pi, cfg.ln_eps);
-    snprintf(path, sizeof path, "%s/lookup", dir);
-    assert_int_equal(posemb_model_save(m, path, &err), 0);
-    posemb_model_free(m);
-    snprintf(path, sizeof path, "%s/lookup/tokenizer.json", dir);
-    assert_int_equal(posemb_tokenizer_write_bytes(path, &err), 0);
+    save_with_bytes(m, "lookup");
     snprintf(cmd, sizeof cmd, "'%s' passkey '%s/lookup' --lengths %d --trials 1 --seed %d --json --threads 1",
              POSEMB_BIN, dir, L, seed);
     if (tu_run(cmd, out, sizeof out)) fail_msg("posemb passkey: %s", out);

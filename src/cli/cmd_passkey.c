@@ -8,6 +8,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "decoder_cfg.h"
 #include "tokfiles.h"
 #include "posemb/fileio.h"
 #include "posemb/study.h"
@@ -108,20 +109,6 @@ static void print_length(const passkey_cmd *c, int L, int context, const double 
     fflush(stdout);
 }
 
-/* config.json of a decoder with its causal-LM head, the PE replaced by --pe. */
-static posemb_status load_config(const passkey_cmd *c, posemb_config *cfg, posemb_error *err)
-{
-    char path[POSEMB_PATH_MAX];
-    if (posemb_path_join(path, sizeof path, c->dir, "config.json"))
-        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", c->dir);
-    posemb_status st = posemb_config_load(cfg, path, err);
-    if (!st && cfg->arch != POSEMB_GPT2 && cfg->arch != POSEMB_LLAMA)
-        st = posemb_fail(err, POSEMB_EINVAL, "%s: a %s is not a decoder (GPT-2 or Llama)", c->dir, cfg->architecture);
-    if (!st && posemb_config_set_head(cfg, POSEMB_HEAD_CLM, 0, err)) st = err->code;
-    if (!st && c->pe) snprintf(cfg->pe, sizeof cfg->pe, "%s", c->pe);
-    return st;
-}
-
 int cmd_passkey(int argc, char **argv)
 {
     passkey_cmd c = {.trials = 10, .seed = 1};
@@ -133,7 +120,7 @@ int cmd_passkey(int argc, char **argv)
     char desc[2 * POSEMB_PATH_MAX + 2];
     posemb_tokenizer *tok = NULL;
     int need = 0;
-    posemb_status st = load_config(&c, &cfg, &err);
+    posemb_status st = cli_decoder_config(c.dir, c.pe, &cfg, &err);
     c.given_lengths = c.n_lengths > 0;
     if (!st && !c.n_lengths) c.lengths[c.n_lengths++] = cfg.max_position;
     if (!st) st = cli_tok_files_folder(c.dir, &tok, desc, sizeof desc, &err);

@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "decoder_cfg.h"
 #include "tokfiles.h"
 #include "posemb/corpus.h"
 #include "posemb/fileio.h"
@@ -97,16 +98,10 @@ int cmd_perplexity(int argc, char **argv)
     if (c.threads) posemb_threads_set(c.threads);
     posemb_error err;
     posemb_config cfg;
-    char path[POSEMB_PATH_MAX], desc[2 * POSEMB_PATH_MAX + 2];
+    char desc[2 * POSEMB_PATH_MAX + 2];
     posemb_tokenizer *tok = NULL;
     posemb_corpus text = {0};
-    posemb_status st = posemb_path_join(path, sizeof path, c.dir, "config.json")
-                           ? posemb_fail(&err, POSEMB_EINVAL, "%s: path too long", c.dir)
-                           : posemb_config_load(&cfg, path, &err);
-    if (!st && cfg.arch != POSEMB_GPT2 && cfg.arch != POSEMB_LLAMA)
-        st = posemb_fail(&err, POSEMB_EINVAL, "%s: a %s is not a decoder (GPT-2 or Llama)", c.dir, cfg.architecture);
-    if (!st && posemb_config_set_head(&cfg, POSEMB_HEAD_CLM, 0, &err)) st = err.code;
-    if (!st && c.pe) snprintf(cfg.pe, sizeof cfg.pe, "%s", c.pe);
+    posemb_status st = cli_decoder_config(c.dir, c.pe, &cfg, &err);
     if (!st && !c.n_lengths) c.lengths[c.n_lengths++] = cfg.max_position;
     if (!st) st = cli_tok_files_folder(c.dir, &tok, desc, sizeof desc, &err);
     if (!st) st = posemb_corpus_load(&text, c.data, tok, desc, NULL, &err);

@@ -188,10 +188,11 @@ POSEMB_KERNEL static void mlp_add_row(const pe_comp *c, int width, const float *
 
 /* A row beyond the threshold: its own normaliser, so one MLP input per
  * pair (psi by distance from the call's table where it reaches). */
-static void row_beyond_threshold(pe_comp *c, const posemb_pe_head *h, int i, const double *psi_d, long n, float *si)
+static void row_beyond_threshold(pe_comp *c, const posemb_pe_head *h, int i, double Lt, const double *psi_d, long n,
+                                 float *si)
 {
     const fire_state *s = c->state;
-    double cc = c->params[P_C].data[0], den = normaliser(c, h->qpos[i], threshold(c));
+    double cc = c->params[P_C].data[0], den = normaliser(c, h->qpos[i], Lt);
     float *x = pe_slot(&s->row, h->slot), *acc = x + c->dims.max_len;
     for (int j = 0; j < h->nk; j++) {
         long d = labs((long)h->kpos[j] - h->qpos[i]);
@@ -214,7 +215,7 @@ static void fire_logits_forward(pe_comp *c, const posemb_pe_head *h, const float
     for (int i = 0; i < h->nq; i++) {
         float *si = sc + (size_t)i * lds;
         if (!below_threshold(c, h->qpos[i], Lt)) {
-            row_beyond_threshold(c, h, i, psi_d, n, si);
+            row_beyond_threshold(c, h, i, Lt, psi_d, n, si);
             continue;
         }
         for (int j = 0; j < h->nk; j++) {
