@@ -102,13 +102,15 @@ static void test_resume_same_results(void **state)
 
 /* With analysis on, the first seed's model of every task is kept (the first
  * task's in models/PE, the others' in models/PE/TASK-sSEED) and analysed into
- * analysis/PE/TASK/: its identical-word indicators are those 'posemb analyze'
- * gives the same model, and the first task's those of the report's analysis. */
+ * analysis/PE/TASK/: its identical-word indicators are those 'posemb analyze
+ * --len n_train' gives the same model (the tables hold 2 x n_train rows: the
+ * analysis reads the trained ones only), and the first task's those of the
+ * report's analysis. */
 static void test_task_models(void **state)
 {
     char cmd[4096];
     const char *cfg = "{\"pes\": [\"ape\", \"rpe\"], \"tasks\": [\"order\", \"offset\"], \"seeds\": [1, 2], "
-                      "\"lengths\": [1], \"n_train\": 16, \"steps\": 20, \"batch\": 8, \"eval_examples\": 16, "
+                      "\"lengths\": [1, 2], \"n_train\": 16, \"steps\": 20, \"batch\": 8, \"eval_examples\": 16, "
                       "\"curve_every\": 10, \"jobs\": 2}";
     char path[1200];
     snprintf(path, sizeof path, "%s/tasks.json", dir);
@@ -124,9 +126,12 @@ static void test_task_models(void **state)
         "test ! -e models/$p/order-s1 && test -s analysis/$p/order/indicators.json && "
         "test -s analysis/$p/offset/indicators.json && test ! -e analysis/$p/offset/identical.png || exit 1; done && "
         "test \"$(%s analysis/ape/indicators.json)\" = \"$(%s analysis/ape/order/indicators.json)\" && "
-        "'%s' analyze models/rpe/offset-s1 --words 50 --no-figures --out cli > /dev/null && "
+        "'%s' analyze models/rpe/offset-s1 --len 16 --words 50 --no-figures --out cli > /dev/null && "
         "test \"$(%s cli/indicators.json)\" = \"$(%s analysis/rpe/offset/indicators.json)\" && "
-        "test \"$(%s cli/indicators.json)\" != \"$(%s analysis/rpe/order/indicators.json)\"",
+        "test \"$(%s cli/indicators.json)\" != \"$(%s analysis/rpe/order/indicators.json)\" && "
+        "grep -q '\"max_position_embeddings\":[[:space:]]*32' models/ape/config.json && "
+        "grep -q 'positions 0..15\"' analysis/ape/indicators.json && "
+        "grep -q 'positions 0..15\"' analysis/ape/offset/indicators.json",
         dir, ident, ident, POSEMB_BIN, ident, ident, ident, ident);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
 }

@@ -734,6 +734,15 @@ static int saved_indicators(const char *dir, posemb_indicators *in, const char *
     return found;
 }
 
+/* A study analyses its models over the positions they were trained at, the
+ * first n_train (the pretraining's for a real-data study): the rows of a
+ * learned table past them keep their initialisation, and indicators over
+ * them would measure that, not what the PE learned (docs/study.md). */
+static posemb_source_opts trained_positions(const posemb_study_config *c)
+{
+    return (posemb_source_opts){.len = c->n_train};
+}
+
 /* The analysis of a study's models: 50 identical words, no report of its own. */
 static posemb_analyze_opts study_analyze_opts(void)
 {
@@ -764,6 +773,7 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
     snprintf(img, sizeof img, "%s/analysis", out);
     if (mkdir(img, 0755) && errno != EEXIST) st = posemb_fail(err, POSEMB_EIO, "%s: cannot create", img);
     posemb_analyze_opts ao = study_analyze_opts();
+    posemb_source_opts so = trained_positions(c);
     for (int p = 0; !st && p < c->n_pes; p++) {
         char name[160];
         study_folder_of(c->pes[p], name, sizeof name);
@@ -774,7 +784,7 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
         posemb_indicators kept;
         const posemb_indicators *in = NULL;
         const char *which = NULL;
-        int open = !posemb_source_open(&s, models, NULL, NULL);
+        int open = !posemb_source_open(&s, models, &so, NULL);
         if (!open && !saved_indicators(dir, &kept, &which)) in = &kept; /* gone, its analysis kept */
         if (!open && !in) continue;                                     /* not saved (analysis off) */
         if (open) {
@@ -801,10 +811,13 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
     }
     if (!st && rows) {
         posemb_report_heading(rep, 2, "What each PE learned");
-        posemb_report_paragraph(rep,
-                                "Each PE's model trained on the first task with the first seed, analysed as 'posemb "
-                                "analyze' does: the indicators of its position similarity (or of its relative vectors, "
-                                "or of its identical-word attention) and the heatmap.");
+        char text[400];
+        snprintf(text, sizeof text,
+                 "Each PE's model trained on the first task with the first seed, analysed as 'posemb analyze --len %d' "
+                 "does, over the %d positions it was trained at: the indicators of its position similarity (or of its "
+                 "relative vectors, or of its identical-word attention) and the heatmap.",
+                 c->n_train, c->n_train);
+        posemb_report_paragraph(rep, text);
         posemb_report_table(rep, head, 6, cells, rows, "Indicators of the trained models");
         for (int i = 0; !st && i < rows; i++) st = posemb_report_image(rep, imgs[i], cells[i * 6], err);
     }
@@ -822,6 +835,7 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
 static posemb_status task_analyses(const posemb_study_config *c, const char *out, posemb_error *err)
 {
     posemb_analyze_opts ao = study_analyze_opts();
+    posemb_source_opts so = trained_positions(c);
     ao.figures = 0;
     posemb_status st = POSEMB_OK;
     for (int k = 0; !st && k < c->n_pes * c->n_tasks; k++) {
@@ -837,7 +851,7 @@ static posemb_status task_analyses(const posemb_study_config *c, const char *out
         if (stat(cfg, &info)) continue;
         if (mkdir(pe_dir, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create", pe_dir);
         posemb_source s;
-        if ((st = posemb_source_open(&s, model, NULL, err))) break;
+        if ((st = posemb_source_open(&s, model, &so, err))) break;
         posemb_analysis r = {0};
         st = posemb_analyze(&s, &ao, dir, &r, err);
         posemb_analysis_free(&r);
