@@ -76,6 +76,11 @@ static void test_analyze_sin(void **state)
     assert_int_equal((int)num(j, "dim", NULL), 64);
     assert_int_equal((int)num(j, "K", NULL), 32);
     TU_CLOSE(num(j, "similarity", "ti"), 1.0, 1e-5, 0, "sin TI", 0);
+    /* over 16 positions the band is every distance, 1..15, and the file says so */
+    assert_int_equal(posemb("analyze sin --len 16 --dim 64 --heads 4 --no-figures --out a1s", "", ""), 0);
+    cJSON *s16 = read_json("a1s/indicators.json");
+    assert_int_equal((int)num(s16, "K", NULL), 15);
+    cJSON_Delete(s16);
     TU_CLOSE(num(j, "similarity", "sym"), 1.0, 1e-6, 0, "sin SYM", 0);
     const cJSON *reg = cJSON_GetObjectItem(j, "regress");
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(reg, "mae_by_range")), 1);

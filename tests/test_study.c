@@ -98,6 +98,14 @@ static void test_resume_same_results(void **state)
              "sed -n '/Indicators of the trained models/,/<\\/table>/p' report.html > ind2 && cmp ind1 ind2",
              dir, POSEMB_BIN);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    /* a kept analysis over another number of positions than n_train is marked so in the report */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/a' && ! grep -qE '(similarity|identical), over' report.html && "
+             "sed -i 's/\"n\":[[:space:]]*[0-9]*/\"n\": 99/' analysis/ape/indicators.json && "
+             "'%s' study ../cfg.json --out . && "
+             "test \"$(grep -oE '(similarity|identical), over [0-9]+' report.html)\" = 'similarity, over 99'",
+             dir, POSEMB_BIN);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
 }
 
 /* With analysis on, the first seed's model of every task is kept (the first

@@ -116,7 +116,7 @@ class OwnModels(unittest.TestCase):
                     os.makedirs(folder)
                     ti = self.TI.get(task, 1) * base
                     with open(os.path.join(folder, "indicators.json"), "w") as f2:
-                        json.dump({"identical": {"ti": ti, "mono": 0.5, "sym": -ti}}, f2)
+                        json.dump({"n": 32, "identical": {"ti": ti, "mono": 0.5, "sym": -ti}}, f2)
         return d
 
     def claims_of(self, d):
@@ -146,6 +146,21 @@ class OwnModels(unittest.TestCase):
         line("retrieve vs its models' identical-word TI (6 PEs): Spearman rho = 1.00")
         # no analysis/PE/indicators.json (the first task's model in the report's place): those wait
         self.assertIn("span vs identical-word indicators: not yet testable (the indicators of 0 PEs, 4 needed)", lines)
+
+    def test_mixed_positions(self):
+        """Indicators over another number of positions (an analysis kept from before the study's rule) are not
+        correlated with the others: the test says which PEs read how many positions."""
+        d = self.make()
+        path = os.path.join(d, "analysis", "rpe", "offset", "indicators.json")
+        with open(path) as f:
+            j = json.load(f)
+        with open(path, "w") as f:
+            json.dump(dict(j, n=256), f)
+        lines = self.claims_of(d)
+        self.assertIn("offset vs its models' identical-word indicators: not yet testable (indicators over different "
+                      "numbers of positions (32: ape, sin, lsin, srpe, rope:base=500; 256: rpe))", lines)
+        self.assertTrue(any(x.startswith("order vs its models' identical-word TI (6 PEs): Spearman rho = 1.00")
+                            for x in lines), lines)
 
     def test_bad_indicators(self):
         d = self.make()

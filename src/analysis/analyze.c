@@ -534,7 +534,7 @@ posemb_status posemb_analyze(posemb_source *src, const posemb_analyze_opts *o, c
     cJSON_AddStringToObject(c.json, "provenance", src->provenance);
     cJSON_AddNumberToObject(c.json, "n", src->n);
     cJSON_AddNumberToObject(c.json, "dim", src->dim);
-    cJSON_AddNumberToObject(c.json, "K", o->K);
+    cJSON_AddNumberToObject(c.json, "K", o->K < src->n - 1 ? o->K : src->n - 1); /* the band the indicators used */
     posemb_status st = run(&c, err);
     res->seconds = posemb_timer_now() - t0;
     char path[POSEMB_PATH_MAX], *text = NULL;

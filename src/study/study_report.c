@@ -705,8 +705,9 @@ static posemb_status curve_figure(posemb_report *rep, const table *tb, int t, co
 
 /* The indicators an earlier analysis wrote to dir/indicators.json, for a
  * model that is gone (a study continued elsewhere keeps its analysis/ but
- * not its models): the first of similarity, rel_similarity, identical. */
-static int saved_indicators(const char *dir, posemb_indicators *in, const char **which)
+ * not its models): the first of similarity, rel_similarity, identical, and
+ * the positions it read (0 if the file does not say). */
+static int saved_indicators(const char *dir, posemb_indicators *in, const char **which, int *positions)
 {
     static const char *const KINDS[] = {"similarity", "rel_similarity", "identical"};
     char path[POSEMB_PATH_MAX], *text = NULL;
@@ -717,6 +718,8 @@ static int saved_indicators(const char *dir, posemb_indicators *in, const char *
         return -1;
     cJSON *root = cJSON_ParseWithLength(text, n);
     free(text);
+    const cJSON *npos = cJSON_GetObjectItemCaseSensitive(root, "n");
+    *positions = cJSON_IsNumber(npos) ? npos->valueint : 0;
     int found = -1;
     for (int k = 0; k < 3 && found < 0; k++) {
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, KINDS[k]);
@@ -784,9 +787,9 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
         posemb_indicators kept;
         const posemb_indicators *in = NULL;
         const char *which = NULL;
-        int open = !posemb_source_open(&s, models, &so, NULL);
-        if (!open && !saved_indicators(dir, &kept, &which)) in = &kept; /* gone, its analysis kept */
-        if (!open && !in) continue;                                     /* not saved (analysis off) */
+        int open = !posemb_source_open(&s, models, &so, NULL), positions = c->n_train;
+        if (!open && !saved_indicators(dir, &kept, &which, &positions)) in = &kept; /* gone, its analysis kept */
+        if (!open && !in) continue;                                                 /* not saved (analysis off) */
         if (open) {
             st = posemb_analyze(&s, &ao, dir, &r, err);
             in = r.has_similarity  ? &r.similarity
@@ -797,7 +800,8 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
         }
         if (!st && in) {
             snprintf(buf[rows * 6], 48, "%.47s", c->pes[p]);
-            snprintf(buf[rows * 6 + 1], 48, "%s", which);
+            if (positions == c->n_train) snprintf(buf[rows * 6 + 1], 48, "%s", which);
+            else snprintf(buf[rows * 6 + 1], 48, "%s, over %d", which, positions); /* kept from another rule */
             snprintf(buf[rows * 6 + 2], 48, "%.3f", in->ti);
             snprintf(buf[rows * 6 + 3], 48, "%.3f", in->mono);
             snprintf(buf[rows * 6 + 4], 48, "%d", in->window);
@@ -811,11 +815,14 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
     }
     if (!st && rows) {
         posemb_report_heading(rep, 2, "What each PE learned");
-        char text[400];
+        char text[600];
         snprintf(text, sizeof text,
-                 "Each PE's model trained on the first task with the first seed, analysed as 'posemb analyze --len %d' "
-                 "does, over the %d positions it was trained at: the indicators of its position similarity (or of its "
-                 "relative vectors, or of its identical-word attention) and the heatmap.",
+                 "%s, analysed as 'posemb analyze --len %d --words 50' does, over the %d positions it was trained at: "
+                 "the indicators of its position similarity (or of its relative vectors, or of its identical-word "
+                 "attention) and the heatmap. A row whose matrix says 'over N' was kept from an analysis over N "
+                 "positions, its model gone.",
+                 c->data[0] ? "Each PE's pretrained model"
+                            : "Each PE's model trained on the first task with the first seed",
                  c->n_train, c->n_train);
         posemb_report_paragraph(rep, text);
         posemb_report_table(rep, head, 6, cells, rows, "Indicators of the trained models");
