@@ -32,7 +32,7 @@ W = load(model_dir + '/model.safetensors')
 text = open(text_path, 'rb').read()
 m = posemb.Model(model_dir)
 H, d, P = 4, 32, 64
-clamped = np.zeros(4); reach = [[] for _ in range(4)]
+clamped = np.zeros(4); gate = np.zeros(4); reach = [[] for _ in range(4)]
 for w in range(windows):
     ids = list(text[w * T:(w + 1) * T])
     out = m.forward([ids])
@@ -45,10 +45,11 @@ for w in range(windows):
             g = np.tril(1 / (1 + np.exp(-s)))
             cnt = np.cumsum(g[:, ::-1], axis=1)[:, ::-1]  # p_ij = sum_{t=j..i} g_it
             mask = np.tril(np.ones((T, T), bool))
+            gate[l] += g[mask].mean() / (H * windows)
             clamped[l] += ((cnt >= P - 1) & mask).sum() / mask.sum() / (H * windows)
             # per query: how many keys back the count stays below the clamp
             below = ((cnt < P - 1) & mask).sum(1)
             reach[l].append(below[T // 2:].mean())  # queries in the window's second half
 for l in range(4):
-    print(f"T {T} layer {l}: share of (query, key) pairs at the clamp {clamped[l]:.3f}; "
+    print(f"T {T} layer {l}: mean gate {gate[l]:.3f}; share of (query, key) pairs at the clamp {clamped[l]:.3f}; "
           f"keys back before the clamp (queries past T/2) {np.mean(reach[l]):.1f}")
