@@ -88,6 +88,12 @@ POSEMB_API posemb_status posemb_train_step(posemb_model *m, posemb_adamw *o, con
                                            const posemb_train_step_args *s, long step, double *loss, double *grad_norm,
                                            posemb_error *err);
 
+/* Whether args->comm's ranks can share args' batches: accum must be a
+ * multiple of the ranks (each computes whole micro-batches). EINVAL naming
+ * the nearest split of the same global batch that they can share. posemb_train
+ * checks it too; a program calls it first to refuse before it writes anything. */
+POSEMB_API posemb_status posemb_train_check_group(const posemb_train_args *args, posemb_error *err);
+
 /* Trains m on d. With resume, continues from the newest complete checkpoint
  * in args->out (if there is one). Stops with EFORMAT naming the step when
  * the loss is not finite, keeping the last good checkpoint; EINVAL for bad

@@ -448,7 +448,10 @@ static posemb_status start_or_resume(train_cmd *c, cli_outdir *od, posemb_error 
 }
 
 /* The corpus, tokenized once: the leader reads it (or its cache) first,
- * writing the cache when there is none; the other ranks then read the cache. */
+ * writing the cache when there is none; the other ranks then read the cache,
+ * and the leader waits until they have: a run that fails after this (an
+ * accum the ranks cannot share) gives its folder back, cache included, and
+ * a rank still reading would find it gone. */
 static posemb_status load_corpus(const train_cmd *c, const posemb_comm *g, const posemb_tokenizer *tok,
                                  const char *desc, posemb_corpus *corpus, posemb_error *err)
 {
@@ -462,6 +465,8 @@ static posemb_status load_corpus(const train_cmd *c, const posemb_comm *g, const
     if (!st && !posemb_comm_leader(g) && !corpus->from_cache) /* the data changed since rank 0 read it */
         st = posemb_fail(err, POSEMB_EIO, "rank %d: %s differs from the cache rank 0 wrote in %s", g->rank, c->data,
                          cache);
+    float done = 1.0f; /* a sum, not a bcast: bcast does not hold rank 0 until the others have called it */
+    if (!st && g) st = g->sum_f32(g->ctx, &done, 1, err);
     return st;
 }
 
@@ -484,7 +489,11 @@ static posemb_status run(train_cmd *c, posemb_error *err)
     posemb_train_result res = {0};
     char desc[2 * POSEMB_PATH_MAX + 2]; /* one or two tokenizer paths */
     cli_outdir od = {0};
-    posemb_status st = open_run(c, g, &od, err);
+    posemb_train_args a = train_args(c);
+    a.comm = g;
+    /* a fresh run the ranks cannot share is refused before its folder exists; a resumed one by posemb_train */
+    posemb_status st = c->resume ? POSEMB_OK : posemb_train_check_group(&a, err);
+    if (!st) st = open_run(c, g, &od, err);
     if (!st) mm = open_matmul(c);
     if (!st) st = load_tokenizer(c, &tok, desc, sizeof desc, err);
     if (!st) st = check_mlm_tokens(c, tok, err);
@@ -508,7 +517,7 @@ static posemb_status run(train_cmd *c, posemb_error *err)
             posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP), posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK),
             posemb_model_config(m)->vocab_size, 0.05, (uint64_t)c->seed, err);
     }
-    posemb_train_args a = train_args(c);
+    a = train_args(c); /* again: a resumed run's settings come from its run.json */
     a.comm = g;
     a.progress &= leader;
     if (!st) st = posemb_train(m, &d, &a, c->resume, &res, err);

@@ -207,8 +207,9 @@ static FILE *open_log(const posemb_train_args *a, const train_state *s)
 
 /* accum not a multiple of the ranks: the nearest split of the same global
  * batch that they can share, if there is one. */
-static posemb_status group_split_error(const posemb_train_args *a, posemb_error *err)
+posemb_status posemb_train_check_group(const posemb_train_args *a, posemb_error *err)
 {
+    if (!posemb_comm_active(a->comm) || a->accum < 1 || a->accum % a->comm->size == 0) return POSEMB_OK;
     long global = (long)a->batch * a->accum;
     int n = a->comm->size;
     for (long acc = n; acc <= global; acc += n)
@@ -230,8 +231,7 @@ static posemb_status check_args(const posemb_train_args *a, const posemb_lm_data
     if (!(a->lr > 0) || a->weight_decay < 0 || a->warmup < 0)
         return posemb_fail(err, POSEMB_EINVAL, "train: lr must be positive, weight decay and warm-up not negative");
     if (!d->n_train) return posemb_fail(err, POSEMB_ERANGE, "train: no training sequences");
-    if (posemb_comm_active(a->comm) && a->accum % a->comm->size) return group_split_error(a, err);
-    return POSEMB_OK;
+    return posemb_train_check_group(a, err);
 }
 
 /* Restores model, optimizer and history from the newest checkpoint of a run. */
