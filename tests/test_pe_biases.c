@@ -248,7 +248,7 @@ static void test_fox(void **state)
     posemb_pe *p = tu_pe("fox", D, H, 2, 16, 1);
     const posemb_pe_param *w = posemb_pe_find_param(p, "fox.forget.weight", 1),
                           *b = posemb_pe_find_param(p, "fox.forget.bias", 1);
-    assert_true(w && b && b->data[0] == 0.0f && b->data[1] == 0.0f); /* the reference's init */
+    assert_true(w && b && b->data[0] == 4.0f && b->data[1] == 4.0f); /* the spec's "near 1": sigmoid(4) */
     posemb_rng rng;
     posemb_rng_seed(&rng, 4, 4);
     float x[B * T * D], *scratch = calloc(posemb_pe_layer_scratch_floats(p, B * T), sizeof(float));
@@ -280,6 +280,10 @@ static void test_fox(void **state)
             }
     }
     free(scratch);
+    posemb_pe_free(p);
+    p = tu_pe("fox:bias=0", D, H, 2, 16, 1); /* the authors' code's start, f = 1/2 */
+    b = posemb_pe_find_param(p, "fox.forget.bias", 0);
+    assert_true(b && b->data[0] == 0.0f && b->data[1] == 0.0f);
     posemb_pe_free(p);
     posemb_pe_dims dims = {.dim = 8, .n_heads = 2, .n_layers = 1, .max_len = 8};
     posemb_error err;
