@@ -5,14 +5,18 @@ passkey at 128 with its tied head, in each seed given.
   (a) keys at 128 (the study's "passkey" at eval_len 128): `none`, `alibi`,
       `t5` and `sandwich` below 0.5; `ape`, `sin`, `rope` and `kerple` at
       least 0.9;
-  (b) by needle_attention.py's measure on those eight models: each that copies
-      fewer than half of the digits has its strongest head's mean mass on the
-      digit to copy below 0.2; each that copies at least 0.95 of them, above 0.6.
+  (b) by needle_attention.py's measure on those eight models (its own 50
+      prompts; "copies": the share of digits its argmax gets right; "strongest
+      head's mean mass": for each digit the attention mass on the needle's
+      copies of that digit of the head that puts most there, averaged over
+      the digits): each that copies fewer than half of the digits has that
+      mass below 0.2; each that copies at least 0.95 of them, above 0.6.
 
 Prints one row per model and names each that breaks a prediction. Exit status
-0 when every prediction holds, 1 when one breaks, 2 when a run or a model is
-missing (the test cannot be read yet). On seed 1 it reproduces the readings the
-predictions were made from.
+1 when a prediction breaks (final, whatever the missing runs do), else 2 when
+a results line or a model is missing (the test cannot be read yet), else 0;
+3 on an error (unreadable RUN, bad arguments, no posemb module). On seed 1 it
+reproduces the readings the predictions were made from.
 
 Usage: PYTHONPATH=python POSEMB_LIBRARY=build/libposemb.so \\
            python3 docs/length/passkey_prediction.py RUN --seeds 2,3
@@ -27,16 +31,24 @@ FAIL_KEYS = ("none", "alibi", "t5", "sandwich")  # predicted below 0.5 of the ke
 PASS_KEYS = ("ape", "sin", "rope", "kerple")  # predicted at least 0.9
 
 
-def keys_at_128(run, seed):
-    """pe -> the study's keys retrieved at 128 for GPT-2 runs of this seed; a later line wins."""
+def fail(msg):
+    print("passkey_prediction: " + msg, file=sys.stderr)
+    sys.exit(3)
+
+
+def keys_at_128(run, seeds):
+    """(seed, pe) -> the study's keys retrieved at 128 for GPT-2's runs of these seeds; a later line wins."""
     path = os.path.join(run, "results.jsonl")
     try:
         with open(path) as f:
             lines = [json.loads(line) for line in f if line.strip()]
     except (OSError, ValueError) as e:
-        sys.exit("passkey_prediction: %s: %s" % (path, e))
-    return {d["pe"]: d["metrics"]["passkey"] for d in lines
-            if d.get("task") == "gpt2" and d.get("seed") == seed and d.get("eval_len") == 128}
+        fail("%s: %s" % (path, e))
+    try:
+        return {(d["seed"], d["pe"]): d["metrics"]["passkey"] for d in lines
+                if d.get("task") == "gpt2" and d.get("seed") in seeds and d.get("eval_len") == 128}
+    except (KeyError, TypeError) as e:
+        fail("%s: a GPT-2 line at 128 without %s" % (path, e))
 
 
 def broken(pe, keys, copied, mass):
@@ -53,38 +65,65 @@ def broken(pe, keys, copied, mass):
     return out
 
 
+def seed_list(text):
+    try:
+        seeds = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError("'%s' is not a comma-separated list of integers" % text)
+    return seeds
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # exit 3, as every error here; 2 means "not yet run"
+        fail(message)
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run")
-    ap.add_argument("--seeds", required=True, help="comma-separated, e.g. 2,3")
+    ap.add_argument("--seeds", required=True, type=seed_list, help="comma-separated, e.g. 2,3")
     args = ap.parse_args()
-    seeds = [int(s) for s in args.seeds.split(",")]
+    keys = keys_at_128(args.run, args.seeds)
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ablation-tied"))
-    import posemb  # noqa: E402 (after the usage check)
-    from needle_attention import measure  # noqa: E402
+    try:
+        import posemb
+        from needle_attention import measure
+    except (ImportError, OSError) as e:
+        fail("the posemb module: %s (PYTHONPATH=python POSEMB_LIBRARY=build/libposemb.so)" % e)
 
     missing, breaks = [], []
     print("| seed | PE | keys at 128 | digits copied | strongest head on the digit | breaks |")
     print("|---|---|---|---|---|---|")
-    for seed in seeds:
-        keys = keys_at_128(args.run, seed)
+    for seed in args.seeds:
         for pe in FAIL_KEYS + PASS_KEYS:
             model = os.path.join(args.run, "models", "gpt2-%s-s%d" % (pe, seed))
-            if pe not in keys or not os.path.isfile(os.path.join(model, "model.safetensors")):
-                missing.append("gpt2 %s seed %d" % (pe, seed))
+            if (seed, pe) not in keys:
+                missing.append("gpt2 %s seed %d: no results line at 128" % (pe, seed))
                 continue
-            with posemb.Model(model) as m:
-                copied, mass, _, _ = measure(m)
-            why = broken(pe, keys[pe], copied, mass)
+            if not os.path.isfile(os.path.join(model, "model.safetensors")):
+                missing.append("gpt2 %s seed %d: no model at %s" % (pe, seed, model))
+                continue
+            try:
+                with posemb.Model(model) as m:
+                    copied, mass, _, _ = measure(m)
+            except Exception as e:  # the module's errors name the file and the problem
+                fail("%s: %s" % (model, e))
+            why = broken(pe, keys[(seed, pe)], copied, mass)
             breaks += ["gpt2 %s seed %d: %s" % (pe, seed, w) for w in why]
-            print("| %d | %s | %.2f | %.2f | %.2f | %s |" % (seed, pe, keys[pe], copied, mass, "; ".join(why) or "-"))
+            print("| %d | %s | %.2f | %.2f | %.2f | %s |" % (seed, pe, keys[(seed, pe)], copied, mass,
+                                                       "; ".join(why) or "-"))
     for b in breaks:
         print("breaks a prediction: " + b)
+    for m in missing:
+        print("missing: " + m)
+    if breaks:
+        print("%d prediction(s) broken" % len(breaks))
+        sys.exit(1)
     if missing:
-        print("not yet run: " + ", ".join(missing))
+        print("not all runs are in: the test cannot be read yet")
         sys.exit(2)
-    print("every prediction holds" if not breaks else "%d prediction(s) broken" % len(breaks))
-    sys.exit(1 if breaks else 0)
+    print("every prediction holds")
+    sys.exit(0)
 
 
 if __name__ == "__main__":
