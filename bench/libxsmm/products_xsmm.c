@@ -8,9 +8,8 @@
  * same for the layer's attention products per sequence and head (two
  * forward, four backward).
  * Built only where pkg-config finds libxsmm; not part of bench/run.
- * usage: bench_products_xsmm [REPS] (default 200), one thread:
- *        OMP_NUM_THREADS=1 build/bench_products_xsmm 300 */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+ * Exits 1 when the two disagree. usage: bench_products_xsmm [REPS] (default
+ * 200), e.g. build/bench_products_xsmm 300 */
 #include <cblas.h>
 #include <libxsmm.h>
 #include <math.h>
@@ -22,6 +21,9 @@
 #include "posemb/blas.h"
 
 enum { T = 1024, TB = 64, NSEQ = 32, HEADS = 4, HD = 16, N = 32 };
+/* float32 sums of up to 1024 terms in another order: a few units in the last
+ * place of the largest value; a wrong mapping is off by the values themselves */
+#define TOLERANCE 1e-5
 
 static double now(void)
 {
@@ -48,13 +50,14 @@ static float *rnd(size_t n)
     return p;
 }
 
-/* One linear layer's three products, row-major as posemb calls them:
- * Y[T,Nout] = X[T,K] W^T, dX[T,K] = dY W, dW[Nout,K] += dY^T X. */
+/* One linear layer's three products, row-major as posemb_nn_linear_forward
+ * and _backward issue them: Y[T,Nout] += X[T,K] W^T (Y holds the bias, so
+ * beta 1), dX[T,K] += dY W, dW[Nout,K] += dY^T X. */
 static void blas_linear(int K, int Nout, const float *X, const float *W, float *Y, const float *dY, float *dX,
                         float *dW)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, Nout, K, 1.f, X, K, W, K, 0.f, Y, Nout);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, K, Nout, 1.f, dY, Nout, W, K, 0.f, dX, K);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, Nout, K, 1.f, X, K, W, K, 1.f, Y, Nout);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, K, Nout, 1.f, dY, Nout, W, K, 1.f, dX, K);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Nout, K, T, 1.f, dY, Nout, X, K, 1.f, dW, K);
 }
 
@@ -67,13 +70,13 @@ typedef struct {
 static xk xk_make(int K, int Nout)
 {
     xk k;
-    float one = 1.f, zero = 0.f;
+    float one = 1.f;
     int f0 = LIBXSMM_GEMM_FLAG_NONE, ftb = LIBXSMM_GEMM_FLAG_TRANS_B;
     libxsmm_blasint nout = Nout, k_in = K;
-    /* Y^T[Nout,TB] = Wt-view[Nout,K] X^T[K,TB] */
-    k.fwd = libxsmm_smmdispatch(Nout, TB, K, &nout, &k_in, &nout, &one, &zero, &f0, NULL);
-    /* dX^T[K,TB] = W-view[K,Nout] dY^T[Nout,TB] */
-    k.bwd_x = libxsmm_smmdispatch(K, TB, Nout, &k_in, &nout, &k_in, &one, &zero, &f0, NULL);
+    /* Y^T[Nout,TB] += Wt-view[Nout,K] X^T[K,TB] */
+    k.fwd = libxsmm_smmdispatch(Nout, TB, K, &nout, &k_in, &nout, &one, &one, &f0, NULL);
+    /* dX^T[K,TB] += W-view[K,Nout] dY^T[Nout,TB] */
+    k.bwd_x = libxsmm_smmdispatch(K, TB, Nout, &k_in, &nout, &k_in, &one, &one, &f0, NULL);
     /* dW^T[K,Nout] += X^T[K,TB] (dY^T[Nout,TB])^T */
     k.bwd_w = libxsmm_smmdispatch(K, Nout, TB, &k_in, &nout, &k_in, &one, &one, &ftb, NULL);
     return k;
@@ -172,6 +175,13 @@ static double max_diff(const float *x, const float *y, size_t n)
     return e;
 }
 
+static double max_abs(const float *x, size_t n)
+{
+    double m = 1e-30;
+    for (size_t i = 0; i < n; i++) m = fmax(m, fabs(x[i]));
+    return m;
+}
+
 int main(int argc, char **argv)
 {
     posemb_blas_reexec(argv); /* OpenBLAS's fast kernels on a CPU newer than it (posemb/blas.h) */
@@ -180,8 +190,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_products_xsmm [REPS >= 1]\n");
         return 2;
     }
+    openblas_set_num_threads(1); /* libxsmm's kernels run on one thread: so do OpenBLAS's here */
     libxsmm_init();
-    printf("OpenBLAS kernels %s, libxsmm %s\n", posemb_blas_core(), LIBXSMM_VERSION);
+    printf("OpenBLAS kernels %s on 1 thread, libxsmm %s\n", posemb_blas_core(), LIBXSMM_VERSION);
     const int shapes[4][2] = {{64, 192}, {64, 64}, {64, 128}, {128, 64}}; /* qkv, out, ffn1, ffn2 */
     float *X[4], *W[4], *Wt[4], *Y[4], *dY[4], *dX[4], *dWb[4], *dWx[4];
     xk ks[4];
@@ -203,22 +214,26 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    /* check: libxsmm's products equal OpenBLAS's */
+    /* check: libxsmm's products equal OpenBLAS's from the same starting Y, dX
+     * and dW (beta 1), to a tolerance relative to the largest value */
     for (int i = 0; i < 4; i++) {
         int K = shapes[i][0], No = shapes[i][1];
-        float *Y2 = rnd((size_t)T * No), *dX2 = rnd((size_t)T * K);
-        memset(dWb[i], 0, (size_t)No * K * 4);
-        memset(dWx[i], 0, (size_t)No * K * 4);
+        size_t nY = (size_t)T * No, nX = (size_t)T * K, nW = (size_t)No * K;
+        float *Y2 = rnd(nY), *dX2 = rnd(nX);
+        memcpy(Y2, Y[i], nY * 4);
+        memcpy(dX2, dX[i], nX * 4);
+        memcpy(dWx[i], dWb[i], nW * 4); /* dW^T column-major is dW row-major: the same layout */
         blas_linear(K, No, X[i], W[i], Y[i], dY[i], dX[i], dWb[i]);
         xsmm_linear(&ks[i], K, No, X[i], Wt[i], W[i], Y2, dY[i], dX2, dWx[i]);
-        double e = 0;
-        for (size_t j = 0; j < (size_t)T * No; j++) e = fmax(e, fabs(Y[i][j] - Y2[j]));
-        for (size_t j = 0; j < (size_t)T * K; j++) e = fmax(e, fabs(dX[i][j] - dX2[j]));
-        for (int a = 0; a < No; a++) /* dWb[No,K] row-major; dWx holds dW^T column-major = dW row-major */
-            for (int b = 0; b < K; b++) e = fmax(e, fabs(dWb[i][(size_t)a * K + b] - dWx[i][(size_t)a * K + b]));
-        printf("shape %3d x %3d: max |OpenBLAS - libxsmm| %.2e\n", K, No, e);
+        double e = fmax(fmax(max_diff(Y[i], Y2, nY) / max_abs(Y[i], nY), max_diff(dX[i], dX2, nX) / max_abs(dX[i], nX)),
+                        max_diff(dWb[i], dWx[i], nW) / max_abs(dWb[i], nW));
+        printf("shape %3d x %3d: max |OpenBLAS - libxsmm| / max |OpenBLAS| %.2e\n", K, No, e);
         free(Y2);
         free(dX2);
+        if (!(e < TOLERANCE)) {
+            fprintf(stderr, "bench_products_xsmm: libxsmm's linear products differ from OpenBLAS's (%.2e)\n", e);
+            return 1;
+        }
     }
     float *qkv = rnd((size_t)T * 192), *S = rnd((size_t)NSEQ * HEADS * N * N), *O = rnd((size_t)T * 64);
     float *dO = rnd((size_t)T * 64), *dP = rnd((size_t)NSEQ * HEADS * N * N), *dV = rnd((size_t)T * 64);
@@ -228,22 +243,25 @@ int main(int argc, char **argv)
         fprintf(stderr, "no JIT kernel for the attention's shapes\n");
         return 1;
     }
-    { /* check: the attention's six products agree */
+    { /* check: the attention's six products agree (every output starts random) */
         size_t nS = (size_t)NSEQ * HEADS * N * N, nO = (size_t)T * 64;
         float *S2 = rnd(nS), *O2 = rnd(nO), *dP2 = rnd(nS), *dV2 = rnd(nO), *dQ2 = rnd(nO), *dK2 = rnd(nO);
         blas_attention(qkv, S, O, dO, dP, dV, dQ, dK);
-        memcpy(dP2, dP, nS * 4); /* dS: the backward's input, as dP here */
         xsmm_attention(&ak, qkv, S2, O2, dO, dP2, dV2, dQ2, dK2);
-        double e = fmax(fmax(max_diff(S, S2, nS), max_diff(O, O2, nO)),
-                        fmax(fmax(max_diff(dP, dP2, nS), max_diff(dV, dV2, nO)),
-                             fmax(max_diff(dQ, dQ2, nO), max_diff(dK, dK2, nO))));
-        printf("attention: max |OpenBLAS - libxsmm| %.2e\n", e);
+        double e = fmax(fmax(max_diff(S, S2, nS) / max_abs(S, nS), max_diff(O, O2, nO) / max_abs(O, nO)),
+                        fmax(fmax(max_diff(dP, dP2, nS) / max_abs(dP, nS), max_diff(dV, dV2, nO) / max_abs(dV, nO)),
+                             fmax(max_diff(dQ, dQ2, nO) / max_abs(dQ, nO), max_diff(dK, dK2, nO) / max_abs(dK, nO))));
+        printf("attention: max |OpenBLAS - libxsmm| / max |OpenBLAS| %.2e\n", e);
         free(S2);
         free(O2);
         free(dP2);
         free(dV2);
         free(dQ2);
         free(dK2);
+        if (!(e < TOLERANCE)) {
+            fprintf(stderr, "bench_products_xsmm: libxsmm's attention products differ from OpenBLAS's (%.2e)\n", e);
+            return 1;
+        }
     }
     double tb = 1e9, tx = 1e9, ta = 1e9, tax = 1e9;
     for (int round = 0; round < 5; round++) { /* alternate, keep each side's best */
