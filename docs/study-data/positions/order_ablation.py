@@ -1,9 +1,12 @@
 """Does a pretrained BERT use word order? Its masked-LM loss on the same
-masked sequences three ways: as they are; with each sequence's tokens shuffled
+masked sequences four ways: as they are; with each sequence's tokens shuffled
 ([CLS] and [SEP] kept in place), which leaves the loss of a model blind to order
 unchanged (its predictions move with their tokens) and raises that of a model
-that reads order; and, for a PE with a learned scale, with that scale set to 0
-(the PE removed).
+that reads order; reversed whole ([CLS] last), which leaves the loss of a model
+blind to direction unchanged (a PE symmetric in i - j, as ALiBi's -m|i - j| in
+an encoder, mirrors every attention map) and raises that of one that tells left
+from right; and, for a PE with a learned scale, with that scale set to 0 (the
+PE removed).
 
     PYTHONPATH=python POSEMB_LIBRARY=build/libposemb.so \
         python3 order_ablation.py CACHE MODEL_DIR...
@@ -34,6 +37,7 @@ masked[:, 1:T - 1] = rng.random((B, T - 2)) < 0.15
 inp = np.where(masked, MASK, ids)
 perm = np.array([np.concatenate([[0], 1 + rng.permutation(T - 2), [T - 1]]) for _ in range(B)])
 shuf_inp = np.take_along_axis(inp, perm, 1)
+rev_inp = inp[:, ::-1].copy()
 
 def logits(model, x):
     with posemb.Model(model) as m:
@@ -52,7 +56,8 @@ ident = [list(range(T))] * B
 inv = [list(np.argsort(p)) for p in perm]
 for model in models:
     name = model.rstrip("/")
-    res = {"as is": ce(logits(model, inp), ident), "shuffled": ce(logits(model, shuf_inp), inv)}
+    res = {"as is": ce(logits(model, inp), ident), "shuffled": ce(logits(model, shuf_inp), inv),
+           "reversed": ce(logits(model, rev_inp), [list(range(T - 1, -1, -1))] * B)}
     r, k, hh = read(f"{model}/model.safetensors")
     if "bert.embeddings.position_scale" in hh:
         abl = tempfile.mkdtemp()
