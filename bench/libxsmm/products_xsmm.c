@@ -67,18 +67,20 @@ typedef struct {
     libxsmm_smmfunction fwd, bwd_x, bwd_w;
 } xk;
 
+/* A JIT kernel C[m,n] = beta C + A op(B), column-major, alpha 1. */
+static libxsmm_smmfunction kernel(int m, int n, int k, int lda, int ldb, int ldc, float beta, int flags)
+{
+    float one = 1.f;
+    libxsmm_blasint la = lda, lb = ldb, lc = ldc;
+    return libxsmm_smmdispatch(m, n, k, &la, &lb, &lc, &one, &beta, &flags, NULL);
+}
+
 static xk xk_make(int K, int Nout)
 {
     xk k;
-    float one = 1.f;
-    int f0 = LIBXSMM_GEMM_FLAG_NONE, ftb = LIBXSMM_GEMM_FLAG_TRANS_B;
-    libxsmm_blasint nout = Nout, k_in = K;
-    /* Y^T[Nout,TB] += Wt-view[Nout,K] X^T[K,TB] */
-    k.fwd = libxsmm_smmdispatch(Nout, TB, K, &nout, &k_in, &nout, &one, &one, &f0, NULL);
-    /* dX^T[K,TB] += W-view[K,Nout] dY^T[Nout,TB] */
-    k.bwd_x = libxsmm_smmdispatch(K, TB, Nout, &k_in, &nout, &k_in, &one, &one, &f0, NULL);
-    /* dW^T[K,Nout] += X^T[K,TB] (dY^T[Nout,TB])^T */
-    k.bwd_w = libxsmm_smmdispatch(K, Nout, TB, &k_in, &nout, &k_in, &one, &one, &ftb, NULL);
+    k.fwd = kernel(Nout, TB, K, Nout, K, Nout, 1.f, 0);                        /* Y^T += Wt-view X^T */
+    k.bwd_x = kernel(K, TB, Nout, K, Nout, K, 1.f, 0);                         /* dX^T += W-view dY^T */
+    k.bwd_w = kernel(K, Nout, TB, K, Nout, K, 1.f, LIBXSMM_GEMM_FLAG_TRANS_B); /* dW^T += X^T dY */
     return k;
 }
 
@@ -122,23 +124,16 @@ typedef struct {
     libxsmm_smmfunction s, o, dp, dv, dq, dk;
 } xa;
 
-static libxsmm_smmfunction xa_kernel(int m, int n, int k, int lda, int ldb, int ldc, int flags)
-{
-    float one = 1.f, zero = 0.f;
-    libxsmm_blasint la = lda, lb = ldb, lc = ldc;
-    return libxsmm_smmdispatch(m, n, k, &la, &lb, &lc, &one, &zero, &flags, NULL);
-}
-
 static xa xa_make(void)
 {
     int ld = 3 * HEADS * HD, tb = LIBXSMM_GEMM_FLAG_TRANS_B;
     xa a;
-    a.s = xa_kernel(N, N, HD, N, ld, N, 0);    /* S^T = Kc Q^T */
-    a.o = xa_kernel(HD, N, N, ld, N, HD, 0);   /* O^T = V^T P^T */
-    a.dp = xa_kernel(N, N, HD, N, HD, N, 0);   /* dP^T = Vc dO^T */
-    a.dv = xa_kernel(HD, N, N, HD, N, HD, tb); /* dV^T = dO^T P */
-    a.dq = xa_kernel(HD, N, N, ld, N, HD, 0);  /* dQ^T = K^T dS^T */
-    a.dk = xa_kernel(HD, N, N, ld, N, HD, tb); /* dK^T = Q^T dS */
+    a.s = kernel(N, N, HD, N, ld, N, 0.f, 0);    /* S^T = Kc Q^T */
+    a.o = kernel(HD, N, N, ld, N, HD, 0.f, 0);   /* O^T = V^T P^T */
+    a.dp = kernel(N, N, HD, N, HD, N, 0.f, 0);   /* dP^T = Vc dO^T */
+    a.dv = kernel(HD, N, N, HD, N, HD, 0.f, tb); /* dV^T = dO^T P */
+    a.dq = kernel(HD, N, N, ld, N, HD, 0.f, 0);  /* dQ^T = K^T dS^T */
+    a.dk = kernel(HD, N, N, ld, N, HD, 0.f, tb); /* dK^T = Q^T dS */
     return a;
 }
 
@@ -181,6 +176,9 @@ static double max_abs(const float *x, size_t n)
     for (size_t i = 0; i < n; i++) m = fmax(m, fabs(x[i]));
     return m;
 }
+
+/* max |ref - x| over max |ref| */
+static double rel_diff(const float *ref, const float *x, size_t n) { return max_diff(ref, x, n) / max_abs(ref, n); }
 
 int main(int argc, char **argv)
 {
@@ -225,8 +223,7 @@ int main(int argc, char **argv)
         memcpy(dWx[i], dWb[i], nW * 4); /* dW^T column-major is dW row-major: the same layout */
         blas_linear(K, No, X[i], W[i], Y[i], dY[i], dX[i], dWb[i]);
         xsmm_linear(&ks[i], K, No, X[i], Wt[i], W[i], Y2, dY[i], dX2, dWx[i]);
-        double e = fmax(fmax(max_diff(Y[i], Y2, nY) / max_abs(Y[i], nY), max_diff(dX[i], dX2, nX) / max_abs(dX[i], nX)),
-                        max_diff(dWb[i], dWx[i], nW) / max_abs(dWb[i], nW));
+        double e = fmax(fmax(rel_diff(Y[i], Y2, nY), rel_diff(dX[i], dX2, nX)), rel_diff(dWb[i], dWx[i], nW));
         printf("shape %3d x %3d: max |OpenBLAS - libxsmm| / max |OpenBLAS| %.2e\n", K, No, e);
         free(Y2);
         free(dX2);
@@ -248,9 +245,9 @@ int main(int argc, char **argv)
         float *S2 = rnd(nS), *O2 = rnd(nO), *dP2 = rnd(nS), *dV2 = rnd(nO), *dQ2 = rnd(nO), *dK2 = rnd(nO);
         blas_attention(qkv, S, O, dO, dP, dV, dQ, dK);
         xsmm_attention(&ak, qkv, S2, O2, dO, dP2, dV2, dQ2, dK2);
-        double e = fmax(fmax(max_diff(S, S2, nS) / max_abs(S, nS), max_diff(O, O2, nO) / max_abs(O, nO)),
-                        fmax(fmax(max_diff(dP, dP2, nS) / max_abs(dP, nS), max_diff(dV, dV2, nO) / max_abs(dV, nO)),
-                             fmax(max_diff(dQ, dQ2, nO) / max_abs(dQ, nO), max_diff(dK, dK2, nO) / max_abs(dK, nO))));
+        double e = fmax(fmax(rel_diff(S, S2, nS), rel_diff(O, O2, nO)),
+                        fmax(fmax(rel_diff(dP, dP2, nS), rel_diff(dV, dV2, nO)),
+                             fmax(rel_diff(dQ, dQ2, nO), rel_diff(dK, dK2, nO))));
         printf("attention: max |OpenBLAS - libxsmm| / max |OpenBLAS| %.2e\n", e);
         free(S2);
         free(O2);
