@@ -52,7 +52,7 @@ class RealData(unittest.TestCase):
     """A real-data study's lines: every PE scores base + seed / 100 on a task, so group means are known."""
     BASE = {"ape": 0.5, "sin": 0.6, "lsin": 0.7, "rpe": 0.2, "srpe": 0.3, "lsrpe": 0.4}
 
-    def run_claims(self, skip=None):
+    def run_claims(self, skip=None, blas=None):
         d = tempfile.mkdtemp()
         with open(os.path.join(d, "results.jsonl"), "w") as f:
             for pe, base in self.BASE.items():
@@ -62,8 +62,10 @@ class RealData(unittest.TestCase):
                             if (pe, task, seed) == skip:
                                 continue
                             m = {"f1" if task in claims.LOCATE else "accuracy": base + seed / 100 + length / 10000}
-                            f.write(json.dumps({"pe": pe, "task": task, "seed": seed, "eval_len": length,
-                                                "metrics": m}) + "\n")
+                            line = {"pe": pe, "task": task, "seed": seed, "eval_len": length, "metrics": m}
+                            if blas and pe in blas:
+                                line["blas"] = blas[pe]
+                            f.write(json.dumps(line) + "\n")
         out = io.StringIO()
         sys.argv = ["study-claims", d]
         with contextlib.redirect_stdout(out):
@@ -83,6 +85,22 @@ class RealData(unittest.TestCase):
         # no analysis/ folder: the correlations wait for the indicators
         self.assertIn("span vs identical-word indicators: not yet testable (the indicators of 0 PEs, 4 needed)",
                       lines)
+
+    def test_glue_alone_and_per_task(self):
+        lines = self.run_claims()
+        self.assertTrue(lines[8].startswith("lsin vs sin, GLUE (128 tokens): 0.733 vs 0.633"), lines[8])
+        self.assertTrue(lines[9].startswith("lsrpe vs srpe, GLUE (128 tokens): 0.433 vs 0.333"), lines[9])
+        self.assertEqual(lines[10], "Each classification task, APEs vs RPEs: 5 tests, Bonferroni: p < 0.0100")
+        for i, task in enumerate(claims.GLUE):
+            self.assertTrue(lines[11 + i].startswith(f"{task}, APEs vs RPEs (128 tokens): 0.633 vs 0.333"), lines)
+        self.assertFalse(any("BLAS kernels" in x for x in lines), lines)  # one machine: nothing to say
+
+    def test_kernels_named_when_mixed(self):
+        # lsrpe's lines from another CPU's kernels: every comparison that pools them says so, the others do not
+        lines = self.run_claims(blas={"lsrpe": "Cooperlake"})
+        self.assertTrue(lines[0].endswith(" [BLAS kernels: unrecorded; Cooperlake, unrecorded]"), lines[0])
+        self.assertTrue(lines[9].endswith(" [BLAS kernels: Cooperlake; unrecorded]"), lines[9])
+        self.assertFalse(lines[8].endswith("]"), lines[8])
 
     def test_missing_run(self):
         lines = self.run_claims(skip=("lsrpe", "RTE", 3))
