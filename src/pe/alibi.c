@@ -2,7 +2,15 @@
  * -m_h |i - j| to its logits; in a decoder only j <= i survives the causal
  * mask, where this is ALiBi's causal -m_h (i - j). Slopes m_h = 2^(-8h/H),
  * h = 1..H, for H a power of two; otherwise the BLOOM rule: the slopes of
- * the largest power of two P < H, then every other slope of 2P. */
+ * the largest power of two P < H, then every other slope of 2P.
+ *
+ * In an encoder that bias is the same on both sides of a query, so the
+ * attention maps of a sequence and of its reverse mirror each other and the
+ * model cannot tell left from right. sides=mirror gives keys to the right
+ * (j > i) the slope of head H+1-h instead: the slope set is ALiBi's, each
+ * head tells the sides apart, and a decoder is unchanged (it sees no j > i).
+ * It is posemb's experiment on what direction is worth to ALiBi in an
+ * encoder (docs/study-data), not a form from the literature. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +18,9 @@
 #include "family.h"
 
 typedef struct alibi_state {
-    float *slopes; /* [H] */
+    float *slopes; /* [H] keys at or left of the query (j <= i) */
+    float *right;  /* [H] keys right of the query (j > i): slopes itself, or reversed under sides=mirror */
+    int mirror;
 } alibi_state;
 
 /* The BLOOM rule (it reduces to 2^(-8h/H) when H is a power of two). */
@@ -29,9 +39,16 @@ static posemb_status alibi_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     alibi_state *s = calloc(1, sizeof *s);
     if (!s) return posemb_fail(err, POSEMB_ENOMEM, "alibi: out of memory");
     c->state = s;
-    s->slopes = malloc((size_t)c->dims.n_heads * sizeof(float));
-    if (!s->slopes) return posemb_fail(err, POSEMB_ENOMEM, "alibi: out of memory");
-    posemb_pe_alibi_slopes(c->dims.n_heads, s->slopes);
+    static const char *const sides[] = {"same", "mirror", NULL};
+    int H = c->dims.n_heads;
+    posemb_status st = pe_opt_enum(o, "sides", sides, 0, &s->mirror, err);
+    if (st) return st;
+    if (s->mirror) pe_canon_add(c, "sides=mirror"); /* spelled out only when set: plain alibi's spec stays "alibi" */
+    s->slopes = malloc((size_t)H * sizeof(float));
+    s->right = malloc((size_t)H * sizeof(float));
+    if (!s->slopes || !s->right) return posemb_fail(err, POSEMB_ENOMEM, "alibi: out of memory");
+    posemb_pe_alibi_slopes(H, s->slopes);
+    for (int h = 0; h < H; h++) s->right[h] = s->slopes[s->mirror ? H - 1 - h : h];
     return POSEMB_OK;
 }
 
@@ -40,6 +57,7 @@ static void alibi_destroy(pe_comp *c)
     alibi_state *s = c->state;
     if (!s) return;
     free(s->slopes);
+    free(s->right);
     free(s);
 }
 
@@ -47,10 +65,13 @@ static void alibi_logits_forward(pe_comp *c, const posemb_pe_head *h, const floa
                                  float *sc, int lds)
 {
     const alibi_state *s = c->state;
-    float m = s->slopes[h->head];
+    float m = s->slopes[h->head], r = s->right[h->head];
     for (int i = 0; i < h->nq; i++) {
         float *si = sc + (size_t)i * lds;
-        for (int j = 0; j < h->nk; j++) si[j] -= m * (float)labs((long)h->kpos[j] - (long)h->qpos[i]);
+        for (int j = 0; j < h->nk; j++) {
+            long d = (long)h->kpos[j] - (long)h->qpos[i];
+            si[j] -= d > 0 ? r * (float)d : m * (float)-d;
+        }
     }
 }
 
@@ -63,7 +84,7 @@ static void alibi_logits_backward(pe_comp *c, const posemb_pe_head *h, const flo
 static float alibi_bias(const pe_comp *c, int h, int i, int j)
 {
     const alibi_state *s = c->state;
-    return 0.0f - s->slopes[h] * (float)abs(i - j); /* +0 on the diagonal */
+    return j > i ? 0.0f - s->right[h] * (float)(j - i) : 0.0f - s->slopes[h] * (float)(i - j); /* +0 on the diagonal */
 }
 
 static posemb_status alibi_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
@@ -73,14 +94,23 @@ static posemb_status alibi_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_
     posemb_pe_named_matrix *m = pe_export_add(out, a, "slopes", "row h: the slope m_h of head h", H, 1, err);
     if (!m) return err ? err->code : POSEMB_ENOMEM;
     for (int h = 0; h < H; h++) m->data[h] = s->slopes[h];
-    return pe_export_head_biases(c, n, a, out, "row i, column j: -m_h |i - j|", alibi_bias, err);
+    if (s->mirror) {
+        m = pe_export_add(out, a, "slopes_right", "row h: the slope of head h for keys right of the query", H, 1, err);
+        if (!m) return err ? err->code : POSEMB_ENOMEM;
+        for (int h = 0; h < H; h++) m->data[h] = s->right[h];
+    }
+    return pe_export_head_biases(c, n, a, out,
+                                 s->mirror ? "row i, column j: -m_h (i - j) left, -m_(H+1-h) (j - i) right"
+                                           : "row i, column j: -m_h |i - j|",
+                                 alibi_bias, err);
 }
 
 const pe_family pe_family_alibi = {
     .name = "alibi",
     .kind = PE_KIND_ATTENTION,
     .summary = "linear distance bias -m_h |i-j| per head, BLOOM slopes (Press et al. 2022)",
-    .options = "",
+    .options = "sides=same|mirror keys right of the query: the head's own slope (ALiBi) or head H+1-h's (an encoder "
+               "that tells left from right)",
     .configure = alibi_configure,
     .destroy = alibi_destroy,
     .logits_forward = alibi_logits_forward,
