@@ -86,6 +86,7 @@ static void test_shift_invariance(void **state)
                            "rope:pairing=interleaved,frac=0.5",
                            "alibi",
                            "alibi:sides=mirror",
+                           "alibi:right=0.5",
                            "t5:buckets=8,max_distance=16",
                            "rope:scaling=yarn,factor=4,original=16",
                            "rope:scaling=llama3,factor=4,original=16",
@@ -212,45 +213,52 @@ static void test_alibi_slopes(void **state)
     posemb_pe_free(p);
 }
 
-/* sides=mirror: keys left of the query keep head h's slope, keys right take
- * head H+1-h's (H = 8: 2^-(h+1) left, 2^-(8-h) right); a decoder, which sees
- * no key on the right, attends exactly as with plain alibi. */
-static void test_alibi_mirror(void **state)
+/* Keys left of the query keep head h's slope 2^-(h+1) (H = 8); keys right
+ * take head H+1-h's, 2^-(8-h), under sides=mirror, and R 2^-(h+1) under
+ * right=R. A decoder, which sees no key on the right, attends exactly as with
+ * plain alibi. */
+static void test_alibi_sided(void **state)
 {
     enum { T = 9, D = 8, H = 2 };
-    posemb_pe *p = make("alibi:sides=mirror", 16, 8, 1, 32, 0);
-    posemb_arena a;
-    posemb_arena_init(&a, 0);
-    posemb_pe_export ex;
-    for (int h = 0; h < 8; h++) {
-        char name[32];
-        snprintf(name, sizeof name, "bias.head%d", h);
-        const posemb_pe_named_matrix *b = export_item(p, 10, &a, &ex, name);
-        for (int i = 0; i < 10; i++)
-            for (int j = 0; j < 10; j++) {
-                double want = j > i ? -pow(2.0, -(8 - h)) * (j - i) : -pow(2.0, -(h + 1)) * (i - j);
-                TU_CLOSE(b->data[i * 10 + j], want, 0, 1e-6, name, i * 10 + j);
-            }
-    }
-    const posemb_pe_named_matrix *r = export_item(p, 10, &a, &ex, "slopes_right");
-    for (int h = 0; h < 8; h++) TU_CLOSE(r->data[h], pow(2.0, -(8 - h)), 0, 1e-7, "slopes_right", h);
-    posemb_arena_free(&a);
-    posemb_pe_free(p);
+    const char *specs[] = {"alibi:sides=mirror", "alibi:right=0.5", "alibi:sides=mirror,right=4"};
+    const double factor[] = {1, 0.5, 4};
+    const int mirror[] = {1, 0, 1};
+    for (int v = 0; v < 3; v++) {
+        posemb_pe *p = make(specs[v], 16, 8, 1, 32, 0);
+        posemb_arena a;
+        posemb_arena_init(&a, 0);
+        posemb_pe_export ex;
+        const posemb_pe_named_matrix *r = export_item(p, 10, &a, &ex, "slopes_right");
+        for (int h = 0; h < 8; h++) {
+            double right = factor[v] * pow(2.0, mirror[v] ? -(8 - h) : -(h + 1));
+            TU_CLOSE(r->data[h], right, 0, 1e-7, specs[v], h);
+            char name[32];
+            snprintf(name, sizeof name, "bias.head%d", h);
+            const posemb_pe_named_matrix *b = export_item(p, 10, &a, &ex, name);
+            for (int i = 0; i < 10; i++)
+                for (int j = 0; j < 10; j++) {
+                    double want = j > i ? -right * (j - i) : -pow(2.0, -(h + 1)) * (i - j);
+                    TU_CLOSE(b->data[i * 10 + j], want, 0, 1e-6, specs[v], i * 10 + j);
+                }
+        }
+        posemb_arena_free(&a);
+        posemb_pe_free(p);
 
-    posemb_rng rng;
-    posemb_rng_seed(&rng, 7, 7);
-    float qkv[T * 3 * D], pm[H * T * T], pa[H * T * T], om[T * D], oa[T * D];
-    posemb_rng_fill_normal(&rng, qkv, T * 3 * D, 1.0f);
-    for (int causal = 0; causal < 2; causal++) {
-        posemb_pe *m = make("alibi:sides=mirror", D, H, 1, 40, causal), *plain = make("alibi", D, H, 1, 40, causal);
-        attend(m, causal, qkv, 0, pm, om);
-        attend(plain, causal, qkv, 0, pa, oa);
-        int differ = 0;
-        for (int i = 0; i < H * T * T; i++) differ += pm[i] != pa[i];
-        if (causal) assert_int_equal(differ, 0); /* bit for bit */
-        else assert_true(differ > 0);
-        posemb_pe_free(m);
-        posemb_pe_free(plain);
+        posemb_rng rng;
+        posemb_rng_seed(&rng, 7, 7);
+        float qkv[T * 3 * D], pm[H * T * T], pa[H * T * T], om[T * D], oa[T * D];
+        posemb_rng_fill_normal(&rng, qkv, T * 3 * D, 1.0f);
+        for (int causal = 0; causal < 2; causal++) {
+            posemb_pe *m = make(specs[v], D, H, 1, 40, causal), *plain = make("alibi", D, H, 1, 40, causal);
+            attend(m, causal, qkv, 0, pm, om);
+            attend(plain, causal, qkv, 0, pa, oa);
+            int differ = 0;
+            for (int i = 0; i < H * T * T; i++) differ += pm[i] != pa[i];
+            if (causal) assert_int_equal(differ, 0); /* bit for bit */
+            else assert_true(differ > 0);
+            posemb_pe_free(m);
+            posemb_pe_free(plain);
+        }
     }
 }
 
@@ -366,7 +374,7 @@ int main(void)
         cmocka_unit_test(test_layers),
         cmocka_unit_test(test_none_permutation_equivariant),
         cmocka_unit_test(test_alibi_slopes),
-        cmocka_unit_test(test_alibi_mirror),
+        cmocka_unit_test(test_alibi_sided),
         cmocka_unit_test(test_t5_buckets),
         cmocka_unit_test(test_rope_kernel),
         cmocka_unit_test(test_fixed_sinusoids_exact),

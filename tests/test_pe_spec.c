@@ -44,6 +44,8 @@ static void test_canonical(void **state)
         {"alibi", "alibi"},
         {"alibi:sides=same", "alibi"},
         {"alibi:sides=mirror", "alibi:sides=mirror"},
+        {"alibi:right=1", "alibi"},
+        {"alibi:right=0.5", "alibi:right=0.5"},
         {"t5", "t5:buckets=32,max_distance=128,bidirectional=on"},
         {"rpe + ape", "ape:integration=add+rpe:k=64,values=on"},
         {"lsin+lsrpe:k=16", "lsin:layout=interleaved,base=10000,integration=add+lsrpe:k=16,values=on,base=10000"},
@@ -148,6 +150,7 @@ static void test_errors(void **state)
     bad("rope:layers=2", "layer 2 is outside 0..1");
     bad("alibi:layers=0|x", "not a list of layers and ranges");
     bad("alibi:sides=left", "alibi option sides='left' is not one of same|mirror");
+    bad("alibi:right=0", "alibi option right=0 is outside [0.015625, 64]");
     bad("alibi:layers=1-0", "not a list of layers and ranges");
     bad("ape:layers=0", "ape has no option 'layers'");
     posemb_pe_dims odd = {.dim = 63, .n_heads = 3, .n_layers = 1, .max_len = 8, .max_threads = 1};

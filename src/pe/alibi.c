@@ -6,11 +6,14 @@
  *
  * In an encoder that bias is the same on both sides of a query, so the
  * attention maps of a sequence and of its reverse mirror each other and the
- * model cannot tell left from right. sides=mirror gives keys to the right
- * (j > i) the slope of head H+1-h instead: the slope set is ALiBi's, each
- * head tells the sides apart, and a decoder is unchanged (it sees no j > i).
- * It is posemb's experiment on what direction is worth to ALiBi in an
- * encoder (docs/study-data), not a form from the literature. */
+ * model cannot tell left from right. Two ways to tell them apart, posemb's
+ * experiments on what direction is worth to ALiBi in an encoder
+ * (docs/study-data), not forms from the literature; a decoder sees no key
+ * right of the query (j > i) and is unchanged by either:
+ * - sides=mirror gives keys to the right the slope of head H+1-h: the slope
+ *   set is ALiBi's, but no head is then local on both sides;
+ * - right=R multiplies the slope for keys to the right by R: every head
+ *   keeps its locality on both sides, and R != 1 makes the sides differ. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +22,9 @@
 
 typedef struct alibi_state {
     float *slopes; /* [H] keys at or left of the query (j <= i) */
-    float *right;  /* [H] keys right of the query (j > i): slopes itself, or reversed under sides=mirror */
+    float *right;  /* [H] keys right of the query (j > i): slopes (reversed under sides=mirror) times R */
     int mirror;
+    double factor; /* R */
 } alibi_state;
 
 /* The BLOOM rule (it reduces to 2^(-8h/H) when H is a power of two). */
@@ -42,13 +46,16 @@ static posemb_status alibi_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     static const char *const sides[] = {"same", "mirror", NULL};
     int H = c->dims.n_heads;
     posemb_status st = pe_opt_enum(o, "sides", sides, 0, &s->mirror, err);
+    if (!st) st = pe_opt_double(o, "right", 1.0, 1.0 / 64, 64.0, &s->factor, err);
     if (st) return st;
-    if (s->mirror) pe_canon_add(c, "sides=mirror"); /* spelled out only when set: plain alibi's spec stays "alibi" */
+    /* spelled out only when set: plain alibi's spec stays "alibi" */
+    if (s->mirror) pe_canon_add(c, "sides=mirror");
+    if (s->factor != 1.0) pe_canon_num(c, "right", s->factor);
     s->slopes = malloc((size_t)H * sizeof(float));
     s->right = malloc((size_t)H * sizeof(float));
     if (!s->slopes || !s->right) return posemb_fail(err, POSEMB_ENOMEM, "alibi: out of memory");
     posemb_pe_alibi_slopes(H, s->slopes);
-    for (int h = 0; h < H; h++) s->right[h] = s->slopes[s->mirror ? H - 1 - h : h];
+    for (int h = 0; h < H; h++) s->right[h] = (float)(s->factor * s->slopes[s->mirror ? H - 1 - h : h]);
     return POSEMB_OK;
 }
 
@@ -94,14 +101,15 @@ static posemb_status alibi_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_
     posemb_pe_named_matrix *m = pe_export_add(out, a, "slopes", "row h: the slope m_h of head h", H, 1, err);
     if (!m) return err ? err->code : POSEMB_ENOMEM;
     for (int h = 0; h < H; h++) m->data[h] = s->slopes[h];
-    if (s->mirror) {
+    int sided = s->mirror || s->factor != 1.0;
+    if (sided) {
         m = pe_export_add(out, a, "slopes_right", "row h: the slope of head h for keys right of the query", H, 1, err);
         if (!m) return err ? err->code : POSEMB_ENOMEM;
         for (int h = 0; h < H; h++) m->data[h] = s->right[h];
     }
     return pe_export_head_biases(c, n, a, out,
-                                 s->mirror ? "row i, column j: -m_h (i - j) left, -m_(H+1-h) (j - i) right"
-                                           : "row i, column j: -m_h |i - j|",
+                                 sided ? "row i, column j: -m_h (i - j) left, -slopes_right[h] (j - i) right"
+                                       : "row i, column j: -m_h |i - j|",
                                  alibi_bias, err);
 }
 
@@ -109,8 +117,8 @@ const pe_family pe_family_alibi = {
     .name = "alibi",
     .kind = PE_KIND_ATTENTION,
     .summary = "linear distance bias -m_h |i-j| per head, BLOOM slopes (Press et al. 2022)",
-    .options = "sides=same|mirror keys right of the query: the head's own slope (ALiBi) or head H+1-h's (an encoder "
-               "that tells left from right)",
+    .options = "sides=same|mirror keys right of the query: the head's own slope (ALiBi) or head H+1-h's; right=R "
+               "that slope times R (1); either lets an encoder tell left from right",
     .configure = alibi_configure,
     .destroy = alibi_destroy,
     .logits_forward = alibi_logits_forward,
