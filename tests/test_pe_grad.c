@@ -254,7 +254,7 @@ GRAD_TEST(t_xpos_yarn_interleaved, "xpos:pairing=interleaved,scale_base=4,scalin
 GRAD_TEST(t_alibi, "alibi", 0)
 GRAD_TEST(t_alibi_causal, "alibi", 1)
 GRAD_TEST(t_alibi_mirror, "alibi:sides=mirror", 0)
-GRAD_TEST(t_alibi_right, "alibi:right=0.5", 0)
+GRAD_TEST(t_alibi_right, "alibi:right=0.5,scale=2", 0)
 GRAD_TEST(t_t5, "t5:buckets=8,max_distance=16", 0)
 GRAD_TEST(t_t5_causal, "t5:buckets=8,max_distance=16", 1)
 GRAD_TEST(t_kerple_log, "kerple", 0)

@@ -46,6 +46,7 @@ static void test_canonical(void **state)
         {"alibi:sides=mirror", "alibi:sides=mirror"},
         {"alibi:right=1", "alibi"},
         {"alibi:right=0.5", "alibi:right=0.5"},
+        {"alibi:scale=2,right=0.5", "alibi:right=0.5,scale=2"},
         {"t5", "t5:buckets=32,max_distance=128,bidirectional=on"},
         {"rpe + ape", "ape:integration=add+rpe:k=64,values=on"},
         {"lsin+lsrpe:k=16", "lsin:layout=interleaved,base=10000,integration=add+lsrpe:k=16,values=on,base=10000"},

@@ -13,7 +13,9 @@
  * - sides=mirror gives keys to the right the slope of head H+1-h: the slope
  *   set is ALiBi's, but no head is then local on both sides;
  * - right=R multiplies the slope for keys to the right by R: every head
- *   keeps its locality on both sides, and R != 1 makes the sides differ. */
+ *   keeps its locality on both sides, and R != 1 makes the sides differ.
+ * scale=S multiplies every slope by S (both sides): a steeper or flatter
+ * ALiBi that stays blind to direction, the control for right=R. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,7 @@ typedef struct alibi_state {
     float *right;  /* [H] keys right of the query (j > i): slopes (reversed under sides=mirror) times R */
     int mirror;
     double factor; /* R */
+    double scale;  /* S */
 } alibi_state;
 
 /* The BLOOM rule (it reduces to 2^(-8h/H) when H is a power of two). */
@@ -47,14 +50,18 @@ static posemb_status alibi_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     int H = c->dims.n_heads;
     posemb_status st = pe_opt_enum(o, "sides", sides, 0, &s->mirror, err);
     if (!st) st = pe_opt_double(o, "right", 1.0, 1.0 / 64, 64.0, &s->factor, err);
+    if (!st) st = pe_opt_double(o, "scale", 1.0, 1.0 / 64, 64.0, &s->scale, err);
     if (st) return st;
     /* spelled out only when set: plain alibi's spec stays "alibi" */
     if (s->mirror) pe_canon_add(c, "sides=mirror");
     if (s->factor != 1.0) pe_canon_num(c, "right", s->factor);
+    if (s->scale != 1.0) pe_canon_num(c, "scale", s->scale);
     s->slopes = malloc((size_t)H * sizeof(float));
     s->right = malloc((size_t)H * sizeof(float));
     if (!s->slopes || !s->right) return posemb_fail(err, POSEMB_ENOMEM, "alibi: out of memory");
     posemb_pe_alibi_slopes(H, s->slopes);
+    if (s->scale != 1.0)
+        for (int h = 0; h < H; h++) s->slopes[h] = (float)(s->scale * s->slopes[h]);
     for (int h = 0; h < H; h++) s->right[h] = (float)(s->factor * s->slopes[s->mirror ? H - 1 - h : h]);
     return POSEMB_OK;
 }
@@ -118,7 +125,7 @@ const pe_family pe_family_alibi = {
     .kind = PE_KIND_ATTENTION,
     .summary = "linear distance bias -m_h |i-j| per head, BLOOM slopes (Press et al. 2022)",
     .options = "sides=same|mirror keys right of the query: the head's own slope (ALiBi) or head H+1-h's; right=R "
-               "that slope times R (1); either lets an encoder tell left from right",
+               "that slope times R (1); either lets an encoder tell left from right. scale=S every slope times S (1)",
     .configure = alibi_configure,
     .destroy = alibi_destroy,
     .logits_forward = alibi_logits_forward,
