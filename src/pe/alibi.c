@@ -25,9 +25,7 @@
 typedef struct alibi_state {
     float *slopes; /* [H] keys at or left of the query (j <= i) */
     float *right;  /* [H] keys right of the query (j > i): slopes (reversed under sides=mirror) times R */
-    int mirror;
-    double factor; /* R */
-    double scale;  /* S */
+    int sided;     /* right differs from slopes: exported, and the bias described per side */
 } alibi_state;
 
 /* The BLOOM rule (it reduces to 2^(-8h/H) when H is a power of two). */
@@ -47,22 +45,24 @@ static posemb_status alibi_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     if (!s) return posemb_fail(err, POSEMB_ENOMEM, "alibi: out of memory");
     c->state = s;
     static const char *const sides[] = {"same", "mirror", NULL};
-    int H = c->dims.n_heads;
-    posemb_status st = pe_opt_enum(o, "sides", sides, 0, &s->mirror, err);
-    if (!st) st = pe_opt_double(o, "right", 1.0, 1.0 / 64, 64.0, &s->factor, err);
-    if (!st) st = pe_opt_double(o, "scale", 1.0, 1.0 / 64, 64.0, &s->scale, err);
+    int H = c->dims.n_heads, mirror;
+    double factor, scale;
+    posemb_status st = pe_opt_enum(o, "sides", sides, 0, &mirror, err);
+    if (!st) st = pe_opt_double(o, "right", 1.0, 1.0 / 64, 64.0, &factor, err);
+    if (!st) st = pe_opt_double(o, "scale", 1.0, 1.0 / 64, 64.0, &scale, err);
     if (st) return st;
     /* spelled out only when set: plain alibi's spec stays "alibi" */
-    if (s->mirror) pe_canon_add(c, "sides=mirror");
-    if (s->factor != 1.0) pe_canon_num(c, "right", s->factor);
-    if (s->scale != 1.0) pe_canon_num(c, "scale", s->scale);
+    if (mirror) pe_canon_add(c, "sides=mirror");
+    if (factor != 1.0) pe_canon_num(c, "right", factor);
+    if (scale != 1.0) pe_canon_num(c, "scale", scale);
+    s->sided = mirror || factor != 1.0;
     s->slopes = malloc((size_t)H * sizeof(float));
     s->right = malloc((size_t)H * sizeof(float));
     if (!s->slopes || !s->right) return posemb_fail(err, POSEMB_ENOMEM, "alibi: out of memory");
     posemb_pe_alibi_slopes(H, s->slopes);
-    if (s->scale != 1.0)
-        for (int h = 0; h < H; h++) s->slopes[h] = (float)(s->scale * s->slopes[h]);
-    for (int h = 0; h < H; h++) s->right[h] = (float)(s->factor * s->slopes[s->mirror ? H - 1 - h : h]);
+    if (scale != 1.0)
+        for (int h = 0; h < H; h++) s->slopes[h] = (float)(scale * s->slopes[h]);
+    for (int h = 0; h < H; h++) s->right[h] = (float)(factor * s->slopes[mirror ? H - 1 - h : h]);
     return POSEMB_OK;
 }
 
@@ -108,15 +108,14 @@ static posemb_status alibi_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_
     posemb_pe_named_matrix *m = pe_export_add(out, a, "slopes", "row h: the slope m_h of head h", H, 1, err);
     if (!m) return err ? err->code : POSEMB_ENOMEM;
     for (int h = 0; h < H; h++) m->data[h] = s->slopes[h];
-    int sided = s->mirror || s->factor != 1.0;
-    if (sided) {
+    if (s->sided) {
         m = pe_export_add(out, a, "slopes_right", "row h: the slope of head h for keys right of the query", H, 1, err);
         if (!m) return err ? err->code : POSEMB_ENOMEM;
         for (int h = 0; h < H; h++) m->data[h] = s->right[h];
     }
     return pe_export_head_biases(c, n, a, out,
-                                 sided ? "row i, column j: -m_h (i - j) left, -slopes_right[h] (j - i) right"
-                                       : "row i, column j: -m_h |i - j|",
+                                 s->sided ? "row i, column j: -m_h (i - j) left, -slopes_right[h] (j - i) right"
+                                          : "row i, column j: -m_h |i - j|",
                                  alibi_bias, err);
 }
 
