@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "posemb/arena.h"
 #include "posemb/error.h"
+#include "posemb/fileio.h"
 #include "posemb/rng.h"
 #include "posemb/tensor.h"
 #include "core/threads_impl.h"
@@ -28,6 +30,43 @@ static void test_error(void **state)
     assert_int_equal(err.code, POSEMB_OK);
     assert_string_equal(err.msg, "");
     assert_string_equal(posemb_status_name(POSEMB_ENOMEM), "out of memory");
+}
+
+/* A copy is byte for byte (NUL bytes included), refused above max_bytes, and never
+ * leaves a partial or temporary file when the source or the destination fails. */
+static void test_copy_file(void **state)
+{
+    char dir[] = "/tmp/posemb-copy-XXXXXX", src[64], dst[64], *text = NULL;
+    size_t n = 0;
+    posemb_error err;
+    const char bytes[] = "line 1\n\0line 2";
+    assert_non_null(mkdtemp(dir));
+    snprintf(src, sizeof src, "%s/a", dir);
+    snprintf(dst, sizeof dst, "%s/b", dir);
+    FILE *f = fopen(src, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, sizeof bytes, f), sizeof bytes);
+    fclose(f);
+    assert_int_equal(posemb_copy_file(src, dst, 1024, &err), POSEMB_OK);
+    assert_int_equal(posemb_read_data_file(dst, 1024, &text, &n, &err), POSEMB_OK);
+    assert_int_equal(n, sizeof bytes);
+    assert_memory_equal(text, bytes, sizeof bytes);
+    free(text);
+    remove(dst);
+    assert_int_equal(posemb_copy_file(src, dst, 4, &err), POSEMB_EFORMAT);
+    assert_non_null(strstr(err.msg, src));
+    snprintf(src, sizeof src, "%s/missing", dir);
+    assert_int_equal(posemb_copy_file(src, dst, 1024, &err), POSEMB_EIO);
+    snprintf(dst, sizeof dst, "%s/no/such/folder", dir);
+    snprintf(src, sizeof src, "%s/a", dir);
+    assert_int_equal(posemb_copy_file(src, dst, 1024, &err), POSEMB_EIO);
+    int left = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) left += e->d_name[0] != '.';
+    if (d) closedir(d);
+    assert_int_equal(left, 1); /* a alone */
+    remove(src);
+    rmdir(dir);
 }
 
 static void test_arena(void **state)
@@ -221,6 +260,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_error),
+        cmocka_unit_test(test_copy_file),
         cmocka_unit_test(test_arena),
         cmocka_unit_test(test_tensor),
         cmocka_unit_test(test_rng_reference),

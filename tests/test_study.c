@@ -656,6 +656,13 @@ static void test_data_study(void **state)
              dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     check_token_match(dir, "da");
+    /* each pretraining's log is kept in pretrain/, and the tables of a copy without models read it */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && cmp da/pretrain/rpe.train_log.jsonl da/models/rpe/pretrain/train_log.jsonl && rm -rf dm && "
+             "cp -r da dm && rm -rf dm/models dm/tables.md && '%s' study data.json --data '%s/data' --out dm --report "
+             "&& cmp da/tables.md dm/tables.md && grep -q '^| ape | 10 | [0-9.]* |' dm/tables.md",
+             dir, POSEMB_BIN, POSEMB_SHARED);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     /* epochs: RTE's 2490 pairs at batch 32 for 0.05 passes are ceil(3.9) = 4 steps, fewer than
      * steps; the amplitude rule's spec is recorded (ape starts at the tokens' RMS, learning it) */
     const char *rte = "{\"pes\": [\"ape\"], \"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, "

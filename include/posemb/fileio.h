@@ -46,6 +46,11 @@ POSEMB_API posemb_status posemb_read_data_file(const char *path, size_t max_byte
  * EINVAL when path is too long). */
 POSEMB_API posemb_status posemb_write_text(const char *path, const char *text, posemb_error *err);
 
+/* Copies file src (at most max_bytes: EFORMAT above) to dst byte for byte,
+ * whole or not at all; the errors of posemb_read_data_file and
+ * posemb_atomic_open, EIO with dst when it cannot be written. */
+POSEMB_API posemb_status posemb_copy_file(const char *src, const char *dst, size_t max_bytes, posemb_error *err);
+
 /* Up to 40 bytes of s[0..len) for an error message, control bytes escaped
  * as \xNN and "..." after a cut; returns out. */
 POSEMB_API const char *posemb_snippet(const char *s, size_t len, char *out, size_t cap);

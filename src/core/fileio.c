@@ -70,6 +70,22 @@ posemb_status posemb_write_text(const char *path, const char *text, posemb_error
     return posemb_atomic_commit(&af, err);
 }
 
+posemb_status posemb_copy_file(const char *src, const char *dst, size_t max_bytes, posemb_error *err)
+{
+    char *text;
+    size_t n;
+    posemb_atomic_file af;
+    posemb_status st = posemb_read_data_file(src, max_bytes, &text, &n, err);
+    if (st) return st;
+    st = posemb_atomic_open(&af, dst, err);
+    if (!st && fwrite(text, 1, n, af.f) != n) {
+        posemb_atomic_abort(&af);
+        st = posemb_fail(err, POSEMB_EIO, "%s: write failed", dst);
+    } else if (!st) st = posemb_atomic_commit(&af, err);
+    free(text);
+    return st;
+}
+
 const char *posemb_snippet(const char *s, size_t len, char *out, size_t cap)
 {
     size_t k = 0;

@@ -41,7 +41,9 @@ posemb_status study_append_results(const char *path, const char *lines, posemb_e
 posemb_status study_amplitude_rule(const char *spec, const posemb_pe_dims *dims, int n_train, float sigma, char *out,
                                    size_t cap, posemb_error *err);
 /* The real-data study's pretraining (study_pretrain_report.c): its table in
- * tables.md, its held-out loss curves in the report. */
+ * tables.md, its held-out loss curves in the report, each log kept in
+ * pretrain/ for when the models are gone. */
+posemb_status study_pretrain_keep(const posemb_study_config *c, const char *out, posemb_error *err);
 void study_pretrain_md(FILE *f, const posemb_study_config *c, const char *out);
 void study_budgets_text(const posemb_study_config *c, char *buf, size_t cap);
 posemb_status study_pretrain_figure(posemb_report *rep, const posemb_study_config *c, const char *out,

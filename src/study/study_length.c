@@ -372,23 +372,6 @@ static char *length_lines(const posemb_study_config *c, int p, int t, int s, int
     return b.s;
 }
 
-/* Copies file src to dst byte for byte, atomically. */
-static posemb_status copy_text(const char *src, const char *dst, posemb_error *err)
-{
-    char *text;
-    size_t n;
-    posemb_atomic_file af;
-    posemb_status st = posemb_read_data_file(src, 64u << 20, &text, &n, err);
-    if (st) return st;
-    st = posemb_atomic_open(&af, dst, err);
-    if (!st && fwrite(text, 1, n, af.f) != n) {
-        posemb_atomic_abort(&af);
-        st = posemb_fail(err, POSEMB_EIO, "%s: write failed", dst);
-    } else if (!st) st = posemb_atomic_commit(&af, err);
-    free(text);
-    return st;
-}
-
 /* The tokenizer's files into model folder dir: tokenizer.json, or GPT-2's vocab.json and merges.txt. */
 static posemb_status tokenizer_into(const posemb_study_config *c, const char *dir, posemb_error *err)
 {
@@ -398,11 +381,11 @@ static posemb_status tokenizer_into(const posemb_study_config *c, const char *di
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
     if (bytes) return posemb_tokenizer_write_bytes(dst, err);
     snprintf(src, sizeof src, "%s/gpt2/encoder.json", c->data);
-    posemb_status st = copy_text(src, dst, err);
+    posemb_status st = posemb_copy_file(src, dst, 64u << 20, err);
     snprintf(src, sizeof src, "%s/gpt2/vocab.bpe", c->data);
     if (!st && posemb_path_join(dst, sizeof dst, dir, "merges.txt"))
         st = posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
-    return st ? st : copy_text(src, dst, err);
+    return st ? st : posemb_copy_file(src, dst, 64u << 20, err);
 }
 
 /* The shared state of a worker: the tokenizer and the texts, loaded once. */

@@ -1,12 +1,17 @@
 /* The real-data study's pretraining in the tables and the report: each
  * PE's held-out MLM loss at the end, and how much it still moved over the
  * last fifth of the steps (the plateau the budget is meant to reach), from
- * models/PE/pretrain/train_log.jsonl; and the curves as a figure. */
+ * models/PE/pretrain/train_log.jsonl; and the curves as a figure. Each log is
+ * also kept as pretrain/PE.train_log.jsonl, read when the model is gone: a
+ * study carried from one machine to the next without its models (19 MB
+ * each) keeps its pretraining table, as analysis/ keeps the indicators. */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "posemb/fileio.h"
 #include "posemb/plot.h"
@@ -20,13 +25,23 @@ typedef struct pretrain_curve {
     int n;
 } pretrain_curve;
 
+/* PE p's log in its model's folder (model) and the copy kept of it (kept); 0, or -1 when a path is too long. */
+static int log_paths(const posemb_study_config *c, const char *out, int p, char *model, char *kept)
+{
+    char name[160];
+    study_folder_of(c->pes[p], name, sizeof name);
+    int a = snprintf(model, POSEMB_PATH_MAX, "%s/models/%s/pretrain/train_log.jsonl", out, name);
+    int b = snprintf(kept, POSEMB_PATH_MAX, "%s/pretrain/%s.train_log.jsonl", out, c->pes[p]);
+    return a < 0 || a >= POSEMB_PATH_MAX || b < 0 || b >= POSEMB_PATH_MAX ? -1 : 0;
+}
+
 static void read_curve(const posemb_study_config *c, const char *out, int p, pretrain_curve *pc)
 {
-    char name[160], path[POSEMB_PATH_MAX], line[512];
-    study_folder_of(c->pes[p], name, sizeof name);
-    snprintf(path, sizeof path, "%s/models/%s/pretrain/train_log.jsonl", out, name);
+    char model[POSEMB_PATH_MAX], kept[POSEMB_PATH_MAX], line[512];
     pc->n = 0;
-    FILE *f = fopen(path, "r");
+    if (log_paths(c, out, p, model, kept)) return;
+    FILE *f = fopen(model, "r");
+    if (!f) f = fopen(kept, "r");
     while (f && pc->n < MAX_EVALS && fgets(line, sizeof line, f)) {
         cJSON *j = cJSON_Parse(line);
         const cJSON *kind = cJSON_GetObjectItem(j, "kind"), *step = cJSON_GetObjectItem(j, "step"),
@@ -50,6 +65,23 @@ static double last_fifth_fall(const pretrain_curve *pc)
     int k = 0;
     while (k < pc->n - 1 && pc->step[k] < at) k++;
     return k < pc->n - 1 ? (pc->loss[k] - pc->loss[pc->n - 1]) / pc->loss[k] : NAN;
+}
+
+/* Copies each model's pretraining log to pretrain/PE.train_log.jsonl (whole or not at all). */
+posemb_status study_pretrain_keep(const posemb_study_config *c, const char *out, posemb_error *err)
+{
+    char model[POSEMB_PATH_MAX], kept[POSEMB_PATH_MAX], dir[POSEMB_PATH_MAX];
+    if (posemb_path_join(dir, sizeof dir, out, "pretrain"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
+    posemb_status st = POSEMB_OK;
+    for (int p = 0; !st && p < c->n_pes; p++) {
+        if (log_paths(c, out, p, model, kept)) return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
+        struct stat info;
+        if (stat(model, &info)) continue; /* not pretrained here */
+        if (mkdir(dir, 0755) && errno != EEXIST) st = posemb_fail(err, POSEMB_EIO, "%s: cannot create", dir);
+        if (!st) st = posemb_copy_file(model, kept, (size_t)1 << 30, err);
+    }
+    return st;
 }
 
 void study_pretrain_md(FILE *f, const posemb_study_config *c, const char *out)

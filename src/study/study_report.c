@@ -549,6 +549,7 @@ posemb_status posemb_study_tables(const posemb_study_config *c, const char *out,
     if (!st) st = load_lm_metric(&ex, c, out, "exact_match", err);
     if (!st) st = load_lm_metric(&rl, c, out, "length_mean_accuracy", err);
     int ape = index_of(c->pes, c->n_pes, "ape");
+    if (!st && c->data[0]) st = study_pretrain_keep(c, out, err);
     if (!st) st = write_md(&tb, &ex, &rl, out, ape, err);
     if (!st) st = write_csv(&tb, &ex, &rl, out, ape, err);
     free_table(&tb);
