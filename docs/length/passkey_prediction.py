@@ -19,8 +19,12 @@ a results line or a model is missing (the test cannot be read yet), else 0;
 reproduces the readings the predictions were made from.
 
 Usage: PYTHONPATH=python POSEMB_LIBRARY=build/libposemb.so \\
-           python3 docs/length/passkey_prediction.py RUN --seeds 2,3
-RUN holds the study's results.jsonl and models/ (its --out folder).
+           python3 docs/length/passkey_prediction.py RUN --seeds 2,3 [--readings FILE]
+RUN holds the study's results.jsonl and models/ (its --out folder). The
+study runs over several sessions whose models do not outlive them, so each
+model's two readings are kept in FILE (default: passkey_readings.jsonl beside
+this program; one JSON line per seed and PE, rewritten whole when a model
+present in RUN is measured), and a model no longer in RUN is read from there.
 """
 import argparse
 import json
@@ -73,6 +77,30 @@ def seed_list(text):
     return seeds
 
 
+def load_readings(path):
+    """(seed, pe) -> (copied, mass) kept from earlier sessions; none when the file does not exist."""
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+        return {(int(r["seed"]), str(r["pe"])): (float(r["copied"]), float(r["mass"])) for r in rows}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        fail("%s: not a file of readings (%r)" % (path, e))
+
+
+def save_readings(path, readings):
+    """Writes every reading, sorted, whole or not at all."""
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "w") as f:
+            for (seed, pe), (copied, mass) in sorted(readings.items()):
+                f.write(json.dumps({"seed": seed, "pe": pe, "copied": copied, "mass": mass}) + "\n")
+        os.replace(tmp, path)
+    except OSError as e:
+        fail("%s: %s" % (path, e))
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message):  # exit 3, as every error here; 2 means "not yet run"
         fail(message)
@@ -82,7 +110,12 @@ def main():
     ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run")
     ap.add_argument("--seeds", required=True, type=seed_list, help="comma-separated, e.g. 2,3")
+    ap.add_argument("--readings", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                       "passkey_readings.jsonl"),
+                    help="the readings kept of models no longer in RUN (default: passkey_readings.jsonl here)")
     args = ap.parse_args()
+    readings = load_readings(args.readings)
+    measured = False
     keys = keys_at_128(args.run, args.seeds)
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ablation-tied"))
     try:
@@ -100,18 +133,25 @@ def main():
             if (seed, pe) not in keys:
                 missing.append("gpt2 %s seed %d: no results line at 128" % (pe, seed))
                 continue
-            if not os.path.isfile(os.path.join(model, "model.safetensors")):
-                missing.append("gpt2 %s seed %d: no model at %s" % (pe, seed, model))
+            if os.path.isfile(os.path.join(model, "model.safetensors")):
+                try:
+                    with posemb.Model(model) as m:
+                        copied, mass, _, _ = measure(m)
+                except Exception as e:  # the module's errors name the file and the problem
+                    fail("%s: %s" % (model, e))
+                readings[(seed, pe)] = (copied, mass)
+                measured = True
+            elif (seed, pe) in readings:
+                copied, mass = readings[(seed, pe)]
+            else:
+                missing.append("gpt2 %s seed %d: no model at %s and no reading kept" % (pe, seed, model))
                 continue
-            try:
-                with posemb.Model(model) as m:
-                    copied, mass, _, _ = measure(m)
-            except Exception as e:  # the module's errors name the file and the problem
-                fail("%s: %s" % (model, e))
             why = broken(pe, keys[(seed, pe)], copied, mass)
             breaks += ["gpt2 %s seed %d: %s" % (pe, seed, w) for w in why]
             print("| %d | %s | %.2f | %.2f | %.2f | %s |" % (seed, pe, keys[(seed, pe)], copied, mass,
                                                        "; ".join(why) or "-"))
+    if measured:
+        save_readings(args.readings, readings)
     for b in breaks:
         print("breaks a prediction: " + b)
     for m in missing:
