@@ -36,7 +36,8 @@ static void test_error(void **state)
  * leaves a partial or temporary file when the source or the destination fails. */
 static void test_copy_file(void **state)
 {
-    char dir[] = "/tmp/posemb-copy-XXXXXX", src[64], dst[64], *text = NULL;
+    char dir[] = "/tmp/posemb-copy-XXXXXX", *text = NULL;
+    char src[sizeof dir + 16], dst[sizeof dir + 16]; /* dir and the longest name below, "/no/such/folder" */
     size_t n = 0;
     posemb_error err;
     const char bytes[] = "line 1\n\0line 2";
