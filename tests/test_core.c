@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "posemb/arena.h"
 #include "posemb/error.h"
@@ -36,18 +35,13 @@ static void test_error(void **state)
  * leaves a partial or temporary file when the source or the destination fails. */
 static void test_copy_file(void **state)
 {
-    char dir[] = "/tmp/posemb-copy-XXXXXX", *text = NULL;
-    char src[sizeof dir + 16], dst[sizeof dir + 16]; /* dir and the longest name below, "/no/such/folder" */
+    char *dir = tu_tmpdir(), src[600], dst[600], *text = NULL; /* tu_tmpdir's path is under 512 bytes */
     size_t n = 0;
     posemb_error err;
     const char bytes[] = "line 1\n\0line 2";
-    assert_non_null(mkdtemp(dir));
     snprintf(src, sizeof src, "%s/a", dir);
     snprintf(dst, sizeof dst, "%s/b", dir);
-    FILE *f = fopen(src, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(bytes, 1, sizeof bytes, f), sizeof bytes);
-    fclose(f);
+    assert_int_equal(tu_write_file(src, bytes, sizeof bytes), 0);
     assert_int_equal(posemb_copy_file(src, dst, 1024, &err), POSEMB_OK);
     assert_int_equal(posemb_read_data_file(dst, 1024, &text, &n, &err), POSEMB_OK);
     assert_int_equal(n, sizeof bytes);
@@ -66,8 +60,8 @@ static void test_copy_file(void **state)
     for (struct dirent *e; d && (e = readdir(d));) left += e->d_name[0] != '.';
     if (d) closedir(d);
     assert_int_equal(left, 1); /* a alone */
-    remove(src);
-    rmdir(dir);
+    tu_rmtree(dir);
+    free(dir);
 }
 
 static void test_arena(void **state)
