@@ -9,56 +9,39 @@ t-test of log(ratio) against 0 over the seeds (two-sided). The ratio is read
 within each seed because both perplexities come from the same model, so the
 test is on the per-seed quantity, not a Welch test across two samples. With
 n seeds the t statistic has n - 1 degrees of freedom; its p-value is computed
-exactly for 1 and 2 degrees of freedom and by the regularized incomplete beta
-function otherwise (stdlib only: no scipy on a fresh machine).
+by the regularized incomplete beta function of scripts/study-claims (stdlib
+only: no scipy on a fresh machine).
 
 RoPE's scalings applied at evaluation (the "scaled" field) are rows of their
 own, "rope/yarn" and so on.
 """
+import importlib.machinery
+import importlib.util
 import json
 import math
+import os
 import statistics
 import sys
 from collections import defaultdict
 
+SHORT = 128  # the training length
+
+
+def load_study_claims():
+    """scripts/study-claims as a module, for its incomplete_beta (it has no .py name)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "study-claims")
+    loader = importlib.machinery.SourceFileLoader("study_claims", path)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("study_claims", loader))
+    loader.exec_module(module)
+    return module
+
+
+incomplete_beta = load_study_claims().incomplete_beta
+
 
 def t_pvalue(t, df):
-    """Two-sided p of Student's t with df degrees of freedom."""
-    t = abs(t)
-    if math.isinf(t):
-        return 0.0
-    if df == 1:
-        return 1.0 - 2.0 * math.atan(t) / math.pi
-    if df == 2:
-        return 1.0 - t / math.sqrt(2.0 + t * t)
-    x = df / (df + t * t)
-    return betainc(df / 2.0, 0.5, x)
-
-
-def betainc(a, b, x):
-    """Regularized incomplete beta I_x(a, b) by its continued fraction."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-    front = math.exp(lbeta + a * math.log(x) + b * math.log(1.0 - x))
-    if x > (a + 1.0) / (a + b + 2.0):
-        return 1.0 - betainc(b, a, 1.0 - x)
-    c, d, f = 1.0, 1.0 - (a + b) * x / (a + 1.0), 0.0
-    d = 1.0 / (d if abs(d) > 1e-300 else 1e-300)
-    f = d
-    for m in range(1, 300):
-        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-            d = 1.0 + num * d
-            d = 1.0 / (d if abs(d) > 1e-300 else 1e-300)
-            c = 1.0 + num / c
-            c = c if abs(c) > 1e-300 else 1e-300
-            f *= c * d
-        if abs(c * d - 1.0) < 1e-12:
-            break
-    return front * f / a
+    """Two-sided p of Student's t with df degrees of freedom (0 for an infinite t)."""
+    return incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
 
 
 def read_perplexities(path):
@@ -73,6 +56,12 @@ def read_perplexities(path):
             ppl[(row["task"], pe)][row["seed"]][row["eval_len"]] = row["metrics"]["perplexity"]
             for name, value in (row.get("scaled") or {}).items():
                 ppl[(row["task"], pe + "/" + name)][row["seed"]][row["eval_len"]] = value
+    # A scaling changes nothing at the training length: there it is its PE's own perplexity.
+    for (decoder, pe), by_seed in list(ppl.items()):
+        base = ppl.get((decoder, pe.split("/")[0]), {}) if "/" in pe else {}
+        for seed, by_len in by_seed.items():
+            if SHORT in base.get(seed, {}):
+                by_len.setdefault(SHORT, base[seed][SHORT])
     return ppl
 
 
@@ -111,16 +100,10 @@ def main(argv):
     except (OSError, ValueError, TypeError) as e:
         print("ratio_table: %s: %s" % (argv[1], e), file=sys.stderr)
         return 3
-    # Scaled RoPE rows take RoPE's own perplexity at the training length.
-    for (decoder, pe), by_seed in list(ppl.items()):
-        if "/" in pe:
-            for s, v in by_seed.items():
-                if 128 in ppl[(decoder, "rope")].get(s, {}):
-                    v.setdefault(128, ppl[(decoder, "rope")][s][128])
     print("| decoder | PE | ratio per seed | mean +- std | below 1 | p (log ratio = 0) |")
     print("|---|---|---|---:|---:|---:|")
     for decoder, pe in sorted(ppl):
-        row = ratio_row(decoder, pe, ppl[(decoder, pe)], 128, long_)
+        row = ratio_row(decoder, pe, ppl[(decoder, pe)], SHORT, long_)
         if row:
             print(row)
     return 0
