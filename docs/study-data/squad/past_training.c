@@ -24,7 +24,6 @@
  * scoring are the study's (squad_stride 32, squad_max_query 32, max_answer 30,
  * every held-out question, or the first QUESTIONS). Prints one line per reading: arm, window, F1, EM. */
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,11 +33,11 @@
 #include "posemb/model.h"
 #include "posemb/pe.h"
 #include "posemb/posemb.h"
+#include "posemb/rng.h"
 #include "posemb/tokenizer.h"
 
 #define TRAIN_LEN 128
 #define LONG_LEN 512
-#define PI 3.14159265358979323846
 
 static void die(const char *what, const posemb_error *err)
 {
@@ -173,23 +172,15 @@ static void edit(const char *arm, const float *rows, float *table, int D)
     for (int p = 0; p < TRAIN_LEN; p++)
         for (int j = 0; j < D; j++) norm += (double)rows[p * D + j] * rows[p * D + j];
     double sigma = sqrt(norm / TRAIN_LEN / D);
-    uint64_t state = 0x9e3779b97f4a7c15ull;
-    for (int p = TRAIN_LEN; p < LONG_LEN; p++)
-        for (int j = 0; j < D; j++) {
-            float *x = &table[(size_t)p * D + j];
-            if (!strcmp(arm, "zero")) *x = 0;
-            else if (!strcmp(arm, "clamp")) *x = rows[(TRAIN_LEN - 1) * D + j];
-            else if (!strcmp(arm, "wrap")) *x = rows[(p % TRAIN_LEN) * D + j];
-            else { /* noise: Box-Muller on a splitmix64 stream, fixed seed */ double u[2];
-                for (int k = 0; k < 2; k++) {
-                    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-                    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-                    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-                    u[k] = ((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
-                }
-                *x = (float)(sigma * sqrt(-2 * log(u[0] + 0x1.0p-54)) * cos(2 * PI * u[1]));
-            }
-        }
+    posemb_rng rng; /* fixed seed: the noise arm reads the same rows every run */
+    posemb_rng_seed(&rng, 1, 0);
+    for (int p = TRAIN_LEN; p < LONG_LEN; p++) {
+        float *x = &table[(size_t)p * D];
+        if (!strcmp(arm, "zero")) memset(x, 0, (size_t)D * sizeof *x);
+        else if (!strcmp(arm, "clamp")) memcpy(x, &rows[(TRAIN_LEN - 1) * D], (size_t)D * sizeof *x);
+        else if (!strcmp(arm, "wrap")) memcpy(x, &rows[(p % TRAIN_LEN) * D], (size_t)D * sizeof *x);
+        else posemb_rng_fill_normal(&rng, x, D, (float)sigma);
+    }
 }
 
 int main(int argc, char **argv)
