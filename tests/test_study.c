@@ -663,6 +663,12 @@ static void test_data_study(void **state)
              "&& cmp da/tables.md dm/tables.md && grep -q '^| ape | 10 | [0-9.]* |' dm/tables.md",
              dir, POSEMB_BIN, POSEMB_SHARED);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    /* a PE pretrained from a list where it is first is the same model as from
+     * da's, where it is second: its initialisation does not depend on the list */
+    data_run("alone",
+             "{\"pes\": [\"rpe\"], \"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, "
+             "\"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"pretrain_steps\": 10, \"steps\": 1, ",
+             "\"jobs\": 1, \"analyze\": 0}", "cmp pretrain/rpe.train_log.jsonl ../da/pretrain/rpe.train_log.jsonl");
     /* epochs: RTE's 2490 pairs at batch 32 for 0.05 passes are ceil(3.9) = 4 steps, fewer than
      * steps; the amplitude rule's spec is recorded (ape starts at the tokens' RMS, learning it) */
     const char *rte = "{\"pes\": [\"ape\"], \"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, "

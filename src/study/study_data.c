@@ -195,7 +195,12 @@ static posemb_status pretrain_model(const posemb_study_config *c, int p, int voc
     else st = study_amplitude_rule(c->pes[p], &dims, c->n_train, cfg.initializer_range, cfg.pe, sizeof cfg.pe, err);
     if (!st) st = posemb_config_set_head(&cfg, POSEMB_HEAD_MLM, 0, err);
     if (!st) st = posemb_model_create(m, &cfg, err);
-    if (!st) posemb_model_init(*m, 1000003u * (uint64_t)(p + 1));
+    /* One seed for every PE, whatever its place in the list: the weights all PEs
+     * share start from the same draw (so two PEs differ by their PE, not by their
+     * draw), and a PE pretrained from another list is the same model. Until
+     * 2026-11-29 the seed was 1000003 (p + 1); 1000003 is what the first PE of
+     * any list always had. */
+    if (!st) posemb_model_init(*m, 1000003u);
     return st;
 }
 
