@@ -8,12 +8,16 @@
  * the decoder's best span (start <= end) is then often one end alone. For each
  * held-out window of 128 tokens whose answer lies inside it, this reads the
  * span head's logits at the answer's first token f and last token l:
- *   start order  the share of multi-token answers with start(f) > start(l)
- *   end order    the share with end(l) > end(f)
- * and decodes the window's best span as the study does (start <= end, at most
- * 30 tokens, context tokens only), sorted into: exact; one token at an end of
- * the answer; another part of the answer; anything else. Single-token answers
- * (f = l) need no direction and are reported apart.
+ *   start order  the share of windows with a multi-token answer where start(f) > start(l)
+ *   end order    the share where end(l) > end(f)
+ * and decodes the window's best span by the study's rule (start <= end, at most
+ * 30 tokens, context tokens only, the first of equal spans) applied to that
+ * window alone (the study takes one span per question over all its windows,
+ * with or without the answer), sorted into: exact (the answer's tokens); one
+ * token at an end of the answer; another part of the answer; anything else
+ * (overlapping the answer or elsewhere). Windows whose answer is one token
+ * (f = l) need no direction and are reported apart. Every count is of windows:
+ * with a stride of 32 one answer can lie in several of a question's windows.
  *
  *   gcc -O2 -std=c11 -Iinclude -Ibuild/include docs/study-data/squad/edges.c -Lbuild -lposemb -lm -o build/edges
  *   OPENBLAS_CORETYPE=Cooperlake LD_LIBRARY_PATH=build build/edges DATA MODEL_DIR...
