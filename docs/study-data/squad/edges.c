@@ -26,7 +26,6 @@
  * (models/PE/SQuAD-locate-sN of a real-data study). One line per model. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "posemb/datasets.h"
 #include "posemb/features.h"
@@ -44,10 +43,10 @@ static void die(const char *what, const posemb_error *err)
     exit(1);
 }
 
-/* Window counts: [0] single-token answers, [1] multi-token answers. */
+/* Window counts: windows and exact per answer kind ([0] one token, [1] more); the rest multi-token only. */
 typedef struct tally {
-    long windows[2], exact[2], one_end[2], inside[2];
-    long start_order, end_order;
+    long windows[2], exact[2];
+    long one_end, inside, start_order, end_order;
 } tally;
 
 /* The study's best span of one window: start <= end < start + MAX_ANSWER over context tokens. */
@@ -69,14 +68,14 @@ static void count_window(const float *z, const posemb_features *f, int r, tally 
 {
     int f0 = f->starts[r], l0 = f->ends[r], multi = l0 > f0, s, e;
     best_span(z, f->tok_start + (size_t)r * LEN, &s, &e);
+    int exact = s == f0 && e == l0;
     t->windows[multi]++;
-    if (s == f0 && e == l0) t->exact[multi]++;
-    else if (s == e && (s == f0 || s == l0)) t->one_end[multi]++;
-    else if (s >= f0 && e <= l0) t->inside[multi]++;
-    if (multi) {
-        t->start_order += z[2 * f0] > z[2 * l0];
-        t->end_order += z[2 * l0 + 1] > z[2 * f0 + 1];
-    }
+    t->exact[multi] += exact;
+    if (!multi) return;
+    if (s == e && (s == f0 || s == l0)) t->one_end++; /* never exact: f0 < l0 */
+    else if (!exact && s >= f0 && e <= l0) t->inside++;
+    t->start_order += z[2 * f0] > z[2 * l0];
+    t->end_order += z[2 * l0 + 1] > z[2 * f0 + 1];
 }
 
 static void run(const char *dir, const posemb_features *f)
@@ -99,9 +98,8 @@ static void run(const char *dir, const posemb_features *f)
     printf("%s (%s): single-token answers %ld, exact %.3f | multi-token %ld, exact %.3f, one end %.3f, "
            "inside %.3f, other %.3f; start order %.3f, end order %.3f\n",
            dir, posemb_model_config(m)->pe, n1, (double)t.exact[0] / n1, n2, (double)t.exact[1] / n2,
-           (double)t.one_end[1] / n2, (double)t.inside[1] / n2,
-           (double)(n2 - t.exact[1] - t.one_end[1] - t.inside[1]) / n2, (double)t.start_order / n2,
-           (double)t.end_order / n2);
+           (double)t.one_end / n2, (double)t.inside / n2, (double)(n2 - t.exact[1] - t.one_end - t.inside) / n2,
+           (double)t.start_order / n2, (double)t.end_order / n2);
     fflush(stdout);
     posemb_model_free(m);
 }
