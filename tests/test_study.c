@@ -400,13 +400,13 @@ static void test_lm_ranking(void **state)
 }
 
 /* Every synthetic-study config docs/ gives users to run (docs/configs,
- * docs/lengthgen and its experiments) loads and passes the study's checks, PE
+ * results/lengthgen and its experiments) loads and passes the study's checks, PE
  * specs built for each task included: a stale one would fail only when a user
  * runs it. */
 static void test_doc_configs(void **state)
 {
-    const char *folders[] = {POSEMB_TESTDATA "/../../docs/configs", POSEMB_TESTDATA "/../../docs/lengthgen",
-                             POSEMB_TESTDATA "/../../docs/lengthgen/randomized"};
+    const char *folders[] = {POSEMB_TESTDATA "/../../docs/configs", POSEMB_TESTDATA "/../../results/lengthgen",
+                             POSEMB_TESTDATA "/../../results/lengthgen/randomized"};
     int checked = 0;
     for (int i = 0; i < 3; i++) {
         DIR *d = opendir(folders[i]);

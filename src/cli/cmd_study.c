@@ -38,7 +38,7 @@ static const char USAGE[] =
     "evaluated every 300; SQuAD's paragraphs, each question replaced by its answer's text:\n"
     "find where the paragraph says it; held-out articles; windows of n_train x lengths,\n"
     "squad_stride, squad_max_query, max_answer, eval_examples questions). \"SQuAD\" in tasks\n"
-    "adds SQuAD itself (not learned from DATA's corpora: docs/study-data/README.md).\n\n"
+    "adds SQuAD itself (not learned from DATA's corpora: results/study-data/README.md).\n\n"
     "With --length --data DATA: the length study (train short, test long). Per decoder\n"
     "(gpt2, llama: the tasks), PE (none ape sin rope alibi t5 kerple sandwich fire xpos cope fox\n"
     "rope+random) and seed, a causal LM (4 layers, width 128) is trained at n_train = 128\n"

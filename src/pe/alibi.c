@@ -8,7 +8,7 @@
  * attention maps of a sequence and of its reverse mirror each other and the
  * model cannot tell left from right. Two ways to tell them apart, posemb's
  * experiments on what direction is worth to ALiBi in an encoder
- * (docs/study-data), not forms from the literature; a decoder sees no key
+ * (results/study-data), not forms from the literature; a decoder sees no key
  * right of the query (j > i) and is unchanged by either:
  * - sides=mirror gives keys to the right the slope of head H+1-h: the slope
  *   set is ALiBi's, but no head is then local on both sides;

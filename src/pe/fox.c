@@ -8,7 +8,7 @@
  * (zhixuan-lin/forgetting-transformer, fgate_type "full"): one linear map
  * D -> H with a bias per layer, the weight N(0, 0.02). The bias starts at 4
  * (f ~ 0.98), the shared spec's "near 1", not at the code's 0 (f ~ 1/2):
- * in the length study's ablation (docs/length, slice 8; one seed), trained
+ * in the length study's ablation (results/length, slice 8; one seed), trained
  * from 1/2 no head kept its gates open, from 0.98 some did, and perplexity
  * was lower on both decoders (GPT-2 by 4-5%, Llama by under 1%); bias=0 is
  * the code's start. Defined

@@ -25,7 +25,7 @@
 
 static const char *const DATA_PES[] = {"none",  "ape",     "sin",        "lsin", "rpe",   "srpe",
                                        "lsrpe", "ape+rpe", "lsin+lsrpe", "rope", "alibi", "t5"};
-/* SQuAD itself is not learned from the corpora in ../shared/data (docs/study-data/README.md,
+/* SQuAD itself is not learned from the corpora in ../shared/data (results/study-data/README.md,
  * "Why SQuAD is not learned"); the locate task is, and still needs a position to point at. */
 static const char *const DATA_TASKS[] = {"CoLA", "SST-2", "MRPC", "STS-B", "RTE", "SQuAD-locate"};
 static const char *const CORPORA[] = {"wikitext-2", "janeausten", "tinyshakespeare"};
@@ -57,7 +57,7 @@ posemb_study_config posemb_study_data_default(const char *data_dir)
      * level after; at 1200 steps it stopped at 0.53 of 0.75. At GLUE's 3e-4
      * ape's seeds 2 and 3 crept up to 0.68 and 0.70, and twice the steps
      * left seed 2 at 0.73; at 1e-3 it reached 0.84, none's seed 1 0.77 by
-     * step 900 (docs/study-data/README.md, "SQuAD-locate's budget"). */
+     * step 900 (results/study-data/README.md, "SQuAD-locate's budget"). */
     c.n_budgets = 1;
     c.budgets[0] = (posemb_study_budget){"SQuAD-locate", 3600, 10, 300, 1e-3f};
     return c;
