@@ -8,7 +8,7 @@ ifeq ($(CI),true)
 CMAKE_FLAGS += -DPOSEMB_WERROR=ON
 endif
 
-.PHONY: all test install asan fuzz format format-check clean deps demo study
+.PHONY: all test install asan fuzz format format-check clean deps demo study claims
 
 all: $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
@@ -55,6 +55,13 @@ demo: all
 # The main job: the embedded-default study, its tables and report in posemb-study/.
 study: all
 	$(BUILD)/posemb study --out posemb-study
+
+# The claims register from the committed results (results/claims.csv) and its
+# forest plot (docs/images/claims.png): docs/study.md, "The register".
+claims: all
+	scripts/claims > /dev/null
+	$(BUILD)/posemb plot forest results/claims.csv --out docs/images/claims.png \
+		--title "Published claims tested by posemb (95% intervals)"
 
 clean:
 	rm -rf build build-asan build-fuzz

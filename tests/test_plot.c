@@ -18,6 +18,7 @@
 #include "posemb/error.h"
 #include "posemb/plot.h"
 #include "posemb/report.h"
+#include "study/study_impl.h"
 #include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -709,6 +710,243 @@ static void test_lines(void **state)
     assert_int_equal(count_entries("e."), 0);
 }
 
+/* ---- series looks, panel grids ------------------------------------------ */
+
+/* For every figure of n = 1..40 series, no two share (colour, dash); two
+ * that share a colour are at least ten apart in the order. */
+static void test_series_looks(void **state)
+{
+    (void)state;
+    for (int n = 1; n <= POSEMB_PLOT_MAX_SERIES; n++)
+        for (int a = 0; a < n; a++)
+            for (int b = a + 1; b < n; b++) {
+                plot_look la = plot_look_at(a), lb = plot_look_at(b);
+                if (la.rgb == lb.rgb && la.dash == lb.dash) fail_msg("n = %d: series %d and %d look alike", n, a, b);
+                if (la.rgb == lb.rgb) assert_true(b - a >= PLOT_N_COLOURS && la.dash != lb.dash);
+            }
+    /* The reference's grey is no series' colour. */
+    for (int k = 0; k < POSEMB_PLOT_MAX_SERIES; k++)
+        assert_true(plot_look_at(k).rgb != plot_look_at(PLOT_REFERENCE).rgb);
+    /* A figure of more series than looks is refused. */
+    double y[2] = {1, 2};
+    posemb_series many[POSEMB_PLOT_MAX_SERIES + 1];
+    for (int k = 0; k <= POSEMB_PLOT_MAX_SERIES; k++) many[k] = (posemb_series){.y = y, .n = 2};
+    posemb_error err;
+    assert_int_equal(posemb_plot_lines(path_in("many.png"), many, POSEMB_PLOT_MAX_SERIES + 1, NULL, &err),
+                     POSEMB_EINVAL);
+    assert_ok(posemb_plot_lines(path_in("many.png"), many, POSEMB_PLOT_MAX_SERIES, NULL, &err), &err);
+}
+
+static void test_grid(void **state)
+{
+    (void)state;
+    double x[5] = {7, 8, 9, 10, 11}, y[7][5];
+    for (int k = 0; k < 7; k++)
+        for (int i = 0; i < 5; i++) y[k][i] = 2 + 0.3 * k + 0.1 * i * (k % 3);
+    posemb_series s[6], ref = {"none", x, y[6], 5, 2};
+    const char *names[6] = {"ape", "sin", "rope", "xpos", "alibi", "t5"};
+    for (int k = 0; k < 6; k++) s[k] = (posemb_series){names[k], x, y[k], 5, 2};
+    posemb_panel p[3] = {{"absolute", s, 2}, {"rotary", s + 2, 2}, {"biases", s + 4, 2}};
+    posemb_grid_opts o = posemb_grid_defaults();
+    o.title = "Small multiples";
+    o.xlabel = "context length";
+    o.ylabel = "bits per token";
+    o.xlog2 = 1;
+    o.reference = &ref;
+    posemb_error err;
+    assert_ok(posemb_plot_lines_grid(path_in("grid.png"), p, 3, &o, &err), &err);
+    png_image im = png_load(path_in("grid.png"));
+    assert_true(im.w > 3 * 330 && im.h > 230); /* three panels in a row */
+    for (int k = 0; k < 6; k++)                /* each series in its own colour: the looks run over the whole figure */
+        if (png_count(&im, plot_look_at(k).rgb, 10) < 40) fail_msg("series %d's colour is missing", k);
+    assert_true(png_count(&im, plot_look_at(PLOT_REFERENCE).rgb, 10) > 3 * 100); /* the reference in every panel */
+    cairo_surface_destroy(im.s);
+    assert_ok(posemb_plot_lines_grid(path_in("grid.svg"), p, 3, &o, &err), &err);
+    assert_svg_valid(path_in("grid.svg"), "Small multiples");
+    o.cols = 2; /* 2 x 2, a given size */
+    o.width = 900;
+    o.height = 700;
+    assert_ok(posemb_plot_lines_grid(path_in("grid2.png"), p, 3, &o, &err), &err);
+    im = png_load(path_in("grid2.png"));
+    assert_int_equal(im.w, 900);
+    assert_int_equal(im.h, 700);
+    cairo_surface_destroy(im.s);
+    /* Errors leave no file. */
+    assert_int_equal(posemb_plot_lines_grid(path_in("e.png"), p, 0, &o, &err), POSEMB_EINVAL);
+    posemb_series many[POSEMB_PLOT_MAX_SERIES];
+    for (int k = 0; k < POSEMB_PLOT_MAX_SERIES; k++) many[k] = s[0];
+    posemb_panel over[2] = {{"a", many, POSEMB_PLOT_MAX_SERIES}, {"b", s, 1}};
+    assert_int_equal(posemb_plot_lines_grid(path_in("e.png"), over, 2, NULL, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "tells apart"));
+    o.width = 60;
+    assert_int_equal(posemb_plot_lines_grid(path_in("e.png"), p, 3, &o, &err), POSEMB_EINVAL);
+    assert_int_equal(count_entries("e."), 0);
+}
+
+/* The length study's PEs fall into the panels of their families, read off the PEs themselves. */
+static void test_family_panels(void **state)
+{
+    (void)state;
+    static const char *const SPECS[] = {"none",
+                                        "ape",
+                                        "sin",
+                                        "lsin",
+                                        "ape+random:max=2048",
+                                        "rope",
+                                        "rope:p=0.75",
+                                        "xpos",
+                                        "rope+random:max=2048",
+                                        "alibi",
+                                        "kerple",
+                                        "sandwich",
+                                        "fire",
+                                        "t5",
+                                        "cope",
+                                        "fox"};
+    enum { N = sizeof SPECS / sizeof SPECS[0] };
+    double y[2] = {1, 2};
+    posemb_series s[N], sorted[N];
+    for (int k = 0; k < N; k++) s[k] = (posemb_series){.label = SPECS[k], .y = y, .n = 2};
+    posemb_panel panels[STUDY_FAMILIES];
+    const posemb_series *ref;
+    assert_int_equal(study_panels_by_family(s, N, sorted, panels, &ref), 4);
+    assert_ptr_equal(ref, &s[0]);
+    const study_family want[4] = {STUDY_FAMILY_ABSOLUTE, STUDY_FAMILY_ROTARY, STUDY_FAMILY_BIAS, STUDY_FAMILY_DATA};
+    const int count[4] = {4, 4, 5, 2};
+    for (int p = 0; p < 4; p++) {
+        assert_string_equal(panels[p].title, study_family_title(want[p]));
+        assert_int_equal(panels[p].n_series, count[p]);
+    }
+    assert_string_equal(panels[3].series[0].label, "cope");
+    assert_int_equal(study_pe_family("rpe"), STUDY_FAMILY_RELATIVE);
+    assert_int_equal(study_pe_family("lsin+lsrpe"), STUDY_FAMILY_BOTH);
+    assert_int_equal(study_pe_family("not-a-pe"), STUDY_FAMILY_OTHER);
+    /* Six series stay on one axis; sixteen become the grid of four panels. */
+    posemb_lines_opts o = posemb_lines_defaults();
+    posemb_error err;
+    assert_ok(study_lines_figure(path_in("six.png"), s, 6, &o, &err), &err);
+    png_image im = png_load(path_in("six.png"));
+    assert_int_equal(im.w, 640);
+    cairo_surface_destroy(im.s);
+    assert_ok(study_lines_figure(path_in("sixteen.png"), s, N, &o, &err), &err);
+    im = png_load(path_in("sixteen.png"));
+    assert_true(im.w > 2 * 330 && im.w < 3 * 330 && im.h > 2 * 230); /* 2 x 2 */
+    cairo_surface_destroy(im.s);
+}
+
+/* ---- forest plots -------------------------------------------------------- */
+
+static const posemb_forest_row FOREST[] = {
+    {"A claim that holds (synthetic)", "difference of F1", 0.5, 0.1, 0.9, NAN, POSEMB_VERDICT_REPRODUCED},
+    {"A confounded one (GLUE)", "difference of F1", -0.3, -0.6, -0.1, 0.4, POSEMB_VERDICT_CONFOUNDED},
+    {"A claim on another scale, whose label is long enough to need a wide label column (length)",
+     "log ratio of perplexities", 2, 1, 3, NAN, POSEMB_VERDICT_NOT_REPRODUCED},
+    {"A point without an interval", "log ratio of perplexities", -1, NAN, NAN, NAN, POSEMB_VERDICT_REPRODUCED},
+    {"Untestable here", "Spearman rho", NAN, NAN, NAN, 0.7, POSEMB_VERDICT_UNTESTABLE},
+};
+enum { N_FOREST = sizeof FOREST / sizeof FOREST[0] };
+static const posemb_forest_opts FOREST_OPTS = {.title = "Claims & verdicts"};
+
+/* Where row i's value v is drawn (with FOREST_OPTS). */
+static void forest_at(int i, double v, double *x, double *y)
+{
+    plot_map m;
+    posemb_error err;
+    assert_ok(plot_forest_geometry(FOREST, N_FOREST, &FOREST_OPTS, i, y, &m, &err), &err);
+    *x = plot_map_at(&m, v);
+}
+
+static void assert_pixel(const png_image *im, double x, double y, uint32_t rgb, int tol, const char *what)
+{
+    unsigned char got[3], want[3] = {rgb >> 16 & 255, rgb >> 8 & 255, rgb & 255};
+    png_rgb(im, x, y, got);
+    assert_rgb_near(got, want, tol, what);
+}
+
+static void test_forest(void **state)
+{
+    (void)state;
+    posemb_error err;
+    assert_ok(posemb_plot_forest(path_in("forest.png"), FOREST, N_FOREST, &FOREST_OPTS, &err), &err);
+    png_image im = png_load(path_in("forest.png"));
+    double x, y;
+    /* Each interval in its verdict's colour, away from the markers. */
+    forest_at(0, 0.2, &x, &y);
+    assert_pixel(&im, x, y, plot_verdict_rgb(POSEMB_VERDICT_REPRODUCED), 6, "row 0's interval");
+    forest_at(1, -0.5, &x, &y);
+    assert_pixel(&im, x, y, plot_verdict_rgb(POSEMB_VERDICT_CONFOUNDED), 6, "row 1's interval");
+    forest_at(2, 1.3, &x, &y);
+    assert_pixel(&im, x, y, plot_verdict_rgb(POSEMB_VERDICT_NOT_REPRODUCED), 6, "row 2's interval");
+    forest_at(2, 2, &x, &y); /* the estimate's marker */
+    assert_pixel(&im, x, y, plot_verdict_rgb(POSEMB_VERDICT_NOT_REPRODUCED), 6, "row 2's estimate");
+    /* The line at 0: one crisp pixel column in each panel, here through rows 0 and 3. */
+    forest_at(0, 0, &x, &y);
+    assert_pixel(&im, floor(x), y, 0x555555, 4, "the zero line, panel 1");
+    assert_pixel(&im, floor(x) + 3, y, 0xf3f5f7, 4, "beside the zero line");
+    forest_at(3, 0, &x, &y);
+    assert_pixel(&im, floor(x), y, 0x555555, 4, "the zero line, panel 2");
+    /* A point without an interval: nothing coloured halfway to 0. */
+    forest_at(3, -0.5, &x, &y);
+    unsigned char c[3];
+    png_rgb(&im, x, y, c);
+    assert_true(c[0] > 200 && c[1] > 200 && c[2] > 200);
+    /* The paper's effect: an open diamond, dark edge, light inside. */
+    forest_at(1, 0.4, &x, &y);
+    png_rgb(&im, x, y, c);
+    assert_true(c[0] > 200 && c[1] > 200);
+    long dark = 0;
+    for (int dy = -7; dy <= 7; dy++)
+        for (int dx = -7; dx <= 7; dx++) {
+            png_rgb(&im, x + dx, y + dy, c);
+            dark += c[0] < 90 && c[1] < 90 && c[2] < 90;
+        }
+    assert_true(dark >= 12);
+    cairo_surface_destroy(im.s);
+    assert_ok(posemb_plot_forest(path_in("forest.svg"), FOREST, N_FOREST, &FOREST_OPTS, &err), &err);
+    assert_svg_valid(path_in("forest.svg"), "Claims &amp; verdicts");
+
+    /* Verdict names both ways. */
+    for (int v = 0; v < POSEMB_VERDICT_COUNT; v++)
+        assert_int_equal(posemb_verdict_from_name(posemb_verdict_name((posemb_verdict)v)), v);
+    assert_int_equal(posemb_verdict_from_name("Reproduced"), -1);
+    assert_null(posemb_verdict_name((posemb_verdict)4));
+}
+
+static void test_forest_errors(void **state)
+{
+    (void)state;
+    posemb_forest_row bad[2] = {FOREST[0], FOREST[1]};
+    posemb_error err;
+    bad[1].lo = 1;
+    bad[1].hi = 0;
+    assert_int_equal(posemb_plot_forest(path_in("e.png"), bad, 2, NULL, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "lo > hi"));
+    bad[1] = FOREST[1];
+    bad[1].verdict = (posemb_verdict)7;
+    assert_int_equal(posemb_plot_forest(path_in("e.png"), bad, 2, NULL, &err), POSEMB_EINVAL);
+    bad[1] = FOREST[1];
+    bad[1].effect = INFINITY;
+    assert_int_equal(posemb_plot_forest(path_in("e.png"), bad, 2, NULL, &err), POSEMB_EINVAL);
+    bad[1] = FOREST[1];
+    bad[1].unit = NULL;
+    assert_int_equal(posemb_plot_forest(path_in("e.png"), bad, 2, NULL, &err), POSEMB_EINVAL);
+    assert_int_equal(posemb_plot_forest(path_in("e.png"), FOREST, 0, NULL, &err), POSEMB_EINVAL);
+    static posemb_forest_row many[POSEMB_FOREST_MAX_ROWS + 1];
+    static char units[POSEMB_FOREST_MAX_PANELS + 1][8];
+    for (int i = 0; i <= POSEMB_FOREST_MAX_ROWS; i++) many[i] = FOREST[0];
+    assert_int_equal(posemb_plot_forest(path_in("e.png"), many, POSEMB_FOREST_MAX_ROWS + 1, NULL, &err), POSEMB_EINVAL);
+    for (int i = 0; i <= POSEMB_FOREST_MAX_PANELS; i++) {
+        snprintf(units[i], sizeof units[i], "u%d", i);
+        many[i].unit = units[i];
+    }
+    assert_int_equal(posemb_plot_forest(path_in("e.png"), many, POSEMB_FOREST_MAX_PANELS + 1, NULL, &err),
+                     POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "units"));
+    assert_int_equal(posemb_plot_forest(path_in("e.gif"), FOREST, N_FOREST, NULL, &err), POSEMB_EINVAL);
+    assert_int_equal(posemb_plot_forest(path_in("nodir/e.png"), FOREST, N_FOREST, NULL, &err), POSEMB_EIO);
+    assert_int_equal(count_entries("e."), 0);
+}
+
 /* ---- clock --------------------------------------------------------------- */
 
 static void sin_freqs(float *f, int n, int dim)
@@ -903,7 +1141,7 @@ static void test_gallery(void **state)
     posemb_error err;
     posemb_report *r = posemb_report_new("posemb figures");
     posemb_report_heading(r, 1, "posemb figures");
-    posemb_report_paragraph(r, "Heatmaps, line plots and the clock of sinusoidal PEs.");
+    posemb_report_paragraph(r, "Heatmaps, line plots, the clock of sinusoidal PEs and a forest plot.");
     const char *exts[3] = {"png", "svg", "pdf"};
 
     float *m = similarity(512);
@@ -968,12 +1206,22 @@ static void test_gallery(void **state)
     snprintf(p, sizeof p, "%s/clock.png", dir);
     assert_ok(posemb_report_image(r, p, "The clock", &err), &err);
 
+    for (int e = 0; e < 3; e++) {
+        snprintf(p, sizeof p, "%s/forest.%s", dir, exts[e]);
+        assert_ok(posemb_plot_forest(p, FOREST, N_FOREST, &FOREST_OPTS, &err), &err);
+    }
+    snprintf(p, sizeof p, "%s/forest.png", dir);
+    assert_ok(posemb_report_image(r, p, "A forest plot of claims (a wide figure: a row of its own)", &err), &err);
+
     const char *head[3] = {"figure", "format", "size"};
     const char *cells[6] = {"similarity", "png", "512 x 512", "clock", "png", "8 panels"};
     posemb_report_table(r, head, 3, cells, 2, "Figures");
     snprintf(p, sizeof p, "%s/report.html", dir);
     assert_ok(posemb_report_write(r, p, &err), &err);
     posemb_report_free(r);
+    char *html = slurp(p, NULL);
+    assert_non_null(strstr(html, "<figure class=\"wide\">")); /* the forest plot, 1000+ wide */
+    free(html);
     if (keep && *keep) printf("gallery in %s\n", keep);
 }
 
@@ -991,6 +1239,11 @@ int main(void)
         cmocka_unit_test(test_heatmap_names),
         cmocka_unit_test(test_heatmap_speed),
         cmocka_unit_test(test_lines),
+        cmocka_unit_test(test_series_looks),
+        cmocka_unit_test(test_grid),
+        cmocka_unit_test(test_family_panels),
+        cmocka_unit_test(test_forest),
+        cmocka_unit_test(test_forest_errors),
         cmocka_unit_test(test_clock),
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_base64_lengths),

@@ -669,6 +669,18 @@ static void test_data_study(void **state)
              "{\"pes\": [\"rpe\"], \"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, "
              "\"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"pretrain_steps\": 10, \"steps\": 1, ",
              "\"jobs\": 1, \"analyze\": 0}", "cmp pretrain/rpe.train_log.jsonl ../da/pretrain/rpe.train_log.jsonl");
+    /* the pretraining text chosen and cut (corpora, corpus_tokens), and its checkpoints kept (pretrain_keep) */
+    snprintf(
+        cmd, sizeof cmd,
+        "cd '%s' && printf '%%s' '{\"pes\": [\"ape\"], \"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, "
+        "\"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"pretrain_steps\": 10, "
+        "\"steps\": 1, \"jobs\": 1, \"analyze\": 0, \"corpora\": [\"tinyshakespeare\"], "
+        "\"corpus_tokens\": 20000, \"pretrain_keep\": 3}' > cut.json && '%s' study cut.json --data '%s/data' "
+        "--out cut 2>&1 && test -e cut/cache/tinyshakespeare.safetensors && test ! -e cut/cache/wikitext-2.safetensors "
+        "&& test $(ls -d cut/models/ape/pretrain/checkpoint-* | wc -l) = 3",
+        dir, POSEMB_BIN, POSEMB_SHARED);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    assert_non_null(strstr(out, "pretraining corpora: 20000 tokens from 1 files"));
     /* epochs: RTE's 2490 pairs at batch 32 for 0.05 passes are ceil(3.9) = 4 steps, fewer than
      * steps; the amplitude rule's spec is recorded (ape starts at the tokens' RMS, learning it) */
     const char *rte = "{\"pes\": [\"ape\"], \"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, "
@@ -689,6 +701,13 @@ static void test_data_study(void **state)
              POSEMB_SHARED);
     assert_int_equal(tu_run(cmd, out, sizeof out), 2);
     assert_non_null(strstr(out, "squad_stride 40 must be less than the context window"));
+    const char *outside = "{\"corpora\": [\"../etc\"]}";
+    snprintf(path, sizeof path, "%s/outside.json", dir);
+    assert_int_equal(tu_write_file(path, outside, strlen(outside)), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study outside.json --data '%s/data' --out dd", dir, POSEMB_BIN,
+             POSEMB_SHARED);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 2);
+    assert_non_null(strstr(out, "corpus \"../etc\" must be a path inside the data folder"));
 }
 
 /* A run that fails stops the study with that run's error and a non-zero exit, in a

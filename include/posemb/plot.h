@@ -1,5 +1,6 @@
 /* Figures for papers, drawn with cairo: heatmaps with a colour bar, line and
- * scatter plots with a legend, and the "clock" of sinusoidal PEs.
+ * scatter plots with a legend (alone or as a grid of panels), forest plots
+ * of claims, and the "clock" of sinusoidal PEs.
  *
  * The output format follows the file extension: ".png" (pixels), ".svg" or
  * ".pdf" (vector; sizes are in points and matrices are embedded as images).
@@ -104,11 +105,109 @@ typedef struct posemb_lines_opts {
 /* No title or labels, automatic legend and limits, default size. */
 POSEMB_API posemb_lines_opts posemb_lines_defaults(void);
 
-/* Draws the series (colours from matplotlib's "tab10" cycle, in order) with
- * a light grid, axes and an optional legend. o may be NULL (defaults).
- * Needs n_series >= 1 and at least one finite point overall. */
+/* Series one figure tells apart: each gets its own (colour, dash) pair,
+ * the ten colours of matplotlib's "tab10" (black for its grey) first solid,
+ * then dashed, dotted and dash-dotted, so that series sharing a colour are
+ * ten apart in the order. */
+#define POSEMB_PLOT_MAX_SERIES 40
+
+/* Draws the series, in the looks above in order, with a light grid, axes
+ * and an optional legend. o may be NULL (defaults). Needs n_series in
+ * [1, POSEMB_PLOT_MAX_SERIES] and at least one finite point overall. More
+ * than about six series on one axis are hard to follow: see
+ * posemb_plot_lines_grid. */
 POSEMB_API posemb_status posemb_plot_lines(const char *path, const posemb_series *s, int n_series,
                                            const posemb_lines_opts *o, posemb_error *err);
+
+/* ---- small multiples: a grid of line plots with shared axes --------------- */
+
+typedef struct posemb_panel {
+    const char *title; /* above the panel; NULL: none */
+    const posemb_series *series;
+    int n_series; /* >= 0: a panel may show the reference alone */
+} posemb_panel;
+
+typedef struct posemb_grid_opts {
+    const char *title, *xlabel, *ylabel; /* the figure's; NULL: none */
+    /* 0: each panel's plot area about 330 x 230 and the figure around them;
+     * else the figure's size (fonts scale with it, as for posemb_plot_lines). */
+    int width, height;
+    int cols; /* panels per row; 0: up to 3, balanced (4 panels: 2 x 2) */
+    /* Shared limits, as posemb_lines_opts: NAN (or equal values) from all panels' data. */
+    double xmin, xmax, ymin, ymax;
+    int xlog2; /* as posemb_lines_opts */
+    /* Drawn in every panel in grey beneath the panel's series and listed
+     * first in each legend (a baseline such as "no PE"); NULL: none. */
+    const posemb_series *reference;
+} posemb_grid_opts;
+
+/* No titles, limits from the data, automatic size and columns, no reference. */
+POSEMB_API posemb_grid_opts posemb_grid_defaults(void);
+
+/* Draws n_panels line plots in a grid, row by row, sharing both axes: the
+ * same limits and ticks everywhere, y tick labels on the left column, x
+ * tick labels under every panel, the axis labels once for the figure. Each
+ * panel has its own legend (inside, where it hides the fewest points) and
+ * its series take the looks of posemb_plot_lines in order over the whole
+ * figure (panel 0's first), so that no two series of the figure look
+ * alike. o may be NULL (defaults). Needs n_panels in [1, 24], at most
+ * POSEMB_PLOT_MAX_SERIES series over all panels, and one finite point
+ * overall; POSEMB_EINVAL otherwise, or when the size leaves a panel too
+ * small for its labels. */
+POSEMB_API posemb_status posemb_plot_lines_grid(const char *path, const posemb_panel *panels, int n_panels,
+                                                const posemb_grid_opts *o, posemb_error *err);
+
+/* ---- forest plots of claims ---------------------------------------------- */
+
+/* What a replication concluded about a claim on one testbed; it sets the
+ * row's colour (Okabe and Ito's colour-blind-safe palette) and marker. */
+typedef enum posemb_verdict {
+    POSEMB_VERDICT_REPRODUCED = 0,     /* "reproduced": bluish green, a disc */
+    POSEMB_VERDICT_CONFOUNDED = 1,     /* "reproduced, confounded": sky blue, a square */
+    POSEMB_VERDICT_NOT_REPRODUCED = 2, /* "not reproduced": vermilion, a triangle */
+    POSEMB_VERDICT_UNTESTABLE = 3,     /* "untestable here": grey, a ring */
+} posemb_verdict;
+#define POSEMB_VERDICT_COUNT 4
+
+/* The verdict's name as above (static); NULL outside the enum. */
+POSEMB_API const char *posemb_verdict_name(posemb_verdict v);
+/* The verdict named exactly (case-sensitive, as posemb_verdict_name spells it); -1 for any other string. */
+POSEMB_API int posemb_verdict_from_name(const char *name);
+
+typedef struct posemb_forest_row {
+    const char *label; /* the row's text: the claim and its testbed */
+    const char
+        *unit;     /* the effect's unit ("difference of F1", "log perplexity ratio"): rows of one unit share a panel */
+    double effect; /* the point estimate; NAN: none (the row shows its label and "no estimate") */
+    double lo, hi; /* its 95% interval; NAN (either): none, the point alone */
+    double paper;  /* the paper's own effect, an open diamond; NAN: none */
+    posemb_verdict verdict;
+} posemb_forest_row;
+
+#define POSEMB_FOREST_MAX_ROWS 400
+#define POSEMB_FOREST_MAX_PANELS 16
+
+typedef struct posemb_forest_opts {
+    const char *title; /* NULL: none */
+    int plot_width;    /* width of each panel's axis, device units; 0: 420 */
+} posemb_forest_opts;
+
+/* Draws a forest plot: one panel per unit (in the order of their first
+ * row, stacked vertically), titled by the unit, with its own x axis that
+ * spans the panel's estimates, intervals, paper effects and 0, and a
+ * vertical line at 0; one row per claim x testbed in the rows' order, its
+ * label left of the axis (the label column as wide as the longest label),
+ * its interval as a line and its estimate as a marker in the verdict's
+ * colour, the paper's effect as an open diamond; a legend of the verdicts
+ * and markers above the panels. The figure's size follows the rows and the
+ * labels (about 24 units a row). rows and o belong to the caller and are
+ * only read; o may be NULL. POSEMB_EINVAL (naming the path, and the row for
+ * a bad row) for n_rows outside [1, POSEMB_FOREST_MAX_ROWS], a row without
+ * label or unit, an unknown verdict, a non-finite-but-not-NaN number, lo >
+ * hi, more than POSEMB_FOREST_MAX_PANELS units, or a figure beyond the
+ * largest size; then, and on POSEMB_EIO or POSEMB_ENOMEM, no file is left. */
+POSEMB_API posemb_status posemb_plot_forest(const char *path, const posemb_forest_row *rows, int n_rows,
+                                            const posemb_forest_opts *o, posemb_error *err);
 
 /* ---- the clock of sinusoidal PEs ----------------------------------------- */
 

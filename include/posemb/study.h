@@ -93,6 +93,14 @@ typedef struct posemb_study_config {
     char tokenizer[16];
     int n_budgets;
     posemb_study_budget budgets[POSEMB_STUDY_MAX_TASKS];
+    /* The real-data study's pretraining text: files or folders under data
+     * (n_corpora 0: wikitext-2, janeausten, tinyshakespeare); corpus_tokens >
+     * 0 keeps that many of their tokens, in evenly spaced blocks so that each
+     * corpus keeps its share (0: all); pretrain_keep checkpoints are kept
+     * (0: 1), so that a read-out can follow the pretraining. */
+    int n_corpora;
+    char corpora[8][128];
+    int corpus_tokens, pretrain_keep;
 } posemb_study_config;
 
 /* The embedded default: the seed paper's 13 PEs plus rope, alibi, t5; the

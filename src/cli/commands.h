@@ -21,6 +21,7 @@ int cmd_study(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 /* Prints "posemb SUB: message" on stderr and returns the exit status that
  * fits err->code (2 for EINVAL, 1 otherwise). */

@@ -110,6 +110,81 @@ void plot_frame(cairo_t *cr, const plot_style *st, const posemb_rect *r);
 double plot_title_room(cairo_t *cr, const plot_style *st, const char *title);
 void plot_title(cairo_t *cr, const plot_style *st, const char *title, double cx, double y);
 
+/* ---- series styles (styles.c) -------------------------------------------- */
+
+/* The looks a figure gives its series: PLOT_N_COLOURS colours times
+ * PLOT_N_DASHES dash patterns, so POSEMB_PLOT_MAX_SERIES series of one
+ * figure all differ in (colour, dash). */
+#define PLOT_N_COLOURS 10
+#define PLOT_N_DASHES 4
+#define PLOT_REFERENCE (-1) /* the style index of a grid's grey reference series */
+
+typedef struct plot_look {
+    uint32_t rgb;
+    int dash; /* 0 solid, 1 dashed, 2 dotted, 3 dash-dot */
+} plot_look;
+
+/* Series k's look (k in 0 .. POSEMB_PLOT_MAX_SERIES - 1, or PLOT_REFERENCE):
+ * the colour cycles first, so series that share a colour are
+ * PLOT_N_COLOURS apart in the order and differ in dash. */
+plot_look plot_look_at(int k);
+/* Sets series k's colour, dash and line width on cr (dashes scaled to st). */
+void plot_look_apply(cairo_t *cr, const plot_style *st, int k);
+
+/* ---- line plots (lines.c), shared by the panel grid (grid.c) -------------- */
+
+/* Where a line plot (or one panel of a grid) draws: limits, plot area, maps and ticks. */
+typedef struct plot_lines_geom {
+    plot_style st;
+    double xlo, xhi, ylo, yhi;
+    posemb_rect plot;
+    plot_map xm, ym;
+    plot_ticks xt, yt;
+    int legend_outside; /* the legend right of the plot, not over it */
+} plot_lines_geom;
+
+/* The series of one plot area: s[0..n) drawn with looks first_look + k, and
+ * an optional reference (PLOT_REFERENCE look, drawn beneath, listed first). */
+typedef struct plot_series_set {
+    const posemb_series *s;
+    int n, first_look;
+    const posemb_series *ref; /* NULL: none */
+} plot_series_set;
+
+/* POSEMB_EINVAL naming path for a malformed series (no data, points not 0..2);
+ * *finite tells whether any point is finite. */
+posemb_status plot_series_check(const char *path, const posemb_series *s, int n, int *finite, posemb_error *err);
+/* Widens [x0, x1] x [y0, y1] to the finite points of s[0..n). */
+void plot_series_extent(const posemb_series *s, int n, double *x0, double *x1, double *y0, double *y1);
+/* One axis's limits: ends given (finite, unequal) are kept, the others come
+ * from the data [dlo, dhi] plus a margin. POSEMB_EINVAL for lo > hi. */
+posemb_status plot_axis_limits(const char *path, const char *axis, double *lo, double *hi, double dlo, double dhi,
+                               posemb_error *err);
+/* The light grid at the ticks, the series (clipped to the plot area) and
+ * the frame; the axes are the caller's (a grid labels only its outer panels). */
+void plot_lines_panel(cairo_t *cr, const plot_lines_geom *g, const plot_series_set *set);
+/* Legend of the labelled series: 0 when none has a label. */
+int plot_legend_entries(const plot_series_set *set);
+/* Draws the legend inside g's plot area where it hides the fewest points,
+ * or right of it when g->legend_outside. */
+void plot_legend(cairo_t *cr, const plot_lines_geom *g, const plot_series_set *set);
+/* One legend entry with its left end at x and its middle at y: the
+ * series' swatch in look, then its label (tick font); and its width. */
+void plot_legend_entry(cairo_t *cr, const plot_style *st, const posemb_series *s, int look, double x, double y);
+double plot_legend_entry_width(cairo_t *cr, const plot_style *st, const posemb_series *s);
+/* Width of the legend box (for a legend outside the plot). */
+double plot_legend_width(cairo_t *cr, const plot_style *st, const plot_series_set *set);
+
+/* ---- forest plots (forest.c) --------------------------------------------- */
+
+typedef struct plot_forest_geom plot_forest_geom;
+/* The verdict's colour as 0x00RRGGBB. */
+uint32_t plot_verdict_rgb(posemb_verdict v);
+/* Where posemb_plot_forest puts row `row` of these rows: the y of its
+ * centre line and its panel's x map (for tests that read pixels back). */
+posemb_status plot_forest_geometry(const posemb_forest_row *rows, int n, const posemb_forest_opts *o, int row,
+                                   double *cy, plot_map *xm, posemb_error *err);
+
 /* ---- colour bar (colorbar.c) --------------------------------------------- */
 
 /* Room the colour bar takes right of the plot (gap, bar, ticks, labels,

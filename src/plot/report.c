@@ -42,6 +42,7 @@ static const char CSS[] =
     ".figures{display:grid;grid-template-columns:repeat(auto-fit,minmax(340px,1fr));gap:24px;align-items:start;"
     "margin:1em 0 2em}\n"
     "figure{margin:0;text-align:center}\n"
+    "figure.wide{grid-column:1/-1}\n"
     "figure img{max-width:100%;height:auto;border:1px solid #eaeef2;border-radius:4px}\n"
     "figcaption{margin-top:.5em;color:#57606a;font-size:.92rem}\n"
     "pre{background:#f6f8fa;border:1px solid #eaeef2;border-radius:6px;padding:12px 16px;overflow:auto;"
@@ -309,6 +310,8 @@ static posemb_status read_file(const char *path, unsigned char **data, size_t *n
     return POSEMB_OK;
 }
 
+#define WIDE_PX 720 /* two figures this wide no longer fit side by side at the page's 1100 px */
+
 static unsigned long be32(const unsigned char *p)
 {
     return (unsigned long)p[0] << 24 | (unsigned long)p[1] << 16 | (unsigned long)p[2] << 8 | p[3];
@@ -331,7 +334,9 @@ posemb_status posemb_report_image(posemb_report *r, const char *png_path, const 
     snprintf(size, sizeof size, "\" width=\"%lu\" height=\"%lu\" alt=\"", be32(d + 16), be32(d + 20));
     if (!r->in_grid) put(r, "<div class=\"figures\">\n");
     r->in_grid = 1;
-    put(r, "<figure><img src=\"data:image/png;base64,");
+    /* A wide figure (small multiples, a forest plot) takes a row of the grid, or its text would shrink to unread. */
+    put(r, be32(d + 16) > WIDE_PX ? "<figure class=\"wide\">" : "<figure>");
+    put(r, "<img src=\"data:image/png;base64,");
     put_base64(r, d, n);
     free(d);
     put(r, size);

@@ -248,6 +248,9 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_int(r, "ranks_per_run", 1, 64, &c->ranks_per_run, path, err)) ||
         (st = get_int(r, "eval_tokens", 2, 1 << 30, &c->eval_tokens, path, err)) ||
         (st = get_int(r, "passkey_trials", 0, 100000, &c->passkey_trials, path, err)) ||
+        (st = get_names(r, "corpora", &c->corpora[0][0], 128, 8, &c->n_corpora, path, err)) ||
+        (st = get_int(r, "corpus_tokens", 0, 1 << 30, &c->corpus_tokens, path, err)) ||
+        (st = get_int(r, "pretrain_keep", 1, 1000, &c->pretrain_keep, path, err)) ||
         (st = get_scalings(r, c, path, err)) || (st = get_budgets(r, c, path, err)) ||
         (st = get_float(r, "lr", 0, 0, 10, &c->lr, path, err)) ||
         (st = get_float(r, "pretrain_lr", 0, 0, 10, &c->pretrain_lr, path, err)) ||
@@ -303,11 +306,18 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "tokenizer",
                                             "task_budgets",
                                             "model",
+                                            "corpora",
+                                            "corpus_tokens",
+                                            "pretrain_keep",
                                             NULL};
         int ok = 0;
         for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);
         if (!ok) return posemb_fail(err, POSEMB_EINVAL, "%s: unknown key \"%s\"", path, x->string);
     }
+    for (int i = 0; i < c->n_corpora; i++) /* a path inside the data folder, as the default corpora are */
+        if (c->corpora[i][0] == '/' || strstr(c->corpora[i], ".."))
+            return posemb_fail(err, POSEMB_EINVAL, "%s: corpus \"%s\" must be a path inside the data folder", path,
+                               c->corpora[i]);
     if (c->hidden % c->heads)
         return posemb_fail(err, POSEMB_EINVAL, "%s: hidden %d is not a multiple of heads %d", path, c->hidden,
                            c->heads);

@@ -125,11 +125,34 @@ posemb_status study_load_tokenizer(const posemb_study_config *c, posemb_tokenize
     return posemb_tokenizer_load_wordpiece(desc, 1, tok, err);
 }
 
-/* The corpora, tokenized (or read from out/cache) and concatenated. */
+/* Keeps keep of all's tokens: blocks of CORPUS_BLOCK evenly spaced over the
+ * concatenation, so that every corpus keeps its share of what is kept. */
+enum { CORPUS_BLOCK = 4096 };
+static void corpus_subsample(posemb_corpus *all, long keep)
+{
+    if (keep <= 0 || keep >= all->n) return;
+    long blocks = (keep + CORPUS_BLOCK - 1) / CORPUS_BLOCK, kept = 0;
+    double stride = (double)(all->n - CORPUS_BLOCK) / (double)(blocks > 1 ? blocks - 1 : 1);
+    for (long b = 0; b < blocks && kept < keep; b++) {
+        long from = blocks > 1 ? (long)(b * stride) : 0, n = keep - kept < CORPUS_BLOCK ? keep - kept : CORPUS_BLOCK;
+        if (from < kept) from = kept; /* blocks may touch when keep is near all->n; moving left never overlaps */
+        memmove(all->tokens + kept, all->tokens + from, (size_t)n * sizeof *all->tokens);
+        kept += n;
+    }
+    all->n = kept;
+}
+
+/* The corpora (the config's or the default three), tokenized (or read from
+ * out/cache), concatenated and cut to corpus_tokens. */
 static posemb_status load_corpora(const posemb_study_config *c, const char *out, const posemb_tokenizer *tok,
                                   const char *desc, posemb_corpus *all, posemb_error *err)
 {
-    return study_load_corpora(c, out, tok, desc, CORPORA, N_CORPORA, all, err);
+    const char *names[8];
+    for (int i = 0; i < c->n_corpora; i++) names[i] = c->corpora[i];
+    posemb_status st = c->n_corpora ? study_load_corpora(c, out, tok, desc, names, c->n_corpora, all, err)
+                                    : study_load_corpora(c, out, tok, desc, CORPORA, N_CORPORA, all, err);
+    if (!st) corpus_subsample(all, c->corpus_tokens);
+    return st;
 }
 
 posemb_status study_load_corpora(const posemb_study_config *c, const char *out, const posemb_tokenizer *tok,
@@ -232,7 +255,7 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
     a.comm = group;
     a.lr = c->pretrain_lr;
     a.seed = 1;
-    a.keep = 1;
+    a.keep = c->pretrain_keep > 0 ? c->pretrain_keep : 1;
     a.eval_batches = 8; /* 32 k held-out tokens, every 1/20 of the run: the curve that shows the plateau */
     a.eval_every = c->pretrain_steps >= 20 ? c->pretrain_steps / 20 : 1;
     a.log_every = c->pretrain_steps >= 10 ? c->pretrain_steps / 10 : 1;

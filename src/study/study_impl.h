@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "posemb/pe.h"
+#include "posemb/plot.h"
 #include "posemb/report.h"
 #include "posemb/study.h"
 
@@ -86,5 +87,45 @@ static inline size_t study_run_index(const posemb_study_config *c, int p, int t,
 {
     return ((size_t)p * c->n_tasks + t) * c->n_seeds + s;
 }
+
+/* ---- figures (study_figures.c) ---- */
+
+/* PE families as the figures group them, read off what the PE does
+ * (posemb_pe_has_*): none, absolute (input), rotary (q/k), relative
+ * tables (values), biases (logits), data-dependent (layer input, or a
+ * bias that reads no positions: CoPE), an absolute PE with a relative one
+ * (input and attention: ape+rpe), other (not a spec posemb builds). */
+typedef enum study_family {
+    STUDY_FAMILY_NONE,
+    STUDY_FAMILY_ABSOLUTE,
+    STUDY_FAMILY_ROTARY,
+    STUDY_FAMILY_RELATIVE,
+    STUDY_FAMILY_BIAS,
+    STUDY_FAMILY_DATA,
+    STUDY_FAMILY_BOTH,
+    STUDY_FAMILY_OTHER,
+    STUDY_FAMILIES
+} study_family;
+
+study_family study_pe_family(const char *spec);
+/* A panel title for the family ("rotary (rotates queries and keys)"); NULL outside the enum. */
+const char *study_family_title(study_family f);
+
+/* The series of s (labelled by PE spec) sorted into sorted[n] and one
+ * panel per family present (at most STUDY_FAMILIES, in the enum's order,
+ * the series' order kept within a panel, titled by study_family_title);
+ * the first "none" is left out as *ref (NULL without one). Returns the
+ * panel count, -1 when out of memory. */
+int study_panels_by_family(const posemb_series *s, int n, posemb_series *sorted, posemb_panel *panels,
+                           const posemb_series **ref);
+/* Series on one axis up to this many; more go to panels by family. */
+#define STUDY_LINES_ONE_AXIS 6
+
+/* posemb_plot_lines for up to STUDY_LINES_ONE_AXIS series, labelled by PE
+ * spec; beyond, a grid of one panel per family present (in the order of
+ * study_family) with the "none" series drawn in every panel as a grey
+ * reference, the same titles, labels and limits. */
+posemb_status study_lines_figure(const char *path, const posemb_series *s, int n, const posemb_lines_opts *o,
+                                 posemb_error *err);
 
 #endif

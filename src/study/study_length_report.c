@@ -434,7 +434,10 @@ static posemb_status length_figure(const length_table *tb, const posemb_study_co
     o.width = 760;
     o.height = 500;
     *drawn = used > 0;
-    posemb_status st = used ? posemb_plot_lines(path, s, used, &o, err) : POSEMB_OK;
+    posemb_status st = !used ? POSEMB_OK
+                       : kind == FIG_SCALED
+                           ? posemb_plot_lines(path, s, used, &o, err) /* one family: rope's scalings */
+                           : study_lines_figure(path, s, used, &o, err);
     free(y);
     free(s);
     return st;

@@ -124,7 +124,7 @@ posemb_status study_pretrain_figure(posemb_report *rep, const posemb_study_confi
     o.legend = 1;
     if (!st && ns && posemb_path_join(path, sizeof path, out, "pretrain_curves.png"))
         st = posemb_fail(err, POSEMB_EINVAL, "path too long");
-    if (!st && ns) st = posemb_plot_lines(path, s, ns, &o, err);
+    if (!st && ns) st = study_lines_figure(path, s, ns, &o, err);
     if (!st && ns) st = posemb_report_image(rep, path, o.title, err);
     free(pc);
     free(s);

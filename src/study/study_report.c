@@ -639,7 +639,7 @@ static posemb_status length_figure(posemb_report *rep, const table *tb, int t, c
     o.legend = 1;
     snprintf(name, sizeof name, "length_%s.png", c->tasks[t]);
     if (posemb_path_join(path, sizeof path, out, name)) return posemb_fail(err, POSEMB_EINVAL, "path too long");
-    posemb_status st = posemb_plot_lines(path, s, ns, &o, err);
+    posemb_status st = study_lines_figure(path, s, ns, &o, err);
     return st ? st : posemb_report_image(rep, path, title, err);
 }
 
@@ -683,7 +683,7 @@ static posemb_status curve_plot(posemb_report *rep, const posemb_study_config *c
     o.legend = 1;
     snprintf(name, sizeof name, "curve_%s.png", c->tasks[t]);
     if (posemb_path_join(path, sizeof path, out, name)) return posemb_fail(err, POSEMB_EINVAL, "path too long");
-    posemb_status st = posemb_plot_lines(path, s, ns, &o, err);
+    posemb_status st = study_lines_figure(path, s, ns, &o, err);
     return st ? st : posemb_report_image(rep, path, title, err);
 }
 
