@@ -65,6 +65,42 @@ static int exists(const char *name)
     return stat(path, &sb) == 0 && sb.st_size > 0;
 }
 
+/* Without --heads a built-in PE takes 12 heads or the most below 12 that
+ * divide the width (8 at 128): the sinusoid, which has no heads, gives
+ * the indicators of any valid --heads, and ALiBi those of --heads 8. */
+static void test_analyze_default_heads(void **state)
+{
+    (void)state;
+    static const char *const runs[][2] = {{"sin", "4"}, {"alibi", "8"}};
+    for (int r = 0; r < 2; r++) {
+        char cmd[256], out0[64], outh[64];
+        snprintf(out0, sizeof out0, "dh_%s", runs[r][0]);
+        snprintf(outh, sizeof outh, "dh_%s_h%s", runs[r][0], runs[r][1]);
+        snprintf(cmd, sizeof cmd, "analyze %s --len 256 --dim 128 --no-figures --out %%s", runs[r][0]);
+        assert_int_equal(posemb(cmd, out0, ""), 0);
+        snprintf(cmd, sizeof cmd, "analyze %s --len 256 --dim 128 --heads %s --no-figures --out %%s", runs[r][0],
+                 runs[r][1]);
+        assert_int_equal(posemb(cmd, outh, ""), 0);
+        snprintf(cmd, sizeof cmd, "%s/indicators.json", out0);
+        cJSON *a = read_json(cmd);
+        snprintf(cmd, sizeof cmd, "%s/indicators.json", outh);
+        cJSON *b = read_json(cmd);
+        int n = 0;
+        for (const cJSON *x = a->child; x; x = x->next) {
+            if (!strcmp(x->string, "provenance")) continue; /* names the heads */
+            if (!cJSON_Compare(x, cJSON_GetObjectItem(b, x->string), 1))
+                fail_msg("%s: \"%s\" differs without --heads", runs[r][0], x->string);
+            n++;
+        }
+        printf("%s --dim 128: %d entries of indicators.json equal those of --heads %s\n", runs[r][0], n, runs[r][1]);
+        assert_true(n >= 6);
+        assert_non_null(cJSON_GetObjectItem(a, r ? "bias" : "similarity")); /* compared above */
+        assert_non_null(strstr(cJSON_GetObjectItem(a, "provenance")->valuestring, "width 128, 8 heads"));
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+}
+
 /* sin: TI = SYM = 1, the keys of a table, none of a model's. */
 static void test_analyze_sin(void **state)
 {
@@ -303,9 +339,10 @@ static void test_analyze_text(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_analyze_sin), cmocka_unit_test(test_analyze_model), cmocka_unit_test(test_analyze_text),
-        cmocka_unit_test(test_probe),       cmocka_unit_test(test_compare),       cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_gpt2_wpe),
+        cmocka_unit_test(test_analyze_sin),   cmocka_unit_test(test_analyze_default_heads),
+        cmocka_unit_test(test_analyze_model), cmocka_unit_test(test_analyze_text),
+        cmocka_unit_test(test_probe),         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_errors),        cmocka_unit_test(test_gpt2_wpe),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

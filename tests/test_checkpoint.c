@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
 
 #include "posemb/fileio.h"
 #include "posemb/inputs.h"
@@ -406,7 +409,7 @@ static void test_bad_checkpoints(void **state)
              dir);
     char out_text[2048];
     assert_int_equal(tu_run(cmd, out_text, sizeof out_text), 1);
-    assert_non_null(strstr(out_text, "sequences of 70 tokens; the model takes at most 64"));
+    assert_non_null(strstr(out_text, "70 tokens are past ape's table of 64 positions (max_position_embeddings 64)"));
     write_text("badids.json", "{\"input_ids\": [[1, 2, 999]]}");
     snprintf(cmd, sizeof cmd, "'%s' forward %s --inputs %s/badids.json --out %s/o.safetensors", POSEMB_BIN, path, dir,
              dir);
@@ -417,6 +420,38 @@ static void test_bad_checkpoints(void **state)
              dir);
     assert_int_equal(tu_run(cmd, out_text, sizeof out_text), 1);
     assert_non_null(strstr(out_text, "\"input_ids\"[1] must be a list of 3 integers"));
+    /* a key posemb does not read is an error naming the file and the key, not ignored */
+    write_text("labels.json", "{\"input_ids\": [[1, 2, 3]], \"labels\": [[1, 2, 3]]}");
+    snprintf(cmd, sizeof cmd, "'%s' forward %s --inputs %s/labels.json --out %s/o.safetensors", POSEMB_BIN, path, dir,
+             dir);
+    assert_int_equal(tu_run(cmd, out_text, sizeof out_text), 1);
+    assert_non_null(strstr(out_text, "labels.json: unknown key \"labels\""));
+    /* position_ids reach the model: the CLI's hidden states are the library's with those positions (an APE's
+     * rows 10..12, not 0..2), and a '_' key is a comment */
+    write_text("pos.json", "{\"input_ids\": [[5, 6, 7]], \"position_ids\": [[10, 11, 12]], \"_note\": \"x\"}");
+    snprintf(cmd, sizeof cmd, "'%s' forward %s --inputs %s/pos.json --out %s/o.safetensors", POSEMB_BIN, path, dir,
+             dir);
+    if (tu_run(cmd, out_text, sizeof out_text)) fail_msg("%s", out_text);
+    int32_t pids[3] = {5, 6, 7}, pos[3] = {10, 11, 12};
+    posemb_batch b = {.B = 1, .T = 3, .ids = pids, .positions = pos};
+    assert_int_equal(posemb_model_forward(m, &b, &err), POSEMB_OK);
+    posemb_st_file f;
+    snprintf(path, sizeof path, "%s/o.safetensors", dir);
+    assert_int_equal(posemb_st_open(&f, path, &err), POSEMB_OK);
+    int64_t n;
+    float *got[3];
+    for (int i = 0; i <= 2; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "hidden_states.%d", i);
+        got[i] = tu_st_read(&f, name, &n);
+        assert_int_equal(n, 3 * 64);
+        assert_memory_equal(got[i], posemb_model_hidden(m, i), sizeof(float) * 3 * 64);
+    }
+    posemb_st_close(&f);
+    b.positions = NULL; /* positions 0..2: other embeddings */
+    assert_int_equal(posemb_model_forward(m, &b, &err), POSEMB_OK);
+    assert_memory_not_equal(got[0], posemb_model_hidden(m, 0), sizeof(float) * 64);
+    for (int i = 0; i <= 2; i++) free(got[i]);
     posemb_model_free(m);
 }
 
@@ -498,14 +533,197 @@ static void test_gpt2_untied(void **state)
     posemb_model_free(m);
 }
 
+/* c written to dir/NAME/config.json and read back into *back; the file's text into text. */
+static void save_load(const posemb_config *c, const char *name, posemb_config *back, char *text, size_t cap)
+{
+    char path[1200];
+    posemb_error err;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/%s/config.json", dir, name);
+    if (posemb_config_save(c, path, &err)) fail_msg("%s: save: %s", c->pe, err.msg);
+    if (posemb_config_load(back, path, &err)) fail_msg("%s: load: %s", c->pe, err.msg);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(text, 1, cap - 1, f);
+    text[n] = '\0';
+    fclose(f);
+}
+
+/* load -> save -> load gives the same config, for one spec on every
+ * architecture that takes it (decoder-only PEs on GPT-2 and Llama). */
+static void round_trip_spec(const char *spec)
+{
+    static const posemb_arch archs[] = {POSEMB_BERT, POSEMB_GPT2, POSEMB_LLAMA};
+    posemb_error err;
+    int taken = 0;
+    for (int a = 0; a < 3; a++) {
+        posemb_config c, first, second;
+        posemb_config_defaults(&c, archs[a]);
+        c.vocab_size = 50;
+        c.hidden = 16;
+        c.layers = 2;
+        c.heads = 2;
+        c.intermediate = 32;
+        c.max_position = 1024;
+        if (archs[a] == POSEMB_LLAMA) c.kv_heads = 2;
+        snprintf(c.pe, sizeof c.pe, "%s", spec);
+        if (posemb_config_check(&c, &err)) continue; /* an encoder for a decoder-only PE */
+        static char t1[1 << 16], t2[1 << 16];
+        save_load(&c, "rt1", &first, t1, sizeof t1);
+        save_load(&first, "rt2", &second, t2, sizeof t2);
+        if (memcmp(&first, &second, sizeof first) || strcmp(t1, t2))
+            fail_msg("%s: load -> save -> load changes the config (%s / %s)", spec, first.pe, second.pe);
+        taken++;
+    }
+    if (!taken) fail_msg("%s: no architecture takes it: %s", spec, err.msg);
+}
+
+/* What posemb_config_load accepts, posemb_config_save writes: an option a
+ * PE does not have is refused at load (naming the option and the PE), and
+ * every spec of the catalogue makes the round trip. */
+static void test_config_specs_round_trip(void **state)
+{
+    (void)state;
+    char path[1200];
+    posemb_config c;
+    posemb_error err;
+    snprintf(path, sizeof path, "%s/bad", dir);
+    mkdir(path, 0755);
+    write_text("bad/config.json", "{\"model_type\": \"bert\", \"posemb_pe\": \"rpe:factors=k=2\"}");
+    snprintf(path, sizeof path, "%s/bad/config.json", dir);
+    assert_int_equal(posemb_config_load(&c, path, &err), POSEMB_EFORMAT);
+    printf("%s\n", err.msg);
+    assert_non_null(strstr(err.msg, "config.json: spec 'rpe:factors=")); /* the path resolved in the folder */
+    assert_non_null(strstr(err.msg, "rpe has no option 'factors'"));
+    assert_null(strchr(err.msg, '\n'));
+    posemb_config_defaults(&c, POSEMB_BERT);
+    snprintf(c.pe, sizeof c.pe, "rpe:factors=k=2");
+    assert_int_equal(posemb_config_check(&c, &err), POSEMB_EINVAL);
+    snprintf(c.pe, sizeof c.pe, "rope:factors=x.json"); /* a rope option, of another scaling */
+    assert_int_equal(posemb_config_check(&c, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "factors needs scaling=longrope"));
+    int n = 0;
+    for (int i = 0; i < posemb_pe_family_count(); i++) {
+        posemb_pe_family_doc doc = posemb_pe_family_doc_at(i);
+        round_trip_spec(doc.positions_only ? "rope+random:max=1024" : doc.name);
+        n++;
+    }
+    /* the combinations `posemb pe --list` names, and options of every kind */
+    static const char *const specs[] = {"ape+rpe",
+                                        "lsin+lsrpe",
+                                        "ape+alibi",
+                                        "ape+random:max=256",
+                                        "rope+random:max=1024",
+                                        "rpe:k=8,values=off,init_std=0.05",
+                                        "lsin+lsrpe:k=4",
+                                        "sin:layout=halves,scale=0.5",
+                                        "ape:integration=concat,width=8",
+                                        "rope:base=500000,pairing=interleaved",
+                                        "rope:scaling=linear,factor=2",
+                                        "rope:scaling=dynamic,factor=2",
+                                        "rope:scaling=yarn,factor=4,original=64,beta_fast=16",
+                                        "rope:scaling=llama3,factor=8,original=64,low_freq_factor=2",
+                                        "rope:p=0.5",
+                                        "rope:layers=0",
+                                        "t5:buckets=16,max_distance=32",
+                                        "alibi:sides=mirror",
+                                        "kerple:kind=power",
+                                        "fire:width=8,threshold=64",
+                                        "cope:npos=8",
+                                        "fox:bias=2",
+                                        "xpos:scale_base=256",
+                                        "sandwich:dim=4"};
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) round_trip_spec(specs[i]);
+    printf("%d catalogue families and %zu specs: load -> save -> load unchanged\n", n, sizeof specs / sizeof *specs);
+}
+
+/* The text of key's value in a saved config.json (after the ':' and the
+ * blanks cJSON lays out), up to the next ',', '\n' or '}'. */
+static const char *json_value(const char *text, const char *key, char *out, size_t cap)
+{
+    char quoted[80];
+    snprintf(quoted, sizeof quoted, "\"%s\":", key);
+    const char *p = strstr(text, quoted);
+    if (!p) fail_msg("no key %s in %s", key, text);
+    p += strlen(quoted);
+    p += strspn(p, " \t");
+    size_t n = strcspn(p, ",\n}");
+    snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
+    return out;
+}
+
+/* config.json's float fields are written as floats (2.0, not 2), as HF
+ * writes them, and load back unchanged. */
+static void test_config_floats(void **state)
+{
+    (void)state;
+    static const struct {
+        posemb_arch arch;
+        const char *pe, *key, *want;
+    } cases[] = {
+        {POSEMB_LLAMA, "rope:base=500000,scaling=linear,factor=2", "factor", "2.0"},
+        {POSEMB_LLAMA, "rope:base=500000,scaling=linear,factor=2", "rope_theta", "500000.0"},
+        {POSEMB_LLAMA, "rope:base=500000,scaling=linear,factor=2", "rms_norm_eps", "1e-06"},
+        {POSEMB_LLAMA, "rope:base=500000,scaling=linear,factor=2", "attention_dropout", "0.0"},
+        {POSEMB_LLAMA, "rope:base=500000,scaling=linear,factor=2", "initializer_range", "0.02"},
+        {POSEMB_LLAMA, "rope:base=500000,scaling=linear,factor=2", "max_position_embeddings", "64"},
+        {POSEMB_LLAMA, "rope:scaling=yarn,factor=4,original=16,beta_fast=32", "factor", "4.0"},
+        {POSEMB_LLAMA, "rope:scaling=yarn,factor=4,original=16,beta_fast=32", "beta_fast", "32.0"},
+        {POSEMB_LLAMA, "rope:scaling=yarn,factor=4,original=16,beta_fast=32", "original_max_position_embeddings", "16"},
+        {POSEMB_LLAMA, "rope:scaling=llama3,factor=8,original=16,low_freq_factor=1", "low_freq_factor", "1.0"},
+        {POSEMB_LLAMA, "rope:scaling=dynamic,factor=2", "factor", "2.0"},
+        {POSEMB_LLAMA, "rope:scaling=dynamic,factor=2", "rope_scaling", "{"},
+        {POSEMB_LLAMA, "rope:scaling=yarn,factor=4,original=16,beta_fast=32", "rope_type", "\"yarn\""},
+        {POSEMB_BERT, "ape", "layer_norm_eps", "1e-12"},
+        {POSEMB_BERT, "ape", "hidden_dropout_prob", "0.1"},
+        {POSEMB_BERT, "ape", "initializer_range", "0.02"},
+        {POSEMB_BERT, "ape", "hidden_size", "64"},
+        {POSEMB_GPT2, "alibi", "layer_norm_epsilon", "1e-05"},
+        {POSEMB_GPT2, "alibi", "attn_pdrop", "0.1"},
+    };
+    static char text[1 << 16];
+    char got[64];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        posemb_model *m = small(cases[i].arch, cases[i].pe, POSEMB_HEAD_NONE, 0);
+        posemb_config back;
+        save_load(posemb_model_config(m), "floats", &back, text, sizeof text);
+        if (strcmp(json_value(text, cases[i].key, got, sizeof got), cases[i].want))
+            fail_msg("%s: \"%s\": %s, want %s", cases[i].pe, cases[i].key, got, cases[i].want);
+        assert_memory_equal(&back, posemb_model_config(m), sizeof back);
+        posemb_model_free(m);
+    }
+    /* linear and dynamic as transformers before 4.43 require them: rope_scaling is exactly
+     * {"type", "factor"}, the factor a float */
+    const char *legacy[] = {"rope:base=20000,scaling=linear,factor=2", "rope:scaling=dynamic,factor=2"};
+    for (int i = 0; i < 2; i++) {
+        posemb_model *m = small(POSEMB_LLAMA, legacy[i], POSEMB_HEAD_NONE, 0);
+        posemb_config back;
+        save_load(posemb_model_config(m), "floats", &back, text, sizeof text);
+        cJSON *j = cJSON_Parse(text), *rs = cJSON_GetObjectItem(j, "rope_scaling");
+        assert_int_equal(cJSON_GetArraySize(rs), 2);
+        assert_string_equal(cJSON_GetObjectItem(rs, "type")->valuestring, i ? "dynamic" : "linear");
+        assert_non_null(strstr(text, "\"factor\":\t2.0"));
+        cJSON_Delete(j);
+        posemb_model_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hf_layout),       cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_longrope_folder), cmocka_unit_test(test_llama_head_dim),
-        cmocka_unit_test(test_sharded),         cmocka_unit_test(test_llama_rope_scaling_for_hf),
-        cmocka_unit_test(test_half_precision),  cmocka_unit_test(test_bad_checkpoints),
-        cmocka_unit_test(test_config_override), cmocka_unit_test(test_gpt2_untied),
+        cmocka_unit_test(test_hf_layout),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_longrope_folder),
+        cmocka_unit_test(test_llama_head_dim),
+        cmocka_unit_test(test_sharded),
+        cmocka_unit_test(test_llama_rope_scaling_for_hf),
+        cmocka_unit_test(test_half_precision),
+        cmocka_unit_test(test_bad_checkpoints),
+        cmocka_unit_test(test_config_override),
+        cmocka_unit_test(test_gpt2_untied),
+        cmocka_unit_test(test_config_specs_round_trip),
+        cmocka_unit_test(test_config_floats),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

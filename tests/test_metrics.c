@@ -247,6 +247,58 @@ static void test_student_t(void **state)
     assert_true(isnan(posemb_student_t_p2(NAN, 3)));
 }
 
+/* Student's t quantile against the closed forms of df = 1 (Cauchy: tan(pi (q - 1/2))) and df = 2
+ * ((2q - 1) / sqrt(2 q (1 - q))), and as the inverse of the two-sided p at a Welch-like df. */
+static void test_student_t_quantile(void **state)
+{
+    (void)state;
+    const double qs[5] = {0.6, 0.8, 0.9, 0.975, 0.999};
+    for (int i = 0; i < 5; i++) {
+        double q = qs[i];
+        TU_CLOSE(posemb_student_t_quantile(q, 1), tan(PI * (q - 0.5)), 0, 1e-11, "q df1", i);
+        TU_CLOSE(posemb_student_t_quantile(q, 2), (2 * q - 1) / sqrt(2 * q * (1 - q)), 0, 1e-11, "q df2", i);
+        TU_CLOSE(posemb_student_t_quantile(1 - q, 2), -(2 * q - 1) / sqrt(2 * q * (1 - q)), 0, 1e-11, "odd", i);
+        double t = posemb_student_t_quantile(q, 6.339157939115634);
+        TU_CLOSE(posemb_student_t_p2(t, 6.339157939115634), 2 * (1 - q), 0, 1e-11, "p2 of q", i);
+    }
+    /* the familiar table value t_0.975 with 10 degrees of freedom, 2.228 */
+    TU_CLOSE(posemb_student_t_quantile(0.975, 10), 2.228, 5e-4, 0, "t 0.975 df10", 0);
+    TU_CLOSE(posemb_student_t_quantile(0.5, 3), 0, 0, 0, "median", 0);
+    assert_true(isnan(posemb_student_t_quantile(1, 3)));
+    assert_true(isnan(posemb_student_t_quantile(0, 3)));
+    assert_true(isnan(posemb_student_t_quantile(0.9, 0)));
+}
+
+/* One-sample and Welch intervals: x = {1, 2, 4} has mean 7/3, sd sqrt(7/3), se sqrt(7) / 3 on 2 degrees of
+ * freedom, so t = sqrt(7), p = 1 - sqrt(7) / 3 (df 2's closed form) and the interval and the minimum detectable
+ * effect follow from df 2's quantiles, t_0.975 = 0.95 / sqrt(0.04875), t_0.8 = 0.6 / sqrt(0.32). */
+static void test_t_intervals(void **state)
+{
+    (void)state;
+    const double x[3] = {1, 2, 4}, se = sqrt(7.0) / 3, t975 = 0.95 / sqrt(0.04875), t80 = 0.6 / sqrt(0.32);
+    posemb_t_ci r = posemb_t_ci_one_sample(x, 3);
+    TU_CLOSE(r.effect, 7.0 / 3, 0, 1e-15, "mean", 0);
+    TU_CLOSE(r.se, se, 0, 1e-15, "se", 0);
+    TU_CLOSE(r.lo, 7.0 / 3 - t975 * se, 0, 1e-11, "lo", 0);
+    TU_CLOSE(r.hi, 7.0 / 3 + t975 * se, 0, 1e-11, "hi", 0);
+    TU_CLOSE(r.p, 1 - sqrt(7.0) / 3, 0, 1e-12, "p", 0);
+    TU_CLOSE(r.mde, (t975 + t80) * se, 0, 1e-11, "mde", 0);
+    /* every unit alike: the effect is known exactly, as scripts/claims has it */
+    r = posemb_t_ci_one_sample((const double[]){0.5, 0.5}, 2);
+    assert_true(r.lo == 0.5 && r.hi == 0.5 && r.p == 0 && r.mde == 0);
+    r = posemb_t_ci_one_sample(x, 1);
+    assert_true(r.effect == 1 && isnan(r.lo) && isnan(r.p));
+    /* Welch: scipy's t and p of WELCH's "seeds" case (below) on 6.339 degrees of freedom; its interval's ends
+     * are where the two-sided p of (end - effect) / se is 0.05 */
+    const double a[5] = {0.81, 0.83, 0.79, 0.84, 0.80}, b[4] = {0.76, 0.78, 0.80, 0.75};
+    r = posemb_t_ci_welch(a, 5, b, 4);
+    TU_CLOSE(r.effect, 0.814 - 0.7725, 0, 1e-12, "welch effect", 0);
+    TU_CLOSE(r.effect / r.se, 2.8711874879126147, 0, 1e-12, "welch t", 0);
+    TU_CLOSE(r.p, 0.026695975997463418, 0, 1e-10, "welch p", 0);
+    TU_CLOSE(posemb_student_t_p2((r.hi - r.effect) / r.se, 6.339157939115634), 0.05, 0, 1e-10, "welch hi", 0);
+    TU_CLOSE(r.effect - r.lo, r.hi - r.effect, 0, 1e-12, "welch symmetric", 0);
+}
+
 typedef struct welch_case {
     const char *name;
     double a[16];
@@ -329,7 +381,8 @@ int main(void)
         cmocka_unit_test(test_squad_normalize),  cmocka_unit_test(test_squad_exact_match),
         cmocka_unit_test(test_squad_f1),         cmocka_unit_test(test_betainc),
         cmocka_unit_test(test_student_t),        cmocka_unit_test(test_welch),
-        cmocka_unit_test(test_welch_degenerate),
+        cmocka_unit_test(test_welch_degenerate), cmocka_unit_test(test_student_t_quantile),
+        cmocka_unit_test(test_t_intervals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -209,7 +209,9 @@ static void test_bert(void **state)
                            "fire:threshold=4",
                            "rope:scaling=yarn,factor=4,original=4",
                            "ape+rpe:k=2",
-                           "lsin:integration=concat,width=4+lsrpe:k=3"};
+                           "lsin:integration=concat,width=4+lsrpe:k=3",
+                           "tupe",
+                           "tupe:cls=on,share=off"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_BERT, specs[i]);
 }
 
@@ -236,7 +238,8 @@ static void test_gpt2(void **state)
                            "cope:npos=4",
                            "fox:bias=1",
                            "ape+fox:layers=1",
-                           "rope:layers=0"};
+                           "rope:layers=0",
+                           "tupe:scale_factor=1,ln=off"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_GPT2, specs[i]);
 }
 
@@ -256,8 +259,8 @@ static void test_llama_head_dim(void **state)
 {
     (void)state;
     llama_head_dim = D / 2 + 2;
-    const char *specs[] = {"rope", "ape+alibi", "lsin+lsrpe:k=2", "fox:bias=1",
-                           "rope:scaling=yarn,factor=4,original=4"};
+    const char *specs[] = {
+        "rope", "ape+alibi", "lsin+lsrpe:k=2", "fox:bias=1", "rope:scaling=yarn,factor=4,original=4", "tupe:cls=on"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_LLAMA, specs[i]);
     llama_biases = 1; /* biases on q, k, v, o and the MLP, with a head_dim of its own */
     check_model(POSEMB_LLAMA, "rope");

@@ -78,11 +78,13 @@ static void test_bert_mlm(void **state)
                            "rope",        "alibi",         "t5",
                            "ape+rpe:k=8", "lsin+lsrpe:k=8"};
     check(POSEMB_BERT, specs, (int)(sizeof specs / sizeof *specs));
+    const char *untied[] = {"tupe", "tupe:cls=on"}; /* TUPE-A without and with its untied [CLS] */
+    check(POSEMB_BERT, untied, 2);
 }
 
 static void test_gpt2_clm(void **state)
 {
-    const char *specs[] = {"none", "ape", "sin", "rpe:k=8", "rope", "alibi", "t5"};
+    const char *specs[] = {"none", "ape", "sin", "rpe:k=8", "rope", "alibi", "t5", "tupe"};
     check(POSEMB_GPT2, specs, (int)(sizeof specs / sizeof *specs));
 }
 

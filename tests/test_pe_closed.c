@@ -369,6 +369,118 @@ static void test_fixed_sinusoids_exact(void **state)
     posemb_arena_free(&a);
 }
 
+/* TUPE's term from its tensors, in double: e_x = LN(p_x) (eps 1e-5),
+ * v = (e_x U^Q_h).(e_y U^K_h) / sqrt(2d), U [H d, D] split by rows as W^Q. */
+static double tupe_term(posemb_pe *p, int layer, int h, int x, int y)
+{
+    enum { D = 8, d = 4 };
+    const posemb_pe_param *t = posemb_pe_find_param(p, "tupe.pos.weight", 0),
+                          *g = posemb_pe_find_param(p, "tupe.pos_ln.weight", 0),
+                          *b = posemb_pe_find_param(p, "tupe.pos_ln.bias", 0),
+                          *uq = posemb_pe_find_param(p, "tupe.pos_q.weight", layer),
+                          *uk = posemb_pe_find_param(p, "tupe.pos_k.weight", layer);
+    double e[2][D], v = 0;
+    for (int r = 0; r < 2; r++) {
+        const float *row = t->data + (r ? y : x) * D;
+        double mean = 0, var = 0;
+        for (int c = 0; c < D; c++) mean += row[c] / D;
+        for (int c = 0; c < D; c++) var += (row[c] - mean) * (row[c] - mean) / D;
+        for (int c = 0; c < D; c++) e[r][c] = (row[c] - mean) / sqrt(var + 1e-5) * g->data[c] + b->data[c];
+    }
+    for (int k = 0; k < d; k++) {
+        double a = 0, bk = 0;
+        for (int c = 0; c < D; c++) {
+            a += e[0][c] * uq->data[(h * d + k) * D + c];
+            bk += e[1][c] * uk->data[(h * d + k) * D + c];
+        }
+        v += a * bk;
+    }
+    return v / sqrt(2.0 * d);
+}
+
+/* A TUPE PE with every tensor O(1), so that each term counts. */
+static posemb_pe *tupe_pe(const char *spec, int layers)
+{
+    posemb_pe *p = make(spec, 8, 2, layers, 16, 0);
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 21, 4);
+    for (int i = 0; i < posemb_pe_n_params(p); i++) {
+        const posemb_pe_param *t = posemb_pe_get_param(p, i);
+        posemb_rng_fill_normal(&rng, t->data, (long)t->numel, 0.7f);
+    }
+    posemb_pe_prepare(p);
+    return p;
+}
+
+/* The logits hook adds tupe_term at the call's positions (with gaps; the
+ * first key, at 4, is [CLS]: its row is theta_1, the other rows' column 0
+ * theta_2), per layer with share=off; the export shows the same for 0..n-1. */
+static void test_tupe_term(void **state)
+{
+    enum { n = 5, d = 4 };
+    posemb_pe *p = tupe_pe("tupe:cls=on,share=off", 2);
+    const posemb_pe_param *t1 = posemb_pe_find_param(p, "tupe.cls_to_others", 0),
+                          *t2 = posemb_pe_find_param(p, "tupe.others_to_cls", 0);
+    int32_t pos[n] = {4, 5, 7, 10, 15};
+    float q[n * d] = {0}, s[n * n];
+    for (int layer = 0; layer < 2; layer++)
+        for (int h = 0; h < 2; h++) {
+            memset(s, 0, sizeof s);
+            posemb_pe_head hd = {
+                .layer = layer, .head = h, .nq = n, .nk = n, .d = d, .scale = 0.5f, .qpos = pos, .kpos = pos};
+            posemb_pe_logits_forward(p, &hd, q, d, q, d, s, n);
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++) {
+                    double want = i == 0 ? t1->data[h] : j == 0 ? t2->data[h] : tupe_term(p, layer, h, pos[i], pos[j]);
+                    TU_CLOSE(s[i * n + j], want, 1e-6, 1e-5, "tupe logits", (layer * 2 + h) * 100 + i * n + j);
+                }
+        }
+    posemb_arena a;
+    posemb_arena_init(&a, 0);
+    posemb_pe_export ex;
+    const posemb_pe_named_matrix *b = export_item(p, 7, &a, &ex, "bias.head1");
+    for (int i = 0; i < 7; i++)
+        for (int j = 0; j < 7; j++) {
+            double want = i == 0 ? t1->data[1] : j == 0 ? t2->data[1] : tupe_term(p, 0, 1, i, j);
+            TU_CLOSE(b->data[i * 7 + j], want, 1e-6, 1e-5, "tupe export", i * 7 + j);
+        }
+    export_item(p, 7, &a, &ex, "tupe_bias.layer1"); /* share=off: each layer's head mean */
+    posemb_arena_free(&a);
+    posemb_pe_free(p);
+}
+
+/* Through the attention kernel: softmax(q.k/sqrt(2d) + v), the token term
+ * over sqrt(2d) by the q/k hook, at given positions with a gap. */
+static void test_tupe_attention(void **state)
+{
+    enum { T = 5, D = 8, H = 2, d = 4 };
+    posemb_pe *p = tupe_pe("tupe", 1);
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 9, 9);
+    float qkv0[T * 3 * D], qkv[T * 3 * D], probs[H * T * T], out[T * D];
+    posemb_rng_fill_normal(&rng, qkv0, T * 3 * D, 1.0f);
+    memcpy(qkv, qkv0, sizeof qkv);
+    int32_t pos[T] = {0, 1, 2, 6, 7};
+    posemb_nn_attn_shape sh = {.B = 1, .T = T, .D = D, .H = H};
+    posemb_nn_attention_forward(&sh, p, 0, qkv, pos, NULL, probs, out, NULL);
+    for (int h = 0; h < H; h++)
+        for (int i = 0; i < T; i++) {
+            double logit[T], mx = -1e30, z = 0;
+            for (int j = 0; j < T; j++) {
+                double dot = 0;
+                for (int k = 0; k < d; k++)
+                    dot += (double)qkv0[i * 3 * D + h * d + k] * qkv0[j * 3 * D + D + h * d + k];
+                logit[j] = dot / sqrt(2.0 * d) + tupe_term(p, 0, h, pos[i], pos[j]);
+                mx = fmax(mx, logit[j]);
+            }
+            for (int j = 0; j < T; j++) z += exp(logit[j] - mx);
+            for (int j = 0; j < T; j++)
+                TU_CLOSE(probs[(h * T + i) * T + j], exp(logit[j] - mx) / z, 1e-6, 1e-5, "tupe probs",
+                         (h * T + i) * T + j);
+        }
+    posemb_pe_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +493,8 @@ int main(void)
         cmocka_unit_test(test_t5_buckets),
         cmocka_unit_test(test_rope_kernel),
         cmocka_unit_test(test_fixed_sinusoids_exact),
+        cmocka_unit_test(test_tupe_term),
+        cmocka_unit_test(test_tupe_attention),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

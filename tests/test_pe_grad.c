@@ -273,6 +273,15 @@ GRAD_TEST(t_cope, "cope:npos=3", 1)
 GRAD_TEST(t_cope_wide, "ape+cope:npos=12", 1)
 GRAD_TEST(t_fox, "fox", 1)
 GRAD_TEST(t_fox_ape, "ape+fox:bias=2", 1)
+/* TUPE: the table through its LayerNorm and projections; cls=on resets the
+ * first key's column and its query's row (the second sequence's [CLS] sits
+ * at position 3); f = 1 has no q/k hook; layers=0 leaves layer 1 to none */
+GRAD_TEST(t_tupe, "tupe", 0)
+GRAD_TEST(t_tupe_cls_causal, "tupe:cls=on", 1)
+GRAD_TEST(t_tupe_cls_per_layer, "tupe:cls=on,share=off", 0)
+GRAD_TEST(t_tupe_plain, "tupe:ln=off,scale_factor=1", 0)
+GRAD_TEST(t_tupe_layer0, "tupe:share=off,cls=on,layers=0", 1)
+GRAD_TEST(t_ape_tupe, "ape+tupe:scale_factor=3,cls=on", 1)
 GRAD_TEST(t_ape_rpe, "ape+rpe:k=3", 0)
 GRAD_TEST(t_lsin_lsrpe, "lsin+lsrpe:k=3", 0)
 GRAD_TEST(t_ape_srpe, "ape+srpe:k=2", 0)
@@ -335,6 +344,12 @@ int main(void)
         cmocka_unit_test(t_cope_wide),
         cmocka_unit_test(t_fox),
         cmocka_unit_test(t_fox_ape),
+        cmocka_unit_test(t_tupe),
+        cmocka_unit_test(t_tupe_cls_causal),
+        cmocka_unit_test(t_tupe_cls_per_layer),
+        cmocka_unit_test(t_tupe_plain),
+        cmocka_unit_test(t_tupe_layer0),
+        cmocka_unit_test(t_ape_tupe),
         cmocka_unit_test(t_ape_rpe),
         cmocka_unit_test(t_lsin_lsrpe),
         cmocka_unit_test(t_ape_srpe),

@@ -56,6 +56,10 @@ static void test_canonical(void **state)
         {"ape:scale=1", "ape:integration=add"},
         {"rpe:init_std=0.16", "rpe:k=64,values=on,init_std=0.16"},
         {"rpe:init_std=0.02", "rpe:k=64,values=on"},
+        {"tupe", "tupe:share=on,cls=off,ln=on,scale_factor=2"},
+        {"tupe:init_std=0.1,cls=on,share=off", "tupe:share=off,cls=on,ln=on,scale_factor=2,init_std=0.1"},
+        {"tupe:scale_factor=1,ln=off,layers=1", "tupe:share=on,cls=off,ln=off,scale_factor=1,layers=1"},
+        {"tupe:cls=on+random:max=20", "tupe:share=on,cls=on,ln=on,scale_factor=2+random:max=20"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         posemb_pe *p = ok(cases[i][0]);
@@ -92,6 +96,10 @@ static void test_params(void **state)
         {"alibi", 0, NULL, 0, 0, 0, 0, 1, 0},
         {"t5", 1, "relative_attention_bias.weight", 32, 4, 0, 0, 1, 0},
         {"ape+rpe:k=8", 5, "position_embeddings.weight", 32, 64, 1, 0, 1, 1},
+        /* table, LayerNorm weight and bias, U^Q and U^K [H d, D] */
+        {"tupe", 5, "tupe.pos.weight", 32, 64, 0, 1, 1, 0},
+        /* f = 1 needs no q/k hook; per layer U^Q, U^K and two [H] thetas */
+        {"tupe:scale_factor=1,ln=off,share=off,cls=on", 7, "tupe.pos.weight", 32, 64, 0, 0, 1, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         posemb_pe *p = ok(cases[i].spec);
@@ -111,6 +119,12 @@ static void test_params(void **state)
         assert_int_equal(total, posemb_pe_n_floats(p));
         posemb_pe_free(p);
     }
+    posemb_pe *tp = ok("tupe:share=off,cls=on");
+    const posemb_pe_param *uk1 = posemb_pe_find_param(tp, "tupe.pos_k.weight", 1),
+                          *t2 = posemb_pe_find_param(tp, "tupe.others_to_cls", 0);
+    assert_true(uk1 && uk1->scope == POSEMB_PE_SCOPE_LAYER && uk1->layer == 1 && uk1->shape[0] == 64);
+    assert_true(t2 && t2->scope == POSEMB_PE_SCOPE_MODEL && t2->shape[0] == 4 && !t2->decay);
+    posemb_pe_free(tp);
     posemb_pe *p = ok("rpe:k=8");
     const posemb_pe_param *v1 = posemb_pe_find_param(p, "rpe.value.weight", 1);
     assert_non_null(v1);
@@ -154,6 +168,11 @@ static void test_errors(void **state)
     bad("alibi:right=0", "alibi option right=0 is outside [0.015625, 64]");
     bad("alibi:layers=1-0", "not a list of layers and ranges");
     bad("ape:layers=0", "ape has no option 'layers'");
+    bad("tupe:cls=maybe", "tupe option cls='maybe' is not one of");
+    bad("tupe:scale_factor=0", "tupe option scale_factor=0 is outside");
+    bad("tupe+rope", "combine at most one absolute PE");
+    bad("tupe:k=3", "tupe has no option 'k'");
+    bad("tupe+random:max=33", "tupe takes positions below 32");
     posemb_pe_dims odd = {.dim = 63, .n_heads = 3, .n_layers = 1, .max_len = 8, .max_threads = 1};
     posemb_error err;
     posemb_pe *p;
@@ -223,6 +242,11 @@ static void test_position_limit(void **state)
     float x[2 * 64] = {0}, scratch[2 * 64];
     assert_int_equal(posemb_pe_input_forward(p, pos, 2, x, x, scratch, &err), POSEMB_ERANGE);
     assert_non_null(strstr(err.msg, "position 32"));
+    posemb_pe_free(p);
+    p = ok("tupe"); /* its table bounds the positions as ape's does */
+    assert_int_equal(posemb_pe_check_positions(p, pos, 2, &err), POSEMB_ERANGE);
+    assert_non_null(strstr(err.msg, "past tupe's table of 32 positions"));
+    assert_int_equal(posemb_pe_reserve(p, 33, &err), POSEMB_ERANGE);
     posemb_pe_free(p);
     p = ok("sin"); /* sinusoids extrapolate */
     assert_int_equal(posemb_pe_check_positions(p, pos, 2, &err), POSEMB_OK);

@@ -821,6 +821,8 @@ static void test_family_panels(void **state)
     assert_int_equal(study_pe_family("rpe"), STUDY_FAMILY_RELATIVE);
     assert_int_equal(study_pe_family("lsin+lsrpe"), STUDY_FAMILY_BOTH);
     assert_int_equal(study_pe_family("not-a-pe"), STUDY_FAMILY_OTHER);
+    assert_int_equal(study_pe_family("tupe"), STUDY_FAMILY_BIAS); /* a logit term; its q/k hook only scales */
+    assert_int_equal(study_pe_family("xpos"), STUDY_FAMILY_ROTARY);
     /* Six series stay on one axis; sixteen become the grid of four panels. */
     posemb_lines_opts o = posemb_lines_defaults();
     posemb_error err;

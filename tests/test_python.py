@@ -178,8 +178,11 @@ def write_safetensors(path, tensors):
 def hf_rope(cfg, d, T):
     """RoPE's inverse frequencies and attention factor for a sequence of T tokens, as
     modeling_rope_utils.py computes them for each rope_scaling type (default, linear,
-    dynamic, llama3, longrope), written out here from HF's definitions."""
-    base, rs = cfg["rope_theta"], cfg.get("rope_scaling") or {}
+    dynamic, llama3, longrope, proportional), written out here from HF's definitions
+    (proportional: _compute_proportional_rope_parameters of a transformers 5 modeling_rope_utils.py,
+    the one with standardize_rope_params, read through the search index, which kept no commit)."""
+    rs = cfg.get("rope_scaling") or cfg.get("rope_parameters") or {}
+    base = cfg.get("rope_theta", rs.get("rope_theta"))
     kind = rs.get("rope_type", rs.get("type", "default"))
     expo = np.arange(0, d, 2) / d
     inv, att = 1.0 / base ** expo, 1.0
@@ -195,6 +198,11 @@ def hf_rope(cfg, d, T):
         smooth = (L0 / wavelen - lo) / (hi - lo)
         medium = ~(wavelen < L0 / hi) & ~(wavelen > L0 / lo)
         inv = np.where(medium, (1 - smooth) * scaled / f + smooth * scaled, scaled)
+    elif kind == "proportional":  # _compute_proportional_rope_parameters: the first pairs over the whole head
+        prf = cfg.get("partial_rotary_factor", rs.get("partial_rotary_factor", 1.0))
+        angles = int(prf * d // 2)
+        inv = np.concatenate([1.0 / base ** (np.arange(0, 2 * angles, 2) / d), np.zeros(d // 2 - angles)])
+        inv = inv / rs.get("factor", 1.0)
     elif kind == "longrope":
         L0 = cfg.get("original_max_position_embeddings", cfg["max_position_embeddings"])
         f = cfg["max_position_embeddings"] / L0 if "original_max_position_embeddings" in cfg else rs["factor"]
@@ -203,27 +211,40 @@ def hf_rope(cfg, d, T):
     return inv, att
 
 
-def llama_reference(w, cfg, ids):
+def neox_rotary(x, cos, sin):
+    """HF's apply_rotary_pos_emb as modeling_gpt_neox.py has it (transformers
+    fbc883091da8): the first r = cos's width dims rotate with rotate_half
+    inside them, the rest pass; at r = d it is modeling_llama.py's."""
+    r = cos.shape[-1]
+    xr, xp = x[..., :r], x[..., r:]
+    half = np.concatenate([-xr[..., r // 2:], xr[..., :r // 2]], -1)
+    return np.concatenate([xr * cos + half * sin, xp], -1)
+
+
+def llama_reference(w, cfg, ids, pos=None, rope_inv=None):
     """HF's LlamaModel forward in float64 numpy (modeling_llama.py's
     equations: RMSNorm, rotate_half RoPE, grouped-query attention, SwiGLU),
-    a second implementation for posemb's."""
+    a second implementation for posemb's; pos: position_ids (default
+    0..T-1), whose max + 1 is the length HF's dynamic scaling reads;
+    rope_inv(cfg, d, T): other inverse frequencies than hf_rope's (fewer
+    than d/2 rotate the first dims only, as GPT-NeoX's)."""
     H, KV, d = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"]
     eps, T = cfg["rms_norm_eps"], len(ids)
+    pos = np.arange(T) if pos is None else np.asarray(pos)
     w = {k: v.astype(np.float64) for k, v in w.items()}
 
     def rms(x, g):
         return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g
 
-    inv, att = hf_rope(cfg, d, T)
-    ang = np.outer(np.arange(T), inv)
+    inv, att = (rope_inv or hf_rope)(cfg, d, int(pos.max()) + 1)
+    ang = np.outer(pos, inv)
     cos, sin = att * np.cos(np.concatenate([ang, ang], 1)), att * np.sin(np.concatenate([ang, ang], 1))
 
     def lin(x, name):  # x W^T + b, the bias when the checkpoint has one
         return x @ w[name + ".weight"].T + w.get(name + ".bias", 0.0)
 
     def rope(x):  # [heads, T, d]
-        rot = np.concatenate([-x[..., d // 2:], x[..., :d // 2]], -1)
-        return x * cos + rot * sin
+        return neox_rotary(x, cos, sin)
 
     h = w["model.embed_tokens.weight"][ids]
     for l in range(cfg["num_hidden_layers"]):
@@ -360,6 +381,66 @@ class TestLlamaReference(unittest.TestCase):
         h0 = llama_reference(w, plain, ids) @ w["model.embed_tokens.weight"].astype(np.float64).T
         self.assertGreater(np.abs(h0 - logits).max(), 1e-2)
 
+    def run_llama(self, cfg, ids, position_ids=None):
+        """posemb.Model.forward's last hidden state on a folder of the tiny Llama's weights under cfg."""
+        w = self.llama_weights(cfg, 0)
+        with tempfile.TemporaryDirectory() as d:
+            write_safetensors(os.path.join(d, "model.safetensors"), w)
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump(cfg, f)
+            with posemb.Model(d) as m:
+                return w, m.forward([ids], position_ids=None if position_ids is None else [position_ids])
+
+    def llama_cfg(self, **kw):
+        cfg = {"model_type": "llama", "architectures": ["LlamaModel"], "vocab_size": 50, "hidden_size": 32,
+               "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 12,
+               "intermediate_size": 40, "max_position_embeddings": 8, "rms_norm_eps": 1e-6,
+               "rope_theta": 1000.0, "hidden_act": "silu", "tie_word_embeddings": False}
+        cfg.update(kw)
+        return cfg
+
+    IDS = [3, 41, 7, 7, 19, 0, 33, 12, 5, 44, 8, 23, 16, 2, 30, 11, 9, 27, 40, 1]
+
+    def assert_matches(self, got, want, what):
+        err = np.abs(got - want).max() / np.abs(want).max()
+        print("%s: max |posemb - numpy| / max |numpy| = %.2e" % (what, err), file=sys.stderr)
+        self.assertLess(err, 1e-5, what)
+
+    def test_past_max_position_matches_numpy(self):
+        """20 tokens through a Llama whose max_position_embeddings is 8 (refused before issue 53):
+        RoPE and dynamic NTK, whose base grows to HF's base * (2 * 20/8 - 1)^(12/10) at this
+        length, against the numpy reference; the two differ, so the check can fail."""
+        outs = {}
+        for name, scaling in (("rope", None), ("dynamic", {"rope_type": "dynamic", "factor": 2.0})):
+            cfg = self.llama_cfg(rope_scaling=scaling)
+            w, out = self.run_llama(cfg, self.IDS)
+            outs[name] = out["last_hidden_state"][0]
+            self.assert_matches(outs[name], llama_reference(w, cfg, self.IDS), "%s at 20 tokens, max 8" % name)
+        self.assertGreater(np.abs(outs["rope"] - outs["dynamic"]).max(), 1e-2)
+
+    def test_position_ids_match_numpy(self):
+        """position_ids reach RoPE as HF's: an offset (5 + arange) and two packed documents whose
+        positions restart, with dynamic NTK (its length max(position_ids) + 1, past 8) and
+        without; plain RoPE is relative, so the offset leaves its output as it is."""
+        offset = [5 + t for t in range(len(self.IDS))]
+        packed = list(range(12)) + list(range(8))
+        for scaling in (None, {"rope_type": "dynamic", "factor": 2.0}):
+            cfg = self.llama_cfg(rope_scaling=scaling)
+            _, plain = self.run_llama(cfg, self.IDS)
+            for name, pos in (("offset", offset), ("packed", packed)):
+                w, out = self.run_llama(cfg, self.IDS, pos)
+                got = out["last_hidden_state"][0]
+                self.assert_matches(got, llama_reference(w, cfg, self.IDS, pos),
+                                    "%s position_ids, %s" % (name, scaling and "dynamic" or "rope"))
+                moved = np.abs(got - plain["last_hidden_state"][0]).max()
+                if name == "offset" and scaling is None:
+                    self.assertLess(moved, 1e-5)
+                else:
+                    self.assertGreater(moved, 1e-3, (name, scaling))
+        with self.assertRaises(posemb.Error) as e:
+            self.run_llama(self.llama_cfg(), self.IDS, [-1] + offset[1:])
+        self.assertIn("position_ids", str(e.exception))
+
     def test_qwen3_matches_numpy(self):
         """Qwen3: q_norm and k_norm on every head before RoPE (HF's Qwen3Attention), grouped-query,
         tied embeddings; a config asking for sliding windows is refused."""
@@ -374,6 +455,87 @@ class TestLlamaReference(unittest.TestCase):
             with open(os.path.join(d, "config.json"), "w") as f:
                 json.dump(cfg, f)
             with self.assertRaisesRegex(posemb.Error, "use_sliding_window"):
+                posemb.Model(d)
+
+
+def neox_block_inv(frac):
+    """GPT-NeoX's partial rotary (rotary_pct; HF's partial_rotary_factor for gpt_neox and phi):
+    _compute_default_rope_parameters' dim = int(head_dim * frac), inv_freq over that dim."""
+    def inv(cfg, d, T):
+        r = int(d * frac)
+        return 1.0 / cfg["rope_theta"] ** (np.arange(0, r, 2) / r), 1.0
+    return inv
+
+
+def p_rope_inv(p):
+    """p-RoPE as Barbero et al. 2024 (arXiv 2410.06205) give apply_p_rope: rope_angles =
+    int(p * head_dim // 2) pairs keep 1 / base^(2m / head_dim); the timescale of the others is
+    padded with inf, an inverse frequency of 0; the halves of the whole head pair."""
+    def inv(cfg, d, T):
+        angles = int(p * d // 2)
+        rot = 1.0 / cfg["rope_theta"] ** ((2.0 / d) * np.arange(angles))
+        return np.concatenate([rot, np.zeros(d // 2 - angles)]), 1.0
+    return inv
+
+
+class TestPartialRotary(unittest.TestCase):
+    """The three ways to rotate part of a head (issue 53), each through a Llama of head width 12
+    against numpy: GPT-NeoX's block (posemb rope:frac=), HF's proportional rope_type read from a
+    config (rope_parameters with partial_rotary_factor, as transformers 5's
+    _compute_proportional_rope_parameters computes it: hf_rope) and p-RoPE (rope:p=). The three differ on this
+    model, so each check can fail."""
+
+    def forward(self, cfg, pe=None):
+        w = TestLlamaReference.llama_weights(cfg, 0)
+        if pe:
+            cfg = dict(cfg, posemb_pe=pe)
+        with tempfile.TemporaryDirectory() as d:
+            write_safetensors(os.path.join(d, "model.safetensors"), w)
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump(cfg, f)
+            with posemb.Model(d) as m:
+                return w, m.forward([TestLlamaReference.IDS])["last_hidden_state"][0], m.config["pe"]
+
+    def check(self, what, got, want):
+        err = np.abs(got - want).max() / np.abs(want).max()
+        print("%s: max |posemb - numpy| / max |numpy| = %.2e" % (what, err), file=sys.stderr)
+        self.assertLess(err, 1e-5, what)
+
+    def test_three_conventions_match_numpy(self):
+        base = TestLlamaReference().llama_cfg(max_position_embeddings=32)
+        outs = {}
+        # GPT-NeoX's block: int(12 * 0.5) = 6 dims rotate, pairs (m, m + 3), w_m = base^(-2m/6)
+        w, outs["neox"], spec = self.forward(base, "rope:base=1000,frac=0.5")
+        self.check("neox block, frac 0.5", outs["neox"], llama_reference(w, base, TestLlamaReference.IDS,
+                                                                         rope_inv=neox_block_inv(0.5)))
+        # HF's proportional, as HF 5 writes it: int(0.5 * 12 // 2) = 3 of 6 pairs over the whole head
+        prop = {k: v for k, v in base.items() if k != "rope_theta"}
+        prop["rope_parameters"] = {"rope_type": "proportional", "rope_theta": 1000.0, "partial_rotary_factor": 0.5}
+        w, outs["proportional"], spec = self.forward(prop)
+        self.assertEqual(spec, "rope:base=1000,frac=0.5,partial=proportional")
+        self.check("proportional, 0.5", outs["proportional"], llama_reference(w, prop, TestLlamaReference.IDS))
+        # with factor: HF divides every inv_freq by it, posemb's scaling=linear
+        prop["rope_parameters"] = dict(prop["rope_parameters"], factor=2.0)
+        w, got, spec = self.forward(prop)
+        self.assertIn("scaling=linear,factor=2", spec)
+        self.check("proportional, 0.5, factor 2", got, llama_reference(w, prop, TestLlamaReference.IDS))
+        # p-RoPE 0.75: int(0.75 * 12 // 2) = 4 pairs (round would keep 5)
+        w, outs["p"], spec = self.forward(base, "rope:base=1000,p=0.75")
+        self.check("p-RoPE 0.75", outs["p"], llama_reference(w, base, TestLlamaReference.IDS,
+                                                             rope_inv=p_rope_inv(0.75)))
+        names = sorted(outs)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                self.assertGreater(np.abs(outs[a] - outs[b]).max(), 1e-3, (a, b))
+
+    def test_partial_factor_without_proportional_is_refused(self):
+        """HF's Llama rotates the whole head whatever partial_rotary_factor says (its default
+        rope ignores it, the scaled ones fail on the shorter cos): refused, not guessed."""
+        cfg = TestLlamaReference().llama_cfg(partial_rotary_factor=0.5)
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump(cfg, f)
+            with self.assertRaisesRegex(posemb.Error, "config.json: partial_rotary_factor 0.5 with rope_type default"):
                 posemb.Model(d)
 
 

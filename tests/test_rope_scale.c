@@ -4,7 +4,8 @@
  * HF's code) and, where ../shared is present, against the inv_freq and
  * attention_scaling HF used in golden_llama's llama_yarn and llama_linear;
  * and the rotation a call applies past the original length (dynamic,
- * longrope), p-RoPE, and the option errors. */
+ * longrope), p-RoPE and the two partial rotations (neox, proportional),
+ * and the option errors. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,6 +184,54 @@ static void test_p_rope(void **state)
     for (int m = 0; m < 8; m++) TU_CLOSE(w[m], 0.0, 0, 0, "p=0 w", m);
 }
 
+/* q <- the query head 1 + c/8 (c = 0..15) at position x rotated by spec. */
+static void rotate_ones(const char *spec, int x, float *q)
+{
+    enum { d = 16 };
+    posemb_pe *p = make(spec, d, 1, 64);
+    float k[d];
+    int32_t qp[1] = {x}, kp[1] = {0};
+    for (int c = 0; c < d; c++) q[c] = k[c] = 1.0f + 0.125f * c;
+    posemb_pe_head h = {.nq = 1, .nk = 1, .d = d, .scale = 1.0f, .qpos = qp, .kpos = kp};
+    posemb_pe_qk_forward(p, &h, q, d, k, d);
+    posemb_pe_free(p);
+}
+
+/* Pair (a, b) of a row of ones + 0.125 c rotated by angle t. */
+static void check_pair(const char *what, const float *q, int a, int b, double t)
+{
+    double xa = 1.0 + 0.125 * a, xb = 1.0 + 0.125 * b;
+    TU_CLOSE(q[a], xa * cos(t) - xb * sin(t), 1e-6, 1e-6, what, a);
+    TU_CLOSE(q[b], xa * sin(t) + xb * cos(t), 1e-6, 1e-6, what, b);
+}
+
+/* The three ways to rotate part of a head of d = 16, in closed form at
+ * position 7. neox, frac=0.5 (GPT-NeoX's rotary_pct): dims 0..7 rotate,
+ * pairs (m, m + 4), w_m = base^(-2m/8); dims 8..15 stay. proportional,
+ * frac=0.25 (HF's _compute_proportional_rope_parameters): pairs (m, m + 8)
+ * over the whole head, w_m = base^(-2m/16) for m < int(0.25 * 16 // 2) = 2,
+ * 0 after. p-RoPE p=0.45 (Barbero et al.'s apply_p_rope): int(0.45 * 16 //
+ * 2) = 3 pairs keep base^(-2m/16), so it is proportional with frac=0.45, and
+ * it floors (3.6 -> 3) as int() does. */
+static void test_partial_conventions(void **state)
+{
+    enum { d = 16, x = 7 };
+    float q[d], r[d];
+    rotate_ones("rope:frac=0.5", x, q);
+    for (int m = 0; m < 4; m++) check_pair("neox", q, m, m + 4, x * pow(10000.0, -2.0 * m / 8));
+    for (int c = 8; c < d; c++) TU_CLOSE(q[c], 1.0 + 0.125 * c, 0, 0, "neox pass", c);
+    rotate_ones("rope:frac=0.25,partial=proportional", x, q);
+    for (int m = 0; m < 8; m++) check_pair("proportional", q, m, m + 8, m < 2 ? x * pow(10000.0, -2.0 * m / 16) : 0.0);
+    rotate_ones("rope:p=0.45", x, q);
+    for (int m = 0; m < 8; m++) check_pair("p-rope", q, m, m + 8, m < 3 ? x * pow(10000.0, -2.0 * m / 16) : 0.0);
+    rotate_ones("rope:frac=0.45,partial=proportional", x, r);
+    for (int c = 0; c < d; c++) TU_CLOSE(r[c], q[c], 0, 0, "p=P is proportional frac=P", c);
+    /* interleaved pairs (GPT-J's rotary_dim) take the same block: (2m, 2m+1) of the first 8 */
+    rotate_ones("rope:frac=0.5,pairing=interleaved", x, q);
+    for (int m = 0; m < 4; m++) check_pair("interleaved", q, 2 * m, 2 * m + 1, x * pow(10000.0, -2.0 * m / 8));
+    for (int c = 8; c < d; c++) TU_CLOSE(q[c], 1.0 + 0.125 * c, 0, 0, "interleaved pass", c);
+}
+
 /* Against what Hugging Face used (../shared/golden_llama): inv_freq and attention_scaling. */
 static void golden_case(const char *name, const char *spec)
 {
@@ -259,6 +308,8 @@ static void test_errors(void **state)
     bad("rope:scaling=llama3,factor=8,low_freq_factor=4,high_freq_factor=1", "must exceed low_freq_factor");
     bad("rope:p=1.5", "outside");
     bad("rope:scaling=dynamic,factor=2,frac=0.2", "need >= 4");
+    bad("rope:partial=proportional,frac=0.5,p=0.5", "p= and partial=proportional both pick");
+    bad("rope:partial=block", "partial");
 }
 
 /* The canonical spec keeps what was given, and reads back to itself. */
@@ -270,6 +321,9 @@ static void test_canonical(void **state)
         {"rope:scaling=llama3,factor=8,original=64,high_freq_factor=2",
          "rope:base=10000,pairing=halves,frac=1,scaling=llama3,factor=8,original=64,high_freq_factor=2"},
         {"rope:p=0.25", "rope:base=10000,pairing=halves,frac=1,scaling=none,p=0.25"},
+        {"rope:partial=proportional,frac=0.25",
+         "rope:base=10000,pairing=halves,frac=0.25,partial=proportional,scaling=none"},
+        {"rope:partial=neox,frac=0.5", "rope:base=10000,pairing=halves,frac=0.5,scaling=none"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         posemb_pe *p = make(cases[i][0], 16, 1, 32);
@@ -284,11 +338,17 @@ static void test_canonical(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_yarn),         cmocka_unit_test(test_llama3),
-        cmocka_unit_test(test_dynamic),      cmocka_unit_test(test_dynamic_rotation),
-        cmocka_unit_test(test_longrope),     cmocka_unit_test(test_p_rope),
-        cmocka_unit_test(test_golden_llama), cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_canonical),    cmocka_unit_test(test_xpos),
+        cmocka_unit_test(test_yarn),
+        cmocka_unit_test(test_llama3),
+        cmocka_unit_test(test_dynamic),
+        cmocka_unit_test(test_dynamic_rotation),
+        cmocka_unit_test(test_longrope),
+        cmocka_unit_test(test_p_rope),
+        cmocka_unit_test(test_golden_llama),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_canonical),
+        cmocka_unit_test(test_xpos),
+        cmocka_unit_test(test_partial_conventions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -399,6 +399,92 @@ static void test_lm_ranking(void **state)
     }
 }
 
+/* The file at path, malloc'ed and NUL-terminated; NULL when unreadable. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf) buf[fread(buf, 1, (size_t)n, f)] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* A finished small synthetic study's lines (written here, so nothing trains): report.html opens with the verdicts
+ * of the claims it can pose, their forest plot and the ranking, before its first existing table; claims.csv has
+ * scripts/claims' columns and numbers and is read by posemb plot forest. Scores: on absolute and order, ape, sin and
+ * lsin score 0.9, 0.8, 0.7 and rpe, srpe, lsrpe 0.6, 0.5, 0.4 (+ seed / 100; 0.1 less at 2x): W1's units are the
+ * APEs' 0.91, 0.92, 0.81, 0.82, 0.71, 0.72 against the RPEs' 0.3 less, sd 0.0896 each, se 0.05174 on Welch's 10
+ * degrees of freedom (equal variances and sizes); with t_0.975 = 2.2281 the interval is 0.3 -+ 0.1153, and the
+ * minimum detectable effect (2.2281 + 0.8791) 0.05174 = 0.1608 (scripts/claims' welch_ci on these units). */
+static void test_claims_report(void **state)
+{
+    (void)state;
+    static const char *const pes[] = {"none", "ape", "sin", "lsin", "rpe", "srpe", "lsrpe"};
+    static const double base[] = {0.3, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4};
+    static const char *const tasks[] = {"absolute", "order", "offset"};
+    const char *cfg = "{\"pes\": [\"none\", \"ape\", \"sin\", \"lsin\", \"rpe\", \"srpe\", \"lsrpe\"], \"tasks\": "
+                      "[\"absolute\", \"order\", \"offset\"], \"seeds\": [1, 2], \"lengths\": [1, 2], \"n_train\": 16, "
+                      "\"steps\": 10, \"analyze\": 0, \"jobs\": 1}";
+    char path[1200], cmd[4096];
+    snprintf(path, sizeof path, "%s/claims.json", dir);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/cl'", dir);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    snprintf(path, sizeof path, "%s/cl/results.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int p = 0; p < 7; p++)
+        for (int t = 0; t < 3; t++)
+            for (int s = 1; s <= 2; s++)
+                for (int m = 1; m <= 2; m++)
+                    fprintf(f,
+                            "{\"pe\": \"%s\", \"spec\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", \"seed\": %d, "
+                            "\"n_train\": 16, \"eval_len\": %d, \"metrics\": {\"%s\": %.2f}, \"chance\": 0.5, "
+                            "\"collapsed\": false, \"steps\": 10, \"seconds\": 1}\n",
+                            pes[p], pes[p], tasks[t], t < 2 ? "classification" : "span", s, 16 * m,
+                            t < 2 ? "accuracy" : "exact_match", t < 2 ? base[p] + s / 100.0 - (m - 1) / 10.0 : 0.5);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' study claims.json --out cl && '%s' plot forest cl/claims.csv --out f.png", dir,
+             POSEMB_BIN, POSEMB_BIN);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    snprintf(path, sizeof path, "%s/cl/claims.csv", dir);
+    char *csv = slurp(path);
+    assert_non_null(csv);
+    const char *want = "claim_id,claim,testbed,unit,effect,ci_lo,ci_hi,paper_effect,mde,p,n_units,unit_of_replication,"
+                       "verdict,note,evidence\nW1,APEs beat RPEs on classification,\"synthetic absolute+order, 1x\","
+                       "\"score difference (accuracy, F1, exact match)\",0.3,0.1847,0.4153,,0.1608,0.0001733,12,"
+                       "\"training run (PE, seed)\",reproduced,,docs/study.md#the-seed-papers-claims-one-by-one\n";
+    assert_string_equal(csv, want); /* the other claims need tasks, PEs or lengths this study lacks */
+    free(csv);
+    snprintf(path, sizeof path, "%s/cl/report.html", dir);
+    char *html = slurp(path);
+    assert_non_null(html);
+    const char *order[] = {"<h2>The answer</h2>",
+                           "This study trains 7 PEs from scratch on 3 synthetic tasks",
+                           "APEs beat RPEs on classification",
+                           "+0.300 [+0.185, +0.415]",
+                           "Not posed here (the study lacks what the claim needs): W2: no task retrieve; W3: no "
+                           "evaluation at 8x; W4: no task retrieve; W6: no evaluation at 8x; W7: no task reverse.",
+                           "<img",
+                           "The claims: each effect with its 95% interval",
+                           "<h2>The PEs ranked</h2>",
+                           "ape 0.815 ± 0.007",
+                           "<h2>Table 2: classification</h2>"};
+    const char *at = html;
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        const char *hit = strstr(at, order[i]);
+        if (!hit) fail_msg("report.html lacks, after the previous piece: %s", order[i]);
+        at = hit + strlen(order[i]);
+    }
+    assert_true(strstr(strstr(html, "<h2>The answer</h2>"), "<table") < strstr(html, "<h2>Table 2: classification"));
+    free(html);
+}
+
 /* Every synthetic-study config docs/ gives users to run (docs/configs,
  * results/lengthgen and its experiments) loads and passes the study's checks, PE
  * specs built for each task included: a stale one would fail only when a user
@@ -930,21 +1016,14 @@ static void test_task_budget(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resume_same_results),
-        cmocka_unit_test(test_task_models),
-        cmocka_unit_test(test_lm_exact_match),
-        cmocka_unit_test(test_lm_ranking),
-        cmocka_unit_test(test_doc_configs),
-        cmocka_unit_test(test_failed_run),
-        cmocka_unit_test(test_random_positions),
-        cmocka_unit_test(test_finetune_resume),
-        cmocka_unit_test(test_tasks),
-        cmocka_unit_test(test_reverse_task),
-        cmocka_unit_test(test_data_study),
-        cmocka_unit_test(test_bad_config),
-        cmocka_unit_test(test_long_line_done),
-        cmocka_unit_test(test_task_budget),
-        cmocka_unit_test(test_default_budget),
+        cmocka_unit_test(test_resume_same_results), cmocka_unit_test(test_task_models),
+        cmocka_unit_test(test_lm_exact_match),      cmocka_unit_test(test_lm_ranking),
+        cmocka_unit_test(test_claims_report),       cmocka_unit_test(test_doc_configs),
+        cmocka_unit_test(test_failed_run),          cmocka_unit_test(test_random_positions),
+        cmocka_unit_test(test_finetune_resume),     cmocka_unit_test(test_tasks),
+        cmocka_unit_test(test_reverse_task),        cmocka_unit_test(test_data_study),
+        cmocka_unit_test(test_bad_config),          cmocka_unit_test(test_long_line_done),
+        cmocka_unit_test(test_task_budget),         cmocka_unit_test(test_default_budget),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,7 +1,12 @@
 """scripts/study-claims: its statistics against values worked out elsewhere
 (SciPy's Welch test, closed forms) and its reading of a real-data study,
-including the comparisons it cannot make yet. Standard library only."""
+including the comparisons it cannot make yet; and the claims register
+posemb's study report computes in C against scripts/claims' (POSEMB_BIN: the
+built posemb). Standard library only."""
 import contextlib
+import csv
+import shutil
+import subprocess
 import importlib.machinery
 import importlib.util
 import io
@@ -216,6 +221,65 @@ class OwnModels(unittest.TestCase):
             self.claims_of(d)
         self.assertTrue(str(e.exception).startswith(f"study-claims: {d}/analysis/rpe/offset/indicators.json: not an "
                                                     "analysis's indicators.json"), str(e.exception))
+
+
+BIN = os.environ.get("POSEMB_BIN")
+RESULTS = os.path.join(HERE, "..", "results")
+
+
+@unittest.skipUnless(BIN, "POSEMB_BIN (the built posemb) is not set")
+class ReportRegister(unittest.TestCase):
+    """posemb study --report on a copy of each committed study (its lines and analysis/ alone: no model) writes
+    claims.csv by the rules of scripts/claims: its rows are results/claims.csv's rows of that testbed, in the same
+    order, with the same numbers (to the 4 significant digits both write) and verdicts. Two implementations of one
+    rule, each checking the other."""
+    COLS = ("claim_id", "testbed", "effect", "ci_lo", "ci_hi", "paper_effect", "mde", "p", "verdict")
+
+    def report(self, study, keep, args):
+        """The claims.csv rows of posemb study ARGS --report on a folder holding study's files named in keep."""
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        run = os.path.join(d, "run")
+        os.makedirs(run)
+        for name in keep:
+            src = os.path.join(RESULTS, study, name)
+            (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(run, name))
+        done = subprocess.run([BIN, "study", *args, "--report", "--out", run], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        claims = os.path.join(run, "claims.csv")
+        self.assertTrue(os.path.exists(os.path.join(run, "claims.png")))
+        # the figure's own reader takes the file: every verdict named, every interval whole
+        drawn = subprocess.run([BIN, "plot", "forest", claims, "--out", os.path.join(d, "forest.png")],
+                               capture_output=True, text=True)
+        self.assertEqual(drawn.returncode, 0, drawn.stderr)
+        with open(os.path.join(run, "report.html")) as f:
+            html = f.read()
+        self.assertLess(html.index("<h2>The answer</h2>"), html.index("<h2>How the study ran</h2>"))
+        with open(claims, newline="") as f:
+            return list(csv.DictReader(f))
+
+    def committed(self, evidence):
+        """results/claims.csv's rows of one testbed (W5 is a closed form, no study's)."""
+        with open(os.path.join(RESULTS, "claims.csv"), newline="") as f:
+            return [r for r in csv.DictReader(f) if r["evidence"] == evidence and r["claim_id"] != "W5"]
+
+    def same(self, mine, theirs):
+        self.assertTrue(theirs)
+        self.assertEqual([tuple(r[c] for c in self.COLS) for r in mine],
+                         [tuple(r[c] for c in self.COLS) for r in theirs])
+
+    def test_synthetic(self):
+        rows = self.report("study-default", ["results.jsonl", "analysis"], [])
+        self.same(rows, self.committed("docs/study.md#the-seed-papers-claims-one-by-one"))
+
+    def test_real_data(self):
+        # --data names the text the study would train on; the report reads none of it
+        rows = self.report("study-data", ["results.jsonl", "analysis"], ["--data", "/nonexistent"])
+        self.same(rows, self.committed("results/study-data/README.md"))
+
+    def test_length(self):
+        rows = self.report("length", ["results.jsonl", "attention.jsonl"], ["--length", "--data", "/nonexistent"])
+        self.same(rows, self.committed("docs/study-length-results.md"))
 
 
 if __name__ == "__main__":

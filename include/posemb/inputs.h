@@ -1,6 +1,7 @@
 /* Model inputs from JSON, in the layout of Hugging Face's tokenizer output:
- * {"input_ids": [[...], ...], "attention_mask": [[...]], "token_type_ids": [[...]] | null}
- * (attention_mask and token_type_ids optional). Every row has the same length. */
+ * {"input_ids": [[...], ...], "attention_mask": [[...]], "token_type_ids": [[...]] | null,
+ * "position_ids": [[...]] | null} (all but input_ids optional; keys starting with '_' are
+ * comments, any other key is an error). Every row has the same length. */
 #ifndef POSEMB_INPUTS_H
 #define POSEMB_INPUTS_H
 
@@ -16,15 +17,16 @@ extern "C" {
 
 typedef struct posemb_inputs {
     int B, T;
-    int32_t *ids;   /* [B, T] */
-    int32_t *types; /* [B, T] or NULL */
-    float *mask;    /* [B, T] (all 1 when absent) */
+    int32_t *ids;       /* [B, T] */
+    int32_t *types;     /* [B, T] or NULL */
+    float *mask;        /* [B, T] (all 1 when absent) */
+    int32_t *positions; /* [B, T] HF's position_ids, or NULL (posemb_batch.positions) */
 } posemb_inputs;
 
 /* Reads an inputs.json ({"input_ids": [[...]], optional "token_type_ids",
- * "attention_mask"}) into in, whose arrays the caller frees with
- * posemb_inputs_free; EIO, EFORMAT (ragged rows, non-integers, named),
- * ENOMEM leave nothing to free. */
+ * "attention_mask", "position_ids"}) into in, whose arrays the caller frees
+ * with posemb_inputs_free; EIO, EFORMAT (ragged rows, non-integers, an
+ * unknown key: named with the file), ENOMEM leave nothing to free. */
 POSEMB_API posemb_status posemb_inputs_load(posemb_inputs *in, const char *path, posemb_error *err);
 POSEMB_API void posemb_inputs_free(posemb_inputs *in);
 

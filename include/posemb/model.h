@@ -84,7 +84,10 @@ POSEMB_API posemb_status posemb_config_save(const posemb_config *c, const char *
  * unchanged then. */
 POSEMB_API posemb_status posemb_config_override(posemb_config *c, const char *json, const char *what,
                                                 posemb_error *err);
-/* Checks sizes are positive and consistent; EINVAL naming the bad field. */
+/* Checks sizes are positive and consistent and the PE spec (by building the
+ * PE for these sizes: an option its family does not have, a value out of
+ * range); EINVAL naming the bad field or the PE and its option (a factors
+ * file: EIO, EFORMAT; ENOMEM). posemb_config_load checks what it reads. */
 POSEMB_API posemb_status posemb_config_check(const posemb_config *c, posemb_error *err);
 
 /* One parameter tensor of the model, by its HF name. */
@@ -176,14 +179,21 @@ typedef struct posemb_batch {
     const int32_t *ids;   /* [B, T] */
     const int32_t *types; /* [B, T] or NULL (all 0) */
     const float *mask;    /* [B, T] 1 token, 0 padding; NULL: all 1 */
+    /* [B, T] Hugging Face's position_ids (packed documents restarting at 0, a continuation starting at an
+     * offset), read by every PE that reads positions: APE rows (RoBERTa's from pad + 1, as HF's), rotary
+     * angles, biases by distance; NULL: HF's default (0..T-1; RoBERTa's from the padding) */
+    const int32_t *positions;
 } posemb_batch;
 
 /* Runs the model; the activations stay in the model for backward and for
  * reading: hidden states (HF meaning: .0 the embedding output, .L the last
- * hidden state) and attention probabilities. Fails on ids outside the
- * vocabulary, positions past the PE's table, or a batch past the arena
- * (which grows to fit): EINVAL for an empty batch, ERANGE naming the token,
- * type or position, ENOMEM. */
+ * hidden state) and attention probabilities. A PE without a table of
+ * positions runs at any length, past max_position_embeddings too, as HF's
+ * do (posemb_pe_reserve). Fails on ids outside the vocabulary, positions
+ * past a PE's table (an APE's max_position_embeddings rows) or negative, a
+ * sequence longer than a PE's table, caller positions with randomized ones
+ * (random:max=), or a batch past the arena (which grows to fit): EINVAL for
+ * an empty batch, ERANGE naming the token, type, position or table, ENOMEM. */
 POSEMB_API posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posemb_error *err);
 /* hidden_states.i [B, T, D], i in 0..layers, of the last forward pass:
  * owned by the model, valid until the next forward. NULL before a forward

@@ -136,10 +136,20 @@ POSEMB_API int32_t posemb_pe_random_max(const posemb_pe *p);
 POSEMB_API posemb_status posemb_pe_draw_positions(const posemb_pe *p, uint64_t key, int T, int32_t *pos,
                                                   posemb_error *err);
 
+/* Makes p take head calls of up to len tokens, as Hugging Face runs RoPE,
+ * ALiBi and the other PEs without a table at any length: a PE built for
+ * fewer (dims.max_len) is rebuilt in place, the same PE (its spec, length
+ * defaults such as rope's original=, parameters and their binding kept;
+ * derived tables recomputed from bound parameters), so p and its parameter
+ * views stay valid. ERANGE naming the table when a component has a table of
+ * positions (ape, relative_key), which takes no more; EINVAL, ENOMEM leave p
+ * as it was. */
+POSEMB_API posemb_status posemb_pe_reserve(posemb_pe *p, int len, posemb_error *err);
+
 /* Largest position the PE accepts + 1 (INT32_MAX when unbounded). */
 POSEMB_API int32_t posemb_pe_position_limit(const posemb_pe *p);
 /* Checks that every position in pos[0..n) is in [0, posemb_pe_position_limit):
- * ERANGE naming the first one that is not. */
+ * ERANGE naming the first one that is not (and the table it is past). */
 POSEMB_API posemb_status posemb_pe_check_positions(const posemb_pe *p, const int32_t *pos, long n, posemb_error *err);
 
 /* 1. Input hook. x, y: [ntok, D]; y may equal x when integration is add.

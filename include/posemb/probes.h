@@ -10,6 +10,7 @@
 
 #include "posemb/arena.h"
 #include "posemb/error.h"
+#include "posemb/fileio.h"
 #include "posemb/model.h"
 #include "posemb/pe.h"
 
@@ -42,7 +43,7 @@ typedef struct posemb_source_opts {
     const char *tensor; /* --tensor NAME: a 2-D tensor of a safetensors file */
     int len; /* positions (0: the table's rows, a model's max_position, or 512 for a spec; a model whose PE has no
               * table is rebuilt to take more than it was trained at, one with a table keeps its own) */
-    int dim, heads; /* for a built-in spec (0: 768 and 12) */
+    int dim, heads; /* for a built-in spec (0: 768, and 12 heads or the most below 12 that divide dim) */
     uint64_t seed;  /* initialisation of learned built-in specs */
 } posemb_source_opts;
 
@@ -107,6 +108,59 @@ POSEMB_API posemb_status posemb_relative_order(const float *P, int n, int dim, i
 POSEMB_API void posemb_dim_ranges(const float *P, int n, int dim, double frac, float *range, int *moving);
 /* psi(m) = sum_k cos(w_k m), m < n, and the last m up to which it strictly falls. */
 POSEMB_API void posemb_psi(const float *freqs, int n_freqs, int n, float *psi, int *decreasing_until);
+
+/* ---- word order, read off a masked-LM model's loss ---- */
+
+/* Windows of len - 2 tokens are drawn from a token stream and wrapped in
+ * [CLS] ... [SEP]; mask_rate of the inner tokens become [MASK]. A window's
+ * start, masks and shuffle are drawn from (seed, its index), so the first k
+ * windows are the same for any number of windows. */
+typedef struct posemb_order_opts {
+    int windows;            /* windows (32) */
+    int len;                /* tokens per window, [CLS] and [SEP] included, >= 3 (128) */
+    double mask_rate;       /* share of the inner tokens masked, in (0, 1] (0.15) */
+    uint64_t seed;          /* windows, masks and shuffles (3) */
+    int32_t cls, sep, mask; /* the special ids; -1 (the default): the model's, see posemb_order_cost_dir */
+} posemb_order_opts;
+
+POSEMB_API posemb_order_opts posemb_order_defaults(void);
+
+/* The masked-LM cross-entropy (nats per masked token) on the same masked
+ * windows four ways. The word-order cost is shuffled - as_is: 0 for a model
+ * blind to order, whose predictions move with their tokens. */
+typedef struct posemb_order_result {
+    double as_is;
+    double shuffled; /* each window's inner tokens shuffled, each loss read at its token's new place */
+    double reversed; /* each window reversed whole ([CLS] last): 0 cost for a PE symmetric in i - j */
+    double scale0;   /* the PE's learned scale (ape:learned_scale=on, ...) set to 0; NaN when it has none */
+    int has_scale;
+    long masked;                    /* masked tokens, over which each loss is the mean */
+    int32_t cls, sep, mask;         /* the ids used */
+    char specials[POSEMB_PATH_MAX]; /* where they come from: a tokenizer file's path, "BERT's defaults", "given" */
+    char spec[400];                 /* the model's canonical PE spec */
+} posemb_order_result;
+
+/* Runs m (a BERT or RoBERTa masked-LM model; left in eval mode) on windows
+ * of tokens[0..n) (ids of m's vocabulary), the special ids -1 taken as
+ * BERT's 101, 102, 103. EINVAL for a model without an MLM head, options out
+ * of range, n below one window (len - 2 tokens) or no masked token; ERANGE
+ * for a token or special id outside the vocabulary; else as
+ * posemb_model_forward. out is zeroed on failure. */
+POSEMB_API posemb_status posemb_order_cost(posemb_model *m, const int32_t *tokens, long n, const posemb_order_opts *o,
+                                           posemb_order_result *out, posemb_error *err);
+
+/* posemb_order_cost of the model folder dir (config.json + model.safetensors:
+ * a pretrained model or a training checkpoint) on the I32 tensor "tokens" of
+ * the safetensors file cache (a study's RUN/cache/wikitext-2.safetensors).
+ * Special ids of -1 come from dir's tokenizer files (tokenizer.json,
+ * vocab.txt, or RoBERTa's vocab.json + merges.txt), or are BERT's 101, 102,
+ * 103 when a BERT folder has none. EIO for an unreadable file; EFORMAT
+ * naming the file for a cache without "tokens" (or not I32), shorter than
+ * one window or with an id outside the model's vocabulary, a model that is
+ * no masked-LM model, a tokenizer without [CLS], [SEP] or [MASK] (or a
+ * RoBERTa folder with no tokenizer); else as posemb_order_cost. */
+POSEMB_API posemb_status posemb_order_cost_dir(const char *dir, const char *cache, const posemb_order_opts *o,
+                                               posemb_order_result *out, posemb_error *err);
 
 #ifdef __cplusplus
 }

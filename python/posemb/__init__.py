@@ -104,7 +104,8 @@ class _Config(ctypes.Structure):  # posemb/model.h
 
 
 class _Batch(ctypes.Structure):  # posemb/model.h
-    _fields_ = [("B", _c_int), ("T", _c_int), ("ids", _pint32), ("types", _pint32), ("mask", _pfloat)]
+    _fields_ = [("B", _c_int), ("T", _c_int), ("ids", _pint32), ("types", _pint32), ("mask", _pfloat),
+                ("positions", _pint32)]
 
 
 def _fn(name, restype, *argtypes):
@@ -311,9 +312,11 @@ class Model:
     def __exit__(self, *exc):
         self.close()
 
-    def forward(self, input_ids, attention_mask=None, token_type_ids=None):
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None, position_ids=None):
         """Runs the model in evaluation mode, as `posemb forward` does, on
-        input_ids [B, T] (or [T]): {"last_hidden_state" [B, T, D],
+        input_ids [B, T] (or [T]), with Hugging Face's position_ids [B, T]
+        when given (packed documents, a continuation at an offset; None:
+        HF's default): {"last_hidden_state" [B, T, D],
         "hidden_states" (layers + 1 of [B, T, D]), "attentions" (layers of
         [B, H, T, T]), "pooler_output" [B, D] for BERT/RoBERTa with a pooler,
         "logits" for models with a head: [B, T, vocab] (masked or causal LM),
@@ -324,11 +327,15 @@ class Model:
         B, T = ids.shape
         mask = None if attention_mask is None else np.ascontiguousarray(np.atleast_2d(attention_mask), dtype=np.float32)
         types = None if token_type_ids is None else np.ascontiguousarray(np.atleast_2d(token_type_ids), dtype=np.int32)
-        for name, x in (("attention_mask", mask), ("token_type_ids", types)):
+        pos = None if position_ids is None else np.atleast_2d(position_ids)
+        if pos is not None and (pos.min() < 0 or pos.max() >= 2**31 - 1):
+            raise Error("forward: position_ids must be in [0, 2147483647)", "out of range")
+        pos = None if pos is None else np.ascontiguousarray(pos, dtype=np.int32)
+        for name, x in (("attention_mask", mask), ("token_type_ids", types), ("position_ids", pos)):
             if x is not None and x.shape != ids.shape:
                 raise Error("forward: %s is %s, input_ids %s" % (name, x.shape, ids.shape), "invalid argument")
-        b = _Batch(B, T, ids.ctypes.data_as(_pint32), None if types is None else types.ctypes.data_as(_pint32),
-                   None if mask is None else mask.ctypes.data_as(_pfloat))
+        ptr = lambda x, t: None if x is None else x.ctypes.data_as(t)
+        b = _Batch(B, T, ids.ctypes.data_as(_pint32), ptr(types, _pint32), ptr(mask, _pfloat), ptr(pos, _pint32))
         err = _Error()
         st = _model_forward(self._m, ctypes.byref(b), ctypes.byref(err))
         if st:

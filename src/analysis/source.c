@@ -47,9 +47,19 @@ static posemb_status take_export(posemb_source *s, posemb_pe *p, int n, posemb_e
     return POSEMB_OK;
 }
 
+/* Heads when none are given: BERT-base's 12, or the most below 12 that
+ * divide the width, so that a PE without heads (sin, ape) needs no --heads
+ * at any width and one with heads gets BERT's where the width allows. */
+static int default_heads(int dim)
+{
+    int h = 12;
+    while (h > 1 && dim % h) h--;
+    return h;
+}
+
 static posemb_status open_spec(posemb_source *s, const char *spec, const posemb_source_opts *o, posemb_error *err)
 {
-    int dim = o->dim ? o->dim : 768, heads = o->heads ? o->heads : 12;
+    int dim = o->dim ? o->dim : 768, heads = o->heads ? o->heads : default_heads(dim);
     s->n = o->len ? o->len : 512;
     posemb_pe_dims dims = {.dim = dim, .n_heads = heads, .n_layers = 1, .max_len = s->n, .max_threads = 1};
     posemb_status st = posemb_pe_create(&s->own_pe, spec, &dims, err);

@@ -45,6 +45,7 @@ static const struct {
     {"fire", 0},
     {"cope", 1},
     {"fox", 1},
+    {"tupe", 0},
     {"rope+random:max=512", 0},
     {"ape+rpe", 0},
     {"lsin+lsrpe", 0},
@@ -109,7 +110,8 @@ int cmd_demo(int argc, char **argv)
     for (size_t i = 0; i < sizeof SPECS / sizeof *SPECS; i++) demo_row(SPECS[i].spec, SPECS[i].causal, &dims, K);
     printf(
         "\nTI, MONO, SYM in [0, 1]: higher = the property holds better (docs/indicators.md).\n"
-        "Learned PEs (ape, lsin, rpe, lsrpe, relative_key, t5, kerple, fire, cope, fox) are at initialisation here;\n"
+        "Learned PEs (ape, lsin, rpe, lsrpe, relative_key, t5, kerple, fire, cope, fox, tupe) are at initialisation\n"
+        "here; "
         "random:max= changes which positions a model feeds the PE, not the PE's matrix.\n");
     return 0;
 }

@@ -5,10 +5,13 @@
 
 #include "analysis_args.h"
 #include "commands.h"
+#include "probe_order.h"
 
-static const char USAGE[] = "usage: posemb probe KIND SOURCE [--json] [options]\n\n"
+static const char USAGE[] = "usage: posemb probe KIND SOURCE [--json] [options]\n"
+                            "       posemb probe order MODEL_DIR... --cache CACHE.safetensors [--json] [options]\n\n"
                             "KIND: similarity, identical, correlation, regress, regress-cv, relative, dims, psi.\n"
                             "SOURCE as for 'posemb analyze'. identical and correlation need a model folder.\n"
+                            "order: the word-order cost of masked-LM models (see 'posemb probe order --help').\n"
                             "Prints the key numbers (one JSON object per line with --json).\n\n"
                             "  --json          machine-readable output\n" ANALYSIS_FLAGS_HELP;
 
@@ -128,6 +131,7 @@ static posemb_status run_probe(int kind, posemb_source *s, const posemb_analyze_
 
 int cmd_probe(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "order")) return cmd_probe_order(argc - 1, argv + 1); /* its own arguments */
     cli_args a;
     cli_args_init(&a, "probe", argc, argv);
     posemb_source_opts so = {0};
@@ -153,7 +157,8 @@ int cmd_probe(int argc, char **argv)
     while (KINDS[k] && strcmp(KINDS[k], kind)) k++;
     if (!KINDS[k])
         return cli_usage_error(
-            &a, "unknown probe '%s' (similarity, identical, correlation, regress, regress-cv, relative, dims, psi)",
+            &a,
+            "unknown probe '%s' (similarity, identical, correlation, regress, regress-cv, relative, dims, psi, order)",
             kind);
     posemb_source s;
     posemb_error err;

@@ -100,3 +100,56 @@ posemb_welch posemb_welch_ttest(const double *a, int n_a, const double *b, int n
     w.p = posemb_student_t_p2(w.t, w.df);
     return w;
 }
+
+double posemb_student_t_quantile(double q, double df)
+{
+    if (!(q > 0 && q < 1) || !(df > 0)) return NAN;
+    if (q == 0.5) return 0;
+    if (q < 0.5) return -posemb_student_t_quantile(1 - q, df);
+    /* the upper tail P(T > t) = p2 / 2 falls with t: bracket 1 - q, then halve */
+    double tail = 1 - q, lo = 0, hi = 1;
+    while (posemb_student_t_p2(hi, df) / 2 > tail && hi < 1e300) lo = hi, hi *= 2;
+    for (int i = 0; i < 2000 && lo < hi; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (mid <= lo || mid >= hi) break; /* adjacent doubles: as close as it gets */
+        if (posemb_student_t_p2(mid, df) / 2 > tail) lo = mid;
+        else hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+posemb_t_ci posemb_t_ci_of(double effect, double se, double df)
+{
+    posemb_t_ci r = {.effect = effect, .lo = NAN, .hi = NAN, .se = se, .df = df, .p = NAN, .mde = NAN};
+    if (isnan(effect) || !(se >= 0)) return r;
+    if (se == 0) { /* no spread: the effect is known exactly (scripts/claims' convention) */
+        r.lo = r.hi = effect;
+        r.p = effect != 0 ? 0 : 1;
+        r.mde = 0;
+        return r;
+    }
+    if (!(df > 0)) return r;
+    double tc = posemb_student_t_quantile(0.975, df);
+    r.lo = effect - tc * se;
+    r.hi = effect + tc * se;
+    r.p = posemb_student_t_p2(effect / se, df);
+    r.mde = (tc + posemb_student_t_quantile(0.8, df)) * se;
+    return r;
+}
+
+posemb_t_ci posemb_t_ci_one_sample(const double *x, int n)
+{
+    double mean, var;
+    mean_var(x, n, &mean, &var);
+    if (n < 2) return posemb_t_ci_of(mean, NAN, NAN);
+    return posemb_t_ci_of(mean, sqrt(var / n), n - 1);
+}
+
+posemb_t_ci posemb_t_ci_welch(const double *a, int n_a, const double *b, int n_b)
+{
+    posemb_welch w = posemb_welch_ttest(a, n_a, b, n_b);
+    double diff = w.mean_a - w.mean_b;
+    if (n_a < 2 || n_b < 2) return posemb_t_ci_of(diff, NAN, NAN);
+    double se_a = w.var_a / n_a, se_b = w.var_b / n_b;
+    return posemb_t_ci_of(diff, sqrt(se_a + se_b), w.df);
+}

@@ -30,11 +30,40 @@ static posemb_status read_matrix(const cJSON *v, const char *key, const char *pa
     return POSEMB_OK;
 }
 
+/* Every key is one posemb reads, or a comment ("_note"): a key HF's
+ * tokenizer or a script adds that posemb would not act on is refused, not
+ * ignored. */
+static posemb_status check_keys(const cJSON *root, const char *path, posemb_error *err)
+{
+    static const char *const KEYS[] = {"input_ids", "attention_mask", "token_type_ids", "position_ids", NULL};
+    for (const cJSON *k = root->child; k; k = k->next) {
+        int known = k->string[0] == '_';
+        for (int i = 0; !known && KEYS[i]; i++) known = !strcmp(k->string, KEYS[i]);
+        if (!known)
+            return posemb_fail(err, POSEMB_EFORMAT,
+                               "%s: unknown key \"%s\" (posemb reads input_ids, attention_mask, token_type_ids, "
+                               "position_ids; keys starting with '_' are comments)",
+                               path, k->string);
+    }
+    return POSEMB_OK;
+}
+
+/* An optional [B][T] integer matrix (absent or null: *out stays NULL). */
+static posemb_status read_optional(const cJSON *root, const char *key, const char *path, posemb_inputs *in, long lo,
+                                   long hi, int32_t **out, posemb_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!v || cJSON_IsNull(v)) return POSEMB_OK;
+    if (!(*out = malloc((size_t)in->B * in->T * sizeof **out)))
+        return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
+    return read_matrix(v, key, path, &in->B, &in->T, lo, hi, *out, err);
+}
+
 static posemb_status parse(const cJSON *root, posemb_inputs *in, const char *path, posemb_error *err)
 {
     const cJSON *ids = cJSON_GetObjectItemCaseSensitive(root, "input_ids");
-    const cJSON *mask = cJSON_GetObjectItemCaseSensitive(root, "attention_mask");
-    const cJSON *types = cJSON_GetObjectItemCaseSensitive(root, "token_type_ids");
+    posemb_status st = check_keys(root, path, err);
+    if (st) return st;
     if (!cJSON_IsArray(ids) || !cJSON_GetArraySize(ids) || !cJSON_IsArray(cJSON_GetArrayItem(ids, 0)) ||
         !cJSON_GetArraySize(cJSON_GetArrayItem(ids, 0)))
         return posemb_fail(err, POSEMB_EFORMAT, "%s: \"input_ids\" must be a non-empty list of non-empty lists", path);
@@ -43,23 +72,15 @@ static posemb_status parse(const cJSON *root, posemb_inputs *in, const char *pat
     size_t n = (size_t)in->B * in->T;
     in->ids = malloc(n * sizeof *in->ids);
     in->mask = malloc(n * sizeof *in->mask);
-    int32_t *tmp = malloc(n * sizeof *tmp);
-    if (!in->ids || !in->mask || !tmp) {
-        free(tmp);
-        return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
-    }
-    posemb_status st = read_matrix(ids, "input_ids", path, &in->B, &in->T, 0, INT32_MAX, in->ids, err);
+    if (!in->ids || !in->mask) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
+    st = read_matrix(ids, "input_ids", path, &in->B, &in->T, 0, INT32_MAX, in->ids, err);
     for (size_t i = 0; i < n; i++) in->mask[i] = 1.0f;
-    if (!st && mask && !cJSON_IsNull(mask)) {
-        st = read_matrix(mask, "attention_mask", path, &in->B, &in->T, 0, 1, tmp, err);
-        for (size_t i = 0; !st && i < n; i++) in->mask[i] = (float)tmp[i];
-    }
-    if (!st && types && !cJSON_IsNull(types)) {
-        in->types = tmp;
-        tmp = NULL;
-        st = read_matrix(types, "token_type_ids", path, &in->B, &in->T, 0, INT32_MAX, in->types, err);
-    }
-    free(tmp);
+    int32_t *mask = NULL;
+    if (!st) st = read_optional(root, "attention_mask", path, in, 0, 1, &mask, err);
+    for (size_t i = 0; !st && mask && i < n; i++) in->mask[i] = (float)mask[i];
+    free(mask);
+    if (!st) st = read_optional(root, "token_type_ids", path, in, 0, INT32_MAX, &in->types, err);
+    if (!st) st = read_optional(root, "position_ids", path, in, 0, INT32_MAX - 1, &in->positions, err);
     return st;
 }
 
@@ -84,5 +105,6 @@ void posemb_inputs_free(posemb_inputs *in)
     free(in->ids);
     free(in->types);
     free(in->mask);
+    free(in->positions);
     memset(in, 0, sizeof *in);
 }

@@ -274,7 +274,46 @@ posemb_status posemb_config_load(posemb_config *c, const char *path, posemb_erro
 
 int posemb_config_head_dim(const posemb_config *c) { return c->head_dim ? c->head_dim : c->hidden / c->heads; }
 
+posemb_pe_dims config_pe_dims(const posemb_config *c)
+{
+    return (posemb_pe_dims){.dim = c->hidden,
+                            .n_heads = c->heads,
+                            .head_dim = posemb_config_head_dim(c),
+                            .n_layers = c->layers,
+                            .max_len = c->max_position,
+                            .causal = c->arch == POSEMB_GPT2 || c->arch == POSEMB_LLAMA};
+}
+
+/* Builds c's PE for max_len positions and frees it. */
+static posemb_status try_pe(const posemb_config *c, int max_len, posemb_error *err)
+{
+    posemb_pe_dims dims = config_pe_dims(c);
+    dims.max_len = max_len;
+    dims.max_threads = 1; /* one slot of scratch: the PE is only checked */
+    posemb_pe *pe;
+    posemb_status st = posemb_pe_create(&pe, c->pe, &dims, err);
+    posemb_pe_free(pe);
+    return st;
+}
+
+/* The PE spec is checked by building the PE for c: an option its family
+ * does not have, a value out of range, options that do not go together are
+ * refused here, so that what loads also saves (a stray factors= would send
+ * the save looking for a file). Built first for a few positions, as tables
+ * for a long context (a Llama's 131072 rotary angles) take most of a second
+ * to fill; only a spec refused there is built at full length, where it may
+ * be right (random:max=N needs a table of N rows). */
 posemb_status posemb_config_check(const posemb_config *c, posemb_error *err)
+{
+    enum { CHECK_LEN = 64 };
+    posemb_status st = config_check_sizes(c, err);
+    if (!st && (st = try_pe(c, c->max_position < CHECK_LEN ? c->max_position : CHECK_LEN, err)) &&
+        c->max_position > CHECK_LEN)
+        st = try_pe(c, c->max_position, err);
+    return st;
+}
+
+posemb_status config_check_sizes(const posemb_config *c, posemb_error *err)
 {
     if (c->vocab_size < 1 || c->hidden < 1 || c->layers < 1 || c->heads < 1 || c->intermediate < 1 ||
         c->max_position < 1)
@@ -394,11 +433,89 @@ static posemb_status config_json(const posemb_config *c, const char *path, cJSON
     return POSEMB_OK;
 }
 
+/* The keys HF's configs hold as floats, at the top level, in rope_scaling,
+ * and (lists of floats) longrope's factors. */
+static int is_float_key(const char *key)
+{
+    static const char *const KEYS[] = {"layer_norm_eps",
+                                       "layer_norm_epsilon",
+                                       "rms_norm_eps",
+                                       "hidden_dropout_prob",
+                                       "attention_probs_dropout_prob",
+                                       "resid_pdrop",
+                                       "embd_pdrop",
+                                       "attn_pdrop",
+                                       "attention_dropout",
+                                       "initializer_range",
+                                       "rope_theta",
+                                       "factor",
+                                       "beta_fast",
+                                       "beta_slow",
+                                       "mscale",
+                                       "mscale_all_dim",
+                                       "attention_factor",
+                                       "low_freq_factor",
+                                       "high_freq_factor",
+                                       "short_factor",
+                                       "long_factor",
+                                       NULL};
+    for (int i = 0; key && KEYS[i]; i++)
+        if (!strcmp(key, KEYS[i])) return 1;
+    return 0;
+}
+
+/* x as Python writes a float: the shortest text that reads back as x, with
+ * ".0" when it would read as an integer. NULL when out of memory. */
+static cJSON *float_item(double x)
+{
+    char buf[40];
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x) break;
+    }
+    if (!strpbrk(buf, ".eni")) strcat(buf, ".0"); /* not 2, nor 1e-12.0 or inf.0 */
+    return cJSON_CreateRaw(buf);
+}
+
+/* Every number under a float key of obj (recursively) as float text: cJSON
+ * prints 2.0 as 2, and transformers before 4.43 refuse a rope_scaling
+ * factor that is not a float ("must be an float > 1"). */
+static posemb_status floats_as_floats(cJSON *obj, const char *path, posemb_error *err)
+{
+    for (cJSON *it = obj->child; it; it = it->next) {
+        if (cJSON_IsObject(it)) {
+            posemb_status st = floats_as_floats(it, path, err);
+            if (st) return st;
+            continue;
+        }
+        if (!is_float_key(it->string)) continue;
+        cJSON *arr = cJSON_IsArray(it) ? it : NULL;
+        for (int i = 0; arr && i < cJSON_GetArraySize(arr); i++) {
+            cJSON *x = cJSON_GetArrayItem(arr, i), *f = cJSON_IsNumber(x) ? float_item(x->valuedouble) : x;
+            if (!f) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
+            if (f != x) cJSON_ReplaceItemInArray(arr, i, f);
+        }
+        if (!cJSON_IsNumber(it)) continue;
+        cJSON *f = float_item(it->valuedouble);
+        const char *key = it->string;
+        if (!f || !cJSON_ReplaceItemInObjectCaseSensitive(obj, key, f)) {
+            cJSON_Delete(f);
+            return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
+        }
+        it = f;
+    }
+    return POSEMB_OK;
+}
+
 posemb_status posemb_config_save(const posemb_config *c, const char *path, posemb_error *err)
 {
     cJSON *r;
     posemb_status st = config_json(c, path, &r, err);
-    if (st) return st;
+    if (!st) st = floats_as_floats(r, path, err);
+    if (st) {
+        cJSON_Delete(r);
+        return st;
+    }
     char *text = cJSON_Print(r);
     cJSON_Delete(r);
     if (!text) return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);

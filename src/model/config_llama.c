@@ -1,6 +1,7 @@
-/* Llama-family config.json (model_type llama, mistral, qwen2): sizes,
+/* Llama-family config.json (model_type llama, mistral, qwen2, qwen3): sizes,
  * grouped-query heads, RMSNorm's eps, tied embeddings, Qwen2's q/k/v biases,
- * and RoPE from rope_theta and rope_scaling (key "type" or "rope_type"),
+ * and RoPE from rope_theta and rope_scaling (key "type" or "rope_type"; HF
+ * 5's rope_parameters) with partial_rotary_factor,
  * turned into posemb's rope spec so that every scaling of docs/pe.md
  * applies. posemb's own "posemb_pe" key (a model trained with another PE)
  * takes precedence. */
@@ -25,56 +26,104 @@ static posemb_status scaling_num(const cJSON *rs, const char *key, const char *o
     return POSEMB_OK;
 }
 
-/* rope_theta and rope_scaling as a rope spec. */
+/* rope_scaling's type and options (factor, original length, yarn's and
+ * llama3's keys) appended to spec: kind k of the known list, 1..5. */
+static posemb_status scaling_spec(const cJSON *r, const cJSON *rs, const char *ty, int k, const posemb_config *c,
+                                  char *spec, size_t cap, const char *path, posemb_error *err)
+{
+    size_t n = strlen(spec);
+    snprintf(spec + n, cap - n, ",scaling=%s", ty);
+    /* dynamic compares lengths with max_position_embeddings; yarn and llama3 with rope_scaling's
+     * original length; longrope, as HF's, with the config's own original_max_position_embeddings
+     * (Phi-3), its factor then max_position_embeddings over it */
+    int longrope = k == 5;
+    const cJSON *orig = cJSON_GetObjectItemCaseSensitive(longrope ? r : rs, "original_max_position_embeddings");
+    int L0 = cJSON_IsNumber(orig) && orig->valuedouble >= 1 && k != 2 ? (int)orig->valuedouble : c->max_position;
+    n = strlen(spec);
+    if (k != 1) snprintf(spec + n, cap - n, ",original=%d", L0);
+    n = strlen(spec);
+    posemb_status st = POSEMB_OK;
+    if (longrope && cJSON_IsNumber(orig)) snprintf(spec + n, cap - n, ",factor=%.17g", (double)c->max_position / L0);
+    else st = scaling_num(rs, "factor", "factor", spec, cap, path, err);
+    static const char *const extra[] = {"beta_fast",        "beta_slow",       "mscale",           "mscale_all_dim",
+                                        "attention_factor", "low_freq_factor", "high_freq_factor", NULL};
+    for (int i = 0; !st && extra[i]; i++) st = scaling_num(rs, extra[i], extra[i], spec, cap, path, err);
+    if (!st && longrope) { /* the factors sit in this very file */
+        n = strlen(spec);
+        snprintf(spec + n, cap - n, ",factors=config.json");
+    }
+    return st;
+}
+
+/* partial_rotary_factor, at the top level or (HF 5) in rope_parameters: 1 when absent. */
+static posemb_status partial_factor(const cJSON *r, const cJSON *rs, double *f, const char *path, posemb_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "partial_rotary_factor");
+    if (!v || cJSON_IsNull(v)) v = rs ? cJSON_GetObjectItemCaseSensitive(rs, "partial_rotary_factor") : NULL;
+    *f = 1.0;
+    if (!v || cJSON_IsNull(v)) return POSEMB_OK;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0 && v->valuedouble <= 1))
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: partial_rotary_factor must be a number in (0, 1]", path);
+    *f = v->valuedouble;
+    return POSEMB_OK;
+}
+
+/* HF's proportional rope (_compute_proportional_rope_parameters): the
+ * fraction f of the head's pairs rotate at base^(-2m/d), then inv_freq /
+ * factor, which is linear scaling of every frequency. */
+static posemb_status proportional_spec(const cJSON *rs, double f, char *spec, size_t cap, const char *path,
+                                       posemb_error *err)
+{
+    size_t n = strlen(spec);
+    snprintf(spec + n, cap - n, ",frac=%.17g,partial=proportional", f);
+    const cJSON *factor = cJSON_GetObjectItemCaseSensitive(rs, "factor");
+    if (!factor || cJSON_IsNull(factor) || (cJSON_IsNumber(factor) && factor->valuedouble == 1.0)) return POSEMB_OK;
+    n = strlen(spec);
+    snprintf(spec + n, cap - n, ",scaling=linear");
+    return scaling_num(rs, "factor", "factor", spec, cap, path, err);
+}
+
+/* rope_theta and rope_scaling (HF 5: rope_parameters, rope_theta inside it)
+ * as a rope spec. partial_rotary_factor < 1 is refused but for rope_type
+ * proportional: the Llama family's apply_rotary_pos_emb rotates the whole
+ * head, so HF either ignores it (compute_default_rope_parameters takes
+ * head_dim; transformers #48630) or fails on the shorter cos; posemb would
+ * otherwise have to pick one of the three partial forms without HF's word. */
 static posemb_status rope_spec(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
 {
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(r, "rope_scaling");
+    if (!rs || cJSON_IsNull(rs)) rs = cJSON_GetObjectItemCaseSensitive(r, "rope_parameters");
+    if (cJSON_IsNull(rs)) rs = NULL;
+    if (rs && !cJSON_IsObject(rs)) return posemb_fail(err, POSEMB_EFORMAT, "%s: rope_scaling is not an object", path);
     const cJSON *theta = cJSON_GetObjectItemCaseSensitive(r, "rope_theta");
-    double base = cJSON_IsNumber(theta) ? theta->valuedouble : 10000.0;
+    if (!cJSON_IsNumber(theta) && rs) theta = cJSON_GetObjectItemCaseSensitive(rs, "rope_theta");
+    double base = cJSON_IsNumber(theta) ? theta->valuedouble : 10000.0, f;
     if (!(base > 1.0) || !isfinite(base)) return posemb_fail(err, POSEMB_EFORMAT, "%s: rope_theta must exceed 1", path);
+    posemb_status st = partial_factor(r, rs, &f, path, err);
+    if (st) return st;
     char spec[sizeof c->pe];
     snprintf(spec, sizeof spec, "rope:base=%.17g", base);
-    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(r, "rope_scaling");
-    if (rs && !cJSON_IsNull(rs)) {
-        if (!cJSON_IsObject(rs)) return posemb_fail(err, POSEMB_EFORMAT, "%s: rope_scaling is not an object", path);
-        const char *ty = config_get_string(rs, "rope_type");
-        if (!ty) ty = config_get_string(rs, "type");
-        static const char *const known[] = {"default", "linear", "dynamic", "yarn", "llama3", "longrope", NULL};
-        int k = 0;
-        while (ty && known[k] && strcmp(ty, known[k])) k++;
-        if (!ty || !known[k])
-            return posemb_fail(err, POSEMB_EFORMAT,
-                               "%s: rope_scaling type \"%s\" is not supported (linear, dynamic, yarn, llama3, "
-                               "longrope)",
-                               path, ty ? ty : "(none)");
-        if (k > 0) {
-            size_t n = strlen(spec);
-            snprintf(spec + n, sizeof spec - n, ",scaling=%s", ty);
-            /* dynamic compares lengths with max_position_embeddings; yarn and llama3 with rope_scaling's
-             * original length; longrope, as HF's, with the config's own original_max_position_embeddings
-             * (Phi-3), its factor then max_position_embeddings over it */
-            int longrope = k == 5;
-            const cJSON *orig = cJSON_GetObjectItemCaseSensitive(longrope ? r : rs, "original_max_position_embeddings");
-            int L0 =
-                cJSON_IsNumber(orig) && orig->valuedouble >= 1 && k != 2 ? (int)orig->valuedouble : c->max_position;
-            n = strlen(spec);
-            if (k != 1) snprintf(spec + n, sizeof spec - n, ",original=%d", L0);
-            n = strlen(spec);
-            posemb_status st = POSEMB_OK;
-            if (longrope && cJSON_IsNumber(orig))
-                snprintf(spec + n, sizeof spec - n, ",factor=%.17g", (double)c->max_position / L0);
-            else st = scaling_num(rs, "factor", "factor", spec, sizeof spec, path, err);
-            static const char *const extra[] = {
-                "beta_fast",        "beta_slow",       "mscale",           "mscale_all_dim",
-                "attention_factor", "low_freq_factor", "high_freq_factor", NULL};
-            for (int i = 0; !st && extra[i]; i++)
-                st = scaling_num(rs, extra[i], extra[i], spec, sizeof spec, path, err);
-            if (st) return st;
-            if (k == 5) { /* the factors sit in this very file */
-                n = strlen(spec);
-                snprintf(spec + n, sizeof spec - n, ",factors=config.json");
-            }
-        }
-    }
+    const char *ty = rs ? config_get_string(rs, "rope_type") : NULL;
+    if (rs && !ty) ty = config_get_string(rs, "type");
+    if (rs && !ty) return posemb_fail(err, POSEMB_EFORMAT, "%s: rope_scaling has no \"rope_type\"", path);
+    if (!ty) ty = "default";
+    static const char *const known[] = {"default", "linear",   "dynamic",      "yarn",
+                                        "llama3",  "longrope", "proportional", NULL};
+    int k = 0;
+    while (known[k] && strcmp(ty, known[k])) k++;
+    if (!known[k])
+        return posemb_fail(err, POSEMB_EFORMAT,
+                           "%s: rope_scaling type \"%s\" is not supported (linear, dynamic, yarn, llama3, "
+                           "longrope, proportional)",
+                           path, ty);
+    if (k != 6 && f != 1.0)
+        return posemb_fail(err, POSEMB_EFORMAT,
+                           "%s: partial_rotary_factor %g with rope_type %s: HF's %s rotates the whole head there "
+                           "(only rope_type \"proportional\" rotates part of it)",
+                           path, f, ty, c->model_type);
+    if (k == 6) st = proportional_spec(rs, f, spec, sizeof spec, path, err);
+    else if (k > 0) st = scaling_spec(r, rs, ty, k, c, spec, sizeof spec, path, err);
+    if (st) return st;
     snprintf(c->pe, sizeof c->pe, "%s", spec);
     return POSEMB_OK;
 }
@@ -171,6 +220,21 @@ static int rope_as_hf(const char *spec, double *base, cJSON *rs)
     return scaled ? 2 : 1;
 }
 
+/* linear and dynamic as transformers before 4.43 require them, exactly
+ * {"type", "factor"} (a float), which later versions read too: dynamic's
+ * original length is max_position_embeddings there, so it goes unsaid when
+ * it is that. The newer types keep rope_type, which only newer versions
+ * know anyway. */
+static void legacy_scaling(cJSON *rs, int max_position)
+{
+    const char *ty = config_get_string(rs, "type");
+    if (!ty || (strcmp(ty, "linear") && strcmp(ty, "dynamic"))) return;
+    cJSON_DeleteItemFromObjectCaseSensitive(rs, "rope_type");
+    const cJSON *orig = cJSON_GetObjectItemCaseSensitive(rs, "original_max_position_embeddings");
+    if (cJSON_IsNumber(orig) && orig->valuedouble == max_position)
+        cJSON_DeleteItemFromObjectCaseSensitive(rs, "original_max_position_embeddings");
+}
+
 cJSON *config_llama_json(const posemb_config *c)
 {
     cJSON *r = cJSON_CreateObject();
@@ -194,6 +258,7 @@ cJSON *config_llama_json(const posemb_config *c)
     double base = 10000.0;
     cJSON *rs = cJSON_CreateObject();
     int hf = rope_as_hf(c->pe, &base, rs);
+    if (hf == 2) legacy_scaling(rs, c->max_position);
     cJSON_AddNumberToObject(r, "rope_theta", base);
     if (hf == 2) cJSON_AddItemToObject(r, "rope_scaling", rs);
     else cJSON_Delete(rs);

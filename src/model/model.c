@@ -12,20 +12,14 @@
 
 static posemb_status make_pe(posemb_model *m, posemb_error *err)
 {
-    const posemb_config *c = &m->cfg;
-    posemb_pe_dims dims = {.dim = c->hidden,
-                           .n_heads = c->heads,
-                           .head_dim = posemb_config_head_dim(c),
-                           .n_layers = c->layers,
-                           .max_len = c->max_position,
-                           .causal = c->arch == POSEMB_GPT2 || c->arch == POSEMB_LLAMA};
-    return posemb_pe_create(&m->pe, c->pe, &dims, err);
+    posemb_pe_dims dims = config_pe_dims(&m->cfg);
+    return posemb_pe_create(&m->pe, m->cfg.pe, &dims, err);
 }
 
 posemb_status posemb_model_create(posemb_model **out, const posemb_config *cfg, posemb_error *err)
 {
     *out = NULL;
-    posemb_status st = posemb_config_check(cfg, err);
+    posemb_status st = config_check_sizes(cfg, err); /* and the PE, built below */
     if (st) return st;
     posemb_model *m = calloc(1, sizeof *m);
     if (!m) return posemb_fail(err, POSEMB_ENOMEM, "model: out of memory");
@@ -278,32 +272,72 @@ static void make_positions(posemb_model *m, int B, int T)
     }
 }
 
+/* The caller's position_ids, as HF reads them: the input hook takes them
+ * as given, the attention hooks the same positions counted from 0, which
+ * for RoBERTa (whose positions start at pad + 1, padding's being pad) is
+ * less pad + 1, a padding token (attended by no query) keeping its index. */
+static posemb_status given_positions(posemb_model *m, const int32_t *pos, int N, int T, posemb_error *err)
+{
+    model_acts *a = &m->a;
+    int roberta = m->cfg.arch == POSEMB_ROBERTA, pad = m->cfg.pad_token_id, lo = roberta ? pad : 0;
+    if (posemb_pe_random_max(m->pe))
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "batch: position_ids given to PE %s, which draws its own positions (random:max=)",
+                           posemb_pe_spec(m->pe));
+    for (int i = 0; i < N; i++) {
+        if (pos[i] < lo || pos[i] == INT32_MAX)
+            return posemb_fail(err, POSEMB_ERANGE, "batch: position_ids[%d][%d] = %d is outside [%d, %d)", i / T, i % T,
+                               pos[i], lo, INT32_MAX);
+        a->pos_in[i] = pos[i];
+        a->pos_attn[i] = !roberta ? pos[i] : pos[i] > pad ? pos[i] - pad - 1 : i % T;
+    }
+    return POSEMB_OK;
+}
+
+/* A sequence longer than the PE was built for: a PE without a table is
+ * rebuilt for it (and the activations, whose PE scratch it sizes, with
+ * it); one with a table is refused, naming the table. */
+static posemb_status reserve_pe(posemb_model *m, int T, posemb_error *err)
+{
+    int before = posemb_pe_get_dims(m->pe)->max_len;
+    posemb_error why;
+    posemb_status st = posemb_pe_reserve(m->pe, T, &why);
+    if (st == POSEMB_ERANGE)
+        return posemb_fail(err, st, "batch: %s (max_position_embeddings %d)", why.msg, m->cfg.max_position);
+    if (st) return posemb_fail(err, st, "%s", why.msg);
+    if (posemb_pe_get_dims(m->pe)->max_len != before) m->cap_T = 0;
+    return POSEMB_OK;
+}
+
+/* Positions past a PE's table, named with the config key that sizes it. */
+static posemb_status check_positions(posemb_model *m, const int32_t *pos, long n, posemb_error *err)
+{
+    posemb_error why;
+    if (!posemb_pe_check_positions(m->pe, pos, n, &why)) return POSEMB_OK;
+    return posemb_fail(err, why.code, "batch: %s (max_position_embeddings %d)", why.msg, m->cfg.max_position);
+}
+
 /* Checks and takes the batch: sizes, ids, positions. */
 static posemb_status prepare_batch(posemb_model *m, const posemb_batch *b, posemb_error *err)
 {
     if (b->B < 1 || b->T < 1) return posemb_fail(err, POSEMB_EINVAL, "batch: %d x %d is empty", b->B, b->T);
-    if (b->T > m->cfg.max_position)
-        return posemb_fail(err, POSEMB_ERANGE,
-                           "batch: sequences of %d tokens; the model takes at most %d "
-                           "(max_position_embeddings)",
-                           b->T, m->cfg.max_position);
     m->B = 0; /* a failed forward leaves no last batch to read (its buffers may be gone) */
-    posemb_status st = model_reserve(m, b->B, b->T, err);
+    posemb_status st = reserve_pe(m, b->T, err);
+    if (!st) st = model_reserve(m, b->B, b->T, err);
     if (!st) st = take_batch(m, b, err);
+    if (st) return st;
+    if (!b->positions && posemb_pe_random_max(m->pe) && b->T > posemb_pe_random_max(m->pe))
+        return posemb_fail(err, POSEMB_ERANGE, "batch: %d tokens, more than random:max=%d distinct positions", b->T,
+                           posemb_pe_random_max(m->pe));
+    if (b->positions) st = given_positions(m, b->positions, b->B * b->T, b->T, err);
+    else make_positions(m, b->B, b->T);
+    if (!st) st = check_positions(m, m->a.pos_in, (long)b->B * b->T, err);
+    if (!st) st = check_positions(m, m->a.pos_attn, (long)b->B * b->T, err);
     if (st) return st;
     m->B = b->B;
     m->T = b->T;
     m->has_pooled = 0;
-    if (posemb_pe_random_max(m->pe) && b->T > posemb_pe_random_max(m->pe)) {
-        m->B = 0;
-        return posemb_fail(err, POSEMB_ERANGE, "batch: %d tokens, more than random:max=%d distinct positions", b->T,
-                           posemb_pe_random_max(m->pe));
-    }
-    make_positions(m, b->B, b->T);
-    st = posemb_pe_check_positions(m->pe, m->a.pos_in, (long)b->B * b->T, err);
-    if (!st) st = posemb_pe_check_positions(m->pe, m->a.pos_attn, (long)b->B * b->T, err);
-    if (st) m->B = 0;
-    return st;
+    return POSEMB_OK;
 }
 
 posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posemb_error *err)

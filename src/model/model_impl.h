@@ -18,6 +18,10 @@ const char *config_get_string(const cJSON *root, const char *key);
 posemb_status config_read_json(const char *path, size_t max_bytes, cJSON **root, posemb_error *err);
 /* The shortest decimal that reads back as the same float (1e-12, not 9.99999996e-13). */
 double config_shortest(float x);
+/* posemb_config_check without building the PE (which posemb_model_create builds anyway). */
+posemb_status config_check_sizes(const posemb_config *c, posemb_error *err);
+/* The dims c's PE is built for. */
+posemb_pe_dims config_pe_dims(const posemb_config *c);
 /* The Llama family's config.json (config_llama.c): read into c (defaults set
  * by the caller), and written. */
 posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);

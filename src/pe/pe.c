@@ -29,6 +29,7 @@ struct posemb_pe {
     size_t n_floats;
     float *own;             /* posemb_pe_alloc: params then grads */
     int has_data, has_grad; /* posemb_pe_bind was given parameter / gradient memory */
+    int len0;               /* max_len of the first build (pe_comp.len0) */
 };
 
 int pe_comp_param(pe_comp *c, const char *name, posemb_pe_scope scope, int layer, int rows, int cols, float init_std,
@@ -123,6 +124,7 @@ static posemb_status add_comp(posemb_pe *p, pe_spec_comp *sc, posemb_error *err)
     c->fam = f;
     c->owner = p;
     c->dims = p->dims;
+    c->len0 = p->len0;
     c->head_dim = p->dims.head_dim;
     c->width = p->dims.dim;
     c->max_pos = INT32_MAX;
@@ -219,7 +221,9 @@ static posemb_status build(posemb_pe *p, const char *spec, posemb_error *err)
     return check_positions_comp(p, err);
 }
 
-posemb_status posemb_pe_create(posemb_pe **out, const char *spec, const posemb_pe_dims *dims, posemb_error *err)
+/* posemb_pe_create with the length defaults of a build for len0 positions. */
+static posemb_status create_at(posemb_pe **out, const char *spec, const posemb_pe_dims *dims, int len0,
+                               posemb_error *err)
 {
     *out = NULL;
     posemb_status st = check_dims(dims, err);
@@ -227,6 +231,7 @@ posemb_status posemb_pe_create(posemb_pe **out, const char *spec, const posemb_p
     posemb_pe *p = calloc(1, sizeof *p);
     if (!p) return posemb_fail(err, POSEMB_ENOMEM, "PE: out of memory");
     p->dims = *dims;
+    p->len0 = len0;
     if (p->dims.max_threads <= 0) p->dims.max_threads = posemb_threads_max();
     if (!p->dims.head_dim) p->dims.head_dim = dims->dim / dims->n_heads;
     p->cap_params = 4 * dims->n_layers + 16;
@@ -239,6 +244,71 @@ posemb_status posemb_pe_create(posemb_pe **out, const char *spec, const posemb_p
         return st;
     }
     *out = p;
+    return POSEMB_OK;
+}
+
+posemb_status posemb_pe_create(posemb_pe **out, const char *spec, const posemb_pe_dims *dims, posemb_error *err)
+{
+    return create_at(out, spec, dims, dims ? dims->max_len : 0, err);
+}
+
+/* The component whose table of positions bounds the PE, or NULL when none has one. */
+static const pe_comp *table_comp(const posemb_pe *p)
+{
+    const pe_comp *t = NULL;
+    for (int i = 0; i < p->n_comps; i++)
+        if (p->comps[i].max_pos < INT32_MAX && (!t || p->comps[i].max_pos < t->max_pos)) t = &p->comps[i];
+    return t;
+}
+
+/* The block the parameters (or gradients) are bound to, or NULL. */
+static float *bound_block(const posemb_pe *p, int grads)
+{
+    if (!p->n_params) return NULL;
+    float *x = grads ? p->params[0].grad : p->params[0].data;
+    return x ? x - p->params[0].offset : NULL;
+}
+
+/* Points the component pointers of to, a copy of from, at its own components. */
+static void relink(posemb_pe *to, const posemb_pe *from)
+{
+    pe_comp **slots[] = {&to->input, &to->attn, &to->positions};
+    for (int i = 0; i < 3; i++)
+        if (*slots[i]) *slots[i] = to->comps + (*slots[i] - from->comps);
+    for (int i = 0; i < to->n_comps; i++) to->comps[i].owner = to;
+}
+
+/* Families size their per-thread buffers by max_len; a PE without a table
+ * is rebuilt for a longer length from its canonical spec (length defaults
+ * kept through len0) and takes over the old one's memory, so that pointers
+ * to it and its parameters stay valid. */
+posemb_status posemb_pe_reserve(posemb_pe *p, int len, posemb_error *err)
+{
+    if (len <= p->dims.max_len) return POSEMB_OK;
+    const pe_comp *t = table_comp(p);
+    if (t)
+        return posemb_fail(err, POSEMB_ERANGE, "PE %s: %d tokens are past %s's table of %d positions", p->name, len,
+                           t->fam->name, t->max_pos);
+    posemb_pe_dims d = p->dims;
+    d.max_len = len;
+    posemb_pe *np;
+    posemb_status st = create_at(&np, p->spec, &d, p->len0, err);
+    if (st) return st;
+    if (np->n_floats != p->n_floats || strcmp(np->spec, p->spec)) {
+        posemb_pe_free(np);
+        return posemb_fail(err, POSEMB_EINVAL, "PE %s: built for %d positions it is another PE", p->spec, len);
+    }
+    float *data = bound_block(p, 0), *grad = bound_block(p, 1), *own = p->own;
+    posemb_pe old = *p;
+    *p = *np;
+    *np = old;
+    relink(p, np);
+    relink(np, p);
+    np->own = NULL; /* the block p is bound to */
+    p->own = own;
+    posemb_pe_bind(p, data, grad);
+    if (p->has_data) posemb_pe_prepare(p);
+    posemb_pe_free(np);
     return POSEMB_OK;
 }
 
@@ -355,11 +425,15 @@ int32_t posemb_pe_position_limit(const posemb_pe *p)
 
 posemb_status posemb_pe_check_positions(const posemb_pe *p, const int32_t *pos, long n, posemb_error *err)
 {
-    int32_t lim = posemb_pe_position_limit(p);
+    const pe_comp *t = table_comp(p);
+    int32_t lim = t ? t->max_pos : INT32_MAX;
     for (long i = 0; i < n; i++)
         if (pos[i] < 0 || pos[i] >= lim)
-            return posemb_fail(err, POSEMB_ERANGE, "PE %s: position %d (token %ld) is outside [0, %d)", p->name, pos[i],
-                               i, lim);
+            return pos[i] < 0 ? posemb_fail(err, POSEMB_ERANGE, "PE %s: position %d (token %ld) is negative", p->name,
+                                            pos[i], i)
+                              : posemb_fail(err, POSEMB_ERANGE,
+                                            "PE %s: position %d (token %ld) is past %s's table of %d positions",
+                                            p->name, pos[i], i, t->fam->name, lim);
     return POSEMB_OK;
 }
 

@@ -2,7 +2,10 @@
  * key coordinates is rotated by pos * w_m, w_m = base^(-2m/r) for the r
  * rotated dimensions (r = d * frac, even), so q_i . k_j depends on j - i
  * only. Pairing halves (m, m + r/2; GPT-NeoX, LLaMA, HF default) or
- * interleaved (2m, 2m+1; GPT-J).
+ * interleaved (2m, 2m+1; GPT-J). Part of a head rotates as GPT-NeoX's
+ * block (partial=neox: the first r dims) or HF's proportional form
+ * (partial=proportional: pairs over the whole head, the lowest frequencies
+ * 0); rope_scale.c reads which.
  *
  * Scaling, as Hugging Face's modeling_rope_utils.py computes the frequencies
  * (rope_scale.c): linear (position interpolation), ntk, dynamic (NTK
@@ -275,7 +278,7 @@ const pe_family pe_family_rope = {
     .name = "rope",
     .kind = PE_KIND_ATTENTION,
     .summary = "rotary embedding of q and k per head (Su et al. 2021), with HF's scalings and p-RoPE",
-    .options = "base=NUM (10000), pairing=halves|interleaved, frac=NUM (1), "
+    .options = "base=NUM (10000), pairing=halves|interleaved, frac=NUM (1), partial=neox|proportional (neox), "
                "scaling=none|linear|ntk|dynamic|yarn|llama3|longrope, factor=NUM (1), original=N (max-len), "
                "beta_fast=NUM (32), beta_slow=NUM (1), mscale=NUM, mscale_all_dim=NUM, attention_factor=NUM, "
                "truncate=on|off (on), low_freq_factor=NUM (1), high_freq_factor=NUM (4), factors=FILE.json "

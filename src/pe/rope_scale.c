@@ -84,6 +84,32 @@ static posemb_status read_factors(rope_scale *s, const char *path, posemb_error 
     return st;
 }
 
+/* Which dims rotate. neox (GPT-NeoX's rotary_pct, HF's partial_rotary_factor
+ * for gpt_neox and phi): the first r = frac d, pairs inside them, w_m =
+ * base^(-2m/r). proportional (HF's rope_type "proportional", Gemma's
+ * rope_proportion): pairs over the whole head, w_m = base^(-2m/d) for the
+ * first floor(frac d/2) pairs and 0 after. p-RoPE drops the lowest
+ * frequencies of the rotated pairs; at frac=1 that is proportional's rule,
+ * so the two are not given together. Counts floor as HF's int() does. */
+static posemb_status read_partial(rope_scale *s, pe_comp *c, pe_opts *o, posemb_error *err)
+{
+    static const char *const PARTIAL[] = {"neox", "proportional", NULL};
+    posemb_status st = pe_opt_enum(o, "partial", PARTIAL, 0, &s->proportional, err);
+    if (st) return st;
+    if (s->proportional && s->p != 1.0)
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "spec '%s': rope p= and partial=proportional both pick the pairs that rotate; give one "
+                           "(p=P is partial=proportional,frac=P)",
+                           o->spec);
+    if (s->proportional && c->head_dim % 2)
+        return posemb_fail(err, POSEMB_EINVAL, "spec '%s': rope partial=proportional needs an even head width, not %d",
+                           o->spec, c->head_dim);
+    s->rot = s->proportional ? c->head_dim : 2 * (int)(c->head_dim * s->frac / 2);
+    s->nfreq = s->rot / 2;
+    s->keep = (int)floor((s->proportional ? s->frac : s->p) * s->nfreq);
+    return POSEMB_OK;
+}
+
 /* The options every rope has, and the scaling type. */
 static posemb_status read_common(rope_scale *s, pe_comp *c, pe_opts *o, int *kind, posemb_error *err)
 {
@@ -91,12 +117,11 @@ static posemb_status read_common(rope_scale *s, pe_comp *c, pe_opts *o, int *kin
     if (!st) st = pe_opt_double(o, "frac", 1.0, 1e-9, 1.0, &s->frac, err);
     if (!st) st = pe_opt_enum(o, "scaling", KINDS, 0, kind, err);
     if (!st) st = pe_opt_double(o, "factor", 1.0, 1.0, 1e6, &s->factor, err);
-    if (!st) st = pe_opt_int(o, "original", c->dims.max_len, 1, 1 << 30, &s->original, err);
+    if (!st) st = pe_opt_int(o, "original", c->len0, 1, 1 << 30, &s->original, err);
     if (!st) st = pe_opt_double(o, "p", 1.0, 0.0, 1.0, &s->p, err);
+    if (!st) st = read_partial(s, c, o, err);
     if (st) return st;
     s->kind = (rope_kind)*kind;
-    s->rot = 2 * (int)(c->head_dim * s->frac / 2);
-    s->nfreq = s->rot / 2;
     int ntk_like = s->kind == ROPE_NTK || s->kind == ROPE_DYNAMIC;
     if (s->rot < 2 || (ntk_like && s->rot < 4))
         return posemb_fail(err, POSEMB_EINVAL, "spec '%s': rope rotates %d of %d dims (frac=%g); need >= %d", o->spec,
@@ -109,7 +134,6 @@ static posemb_status read_common(rope_scale *s, pe_comp *c, pe_opts *o, int *kin
                            "spec '%s': rope option factor needs scaling=linear, ntk, dynamic, "
                            "yarn, llama3 or longrope",
                            o->spec);
-    s->keep = (int)floor(s->p * s->nfreq + 0.5);
     return POSEMB_OK;
 }
 
@@ -165,6 +189,7 @@ static void write_canon(const rope_scale *s, pe_comp *c, pe_opts *o, const char 
     pe_canon_num(c, "base", s->base);
     pe_canon_add(c, "pairing=%s", pairing);
     pe_canon_num(c, "frac", s->frac);
+    if (s->proportional) pe_canon_add(c, "partial=proportional");
     pe_canon_add(c, "scaling=%s", KINDS[s->kind]);
     if (s->kind != ROPE_NONE) pe_canon_num(c, "factor", s->factor);
     if (pe_opt_given(o, "original")) pe_canon_add(c, "original=%d", s->original);
@@ -277,5 +302,5 @@ void rope_scale_freqs(const rope_scale *s, int L, double *theta)
         for (int m = 0; m < s->nfreq; m++) theta[m] /= (L > s->original ? s->long_f : s->short_f)[m];
         break;
     }
-    for (int m = s->keep; m < s->nfreq; m++) theta[m] = 0.0; /* p-RoPE: the lowest frequencies do not rotate */
+    for (int m = s->keep; m < s->nfreq; m++) theta[m] = 0.0; /* p-RoPE, proportional: the lowest do not rotate */
 }

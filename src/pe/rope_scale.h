@@ -1,6 +1,7 @@
 /* RoPE's frequencies and attention factor under Hugging Face's scaling types
- * (modeling_rope_utils.py) and p-RoPE: the options of rope (rope.c) that
- * shape them, and the frequencies at a sequence length. */
+ * (modeling_rope_utils.py), the two ways to rotate part of a head and
+ * p-RoPE: the options of rope (rope.c) that shape them, and the
+ * frequencies at a sequence length. */
 #ifndef POSEMB_ROPE_SCALE_H
 #define POSEMB_ROPE_SCALE_H
 
@@ -20,11 +21,12 @@ typedef enum rope_kind {
 
 typedef struct rope_scale {
     rope_kind kind;
-    int rot, nfreq; /* rotated dims, pairs (nfreq = rot / 2) */
-    int original;   /* L0: the context the model was trained at (original=; default the PE's max-len) */
-    int by_length;  /* frequencies change past L0 (dynamic, longrope) */
-    int keep;       /* p-RoPE: the pairs that rotate, the highest frequencies first */
-    int truncate;   /* yarn: floor/ceil the correction range */
+    int rot, nfreq;   /* rotated dims, pairs (nfreq = rot / 2); the whole head with partial=proportional */
+    int proportional; /* partial=proportional: frac picks the pairs of the whole head that rotate */
+    int original;     /* L0: the context the model was trained at (original=; default the PE's max-len) */
+    int by_length;    /* frequencies change past L0 (dynamic, longrope) */
+    int keep;         /* p-RoPE, proportional: the pairs that rotate, the highest frequencies first */
+    int truncate;     /* yarn: floor/ceil the correction range */
     double base, frac, factor, p;
     double beta_fast, beta_slow, low_freq_factor, high_freq_factor;
     double attn;              /* the attention factor on cos and sin */

@@ -13,6 +13,7 @@
 #include "posemb/plot.h"
 #include "posemb/report.h"
 #include "posemb/stats.h"
+#include "study_claims.h"
 #include "study_data_impl.h"
 #include "study_impl.h"
 #include "study_length_impl.h"
@@ -529,6 +530,10 @@ posemb_status study_length_report(const posemb_study_config *c, const char *out,
     posemb_status st = tb && rep ? load(tb, c, out, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     if (!st) {
         posemb_report_heading(rep, 1, "posemb length study: train short, test long");
+        st = study_claims_report(rep, c, out, err); /* the answer first: verdicts and ranking */
+    }
+    if (!st) {
+        posemb_report_heading(rep, 2, "How the study ran");
         snprintf(path, sizeof path,
                  "Causal LMs trained at %d tokens (%s), %d steps of %d sequences; held-out perplexity per token on the "
                  "first %d tokens of WikiText-2's test set, mean +- std over %d seed(s); w: read in sliding windows "

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "posemb/analyze.h"
 #include "posemb/fileio.h"
@@ -15,6 +16,7 @@
 #include "posemb/stats.h"
 #include "posemb/study.h"
 #include "posemb/synthetic.h"
+#include "study_claims.h"
 #include "study_data_impl.h"
 #include "study_impl.h"
 
@@ -809,6 +811,7 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
             snprintf(buf[rows * 6 + 5], 48, "%.3f", in->sym);
             for (int k = 0; k < 6; k++) cells[rows * 6 + k] = buf[rows * 6 + k];
             snprintf(imgs[rows++], sizeof imgs[0], "%s/%s.png", dir, which);
+            if (!open && access(imgs[rows - 1], R_OK)) imgs[rows - 1][0] = '\0'; /* its figure not kept either */
         }
         if (!open) continue;
         posemb_analysis_free(&r);
@@ -827,7 +830,8 @@ static posemb_status model_analyses(posemb_report *rep, const posemb_study_confi
                  c->n_train, c->n_train);
         posemb_report_paragraph(rep, text);
         posemb_report_table(rep, head, 6, cells, rows, "Indicators of the trained models");
-        for (int i = 0; !st && i < rows; i++) st = posemb_report_image(rep, imgs[i], cells[i * 6], err);
+        for (int i = 0; !st && i < rows; i++)
+            if (imgs[i][0]) st = posemb_report_image(rep, imgs[i], cells[i * 6], err);
     }
     free(buf);
     free(cells);
@@ -924,6 +928,10 @@ posemb_status posemb_study_report(const posemb_study_config *c, const char *out,
     char text[2048], path[POSEMB_PATH_MAX];
     if (!st) {
         posemb_report_heading(rep, 1, "Position embeddings compared by training");
+        st = study_claims_report(rep, c, out, err); /* the answer first: verdicts and ranking */
+    }
+    if (!st) {
+        posemb_report_heading(rep, 2, "How the study ran");
         if (c->data[0])
             snprintf(
                 text, sizeof text,

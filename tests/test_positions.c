@@ -1,0 +1,331 @@
+/* Caller positions (Hugging Face's position_ids) and lengths past
+ * max_position_embeddings, in tiny models (2 layers, width 16, 2 heads):
+ *
+ * - tokens given position_ids = o + arange(T) give the logits of the same
+ *   tokens placed at o behind o masked tokens (the engine's own positions),
+ *   for an APE (its rows o..), RoPE (plain and dynamic), ALiBi, T5, Shaw's
+ *   RPE, in BERT, RoBERTa, GPT-2 and Llama;
+ * - restarting positions reach the PE: an APE's embedding rows are those of
+ *   each document alone, ALiBi's layer-0 logits move by exactly
+ *   -m_h (|P_i - P_j| - |i - j|);
+ * - a PE without a table runs past max_position_embeddings and equals the
+ *   same weights in a model built for the longer length (dynamic RoPE with
+ *   its original length kept); an APE past its table is refused with one
+ *   line naming the table;
+ * - training on packed documents: the gradient reaches the APE rows the
+ *   positions name, and equals central differences. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "posemb/model.h"
+#include "posemb/rng.h"
+#include "testutil.h"
+
+enum { V = 40, D = 16 };
+
+static posemb_model *tiny(posemb_arch arch, const char *spec, int max_position)
+{
+    posemb_config c;
+    posemb_config_defaults(&c, arch);
+    c.vocab_size = V;
+    c.hidden = D;
+    c.layers = 2;
+    c.heads = 2;
+    c.intermediate = 24;
+    c.max_position = max_position;
+    c.ln_eps = 1e-5f;
+    if (arch == POSEMB_BERT || arch == POSEMB_ROBERTA) c.type_vocab = 1;
+    if (arch == POSEMB_LLAMA) c.kv_heads = 1;
+    snprintf(c.pe, sizeof c.pe, "%s", spec);
+    posemb_error err;
+    posemb_head head = arch == POSEMB_GPT2 || arch == POSEMB_LLAMA ? POSEMB_HEAD_CLM : POSEMB_HEAD_MLM;
+    if (posemb_config_set_head(&c, head, 0, &err)) fail_msg("%s", err.msg);
+    posemb_model *m;
+    if (posemb_model_create(&m, &c, &err)) fail_msg("%s: %s", spec, err.msg);
+    posemb_model_init(m, 42);
+    /* weights of O(0.3) (not HF's 0.02) so that positions move the outputs visibly */
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 3, 3);
+    float *w = posemb_model_weights(m);
+    for (int i = 0; i < posemb_model_n_params(m); i++) {
+        const posemb_param *p = posemb_model_param(m, i);
+        if (p->ndim == 2 && !strstr(p->name, "frequencies") && !strstr(p->name, "kerple"))
+            posemb_rng_fill_normal(&rng, w + p->offset, (long)p->numel, 0.3f);
+    }
+    posemb_pe_prepare(posemb_model_pe(m));
+    return m;
+}
+
+/* The LM logits of a batch of one sequence, malloc'ed [T, V]. */
+static float *logits(posemb_model *m, int T, const int32_t *ids, const float *mask, const int32_t *pos)
+{
+    posemb_batch b = {.B = 1, .T = T, .ids = ids, .mask = mask, .positions = pos};
+    posemb_error err;
+    if (posemb_model_forward(m, &b, &err)) fail_msg("forward: %s", err.msg);
+    float *out = malloc((size_t)T * V * sizeof *out);
+    assert_non_null(out);
+    if (posemb_model_lm_logits(m, out, &err)) fail_msg("logits: %s", err.msg);
+    return out;
+}
+
+/* max |a - b| over n, relative to max |b|. */
+static double rel_diff(const float *a, const float *b, size_t n)
+{
+    double worst = 0, scale = 0;
+    for (size_t i = 0; i < n; i++) {
+        worst = fmax(worst, fabs((double)a[i] - b[i]));
+        scale = fmax(scale, fabs((double)b[i]));
+    }
+    return worst / scale;
+}
+
+/* Tokens x at positions o.. through position_ids, against the same tokens
+ * behind o masked ones: equal rows; against position_ids 0.. (no offset):
+ * equal for a relative PE, different for an APE or a length-dependent RoPE. */
+static void check_offset(posemb_arch arch, const char *spec, int max_position, int o, int relative)
+{
+    enum { T = 7 };
+    posemb_model *m = tiny(arch, spec, max_position);
+    int pad = posemb_model_config(m)->pad_token_id, first = arch == POSEMB_ROBERTA ? pad + 1 : 0;
+    int32_t full[64], x[T], pos[T], zero[T];
+    float mask[64];
+    for (int t = 0; t < o + T; t++) {
+        full[t] = t < o ? 3 + t % 5 : 2 + (7 * t) % (V - 2); /* no padding id among them */
+        mask[t] = t >= o;
+    }
+    for (int t = 0; t < T; t++) {
+        x[t] = full[o + t];
+        pos[t] = first + o + t;
+        zero[t] = first + t;
+    }
+    float *placed = logits(m, o + T, full, mask, NULL), *given = logits(m, T, x, NULL, pos);
+    float *from0 = logits(m, T, x, NULL, zero);
+    double same = rel_diff(given, placed + (size_t)o * V, (size_t)T * V), moved = rel_diff(from0, given, (size_t)T * V);
+    printf("%-40s offset %2d: given vs placed %.2e, vs positions from 0 %.2e\n", spec, o, same, moved);
+    if (same > 2e-6) fail_msg("%s: position_ids %d.. differ from placing the tokens there: %g", spec, o, same);
+    if (relative ? moved > 2e-6 : moved < 1e-3)
+        fail_msg("%s: the offset %s the logits (%g)", spec, relative ? "moves" : "does not move", moved);
+    free(placed);
+    free(given);
+    free(from0);
+    posemb_model_free(m);
+}
+
+static void test_offset_positions(void **state)
+{
+    (void)state;
+    check_offset(POSEMB_BERT, "ape", 32, 9, 0);
+    check_offset(POSEMB_ROBERTA, "ape", 34, 9, 0);
+    check_offset(POSEMB_GPT2, "ape", 32, 9, 0);
+    check_offset(POSEMB_BERT, "rpe:k=4", 32, 9, 1);
+    check_offset(POSEMB_BERT, "alibi", 32, 9, 1);
+    check_offset(POSEMB_GPT2, "t5", 32, 9, 1);
+    check_offset(POSEMB_LLAMA, "rope", 32, 9, 1);
+    /* dynamic NTK: HF's length is max(position_ids) + 1 = 16 > 8, so the base grows with the offset */
+    check_offset(POSEMB_LLAMA, "rope:scaling=dynamic,factor=2", 8, 9, 0);
+}
+
+/* hidden_states.0 of one sequence, malloc'ed [T, D]. */
+static float *embedded(posemb_model *m, int T, const int32_t *ids, const int32_t *pos)
+{
+    posemb_batch b = {.B = 1, .T = T, .ids = ids, .positions = pos};
+    posemb_error err;
+    if (posemb_model_forward(m, &b, &err)) fail_msg("forward: %s", err.msg);
+    float *out = malloc((size_t)T * D * sizeof *out);
+    assert_non_null(out);
+    memcpy(out, posemb_model_hidden(m, 0), (size_t)T * D * sizeof *out);
+    return out;
+}
+
+/* Two packed documents whose positions restart: each document's embedding
+ * rows (APE: word + position rows, LayerNorm in BERT) are those of the
+ * document alone, bit for bit. */
+static void check_packed_ape(posemb_arch arch)
+{
+    enum { N1 = 5, N2 = 6 };
+    posemb_model *m = tiny(arch, "ape", 16);
+    int32_t ids[N1 + N2], pos[N1 + N2];
+    for (int t = 0; t < N1 + N2; t++) {
+        ids[t] = 2 + (5 * t) % (V - 2);
+        pos[t] = t < N1 ? t : t - N1;
+    }
+    float *packed = embedded(m, N1 + N2, ids, pos), *doc1 = embedded(m, N1, ids, NULL),
+          *doc2 = embedded(m, N2, ids + N1, NULL);
+    assert_memory_equal(packed, doc1, sizeof(float) * N1 * D);
+    assert_memory_equal(packed + N1 * D, doc2, sizeof(float) * N2 * D);
+    float *arange = embedded(m, N1 + N2, ids, NULL);
+    assert_true(rel_diff(arange + N1 * D, doc2, (size_t)N2 * D) > 1e-2); /* without position_ids: rows N1.. */
+    free(packed);
+    free(doc1);
+    free(doc2);
+    free(arange);
+    posemb_model_free(m);
+}
+
+/* ALiBi reads the given positions: layer 0's logits with positions P minus
+ * those with 0..T-1 are -m_h (|P_i - P_j| - |i - j|) (the q.k part cancels). */
+static void check_packed_alibi(void)
+{
+    enum { T = 9, H = 2 };
+    posemb_model *m = tiny(POSEMB_BERT, "alibi", 16);
+    int32_t ids[T], pos[T] = {0, 1, 2, 3, 0, 1, 2, 0, 1};
+    for (int t = 0; t < T; t++) ids[t] = 2 + (3 * t) % (V - 2);
+    float with[H * T * T], without[H * T * T], slopes[H];
+    posemb_error err;
+    posemb_batch b = {.B = 1, .T = T, .ids = ids, .positions = pos};
+    if (posemb_model_layer0_logits(m, &b, with, &err)) fail_msg("%s", err.msg);
+    b.positions = NULL;
+    if (posemb_model_layer0_logits(m, &b, without, &err)) fail_msg("%s", err.msg);
+    posemb_pe_alibi_slopes(H, slopes);
+    double worst = 0;
+    for (int h = 0; h < H; h++)
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j < T; j++) {
+                size_t k = ((size_t)h * T + i) * T + j;
+                double want = -slopes[h] * (abs(pos[i] - pos[j]) - abs(i - j));
+                worst = fmax(worst, fabs((with[k] - without[k]) - want));
+            }
+    printf("alibi, restarting positions: |change - closed form| <= %.2e\n", worst);
+    assert_true(worst < 1e-5);
+    posemb_model_free(m);
+}
+
+static void test_packed_positions(void **state)
+{
+    (void)state;
+    check_packed_ape(POSEMB_BERT);
+    check_packed_ape(POSEMB_GPT2);
+    check_packed_alibi();
+}
+
+/* T tokens past max_position_embeddings (8): the model runs them, as a
+ * model of the same weights built for 64 positions does. */
+static void check_past(posemb_arch arch, const char *spec, const char *spec_at_64)
+{
+    enum { T = 21 };
+    posemb_model *small = tiny(arch, spec, 8), *big = tiny(arch, spec_at_64, 64);
+    assert_int_equal(posemb_model_n_floats(small), posemb_model_n_floats(big));
+    memcpy(posemb_model_weights(big), posemb_model_weights(small), posemb_model_n_floats(small) * sizeof(float));
+    posemb_pe_prepare(posemb_model_pe(big));
+    int32_t ids[T];
+    for (int t = 0; t < T; t++) ids[t] = 2 + (11 * t) % (V - 2);
+    char before[512];
+    snprintf(before, sizeof before, "%s", posemb_pe_spec(posemb_model_pe(small)));
+    float *a = logits(small, T, ids, NULL, NULL), *b = logits(big, T, ids, NULL, NULL);
+    double diff = rel_diff(a, b, (size_t)T * V);
+    printf("%-40s %d tokens at max_position_embeddings 8 vs 64: %.2e\n", spec, T, diff);
+    if (diff > 1e-6) fail_msg("%s: %g", spec, diff);
+    assert_string_equal(posemb_pe_spec(posemb_model_pe(small)), before); /* rebuilt for 21 tokens, the same PE */
+    assert_int_equal(posemb_pe_get_dims(posemb_model_pe(small))->max_len, T);
+    free(a);
+    free(b);
+    posemb_model_free(small);
+    posemb_model_free(big);
+}
+
+static void test_past_max_position(void **state)
+{
+    (void)state;
+    const char *specs[] = {"rope", "alibi", "t5",  "kerple",  "fire", "sandwich",
+                           "xpos", "cope",  "fox", "rpe:k=4", "sin"};
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_past(POSEMB_GPT2, specs[i], specs[i]);
+    check_past(POSEMB_LLAMA, "rope", "rope");
+    /* dynamic and yarn keep the original length they were built with (8), not the longer one */
+    check_past(POSEMB_LLAMA, "rope:scaling=dynamic,factor=2", "rope:scaling=dynamic,factor=2,original=8");
+    check_past(POSEMB_LLAMA, "rope:scaling=yarn,factor=4", "rope:scaling=yarn,factor=4,original=8");
+    check_past(POSEMB_BERT, "alibi", "alibi");
+}
+
+/* An APE past its table: refused with one line naming the table. */
+static void test_table_refused(void **state)
+{
+    (void)state;
+    int32_t ids[20], pos[4] = {2, 3, 4, 16}; /* RoBERTa's too: its rows are the positions, from pad + 1 = 2 */
+    posemb_error err;
+    for (int arch = 0; arch < 3; arch++) {
+        posemb_model *m = tiny((posemb_arch)arch, "ape", 16);
+        posemb_batch b = {.B = 1, .T = 20, .ids = ids};
+        for (int t = 0; t < 20; t++) ids[t] = 2 + t;
+        assert_int_equal(posemb_model_forward(m, &b, &err), POSEMB_ERANGE);
+        printf("%s\n", err.msg);
+        assert_non_null(strstr(err.msg, "20 tokens are past ape's table of 16 positions (max_position_embeddings 16)"));
+        assert_null(strchr(err.msg, '\n'));
+        b = (posemb_batch){.B = 1, .T = 4, .ids = ids, .positions = pos};
+        assert_int_equal(posemb_model_forward(m, &b, &err), POSEMB_ERANGE);
+        printf("%s\n", err.msg);
+        assert_non_null(strstr(err.msg, "past ape's table of 16 positions (max_position_embeddings 16)"));
+        posemb_model_free(m);
+    }
+    /* negative positions and position_ids with randomized positions */
+    posemb_model *m = tiny(POSEMB_GPT2, "rope+random:max=64", 16);
+    posemb_batch b = {.B = 1, .T = 4, .ids = ids, .positions = pos};
+    assert_int_equal(posemb_model_forward(m, &b, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "draws its own positions"));
+    posemb_model_free(m);
+    m = tiny(POSEMB_GPT2, "rope", 16);
+    pos[2] = -1;
+    assert_int_equal(posemb_model_forward(m, &b, &err), POSEMB_ERANGE);
+    assert_non_null(strstr(err.msg, "position_ids[0][2] = -1"));
+    posemb_model_free(m);
+}
+
+/* CLM loss of a batch of one sequence (its gradient accumulated when grad). */
+static double clm_loss(posemb_model *m, int T, const int32_t *ids, const int32_t *pos, int grad)
+{
+    posemb_batch b = {.B = 1, .T = T, .ids = ids, .positions = pos};
+    posemb_targets t = {.tokens = ids};
+    posemb_loss l;
+    posemb_error err;
+    if (posemb_model_forward(m, &b, &err) || posemb_model_loss(m, &t, grad ? 1.0f : 0.0f, &l, &err))
+        fail_msg("%s", err.msg);
+    return l.loss;
+}
+
+/* Training on packed documents (a micro-batch with positions, as a loop
+ * over posemb_train_step gives them): the gradient reaches the APE rows the
+ * positions name, and only those, and equals central differences. */
+static void test_packed_training(void **state)
+{
+    (void)state;
+    enum { T = 8 };
+    posemb_model *m = tiny(POSEMB_GPT2, "ape", 16);
+    int32_t ids[T] = {5, 9, 14, 3, 22, 7, 30, 11}, pos[T] = {0, 1, 2, 3, 0, 1, 2, 3};
+    posemb_model_zero_grad(m);
+    clm_loss(m, T, ids, pos, 1);
+    const posemb_param *wpe = posemb_model_find(m, "wpe.weight");
+    assert_non_null(wpe);
+    float *w = posemb_model_weights(m) + wpe->offset, *g = posemb_model_grads(m) + wpe->offset;
+    for (int r = 0; r < 16; r++) {
+        double norm = 0;
+        for (int k = 0; k < D; k++) norm += fabs(g[r * D + k]);
+        if (r < 4 ? norm == 0 : norm != 0) fail_msg("wpe row %d: gradient norm %g", r, norm);
+    }
+    double worst = 0;
+    for (int r = 0; r < 4; r++) {
+        const float h = 1e-2f;
+        float keep = w[r * D + r];
+        w[r * D + r] = keep + h;
+        double up = clm_loss(m, T, ids, pos, 0);
+        w[r * D + r] = keep - h;
+        double down = clm_loss(m, T, ids, pos, 0);
+        w[r * D + r] = keep;
+        double fd = (up - down) / (2 * h), an = g[r * D + r];
+        worst = fmax(worst, fabs(fd - an) / (1e-3 + fabs(an)));
+        TU_CLOSE(an, fd, 1e-3, 2e-2, "wpe gradient", r);
+    }
+    printf("packed training: wpe rows 0-3 get gradient, rows 4-15 none; worst |fd - grad| / (1e-3 + |grad|) %.2e\n",
+           worst);
+    posemb_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_offset_positions),  cmocka_unit_test(test_packed_positions),
+        cmocka_unit_test(test_past_max_position), cmocka_unit_test(test_table_refused),
+        cmocka_unit_test(test_packed_training),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
