@@ -108,7 +108,10 @@ double posemb_student_t_quantile(double q, double df)
     if (q < 0.5) return -posemb_student_t_quantile(1 - q, df);
     /* the upper tail P(T > t) = p2 / 2 falls with t: bracket 1 - q, then halve */
     double tail = 1 - q, lo = 0, hi = 1;
-    while (posemb_student_t_p2(hi, df) / 2 > tail && hi < 1e300) lo = hi, hi *= 2;
+    while (posemb_student_t_p2(hi, df) / 2 > tail && hi < 1e300) {
+        lo = hi;
+        hi *= 2;
+    }
     for (int i = 0; i < 2000 && lo < hi; i++) {
         double mid = 0.5 * (lo + hi);
         if (mid <= lo || mid >= hi) break; /* adjacent doubles: as close as it gets */

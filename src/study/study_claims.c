@@ -142,13 +142,19 @@ static posemb_verdict judge(const study_claim *r, int sign, const char *confound
 {
     double lo = r->ci.lo, hi = r->ci.hi, mde = r->ci.mde, paper = r->paper;
     why[0] = '\0';
-    if (untestable && untestable[0]) return snprintf(why, cap, "%s", untestable), POSEMB_VERDICT_UNTESTABLE;
+    if (untestable && untestable[0]) {
+        snprintf(why, cap, "%s", untestable);
+        return POSEMB_VERDICT_UNTESTABLE;
+    }
     if ((lo > 0 && sign > 0) || (hi < 0 && sign < 0)) {
         if (!confound || !confound[0]) return POSEMB_VERDICT_REPRODUCED;
-        return snprintf(why, cap, "%s", confound), POSEMB_VERDICT_CONFOUNDED;
+        snprintf(why, cap, "%s", confound);
+        return POSEMB_VERDICT_CONFOUNDED;
     }
-    if ((lo > 0 && sign < 0) || (hi < 0 && sign > 0))
-        return snprintf(why, cap, "the opposite direction, outside the interval"), POSEMB_VERDICT_NOT_REPRODUCED;
+    if ((lo > 0 && sign < 0) || (hi < 0 && sign > 0)) {
+        snprintf(why, cap, "the opposite direction, outside the interval");
+        return POSEMB_VERDICT_NOT_REPRODUCED;
+    }
     if (!isnan(paper) && mde <= fabs(paper)) {
         snprintf(why, cap, "the test detects %.3g (80%% power); the paper's effect %.3g lies within reach", mde, paper);
         return POSEMB_VERDICT_NOT_REPRODUCED;
@@ -190,7 +196,10 @@ static void ranks(const double *v, int n, double *r)
 {
     for (int i = 0; i < n; i++) {
         int below = 0, equal = 0;
-        for (int j = 0; j < n; j++) below += v[j] < v[i], equal += v[j] == v[i];
+        for (int j = 0; j < n; j++) {
+            below += v[j] < v[i];
+            equal += v[j] == v[i];
+        }
         r[i] = below + (equal - 1) / 2.0;
     }
 }
@@ -203,7 +212,10 @@ static double spearman(const double *x, const double *y, int n)
     double *ry = rx + n;
     ranks(x, n, rx);
     ranks(y, n, ry);
-    for (int i = 0; i < n; i++) mx += rx[i] / n, my += ry[i] / n;
+    for (int i = 0; i < n; i++) {
+        mx += rx[i] / n;
+        my += ry[i] / n;
+    }
     for (int i = 0; i < n; i++) {
         num += (rx[i] - mx) * (ry[i] - my);
         sx += (rx[i] - mx) * (rx[i] - mx);

@@ -13,7 +13,10 @@
 static posemb_status rows_of(const study_grid *g, const char *out, study_claims *cl, posemb_error *err)
 {
     memset(cl, 0, sizeof *cl);
-    if (g->c->length) return study_claims_length(g, cl), POSEMB_OK;
+    if (g->c->length) {
+        study_claims_length(g, cl);
+        return POSEMB_OK;
+    }
     return g->c->data[0] ? study_claims_real(g, out, cl, err) : study_claims_synthetic(g, out, cl, err);
 }
 

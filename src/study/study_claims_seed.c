@@ -54,7 +54,10 @@ static int task_indices(const posemb_study_config *c, const char *const *names, 
 {
     int n = 0;
     for (; names[n]; n++)
-        if ((t[n] = study_grid_task(c, names[n])) < 0) return snprintf(why, cap, "no task %s", names[n]), 0;
+        if ((t[n] = study_grid_task(c, names[n])) < 0) {
+            snprintf(why, cap, "no task %s", names[n]);
+            return 0;
+        }
     return n;
 }
 
@@ -65,15 +68,22 @@ static int collect(const study_grid *g, const char *const *pes, const char *cons
     int t[16], nt = task_indices(g->c, tasks, t, why, cap);
     for (int i = 0; nt && pes[i]; i++) {
         int p = study_grid_pe(g->c, pes[i]), got = 0;
-        if (p < 0) return snprintf(why, cap, "no PE %s", pes[i]), 0;
+        if (p < 0) {
+            snprintf(why, cap, "no PE %s", pes[i]);
+            return 0;
+        }
         double sum = 0;
         for (int s = 0; s < g->c->n_seeds; s++) {
             double v = seed_score(g, p, t, nt, m, s);
             if (isnan(v)) continue; /* a seed not run yet */
             if (!pool && u->n < MAX_UNITS) u->x[u->n++] = v;
-            sum += v, got++;
+            sum += v;
+            got++;
         }
-        if (!got) return snprintf(why, cap, "no run of %s on every task yet", pes[i]), 0;
+        if (!got) {
+            snprintf(why, cap, "no run of %s on every task yet", pes[i]);
+            return 0;
+        }
         if (pool && u->n < MAX_UNITS) u->x[u->n++] = sum / got;
     }
     return nt;
@@ -99,9 +109,14 @@ static int group_ci(const study_grid *g, study_claims *cl, const char *id, const
     units ua = {.n = 0}, ub = {.n = 0};
     if (m < 0) snprintf(why, sizeof why, "no evaluation at %dx", mult);
     if (m < 0 || !collect(g, a, tasks, m, pool, &ua, why, sizeof why) ||
-        !collect(g, b, tasks, m, pool, &ub, why, sizeof why))
-        return study_claims_skip(cl, id, why), 0;
-    if (ua.n < 2 || ub.n < 2) return study_claims_skip(cl, id, "fewer than 2 units a side"), 0;
+        !collect(g, b, tasks, m, pool, &ub, why, sizeof why)) {
+        study_claims_skip(cl, id, why);
+        return 0;
+    }
+    if (ua.n < 2 || ub.n < 2) {
+        study_claims_skip(cl, id, "fewer than 2 units a side");
+        return 0;
+    }
     *ci = posemb_t_ci_welch(ua.x, ua.n, ub.x, ub.n);
     *n_units = ua.n + ub.n;
     return 1;
@@ -182,7 +197,9 @@ static posemb_status ti_against(const study_grid *g, const char *out, const char
         double score = pe_mean(g, g->c->pes[p], tasks, study_grid_mult(g->c, 1)), ti;
         if (!strcmp(g->c->pes[p], "none") || isnan(score)) continue;
         if ((st = read_ti(out, g->c->pes[p], &ti, &found, err)) || !found) continue;
-        ts->ti[ts->n] = ti, ts->score[ts->n] = score, ts->pe[ts->n++] = p;
+        ts->ti[ts->n] = ti;
+        ts->score[ts->n] = score;
+        ts->pe[ts->n++] = p;
     }
     return st;
 }
@@ -202,7 +219,10 @@ static posemb_status w7_row(const study_grid *g, const char *out, study_claims *
                             const char *testbed, const char *evidence, posemb_error *err)
 {
     ti_scores ts;
-    if (study_grid_mult(g->c, 1) < 0) return study_claims_skip(cl, "W7", "no evaluation at 1x"), POSEMB_OK;
+    if (study_grid_mult(g->c, 1) < 0) {
+        study_claims_skip(cl, "W7", "no evaluation at 1x");
+        return POSEMB_OK;
+    }
     posemb_status st = ti_against(g, out, tasks, &ts, err);
     if (st) return st;
     posemb_t_ci ci = study_spearman_ci(ts.ti, ts.score, ts.n);
@@ -212,7 +232,10 @@ static posemb_status w7_row(const study_grid *g, const char *out, study_claims *
                  "%s: the indicators of %d PEs with a score (analysis/PE/indicators.json), or a "
                  "constant indicator or score; 4 PEs needed",
                  testbed, ts.n);
-        return study_claims_skip(cl, "W7", why), POSEMB_OK;
+        {
+            study_claims_skip(cl, "W7", why);
+            return POSEMB_OK;
+        }
     }
     int real = g->c->data[0] != 0;
     study_claim *r =
@@ -241,7 +264,10 @@ posemb_status study_claims_synthetic(const study_grid *g, const char *out, study
             study_claims_add(cl, k->id, k->claim, k->testbed, U_SCORE, ci, n, "training run (PE, seed)", EV_SYN);
         if (r) study_claim_judge(r, +1, NULL, NULL);
     }
-    if (study_grid_task(g->c, "reverse") < 0) return study_claims_skip(cl, "W7", "no task reverse"), POSEMB_OK;
+    if (study_grid_task(g->c, "reverse") < 0) {
+        study_claims_skip(cl, "W7", "no task reverse");
+        return POSEMB_OK;
+    }
     return w7_row(g, out, cl, (const char *const[]){"reverse", NULL}, "synthetic reverse (decoder), 1x", EV_SYN, err);
 }
 
@@ -256,7 +282,10 @@ static int f1_change(const study_grid *g, const char *const *pes, units *u)
         double sum = 0;
         for (int s = 0; p >= 0 && s < g->c->n_seeds; s++) {
             double d = g->v[study_grid_index(g->c, p, t, m4, s)] - g->v[study_grid_index(g->c, p, t, m1, s)];
-            if (!isnan(d)) sum += d, got++;
+            if (!isnan(d)) {
+                sum += d;
+                got++;
+            }
         }
         if (!got) return 0;
         u->x[u->n++] = sum / got;
