@@ -1,5 +1,5 @@
 /* Finite-difference checks of whole tiny models (2 layers, width 8, 2
- * heads): BERT, RoBERTa, GPT-2 and Llama with each PE family. loss = sum(last
+ * heads): BERT, RoBERTa, GPT-2, Llama and GPT-NeoX with each PE family. loss = sum(last
  * hidden state * R); every parameter is perturbed. R is zero on padded
  * positions: HF gives the padding row of the word embeddings no gradient
  * (padding_idx), which is right only because a padded token's output is not
@@ -40,6 +40,8 @@ static double loss(harness *hs)
 static int llama_head_dim; /* 0: hidden / heads */
 static int llama_biases;   /* 1: HF Llama's attention_bias and mlp_bias */
 static int llama_qk_norm;  /* 1: Qwen3's q_norm and k_norm */
+static int neox_serial;    /* 1: GPT-NeoX with use_parallel_residual false */
+static int neox_no_bias;   /* 1: GPT-NeoX with attention_bias false */
 
 static void setup_model(harness *hs, posemb_arch arch, const char *spec, int train)
 {
@@ -58,6 +60,8 @@ static void setup_model(harness *hs, posemb_arch arch, const char *spec, int tra
     if (arch == POSEMB_LLAMA) c.head_dim = llama_head_dim;
     if (arch == POSEMB_LLAMA) c.attn_bias = c.attn_out_bias = c.mlp_bias = llama_biases;
     if (arch == POSEMB_LLAMA) c.qk_norm = llama_qk_norm;
+    if (arch == POSEMB_NEOX) c.parallel_residual = !neox_serial;
+    if (arch == POSEMB_NEOX) c.attn_bias = c.attn_out_bias = !neox_no_bias;
     snprintf(c.pe, sizeof c.pe, "%s", spec);
     posemb_error err;
     if (posemb_model_create(&hs->m, &c, &err)) fail_msg("%s: %s", spec, err.msg);
@@ -117,7 +121,7 @@ static void check_model_mode(posemb_arch arch, const char *spec, int train)
         }
     }
     posemb_pe_prepare(posemb_model_pe(hs.m));
-    const char *names[] = {"BERT", "RoBERTa", "GPT-2", "Llama"};
+    const char *names[] = {"BERT", "RoBERTa", "GPT-2", "Llama", "GPT-NeoX"};
     printf("%-8s %-32s %s %5zu parameters, worst error/tolerance %.3f\n", names[arch], spec, train ? "train" : "eval ",
            n, worst);
     free(analytic);
@@ -280,12 +284,33 @@ static void test_qwen3(void **state)
     llama_head_dim = llama_qk_norm = 0;
 }
 
+/* GPT-NeoX: LayerNorms with biases, GELU, HF's per-head fused query_key_value
+ * (reordered for attention, its gradient reordered back), parallel and serial
+ * residuals, with and without attention biases; RoPE on part of each head
+ * (Pythia's rotary_pct), whole, scaled, and a PE of another family. */
+static void test_neox(void **state)
+{
+    (void)state;
+    const char *specs[] = {"rope:frac=0.5", "rope", "rope:scaling=dynamic,factor=2", "alibi", "ape"};
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_NEOX, specs[i]);
+    check_model_mode(POSEMB_NEOX, "rope:frac=0.5", 1);
+    neox_serial = 1;
+    check_model(POSEMB_NEOX, "rope:frac=0.5");
+    check_model_mode(POSEMB_NEOX, "rope", 1);
+    neox_no_bias = 1;
+    check_model(POSEMB_NEOX, "rope:frac=0.5");
+    neox_serial = 0;
+    check_model(POSEMB_NEOX, "rope:frac=0.5");
+    neox_no_bias = 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_llama),
         cmocka_unit_test(test_llama_head_dim),
         cmocka_unit_test(test_qwen3),
+        cmocka_unit_test(test_neox),
         cmocka_unit_test(test_bert),
         cmocka_unit_test(test_roberta),
         cmocka_unit_test(test_gpt2),

@@ -4,6 +4,7 @@ Run by ctest with POSEMB_LIBRARY (the built libposemb.so), POSEMB_BIN (the
 CLI), POSEMB_SHARED (../shared; the parity cases skip without it) and
 PYTHONPATH=python. Needs numpy (Debian: python3-numpy)."""
 import json
+import math
 import os
 import shutil
 import struct
@@ -162,11 +163,12 @@ class TestAnalyze(unittest.TestCase):
 
 
 def write_safetensors(path, tensors):
-    """Writes {name: float32 array} as a .safetensors file, from the format's definition."""
+    """Writes {name: float32 (or bool) array} as a .safetensors file, from the format's definition."""
     header, blobs, at = {}, [], 0
     for name, a in tensors.items():
-        b = np.ascontiguousarray(a, dtype=np.float32).tobytes()
-        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [at, at + len(b)]}
+        boolean = a.dtype == np.bool_  # HF's causal-mask buffers
+        b = np.ascontiguousarray(a, dtype=np.bool_ if boolean else np.float32).tobytes()
+        header[name] = {"dtype": "BOOL" if boolean else "F32", "shape": list(a.shape), "data_offsets": [at, at + len(b)]}
         blobs.append(b)
         at += len(b)
     h = json.dumps(header).encode()
@@ -537,6 +539,210 @@ class TestPartialRotary(unittest.TestCase):
                 json.dump(cfg, f)
             with self.assertRaisesRegex(posemb.Error, "config.json: partial_rotary_factor 0.5 with rope_type default"):
                 posemb.Model(d)
+
+
+def neox_reference(w, cfg, ids, pos=None):
+    """HF's GPTNeoXForCausalLM forward in float64 numpy, from modeling_gpt_neox.py of
+    transformers 006bd23dd0ce (read through the search index): LayerNorm, query_key_value
+    read per head as [q_h, k_h, v_h], rotate_half RoPE on the first
+    rotary_ndims = int(head_size * rotary_pct) dims with inv_freq over rotary_ndims (its
+    linear scaling divides the positions, its dynamic NTK grows the base with the length,
+    exponent rotary_ndims / (rotary_ndims - 2)), exact GELU, parallel or serial residual,
+    final_layer_norm, embed_out (or embed_in when tied). Returns (last hidden state, logits)."""
+    H, D, L = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
+    d, T, eps = D // H, len(ids), cfg.get("layer_norm_eps", 1e-5)
+    r = int(d * cfg.get("rotary_pct", 0.25))
+    pos = np.arange(T) if pos is None else np.asarray(pos)
+    w = {k: v.astype(np.float64) for k, v in w.items() if v.dtype != np.bool_}
+    base, rs, P = cfg.get("rotary_emb_base", 10000), cfg.get("rope_scaling") or {}, cfg["max_position_embeddings"]
+    seq = int(pos.max()) + 1
+    if rs.get("type") == "dynamic" and seq > P:
+        base = base * (rs["factor"] * seq / P - (rs["factor"] - 1)) ** (r / (r - 2))
+    inv = 1.0 / base ** (np.arange(0, r, 2) / r)
+    t = pos / rs["factor"] if rs.get("type") == "linear" else pos
+    ang = np.outer(t, inv)
+    cos, sin = np.cos(np.concatenate([ang, ang], 1)), np.sin(np.concatenate([ang, ang], 1))
+    erf = np.vectorize(math.erf)
+
+    def ln(x, name):
+        mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + eps) * w[name + ".weight"] + w[name + ".bias"]
+
+    def lin(x, name):
+        return x @ w[name + ".weight"].T + w.get(name + ".bias", 0.0)
+
+    def attn(x, p):
+        qkv = lin(x, p + "attention.query_key_value").reshape(T, H, 3 * d).transpose(1, 0, 2)
+        q, k, v = neox_rotary(qkv[..., :d], cos, sin), neox_rotary(qkv[..., d:2 * d], cos, sin), qkv[..., 2 * d:]
+        s = q @ k.transpose(0, 2, 1) / np.sqrt(d) + np.triu(np.full((T, T), -np.inf), 1)
+        s = np.exp(s - s.max(-1, keepdims=True))
+        return lin(((s / s.sum(-1, keepdims=True)) @ v).transpose(1, 0, 2).reshape(T, D), p + "attention.dense")
+
+    def mlp(x, p):
+        u = lin(x, p + "mlp.dense_h_to_4h")
+        return lin(0.5 * u * (1 + erf(u / np.sqrt(2))), p + "mlp.dense_4h_to_h")
+
+    h = w["gpt_neox.embed_in.weight"][ids]
+    for l in range(L):
+        p = "gpt_neox.layers.%d." % l
+        a = attn(ln(h, p + "input_layernorm"), p)
+        if cfg.get("use_parallel_residual", True):
+            h = h + a + mlp(ln(h, p + "post_attention_layernorm"), p)
+        else:
+            h = h + a
+            h = h + mlp(ln(h, p + "post_attention_layernorm"), p)
+    h = ln(h, "gpt_neox.final_layer_norm")
+    out = w["gpt_neox.embed_in.weight"] if cfg.get("tie_word_embeddings") else w["embed_out.weight"]
+    return h, h @ out.T
+
+
+class TestGPTNeoX(unittest.TestCase):
+    """GPT-NeoX (Pythia's architecture) folders written here with random weights, against
+    neox_reference; needs no ../shared."""
+
+    IDS = TestLlamaReference.IDS
+
+    @staticmethod
+    def cfg(**kw):
+        c = {"model_type": "gpt_neox", "architectures": ["GPTNeoXForCausalLM"], "vocab_size": 50,
+             "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 80,
+             "max_position_embeddings": 32, "rotary_pct": 0.25, "rotary_emb_base": 10000, "layer_norm_eps": 1e-5,
+             "hidden_act": "gelu", "use_parallel_residual": True, "tie_word_embeddings": False,
+             "attention_bias": True, "hidden_dropout": 0.0, "attention_dropout": 0.0, "use_cache": True,
+             "bos_token_id": 0, "eos_token_id": 0, "torch_dtype": "float16"}
+        c.update(kw)
+        return c
+
+    @staticmethod
+    def weights(cfg, buffers=False):
+        """Random weights under HF's names; buffers: the causal mask, masked_bias and
+        inv_freq that older Pythia files carry."""
+        D, I, V, P = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"], cfg["max_position_embeddings"]
+        bias = cfg.get("attention_bias", True)
+        rng = np.random.default_rng(11)
+        shapes = {"gpt_neox.embed_in.weight": (V, D), "gpt_neox.final_layer_norm.weight": (D,),
+                  "gpt_neox.final_layer_norm.bias": (D,)}
+        if not cfg.get("tie_word_embeddings"):
+            shapes["embed_out.weight"] = (V, D)
+        for l in range(cfg["num_hidden_layers"]):
+            p = "gpt_neox.layers.%d." % l
+            for n in ("input_layernorm", "post_attention_layernorm"):
+                shapes.update({p + n + ".weight": (D,), p + n + ".bias": (D,)})
+            shapes.update({p + "attention.query_key_value.weight": (3 * D, D), p + "attention.dense.weight": (D, D),
+                           p + "mlp.dense_h_to_4h.weight": (I, D), p + "mlp.dense_h_to_4h.bias": (I,),
+                           p + "mlp.dense_4h_to_h.weight": (D, I), p + "mlp.dense_4h_to_h.bias": (D,)})
+            if bias:
+                shapes.update({p + "attention.query_key_value.bias": (3 * D,), p + "attention.dense.bias": (D,)})
+        w = {k: (1 + 0.1 * rng.standard_normal(s) if k.endswith("norm.weight") else 0.3 * rng.standard_normal(s))
+             .astype(np.float32) for k, s in shapes.items()}
+        for l in range(cfg["num_hidden_layers"] if buffers else 0):
+            p = "gpt_neox.layers.%d.attention." % l
+            w[p + "bias"] = np.tril(np.ones((P, P), dtype=np.bool_)).reshape(1, 1, P, P)
+            w[p + "masked_bias"] = np.array(-1e9, dtype=np.float32)
+            w[p + "rotary_emb.inv_freq"] = np.ones(4, dtype=np.float32)
+        return w
+
+    def run_neox(self, cfg, ids=None, pos=None, buffers=False):
+        ids = self.IDS if ids is None else ids
+        w = self.weights(cfg, buffers)
+        with tempfile.TemporaryDirectory() as d:
+            write_safetensors(os.path.join(d, "model.safetensors"), w)
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump(cfg, f)
+            with posemb.Model(d) as m:
+                out = m.forward([ids], position_ids=None if pos is None else [pos])
+                spec = m.config["pe"]
+        return w, out, spec
+
+    def check(self, cfg, what, pos=None, buffers=False):
+        w, out, spec = self.run_neox(cfg, pos=pos, buffers=buffers)
+        h, logits = neox_reference(w, cfg, self.IDS, pos)
+        for name, got, want in (("hidden", out["last_hidden_state"][0], h), ("logits", out["logits"][0], logits)):
+            err = np.abs(got - want).max() / np.abs(want).max()
+            print("gpt_neox %s, %s: max |posemb - numpy| / max |numpy| = %.2e" % (what, name, err), file=sys.stderr)
+            self.assertLess(err, 1e-5, (what, name))
+        return out["last_hidden_state"][0], spec
+
+    def test_pythia_layout_matches_numpy(self):
+        """Pythia's settings (parallel residual, rotary_pct 0.25, biases, untied embed_out),
+        with the buffers older Pythia files carry (a BOOL causal mask among them); then
+        the serial residual, the whole head rotating, no attention biases, tied embeddings.
+        The two models differ, so each check can fail."""
+        a, spec = self.check(self.cfg(), "pythia", buffers=True)
+        self.assertEqual(spec, "rope:base=10000,frac=0.25")
+        cfg = self.cfg(use_parallel_residual=False, rotary_pct=1.0, attention_bias=False, tie_word_embeddings=True)
+        b, spec = self.check(cfg, "serial, full rotary, no biases, tied")
+        self.assertEqual(spec, "rope:base=10000")
+        self.assertGreater(np.abs(a - b).max(), 1e-2)
+
+    def test_scaling_past_max_position_and_position_ids(self):
+        """20 tokens through max_position_embeddings 8 with rotary_pct 0.5: plain, linear
+        (positions / 2) and dynamic NTK (HF's base * (2 * 20/8 - 1)^(4/2), exponent over the
+        rotated dims); then packed position_ids (12 + 8, restarting) with rotary_pct 0.25."""
+        outs = {}
+        for name, rs in (("plain", None), ("linear", {"type": "linear", "factor": 2.0}),
+                         ("dynamic", {"type": "dynamic", "factor": 2.0})):
+            outs[name], _ = self.check(self.cfg(max_position_embeddings=8, rotary_pct=0.5, rope_scaling=rs),
+                                       "%s at 20 tokens, max 8" % name)
+        self.assertGreater(np.abs(outs["plain"] - outs["dynamic"]).max(), 1e-3)
+        self.assertGreater(np.abs(outs["plain"] - outs["linear"]).max(), 1e-3)
+        packed = list(range(12)) + list(range(8))
+        got, _ = self.check(self.cfg(), "packed position_ids", pos=packed)
+        self.assertGreater(np.abs(got - self.check(self.cfg(), "0..19")[0]).max(), 1e-3)
+
+    def test_refusals(self):
+        """An odd number of rotated dims (HF's rotate_half cannot split it), a scaling GPT-NeoX
+        does not have, a non-boolean switch: each one line naming config.json."""
+        for kw, msg in (({"rotary_pct": 0.3}, None),
+                        ({"rotary_pct": 0.2}, "= 3 dims of each head; HF's rotate_half needs an even"),
+                        ({"rope_scaling": {"rope_type": "proportional"}}, "not supported"),
+                        ({"use_parallel_residual": "yes"}, "use_parallel_residual\" must be true or false")):
+            cfg = self.cfg(**kw)
+            with tempfile.TemporaryDirectory() as d:
+                write_safetensors(os.path.join(d, "model.safetensors"), self.weights(cfg))
+                with open(os.path.join(d, "config.json"), "w") as f:
+                    json.dump(cfg, f)
+                if msg is None:  # int(16 * 0.3) = 4 dims: HF accepts it, so does posemb
+                    with posemb.Model(d) as m:
+                        self.assertEqual(m.config["pe"], "rope:base=10000,frac=0.29999999999999999")
+                    continue
+                with self.assertRaisesRegex(posemb.Error, "config.json: .*" + msg):
+                    posemb.Model(d)
+
+    def test_train_save_load_round_trip(self):
+        """`posemb train --model gpt_neox` (3 steps) writes a folder whose config.json says
+        what HF's GPTNeoXConfig reads (rotary_pct and the eps as floats, parallel residual,
+        untied embed_out); posemb.Model reads it back and matches neox_reference on the
+        trained weights."""
+        letters = [chr(ord("a") + i) for i in range(26)]
+        tok = {"model": {"type": "BPE", "vocab": {c: i for i, c in enumerate(letters)}, "merges": []}}
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "tokenizer.json"), "w") as f:
+                json.dump(tok, f)
+            with open(os.path.join(d, "text.txt"), "w") as f:
+                f.write("".join(letters[(i * 7) % 26] for i in range(4000)))
+            out = os.path.join(d, "run")
+            subprocess.run([BIN, "train", "--model", "gpt_neox", "--data", os.path.join(d, "text.txt"),
+                            "--tokenizer", os.path.join(d, "tokenizer.json"), "--out", out, "--layers", "2",
+                            "--hidden", "64", "--heads", "4", "--seq-len", "16", "--batch-size", "2", "--steps", "3",
+                            "--threads", "1"], check=True, capture_output=True)
+            with open(os.path.join(out, "config.json")) as f:
+                text = f.read()
+            cfg = json.loads(text)
+            self.assertEqual((cfg["model_type"], cfg["architectures"]), ("gpt_neox", ["GPTNeoXForCausalLM"]))
+            self.assertEqual((cfg["rotary_pct"], cfg["use_parallel_residual"], cfg["tie_word_embeddings"]),
+                             (0.25, True, False))
+            self.assertIn('"rotary_pct":\t0.25', text)
+            self.assertIn('"layer_norm_eps":\t1e-05', text)
+            self.assertNotIn("posemb_pe", cfg)
+            w = read_safetensors(os.path.join(out, "model.safetensors"))
+            self.assertIn("embed_out.weight", w)
+            ids = [i % 26 for i in self.IDS[:16]]
+            with posemb.Model(out) as m:
+                got = m.forward([ids])
+        self.assertEqual(set(w) - {"embed_out.weight"}, {k for k in w if k.startswith("gpt_neox.")})
+        h, logits = neox_reference(w, cfg, ids)
+        self.assertLess(np.abs(got["logits"][0] - logits).max() / np.abs(logits).max(), 1e-5)
 
 
 @unittest.skipUnless(os.path.isdir(GOLDEN), "needs ../shared/golden")

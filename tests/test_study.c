@@ -755,6 +755,14 @@ static void test_data_study(void **state)
              "{\"pes\": [\"rpe\"], \"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, "
              "\"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"pretrain_steps\": 10, \"steps\": 1, ",
              "\"jobs\": 1, \"analyze\": 0}", "cmp pretrain/rpe.train_log.jsonl ../da/pretrain/rpe.train_log.jsonl");
+    /* pretrain_seed 2 is another pretraining: another draw from the first step on */
+    data_run("seed2",
+             "{\"pes\": [\"rpe\"], \"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, "
+             "\"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"pretrain_steps\": 10, \"steps\": 1, ",
+             "\"pretrain_seed\": 2, \"jobs\": 1, \"analyze\": 0}",
+             "! cmp -s pretrain/rpe.train_log.jsonl ../da/pretrain/rpe.train_log.jsonl && "
+             "head -1 pretrain/rpe.train_log.jsonl > s2 && head -1 ../da/pretrain/rpe.train_log.jsonl > s1 && "
+             "! cmp -s s1 s2");
     /* the pretraining text chosen and cut (corpora, corpus_tokens), and its checkpoints kept (pretrain_keep) */
     snprintf(
         cmd, sizeof cmd,

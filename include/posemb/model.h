@@ -22,8 +22,16 @@ extern "C" {
 #endif
 
 /* LLAMA: the Llama-family decoder (pre-RMSNorm, SwiGLU, grouped-query
- * attention, RoPE from the config), also Mistral's and Qwen2's. */
-typedef enum posemb_arch { POSEMB_BERT = 0, POSEMB_ROBERTA = 1, POSEMB_GPT2 = 2, POSEMB_LLAMA = 3 } posemb_arch;
+ * attention, RoPE from the config), also Mistral's and Qwen2's. NEOX:
+ * GPT-NeoX (Pythia): pre-LayerNorm, GELU, per-head fused q/k/v, parallel or
+ * serial residual, rotary on the first rotary_pct of each head. */
+typedef enum posemb_arch {
+    POSEMB_BERT = 0,
+    POSEMB_ROBERTA = 1,
+    POSEMB_GPT2 = 2,
+    POSEMB_LLAMA = 3,
+    POSEMB_NEOX = 4
+} posemb_arch;
 
 /* What sits on top of the encoder or decoder. */
 typedef enum posemb_head {
@@ -50,8 +58,9 @@ typedef struct posemb_config {
      * not Llama's); Llama family: key/value heads (GQA), HF model_type; biases: on q, k, v
      * (Qwen2, Llama's attention_bias), on o_proj (Llama's attention_bias), on the MLP (mlp_bias) */
     int kv_heads, tie_embeddings, attn_bias, attn_out_bias, mlp_bias;
-    int head_dim; /* Llama family: per-head width when not hidden / heads (Mistral-Nemo); 0: hidden / heads */
-    int qk_norm;  /* Qwen3: each query and key head RMS-normalised (q_norm, k_norm [head_dim]) before the PE */
+    int head_dim;          /* Llama family: per-head width when not hidden / heads (Mistral-Nemo); 0: hidden / heads */
+    int qk_norm;           /* Qwen3: each query and key head RMS-normalised (q_norm, k_norm [head_dim]) before the PE */
+    int parallel_residual; /* GPT-NeoX's use_parallel_residual: x + attn(LN1(x)) + mlp(LN2(x)) */
     char model_type[16];
     char pe[256];          /* PE spec: "ape", "relative_key", "rpe:k=64", ... */
     char architecture[64]; /* HF class written to config.json ("BertModel", "GPT2LMHeadModel", ...) */

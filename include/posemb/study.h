@@ -97,10 +97,14 @@ typedef struct posemb_study_config {
      * (n_corpora 0: wikitext-2, janeausten, tinyshakespeare); corpus_tokens >
      * 0 keeps that many of their tokens, in evenly spaced blocks so that each
      * corpus keeps its share (0: all); pretrain_keep checkpoints are kept
-     * (0: 1), so that a read-out can follow the pretraining. */
+     * (0: 1), so that a read-out can follow the pretraining; pretrain_seed
+     * (0: 1) draws the pretraining's initial weights and dropout, 1 being the
+     * draw of every pretraining before the key existed (the order of the text
+     * and its masks stay, so held-out losses are on the same masks): a second
+     * seed is a second pretraining, the study's unit of replication. */
     int n_corpora;
     char corpora[8][128];
-    int corpus_tokens, pretrain_keep;
+    int corpus_tokens, pretrain_keep, pretrain_seed;
 } posemb_study_config;
 
 /* The embedded default: the seed paper's 13 PEs plus rope, alibi, t5; the

@@ -99,6 +99,7 @@ class _Config(ctypes.Structure):  # posemb/model.h
                 ("ln_eps", _c_float), ("initializer_range", _c_float), ("hidden_dropout", _c_float),
                 ("attn_dropout", _c_float), ("act", _c_int), ("kv_heads", _c_int), ("tie_embeddings", _c_int),
                 ("attn_bias", _c_int), ("attn_out_bias", _c_int), ("mlp_bias", _c_int), ("head_dim", _c_int), ("qk_norm", _c_int),
+                ("parallel_residual", _c_int),
                 ("model_type", ctypes.c_char * 16), ("pe", ctypes.c_char * 256),
                 ("architecture", ctypes.c_char * 64)]
 
@@ -282,8 +283,9 @@ def analyze(table, K=32, name="table", seed=0, ridge=0.0, folds=5, pairs=512, di
 # ---- models ------------------------------------------------------------------
 
 class Model:
-    """A model folder (posemb's or Hugging Face's BERT, RoBERTa, GPT-2:
-    config.json + model.safetensors), loaded into libposemb."""
+    """A model folder (posemb's or Hugging Face's BERT, RoBERTa, GPT-2, Llama,
+    Mistral, Qwen2, Qwen3, GPT-NeoX: config.json + model.safetensors, or
+    sharded), loaded into libposemb."""
 
     def __init__(self, path):
         err = _Error()

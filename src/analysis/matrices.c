@@ -72,6 +72,20 @@ posemb_status posemb_identical_words(posemb_model *m, int n, int n_words, uint64
     return st;
 }
 
+/* GPT-NeoX's fused product is per head [q_h, k_h, v_h]: rows of x [n, 3 H d]
+ * reordered in place to [q | k | v], through tmp (at least 3 H d floats). */
+static void neox_rows_to_qkv(float *x, float *tmp, int n, int H, int d)
+{
+    size_t W = (size_t)3 * H * d;
+    for (int i = 0; i < n; i++) {
+        float *row = x + i * W;
+        for (int h = 0; h < H; h++)
+            for (int j = 0; j < 3; j++)
+                memcpy(tmp + (size_t)j * H * d + (size_t)h * d, row + ((size_t)h * 3 + j) * d, d * sizeof(float));
+        memcpy(row, tmp, W * sizeof(float));
+    }
+}
+
 posemb_status posemb_correlation(posemb_model *m, const float *P, int n, float *per_head, float *mean,
                                  posemb_error *err)
 {
@@ -80,13 +94,15 @@ posemb_status posemb_correlation(posemb_model *m, const float *P, int n, float *
     int KV = c->arch == POSEMB_LLAMA ? c->kv_heads : H, grp = H / KV, ld = A + 2 * KV * d; /* q | k | v widths */
     posemb_nn_wlayout layout;
     const posemb_layer_params *L = posemb_model_layer(m, 0, &layout);
-    float *qk = malloc((size_t)n * ld * sizeof *qk), *one = malloc((size_t)n * n * sizeof *one);
+    size_t n_one = (size_t)n * n > (size_t)ld ? (size_t)n * n : (size_t)ld; /* also neox_rows_to_qkv's row */
+    float *qk = malloc((size_t)n * ld * sizeof *qk), *one = malloc(n_one * sizeof *one);
     if (!qk || !one) {
         free(qk);
         free(one);
         return posemb_fail(err, POSEMB_ENOMEM, "correlation: out of memory");
     }
     posemb_nn_linear_forward(NULL, qk, P, L->qkv_w, NULL, n, D, ld, layout); /* P Wq | P Wk | P Wv, no bias */
+    if (c->arch == POSEMB_NEOX) neox_rows_to_qkv(qk, one, n, H, d);
     memset(mean, 0, (size_t)n * n * sizeof *mean);
     for (int h = 0; h < H; h++) {
         float *ch = per_head ? per_head + (size_t)h * n * n : one;

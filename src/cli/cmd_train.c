@@ -20,7 +20,7 @@
 #include "posemb/trainer.h"
 
 static const char USAGE[] =
-    "usage: posemb train --model bert|roberta|gpt2|llama --data PATH --out DIR [--pe SPEC] [--task mlm|clm]\n"
+    "usage: posemb train --model bert|roberta|gpt2|llama|gpt_neox --data PATH --out DIR [--pe SPEC] [--task mlm|clm]\n"
     "                    [--init HF_DIR] [--vocab FILE [--merges FILE] | --tokenizer FILE]\n"
     "                    [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N]\n"
     "                    [--intermediate N] [--max-position N]\n"
@@ -28,14 +28,15 @@ static const char USAGE[] =
     "                    [--weight-decay X] [--dropout X] [--seed N] [--threads N] [--precision fp32|bf16]\n"
     "                    [--log-every N] [--eval-every N] [--eval-batches N] [--save-every N] [--keep N]\n"
     "       posemb train --resume --out DIR [--threads N]\n\n"
-    "Pretrains with masked (BERT, RoBERTa) or causal (GPT-2, Llama) language modelling on the text\n"
+    "Pretrains with masked (BERT, RoBERTa) or causal (GPT-2, Llama, GPT-NeoX) language modelling on the text\n"
     "files at PATH (a file or a folder), tokenized once and cached in DIR. DIR receives\n"
     "checkpoints (checkpoint-STEP/, HF layout plus optimizer and trainer state), train_log.jsonl,\n"
     "the tokenizer files, and at the end the final model: a Hugging Face model folder.\n"
     "A killed run continues with --resume from its last checkpoint, with the same loss curve.\n"
     "Under mpirun or srun (posemb built with MPI) the ranks share each update's --accum\n"
     "micro-batches (a multiple of the ranks) and train what one process would (docs/mpi.md).\n\n"
-    "  --pe SPEC         position embedding (default ape; Llama: rope; see 'posemb pe --list')\n"
+    "  --pe SPEC         position embedding (default ape; Llama: rope; GPT-NeoX: rope:frac=0.25, Pythia's;\n"
+    "                    see 'posemb pe --list')\n"
     "  --init HF_DIR     start from a checkpoint (config and weights; tensors it lacks are initialised)\n"
     "  --vocab, --merges, --tokenizer   the tokenizer (default: the one in --init's folder)\n"
     "  sizes             defaults: 4 layers, hidden 256, 4 heads, intermediate 4 x hidden,\n"
@@ -174,15 +175,17 @@ static int parse(int argc, char **argv, train_cmd *c)
     if (!c->model || !c->data)
         return cli_usage_error(&a, "--model and --data are required (see 'posemb train --help')");
     if (strcmp(c->model, "bert") && strcmp(c->model, "roberta") && strcmp(c->model, "gpt2") &&
-        strcmp(c->model, "llama"))
-        return cli_usage_error(&a, "--model %s: one of bert, roberta, gpt2, llama", c->model);
-    int causal = !strcmp(c->model, "gpt2") || !strcmp(c->model, "llama");
+        strcmp(c->model, "llama") && strcmp(c->model, "gpt_neox"))
+        return cli_usage_error(&a, "--model %s: one of bert, roberta, gpt2, llama, gpt_neox", c->model);
+    int causal = !strcmp(c->model, "gpt2") || !strcmp(c->model, "llama") || !strcmp(c->model, "gpt_neox");
+    int rotary = !strcmp(c->model, "llama") || !strcmp(c->model, "gpt_neox");
     if (!c->task) c->task = causal ? "clm" : "mlm";
     if (strcmp(c->task, causal ? "clm" : "mlm"))
-        return cli_usage_error(&a, "--task %s does not fit --model %s (BERT and RoBERTa: mlm; GPT-2 and Llama: clm)",
+        return cli_usage_error(&a, "--task %s does not fit --model %s (BERT and RoBERTa: mlm; the decoders: clm)",
                                c->task, c->model);
-    /* Llama's RoPE comes from its config: with --init it keeps the checkpoint's (scaling and all) */
-    if (!c->pe && !(c->init && !strcmp(c->model, "llama"))) c->pe = strcmp(c->model, "llama") ? "ape" : "rope";
+    /* Llama's and GPT-NeoX's RoPE come from their config: with --init the checkpoint's (scaling and all) */
+    if (!c->pe && !(c->init && rotary))
+        c->pe = !strcmp(c->model, "llama") ? "rope" : !strcmp(c->model, "gpt_neox") ? "rope:frac=0.25" : "ape";
     if (c->kv_heads && (strcmp(c->model, "llama") || c->heads % c->kv_heads))
         return cli_usage_error(&a, "--kv-heads %d: Llama only, dividing --heads %d", c->kv_heads, c->heads);
     if (c->head_dim && strcmp(c->model, "llama")) return cli_usage_error(&a, "--head-dim %d: Llama only", c->head_dim);
@@ -367,10 +370,11 @@ static posemb_status copy_tokenizer(const train_cmd *c, posemb_error *err)
 static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok, posemb_model **m, posemb_error *err)
 {
     posemb_config cfg;
-    posemb_arch arch = !strcmp(c->model, "gpt2")      ? POSEMB_GPT2
-                       : !strcmp(c->model, "llama")   ? POSEMB_LLAMA
-                       : !strcmp(c->model, "roberta") ? POSEMB_ROBERTA
-                                                      : POSEMB_BERT;
+    posemb_arch arch = !strcmp(c->model, "gpt2")       ? POSEMB_GPT2
+                       : !strcmp(c->model, "llama")    ? POSEMB_LLAMA
+                       : !strcmp(c->model, "gpt_neox") ? POSEMB_NEOX
+                       : !strcmp(c->model, "roberta")  ? POSEMB_ROBERTA
+                                                       : POSEMB_BERT;
     char path[POSEMB_PATH_MAX];
     posemb_status st = POSEMB_OK;
     if (c->init) {
@@ -403,7 +407,7 @@ static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok
     if (posemb_tokenizer_vocab_size(tok) > cfg.vocab_size)
         return posemb_fail(err, POSEMB_EINVAL, "the tokenizer has %d tokens, the model's vocabulary %d",
                            posemb_tokenizer_vocab_size(tok), cfg.vocab_size);
-    int clm = arch == POSEMB_GPT2 || arch == POSEMB_LLAMA;
+    int clm = arch == POSEMB_GPT2 || arch == POSEMB_LLAMA || arch == POSEMB_NEOX;
     if ((st = posemb_config_set_head(&cfg, clm ? POSEMB_HEAD_CLM : POSEMB_HEAD_MLM, 0, err))) return st;
     if ((st = posemb_model_create(m, &cfg, err))) return st;
     posemb_model_init(*m, (uint64_t)c->seed);

@@ -16,6 +16,7 @@ static const char *probe_tensor(const posemb_model *m)
 {
     return m->cfg.arch == POSEMB_GPT2    ? "wte.weight"
            : m->cfg.arch == POSEMB_LLAMA ? "embed_tokens.weight"
+           : m->cfg.arch == POSEMB_NEOX  ? "embed_in.weight"
                                          : "embeddings.word_embeddings.weight";
 }
 
@@ -24,8 +25,11 @@ static const char *probe_tensor(const posemb_model *m)
 static const char *base_prefix(const posemb_model *m, const posemb_st_file *f)
 {
     static const char *const enc[] = {"", "bert.", "roberta.", NULL}, *const dec[] = {"", "transformer.", NULL},
-                             *const llama[] = {"", "model.", NULL};
-    const char *const *cands = m->cfg.arch == POSEMB_GPT2 ? dec : m->cfg.arch == POSEMB_LLAMA ? llama : enc;
+                             *const llama[] = {"", "model.", NULL}, *const neox[] = {"", "gpt_neox.", NULL};
+    const char *const *cands = m->cfg.arch == POSEMB_GPT2    ? dec
+                               : m->cfg.arch == POSEMB_LLAMA ? llama
+                               : m->cfg.arch == POSEMB_NEOX  ? neox
+                                                             : enc;
     const char *probe = probe_tensor(m);
     char name[160];
     for (int i = 0; cands[i]; i++) {
@@ -38,7 +42,7 @@ static const char *base_prefix(const posemb_model *m, const posemb_st_file *f)
 /* The base prefix of a sharded checkpoint, from its index's weight_map. */
 static const char *index_prefix(const posemb_model *m, const cJSON *map)
 {
-    static const char *const cands[] = {"", "bert.", "roberta.", "transformer.", "model.", NULL};
+    static const char *const cands[] = {"", "bert.", "roberta.", "transformer.", "model.", "gpt_neox.", NULL};
     char name[160];
     for (int i = 0; cands[i]; i++) {
         snprintf(name, sizeof name, "%s%s", cands[i], probe_tensor(m));
@@ -55,11 +59,14 @@ static int matches(const char *name, const char *fmt)
 }
 
 /* HF buffers that carry no parameters: BERT's position ids, GPT-2's causal
- * mask, older Llama files' RoPE frequencies (unscaled: RoPE comes from the config). */
+ * mask, older Llama files' RoPE frequencies (unscaled: RoPE comes from the
+ * config), older Pythia files' causal mask, masked_bias and RoPE frequencies. */
 static int is_buffer(const char *name)
 {
     return !strcmp(name, "embeddings.position_ids") || matches(name, "h.%d.attn.bias%n") ||
-           matches(name, "h.%d.attn.masked_bias%n") || matches(name, "layers.%d.self_attn.rotary_emb.inv_freq%n");
+           matches(name, "h.%d.attn.masked_bias%n") || matches(name, "layers.%d.self_attn.rotary_emb.inv_freq%n") ||
+           matches(name, "layers.%d.attention.bias%n") || matches(name, "layers.%d.attention.masked_bias%n") ||
+           matches(name, "layers.%d.attention.rotary_emb.inv_freq%n");
 }
 
 /* Loads one parameter; a missing tensor is an error unless lenient (then
@@ -121,7 +128,7 @@ static posemb_status load_file(posemb_model *m, const char *path, int lenient, i
     if (!prefix)
         st = posemb_fail(err, POSEMB_EFORMAT,
                          "%s: no %s tensors (looked for %s with prefixes '', bert., roberta., "
-                         "transformer., model.)",
+                         "transformer., model., gpt_neox.)",
                          path, m->cfg.architecture, probe_tensor(m));
     for (int i = 0; !st && i < m->n_params; i++) st = load_param(m, &f, prefix, &m->params[i], lenient, missing, err);
     if (!st && !lenient) st = check_leftovers(m, &f, prefix, err);

@@ -36,6 +36,23 @@ void posemb_config_defaults(posemb_config *c, posemb_arch arch)
         snprintf(c->architecture, sizeof c->architecture, "LlamaModel");
         return;
     }
+    if (arch == POSEMB_NEOX) { /* HF's GPTNeoXConfig, GPT-NeoX-20B sizes */
+        c->vocab_size = 50432;
+        c->hidden = 6144;
+        c->layers = 44;
+        c->heads = 64;
+        c->intermediate = 24576;
+        c->max_position = 2048;
+        c->pad_token_id = -1;
+        c->ln_eps = 1e-5f;
+        c->hidden_dropout = c->attn_dropout = 0.0f;
+        c->act = POSEMB_NN_GELU_ERF;
+        c->parallel_residual = c->attn_bias = c->attn_out_bias = 1;
+        snprintf(c->model_type, sizeof c->model_type, "gpt_neox");
+        snprintf(c->pe, sizeof c->pe, "rope:frac=0.25");
+        snprintf(c->architecture, sizeof c->architecture, "GPTNeoXModel");
+        return;
+    }
     if (arch == POSEMB_GPT2) {
         c->vocab_size = 50257;
         c->max_position = 1024;
@@ -86,7 +103,7 @@ const char *config_get_string(const cJSON *root, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static posemb_status parse_act(const char *act, posemb_nn_gelu_kind *out, const char *path, posemb_error *err)
+posemb_status config_parse_act(const char *act, posemb_nn_gelu_kind *out, const char *path, posemb_error *err)
 {
     if (!act) return POSEMB_OK;
     if (!strcmp(act, "gelu")) *out = POSEMB_NN_GELU_ERF;
@@ -121,7 +138,7 @@ static posemb_status parse_encoder(const cJSON *r, posemb_config *c, const char 
         (st = config_get_float(r, "hidden_dropout_prob", 0, 1, &c->hidden_dropout, path, err)) ||
         (st = config_get_float(r, "attention_probs_dropout_prob", 0, 1, &c->attn_dropout, path, err)))
         return st;
-    if ((st = parse_act(config_get_string(r, "hidden_act"), &c->act, path, err))) return st;
+    if ((st = config_parse_act(config_get_string(r, "hidden_act"), &c->act, path, err))) return st;
     return parse_pe(r, c, path, err);
 }
 
@@ -157,13 +174,13 @@ static posemb_status parse_gpt2(const cJSON *r, posemb_config *c, const char *pa
     if (tie && !cJSON_IsBool(tie))
         return posemb_fail(err, POSEMB_EFORMAT, "%s: \"tie_word_embeddings\" must be true or false", path);
     c->tie_embeddings = !cJSON_IsFalse(tie);
-    if ((st = parse_act(config_get_string(r, "activation_function"), &c->act, path, err))) return st;
+    if ((st = config_parse_act(config_get_string(r, "activation_function"), &c->act, path, err))) return st;
     const char *own = config_get_string(r, "posemb_pe");
     if (own) snprintf(c->pe, sizeof c->pe, "%s", own);
     return POSEMB_OK;
 }
 
-static const char *const ARCH_PREFIX[] = {"Bert", "Roberta", "GPT2", "Llama"};
+static const char *const ARCH_PREFIX[] = {"Bert", "Roberta", "GPT2", "Llama", "GPTNeoX"};
 
 /* The HF class prefix: the architecture's, or for the Llama family its model_type's. */
 static const char *arch_prefix(const posemb_config *c)
@@ -183,7 +200,7 @@ static const char *const HEAD_SUFFIX[] = {"Model",
 
 posemb_status posemb_config_set_head(posemb_config *c, posemb_head head, int num_labels, posemb_error *err)
 {
-    int dec = c->arch == POSEMB_GPT2 || c->arch == POSEMB_LLAMA;
+    int dec = c->arch == POSEMB_GPT2 || c->arch == POSEMB_LLAMA || c->arch == POSEMB_NEOX;
     if (dec ? (head != POSEMB_HEAD_NONE && head != POSEMB_HEAD_CLM) : head == POSEMB_HEAD_CLM)
         return posemb_fail(err, POSEMB_EINVAL, "%s models have no %s head", arch_prefix(c), HEAD_SUFFIX[head]);
     if (head == POSEMB_HEAD_CLASSIFY && num_labels < 2)
@@ -191,7 +208,7 @@ posemb_status posemb_config_set_head(posemb_config *c, posemb_head head, int num
     c->head = head;
     c->num_labels = head == POSEMB_HEAD_CLASSIFY ? num_labels : head == POSEMB_HEAD_REGRESS ? 1 : 0;
     snprintf(c->architecture, sizeof c->architecture, "%s%s", arch_prefix(c),
-             c->arch == POSEMB_LLAMA && head == POSEMB_HEAD_CLM ? "ForCausalLM" : HEAD_SUFFIX[head]);
+             c->arch != POSEMB_GPT2 && head == POSEMB_HEAD_CLM ? "ForCausalLM" : HEAD_SUFFIX[head]);
     return POSEMB_OK;
 }
 
@@ -205,7 +222,7 @@ static posemb_status parse_head(const cJSON *r, posemb_config *c, const char *pa
     const char *suffix = arch + n;
     posemb_head head = POSEMB_HEAD_NONE;
     if (!strcmp(suffix, "ForMaskedLM") || !strcmp(suffix, "ForPreTraining")) head = POSEMB_HEAD_MLM;
-    else if (!strcmp(suffix, c->arch == POSEMB_LLAMA ? "ForCausalLM" : "LMHeadModel")) head = POSEMB_HEAD_CLM;
+    else if (!strcmp(suffix, c->arch == POSEMB_GPT2 ? "LMHeadModel" : "ForCausalLM")) head = POSEMB_HEAD_CLM;
     else if (!strcmp(suffix, "ForSequenceClassification")) head = POSEMB_HEAD_CLASSIFY;
     else if (!strcmp(suffix, "ForQuestionAnswering")) head = POSEMB_HEAD_SPAN;
     else if (strcmp(suffix, "Model"))
@@ -231,9 +248,11 @@ static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *pa
     else if (!strcmp(type, "gpt2")) arch = POSEMB_GPT2;
     else if (!strcmp(type, "llama") || !strcmp(type, "mistral") || !strcmp(type, "qwen2") || !strcmp(type, "qwen3"))
         arch = POSEMB_LLAMA;
+    else if (!strcmp(type, "gpt_neox")) arch = POSEMB_NEOX;
     else
         return posemb_fail(err, POSEMB_EFORMAT,
-                           "%s: model_type \"%s\" is not supported (bert, roberta, gpt2, llama, mistral, qwen2, qwen3)",
+                           "%s: model_type \"%s\" is not supported (bert, roberta, gpt2, llama, mistral, qwen2, "
+                           "qwen3, gpt_neox)",
                            path, type);
     posemb_config_defaults(c, arch);
     if (arch == POSEMB_LLAMA) snprintf(c->model_type, sizeof c->model_type, "%s", type);
@@ -242,6 +261,7 @@ static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *pa
         snprintf(c->architecture, sizeof c->architecture, "%s", cJSON_GetArrayItem(archs, 0)->valuestring);
     posemb_status st = arch == POSEMB_GPT2    ? parse_gpt2(r, c, path, err)
                        : arch == POSEMB_LLAMA ? config_parse_llama(r, c, path, err)
+                       : arch == POSEMB_NEOX  ? config_parse_neox(r, c, path, err)
                                               : parse_encoder(r, c, path, err);
     if (!st) st = parse_head(r, c, path, err);
     if (!st) st = config_resolve_factors(c, path, err);
@@ -281,7 +301,7 @@ posemb_pe_dims config_pe_dims(const posemb_config *c)
                             .head_dim = posemb_config_head_dim(c),
                             .n_layers = c->layers,
                             .max_len = c->max_position,
-                            .causal = c->arch == POSEMB_GPT2 || c->arch == POSEMB_LLAMA};
+                            .causal = c->arch == POSEMB_GPT2 || c->arch == POSEMB_LLAMA || c->arch == POSEMB_NEOX};
 }
 
 /* Builds c's PE for max_len positions and frees it. */
@@ -401,7 +421,10 @@ static cJSON *gpt2_json(const posemb_config *c)
 /* c as HF's config.json into *out (path names the file in messages). */
 static posemb_status config_json(const posemb_config *c, const char *path, cJSON **out, posemb_error *err)
 {
-    cJSON *r = c->arch == POSEMB_GPT2 ? gpt2_json(c) : c->arch == POSEMB_LLAMA ? config_llama_json(c) : encoder_json(c);
+    cJSON *r = c->arch == POSEMB_GPT2    ? gpt2_json(c)
+               : c->arch == POSEMB_LLAMA ? config_llama_json(c)
+               : c->arch == POSEMB_NEOX  ? config_neox_json(c)
+                                         : encoder_json(c);
     cJSON *archs = cJSON_AddArrayToObject(r, "architectures");
     cJSON_AddItemToArray(archs, cJSON_CreateString(c->architecture));
     cJSON_AddNumberToObject(r, "initializer_range", config_shortest(c->initializer_range));
@@ -426,9 +449,10 @@ static posemb_status config_json(const posemb_config *c, const char *path, cJSON
         cJSON_Delete(r);
         return st;
     }
-    if (c->arch == POSEMB_LLAMA && strcmp(spec, c->pe)) /* config_llama_json wrote c->pe; the factors moved */
+    int rope_arch = c->arch == POSEMB_LLAMA || c->arch == POSEMB_NEOX; /* their writers said the PE */
+    if (rope_arch && strcmp(spec, c->pe))                              /* the writer wrote c->pe; the factors moved */
         cJSON_ReplaceItemInObject(r, "posemb_pe", cJSON_CreateString(spec));
-    else if (!hf_has_pe && c->arch != POSEMB_LLAMA) cJSON_AddStringToObject(r, "posemb_pe", spec);
+    else if (!hf_has_pe && !rope_arch) cJSON_AddStringToObject(r, "posemb_pe", spec);
     *out = r;
     return POSEMB_OK;
 }
@@ -446,6 +470,8 @@ static int is_float_key(const char *key)
                                        "embd_pdrop",
                                        "attn_pdrop",
                                        "attention_dropout",
+                                       "hidden_dropout",
+                                       "rotary_pct",
                                        "initializer_range",
                                        "rope_theta",
                                        "factor",
@@ -538,6 +564,7 @@ static posemb_status check_applied(const posemb_config *c, const cJSON *keys, co
                             "%s: \"%s\" is not a setting posemb's %s config takes (or not this value)", what, k->string,
                             c->arch == POSEMB_GPT2    ? "gpt2"
                             : c->arch == POSEMB_LLAMA ? "llama"
+                            : c->arch == POSEMB_NEOX  ? "gpt_neox"
                                                       : "encoder");
     cJSON_Delete(back);
     return st;

@@ -83,23 +83,61 @@ static posemb_status proportional_spec(const cJSON *rs, double f, char *spec, si
     return scaling_num(rs, "factor", "factor", spec, cap, path, err);
 }
 
+/* rope_theta (GPT-NeoX: rotary_emb_base) as a number > 1, 10000 when absent. */
+static posemb_status rope_base(const cJSON *r, const cJSON *rs, int neox, double *base, const char *path,
+                               posemb_error *err)
+{
+    const cJSON *theta = neox ? cJSON_GetObjectItemCaseSensitive(r, "rotary_emb_base") : NULL;
+    if (!cJSON_IsNumber(theta)) theta = cJSON_GetObjectItemCaseSensitive(r, "rope_theta");
+    if (!cJSON_IsNumber(theta) && rs) theta = cJSON_GetObjectItemCaseSensitive(rs, "rope_theta");
+    *base = cJSON_IsNumber(theta) ? theta->valuedouble : 10000.0;
+    if (!(*base > 1.0) || !isfinite(*base))
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: %s must exceed 1", path, neox ? "rotary_emb_base" : "rope_theta");
+    return POSEMB_OK;
+}
+
+/* GPT-NeoX's fraction of each head that rotates (rotary_pct, HF 4.45+'s
+ * partial_rotary_factor): int(d f) dims, which HF's rotate_half needs even. */
+static posemb_status neox_fraction(const cJSON *r, const cJSON *rs, const posemb_config *c, double *f, const char *path,
+                                   posemb_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "rotary_pct");
+    if (v && !cJSON_IsNull(v)) {
+        if (!cJSON_IsNumber(v) || !(v->valuedouble > 0 && v->valuedouble <= 1))
+            return posemb_fail(err, POSEMB_EFORMAT, "%s: rotary_pct must be a number in (0, 1]", path);
+        *f = v->valuedouble;
+    } else {
+        posemb_status st = partial_factor(r, rs, f, path, err);
+        if (st) return st;
+        if (!v && !cJSON_GetObjectItemCaseSensitive(r, "partial_rotary_factor") &&
+            !(rs && cJSON_GetObjectItemCaseSensitive(rs, "partial_rotary_factor")))
+            *f = 0.25; /* GPTNeoXConfig's default */
+    }
+    int d = posemb_config_head_dim(c), rot = (int)(d * *f);
+    if (rot < 2 || rot % 2)
+        return posemb_fail(err, POSEMB_EFORMAT,
+                           "%s: rotary_pct %g rotates int(%d x %g) = %d dims of each head; HF's rotate_half needs "
+                           "an even number >= 2",
+                           path, *f, d, *f, rot);
+    return POSEMB_OK;
+}
+
 /* rope_theta and rope_scaling (HF 5: rope_parameters, rope_theta inside it)
- * as a rope spec. partial_rotary_factor < 1 is refused but for rope_type
- * proportional: the Llama family's apply_rotary_pos_emb rotates the whole
+ * as a rope spec. For the Llama family partial_rotary_factor < 1 is refused
+ * but for rope_type proportional: its apply_rotary_pos_emb rotates the whole
  * head, so HF either ignores it (compute_default_rope_parameters takes
  * head_dim; transformers #48630) or fails on the shorter cos; posemb would
- * otherwise have to pick one of the three partial forms without HF's word. */
-static posemb_status rope_spec(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
+ * otherwise have to pick one of the three partial forms without HF's word.
+ * GPT-NeoX (neox) rotates the first rotary_pct of each head with any scaling. */
+posemb_status config_rope_spec(const cJSON *r, posemb_config *c, int neox, const char *path, posemb_error *err)
 {
     const cJSON *rs = cJSON_GetObjectItemCaseSensitive(r, "rope_scaling");
     if (!rs || cJSON_IsNull(rs)) rs = cJSON_GetObjectItemCaseSensitive(r, "rope_parameters");
     if (cJSON_IsNull(rs)) rs = NULL;
     if (rs && !cJSON_IsObject(rs)) return posemb_fail(err, POSEMB_EFORMAT, "%s: rope_scaling is not an object", path);
-    const cJSON *theta = cJSON_GetObjectItemCaseSensitive(r, "rope_theta");
-    if (!cJSON_IsNumber(theta) && rs) theta = cJSON_GetObjectItemCaseSensitive(rs, "rope_theta");
-    double base = cJSON_IsNumber(theta) ? theta->valuedouble : 10000.0, f;
-    if (!(base > 1.0) || !isfinite(base)) return posemb_fail(err, POSEMB_EFORMAT, "%s: rope_theta must exceed 1", path);
-    posemb_status st = partial_factor(r, rs, &f, path, err);
+    double base, f;
+    posemb_status st = rope_base(r, rs, neox, &base, path, err);
+    if (!st) st = neox ? neox_fraction(r, rs, c, &f, path, err) : partial_factor(r, rs, &f, path, err);
     if (st) return st;
     char spec[sizeof c->pe];
     snprintf(spec, sizeof spec, "rope:base=%.17g", base);
@@ -111,16 +149,18 @@ static posemb_status rope_spec(const cJSON *r, posemb_config *c, const char *pat
                                         "llama3",  "longrope", "proportional", NULL};
     int k = 0;
     while (known[k] && strcmp(ty, known[k])) k++;
-    if (!known[k])
+    if (!known[k] || (neox && k == 6))
         return posemb_fail(err, POSEMB_EFORMAT,
                            "%s: rope_scaling type \"%s\" is not supported (linear, dynamic, yarn, llama3, "
-                           "longrope, proportional)",
-                           path, ty);
-    if (k != 6 && f != 1.0)
+                           "longrope%s)",
+                           path, ty, neox ? "" : ", proportional");
+    if (!neox && k != 6 && f != 1.0)
         return posemb_fail(err, POSEMB_EFORMAT,
                            "%s: partial_rotary_factor %g with rope_type %s: HF's %s rotates the whole head there "
                            "(only rope_type \"proportional\" rotates part of it)",
                            path, f, ty, c->model_type);
+    size_t n = strlen(spec);
+    if (neox && f != 1.0) snprintf(spec + n, sizeof spec - n, ",frac=%.17g", f);
     if (k == 6) st = proportional_spec(rs, f, spec, sizeof spec, path, err);
     else if (k > 0) st = scaling_spec(r, rs, ty, k, c, spec, sizeof spec, path, err);
     if (st) return st;
@@ -171,7 +211,7 @@ posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *p
         snprintf(c->pe, sizeof c->pe, "%s", own);
         return POSEMB_OK;
     }
-    return rope_spec(r, c, path, err);
+    return config_rope_spec(r, c, 0, path, err);
 }
 
 /* Options of a rope spec Hugging Face's rope_scaling can say, by HF key. */
@@ -186,12 +226,15 @@ static const char *const HF_SCALING_KEYS[][2] = {{"factor", "factor"},
                                                  {"original", "original_max_position_embeddings"}};
 
 /* A rope spec as HF's config keys: *base, and into rs (when it scales) the
- * rope_scaling object. 0 when the spec says what HF cannot (another PE,
- * interleaved pairs, a partial or p-RoPE, longrope's factor file). */
-static int rope_as_hf(const char *spec, double *base, cJSON *rs)
+ * rope_scaling object; *frac (when not NULL) the block of each head that
+ * rotates, GPT-NeoX's rotary_pct. 0 when the spec says what HF cannot
+ * (another PE, interleaved pairs, a partial rotation where frac is NULL,
+ * p-RoPE, longrope's factor file). */
+int config_rope_as_hf(const char *spec, double *base, double *frac, cJSON *rs)
 {
     if (strncmp(spec, "rope", 4) || (spec[4] && spec[4] != ':')) return 0;
     *base = 10000.0;
+    if (frac) *frac = 1.0;
     char buf[sizeof((posemb_config *)0)->pe];
     snprintf(buf, sizeof buf, "%s", spec[4] ? spec + 5 : "");
     int scaled = 0;
@@ -201,6 +244,8 @@ static int rope_as_hf(const char *spec, double *base, cJSON *rs)
         *eq = '\0';
         const char *k = tok, *v = eq + 1;
         if (!strcmp(k, "base")) *base = strtod(v, NULL);
+        else if (!strcmp(k, "frac") && frac) *frac = strtod(v, NULL);
+        else if (!strcmp(k, "partial") && frac && !strcmp(v, "neox")) continue;
         else if (!strcmp(k, "pairing") ? strcmp(v, "halves") : !strcmp(k, "frac") ? strcmp(v, "1") : 0) return 0;
         else if (!strcmp(k, "pairing") || !strcmp(k, "frac")) continue;
         else if (!strcmp(k, "truncate")) cJSON_AddBoolToObject(rs, "truncate", !strcmp(v, "on"));
@@ -225,7 +270,7 @@ static int rope_as_hf(const char *spec, double *base, cJSON *rs)
  * original length is max_position_embeddings there, so it goes unsaid when
  * it is that. The newer types keep rope_type, which only newer versions
  * know anyway. */
-static void legacy_scaling(cJSON *rs, int max_position)
+void config_legacy_scaling(cJSON *rs, int max_position)
 {
     const char *ty = config_get_string(rs, "type");
     if (!ty || (strcmp(ty, "linear") && strcmp(ty, "dynamic"))) return;
@@ -257,8 +302,8 @@ cJSON *config_llama_json(const posemb_config *c)
     /* HF reads rope_theta and rope_scaling; posemb reads posemb_pe first, exactly */
     double base = 10000.0;
     cJSON *rs = cJSON_CreateObject();
-    int hf = rope_as_hf(c->pe, &base, rs);
-    if (hf == 2) legacy_scaling(rs, c->max_position);
+    int hf = config_rope_as_hf(c->pe, &base, NULL, rs);
+    if (hf == 2) config_legacy_scaling(rs, c->max_position);
     cJSON_AddNumberToObject(r, "rope_theta", base);
     if (hf == 2) cJSON_AddItemToObject(r, "rope_scaling", rs);
     else cJSON_Delete(rs);

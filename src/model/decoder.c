@@ -95,16 +95,16 @@ void decoder_embed_backward(posemb_model *m, const float *dout, int32_t skip_id)
     posemb_nn_embedding_backward(GR(m->wte), a->demb, a->ids, N, D, skip_id);
 }
 
-void decoder_forward(posemb_model *m)
+void decoder_forward_with(posemb_model *m, decoder_layer_forward_fn forward_layer)
 {
     model_acts *a = &m->a;
     int N = m->B * m->T, D = m->cfg.hidden, L = m->cfg.layers;
     decoder_embed(m);
-    for (int l = 0; l < L; l++) layer_forward(m, l, a->h[l], a->h[l + 1]);
+    for (int l = 0; l < L; l++) forward_layer(m, l, a->h[l], a->h[l + 1]);
     posemb_nn_layernorm_forward(a->hf, a->hf_mean, a->hf_rstd, a->h[L], m->lnf_w, m->lnf_b, N, D, m->cfg.ln_eps);
 }
 
-void decoder_backward(posemb_model *m, const float *dlast)
+void decoder_backward_with(posemb_model *m, decoder_layer_backward_fn backward_layer, const float *dlast)
 {
     model_acts *a = &m->a;
     int N = m->B * m->T, D = m->cfg.hidden, L = m->cfg.layers;
@@ -112,5 +112,9 @@ void decoder_backward(posemb_model *m, const float *dlast)
     memset(dout, 0, (size_t)N * D * sizeof(float));
     posemb_nn_layernorm_backward(dout, GR(m->lnf_w), GR(m->lnf_b), dlast, a->h[L], m->lnf_w, a->hf_mean, a->hf_rstd, N,
                                  D);
-    decoder_embed_backward(m, decoder_layers_backward(m, layer_backward, dout), -1);
+    decoder_embed_backward(m, decoder_layers_backward(m, backward_layer, dout), -1);
 }
+
+void decoder_forward(posemb_model *m) { decoder_forward_with(m, layer_forward); }
+
+void decoder_backward(posemb_model *m, const float *dlast) { decoder_backward_with(m, layer_backward, dlast); }

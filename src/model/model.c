@@ -182,6 +182,7 @@ static int carve(posemb_model *m, int B, int T)
     a->attn_scratch = F(posemb_nn_attention_scratch_floats(&sh, m->pe));
     a->pe_scratch = F(posemb_pe_input_scratch_floats(m->pe, (long)N) + 1);
     a->pe_layer_scratch = F(posemb_pe_layer_scratch_floats(m->pe, (long)N) + 1);
+    if (c->arch == POSEMB_NEOX) a->qkv_hf = F(N * W);
     a->mask = F(N);
     a->hx = F(N * D);
     a->ht = F(N * D);
@@ -347,6 +348,7 @@ posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posem
     m->acts_shared = m->inference;
     if (m->cfg.arch == POSEMB_GPT2) decoder_forward(m);
     else if (m->cfg.arch == POSEMB_LLAMA) llama_forward(m);
+    else if (m->cfg.arch == POSEMB_NEOX) neox_forward(m);
     else encoder_forward(m);
     return POSEMB_OK;
 }
@@ -372,16 +374,19 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
     layer_acts *la = &a->layer[0];
     const posemb_config *c = &m->cfg;
     int N = m->B * m->T, D = c->hidden, H = c->heads, T = m->T, d = posemb_config_head_dim(c), A = H * d;
-    int gpt2 = c->arch == POSEMB_GPT2, llama = c->arch == POSEMB_LLAMA, KV = model_kv_heads(c), grp = H / KV;
+    int gpt2 = c->arch == POSEMB_GPT2, llama = c->arch == POSEMB_LLAMA, neox = c->arch == POSEMB_NEOX;
+    int KV = model_kv_heads(c), grp = H / KV;
     int ld = model_qkv_width(c);
     posemb_nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
     if (m->wtype) posemb_nn_embedding_forward(a->emb_sum, m->wtype, a->types, N, D, 1);
     posemb_pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->emb, a->pe_scratch, NULL); /* positions checked */
-    const float *lnw = gpt2 || llama ? m->L[0].ln1_w : m->emb_ln_w, *lnb = gpt2 ? m->L[0].ln1_b : m->emb_ln_b;
+    const float *lnw = model_is_decoder(m) ? m->L[0].ln1_w : m->emb_ln_w;
+    const float *lnb = gpt2 || neox ? m->L[0].ln1_b : m->emb_ln_b;
     if (llama) posemb_nn_rmsnorm_forward(la->a, la->rstd1, a->emb, lnw, N, D, c->ln_eps);
     else posemb_nn_layernorm_forward(la->a, la->mean1, la->rstd1, a->emb, lnw, lnb, N, D, c->ln_eps);
-    posemb_nn_linear_forward(m->mm, la->qkv, la->a, m->L[0].qkv_w, m->L[0].qkv_b, N, D, ld,
+    posemb_nn_linear_forward(m->mm, neox ? a->qkv_hf : la->qkv, la->a, m->L[0].qkv_w, m->L[0].qkv_b, N, D, ld,
                              gpt2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN);
+    if (neox) neox_qkv_from_hf(la->qkv, a->qkv_hf, N, H, d);
     if (c->qk_norm) /* Qwen3: the PE sees the normalised heads */
         posemb_nn_qk_rmsnorm_forward(la->qkv, la->qk_raw, la->qk_rstd, m->L[0].qn_w, m->L[0].kn_w, N, H, KV, d,
                                      c->ln_eps);
@@ -446,6 +451,7 @@ void posemb_model_backward(posemb_model *m, const float *dlast)
     POSEMB_REQUIRE(!m->acts_shared, "backward after an inference pass (posemb_model_set_inference)");
     if (m->cfg.arch == POSEMB_GPT2) decoder_backward(m, dlast);
     else if (m->cfg.arch == POSEMB_LLAMA) llama_backward(m, dlast);
+    else if (m->cfg.arch == POSEMB_NEOX) neox_backward(m, dlast);
     else encoder_backward(m, dlast);
 }
 

@@ -26,6 +26,18 @@ posemb_pe_dims config_pe_dims(const posemb_config *c);
  * by the caller), and written. */
 posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
 cJSON *config_llama_json(const posemb_config *c);
+/* config_llama.c's RoPE keys, shared with GPT-NeoX (neox: rotary_emb_base and
+ * rotary_pct, a partial block with any scaling): c->pe from r's keys; and back,
+ * c->pe as HF's keys (1: base only, 2: rs holds rope_scaling, 0: HF cannot say
+ * it), rope_scaling in the form transformers before 4.43 read. */
+posemb_status config_rope_spec(const cJSON *r, posemb_config *c, int neox, const char *path, posemb_error *err);
+int config_rope_as_hf(const char *spec, double *base, double *frac, cJSON *rs);
+void config_legacy_scaling(cJSON *rs, int max_position);
+/* GPT-NeoX's config.json (config_neox.c). */
+posemb_status config_parse_neox(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
+cJSON *config_neox_json(const posemb_config *c);
+/* hidden_act / activation_function: gelu, gelu_new, gelu_pytorch_tanh (config.c). */
+posemb_status config_parse_act(const char *act, posemb_nn_gelu_kind *out, const char *path, posemb_error *err);
 
 /* longrope's factors (config_factors.c): copies the file a spec's factors=
  * names into root's "rope_scaling" and writes the spec, now saying
@@ -68,6 +80,7 @@ typedef struct model_acts {
     /* backward scratch */
     float *dx, *dx2, *dres, *dh, *dz, *dqkv, *dfi, *dga, *demb, *attn_scratch, *pe_scratch;
     float *pe_layer_scratch; /* the layer-input hook's state, kept from forward to backward */
+    float *qkv_hf;           /* GPT-NeoX: query_key_value's output (and gradient) in HF's per-head order [N, 3D] */
 } model_acts;
 
 struct posemb_model {
@@ -103,10 +116,14 @@ const float *model_undrop(const posemb_model *m, int l, int site, const float *d
 /* The Llama family (llama.c). */
 void llama_forward(posemb_model *m);
 void llama_backward(posemb_model *m, const float *dlast);
-/* 1 for the causal architectures (GPT-2, Llama). */
+/* GPT-NeoX (neox.c); and its fused product's reorder, [N, H, 3, d] (HF's) to [N, 3, H, d]. */
+void neox_forward(posemb_model *m);
+void neox_backward(posemb_model *m, const float *dlast);
+void neox_qkv_from_hf(float *out, const float *in, int N, int H, int d);
+/* 1 for the causal architectures (GPT-2, Llama, GPT-NeoX). */
 static inline int model_is_decoder(const posemb_model *m)
 {
-    return m->cfg.arch == POSEMB_GPT2 || m->cfg.arch == POSEMB_LLAMA;
+    return m->cfg.arch == POSEMB_GPT2 || m->cfg.arch == POSEMB_LLAMA || m->cfg.arch == POSEMB_NEOX;
 }
 
 /* Key/value heads: a Llama's kv_heads (grouped-query attention), else one per query head. */
@@ -154,5 +171,10 @@ const float *decoder_layers_backward(posemb_model *m, decoder_layer_backward_fn 
 /* and d h0 back to the embeddings (rows of skip_id, HF's padding_idx, get none; -1: none). */
 void decoder_embed_backward(posemb_model *m, const float *dout, int32_t skip_id);
 void decoder_backward(posemb_model *m, const float *dlast);
+/* The pre-LayerNorm decoders' whole pass (GPT-2's, GPT-NeoX's) around their own
+ * block: embed, the layers, LN_f; and back. */
+typedef void (*decoder_layer_forward_fn)(posemb_model *m, int l, const float *x, float *out);
+void decoder_forward_with(posemb_model *m, decoder_layer_forward_fn forward_layer);
+void decoder_backward_with(posemb_model *m, decoder_layer_backward_fn backward_layer, const float *dlast);
 
 #endif

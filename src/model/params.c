@@ -40,8 +40,10 @@ float *model_param(posemb_model *m, const char *name, int64_t rows, int64_t cols
 static void pe_tensor_name(const posemb_model *m, const posemb_pe_param *t, char *buf, size_t cap)
 {
     int gpt2 = m->cfg.arch == POSEMB_GPT2;
-    if (m->cfg.arch == POSEMB_LLAMA) { /* not HF's: Llama has no PE tensors */
-        if (t->scope == POSEMB_PE_SCOPE_LAYER) snprintf(buf, cap, "layers.%d.self_attn.%s", t->layer, t->name);
+    if (m->cfg.arch == POSEMB_LLAMA || m->cfg.arch == POSEMB_NEOX) { /* not HF's: neither has PE tensors */
+        if (t->scope == POSEMB_PE_SCOPE_LAYER)
+            snprintf(buf, cap, m->cfg.arch == POSEMB_NEOX ? "layers.%d.attention.%s" : "layers.%d.self_attn.%s",
+                     t->layer, t->name);
         else snprintf(buf, cap, "pe.%s", t->name);
         return;
     }
@@ -165,6 +167,44 @@ static void layout_llama(posemb_model *m)
     }
 }
 
+/* GPT-NeoX: query_key_value [3D, D] is HF's, per head [q_h; k_h; v_h] (neox.c
+ * reorders its output), Linear weights [out, in], biases unless attention_bias is false. */
+static void layout_neox_layer(posemb_model *m, int l)
+{
+    const char *pre = "layers.%d.";
+    const posemb_config *c = &m->cfg;
+    int D = c->hidden, I = c->intermediate;
+    posemb_layer_params *L = &m->L[l];
+    L->ln1_w = layer_param(m, pre, l, "input_layernorm.weight", D, 0, 0);
+    L->ln1_b = layer_param(m, pre, l, "input_layernorm.bias", D, 0, 0);
+    L->ln2_w = layer_param(m, pre, l, "post_attention_layernorm.weight", D, 0, 0);
+    L->ln2_b = layer_param(m, pre, l, "post_attention_layernorm.bias", D, 0, 0);
+    L->qkv_w = layer_param(m, pre, l, "attention.query_key_value.weight", 3 * D, D, 1);
+    if (c->attn_bias) L->qkv_b = layer_param(m, pre, l, "attention.query_key_value.bias", 3 * D, 0, 0);
+    L->ao_w = layer_param(m, pre, l, "attention.dense.weight", D, D, 1);
+    if (c->attn_bias) L->ao_b = layer_param(m, pre, l, "attention.dense.bias", D, 0, 0);
+    L->fi_w = layer_param(m, pre, l, "mlp.dense_h_to_4h.weight", I, D, 1);
+    L->fi_b = layer_param(m, pre, l, "mlp.dense_h_to_4h.bias", I, 0, 0);
+    L->fo_w = layer_param(m, pre, l, "mlp.dense_4h_to_h.weight", D, I, 1);
+    L->fo_b = layer_param(m, pre, l, "mlp.dense_4h_to_h.bias", D, 0, 0);
+}
+
+static void layout_neox(posemb_model *m)
+{
+    const posemb_config *c = &m->cfg;
+    m->wte = model_param(m, "embed_in.weight", c->vocab_size, c->hidden, 1, 0);
+    layout_pe(m);
+    for (int l = 0; l < c->layers; l++) layout_neox_layer(m, l);
+    m->lnf_w = model_param(m, "final_layer_norm.weight", c->hidden, 0, 0, 0);
+    m->lnf_b = model_param(m, "final_layer_norm.bias", c->hidden, 0, 0, 0);
+    m->lm_w = m->wte;
+    if (c->head == POSEMB_HEAD_CLM && !c->tie_embeddings) {
+        m->reg_head = 1;
+        m->lm_w = model_param(m, "embed_out.weight", c->vocab_size, c->hidden, 1, 0);
+        m->reg_head = 0;
+    }
+}
+
 static void layout_encoder(posemb_model *m)
 {
     const posemb_config *c = &m->cfg;
@@ -189,7 +229,7 @@ static void layout_encoder(posemb_model *m)
 
 const char *model_base_prefix(const posemb_model *m)
 {
-    static const char *const prefix[] = {"bert.", "roberta.", "transformer.", "model."};
+    static const char *const prefix[] = {"bert.", "roberta.", "transformer.", "model.", "gpt_neox."};
     return m->cfg.head == POSEMB_HEAD_NONE ? "" : prefix[m->cfg.arch];
 }
 
@@ -247,6 +287,7 @@ posemb_status model_layout(posemb_model *m, posemb_error *err)
     m->reg_next = 0;
     if (m->cfg.arch == POSEMB_GPT2) layout_decoder(m);
     else if (m->cfg.arch == POSEMB_LLAMA) layout_llama(m);
+    else if (m->cfg.arch == POSEMB_NEOX) layout_neox(m);
     else {
         layout_encoder(m);
         layout_head(m);

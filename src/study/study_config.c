@@ -251,6 +251,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_names(r, "corpora", &c->corpora[0][0], 128, 8, &c->n_corpora, path, err)) ||
         (st = get_int(r, "corpus_tokens", 0, 1 << 30, &c->corpus_tokens, path, err)) ||
         (st = get_int(r, "pretrain_keep", 1, 1000, &c->pretrain_keep, path, err)) ||
+        (st = get_int(r, "pretrain_seed", 1, 1000000, &c->pretrain_seed, path, err)) ||
         (st = get_scalings(r, c, path, err)) || (st = get_budgets(r, c, path, err)) ||
         (st = get_float(r, "lr", 0, 0, 10, &c->lr, path, err)) ||
         (st = get_float(r, "pretrain_lr", 0, 0, 10, &c->pretrain_lr, path, err)) ||
@@ -309,6 +310,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "corpora",
                                             "corpus_tokens",
                                             "pretrain_keep",
+                                            "pretrain_seed",
                                             NULL};
         int ok = 0;
         for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);

@@ -200,6 +200,9 @@ posemb_status posemb_study_data_prepare(const posemb_study_config *c, const char
 }
 
 /* The pretraining model of PE p: BERT with an MLM head, APE rows for the longest evaluation. */
+/* The pretraining's draw: pretrain_seed, 1 when unset (every pretraining before the key). */
+static int pretrain_seed(const posemb_study_config *c) { return c->pretrain_seed > 0 ? c->pretrain_seed : 1; }
+
 static posemb_status pretrain_model(const posemb_study_config *c, int p, int vocab, posemb_model **m, posemb_error *err)
 {
     posemb_config cfg;
@@ -222,8 +225,8 @@ static posemb_status pretrain_model(const posemb_study_config *c, int p, int voc
      * share start from the same draw (so two PEs differ by their PE, not by their
      * draw), and a PE pretrained from another list is the same model. Until
      * 2026-11-29 the seed was 1000003 (p + 1); 1000003 is what the first PE of
-     * any list always had. */
-    if (!st) posemb_model_init(*m, 1000003u);
+     * any list always had, and what pretrain_seed 1 keeps. */
+    if (!st) posemb_model_init(*m, 1000002u + (uint64_t)pretrain_seed(c));
     return st;
 }
 
@@ -248,13 +251,13 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
         st = posemb_lm_data_init(
             &d, all.tokens, all.n, c->n_train, 1, posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_CLS),
             posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP), posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK),
-            posemb_tokenizer_vocab_size(tok), 0.02, 1, err);
+            posemb_tokenizer_vocab_size(tok), 0.02, 1, err); /* one order and masking: held-out masks are shared */
     posemb_train_args a = posemb_train_defaults(dir, c->pretrain_steps);
     a.batch = c->pretrain_batch / c->ranks_per_run; /* the group's micro-batches make one pretrain_batch */
     a.accum = c->ranks_per_run;
     a.comm = group;
     a.lr = c->pretrain_lr;
-    a.seed = 1;
+    a.seed = (uint64_t)pretrain_seed(c);
     a.keep = c->pretrain_keep > 0 ? c->pretrain_keep : 1;
     a.eval_batches = 8; /* 32 k held-out tokens, every 1/20 of the run: the curve that shows the plateau */
     a.eval_every = c->pretrain_steps >= 20 ? c->pretrain_steps / 20 : 1;
