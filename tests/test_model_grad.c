@@ -40,6 +40,7 @@ static double loss(harness *hs)
 static int llama_head_dim; /* 0: hidden / heads */
 static int llama_biases;   /* 1: HF Llama's attention_bias and mlp_bias */
 static int llama_qk_norm;  /* 1: Qwen3's q_norm and k_norm */
+static int llama_window;   /* > 0: layer 1 attends through a sliding window of this many tokens */
 static int neox_serial;    /* 1: GPT-NeoX with use_parallel_residual false */
 static int neox_no_bias;   /* 1: GPT-NeoX with attention_bias false */
 
@@ -60,6 +61,10 @@ static void setup_model(harness *hs, posemb_arch arch, const char *spec, int tra
     if (arch == POSEMB_LLAMA) c.head_dim = llama_head_dim;
     if (arch == POSEMB_LLAMA) c.attn_bias = c.attn_out_bias = c.mlp_bias = llama_biases;
     if (arch == POSEMB_LLAMA) c.qk_norm = llama_qk_norm;
+    if (arch == POSEMB_LLAMA && llama_window) {
+        c.sliding_window = llama_window;
+        c.sliding_layers[0] = 1u << 1;
+    }
     if (arch == POSEMB_NEOX) c.parallel_residual = !neox_serial;
     if (arch == POSEMB_NEOX) c.attn_bias = c.attn_out_bias = !neox_no_bias;
     snprintf(c.pe, sizeof c.pe, "%s", spec);
@@ -255,6 +260,10 @@ static void test_llama(void **state)
         "rope", "rope:scaling=yarn,factor=4,original=4", "none", "alibi", "ape", "fox", "cope:npos=4", "rope:layers=1"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_LLAMA, specs[i]);
     check_model_mode(POSEMB_LLAMA, "rope", 1);
+    llama_window = 2; /* Mistral's sliding window on layer 1: each query sees itself and one token before */
+    check_model(POSEMB_LLAMA, "rope");
+    check_model_mode(POSEMB_LLAMA, "alibi", 1);
+    llama_window = 0;
 }
 
 /* A head_dim that is not hidden / heads (as Mistral-Nemo's): attention is

@@ -223,13 +223,15 @@ def neox_rotary(x, cos, sin):
     return np.concatenate([xr * cos + half * sin, xp], -1)
 
 
-def llama_reference(w, cfg, ids, pos=None, rope_inv=None):
+def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None):
     """HF's LlamaModel forward in float64 numpy (modeling_llama.py's
     equations: RMSNorm, rotate_half RoPE, grouped-query attention, SwiGLU),
     a second implementation for posemb's; pos: position_ids (default
     0..T-1), whose max + 1 is the length HF's dynamic scaling reads;
     rope_inv(cfg, d, T): other inverse frequencies than hf_rope's (fewer
-    than d/2 rotate the first dims only, as GPT-NeoX's)."""
+    than d/2 rotate the first dims only, as GPT-NeoX's); windows: per layer,
+    None or W, query i seeing keys i - W < j <= i (transformers' masking_utils.py
+    sliding_window_overlay, kv_idx > q_idx - W)."""
     H, KV, d = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"]
     eps, T = cfg["rms_norm_eps"], len(ids)
     pos = np.arange(T) if pos is None else np.asarray(pos)
@@ -259,6 +261,9 @@ def llama_reference(w, cfg, ids, pos=None, rope_inv=None):
         v = lin(a, p + "self_attn.v_proj").reshape(T, KV, d).transpose(1, 0, 2)
         k, v = np.repeat(k, H // KV, 0), np.repeat(v, H // KV, 0)
         s = q @ k.transpose(0, 2, 1) / np.sqrt(d) + np.triu(np.full((T, T), -np.inf), 1)
+        W = windows[l] if windows else None
+        if W:
+            s = s + np.tril(np.full((T, T), -np.inf), -W)
         s = np.exp(s - s.max(-1, keepdims=True))
         z = ((s / s.sum(-1, keepdims=True)) @ v).transpose(1, 0, 2).reshape(T, H * d)
         h = h + lin(z, p + "self_attn.o_proj")
@@ -445,19 +450,111 @@ class TestLlamaReference(unittest.TestCase):
 
     def test_qwen3_matches_numpy(self):
         """Qwen3: q_norm and k_norm on every head before RoPE (HF's Qwen3Attention), grouped-query,
-        tied embeddings; a config asking for sliding windows is refused."""
+        tied embeddings."""
         cfg = {"model_type": "qwen3", "architectures": ["Qwen3Model"], "vocab_size": 50, "hidden_size": 32,
                "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 12,
                "intermediate_size": 40, "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
                "rope_theta": 1000.0, "hidden_act": "silu", "tie_word_embeddings": True, "attention_bias": False,
                "use_sliding_window": False}
-        self.check_llama(cfg, 0)
-        cfg.update(use_sliding_window=True)
+        self.check_llama(cfg, 0)  # its sliding windows: TestSlidingWindows
+
+
+class TestSlidingWindows(unittest.TestCase):
+    """Sliding-window attention as transformers reads it from config.json, against
+    llama_reference's window mask (masking_utils.py: query i sees keys i - W < j <= i,
+    W tokens). Older transformers' eager mask (_make_causal_mask with
+    diagonal = past_key_values_length - sliding_window - 1) kept W + 1 tokens; the test
+    shows that form differs here, so the check can tell the two apart."""
+
+    @staticmethod
+    def weights(cfg):
+        """The tiny Llama's weights; Qwen2's with its q, k and v biases (and no others)."""
+        if cfg["model_type"] != "qwen2":
+            return TestLlamaReference.llama_weights(cfg, 0)
+        return {k: v for k, v in TestLlamaReference.llama_weights(cfg, 1).items()
+                if k.endswith("weight") or k.split(".")[-2] in ("q_proj", "k_proj", "v_proj")}
+
+    def forward(self, cfg):
+        w = self.weights(cfg)
         with tempfile.TemporaryDirectory() as d:
+            write_safetensors(os.path.join(d, "model.safetensors"), w)
             with open(os.path.join(d, "config.json"), "w") as f:
                 json.dump(cfg, f)
-            with self.assertRaisesRegex(posemb.Error, "use_sliding_window"):
-                posemb.Model(d)
+            with posemb.Model(d) as m:
+                got = m.forward([TestLlamaReference.IDS])["last_hidden_state"][0]
+                windows = [m.config["sliding_window"] if m.config["sliding_layers"][l // 8] >> (l % 8) & 1 else None
+                           for l in range(cfg["num_hidden_layers"])]
+        return w, got, windows
+
+    def check(self, cfg, want_windows, what):
+        w, got, windows = self.forward(cfg)
+        self.assertEqual(windows, want_windows, what)
+        want = llama_reference(w, cfg, TestLlamaReference.IDS, windows=want_windows)
+        err = np.abs(got - want).max() / np.abs(want).max()
+        print("sliding windows, %s: max |posemb - numpy| / max |numpy| = %.2e" % (what, err), file=sys.stderr)
+        self.assertLess(err, 1e-5, what)
+        return w, got
+
+    def test_mistral_qwen_and_layer_types_match_numpy(self):
+        base = TestLlamaReference().llama_cfg(max_position_embeddings=64)
+        mistral = dict(base, model_type="mistral", architectures=["MistralModel"], sliding_window=5)
+        w, got = self.check(mistral, [5, 5], "mistral, every layer, W 5 of 20 tokens")
+        full = llama_reference(w, mistral, TestLlamaReference.IDS)
+        old = llama_reference(w, mistral, TestLlamaReference.IDS, windows=[6, 6])  # W + 1 tokens
+        self.assertGreater(np.abs(got - full).max(), 1e-2)
+        self.assertGreater(np.abs(got - old).max(), 1e-3)
+        # MistralConfig's default window (4096) when the key is absent; null: none
+        self.assertEqual(self.forward(dict(mistral, sliding_window=None))[2], [None, None])
+        self.assertEqual(self.forward({k: v for k, v in mistral.items() if k != "sliding_window"})[2], [4096, 4096])
+        qwen2 = dict(base, model_type="qwen2", architectures=["Qwen2Model"], use_sliding_window=True,
+                     sliding_window=4, max_window_layers=1)
+        self.check(qwen2, [None, 4], "qwen2, layers from max_window_layers 1, W 4")
+        self.assertEqual(self.forward(dict(qwen2, use_sliding_window=False))[2], [None, None])
+        qwen3 = dict(base, model_type="qwen3", architectures=["Qwen3Model"], sliding_window=3,
+                     layer_types=["sliding_attention", "full_attention"])
+        self.check(qwen3, [3, None], "qwen3, layer_types, W 3")
+
+    def test_bad_windows_refused(self):
+        base = TestLlamaReference().llama_cfg(model_type="mistral", architectures=["MistralModel"])
+        for kw, msg in (({"layer_types": ["sliding_attention"]}, "one type for each of the 2 layers"),
+                        ({"layer_types": ["sliding_attention", "chunked_attention"]}, "layer_types\\[1\\]"),
+                        ({"sliding_window": None, "layer_types": ["sliding_attention", "full_attention"]},
+                         "sliding_window is null"),
+                        ({"sliding_window": 0}, "sliding_window")):
+            cfg = dict(base, **kw)
+            with tempfile.TemporaryDirectory() as d:
+                with open(os.path.join(d, "config.json"), "w") as f:
+                    json.dump(cfg, f)
+                with self.assertRaisesRegex(posemb.Error, "config.json: .*" + msg):
+                    posemb.Model(d)
+
+    def test_windows_written_back(self):
+        """posemb train --init on a Qwen2 folder with windows writes them as HF reads them:
+        layer_types (transformers 4.53+) and use_sliding_window with max_window_layers (older)."""
+        cfg = TestLlamaReference().llama_cfg(model_type="qwen2", architectures=["Qwen2ForCausalLM"], vocab_size=50,
+                                             use_sliding_window=True, sliding_window=4, max_window_layers=1,
+                                             max_position_embeddings=64)
+        w = self.weights(cfg)
+        letters = [chr(ord("a") + i) for i in range(26)] + [chr(ord("A") + i) for i in range(24)]
+        tok = {"model": {"type": "BPE", "vocab": {c: i for i, c in enumerate(letters)}, "merges": []}}
+        with tempfile.TemporaryDirectory() as d:
+            init = os.path.join(d, "init")
+            os.mkdir(init)
+            write_safetensors(os.path.join(init, "model.safetensors"), w)
+            for name, obj in (("config.json", cfg), ("tokenizer.json", tok)):
+                with open(os.path.join(init, name), "w") as f:
+                    json.dump(obj, f)
+            with open(os.path.join(d, "text.txt"), "w") as f:
+                f.write("".join(letters[(i * 7) % 50] for i in range(3000)))
+            out = os.path.join(d, "run")
+            r = subprocess.run([BIN, "train", "--model", "llama", "--init", init, "--data", os.path.join(d, "text.txt"),
+                                "--out", out, "--seq-len", "16", "--batch-size", "2", "--steps", "1", "--threads", "1"],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(out, "config.json")) as f:
+                saved = json.load(f)
+        self.assertEqual((saved["sliding_window"], saved["layer_types"], saved["use_sliding_window"],
+                          saved["max_window_layers"]), (4, ["full_attention", "sliding_attention"], True, 1))
 
 
 def neox_block_inv(frac):

@@ -13,7 +13,9 @@
  * caller runs that first (and posemb_pe_layer_input_backward after the
  * backward pass), as the models do.
  * Masks follow Hugging Face: a padded key gets -FLT_MAX added (probability
- * exactly 0); in causal mode keys j > i are set to -FLT_MAX first. */
+ * exactly 0); in causal mode keys j > i are set to -FLT_MAX first, and with
+ * a sliding window W keys j <= i - W too (query i sees its W latest tokens,
+ * itself included: transformers' masking_utils.py, kv_idx > q_idx - W). */
 #ifndef POSEMB_ATTENTION_H
 #define POSEMB_ATTENTION_H
 
@@ -32,6 +34,7 @@ typedef struct posemb_nn_attn_shape {
     int D;  /* attention width H d: the model width, but for a Llama whose head_dim is not D / H */
     int KV; /* key/value heads, dividing H (grouped-query attention); 0: H, one per query head */
     int causal;
+    int window;    /* causal only: a query sees its window latest tokens (0: all) */
     float dropout; /* on the attention probabilities, training only (0: none) */
     uint64_t key;  /* dropout key (posemb_nn_dropout_key) */
 } posemb_nn_attn_shape;

@@ -61,12 +61,19 @@ typedef struct posemb_config {
     int head_dim;          /* Llama family: per-head width when not hidden / heads (Mistral-Nemo); 0: hidden / heads */
     int qk_norm;           /* Qwen3: each query and key head RMS-normalised (q_norm, k_norm [head_dim]) before the PE */
     int parallel_residual; /* GPT-NeoX's use_parallel_residual: x + attn(LN1(x)) + mlp(LN2(x)) */
+    /* Llama family: layers whose attention slides (bit l of sliding_layers: HF's layer_types
+     * "sliding_attention", Mistral's every layer, Qwen2's from max_window_layers on), each query
+     * seeing its sliding_window latest tokens; no bit set (or sliding_window 0): full attention */
+    int sliding_window;
+    unsigned char sliding_layers[128];
     char model_type[16];
     char pe[256];          /* PE spec: "ape", "relative_key", "rpe:k=64", ... */
     char architecture[64]; /* HF class written to config.json ("BertModel", "GPT2LMHeadModel", ...) */
 } posemb_config;
 
 /* Width of one attention head: head_dim, or hidden / heads. Attention is heads x this wide. */
+/* Layer l's sliding window: sliding_window where its bit is set, else 0 (full attention). */
+POSEMB_API int posemb_config_window(const posemb_config *c, int l);
 POSEMB_API int posemb_config_head_dim(const posemb_config *c);
 
 /* Defaults of HF's BertConfig, RobertaConfig or GPT2Config (base size), no head. */

@@ -294,6 +294,12 @@ posemb_status posemb_config_load(posemb_config *c, const char *path, posemb_erro
 
 int posemb_config_head_dim(const posemb_config *c) { return c->head_dim ? c->head_dim : c->hidden / c->heads; }
 
+int posemb_config_window(const posemb_config *c, int l)
+{
+    int on = l >= 0 && l < 8 * (int)sizeof c->sliding_layers && (c->sliding_layers[l / 8] >> (l % 8) & 1);
+    return on ? c->sliding_window : 0;
+}
+
 posemb_pe_dims config_pe_dims(const posemb_config *c)
 {
     return (posemb_pe_dims){.dim = c->hidden,

@@ -203,9 +203,7 @@ posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *p
     c->attn_out_bias = attention_bias;
     c->qk_norm = !strcmp(c->model_type, "qwen3"); /* Qwen3's MLP has no biases, whatever mlp_bias says */
     c->mlp_bias = !qwen2 && !c->qk_norm && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "mlp_bias"));
-    if (c->qk_norm && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "use_sliding_window")))
-        return posemb_fail(err, POSEMB_EFORMAT, "%s: use_sliding_window (Qwen3's windowed layers) is not supported",
-                           path);
+    if ((st = config_parse_windows(r, c, path, err))) return st;
     const char *own = config_get_string(r, "posemb_pe");
     if (own) {
         snprintf(c->pe, sizeof c->pe, "%s", own);
@@ -299,6 +297,7 @@ cJSON *config_llama_json(const posemb_config *c)
     cJSON_AddBoolToObject(r, "mlp_bias", c->mlp_bias);
     cJSON_AddNumberToObject(r, "attention_dropout", config_shortest(c->attn_dropout));
     if (c->pad_token_id >= 0) cJSON_AddNumberToObject(r, "pad_token_id", c->pad_token_id);
+    config_windows_json(r, c);
     /* HF reads rope_theta and rope_scaling; posemb reads posemb_pe first, exactly */
     double base = 10000.0;
     cJSON *rs = cJSON_CreateObject();

@@ -486,7 +486,8 @@ posemb_nn_attn_shape model_attn_shape(const posemb_model *m, int l)
                               .D = m->cfg.heads * posemb_config_head_dim(&m->cfg),
                               .H = m->cfg.heads,
                               .KV = model_kv_heads(&m->cfg),
-                              .causal = model_is_decoder(m)};
+                              .causal = model_is_decoder(m),
+                              .window = posemb_config_window(&m->cfg, l)};
     s.dropout = model_dropout(m, l, SITE_PROBS, &s.key);
     return s;
 }

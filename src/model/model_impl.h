@@ -33,6 +33,10 @@ cJSON *config_llama_json(const posemb_config *c);
 posemb_status config_rope_spec(const cJSON *r, posemb_config *c, int neox, const char *path, posemb_error *err);
 int config_rope_as_hf(const char *spec, double *base, double *frac, cJSON *rs);
 void config_legacy_scaling(cJSON *rs, int max_position);
+/* The Llama family's sliding windows (config_window.c): read from r into c
+ * (c->layers and c->model_type set), and written into r. */
+posemb_status config_parse_windows(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
+void config_windows_json(cJSON *r, const posemb_config *c);
 /* GPT-NeoX's config.json (config_neox.c). */
 posemb_status config_parse_neox(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
 cJSON *config_neox_json(const posemb_config *c);

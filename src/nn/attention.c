@@ -41,13 +41,15 @@ static const int32_t *positions(const int32_t *pos, int b, int T, const int32_t 
     return pos ? pos + (size_t)b * T : arange;
 }
 
-/* HF's additive masks on one head's scaled logits s [T, T]. */
-static void apply_masks(float *s, int T, int causal, const float *keymask)
+/* HF's additive masks on one head's scaled logits s [T, T]; window > 0 (causal): keys j <= i - window too. */
+static void apply_masks(float *s, int T, int causal, int window, const float *keymask)
 {
     for (int i = 0; i < T; i++) {
         float *si = s + (size_t)i * T;
         if (causal)
             for (int j = i + 1; j < T; j++) si[j] = -FLT_MAX;
+        if (causal && window > 0)
+            for (int j = 0; j <= i - window; j++) si[j] = -FLT_MAX;
         if (keymask)
             for (int j = 0; j < T; j++) si[j] += (1.0f - keymask[j]) * -FLT_MAX;
     }
@@ -120,7 +122,7 @@ static void head_forward(const posemb_nn_attn_shape *s, posemb_pe *p, const pose
     int T = s->T, d = hd->d;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, hd->scale, q, ld, k, ld, 0.0f, pr, T);
     posemb_pe_logits_forward(p, hd, q, ld, k, ld, pr, T);
-    apply_masks(pr, T, s->causal, keymask);
+    apply_masks(pr, T, s->causal, s->window, keymask);
     softmax_rows(pr, T);
     const float *pv =
         s->dropout > 0.0f ? dropped(s, hd->seq, hd->head, pr, scratch + (size_t)hd->slot * 2 * T * T) : pr;
