@@ -1021,9 +1021,11 @@ static void test_task_budget(void **state)
     if (tu_run(cmd, out, sizeof out)) fail_msg("a task studied alone: %s", out);
 }
 
-int main(void)
+/* With arguments: only the tests named, or with --except first all but them
+ * (ctest runs the slow ones as tests of their own, side by side with the rest). */
+int main(int argc, char **argv)
 {
-    const struct CMUnitTest tests[] = {
+    const struct CMUnitTest all[] = {
         cmocka_unit_test(test_resume_same_results), cmocka_unit_test(test_task_models),
         cmocka_unit_test(test_lm_exact_match),      cmocka_unit_test(test_lm_ranking),
         cmocka_unit_test(test_claims_report),       cmocka_unit_test(test_doc_configs),
@@ -1033,5 +1035,14 @@ int main(void)
         cmocka_unit_test(test_bad_config),          cmocka_unit_test(test_long_line_done),
         cmocka_unit_test(test_task_budget),         cmocka_unit_test(test_default_budget),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    struct CMUnitTest tests[sizeof all / sizeof *all];
+    size_t n = 0;
+    int except = argc > 1 && !strcmp(argv[1], "--except");
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+        int named = 0;
+        for (int a = 1 + except; a < argc; a++) named |= !strcmp(argv[a], all[i].name);
+        if (argc < 2 || named != except) tests[n++] = all[i];
+    }
+    if (!n) fail_msg("no test of that name");
+    return _cmocka_run_group_tests("test_study", tests, n, setup, teardown);
 }
