@@ -10,7 +10,7 @@ set(POSEMB_PYTHON_DIR "lib/python3/dist-packages" CACHE STRING
   "Where the Python module goes, relative to the prefix (Debian's python3 searches /usr/lib/python3/dist-packages)")
 
 install(TARGETS posemb RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS posemb_lib ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES ${PROJECT_BINARY_DIR}/public/libposemb.a DESTINATION ${CMAKE_INSTALL_LIBDIR}) # CMakeLists.txt: posemb_public_archive
 install(TARGETS posemb_shared LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Unspecified)
 install(DIRECTORY include/posemb DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 install(FILES ${PROJECT_BINARY_DIR}/include/posemb/version.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/posemb)

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "posemb/blas.h"
 #include "posemb/threads.h"
+#include "posemb/version.h"
 
 typedef struct subcommand {
     const char *name;
@@ -75,7 +76,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("posemb 0.1.0 (OpenBLAS's %s kernels)\n", posemb_blas_core());
+        printf("posemb %s (OpenBLAS's %s kernels)\n", posemb_version(), posemb_blas_core());
         return 0;
     }
     for (int i = 0; i < N_SUBCOMMANDS; i++)

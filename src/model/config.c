@@ -122,17 +122,24 @@ static posemb_status parse_pe(const cJSON *root, posemb_config *c, const char *p
     return POSEMB_OK;
 }
 
+posemb_status config_get_sizes(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
+{
+    posemb_status st;
+    if ((st = config_get_int(r, "vocab_size", 1, CONFIG_MAX_VOCAB, &c->vocab_size, path, err)) ||
+        (st = config_get_int(r, "hidden_size", 1, CONFIG_MAX_WIDTH, &c->hidden, path, err)) ||
+        (st = config_get_int(r, "num_hidden_layers", 1, CONFIG_MAX_LAYERS, &c->layers, path, err)) ||
+        (st = config_get_int(r, "num_attention_heads", 1, CONFIG_MAX_HEADS, &c->heads, path, err)) ||
+        (st = config_get_int(r, "intermediate_size", 1, CONFIG_MAX_INTERMEDIATE, &c->intermediate, path, err)))
+        return st;
+    return config_get_int(r, "max_position_embeddings", 1, CONFIG_MAX_POSITIONS, &c->max_position, path, err);
+}
+
 static posemb_status parse_encoder(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
 {
     posemb_status st;
-    if ((st = config_get_int(r, "vocab_size", 1, 1 << 24, &c->vocab_size, path, err)) ||
-        (st = config_get_int(r, "hidden_size", 1, 1 << 16, &c->hidden, path, err)) ||
-        (st = config_get_int(r, "num_hidden_layers", 1, 1024, &c->layers, path, err)) ||
-        (st = config_get_int(r, "num_attention_heads", 1, 1024, &c->heads, path, err)) ||
-        (st = config_get_int(r, "intermediate_size", 1, 1 << 20, &c->intermediate, path, err)) ||
-        (st = config_get_int(r, "max_position_embeddings", 1, 1 << 20, &c->max_position, path, err)) ||
+    if ((st = config_get_sizes(r, c, path, err)) ||
         (st = config_get_int(r, "type_vocab_size", 0, 1 << 16, &c->type_vocab, path, err)) ||
-        (st = config_get_int(r, "pad_token_id", -1, 1 << 24, &c->pad_token_id, path, err)) ||
+        (st = config_get_int(r, "pad_token_id", -1, CONFIG_MAX_VOCAB, &c->pad_token_id, path, err)) ||
         (st = config_get_float(r, "layer_norm_eps", 0, 1, &c->ln_eps, path, err)) ||
         (st = config_get_float(r, "initializer_range", 0, 10, &c->initializer_range, path, err)) ||
         (st = config_get_float(r, "hidden_dropout_prob", 0, 1, &c->hidden_dropout, path, err)) ||
@@ -153,12 +160,12 @@ static posemb_status parse_gpt2(const cJSON *r, posemb_config *c, const char *pa
 {
     posemb_status st;
     int inner = 0;
-    if ((st = config_get_int(r, "vocab_size", 1, 1 << 24, &c->vocab_size, path, err)) ||
-        (st = config_get_int(r, "n_embd", 1, 1 << 16, &c->hidden, path, err)) ||
-        (st = config_get_int(r, "n_layer", 1, 1024, &c->layers, path, err)) ||
-        (st = config_get_int(r, "n_head", 1, 1024, &c->heads, path, err)) ||
-        (st = config_get_int(r, "n_inner", 1, 1 << 20, &inner, path, err)) ||
-        (st = config_get_int(r, "n_positions", 1, 1 << 20, &c->max_position, path, err)) ||
+    if ((st = config_get_int(r, "vocab_size", 1, CONFIG_MAX_VOCAB, &c->vocab_size, path, err)) ||
+        (st = config_get_int(r, "n_embd", 1, CONFIG_MAX_WIDTH, &c->hidden, path, err)) ||
+        (st = config_get_int(r, "n_layer", 1, CONFIG_MAX_LAYERS, &c->layers, path, err)) ||
+        (st = config_get_int(r, "n_head", 1, CONFIG_MAX_HEADS, &c->heads, path, err)) ||
+        (st = config_get_int(r, "n_inner", 1, CONFIG_MAX_INTERMEDIATE, &inner, path, err)) ||
+        (st = config_get_int(r, "n_positions", 1, CONFIG_MAX_POSITIONS, &c->max_position, path, err)) ||
         (st = config_get_float(r, "layer_norm_epsilon", 0, 1, &c->ln_eps, path, err)) ||
         (st = config_get_float(r, "initializer_range", 0, 10, &c->initializer_range, path, err)) ||
         (st = config_get_float(r, "resid_pdrop", 0, 1, &c->hidden_dropout, path, err)) ||

@@ -172,14 +172,9 @@ posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *p
 {
     posemb_status st;
     c->kv_heads = 0;
-    if ((st = config_get_int(r, "vocab_size", 1, 1 << 24, &c->vocab_size, path, err)) ||
-        (st = config_get_int(r, "hidden_size", 1, 1 << 16, &c->hidden, path, err)) ||
-        (st = config_get_int(r, "num_hidden_layers", 1, 1024, &c->layers, path, err)) ||
-        (st = config_get_int(r, "num_attention_heads", 1, 1024, &c->heads, path, err)) ||
-        (st = config_get_int(r, "num_key_value_heads", 1, 1024, &c->kv_heads, path, err)) ||
-        (st = config_get_int(r, "intermediate_size", 1, 1 << 20, &c->intermediate, path, err)) ||
-        (st = config_get_int(r, "max_position_embeddings", 1, 1 << 24, &c->max_position, path, err)) ||
-        (st = config_get_int(r, "pad_token_id", -1, 1 << 24, &c->pad_token_id, path, err)) ||
+    if ((st = config_get_sizes(r, c, path, err)) ||
+        (st = config_get_int(r, "num_key_value_heads", 1, CONFIG_MAX_HEADS, &c->kv_heads, path, err)) ||
+        (st = config_get_int(r, "pad_token_id", -1, CONFIG_MAX_VOCAB, &c->pad_token_id, path, err)) ||
         (st = config_get_float(r, "rms_norm_eps", 0, 1, &c->ln_eps, path, err)) ||
         (st = config_get_float(r, "initializer_range", 0, 10, &c->initializer_range, path, err)) ||
         (st = config_get_float(r, "attention_dropout", 0, 1, &c->attn_dropout, path, err)))
@@ -189,7 +184,7 @@ posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *p
     if (act && strcmp(act, "silu"))
         return posemb_fail(err, POSEMB_EFORMAT, "%s: hidden_act \"%s\" is not supported (silu)", path, act);
     c->head_dim = 0;
-    if ((st = config_get_int(r, "head_dim", 1, 1 << 16, &c->head_dim, path, err))) return st;
+    if ((st = config_get_int(r, "head_dim", 1, CONFIG_MAX_WIDTH, &c->head_dim, path, err))) return st;
     if (c->head_dim * c->heads == c->hidden) c->head_dim = 0; /* the usual width, said explicitly */
     if (!c->head_dim && c->hidden % c->heads)
         return posemb_fail(err, POSEMB_EFORMAT, "%s: hidden_size %d is not a multiple of %d heads (and no head_dim)",

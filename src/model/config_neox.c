@@ -25,13 +25,8 @@ posemb_status config_parse_neox(const cJSON *r, posemb_config *c, const char *pa
 {
     posemb_status st;
     int bias = 1;
-    if ((st = config_get_int(r, "vocab_size", 1, 1 << 24, &c->vocab_size, path, err)) ||
-        (st = config_get_int(r, "hidden_size", 1, 1 << 16, &c->hidden, path, err)) ||
-        (st = config_get_int(r, "num_hidden_layers", 1, 1024, &c->layers, path, err)) ||
-        (st = config_get_int(r, "num_attention_heads", 1, 1024, &c->heads, path, err)) ||
-        (st = config_get_int(r, "intermediate_size", 1, 1 << 20, &c->intermediate, path, err)) ||
-        (st = config_get_int(r, "max_position_embeddings", 1, 1 << 24, &c->max_position, path, err)) ||
-        (st = config_get_int(r, "pad_token_id", -1, 1 << 24, &c->pad_token_id, path, err)) ||
+    if ((st = config_get_sizes(r, c, path, err)) ||
+        (st = config_get_int(r, "pad_token_id", -1, CONFIG_MAX_VOCAB, &c->pad_token_id, path, err)) ||
         (st = config_get_float(r, "layer_norm_eps", 0, 1, &c->ln_eps, path, err)) ||
         (st = config_get_float(r, "initializer_range", 0, 10, &c->initializer_range, path, err)) ||
         (st = config_get_float(r, "hidden_dropout", 0, 1, &c->hidden_dropout, path, err)) ||

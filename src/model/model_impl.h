@@ -7,12 +7,29 @@
 #include "posemb/attention.h"
 #include "posemb/model.h"
 
+/* The sizes every architecture's config.json may say (config.c, config_llama.c,
+ * config_neox.c): one limit per quantity, whichever architecture reads it.
+ * Positions go to 2^24 (a Llama 3.1's 131072 and beyond; tables are refused
+ * past their rows at run time, not here). */
+enum {
+    CONFIG_MAX_VOCAB = 1 << 24,
+    CONFIG_MAX_WIDTH = 1 << 16,
+    CONFIG_MAX_INTERMEDIATE = 1 << 20,
+    CONFIG_MAX_POSITIONS = 1 << 24,
+    CONFIG_MAX_LAYERS = 1024,
+    CONFIG_MAX_HEADS = 1024,
+};
+
 /* config.json readers (config.c): absent or null keys leave *out as it is. */
 posemb_status config_get_int(const cJSON *root, const char *key, int lo, int hi, int *out, const char *path,
                              posemb_error *err);
 posemb_status config_get_float(const cJSON *root, const char *key, double lo, double hi, float *out, const char *path,
                                posemb_error *err);
 const char *config_get_string(const cJSON *root, const char *key);
+/* The keys BERT's, RoBERTa's, the Llama family's and GPT-NeoX's config.json
+ * share: vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
+ * intermediate_size, max_position_embeddings, each within its CONFIG_MAX_. */
+posemb_status config_get_sizes(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
 /* Reads path (at most max_bytes) and parses it: *root NULL when it is not
  * JSON, for the caller to say what it expected; EIO from the read. */
 posemb_status config_read_json(const char *path, size_t max_bytes, cJSON **root, posemb_error *err);
