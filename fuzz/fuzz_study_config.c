@@ -1,7 +1,7 @@
 /* The study's JSON config, read over the synthetic and the real-data
  * defaults. */
 #include "fuzz.h"
-#include "posemb/study.h"
+#include "study/study.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -18,7 +18,7 @@
 #include "posemb/fileio.h"
 #include "posemb/model.h"
 #include "posemb/rng.h"
-#include "posemb/study.h"
+#include "study/study.h"
 #include "posemb/tokenizer.h"
 #include "study/study_length_impl.h"
 #include "testutil.h"

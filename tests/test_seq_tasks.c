@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "posemb/synthetic.h"
+#include "study/synthetic.h"
 #include "testutil.h"
 
 enum { B = 2000, N_TRAIN = 42 };

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "posemb/model.h"
-#include "posemb/study.h"
-#include "posemb/synthetic.h"
+#include "study/study.h"
+#include "study/synthetic.h"
 #include "testutil.h"
 
 static char *dir;

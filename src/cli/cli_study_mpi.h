@@ -4,7 +4,7 @@
 #define POSEMB_CLI_STUDY_MPI_H
 
 #include "posemb/comm.h"
-#include "posemb/study.h"
+#include "study/study.h"
 
 /* Runs study c in out over group g (every rank calls it). */
 posemb_status cli_study_mpi(const posemb_study_config *c, const char *out, const posemb_comm *g, posemb_error *err);

@@ -11,7 +11,7 @@
 #include "decoder_cfg.h"
 #include "tokfiles.h"
 #include "posemb/fileio.h"
-#include "posemb/study.h"
+#include "study/study.h"
 #include "posemb/threads.h"
 
 static const char USAGE[] =

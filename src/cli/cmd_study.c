@@ -9,7 +9,7 @@
 #include "cli_study_mpi.h"
 #include "commands.h"
 #include "posemb/fileio.h"
-#include "posemb/study.h"
+#include "study/study.h"
 #include "posemb/threads.h"
 
 static const char USAGE[] =

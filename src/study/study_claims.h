@@ -10,7 +10,7 @@
 #include "posemb/plot.h"
 #include "posemb/report.h"
 #include "posemb/stats.h"
-#include "posemb/study.h"
+#include "study/study.h"
 
 #define STUDY_MAX_CLAIMS 24
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "posemb/synthetic.h"
+#include "study/synthetic.h"
 #include "study_claims.h"
 
 #define MAX_COLS 8

@@ -7,8 +7,8 @@
 #include <strings.h>
 
 #include "posemb/datasets.h"
-#include "posemb/study.h"
-#include "posemb/synthetic.h"
+#include "study/study.h"
+#include "study/synthetic.h"
 
 static posemb_status get_int(const cJSON *r, const char *key, int lo, int hi, int *out, const char *path,
                              posemb_error *err)

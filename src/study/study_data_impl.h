@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "posemb/corpus.h"
-#include "posemb/study.h"
+#include "study/study.h"
 #include "posemb/tokenizer.h"
 
 /* SQuAD or SQuAD-locate (datasets.h: posemb_squad_ask_answers), the span tasks. */

@@ -9,7 +9,7 @@
 #include "posemb/pe.h"
 #include "posemb/plot.h"
 #include "posemb/report.h"
-#include "posemb/study.h"
+#include "study/study.h"
 
 /* A PE spec as a folder name ("ape+rpe" -> "ape_rpe"). */
 void study_set_names(char *rows, size_t width, int *n, const char *const *names, int count);

@@ -8,7 +8,7 @@
 
 #include "posemb/corpus.h"
 #include "posemb/model.h"
-#include "posemb/study.h"
+#include "study/study.h"
 #include "posemb/tokenizer.h"
 #include "posemb/trainer.h"
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "posemb/rng.h"
-#include "posemb/synthetic.h"
+#include "study/synthetic.h"
 
 typedef struct example {
     int32_t *ids;

@@ -7,12 +7,10 @@
 #ifndef POSEMB_STUDY_H
 #define POSEMB_STUDY_H
 
-#include "posemb/api.h"
-
 #include "posemb/comm.h"
 #include "posemb/error.h"
 #include "posemb/model.h"
-#include "posemb/synthetic.h"
+#include "study/synthetic.h"
 #include "posemb/tokenizer.h"
 
 #ifdef __cplusplus
@@ -110,42 +108,42 @@ typedef struct posemb_study_config {
 /* The embedded default: the seed paper's 13 PEs plus rope, alibi, t5; the
  * six synthetic tasks; 3 seeds; a 2-layer width-64 encoder trained at 32
  * tokens and evaluated at 32, 64, 128 and 256. */
-POSEMB_API posemb_study_config posemb_study_default(void);
+posemb_study_config posemb_study_default(void);
 /* The real-data default: a 4-layer width-128 BERT pretrained with MLM on the
  * text corpora of data_dir (3000 steps), fine-tuned on CoLA, SST-2, MRPC,
  * STS-B, RTE (3 epochs, at most 1200 steps, the best dev evaluation every
  * 100 kept) and SQuAD-locate (10 epochs, at most 3600 steps, every 300), for none, ape, sin, lsin, rpe, srpe, lsrpe, ape+rpe,
  * lsin+lsrpe, rope, alibi, t5; 3 seeds. */
-POSEMB_API posemb_study_config posemb_study_data_default(const char *data_dir);
+posemb_study_config posemb_study_data_default(const char *data_dir);
 /* The length study's default ("train short, test long" on real text): GPT-2
  * and Llama decoders, 4 layers, width 128, trained at 128 bytes of
  * data_dir's text (2000 steps of 32), with none, ape, sin, rope, alibi, t5,
  * kerple, sandwich, fire, xpos, cope, fox and randomized rope; perplexity
  * at 128 .. 2048 bytes (RoPE also scaled by linear, ntk, dynamic, yarn);
  * passkey retrieval at each length and 5 depths; 3 seeds. */
-POSEMB_API posemb_study_config posemb_study_length_default(const char *data_dir);
+posemb_study_config posemb_study_length_default(const char *data_dir);
 /* Reads a JSON config over c (keys absent keep c's values): EIO when it
  * cannot be read, EFORMAT past 1 MiB, EINVAL naming the file and the key for
  * anything else (unknown keys are refused; a file that is not JSON is EINVAL
  * too), ENOMEM; c may be partly updated on failure. */
-POSEMB_API posemb_status posemb_study_config_load(posemb_study_config *c, const char *path, posemb_error *err);
+posemb_status posemb_study_config_load(posemb_study_config *c, const char *path, posemb_error *err);
 /* c with task's entry of budgets (if any) applied to steps, epochs,
  * curve_every and lr, into *out; returns out. */
-POSEMB_API const posemb_study_config *posemb_study_for_task(const posemb_study_config *c, const char *task,
-                                                            posemb_study_config *out);
+const posemb_study_config *posemb_study_for_task(const posemb_study_config *c, const char *task,
+                                                 posemb_study_config *out);
 
 /* Runs every run not yet in out/results.jsonl, then writes the tables and
  * the report. EINVAL for a config it cannot run (a spec refused by a task,
  * named), EIO for out, ENOMEM; a failed run stops the study with its error
  * (with jobs > 1: EFORMAT "N worker(s) failed", each worker's error on
  * stderr), the finished runs kept for the next call. */
-POSEMB_API posemb_status posemb_study_run(const posemb_study_config *c, const char *out, posemb_error *err);
+posemb_status posemb_study_run(const posemb_study_config *c, const char *out, posemb_error *err);
 
 /* The kind of task t (GLUE tasks, regression included, are classification;
  * SQuAD is span) and the name of the metric its tables show (a static
  * string). */
-POSEMB_API posemb_syn_kind posemb_study_task_kind(const posemb_study_config *c, int t);
-POSEMB_API const char *posemb_study_task_metric(const posemb_study_config *c, int t);
+posemb_syn_kind posemb_study_task_kind(const posemb_study_config *c, int t);
+const char *posemb_study_task_metric(const posemb_study_config *c, int t);
 
 /* A study shared by processes that need not be forks of one another (the
  * posemb program's MPI ranks: src/cli/cli_study_mpi.c): what
@@ -167,23 +165,23 @@ typedef struct posemb_study_queue {
      * evaluates and writes; it hands each unit to the others by bcast. */
     const posemb_comm *group;
 } posemb_study_queue;
-POSEMB_API int posemb_study_n_units(const posemb_study_config *c);
-POSEMB_API posemb_status posemb_study_prepare(const posemb_study_config *c, const char *out, posemb_error *err);
-POSEMB_API posemb_status posemb_study_pending(const posemb_study_config *c, const char *out, int *pending, int *n,
-                                              posemb_error *err);
-POSEMB_API posemb_status posemb_study_work(const posemb_study_config *c, const char *out, const posemb_study_queue *q,
-                                           posemb_error *err);
-POSEMB_API posemb_status posemb_study_finish(const posemb_study_config *c, const char *out, posemb_error *err);
+int posemb_study_n_units(const posemb_study_config *c);
+posemb_status posemb_study_prepare(const posemb_study_config *c, const char *out, posemb_error *err);
+posemb_status posemb_study_pending(const posemb_study_config *c, const char *out, int *pending, int *n,
+                                   posemb_error *err);
+posemb_status posemb_study_work(const posemb_study_config *c, const char *out, const posemb_study_queue *q,
+                                posemb_error *err);
+posemb_status posemb_study_finish(const posemb_study_config *c, const char *out, posemb_error *err);
 /* Appends whole lines to out/results.jsonl under a file lock (EIO). */
-POSEMB_API posemb_status posemb_study_append(const char *out, const char *lines, posemb_error *err);
+posemb_status posemb_study_append(const char *out, const char *lines, posemb_error *err);
 
 /* The real-data study's pieces (study_data.c): check: EINVAL for settings
  * the data cannot run, EIO for a missing data folder or vocabulary;
  * prepare: tokenizes the corpora into out/cache once (EIO, EFORMAT, ENOMEM). */
-POSEMB_API posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error *err);
-POSEMB_API posemb_status posemb_study_data_prepare(const posemb_study_config *c, const char *out, posemb_error *err);
+posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error *err);
+posemb_status posemb_study_data_prepare(const posemb_study_config *c, const char *out, posemb_error *err);
 /* Lines results.jsonl holds of a finished run of task t. */
-POSEMB_API int posemb_study_lines_per_run(const posemb_study_config *c, int t);
+int posemb_study_lines_per_run(const posemb_study_config *c, int t);
 
 /* Passkey retrieval (study_passkey.c), the length study's test, for any
  * decoder: trials prompts of L tokens per depth (the needle at 0, 1/4, 1/2,
@@ -199,13 +197,13 @@ POSEMB_API int posemb_study_lines_per_run(const posemb_study_config *c, int t);
  * trials below 1; the tokenizer's errors, those of posemb_lm_load_at and of
  * the forward pass, ENOMEM. */
 #define POSEMB_PASSKEY_DEPTHS 5
-POSEMB_API posemb_status posemb_passkey(const char *dir, const posemb_config *cfg, const posemb_tokenizer *tok, int L,
-                                        int seed, int trials, double acc[POSEMB_PASSKEY_DEPTHS],
-                                        double digits[POSEMB_PASSKEY_DEPTHS], int *context, posemb_error *err);
+posemb_status posemb_passkey(const char *dir, const posemb_config *cfg, const posemb_tokenizer *tok, int L, int seed,
+                             int trials, double acc[POSEMB_PASSKEY_DEPTHS], double digits[POSEMB_PASSKEY_DEPTHS],
+                             int *context, posemb_error *err);
 /* The tokens a passkey prompt of tok needs with the key 00000 and no
  * filler: every key's for a tokenizer that gives each digit a token (one
  * that merges digits can need more or fewer for other keys). */
-POSEMB_API posemb_status posemb_passkey_min_length(const posemb_tokenizer *tok, int *n, posemb_error *err);
+posemb_status posemb_passkey_min_length(const posemb_tokenizer *tok, int *n, posemb_error *err);
 
 /* From out/results.jsonl: tables.md, tables.csv; then report.html (the
  * second call). The length study's tables first measure, into
@@ -214,8 +212,8 @@ POSEMB_API posemb_status posemb_passkey_min_length(const posemb_tokenizer *tok, 
  * warning, the tables are written without it). EIO when results.jsonl
  * cannot be read or an output written (a malformed line is skipped),
  * EINVAL for a path too long, ENOMEM. */
-POSEMB_API posemb_status posemb_study_tables(const posemb_study_config *c, const char *out, posemb_error *err);
-POSEMB_API posemb_status posemb_study_report(const posemb_study_config *c, const char *out, posemb_error *err);
+posemb_status posemb_study_tables(const posemb_study_config *c, const char *out, posemb_error *err);
+posemb_status posemb_study_report(const posemb_study_config *c, const char *out, posemb_error *err);
 
 #ifdef __cplusplus
 }

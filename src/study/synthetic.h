@@ -8,8 +8,6 @@
 #ifndef POSEMB_SYNTHETIC_H
 #define POSEMB_SYNTHETIC_H
 
-#include "posemb/api.h"
-
 #include <stdint.h>
 
 #include "posemb/error.h"
@@ -33,31 +31,31 @@ typedef struct posemb_syn_task {
 
 /* "classification", "span", "lm" (results.jsonl's kind), and the metric each
  * reports (static strings). */
-POSEMB_API const char *posemb_syn_kind_name(posemb_syn_kind k);
-POSEMB_API const char *posemb_syn_metric_name(posemb_syn_kind k);
+const char *posemb_syn_kind_name(posemb_syn_kind k);
+const char *posemb_syn_metric_name(posemb_syn_kind k);
 
 /* The tasks, by name, or by index 0..count-1; NULL when unknown or out of
  * range. Static descriptions: nothing to free. */
-POSEMB_API const posemb_syn_task *posemb_syn_find(const char *name);
-POSEMB_API int posemb_syn_count(void);
-POSEMB_API const posemb_syn_task *posemb_syn_at(int i);
+const posemb_syn_task *posemb_syn_find(const char *name);
+int posemb_syn_count(void);
+const posemb_syn_task *posemb_syn_at(int i);
 
 /* B examples of length T (T >= 16) for a model trained at n_train: ids
  * [B, T]; classification: labels [B]; span: starts, ends [B] (inclusive
  * token indices). Examples are k0, k0+1, ... of the (task, seed) stream. */
-POSEMB_API void posemb_syn_batch(const posemb_syn_task *t, uint64_t seed, long k0, int B, int T, int n_train,
-                                 int32_t *ids, int32_t *labels, int32_t *starts, int32_t *ends);
+void posemb_syn_batch(const posemb_syn_task *t, uint64_t seed, long k0, int B, int T, int n_train, int32_t *ids,
+                      int32_t *labels, int32_t *starts, int32_t *ends);
 
 /* Causal-LM targets of B rows of task t's ids [B, T] (t from posemb_syn_find
  * or posemb_syn_at, as for posemb_syn_batch): the ids after the
  * row's first [SEP] that the task scores (all but [PAD]; seq_add_hints: the
  * digits, not the hints), -100 (ignored) elsewhere. HF's shift inside the
  * loss makes the logits at t - 1 predict the token at t. */
-POSEMB_API void posemb_syn_lm_targets(const posemb_syn_task *t, const int32_t *ids, int B, int T, int32_t *targets);
+void posemb_syn_lm_targets(const posemb_syn_task *t, const int32_t *ids, int B, int T, int32_t *targets);
 
 /* The accuracy a constant or random predictor gets at length T (the
  * majority class rate; for spans, 1 / the number of candidate spans). */
-POSEMB_API double posemb_syn_chance(const posemb_syn_task *t, int T, int n_train);
+double posemb_syn_chance(const posemb_syn_task *t, int T, int n_train);
 
 #ifdef __cplusplus
 }
