@@ -256,8 +256,15 @@ static void test_gpt2(void **state)
  * untied lm_head; RoPE as configured and any other PE of the catalogue. */
 static void test_llama(void **state)
 {
-    const char *specs[] = {
-        "rope", "rope:scaling=yarn,factor=4,original=4", "none", "alibi", "ape", "fox", "cope:npos=4", "rope:layers=1"};
+    const char *specs[] = {"rope",
+                           "rope:scaling=yarn,factor=4,original=4",
+                           "none",
+                           "alibi",
+                           "ape",
+                           "fox",
+                           "cope:npos=4",
+                           "rope:layers=1",
+                           "rope:scaling=linear,factor=2,local_base=50,local_layers=1"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_LLAMA, specs[i]);
     check_model_mode(POSEMB_LLAMA, "rope", 1);
     llama_window = 2; /* Mistral's sliding window on layer 1: each query sees itself and one token before */

@@ -223,7 +223,7 @@ def neox_rotary(x, cos, sin):
     return np.concatenate([xr * cos + half * sin, xp], -1)
 
 
-def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None):
+def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None, local=None):
     """HF's LlamaModel forward in float64 numpy (modeling_llama.py's
     equations: RMSNorm, rotate_half RoPE, grouped-query attention, SwiGLU),
     a second implementation for posemb's; pos: position_ids (default
@@ -231,7 +231,8 @@ def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None):
     rope_inv(cfg, d, T): other inverse frequencies than hf_rope's (fewer
     than d/2 rotate the first dims only, as GPT-NeoX's); windows: per layer,
     None or W, query i seeing keys i - W < j <= i (transformers' masking_utils.py
-    sliding_window_overlay, kv_idx > q_idx - W)."""
+    sliding_window_overlay, kv_idx > q_idx - W); local: (base, layers), those layers'
+    RoPE at that base unscaled, as Gemma 3's local layers (rope_local_base_freq)."""
     H, KV, d = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"]
     eps, T = cfg["rms_norm_eps"], len(ids)
     pos = np.arange(T) if pos is None else np.asarray(pos)
@@ -240,15 +241,18 @@ def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None):
     def rms(x, g):
         return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g
 
-    inv, att = (rope_inv or hf_rope)(cfg, d, int(pos.max()) + 1)
-    ang = np.outer(pos, inv)
-    cos, sin = att * np.cos(np.concatenate([ang, ang], 1)), att * np.sin(np.concatenate([ang, ang], 1))
+    def tables(inv, att):
+        ang = np.outer(pos, inv)
+        return att * np.cos(np.concatenate([ang, ang], 1)), att * np.sin(np.concatenate([ang, ang], 1))
+
+    glob = tables(*(rope_inv or hf_rope)(cfg, d, int(pos.max()) + 1))
+    loc = tables(1.0 / local[0] ** (np.arange(0, d, 2) / d), 1.0) if local else None
 
     def lin(x, name):  # x W^T + b, the bias when the checkpoint has one
         return x @ w[name + ".weight"].T + w.get(name + ".bias", 0.0)
 
-    def rope(x):  # [heads, T, d]
-        return neox_rotary(x, cos, sin)
+    def rope(x, l):  # [heads, T, d]
+        return neox_rotary(x, *(loc if local and l in local[1] else glob))
 
     h = w["model.embed_tokens.weight"][ids]
     for l in range(cfg["num_hidden_layers"]):
@@ -257,7 +261,7 @@ def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None):
         q, k = lin(a, p + "self_attn.q_proj").reshape(T, H, d), lin(a, p + "self_attn.k_proj").reshape(T, KV, d)
         if cfg["model_type"] == "qwen3":  # Qwen3Attention: each head RMS-normalised before RoPE
             q, k = rms(q, w[p + "self_attn.q_norm.weight"]), rms(k, w[p + "self_attn.k_norm.weight"])
-        q, k = rope(q.transpose(1, 0, 2)), rope(k.transpose(1, 0, 2))
+        q, k = rope(q.transpose(1, 0, 2), l), rope(k.transpose(1, 0, 2), l)
         v = lin(a, p + "self_attn.v_proj").reshape(T, KV, d).transpose(1, 0, 2)
         k, v = np.repeat(k, H // KV, 0), np.repeat(v, H // KV, 0)
         s = q @ k.transpose(0, 2, 1) / np.sqrt(d) + np.triu(np.full((T, T), -np.inf), 1)
@@ -513,6 +517,26 @@ class TestSlidingWindows(unittest.TestCase):
         qwen3 = dict(base, model_type="qwen3", architectures=["Qwen3Model"], sliding_window=3,
                      layer_types=["sliding_attention", "full_attention"])
         self.check(qwen3, [3, None], "qwen3, layer_types, W 3")
+
+    def test_gemma3_attention_pattern_matches_numpy(self):
+        """Gemma 3's pattern on a Llama body: layer 0 slides (W 4) and rotates at the local
+        base 10000 unscaled (rope:local_base=,local_layers=), layer 1 attends to all at base 1e6
+        with linear scaling 8, as Gemma 3's rope_local_base_freq and rope_theta with rope_scaling
+        set them; against numpy, and different from the model without the local base."""
+        base = TestLlamaReference().llama_cfg(max_position_embeddings=64, model_type="qwen3",
+                                              architectures=["Qwen3Model"], sliding_window=4,
+                                              layer_types=["sliding_attention", "full_attention"])
+        spec = "rope:base=1000000,scaling=linear,factor=8,local_base=10000,local_layers=0"
+        cfg = dict(base, posemb_pe=spec, rope_theta=1e6, rope_scaling={"rope_type": "linear", "factor": 8.0})
+        w, got, windows = self.forward(cfg)
+        self.assertEqual(windows, [4, None])
+        want = llama_reference(w, cfg, TestLlamaReference.IDS, windows=windows, local=(10000.0, [0]))
+        err = np.abs(got - want).max() / np.abs(want).max()
+        print("gemma3's local/global RoPE and windows: max |posemb - numpy| / max |numpy| = %.2e" % err,
+              file=sys.stderr)
+        self.assertLess(err, 1e-5)
+        plain = llama_reference(w, cfg, TestLlamaReference.IDS, windows=windows)
+        self.assertGreater(np.abs(got - plain).max(), 1e-3)
 
     def test_bad_windows_refused(self):
         base = TestLlamaReference().llama_cfg(model_type="mistral", architectures=["MistralModel"])

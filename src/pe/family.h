@@ -87,6 +87,9 @@ struct pe_comp {
 
 /* layers=LIST (layers.c): read and checked for an attention component, written to its canonical spec. */
 posemb_status pe_layers_configure(pe_comp *c, pe_opts *o, posemb_error *err);
+/* Any option key=LIST of layers, as layers=: *on [n_layers] 1 in the listed layers (caller frees), NULL
+ * when the option is absent; written to the canonical spec. */
+posemb_status pe_opt_layers(pe_comp *c, pe_opts *o, const char *key, unsigned char **on, posemb_error *err);
 /* 1 when the component acts in layer. */
 int pe_layer_on(const pe_comp *c, int layer);
 

@@ -32,7 +32,7 @@ static int mark(const char *s, size_t n, int layers, unsigned char *on, int *bad
 }
 
 /* The canonical LIST: ascending, runs as ranges. */
-static void canon_list(pe_comp *c, const unsigned char *on, int layers)
+static void canon_list(pe_comp *c, const char *key, const unsigned char *on, int layers)
 {
     char list[200] = "";
     for (int l = 0; l < layers; l++) {
@@ -43,31 +43,37 @@ static void canon_list(pe_comp *c, const unsigned char *on, int layers)
         if (last > l) snprintf(list + len, sizeof list - len, "%s%d-%d", len ? "|" : "", l, last);
         else snprintf(list + len, sizeof list - len, "%s%d", len ? "|" : "", l);
     }
-    pe_canon_add(c, "layers=%s", list);
+    pe_canon_add(c, "%s=%s", key, list);
 }
 
-posemb_status pe_layers_configure(pe_comp *c, pe_opts *o, posemb_error *err)
+posemb_status pe_opt_layers(pe_comp *c, pe_opts *o, const char *key, unsigned char **on, posemb_error *err)
 {
     int L = c->dims.n_layers, bad = -1;
-    const char *list = pe_opt_str(o, "layers");
+    const char *list = pe_opt_str(o, key);
+    *on = NULL;
     if (!list) return POSEMB_OK;
-    if (!(c->layer_on = calloc((size_t)L, 1))) return posemb_fail(err, POSEMB_ENOMEM, "PE: out of memory");
+    if (!(*on = calloc((size_t)L, 1))) return posemb_fail(err, POSEMB_ENOMEM, "PE: out of memory");
     for (const char *s = list;;) {
         size_t n = strcspn(s, "|");
-        if (!mark(s, n, L, c->layer_on, &bad)) {
+        if (!mark(s, n, L, *on, &bad)) {
             if (bad >= 0)
-                return posemb_fail(err, POSEMB_EINVAL, "spec '%s': %s option layers: layer %d is outside 0..%d",
-                                   o->spec, o->family, bad, L - 1);
+                return posemb_fail(err, POSEMB_EINVAL, "spec '%s': %s option %s: layer %d is outside 0..%d", o->spec,
+                                   o->family, key, bad, L - 1);
             return posemb_fail(err, POSEMB_EINVAL,
-                               "spec '%s': %s option layers='%s' is not a list of layers and ranges joined by '|' "
+                               "spec '%s': %s option %s='%s' is not a list of layers and ranges joined by '|' "
                                "(e.g. 0|2|4-7)",
-                               o->spec, o->family, list);
+                               o->spec, o->family, key, list);
         }
         if (!s[n]) break;
         s += n + 1;
     }
-    canon_list(c, c->layer_on, L);
+    canon_list(c, key, *on, L);
     return POSEMB_OK;
+}
+
+posemb_status pe_layers_configure(pe_comp *c, pe_opts *o, posemb_error *err)
+{
+    return pe_opt_layers(c, o, "layers", &c->layer_on, err);
 }
 
 int pe_layer_on(const pe_comp *c, int layer)

@@ -14,7 +14,12 @@
  * its square. p=P (p-RoPE) keeps only the fraction P of highest frequencies.
  * Frequencies that depend on the sequence length (dynamic; longrope past the
  * original length) are computed per call from the largest position in it;
- * the rest come from tables made at configure time. */
+ * the rest come from tables made at configure time.
+ *
+ * local_base=B with local_layers=LIST: in the listed layers the same pairs
+ * rotate at the unscaled frequencies of base B, attention factor 1 (Gemma 3:
+ * its sliding layers at rope_local_base_freq 10000, the global ones at
+ * rope_theta 1e6 with linear scaling). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +44,10 @@ typedef struct rope_state {
     pe_slots long_tab;
     int *long_len;
     double *long_theta; /* [max_threads, nfreq] */
+    /* local_base: the layers it holds in (local_on [n_layers]), its frequencies and tables [max_len, nfreq] */
+    unsigned char *local_on;
+    double *local_theta;
+    float *lcos_t, *lsin_t;
 } rope_state;
 
 /* zeta_m = (2m + 0.4 r)/(1.4 r) per pair and its power table. */
@@ -52,6 +61,17 @@ static posemb_status xpos_tables(pe_comp *c, rope_state *s, posemb_error *err)
     for (int t = -M; t <= M; t++)
         for (int m = 0; m < nf; m++) s->xscale[(size_t)(t + M) * nf + m] = (float)exp(s->log_zeta[m] * t / s->gamma);
     return POSEMB_OK;
+}
+
+/* cos_t, sin_t [max_len, nfreq] <- attn cos(theta_m p), attn sin(theta_m p). */
+static void fill_tables(const pe_comp *c, int nf, const double *theta, double attn, float *cos_t, float *sin_t)
+{
+    for (int p = 0; p < c->dims.max_len; p++)
+        for (int m = 0; m < nf; m++) {
+            double a = theta[m] * p;
+            cos_t[(size_t)p * nf + m] = (float)(attn * cos(a));
+            sin_t[(size_t)p * nf + m] = (float)(attn * sin(a));
+        }
 }
 
 posemb_status rope_configure_as(pe_comp *c, pe_opts *o, int xpos, posemb_error *err)
@@ -82,18 +102,36 @@ posemb_status rope_configure_as(pe_comp *c, pe_opts *o, int xpos, posemb_error *
     s->cos_t = malloc(n * sizeof(float));
     s->sin_t = malloc(n * sizeof(float));
     if (!s->cos_t || !s->sin_t) return posemb_fail(err, POSEMB_ENOMEM, "rope: out of memory");
-    for (int p = 0; p < c->dims.max_len; p++)
-        for (int m = 0; m < nf; m++) {
-            double a = s->sc.theta[m] * p;
-            s->cos_t[(size_t)p * nf + m] = (float)(s->sc.attn * cos(a));
-            s->sin_t[(size_t)p * nf + m] = (float)(s->sc.attn * sin(a));
-        }
+    fill_tables(c, nf, s->sc.theta, s->sc.attn, s->cos_t, s->sin_t);
+    return POSEMB_OK;
+}
+
+/* local_base and local_layers: both or neither. */
+static posemb_status local_configure(pe_comp *c, rope_state *s, pe_opts *o, posemb_error *err)
+{
+    double base;
+    posemb_status st = pe_opt_double(o, "local_base", 10000.0, 1.0 + 1e-9, 1e12, &base, err);
+    if (st) return st;
+    if (!pe_opt_given(o, "local_base") != !pe_opt_given(o, "local_layers"))
+        return posemb_fail(err, POSEMB_EINVAL, "spec '%s': rope local_base and local_layers go together", o->spec);
+    if (!pe_opt_given(o, "local_base")) return POSEMB_OK;
+    pe_canon_num(c, "local_base", base);
+    if ((st = pe_opt_layers(c, o, "local_layers", &s->local_on, err))) return st;
+    int nf = s->sc.nfreq;
+    size_t n = (size_t)c->dims.max_len * nf;
+    s->local_theta = malloc((size_t)nf * sizeof *s->local_theta);
+    s->lcos_t = malloc(n * sizeof(float));
+    s->lsin_t = malloc(n * sizeof(float));
+    if (!s->local_theta || !s->lcos_t || !s->lsin_t) return posemb_fail(err, POSEMB_ENOMEM, "rope: out of memory");
+    rope_scale_base_freqs(&s->sc, base, s->local_theta);
+    fill_tables(c, nf, s->local_theta, 1.0, s->lcos_t, s->lsin_t);
     return POSEMB_OK;
 }
 
 static posemb_status rope_configure(pe_comp *c, pe_opts *o, posemb_error *err)
 {
-    return rope_configure_as(c, o, 0, err);
+    posemb_status st = rope_configure_as(c, o, 0, err);
+    return st ? st : local_configure(c, c->state, o, err);
 }
 
 void rope_destroy(pe_comp *c)
@@ -108,6 +146,10 @@ void rope_destroy(pe_comp *c)
     pe_slots_free(&s->long_tab);
     free(s->long_len);
     free(s->long_theta);
+    free(s->local_on);
+    free(s->local_theta);
+    free(s->lcos_t);
+    free(s->lsin_t);
     free(s);
 }
 
@@ -116,6 +158,7 @@ void rope_destroy(pe_comp *c)
 typedef struct rot_tables {
     const float *cos_t, *sin_t;
     const double *theta;
+    double attn; /* the attention factor the tables hold */
 } rot_tables;
 
 /* Rotates the pairs of one row by angle(pos) * sign (sign -1: the transpose),
@@ -131,8 +174,8 @@ static void rotate_row(const pe_comp *c, float *x, int32_t pos, float sign, cons
             sn = t->sin_t[(size_t)pos * half + m];
         } else {
             double a = t->theta[m] * pos;
-            cs = (float)(s->sc.attn * cos(a));
-            sn = (float)(s->sc.attn * sin(a));
+            cs = (float)(t->attn * cos(a));
+            sn = (float)(t->attn * sin(a));
         }
         sn *= sign;
         int ia = s->halves ? m : 2 * m, ib = s->halves ? m + half : 2 * m + 1;
@@ -166,7 +209,7 @@ static rot_tables long_tables(const pe_comp *c, rope_state *s, int slot, int L)
             }
         s->long_len[slot] = L;
     }
-    return (rot_tables){.cos_t = cos_t, .sin_t = sin_t, .theta = theta};
+    return (rot_tables){.cos_t = cos_t, .sin_t = sin_t, .theta = theta, .attn = s->sc.attn};
 }
 
 /* The sequence length a call sees: its largest position + 1 (as HF's
@@ -206,8 +249,10 @@ static void rotate_qk(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, fl
 {
     rope_state *s = c->state;
     int L = s->sc.by_length || s->xpos ? call_length(h) : 0;
-    rot_tables t = {.cos_t = s->cos_t, .sin_t = s->sin_t, .theta = s->sc.theta};
-    if (s->sc.by_length && L > s->sc.original) t = long_tables(c, s, h->slot, L);
+    rot_tables t = {.cos_t = s->cos_t, .sin_t = s->sin_t, .theta = s->sc.theta, .attn = s->sc.attn};
+    int local = s->local_on && h->layer >= 0 && h->layer < c->dims.n_layers && s->local_on[h->layer];
+    if (local) t = (rot_tables){.cos_t = s->lcos_t, .sin_t = s->lsin_t, .theta = s->local_theta, .attn = 1.0};
+    else if (s->sc.by_length && L > s->sc.original) t = long_tables(c, s, h->slot, L);
     rotate_rows(c, q, ldq, h->nq, h->qpos, sign, &t);
     rotate_rows(c, k, ldk, h->nk, h->kpos, sign, &t);
     if (s->xpos) {
@@ -282,7 +327,8 @@ const pe_family pe_family_rope = {
                "scaling=none|linear|ntk|dynamic|yarn|llama3|longrope, factor=NUM (1), original=N (max-len), "
                "beta_fast=NUM (32), beta_slow=NUM (1), mscale=NUM, mscale_all_dim=NUM, attention_factor=NUM, "
                "truncate=on|off (on), low_freq_factor=NUM (1), high_freq_factor=NUM (4), factors=FILE.json "
-               "(longrope), p=NUM (1)",
+               "(longrope), p=NUM (1), local_base=NUM with local_layers=LIST (those layers rotate at that base, "
+               "unscaled: Gemma 3's local layers)",
     .configure = rope_configure,
     .destroy = rope_destroy,
     .qk_forward = rope_qk_forward,

@@ -274,6 +274,12 @@ static void llama3(const rope_scale *s, double *theta)
     }
 }
 
+void rope_scale_base_freqs(const rope_scale *s, double base, double *theta)
+{
+    plain(s, base, theta);
+    for (int m = s->keep; m < s->nfreq; m++) theta[m] = 0.0;
+}
+
 void rope_scale_freqs(const rope_scale *s, int L, double *theta)
 {
     double e = (double)s->rot / (s->rot - 2);

@@ -41,6 +41,9 @@ posemb_status rope_scale_configure(rope_scale *s, pe_comp *c, pe_opts *o, const 
 /* theta [nfreq] <- the effective frequencies at sequence length L (angle =
  * position x theta_m). */
 void rope_scale_freqs(const rope_scale *s, int L, double *theta);
+/* theta [nfreq] <- the unscaled frequencies of another base over the same
+ * rotated dims (rope's local_base: Gemma 3's local layers). */
+void rope_scale_base_freqs(const rope_scale *s, double base, double *theta);
 
 void rope_scale_free(rope_scale *s);
 
