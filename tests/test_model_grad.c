@@ -41,6 +41,7 @@ static int llama_head_dim; /* 0: hidden / heads */
 static int llama_biases;   /* 1: HF Llama's attention_bias and mlp_bias */
 static int llama_qk_norm;  /* 1: Qwen3's q_norm and k_norm */
 static int llama_window;   /* > 0: layer 1 attends through a sliding window of this many tokens */
+static int llama_gemma;    /* 1: Gemma 3's block (1 + w norms, post-norms, scaled embeddings, GeGLU, q/k norms) */
 static int neox_serial;    /* 1: GPT-NeoX with use_parallel_residual false */
 static int neox_no_bias;   /* 1: GPT-NeoX with attention_bias false */
 
@@ -61,6 +62,10 @@ static void setup_model(harness *hs, posemb_arch arch, const char *spec, int tra
     if (arch == POSEMB_LLAMA) c.head_dim = llama_head_dim;
     if (arch == POSEMB_LLAMA) c.attn_bias = c.attn_out_bias = c.mlp_bias = llama_biases;
     if (arch == POSEMB_LLAMA) c.qk_norm = llama_qk_norm;
+    if (arch == POSEMB_LLAMA && llama_gemma) {
+        c.gemma = c.qk_norm = 1;
+        c.query_pre_attn_scalar = 3.0f;
+    }
     if (arch == POSEMB_LLAMA && llama_window) {
         c.sliding_window = llama_window;
         c.sliding_layers[0] = 1u << 1;
@@ -110,6 +115,8 @@ static void check_model_mode(posemb_arch arch, const char *spec, int train)
     for (int i = 0; i < posemb_model_n_params(hs.m); i++) {
         const posemb_param *p = posemb_model_param(hs.m, i);
         float h = strstr(p->name, "frequencies") ? 5e-3f / MAXPOS : 5e-3f;
+        /* Gemma's embeddings enter times sqrt(D): the same step in what the layers see */
+        if (llama_gemma && strstr(p->name, "embed_tokens")) h /= sqrtf((float)D);
         for (size_t k = 0; k < p->numel; k++) {
             float *x = w + p->offset + k, keep = *x;
             *x = keep + h;
@@ -289,6 +296,21 @@ static void test_llama_head_dim(void **state)
 
 /* Qwen3: every query and key head RMS-normalised (q_norm, k_norm) before the PE: the norms'
  * weights and the paths through them, with RoPE, a bias PE and a head_dim of its own. */
+/* Gemma 3: RMSNorms times 1 + w (the gradient is w's), the norms after attention and after the
+ * MLP, embeddings times sqrt(hidden), GeGLU, q/k norms, q.k times 1/sqrt(query_pre_attn_scalar), layer 0
+ * sliding at its own RoPE base; in training mode too. */
+static void test_gemma3(void **state)
+{
+    (void)state;
+    llama_gemma = 1;
+    llama_window = 2;
+    llama_head_dim = D / 2 + 2;
+    check_model(POSEMB_LLAMA, "rope:base=1000,scaling=linear,factor=2,local_base=50,local_layers=1");
+    check_model_mode(POSEMB_LLAMA, "rope", 1);
+    check_model(POSEMB_LLAMA, "alibi");
+    llama_gemma = llama_window = llama_head_dim = 0;
+}
+
 static void test_qwen3(void **state)
 {
     (void)state;
@@ -326,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_llama),
         cmocka_unit_test(test_llama_head_dim),
         cmocka_unit_test(test_qwen3),
+        cmocka_unit_test(test_gemma3),
         cmocka_unit_test(test_neox),
         cmocka_unit_test(test_bert),
         cmocka_unit_test(test_roberta),

@@ -3,6 +3,7 @@
 Run by ctest with POSEMB_LIBRARY (the built libposemb.so), POSEMB_BIN (the
 CLI), POSEMB_SHARED (../shared; the parity cases skip without it) and
 PYTHONPATH=python. Needs numpy (Debian: python3-numpy)."""
+import contextlib
 import json
 import math
 import os
@@ -463,6 +464,45 @@ class TestLlamaReference(unittest.TestCase):
         self.check_llama(cfg, 0)  # its sliding windows: TestSlidingWindows
 
 
+@contextlib.contextmanager
+def model_folder(cfg, w):
+    """posemb.Model of a temporary folder holding cfg as config.json and w as model.safetensors."""
+    with tempfile.TemporaryDirectory() as d:
+        write_safetensors(os.path.join(d, "model.safetensors"), w)
+        with open(os.path.join(d, "config.json"), "w") as f:
+            json.dump(cfg, f)
+        with posemb.Model(d) as m:
+            yield m
+
+
+def train_one_step(cfg, w, ids=None):
+    """`posemb train --model llama --init` (one step, a 50-letter tokenizer) on a folder of cfg and
+    w: the config.json and weights it writes, and (ids given) Model.forward of that folder."""
+    letters = [chr(ord("a") + i) for i in range(26)] + [chr(ord("A") + i) for i in range(24)]
+    tok = {"model": {"type": "BPE", "vocab": {c: i for i, c in enumerate(letters)}, "merges": []}}
+    with tempfile.TemporaryDirectory() as d:
+        init, out = os.path.join(d, "init"), os.path.join(d, "run")
+        os.mkdir(init)
+        write_safetensors(os.path.join(init, "model.safetensors"), w)
+        for name, obj in (("config.json", cfg), ("tokenizer.json", tok)):
+            with open(os.path.join(init, name), "w") as f:
+                json.dump(obj, f)
+        with open(os.path.join(d, "text.txt"), "w") as f:
+            f.write("".join(letters[(i * 7) % 50] for i in range(3000)))
+        r = subprocess.run([BIN, "train", "--model", "llama", "--init", init, "--data", os.path.join(d, "text.txt"),
+                            "--out", out, "--seq-len", "16", "--batch-size", "2", "--steps", "1", "--threads", "1"],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise AssertionError("posemb train: " + r.stderr)
+        with open(os.path.join(out, "config.json")) as f:
+            saved = json.load(f)
+        trained = read_safetensors(os.path.join(out, "model.safetensors"))
+        if ids is None:
+            return saved, trained, None
+        with posemb.Model(out) as m:
+            return saved, trained, m.forward([ids])
+
+
 class TestSlidingWindows(unittest.TestCase):
     """Sliding-window attention as transformers reads it from config.json, against
     llama_reference's window mask (masking_utils.py: query i sees keys i - W < j <= i,
@@ -480,14 +520,10 @@ class TestSlidingWindows(unittest.TestCase):
 
     def forward(self, cfg):
         w = self.weights(cfg)
-        with tempfile.TemporaryDirectory() as d:
-            write_safetensors(os.path.join(d, "model.safetensors"), w)
-            with open(os.path.join(d, "config.json"), "w") as f:
-                json.dump(cfg, f)
-            with posemb.Model(d) as m:
-                got = m.forward([TestLlamaReference.IDS])["last_hidden_state"][0]
-                windows = [m.config["sliding_window"] if m.config["sliding_layers"][l // 8] >> (l % 8) & 1 else None
-                           for l in range(cfg["num_hidden_layers"])]
+        with model_folder(cfg, w) as m:
+            got = m.forward([TestLlamaReference.IDS])["last_hidden_state"][0]
+            windows = [m.config["sliding_window"] if m.config["sliding_layers"][l // 8] >> (l % 8) & 1 else None
+                       for l in range(cfg["num_hidden_layers"])]
         return w, got, windows
 
     def check(self, cfg, want_windows, what):
@@ -558,27 +594,157 @@ class TestSlidingWindows(unittest.TestCase):
         cfg = TestLlamaReference().llama_cfg(model_type="qwen2", architectures=["Qwen2ForCausalLM"], vocab_size=50,
                                              use_sliding_window=True, sliding_window=4, max_window_layers=1,
                                              max_position_embeddings=64)
-        w = self.weights(cfg)
-        letters = [chr(ord("a") + i) for i in range(26)] + [chr(ord("A") + i) for i in range(24)]
-        tok = {"model": {"type": "BPE", "vocab": {c: i for i, c in enumerate(letters)}, "merges": []}}
-        with tempfile.TemporaryDirectory() as d:
-            init = os.path.join(d, "init")
-            os.mkdir(init)
-            write_safetensors(os.path.join(init, "model.safetensors"), w)
-            for name, obj in (("config.json", cfg), ("tokenizer.json", tok)):
-                with open(os.path.join(init, name), "w") as f:
-                    json.dump(obj, f)
-            with open(os.path.join(d, "text.txt"), "w") as f:
-                f.write("".join(letters[(i * 7) % 50] for i in range(3000)))
-            out = os.path.join(d, "run")
-            r = subprocess.run([BIN, "train", "--model", "llama", "--init", init, "--data", os.path.join(d, "text.txt"),
-                                "--out", out, "--seq-len", "16", "--batch-size", "2", "--steps", "1", "--threads", "1"],
-                               capture_output=True, text=True)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            with open(os.path.join(out, "config.json")) as f:
-                saved = json.load(f)
+        saved, _, _ = train_one_step(cfg, self.weights(cfg))
         self.assertEqual((saved["sliding_window"], saved["layer_types"], saved["use_sliding_window"],
                           saved["max_window_layers"]), (4, ["full_attention", "sliding_attention"], True, 1))
+
+
+def gemma3_reference(w, cfg, ids):
+    """HF's Gemma3ForCausalLM forward in float64 numpy, from modeling_gemma3.py of transformers
+    0018aa647bb1 (search index): embeddings times float32(sqrt(hidden)), RMSNorm times 1 + w,
+    q_norm and k_norm on each head before RoPE, RoPE at rope_theta with rope_scaling on the
+    global layers and at rope_local_base_freq on the sliding ones, q.k times
+    query_pre_attn_scalar^-1/2, the sliding window (kv_idx > q_idx - W), norms after attention
+    and after the MLP, GeGLU with tanh GELU, tied embeddings. Layer types: layer_types, else
+    sliding_window_pattern. Returns (last hidden state, logits)."""
+    H, KV, d, D = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"], cfg["hidden_size"]
+    eps, T, L = cfg["rms_norm_eps"], len(ids), cfg["num_hidden_layers"]
+    types = cfg.get("layer_types") or ["sliding_attention" if (i + 1) % cfg.get("sliding_window_pattern", 6)
+                                       else "full_attention" for i in range(L)]
+    rp = cfg.get("rope_parameters")
+    glob = rp["full_attention"] if rp else dict(cfg.get("rope_scaling") or {}, rope_theta=cfg["rope_theta"])
+    local = rp["sliding_attention"]["rope_theta"] if rp else cfg["rope_local_base_freq"]
+    w = {k: v.astype(np.float64) for k, v in w.items()}
+    pos, expo = np.arange(T), np.arange(0, d, 2) / d
+
+    def tables(inv):
+        ang = np.outer(pos, inv)
+        return np.cos(np.concatenate([ang, ang], 1)), np.sin(np.concatenate([ang, ang], 1))
+
+    inv = 1.0 / glob["rope_theta"] ** expo
+    if glob.get("rope_type", glob.get("type")) == "linear":
+        inv = inv / glob["factor"]
+    rope = {"full_attention": tables(inv), "sliding_attention": tables(1.0 / local ** expo)}
+
+    def rms(x, g):
+        return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * (1.0 + g)
+
+    def gelu_tanh(x):
+        return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+    h = w["model.embed_tokens.weight"][ids] * float(np.float32(np.sqrt(D)))
+    for l in range(L):
+        p = "model.layers.%d." % l
+        a = rms(h, w[p + "input_layernorm.weight"])
+        q = rms((a @ w[p + "self_attn.q_proj.weight"].T).reshape(T, H, d), w[p + "self_attn.q_norm.weight"])
+        k = rms((a @ w[p + "self_attn.k_proj.weight"].T).reshape(T, KV, d), w[p + "self_attn.k_norm.weight"])
+        v = (a @ w[p + "self_attn.v_proj.weight"].T).reshape(T, KV, d).transpose(1, 0, 2)
+        q, k = neox_rotary(q.transpose(1, 0, 2), *rope[types[l]]), neox_rotary(k.transpose(1, 0, 2), *rope[types[l]])
+        k, v = np.repeat(k, H // KV, 0), np.repeat(v, H // KV, 0)
+        s = q @ k.transpose(0, 2, 1) * cfg["query_pre_attn_scalar"] ** -0.5 + np.triu(np.full((T, T), -np.inf), 1)
+        if types[l] == "sliding_attention":
+            s = s + np.tril(np.full((T, T), -np.inf), -cfg["sliding_window"])
+        s = np.exp(s - s.max(-1, keepdims=True))
+        z = ((s / s.sum(-1, keepdims=True)) @ v).transpose(1, 0, 2).reshape(T, H * d)
+        h = h + rms(z @ w[p + "self_attn.o_proj.weight"].T, w[p + "post_attention_layernorm.weight"])
+        m = rms(h, w[p + "pre_feedforward_layernorm.weight"])
+        f = gelu_tanh(m @ w[p + "mlp.gate_proj.weight"].T) * (m @ w[p + "mlp.up_proj.weight"].T)
+        h = h + rms(f @ w[p + "mlp.down_proj.weight"].T, w[p + "post_feedforward_layernorm.weight"])
+    h = rms(h, w["model.norm.weight"])
+    return h, h @ w["model.embed_tokens.weight"].T
+
+
+class TestGemma3(unittest.TestCase):
+    """Gemma 3's text decoder (gemma3_text), a folder written here with random weights, against
+    gemma3_reference; needs no ../shared."""
+
+    CFG = {"model_type": "gemma3_text", "architectures": ["Gemma3ForCausalLM"], "vocab_size": 50,
+           "hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+           "head_dim": 12, "intermediate_size": 40, "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
+           "hidden_activation": "gelu_pytorch_tanh", "query_pre_attn_scalar": 16, "sliding_window": 5,
+           "sliding_window_pattern": 3, "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+           "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "final_logit_softcapping": None,
+           "attn_logit_softcapping": None, "attention_bias": False, "tie_word_embeddings": True}
+
+    @staticmethod
+    def weights(cfg):
+        D, I, d = cfg["hidden_size"], cfg["intermediate_size"], cfg["head_dim"]
+        A, KVd = cfg["num_attention_heads"] * d, cfg["num_key_value_heads"] * d
+        rng = np.random.default_rng(13)
+        shapes = {"model.embed_tokens.weight": (cfg["vocab_size"], D), "model.norm.weight": (D,)}
+        for l in range(cfg["num_hidden_layers"]):
+            p = "model.layers.%d." % l
+            for n in ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                      "post_feedforward_layernorm"):
+                shapes[p + n + ".weight"] = (D,)
+            shapes.update({p + "self_attn.q_proj.weight": (A, D), p + "self_attn.k_proj.weight": (KVd, D),
+                           p + "self_attn.v_proj.weight": (KVd, D), p + "self_attn.o_proj.weight": (D, A),
+                           p + "self_attn.q_norm.weight": (d,), p + "self_attn.k_norm.weight": (d,),
+                           p + "mlp.gate_proj.weight": (I, D), p + "mlp.up_proj.weight": (I, D),
+                           p + "mlp.down_proj.weight": (D, I)})
+        return {k: ((0.2 if k.endswith("norm.weight") else 0.3) * rng.standard_normal(s)).astype(np.float32)
+                for k, s in shapes.items()}
+
+    def forward(self, cfg):
+        w = self.weights(cfg)
+        with model_folder(cfg, w) as m:
+            return w, m.forward([TestLlamaReference.IDS]), m.config["pe"]
+
+    def check(self, cfg, what):
+        w, out, spec = self.forward(cfg)
+        h, logits = gemma3_reference(w, cfg, TestLlamaReference.IDS)
+        for name, got, want in (("hidden", out["last_hidden_state"][0], h), ("logits", out["logits"][0], logits)):
+            err = np.abs(got - want).max() / np.abs(want).max()
+            print("gemma3 %s, %s: max |posemb - numpy| / max |numpy| = %.2e" % (what, name, err), file=sys.stderr)
+            self.assertLess(err, 1e-5, (what, name))
+        return out["last_hidden_state"][0], spec
+
+    def test_matches_numpy_in_both_config_forms(self):
+        """transformers 4.5x's keys (rope_theta, rope_local_base_freq, rope_scaling,
+        sliding_window_pattern 3: layers 0 and 1 slide) and transformers 5's (layer_types,
+        rope_parameters per layer type) give the same model, matching numpy at 20 tokens
+        (W 5); without the local base or the window the output moves, so the checks can fail."""
+        a, spec = self.check(self.CFG, "4.5x keys")
+        self.assertEqual(spec, "rope:base=1000000,scaling=linear,factor=8,local_base=10000,local_layers=0-1")
+        v5 = {k: v for k, v in self.CFG.items()
+              if k not in ("rope_theta", "rope_local_base_freq", "rope_scaling", "sliding_window_pattern")}
+        v5.update(layer_types=["sliding_attention", "sliding_attention", "full_attention"],
+                  rope_parameters={"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+                                   "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
+        b, _ = self.check(v5, "transformers 5 keys")
+        self.assertLess(np.abs(a - b).max(), 1e-6)
+        w, out, _ = self.forward(dict(self.CFG, posemb_pe="rope:base=1000000,scaling=linear,factor=8"))
+        self.assertGreater(np.abs(out["last_hidden_state"][0] - a).max(), 1e-3)
+        w, out, _ = self.forward(dict(self.CFG, sliding_window=None))
+        self.assertGreater(np.abs(out["last_hidden_state"][0] - a).max(), 1e-3)
+
+    def test_train_save_load_round_trip(self):
+        """posemb train --init on a Gemma 3 folder (1 step) writes what HF's Gemma3TextConfig
+        reads: gemma3_text, hidden_activation, query_pre_attn_scalar, rope_theta with
+        rope_scaling, rope_local_base_freq, sliding_window with layer_types, and no posemb_pe;
+        read back, it matches numpy on the trained weights."""
+        cfg, w, got = train_one_step(self.CFG, self.weights(self.CFG), TestLlamaReference.IDS)
+        got = got["logits"][0]
+        self.assertEqual((cfg["model_type"], cfg["architectures"], cfg["hidden_activation"]),
+                         ("gemma3_text", ["Gemma3ForCausalLM"], "gelu_pytorch_tanh"))
+        self.assertEqual((cfg["query_pre_attn_scalar"], cfg["rope_theta"], cfg["rope_local_base_freq"],
+                          cfg["rope_scaling"]["factor"], cfg["sliding_window"]), (16.0, 1e6, 10000.0, 8.0, 5))
+        self.assertEqual(cfg["layer_types"], ["sliding_attention", "sliding_attention", "full_attention"])
+        self.assertNotIn("posemb_pe", cfg)
+        self.assertNotIn("hidden_act", cfg)
+        want = gemma3_reference(w, cfg, TestLlamaReference.IDS)[1]
+        self.assertLess(np.abs(got - want).max() / np.abs(want).max(), 1e-5)
+
+    def test_refusals(self):
+        for kw, msg in (({"final_logit_softcapping": 30.0}, "final_logit_softcapping"),
+                        ({"attn_logit_softcapping": 50.0}, "attn_logit_softcapping"),
+                        ({"use_bidirectional_attention": True}, "use_bidirectional_attention"),
+                        ({"hidden_activation": "gelu"}, "hidden_activation")):
+            with tempfile.TemporaryDirectory() as d:
+                with open(os.path.join(d, "config.json"), "w") as f:
+                    json.dump(dict(self.CFG, **kw), f)
+                with self.assertRaisesRegex(posemb.Error, "config.json: .*" + msg):
+                    posemb.Model(d)
 
 
 def neox_block_inv(frac):
@@ -766,14 +932,8 @@ class TestGPTNeoX(unittest.TestCase):
     def run_neox(self, cfg, ids=None, pos=None, buffers=False):
         ids = self.IDS if ids is None else ids
         w = self.weights(cfg, buffers)
-        with tempfile.TemporaryDirectory() as d:
-            write_safetensors(os.path.join(d, "model.safetensors"), w)
-            with open(os.path.join(d, "config.json"), "w") as f:
-                json.dump(cfg, f)
-            with posemb.Model(d) as m:
-                out = m.forward([ids], position_ids=None if pos is None else [pos])
-                spec = m.config["pe"]
-        return w, out, spec
+        with model_folder(cfg, w) as m:
+            return w, m.forward([ids], position_ids=None if pos is None else [pos]), m.config["pe"]
 
     def check(self, cfg, what, pos=None, buffers=False):
         w, out, spec = self.run_neox(cfg, pos=pos, buffers=buffers)

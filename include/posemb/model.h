@@ -66,6 +66,11 @@ typedef struct posemb_config {
      * seeing its sliding_window latest tokens; no bit set (or sliding_window 0): full attention */
     int sliding_window;
     unsigned char sliding_layers[128];
+    /* Gemma 3's block (model_type gemma3_text): RMSNorms scale by 1 + w, a norm after attention and
+     * after the MLP besides the two before them, embeddings times sqrt(hidden), GeGLU (tanh GELU),
+     * attention scaled by query_pre_attn_scalar^-1/2 (0: head_dim^-1/2, every architecture) */
+    int gemma;
+    float query_pre_attn_scalar;
     char model_type[16];
     char pe[256];          /* PE spec: "ape", "relative_key", "rpe:k=64", ... */
     char architecture[64]; /* HF class written to config.json ("BertModel", "GPT2LMHeadModel", ...) */
@@ -125,6 +130,7 @@ typedef struct posemb_layer_params {
     float *ln1_w, *ln1_b, *ln2_w, *ln2_b;
     float *fi_w, *fi_b, *fo_w, *fo_b; /* feed-forward in and out */
     float *qn_w, *kn_w;               /* Qwen3: the query and key heads' RMSNorm weights [head_dim] */
+    float *pa_w, *pf_w;               /* Gemma 3: the norms after attention and after the MLP */
 } posemb_layer_params;
 
 typedef struct posemb_model posemb_model;

@@ -60,6 +60,9 @@ POSEMB_API void posemb_nn_qk_rmsnorm_backward(float *dqkv, float *dwq, float *dw
 POSEMB_API void posemb_nn_swiglu_forward(float *y, const float *gu, int N, int inner);
 /* dgu [N, 2 inner] (overwritten) from dy [N, inner]. */
 POSEMB_API void posemb_nn_swiglu_backward(float *dgu, const float *dy, const float *gu, int N, int inner);
+/* GeGLU (Gemma): y = gelu_tanh(gate) * up, in the same [N, 2 inner] layout; and its backward. */
+POSEMB_API void posemb_nn_geglu_forward(float *y, const float *gu, int N, int inner);
+POSEMB_API void posemb_nn_geglu_backward(float *dgu, const float *dy, const float *gu, int N, int inner);
 
 /* GELU, exact erf form (BERT "gelu") or tanh approximation (GPT-2 "gelu_new"). y, x: [n]. */
 typedef enum posemb_nn_gelu_kind { POSEMB_NN_GELU_ERF = 0, POSEMB_NN_GELU_TANH = 1 } posemb_nn_gelu_kind;

@@ -193,10 +193,11 @@ static const char *const ARCH_PREFIX[] = {"Bert", "Roberta", "GPT2", "Llama", "G
 static const char *arch_prefix(const posemb_config *c)
 {
     if (c->arch != POSEMB_LLAMA) return ARCH_PREFIX[c->arch];
-    return !strcmp(c->model_type, "mistral") ? "Mistral"
-           : !strcmp(c->model_type, "qwen2") ? "Qwen2"
-           : !strcmp(c->model_type, "qwen3") ? "Qwen3"
-                                             : "Llama";
+    return !strcmp(c->model_type, "mistral")       ? "Mistral"
+           : !strcmp(c->model_type, "qwen2")       ? "Qwen2"
+           : !strcmp(c->model_type, "qwen3")       ? "Qwen3"
+           : !strcmp(c->model_type, "gemma3_text") ? "Gemma3"
+                                                   : "Llama";
 }
 static const char *const HEAD_SUFFIX[] = {"Model",
                                           "ForMaskedLM",
@@ -215,7 +216,10 @@ posemb_status posemb_config_set_head(posemb_config *c, posemb_head head, int num
     c->head = head;
     c->num_labels = head == POSEMB_HEAD_CLASSIFY ? num_labels : head == POSEMB_HEAD_REGRESS ? 1 : 0;
     snprintf(c->architecture, sizeof c->architecture, "%s%s", arch_prefix(c),
-             c->arch != POSEMB_GPT2 && head == POSEMB_HEAD_CLM ? "ForCausalLM" : HEAD_SUFFIX[head]);
+             c->arch != POSEMB_GPT2 && head == POSEMB_HEAD_CLM ? "ForCausalLM"
+             : !strcmp(c->model_type, "gemma3_text") && head == POSEMB_HEAD_NONE
+                 ? "TextModel" /* HF's Gemma3Model is the multimodal one */
+                 : HEAD_SUFFIX[head]);
     return POSEMB_OK;
 }
 
@@ -232,7 +236,7 @@ static posemb_status parse_head(const cJSON *r, posemb_config *c, const char *pa
     else if (!strcmp(suffix, c->arch == POSEMB_GPT2 ? "LMHeadModel" : "ForCausalLM")) head = POSEMB_HEAD_CLM;
     else if (!strcmp(suffix, "ForSequenceClassification")) head = POSEMB_HEAD_CLASSIFY;
     else if (!strcmp(suffix, "ForQuestionAnswering")) head = POSEMB_HEAD_SPAN;
-    else if (strcmp(suffix, "Model"))
+    else if (strcmp(suffix, !strcmp(c->model_type, "gemma3_text") ? "TextModel" : "Model"))
         return posemb_fail(err, POSEMB_EFORMAT, "%s: architecture %s is not supported", path, arch);
     int labels = 2;
     const cJSON *id2label = cJSON_GetObjectItemCaseSensitive(r, "id2label");
@@ -253,13 +257,14 @@ static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *pa
     if (!strcmp(type, "bert")) arch = POSEMB_BERT;
     else if (!strcmp(type, "roberta")) arch = POSEMB_ROBERTA;
     else if (!strcmp(type, "gpt2")) arch = POSEMB_GPT2;
-    else if (!strcmp(type, "llama") || !strcmp(type, "mistral") || !strcmp(type, "qwen2") || !strcmp(type, "qwen3"))
+    else if (!strcmp(type, "llama") || !strcmp(type, "mistral") || !strcmp(type, "qwen2") || !strcmp(type, "qwen3") ||
+             !strcmp(type, "gemma3_text"))
         arch = POSEMB_LLAMA;
     else if (!strcmp(type, "gpt_neox")) arch = POSEMB_NEOX;
     else
         return posemb_fail(err, POSEMB_EFORMAT,
                            "%s: model_type \"%s\" is not supported (bert, roberta, gpt2, llama, mistral, qwen2, "
-                           "qwen3, gpt_neox)",
+                           "qwen3, gemma3_text, gpt_neox)",
                            path, type);
     posemb_config_defaults(c, arch);
     if (arch == POSEMB_LLAMA) snprintf(c->model_type, sizeof c->model_type, "%s", type);

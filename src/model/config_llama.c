@@ -180,8 +180,9 @@ posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *p
         (st = config_get_float(r, "attention_dropout", 0, 1, &c->attn_dropout, path, err)))
         return st;
     if (!c->kv_heads) c->kv_heads = c->heads;
+    c->gemma = !strcmp(c->model_type, "gemma3_text");
     const char *act = config_get_string(r, "hidden_act");
-    if (act && strcmp(act, "silu"))
+    if (act && strcmp(act, c->gemma ? "gelu_pytorch_tanh" : "silu"))
         return posemb_fail(err, POSEMB_EFORMAT, "%s: hidden_act \"%s\" is not supported (silu)", path, act);
     c->head_dim = 0;
     if ((st = config_get_int(r, "head_dim", 1, CONFIG_MAX_WIDTH, &c->head_dim, path, err))) return st;
@@ -190,15 +191,17 @@ posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *p
         return posemb_fail(err, POSEMB_EFORMAT, "%s: hidden_size %d is not a multiple of %d heads (and no head_dim)",
                            path, c->hidden, c->heads);
     const cJSON *tie = cJSON_GetObjectItemCaseSensitive(r, "tie_word_embeddings");
-    c->tie_embeddings = cJSON_IsTrue(tie);
+    c->tie_embeddings = cJSON_IsTrue(tie) || (c->gemma && !tie); /* Gemma3TextConfig ties by default */
     /* Qwen2 has q, k, v biases whatever the config says; Llama's attention_bias puts them on o_proj too */
     int qwen2 = !strcmp(c->model_type, "qwen2");
     int attention_bias = !qwen2 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "attention_bias"));
     c->attn_bias = qwen2 || attention_bias;
     c->attn_out_bias = attention_bias;
     c->qk_norm = !strcmp(c->model_type, "qwen3"); /* Qwen3's MLP has no biases, whatever mlp_bias says */
+    c->qk_norm = c->qk_norm || c->gemma;          /* Gemma 3 normalises each head too, and has no MLP biases */
     c->mlp_bias = !qwen2 && !c->qk_norm && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "mlp_bias"));
     if ((st = config_parse_windows(r, c, path, err))) return st;
+    if (c->gemma) return config_parse_gemma(r, c, path, err);
     const char *own = config_get_string(r, "posemb_pe");
     if (own) {
         snprintf(c->pe, sizeof c->pe, "%s", own);
@@ -302,5 +305,6 @@ cJSON *config_llama_json(const posemb_config *c)
     if (hf == 2) cJSON_AddItemToObject(r, "rope_scaling", rs);
     else cJSON_Delete(rs);
     if (hf != 1) cJSON_AddStringToObject(r, "posemb_pe", c->pe);
+    if (c->gemma) config_gemma_json(r, c);
     return r;
 }

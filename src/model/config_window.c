@@ -3,7 +3,9 @@
  * or "full_attention" per layer) first; else Mistral's sliding_window on
  * every layer (MistralConfig's default 4096 when the key is absent, none
  * when null); else Qwen2's and Qwen3's use_sliding_window with
- * sliding_window on the layers from max_window_layers (default 28) on. The
+ * sliding_window on the layers from max_window_layers (default 28) on; else
+ * Gemma 3's sliding_window_pattern (default 6: every sixth layer global,
+ * the others sliding, sliding_window 4096 by default). The
  * window W lets query i see keys i - W < j <= i (masking_utils.py). */
 #include <cjson/cJSON.h>
 #include <string.h>
@@ -42,12 +44,22 @@ static posemb_status parse_qwen_windows(const cJSON *r, posemb_config *c, const 
     return st;
 }
 
+/* Gemma 3 before layer_types: layer i slides unless (i + 1) is a multiple of sliding_window_pattern. */
+static posemb_status parse_gemma_pattern(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
+{
+    int pattern = 6;
+    posemb_status st = config_get_int(r, "sliding_window_pattern", 1, 1 << 20, &pattern, path, err);
+    for (int l = 0; !st && c->sliding_window > 0 && l < c->layers; l++)
+        if ((l + 1) % pattern) set_sliding(c, l);
+    return st;
+}
+
 posemb_status config_parse_windows(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
 {
     memset(c->sliding_layers, 0, sizeof c->sliding_layers);
     c->sliding_window = 0;
-    int mistral = !strcmp(c->model_type, "mistral"), qwen = !strncmp(c->model_type, "qwen", 4);
-    if (!mistral && !qwen) return POSEMB_OK; /* LlamaConfig has no windows */
+    int mistral = !strcmp(c->model_type, "mistral"), qwen = !strncmp(c->model_type, "qwen", 4), gemma = c->gemma;
+    if (!mistral && !qwen && !gemma) return POSEMB_OK; /* LlamaConfig has no windows */
     if (c->layers > 8 * (int)sizeof c->sliding_layers)
         return posemb_fail(err, POSEMB_EFORMAT, "%s: %d layers: posemb's sliding windows take at most %d", path,
                            c->layers, 8 * (int)sizeof c->sliding_layers);
@@ -60,6 +72,7 @@ posemb_status config_parse_windows(const cJSON *r, posemb_config *c, const char 
     else if (mistral && c->sliding_window > 0)
         for (int l = 0; l < c->layers; l++) set_sliding(c, l);
     else if (qwen) st = parse_qwen_windows(r, c, path, err);
+    else if (gemma) st = parse_gemma_pattern(r, c, path, err);
     int any = 0;
     for (size_t i = 0; i < sizeof c->sliding_layers; i++) any |= c->sliding_layers[i];
     if (!st && any && c->sliding_window == 0)
@@ -81,10 +94,12 @@ void config_windows_json(cJSON *r, const posemb_config *c)
 {
     int any = 0;
     for (int l = 0; l < c->layers; l++) any |= posemb_config_window(c, l) > 0;
-    if (!any) { /* Mistral's and Qwen's configs default to a window: say there is none */
-        if (strcmp(c->model_type, "mistral") && strncmp(c->model_type, "qwen", 4)) return;
+    if (!any) { /* Mistral's, Qwen's and Gemma's configs default to a window: say there is none */
+        if (strcmp(c->model_type, "mistral") && strncmp(c->model_type, "qwen", 4) && !c->gemma) return;
         cJSON_AddNullToObject(r, "sliding_window");
         if (!strncmp(c->model_type, "qwen", 4)) cJSON_AddFalseToObject(r, "use_sliding_window");
+        cJSON *full = c->gemma ? cJSON_AddArrayToObject(r, "layer_types") : NULL; /* not its default pattern */
+        for (int l = 0; full && l < c->layers; l++) cJSON_AddItemToArray(full, cJSON_CreateString("full_attention"));
         return;
     }
     cJSON_AddNumberToObject(r, "sliding_window", c->sliding_window);

@@ -2,6 +2,7 @@
  *   h0 = WE[ids] (+ PE input hook)
  *   r1 = h + attn(LN1(h)) Wo;  h' = r1 + gelu(LN2(r1) Wi) Wf;  out = LN_f(h_L)
  * Conv1D weights are [in, out]. N = B*T rows. */
+#include <math.h>
 #include <string.h>
 
 #include "model_impl.h"
@@ -63,11 +64,16 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     posemb_nn_layernorm_backward(dx, GR(p->ln1_w), GR(p->ln1_b), s->dh, x, p->ln1_w, a->mean1, a->rstd1, N, D);
 }
 
+/* Gemma 3 scales its embeddings by sqrt(hidden), a float32 of the double (HF's torch.tensor(hidden ** 0.5)). */
+static float embed_scale(const posemb_model *m) { return m->cfg.gemma ? (float)sqrt((double)m->cfg.hidden) : 1.0f; }
+
 void decoder_embed(posemb_model *m)
 {
     model_acts *a = &m->a;
     int N = m->B * m->T, D = m->cfg.hidden;
     posemb_nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
+    float s = embed_scale(m);
+    for (long i = 0; s != 1.0f && i < (long)N * D; i++) a->emb_sum[i] *= s;
     posemb_pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->h[0], a->pe_scratch, NULL); /* positions checked */
     uint64_t key;
     float p = model_dropout(m, 0, SITE_EMB, &key);
@@ -92,6 +98,8 @@ void decoder_embed_backward(posemb_model *m, const float *dout, int32_t skip_id)
     int N = m->B * m->T, D = m->cfg.hidden;
     const float *demb = model_undrop(m, 0, SITE_EMB, dout, a->dres, (long)N * D);
     posemb_pe_input_backward(m->pe, a->pos_in, N, a->emb_sum, demb, a->demb, a->pe_scratch);
+    float s = embed_scale(m);
+    for (long i = 0; s != 1.0f && i < (long)N * D; i++) a->demb[i] *= s;
     posemb_nn_embedding_backward(GR(m->wte), a->demb, a->ids, N, D, skip_id);
 }
 

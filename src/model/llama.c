@@ -8,6 +8,7 @@
  * v and gate, up are fused products. Attention is grouped-query
  * (kv_heads), RoPE comes in through the PE's q/k hook like any PE.
  * Dropout sites as GPT-2's (Llama configs have only attention_dropout). */
+#include <math.h>
 #include <string.h>
 
 #include "model_impl.h"
@@ -19,28 +20,77 @@
 /* Width of attention, H d (the model width D unless the config sets head_dim). */
 static int attn_width(const posemb_model *m) { return m->cfg.heads * posemb_config_head_dim(&m->cfg); }
 
-/* x [N, D] -> out [N, D] for block l. */
+const float *model_norm_weight(posemb_model *m, const float *w, int n, int slot)
+{
+    if (!m->cfg.gemma || !w) return w;
+    int D = m->cfg.hidden, d = posemb_config_head_dim(&m->cfg);
+    float *w1 = m->a.norm_w1 + (size_t)slot * (D > d ? D : d);
+    for (int i = 0; i < n; i++) w1[i] = 1.0f + w[i];
+    return w1;
+}
+
+float model_attn_scale(const posemb_config *c)
+{
+    float s = c->query_pre_attn_scalar > 0.0f ? c->query_pre_attn_scalar : (float)posemb_config_head_dim(c);
+    return (float)(1.0 / sqrt((double)s));
+}
+
+#define NW(w, n, slot) model_norm_weight(m, (w), (n), (slot))
+
+/* x [N, D] -> out [N, D] for block l. Gemma 3 normalises the attention's and
+ * the MLP's outputs too (into r2 and ffo first) before adding them. */
 static void layer_forward(posemb_model *m, int l, const float *x, float *out)
 {
     const posemb_layer_params *p = &m->L[l];
     layer_acts *a = model_layer_acts(m, l);
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate, W = model_qkv_width(&m->cfg), A = attn_width(m);
+    int d = posemb_config_head_dim(&m->cfg), gemma = m->cfg.gemma;
     float eps = m->cfg.ln_eps;
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
-    posemb_nn_rmsnorm_forward(a->a, a->rstd1, x, p->ln1_w, N, D, eps);
+    posemb_nn_rmsnorm_forward(a->a, a->rstd1, x, NW(p->ln1_w, D, 0), N, D, eps);
     posemb_pe_layer_input_forward(m->pe, l, a->a, m->B, m->T, m->a.pe_layer_scratch);
     posemb_nn_linear_forward(m->mm, a->qkv, a->a, p->qkv_w, p->qkv_b, N, D, W, POSEMB_NN_W_OUT_IN);
     if (p->qn_w)
-        posemb_nn_qk_rmsnorm_forward(a->qkv, a->qk_raw, a->qk_rstd, p->qn_w, p->kn_w, N, m->cfg.heads, m->cfg.kv_heads,
-                                     posemb_config_head_dim(&m->cfg), eps);
+        posemb_nn_qk_rmsnorm_forward(a->qkv, a->qk_raw, a->qk_rstd, NW(p->qn_w, d, 0), NW(p->kn_w, d, 1), N,
+                                     m->cfg.heads, m->cfg.kv_heads, d, eps);
     posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
-    posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, A, D, POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_forward(m->mm, gemma ? a->r2 : a->r1, a->z, p->ao_w, p->ao_b, N, A, D, POSEMB_NN_W_OUT_IN);
+    if (gemma) posemb_nn_rmsnorm_forward(a->r1, a->mean1, a->r2, NW(p->pa_w, D, 0), N, D, eps);
     model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
-    posemb_nn_rmsnorm_forward(a->h1, a->rstd2, a->r1, p->ln2_w, N, D, eps);
+    posemb_nn_rmsnorm_forward(a->h1, a->rstd2, a->r1, NW(p->ln2_w, D, 0), N, D, eps);
     posemb_nn_linear_forward(m->mm, a->fi, a->h1, p->fi_w, p->fi_b, N, D, 2 * I, POSEMB_NN_W_OUT_IN);
-    posemb_nn_swiglu_forward(a->ga, a->fi, N, I);
-    posemb_nn_linear_forward(m->mm, out, a->ga, p->fo_w, p->fo_b, N, I, D, POSEMB_NN_W_OUT_IN);
+    if (gemma) posemb_nn_geglu_forward(a->ga, a->fi, N, I);
+    else posemb_nn_swiglu_forward(a->ga, a->fi, N, I);
+    posemb_nn_linear_forward(m->mm, gemma ? a->ffo : out, a->ga, p->fo_w, p->fo_b, N, I, D, POSEMB_NN_W_OUT_IN);
+    if (gemma) posemb_nn_rmsnorm_forward(out, a->mean2, a->ffo, NW(p->pf_w, D, 0), N, D, eps);
     model_drop_add(m, l, SITE_FFN_OUT, out, a->r1, (long)N * D);
+}
+
+/* The MLP's backward from dffn (the gradient of its output) to s->dh, LN2's output's gradient. */
+static void mlp_backward(posemb_model *m, int l, const float *dffn)
+{
+    const posemb_layer_params *p = &m->L[l];
+    const layer_acts *a = &m->a.layer[l];
+    model_acts *s = &m->a;
+    int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
+    memset(s->dga, 0, (size_t)N * I * sizeof(float));
+    posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GRN(p->fo_b), dffn, a->ga, p->fo_w, N, I, D,
+                              POSEMB_NN_W_OUT_IN);
+    if (m->cfg.gemma) posemb_nn_geglu_backward(s->dfi, s->dga, a->fi, N, I);
+    else posemb_nn_swiglu_backward(s->dfi, s->dga, a->fi, N, I);
+    memset(s->dh, 0, (size_t)N * D * sizeof(float));
+    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GRN(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, 2 * I,
+                              POSEMB_NN_W_OUT_IN);
+}
+
+/* Gemma 3: dy through the norm after a branch (x its input, rstd its 1/rms) into tmp, zeroed first. */
+static const float *post_norm_backward(posemb_model *m, const float *w, const float *dy, const float *x,
+                                       const float *rstd, float *tmp)
+{
+    int N = m->B * m->T, D = m->cfg.hidden;
+    memset(tmp, 0, (size_t)N * D * sizeof(float));
+    posemb_nn_rmsnorm_backward(tmp, GR(w), dy, x, NW(w, D, 0), rstd, N, D);
+    return tmp;
 }
 
 /* dout [N, D] (grad of block l's output) -> dx [N, D] (grad of its input x), overwritten. */
@@ -49,33 +99,30 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     const posemb_layer_params *p = &m->L[l];
     const layer_acts *a = &m->a.layer[l];
     model_acts *s = &m->a;
-    int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate, W = model_qkv_width(&m->cfg), A = attn_width(m);
-    size_t ND = (size_t)N * D, NI = (size_t)N * I;
+    int N = m->B * m->T, D = m->cfg.hidden, W = model_qkv_width(&m->cfg), A = attn_width(m);
+    int d = posemb_config_head_dim(&m->cfg), gemma = m->cfg.gemma;
+    size_t ND = (size_t)N * D;
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
     memcpy(s->dres, dout, ND * sizeof(float)); /* out = r1 + dropout(ffn) */
     const float *dffn = model_undrop(m, l, SITE_FFN_OUT, dout, s->dz, (long)ND);
-    memset(s->dga, 0, NI * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GRN(p->fo_b), dffn, a->ga, p->fo_w, N, I, D,
-                              POSEMB_NN_W_OUT_IN);
-    posemb_nn_swiglu_backward(s->dfi, s->dga, a->fi, N, I);
-    memset(s->dh, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GRN(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, 2 * I,
-                              POSEMB_NN_W_OUT_IN);
-    posemb_nn_rmsnorm_backward(s->dres, GR(p->ln2_w), s->dh, a->r1, p->ln2_w, a->rstd2, N, D);
+    if (gemma) dffn = post_norm_backward(m, p->pf_w, dffn, a->ffo, a->mean2, dx); /* dx: free until below */
+    mlp_backward(m, l, dffn);
+    posemb_nn_rmsnorm_backward(s->dres, GR(p->ln2_w), s->dh, a->r1, NW(p->ln2_w, D, 0), a->rstd2, N, D);
     memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + dropout(attn) */
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
+    if (gemma) dattn = post_norm_backward(m, p->pa_w, dattn, a->r2, a->mean1, s->demb); /* free until the embeddings */
     memset(s->dz, 0, (size_t)N * A * sizeof(float));
     posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), GRN(p->ao_b), dattn, a->z, p->ao_w, N, A, D,
                               POSEMB_NN_W_OUT_IN);
     posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
     if (p->qn_w)
-        posemb_nn_qk_rmsnorm_backward(s->dqkv, GR(p->qn_w), GR(p->kn_w), a->qk_raw, a->qk_rstd, p->qn_w, p->kn_w, N,
-                                      m->cfg.heads, m->cfg.kv_heads, posemb_config_head_dim(&m->cfg));
+        posemb_nn_qk_rmsnorm_backward(s->dqkv, GR(p->qn_w), GR(p->kn_w), a->qk_raw, a->qk_rstd, NW(p->qn_w, d, 0),
+                                      NW(p->kn_w, d, 1), N, m->cfg.heads, m->cfg.kv_heads, d);
     memset(s->dh, 0, ND * sizeof(float));
     posemb_nn_linear_backward(m->mm, s->dh, GR(p->qkv_w), GRN(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, W,
                               POSEMB_NN_W_OUT_IN);
     posemb_pe_layer_input_backward(m->pe, l, a->a, m->B, m->T, s->dh, s->pe_layer_scratch);
-    posemb_nn_rmsnorm_backward(dx, GR(p->ln1_w), s->dh, x, p->ln1_w, a->rstd1, N, D);
+    posemb_nn_rmsnorm_backward(dx, GR(p->ln1_w), s->dh, x, NW(p->ln1_w, D, 0), a->rstd1, N, D);
 }
 
 void llama_forward(posemb_model *m)
@@ -84,7 +131,7 @@ void llama_forward(posemb_model *m)
     int N = m->B * m->T, D = m->cfg.hidden, L = m->cfg.layers;
     decoder_embed(m);
     for (int l = 0; l < L; l++) layer_forward(m, l, a->h[l], a->h[l + 1]);
-    posemb_nn_rmsnorm_forward(a->hf, a->hf_rstd, a->h[L], m->lnf_w, N, D, m->cfg.ln_eps);
+    posemb_nn_rmsnorm_forward(a->hf, a->hf_rstd, a->h[L], NW(m->lnf_w, D, 0), N, D, m->cfg.ln_eps);
 }
 
 void llama_backward(posemb_model *m, const float *dlast)
@@ -93,7 +140,7 @@ void llama_backward(posemb_model *m, const float *dlast)
     int N = m->B * m->T, D = m->cfg.hidden, L = m->cfg.layers;
     float *dout = L % 2 ? a->dx2 : a->dx; /* the buffer layer L - 1 reads; the layers alternate */
     memset(dout, 0, (size_t)N * D * sizeof(float));
-    posemb_nn_rmsnorm_backward(dout, GR(m->lnf_w), dlast, a->h[L], m->lnf_w, a->hf_rstd, N, D);
+    posemb_nn_rmsnorm_backward(dout, GR(m->lnf_w), dlast, a->h[L], NW(m->lnf_w, D, 0), a->hf_rstd, N, D);
     /* HF gives the padding row of the embeddings no gradient (padding_idx) */
     decoder_embed_backward(m, decoder_layers_backward(m, layer_backward, dout), m->cfg.pad_token_id);
 }

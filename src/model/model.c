@@ -78,8 +78,8 @@ void posemb_model_init(posemb_model *m, uint64_t seed)
         float *w = m->w + p->offset;
         if (p->offset >= m->pe_offset && p->offset < pe_end) continue;
         int weight = strstr(p->name, ".weight") != NULL;
-        if (is_layernorm(p->name))
-            for (size_t k = 0; k < p->numel; k++) w[k] = weight ? 1.0f : 0.0f;
+        if (is_layernorm(p->name)) /* Gemma's RMSNorms scale by 1 + w: HF starts w at 0 */
+            for (size_t k = 0; k < p->numel; k++) w[k] = weight && !m->cfg.gemma ? 1.0f : 0.0f;
         else if (p->ndim == 2) posemb_rng_fill_normal(&rng, w, (long)p->numel, m->cfg.initializer_range);
         else memset(w, 0, p->numel * sizeof *w);
     }
@@ -164,6 +164,7 @@ static int carve(posemb_model *m, int B, int T)
         la->rstd1 = F(N);
         la->mean2 = F(N);
         la->rstd2 = F(N);
+        if (c->gemma) la->ffo = F(N * D);
         if (c->qk_norm) {
             la->qk_raw = F(N * (size_t)(c->heads + c->kv_heads) * posemb_config_head_dim(c));
             la->qk_rstd = F(N * (size_t)(c->heads + c->kv_heads));
@@ -183,6 +184,7 @@ static int carve(posemb_model *m, int B, int T)
     a->pe_scratch = F(posemb_pe_input_scratch_floats(m->pe, (long)N) + 1);
     a->pe_layer_scratch = F(posemb_pe_layer_scratch_floats(m->pe, (long)N) + 1);
     if (c->arch == POSEMB_NEOX) a->qkv_hf = F(N * W);
+    if (c->gemma) a->norm_w1 = F(2 * (D > d ? D : d));
     a->mask = F(N);
     a->hx = F(N * D);
     a->ht = F(N * D);
@@ -380,7 +382,7 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
     posemb_nn_embedding_forward(a->emb_sum, m->wte, a->ids, N, D, 0);
     if (m->wtype) posemb_nn_embedding_forward(a->emb_sum, m->wtype, a->types, N, D, 1);
     posemb_pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->emb, a->pe_scratch, NULL); /* positions checked */
-    const float *lnw = model_is_decoder(m) ? m->L[0].ln1_w : m->emb_ln_w;
+    const float *lnw = model_is_decoder(m) ? model_norm_weight(m, m->L[0].ln1_w, D, 0) : m->emb_ln_w;
     const float *lnb = gpt2 || neox ? m->L[0].ln1_b : m->emb_ln_b;
     if (llama) posemb_nn_rmsnorm_forward(la->a, la->rstd1, a->emb, lnw, N, D, c->ln_eps);
     else posemb_nn_layernorm_forward(la->a, la->mean1, la->rstd1, a->emb, lnw, lnb, N, D, c->ln_eps);
@@ -388,9 +390,9 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
                              gpt2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN);
     if (neox) neox_qkv_from_hf(la->qkv, a->qkv_hf, N, H, d);
     if (c->qk_norm) /* Qwen3: the PE sees the normalised heads */
-        posemb_nn_qk_rmsnorm_forward(la->qkv, la->qk_raw, la->qk_rstd, m->L[0].qn_w, m->L[0].kn_w, N, H, KV, d,
-                                     c->ln_eps);
-    float scale = 1.0f / sqrtf((float)d);
+        posemb_nn_qk_rmsnorm_forward(la->qkv, la->qk_raw, la->qk_rstd, model_norm_weight(m, m->L[0].qn_w, d, 0),
+                                     model_norm_weight(m, m->L[0].kn_w, d, 1), N, H, KV, d, c->ln_eps);
+    float scale = model_attn_scale(c);
     posemb_pe_layer_input_forward(m->pe, 0, la->a, m->B, T, a->pe_layer_scratch);
     for (int bi = 0; bi < m->B; bi++) {
         const int32_t *ps = a->pos_attn + (size_t)bi * T;
@@ -487,7 +489,8 @@ posemb_nn_attn_shape model_attn_shape(const posemb_model *m, int l)
                               .H = m->cfg.heads,
                               .KV = model_kv_heads(&m->cfg),
                               .causal = model_is_decoder(m),
-                              .window = posemb_config_window(&m->cfg, l)};
+                              .window = posemb_config_window(&m->cfg, l),
+                              .scale = model_attn_scale(&m->cfg)};
     s.dropout = model_dropout(m, l, SITE_PROBS, &s.key);
     return s;
 }

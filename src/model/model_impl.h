@@ -54,6 +54,9 @@ void config_legacy_scaling(cJSON *rs, int max_position);
  * (c->layers and c->model_type set), and written into r. */
 posemb_status config_parse_windows(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
 void config_windows_json(cJSON *r, const posemb_config *c);
+/* Gemma 3's (config_gemma.c): read after the Llama family's keys, and patched into config_llama_json's. */
+posemb_status config_parse_gemma(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
+void config_gemma_json(cJSON *r, const posemb_config *c);
 /* GPT-NeoX's config.json (config_neox.c). */
 posemb_status config_parse_neox(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
 cJSON *config_neox_json(const posemb_config *c);
@@ -75,6 +78,8 @@ typedef struct layer_acts {
     float *a, *qkv, *probs, *z, *r1, *h1, *fi, *ga, *r2;
     float *mean1, *rstd1, *mean2, *rstd2;
     float *qk_raw, *qk_rstd; /* Qwen3: q and k before their norms [N, (H + KV) d], the norms' scales [N, H + KV] */
+    float *ffo; /* Gemma 3: the MLP's output before its norm [N, D] (the attention's before its norm: r2; the two
+                   norms' 1/rms: mean1, mean2) */
 } layer_acts;
 
 /* Views of the head's parameters (those it has). */
@@ -102,6 +107,7 @@ typedef struct model_acts {
     float *dx, *dx2, *dres, *dh, *dz, *dqkv, *dfi, *dga, *demb, *attn_scratch, *pe_scratch;
     float *pe_layer_scratch; /* the layer-input hook's state, kept from forward to backward */
     float *qkv_hf;           /* GPT-NeoX: query_key_value's output (and gradient) in HF's per-head order [N, 3D] */
+    float *norm_w1;          /* Gemma 3: 1 + w of the norm being applied, two slots of max(D, head_dim) */
 } model_acts;
 
 struct posemb_model {
@@ -137,6 +143,11 @@ const float *model_undrop(const posemb_model *m, int l, int site, const float *d
 /* The Llama family (llama.c). */
 void llama_forward(posemb_model *m);
 void llama_backward(posemb_model *m, const float *dlast);
+/* The weight an RMSNorm of n applies: w, or for Gemma 3 1 + w (in scratch slot 0 or 1, valid until the next
+ * call for that slot); its gradient is w's either way. */
+const float *model_norm_weight(posemb_model *m, const float *w, int n, int slot);
+/* q.k's scale: query_pre_attn_scalar^-1/2 when the config sets it, else head_dim^-1/2. */
+float model_attn_scale(const posemb_config *c);
 /* GPT-NeoX (neox.c); and its fused product's reorder, [N, H, 3, d] (HF's) to [N, 3, H, d]. */
 void neox_forward(posemb_model *m);
 void neox_backward(posemb_model *m, const float *dlast);

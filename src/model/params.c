@@ -141,7 +141,11 @@ static void layout_llama_layer(posemb_model *m, int l)
         L->qn_w = layer_param(m, pre, l, "self_attn.q_norm.weight", d, 0, 0);
         L->kn_w = layer_param(m, pre, l, "self_attn.k_norm.weight", d, 0, 0);
     }
-    L->ln2_w = layer_param(m, pre, l, "post_attention_layernorm.weight", D, 0, 0);
+    if (c->gemma) { /* Gemma's post_attention_layernorm follows attention; pre_feedforward_layernorm is LN2 */
+        L->pa_w = layer_param(m, pre, l, "post_attention_layernorm.weight", D, 0, 0);
+        L->ln2_w = layer_param(m, pre, l, "pre_feedforward_layernorm.weight", D, 0, 0);
+        L->pf_w = layer_param(m, pre, l, "post_feedforward_layernorm.weight", D, 0, 0);
+    } else L->ln2_w = layer_param(m, pre, l, "post_attention_layernorm.weight", D, 0, 0);
     L->fi_w = layer_param(m, pre, l, "mlp.gate_proj.weight", I, D, 1);
     layer_param(m, pre, l, "mlp.up_proj.weight", I, D, 1);
     if (c->mlp_bias) {

@@ -157,7 +157,7 @@ static void gqa_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, 
                         const float *keymask, float *probs, float *out, float *scratch, const int32_t *arange)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, KV = kv_heads(s), d = D / H, grp = H / KV, ld = D + 2 * KV * d;
-    float scale = 1.0f / sqrtf((float)d);
+    float scale = s->scale > 0.0f ? s->scale : 1.0f / sqrtf((float)d);
 #pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
     for (int b = 0; b < B; b++)
         for (int g = 0; g < KV; g++) {
@@ -184,7 +184,7 @@ static void gqa_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer,
                          const float *probs, const float *dout, float *dqkv, float *scratch, const int32_t *arange)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, KV = kv_heads(s), d = D / H, grp = H / KV, ld = D + 2 * KV * d;
-    float scale = 1.0f / sqrtf((float)d);
+    float scale = s->scale > 0.0f ? s->scale : 1.0f / sqrtf((float)d);
 #pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
     for (int b = 0; b < B; b++)
         for (int g = 0; g < KV; g++) {
@@ -211,7 +211,7 @@ void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, in
                                  const float *keymask, float *probs, float *out, float *scratch)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
-    float scale = 1.0f / sqrtf((float)d);
+    float scale = s->scale > 0.0f ? s->scale : 1.0f / sqrtf((float)d);
     check_shape(s, p, layer);
     int32_t arange[T];
     for (int t = 0; t < T; t++) arange[t] = t;
@@ -235,7 +235,7 @@ void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, i
                                   float *scratch)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
-    float scale = 1.0f / sqrtf((float)d);
+    float scale = s->scale > 0.0f ? s->scale : 1.0f / sqrtf((float)d);
     check_shape(s, p, layer);
     int32_t arange[T];
     for (int t = 0; t < T; t++) arange[t] = t;

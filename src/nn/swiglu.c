@@ -1,4 +1,4 @@
-/* SwiGLU (Shazeer 2020), the gated feed-forward of Llama-family models:
+/* SwiGLU (Shazeer 2020), the gated feed-forward of Llama-family models (and Gemma's GeGLU below):
  * y = silu(gate) * up, silu(x) = x sigmoid(x). gate and up sit side by side
  * in one row ([N, 2I]: the outputs of gate_proj and up_proj computed as one
  * fused product), y is [N, I]. */
@@ -28,6 +28,41 @@ POSEMB_KERNEL void posemb_nn_swiglu_backward(float *dgu, const float *dy, const 
             float s = 1.0f / (1.0f + expf(-g[i]));
             dg[i] = dyt[i] * u[i] * s * (1.0f + g[i] * (1.0f - s));
             du[i] = dyt[i] * g[i] * s;
+        }
+    }
+}
+
+/* GeGLU (Gemma's MLP, hidden_activation gelu_pytorch_tanh): y = gelu(gate) * up,
+ * gelu(x) = x/2 (1 + tanh(c (x + 0.044715 x^3))), c = sqrt(2/pi). */
+static inline float gelu_tanh(float x, float *deriv)
+{
+    const float c = 0.7978845608028654f, k = 0.044715f;
+    float t = tanhf(c * (x + k * x * x * x));
+    *deriv = 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * c * (1.0f + 3.0f * k * x * x);
+    return 0.5f * x * (1.0f + t);
+}
+
+POSEMB_KERNEL void posemb_nn_geglu_forward(float *y, const float *gu, int N, int I)
+{
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < N; t++) {
+        const float *g = gu + (long)t * 2 * I, *u = g + I;
+        float *yt = y + (long)t * I, dummy;
+        for (int i = 0; i < I; i++) yt[i] = gelu_tanh(g[i], &dummy) * u[i];
+    }
+}
+
+/* dgate = dy up gelu'(gate); dup = dy gelu(gate). dgu overwritten. */
+POSEMB_KERNEL void posemb_nn_geglu_backward(float *dgu, const float *dy, const float *gu, int N, int I)
+{
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < N; t++) {
+        const float *g = gu + (long)t * 2 * I, *u = g + I, *dyt = dy + (long)t * I;
+        float *dg = dgu + (long)t * 2 * I, *du = dg + I;
+        for (int i = 0; i < I; i++) {
+            float d, v = gelu_tanh(g[i], &d);
+            dg[i] = dyt[i] * u[i] * d;
+            du[i] = dyt[i] * v;
         }
     }
 }
