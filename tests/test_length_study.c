@@ -119,8 +119,9 @@ static void test_passkey_mix(void **state)
     for (int i = 0; i < (1 << 16); i++) text[i] = 'a' + (i * 7 + i / 13) % 26;
     posemb_lm_data d, ref;
     posemb_error err;
-    assert_int_equal(posemb_lm_data_init(&d, text, 1 << 16, T, 0, -1, -1, -1, 256, 0.01, 5, &err), 0);
-    assert_int_equal(posemb_lm_data_init(&ref, text, 1 << 16, T, 0, -1, -1, -1, 256, 0.01, 5, &err), 0);
+    posemb_lm_data_opts clm = {.T = T, .vocab = 256, .valid_frac = 0.01, .seed = 5};
+    assert_int_equal(posemb_lm_data_init(&d, text, 1 << 16, &clm, &err), 0);
+    assert_int_equal(posemb_lm_data_init(&ref, text, 1 << 16, &clm, &err), 0);
     study_passkey_train mix = {.tok = tok, .seed = 3, .share = 0.25};
     d.mix = study_passkey_mix;
     d.mix_ctx = &mix;
@@ -155,7 +156,7 @@ static void test_passkey_mix(void **state)
     posemb_lm_train_batch(&d, 17, B, plain, ptg);
     assert_memory_equal(ids, plain, sizeof ids);
     posemb_lm_data half; /* batch k of B is micro-batches 2k and 2k + 1 of B / 2: ranks_per_run and resumes */
-    assert_int_equal(posemb_lm_data_init(&half, text, 1 << 16, T, 0, -1, -1, -1, 256, 0.01, 5, &err), 0);
+    assert_int_equal(posemb_lm_data_init(&half, text, 1 << 16, &clm, &err), 0);
     half.mix = study_passkey_mix;
     half.mix_ctx = &mix;
     for (long k = 0; k < 40; k++) {

@@ -55,7 +55,9 @@ static void data(posemb_lm_data *d)
 {
     posemb_error err;
     make_tokens();
-    if (posemb_lm_data_init(d, tokens, NTOK, T, 1, 1, 2, 3, V, 0.1, 77, &err)) fail_msg("%s", err.msg);
+    posemb_lm_data_opts o = {
+        .T = T, .mlm = 1, .cls = 1, .sep = 2, .mask_id = 3, .vocab = V, .valid_frac = 0.1, .seed = 77};
+    if (posemb_lm_data_init(d, tokens, NTOK, &o, &err)) fail_msg("%s", err.msg);
 }
 
 /* A held-out fraction outside [0, 1) would leave no training sequences (and
@@ -67,7 +69,8 @@ static void test_bad_valid_frac(void **state)
     make_tokens();
     const double bad[] = {1.0, 1.5, -0.1, NAN};
     for (int i = 0; i < 4; i++) {
-        assert_int_equal(posemb_lm_data_init(&d, tokens, NTOK, T, 1, 1, 2, 3, V, bad[i], 77, &err), POSEMB_EINVAL);
+        posemb_lm_data_opts o = {.T = T, .mlm = 1, .cls = 1, .sep = 2, .mask_id = 3, .vocab = V, .valid_frac = bad[i]};
+        assert_int_equal(posemb_lm_data_init(&d, tokens, NTOK, &o, &err), POSEMB_EINVAL);
         assert_non_null(strstr(err.msg, "held-out fraction"));
         posemb_lm_data_free(&d);
     }

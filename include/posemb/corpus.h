@@ -58,14 +58,26 @@ typedef struct posemb_lm_data {
     void *mix_ctx;
 } posemb_lm_data;
 
-/* Cuts tokens into sequences of T; holds out valid_frac of them (at least
- * one when there are two or more). ERANGE when the corpus holds no full
- * sequence. For MLM, cls/sep/mask are the tokenizer's ids. EINVAL for a T
- * too short, a missing MLM id or valid_frac outside [0, 1), ENOMEM. d points into tokens (not copied),
- * which must outlive it; free d with posemb_lm_data_free. */
-POSEMB_API posemb_status posemb_lm_data_init(posemb_lm_data *d, const int32_t *tokens, long n, int T, int mlm,
-                                             int32_t cls, int32_t sep, int32_t mask_id, int vocab, double valid_frac,
-                                             uint64_t seed, posemb_error *err);
+/* What posemb_lm_data_init cuts and how: sequences of T tokens; mlm 1 for
+ * masked LM (BERT's [CLS] ... [SEP] with 15% of the tokens masked; cls, sep,
+ * mask_id the tokenizer's ids, read only then), 0 for causal LM; vocab for
+ * MLM's random replacements; valid_frac of the sequences held out; seed
+ * draws the order of each epoch and the masks. */
+typedef struct posemb_lm_data_opts {
+    int T, mlm;
+    int32_t cls, sep, mask_id;
+    int vocab;
+    double valid_frac;
+    uint64_t seed;
+} posemb_lm_data_opts;
+
+/* Cuts tokens into sequences of o->T; holds out o->valid_frac of them (at
+ * least one when there are two or more). ERANGE when the corpus holds no
+ * full sequence. EINVAL for a T too short, a missing MLM id or valid_frac
+ * outside [0, 1), ENOMEM. d points into tokens (not copied), which must
+ * outlive it; free d with posemb_lm_data_free. */
+POSEMB_API posemb_status posemb_lm_data_init(posemb_lm_data *d, const int32_t *tokens, long n,
+                                             const posemb_lm_data_opts *o, posemb_error *err);
 POSEMB_API void posemb_lm_data_free(posemb_lm_data *d);
 
 /* Batch number k (k = step * accum + micro) of B training sequences, drawn

@@ -516,10 +516,15 @@ static posemb_status run(train_cmd *c, posemb_error *err)
                     c->data, corpus.n, corpus.n_files, corpus.from_cache ? " (cached)" : "",
                     posemb_model_config(m)->architecture, posemb_pe_spec(posemb_model_pe(m)), posemb_model_n_floats(m),
                     posemb_precision_name(posemb_matmul_precision(mm)), posemb_threads_max(), ranks);
-        st = posemb_lm_data_init(
-            &d, corpus.tokens, corpus.n, c->seq_len, mlm, posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_CLS),
-            posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP), posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK),
-            posemb_model_config(m)->vocab_size, 0.05, (uint64_t)c->seed, err);
+        posemb_lm_data_opts o = {.T = c->seq_len,
+                                 .mlm = mlm,
+                                 .cls = posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_CLS),
+                                 .sep = posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP),
+                                 .mask_id = posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK),
+                                 .vocab = posemb_model_config(m)->vocab_size,
+                                 .valid_frac = 0.05,
+                                 .seed = (uint64_t)c->seed};
+        st = posemb_lm_data_init(&d, corpus.tokens, corpus.n, &o, err);
     }
     a = train_args(c); /* again: a resumed run's settings come from its run.json */
     a.comm = g;

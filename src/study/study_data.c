@@ -247,11 +247,18 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
     posemb_status st = study_load_tokenizer(c, &tok, desc, sizeof desc, err);
     if (!st) st = load_corpora(c, out, tok, desc, &all, err);
     if (!st) st = pretrain_model(c, p, posemb_tokenizer_vocab_size(tok), &m, err);
-    if (!st)
-        st = posemb_lm_data_init(
-            &d, all.tokens, all.n, c->n_train, 1, posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_CLS),
-            posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP), posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK),
-            posemb_tokenizer_vocab_size(tok), 0.02, 1, err); /* one order and masking: held-out masks are shared */
+    if (!st) {
+        posemb_lm_data_opts o = {.T = c->n_train,
+                                 .mlm = 1,
+                                 .cls = posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_CLS),
+                                 .sep = posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_SEP),
+                                 .mask_id = posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_MASK),
+                                 .vocab = posemb_tokenizer_vocab_size(tok),
+                                 .valid_frac = 0.02,
+                                 .seed =
+                                     1}; /* one order and masking whatever pretrain_seed: held-out masks are shared */
+        st = posemb_lm_data_init(&d, all.tokens, all.n, &o, err);
+    }
     posemb_train_args a = posemb_train_defaults(dir, c->pretrain_steps);
     a.batch = c->pretrain_batch / c->ranks_per_run; /* the group's micro-batches make one pretrain_batch */
     a.accum = c->ranks_per_run;

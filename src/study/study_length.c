@@ -218,8 +218,11 @@ static posemb_status length_train(const posemb_study_config *c, const posemb_con
     posemb_status st = posemb_model_create(&m, cfg, err);
     if (!st) posemb_model_init(m, 1000003u * (uint64_t)seed + 17);
     if (!st)
-        st = posemb_lm_data_init(&d, train->tokens, train->n, c->n_train, 0, -1, -1, -1, cfg->vocab_size, 0.01,
-                                 (uint64_t)seed, err);
+        st = posemb_lm_data_init(
+            &d, train->tokens, train->n,
+            &(posemb_lm_data_opts){
+                .T = c->n_train, .vocab = cfg->vocab_size, .valid_frac = 0.01, .seed = (uint64_t)seed},
+            err);
     if (!st && c->passkey_train > 0) {
         d.mix = study_passkey_mix;
         d.mix_ctx = &mix;

@@ -8,10 +8,12 @@
 #include "posemb/nn.h"
 #include "posemb/rng.h"
 
-posemb_status posemb_lm_data_init(posemb_lm_data *d, const int32_t *tokens, long n, int T, int mlm, int32_t cls,
-                                  int32_t sep, int32_t mask_id, int vocab, double valid_frac, uint64_t seed,
+posemb_status posemb_lm_data_init(posemb_lm_data *d, const int32_t *tokens, long n, const posemb_lm_data_opts *o,
                                   posemb_error *err)
 {
+    int T = o->T, mlm = o->mlm;
+    int32_t cls = o->cls, sep = o->sep, mask_id = o->mask_id;
+    double valid_frac = o->valid_frac;
     memset(d, 0, sizeof *d);
     if (T < (mlm ? 3 : 2)) return posemb_fail(err, POSEMB_EINVAL, "sequence length %d is too short", T);
     if (!(valid_frac >= 0.0 && valid_frac < 1.0))
@@ -25,8 +27,8 @@ posemb_status posemb_lm_data_init(posemb_lm_data *d, const int32_t *tokens, long
     d->cls = cls;
     d->sep = sep;
     d->mask_id = mask_id;
-    d->vocab = vocab;
-    d->seed = seed;
+    d->vocab = o->vocab;
+    d->seed = o->seed;
     d->perm_epoch = -1;
     d->body = mlm ? T - 2 : T;
     long seqs = n / d->body;
