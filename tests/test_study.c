@@ -913,7 +913,9 @@ static void test_bad_config(void **state)
                             {"{\"task_budgets\": {\"order\": {\"steps\": 4}, \"Order\": {\"curve_every\": 2}}}",
                              "'Order': the task has a budget already"},
                             {"{\"task_budgets\": {\"order\": {\"epochs\": 2}}}",
-                             "\"task_budgets\" of order: \"epochs\" applies to the real-data study"}};
+                             "\"task_budgets\" of order: \"epochs\" applies to the real-data study"},
+                            {"{\"task_budgets\": {\"order\": {\"steps\": 1000, \"curve_every\": 10}}}",
+                             "task order: 1000 steps with curve_every 10 make 100 curve points; at most 64"}};
     for (int i = 0; i < (int)(sizeof bad / sizeof *bad); i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);

@@ -246,7 +246,7 @@ static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_
 }
 
 typedef struct run_result {
-    double metric[8], exact[8], curve[64][2], seconds; /* exact: LM tasks' whole answers right */
+    double metric[8], exact[8], curve[POSEMB_STUDY_MAX_CURVE][2], seconds; /* exact: LM tasks' whole answers right */
     int collapsed[8];
     study_tally tally[8]; /* LM tasks' hits by input length and answer position (freed by run_result_free) */
     int n_curve;
@@ -292,7 +292,8 @@ static posemb_status train_run(const posemb_study_config *c, posemb_model *m, co
         src.step = step;
         s.key = (uint64_t)step;
         st = posemb_train_step(m, &o, &oc, &s, step, &loss, NULL, err);
-        if (!st && leader && c->curve_every && (step + 1) % c->curve_every == 0 && r->n_curve < 64) {
+        if (!st && leader && c->curve_every && (step + 1) % c->curve_every == 0 &&
+            r->n_curve < POSEMB_STUDY_MAX_CURVE) {
             eval_out e = {0};
             st = evaluate(m, t, data_seed, c->n_train, c->n_train, 128, b, c->batch, &e, err);
             r->curve[r->n_curve][0] = step + 1;
@@ -669,6 +670,16 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
         return posemb_fail(err, POSEMB_EINVAL, "study: \"model\" applies to the length study (--length) only");
     if (!c->length && c->passkey_train > 0)
         return posemb_fail(err, POSEMB_EINVAL, "study: \"passkey_train\" applies to the length study (--length) only");
+    for (int t = 0; t < c->n_tasks; t++) { /* steps bounds the updates (epochs can only cut them) */
+        posemb_study_config own;
+        const posemb_study_config *b = posemb_study_for_task(c, c->tasks[t], &own);
+        if (b->curve_every > 0 && b->steps / b->curve_every > POSEMB_STUDY_MAX_CURVE)
+            return posemb_fail(err, POSEMB_EINVAL,
+                               "study: task %s: %d steps with curve_every %d make %d curve points; at most %d are "
+                               "kept (raise curve_every)",
+                               c->tasks[t], b->steps, b->curve_every, b->steps / b->curve_every,
+                               POSEMB_STUDY_MAX_CURVE);
+    }
     posemb_status st = c->length    ? study_length_check(c, err)
                        : c->data[0] ? posemb_study_data_check(c, err)
                                     : POSEMB_OK;

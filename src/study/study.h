@@ -19,6 +19,9 @@ extern "C" {
 
 #define POSEMB_STUDY_MAX_PES 32
 #define POSEMB_STUDY_MAX_TASKS 16
+/* Points of a run's training curve (every curve_every steps): a config whose
+ * steps / curve_every would make more is refused, not cut. */
+#define POSEMB_STUDY_MAX_CURVE 64
 
 /* One task's training budget in place of the study's steps, epochs,
  * curve_every and lr (a config's "task_budgets": {"TASK": {"steps": N,

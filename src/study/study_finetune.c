@@ -311,7 +311,7 @@ static posemb_status evaluate(posemb_model *m, const posemb_study_config *c, con
 typedef struct ft_result {
     double metric[MAX_MULTS][2]; /* at each length: main, second (NAN if none) */
     int collapsed[MAX_MULTS];    /* at each length: constant predictions */
-    double curve[64][2];
+    double curve[POSEMB_STUDY_MAX_CURVE][2];
     int n_curve;
     double seconds;
     int steps;      /* the updates it made (ft_steps) */
@@ -409,7 +409,7 @@ static posemb_status ft_checkpoint(posemb_model *m, const posemb_study_config *c
     int collapsed;
     posemb_status st = evaluate(m, c, td, 0, b, v, &collapsed, err);
     if (st) return st;
-    if (r->n_curve < 64) {
+    if (r->n_curve < POSEMB_STUDY_MAX_CURVE) {
         r->curve[r->n_curve][0] = (double)step;
         r->curve[r->n_curve++][1] = v[0];
     }

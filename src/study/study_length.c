@@ -239,7 +239,8 @@ static posemb_status length_train(const posemb_study_config *c, const posemb_con
     a.log_every = c->steps >= 10 ? c->steps / 10 : 1;
     if (c->curve_every) a.save_every = c->curve_every; /* a kill loses one curve step, not a fifth of the run */
     if (!st) st = posemb_train(m, &d, &a, 1, &res, err);
-    for (long i = c->curve_every; !st && c->curve_every && i <= res.n_history && r->n_curve < 64; i += c->curve_every) {
+    for (long i = c->curve_every; !st && c->curve_every && i <= res.n_history && r->n_curve < POSEMB_STUDY_MAX_CURVE;
+         i += c->curve_every) {
         r->curve[r->n_curve][0] = (double)i;
         r->curve[r->n_curve++][1] = res.history[i - 1].loss;
     }

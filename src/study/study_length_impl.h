@@ -15,12 +15,12 @@
 #define PASSKEY_DEPTHS POSEMB_PASSKEY_DEPTHS /* the needle at 0, 1/4, 1/2, 3/4 and all of the way into the filler */
 
 typedef struct length_result {
-    posemb_lm_length ppl[8];           /* per length */
-    double scaled[8][8];               /* [scaling][length]: loss per token under the scaling; NAN: not run */
-    double passkey[8][PASSKEY_DEPTHS]; /* [length][depth]: fraction of prompts whose key is retrieved */
-    double digits[8][PASSKEY_DEPTHS];  /* [length][depth]: fraction of the keys' tokens predicted */
-    int passkey_context[8];            /* [length]: the tokens the model read (less: its last ones) */
-    double curve[64][2];               /* training loss every curve_every steps */
+    posemb_lm_length ppl[8];                 /* per length */
+    double scaled[8][8];                     /* [scaling][length]: loss per token under the scaling; NAN: not run */
+    double passkey[8][PASSKEY_DEPTHS];       /* [length][depth]: fraction of prompts whose key is retrieved */
+    double digits[8][PASSKEY_DEPTHS];        /* [length][depth]: fraction of the keys' tokens predicted */
+    int passkey_context[8];                  /* [length]: the tokens the model read (less: its last ones) */
+    double curve[POSEMB_STUDY_MAX_CURVE][2]; /* training loss every curve_every steps */
     int n_curve;
     long steps;
     long resumed_from; /* 0, or the checkpoint step training continued from: seconds then count from there */

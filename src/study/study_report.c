@@ -25,7 +25,7 @@ typedef struct table {
     const posemb_study_config *c;
     double *v;
     unsigned char *collapsed; /* as v: the run's predictions were constant ("collapsed": true) */
-    double *curve;            /* [pe][task][seed][64][2] */
+    double *curve;            /* [pe][task][seed][POSEMB_STUDY_MAX_CURVE][2] */
     int *n_curve;             /* [pe][task][seed] */
     double *chance;           /* [task][mult], as the lines record it */
     double *match;            /* [task][mult]: span tasks' first-matching-word reference ("token_match"), else NAN */
@@ -80,10 +80,10 @@ static posemb_status take_line(const cJSON *j, int n, void *ctx, posemb_error *e
     size_t k = ((size_t)p * c->n_tasks + t) * c->n_seeds + s;
     if (!cJSON_IsArray(curve)) return POSEMB_OK; /* only the line of the training length carries the curve */
     tb->n_curve[k] = 0;
-    cJSON_ArrayForEach(pt, curve) if (tb->n_curve[k] < 64)
+    cJSON_ArrayForEach(pt, curve) if (tb->n_curve[k] < POSEMB_STUDY_MAX_CURVE)
     {
-        tb->curve[(k * 64 + tb->n_curve[k]) * 2] = cJSON_GetArrayItem(pt, 0)->valuedouble;
-        tb->curve[(k * 64 + tb->n_curve[k]++) * 2 + 1] = cJSON_GetArrayItem(pt, 1)->valuedouble;
+        tb->curve[(k * POSEMB_STUDY_MAX_CURVE + tb->n_curve[k]) * 2] = cJSON_GetArrayItem(pt, 0)->valuedouble;
+        tb->curve[(k * POSEMB_STUDY_MAX_CURVE + tb->n_curve[k]++) * 2 + 1] = cJSON_GetArrayItem(pt, 1)->valuedouble;
     }
     return POSEMB_OK;
 }
@@ -96,7 +96,7 @@ static posemb_status load_table(table *tb, const posemb_study_config *c, const c
     tb->metric = metric;
     tb->v = malloc(n * sizeof *tb->v);
     tb->collapsed = calloc(n, 1);
-    tb->curve = calloc(nr * 64 * 2, sizeof *tb->curve);
+    tb->curve = calloc(nr * POSEMB_STUDY_MAX_CURVE * 2, sizeof *tb->curve);
     tb->n_curve = calloc(nr, sizeof *tb->n_curve);
     tb->chance = malloc((size_t)c->n_tasks * c->n_mults * sizeof *tb->chance);
     tb->match = malloc((size_t)c->n_tasks * c->n_mults * sizeof *tb->match);
@@ -645,19 +645,19 @@ static posemb_status length_figure(posemb_report *rep, const table *tb, int t, c
     return st ? st : posemb_report_image(rep, path, title, err);
 }
 
-/* PE p's seed-averaged curve on task t: up to 64 points into x, y; returns how many. */
+/* PE p's seed-averaged curve on task t: up to POSEMB_STUDY_MAX_CURVE points into x, y; returns how many. */
 static int curve_points(const table *tb, int p, int t, double *x, double *y)
 {
     const posemb_study_config *c = tb->c;
     int n = 0;
-    for (int k = 0; k < 64; k++) {
+    for (int k = 0; k < POSEMB_STUDY_MAX_CURVE; k++) {
         double sum = 0, step = 0;
         int cnt = 0;
         for (int sd = 0; sd < c->n_seeds; sd++) {
             size_t r = ((size_t)p * c->n_tasks + t) * c->n_seeds + sd;
             if (k < tb->n_curve[r]) {
-                step = tb->curve[(r * 64 + k) * 2];
-                sum += tb->curve[(r * 64 + k) * 2 + 1];
+                step = tb->curve[(r * POSEMB_STUDY_MAX_CURVE + k) * 2];
+                sum += tb->curve[(r * POSEMB_STUDY_MAX_CURVE + k) * 2 + 1];
                 cnt++;
             }
         }
@@ -693,13 +693,16 @@ static posemb_status curve_plot(posemb_report *rep, const posemb_study_config *c
 static posemb_status curve_figure(posemb_report *rep, const table *tb, int t, const char *out, posemb_error *err)
 {
     const posemb_study_config *c = tb->c;
-    double *x = malloc((size_t)c->n_pes * 64 * 2 * sizeof *x), *y = x + (size_t)c->n_pes * 64;
+    double *x = malloc((size_t)c->n_pes * POSEMB_STUDY_MAX_CURVE * 2 * sizeof *x),
+           *y = x + (size_t)c->n_pes * POSEMB_STUDY_MAX_CURVE;
     if (!x) return posemb_fail(err, POSEMB_ENOMEM, "out of memory for a curve figure");
     posemb_series s[POSEMB_STUDY_MAX_PES];
     int ns = 0;
     for (int p = 0; p < c->n_pes; p++) {
-        int n = curve_points(tb, p, t, x + p * 64, y + p * 64);
-        if (n) s[ns++] = (posemb_series){.label = c->pes[p], .x = x + p * 64, .y = y + p * 64, .n = n};
+        int n = curve_points(tb, p, t, x + p * POSEMB_STUDY_MAX_CURVE, y + p * POSEMB_STUDY_MAX_CURVE);
+        if (n)
+            s[ns++] = (posemb_series){
+                .label = c->pes[p], .x = x + p * POSEMB_STUDY_MAX_CURVE, .y = y + p * POSEMB_STUDY_MAX_CURVE, .n = n};
     }
     posemb_status st = ns ? curve_plot(rep, c, t, s, ns, out, err) : POSEMB_OK;
     free(x);
