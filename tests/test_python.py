@@ -224,7 +224,7 @@ def neox_rotary(x, cos, sin):
     return np.concatenate([xr * cos + half * sin, xp], -1)
 
 
-def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None, local=None):
+def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None, local=None, length=None):
     """HF's LlamaModel forward in float64 numpy (modeling_llama.py's
     equations: RMSNorm, rotate_half RoPE, grouped-query attention, SwiGLU),
     a second implementation for posemb's; pos: position_ids (default
@@ -233,7 +233,8 @@ def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None, local=No
     than d/2 rotate the first dims only, as GPT-NeoX's); windows: per layer,
     None or W, query i seeing keys i - W < j <= i (transformers' masking_utils.py
     sliding_window_overlay, kv_idx > q_idx - W); local: (base, layers), those layers'
-    RoPE at that base unscaled, as Gemma 3's local layers (rope_local_base_freq)."""
+    RoPE at that base unscaled, as Gemma 3's local layers (rope_local_base_freq); length: the
+    length dynamic scaling reads (HF: the batch's max(position_ids) + 1), default this row's."""
     H, KV, d = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"]
     eps, T = cfg["rms_norm_eps"], len(ids)
     pos = np.arange(T) if pos is None else np.asarray(pos)
@@ -246,7 +247,7 @@ def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None, local=No
         ang = np.outer(pos, inv)
         return att * np.cos(np.concatenate([ang, ang], 1)), att * np.sin(np.concatenate([ang, ang], 1))
 
-    glob = tables(*(rope_inv or hf_rope)(cfg, d, int(pos.max()) + 1))
+    glob = tables(*(rope_inv or hf_rope)(cfg, d, length or int(pos.max()) + 1))
     loc = tables(1.0 / local[0] ** (np.arange(0, d, 2) / d), 1.0) if local else None
 
     def lin(x, name):  # x W^T + b, the bias when the checkpoint has one
@@ -449,6 +450,15 @@ class TestLlamaReference(unittest.TestCase):
                     self.assertLess(moved, 1e-5)
                 else:
                     self.assertGreater(moved, 1e-3, (name, scaling))
+        # a batch: HF's dynamic base comes from the whole batch's max(position_ids) + 1 (20 here),
+        # also for the packed row whose own largest position is 11
+        cfg = self.llama_cfg(rope_scaling={"rope_type": "dynamic", "factor": 2.0})
+        w = self.llama_weights(cfg, 0)
+        with model_folder(cfg, w) as m:
+            out = m.forward([self.IDS, self.IDS], position_ids=[list(range(20)), packed])["last_hidden_state"]
+        self.assert_matches(out[1], llama_reference(w, cfg, self.IDS, packed, length=20),
+                            "packed row of a batch, dynamic at the batch's length")
+        self.assertGreater(np.abs(out[1] - llama_reference(w, cfg, self.IDS, packed)).max(), 1e-3)
         with self.assertRaises(posemb.Error) as e:
             self.run_llama(self.llama_cfg(), self.IDS, [-1] + offset[1:])
         self.assertIn("position_ids", str(e.exception))

@@ -80,6 +80,8 @@ typedef struct posemb_pe_head {
     const int32_t *qpos, *kpos; /* positions of the queries [nq] and keys [nk] */
     int slot;                   /* thread slot in [0, max_threads), usually the OpenMP thread id */
     int seq;                    /* the sequence's row in the batch, where the layer-input hook keeps its state */
+    int batch_len;              /* the batch's largest position + 1 (what HF's dynamic RoPE scales by); 0: the
+                                   call's own largest position + 1 */
 } posemb_pe_head;
 
 /* Parses spec and builds the PE for dims. The caller owns *out and frees it

@@ -394,10 +394,13 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
                                      model_norm_weight(m, m->L[0].kn_w, d, 1), N, H, KV, d, c->ln_eps);
     float scale = model_attn_scale(c);
     posemb_pe_layer_input_forward(m->pe, 0, la->a, m->B, T, a->pe_layer_scratch);
+    int32_t top = 0; /* the batch's largest position, as the attention passes it (HF's dynamic RoPE) */
+    for (int i = 0; i < N; i++) top = a->pos_attn[i] > top ? a->pos_attn[i] : top;
     for (int bi = 0; bi < m->B; bi++) {
         const int32_t *ps = a->pos_attn + (size_t)bi * T;
         float *row = la->qkv + (size_t)bi * T * ld;
-        posemb_pe_head hd = {.nq = 0, .nk = T, .d = d, .scale = scale, .qpos = ps, .kpos = ps, .seq = bi};
+        posemb_pe_head hd = {
+            .nq = 0, .nk = T, .d = d, .scale = scale, .qpos = ps, .kpos = ps, .seq = bi, .batch_len = top + 1};
         for (int g = 0; g < KV; g++) { /* each key rotated once, however many query heads read it */
             hd.head = g * grp;
             posemb_pe_qk_forward(m->pe, &hd, NULL, ld, row + A + (size_t)g * d, ld);
@@ -405,8 +408,15 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
         for (int h = 0; h < H; h++) {
             float *q = row + (size_t)h * d, *k = row + A + (size_t)(h / grp) * d,
                   *s = out + ((size_t)bi * H + h) * T * T;
-            hd = (posemb_pe_head){
-                .head = h, .nq = T, .nk = 0, .d = d, .scale = scale, .qpos = ps, .kpos = ps, .seq = bi};
+            hd = (posemb_pe_head){.head = h,
+                                  .nq = T,
+                                  .nk = 0,
+                                  .d = d,
+                                  .scale = scale,
+                                  .qpos = ps,
+                                  .kpos = ps,
+                                  .seq = bi,
+                                  .batch_len = top + 1};
             posemb_pe_qk_forward(m->pe, &hd, q, ld, NULL, ld);
             hd.nk = T;
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, ld, k, ld, 0.0f, s, T);

@@ -85,19 +85,39 @@ static void undrop_grad(const posemb_nn_attn_shape *s, int b, int h, float *dp)
     dropout_span(r, base, dp, dp, n);
 }
 
+/* What every head of a call shares: the logit scale, and the batch's largest
+ * position + 1 (HF's dynamic RoPE reads torch.max(position_ids) + 1 over the
+ * whole batch). */
+typedef struct head_common {
+    float scale;
+    int batch_len;
+} head_common;
+
+static head_common common_of(const posemb_nn_attn_shape *s, int d, const int32_t *pos)
+{
+    int32_t top = s->T - 1;
+    if (pos) {
+        top = 0;
+        for (long i = 0; i < (long)s->B * s->T; i++) top = pos[i] > top ? pos[i] : top;
+    }
+    return (head_common){.scale = s->scale > 0.0f ? s->scale : 1.0f / sqrtf((float)d), .batch_len = top + 1};
+}
+
 /* Head h of sequence b's self-attention over T positions ps: queries and keys alike. */
-static posemb_pe_head self_head(int layer, int b, int h, int T, int d, float scale, const int32_t *ps, int slot)
+static posemb_pe_head self_head(int layer, int b, int h, int T, int d, const head_common *hc, const int32_t *ps,
+                                int slot)
 {
     return (posemb_pe_head){.layer = layer,
                             .head = h,
                             .nq = T,
                             .nk = T,
                             .d = d,
-                            .scale = scale,
+                            .scale = hc->scale,
                             .qpos = ps,
                             .kpos = ps,
                             .slot = slot,
-                            .seq = b};
+                            .seq = b,
+                            .batch_len = hc->batch_len};
 }
 
 /* dS = P * (dP - rowsum(P * dP)), in place over dP. */
@@ -157,19 +177,19 @@ static void gqa_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, 
                         const float *keymask, float *probs, float *out, float *scratch, const int32_t *arange)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, KV = kv_heads(s), d = D / H, grp = H / KV, ld = D + 2 * KV * d;
-    float scale = s->scale > 0.0f ? s->scale : 1.0f / sqrtf((float)d);
+    head_common hc = common_of(s, d, pos);
 #pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
     for (int b = 0; b < B; b++)
         for (int g = 0; g < KV; g++) {
             posemb_pe_head hd =
-                self_head(layer, b, g * grp, T, d, scale, positions(pos, b, T, arange), posemb_thread_id());
+                self_head(layer, b, g * grp, T, d, &hc, positions(pos, b, T, arange), posemb_thread_id());
             hd.nq = 0;
             posemb_pe_qk_forward(p, &hd, NULL, ld, qkv + (size_t)b * T * ld + D + (size_t)g * d, ld);
         }
 #pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
-            posemb_pe_head hd = self_head(layer, b, h, T, d, scale, positions(pos, b, T, arange), posemb_thread_id());
+            posemb_pe_head hd = self_head(layer, b, h, T, d, &hc, positions(pos, b, T, arange), posemb_thread_id());
             float *q = qkv + (size_t)b * T * ld + (size_t)h * d,
                   *k = qkv + (size_t)b * T * ld + D + (size_t)(h / grp) * d;
             hd.nk = 0;
@@ -184,7 +204,7 @@ static void gqa_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer,
                          const float *probs, const float *dout, float *dqkv, float *scratch, const int32_t *arange)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, KV = kv_heads(s), d = D / H, grp = H / KV, ld = D + 2 * KV * d;
-    float scale = s->scale > 0.0f ? s->scale : 1.0f / sqrtf((float)d);
+    head_common hc = common_of(s, d, pos);
 #pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
     for (int b = 0; b < B; b++)
         for (int g = 0; g < KV; g++) {
@@ -194,14 +214,14 @@ static void gqa_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer,
             float *drow = dqkv + (size_t)b * T * ld, *dk = drow + D + (size_t)g * d, *dv = dk + (size_t)KV * d;
             for (int i = 0; i < grp; i++) {
                 int h = g * grp + i;
-                posemb_pe_head hd = self_head(layer, b, h, T, d, scale, ps, slot);
+                posemb_pe_head hd = self_head(layer, b, h, T, d, &hc, ps, slot);
                 head_backward(s, p, &hd, row + (size_t)h * d, k, v, ld, probs + ((size_t)b * H + h) * T * T,
                               dout + (size_t)b * T * D + (size_t)h * d, drow + (size_t)h * d, dk, dv, i ? 1.0f : 0.0f,
                               scratch);
                 hd.nk = 0;
                 posemb_pe_qk_backward(p, &hd, drow + (size_t)h * d, ld, NULL, ld);
             }
-            posemb_pe_head hk = self_head(layer, b, g * grp, T, d, scale, ps, slot);
+            posemb_pe_head hk = self_head(layer, b, g * grp, T, d, &hc, ps, slot);
             hk.nq = 0;
             posemb_pe_qk_backward(p, &hk, NULL, ld, dk, ld);
         }
@@ -211,7 +231,7 @@ void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, in
                                  const float *keymask, float *probs, float *out, float *scratch)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
-    float scale = s->scale > 0.0f ? s->scale : 1.0f / sqrtf((float)d);
+    head_common hc = common_of(s, d, pos);
     check_shape(s, p, layer);
     int32_t arange[T];
     for (int t = 0; t < T; t++) arange[t] = t;
@@ -222,7 +242,7 @@ void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, in
 #pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
-            posemb_pe_head hd = self_head(layer, b, h, T, d, scale, positions(pos, b, T, arange), posemb_thread_id());
+            posemb_pe_head hd = self_head(layer, b, h, T, d, &hc, positions(pos, b, T, arange), posemb_thread_id());
             float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             posemb_pe_qk_forward(p, &hd, q, ld, k, ld);
             head_forward(s, p, &hd, q, k, v, ld, keymask ? keymask + (size_t)b * T : NULL,
@@ -235,7 +255,7 @@ void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, i
                                   float *scratch)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
-    float scale = s->scale > 0.0f ? s->scale : 1.0f / sqrtf((float)d);
+    head_common hc = common_of(s, d, pos);
     check_shape(s, p, layer);
     int32_t arange[T];
     for (int t = 0; t < T; t++) arange[t] = t;
@@ -247,7 +267,7 @@ void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, i
 #pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
-            posemb_pe_head hd = self_head(layer, b, h, T, d, scale, positions(pos, b, T, arange), posemb_thread_id());
+            posemb_pe_head hd = self_head(layer, b, h, T, d, &hc, positions(pos, b, T, arange), posemb_thread_id());
             const float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             float *dq = dqkv + (size_t)b * T * ld + (size_t)h * d, *dk = dq + D, *dv = dq + 2 * D;
             head_backward(s, p, &hd, q, k, v, ld, probs + ((size_t)b * H + h) * T * T,

@@ -249,6 +249,7 @@ static void rotate_qk(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, fl
 {
     rope_state *s = c->state;
     int L = s->sc.by_length || s->xpos ? call_length(h) : 0;
+    if (s->sc.by_length && h->batch_len > L) L = h->batch_len; /* HF: the batch's, not the row's */
     rot_tables t = {.cos_t = s->cos_t, .sin_t = s->sin_t, .theta = s->sc.theta, .attn = s->sc.attn};
     int local = s->local_on && h->layer >= 0 && h->layer < c->dims.n_layers && s->local_on[h->layer];
     if (local) t = (rot_tables){.cos_t = s->lcos_t, .sin_t = s->lsin_t, .theta = s->local_theta, .attn = 1.0};
