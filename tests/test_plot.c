@@ -17,7 +17,7 @@
 #include "plot/plot_impl.h"
 #include "posemb/error.h"
 #include "posemb/plot.h"
-#include "posemb/report.h"
+#include "plot/report.h"
 #include "study/study_impl.h"
 #include "testutil.h"
 

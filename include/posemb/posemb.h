@@ -1,8 +1,9 @@
 /* posemb's whole public API in one include: position embeddings (pe.h), the
  * Transformer engine (nn.h, attention.h, model.h), data (tokenizer.h,
  * datasets.h, corpus.h), training (optim.h, trainer.h), analysis (analyze.h,
- * probes.h, indicators.h) and figures (plot.h, report.h). The studies are
- * the CLI's (`posemb study`), not the library's: their headers are internal.
+ * probes.h, indicators.h) and figures (plot.h). The studies and the HTML
+ * reports are the CLI's (`posemb study`, `analyze`), not the library's: their
+ * headers are internal.
  * Link with `pkg-config --cflags --libs posemb`.
  *
  * Conventions: every public symbol starts with posemb_ (macros POSEMB_).
@@ -44,7 +45,6 @@
 #include "posemb/analysis.h"
 #include "posemb/analyze.h"
 #include "posemb/plot.h"
-#include "posemb/report.h"
 
 #include <stddef.h>
 

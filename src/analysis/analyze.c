@@ -12,7 +12,7 @@
 #include "posemb/analyze.h"
 #include "posemb/fileio.h"
 #include "posemb/plot.h"
-#include "posemb/report.h"
+#include "plot/report.h"
 #include "posemb/rng.h"
 #include "posemb/timer.h"
 

@@ -11,7 +11,7 @@
 #include "posemb/fileio.h"
 #include "posemb/model.h"
 #include "posemb/plot.h"
-#include "posemb/report.h"
+#include "plot/report.h"
 
 /* The matrix that describes a checkpoint's PE: APE similarity, else relative vectors'. */
 static posemb_status step_matrix(const posemb_source *s, float **m, int *n, posemb_error *err)

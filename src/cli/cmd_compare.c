@@ -14,7 +14,7 @@
 #include "posemb/fileio.h"
 #include "posemb/model.h"
 #include "posemb/plot.h"
-#include "posemb/report.h"
+#include "plot/report.h"
 #include "posemb/rng.h"
 
 static const char USAGE[] =

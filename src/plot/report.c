@@ -1,7 +1,7 @@
 /* The HTML report: the body is built as one growing string; the page (head,
  * inline CSS, body, footer) is assembled when written. Nothing refers to
  * another file: figures are base64 data: URIs. */
-#include "posemb/report.h"
+#include "plot/report.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "posemb/plot.h"
-#include "posemb/report.h"
+#include "plot/report.h"
 #include "posemb/stats.h"
 #include "study/study.h"
 

@@ -8,7 +8,7 @@
 
 #include "posemb/pe.h"
 #include "posemb/plot.h"
-#include "posemb/report.h"
+#include "plot/report.h"
 #include "study/study.h"
 
 /* A PE spec as a folder name ("ape+rpe" -> "ape_rpe"). */

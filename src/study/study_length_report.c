@@ -11,7 +11,7 @@
 
 #include "posemb/fileio.h"
 #include "posemb/plot.h"
-#include "posemb/report.h"
+#include "plot/report.h"
 #include "posemb/stats.h"
 #include "study_claims.h"
 #include "study_data_impl.h"

@@ -12,7 +12,7 @@
 #include "posemb/fileio.h"
 #include "posemb/metrics.h"
 #include "posemb/plot.h"
-#include "posemb/report.h"
+#include "plot/report.h"
 #include "posemb/stats.h"
 #include "study/study.h"
 #include "study/synthetic.h"
