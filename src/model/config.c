@@ -122,6 +122,25 @@ static posemb_status parse_pe(const cJSON *root, posemb_config *c, const char *p
     return POSEMB_OK;
 }
 
+posemb_status config_get_bool(const cJSON *r, const char *key, int *out, const char *path, posemb_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key);
+    if (!v || cJSON_IsNull(v)) return POSEMB_OK;
+    if (!cJSON_IsBool(v)) return posemb_fail(err, POSEMB_EFORMAT, "%s: \"%s\" must be true or false", path, key);
+    *out = cJSON_IsTrue(v);
+    return POSEMB_OK;
+}
+
+void config_sizes_json(cJSON *r, const posemb_config *c)
+{
+    cJSON_AddNumberToObject(r, "vocab_size", c->vocab_size);
+    cJSON_AddNumberToObject(r, "hidden_size", c->hidden);
+    cJSON_AddNumberToObject(r, "num_hidden_layers", c->layers);
+    cJSON_AddNumberToObject(r, "num_attention_heads", c->heads);
+    cJSON_AddNumberToObject(r, "intermediate_size", c->intermediate);
+    cJSON_AddNumberToObject(r, "max_position_embeddings", c->max_position);
+}
+
 posemb_status config_get_sizes(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
 {
     posemb_status st;
@@ -177,10 +196,8 @@ static posemb_status parse_gpt2(const cJSON *r, posemb_config *c, const char *pa
     if (cJSON_IsFalse(scale))
         return posemb_fail(err, POSEMB_EFORMAT, "%s: \"scale_attn_weights\": false is not supported", path);
     c->intermediate = inner ? inner : 4 * c->hidden;
-    const cJSON *tie = cJSON_GetObjectItemCaseSensitive(r, "tie_word_embeddings");
-    if (tie && !cJSON_IsBool(tie))
-        return posemb_fail(err, POSEMB_EFORMAT, "%s: \"tie_word_embeddings\" must be true or false", path);
-    c->tie_embeddings = !cJSON_IsFalse(tie);
+    c->tie_embeddings = 1; /* GPT2Config's */
+    if ((st = config_get_bool(r, "tie_word_embeddings", &c->tie_embeddings, path, err))) return st;
     if ((st = config_parse_act(config_get_string(r, "activation_function"), &c->act, path, err))) return st;
     const char *own = config_get_string(r, "posemb_pe");
     if (own) snprintf(c->pe, sizeof c->pe, "%s", own);
@@ -400,12 +417,7 @@ static cJSON *encoder_json(const posemb_config *c)
 {
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "model_type", c->arch == POSEMB_ROBERTA ? "roberta" : "bert");
-    cJSON_AddNumberToObject(r, "vocab_size", c->vocab_size);
-    cJSON_AddNumberToObject(r, "hidden_size", c->hidden);
-    cJSON_AddNumberToObject(r, "num_hidden_layers", c->layers);
-    cJSON_AddNumberToObject(r, "num_attention_heads", c->heads);
-    cJSON_AddNumberToObject(r, "intermediate_size", c->intermediate);
-    cJSON_AddNumberToObject(r, "max_position_embeddings", c->max_position);
+    config_sizes_json(r, c);
     cJSON_AddNumberToObject(r, "type_vocab_size", c->type_vocab);
     cJSON_AddNumberToObject(r, "pad_token_id", c->pad_token_id);
     cJSON_AddNumberToObject(r, "layer_norm_eps", config_shortest(c->ln_eps));

@@ -280,14 +280,9 @@ cJSON *config_llama_json(const posemb_config *c)
 {
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "model_type", c->model_type[0] ? c->model_type : "llama");
-    cJSON_AddNumberToObject(r, "vocab_size", c->vocab_size);
-    cJSON_AddNumberToObject(r, "hidden_size", c->hidden);
-    cJSON_AddNumberToObject(r, "num_hidden_layers", c->layers);
-    cJSON_AddNumberToObject(r, "num_attention_heads", c->heads);
+    config_sizes_json(r, c);
     cJSON_AddNumberToObject(r, "num_key_value_heads", c->kv_heads ? c->kv_heads : c->heads);
     cJSON_AddNumberToObject(r, "head_dim", posemb_config_head_dim(c));
-    cJSON_AddNumberToObject(r, "intermediate_size", c->intermediate);
-    cJSON_AddNumberToObject(r, "max_position_embeddings", c->max_position);
     cJSON_AddNumberToObject(r, "rms_norm_eps", config_shortest(c->ln_eps));
     cJSON_AddStringToObject(r, "hidden_act", "silu");
     cJSON_AddBoolToObject(r, "tie_word_embeddings", c->tie_embeddings);

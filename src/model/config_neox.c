@@ -11,16 +11,6 @@
 
 #include "model_impl.h"
 
-/* A boolean key: *out unchanged when absent or null, an error when not a boolean. */
-static posemb_status get_bool(const cJSON *r, const char *key, int *out, const char *path, posemb_error *err)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key);
-    if (!v || cJSON_IsNull(v)) return POSEMB_OK;
-    if (!cJSON_IsBool(v)) return posemb_fail(err, POSEMB_EFORMAT, "%s: \"%s\" must be true or false", path, key);
-    *out = cJSON_IsTrue(v);
-    return POSEMB_OK;
-}
-
 posemb_status config_parse_neox(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
 {
     posemb_status st;
@@ -31,9 +21,9 @@ posemb_status config_parse_neox(const cJSON *r, posemb_config *c, const char *pa
         (st = config_get_float(r, "initializer_range", 0, 10, &c->initializer_range, path, err)) ||
         (st = config_get_float(r, "hidden_dropout", 0, 1, &c->hidden_dropout, path, err)) ||
         (st = config_get_float(r, "attention_dropout", 0, 1, &c->attn_dropout, path, err)) ||
-        (st = get_bool(r, "use_parallel_residual", &c->parallel_residual, path, err)) ||
-        (st = get_bool(r, "attention_bias", &bias, path, err)) ||
-        (st = get_bool(r, "tie_word_embeddings", &c->tie_embeddings, path, err)) ||
+        (st = config_get_bool(r, "use_parallel_residual", &c->parallel_residual, path, err)) ||
+        (st = config_get_bool(r, "attention_bias", &bias, path, err)) ||
+        (st = config_get_bool(r, "tie_word_embeddings", &c->tie_embeddings, path, err)) ||
         (st = config_parse_act(config_get_string(r, "hidden_act"), &c->act, path, err)))
         return st;
     c->attn_bias = c->attn_out_bias = bias;
@@ -68,12 +58,7 @@ cJSON *config_neox_json(const posemb_config *c)
 {
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "model_type", "gpt_neox");
-    cJSON_AddNumberToObject(r, "vocab_size", c->vocab_size);
-    cJSON_AddNumberToObject(r, "hidden_size", c->hidden);
-    cJSON_AddNumberToObject(r, "num_hidden_layers", c->layers);
-    cJSON_AddNumberToObject(r, "num_attention_heads", c->heads);
-    cJSON_AddNumberToObject(r, "intermediate_size", c->intermediate);
-    cJSON_AddNumberToObject(r, "max_position_embeddings", c->max_position);
+    config_sizes_json(r, c);
     cJSON_AddNumberToObject(r, "layer_norm_eps", config_shortest(c->ln_eps));
     cJSON_AddNumberToObject(r, "hidden_dropout", config_shortest(c->hidden_dropout));
     cJSON_AddNumberToObject(r, "attention_dropout", config_shortest(c->attn_dropout));

@@ -34,12 +34,10 @@ static posemb_status parse_layer_types(const cJSON *types, posemb_config *c, con
 /* Qwen2 and Qwen3: use_sliding_window, and the layers from max_window_layers on. */
 static posemb_status parse_qwen_windows(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
 {
-    const cJSON *use = cJSON_GetObjectItemCaseSensitive(r, "use_sliding_window");
-    if (use && !cJSON_IsNull(use) && !cJSON_IsBool(use))
-        return posemb_fail(err, POSEMB_EFORMAT, "%s: \"use_sliding_window\" must be true or false", path);
-    int first = 28; /* Qwen2Config's max_window_layers */
-    posemb_status st = config_get_int(r, "max_window_layers", 0, 1 << 20, &first, path, err);
-    if (!st && cJSON_IsTrue(use) && c->sliding_window > 0)
+    int use = 0, first = 28; /* Qwen2Config's max_window_layers */
+    posemb_status st = config_get_bool(r, "use_sliding_window", &use, path, err);
+    if (!st) st = config_get_int(r, "max_window_layers", 0, 1 << 20, &first, path, err);
+    if (!st && use && c->sliding_window > 0)
         for (int l = first; l < c->layers; l++) set_sliding(c, l);
     return st;
 }

@@ -37,19 +37,11 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     const posemb_layer_params *p = &m->L[l];
     const layer_acts *a = &m->a.layer[l];
     model_acts *s = &m->a;
-    int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
-    size_t ND = (size_t)N * D, NI = (size_t)N * I;
+    int N = m->B * m->T, D = m->cfg.hidden;
+    size_t ND = (size_t)N * D;
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
     memcpy(s->dres, dout, ND * sizeof(float)); /* out = r1 + dropout(ffn) */
-    const float *dffn = model_undrop(m, l, SITE_FFN_OUT, dout, s->dz, (long)ND);
-    memset(s->dga, 0, NI * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D,
-                              POSEMB_NN_W_IN_OUT);
-    memset(s->dfi, 0, NI * sizeof(float));
-    posemb_nn_gelu_backward(s->dfi, s->dga, a->fi, (long)NI, m->cfg.act);
-    memset(s->dh, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I,
-                              POSEMB_NN_W_IN_OUT);
+    decoder_mlp_backward(m, l, model_undrop(m, l, SITE_FFN_OUT, dout, s->dz, (long)ND), POSEMB_NN_W_IN_OUT);
     posemb_nn_layernorm_backward(s->dres, GR(p->ln2_w), GR(p->ln2_b), s->dh, a->r1, p->ln2_w, a->mean2, a->rstd2, N, D);
     memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + dropout(attn) */
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
@@ -66,6 +58,21 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
 
 /* Gemma 3 scales its embeddings by sqrt(hidden), a float32 of the double (HF's torch.tensor(hidden ** 0.5)). */
 static float embed_scale(const posemb_model *m) { return m->cfg.gemma ? (float)sqrt((double)m->cfg.hidden) : 1.0f; }
+
+void decoder_mlp_backward(posemb_model *m, int l, const float *dffn, posemb_nn_wlayout layout)
+{
+    const posemb_layer_params *p = &m->L[l];
+    const layer_acts *a = &m->a.layer[l];
+    model_acts *s = &m->a;
+    int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
+    size_t NI = (size_t)N * I;
+    memset(s->dga, 0, NI * sizeof(float));
+    posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D, layout);
+    memset(s->dfi, 0, NI * sizeof(float));
+    posemb_nn_gelu_backward(s->dfi, s->dga, a->fi, (long)NI, m->cfg.act);
+    memset(s->dh, 0, (size_t)N * D * sizeof(float));
+    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I, layout);
+}
 
 void decoder_embed(posemb_model *m)
 {

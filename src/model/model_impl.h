@@ -26,10 +26,14 @@ posemb_status config_get_int(const cJSON *root, const char *key, int lo, int hi,
 posemb_status config_get_float(const cJSON *root, const char *key, double lo, double hi, float *out, const char *path,
                                posemb_error *err);
 const char *config_get_string(const cJSON *root, const char *key);
+/* A true/false key into *out (0 or 1); absent or null leaves it, anything else is EFORMAT. */
+posemb_status config_get_bool(const cJSON *r, const char *key, int *out, const char *path, posemb_error *err);
 /* The keys BERT's, RoBERTa's, the Llama family's and GPT-NeoX's config.json
  * share: vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
  * intermediate_size, max_position_embeddings, each within its CONFIG_MAX_. */
 posemb_status config_get_sizes(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
+/* And written, in that order. */
+void config_sizes_json(cJSON *r, const posemb_config *c);
 /* Reads path (at most max_bytes) and parses it: *root NULL when it is not
  * JSON, for the caller to say what it expected; EIO from the read. */
 posemb_status config_read_json(const char *path, size_t max_bytes, cJSON **root, posemb_error *err);
@@ -203,6 +207,8 @@ const float *decoder_layers_backward(posemb_model *m, decoder_layer_backward_fn 
 /* and d h0 back to the embeddings (rows of skip_id, HF's padding_idx, get none; -1: none). */
 void decoder_embed_backward(posemb_model *m, const float *dout, int32_t skip_id);
 void decoder_backward(posemb_model *m, const float *dlast);
+/* GPT-2's and GPT-NeoX's GELU MLP backward, dffn (the gradient of its output) -> s->dh (of its input h1). */
+void decoder_mlp_backward(posemb_model *m, int l, const float *dffn, posemb_nn_wlayout layout);
 /* The pre-LayerNorm decoders' whole pass (GPT-2's, GPT-NeoX's) around their own
  * block: embed, the layers, LN_f; and back. */
 typedef void (*decoder_layer_forward_fn)(posemb_model *m, int l, const float *x, float *out);

@@ -59,26 +59,6 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     model_drop_add(m, l, SITE_FFN_OUT, out, a->r1, (long)N * D); /* out = r1 + mlp */
 }
 
-/* The MLP's backward from dout (the block output's gradient) to s->dh, the
- * gradient of LN2's output. */
-static void mlp_backward(posemb_model *m, int l, const float *dout)
-{
-    const posemb_layer_params *p = &m->L[l];
-    const layer_acts *a = &m->a.layer[l];
-    model_acts *s = &m->a;
-    int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
-    size_t ND = (size_t)N * D, NI = (size_t)N * I;
-    const float *dffn = model_undrop(m, l, SITE_FFN_OUT, dout, s->dz, (long)ND);
-    memset(s->dga, 0, NI * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D,
-                              POSEMB_NN_W_OUT_IN);
-    memset(s->dfi, 0, NI * sizeof(float));
-    posemb_nn_gelu_backward(s->dfi, s->dga, a->fi, (long)NI, m->cfg.act);
-    memset(s->dh, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I,
-                              POSEMB_NN_W_OUT_IN);
-}
-
 /* dout [N, D] (grad of block l's output) -> dx [N, D] (grad of its input x), overwritten. */
 static void layer_backward(posemb_model *m, int l, const float *x, const float *dout, float *dx)
 {
@@ -88,7 +68,7 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     int N = m->B * m->T, D = m->cfg.hidden, H = m->cfg.heads;
     size_t ND = (size_t)N * D;
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
-    mlp_backward(m, l, dout);
+    decoder_mlp_backward(m, l, model_undrop(m, l, SITE_FFN_OUT, dout, s->dz, (long)ND), POSEMB_NN_W_OUT_IN);
     memcpy(s->dres, dout, ND * sizeof(float)); /* d r1: out = r1 + mlp */
     if (m->cfg.parallel_residual) {            /* LN2 read x: its gradient goes to dx */
         memcpy(dx, dout, ND * sizeof(float));
