@@ -481,10 +481,62 @@ static void test_tupe_attention(void **state)
     posemb_pe_free(p);
 }
 
+/* lrope at its initialisation rotates as rope does; ssmax multiplies a
+ * query by s ln(n), n = position + 1 in a decoder; temperature by HF
+ * Llama 4's 1 + a ln(floor((x + 1)/f) + 1), on top of the rotation. */
+static void test_lrope_ssmax_temperature(void **state)
+{
+    enum { D = 16, H = 2, d = 8, N = 5 };
+    const char *specs[] = {
+        "rope", "lrope", "lrope:per_head=on", "rope+ssmax", "rope+temperature:floor_scale=4", "rope+temperature"};
+    int32_t pos[N] = {0, 1, 7, 40, 99};
+    float q0[N * d], k0[N * d], ref_q[N * d], ref_k[N * d];
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 5, 1);
+    posemb_rng_fill_normal(&rng, q0, N * d, 1.0f);
+    posemb_rng_fill_normal(&rng, k0, N * d, 1.0f);
+    for (int s = 0; s < 6; s++) {
+        posemb_pe *p = make(specs[s], D, H, 2, 128, 1);
+        float q[N * d], k[N * d];
+        memcpy(q, q0, sizeof q);
+        memcpy(k, k0, sizeof k);
+        posemb_pe_head h = {.layer = 1, .head = 1, .nq = N, .nk = N, .d = d, .qpos = pos, .kpos = pos};
+        posemb_pe_qk_forward(p, &h, q, d, k, d);
+        if (s == 0) {
+            memcpy(ref_q, q, sizeof q);
+            memcpy(ref_k, k, sizeof k);
+        }
+        for (int i = 0; i < N; i++) {
+            double f = 1.0;
+            if (s == 3) f = 0.43 * log(pos[i] + 1.0);
+            if (s == 4) f = 1.0 + 0.1 * log(floor((pos[i] + 1.0) / 4.0) + 1.0);
+            for (int t = 0; t < d; t++) {
+                TU_CLOSE(q[i * d + t], f * ref_q[i * d + t], 2e-6, 2e-6, specs[s], i * d + t);
+                TU_CLOSE(k[i * d + t], ref_k[i * d + t], 2e-6, 2e-6, specs[s], i * d + t); /* keys unscaled */
+            }
+        }
+        posemb_pe_free(p);
+    }
+    /* temperature's factor at floor_scale's steps (8191 + 1 = 8192: the first step up), from HF's formula */
+    posemb_pe *p = make("temperature", D, H, 1, 16, 1);
+    posemb_arena a;
+    posemb_arena_init(&a, 0);
+    posemb_pe_export ex;
+    const posemb_pe_named_matrix *m = export_item(p, 20000, &a, &ex, "logit_factor");
+    int xs[] = {0, 8190, 8191, 16382, 16383, 19999};
+    for (int i = 0; i < 6; i++)
+        TU_CLOSE(m->data[xs[i]], 1.0 + 0.1 * log(floor((xs[i] + 1.0) / 8192.0) + 1.0), 1e-7, 1e-7, "temperature",
+                 xs[i]);
+    assert_true(m->data[8190] == 1.0f && m->data[8191] > 1.0f);
+    posemb_arena_free(&a);
+    posemb_pe_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sin_formula),
+        cmocka_unit_test(test_lrope_ssmax_temperature),
         cmocka_unit_test(test_shift_invariance),
         cmocka_unit_test(test_layers),
         cmocka_unit_test(test_none_permutation_equivariant),

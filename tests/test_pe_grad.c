@@ -131,6 +131,8 @@ static void check_spec_dropout(const char *spec, int causal, float dropout)
     for (int i = 0; i < posemb_pe_n_params(hs->p); i++) {
         const posemb_pe_param *t = posemb_pe_get_param(hs->p, i);
         if (!frequency_param(t->name)) fill(&rng, t->data, (int)t->numel, 0.5f);
+        /* SSMax's s is kept >= 0.01 (prepare): start it well inside. */
+        for (size_t k = 0; strstr(t->name, "ssmax") && k < t->numel; k++) t->data[k] = 0.3f + fabsf(t->data[k]);
         /* KERPLE's r1, r2 are projected onto [0.01, 2] (prepare): start them
          * inside, so that the differences do not cross the boundary. */
         for (size_t k = 0; strstr(t->name, "kerple") && k < t->numel; k++)
@@ -282,6 +284,18 @@ GRAD_TEST(t_tupe_cls_per_layer, "tupe:cls=on,share=off", 0)
 GRAD_TEST(t_tupe_plain, "tupe:ln=off,scale_factor=1", 0)
 GRAD_TEST(t_tupe_layer0, "tupe:share=off,cls=on,layers=0", 1)
 GRAD_TEST(t_ape_tupe, "ape+tupe:scale_factor=3,cls=on", 1)
+/* learned frequencies: their gradient reads the rotated rows the engine kept */
+GRAD_TEST(t_lrope, "lrope", 0)
+GRAD_TEST(t_lrope_per_head_causal, "lrope:per_head=on,pairing=interleaved,base=100", 1)
+/* scales of q: ssmax's s through ln n (position + 1 in a decoder, the length in an encoder), chained after a
+ * rotation (the rotation's backward gets q divided back by the factor); temperature's fixed factor in layer 1 */
+GRAD_TEST(t_ssmax, "ssmax", 1)
+GRAD_TEST(t_ssmax_encoder, "ssmax:s=0.6", 0)
+GRAD_TEST(t_rope_ssmax, "rope+ssmax", 1)
+GRAD_TEST(t_lrope_ssmax, "lrope:per_head=on+ssmax", 1)
+GRAD_TEST(t_ape_ssmax, "ape+ssmax", 1)
+GRAD_TEST(t_lrope_temperature, "lrope+temperature:attn_scale=0.5,floor_scale=2", 1)
+GRAD_TEST(t_irope_nope_layer, "rope:layers=0+temperature:attn_scale=0.5,floor_scale=2,layers=1", 1)
 GRAD_TEST(t_ape_rpe, "ape+rpe:k=3", 0)
 GRAD_TEST(t_lsin_lsrpe, "lsin+lsrpe:k=3", 0)
 GRAD_TEST(t_ape_srpe, "ape+srpe:k=2", 0)
@@ -350,6 +364,15 @@ int main(void)
         cmocka_unit_test(t_tupe_plain),
         cmocka_unit_test(t_tupe_layer0),
         cmocka_unit_test(t_ape_tupe),
+        cmocka_unit_test(t_lrope),
+        cmocka_unit_test(t_lrope_per_head_causal),
+        cmocka_unit_test(t_ssmax),
+        cmocka_unit_test(t_ssmax_encoder),
+        cmocka_unit_test(t_rope_ssmax),
+        cmocka_unit_test(t_lrope_ssmax),
+        cmocka_unit_test(t_ape_ssmax),
+        cmocka_unit_test(t_lrope_temperature),
+        cmocka_unit_test(t_irope_nope_layer),
         cmocka_unit_test(t_ape_rpe),
         cmocka_unit_test(t_lsin_lsrpe),
         cmocka_unit_test(t_ape_srpe),

@@ -60,6 +60,11 @@ static void test_canonical(void **state)
         {"tupe:init_std=0.1,cls=on,share=off", "tupe:share=off,cls=on,ln=on,scale_factor=2,init_std=0.1"},
         {"tupe:scale_factor=1,ln=off,layers=1", "tupe:share=on,cls=off,ln=off,scale_factor=1,layers=1"},
         {"tupe:cls=on+random:max=20", "tupe:share=on,cls=on,ln=on,scale_factor=2+random:max=20"},
+        {"lrope", "lrope:base=10000,pairing=halves,per_head=off"},
+        {"ssmax+lrope:per_head=on", "lrope:base=10000,pairing=halves,per_head=on+ssmax:s=0.43"},
+        {"ssmax:s=0.5,layers=1", "ssmax:s=0.5,layers=1"},
+        {"temperature+rope:layers=0",
+         "rope:base=10000,pairing=halves,frac=1,scaling=none,layers=0+temperature:attn_scale=0.1,floor_scale=8192"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         posemb_pe *p = ok(cases[i][0]);
@@ -142,6 +147,11 @@ static void test_errors(void **state)
     bad("sin:scale=0", "scale");
     bad("srpe:init_std=0.1", "has no option 'init_std'");
     bad("rpe+t5", "combine at most one absolute PE");
+    bad("ssmax+temperature", "both ssmax and temperature are logit-scale PEs");
+    bad("alibi+ssmax", "ssmax scales q.k, not alibi's bias or values");
+    bad("rpe+temperature", "temperature scales q.k, not rpe's bias or values");
+    bad("ssmax:s=0", "ssmax");
+    bad("lrope:per_head=maybe", "per_head");
     bad("rpe:kk=3", "rpe has no option 'kk'");
     bad("rpe:k=0", "outside");
     bad("rpe:k=abc", "not an integer");

@@ -128,7 +128,10 @@ static void rotation_at(const char *spec, const double *w, double attn)
         TU_CLOSE(k[m], attn, 1e-6, 0, spec, m); /* position 0: no rotation, only the factor */
     }
     /* the backward rotation is the transpose: back to the scaled unit pairs */
-    posemb_pe_qk_backward(p, &h, q, d, k, d);
+    float qt[d], kt[d]; /* the rotated rows, as attention keeps them */
+    memcpy(qt, q, sizeof qt);
+    memcpy(kt, k, sizeof kt);
+    posemb_pe_qk_backward(p, &h, qt, d, kt, d, q, d, k, d);
     for (int m = 0; m < d / 2; m++) TU_CLOSE(q[m], attn * attn, 1e-6, 1e-6, spec, m);
     posemb_pe_free(p);
 }

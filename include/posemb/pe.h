@@ -4,8 +4,9 @@
  * A PE is built from a spec string: components joined by '+', each a family
  * name with options, e.g. "ape", "lsin+lsrpe", "rpe:k=64,values=off",
  * "rope:base=500000,pairing=interleaved", "sin:layout=halves",
- * "ape:integration=concat". At most one absolute component (input hook)
- * and one attention component (q/k, logits or values hooks) may be combined.
+ * "ape:integration=concat". At most one absolute component (input hook),
+ * one attention component (q/k, logits or values hooks) and one scale
+ * component (a factor on each query row: "rope+ssmax") may be combined.
  *
  * A PE acts at up to five points of a Transformer; each hook has a forward
  * and a backward:
@@ -105,6 +106,9 @@ POSEMB_API int posemb_pe_has_input(const posemb_pe *p);
 POSEMB_API int posemb_pe_has_qk(const posemb_pe *p);
 POSEMB_API int posemb_pe_has_logits(const posemb_pe *p);
 POSEMB_API int posemb_pe_has_values(const posemb_pe *p);
+/* 1 when a scale component multiplies each query row (ssmax, temperature);
+ * posemb_pe_has_qk is then 1 too, the engine's q/k hook applying it. */
+POSEMB_API int posemb_pe_has_scale(const posemb_pe *p);
 
 /* Parameters: i in 0..n_params-1, or by local name and layer (NULL when
  * there is none); the PE owns them. */
@@ -165,11 +169,18 @@ POSEMB_API posemb_status posemb_pe_input_forward(posemb_pe *p, const int32_t *po
 POSEMB_API void posemb_pe_input_backward(posemb_pe *p, const int32_t *pos, long ntok, const float *x, const float *dy,
                                          float *dx, float *scratch);
 
-/* 2. q/k hook: q [nq, d] (row stride ldq) and k [nk, d] transformed in place. */
+/* 2. q/k hook: q [nq, d] (row stride ldq) and k [nk, d] transformed in place:
+ * the attention component's transform (a rotation), then the scale
+ * component's factor on each query row (ssmax, qtemp). */
 POSEMB_API void posemb_pe_qk_forward(posemb_pe *p, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk);
-/* dq, dk: gradients w.r.t. the transformed q, k, turned in place into
- * gradients w.r.t. the untransformed ones. */
-POSEMB_API void posemb_pe_qk_backward(posemb_pe *p, const posemb_pe_head *h, float *dq, int ldq, float *dk, int ldk);
+/* q, k: the rows as the forward left them (transformed; what attention
+ * read), which learned transforms need for their parameters' gradients; k
+ * (dk) may be NULL when nk is 0, q (dq) when nq is 0. dq [nq, d] (row
+ * stride lddq), dk: gradients w.r.t. the transformed q, k, turned in place
+ * into gradients w.r.t. the untransformed ones; parameter gradients
+ * accumulate. */
+POSEMB_API void posemb_pe_qk_backward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k,
+                                      int ldk, float *dq, int lddq, float *dk, int lddk);
 
 /* 3. Logits hook: s [nq, nk] += positional term. q, k are the (transformed) rows. */
 POSEMB_API void posemb_pe_logits_forward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k,

@@ -48,6 +48,10 @@ static void print_analysis(const posemb_source *s, const posemb_analysis *r, int
                r->regress_cv_mae, r->relative_error, r->dims_moving, s->dim);
     }
     if (r->has_psi) printf("  psi(m) falls strictly up to m = %d\n", r->psi_until);
+    if (!r->has_similarity && !r->has_rel && !r->has_identical && !r->has_correlation && !r->has_bias &&
+        !r->has_regress)
+        printf("  none applies: no table or matrix of position pairs to read (a logit scale is a factor per "
+               "position: 'posemb pe SPEC' writes it)\n");
 }
 
 int cmd_analyze(int argc, char **argv)

@@ -86,6 +86,7 @@ static void list_families(void)
         printf("%-20s %s\n%-20s   options: %s\n", d.name, d.summary, "", d.options[0] ? d.options : "none");
     }
     printf("\nCombine one absolute PE with one relative PE or bias: ape+rpe, lsin+lsrpe, ape+alibi, ...;\n"
+           "a logit scale (ssmax, temperature) with a rotary PE or none: rope+ssmax, lrope+ssmax;\n"
            "add random:max=N to either for randomized positions: ape+random:max=256, rope+random:max=1024\n");
 }
 

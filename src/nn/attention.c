@@ -219,11 +219,11 @@ static void gqa_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer,
                               dout + (size_t)b * T * D + (size_t)h * d, drow + (size_t)h * d, dk, dv, i ? 1.0f : 0.0f,
                               scratch);
                 hd.nk = 0;
-                posemb_pe_qk_backward(p, &hd, drow + (size_t)h * d, ld, NULL, ld);
+                posemb_pe_qk_backward(p, &hd, row + (size_t)h * d, ld, NULL, ld, drow + (size_t)h * d, ld, NULL, ld);
             }
             posemb_pe_head hk = self_head(layer, b, g * grp, T, d, &hc, ps, slot);
             hk.nq = 0;
-            posemb_pe_qk_backward(p, &hk, NULL, ld, dk, ld);
+            posemb_pe_qk_backward(p, &hk, NULL, ld, k, ld, NULL, ld, dk, ld);
         }
 }
 
@@ -272,7 +272,7 @@ void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, i
             float *dq = dqkv + (size_t)b * T * ld + (size_t)h * d, *dk = dq + D, *dv = dq + 2 * D;
             head_backward(s, p, &hd, q, k, v, ld, probs + ((size_t)b * H + h) * T * T,
                           dout + (size_t)b * T * D + (size_t)h * d, dq, dk, dv, 0.0f, scratch);
-            posemb_pe_qk_backward(p, &hd, dq, ld, dk, ld);
+            posemb_pe_qk_backward(p, &hd, q, ld, k, ld, dq, ld, dk, ld);
         }
     posemb_pe_layer_backward_end(p, layer);
 }

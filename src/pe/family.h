@@ -6,8 +6,10 @@
 #include "posemb/pe.h"
 
 /* Input families add to the embeddings, attention families act in attention,
- * position families change the positions the others see (random:max=). */
-typedef enum pe_kind { PE_KIND_INPUT = 1, PE_KIND_ATTENTION = 2, PE_KIND_POSITIONS = 3 } pe_kind;
+ * position families change the positions the others see (random:max=),
+ * scale families multiply each query row by a factor of its position and
+ * the keys it sees (ssmax, qtemp), after the attention family's q/k hook. */
+typedef enum pe_kind { PE_KIND_INPUT = 1, PE_KIND_ATTENTION = 2, PE_KIND_POSITIONS = 3, PE_KIND_SCALE = 4 } pe_kind;
 
 /* Attention hooks a component uses: set from the family's non-NULL hooks
  * before configure, which may clear some (rpe:values=off). */
@@ -48,7 +50,9 @@ typedef struct pe_family {
 
     /* Attention families (see pe.h for the meaning of each hook). */
     void (*qk_forward)(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk);
-    void (*qk_backward)(pe_comp *c, const posemb_pe_head *h, float *dq, int ldq, float *dk, int ldk);
+    /* q, k: this component's output rows (pe.h); dq, dk turned into gradients w.r.t. its input. */
+    void (*qk_backward)(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                        float *dq, int lddq, float *dk, int lddk);
     void (*logits_forward)(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                            float *s, int lds);
     void (*logits_backward)(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
@@ -61,6 +65,11 @@ typedef struct pe_family {
     size_t (*layer_scratch)(const pe_comp *c, long ntok);
     void (*layer_input_forward)(pe_comp *c, int layer, const float *x, int B, int T, float *scratch);
     void (*layer_input_backward)(pe_comp *c, int layer, const float *x, int B, int T, float *dx, float *scratch);
+
+    /* Scale families: f [nq] <- the factor of each query row of the call; and, given
+     * df [nq] = d loss / d f, the parameters' gradients (accumulated). */
+    void (*q_factors)(pe_comp *c, const posemb_pe_head *h, float *f);
+    void (*q_factors_backward)(pe_comp *c, const posemb_pe_head *h, const float *df);
 
     /* Appends the matrices that define the PE for n positions. */
     posemb_status (*export)(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err);

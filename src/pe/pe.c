@@ -1,5 +1,5 @@
-/* A PE: up to one input component and one attention component, their
- * parameters, and the dispatch of the five hooks. The input integration
+/* A PE: up to one input component, one attention component and one scale
+ * component, their parameters, and the dispatch of the five hooks. The input integration
  * (add, or concat followed by a learned projection) is generic and serves
  * every absolute family. */
 #include <cblas.h>
@@ -18,11 +18,12 @@ struct posemb_pe {
     posemb_pe_dims dims;
     char name[128], spec[400];
     int n_comps;
-    pe_comp comps[3];
-    pe_comp *input, *attn, *positions; /* positions: random:max=, drawn positions for the other two */
-    int concat;                        /* input integration: 0 add, 1 concat + projection */
-    double input_scale;                /* add: y = x + s P, s = input_scale (the amplitude question, docs/study.md) */
-    int learned_scale, scale_param;    /* learned_scale=on: s is params[scale_param], starting at input_scale */
+    pe_comp comps[PE_MAX_COMPS];
+    pe_comp *input, *attn, *scale, *positions; /* positions: random:max=, drawn positions for the others */
+    pe_slots qscale;    /* scale: per thread, a call's factors f [max_len], df [max_len] and q before them */
+    int concat;         /* input integration: 0 add, 1 concat + projection */
+    double input_scale; /* add: y = x + s P, s = input_scale (the amplitude question, docs/study.md) */
+    int learned_scale, scale_param; /* learned_scale=on: s is params[scale_param], starting at input_scale */
     int proj_w; /* concat: index of the projection weight [D, D + width] in params, then the bias [D] */
     int n_params, cap_params;
     posemb_pe_param *params;
@@ -109,14 +110,18 @@ static posemb_status add_comp(posemb_pe *p, pe_spec_comp *sc, posemb_error *err)
             snprintf(known + strlen(known), sizeof known - strlen(known), ", %s", PE_FAMILIES[i]->name);
         return posemb_fail(err, POSEMB_EINVAL, "spec '%s': unknown PE '%s' (known: %s)", p->spec, sc->family, known);
     }
-    pe_comp **slot = f->kind == PE_KIND_INPUT ? &p->input : f->kind == PE_KIND_ATTENTION ? &p->attn : &p->positions;
+    pe_comp **slot = f->kind == PE_KIND_INPUT       ? &p->input
+                     : f->kind == PE_KIND_ATTENTION ? &p->attn
+                     : f->kind == PE_KIND_SCALE     ? &p->scale
+                                                    : &p->positions;
     if (*slot)
         return posemb_fail(err, POSEMB_EINVAL,
                            "spec '%s': both %s and %s are %s PEs; combine at most one absolute PE "
-                           "with one relative PE or bias",
+                           "with one relative PE or bias (and one logit scale)",
                            p->spec, (*slot)->fam->name, f->name,
                            f->kind == PE_KIND_INPUT       ? "absolute"
                            : f->kind == PE_KIND_ATTENTION ? "attention"
+                           : f->kind == PE_KIND_SCALE     ? "logit-scale"
                                                           : "position");
     pe_comp *c = &p->comps[p->n_comps++];
     memset(c, 0, sizeof *c);
@@ -134,7 +139,7 @@ static posemb_status add_comp(posemb_pe *p, pe_spec_comp *sc, posemb_error *err)
                (f->values_forward ? PE_HOOK_VALUES : 0) | (f->layer_input_forward ? PE_HOOK_LAYER_INPUT : 0);
     posemb_status st = f->kind == PE_KIND_INPUT ? input_options(p, c, &sc->opts, err) : POSEMB_OK;
     if (!st) st = f->configure(c, &sc->opts, err);
-    if (!st && f->kind == PE_KIND_ATTENTION) st = pe_layers_configure(c, &sc->opts, err);
+    if (!st && (f->kind == PE_KIND_ATTENTION || f->kind == PE_KIND_SCALE)) st = pe_layers_configure(c, &sc->opts, err);
     if (!st) st = reject_unused(&sc->opts, f, err);
     if (st || f->kind != PE_KIND_INPUT) return st;
     if (!p->concat) pe_canon_add(c, "integration=add");
@@ -172,12 +177,27 @@ static void join_names(posemb_pe *p)
 
 static int is_none(const pe_spec_comp *sc) { return sc->family[0] == 'n' && !strcmp(sc->family, "none"); }
 
-/* 0 for absolute families, 2 for position families, 1 for the rest (and
- * unknown names, reported by add_comp). */
+/* 0 for absolute families, 2 for scale families, 3 for position families,
+ * 1 for the rest (and unknown names, reported by add_comp). */
 static int comp_rank(const pe_spec_comp *sc)
 {
     const pe_family *f = pe_family_find(sc->family);
-    return f && f->kind == PE_KIND_INPUT ? 0 : f && f->kind == PE_KIND_POSITIONS ? 2 : 1;
+    if (!f) return 1;
+    return f->kind == PE_KIND_INPUT ? 0 : f->kind == PE_KIND_SCALE ? 2 : f->kind == PE_KIND_POSITIONS ? 3 : 1;
+}
+
+/* A scale multiplies q.k: it composes with a q/k transform (a rotation) or
+ * with none, not with a bias or value term, which it would leave unscaled. */
+static posemb_status check_scale_comp(posemb_pe *p, posemb_error *err)
+{
+    if (!p->scale) return POSEMB_OK;
+    if (p->attn && (p->attn->hooks & (PE_HOOK_LOGITS | PE_HOOK_VALUES | PE_HOOK_LAYER_INPUT)))
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "spec '%s': %s scales q.k, not %s's bias or values; combine it with a rotary PE (rope, "
+                           "lrope, xpos) or use it alone",
+                           p->spec, p->scale->fam->name, p->attn->fam->name);
+    int n = p->dims.max_len;
+    return pe_slots_init(&p->qscale, p->dims.max_threads, (size_t)n * (2 + (size_t)p->dims.head_dim), err);
 }
 
 /* random:max=N feeds drawn positions to the other components: there must be
@@ -186,7 +206,7 @@ static posemb_status check_positions_comp(posemb_pe *p, posemb_error *err)
 {
     const pe_comp *r = p->positions;
     if (!r) return POSEMB_OK;
-    int reads = p->input || (p->attn && !p->attn->fam->no_positions);
+    int reads = p->input || (p->attn && !p->attn->fam->no_positions) || (p->scale && !p->scale->fam->no_positions);
     if (!reads)
         return posemb_fail(err, POSEMB_EINVAL,
                            "spec '%s': random draws the positions another PE reads; combine it with one that reads "
@@ -214,11 +234,12 @@ static posemb_status build(posemb_pe *p, const char *spec, posemb_error *err)
     /* The absolute component first, whatever the spec's order: parameters,
      * the canonical spec and exports then follow the Transformer's order,
      * so "rpe+ape" and "ape+rpe" lay out their parameters identically. */
-    for (int rank = 0; rank < 3; rank++)
+    for (int rank = 0; rank < 4; rank++)
         for (int i = 0; i < n; i++)
             if (!is_none(&sc[i]) && comp_rank(&sc[i]) == rank && (st = add_comp(p, &sc[i], err))) return st;
     join_names(p);
-    return check_positions_comp(p, err);
+    st = check_positions_comp(p, err);
+    return st ? st : check_scale_comp(p, err);
 }
 
 /* posemb_pe_create with the length defaults of a build for len0 positions. */
@@ -272,8 +293,8 @@ static float *bound_block(const posemb_pe *p, int grads)
 /* Points the component pointers of to, a copy of from, at its own components. */
 static void relink(posemb_pe *to, const posemb_pe *from)
 {
-    pe_comp **slots[] = {&to->input, &to->attn, &to->positions};
-    for (int i = 0; i < 3; i++)
+    pe_comp **slots[] = {&to->input, &to->attn, &to->scale, &to->positions};
+    for (int i = 0; i < 4; i++)
         if (*slots[i]) *slots[i] = to->comps + (*slots[i] - from->comps);
     for (int i = 0; i < to->n_comps; i++) to->comps[i].owner = to;
 }
@@ -319,6 +340,7 @@ void posemb_pe_free(posemb_pe *p)
         if (p->comps[i].fam->destroy) p->comps[i].fam->destroy(&p->comps[i]);
         free(p->comps[i].layer_on);
     }
+    pe_slots_free(&p->qscale);
     free(p->params);
     free(p->own);
     free(p);
@@ -329,7 +351,8 @@ const char *posemb_pe_name(const posemb_pe *p) { return p->name; }
 const posemb_pe_dims *posemb_pe_get_dims(const posemb_pe *p) { return &p->dims; }
 
 int posemb_pe_has_input(const posemb_pe *p) { return p->input != NULL; }
-int posemb_pe_has_qk(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_QK); }
+int posemb_pe_has_qk(const posemb_pe *p) { return p->scale || (p->attn && (p->attn->hooks & PE_HOOK_QK)); }
+int posemb_pe_has_scale(const posemb_pe *p) { return p->scale != NULL; }
 int posemb_pe_has_logits(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_LOGITS); }
 int posemb_pe_has_values(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_VALUES); }
 int posemb_pe_has_layer_input(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_LAYER_INPUT); }
@@ -530,14 +553,60 @@ void posemb_pe_input_backward(posemb_pe *p, const int32_t *pos, long ntok, const
 
 /* ---- 2-4. attention hooks --------------------------------------------- */
 
-void posemb_pe_qk_forward(posemb_pe *p, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk)
+static int attn_qk_on(const posemb_pe *p, int layer)
 {
-    if (posemb_pe_has_qk(p) && pe_layer_on(p->attn, h->layer)) p->attn->fam->qk_forward(p->attn, h, q, ldq, k, ldk);
+    return p->attn && (p->attn->hooks & PE_HOOK_QK) && pe_layer_on(p->attn, layer);
 }
 
-void posemb_pe_qk_backward(posemb_pe *p, const posemb_pe_head *h, float *dq, int ldq, float *dk, int ldk)
+static int scale_on(const posemb_pe *p, const posemb_pe_head *h)
 {
-    if (posemb_pe_has_qk(p) && pe_layer_on(p->attn, h->layer)) p->attn->fam->qk_backward(p->attn, h, dq, ldq, dk, ldk);
+    return p->scale && h->nq > 0 && pe_layer_on(p->scale, h->layer);
+}
+
+void posemb_pe_qk_forward(posemb_pe *p, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk)
+{
+    if (attn_qk_on(p, h->layer)) p->attn->fam->qk_forward(p->attn, h, q, ldq, k, ldk);
+    if (!scale_on(p, h)) return;
+    float *f = pe_slot(&p->qscale, h->slot);
+    p->scale->fam->q_factors(p->scale, h, f);
+    for (int i = 0; i < h->nq; i++)
+        for (int t = 0; t < p->dims.head_dim; t++) q[(size_t)i * ldq + t] *= f[i];
+}
+
+/* The scale's backward: q_out = f q_in, so d loss / d f_i = q_in_i . dq_i
+ * and dq_in = f dq. q_in = q_out / f goes to qin for the attention
+ * component's backward; where f_i = 0 (SSMax's first query, log 1 = 0)
+ * dq_in_i is 0, so no gradient depends on that row and it is set to 0. */
+static void scale_backward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, float *dq, int lddq,
+                           float *qin)
+{
+    int d = p->dims.head_dim, n = p->dims.max_len;
+    float *f = pe_slot(&p->qscale, h->slot), *df = f + n;
+    p->scale->fam->q_factors(p->scale, h, f);
+    for (int i = 0; i < h->nq; i++) {
+        const float *qi = q + (size_t)i * ldq;
+        float *dqi = dq + (size_t)i * lddq, inv = f[i] != 0.0f ? 1.0f / f[i] : 0.0f;
+        double g = 0.0;
+        for (int t = 0; t < d; t++) {
+            qin[(size_t)i * d + t] = qi[t] * inv;
+            g += (double)qi[t] * inv * dqi[t];
+            dqi[t] *= f[i];
+        }
+        df[i] = (float)g;
+    }
+    if (p->scale->fam->q_factors_backward) p->scale->fam->q_factors_backward(p->scale, h, df);
+}
+
+void posemb_pe_qk_backward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                           float *dq, int lddq, float *dk, int lddk)
+{
+    if (scale_on(p, h)) {
+        float *qin = pe_slot(&p->qscale, h->slot) + 2 * (size_t)p->dims.max_len;
+        scale_backward(p, h, q, ldq, dq, lddq, qin);
+        q = qin;
+        ldq = p->dims.head_dim;
+    }
+    if (attn_qk_on(p, h->layer)) p->attn->fam->qk_backward(p->attn, h, q, ldq, k, ldk, dq, lddq, dk, lddk);
 }
 
 void posemb_pe_logits_forward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
@@ -591,6 +660,7 @@ void posemb_pe_layer_backward_end(posemb_pe *p, int layer)
 {
     POSEMB_REQUIRE(posemb_pe_is_bound(p, 1), "PE backward without gradient memory (posemb_pe_bind)");
     if (p->attn && p->attn->fam->layer_backward_end) p->attn->fam->layer_backward_end(p->attn, layer);
+    if (p->scale && p->scale->fam->layer_backward_end) p->scale->fam->layer_backward_end(p->scale, layer);
 }
 
 /* ---- what the PE is, as numbers ---------------------------------------- */

@@ -267,9 +267,11 @@ void rope_qk_forward(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, flo
     rotate_qk(c, h, q, ldq, k, ldk, 1.0f);
 }
 
-void rope_qk_backward(pe_comp *c, const posemb_pe_head *h, float *dq, int ldq, float *dk, int ldk)
+void rope_qk_backward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk, float *dq,
+                      int lddq, float *dk, int lddk)
 {
-    rotate_qk(c, h, dq, ldq, dk, ldk, -1.0f);
+    (void)q, (void)ldq, (void)k, (void)ldk; /* the rotation is fixed: its transpose needs no rows */
+    rotate_qk(c, h, dq, lddq, dk, lddk, -1.0f);
 }
 
 /* xPos's q.k factor for query i and key j: zeta_m^((i - j)/gamma); 1 without xPos. */

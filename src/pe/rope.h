@@ -9,7 +9,8 @@
 posemb_status rope_configure_as(pe_comp *c, pe_opts *o, int xpos, posemb_error *err);
 void rope_destroy(pe_comp *c);
 void rope_qk_forward(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk);
-void rope_qk_backward(pe_comp *c, const posemb_pe_head *h, float *dq, int ldq, float *dk, int ldk);
+void rope_qk_backward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk, float *dq,
+                      int lddq, float *dk, int lddk);
 posemb_status rope_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err);
 
 #endif

@@ -205,10 +205,12 @@ static void tupe_qk_forward(pe_comp *c, const posemb_pe_head *h, float *q, int l
     if (q) scale_rows(q, h->nq, c->head_dim, ldq, s->qscale);
 }
 
-static void tupe_qk_backward(pe_comp *c, const posemb_pe_head *h, float *dq, int ldq, float *dk, int ldk)
+static void tupe_qk_backward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                             float *dq, int lddq, float *dk, int lddk)
 {
+    (void)q, (void)ldq, (void)k, (void)ldk, (void)dk, (void)lddk;
     const tupe_state *s = c->state;
-    if (dq) scale_rows(dq, h->nq, c->head_dim, ldq, s->qscale);
+    if (dq) scale_rows(dq, h->nq, c->head_dim, lddq, s->qscale);
 }
 
 /* With cls=on, query i is [CLS] when it stands at the sequence's first

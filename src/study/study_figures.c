@@ -52,7 +52,9 @@ study_family study_pe_family(const char *spec)
     int attention = posemb_pe_has_qk(p) || posemb_pe_has_logits(p) || posemb_pe_has_values(p);
     if (posemb_pe_has_input(p) && attention) f = STUDY_FAMILY_BOTH;
     else if (posemb_pe_has_layer_input(p)) f = STUDY_FAMILY_DATA;
-    else if (posemb_pe_has_qk(p) && !posemb_pe_has_logits(p)) f = STUDY_FAMILY_ROTARY; /* tupe's q/k hook only scales */
+    else if (posemb_pe_has_qk(p) && !posemb_pe_has_logits(p) && strstr(posemb_pe_spec(p), "pairing="))
+        f = STUDY_FAMILY_ROTARY;                            /* tupe's q/k hook only scales; ssmax's too */
+    else if (posemb_pe_has_scale(p)) f = STUDY_FAMILY_BIAS; /* a factor on the logits: ssmax, temperature alone */
     else if (posemb_pe_has_values(p)) f = STUDY_FAMILY_RELATIVE;
     else if (posemb_pe_has_logits(p)) f = !random && !reads_positions(spec) ? STUDY_FAMILY_DATA : STUDY_FAMILY_BIAS;
     else if (posemb_pe_has_input(p)) f = STUDY_FAMILY_ABSOLUTE;
