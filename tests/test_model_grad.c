@@ -42,6 +42,7 @@ static int llama_biases;   /* 1: HF Llama's attention_bias and mlp_bias */
 static int llama_qk_norm;  /* 1: Qwen3's q_norm and k_norm */
 static int llama_window;   /* > 0: layer 1 attends through a sliding window of this many tokens */
 static int llama_gemma;    /* 1: Gemma 3's block (1 + w norms, post-norms, scaled embeddings, GeGLU, q/k norms) */
+static int llama_llama4;   /* 1: Llama 4: layer 0 rotates, q/k normalised without weight, in chunks of 2 */
 static int neox_serial;    /* 1: GPT-NeoX with use_parallel_residual false */
 static int neox_no_bias;   /* 1: GPT-NeoX with attention_bias false */
 
@@ -70,6 +71,11 @@ static void setup_model(harness *hs, posemb_arch arch, const char *spec, int tra
         c.sliding_window = llama_window;
         c.sliding_layers[0] = 1u << 1;
     }
+    if (arch == POSEMB_LLAMA && llama_llama4) {
+        c.llama4 = c.qk_unit_norm = 1;
+        c.rope_layers[0] = c.chunked_layers[0] = 1u << 0;
+        c.attention_chunk = 2;
+    }
     if (arch == POSEMB_NEOX) c.parallel_residual = !neox_serial;
     if (arch == POSEMB_NEOX) c.attn_bias = c.attn_out_bias = !neox_no_bias;
     snprintf(c.pe, sizeof c.pe, "%s", spec);
@@ -87,6 +93,8 @@ static void setup_model(harness *hs, posemb_arch arch, const char *spec, int tra
         /* KERPLE's r1, r2 are projected onto [0.01, 2]: start them inside */
         for (size_t k = 0; strstr(p->name, "kerple") && k < p->numel; k++)
             w[p->offset + k] = fminf(0.2f + fabsf(w[p->offset + k]), 1.9f);
+        for (size_t k = 0; strstr(p->name, "ssmax") && k < p->numel; k++) /* kept >= 0.01: start inside */
+            w[p->offset + k] = 0.4f + 0.2f * fabsf(w[p->offset + k]);     /* and moderate: s ln n sharpens softmax */
     }
     posemb_pe_prepare(posemb_model_pe(hs->m));
     posemb_model_set_train(hs->m, train, 99, 3); /* fixed dropout decisions: a deterministic function */
@@ -117,6 +125,10 @@ static void check_model_mode(posemb_arch arch, const char *spec, int train)
         float h = strstr(p->name, "frequencies") ? 5e-3f / MAXPOS : 5e-3f;
         /* Gemma's embeddings enter times sqrt(D): the same step in what the layers see */
         if (llama_gemma && strstr(p->name, "embed_tokens")) h /= sqrtf((float)D);
+        /* Llama 4 here: layer 0's weightless q/k norm and the scaled logits of layer 1 curve the loss in the
+         * embeddings; at 5e-3 the truncation error h^2 f'''/6 of one embedding (token 2, feature 7) passes
+         * the tolerance, at 2e-3 it agrees (a grid of steps 5e-4 around it gave the analytic slope) */
+        if (llama_llama4 && strstr(p->name, "embed_tokens")) h = 2e-3f;
         for (size_t k = 0; k < p->numel; k++) {
             float *x = w + p->offset + k, keep = *x;
             *x = keep + h;
@@ -311,6 +323,18 @@ static void test_gemma3(void **state)
     llama_gemma = llama_window = llama_head_dim = 0;
 }
 
+/* Llama 4 (dense): layer 0 rotates in chunks of 2 tokens with its q and k heads normalised without
+ * weight, layer 1 is global with the temperature (or SSMax) on its queries; in training mode too. */
+static void test_llama4(void **state)
+{
+    (void)state;
+    llama_llama4 = 1;
+    check_model(POSEMB_LLAMA, "rope:pairing=interleaved,layers=0+temperature:attn_scale=0.5,floor_scale=2,layers=1");
+    check_model_mode(POSEMB_LLAMA, "rope:pairing=interleaved,layers=0+temperature:floor_scale=1,layers=1", 1);
+    check_model(POSEMB_LLAMA, "lrope:layers=0+ssmax:layers=1");
+    llama_llama4 = 0;
+}
+
 static void test_qwen3(void **state)
 {
     (void)state;
@@ -349,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_llama_head_dim),
         cmocka_unit_test(test_qwen3),
         cmocka_unit_test(test_gemma3),
+        cmocka_unit_test(test_llama4),
         cmocka_unit_test(test_neox),
         cmocka_unit_test(test_bert),
         cmocka_unit_test(test_roberta),

@@ -664,6 +664,25 @@ def gemma3_reference(w, cfg, ids):
     return h, h @ w["model.embed_tokens.weight"].T
 
 
+def numpy_forward(case, cfg):
+    """case.weights(cfg) in a folder: the weights, Model.forward of TestLlamaReference.IDS, the PE spec."""
+    w = case.weights(cfg)
+    with model_folder(cfg, w) as m:
+        return w, m.forward([TestLlamaReference.IDS]), m.config["pe"]
+
+
+def numpy_check(case, cfg, what, label, reference):
+    """Hidden states and logits of cfg's folder against reference (within 1e-5 of their scale);
+    returns posemb's output and the PE spec it read."""
+    w, out, spec = numpy_forward(case, cfg)
+    h, logits = reference(w, cfg, TestLlamaReference.IDS)
+    for name, got, want in (("hidden", out["last_hidden_state"][0], h), ("logits", out["logits"][0], logits)):
+        err = np.abs(got - want).max() / np.abs(want).max()
+        print("%s %s, %s: max |posemb - numpy| / max |numpy| = %.2e" % (label, what, name, err), file=sys.stderr)
+        case.assertLess(err, 1e-5, (what, name))
+    return out, spec
+
+
 class TestGemma3(unittest.TestCase):
     """Gemma 3's text decoder (gemma3_text), a folder written here with random weights, against
     gemma3_reference; needs no ../shared."""
@@ -695,18 +714,8 @@ class TestGemma3(unittest.TestCase):
         return {k: ((0.2 if k.endswith("norm.weight") else 0.3) * rng.standard_normal(s)).astype(np.float32)
                 for k, s in shapes.items()}
 
-    def forward(self, cfg):
-        w = self.weights(cfg)
-        with model_folder(cfg, w) as m:
-            return w, m.forward([TestLlamaReference.IDS]), m.config["pe"]
-
     def check(self, cfg, what):
-        w, out, spec = self.forward(cfg)
-        h, logits = gemma3_reference(w, cfg, TestLlamaReference.IDS)
-        for name, got, want in (("hidden", out["last_hidden_state"][0], h), ("logits", out["logits"][0], logits)):
-            err = np.abs(got - want).max() / np.abs(want).max()
-            print("gemma3 %s, %s: max |posemb - numpy| / max |numpy| = %.2e" % (what, name, err), file=sys.stderr)
-            self.assertLess(err, 1e-5, (what, name))
+        out, spec = numpy_check(self, cfg, what, "gemma3", gemma3_reference)
         return out["last_hidden_state"][0], spec
 
     def test_matches_numpy_in_both_config_forms(self):
@@ -723,9 +732,9 @@ class TestGemma3(unittest.TestCase):
                                    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
         b, _ = self.check(v5, "transformers 5 keys")
         self.assertLess(np.abs(a - b).max(), 1e-6)
-        w, out, _ = self.forward(dict(self.CFG, posemb_pe="rope:base=1000000,scaling=linear,factor=8"))
+        w, out, _ = numpy_forward(self, dict(self.CFG, posemb_pe="rope:base=1000000,scaling=linear,factor=8"))
         self.assertGreater(np.abs(out["last_hidden_state"][0] - a).max(), 1e-3)
-        w, out, _ = self.forward(dict(self.CFG, sliding_window=None))
+        w, out, _ = numpy_forward(self, dict(self.CFG, sliding_window=None))
         self.assertGreater(np.abs(out["last_hidden_state"][0] - a).max(), 1e-3)
 
     def test_train_save_load_round_trip(self):
@@ -753,6 +762,147 @@ class TestGemma3(unittest.TestCase):
             with tempfile.TemporaryDirectory() as d:
                 with open(os.path.join(d, "config.json"), "w") as f:
                     json.dump(dict(self.CFG, **kw), f)
+                with self.assertRaisesRegex(posemb.Error, "config.json: .*" + msg):
+                    posemb.Model(d)
+
+
+def llama4_reference(w, cfg, ids):
+    """HF's Llama4ForCausalLM (text, dense layers: moe_layers []) in float64 numpy, from
+    modeling_llama4.py and configuration_llama4.py of transformers e2372ffabdf6: pre-RMSNorm;
+    RoPE on the layers with no_rope_layers[l] = 1 in Meta's interleaved pairs (apply_rotary_emb's
+    complex freqs_cis: pair m is x[2m], x[2m+1]); then, on those layers with use_qk_norm, q and k
+    heads RMS-normalised without weight (Llama4TextL2Norm, eps rms_norm_eps); on the others, with
+    attn_temperature_tuning, q times 1 + attn_scale ln(floor((x + 1)/floor_scale) + 1); q.k times
+    head_dim^-1/2; chunked_attention layers (layer_types, default the RoPE layers) see the keys
+    j <= i with j // C == i // C, full_attention ones every j <= i; SwiGLU of width
+    intermediate_size_mlp under feed_forward. Returns (last hidden state, logits)."""
+    H, KV, d, D = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"], cfg["hidden_size"]
+    eps, T, L = cfg["rms_norm_eps"], len(ids), cfg["num_hidden_layers"]
+    rope_on = cfg.get("no_rope_layers") or [int((i + 1) % cfg.get("no_rope_layer_interval", 4) != 0)
+                                             for i in range(L)]
+    C = cfg.get("attention_chunk_size", 8192)
+    types = cfg.get("layer_types") or ["chunked_attention" if r else "full_attention" for r in rope_on]
+    w = {k: v.astype(np.float64) for k, v in w.items()}
+    pos = np.arange(T)
+    inv, _ = hf_rope(cfg, d, T)
+    ang = np.outer(pos, inv)
+    cos, sin = np.cos(ang), np.sin(ang)
+    temp = 1.0 + cfg.get("attn_scale", 0.1) * np.log(np.floor((pos + 1.0) / cfg.get("floor_scale", 8192)) + 1.0)
+
+    def rms(x, g=None):
+        y = x / np.sqrt((x * x).mean(-1, keepdims=True) + eps)
+        return y if g is None else y * g
+
+    def rotate(x):  # [heads, T, d], pairs (2m, 2m + 1)
+        a, b = x[..., 0::2], x[..., 1::2]
+        out = np.empty_like(x)
+        out[..., 0::2], out[..., 1::2] = a * cos - b * sin, a * sin + b * cos
+        return out
+
+    causal = np.triu(np.full((T, T), -np.inf), 1)
+    chunked = causal + np.where(pos[None, :] // C == pos[:, None] // C, 0.0, -np.inf) if C else causal
+    h = w["model.embed_tokens.weight"][ids]
+    for l in range(L):
+        p = "model.layers.%d." % l
+        a = rms(h, w[p + "input_layernorm.weight"])
+        q = (a @ w[p + "self_attn.q_proj.weight"].T).reshape(T, H, d).transpose(1, 0, 2)
+        k = (a @ w[p + "self_attn.k_proj.weight"].T).reshape(T, KV, d).transpose(1, 0, 2)
+        v = (a @ w[p + "self_attn.v_proj.weight"].T).reshape(T, KV, d).transpose(1, 0, 2)
+        if rope_on[l]:
+            q, k = rotate(q), rotate(k)
+            if cfg.get("use_qk_norm", True):
+                q, k = rms(q), rms(k)
+        elif cfg.get("attn_temperature_tuning", True):
+            q = q * temp[None, :, None]
+        k, v = np.repeat(k, H // KV, 0), np.repeat(v, H // KV, 0)
+        s = q @ k.transpose(0, 2, 1) * d ** -0.5 + (chunked if types[l] == "chunked_attention" else causal)
+        s = np.exp(s - s.max(-1, keepdims=True))
+        z = ((s / s.sum(-1, keepdims=True)) @ v).transpose(1, 0, 2).reshape(T, H * d)
+        h = h + z @ w[p + "self_attn.o_proj.weight"].T
+        m = rms(h, w[p + "post_attention_layernorm.weight"])
+        f = m @ w[p + "feed_forward.gate_proj.weight"].T
+        f = f / (1.0 + np.exp(-f)) * (m @ w[p + "feed_forward.up_proj.weight"].T)
+        h = h + f @ w[p + "feed_forward.down_proj.weight"].T
+    h = rms(h, w["model.norm.weight"])
+    return h, h @ w["lm_head.weight"].T
+
+
+class TestLlama4(unittest.TestCase):
+    """Llama 4's text decoder (llama4_text, dense layers), a folder written here with random
+    weights, against llama4_reference; needs no ../shared. 20 tokens, chunks of 8: layer 3 is
+    NoPE (every fourth), global, with the temperature (floor_scale 3 so that it moves here)."""
+
+    CFG = {"model_type": "llama4_text", "architectures": ["Llama4ForCausalLM"], "vocab_size": 50,
+           "hidden_size": 32, "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
+           "head_dim": 8, "intermediate_size": 24, "intermediate_size_mlp": 40, "max_position_embeddings": 64,
+           "rms_norm_eps": 1e-5, "hidden_act": "silu", "rope_theta": 10000.0,
+           "rope_scaling": {"rope_type": "llama3", "factor": 2.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                            "original_max_position_embeddings": 16},
+           "attention_chunk_size": 8, "use_qk_norm": True, "attn_temperature_tuning": True, "floor_scale": 3,
+           "attn_scale": 0.5, "moe_layers": [], "tie_word_embeddings": False, "attention_bias": False}
+
+    @staticmethod
+    def weights(cfg):
+        D, I, d, V = cfg["hidden_size"], cfg["intermediate_size_mlp"], cfg["head_dim"], cfg["vocab_size"]
+        A, KVd = cfg["num_attention_heads"] * d, cfg["num_key_value_heads"] * d
+        rng = np.random.default_rng(17)
+        shapes = {"model.embed_tokens.weight": (V, D), "model.norm.weight": (D,), "lm_head.weight": (V, D)}
+        for l in range(cfg["num_hidden_layers"]):
+            p = "model.layers.%d." % l
+            shapes.update({p + "input_layernorm.weight": (D,), p + "post_attention_layernorm.weight": (D,),
+                           p + "self_attn.q_proj.weight": (A, D), p + "self_attn.k_proj.weight": (KVd, D),
+                           p + "self_attn.v_proj.weight": (KVd, D), p + "self_attn.o_proj.weight": (D, A),
+                           p + "feed_forward.gate_proj.weight": (I, D), p + "feed_forward.up_proj.weight": (I, D),
+                           p + "feed_forward.down_proj.weight": (D, I)})
+        return {k: ((1.0 + 0.2 * rng.standard_normal(s)) if k.endswith("norm.weight")
+                    else 0.3 * rng.standard_normal(s)).astype(np.float32) for k, s in shapes.items()}
+
+    def check(self, cfg, what):
+        out, spec = numpy_check(self, cfg, what, "llama4", llama4_reference)
+        return out["logits"][0], spec
+
+    def test_matches_numpy(self):
+        """The model as configured, and with each Llama 4 feature turned off in turn (chunks, the
+        q/k norm, the temperature, every layer rotating): each matches numpy and each moves the
+        logits, so every feature is checked."""
+        base, spec = self.check(self.CFG, "as configured")
+        self.assertEqual(spec, "rope:base=10000,scaling=llama3,original=16,factor=2,low_freq_factor=1,"
+                               "high_freq_factor=4,pairing=interleaved,layers=0-2+temperature:attn_scale=0.5,"
+                               "floor_scale=3,layers=3")
+        for kw in ({"attention_chunk_size": None}, {"use_qk_norm": False}, {"attn_temperature_tuning": False},
+                   {"no_rope_layers": [1, 1, 1, 1]}, {"layer_types": ["full_attention"] * 3 + ["chunked_attention"]}):
+            got, _ = self.check(dict(self.CFG, **kw), str(kw))
+            self.assertGreater(np.abs(got - base).max(), 1e-3, kw)
+
+    def test_train_save_load_round_trip(self):
+        """posemb train --init on a Llama 4 folder (1 step) writes what HF's Llama4TextConfig reads:
+        llama4_text, moe_layers [], intermediate_size_mlp, no_rope_layers, layer_types, the chunk,
+        the q/k norm and temperature keys, rope_theta with rope_scaling, no posemb_pe; read back, it
+        matches numpy on the trained weights."""
+        cfg, w, got = train_one_step(self.CFG, self.weights(self.CFG), TestLlamaReference.IDS)
+        got = got["logits"][0]
+        self.assertEqual((cfg["model_type"], cfg["architectures"], cfg["moe_layers"], cfg["intermediate_size_mlp"]),
+                         ("llama4_text", ["Llama4ForCausalLM"], [], 40))
+        self.assertEqual((cfg["no_rope_layers"], cfg["attention_chunk_size"], cfg["use_qk_norm"],
+                          cfg["attn_temperature_tuning"], cfg["attn_scale"], cfg["floor_scale"]),
+                         ([1, 1, 1, 0], 8, True, True, 0.5, 3))
+        self.assertEqual(cfg["layer_types"], ["chunked_attention"] * 3 + ["full_attention"])
+        self.assertEqual((cfg["rope_theta"], cfg["rope_scaling"]["rope_type"], cfg["rope_scaling"]["factor"]),
+                         (10000.0, "llama3", 2.0))
+        self.assertNotIn("posemb_pe", cfg)
+        want = llama4_reference(w, cfg, TestLlamaReference.IDS)[1]
+        self.assertLess(np.abs(got - want).max() / np.abs(want).max(), 1e-5)
+
+    def test_refusals(self):
+        cfg = dict(self.CFG)
+        del cfg["moe_layers"]
+        for c, msg in ((cfg, "every layer a mixture of experts"),
+                       (dict(self.CFG, moe_layers=[1]), "moe_layers lists mixture-of-experts layers"),
+                       (dict(self.CFG, no_rope_layers=[1, 0]), "no_rope_layers must list"),
+                       (dict(self.CFG, layer_types=["sliding_attention"] * 4), "layer_types\\[0\\]")):
+            with tempfile.TemporaryDirectory() as d:
+                with open(os.path.join(d, "config.json"), "w") as f:
+                    json.dump(c, f)
                 with self.assertRaisesRegex(posemb.Error, "config.json: .*" + msg):
                     posemb.Model(d)
 

@@ -35,6 +35,8 @@ typedef struct posemb_nn_attn_shape {
     int KV; /* key/value heads, dividing H (grouped-query attention); 0: H, one per query head */
     int causal;
     int window;    /* causal only: a query sees its window latest tokens (0: all) */
+    int chunk;     /* causal only: query i sees the keys j <= i of its own chunk, j / chunk == i / chunk
+                      (Llama 4's chunked attention, chunks from index 0; 0: none) */
     float scale;   /* on q.k: 0 for 1/sqrt(head width) (Gemma 3: query_pre_attn_scalar^-1/2) */
     float dropout; /* on the attention probabilities, training only (0: none) */
     uint64_t key;  /* dropout key (posemb_nn_dropout_key) */

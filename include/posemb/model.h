@@ -71,6 +71,12 @@ typedef struct posemb_config {
      * attention scaled by query_pre_attn_scalar^-1/2 (0: head_dim^-1/2, every architecture) */
     int gemma;
     float query_pre_attn_scalar;
+    /* Llama 4's text decoder (model_type llama4_text, dense layers only): chunked attention on the
+     * layers of chunked_layers (bit l; HF's "chunked_attention"), each query seeing the keys of its own
+     * attention_chunk tokens; rope_layers (bit l: HF's no_rope_layers[l] = 1) the layers that rotate,
+     * whose q and k heads are RMS-normalised without a weight (its "L2Norm") when qk_unit_norm */
+    int llama4, attention_chunk, qk_unit_norm;
+    unsigned char chunked_layers[128], rope_layers[128];
     char model_type[16];
     char pe[256];          /* PE spec: "ape", "relative_key", "rpe:k=64", ... */
     char architecture[64]; /* HF class written to config.json ("BertModel", "GPT2LMHeadModel", ...) */
@@ -79,6 +85,8 @@ typedef struct posemb_config {
 /* Width of one attention head: head_dim, or hidden / heads. Attention is heads x this wide. */
 /* Layer l's sliding window: sliding_window where its bit is set, else 0 (full attention). */
 POSEMB_API int posemb_config_window(const posemb_config *c, int l);
+/* Layer l's attention chunk: attention_chunk where its bit is set, else 0 (Llama 4). */
+POSEMB_API int posemb_config_chunk(const posemb_config *c, int l);
 POSEMB_API int posemb_config_head_dim(const posemb_config *c);
 
 /* Defaults of HF's BertConfig, RobertaConfig or GPT2Config (base size), no head. */

@@ -50,7 +50,8 @@ POSEMB_API void posemb_nn_rmsnorm_backward(float *dx, float *dw, const float *dy
  * RMS-normalised over its d features, scaled by wq [d] or wk [d], in place;
  * raw [N, (H + KV) d] keeps the inputs, rstd [N, H + KV] the scales. The
  * backward turns dqkv's query and key parts into their inputs' gradient in
- * place and adds into dwq, dwk (sums in a fixed order). */
+ * place and adds into dwq, dwk (sums in a fixed order). wq, wk NULL: no
+ * weights (Llama 4's q/k norm; dwq, dwk NULL then too). */
 POSEMB_API void posemb_nn_qk_rmsnorm_forward(float *qkv, float *raw, float *rstd, const float *wq, const float *wk,
                                              int N, int H, int KV, int d, float eps);
 POSEMB_API void posemb_nn_qk_rmsnorm_backward(float *dqkv, float *dwq, float *dwk, const float *raw, const float *rstd,

@@ -1,4 +1,5 @@
-/* Llama-family config.json (model_type llama, mistral, qwen2, qwen3): sizes,
+/* Llama-family config.json (model_type llama, mistral, qwen2, qwen3; gemma3_text and llama4_text
+ * patch their own keys in, config_gemma.c and config_llama4.c): sizes,
  * grouped-query heads, RMSNorm's eps, tied embeddings, Qwen2's q/k/v biases,
  * and RoPE from rope_theta and rope_scaling (key "type" or "rope_type"; HF
  * 5's rope_parameters) with partial_rotary_factor,
@@ -202,6 +203,7 @@ posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *p
     c->mlp_bias = !qwen2 && !c->qk_norm && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "mlp_bias"));
     if ((st = config_parse_windows(r, c, path, err))) return st;
     if (c->gemma) return config_parse_gemma(r, c, path, err);
+    if (!strcmp(c->model_type, "llama4_text")) return config_parse_llama4(r, c, path, err);
     const char *own = config_get_string(r, "posemb_pe");
     if (own) {
         snprintf(c->pe, sizeof c->pe, "%s", own);
@@ -301,5 +303,6 @@ cJSON *config_llama_json(const posemb_config *c)
     else cJSON_Delete(rs);
     if (hf != 1) cJSON_AddStringToObject(r, "posemb_pe", c->pe);
     if (c->gemma) config_gemma_json(r, c);
+    if (c->llama4) config_llama4_json(r, c);
     return r;
 }

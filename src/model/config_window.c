@@ -14,8 +14,8 @@
 
 static void set_sliding(posemb_config *c, int l) { c->sliding_layers[l / 8] |= (unsigned char)(1u << (l % 8)); }
 
-/* layer_types: one string per layer. */
-static posemb_status parse_layer_types(const cJSON *types, posemb_config *c, const char *path, posemb_error *err)
+posemb_status config_layer_types(const cJSON *types, const posemb_config *c, const char *kind, unsigned char *bits,
+                                 const char *path, posemb_error *err)
 {
     if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != c->layers)
         return posemb_fail(err, POSEMB_EFORMAT, "%s: layer_types must list one type for each of the %d layers", path,
@@ -23,10 +23,10 @@ static posemb_status parse_layer_types(const cJSON *types, posemb_config *c, con
     int l = 0;
     for (const cJSON *t = types->child; t; t = t->next, l++) {
         const char *s = cJSON_IsString(t) ? t->valuestring : "";
-        if (!strcmp(s, "sliding_attention")) set_sliding(c, l);
+        if (!strcmp(s, kind)) bits[l / 8] |= (unsigned char)(1u << (l % 8));
         else if (strcmp(s, "full_attention"))
-            return posemb_fail(err, POSEMB_EFORMAT,
-                               "%s: layer_types[%d] is not \"full_attention\" or \"sliding_attention\"", path, l);
+            return posemb_fail(err, POSEMB_EFORMAT, "%s: layer_types[%d] is not \"full_attention\" or \"%s\"", path, l,
+                               kind);
     }
     return POSEMB_OK;
 }
@@ -66,7 +66,8 @@ posemb_status config_parse_windows(const cJSON *r, posemb_config *c, const char 
     posemb_status st = config_get_int(r, "sliding_window", 1, 1 << 30, &c->sliding_window, path, err);
     const cJSON *types = cJSON_GetObjectItemCaseSensitive(r, "layer_types");
     if (st) return st;
-    if (types && !cJSON_IsNull(types)) st = parse_layer_types(types, c, path, err);
+    if (types && !cJSON_IsNull(types))
+        st = config_layer_types(types, c, "sliding_attention", c->sliding_layers, path, err);
     else if (mistral && c->sliding_window > 0)
         for (int l = 0; l < c->layers; l++) set_sliding(c, l);
     else if (qwen) st = parse_qwen_windows(r, c, path, err);

@@ -50,7 +50,7 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     posemb_nn_rmsnorm_forward(a->a, a->rstd1, x, NW(p->ln1_w, D, 0), N, D, eps);
     posemb_pe_layer_input_forward(m->pe, l, a->a, m->B, m->T, m->a.pe_layer_scratch);
     posemb_nn_linear_forward(m->mm, a->qkv, a->a, p->qkv_w, p->qkv_b, N, D, W, POSEMB_NN_W_OUT_IN);
-    if (p->qn_w)
+    if (p->qn_w || config_qk_unit_norm(&m->cfg, l)) /* Llama 4's has no weights */
         posemb_nn_qk_rmsnorm_forward(a->qkv, a->qk_raw, a->qk_rstd, NW(p->qn_w, d, 0), NW(p->kn_w, d, 1), N,
                                      m->cfg.heads, m->cfg.kv_heads, d, eps);
     posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
@@ -115,8 +115,8 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), GRN(p->ao_b), dattn, a->z, p->ao_w, N, A, D,
                               POSEMB_NN_W_OUT_IN);
     posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
-    if (p->qn_w)
-        posemb_nn_qk_rmsnorm_backward(s->dqkv, GR(p->qn_w), GR(p->kn_w), a->qk_raw, a->qk_rstd, NW(p->qn_w, d, 0),
+    if (p->qn_w || config_qk_unit_norm(&m->cfg, l))
+        posemb_nn_qk_rmsnorm_backward(s->dqkv, GRN(p->qn_w), GRN(p->kn_w), a->qk_raw, a->qk_rstd, NW(p->qn_w, d, 0),
                                       NW(p->kn_w, d, 1), N, m->cfg.heads, m->cfg.kv_heads, d);
     memset(s->dh, 0, ND * sizeof(float));
     posemb_nn_linear_backward(m->mm, s->dh, GR(p->qkv_w), GRN(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, W,

@@ -165,7 +165,7 @@ static int carve(posemb_model *m, int B, int T)
         la->mean2 = F(N);
         la->rstd2 = F(N);
         if (c->gemma) la->ffo = F(N * D);
-        if (c->qk_norm) {
+        if (c->qk_norm || config_qk_unit_norm(c, l)) {
             la->qk_raw = F(N * (size_t)(c->heads + c->kv_heads) * posemb_config_head_dim(c));
             la->qk_rstd = F(N * (size_t)(c->heads + c->kv_heads));
         }
@@ -389,7 +389,7 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
     posemb_nn_linear_forward(m->mm, neox ? a->qkv_hf : la->qkv, la->a, m->L[0].qkv_w, m->L[0].qkv_b, N, D, ld,
                              gpt2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN);
     if (neox) neox_qkv_from_hf(la->qkv, a->qkv_hf, N, H, d);
-    if (c->qk_norm) /* Qwen3: the PE sees the normalised heads */
+    if (c->qk_norm || config_qk_unit_norm(c, 0)) /* Qwen3, Llama 4: the PE sees the normalised heads */
         posemb_nn_qk_rmsnorm_forward(la->qkv, la->qk_raw, la->qk_rstd, model_norm_weight(m, m->L[0].qn_w, d, 0),
                                      model_norm_weight(m, m->L[0].kn_w, d, 1), N, H, KV, d, c->ln_eps);
     float scale = model_attn_scale(c);
@@ -500,6 +500,7 @@ posemb_nn_attn_shape model_attn_shape(const posemb_model *m, int l)
                               .KV = model_kv_heads(&m->cfg),
                               .causal = model_is_decoder(m),
                               .window = posemb_config_window(&m->cfg, l),
+                              .chunk = posemb_config_chunk(&m->cfg, l),
                               .scale = model_attn_scale(&m->cfg)};
     s.dropout = model_dropout(m, l, SITE_PROBS, &s.key);
     return s;

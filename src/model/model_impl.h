@@ -58,9 +58,18 @@ void config_legacy_scaling(cJSON *rs, int max_position);
  * (c->layers and c->model_type set), and written into r. */
 posemb_status config_parse_windows(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
 void config_windows_json(cJSON *r, const posemb_config *c);
+/* HF's layer_types: bit l of bits set where it says kind ("sliding_attention", "chunked_attention"); every other
+ * entry must be "full_attention". */
+posemb_status config_layer_types(const cJSON *types, const posemb_config *c, const char *kind, unsigned char *bits,
+                                 const char *path, posemb_error *err);
 /* Gemma 3's (config_gemma.c): read after the Llama family's keys, and patched into config_llama_json's. */
 posemb_status config_parse_gemma(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
 void config_gemma_json(cJSON *r, const posemb_config *c);
+/* Llama 4's text config (config_llama4.c): read after the Llama family's keys, and patched into
+ * config_llama_json's. 1 when layer l's q and k heads are normalised without weight. */
+posemb_status config_parse_llama4(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
+void config_llama4_json(cJSON *r, const posemb_config *c);
+int config_qk_unit_norm(const posemb_config *c, int l);
 /* GPT-NeoX's config.json (config_neox.c). */
 posemb_status config_parse_neox(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
 cJSON *config_neox_json(const posemb_config *c);

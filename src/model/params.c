@@ -146,13 +146,18 @@ static void layout_llama_layer(posemb_model *m, int l)
         L->ln2_w = layer_param(m, pre, l, "pre_feedforward_layernorm.weight", D, 0, 0);
         L->pf_w = layer_param(m, pre, l, "post_feedforward_layernorm.weight", D, 0, 0);
     } else L->ln2_w = layer_param(m, pre, l, "post_attention_layernorm.weight", D, 0, 0);
-    L->fi_w = layer_param(m, pre, l, "mlp.gate_proj.weight", I, D, 1);
-    layer_param(m, pre, l, "mlp.up_proj.weight", I, D, 1);
+    const char *mlp = c->llama4 ? "feed_forward" : "mlp"; /* Llama 4's dense layers */
+    char name[64];
+    snprintf(name, sizeof name, "%s.gate_proj.weight", mlp);
+    L->fi_w = layer_param(m, pre, l, name, I, D, 1);
+    snprintf(name, sizeof name, "%s.up_proj.weight", mlp);
+    layer_param(m, pre, l, name, I, D, 1);
     if (c->mlp_bias) {
         L->fi_b = layer_param(m, pre, l, "mlp.gate_proj.bias", I, 0, 0);
         layer_param(m, pre, l, "mlp.up_proj.bias", I, 0, 0);
     }
-    L->fo_w = layer_param(m, pre, l, "mlp.down_proj.weight", D, I, 1);
+    snprintf(name, sizeof name, "%s.down_proj.weight", mlp);
+    L->fo_w = layer_param(m, pre, l, name, D, I, 1);
     if (c->mlp_bias) L->fo_b = layer_param(m, pre, l, "mlp.down_proj.bias", D, 0, 0);
 }
 

@@ -33,6 +33,7 @@ static void check_shape(const posemb_nn_attn_shape *s, const posemb_pe *p, int l
     POSEMB_REQUIRE(s->KV >= 0 && s->KV <= s->H && (!s->KV || s->H % s->KV == 0),
                    "key/value heads must divide the query heads");
     POSEMB_REQUIRE(posemb_pe_is_bound(p, 0), "attention with a PE whose parameters are not bound");
+    POSEMB_REQUIRE(s->causal || (!s->window && !s->chunk), "a window or chunk without the causal mask");
 }
 
 /* Positions of sequence b, or 0..T-1 (in arange, filled once) when none are given. */
@@ -41,8 +42,9 @@ static const int32_t *positions(const int32_t *pos, int b, int T, const int32_t 
     return pos ? pos + (size_t)b * T : arange;
 }
 
-/* HF's additive masks on one head's scaled logits s [T, T]; window > 0 (causal): keys j <= i - window too. */
-static void apply_masks(float *s, int T, int causal, int window, const float *keymask)
+/* HF's additive masks on one head's scaled logits s [T, T]; window > 0 (causal): keys j <= i - window too;
+ * chunk > 0 (causal): keys before the query's chunk, j < chunk floor(i / chunk), too. */
+static void apply_masks(float *s, int T, int causal, int window, int chunk, const float *keymask)
 {
     for (int i = 0; i < T; i++) {
         float *si = s + (size_t)i * T;
@@ -50,6 +52,8 @@ static void apply_masks(float *s, int T, int causal, int window, const float *ke
             for (int j = i + 1; j < T; j++) si[j] = -FLT_MAX;
         if (causal && window > 0)
             for (int j = 0; j <= i - window; j++) si[j] = -FLT_MAX;
+        if (causal && chunk > 0)
+            for (int j = 0; j < i / chunk * chunk; j++) si[j] = -FLT_MAX;
         if (keymask)
             for (int j = 0; j < T; j++) si[j] += (1.0f - keymask[j]) * -FLT_MAX;
     }
@@ -142,7 +146,7 @@ static void head_forward(const posemb_nn_attn_shape *s, posemb_pe *p, const pose
     int T = s->T, d = hd->d;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, hd->scale, q, ld, k, ld, 0.0f, pr, T);
     posemb_pe_logits_forward(p, hd, q, ld, k, ld, pr, T);
-    apply_masks(pr, T, s->causal, s->window, keymask);
+    apply_masks(pr, T, s->causal, s->window, s->chunk, keymask);
     softmax_rows(pr, T);
     const float *pv =
         s->dropout > 0.0f ? dropped(s, hd->seq, hd->head, pr, scratch + (size_t)hd->slot * 2 * T * T) : pr;

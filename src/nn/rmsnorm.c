@@ -11,7 +11,10 @@
 static inline float rms_row(float *y, const float *x, const float *w, int C, float eps)
 {
     float s = (float)(1.0 / sqrt(vm_dot(x, x, C) / C + eps));
-    for (int i = 0; i < C; i++) y[i] = w[i] * (x[i] * s);
+    if (!w) /* a norm without weight (Llama 4's q/k "L2Norm") */
+        for (int i = 0; i < C; i++) y[i] = x[i] * s;
+    else
+        for (int i = 0; i < C; i++) y[i] = w[i] * (x[i] * s);
     return s;
 }
 
@@ -19,9 +22,9 @@ static inline float rms_row(float *y, const float *x, const float *w, int C, flo
 static inline void rms_row_backward(float *dx, int add, const float *dy, const float *x, const float *w, float s, int C)
 {
     double gx = 0.0;
-    for (int i = 0; i < C; i++) gx += (double)dy[i] * w[i] * x[i];
+    for (int i = 0; i < C; i++) gx += (double)dy[i] * (w ? w[i] : 1.0f) * x[i];
     float k = (float)(gx / C) * s * s;
-    for (int i = 0; i < C; i++) dx[i] = (add ? dx[i] : 0.0f) + s * (dy[i] * w[i] - x[i] * k);
+    for (int i = 0; i < C; i++) dx[i] = (add ? dx[i] : 0.0f) + s * (dy[i] * (w ? w[i] : 1.0f) - x[i] * k);
 }
 
 POSEMB_KERNEL void posemb_nn_rmsnorm_forward(float *y, float *rstd, const float *x, const float *w, int N, int C,
@@ -69,13 +72,13 @@ POSEMB_KERNEL void posemb_nn_qk_rmsnorm_forward(float *qkv, float *raw, float *r
     }
 }
 
-POSEMB_KERNEL void posemb_nn_qk_rmsnorm_backward(float *dqkv, float *dwq, float *dwk, const float *raw,
-                                                 const float *rstd, const float *wq, const float *wk, int N, int H,
-                                                 int KV, int d)
+/* dwq, dwk [d] += each feature's gradient, summed over tokens and heads in order, for any thread count. */
+POSEMB_KERNEL static void qk_norm_weight_grads(float *dwq, float *dwk, const float *dqkv, const float *raw,
+                                               const float *rstd, int N, int H, int KV, int d)
 {
     long W = (long)(H + 2 * KV) * d, R = H + KV;
 #pragma omp parallel for schedule(static)
-    for (int i = 0; i < d; i++) { /* dw: each feature summed over tokens and heads in order, for any thread count */
+    for (int i = 0; i < d; i++) {
         float sq = 0, sk = 0;
         for (long n = 0; n < N; n++)
             for (int h = 0; h < R; h++) {
@@ -86,6 +89,14 @@ POSEMB_KERNEL void posemb_nn_qk_rmsnorm_backward(float *dqkv, float *dwq, float 
         dwq[i] += sq;
         dwk[i] += sk;
     }
+}
+
+POSEMB_KERNEL void posemb_nn_qk_rmsnorm_backward(float *dqkv, float *dwq, float *dwk, const float *raw,
+                                                 const float *rstd, const float *wq, const float *wk, int N, int H,
+                                                 int KV, int d)
+{
+    long W = (long)(H + 2 * KV) * d, R = H + KV;
+    if (dwq) qk_norm_weight_grads(dwq, dwk, dqkv, raw, rstd, N, H, KV, d);
 #pragma omp parallel for schedule(static)
     for (int n = 0; n < N; n++)
         for (int h = 0; h < R; h++)
