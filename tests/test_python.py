@@ -224,7 +224,7 @@ def neox_rotary(x, cos, sin):
     return np.concatenate([xr * cos + half * sin, xp], -1)
 
 
-def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None, local=None, length=None):
+def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None, local=None, length=None, nope=()):
     """HF's LlamaModel forward in float64 numpy (modeling_llama.py's
     equations: RMSNorm, rotate_half RoPE, grouped-query attention, SwiGLU),
     a second implementation for posemb's; pos: position_ids (default
@@ -234,7 +234,8 @@ def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None, local=No
     None or W, query i seeing keys i - W < j <= i (transformers' masking_utils.py
     sliding_window_overlay, kv_idx > q_idx - W); local: (base, layers), those layers'
     RoPE at that base unscaled, as Gemma 3's local layers (rope_local_base_freq); length: the
-    length dynamic scaling reads (HF: the batch's max(position_ids) + 1), default this row's."""
+    length dynamic scaling reads (HF: the batch's max(position_ids) + 1), default this row's; nope:
+    the layers that do not rotate (SmolLM3's no_rope_layers[l] = 0)."""
     H, KV, d = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"]
     eps, T = cfg["rms_norm_eps"], len(ids)
     pos = np.arange(T) if pos is None else np.asarray(pos)
@@ -254,7 +255,7 @@ def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None, local=No
         return x @ w[name + ".weight"].T + w.get(name + ".bias", 0.0)
 
     def rope(x, l):  # [heads, T, d]
-        return neox_rotary(x, *(loc if local and l in local[1] else glob))
+        return x if l in nope else neox_rotary(x, *(loc if local and l in local[1] else glob))
 
     h = w["model.embed_tokens.weight"][ids]
     for l in range(cfg["num_hidden_layers"]):
@@ -905,6 +906,55 @@ class TestLlama4(unittest.TestCase):
                     json.dump(c, f)
                 with self.assertRaisesRegex(posemb.Error, "config.json: .*" + msg):
                     posemb.Model(d)
+
+
+class TestSmolLM3(unittest.TestCase):
+    """SmolLM3 (smollm3): a Llama whose no_rope_layers[l] = 0 layers do not rotate, rope_theta
+    2000000 when absent, windows only with use_sliding_window, on the NoPE layers by default
+    (SmolLM3Config and modular_smollm3.py of transformers 5, read through the search index,
+    which kept no commit), against llama_reference; needs no ../shared."""
+
+    CFG = {"model_type": "smollm3", "architectures": ["SmolLM3ForCausalLM"], "vocab_size": 50, "hidden_size": 32,
+           "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 12,
+           "intermediate_size": 40, "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "hidden_act": "silu",
+           "no_rope_layer_interval": 2, "use_sliding_window": True, "sliding_window": 5}
+
+    def run_cfg(self, cfg):
+        w = TestLlamaReference.llama_weights(cfg, 0)
+        with model_folder(cfg, w) as m:
+            return w, m.forward([TestLlamaReference.IDS])["last_hidden_state"][0], m.config["pe"]
+
+    def test_matches_numpy(self):
+        """Layer 1 is NoPE (interval 2) and slides (W 5); layer 0 rotates at base 2e6, the default.
+        Without the window, or with every layer rotating, posemb still matches numpy, and each
+        moves the output, so the NoPE layer and the window are both checked."""
+        cases = ((self.CFG, {1}, [None, 5]), (dict(self.CFG, use_sliding_window=False), {1}, None),
+                 (dict(self.CFG, no_rope_layers=[1, 1]), (), None))
+        outs = []
+        for cfg, nope, windows in cases:
+            w, got, spec = self.run_cfg(cfg)
+            want = llama_reference(w, dict(cfg, rope_theta=2e6), TestLlamaReference.IDS, windows=windows, nope=nope)
+            err = np.abs(got - want).max() / np.abs(want).max()
+            print("smollm3 %s: max |posemb - numpy| / max |numpy| = %.2e" % (spec, err), file=sys.stderr)
+            self.assertLess(err, 1e-5, spec)
+            outs.append(got)
+        self.assertEqual(self.run_cfg(self.CFG)[2], "rope:base=2000000,layers=0")
+        self.assertGreater(np.abs(outs[0] - outs[1]).max(), 1e-3)
+        self.assertGreater(np.abs(outs[1] - outs[2]).max(), 1e-3)
+
+    def test_train_save_load_round_trip(self):
+        """posemb train --init writes SmolLM3's keys (no_rope_layers, rope_theta, the window with
+        use_sliding_window and layer_types, tied embeddings) and no posemb_pe; read back, it
+        matches numpy on the trained weights."""
+        cfg, w, got = train_one_step(self.CFG, TestLlamaReference.llama_weights(self.CFG, 0), TestLlamaReference.IDS)
+        self.assertEqual((cfg["model_type"], cfg["architectures"], cfg["no_rope_layers"], cfg["rope_theta"]),
+                         ("smollm3", ["SmolLM3ForCausalLM"], [1, 0], 2e6))
+        self.assertEqual((cfg["use_sliding_window"], cfg["sliding_window"], cfg["layer_types"],
+                          cfg["tie_word_embeddings"]), (True, 5, ["full_attention", "sliding_attention"], True))
+        self.assertNotIn("posemb_pe", cfg)
+        want = llama_reference(w, cfg, TestLlamaReference.IDS, windows=[None, 5], nope={1})
+        got = got["last_hidden_state"][0]
+        self.assertLess(np.abs(got - want).max() / np.abs(want).max(), 1e-5)
 
 
 def neox_block_inv(frac):

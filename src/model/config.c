@@ -215,6 +215,7 @@ static const char *arch_prefix(const posemb_config *c)
            : !strcmp(c->model_type, "qwen3")       ? "Qwen3"
            : !strcmp(c->model_type, "gemma3_text") ? "Gemma3"
            : !strcmp(c->model_type, "llama4_text") ? "Llama4"
+           : !strcmp(c->model_type, "smollm3")     ? "SmolLM3"
                                                    : "Llama";
 }
 static const char *const HEAD_SUFFIX[] = {"Model",
@@ -276,13 +277,13 @@ static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *pa
     else if (!strcmp(type, "roberta")) arch = POSEMB_ROBERTA;
     else if (!strcmp(type, "gpt2")) arch = POSEMB_GPT2;
     else if (!strcmp(type, "llama") || !strcmp(type, "mistral") || !strcmp(type, "qwen2") || !strcmp(type, "qwen3") ||
-             !strcmp(type, "gemma3_text") || !strcmp(type, "llama4_text"))
+             !strcmp(type, "gemma3_text") || !strcmp(type, "llama4_text") || !strcmp(type, "smollm3"))
         arch = POSEMB_LLAMA;
     else if (!strcmp(type, "gpt_neox")) arch = POSEMB_NEOX;
     else
         return posemb_fail(err, POSEMB_EFORMAT,
                            "%s: model_type \"%s\" is not supported (bert, roberta, gpt2, llama, mistral, qwen2, "
-                           "qwen3, gemma3_text, llama4_text, gpt_neox)",
+                           "qwen3, gemma3_text, llama4_text, smollm3, gpt_neox)",
                            path, type);
     posemb_config_defaults(c, arch);
     if (arch == POSEMB_LLAMA) snprintf(c->model_type, sizeof c->model_type, "%s", type);

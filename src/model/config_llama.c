@@ -192,7 +192,8 @@ posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *p
         return posemb_fail(err, POSEMB_EFORMAT, "%s: hidden_size %d is not a multiple of %d heads (and no head_dim)",
                            path, c->hidden, c->heads);
     const cJSON *tie = cJSON_GetObjectItemCaseSensitive(r, "tie_word_embeddings");
-    c->tie_embeddings = cJSON_IsTrue(tie) || (c->gemma && !tie); /* Gemma3TextConfig ties by default */
+    int ties = c->gemma || !strcmp(c->model_type, "smollm3"); /* Gemma3TextConfig and SmolLM3Config tie by default */
+    c->tie_embeddings = cJSON_IsTrue(tie) || (ties && !tie);
     /* Qwen2 has q, k, v biases whatever the config says; Llama's attention_bias puts them on o_proj too */
     int qwen2 = !strcmp(c->model_type, "qwen2");
     int attention_bias = !qwen2 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "attention_bias"));
@@ -204,6 +205,7 @@ posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *p
     if ((st = config_parse_windows(r, c, path, err))) return st;
     if (c->gemma) return config_parse_gemma(r, c, path, err);
     if (!strcmp(c->model_type, "llama4_text")) return config_parse_llama4(r, c, path, err);
+    if (!strcmp(c->model_type, "smollm3")) return config_parse_smollm3(r, c, path, err);
     const char *own = config_get_string(r, "posemb_pe");
     if (own) {
         snprintf(c->pe, sizeof c->pe, "%s", own);
@@ -304,5 +306,6 @@ cJSON *config_llama_json(const posemb_config *c)
     if (hf != 1) cJSON_AddStringToObject(r, "posemb_pe", c->pe);
     if (c->gemma) config_gemma_json(r, c);
     if (c->llama4) config_llama4_json(r, c);
+    if (!strcmp(c->model_type, "smollm3")) config_smollm3_json(r, c);
     return r;
 }

@@ -41,8 +41,7 @@ int posemb_config_chunk(const posemb_config *c, int l)
     return on ? c->attention_chunk : 0;
 }
 
-/* The layers whose bit is (want 1) or is not (want 0) set, as a layers= list ("0-2|4"); "" when none. */
-static void layer_list(const unsigned char *bits, int n, int want, char *buf, size_t cap)
+void config_layer_list(const unsigned char *bits, int n, int want, char *buf, size_t cap)
 {
     buf[0] = '\0';
     for (int l = 0; l < n; l++) {
@@ -65,8 +64,7 @@ static posemb_status dense_only(const cJSON *r, const char *path, posemb_error *
                                           : "without moe_layers HF makes every layer a mixture of experts");
 }
 
-/* no_rope_layers into c->rope_layers. */
-static posemb_status parse_rope_layers(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
+posemb_status config_rope_layers(const cJSON *r, posemb_config *c, const char *path, posemb_error *err)
 {
     memset(c->rope_layers, 0, sizeof c->rope_layers);
     const cJSON *nr = cJSON_GetObjectItemCaseSensitive(r, "no_rope_layers");
@@ -125,8 +123,8 @@ static posemb_status llama4_pe(const cJSON *r, posemb_config *c, const char *pat
     cJSON_Delete(keys);
     if (st) return st;
     char rope[sizeof c->pe], on[512], off[512];
-    layer_list(c->rope_layers, c->layers, 1, on, sizeof on);
-    layer_list(c->rope_layers, c->layers, 0, off, sizeof off);
+    config_layer_list(c->rope_layers, c->layers, 1, on, sizeof on);
+    config_layer_list(c->rope_layers, c->layers, 0, off, sizeof off);
     int n = 0;
     if (!on[0]) n = snprintf(rope, sizeof rope, "%s", ""); /* every layer NoPE */
     else
@@ -152,7 +150,7 @@ posemb_status config_parse_llama4(const cJSON *r, posemb_config *c, const char *
     posemb_status st = dense_only(r, path, err);
     if (!st) st = config_get_int(r, "intermediate_size_mlp", 1, CONFIG_MAX_WIDTH, &c->intermediate, path, err);
     if (!st) st = config_get_bool(r, "use_qk_norm", &c->qk_unit_norm, path, err);
-    if (!st) st = parse_rope_layers(r, c, path, err);
+    if (!st) st = config_rope_layers(r, c, path, err);
     if (!st) st = parse_chunks(r, c, path, err);
     if (st) return st;
     const char *own = config_get_string(r, "posemb_pe");
@@ -176,13 +174,24 @@ static int take_opt(char *spec, const char *key, const char *value)
     return same;
 }
 
+void config_put_rope(cJSON *r, const posemb_config *c, double base, cJSON *rs)
+{
+    cJSON_ReplaceItemInObjectCaseSensitive(r, "rope_theta", cJSON_CreateNumber(base));
+    cJSON_DeleteItemFromObjectCaseSensitive(r, "rope_scaling");
+    if (cJSON_GetArraySize(rs) > 0) {
+        config_legacy_scaling(rs, c->max_position);
+        cJSON_AddItemToObject(r, "rope_scaling", rs);
+    } else cJSON_Delete(rs);
+    cJSON_DeleteItemFromObjectCaseSensitive(r, "posemb_pe");
+}
+
 /* HF's keys for c->pe when it is what llama4_pe makes of them: 1 with base, rs
  * and the temperature's values set; 0 when HF cannot say it. */
 static int pe_as_hf(const posemb_config *c, double *base, cJSON *rs, int *tuning, double *scale, double *floor_scale)
 {
     char spec[sizeof c->pe], on[512], off[512];
-    layer_list(c->rope_layers, c->layers, 1, on, sizeof on);
-    layer_list(c->rope_layers, c->layers, 0, off, sizeof off);
+    config_layer_list(c->rope_layers, c->layers, 1, on, sizeof on);
+    config_layer_list(c->rope_layers, c->layers, 0, off, sizeof off);
     snprintf(spec, sizeof spec, "%s", c->pe);
     char *temp = strstr(spec, "temperature:");
     *tuning = temp != NULL;
@@ -226,14 +235,8 @@ void config_llama4_json(cJSON *r, const posemb_config *c)
         cJSON_AddBoolToObject(r, "attn_temperature_tuning", 0);
         return;
     }
-    cJSON_ReplaceItemInObjectCaseSensitive(r, "rope_theta", cJSON_CreateNumber(base));
-    cJSON_DeleteItemFromObjectCaseSensitive(r, "rope_scaling");
-    if (cJSON_GetArraySize(rs) > 0) {
-        config_legacy_scaling(rs, c->max_position);
-        cJSON_AddItemToObject(r, "rope_scaling", rs);
-    } else cJSON_Delete(rs);
+    config_put_rope(r, c, base, rs);
     cJSON_AddBoolToObject(r, "attn_temperature_tuning", tuning);
     cJSON_AddNumberToObject(r, "attn_scale", config_shortest((float)scale));
     cJSON_AddNumberToObject(r, "floor_scale", config_shortest((float)floor_scale));
-    cJSON_DeleteItemFromObjectCaseSensitive(r, "posemb_pe");
 }

@@ -70,6 +70,17 @@ void config_gemma_json(cJSON *r, const posemb_config *c);
 posemb_status config_parse_llama4(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
 void config_llama4_json(cJSON *r, const posemb_config *c);
 int config_qk_unit_norm(const posemb_config *c, int l);
+/* no_rope_layers (1 where a layer rotates; absent or []: every no_rope_layer_interval-th layer, default 4,
+ * is NoPE) into c->rope_layers; and a layer bit set as a layers= list ("0-2|4"; "" when no layer), the
+ * layers whose bit is (want 1) or is not (want 0) set. Llama 4's and SmolLM3's. */
+posemb_status config_rope_layers(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
+void config_layer_list(const unsigned char *bits, int n, int want, char *buf, size_t cap);
+/* Writes a RoPE HF can say into r: rope_theta base, rope_scaling rs when it holds keys (rs is taken over), and
+ * drops posemb_pe. */
+void config_put_rope(cJSON *r, const posemb_config *c, double base, cJSON *rs);
+/* SmolLM3's (config_smollm3.c): read after the Llama family's keys, and patched into config_llama_json's. */
+posemb_status config_parse_smollm3(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
+void config_smollm3_json(cJSON *r, const posemb_config *c);
 /* GPT-NeoX's config.json (config_neox.c). */
 posemb_status config_parse_neox(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
 cJSON *config_neox_json(const posemb_config *c);
