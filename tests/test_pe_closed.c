@@ -482,8 +482,9 @@ static void test_tupe_attention(void **state)
 }
 
 /* lrope at its initialisation rotates as rope does; ssmax multiplies a
- * query by s ln(n), n = position + 1 in a decoder; temperature by HF
- * Llama 4's 1 + a ln(floor((x + 1)/f) + 1), on top of the rotation. */
+ * query by s ln(n), n = its index + 1 in a decoder; temperature by HF
+ * Llama 4's 1 + a ln(floor((x + 1)/f) + 1) at index x, on top of the
+ * rotation (which reads the position ids). */
 static void test_lrope_ssmax_temperature(void **state)
 {
     enum { D = 16, H = 2, d = 8, N = 5 };
@@ -508,8 +509,9 @@ static void test_lrope_ssmax_temperature(void **state)
         }
         for (int i = 0; i < N; i++) {
             double f = 1.0;
-            if (s == 3) f = 0.43 * log(pos[i] + 1.0);
-            if (s == 4) f = 1.0 + 0.1 * log(floor((pos[i] + 1.0) / 4.0) + 1.0);
+            /* the scales read the row's index (HF's cache_position), not the position ids 0, 1, 7, 40, 99 */
+            if (s == 3) f = 0.43 * log(i + 1.0);
+            if (s == 4) f = 1.0 + 0.1 * log(floor((i + 1.0) / 4.0) + 1.0);
             for (int t = 0; t < d; t++) {
                 TU_CLOSE(q[i * d + t], f * ref_q[i * d + t], 2e-6, 2e-6, specs[s], i * d + t);
                 TU_CLOSE(k[i * d + t], ref_k[i * d + t], 2e-6, 2e-6, specs[s], i * d + t); /* keys unscaled */

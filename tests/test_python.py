@@ -370,19 +370,8 @@ class TestLlamaReference(unittest.TestCase):
                "rope_theta": 1000.0, "hidden_act": "silu", "tie_word_embeddings": True,
                "rope_scaling": {"type": "dynamic", "factor": 2.0}}
         w = self.llama_weights(cfg, 0)
-        letters = [chr(ord("a") + i) for i in range(26)] + [chr(ord("A") + i) for i in range(24)]
         ids = [3, 41, 7, 7, 19, 0, 33, 12, 5, 44, 8, 23, 16, 2, 30, 11]
-        tok = {"model": {"type": "BPE", "vocab": {c: i for i, c in enumerate(letters)}, "merges": []}}
-        with tempfile.TemporaryDirectory() as d:
-            write_safetensors(os.path.join(d, "model.safetensors"), w)
-            for name, obj in (("config.json", cfg), ("tokenizer.json", tok)):
-                with open(os.path.join(d, name), "w") as f:
-                    json.dump(obj, f)
-            with open(os.path.join(d, "text.txt"), "w") as f:
-                f.write("".join(letters[i] for i in ids))
-            out = subprocess.run([BIN, "perplexity", d, "--data", os.path.join(d, "text.txt"), "--lengths", "16",
-                                  "--json"], capture_output=True, text=True, check=True).stdout
-        got = json.loads(out.splitlines()[-1])
+        got, out = perplexity_of(cfg, w, ids)
         h = llama_reference(w, cfg, ids).astype(np.float64)
         logits = h @ w["model.embed_tokens.weight"].astype(np.float64).T
         logp = logits - np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1, keepdims=True)) - \
@@ -473,6 +462,23 @@ class TestLlamaReference(unittest.TestCase):
                "rope_theta": 1000.0, "hidden_act": "silu", "tie_word_embeddings": True, "attention_bias": False,
                "use_sliding_window": False}
         self.check_llama(cfg, 0)  # its sliding windows: TestSlidingWindows
+
+
+def perplexity_of(cfg, w, ids):
+    """`posemb perplexity --lengths len(ids) --json` on a folder of cfg, w and a 50-letter tokenizer,
+    over the text that tokenizes to ids: its last JSON line, and the whole output."""
+    letters = [chr(ord("a") + i) for i in range(26)] + [chr(ord("A") + i) for i in range(24)]
+    tok = {"model": {"type": "BPE", "vocab": {c: i for i, c in enumerate(letters)}, "merges": []}}
+    with tempfile.TemporaryDirectory() as d:
+        write_safetensors(os.path.join(d, "model.safetensors"), w)
+        for name, obj in (("config.json", cfg), ("tokenizer.json", tok)):
+            with open(os.path.join(d, name), "w") as f:
+                json.dump(obj, f)
+        with open(os.path.join(d, "text.txt"), "w") as f:
+            f.write("".join(letters[i] for i in ids))
+        out = subprocess.run([BIN, "perplexity", d, "--data", os.path.join(d, "text.txt"), "--lengths",
+                              str(len(ids)), "--json"], capture_output=True, text=True, check=True).stdout
+    return json.loads(out.splitlines()[-1]), out
 
 
 @contextlib.contextmanager
@@ -893,6 +899,28 @@ class TestLlama4(unittest.TestCase):
         self.assertNotIn("posemb_pe", cfg)
         want = llama4_reference(w, cfg, TestLlamaReference.IDS)[1]
         self.assertLess(np.abs(got - want).max() / np.abs(want).max(), 1e-5)
+
+    def test_perplexity_with_a_nope_first_layer(self):
+        """`posemb perplexity` (inference, every layer in layer 0's buffers) on a model whose first
+        layer is NoPE and the others normalise q and k, against numpy's loss; it crashed before
+        the buffers were sized for any layer's norm."""
+        cfg = dict(self.CFG, no_rope_layers=[0, 1, 1, 1], attn_temperature_tuning=4)  # 4.51's default: truthy
+        w, ids = self.weights(cfg), TestLlamaReference.IDS
+        got, _ = perplexity_of(cfg, w, ids)
+        logits = llama4_reference(w, dict(cfg, attn_temperature_tuning=True), ids)[1]
+        logp = logits - logits.max(-1, keepdims=True)
+        logp = logp - np.log(np.exp(logp).sum(-1, keepdims=True))
+        nll = -np.mean([logp[t, ids[t + 1]] for t in range(len(ids) - 1)])
+        self.assertLess(abs(np.log(got["perplexity"]) - nll), 1e-5 * nll, (got, nll))
+
+    def test_config_forms(self):
+        """Llama4TextModel (the head-less class) loads; a posemb_pe that HF's keys cannot say (halves
+        pairing) survives a save and a load."""
+        w = self.weights(self.CFG)
+        with model_folder(dict(self.CFG, architectures=["Llama4TextModel"]), w) as m:
+            self.assertEqual(m.config["architecture"], "Llama4TextModel")
+        cfg, _, _ = train_one_step(dict(self.CFG, posemb_pe="rope:base=500000"), w)
+        self.assertEqual(cfg["posemb_pe"], "rope:base=500000")
 
     def test_refusals(self):
         cfg = dict(self.CFG)

@@ -78,7 +78,7 @@ typedef struct posemb_config {
     int llama4, attention_chunk, qk_unit_norm;
     unsigned char chunked_layers[128], rope_layers[128];
     char model_type[16];
-    char pe[256];          /* PE spec: "ape", "relative_key", "rpe:k=64", ... */
+    char pe[512];          /* PE spec: "ape", "relative_key", "rpe:k=64", ... */
     char architecture[64]; /* HF class written to config.json ("BertModel", "GPT2LMHeadModel", ...) */
 } posemb_config;
 

@@ -109,6 +109,10 @@ POSEMB_API int posemb_pe_has_values(const posemb_pe *p);
 /* 1 when a scale component multiplies each query row (ssmax, temperature);
  * posemb_pe_has_qk is then 1 too, the engine's q/k hook applying it. */
 POSEMB_API int posemb_pe_has_scale(const posemb_pe *p);
+/* 1 when the q/k transform differs between heads (lrope:per_head=on): the
+ * heads that share a key/value head under grouped-query attention would need
+ * their keys transformed apart, so such a PE takes one key head per query head. */
+POSEMB_API int posemb_pe_qk_per_head(const posemb_pe *p);
 
 /* Parameters: i in 0..n_params-1, or by local name and layer (NULL when
  * there is none); the PE owns them. */

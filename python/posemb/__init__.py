@@ -103,7 +103,7 @@ class _Config(ctypes.Structure):  # posemb/model.h
                 ("sliding_layers", ctypes.c_ubyte * 128), ("gemma", _c_int), ("query_pre_attn_scalar", _c_float),
                 ("llama4", _c_int), ("attention_chunk", _c_int), ("qk_unit_norm", _c_int),
                 ("chunked_layers", ctypes.c_ubyte * 128), ("rope_layers", ctypes.c_ubyte * 128),
-                ("model_type", ctypes.c_char * 16), ("pe", ctypes.c_char * 256),
+                ("model_type", ctypes.c_char * 16), ("pe", ctypes.c_char * 512),
                 ("architecture", ctypes.c_char * 64)]
 
 

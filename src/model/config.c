@@ -218,6 +218,12 @@ static const char *arch_prefix(const posemb_config *c)
            : !strcmp(c->model_type, "smollm3")     ? "SmolLM3"
                                                    : "Llama";
 }
+/* HF's base class of a multimodal family's text decoder is *TextModel (its *Model is the multimodal one). */
+static int text_model(const posemb_config *c)
+{
+    return !strcmp(c->model_type, "gemma3_text") || !strcmp(c->model_type, "llama4_text");
+}
+
 static const char *const HEAD_SUFFIX[] = {"Model",
                                           "ForMaskedLM",
                                           "LMHeadModel",
@@ -236,9 +242,8 @@ posemb_status posemb_config_set_head(posemb_config *c, posemb_head head, int num
     c->num_labels = head == POSEMB_HEAD_CLASSIFY ? num_labels : head == POSEMB_HEAD_REGRESS ? 1 : 0;
     snprintf(c->architecture, sizeof c->architecture, "%s%s", arch_prefix(c),
              c->arch != POSEMB_GPT2 && head == POSEMB_HEAD_CLM ? "ForCausalLM"
-             : !strcmp(c->model_type, "gemma3_text") && head == POSEMB_HEAD_NONE
-                 ? "TextModel" /* HF's Gemma3Model is the multimodal one */
-                 : HEAD_SUFFIX[head]);
+             : text_model(c) && head == POSEMB_HEAD_NONE ? "TextModel" /* HF's Gemma3Model is the multimodal one */
+                                                         : HEAD_SUFFIX[head]);
     return POSEMB_OK;
 }
 
@@ -255,7 +260,7 @@ static posemb_status parse_head(const cJSON *r, posemb_config *c, const char *pa
     else if (!strcmp(suffix, c->arch == POSEMB_GPT2 ? "LMHeadModel" : "ForCausalLM")) head = POSEMB_HEAD_CLM;
     else if (!strcmp(suffix, "ForSequenceClassification")) head = POSEMB_HEAD_CLASSIFY;
     else if (!strcmp(suffix, "ForQuestionAnswering")) head = POSEMB_HEAD_SPAN;
-    else if (strcmp(suffix, !strcmp(c->model_type, "gemma3_text") ? "TextModel" : "Model"))
+    else if (strcmp(suffix, text_model(c) ? "TextModel" : "Model"))
         return posemb_fail(err, POSEMB_EFORMAT, "%s: architecture %s is not supported", path, arch);
     int labels = 2;
     const cJSON *id2label = cJSON_GetObjectItemCaseSensitive(r, "id2label");
@@ -349,6 +354,12 @@ static posemb_status try_pe(const posemb_config *c, int max_len, posemb_error *e
     dims.max_threads = 1; /* one slot of scratch: the PE is only checked */
     posemb_pe *pe;
     posemb_status st = posemb_pe_create(&pe, c->pe, &dims, err);
+    int kv = c->arch == POSEMB_LLAMA && c->kv_heads ? c->kv_heads : c->heads;
+    if (!st && kv < c->heads && posemb_pe_qk_per_head(pe))
+        st = posemb_fail(err, POSEMB_EINVAL,
+                         "config: PE %s transforms each head's keys apart, but its %d heads share %d key/value heads "
+                         "(grouped-query attention); give it one key/value head per head or one transform for all",
+                         c->pe, c->heads, kv);
     posemb_pe_free(pe);
     return st;
 }

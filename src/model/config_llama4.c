@@ -35,6 +35,13 @@ int config_qk_unit_norm(const posemb_config *c, int l)
     return c->llama4 && c->qk_unit_norm && l >= 0 && l < c->layers && bit(c->rope_layers, l);
 }
 
+int config_any_qk_unit_norm(const posemb_config *c)
+{
+    int any = 0;
+    for (int l = 0; l < c->layers; l++) any |= config_qk_unit_norm(c, l);
+    return any;
+}
+
 int posemb_config_chunk(const posemb_config *c, int l)
 {
     int on = l >= 0 && l < 8 * (int)sizeof c->chunked_layers && bit(c->chunked_layers, l);
@@ -110,7 +117,10 @@ static posemb_status llama4_pe(const cJSON *r, posemb_config *c, const char *pat
 {
     int tuning = 1;
     float floor_scale = 8192.0f, attn_scale = 0.1f;
-    posemb_status st = config_get_bool(r, "attn_temperature_tuning", &tuning, path, err);
+    const cJSON *tt = cJSON_GetObjectItemCaseSensitive(r, "attn_temperature_tuning");
+    posemb_status st = POSEMB_OK;
+    if (cJSON_IsNumber(tt)) tuning = tt->valuedouble != 0; /* 4.51's default 4, in Llama 4's own configs: truthy */
+    else st = config_get_bool(r, "attn_temperature_tuning", &tuning, path, err);
     if (!st) st = config_get_float(r, "floor_scale", 1, 1e12, &floor_scale, path, err);
     if (!st) st = config_get_float(r, "attn_scale", 0, 1e6, &attn_scale, path, err);
     cJSON *keys = st ? NULL : cJSON_Duplicate(r, 1);
@@ -144,6 +154,9 @@ posemb_status config_parse_llama4(const cJSON *r, posemb_config *c, const char *
     c->llama4 = 1;
     c->intermediate = 16384; /* Llama4TextConfig's intermediate_size_mlp */
     c->qk_unit_norm = 1;
+    if (!cJSON_GetObjectItemCaseSensitive(r, "head_dim")) /* Llama4TextConfig's 128, not hidden / heads */
+        c->head_dim = 128 * c->heads == c->hidden ? 0 : 128;
+    if (!cJSON_GetObjectItemCaseSensitive(r, "rms_norm_eps")) c->ln_eps = 1e-5f;
     if (c->layers > 8 * (int)sizeof c->rope_layers)
         return posemb_fail(err, POSEMB_EFORMAT, "%s: %d layers: posemb's Llama 4 takes at most %d", path, c->layers,
                            8 * (int)sizeof c->rope_layers);
@@ -172,6 +185,11 @@ static int take_opt(char *spec, const char *key, const char *value)
     int same = !value || ((size_t)(end - v) == strlen(value) && !strncmp(v, value, (size_t)(end - v)));
     memmove(o, end, strlen(end) + 1);
     return same;
+}
+
+void config_put_posemb_pe(cJSON *r, const posemb_config *c)
+{
+    if (!cJSON_GetObjectItemCaseSensitive(r, "posemb_pe")) cJSON_AddStringToObject(r, "posemb_pe", c->pe);
 }
 
 void config_put_rope(cJSON *r, const posemb_config *c, double base, cJSON *rs)
@@ -233,6 +251,7 @@ void config_llama4_json(cJSON *r, const posemb_config *c)
     if (!pe_as_hf(c, &base, rs, &tuning, &scale, &floor_scale)) { /* posemb_pe says it */
         cJSON_Delete(rs);
         cJSON_AddBoolToObject(r, "attn_temperature_tuning", 0);
+        config_put_posemb_pe(r, c);
         return;
     }
     config_put_rope(r, c, base, rs);

@@ -93,6 +93,7 @@ void config_smollm3_json(cJSON *r, const posemb_config *c)
     cJSON *rs = cJSON_CreateObject();
     if (!rope_as_hf(c, &base, rs)) { /* posemb_pe says it */
         cJSON_Delete(rs);
+        config_put_posemb_pe(r, c);
         return;
     }
     config_put_rope(r, c, base, rs);

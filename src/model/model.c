@@ -165,7 +165,7 @@ static int carve(posemb_model *m, int B, int T)
         la->mean2 = F(N);
         la->rstd2 = F(N);
         if (c->gemma) la->ffo = F(N * D);
-        if (c->qk_norm || config_qk_unit_norm(c, l)) {
+        if (c->qk_norm || config_any_qk_unit_norm(c)) { /* inference shares layer 0's buffers */
             la->qk_raw = F(N * (size_t)(c->heads + c->kv_heads) * posemb_config_head_dim(c));
             la->qk_rstd = F(N * (size_t)(c->heads + c->kv_heads));
         }

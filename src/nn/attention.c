@@ -34,6 +34,8 @@ static void check_shape(const posemb_nn_attn_shape *s, const posemb_pe *p, int l
                    "key/value heads must divide the query heads");
     POSEMB_REQUIRE(posemb_pe_is_bound(p, 0), "attention with a PE whose parameters are not bound");
     POSEMB_REQUIRE(s->causal || (!s->window && !s->chunk), "a window or chunk without the causal mask");
+    POSEMB_REQUIRE(!s->KV || s->KV == s->H || !posemb_pe_qk_per_head(p),
+                   "a per-head q/k transform with grouped-query attention");
 }
 
 /* Positions of sequence b, or 0..T-1 (in arange, filled once) when none are given. */

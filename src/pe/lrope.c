@@ -44,6 +44,7 @@ static posemb_status lrope_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     pe_canon_add(c, "pairing=%s,per_head=%s", pairings[interleaved], per_head ? "on" : "off");
     s->halves = !interleaved;
     s->rows = per_head ? c->dims.n_heads : 1;
+    c->qk_per_head = per_head;
     s->nf = c->head_dim / 2;
     int L = c->dims.n_layers;
     size_t n = (size_t)L * s->rows * c->dims.max_len * s->nf;

@@ -7,10 +7,11 @@
  * rotation (rope+ssmax); pe.c refuses it with a bias or value PE, whose
  * terms it would leave unscaled.
  *
- * n_i, the keys query i sees: its position + 1 in a decoder (causal), the
- * call's length in an encoder (the batch's largest position + 1). A
- * decoder's first query sees one key: ln 1 = 0 zeroes its row, and its
- * attention, on that one key, is unchanged.
+ * n_i, the keys query i sees: i + 1 in a decoder (causal), i the query's
+ * row, its index in the sequence whatever position ids it carries; the
+ * sequence's length in an encoder, padding included. A window or chunk mask
+ * is not counted. A decoder's first query sees one key: ln 1 = 0 zeroes its
+ * row, and its attention, on that one key, is unchanged.
  *
  * s is kept >= 0.01 after every update (prepare, as kerple keeps its r):
  * at s = 0 every logit is 0 and the query rows cannot be recovered for
@@ -68,15 +69,12 @@ static void ssmax_destroy(pe_comp *c)
     free(s);
 }
 
-/* ln n_i for the call's queries, into out [nq]. */
+/* ln n_i for the call's queries, into out [nq]: the engine's calls hold a
+ * sequence's rows from its first token, so row i is token i. */
 static void log_keys(const pe_comp *c, const posemb_pe_head *h, float *out)
 {
-    long len = h->batch_len;
-    for (int i = 0; i < h->nq; i++)
-        if (h->qpos[i] + 1L > len) len = h->qpos[i] + 1L;
-    for (int j = 0; j < h->nk; j++)
-        if (h->kpos[j] + 1L > len) len = h->kpos[j] + 1L;
-    for (int i = 0; i < h->nq; i++) out[i] = (float)log(c->dims.causal ? h->qpos[i] + 1.0 : (double)len);
+    int len = h->nq > h->nk ? h->nq : h->nk;
+    for (int i = 0; i < h->nq; i++) out[i] = (float)log(c->dims.causal ? i + 1.0 : (double)len);
 }
 
 /* The per-thread slot: [layers, H] gradients, then [max_len] ln n. */

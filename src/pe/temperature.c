@@ -1,6 +1,8 @@
 /* temperature: Llama 4's attention temperature tuning, which Hugging Face's
  * modeling_llama4.py applies to the layers without RoPE (iRoPE's global
- * NoPE layers): the query at position x is multiplied by
+ * NoPE layers): the query at index x of its sequence (HF's cache_position,
+ * not its position id; the engine's calls hold a sequence's rows from its
+ * first token, so row x is token x) is multiplied by
  *   1 + attn_scale ln(floor((x + 1) / floor_scale) + 1),
  * attn_scale 0.1 and floor_scale 8192 by default (Llama4TextConfig), so
  * logits sharpen slowly past floor_scale tokens, as SSMax's ln n does. Fixed:
@@ -41,7 +43,7 @@ static float factor(const temperature_state *s, int32_t x)
 static void temperature_q_factors(pe_comp *c, const posemb_pe_head *h, float *f)
 {
     const temperature_state *s = c->state;
-    for (int i = 0; i < h->nq; i++) f[i] = factor(s, h->qpos[i]);
+    for (int i = 0; i < h->nq; i++) f[i] = factor(s, i);
 }
 
 static void temperature_q_factors_backward(pe_comp *c, const posemb_pe_head *h, const float *df)
@@ -65,6 +67,7 @@ const pe_family pe_family_temperature = {
         "Llama 4's attention temperature: q times 1 + a ln(floor((x+1)/f) + 1) at position x (HF modeling_llama4)",
     .options =
         "attn_scale=NUM a (0.1), floor_scale=NUM f (8192); with layers=LIST on the NoPE layers of an iRoPE stack",
+    .no_positions = 1, /* the index, not the position ids random:max= draws */
     .configure = temperature_configure,
     .destroy = temperature_destroy,
     .q_factors = temperature_q_factors,
