@@ -947,6 +947,15 @@ class TestSmolLM3(unittest.TestCase):
            "intermediate_size": 40, "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "hidden_act": "silu",
            "no_rope_layer_interval": 2, "use_sliding_window": True, "sliding_window": 5}
 
+    def test_empty_no_rope_layers_refused(self):
+        """SmolLM3Config keeps no_rope_layers [] and fails on layer 0; posemb says so (Llama 4 reads [] as
+        the default)."""
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump(dict(self.CFG, no_rope_layers=[]), f)
+            with self.assertRaisesRegex(posemb.Error, r"config.json: no_rope_layers is \[\]"):
+                posemb.Model(d)
+
     def run_cfg(self, cfg):
         w = TestLlamaReference.llama_weights(cfg, 0)
         with model_folder(cfg, w) as m:
@@ -980,6 +989,7 @@ class TestSmolLM3(unittest.TestCase):
         self.assertEqual((cfg["use_sliding_window"], cfg["sliding_window"], cfg["layer_types"],
                           cfg["tie_word_embeddings"]), (True, 5, ["full_attention", "sliding_attention"], True))
         self.assertNotIn("posemb_pe", cfg)
+        self.assertIsNone(cfg["pad_token_id"])  # not SmolLM3Config's 128004, past this vocabulary
         want = llama_reference(w, cfg, TestLlamaReference.IDS, windows=[None, 5], nope={1})
         got = got["last_hidden_state"][0]
         self.assertLess(np.abs(got - want).max() / np.abs(want).max(), 1e-5)

@@ -175,7 +175,9 @@ POSEMB_API void posemb_pe_input_backward(posemb_pe *p, const int32_t *pos, long 
 
 /* 2. q/k hook: q [nq, d] (row stride ldq) and k [nk, d] transformed in place:
  * the attention component's transform (a rotation), then the scale
- * component's factor on each query row (ssmax, qtemp). */
+ * component's factor on each query row (ssmax, temperature). The scale
+ * reads a row's index, not its position: a call's query rows must be its
+ * sequence's tokens from the first (as posemb's engine passes them). */
 POSEMB_API void posemb_pe_qk_forward(posemb_pe *p, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk);
 /* q, k: the rows as the forward left them (transformed; what attention
  * read), which learned transforms need for their parameters' gradients; k

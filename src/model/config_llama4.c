@@ -77,7 +77,12 @@ posemb_status config_rope_layers(const cJSON *r, posemb_config *c, const char *p
     const cJSON *nr = cJSON_GetObjectItemCaseSensitive(r, "no_rope_layers");
     if (nr && !cJSON_IsNull(nr) && !cJSON_IsArray(nr))
         return posemb_fail(err, POSEMB_EFORMAT, "%s: no_rope_layers is not a list", path);
-    if (cJSON_GetArraySize(nr) == 0) { /* HF's default */
+    if (cJSON_IsArray(nr) && !cJSON_GetArraySize(nr) && !strcmp(c->model_type, "smollm3"))
+        return posemb_fail(err, POSEMB_EFORMAT,
+                           "%s: no_rope_layers is [] (SmolLM3 keeps it and fails on layer 0; absent or null: "
+                           "the default)",
+                           path);
+    if (cJSON_GetArraySize(nr) == 0) { /* HF's default (Llama 4's [] too) */
         int every = 4;
         posemb_status st = config_get_int(r, "no_rope_layer_interval", 1, 1 << 20, &every, path, err);
         for (int l = 0; !st && l < c->layers; l++)
@@ -231,8 +236,15 @@ static int pe_as_hf(const posemb_config *c, double *base, cJSON *rs, int *tuning
     return config_rope_as_hf(spec, base, NULL, rs) != 0;
 }
 
+void config_put_no_pad(cJSON *r, const posemb_config *c)
+{
+    if (c->pad_token_id < 0 && !cJSON_GetObjectItemCaseSensitive(r, "pad_token_id"))
+        cJSON_AddNullToObject(r, "pad_token_id");
+}
+
 void config_llama4_json(cJSON *r, const posemb_config *c)
 {
+    config_put_no_pad(r, c);
     cJSON_AddNumberToObject(r, "intermediate_size_mlp", c->intermediate);
     cJSON_AddItemToObject(r, "moe_layers", cJSON_CreateArray());
     cJSON_AddBoolToObject(r, "use_qk_norm", c->qk_unit_norm);

@@ -85,6 +85,7 @@ static int rope_as_hf(const posemb_config *c, double *base, cJSON *rs)
 
 void config_smollm3_json(cJSON *r, const posemb_config *c)
 {
+    config_put_no_pad(r, c);
     cJSON *nr = cJSON_AddArrayToObject(r, "no_rope_layers");
     for (int l = 0; l < c->layers; l++)
         cJSON_AddItemToArray(nr, cJSON_CreateNumber(c->rope_layers[l / 8] >> (l % 8) & 1));

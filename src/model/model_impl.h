@@ -73,6 +73,9 @@ int config_qk_unit_norm(const posemb_config *c, int l);
 int config_any_qk_unit_norm(const posemb_config *c);
 /* config.json gets posemb_pe, c's exact PE, where the HF keys written cannot say it. */
 void config_put_posemb_pe(cJSON *r, const posemb_config *c);
+/* "pad_token_id": null when c has none: SmolLM3Config's and Llama4TextConfig's defaults (128004, 200018)
+ * would otherwise name a padding token, past a small vocabulary's end. */
+void config_put_no_pad(cJSON *r, const posemb_config *c);
 /* no_rope_layers (1 where a layer rotates; absent or []: every no_rope_layer_interval-th layer, default 4,
  * is NoPE) into c->rope_layers; and a layer bit set as a layers= list ("0-2|4"; "" when no layer), the
  * layers whose bit is (want 1) or is not (want 0) set. Llama 4's and SmolLM3's. */

@@ -8,7 +8,7 @@
 /* Input families add to the embeddings, attention families act in attention,
  * position families change the positions the others see (random:max=),
  * scale families multiply each query row by a factor of its position and
- * the keys it sees (ssmax, qtemp), after the attention family's q/k hook. */
+ * the keys it sees (ssmax, temperature), after the attention family's q/k hook. */
 typedef enum pe_kind { PE_KIND_INPUT = 1, PE_KIND_ATTENTION = 2, PE_KIND_POSITIONS = 3, PE_KIND_SCALE = 4 } pe_kind;
 
 /* Attention hooks a component uses: set from the family's non-NULL hooks
