@@ -332,7 +332,7 @@ int posemb_config_head_dim(const posemb_config *c) { return c->head_dim ? c->hea
 
 int posemb_config_window(const posemb_config *c, int l)
 {
-    int on = l >= 0 && l < 8 * (int)sizeof c->sliding_layers && (c->sliding_layers[l / 8] >> (l % 8) & 1);
+    int on = l >= 0 && l < 8 * (int)sizeof c->sliding_layers && config_bit(c->sliding_layers, l);
     return on ? c->sliding_window : 0;
 }
 

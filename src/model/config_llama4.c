@@ -27,12 +27,9 @@
 
 #include "model_impl.h"
 
-static int bit(const unsigned char *bits, int l) { return bits[l / 8] >> (l % 8) & 1; }
-static void set_bit(unsigned char *bits, int l) { bits[l / 8] |= (unsigned char)(1u << (l % 8)); }
-
 int config_qk_unit_norm(const posemb_config *c, int l)
 {
-    return c->llama4 && c->qk_unit_norm && l >= 0 && l < c->layers && bit(c->rope_layers, l);
+    return c->llama4 && c->qk_unit_norm && l >= 0 && l < c->layers && config_bit(c->rope_layers, l);
 }
 
 int config_any_qk_unit_norm(const posemb_config *c)
@@ -44,7 +41,7 @@ int config_any_qk_unit_norm(const posemb_config *c)
 
 int posemb_config_chunk(const posemb_config *c, int l)
 {
-    int on = l >= 0 && l < 8 * (int)sizeof c->chunked_layers && bit(c->chunked_layers, l);
+    int on = l >= 0 && l < 8 * (int)sizeof c->chunked_layers && config_bit(c->chunked_layers, l);
     return on ? c->attention_chunk : 0;
 }
 
@@ -52,9 +49,9 @@ void config_layer_list(const unsigned char *bits, int n, int want, char *buf, si
 {
     buf[0] = '\0';
     for (int l = 0; l < n; l++) {
-        if (bit(bits, l) != want || (l > 0 && bit(bits, l - 1) == want)) continue;
+        if (config_bit(bits, l) != want || (l > 0 && config_bit(bits, l - 1) == want)) continue;
         int last = l;
-        while (last + 1 < n && bit(bits, last + 1) == want) last++;
+        while (last + 1 < n && config_bit(bits, last + 1) == want) last++;
         size_t k = strlen(buf);
         if (last > l) snprintf(buf + k, cap - k, "%s%d-%d", k ? "|" : "", l, last);
         else snprintf(buf + k, cap - k, "%s%d", k ? "|" : "", l);
@@ -86,7 +83,7 @@ posemb_status config_rope_layers(const cJSON *r, posemb_config *c, const char *p
         int every = 4;
         posemb_status st = config_get_int(r, "no_rope_layer_interval", 1, 1 << 20, &every, path, err);
         for (int l = 0; !st && l < c->layers; l++)
-            if ((l + 1) % every) set_bit(c->rope_layers, l);
+            if ((l + 1) % every) config_set_bit(c->rope_layers, l);
         return st;
     }
     if (cJSON_GetArraySize(nr) != c->layers)
@@ -96,7 +93,7 @@ posemb_status config_rope_layers(const cJSON *r, posemb_config *c, const char *p
     for (const cJSON *v = nr->child; v; v = v->next, l++) {
         if (!cJSON_IsNumber(v) || (v->valuedouble != 0 && v->valuedouble != 1))
             return posemb_fail(err, POSEMB_EFORMAT, "%s: no_rope_layers[%d] is not 0 or 1", path, l);
-        if (v->valuedouble == 1) set_bit(c->rope_layers, l);
+        if (v->valuedouble == 1) config_set_bit(c->rope_layers, l);
     }
     return POSEMB_OK;
 }
@@ -249,7 +246,7 @@ void config_llama4_json(cJSON *r, const posemb_config *c)
     cJSON_AddItemToObject(r, "moe_layers", cJSON_CreateArray());
     cJSON_AddBoolToObject(r, "use_qk_norm", c->qk_unit_norm);
     cJSON *nr = cJSON_AddArrayToObject(r, "no_rope_layers");
-    for (int l = 0; l < c->layers; l++) cJSON_AddItemToArray(nr, cJSON_CreateNumber(bit(c->rope_layers, l)));
+    for (int l = 0; l < c->layers; l++) cJSON_AddItemToArray(nr, cJSON_CreateNumber(config_bit(c->rope_layers, l)));
     if (c->attention_chunk) {
         cJSON_AddNumberToObject(r, "attention_chunk_size", c->attention_chunk);
         cJSON *types = cJSON_AddArrayToObject(r, "layer_types");

@@ -32,7 +32,7 @@ static posemb_status smollm3_windows(const cJSON *r, posemb_config *c, const cha
     if (types && !cJSON_IsNull(types))
         return config_layer_types(types, c, "sliding_attention", c->sliding_layers, path, err);
     for (int l = 0; l < c->layers; l++)
-        if (!(c->rope_layers[l / 8] >> (l % 8) & 1)) c->sliding_layers[l / 8] |= (unsigned char)(1u << (l % 8));
+        if (!config_bit(c->rope_layers, l)) config_set_bit(c->sliding_layers, l);
     return POSEMB_OK;
 }
 
@@ -87,8 +87,7 @@ void config_smollm3_json(cJSON *r, const posemb_config *c)
 {
     config_put_no_pad(r, c);
     cJSON *nr = cJSON_AddArrayToObject(r, "no_rope_layers");
-    for (int l = 0; l < c->layers; l++)
-        cJSON_AddItemToArray(nr, cJSON_CreateNumber(c->rope_layers[l / 8] >> (l % 8) & 1));
+    for (int l = 0; l < c->layers; l++) cJSON_AddItemToArray(nr, cJSON_CreateNumber(config_bit(c->rope_layers, l)));
     if (cJSON_GetObjectItemCaseSensitive(r, "layer_types")) cJSON_AddTrueToObject(r, "use_sliding_window");
     double base = 2000000.0;
     cJSON *rs = cJSON_CreateObject();

@@ -12,8 +12,6 @@
 
 #include "model_impl.h"
 
-static void set_sliding(posemb_config *c, int l) { c->sliding_layers[l / 8] |= (unsigned char)(1u << (l % 8)); }
-
 posemb_status config_layer_types(const cJSON *types, const posemb_config *c, const char *kind, unsigned char *bits,
                                  const char *path, posemb_error *err)
 {
@@ -23,7 +21,7 @@ posemb_status config_layer_types(const cJSON *types, const posemb_config *c, con
     int l = 0;
     for (const cJSON *t = types->child; t; t = t->next, l++) {
         const char *s = cJSON_IsString(t) ? t->valuestring : "";
-        if (!strcmp(s, kind)) bits[l / 8] |= (unsigned char)(1u << (l % 8));
+        if (!strcmp(s, kind)) config_set_bit(bits, l);
         else if (strcmp(s, "full_attention"))
             return posemb_fail(err, POSEMB_EFORMAT, "%s: layer_types[%d] is not \"full_attention\" or \"%s\"", path, l,
                                kind);
@@ -38,7 +36,7 @@ static posemb_status parse_qwen_windows(const cJSON *r, posemb_config *c, const 
     posemb_status st = config_get_bool(r, "use_sliding_window", &use, path, err);
     if (!st) st = config_get_int(r, "max_window_layers", 0, 1 << 20, &first, path, err);
     if (!st && use && c->sliding_window > 0)
-        for (int l = first; l < c->layers; l++) set_sliding(c, l);
+        for (int l = first; l < c->layers; l++) config_set_bit(c->sliding_layers, l);
     return st;
 }
 
@@ -48,7 +46,7 @@ static posemb_status parse_gemma_pattern(const cJSON *r, posemb_config *c, const
     int pattern = 6;
     posemb_status st = config_get_int(r, "sliding_window_pattern", 1, 1 << 20, &pattern, path, err);
     for (int l = 0; !st && c->sliding_window > 0 && l < c->layers; l++)
-        if ((l + 1) % pattern) set_sliding(c, l);
+        if ((l + 1) % pattern) config_set_bit(c->sliding_layers, l);
     return st;
 }
 
@@ -69,7 +67,7 @@ posemb_status config_parse_windows(const cJSON *r, posemb_config *c, const char 
     if (types && !cJSON_IsNull(types))
         st = config_layer_types(types, c, "sliding_attention", c->sliding_layers, path, err);
     else if (mistral && c->sliding_window > 0)
-        for (int l = 0; l < c->layers; l++) set_sliding(c, l);
+        for (int l = 0; l < c->layers; l++) config_set_bit(c->sliding_layers, l);
     else if (qwen) st = parse_qwen_windows(r, c, path, err);
     else if (gemma) st = parse_gemma_pattern(r, c, path, err);
     int any = 0;

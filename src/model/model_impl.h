@@ -65,6 +65,10 @@ posemb_status config_layer_types(const cJSON *types, const posemb_config *c, con
 /* Gemma 3's (config_gemma.c): read after the Llama family's keys, and patched into config_llama_json's. */
 posemb_status config_parse_gemma(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
 void config_gemma_json(cJSON *r, const posemb_config *c);
+/* Bit l of a per-layer bit set (sliding_layers, chunked_layers, rope_layers). */
+static inline int config_bit(const unsigned char *bits, int l) { return bits[l / 8] >> (l % 8) & 1; }
+static inline void config_set_bit(unsigned char *bits, int l) { bits[l / 8] |= (unsigned char)(1u << (l % 8)); }
+
 /* Llama 4's text config (config_llama4.c): read after the Llama family's keys, and patched into
  * config_llama_json's. 1 when layer l's q and k heads are normalised without weight. */
 posemb_status config_parse_llama4(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);

@@ -25,9 +25,8 @@
 #define SSMAX_MIN_S 0.01f
 
 typedef struct ssmax_state {
-    double s0;    /* initial s */
-    pe_slots ds;  /* per thread: [layers, H] gradients of s */
-    float *log_n; /* per thread: [max_len] ln(n_i) of the last call */
+    double s0;   /* initial s */
+    pe_slots ds; /* per thread: [layers, H] gradients of s */
 } ssmax_state;
 
 static posemb_status ssmax_configure(pe_comp *c, pe_opts *o, posemb_error *err)
@@ -39,7 +38,7 @@ static posemb_status ssmax_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     if (st) return st;
     pe_canon_num(c, "s", s->s0);
     int L = c->dims.n_layers, H = c->dims.n_heads;
-    if ((st = pe_slots_init(&s->ds, c->dims.max_threads, (size_t)L * H + (size_t)c->dims.max_len, err))) return st;
+    if ((st = pe_slots_init(&s->ds, c->dims.max_threads, (size_t)L * H, err))) return st;
     for (int l = 0; l < L; l++)
         if (pe_comp_param(c, "ssmax.s", POSEMB_PE_SCOPE_LAYER, l, H, 0, -1.0f, 0, err) < 0)
             return err ? err->code : POSEMB_ERANGE;
@@ -69,34 +68,24 @@ static void ssmax_destroy(pe_comp *c)
     free(s);
 }
 
-/* ln n_i for the call's queries, into out [nq]: the engine's calls hold a
- * sequence's rows from its first token, so row i is token i. */
-static void log_keys(const pe_comp *c, const posemb_pe_head *h, float *out)
+/* ln n_i of the call's query i: the engine's calls hold a sequence's rows
+ * from its first token, so row i is token i. */
+static double log_keys(const pe_comp *c, const posemb_pe_head *h, int i)
 {
-    int len = h->nq > h->nk ? h->nq : h->nk;
-    for (int i = 0; i < h->nq; i++) out[i] = (float)log(c->dims.causal ? i + 1.0 : (double)len);
-}
-
-/* The per-thread slot: [layers, H] gradients, then [max_len] ln n. */
-static float *log_n_of(const pe_comp *c, int slot)
-{
-    return pe_slot(&((ssmax_state *)c->state)->ds, slot) + (size_t)c->dims.n_layers * c->dims.n_heads;
+    return log(c->dims.causal ? i + 1.0 : (double)(h->nq > h->nk ? h->nq : h->nk));
 }
 
 static void ssmax_q_factors(pe_comp *c, const posemb_pe_head *h, float *f)
 {
     float s = c->params[h->layer].data[h->head];
-    log_keys(c, h, f);
-    for (int i = 0; i < h->nq; i++) f[i] *= s;
+    for (int i = 0; i < h->nq; i++) f[i] = s * (float)log_keys(c, h, i);
 }
 
 /* f_i = s ln n_i: ds += sum_i ln(n_i) df_i. */
 static void ssmax_q_factors_backward(pe_comp *c, const posemb_pe_head *h, const float *df)
 {
-    float *ln = log_n_of(c, h->slot);
-    log_keys(c, h, ln);
     double g = 0.0;
-    for (int i = 0; i < h->nq; i++) g += (double)ln[i] * df[i];
+    for (int i = 0; i < h->nq; i++) g += log_keys(c, h, i) * df[i];
     pe_slot(&((ssmax_state *)c->state)->ds, h->slot)[(size_t)h->layer * c->dims.n_heads + h->head] += (float)g;
 }
 

@@ -46,11 +46,6 @@ static void temperature_q_factors(pe_comp *c, const posemb_pe_head *h, float *f)
     for (int i = 0; i < h->nq; i++) f[i] = factor(s, i);
 }
 
-static void temperature_q_factors_backward(pe_comp *c, const posemb_pe_head *h, const float *df)
-{
-    (void)c, (void)h, (void)df; /* no parameters */
-}
-
 static posemb_status temperature_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
 {
     posemb_pe_named_matrix *f =
@@ -71,6 +66,5 @@ const pe_family pe_family_temperature = {
     .configure = temperature_configure,
     .destroy = temperature_destroy,
     .q_factors = temperature_q_factors,
-    .q_factors_backward = temperature_q_factors_backward,
     .export = temperature_export,
 };
