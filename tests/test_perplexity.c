@@ -68,7 +68,7 @@ static void test_uniform(void **state)
         posemb_status past = posemb_lm_nll(m, tokens, N, 65, 65, 1, &nll, &count, &err);
         assert_int_equal(past, k ? POSEMB_OK : POSEMB_ERANGE);
         if (k) TU_CLOSE(nll / count, log((double)V), 1e-6, 0, pes[k], 2);
-        else assert_non_null(strstr(err.msg, "65 tokens are past ape's table of 64 positions"));
+        else assert_non_null(strstr(err.msg, "past ape's table of 64 positions"));
         assert_int_equal(posemb_lm_nll(m, tokens, N, 10, 11, 1, &nll, &count, &err), POSEMB_EINVAL);
         assert_int_equal(posemb_lm_nll(m, tokens, 5, 10, 10, 1, &nll, &count, &err), POSEMB_ERANGE);
         posemb_model_free(m);

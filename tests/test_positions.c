@@ -11,7 +11,8 @@
  * - a PE without a table runs past max_position_embeddings and equals the
  *   same weights in a model built for the longer length (dynamic RoPE with
  *   its original length kept); an APE past its table is refused with one
- *   line naming the table;
+ *   line naming the table, unless the positions given fit in it (packed
+ *   documents longer than the table run, as HF's lookup runs them);
  * - training on packed documents: the gradient reaches the APE rows the
  *   positions name, and equals central differences. */
 #include <math.h>
@@ -238,6 +239,59 @@ static void test_past_max_position(void **state)
     check_past(POSEMB_BERT, "alibi", "alibi");
 }
 
+/* Copies every parameter of from into the same-named one of to; a table
+ * with more rows in to (an APE built for more positions) gets from's rows
+ * first and keeps the rest. */
+static void copy_weights(posemb_model *to, posemb_model *from)
+{
+    assert_int_equal(posemb_model_n_params(to), posemb_model_n_params(from));
+    for (int i = 0; i < posemb_model_n_params(from); i++) {
+        const posemb_param *a = posemb_model_param(from, i), *b = posemb_model_param(to, i);
+        assert_string_equal(a->name, b->name);
+        assert_true(a->numel <= b->numel);
+        memcpy(posemb_model_weights(to) + b->offset, posemb_model_weights(from) + a->offset, a->numel * sizeof(float));
+    }
+    posemb_pe_prepare(posemb_model_pe(to));
+}
+
+/* An APE table of 16 rows, 20 packed tokens whose positions restart at 10
+ * (two documents of 10): they run, as HF's lookup runs them, and give the
+ * logits of the same weights in a model whose table has 32 rows. */
+static void check_packed_past_table(posemb_arch arch, const char *spec)
+{
+    enum { T = 20 };
+    posemb_model *small = tiny(arch, spec, 16), *big = tiny(arch, spec, 32);
+    copy_weights(big, small);
+    size_t n_small = posemb_model_n_floats(small);
+    int first = arch == POSEMB_ROBERTA ? posemb_model_config(small)->pad_token_id + 1 : 0;
+    int32_t ids[T], pos[T];
+    for (int t = 0; t < T; t++) {
+        ids[t] = 2 + (11 * t) % (V - 2);
+        pos[t] = first + t % 10;
+    }
+    float *a = logits(small, T, ids, NULL, pos), *b = logits(big, T, ids, NULL, pos);
+    float *c = logits(big, T, ids, NULL, NULL); /* the engine's own positions, 0..19 */
+    double diff = rel_diff(a, b, (size_t)T * V), moved = rel_diff(c, b, (size_t)T * V);
+    printf("%-40s %d packed tokens, table of 16 rows vs 32: %.2e (positions 0..19: %.2e)\n", spec, T, diff, moved);
+    if (diff > 1e-6) fail_msg("%s: %g", spec, diff);
+    if (moved < 1e-3) fail_msg("%s: the restarting positions do not move the logits (%g)", spec, moved);
+    free(c);
+    assert_int_equal(posemb_model_n_floats(small), n_small); /* the table kept its 16 rows */
+    assert_int_equal(posemb_pe_position_limit(posemb_model_pe(small)), 16);
+    free(a);
+    free(b);
+    posemb_model_free(small);
+    posemb_model_free(big);
+}
+
+static void test_packed_past_table(void **state)
+{
+    (void)state;
+    for (int arch = 0; arch < 3; arch++) check_packed_past_table((posemb_arch)arch, "ape");
+    check_packed_past_table(POSEMB_BERT, "ape+rpe:k=4");
+    check_packed_past_table(POSEMB_GPT2, "ape+alibi");
+}
+
 /* An APE past its table: refused with one line naming the table. */
 static void test_table_refused(void **state)
 {
@@ -250,7 +304,8 @@ static void test_table_refused(void **state)
         for (int t = 0; t < 20; t++) ids[t] = 2 + t;
         assert_int_equal(posemb_model_forward(m, &b, &err), POSEMB_ERANGE);
         printf("%s\n", err.msg);
-        assert_non_null(strstr(err.msg, "20 tokens are past ape's table of 16 positions (max_position_embeddings 16)"));
+        assert_non_null(strstr(err.msg, "20 tokens are too many"));
+        assert_non_null(strstr(err.msg, "past ape's table of 16 positions (max_position_embeddings 16)"));
         assert_null(strchr(err.msg, '\n'));
         b = (posemb_batch){.B = 1, .T = 4, .ids = ids, .positions = pos};
         assert_int_equal(posemb_model_forward(m, &b, &err), POSEMB_ERANGE);
@@ -325,7 +380,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_offset_positions),  cmocka_unit_test(test_packed_positions),
         cmocka_unit_test(test_past_max_position), cmocka_unit_test(test_table_refused),
-        cmocka_unit_test(test_packed_training),
+        cmocka_unit_test(test_packed_training),   cmocka_unit_test(test_packed_past_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -151,9 +151,12 @@ POSEMB_API posemb_status posemb_pe_draw_positions(const posemb_pe *p, uint64_t k
  * fewer (dims.max_len) is rebuilt in place, the same PE (its spec, length
  * defaults such as rope's original=, parameters and their binding kept;
  * derived tables recomputed from bound parameters), so p and its parameter
- * views stay valid. ERANGE naming the table when a component has a table of
- * positions (ape, relative_key), which takes no more; EINVAL, ENOMEM leave p
- * as it was. */
+ * views stay valid. ERANGE naming the table when a component has a table indexed by
+ * the token's index (relative_key, tupe), which takes no more; an `ape`
+ * table, indexed by positions, keeps its rows, and positions past it are
+ * refused by posemb_pe_check_positions (so packed inputs longer than the
+ * table run when their positions fit, as HF runs them); EINVAL, ENOMEM
+ * leave p as it was. */
 POSEMB_API posemb_status posemb_pe_reserve(posemb_pe *p, int len, posemb_error *err);
 
 /* Largest position the PE accepts + 1 (INT32_MAX when unbounded). */

@@ -312,12 +312,16 @@ static posemb_status reserve_pe(posemb_model *m, int T, posemb_error *err)
     return POSEMB_OK;
 }
 
-/* Positions past a PE's table, named with the config key that sizes it. */
-static posemb_status check_positions(posemb_model *m, const int32_t *pos, long n, posemb_error *err)
+/* Positions past a PE's table, named with the config key that sizes it;
+ * for positions posemb counted itself, the input's length is what to change. */
+static posemb_status check_positions(posemb_model *m, const int32_t *pos, long n, int T, int given, posemb_error *err)
 {
     posemb_error why;
     if (!posemb_pe_check_positions(m->pe, pos, n, &why)) return POSEMB_OK;
-    return posemb_fail(err, why.code, "batch: %s (max_position_embeddings %d)", why.msg, m->cfg.max_position);
+    if (given)
+        return posemb_fail(err, why.code, "batch: %s (max_position_embeddings %d)", why.msg, m->cfg.max_position);
+    return posemb_fail(err, why.code, "batch: %d tokens are too many: %s (max_position_embeddings %d)", T, why.msg,
+                       m->cfg.max_position);
 }
 
 /* Checks and takes the batch: sizes, ids, positions. */
@@ -334,8 +338,8 @@ static posemb_status prepare_batch(posemb_model *m, const posemb_batch *b, posem
                            posemb_pe_random_max(m->pe));
     if (b->positions) st = given_positions(m, b->positions, b->B * b->T, b->T, err);
     else make_positions(m, b->B, b->T);
-    if (!st) st = check_positions(m, m->a.pos_in, (long)b->B * b->T, err);
-    if (!st) st = check_positions(m, m->a.pos_attn, (long)b->B * b->T, err);
+    if (!st) st = check_positions(m, m->a.pos_in, (long)b->B * b->T, b->T, b->positions != NULL, err);
+    if (!st) st = check_positions(m, m->a.pos_attn, (long)b->B * b->T, b->T, b->positions != NULL, err);
     if (st) return st;
     m->B = b->B;
     m->T = b->T;

@@ -33,6 +33,10 @@ typedef struct pe_comp pe_comp;
 typedef struct pe_family {
     const char *name;
     pe_kind kind;
+    /* Its table is indexed only by the positions it is given and sized by the
+     * first build (pe_comp.len0): an input longer than the table runs when its
+     * positions fall inside it (packed sequences), as HF's embedding lookup does. */
+    int table_by_position;
     const char *summary;
     const char *options; /* "k=INT clip distance (64), values=on|off (on)" */
     int no_positions;    /* reads no positions (CoPE, FoX): random:max= has nothing to feed it */

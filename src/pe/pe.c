@@ -306,10 +306,12 @@ static void relink(posemb_pe *to, const posemb_pe *from)
 posemb_status posemb_pe_reserve(posemb_pe *p, int len, posemb_error *err)
 {
     if (len <= p->dims.max_len) return POSEMB_OK;
-    const pe_comp *t = table_comp(p);
-    if (t)
-        return posemb_fail(err, POSEMB_ERANGE, "PE %s: %d tokens are past %s's table of %d positions", p->name, len,
-                           t->fam->name, t->max_pos);
+    for (int i = 0; i < p->n_comps; i++) {
+        const pe_comp *t = &p->comps[i];
+        if (t->max_pos < INT32_MAX && !t->fam->table_by_position)
+            return posemb_fail(err, POSEMB_ERANGE, "PE %s: %d tokens are past %s's table of %d positions", p->name, len,
+                               t->fam->name, t->max_pos);
+    }
     posemb_pe_dims d = p->dims;
     d.max_len = len;
     posemb_pe *np;
