@@ -16,6 +16,7 @@
 #include "posemb/nn.h"
 #include "posemb/precision.h"
 #include "posemb/threads.h"
+#include "nn/nn_internal.h"
 
 static inline double bench_now(void)
 {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "bench_common.h"
+#include "nn/nn_internal.h"
 
 int main(int argc, char **argv)
 {

@@ -18,6 +18,7 @@
 #include "posemb/model.h"
 #include "posemb/rng.h"
 #include "posemb/threads.h"
+#include "core/rng_internal.h"
 
 int main(int argc, char **argv)
 {

@@ -18,6 +18,8 @@
 
 #include "bench_common.h"
 #include "sizes.h"
+#include "nn/nn_internal.h"
+#include "core/threads_internal.h"
 
 /* One dense product as posemb_nn_gemm takes it, and how often a step issues it. */
 typedef struct product {

@@ -24,6 +24,7 @@
 #include "posemb/optim.h"
 #include "posemb/rng.h"
 #include "posemb/threads.h"
+#include "core/rng_internal.h"
 
 /* FLOPs of one training step (forward + backward = 3x forward): the layers
  * (bench_encoder_flops, or bench_llama_flops for a Llama's GQA and SwiGLU)

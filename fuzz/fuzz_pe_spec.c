@@ -9,6 +9,8 @@
 
 #include "posemb/pe.h"
 #include "posemb/rng.h"
+#include "pe/pe_internal.h"
+#include "core/arena_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

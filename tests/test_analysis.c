@@ -9,6 +9,7 @@
 #include "posemb/rng.h"
 #include "posemb/safetensors.h"
 #include "testutil.h"
+#include "core/rng_internal.h"
 
 /* A table linear in position is read back exactly, by both protocols. */
 static void test_regress_linear_table(void **state)

@@ -14,6 +14,7 @@
 #include "posemb/pe.h"
 #include "posemb/rng.h"
 #include "testutil.h"
+#include "core/rng_internal.h"
 
 enum { B = 2, T = 7, H = 4, KV = 2, d = 4, D = H * d, GRP = H / KV, LDG = D + 2 * KV * d, LDM = 3 * D };
 

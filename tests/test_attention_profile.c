@@ -14,10 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "posemb/analysis.h"
+#include "analysis/analysis.h"
 #include "posemb/model.h"
 #include "posemb/pe.h"
 #include "testutil.h"
+#include "pe/pe_internal.h"
 
 enum { T = 12, B = 2, H = 4, D = 16 };
 

@@ -10,11 +10,13 @@
 
 #include <cjson/cJSON.h>
 
-#include "posemb/fileio.h"
-#include "posemb/inputs.h"
+#include "core/fileio.h"
+#include "io/inputs.h"
 #include "posemb/model.h"
 #include "posemb/safetensors.h"
 #include "testutil.h"
+#include "model/model_internal.h"
+#include "io/safetensors_internal.h"
 
 static char *dir;
 

@@ -11,12 +11,17 @@
 
 #include "posemb/arena.h"
 #include "posemb/error.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "posemb/rng.h"
 #include "posemb/tensor.h"
 #include "core/threads_impl.h"
 #include "posemb/threads.h"
 #include "testutil.h"
+#include "core/rng_internal.h"
+#include "core/arena_internal.h"
+#include "core/tensor_internal.h"
+#include "core/threads_internal.h"
+#include "core/error_internal.h"
 
 static void test_error(void **state)
 {

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "posemb/datasets.h"
-#include "posemb/squad_eval.h"
+#include "io/datasets.h"
+#include "eval/squad_eval.h"
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof(a)[0]))
 

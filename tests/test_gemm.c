@@ -17,6 +17,9 @@
 #include "posemb/precision.h"
 #include "posemb/rng.h"
 #include "testutil.h"
+#include "nn/nn_internal.h"
+#include "core/rng_internal.h"
+#include "nn/precision_internal.h"
 
 /* Rounds x to bfloat16 (nearest even), as a float. */
 static float bf16_round(float x)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "posemb/inputs.h"
+#include "io/inputs.h"
 #include "posemb/model.h"
 #include "posemb/safetensors.h"
 #include "testutil.h"

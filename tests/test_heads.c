@@ -11,6 +11,7 @@
 #include "posemb/model.h"
 #include "posemb/rng.h"
 #include "testutil.h"
+#include "core/rng_internal.h"
 
 enum { B = 3, T = 5, V = 13, D = 8 };
 

@@ -11,6 +11,8 @@
 #include "posemb/indicators.h"
 #include "posemb/rng.h"
 #include "testutil.h"
+#include "core/rng_internal.h"
+#include "core/error_internal.h"
 
 static posemb_indicators compute_ok(const float *A, int n, int K)
 {

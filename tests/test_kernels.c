@@ -10,6 +10,8 @@
 #include "posemb/nn.h"
 #include "posemb/rng.h"
 #include "testutil.h"
+#include "nn/nn_internal.h"
+#include "core/rng_internal.h"
 
 static void test_expf(void **state)
 {

@@ -15,13 +15,15 @@
 #include <unistd.h>
 
 #include "posemb/corpus.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "posemb/model.h"
 #include "posemb/rng.h"
 #include "study/study.h"
 #include "posemb/tokenizer.h"
 #include "study/study_length_impl.h"
 #include "testutil.h"
+#include "io/tokenizer_internal.h"
+#include "core/rng_internal.h"
 
 static char *dir;
 static char out[1 << 15];

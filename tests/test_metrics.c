@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "posemb/metrics.h"
-#include "posemb/squad_eval.h"
-#include "posemb/stats.h"
+#include "eval/metrics.h"
+#include "eval/squad_eval.h"
+#include "eval/stats.h"
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof(a)[0]))
 

@@ -17,6 +17,8 @@
 #include "posemb/nn.h"
 #include "posemb/rng.h"
 #include "testutil.h"
+#include "nn/nn_internal.h"
+#include "core/rng_internal.h"
 
 enum { B = 2, T = 5, V = 11, D = 8, MAXPOS = 10 };
 

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "posemb/model.h"
 #include "posemb/trainer.h"
 #include "testutil.h"

@@ -10,6 +10,8 @@
 #include "posemb/rng.h"
 #include "posemb/threads.h"
 #include "testutil.h"
+#include "core/rng_internal.h"
+#include "train/optim_internal.h"
 
 static void test_against_torch(void **state)
 {

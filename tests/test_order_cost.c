@@ -22,6 +22,7 @@
 #include "posemb/probes.h"
 #include "posemb/rng.h"
 #include "testutil.h"
+#include "core/rng_internal.h"
 
 enum { V = 200, N_TOKENS = 3000, LEN = 32, WINDOWS = 6 };
 /* A reading that costs less than this costs nothing: float rounding moves

@@ -12,6 +12,7 @@
 #include "posemb/optim.h"
 #include "posemb/rng.h"
 #include "testutil.h"
+#include "core/rng_internal.h"
 
 enum { B = 8, T = 12, V = 40, STEPS = 300 };
 

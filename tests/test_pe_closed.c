@@ -9,6 +9,9 @@
 #include "posemb/pe.h"
 #include "posemb/rng.h"
 #include "testutil.h"
+#include "pe/pe_internal.h"
+#include "core/rng_internal.h"
+#include "core/arena_internal.h"
 
 static posemb_pe *make(const char *spec, int D, int H, int layers, int max_len, int causal)
 {

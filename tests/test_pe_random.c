@@ -12,6 +12,8 @@
 #include "posemb/nn.h"
 #include "posemb/pe.h"
 #include "testutil.h"
+#include "nn/nn_internal.h"
+#include "pe/pe_internal.h"
 
 /* Every 4-subset of [0, 9) equally likely: 126 subsets, 50400 draws. */
 static void test_draw_uniform(void **state)

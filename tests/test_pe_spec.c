@@ -5,6 +5,9 @@
 
 #include "posemb/pe.h"
 #include "testutil.h"
+#include "pe/pe_internal.h"
+#include "core/arena_internal.h"
+#include "core/error_internal.h"
 
 static const posemb_pe_dims DIMS = {.dim = 64, .n_heads = 4, .n_layers = 2, .max_len = 32, .max_threads = 1};
 

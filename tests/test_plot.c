@@ -16,7 +16,7 @@
 
 #include "plot/plot_impl.h"
 #include "posemb/error.h"
-#include "posemb/plot.h"
+#include "plot/plot.h"
 #include "plot/report.h"
 #include "study/study_impl.h"
 #include "testutil.h"

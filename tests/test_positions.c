@@ -23,6 +23,9 @@
 #include "posemb/model.h"
 #include "posemb/rng.h"
 #include "testutil.h"
+#include "model/model_internal.h"
+#include "pe/pe_internal.h"
+#include "core/rng_internal.h"
 
 enum { V = 40, D = 16 };
 

@@ -19,6 +19,7 @@
 #include "posemb/pe.h"
 #include "posemb/rng.h"
 #include "testutil.h"
+#include "core/rng_internal.h"
 
 enum { N = 20, H = 2, d = 4, D = H * d, L = 48 };
 

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "posemb/safetensors.h"
+#include "io/safetensors_internal.h"
+#include "core/error_internal.h"
 
 /* ------------------------------------------------------------ helpers */
 

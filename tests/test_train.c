@@ -15,8 +15,10 @@
 #include "posemb/rng.h"
 #include "posemb/threads.h"
 #include "posemb/trainer.h"
-#include "posemb/datasets.h"
+#include "io/datasets.h"
 #include "testutil.h"
+#include "model/model_internal.h"
+#include "core/rng_internal.h"
 
 enum { V = 50, T = 10, NTOK = 4000 };
 static int32_t tokens[NTOK];

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "posemb/blas.h"
+#include "nn/nn_internal.h"
 
 enum { T = 1024, TB = 64, NSEQ = 32, HEADS = 4, HD = 16, N = 32 };
 /* float32 sums of up to 1024 terms in another order: a few units in the last

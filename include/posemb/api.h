@@ -10,4 +10,9 @@
 #define POSEMB_API
 #endif
 
+/* The longest path posemb builds: a path the user gives (PATH_MAX, 4096) and
+ * the names posemb adds to it. A path that would not fit is an error, never
+ * cut short. */
+#define POSEMB_PATH_MAX 4608
+
 #endif

@@ -31,9 +31,6 @@ typedef struct posemb_error {
 POSEMB_API posemb_status posemb_fail(posemb_error *err, posemb_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Clears err to POSEMB_OK with an empty message. */
-POSEMB_API void posemb_error_clear(posemb_error *err);
-
 /* A short name for a status code ("invalid argument", "malformed file", ...):
  * a static string, "unknown error" for a value outside the enum. */
 POSEMB_API const char *posemb_status_name(posemb_status code);

@@ -82,13 +82,6 @@ typedef struct posemb_config {
     char architecture[64]; /* HF class written to config.json ("BertModel", "GPT2LMHeadModel", ...) */
 } posemb_config;
 
-/* Width of one attention head: head_dim, or hidden / heads. Attention is heads x this wide. */
-/* Layer l's sliding window: sliding_window where its bit is set, else 0 (full attention). */
-POSEMB_API int posemb_config_window(const posemb_config *c, int l);
-/* Layer l's attention chunk: attention_chunk where its bit is set, else 0 (Llama 4). */
-POSEMB_API int posemb_config_chunk(const posemb_config *c, int l);
-POSEMB_API int posemb_config_head_dim(const posemb_config *c);
-
 /* Defaults of HF's BertConfig, RobertaConfig or GPT2Config (base size), no head. */
 POSEMB_API void posemb_config_defaults(posemb_config *c, posemb_arch arch);
 /* Sets the head (and label count) and the HF class name that goes with it;
@@ -103,21 +96,6 @@ POSEMB_API posemb_status posemb_config_load(posemb_config *c, const char *path, 
 /* Writes config.json in HF's layout (plus "posemb_pe" when HF lacks the PE),
  * whole or not at all (EIO with the path, ENOMEM). */
 POSEMB_API posemb_status posemb_config_save(const posemb_config *c, const char *path, posemb_error *err);
-/* Sets Hugging Face config.json keys over c, as if c were saved, the keys
- * written into its config.json and the file loaded again (json: the text of
- * a JSON object, e.g. {"tie_word_embeddings": true}); what config.json does
- * not hold (Llama's hidden dropout) is kept. EINVAL naming `what` when the
- * text is not an object, a value is refused, a key does not read back as
- * written (one c's architecture does not take, or a value in another form
- * than posemb writes it), or c's PE has factors= (ENOMEM); c is
- * unchanged then. */
-POSEMB_API posemb_status posemb_config_override(posemb_config *c, const char *json, const char *what,
-                                                posemb_error *err);
-/* Checks sizes are positive and consistent and the PE spec (by building the
- * PE for these sizes: an option its family does not have, a value out of
- * range); EINVAL naming the bad field or the PE and its option (a factors
- * file: EIO, EFORMAT; ENOMEM). posemb_config_load checks what it reads. */
-POSEMB_API posemb_status posemb_config_check(const posemb_config *c, posemb_error *err);
 
 /* One parameter tensor of the model, by its HF name. */
 typedef struct posemb_param {
@@ -160,7 +138,6 @@ POSEMB_API posemb_pe *posemb_model_pe(posemb_model *m);
  * now on: borrowed, so the caller keeps it alive while the model runs and
  * frees it; NULL (the default) is fp32 through OpenBLAS. */
 POSEMB_API void posemb_model_set_matmul(posemb_model *m, posemb_matmul *mm);
-POSEMB_API posemb_matmul *posemb_model_matmul(const posemb_model *m);
 POSEMB_API int posemb_model_n_params(const posemb_model *m);
 /* Parameter i (NULL unless 0 <= i < n_params), or the one called name (NULL when none is). */
 POSEMB_API const posemb_param *posemb_model_param(const posemb_model *m, int i);
@@ -178,10 +155,6 @@ POSEMB_API void posemb_model_zero_grad(posemb_model *m);
  * (posemb_model_free); on failure (EIO, EFORMAT naming the file and the
  * tensor, EINVAL for a PE spec it refuses, ENOMEM) *out is NULL. */
 POSEMB_API posemb_status posemb_model_load(posemb_model **out, const char *dir, posemb_error *err);
-/* Reads the tensors of an open model from a safetensors file; EIO or
- * EFORMAT (a missing or misshapen tensor, named) leave the weights partly
- * read. */
-POSEMB_API posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posemb_error *err);
 /* Fine-tuning and --init: reads dir/model.safetensors into a model built
  * from another config (a classifier from a masked-LM checkpoint, another PE
  * than the checkpoint's): tensors the checkpoint lacks keep their
@@ -192,16 +165,6 @@ POSEMB_API posemb_status posemb_model_init_from(posemb_model *m, const char *dir
 /* Writes dir/config.json and dir/model.safetensors (atomically each: a
  * failure, EIO with the path, leaves no partial file). */
 POSEMB_API posemb_status posemb_model_save(const posemb_model *m, const char *dir, posemb_error *err);
-
-/* A training run keeps its checkpoints as RUN/checkpoint-STEP folders, and a
- * checkpoint is complete once its trainer_state.json exists (written last).
- * Sets *steps to a malloc'ed array (the caller frees it) of the steps of
- * run's checkpoints, complete ones only when complete_only, ascending, and
- * returns how many; returns -1 (errno set, *steps NULL) when run cannot be
- * read or memory runs out. */
-POSEMB_API int posemb_checkpoint_steps(const char *run, int complete_only, long **steps);
-/* Writes "RUN/checkpoint-STEP" into dst; 0, or -1 when it does not fit in cap. */
-POSEMB_API int posemb_checkpoint_dir(char *dst, size_t cap, const char *run, long step);
 
 /* A batch: B sequences of T tokens. */
 typedef struct posemb_batch {
@@ -232,12 +195,6 @@ POSEMB_API const float *posemb_model_hidden(const posemb_model *m, int i);
 /* attentions.l [B, H, T, T], as hidden_states (NULL for l out of range or after an inference-mode
  * forward, which keeps no probabilities). */
 POSEMB_API const float *posemb_model_attention(const posemb_model *m, int l);
-/* Layer l's query, key and value rows of the last forward pass, [B, T, *ld]:
- * H query heads of width d (posemb_config_head_dim), then the key heads
- * (kv_heads for a Llama, else H), then the value heads; q and k as a q/k
- * hook left them (RoPE: rotated, which keeps each rotation pair's norm).
- * NULL as posemb_model_attention. */
-POSEMB_API const float *posemb_model_qkv(const posemb_model *m, int l, int *ld);
 /* BERT/RoBERTa pooler_output [B, D] = tanh(dense(h[:, 0])); computed on
  * demand; NULL for a model without a pooler (GPT-2, a masked-LM model).
  * Owned by the model, valid until the next forward. */
@@ -277,18 +234,6 @@ POSEMB_API const float *posemb_model_head_logits(posemb_model *m, posemb_error *
  * for a model without an MLM or CLM head. */
 POSEMB_API posemb_status posemb_model_lm_logits(posemb_model *m, float *out, posemb_error *err);
 
-/* Layer 0's attention logits before masks and softmax, with every
- * positional term (APE through q and k, the q/k rotation, relative terms,
- * biases): s = q.k / sqrt(d) + ..., out [B, H, T, T]. Runs the embeddings
- * (and their LayerNorm: BERT's, or GPT-2's ln_1) and layer 0's projections
- * only, in eval mode. Fails as posemb_model_forward. */
-POSEMB_API posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b, float *out,
-                                                    posemb_error *err);
-/* The parameters of layer l (q, k, v adjacent in qkv_w), and the layout of
- * its weights: views into the model's parameter block; NULL for l out of
- * range. */
-POSEMB_API const posemb_layer_params *posemb_model_layer(const posemb_model *m, int l, posemb_nn_wlayout *layout);
-
 /* Training mode turns dropout on, its decisions keyed by (seed, step) so
  * that a resumed run drops exactly what an uninterrupted one would; eval
  * mode (the default) turns it off. */
@@ -306,14 +251,6 @@ POSEMB_API void posemb_model_set_inference(posemb_model *m, int on);
  * model, accumulating parameter gradients. Requires the forward's batch,
  * from a pass that was not an inference pass. */
 POSEMB_API void posemb_model_backward(posemb_model *m, const float *dlast);
-
-/* The checkpoint in dir (every tensor of the model from it) built with cfg
- * to take context L: max_position raised to L when the PE has no table of
- * positions (then *context = L), else as cfg says (*context = the lesser of
- * L and max_position). EINVAL when the checkpoint lacks tensors the model
- * needs, the errors of posemb_model_create and posemb_model_init_from. */
-POSEMB_API posemb_status posemb_lm_load_at(const char *dir, const posemb_config *cfg, int L, posemb_model **m,
-                                           int *context, posemb_error *err);
 
 #ifdef __cplusplus
 }

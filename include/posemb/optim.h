@@ -36,19 +36,11 @@ typedef struct posemb_adamw {
 /* Zeroed moments for model's parameter block, owned by o (posemb_adamw_free);
  * ENOMEM leaves o empty. */
 POSEMB_API posemb_status posemb_adamw_init(posemb_adamw *o, const posemb_model *model, posemb_error *err);
-/* State for n floats with no weight decay (set o->decay[i] to enable it);
- * owned and failing as posemb_adamw_init. */
-POSEMB_API posemb_status posemb_adamw_init_n(posemb_adamw *o, size_t n, posemb_error *err);
 POSEMB_API void posemb_adamw_free(posemb_adamw *o);
 
 /* The learning rate of update number step (0-based): HF's get_linear_schedule_with_warmup. */
 POSEMB_API float posemb_lr_at(const posemb_adamw_config *c, long step);
 
-/* Global L2 norm of g [n], accumulated in double. */
-POSEMB_API double posemb_grad_norm(const float *g, size_t n);
-
-/* One update of w [n] from g [n] (clipped first); returns the gradient norm before clipping. */
-POSEMB_API double posemb_adamw_update(posemb_adamw *o, float *w, const float *g, const posemb_adamw_config *c);
 /* posemb_adamw_update on the model's parameters, then the PE's derived tables. */
 POSEMB_API double posemb_adamw_step(posemb_adamw *o, posemb_model *model, const posemb_adamw_config *c);
 

@@ -122,9 +122,6 @@ POSEMB_API const posemb_pe_param *posemb_pe_find_param(const posemb_pe *p, const
 POSEMB_API size_t posemb_pe_n_floats(const posemb_pe *p);
 /* Binds params and grads, each posemb_pe_n_floats() floats owned by the caller. */
 POSEMB_API void posemb_pe_bind(posemb_pe *p, float *params, float *grads);
-/* 1 when parameter memory (and, with with_grads, gradient memory) is bound;
- * forward passes need the first, backward passes both. */
-POSEMB_API int posemb_pe_is_bound(const posemb_pe *p, int with_grads);
 /* Allocates (zeroed) params and grads inside the PE, which owns and frees
  * them. ENOMEM keeps the PE as it was (bound to its earlier memory, if
  * any). */
@@ -140,11 +137,6 @@ POSEMB_API void posemb_pe_prepare(posemb_pe *p);
 /* Randomized positions (random:max=N, Ruoss et al. 2023): N, or 0 when the
  * PE takes the positions it is given. */
 POSEMB_API int32_t posemb_pe_random_max(const posemb_pe *p);
-/* pos [T]: T distinct positions drawn uniformly from [0, N) and sorted, a
- * function of key alone: what a model feeds such a PE instead of 0..T-1.
- * EINVAL without random:max=; ERANGE for T outside [1, N]. */
-POSEMB_API posemb_status posemb_pe_draw_positions(const posemb_pe *p, uint64_t key, int T, int32_t *pos,
-                                                  posemb_error *err);
 
 /* Makes p take head calls of up to len tokens, as Hugging Face runs RoPE,
  * ALiBi and the other PEs without a table at any length: a PE built for
@@ -240,12 +232,6 @@ typedef struct posemb_pe_export {
     posemb_pe_named_matrix *items; /* from the arena given to posemb_pe_export_matrices; names are unique */
 } posemb_pe_export;
 
-/* The matrices that define the PE for positions 0..n-1 (what `posemb pe`
- * writes), allocated from a, which owns them. EINVAL for n < 1, ERANGE for
- * n past an APE table's rows, ENOMEM. */
-POSEMB_API posemb_status posemb_pe_export_matrices(posemb_pe *p, int n, posemb_arena *a, posemb_pe_export *out,
-                                                   posemb_error *err);
-
 /* What `posemb pe SPEC` shows, as one object the caller owns: spec's PE built
  * for dims, its parameters allocated and initialised from seed (learned PEs
  * at their initialisation), and its matrices for n positions. Returns
@@ -260,12 +246,6 @@ POSEMB_API posemb_pe *posemb_pe_tables_pe(const posemb_pe_tables *t);
 POSEMB_API const posemb_pe_export *posemb_pe_tables_export(const posemb_pe_tables *t);
 POSEMB_API void posemb_pe_tables_free(posemb_pe_tables *t);
 
-/* Closed forms, exposed for tests and analysis. */
-/* HF T5's bucket of distance r = j - i (computed in float32 as HF does). */
-POSEMB_API int posemb_pe_t5_bucket(int r, int buckets, int max_distance, int bidirectional);
-/* ALiBi's slopes for H heads (BLOOM's rule when H is not a power of two). */
-POSEMB_API void posemb_pe_alibi_slopes(int H, float *out);
-
 /* One-line description of each family, for --help and `posemb pe --list`:
  * i in 0..count-1 (not checked); the strings are static. positions_only: 1
  * for a family that only draws the positions the other components read
@@ -276,10 +256,6 @@ typedef struct posemb_pe_family_doc {
 } posemb_pe_family_doc;
 POSEMB_API int posemb_pe_family_count(void);
 POSEMB_API posemb_pe_family_doc posemb_pe_family_doc_at(int i);
-/* Where the first component of a spec ends: at the '+' that joins it to the
- * next (a '+' in a number's exponent, as in base=1e+4, joins nothing), or at
- * the terminating NUL. */
-POSEMB_API const char *posemb_pe_component_end(const char *comp);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,10 @@
 /* posemb's whole public API in one include: position embeddings (pe.h), the
  * Transformer engine (nn.h, attention.h, model.h), data (tokenizer.h,
- * datasets.h, corpus.h), training (optim.h, trainer.h), analysis (analyze.h,
- * probes.h, indicators.h) and figures (plot.h). The studies and the HTML
- * reports are the CLI's (`posemb study`, `analyze`), not the library's: their
- * headers are internal.
+ * safetensors.h, corpus.h), training (optim.h, trainer.h) and analysis
+ * (analyze.h, probes.h, indicators.h, analysis.h). The studies, their
+ * datasets (GLUE, SQuAD) and statistics, the figures and the HTML reports are
+ * the CLI's (`posemb study`, `plot`, `analyze`), not the library's: their
+ * headers are internal (src/) and not installed.
  * Link with `pkg-config --cflags --libs posemb`.
  *
  * Conventions: every public symbol starts with posemb_ (macros POSEMB_).
@@ -21,8 +22,6 @@
 #include "posemb/rng.h"
 #include "posemb/tensor.h"
 #include "posemb/threads.h"
-#include "posemb/timer.h"
-#include "posemb/fileio.h"
 #include "posemb/pe.h"
 #include "posemb/nn.h"
 #include "posemb/attention.h"
@@ -30,21 +29,13 @@
 #include "posemb/blas.h"
 #include "posemb/safetensors.h"
 #include "posemb/tokenizer.h"
-#include "posemb/inputs.h"
-#include "posemb/features.h"
-#include "posemb/datasets.h"
-#include "posemb/metrics.h"
-#include "posemb/squad_eval.h"
-#include "posemb/stats.h"
 #include "posemb/model.h"
 #include "posemb/optim.h"
 #include "posemb/trainer.h"
 #include "posemb/corpus.h"
 #include "posemb/indicators.h"
 #include "posemb/probes.h"
-#include "posemb/analysis.h"
 #include "posemb/analyze.h"
-#include "posemb/plot.h"
 
 #include <stddef.h>
 

@@ -30,11 +30,6 @@ typedef struct posemb_matmul posemb_matmul;
  * POSEMB_ENOMEM. */
 POSEMB_API posemb_status posemb_matmul_new(posemb_matmul **out, posemb_precision p, posemb_error *err);
 POSEMB_API void posemb_matmul_free(posemb_matmul *mm);
-/* The context's precision; fp32 for NULL. */
-POSEMB_API posemb_precision posemb_matmul_precision(const posemb_matmul *mm);
-
-/* 1 when bf16 products can run here; else 0 with the reason in why. */
-POSEMB_API int posemb_bf16_available(char *why, size_t cap);
 
 /* "fp32" / "bf16" (static strings). Parse returns 1 and sets *out, or 0
  * (*out untouched) on an unknown name. */

@@ -10,7 +10,6 @@
 
 #include "posemb/arena.h"
 #include "posemb/error.h"
-#include "posemb/fileio.h"
 #include "posemb/model.h"
 #include "posemb/pe.h"
 
@@ -148,19 +147,6 @@ typedef struct posemb_order_result {
  * posemb_model_forward. out is zeroed on failure. */
 POSEMB_API posemb_status posemb_order_cost(posemb_model *m, const int32_t *tokens, long n, const posemb_order_opts *o,
                                            posemb_order_result *out, posemb_error *err);
-
-/* posemb_order_cost of the model folder dir (config.json + model.safetensors:
- * a pretrained model or a training checkpoint) on the I32 tensor "tokens" of
- * the safetensors file cache (a study's RUN/cache/wikitext-2.safetensors).
- * Special ids of -1 come from dir's tokenizer files (tokenizer.json,
- * vocab.txt, or RoBERTa's vocab.json + merges.txt), or are BERT's 101, 102,
- * 103 when a BERT folder has none. EIO for an unreadable file; EFORMAT
- * naming the file for a cache without "tokens" (or not I32), shorter than
- * one window or with an id outside the model's vocabulary, a model that is
- * no masked-LM model, a tokenizer without [CLS], [SEP] or [MASK] (or a
- * RoBERTa folder with no tokenizer); else as posemb_order_cost. */
-POSEMB_API posemb_status posemb_order_cost_dir(const char *dir, const char *cache, const posemb_order_opts *o,
-                                               posemb_order_result *out, posemb_error *err);
 
 #ifdef __cplusplus
 }

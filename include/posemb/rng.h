@@ -20,15 +20,6 @@ typedef struct posemb_rng {
 
 /* Different (seed, stream) pairs give independent sequences. */
 POSEMB_API void posemb_rng_seed(posemb_rng *r, uint64_t seed, uint64_t stream);
-POSEMB_API uint32_t posemb_rng_u32(posemb_rng *r);
-/* Uniform in [0, 1) with 53 random bits. */
-POSEMB_API double posemb_rng_uniform(posemb_rng *r);
-/* Uniform integer in [0, n), unbiased; n > 0. */
-POSEMB_API uint32_t posemb_rng_below(posemb_rng *r, uint32_t n);
-/* Standard normal (Box-Muller, no cached spare, so the state is only the PCG state). */
-POSEMB_API double posemb_rng_normal(posemb_rng *r);
-/* Fills x[0..n) with N(0, std^2). */
-POSEMB_API void posemb_rng_fill_normal(posemb_rng *r, float *x, long n, float std);
 
 #ifdef __cplusplus
 }

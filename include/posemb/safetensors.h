@@ -41,12 +41,6 @@ typedef enum posemb_dtype {
 /* "F32", "BF16", ... as spelled in safetensors headers (static strings; "?"
  * for a value outside the enum). */
 POSEMB_API const char *posemb_dtype_name(posemb_dtype dt);
-/* Bytes per element. */
-POSEMB_API size_t posemb_dtype_size(posemb_dtype dt);
-/* Parses a dtype name; returns 0 on success, -1 if unknown. */
-POSEMB_API int posemb_dtype_parse(const char *name, posemb_dtype *out);
-/* 1 for F64/F32/F16/BF16. */
-POSEMB_API int posemb_dtype_is_float(posemb_dtype dt);
 
 typedef struct posemb_st_entry {
     char *name;
@@ -94,13 +88,6 @@ POSEMB_API posemb_status posemb_st_read_i64(const posemb_st_file *f, const posem
 POSEMB_API posemb_status posemb_st_read_raw(const posemb_st_file *f, const posemb_st_entry *e, void *dst,
                                             posemb_error *err);
 
-/* Convenience: finds name, checks it is a float entry of the expected shape
- * (ndim, shape), and reads it. A missing tensor or a mismatch is EFORMAT
- * (naming the tensor, the shape found and the shape expected); read failures
- * as posemb_st_read_raw. */
-POSEMB_API posemb_status posemb_st_load_f32(const posemb_st_file *f, const char *name, int ndim, const int64_t *shape,
-                                            float *dst, posemb_error *err);
-
 /* Writer: collect tensors (the data is referenced, not copied, and must stay
  * valid until posemb_st_write returns), then write. Tensors are stored in
  * order of decreasing element size, then name, so each is aligned to its
@@ -132,12 +119,6 @@ POSEMB_API posemb_status posemb_st_writer_meta(posemb_st_writer *w, const char *
                                                posemb_error *err);
 POSEMB_API posemb_status posemb_st_write(const posemb_st_writer *w, const char *path, posemb_error *err);
 POSEMB_API void posemb_st_writer_free(posemb_st_writer *w);
-
-/* float16 / bfloat16 conversions (round to nearest even on the way down). */
-POSEMB_API float posemb_f16_to_f32(uint16_t h);
-POSEMB_API uint16_t posemb_f32_to_f16(float f);
-POSEMB_API float posemb_bf16_to_f32(uint16_t h);
-POSEMB_API uint16_t posemb_f32_to_bf16(float f);
 
 #ifdef __cplusplus
 }

@@ -25,17 +25,7 @@ typedef struct posemb_tensor {
 /* Product of the shape (1 for a scalar), or -1 if it overflows int64 or a
  * dimension is negative. */
 POSEMB_API int64_t posemb_shape_numel(int ndim, const int64_t *shape);
-
 static inline int64_t posemb_tensor_numel(const posemb_tensor *t) { return posemb_shape_numel(t->ndim, t->shape); }
-
-/* Sets t's shape and allocates zeroed data from a, which owns it. what names
- * the tensor in the error message: EINVAL for ndim outside 0..POSEMB_MAX_DIMS,
- * ERANGE for a negative or overflowing shape, ENOMEM (t->data NULL). */
-POSEMB_API posemb_status posemb_tensor_alloc(posemb_tensor *t, posemb_arena *a, int ndim, const int64_t *shape,
-                                             const char *what, posemb_error *err);
-
-/* Writes the shape as "[2, 3]" into buf. */
-POSEMB_API void posemb_shape_str(int ndim, const int64_t *shape, char *buf, int size);
 
 #ifdef __cplusplus
 }

@@ -25,8 +25,6 @@ POSEMB_API int posemb_threads_default(char *why, size_t cap);
 POSEMB_API int posemb_threads_set(int n);
 /* Threads a parallel region will use. */
 POSEMB_API int posemb_threads_max(void);
-/* The calling thread's index inside a parallel region (0 outside). */
-POSEMB_API int posemb_thread_id(void);
 
 #ifdef __cplusplus
 }

@@ -99,10 +99,6 @@ POSEMB_API posemb_status posemb_tokenizer_load_bpe(const char *encoder_path, con
  * (posemb_tokenizer_free); on failure (EIO, EFORMAT naming the file and the
  * member it cannot read or does not support, ENOMEM) *out is NULL. */
 POSEMB_API posemb_status posemb_tokenizer_load_json(const char *path, posemb_tokenizer **out, posemb_error *err);
-/* Writes path (atomically): the tokenizer.json of a byte-level tokenizer,
- * whose ids are the text's bytes 0..255 (a BPE without merges over
- * ByteLevel's alphabet). EIO, ENOMEM. */
-POSEMB_API posemb_status posemb_tokenizer_write_bytes(const char *path, posemb_error *err);
 
 POSEMB_API void posemb_tokenizer_free(posemb_tokenizer *tok);
 

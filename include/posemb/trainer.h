@@ -88,12 +88,6 @@ POSEMB_API posemb_status posemb_train_step(posemb_model *m, posemb_adamw *o, con
                                            const posemb_train_step_args *s, long step, double *loss, double *grad_norm,
                                            posemb_error *err);
 
-/* Whether args->comm's ranks can share args' batches: accum must be a
- * multiple of the ranks (each computes whole micro-batches). EINVAL naming
- * the nearest split of the same global batch that they can share. posemb_train
- * checks it too; a program calls it first to refuse before it writes anything. */
-POSEMB_API posemb_status posemb_train_check_group(const posemb_train_args *args, posemb_error *err);
-
 /* Trains m on d. With resume, continues from the newest complete checkpoint
  * in args->out (if there is one). Stops with EFORMAT naming the step when
  * the loss is not finite, keeping the last good checkpoint; EINVAL for bad
@@ -106,6 +100,18 @@ POSEMB_API void posemb_train_result_free(posemb_train_result *res);
 
 /* The newest complete checkpoint folder of a run, or 0 (path untouched). */
 POSEMB_API long posemb_checkpoint_latest(const char *run, char *path, size_t cap);
+
+/* Causal-LM loss of a decoder on tokens [n], in windows of T tokens at
+ * positions 0..T-1 moved by stride (1 <= stride <= T): the first window
+ * scores every prediction, each later one its last stride tokens only
+ * (Hugging Face's sliding-window perplexity; stride = T: non-overlapping
+ * windows, each scoring its T - 1 predictions), B windows per forward pass,
+ * in eval and inference mode. *nll: the summed loss in nats over *count
+ * scored tokens; perplexity = exp(*nll / *count). Tokens past the last full
+ * window are not scored. EINVAL for the arguments, ERANGE for n < T, the
+ * model's errors (a T past its PE's positions). */
+POSEMB_API posemb_status posemb_lm_nll(posemb_model *m, const int32_t *tokens, long n, int T, int stride, int B,
+                                       double *nll, long *count, posemb_error *err);
 
 /* Checkpoints for training loops of one's own (the study's fine-tuning) in
  * the trainer's layout: run/checkpoint-STEP (STEP = o->step, run created)
@@ -121,39 +127,6 @@ POSEMB_API posemb_status posemb_checkpoint_save(const char *run, const posemb_mo
  * EFORMAT/EIO name the file that failed. */
 POSEMB_API posemb_status posemb_checkpoint_resume(const char *run, const posemb_comm *group, posemb_model *m,
                                                   posemb_adamw *o, char **notes, posemb_error *err);
-/* Removes run's checkpoints, and run once empty (a finished run's). */
-POSEMB_API void posemb_checkpoint_remove(const char *run);
-
-/* Causal-LM loss of a decoder on tokens [n], in windows of T tokens at
- * positions 0..T-1 moved by stride (1 <= stride <= T): the first window
- * scores every prediction, each later one its last stride tokens only
- * (Hugging Face's sliding-window perplexity; stride = T: non-overlapping
- * windows, each scoring its T - 1 predictions), B windows per forward pass,
- * in eval and inference mode. *nll: the summed loss in nats over *count
- * scored tokens; perplexity = exp(*nll / *count). Tokens past the last full
- * window are not scored. EINVAL for the arguments, ERANGE for n < T, the
- * model's errors (a T past its PE's positions). */
-POSEMB_API posemb_status posemb_lm_nll(posemb_model *m, const int32_t *tokens, long n, int T, int stride, int B,
-                                       double *nll, long *count, posemb_error *err);
-
-/* The loss at one context length of a decoder checkpoint (a model folder):
- * length asked for; context and stride of the windows used. */
-typedef struct posemb_lm_length {
-    int length, context, stride; /* context < length: sliding windows (the PE's table ends first) */
-    double nll;                  /* summed loss in nats over count scored tokens */
-    long count;
-} posemb_lm_length;
-
-/* posemb_lm_nll of the checkpoint in dir built with cfg (a causal-LM head;
- * its PE may differ from the checkpoint's, e.g. a RoPE scaling applied
- * without retraining) at context L: whole windows of L when the model takes
- * L positions (max_position raised to L for PEs without a table of
- * positions), else windows of max_position sliding by half of it, each
- * scoring its second half. B windows per pass (0: about 16384 tokens).
- * EINVAL when the checkpoint lacks tensors the model needs, the errors of
- * posemb_model_init_from and posemb_lm_nll. */
-POSEMB_API posemb_status posemb_lm_eval_length(const char *dir, const posemb_config *cfg, const int32_t *tokens, long n,
-                                               int L, int B, posemb_lm_length *out, posemb_error *err);
 
 #ifdef __cplusplus
 }

@@ -8,13 +8,16 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "posemb/analysis.h"
+#include "analysis/analysis.h"
 #include "posemb/analyze.h"
-#include "posemb/fileio.h"
-#include "posemb/plot.h"
+#include "core/fileio.h"
+#include "plot/plot.h"
 #include "plot/report.h"
 #include "posemb/rng.h"
-#include "posemb/timer.h"
+#include "core/timer.h"
+#include "model/model_internal.h"
+#include "core/rng_internal.h"
+#include "core/arena_internal.h"
 
 posemb_analyze_opts posemb_analyze_defaults(void)
 {

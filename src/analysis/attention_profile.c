@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "posemb/analysis.h"
+#include "analysis/analysis.h"
+#include "model/model_internal.h"
 
 /* Query rows that count: unpadded tokens (all when the batch has no mask). */
 static int row_counts(const posemb_batch *b, int bi, int i) { return !b->mask || b->mask[(size_t)bi * b->T + i] > 0; }

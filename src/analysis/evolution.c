@@ -8,10 +8,11 @@
 #include <sys/stat.h>
 
 #include "posemb/analyze.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "posemb/model.h"
-#include "posemb/plot.h"
+#include "plot/plot.h"
 #include "plot/report.h"
+#include "model/model_internal.h"
 
 /* The matrix that describes a checkpoint's PE: APE similarity, else relative vectors'. */
 static posemb_status step_matrix(const posemb_source *s, float **m, int *n, posemb_error *err)

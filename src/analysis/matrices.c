@@ -7,6 +7,9 @@
 
 #include "posemb/probes.h"
 #include "posemb/rng.h"
+#include "nn/nn_internal.h"
+#include "model/model_internal.h"
+#include "core/rng_internal.h"
 
 /* Adds the head average of one sequence's logits [H, n, n] to the
  * accumulators of the mean, of squares (for the spread) and of the softmax. */

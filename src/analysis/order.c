@@ -11,10 +11,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/fileio.h"
 #include "order_impl.h"
 #include "posemb/rng.h"
 #include "posemb/safetensors.h"
 #include "posemb/tokenizer.h"
+#include "core/rng_internal.h"
+#include "analysis/probes_internal.h"
 
 /* The windows' RNG streams, (ORDER_STREAM << 32) + window: apart from the
  * small streams other probes draw from with the same seed. */

@@ -1,8 +1,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "posemb/analysis.h"
+#include "analysis/analysis.h"
 #include "posemb/indicators.h"
+#include "pe/pe_internal.h"
+#include "core/arena_internal.h"
 
 /* The item called name, or the first of its per-layer or per-head copies
  * ("rel.layer0", "bias.head3"). */

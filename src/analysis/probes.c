@@ -10,6 +10,7 @@
 
 #include "posemb/probes.h"
 #include "posemb/rng.h"
+#include "core/rng_internal.h"
 
 /* ---- least squares ---- */
 

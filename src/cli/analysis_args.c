@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "tokfiles.h"
 #include "posemb/threads.h"
 

@@ -10,12 +10,13 @@
 
 #include "analysis_args.h"
 #include "commands.h"
-#include "posemb/analysis.h"
-#include "posemb/fileio.h"
+#include "analysis/analysis.h"
+#include "core/fileio.h"
 #include "posemb/model.h"
-#include "posemb/plot.h"
+#include "plot/plot.h"
 #include "plot/report.h"
 #include "posemb/rng.h"
+#include "core/rng_internal.h"
 
 static const char USAGE[] =
     "usage: posemb compare SOURCE SOURCE... [--out DIR] [options]\n\n"

@@ -5,8 +5,9 @@
 
 #include "args.h"
 #include "commands.h"
-#include "posemb/analysis.h"
+#include "analysis/analysis.h"
 #include "posemb/indicators.h"
+#include "core/arena_internal.h"
 
 static const char USAGE[] = "usage: posemb demo [--len N] [--dim D] [--heads H] [--layers L] [-K K]\n\n"
                             "Builds every PE of the catalogue for a BERT-base sized model (default 512 positions,\n"

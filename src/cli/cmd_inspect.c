@@ -6,6 +6,8 @@
 
 #include "commands.h"
 #include "posemb/safetensors.h"
+#include "core/tensor_internal.h"
+#include "core/error_internal.h"
 
 #define SHAPE_BUF (POSEMB_MAX_DIMS * 24)
 

@@ -10,7 +10,7 @@
 #include "commands.h"
 #include "decoder_cfg.h"
 #include "tokfiles.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "study/study.h"
 #include "posemb/threads.h"
 

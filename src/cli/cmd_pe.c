@@ -5,7 +5,7 @@
 
 #include "args.h"
 #include "commands.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "posemb/pe.h"
 #include "posemb/safetensors.h"
 

@@ -10,9 +10,10 @@
 #include "decoder_cfg.h"
 #include "tokfiles.h"
 #include "posemb/corpus.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "posemb/threads.h"
 #include "posemb/trainer.h"
+#include "train/trainer_internal.h"
 
 static const char USAGE[] =
     "usage: posemb perplexity MODEL_DIR --data PATH [--lengths N,N,...] [--tokens N] [--pe SPEC]\n"

@@ -9,8 +9,8 @@
 
 #include "args.h"
 #include "commands.h"
-#include "posemb/datasets.h"
-#include "posemb/plot.h"
+#include "io/datasets.h"
+#include "plot/plot.h"
 
 static const char USAGE[] =
     "usage: posemb plot forest CLAIMS.csv --out FILE.png|FILE.svg [--title T]\n\n"

@@ -10,6 +10,7 @@
 #include "probe_order.h"
 #include "posemb/probes.h"
 #include "posemb/threads.h"
+#include "analysis/probes_internal.h"
 
 static const char USAGE[] =
     "usage: posemb probe order MODEL_DIR... --cache CACHE.safetensors [--windows N] [--len N]\n"

@@ -8,7 +8,7 @@
 #include "cli_mpi.h"
 #include "cli_study_mpi.h"
 #include "commands.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "study/study.h"
 #include "posemb/threads.h"
 

@@ -10,6 +10,7 @@
 #include "args.h"
 #include "commands.h"
 #include "posemb/tokenizer.h"
+#include "core/error_internal.h"
 
 static const char USAGE[] =
     "usage: posemb tokenize --vocab vocab.txt [--special] [--json] [--pair TEXT2] [--cased] [TEXT]\n"

@@ -13,11 +13,13 @@
 #include "tokfiles.h"
 #include "outdir.h"
 #include "posemb/corpus.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "posemb/precision.h"
 #include "posemb/threads.h"
 #include "posemb/tokenizer.h"
 #include "posemb/trainer.h"
+#include "nn/precision_internal.h"
+#include "train/trainer_internal.h"
 
 static const char USAGE[] =
     "usage: posemb train --model bert|roberta|gpt2|llama|gpt_neox --data PATH --out DIR [--pe SPEC] [--task mlm|clm]\n"

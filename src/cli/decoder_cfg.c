@@ -2,7 +2,7 @@
 
 #include <stdio.h>
 
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 
 posemb_status cli_decoder_config(const char *dir, const char *pe, posemb_config *cfg, posemb_error *err)
 {

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "posemb/tokenizer.h"
 
 typedef struct cli_tok_files {

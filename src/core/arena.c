@@ -1,4 +1,5 @@
 #include "posemb/arena.h"
+#include "core/arena_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 #include "posemb/error.h"
+#include "core/error_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 #include "posemb/rng.h"
+#include "core/rng_internal.h"
 
 #include <math.h>
 

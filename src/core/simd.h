@@ -11,8 +11,13 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(POSEMB_NATIVE_BUILD) && __GNUC__ >= 12
 #define POSEMB_KERNEL __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+/* GCC gives a cloned function's ifunc and resolver default visibility
+ * whatever -fvisibility says, so an internal kernel would leave
+ * libposemb.so: POSEMB_KERNEL_INTERNAL(name); after its definition hides both. */
+#define POSEMB_KERNEL_INTERNAL(name) __asm__(".hidden " #name "\n\t.hidden " #name ".resolver")
 #else
 #define POSEMB_KERNEL
+#define POSEMB_KERNEL_INTERNAL(name) _Static_assert(1, #name)
 #endif
 
 #endif

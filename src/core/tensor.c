@@ -1,4 +1,6 @@
 #include "posemb/tensor.h"
+#include "core/arena_internal.h"
+#include "core/tensor_internal.h"
 
 #include <stdio.h>
 #include <string.h>

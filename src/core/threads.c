@@ -9,7 +9,7 @@
  * (reductions are grouped by thread), so it is chosen once, at the start. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "posemb/threads.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 
 #include <math.h>
 #include <omp.h>
@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "threads_impl.h"
+#include "core/threads_internal.h"
 
 /* OpenBLAS's own setter; declared here so that cblas.h's variant-specific
  * prototypes are not needed. */

@@ -1,5 +1,5 @@
 /* The monotonic clock: see posemb/timer.h. */
-#include "posemb/timer.h"
+#include "core/timer.h"
 
 #include <time.h>
 

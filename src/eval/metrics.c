@@ -1,5 +1,5 @@
 /* GLUE metrics (classification and regression): see posemb/metrics.h. */
-#include "posemb/metrics.h"
+#include "eval/metrics.h"
 
 #include <math.h>
 #include <stdlib.h>

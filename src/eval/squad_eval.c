@@ -1,6 +1,6 @@
 /* SQuAD v1.1's answer normalisation, exact match and token F1, as the
  * official evaluate-v1.1.py computes them: see posemb/squad_eval.h. */
-#include "posemb/squad_eval.h"
+#include "eval/squad_eval.h"
 
 #include <math.h>
 #include <stdlib.h>

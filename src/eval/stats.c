@@ -1,5 +1,5 @@
 /* The Welch t-test and the Student-t tail it needs: see posemb/stats.h. */
-#include "posemb/stats.h"
+#include "eval/stats.h"
 
 #include <math.h>
 

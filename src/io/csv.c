@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "posemb/datasets.h"
+#include "io/datasets.h"
 
 #define MAX_BYTES (64u << 20)
 

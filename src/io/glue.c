@@ -1,6 +1,6 @@
 /* GLUE TSV readers (see posemb/datasets.h for the format and the errors). */
-#include "posemb/datasets.h"
-#include "posemb/fileio.h"
+#include "io/datasets.h"
+#include "core/fileio.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -15,7 +15,9 @@
  * (numel 0) occupies no bytes, so its offset [k, k] may sit anywhere inside
  * the data section without counting as an overlap. */
 #include "posemb/safetensors.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
+#include "io/safetensors_internal.h"
+#include "core/tensor_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -1,8 +1,8 @@
 /* SQuAD v1.1 reader, its fixed split, the official evaluation, and the
  * character-span to token-span mapping (see posemb/datasets.h). */
-#include "posemb/datasets.h"
-#include "posemb/fileio.h"
-#include "posemb/squad_eval.h"
+#include "io/datasets.h"
+#include "core/fileio.h"
+#include "eval/squad_eval.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -6,10 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "posemb/tokenizer.h"
 
 #include "tokenizer_impl.h"
+#include "io/tokenizer_internal.h"
 
 /* ByteLevel with its flags off, as the pre-tokenizer and the decoder. */
 static cJSON *byte_level(void)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 
 #include "tokenizer_hf.h"
 

@@ -9,7 +9,10 @@
 
 #include "model_impl.h"
 #include "posemb/safetensors.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
+#include "model/model_internal.h"
+#include "io/safetensors_internal.h"
+#include "core/tensor_internal.h"
 
 /* The tensor whose name tells the base prefix. */
 static const char *probe_tensor(const posemb_model *m)

@@ -7,11 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "posemb/datasets.h"
-#include "posemb/fileio.h"
+#include "io/datasets.h"
+#include "core/fileio.h"
 #include "posemb/model.h"
 
 #include "model_impl.h"
+#include "model/model_internal.h"
 
 void posemb_config_defaults(posemb_config *c, posemb_arch arch)
 {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "model_impl.h"
+#include "model/model_internal.h"
 
 /* A key that must be absent or null (a feature posemb does not run). */
 static posemb_status refuse_set(const cJSON *r, const char *key, const char *path, posemb_error *err)

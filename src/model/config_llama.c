@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model_impl.h"
+#include "model/model_internal.h"
 
 /* Appends ",key=x" for a number of rope_scaling, when present. */
 static posemb_status scaling_num(const cJSON *rs, const char *key, const char *opt, char *spec, size_t cap,

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "model_impl.h"
+#include "model/model_internal.h"
 
 int config_qk_unit_norm(const posemb_config *c, int l)
 {

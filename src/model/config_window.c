@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model_impl.h"
+#include "model/model_internal.h"
 
 posemb_status config_layer_types(const cJSON *types, const posemb_config *c, const char *kind, unsigned char *bits,
                                  const char *path, posemb_error *err)

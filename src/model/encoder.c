@@ -6,6 +6,7 @@
 
 #include "model_impl.h"
 #include "posemb/attention.h"
+#include "nn/nn_internal.h"
 
 /* x [N, D] -> out [N, D] for layer l. */
 static void layer_forward(posemb_model *m, int l, const float *x, float *out)

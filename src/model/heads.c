@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "model_impl.h"
+#include "nn/nn_internal.h"
 
 #define GR(ptr) (m->g + ((ptr)-m->w)) /* the gradient of a parameter view */
 

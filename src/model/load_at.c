@@ -1,6 +1,7 @@
 /* A decoder checkpoint built to take a longer context than it was trained
  * at, for the PEs that have no table of positions (posemb_lm_load_at). */
 #include "posemb/model.h"
+#include "model/model_internal.h"
 
 /* The checkpoint in dir under cfg; every tensor of the model must come from it. */
 static posemb_status model_for(const char *dir, const posemb_config *cfg, posemb_model **m, posemb_error *err)

@@ -9,6 +9,11 @@
 #include "posemb/attention.h"
 #include "posemb/rng.h"
 #include "posemb/threads.h"
+#include "nn/nn_internal.h"
+#include "model/model_internal.h"
+#include "core/rng_internal.h"
+#include "core/arena_internal.h"
+#include "pe/pe_internal.h"
 
 static posemb_status make_pe(posemb_model *m, posemb_error *err)
 {

@@ -6,6 +6,7 @@
 
 #include "posemb/attention.h"
 #include "posemb/model.h"
+#include "model/model_internal.h"
 
 /* The sizes every architecture's config.json may say (config.c, config_llama.c,
  * config_neox.c): one limit per quantity, whichever architecture reads it.

@@ -12,6 +12,7 @@
 
 #include "model_impl.h"
 #include "posemb/attention.h"
+#include "nn/nn_internal.h"
 
 #define GR(ptr) (m->g + ((ptr)-m->w))     /* the gradient of a parameter view */
 #define GRN(ptr) ((ptr) ? GR(ptr) : NULL) /* ... or NULL for a tensor the config leaves out */

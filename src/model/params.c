@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "model_impl.h"
+#include "model/model_internal.h"
 
 float *model_param(posemb_model *m, const char *name, int64_t rows, int64_t cols, int decay, int unused)
 {

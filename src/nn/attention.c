@@ -11,6 +11,8 @@
 #include "vmath.h"
 #include "posemb/threads.h"
 #include "core/simd.h"
+#include "core/threads_internal.h"
+#include "pe/pe_internal.h"
 
 /* The PE's gradient slots are per thread, so the kernel runs on exactly the
  * threads the PE was built for. */

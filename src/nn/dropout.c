@@ -3,6 +3,7 @@
 #include "posemb/nn.h"
 #include "core/simd.h"
 #include "dropout_impl.h"
+#include "nn/nn_internal.h"
 
 uint64_t posemb_nn_dropout_key(uint64_t seed, uint64_t step, uint64_t site)
 {

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/simd.h"
+#include "nn/nn_internal.h"
 
 /* SplitMix64's finaliser: a bijective mix with good avalanche, enough to
  * turn (key, index) into independent-looking uniform bits. */

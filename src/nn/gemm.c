@@ -9,6 +9,8 @@
 #include "posemb/nn.h"
 #include "posemb/error.h"
 #include "posemb/precision.h"
+#include "nn/nn_internal.h"
+#include "nn/precision_internal.h"
 
 struct posemb_matmul {
     posemb_precision precision;

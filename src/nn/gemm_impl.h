@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "posemb/precision.h"
+#include "nn/nn_internal.h"
 
 /* oneDNN's engine and stream, the primitives cached per shape and the bf16
  * conversion buffers: one posemb_matmul's state. */

@@ -3,6 +3,7 @@
 #include "posemb/nn.h"
 #include "vmath.h"
 #include "core/simd.h"
+#include "nn/nn_internal.h"
 
 POSEMB_KERNEL void posemb_nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w,
                                                const float *b, int N, int C, float eps)
@@ -18,6 +19,7 @@ POSEMB_KERNEL void posemb_nn_layernorm_forward(float *y, float *mean, float *rst
         rstd[t] = s;
     }
 }
+POSEMB_KERNEL_INTERNAL(posemb_nn_layernorm_forward);
 
 /* dw[i] += sum_t dy[t, i] xhat[t, i], db[i] += sum_t dy[t, i]: threads take
  * blocks of 16 columns (a cache line) and sum over rows in order, so the
@@ -53,3 +55,4 @@ POSEMB_KERNEL void posemb_nn_layernorm_backward(float *dx, float *dw, float *db,
         for (int i = 0; i < C; i++) dxt[i] += s * (dyt[i] * w[i] - g_mean - (xt[i] - m) * s * gx_mean);
     }
 }
+POSEMB_KERNEL_INTERNAL(posemb_nn_layernorm_backward);

@@ -1,6 +1,7 @@
 #include "gemm_impl.h"
 #include "posemb/nn.h"
 #include "core/simd.h"
+#include "nn/nn_internal.h"
 
 /* Below this many elements a loop stays on one thread. */
 #define PARALLEL_MIN 32768
@@ -36,6 +37,7 @@ POSEMB_KERNEL void posemb_nn_linear_forward(posemb_matmul *mm, float *y, const f
     if (layout == POSEMB_NN_W_OUT_IN) posemb_nn_gemm(mm, 0, 1, N, out, in, 1.0f, x, in, w, in, beta, y, out);
     else posemb_nn_gemm(mm, 0, 0, N, out, in, 1.0f, x, in, w, out, beta, y, out);
 }
+POSEMB_KERNEL_INTERNAL(posemb_nn_linear_forward);
 
 void posemb_nn_linear_backward(posemb_matmul *mm, float *dx, float *dw, float *db, const float *dy, const float *x,
                                const float *w, int N, int in, int out, posemb_nn_wlayout layout)

@@ -8,6 +8,7 @@
 #include "posemb/nn.h"
 #include "vmath.h"
 #include "core/simd.h"
+#include "nn/nn_internal.h"
 
 #define MAX_THREADS 256
 

@@ -5,6 +5,7 @@
 #include "posemb/nn.h"
 #include "vmath.h"
 #include "core/simd.h"
+#include "nn/nn_internal.h"
 
 #define SQRT_2_OVER_PI 0.7978845608028654f
 #define INV_SQRT_2 0.7071067811865476f
@@ -23,6 +24,7 @@ POSEMB_KERNEL void posemb_nn_gelu_forward(float *y, const float *x, long n, pose
         y[i] = 0.5f * v * (1.0f + vm_tanhf(SQRT_2_OVER_PI * (v + 0.044715f * v * v * v)));
     }
 }
+POSEMB_KERNEL_INTERNAL(posemb_nn_gelu_forward);
 
 /* d GELU / dx = Phi(x) + x phi(x); exp(-x^2 / 2) serves both. */
 POSEMB_KERNEL void posemb_nn_gelu_backward(float *dx, const float *dy, const float *x, long n, posemb_nn_gelu_kind kind)
@@ -42,6 +44,7 @@ POSEMB_KERNEL void posemb_nn_gelu_backward(float *dx, const float *dy, const flo
         dx[i] += dy[i] * d;
     }
 }
+POSEMB_KERNEL_INTERNAL(posemb_nn_gelu_backward);
 
 void posemb_nn_tanh_forward(float *y, const float *x, long n)
 {
@@ -58,6 +61,7 @@ POSEMB_KERNEL void posemb_nn_add(float *y, const float *a, const float *b, long 
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++) y[i] = a[i] + b[i];
 }
+POSEMB_KERNEL_INTERNAL(posemb_nn_add);
 
 void posemb_nn_embedding_forward(float *out, const float *table, const int32_t *ids, int N, int C, int accumulate)
 {

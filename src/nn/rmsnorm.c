@@ -6,6 +6,7 @@
 #include "posemb/nn.h"
 #include "vmath.h"
 #include "core/simd.h"
+#include "nn/nn_internal.h"
 
 /* One row: y = w x s, s = 1 / sqrt(mean(x^2) + eps); returns s. */
 static inline float rms_row(float *y, const float *x, const float *w, int C, float eps)
@@ -33,6 +34,7 @@ POSEMB_KERNEL void posemb_nn_rmsnorm_forward(float *y, float *rstd, const float 
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < N; t++) rstd[t] = rms_row(y + (long)t * C, x + (long)t * C, w, C, eps);
 }
+POSEMB_KERNEL_INTERNAL(posemb_nn_rmsnorm_forward);
 
 /* dw[i] += sum_t dy[t, i] x[t, i] rstd[t], by blocks of 16 columns summed
  * over rows in order, so the result does not depend on the thread count. */
@@ -58,6 +60,7 @@ POSEMB_KERNEL void posemb_nn_rmsnorm_backward(float *dx, float *dw, const float 
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < N; t++) rms_row_backward(dx + (long)t * C, 1, dy + (long)t * C, x + (long)t * C, w, rstd[t], C);
 }
+POSEMB_KERNEL_INTERNAL(posemb_nn_rmsnorm_backward);
 
 /* Token n's rows in qkv: H query heads, then KV key heads (then the values, untouched). */
 POSEMB_KERNEL void posemb_nn_qk_rmsnorm_forward(float *qkv, float *raw, float *rstd, const float *wq, const float *wk,
@@ -71,6 +74,7 @@ POSEMB_KERNEL void posemb_nn_qk_rmsnorm_forward(float *qkv, float *raw, float *r
         for (int h = 0; h < R; h++) rstd[n * R + h] = rms_row(x + h * d, r + h * d, h < H ? wq : wk, d, eps);
     }
 }
+POSEMB_KERNEL_INTERNAL(posemb_nn_qk_rmsnorm_forward);
 
 /* dwq, dwk [d] += each feature's gradient, summed over tokens and heads in order, for any thread count. */
 POSEMB_KERNEL static void qk_norm_weight_grads(float *dwq, float *dwk, const float *dqkv, const float *raw,
@@ -103,3 +107,4 @@ POSEMB_KERNEL void posemb_nn_qk_rmsnorm_backward(float *dqkv, float *dwq, float 
             rms_row_backward(dqkv + n * W + h * d, 0, dqkv + n * W + h * d, raw + (n * R + h) * d, h < H ? wq : wk,
                              rstd[n * R + h], d);
 }
+POSEMB_KERNEL_INTERNAL(posemb_nn_qk_rmsnorm_backward);

@@ -6,6 +6,7 @@
 
 #include "posemb/nn.h"
 #include "core/simd.h"
+#include "nn/nn_internal.h"
 
 POSEMB_KERNEL void posemb_nn_swiglu_forward(float *y, const float *gu, int N, int I)
 {
@@ -16,6 +17,7 @@ POSEMB_KERNEL void posemb_nn_swiglu_forward(float *y, const float *gu, int N, in
         for (int i = 0; i < I; i++) yt[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
     }
 }
+POSEMB_KERNEL_INTERNAL(posemb_nn_swiglu_forward);
 
 /* dgate = dy up silu'(gate), silu'(x) = s(x) (1 + x (1 - s(x))); dup = dy silu(gate). dgu overwritten. */
 POSEMB_KERNEL void posemb_nn_swiglu_backward(float *dgu, const float *dy, const float *gu, int N, int I)
@@ -31,6 +33,7 @@ POSEMB_KERNEL void posemb_nn_swiglu_backward(float *dgu, const float *dy, const 
         }
     }
 }
+POSEMB_KERNEL_INTERNAL(posemb_nn_swiglu_backward);
 
 /* GeGLU (Gemma's MLP, hidden_activation gelu_pytorch_tanh): y = gelu(gate) * up,
  * gelu(x) = x/2 (1 + tanh(c (x + 0.044715 x^3))), c = sqrt(2/pi). */
@@ -51,6 +54,7 @@ POSEMB_KERNEL void posemb_nn_geglu_forward(float *y, const float *gu, int N, int
         for (int i = 0; i < I; i++) yt[i] = gelu_tanh(g[i], &dummy) * u[i];
     }
 }
+POSEMB_KERNEL_INTERNAL(posemb_nn_geglu_forward);
 
 /* dgate = dy up gelu'(gate); dup = dy gelu(gate). dgu overwritten. */
 POSEMB_KERNEL void posemb_nn_geglu_backward(float *dgu, const float *dy, const float *gu, int N, int I)
@@ -66,3 +70,4 @@ POSEMB_KERNEL void posemb_nn_geglu_backward(float *dgu, const float *dy, const f
         }
     }
 }
+POSEMB_KERNEL_INTERNAL(posemb_nn_geglu_backward);

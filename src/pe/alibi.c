@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include "family.h"
+#include "pe/pe_internal.h"
 
 typedef struct alibi_state {
     float *slopes; /* [H] keys at or left of the query (j <= i) */

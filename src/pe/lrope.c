@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "family.h"
+#include "core/arena_internal.h"
 
 typedef struct lrope_state {
     int halves;           /* pairing: (m, m + d/2) or (2m, 2m + 1) */

@@ -11,6 +11,9 @@
 #include "family.h"
 #include "posemb/threads.h"
 #include "spec.h"
+#include "pe/pe_internal.h"
+#include "core/rng_internal.h"
+#include "core/arena_internal.h"
 
 #define PE_MAX_COMPS 4
 

@@ -10,6 +10,8 @@
 
 #include "family.h"
 #include "posemb/rng.h"
+#include "core/rng_internal.h"
+#include "pe/pe_internal.h"
 
 #define RANDOM_MAX (1 << 24)
 

@@ -28,6 +28,7 @@
 #include "family.h"
 #include "rope.h"
 #include "rope_scale.h"
+#include "core/arena_internal.h"
 
 typedef struct rope_state {
     int halves;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "rope_scale.h"
 
 #define TWO_PI 6.283185307179586476925286766559 /* strict C11 has no M_PI */

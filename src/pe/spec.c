@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "spec.h"
+#include "pe/pe_internal.h"
 
 /* Copies s[0..n) into dst without surrounding blanks; fails if too long. */
 static int copy_trimmed(char *dst, size_t cap, const char *s, size_t n)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "family.h"
+#include "pe/pe_internal.h"
 
 typedef struct t5_state {
     int buckets, max_distance, bidirectional;

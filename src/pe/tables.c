@@ -3,6 +3,8 @@
 #include <stdlib.h>
 
 #include "posemb/pe.h"
+#include "pe/pe_internal.h"
+#include "core/arena_internal.h"
 
 struct posemb_pe_tables {
     posemb_pe *pe;

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "family.h"
+#include "core/arena_internal.h"
 
 #define TUPE_LN_EPS 1e-5 /* torch's LayerNorm default, as the code's pos_ln */
 #define TUPE_U_STD 0.02f /* the code's init_bert_params for its projection */

@@ -9,8 +9,8 @@
 
 #include <cairo.h>
 
-#include "posemb/fileio.h"
-#include "posemb/plot.h"
+#include "core/fileio.h"
+#include "plot/plot.h"
 
 /* Strict C11 has no M_PI. */
 #define PLOT_PI 3.14159265358979323846

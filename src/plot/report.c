@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "plot_impl.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 
 struct posemb_report {
     char *title;

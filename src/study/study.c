@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "posemb/blas.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "posemb/model.h"
 #include "posemb/optim.h"
 #include "study/study.h"
-#include "posemb/timer.h"
+#include "core/timer.h"
 #include "study/synthetic.h"
 #include "posemb/pe.h"
 #include "posemb/trainer.h"

@@ -12,6 +12,7 @@
 #include "posemb/model.h"
 #include "study/synthetic.h"
 #include "posemb/tokenizer.h"
+#include "model/model_internal.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -15,6 +15,7 @@
 #include "posemb/pe.h"
 #include "posemb/rng.h"
 #include "study_impl.h"
+#include "pe/pe_internal.h"
 
 /* RMS of p's absolute rows over positions [0, n) at initialisation: the
  * drawing std of a learned table (what any seed gives, up to sampling), or

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "study_claims.h"
 #include "study_impl.h"
 

@@ -7,9 +7,9 @@
 
 #include <stddef.h>
 
-#include "posemb/plot.h"
+#include "plot/plot.h"
 #include "plot/report.h"
-#include "posemb/stats.h"
+#include "eval/stats.h"
 #include "study/study.h"
 
 #define STUDY_MAX_CLAIMS 24

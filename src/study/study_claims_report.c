@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "study_claims.h"
 
 static posemb_status rows_of(const study_grid *g, const char *out, study_claims *cl, posemb_error *err)

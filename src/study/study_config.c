@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "posemb/datasets.h"
+#include "io/datasets.h"
 #include "study/study.h"
 #include "study/synthetic.h"
 

@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 
 #include "posemb/corpus.h"
-#include "posemb/datasets.h"
-#include "posemb/features.h"
-#include "posemb/fileio.h"
+#include "io/datasets.h"
+#include "io/features.h"
+#include "core/fileio.h"
 #include "posemb/model.h"
 #include "posemb/optim.h"
 #include "posemb/rng.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "posemb/pe.h"
-#include "posemb/plot.h"
+#include "plot/plot.h"
 #include "study_impl.h"
 
 static const char *const FAMILY_TITLE[STUDY_FAMILIES] = {

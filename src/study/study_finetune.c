@@ -14,16 +14,18 @@
 #include <cjson/cJSON.h>
 
 #include "posemb/blas.h"
-#include "posemb/datasets.h"
-#include "posemb/features.h"
+#include "io/datasets.h"
+#include "io/features.h"
 #include "posemb/model.h"
 #include "posemb/optim.h"
 #include "posemb/rng.h"
-#include "posemb/fileio.h"
-#include "posemb/timer.h"
+#include "core/fileio.h"
+#include "core/timer.h"
 #include "posemb/trainer.h"
 #include "study_data_impl.h"
 #include "study_impl.h"
+#include "core/rng_internal.h"
+#include "train/trainer_internal.h"
 
 #define MAX_MULTS 8
 

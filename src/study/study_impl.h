@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "posemb/pe.h"
-#include "posemb/plot.h"
+#include "plot/plot.h"
 #include "plot/report.h"
 #include "study/study.h"
 

@@ -16,13 +16,16 @@
 
 #include "posemb/blas.h"
 #include "posemb/corpus.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 #include "posemb/model.h"
-#include "posemb/timer.h"
+#include "core/timer.h"
 #include "posemb/trainer.h"
 #include "study_data_impl.h"
 #include "study_impl.h"
 #include "study_length_impl.h"
+#include "io/tokenizer_internal.h"
+#include "train/trainer_internal.h"
+#include "model/model_internal.h"
 
 static const char *const LENGTH_PES[] = {"none",
                                          "ape",

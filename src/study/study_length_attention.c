@@ -12,11 +12,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "posemb/analysis.h"
-#include "posemb/fileio.h"
+#include "analysis/analysis.h"
+#include "core/fileio.h"
 #include "study_data_impl.h"
 #include "study_impl.h"
 #include "study_length_impl.h"
+#include "model/model_internal.h"
 
 size_t study_att_index(const posemb_study_config *c, int t, int p, int s, int m)
 {

@@ -11,6 +11,7 @@
 #include "study/study.h"
 #include "posemb/tokenizer.h"
 #include "posemb/trainer.h"
+#include "train/trainer_internal.h"
 
 #define PASSKEY_DEPTHS POSEMB_PASSKEY_DEPTHS /* the needle at 0, 1/4, 1/2, 3/4 and all of the way into the filler */
 

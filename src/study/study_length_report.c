@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "posemb/fileio.h"
-#include "posemb/plot.h"
+#include "core/fileio.h"
+#include "plot/plot.h"
 #include "plot/report.h"
-#include "posemb/stats.h"
+#include "eval/stats.h"
 #include "study_claims.h"
 #include "study_data_impl.h"
 #include "study_impl.h"

@@ -18,6 +18,8 @@
 
 #include "posemb/rng.h"
 #include "study_length_impl.h"
+#include "model/model_internal.h"
+#include "core/rng_internal.h"
 
 static const char FILLER[] =
     "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again. ";

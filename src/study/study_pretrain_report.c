@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "posemb/fileio.h"
-#include "posemb/plot.h"
+#include "core/fileio.h"
+#include "plot/plot.h"
 #include "study_impl.h"
 
 #define MAX_EVALS 256

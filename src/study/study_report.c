@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include "posemb/analyze.h"
-#include "posemb/fileio.h"
-#include "posemb/metrics.h"
-#include "posemb/plot.h"
+#include "core/fileio.h"
+#include "eval/metrics.h"
+#include "plot/plot.h"
 #include "plot/report.h"
-#include "posemb/stats.h"
+#include "eval/stats.h"
 #include "study/study.h"
 #include "study/synthetic.h"
 #include "study_claims.h"

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "synthetic_impl.h"
+#include "core/rng_internal.h"
 
 /* Content tokens everywhere but [CLS]. */
 static void fill_content(example *e, posemb_rng *r)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "synthetic_impl.h"
+#include "core/rng_internal.h"
 
 enum { SORT_SYMBOLS = 16 };
 

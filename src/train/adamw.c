@@ -5,6 +5,7 @@
 
 #include "posemb/optim.h"
 #include "core/simd.h"
+#include "train/optim_internal.h"
 
 posemb_adamw_config posemb_adamw_defaults(float lr, long warmup, long total)
 {
@@ -76,6 +77,7 @@ POSEMB_KERNEL double posemb_grad_norm(const float *g, size_t n)
     for (int b = 0; b < BLOCKS; b++) s += part[b];
     return sqrt(s);
 }
+POSEMB_KERNEL_INTERNAL(posemb_grad_norm);
 
 POSEMB_KERNEL double posemb_adamw_update(posemb_adamw *o, float *w, const float *g, const posemb_adamw_config *c)
 {
@@ -101,6 +103,7 @@ POSEMB_KERNEL double posemb_adamw_update(posemb_adamw *o, float *w, const float 
     }
     return norm;
 }
+POSEMB_KERNEL_INTERNAL(posemb_adamw_update);
 
 double posemb_adamw_step(posemb_adamw *o, posemb_model *model, const posemb_adamw_config *c)
 {

@@ -8,7 +8,7 @@
 
 #include "posemb/corpus.h"
 #include "posemb/safetensors.h"
-#include "posemb/fileio.h"
+#include "core/fileio.h"
 
 typedef struct file_list {
     int n, cap;

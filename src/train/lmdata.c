@@ -7,6 +7,8 @@
 #include "posemb/corpus.h"
 #include "posemb/nn.h"
 #include "posemb/rng.h"
+#include "nn/nn_internal.h"
+#include "core/rng_internal.h"
 
 posemb_status posemb_lm_data_init(posemb_lm_data *d, const int32_t *tokens, long n, const posemb_lm_data_opts *o,
                                   posemb_error *err)

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "posemb/trainer.h"
+#include "model/model_internal.h"
+#include "train/trainer_internal.h"
 
 /* Window w's ids and targets: the tokens from w * stride, -100 on the
  * overlap with the previous window (already scored there). */

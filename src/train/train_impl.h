@@ -3,6 +3,7 @@
 #define POSEMB_TRAIN_IMPL_H
 
 #include "posemb/trainer.h"
+#include "train/trainer_internal.h"
 
 typedef struct train_state {
     long step; /* updates done */

@@ -14,9 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "posemb/fileio.h"
-#include "posemb/timer.h"
+#include "core/fileio.h"
+#include "core/timer.h"
 #include "train_impl.h"
+#include "train/trainer_internal.h"
 
 posemb_train_args posemb_train_defaults(const char *out, long steps)
 {

@@ -47,8 +47,8 @@
 #include <stdint.h>
 
 #include "posemb/error.h"
-#include "posemb/fileio.h"
-#include "posemb/metrics.h"
+#include "core/fileio.h"
+#include "eval/metrics.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -78,10 +78,10 @@ typedef struct posemb_glue_info {
 
 /* The table above for one task (static data); NULL for a value outside the
  * enum. */
-POSEMB_API const posemb_glue_info *posemb_glue_task_info(posemb_glue_task task);
+const posemb_glue_info *posemb_glue_task_info(posemb_glue_task task);
 /* The task of a name, case-insensitive, with or without the hyphen
  * ("cola", "SST-2", "sst2", "STS-B", "stsb", ...); -1 when unknown. */
-POSEMB_API int posemb_glue_task_from_name(const char *name);
+int posemb_glue_task_from_name(const char *name);
 
 /* The examples of one file. Strings are NUL-terminated UTF-8 (as in the
  * file) and belong to the struct. */
@@ -103,23 +103,23 @@ typedef struct posemb_glue_data {
  * The caller owns out's arrays and frees them with posemb_glue_free; on
  * failure (EINVAL for an unknown task, EIO, EFORMAT naming the file, line and
  * field, ENOMEM) out holds nothing to free. */
-POSEMB_API posemb_status posemb_glue_read(posemb_glue_task task, const char *path, int labeled, posemb_glue_data *out,
-                                          posemb_error *err);
+posemb_status posemb_glue_read(posemb_glue_task task, const char *path, int labeled, posemb_glue_data *out,
+                               posemb_error *err);
 
 /* Reads glue_dir/NAME/SPLIT.tsv ("train", "dev" labeled; "test" unlabeled);
  * EINVAL for another split or a path too long; otherwise as
  * posemb_glue_read. */
-POSEMB_API posemb_status posemb_glue_load(const char *glue_dir, posemb_glue_task task, const char *split,
-                                          posemb_glue_data *out, posemb_error *err);
+posemb_status posemb_glue_load(const char *glue_dir, posemb_glue_task task, const char *split, posemb_glue_data *out,
+                               posemb_error *err);
 
-POSEMB_API void posemb_glue_free(posemb_glue_data *d);
+void posemb_glue_free(posemb_glue_data *d);
 
 /* The task's metrics of predictions against a labeled set: values[k] for
  * d->metrics[k] (fractions, as posemb/metrics.h). Classification reads
  * pred_label[n], regression pred_score[n] (the other may be NULL). EINVAL
  * for an unlabeled set or a missing prediction array. */
-POSEMB_API posemb_status posemb_glue_evaluate(const posemb_glue_data *d, const int32_t *pred_label,
-                                              const float *pred_score, double *values, posemb_error *err);
+posemb_status posemb_glue_evaluate(const posemb_glue_data *d, const int32_t *pred_label, const float *pred_score,
+                                   double *values, posemb_error *err);
 
 /* =============================================================== SQuAD */
 
@@ -154,8 +154,8 @@ typedef struct posemb_squad {
 /* Reads and validates a SQuAD v1.1 file (see the top of this file). EIO
  * when it cannot be read, EFORMAT when malformed, ENOMEM; out then holds
  * nothing to free, else the caller frees it with posemb_squad_free. */
-POSEMB_API posemb_status posemb_squad_load(const char *path, posemb_squad *out, posemb_error *err);
-POSEMB_API void posemb_squad_free(posemb_squad *sq);
+posemb_status posemb_squad_load(const char *path, posemb_squad *out, posemb_error *err);
+void posemb_squad_free(posemb_squad *sq);
 
 /* The fixed split of the study (only SQuAD's dev set is available): by
  * article, in file order, every 5th article (index 4, 9, 14, ...) goes to
@@ -169,17 +169,17 @@ typedef enum posemb_squad_part { POSEMB_SQUAD_TRAIN = 0, POSEMB_SQUAD_EVAL = 1 }
 #define POSEMB_SQUAD_EVAL_EVERY 5
 
 /* The part that article index `article` belongs to. */
-POSEMB_API posemb_squad_part posemb_squad_article_part(int article);
+posemb_squad_part posemb_squad_article_part(int article);
 /* Writes the indices (into sq->ex, ascending) of the questions of `part`
  * into idx (room for sq->n) and returns their count. */
-POSEMB_API int posemb_squad_split(const posemb_squad *sq, posemb_squad_part part, int *idx);
+int posemb_squad_split(const posemb_squad *sq, posemb_squad_part part, int *idx);
 
 /* The study's locate task (SQuAD-locate): every question becomes the text of
  * its first answer, so the model has to find where the paragraph says it.
  * It needs the span machinery (windows, labels, decoding, scoring) and
  * token matching in order, not reading comprehension: a control of the
  * span pipeline, and a span task small models learn from little data. */
-POSEMB_API void posemb_squad_ask_answers(posemb_squad *sq);
+void posemb_squad_ask_answers(posemb_squad *sq);
 
 /* The official evaluate-v1.1.py over the questions idx[0..n) (all of them,
  * in order, when idx is NULL; then n must be sq->n): predictions[k] answers
@@ -187,9 +187,8 @@ POSEMB_API void posemb_squad_ask_answers(posemb_squad *sq);
  * *exact_match and *f1 in percent (100 * mean), as the script prints them.
  * ENOMEM when out of memory; EINVAL for an index out of range or n < 1;
  * both results are NaN on failure. */
-POSEMB_API posemb_status posemb_squad_evaluate(const posemb_squad *sq, const int *idx, int n,
-                                               const char *const *predictions, double *exact_match, double *f1,
-                                               posemb_error *err);
+posemb_status posemb_squad_evaluate(const posemb_squad *sq, const int *idx, int n, const char *const *predictions,
+                                    double *exact_match, double *f1, posemb_error *err);
 
 /* ========================================================== CSV tables */
 
@@ -216,10 +215,10 @@ typedef struct posemb_csv {
  * whose field count differs from the header's, an empty line inside the
  * table, more than max_rows rows or POSEMB_CSV_MAX_COLS columns, a NUL
  * byte; EINVAL for max_rows < 0; ENOMEM. */
-POSEMB_API posemb_status posemb_csv_read(const char *path, int max_rows, posemb_csv *out, posemb_error *err);
-POSEMB_API void posemb_csv_free(posemb_csv *t);
+posemb_status posemb_csv_read(const char *path, int max_rows, posemb_csv *out, posemb_error *err);
+void posemb_csv_free(posemb_csv *t);
 /* The index of the column named name, -1 when there is none. */
-POSEMB_API int posemb_csv_column(const posemb_csv *t, const char *name);
+int posemb_csv_column(const posemb_csv *t, const char *name);
 
 /* ============================================================= helpers */
 
@@ -237,8 +236,8 @@ POSEMB_API int posemb_csv_column(const posemb_csv *t, const char *name);
  * is not covered: empty or inverted, no token overlaps it, or it reaches
  * before the first token's start or past the last token's end (as Hugging
  * Face's run_qa labels an answer outside a window). */
-POSEMB_API int posemb_char_span_to_tokens(const int32_t *tok_start, const int32_t *tok_end, int n_tok, int char_start,
-                                          int char_end, int *tok_s, int *tok_e);
+int posemb_char_span_to_tokens(const int32_t *tok_start, const int32_t *tok_end, int n_tok, int char_start,
+                               int char_end, int *tok_s, int *tok_e);
 
 #ifdef __cplusplus
 }

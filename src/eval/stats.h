@@ -29,7 +29,7 @@ typedef struct posemb_welch {
  * The p-value is I_{df/(df+t^2)}(df/2, 1/2), the Student-t tail, through
  * posemb_betainc. Uses lgamma, which glibc makes thread-safe in practice
  * but which writes the global signgam. */
-POSEMB_API posemb_welch posemb_welch_ttest(const double *a, int n_a, const double *b, int n_b);
+posemb_welch posemb_welch_ttest(const double *a, int n_a, const double *b, int n_b);
 
 /* The regularized incomplete beta function I_x(a, b) for a, b > 0 and
  * 0 <= x <= 1, by the continued fraction of Numerical Recipes (modified
@@ -39,17 +39,17 @@ POSEMB_API posemb_welch posemb_welch_ttest(const double *a, int n_a, const doubl
  * 1e-12 for a, b <= 1000, 1e-8 at a = 1e6 (lgamma's cancellation in the
  * prefactor; the study's degrees of freedom are below 100). NaN for
  * arguments outside the domain or when the fraction does not converge. */
-POSEMB_API double posemb_betainc(double a, double b, double x);
+double posemb_betainc(double a, double b, double x);
 
 /* Two-sided p-value of Student's t with df > 0 degrees of freedom:
  * P(|T| >= |t|) = I_{df/(df+t^2)}(df/2, 1/2). NaN for a NaN t or df <= 0. */
-POSEMB_API double posemb_student_t_p2(double t, double df);
+double posemb_student_t_p2(double t, double df);
 
 /* The q-quantile of Student's t with df > 0 degrees of freedom: the t with
  * P(T <= t) = q, for q in (0, 1) (0 at q = 0.5, odd around it), by
  * bisection on posemb_student_t_p2 to double precision. NaN for q outside
  * (0, 1), a NaN q or df <= 0. */
-POSEMB_API double posemb_student_t_quantile(double q, double df);
+double posemb_student_t_quantile(double q, double df);
 
 /* A t interval of an effect: the two-sided 95% interval and p-value of a
  * t statistic effect / se with df degrees of freedom, and the minimum
@@ -65,15 +65,15 @@ typedef struct posemb_t_ci {
  * se = 0 (every unit alike): lo = hi = effect, p = 0 for an effect other
  * than 0 (1 for 0), mde = 0. se < 0, NaN arguments or df <= 0 with se > 0:
  * every field NaN but effect. */
-POSEMB_API posemb_t_ci posemb_t_ci_of(double effect, double se, double df);
+posemb_t_ci posemb_t_ci_of(double effect, double se, double df);
 /* The mean of x[0..n) with se = sd / sqrt(n) on n - 1 degrees of freedom
  * (a paired difference is the one-sample interval of the differences).
  * n < 2: every field NaN but the mean (NaN too for n < 1). */
-POSEMB_API posemb_t_ci posemb_t_ci_one_sample(const double *x, int n);
+posemb_t_ci posemb_t_ci_one_sample(const double *x, int n);
 /* mean a - mean b with Welch's standard error and Welch-Satterthwaite
  * degrees of freedom (as posemb_welch_ttest). n_a or n_b < 2: NaN but the
  * effect. */
-POSEMB_API posemb_t_ci posemb_t_ci_welch(const double *a, int n_a, const double *b, int n_b);
+posemb_t_ci posemb_t_ci_welch(const double *a, int n_a, const double *b, int n_b);
 
 #ifdef __cplusplus
 }

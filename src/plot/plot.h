@@ -31,7 +31,7 @@ typedef enum posemb_cmap {
 } posemb_cmap;
 
 /* Colour of t in [0, 1] (clamped) as 8-bit sRGB; NaN gives the grey used for NaN cells. */
-POSEMB_API void posemb_cmap_rgb(posemb_cmap cmap, double t, unsigned char rgb[3]);
+void posemb_cmap_rgb(posemb_cmap cmap, double t, unsigned char rgb[3]);
 
 /* ---- heatmaps ------------------------------------------------------------ */
 
@@ -58,15 +58,15 @@ typedef struct posemb_heatmap_opts {
 } posemb_heatmap_opts;
 
 /* No title or labels, viridis, range from the data, x0 = y0 = 0, default size. */
-POSEMB_API posemb_heatmap_opts posemb_heatmap_defaults(void);
+posemb_heatmap_opts posemb_heatmap_defaults(void);
 
 /* Draws the rows x cols matrix m (row-major, row 0 at the top) with square
  * cells where the figure allows, one colour per cell (nearest-neighbour
  * scaling; 2048 x 2048 takes milliseconds), NaN cells in grey, axes with
  * ticks at row/column positions and a colour bar. o may be NULL (defaults).
  * rows, cols in [1, 32767]. */
-POSEMB_API posemb_status posemb_plot_heatmap(const char *path, const float *m, int rows, int cols,
-                                             const posemb_heatmap_opts *o, posemb_error *err);
+posemb_status posemb_plot_heatmap(const char *path, const float *m, int rows, int cols, const posemb_heatmap_opts *o,
+                                  posemb_error *err);
 
 typedef struct posemb_rect {
     double x, y, w, h; /* pixels (points for SVG/PDF), origin at the top left */
@@ -76,8 +76,8 @@ typedef struct posemb_rect {
  * x + j w/cols .. x + (j+1) w/cols, likewise rows) and the colour bar (cbar),
  * for the same arguments (the data matter: the colour bar's labels take room);
  * either output may be NULL. */
-POSEMB_API posemb_status posemb_heatmap_layout(const float *m, int rows, int cols, const posemb_heatmap_opts *o,
-                                               posemb_rect *plot, posemb_rect *cbar, posemb_error *err);
+posemb_status posemb_heatmap_layout(const float *m, int rows, int cols, const posemb_heatmap_opts *o, posemb_rect *plot,
+                                    posemb_rect *cbar, posemb_error *err);
 
 /* ---- line and scatter plots ---------------------------------------------- */
 
@@ -103,7 +103,7 @@ typedef struct posemb_lines_opts {
 } posemb_lines_opts;
 
 /* No title or labels, automatic legend and limits, default size. */
-POSEMB_API posemb_lines_opts posemb_lines_defaults(void);
+posemb_lines_opts posemb_lines_defaults(void);
 
 /* Series one figure tells apart: each gets its own (colour, dash) pair,
  * the ten colours of matplotlib's "tab10" (black for its grey) first solid,
@@ -116,8 +116,8 @@ POSEMB_API posemb_lines_opts posemb_lines_defaults(void);
  * [1, POSEMB_PLOT_MAX_SERIES] and at least one finite point overall. More
  * than about six series on one axis are hard to follow: see
  * posemb_plot_lines_grid. */
-POSEMB_API posemb_status posemb_plot_lines(const char *path, const posemb_series *s, int n_series,
-                                           const posemb_lines_opts *o, posemb_error *err);
+posemb_status posemb_plot_lines(const char *path, const posemb_series *s, int n_series, const posemb_lines_opts *o,
+                                posemb_error *err);
 
 /* ---- small multiples: a grid of line plots with shared axes --------------- */
 
@@ -142,7 +142,7 @@ typedef struct posemb_grid_opts {
 } posemb_grid_opts;
 
 /* No titles, limits from the data, automatic size and columns, no reference. */
-POSEMB_API posemb_grid_opts posemb_grid_defaults(void);
+posemb_grid_opts posemb_grid_defaults(void);
 
 /* Draws n_panels line plots in a grid, row by row, sharing both axes: the
  * same limits and ticks everywhere, y tick labels on the left column, x
@@ -154,8 +154,8 @@ POSEMB_API posemb_grid_opts posemb_grid_defaults(void);
  * POSEMB_PLOT_MAX_SERIES series over all panels, and one finite point
  * overall; POSEMB_EINVAL otherwise, or when the size leaves a panel too
  * small for its labels. */
-POSEMB_API posemb_status posemb_plot_lines_grid(const char *path, const posemb_panel *panels, int n_panels,
-                                                const posemb_grid_opts *o, posemb_error *err);
+posemb_status posemb_plot_lines_grid(const char *path, const posemb_panel *panels, int n_panels,
+                                     const posemb_grid_opts *o, posemb_error *err);
 
 /* ---- forest plots of claims ---------------------------------------------- */
 
@@ -170,9 +170,9 @@ typedef enum posemb_verdict {
 #define POSEMB_VERDICT_COUNT 4
 
 /* The verdict's name as above (static); NULL outside the enum. */
-POSEMB_API const char *posemb_verdict_name(posemb_verdict v);
+const char *posemb_verdict_name(posemb_verdict v);
 /* The verdict named exactly (case-sensitive, as posemb_verdict_name spells it); -1 for any other string. */
-POSEMB_API int posemb_verdict_from_name(const char *name);
+int posemb_verdict_from_name(const char *name);
 
 typedef struct posemb_forest_row {
     const char *label; /* the row's text: the claim and its testbed */
@@ -206,8 +206,8 @@ typedef struct posemb_forest_opts {
  * label or unit, an unknown verdict, a non-finite-but-not-NaN number, lo >
  * hi, more than POSEMB_FOREST_MAX_PANELS units, or a figure beyond the
  * largest size; then, and on POSEMB_EIO or POSEMB_ENOMEM, no file is left. */
-POSEMB_API posemb_status posemb_plot_forest(const char *path, const posemb_forest_row *rows, int n_rows,
-                                            const posemb_forest_opts *o, posemb_error *err);
+posemb_status posemb_plot_forest(const char *path, const posemb_forest_row *rows, int n_rows,
+                                 const posemb_forest_opts *o, posemb_error *err);
 
 /* ---- the clock of sinusoidal PEs ----------------------------------------- */
 
@@ -217,8 +217,8 @@ POSEMB_API posemb_status posemb_plot_forest(const char *path, const posemb_fores
  * gives w and its period 2 pi / w in positions. The figure size follows the
  * grid (about 190 px a panel). title may be NULL. n_freq in [1, 64],
  * n_pos in [1, 1000000]. */
-POSEMB_API posemb_status posemb_plot_clock(const char *path, const float *freqs, int n_freq, int n_pos,
-                                           const char *title, posemb_error *err);
+posemb_status posemb_plot_clock(const char *path, const float *freqs, int n_freq, int n_pos, const char *title,
+                                posemb_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
 /* The sizes of the public structs a binding mirrors (posemb_struct_size in
- * posemb/posemb.h): in the library's top layer, the only one that sees every public header. */
+ * posemb/posemb.h): in the api layer, the top of the library and the only one that sees every public header. */
 #include <string.h>
 
 #include "posemb/posemb.h"

@@ -33,40 +33,40 @@ typedef enum posemb_metric {
 
 /* "accuracy", "f1", "mcc", "pearson", "spearman" (the keys of the study's
  * results.jsonl); "?" for an unknown value. */
-POSEMB_API const char *posemb_metric_name(posemb_metric m);
+const char *posemb_metric_name(posemb_metric m);
 
 /* ------------------------------------------------------ classification */
 
 /* Fraction of i with pred[i] == gold[i]; NaN when n <= 0. */
-POSEMB_API double posemb_accuracy(const int32_t *pred, const int32_t *gold, int n);
+double posemb_accuracy(const int32_t *pred, const int32_t *gold, int n);
 
 /* Binary F1 of class 1 (every other label counts as negative):
  * 2 TP / (2 TP + FP + FN), and 0 when that denominator is 0 (sklearn's
  * zero_division default). NaN when n <= 0. */
-POSEMB_API double posemb_f1_binary(const int32_t *pred, const int32_t *gold, int n);
+double posemb_f1_binary(const int32_t *pred, const int32_t *gold, int n);
 
 /* Matthews correlation of labels in [0, n_classes) (the multiclass formula
  * of sklearn, which for two classes is
  * (TP TN - FP FN) / sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN))); 0 when a
  * denominator is 0 (a constant prediction or a constant truth), as sklearn.
  * NaN when n <= 0, n_classes < 2 or a label lies outside [0, n_classes). */
-POSEMB_API double posemb_matthews(const int32_t *pred, const int32_t *gold, int n, int n_classes);
+double posemb_matthews(const int32_t *pred, const int32_t *gold, int n, int n_classes);
 
 /* ---------------------------------------------------------- regression */
 
 /* Pearson's r (two passes: means, then centred sums). NaN when n < 2, when
  * either input is constant (scipy warns and returns nan) or holds a NaN. */
-POSEMB_API double posemb_pearson(const float *x, const float *y, int n);
+double posemb_pearson(const float *x, const float *y, int n);
 
 /* Spearman's rho: Pearson's r of the ranks, ties getting their average rank
  * (scipy.stats.rankdata's "average"). NaN as posemb_pearson (a NaN input
  * gives NaN, scipy's nan_policy="propagate"). */
-POSEMB_API double posemb_spearman(const float *x, const float *y, int n);
+double posemb_spearman(const float *x, const float *y, int n);
 
 /* Average ranks (1-based, ties share the mean of their positions) of n
  * values into rank; NaN values are not allowed (their ranks are
  * unspecified). */
-POSEMB_API void posemb_rank_average(const float *x, int n, double *rank);
+void posemb_rank_average(const float *x, int n, double *rank);
 
 #ifdef __cplusplus
 }

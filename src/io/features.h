@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "posemb/datasets.h"
+#include "io/datasets.h"
 #include "posemb/error.h"
 #include "posemb/tokenizer.h"
 
@@ -34,7 +34,7 @@ typedef struct posemb_features {
     int32_t *tok_start, *tok_end; /* [n, T] the byte span of a context token in its context; -1 for the rest */
 } posemb_features;
 
-POSEMB_API void posemb_features_free(posemb_features *f);
+void posemb_features_free(posemb_features *f);
 
 /* GLUE: every example of d as tokenizer(a, b, truncation="longest_first",
  * max_length=T, padding="max_length"): [CLS] a [SEP] (b [SEP]), types 0 then
@@ -45,8 +45,8 @@ POSEMB_API void posemb_features_free(posemb_features *f);
  * none). EINVAL when d is empty, T < 4 or the tokenizer has no [CLS],
  * [SEP], [PAD]; ENOMEM; the tokenizer's errors. The caller frees f with
  * posemb_features_free; a failed call leaves it zeroed. */
-POSEMB_API posemb_status posemb_glue_features(const posemb_tokenizer *tok, const posemb_glue_data *d, int T,
-                                              posemb_features *f, posemb_error *err);
+posemb_status posemb_glue_features(const posemb_tokenizer *tok, const posemb_glue_data *d, int T, posemb_features *f,
+                                   posemb_error *err);
 
 /* SQuAD: the questions idx[0..n) of sq as Hugging Face prepares them
  * (run_qa.py's windows; the words and answer spans of its older SQuAD
@@ -76,9 +76,8 @@ POSEMB_API posemb_status posemb_glue_features(const posemb_tokenizer *tok, const
  * 0 <= stride < T - 3 - max_query whatever the questions are. ERANGE when
  * the rows or a context's tokens pass INT32_MAX / 2, ENOMEM, the tokenizer's
  * errors; f as for posemb_glue_features. */
-POSEMB_API posemb_status posemb_squad_features(const posemb_tokenizer *tok, const posemb_squad *sq, const int *idx,
-                                               int n, int T, int stride, int max_query, posemb_features *f,
-                                               posemb_error *err);
+posemb_status posemb_squad_features(const posemb_tokenizer *tok, const posemb_squad *sq, const int *idx, int n, int T,
+                                    int stride, int max_query, posemb_features *f, posemb_error *err);
 
 /* The answer of each question idx[k] (answers[k], malloc'ed, NUL-terminated):
  * over all its windows, the span start <= end of context tokens, at most
@@ -91,9 +90,9 @@ POSEMB_API posemb_status posemb_squad_features(const posemb_tokenizer *tok, cons
  * (a row of another question, a span outside its context) or
  * max_answer < 1, ENOMEM; *answers is NULL on failure. Free with
  * posemb_squad_answers_free. */
-POSEMB_API posemb_status posemb_squad_decode(const posemb_squad *sq, const int *idx, int n, const posemb_features *f,
-                                             const float *logits, int max_answer, char ***answers, posemb_error *err);
-POSEMB_API void posemb_squad_answers_free(char **answers, int n);
+posemb_status posemb_squad_decode(const posemb_squad *sq, const int *idx, int n, const posemb_features *f,
+                                  const float *logits, int max_answer, char ***answers, posemb_error *err);
+void posemb_squad_answers_free(char **answers, int n);
 
 /* A reference for span tasks with no learned model: start and end logits 1
  * on every context token whose id occurs among its window's question
@@ -104,7 +103,7 @@ POSEMB_API void posemb_squad_answers_free(char **answers, int n);
  * is what answering "the first word of the paragraph that is in the
  * answer" scores. logits [f->n, f->T, 2]; EINVAL when f is not SQuAD
  * features. */
-POSEMB_API posemb_status posemb_squad_match_logits(const posemb_features *f, float *logits, posemb_error *err);
+posemb_status posemb_squad_match_logits(const posemb_features *f, float *logits, posemb_error *err);
 
 #ifdef __cplusplus
 }

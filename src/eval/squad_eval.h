@@ -28,17 +28,17 @@ extern "C" {
  * and on every context, question and answer of SQuAD's dev set.
  * Returns a malloc'ed string that the caller frees, or NULL when out of
  * memory. */
-POSEMB_API char *posemb_squad_normalize(const char *text);
+char *posemb_squad_normalize(const char *text);
 
 /* 1 if the normalised prediction equals the normalised form of any gold
  * answer, else 0 (0 when n_golds <= 0). NaN when out of memory. */
-POSEMB_API double posemb_squad_exact_match(const char *prediction, const char *const *golds, int n_golds);
+double posemb_squad_exact_match(const char *prediction, const char *const *golds, int n_golds);
 
 /* The official token F1, maximum over the golds: the normalised texts split
  * on whitespace, common = the bag-of-tokens intersection (Counter & Counter),
  * 0 when it is empty (so two empty answers score 0, as v1.1 does), else
  * 2 P R / (P + R). 0 when n_golds <= 0. NaN when out of memory. */
-POSEMB_API double posemb_squad_f1(const char *prediction, const char *const *golds, int n_golds);
+double posemb_squad_f1(const char *prediction, const char *const *golds, int n_golds);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /* Seconds since an arbitrary fixed point (CLOCK_MONOTONIC). */
-POSEMB_API double posemb_timer_now(void);
+double posemb_timer_now(void);
 
 #ifdef __cplusplus
 }

@@ -27,8 +27,8 @@ typedef struct posemb_inputs {
  * "attention_mask", "position_ids"}) into in, whose arrays the caller frees
  * with posemb_inputs_free; EIO, EFORMAT (ragged rows, non-integers, an
  * unknown key: named with the file), ENOMEM leave nothing to free. */
-POSEMB_API posemb_status posemb_inputs_load(posemb_inputs *in, const char *path, posemb_error *err);
-POSEMB_API void posemb_inputs_free(posemb_inputs *in);
+posemb_status posemb_inputs_load(posemb_inputs *in, const char *path, posemb_error *err);
+void posemb_inputs_free(posemb_inputs *in);
 
 #ifdef __cplusplus
 }

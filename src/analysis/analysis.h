@@ -26,8 +26,7 @@ typedef struct posemb_pe_matrix {
  * over its vectors by count. ERANGE for 'none', which has no positional
  * term, for a matrix of zeros (CoPE's table as initialised), or n past an
  * APE table; EINVAL for n < 1, ENOMEM. out->data comes from a, valid until it is freed. */
-POSEMB_API posemb_status posemb_pe_matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_matrix *out,
-                                             posemb_error *err);
+posemb_status posemb_pe_matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_matrix *out, posemb_error *err);
 
 /* Where a model's heads attend on the batch of its last posemb_model_forward
  * (not in inference mode, which keeps one layer's maps). For layer l and head
@@ -41,21 +40,21 @@ typedef struct posemb_attn_profile {
     int layers, heads, bins, bin_width;
     float *mean_dist, *sink, *hist;
 } posemb_attn_profile;
-POSEMB_API posemb_status posemb_attn_profile_of(const posemb_model *m, const posemb_batch *b, int bins,
-                                                posemb_attn_profile *out, posemb_error *err);
-POSEMB_API void posemb_attn_profile_free(posemb_attn_profile *p);
+posemb_status posemb_attn_profile_of(const posemb_model *m, const posemb_batch *b, int bins, posemb_attn_profile *out,
+                                     posemb_error *err);
+void posemb_attn_profile_free(posemb_attn_profile *p);
 
 /* How many sequences of n tokens an attention analysis runs at once: 8, or
  * fewer where the maps a forward pass keeps (sequences x layers x heads x
  * n^2 floats) would pass 256 MB, at least 1 (the study's 4 x 4 decoder: 8
  * up to 512 tokens, 4 at 1024, 1 at 2048). */
-POSEMB_API int posemb_attn_windows(int layers, int heads, int n);
+int posemb_attn_windows(int layers, int heads, int n);
 
 /* ids [B, n]: the first B consecutive windows of n tokens of text [text_n].
  * EINVAL when the text has fewer than B n tokens; ERANGE naming the token
  * when an id is outside [0, vocab) (a text of another tokenizer). */
-POSEMB_API posemb_status posemb_text_windows(const int32_t *text, long text_n, int B, int n, int vocab, int32_t *ids,
-                                             posemb_error *err);
+posemb_status posemb_text_windows(const int32_t *text, long text_n, int B, int n, int vocab, int32_t *ids,
+                                  posemb_error *err);
 
 /* How much each rotation pair of a rotary PE carries (Barbero et al. 2024,
  * "Round and Round We Go!"): on the batch of the last forward pass, for layer
@@ -64,14 +63,14 @@ POSEMB_API posemb_status posemb_text_windows(const int32_t *text, long text_n, i
  * in q, and k_norm the same over the key heads (kv_heads for a Llama).
  * Rotation keeps these norms: they are the projections' own. Caller-sized
  * arrays [layers x H x d/2] and [layers x KV x d/2]. EINVAL without maps. */
-POSEMB_API posemb_status posemb_rotary_usage(const posemb_model *m, const posemb_batch *b, int halves, float *q_norm,
-                                             float *k_norm, posemb_error *err);
+posemb_status posemb_rotary_usage(const posemb_model *m, const posemb_batch *b, int halves, float *q_norm,
+                                  float *k_norm, posemb_error *err);
 
 /* Jensen-Shannon divergence (nats, in [0, ln 2]) between the attention maps
  * of two models of the same shape, both run on batch: per layer and head
  * out [layers x heads], the mean over the query rows of JS(p_i, q_i). */
-POSEMB_API posemb_status posemb_attn_js(const posemb_model *a, const posemb_model *b, const posemb_batch *batch,
-                                        float *out, posemb_error *err);
+posemb_status posemb_attn_js(const posemb_model *a, const posemb_model *b, const posemb_batch *batch, float *out,
+                             posemb_error *err);
 
 #ifdef __cplusplus
 }

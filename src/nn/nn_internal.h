@@ -1,0 +1,90 @@
+/* Layer kernels as forward/backward pairs (llm.c style): what the model
+ * layer, the benchmarks and the tests call; not part of the public API, not
+ * installed. Shapes in the comments; N is the number of rows (tokens).
+ * Backward passes accumulate (+=) into every gradient they are given, so
+ * residual branches simply add; callers zero gradients once per step. A
+ * NULL gradient is skipped. */
+#ifndef POSEMB_NN_NN_INTERNAL_H
+#define POSEMB_NN_NN_INTERNAL_H
+
+#include "posemb/nn.h"
+
+/* C [M, N] = alpha op(A) op(B) + beta C, row-major, cblas_sgemm's arguments
+ * (trans_*: 1 for the transpose). The dense layers' product: in mm's
+ * precision (posemb/precision.h; NULL: fp32); from inside a parallel region
+ * always fp32. */
+void posemb_nn_gemm(posemb_matmul *mm, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,
+                    int lda, const float *B, int ldb, float beta, float *C, int ldc);
+/* y [N, out] = x [N, in] W + b; b [out] may be NULL; products in mm's precision. */
+void posemb_nn_linear_forward(posemb_matmul *mm, float *y, const float *x, const float *w, const float *b, int N,
+                              int in, int out, posemb_nn_wlayout layout);
+/* dx [N, in] += dy W^T-ish; dw += x^T dy (in the weight's layout); db [out] += sum dy. */
+void posemb_nn_linear_backward(posemb_matmul *mm, float *dx, float *dw, float *db, const float *dy, const float *x,
+                               const float *w, int N, int in, int out, posemb_nn_wlayout layout);
+/* y [N, C] = (x - mean) / sqrt(var + eps) * w + b (biased variance); saves mean, rstd [N]. */
+void posemb_nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b,
+                                 int N, int C, float eps);
+void posemb_nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
+                                  const float *mean, const float *rstd, int N, int C);
+/* y [N, C] = w * x / sqrt(mean(x^2) + eps) (HF's LlamaRMSNorm); saves rstd [N]. */
+void posemb_nn_rmsnorm_forward(float *y, float *rstd, const float *x, const float *w, int N, int C, float eps);
+/* dx [N, C] += d loss / d x (NULL: skip); dw [C] += d loss / d w (NULL: skip). */
+void posemb_nn_rmsnorm_backward(float *dx, float *dw, const float *dy, const float *x, const float *w,
+                                const float *rstd, int N, int C);
+/* Qwen3's q and k norms: in qkv [N, (H + 2 KV) d] (per token H query heads,
+ * KV key heads, KV value heads), each query head and each key head
+ * RMS-normalised over its d features, scaled by wq [d] or wk [d], in place;
+ * raw [N, (H + KV) d] keeps the inputs, rstd [N, H + KV] the scales. The
+ * backward turns dqkv's query and key parts into their inputs' gradient in
+ * place and adds into dwq, dwk (sums in a fixed order). wq, wk NULL: no
+ * weights (Llama 4's q/k norm; dwq, dwk NULL then too). */
+void posemb_nn_qk_rmsnorm_forward(float *qkv, float *raw, float *rstd, const float *wq, const float *wk, int N, int H,
+                                  int KV, int d, float eps);
+void posemb_nn_qk_rmsnorm_backward(float *dqkv, float *dwq, float *dwk, const float *raw, const float *rstd,
+                                   const float *wq, const float *wk, int N, int H, int KV, int d);
+/* SwiGLU: y [N, inner] = silu(gate) * up with gu [N, 2 inner] = [gate | up] per row. */
+void posemb_nn_swiglu_forward(float *y, const float *gu, int N, int inner);
+/* dgu [N, 2 inner] (overwritten) from dy [N, inner]. */
+void posemb_nn_swiglu_backward(float *dgu, const float *dy, const float *gu, int N, int inner);
+/* GeGLU (Gemma): y = gelu_tanh(gate) * up, in the same [N, 2 inner] layout; and its backward. */
+void posemb_nn_geglu_forward(float *y, const float *gu, int N, int inner);
+void posemb_nn_geglu_backward(float *dgu, const float *dy, const float *gu, int N, int inner);
+void posemb_nn_gelu_forward(float *y, const float *x, long n, posemb_nn_gelu_kind kind);
+void posemb_nn_gelu_backward(float *dx, const float *dy, const float *x, long n, posemb_nn_gelu_kind kind);
+/* out [N, C] (+)= table [V, C] rows ids [N]; accumulate = 1 adds to out. */
+void posemb_nn_embedding_forward(float *out, const float *table, const int32_t *ids, int N, int C, int accumulate);
+/* dtable += dout rows at ids, except rows equal to skip_id (HF padding_idx; -1: none). */
+void posemb_nn_embedding_backward(float *dtable, const float *dout, const int32_t *ids, int N, int C, int32_t skip_id);
+/* y = tanh(x), [n]; backward from y. */
+void posemb_nn_tanh_forward(float *y, const float *x, long n);
+void posemb_nn_tanh_backward(float *dx, const float *dy, const float *y, long n);
+/* y [n] = a + b. */
+void posemb_nn_add(float *y, const float *a, const float *b, long n);
+/* Softmax cross-entropy of rows x [M, D] whose logits are x W^T + b
+ * (W [V, D], b [V] or NULL: a tied output layer), computed chunk rows at a
+ * time so that only chunk x V logits ever exist (scratch: chunk * V
+ * floats). Targets < 0 are ignored. Returns the summed loss over counted
+ * rows; *correct (may be NULL) counts argmax hits. With grad_scale != 0,
+ * also accumulates d(grad_scale * loss) into dx [M, D], dW [V, D], db [V]
+ * (each may be NULL). Products in mm's precision. */
+double posemb_nn_xent_tied(posemb_matmul *mm, const float *x, int M, int D, const float *W, const float *b, int V,
+                           const int32_t *targets, float grad_scale, float *dx, float *dW, float *db, float *scratch,
+                           int chunk, long *correct);
+/* Softmax cross-entropy over logits [M, V] (rows, in place: replaced by
+ * d(grad_scale * loss)/d logits when grad_scale != 0). Targets < 0 or >= V
+ * are ignored (their gradient is 0). Returns the summed loss. */
+double posemb_nn_xent(float *logits, int M, int V, const int32_t *targets, float grad_scale, long *correct);
+/* Dropout with rate p. Each element's keep/drop decision is a hash of
+ * (key, index): no generator state to save, identical on any number of
+ * threads, and recomputed (not stored) by the backward pass. Kept elements
+ * are scaled by 1/(1 - p). Derive one key per step and site with
+ * posemb_nn_dropout_key. */
+uint64_t posemb_nn_dropout_key(uint64_t seed, uint64_t step, uint64_t site);
+/* 0 (dropped) or 1/(1 - p) (kept) for element i. */
+float posemb_nn_dropout_scale(uint64_t key, uint64_t i, float p);
+/* y [n] = x * scale(i); y may equal x. p = 0 copies. */
+void posemb_nn_dropout_forward(float *y, const float *x, long n, float p, uint64_t key);
+/* dx [n] += dy * scale(i). */
+void posemb_nn_dropout_backward(float *dx, const float *dy, long n, float p, uint64_t key);
+
+#endif

@@ -1,0 +1,30 @@
+/* What the other layers, the CLI and the tests call of posemb/pe.h's
+ * part of the library: not part of the public API, not installed. */
+#ifndef POSEMB_PE_PE_INTERNAL_H
+#define POSEMB_PE_PE_INTERNAL_H
+
+#include "posemb/pe.h"
+
+/* The matrices that define the PE for positions 0..n-1 (what `posemb pe`
+ * writes), allocated from a, which owns them. EINVAL for n < 1, ERANGE for
+ * n past an APE table's rows, ENOMEM. */
+posemb_status posemb_pe_export_matrices(posemb_pe *p, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err);
+/* Closed forms, for tests and analysis: HF T5's bucket of distance r = j - i
+ * (computed in float32 as HF does). */
+int posemb_pe_t5_bucket(int r, int buckets, int max_distance, int bidirectional);
+/* ALiBi's slopes for H heads (BLOOM's rule when H is not a power of two). */
+void posemb_pe_alibi_slopes(int H, float *out);
+/* Where the first component of a spec ends: at the '+' that joins it to the
+ * next (a '+' in a number's exponent, as in base=1e+4, joins nothing), or at
+ * the terminating NUL. */
+const char *posemb_pe_component_end(const char *comp);
+
+/* 1 when parameter memory (and, with with_grads, gradient memory) is bound;
+ * forward passes need the first, backward passes both. */
+int posemb_pe_is_bound(const posemb_pe *p, int with_grads);
+/* pos [T]: T distinct positions drawn uniformly from [0, N) and sorted, a
+ * function of key alone: what a model feeds such a PE instead of 0..T-1.
+ * EINVAL without random:max=; ERANGE for T outside [1, N]. */
+posemb_status posemb_pe_draw_positions(const posemb_pe *p, uint64_t key, int T, int32_t *pos, posemb_error *err);
+
+#endif
