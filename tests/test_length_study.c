@@ -41,16 +41,7 @@ static int teardown(void **state)
     return 0;
 }
 
-static posemb_tokenizer *bytes_tokenizer(void)
-{
-    char path[1200];
-    posemb_error err;
-    posemb_tokenizer *tok = NULL;
-    snprintf(path, sizeof path, "%s/bytes.json", dir);
-    assert_int_equal(posemb_tokenizer_write_bytes(path, &err), 0);
-    if (posemb_tokenizer_load_json(path, &tok, &err)) fail_msg("%s", err.msg);
-    return tok;
-}
+static posemb_tokenizer *bytes_tokenizer(void) { return tu_bytes_tokenizer(dir); }
 
 /* Ids are the bytes of the (UTF-8) text, and decoding gives the text back. */
 static void test_bytes_tokenizer(void **state)

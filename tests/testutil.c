@@ -9,6 +9,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+
+#include "io/tokenizer_internal.h"
+#include "posemb/tokenizer.h"
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -231,4 +234,15 @@ int tu_study_killed_when(const char *dir, const char *args, const char *run, con
     for (int i = 0; i < 30000 && !(found = path_exists(dir, pattern)); i++) nanosleep(&ts, NULL);
     kill_study(pid);
     return found;
+}
+
+posemb_tokenizer *tu_bytes_tokenizer(const char *dir)
+{
+    char path[4200];
+    posemb_error err;
+    posemb_tokenizer *tok = NULL;
+    snprintf(path, sizeof path, "%s/bytes.json", dir);
+    if (posemb_tokenizer_write_bytes(path, &err)) fail_msg("%s", err.msg);
+    if (posemb_tokenizer_load_json(path, &tok, &err)) fail_msg("%s", err.msg);
+    return tok;
 }

@@ -17,6 +17,8 @@ int tu_have_shared(const char *what);
 /* A fresh temporary directory (removed by tu_rmtree). */
 char *tu_tmpdir(void);
 void tu_rmtree(const char *dir);
+/* The byte-level tokenizer (ids are the bytes), written to dir/bytes.json and loaded; fails the test otherwise. */
+struct posemb_tokenizer *tu_bytes_tokenizer(const char *dir);
 /* Runs a shell command, captures stdout+stderr (up to cap bytes) and returns
  * the exit status (or 128+signal if it was killed). */
 int tu_run(const char *cmd, char *out, size_t cap);

@@ -18,6 +18,7 @@
 
 #include "posemb/rng.h"
 #include "study_length_impl.h"
+#include "study_ruler.h"
 #include "model/model_internal.h"
 #include "core/rng_internal.h"
 
@@ -61,21 +62,6 @@ static int build(const prompt_parts *pp, int L, double depth, int32_t *ids, int3
     for (int i = 0; i < L; i++) targets[i] = -100;
     for (int i = 0; i < pp->answer.n; i++, at++) targets[at] = ids[at] = pp->answer.ids[i];
     return 0;
-}
-
-/* Whether the model retrieves the key of the prompt ids [L] from its last
- * context tokens (*hit), and the fraction of the key's tokens it predicts. */
-static posemb_status retrieved(posemb_model *m, const int32_t *ids, const int32_t *targets, int L, int context,
-                               int *hit, double *tokens, posemb_error *err)
-{
-    posemb_batch b = {.B = 1, .T = context, .ids = ids + (L - context)};
-    posemb_targets t = {.tokens = targets + (L - context)};
-    posemb_loss l;
-    posemb_status st = posemb_model_forward(m, &b, err);
-    if (!st) st = posemb_model_loss(m, &t, 0.0f, &l, err);
-    *hit = !st && l.count > 0 && l.correct == l.count;
-    *tokens = !st && l.count > 0 ? (double)l.correct / (double)l.count : 0;
-    return st;
 }
 
 static void parts_init(prompt_parts *pp)
@@ -150,7 +136,7 @@ static posemb_status one_depth(posemb_model *m, const posemb_tokenizer *tok, int
         if (!st && !fits) ++*misfits;
         if (!st && fits) {
             n++;
-            st = retrieved(m, ids, targets, L, context, &hit, &part, err);
+            st = study_answered(m, ids, targets, L, context, &hit, &part, err);
         }
         hits += hit;
         right += part;

@@ -1,0 +1,70 @@
+/* RULER-style long-context tasks at tiny scale for the length study
+ * (study_ruler.c): prompts of exactly L tokens whose answer closes them,
+ * the training mix that teaches them at the training length, and their
+ * evaluation at longer lengths. */
+#ifndef POSEMB_STUDY_RULER_H
+#define POSEMB_STUDY_RULER_H
+
+#include <stdint.h>
+
+#include "posemb/model.h"
+#include "posemb/tokenizer.h"
+
+enum study_ruler_task {
+    RULER_NIAH_SINGLE,
+    RULER_NIAH_MULTIKEY,
+    RULER_NIAH_MULTIVALUE,
+    RULER_NIAH_MULTIQUERY,
+    RULER_VT,
+    RULER_CWE,
+    RULER_FWE,
+    RULER_KV,
+    STUDY_RULER_TASKS
+};
+#define STUDY_RULER_DEPTHS 5 /* the gold needle at 0, 1/4, 1/2, 3/4 and all of the way into the haystack */
+
+/* Task t's name (NULL outside 0..STUDY_RULER_TASKS-1), and the task of a name (-1: none). */
+const char *study_ruler_task_name(int t);
+int study_ruler_task_of(const char *name);
+/* 1 for the tasks whose gold needle is placed at the depth asked (niah_single,
+ * niah_multikey, niah_multiquery, kv): their accuracy by depth is a finding;
+ * the others place everything at random and use the depth only as a draw. */
+int study_ruler_task_has_depth(int t);
+
+/* Task t's prompt of exactly L tokens for draw (every random choice is a
+ * function of it), the gold needle at depth (0..1): ids [L], targets [L]
+ * (the answer's tokens at the end, -100 elsewhere). *fits = 0 when L cannot
+ * hold the task's needles, question and answer. EINVAL for t out of range;
+ * the tokenizer's errors; ENOMEM. */
+posemb_status study_ruler_prompt(const posemb_tokenizer *tok, int t, uint64_t draw, int L, double depth, int32_t *ids,
+                                 int32_t *targets, int *fits, posemb_error *err);
+
+/* posemb_lm_data's mix: a share of the training sequences become prompts of
+ * the training length, of a task drawn among those set in tasks (bit t for
+ * task t), with a depth drawn uniformly; the model is trained on the whole
+ * prompt, as on text. A prompt that does not fit leaves the text as it was. */
+typedef struct study_ruler_train {
+    const posemb_tokenizer *tok;
+    uint64_t seed;
+    double share;
+    unsigned tasks;
+} study_ruler_train;
+void study_ruler_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets);
+
+/* Whether m answers the prompt ids [L] whole from its last context tokens
+ * (*hit: argmax predicts every target, teacher forced), and the fraction of
+ * the targets it predicts; the errors of posemb_model_forward and _loss.
+ * The passkey's scoring too. */
+posemb_status study_answered(posemb_model *m, const int32_t *ids, const int32_t *targets, int L, int context, int *hit,
+                             double *part, posemb_error *err);
+
+/* Task t at length L through m (in eval mode), reading the prompt's last
+ * context tokens: trials prompts at each depth, acc[d] the fraction
+ * answered whole, part[d] the fraction of answer tokens predicted (NaN at a
+ * depth no prompt fits). EINVAL when some but not all prompts fit (an
+ * average over those that happened to fit would read as a result). */
+posemb_status study_ruler_eval(posemb_model *m, int context, const posemb_tokenizer *tok, int t, int L, int seed,
+                               int trials, double acc[STUDY_RULER_DEPTHS], double part[STUDY_RULER_DEPTHS],
+                               posemb_error *err);
+
+#endif
