@@ -664,6 +664,71 @@ static void test_length_welch(void **state)
     if (tu_run(cmd, out, sizeof out)) fail_msg("the Welch star: %s", out);
 }
 
+/* RULER's tasks in a tiny length study: every line carries each task's
+ * accuracy (a fraction), its answer tokens, its five depths and the mix;
+ * the same folder under other tasks is refused. */
+static void test_ruler_length_study(void **state)
+{
+    if (!tu_have_shared("the length study with RULER's tasks")) return;
+    char path[1200], cmd[4096];
+    const char *cfg =
+        "{\"pes\": [\"rope\"], \"tasks\": [\"gpt2\"], \"seeds\": [1], \"lengths\": [1, 2], \"layers\": 1, "
+        "\"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 128, \"steps\": 20, \"batch\": 8, "
+        "\"curve_every\": 10, \"eval_tokens\": 2048, \"passkey_trials\": 0, \"passkey_train\": 0, \"jobs\": 1, "
+        "\"ruler_tasks\": [\"niah_single\", \"vt\", \"cwe\", \"kv\"], \"ruler_train\": 0.5, \"ruler_trials\": 2}";
+    snprintf(path, sizeof path, "%s/ruler.json", dir);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study ruler.json --length --data '%s/data' --out ru", dir, POSEMB_BIN,
+             POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("%s", out);
+    snprintf(path, sizeof path, "%s/ru/results.jsonl", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1 << 16];
+    const char *tasks[] = {"niah_single", "vt", "cwe", "kv"};
+    int lines = 0;
+    while (fgets(line, sizeof line, f)) {
+        cJSON *j = cJSON_Parse(line), *acc = cJSON_GetObjectItem(j, "ruler"),
+              *part = cJSON_GetObjectItem(j, "ruler_part");
+        cJSON *depths = cJSON_GetObjectItem(j, "ruler_depths");
+        assert_int_equal(cJSON_GetArraySize(acc), 4);
+        for (int t = 0; t < 4; t++) {
+            double a = cJSON_GetObjectItem(acc, tasks[t])->valuedouble,
+                   p = cJSON_GetObjectItem(part, tasks[t])->valuedouble;
+            cJSON *d = cJSON_GetObjectItem(depths, tasks[t]);
+            assert_true(a >= 0 && a <= 1 && p >= a && p <= 1);
+            assert_int_equal(cJSON_GetArraySize(d), 5);
+            double mean = 0;
+            for (int k = 0; k < 5; k++) mean += cJSON_GetArrayItem(d, k)->valuedouble / 5;
+            assert_true(fabs(mean - a) < 1e-4); /* the mean over depths, as written */
+        }
+        assert_true(cJSON_GetObjectItem(j, "ruler_train")->valuedouble == 0.5);
+        assert_int_equal(cJSON_GetObjectItem(j, "ruler_trials")->valueint, 2);
+        cJSON_Delete(j);
+        lines++;
+    }
+    fclose(f);
+    assert_int_equal(lines, 2);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/ru' && grep -q \"^### gpt2: RULER's niah_single (prompts answered whole\" tables.md && "
+             "grep -q '^| rope | [01]\\.[0-9][0-9] | [01]\\.[0-9][0-9] |$' tables.md && "
+             "grep -q '^gpt2,rope,,256,ruler_kv,[01]\\.[0-9]*,0.000000,1,0,$' tables.csv && "
+             "grep -q 'ruler_train)' tables.md",
+             dir);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("RULER's tables: %s", out);
+    const char *other = "{\"pes\": [\"rope\"], \"tasks\": [\"gpt2\"], \"seeds\": [1], \"lengths\": [1, 2], "
+                        "\"layers\": 1, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 128, "
+                        "\"steps\": 20, \"batch\": 8, \"curve_every\": 10, \"eval_tokens\": 2048, "
+                        "\"passkey_trials\": 0, \"passkey_train\": 0, \"jobs\": 1, \"ruler_tasks\": [\"kv\"], "
+                        "\"ruler_train\": 0.5, \"ruler_trials\": 2}";
+    snprintf(path, sizeof path, "%s/ruler2.json", dir);
+    assert_int_equal(tu_write_file(path, other, strlen(other)), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study ruler2.json --length --data '%s/data' --out ru", dir, POSEMB_BIN,
+             POSEMB_SHARED);
+    if (!tu_run(cmd, out, sizeof out) || !strstr(out, "line 1 was run with other \"ruler_tasks\""))
+        fail_msg("other RULER tasks into the same folder: %s", out);
+}
+
 static void test_length_refusals(void **state)
 {
     char path[1200], cmd[4096];
@@ -674,13 +739,19 @@ static void test_length_refusals(void **state)
         {"{\"passkey_train\": 1}", "\"passkey_train\" must be a number in [0, 1)"},
         {"{\"model\": [1]}", "\"model\" must be an object of config.json keys"},
         {"{\"model\": {\"initializer_range\": 0.05}}", "\"model\": \"initializer_range\" is the study's to set"},
+        {"{\"ruler_tasks\": [\"niah\"]}", "\"ruler_tasks\": no task \"niah\" (niah_single, "},
+        {"{\"ruler_train\": 0.2}", "\"ruler_train\" 0.2 names no \"ruler_tasks\" to train"},
         {"{\"passkey_train\": 0.1, \"n_train\": 64, \"lengths\": [1, 2], \"eval_tokens\": 4096}",
          "passkey_train: a passkey prompt needs 102 tokens, more than n_train 64"},
         {"{\"eval_tokens\": 100}", "eval_tokens 100 is less than one window"},
+        {"{\"ruler_tasks\": [\"vt\"], \"ruler_train\": 0.2, \"passkey_train\": 0, \"n_train\": 64, \"lengths\": [1, "
+         "2], \"eval_tokens\": "
+         "4096}",
+         "ruler_train: vt's prompts do not fit in n_train 64 tokens"},
         {"{\"model\": {\"rms_norm_eps\": 1e-5}}",
          "\"model\": \"rms_norm_eps\" is not a setting posemb's gpt2 config takes"}};
-    int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last three cases read the data folder */
-    for (int i = 0; i < 6 + 3 * shared; i++) {
+    int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last four cases read the data folder */
+    for (int i = 0; i < 8 + 4 * shared; i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);
         snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --length --data '%s' --out c", dir, POSEMB_BIN,
@@ -700,6 +771,7 @@ int main(void)
         cmocka_unit_test(test_passkey_mix),          cmocka_unit_test(test_passkey_copy_model),
         cmocka_unit_test(test_passkey_lookup_model), cmocka_unit_test(test_tiny_length_study),
         cmocka_unit_test(test_length_welch),         cmocka_unit_test(test_length_refusals),
+        cmocka_unit_test(test_ruler_length_study),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -25,6 +25,7 @@
 #include "posemb/threads.h"
 #include "study_data_impl.h"
 #include "study_impl.h"
+#include "study_ruler.h"
 
 #define MAX_SPAN 8 /* longest answer the span decoder considers, as HF's max_answer_length */
 
@@ -452,6 +453,29 @@ static posemb_status same_model(const posemb_study_config *c, const cJSON *line,
     return st;
 }
 
+/* EINVAL when line n of path was run with other RULER tasks, share or
+ * trials than c's (a length study's line): its runs would count as done
+ * without the tasks c asks for, or with numbers of another mix. */
+static posemb_status same_ruler(const posemb_study_config *c, const cJSON *line, const char *path, int n,
+                                posemb_error *err)
+{
+    unsigned tasks = 0;
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(line, "ruler"), *x;
+    cJSON_ArrayForEach(x, r) if (study_ruler_task_of(x->string) >= 0) tasks |= 1u << study_ruler_task_of(x->string);
+    const cJSON *share = cJSON_GetObjectItemCaseSensitive(line, "ruler_train");
+    const cJSON *trials = cJSON_GetObjectItemCaseSensitive(line, "ruler_trials");
+    int asked = c->ruler_tasks && c->ruler_trials;
+    int same = asked
+                   ? tasks == c->ruler_tasks && cJSON_IsNumber(share) && (float)share->valuedouble == c->ruler_train &&
+                         cJSON_IsNumber(trials) && trials->valueint == c->ruler_trials
+                   : !r;
+    return same ? POSEMB_OK
+                : posemb_fail(err, POSEMB_EINVAL,
+                              "%s: line %d was run with other \"ruler_tasks\", \"ruler_train\" or \"ruler_trials\" "
+                              "than this config's: use another --out folder",
+                              path, n);
+}
+
 posemb_status study_each_line(FILE *f, study_line_fn fn, void *ctx, posemb_error *err)
 {
     char *line = NULL; /* any length: a line cut in two would parse as neither, and its run be redone */
@@ -480,6 +504,7 @@ static posemb_status count_done(const cJSON *j, int n, void *ctx, posemb_error *
     const cJSON *spec = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"),
                 *seed = cJSON_GetObjectItem(j, "seed"), *blas = cJSON_GetObjectItemCaseSensitive(j, "blas");
     posemb_status st = c->length ? same_model(c, j, d->path, n, err) : POSEMB_OK;
+    if (!st && c->length) st = same_ruler(c, j, d->path, n, err);
     if (st) return st;
     if (d->kernels && cJSON_IsString(blas) && strcmp(blas->valuestring, posemb_blas_core()) && d->kernels->other++ == 0)
         snprintf(d->kernels->first, sizeof d->kernels->first, "%s", blas->valuestring);
@@ -670,6 +695,11 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
         return posemb_fail(err, POSEMB_EINVAL, "study: \"model\" applies to the length study (--length) only");
     if (!c->length && c->passkey_train > 0)
         return posemb_fail(err, POSEMB_EINVAL, "study: \"passkey_train\" applies to the length study (--length) only");
+    if (!c->length && c->ruler_tasks)
+        return posemb_fail(err, POSEMB_EINVAL, "study: \"ruler_tasks\" apply to the length study (--length) only");
+    if (c->ruler_train > 0 && !c->ruler_tasks)
+        return posemb_fail(err, POSEMB_EINVAL, "study: \"ruler_train\" %g names no \"ruler_tasks\" to train",
+                           c->ruler_train);
     for (int t = 0; t < c->n_tasks; t++) { /* steps bounds the updates (epochs can only cut them) */
         posemb_study_config own;
         const posemb_study_config *b = posemb_study_for_task(c, c->tasks[t], &own);

@@ -86,6 +86,12 @@ typedef struct posemb_study_config {
      * length and the test measures how far it carries. 0: text only
      * (the length study's default is 0.25, docs/study.md). */
     float passkey_train;
+    /* RULER-style tasks (study_ruler.c), bit t for task t (0: none): taught
+     * to a share ruler_train of the training sequences the passkey leaves,
+     * and scored at every length with ruler_trials prompts per depth. */
+    unsigned ruler_tasks;
+    float ruler_train;
+    int ruler_trials;
     /* Hugging Face config.json keys set over each decoder's config (the
      * text of a JSON object, "" none; posemb_config_override): ablations
      * of the architectures, e.g. {"tie_word_embeddings": true} on Llama. */

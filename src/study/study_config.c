@@ -9,6 +9,7 @@
 #include "io/datasets.h"
 #include "study/study.h"
 #include "study/synthetic.h"
+#include "study_ruler.h"
 
 static posemb_status get_int(const cJSON *r, const char *key, int lo, int hi, int *out, const char *path,
                              posemb_error *err)
@@ -222,6 +223,26 @@ const posemb_study_config *posemb_study_for_task(const posemb_study_config *c, c
     return out;
 }
 
+/* "ruler_tasks": names of study_ruler.c's tasks, into a bit set. */
+static posemb_status get_ruler_tasks(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
+{
+    char names[STUDY_RULER_TASKS][32];
+    int n = 0;
+    if (!cJSON_GetObjectItemCaseSensitive(r, "ruler_tasks")) return POSEMB_OK;
+    posemb_status st = get_names(r, "ruler_tasks", names[0], sizeof names[0], STUDY_RULER_TASKS, &n, path, err);
+    c->ruler_tasks = 0;
+    for (int i = 0; !st && i < n; i++) {
+        int t = study_ruler_task_of(names[i]);
+        if (t < 0)
+            return posemb_fail(err, POSEMB_EINVAL,
+                               "%s: \"ruler_tasks\": no task \"%s\" (niah_single, niah_multikey, niah_multivalue, "
+                               "niah_multiquery, vt, cwe, fwe, kv)",
+                               path, names[i]);
+        c->ruler_tasks |= 1u << t;
+    }
+    return st;
+}
+
 static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
 {
     posemb_status st;
@@ -257,7 +278,10 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_float(r, "pretrain_lr", 0, 0, 10, &c->pretrain_lr, path, err)) ||
         (st = get_float(r, "dropout", 0, 1, 1, &c->dropout, path, err)) ||
         (st = get_float(r, "epochs", 0, 1, 1e6, &c->epochs, path, err)) ||
-        (st = get_float(r, "passkey_train", 0, 1, 1, &c->passkey_train, path, err)))
+        (st = get_float(r, "passkey_train", 0, 1, 1, &c->passkey_train, path, err)) ||
+        (st = get_int(r, "ruler_trials", 0, 100000, &c->ruler_trials, path, err)) ||
+        (st = get_float(r, "ruler_train", 0, 1, 1, &c->ruler_train, path, err)) ||
+        (st = get_ruler_tasks(r, c, path, err)))
         return st;
     if ((st = get_model(r, c, path, err))) return st;
     const cJSON *tok = cJSON_GetObjectItemCaseSensitive(r, "tokenizer");
@@ -311,6 +335,9 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "corpus_tokens",
                                             "pretrain_keep",
                                             "pretrain_seed",
+                                            "ruler_tasks",
+                                            "ruler_train",
+                                            "ruler_trials",
                                             NULL};
         int ok = 0;
         for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);

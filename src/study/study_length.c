@@ -26,6 +26,7 @@
 #include "io/tokenizer_internal.h"
 #include "train/trainer_internal.h"
 #include "model/model_internal.h"
+#include "study_ruler.h"
 
 static const char *const LENGTH_PES[] = {"none",
                                          "ape",
@@ -69,6 +70,9 @@ posemb_study_config posemb_study_length_default(const char *data_dir)
     c.eval_tokens = 65536;
     c.passkey_trials = 10;
     c.passkey_train = 0.25f;
+    c.ruler_tasks = 0; /* opt in: docs/configs/study-ruler.json */
+    c.ruler_train = 0;
+    c.ruler_trials = 10;
     c.analyze = 0;
     snprintf(c.tokenizer, sizeof c.tokenizer, "bytes");
     return c;
@@ -76,6 +80,27 @@ posemb_study_config posemb_study_length_default(const char *data_dir)
 
 static posemb_status length_config(const posemb_study_config *c, int p, int t, int vocab, posemb_config *cfg,
                                    posemb_error *err);
+
+/* EINVAL naming the first RULER task whose prompts do not fit in n_train:
+ * ruler_train would leave those sequences text, silently. */
+static posemb_status ruler_train_fits(const posemb_study_config *c, const posemb_tokenizer *tok, posemb_error *err)
+{
+    int32_t *ids = malloc((size_t)c->n_train * sizeof *ids), *targets = malloc((size_t)c->n_train * sizeof *targets);
+    posemb_status st = ids && targets ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    for (int t = 0; !st && t < STUDY_RULER_TASKS; t++)
+        for (uint64_t draw = 1; !st && (c->ruler_tasks >> t & 1u) && draw < 64; draw += 2) {
+            int fits = 0;
+            st = study_ruler_prompt(tok, t, draw, c->n_train, 0.5, ids, targets, &fits, err);
+            if (!st && !fits)
+                st = posemb_fail(err, POSEMB_EINVAL,
+                                 "study: ruler_train: %s's prompts do not fit in n_train %d tokens (drop the task or "
+                                 "raise n_train)",
+                                 study_ruler_task_name(t), c->n_train);
+        }
+    free(ids);
+    free(targets);
+    return st;
+}
 
 static int is_file_or_dir(const char *path)
 {
@@ -167,6 +192,7 @@ posemb_status study_length_prepare(const posemb_study_config *c, const char *out
     posemb_corpus train = {0}, held_out = {0};
     if (!st) st = study_length_tokenizer(c, out, &tok, desc, sizeof desc, err);
     if (!st && c->passkey_train > 0) st = passkey_train_fits(c, tok, err);
+    if (!st && c->ruler_train > 0) st = ruler_train_fits(c, tok, err);
     if (!st) st = load_texts(c, out, tok, desc, &train, &held_out, err);
     if (!st)
         fprintf(stderr, "posemb study: training text %ld tokens from %d files, held-out text %ld tokens (%s)\n",
@@ -209,12 +235,28 @@ static posemb_status length_config(const posemb_study_config *c, int p, int t, i
     return st;
 }
 
+/* The training mix: a sequence becomes a passkey prompt (its draw as
+ * before RULER's tasks existed, so runs without them are unchanged), or
+ * else, with its own draw, a RULER prompt. */
+typedef struct length_mix {
+    study_passkey_train passkey;
+    study_ruler_train ruler;
+} length_mix;
+
+static void length_mix_apply(void *ctx, long g, int T, int32_t *ids, int32_t *targets)
+{
+    length_mix *m = ctx;
+    if (m->passkey.share > 0 && study_passkey_apply(&m->passkey, g, T, ids, targets)) return;
+    if (m->ruler.share > 0) study_ruler_mix(&m->ruler, g, T, ids, targets);
+}
+
 /* Trains the run into dir (resumed from its newest checkpoint), data parallel over group. */
 static posemb_status length_train(const posemb_study_config *c, const posemb_config *cfg, int seed,
                                   const posemb_corpus *train, const posemb_tokenizer *tok, const char *dir,
                                   const posemb_comm *group, length_result *r, posemb_error *err)
 {
-    study_passkey_train mix = {.tok = tok, .seed = (uint64_t)seed, .share = c->passkey_train};
+    length_mix mix = {{.tok = tok, .seed = (uint64_t)seed, .share = c->passkey_train},
+                      {.tok = tok, .seed = (uint64_t)seed, .share = c->ruler_train, .tasks = c->ruler_tasks}};
     posemb_model *m = NULL;
     posemb_lm_data d = {0};
     posemb_train_result res = {0};
@@ -226,8 +268,8 @@ static posemb_status length_train(const posemb_study_config *c, const posemb_con
             &(posemb_lm_data_opts){
                 .T = c->n_train, .vocab = cfg->vocab_size, .valid_frac = 0.01, .seed = (uint64_t)seed},
             err);
-    if (!st && c->passkey_train > 0) {
-        d.mix = study_passkey_mix;
+    if (!st && (c->passkey_train > 0 || c->ruler_train > 0)) {
+        d.mix = length_mix_apply;
         d.mix_ctx = &mix;
     }
     posemb_train_args a = posemb_train_defaults(dir, c->steps);
@@ -263,7 +305,26 @@ static void scaled_spec(const posemb_study_config *c, int s, int factor, char *o
     else snprintf(out, cap, "rope:scaling=%s,factor=%d,original=%d", c->scalings[s], factor, c->n_train);
 }
 
-/* Perplexity at every length, the scalings of the rope row, passkey retrieval. */
+/* The RULER tasks at length i (L tokens) through the checkpoint in dir. */
+static posemb_status ruler_eval(const posemb_study_config *c, const posemb_config *cfg, const posemb_tokenizer *tok,
+                                const char *dir, int L, int seed, length_result *r, int i, posemb_error *err)
+{
+    posemb_model *m = NULL;
+    int context = 0;
+    posemb_status st = posemb_lm_load_at(dir, cfg, L, &m, &context, err);
+    if (!st) {
+        posemb_model_set_train(m, 0, 0, 0);
+        posemb_model_set_inference(m, 1);
+    }
+    for (int t = 0; !st && t < STUDY_RULER_TASKS; t++)
+        if (c->ruler_tasks >> t & 1u)
+            st = study_ruler_eval(m, context, tok, t, L, seed, c->ruler_trials, r->ruler[i][t], r->ruler_part[i][t],
+                                  err);
+    posemb_model_free(m);
+    return st;
+}
+
+/* Perplexity at every length, the scalings of the rope row, passkey retrieval, the RULER tasks. */
 static posemb_status length_eval(const posemb_study_config *c, int p, const posemb_config *cfg,
                                  const posemb_corpus *held_out, const posemb_tokenizer *tok, const char *dir, int seed,
                                  length_result *r, posemb_error *err)
@@ -285,6 +346,7 @@ static posemb_status length_eval(const posemb_study_config *c, int p, const pose
         if (!st && c->passkey_trials)
             st = posemb_passkey(dir, cfg, tok, L, seed, c->passkey_trials, r->passkey[i], r->digits[i],
                                 &r->passkey_context[i], err);
+        if (!st && c->ruler_tasks && c->ruler_trials) st = ruler_eval(c, cfg, tok, dir, L, seed, r, i, err);
     }
     return st;
 }
@@ -315,6 +377,8 @@ static void add(line_buf *b, const char *fmt, ...)
     if (n > 0) b->len = b->len + (size_t)n < b->cap ? b->len + (size_t)n : b->cap - 1;
 }
 
+_Static_assert(STUDY_RULER_DEPTHS == PASSKEY_DEPTHS, "mean_depths averages both");
+
 static double mean_depths(const double *v)
 {
     double mean = 0;
@@ -335,6 +399,27 @@ static void passkey_fields(line_buf *b, const length_result *r, int i)
     add(b, "], \"passkey_context\": %d", r->passkey_context[i]);
 }
 
+/* The RULER fields of length i: each task's means over depths (answered
+ * whole, answer tokens right) and its accuracy at each depth. */
+static void ruler_fields(line_buf *b, const posemb_study_config *c, const length_result *r, int i)
+{
+    char x[32];
+    const char *field[3] = {"ruler", "ruler_part", "ruler_depths"};
+    for (int f = 0; f < 3; f++) {
+        add(b, ", \"%s\": {", field[f]);
+        for (int t = 0, n = 0; t < STUDY_RULER_TASKS; t++) {
+            if (!(c->ruler_tasks >> t & 1u)) continue;
+            add(b, "%s\"%s\": ", n++ ? ", " : "", study_ruler_task_name(t));
+            if (f < 2) add(b, "%s", jnum(x, "%.4f", mean_depths(f ? r->ruler_part[i][t] : r->ruler[i][t])));
+            for (int d = 0; f == 2 && d < STUDY_RULER_DEPTHS; d++)
+                add(b, "%s%s%s", d ? ", " : "[", jnum(x, "%.4f", r->ruler[i][t][d]),
+                    d + 1 == STUDY_RULER_DEPTHS ? "]" : "");
+        }
+        add(b, "}");
+    }
+    add(b, ", \"ruler_train\": %g, \"ruler_trials\": %d", c->ruler_train, c->ruler_trials);
+}
+
 /* The rope row's perplexity under each scaling at length i (none at the training length). */
 static void scaled_fields(line_buf *b, const posemb_study_config *c, const length_result *r, int i)
 {
@@ -353,8 +438,8 @@ static void scaled_fields(line_buf *b, const posemb_study_config *c, const lengt
 /* results.jsonl lines of run (p, t, s), one per length. */
 static char *length_lines(const posemb_study_config *c, int p, int t, int s, int vocab, const length_result *r)
 {
-    line_buf b = {malloc(4096 * (size_t)c->n_mults + (size_t)r->n_curve * 48), 0,
-                  4096 * (size_t)c->n_mults + (size_t)r->n_curve * 48};
+    line_buf b = {malloc(8192 * (size_t)c->n_mults + (size_t)r->n_curve * 48), 0,
+                  8192 * (size_t)c->n_mults + (size_t)r->n_curve * 48};
     char x[2][32];
     for (int i = 0; b.s && i < c->n_mults; i++) {
         const posemb_lm_length *l = &r->ppl[i];
@@ -367,6 +452,7 @@ static char *length_lines(const posemb_study_config *c, int p, int t, int s, int
         if (c->passkey_trials) passkey_fields(&b, r, i);
         else add(&b, "}");
         scaled_fields(&b, c, r, i);
+        if (c->ruler_tasks && c->ruler_trials) ruler_fields(&b, c, r, i);
         add(&b, ", \"chance\": %d, \"passkey_train\": %g, \"steps\": %ld, \"seconds\": %.2f, \"blas\": \"%s\"", vocab,
             c->passkey_train, r->steps, r->seconds, posemb_blas_core());
         if (r->resumed_from) add(&b, ", \"resumed_from\": %ld", r->resumed_from);

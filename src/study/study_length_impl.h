@@ -9,6 +9,7 @@
 #include "posemb/corpus.h"
 #include "posemb/model.h"
 #include "study/study.h"
+#include "study/study_ruler.h"
 #include "posemb/tokenizer.h"
 #include "posemb/trainer.h"
 #include "train/trainer_internal.h"
@@ -16,12 +17,14 @@
 #define PASSKEY_DEPTHS POSEMB_PASSKEY_DEPTHS /* the needle at 0, 1/4, 1/2, 3/4 and all of the way into the filler */
 
 typedef struct length_result {
-    posemb_lm_length ppl[8];                 /* per length */
-    double scaled[8][8];                     /* [scaling][length]: loss per token under the scaling; NAN: not run */
-    double passkey[8][PASSKEY_DEPTHS];       /* [length][depth]: fraction of prompts whose key is retrieved */
-    double digits[8][PASSKEY_DEPTHS];        /* [length][depth]: fraction of the keys' tokens predicted */
-    int passkey_context[8];                  /* [length]: the tokens the model read (less: its last ones) */
-    double curve[POSEMB_STUDY_MAX_CURVE][2]; /* training loss every curve_every steps */
+    posemb_lm_length ppl[8];           /* per length */
+    double scaled[8][8];               /* [scaling][length]: loss per token under the scaling; NAN: not run */
+    double passkey[8][PASSKEY_DEPTHS]; /* [length][depth]: fraction of prompts whose key is retrieved */
+    double digits[8][PASSKEY_DEPTHS];  /* [length][depth]: fraction of the keys' tokens predicted */
+    int passkey_context[8];            /* [length]: the tokens the model read (less: its last ones) */
+    double ruler[8][STUDY_RULER_TASKS][STUDY_RULER_DEPTHS];      /* [length][task][depth]: answered whole */
+    double ruler_part[8][STUDY_RULER_TASKS][STUDY_RULER_DEPTHS]; /* [length][task][depth]: answer tokens right */
+    double curve[POSEMB_STUDY_MAX_CURVE][2];                     /* training loss every curve_every steps */
     int n_curve;
     long steps;
     long resumed_from; /* 0, or the checkpoint step training continued from: seconds then count from there */
@@ -70,5 +73,7 @@ typedef struct study_passkey_train {
     double share;
 } study_passkey_train;
 void study_passkey_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets);
+/* study_passkey_mix's work for sequence g: 1 when it made it a prompt. */
+int study_passkey_apply(const study_passkey_train *m, long g, int T, int32_t *ids, int32_t *targets);
 
 #endif

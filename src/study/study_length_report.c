@@ -1,8 +1,8 @@
 /* The length study's tables (tables.md, tables.csv) and report: per
  * decoder, held-out perplexity against context length for each PE (mean
  * +- std over seeds), RoPE under each scaling applied at evaluation, and
- * passkey retrieval; figures of bits per token against length and passkey
- * heatmaps (depth x length) per PE. */
+ * passkey retrieval, RULER's tasks; figures of bits per token against
+ * length and passkey heatmaps (depth x length) per PE. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -28,11 +28,12 @@ typedef struct cell {
 } cell;
 
 typedef struct pe_row {
-    cell loss[MAX_MULTS];                  /* nats per token */
-    cell passkey[MAX_MULTS];               /* keys retrieved whole, mean over depths */
-    cell digits[MAX_MULTS];                /* keys' tokens predicted, mean over depths */
-    cell depth[MAX_MULTS][PASSKEY_DEPTHS]; /* keys' tokens predicted, per depth */
-    cell dist[MAX_MULTS], sink[MAX_MULTS]; /* attention.jsonl: mean over layers (and heads) per seed */
+    cell loss[MAX_MULTS];                     /* nats per token */
+    cell passkey[MAX_MULTS];                  /* keys retrieved whole, mean over depths */
+    cell digits[MAX_MULTS];                   /* keys' tokens predicted, mean over depths */
+    cell depth[MAX_MULTS][PASSKEY_DEPTHS];    /* keys' tokens predicted, per depth */
+    cell dist[MAX_MULTS], sink[MAX_MULTS];    /* attention.jsonl: mean over layers (and heads) per seed */
+    cell ruler[MAX_MULTS][STUDY_RULER_TASKS]; /* answered whole, mean over depths */
     int windowed[MAX_MULTS], pk_context[MAX_MULTS], att_unreached[MAX_MULTS];
 } pe_row;
 
@@ -99,6 +100,9 @@ static posemb_status add_line(const cJSON *j, int n, void *ctx, posemb_error *er
         const cJSON *x = cJSON_GetArrayItem(depths, d);
         put(&r->depth[i][d], cJSON_IsNumber(x) ? x->valuedouble : NAN);
     }
+    const cJSON *ruler = cJSON_GetObjectItem(j, "ruler");
+    for (int k = 0; cJSON_IsObject(ruler) && k < STUDY_RULER_TASKS; k++)
+        if (study_ruler_task_name(k)) put(&r->ruler[i][k], num(ruler, study_ruler_task_name(k)));
     for (int s = 0; cJSON_IsObject(scaled) && s < c->n_scalings && s < MAX_SCALINGS; s++)
         put(&tb->scaled[t][s][i], log(num(scaled, c->scalings[s])));
     if (isfinite(num(j, "chance"))) tb->chance = num(j, "chance");
@@ -166,13 +170,14 @@ static void ppl_text(const cell *loss, const cell *ref, int windowed, char *buf,
 
 /* The four tables of a decoder, each a view: its rows' labels and cells,
  * written as markdown (tables.md) and as HTML (the report). */
-enum { VIEW_PPL, VIEW_SCALED, VIEW_PASSKEY, VIEW_ATTN, N_VIEWS };
+enum { VIEW_PPL, VIEW_SCALED, VIEW_PASSKEY, VIEW_ATTN, VIEW_RULER, N_VIEWS = VIEW_RULER + STUDY_RULER_TASKS };
 
 static int view_rows(const length_table *tb, const posemb_study_config *c, int t, int v)
 {
     if (v == VIEW_SCALED) return tb->rope[t] >= 0 && c->n_scalings ? c->n_scalings + 1 : 0;
     if (v == VIEW_PASSKEY) return c->passkey_trials ? c->n_pes : 0;
     if (v == VIEW_ATTN) return tb->has_att[t] ? c->n_pes : 0;
+    if (v >= VIEW_RULER) return c->ruler_trials && (c->ruler_tasks >> (v - VIEW_RULER) & 1u) ? c->n_pes : 0;
     return c->n_pes;
 }
 
@@ -193,6 +198,11 @@ static void view_title(const posemb_study_config *c, int t, int v, char *buf, si
                  "%s: passkey retrieval (keys retrieved whole / their digits predicted; %d prompts per depth, mean "
                  "over %d depths; a model that does not copy predicts about 0.1 of the digits)",
                  c->tasks[t], c->passkey_trials, PASSKEY_DEPTHS);
+    else if (v >= VIEW_RULER)
+        snprintf(buf, cap,
+                 "%s: RULER's %s (prompts answered whole, every answer token predicted; %d prompts per depth, mean "
+                 "over %d depths)",
+                 c->tasks[t], study_ruler_task_name(v - VIEW_RULER), c->ruler_trials, STUDY_RULER_DEPTHS);
     else
         snprintf(
             buf, cap,
@@ -215,6 +225,12 @@ static void view_cell(const length_table *tb, const posemb_study_config *c, int 
         const cell *rope = &tb->row[t][tb->rope[t]].loss[i];
         if (row > 0 && c->mults[i] == 1) snprintf(buf, cap, "(= rope)");
         else ppl_text(row == 0 ? rope : &tb->scaled[t][row - 1][i], rope, 0, buf, cap);
+        return;
+    }
+    if (v >= VIEW_RULER) {
+        const cell *x = &r->ruler[i][v - VIEW_RULER];
+        if (x->n) snprintf(buf, cap, "%.2f%s", mean_of(x), star(x, ape ? &ape->ruler[i][v - VIEW_RULER] : NULL));
+        else snprintf(buf, cap, "-");
         return;
     }
     if (v == VIEW_ATTN) {
@@ -302,6 +318,11 @@ static posemb_status write_md(const length_table *tb, const posemb_study_config 
                 "A share %g of the training sequences were passkey prompts of %d tokens (passkey_train), each with "
                 "its own key and depth; the held-out text and the validation loss are text only.\n\n",
                 c->passkey_train, c->n_train);
+    if (c->ruler_train > 0)
+        fprintf(af.f,
+                "A share %g of the training sequences the passkey left were prompts of RULER's tasks below "
+                "(ruler_train), each with its own draw.\n\n",
+                c->ruler_train);
     if (c->model[0]) fprintf(af.f, "Every decoder's config.json has %s set over the default (model).\n\n", c->model);
     char budgets[2048];
     study_budgets_text(c, budgets, sizeof budgets);
@@ -349,6 +370,11 @@ static posemb_status write_csv(const length_table *tb, const posemb_study_config
                 csv_cell(&row, "passkey_digits", &r->digits[i], ape ? &ape->digits[i] : NULL, pk_windowed);
                 csv_cell(&row, "attention_distance", &r->dist[i], ape ? &ape->dist[i] : NULL, 0);
                 csv_cell(&row, "first_token_mass", &r->sink[i], ape ? &ape->sink[i] : NULL, 0);
+                for (int k = 0; k < STUDY_RULER_TASKS; k++) {
+                    char metric[48];
+                    snprintf(metric, sizeof metric, "ruler_%s", study_ruler_task_name(k));
+                    csv_cell(&row, metric, &r->ruler[i][k], ape ? &ape->ruler[i][k] : NULL, 0);
+                }
                 for (int s = 0; p == tb->rope[t] && s < c->n_scalings; s++) {
                     row.scaling = c->scalings[s];
                     csv_cell(&row, "loss", &tb->scaled[t][s][i], &r->loss[i], 0);

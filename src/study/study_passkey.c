@@ -101,19 +101,24 @@ posemb_status posemb_passkey_min_length(const posemb_tokenizer *tok, int *n, pos
     return st;
 }
 
-void study_passkey_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets)
+int study_passkey_apply(const study_passkey_train *m, long g, int T, int32_t *ids, int32_t *targets)
 {
-    const study_passkey_train *m = ctx;
     posemb_rng r; /* sequence g's draw: whether it is a prompt, its key and depth */
     posemb_rng_seed(&r, 0x7a55c0de + m->seed, (uint64_t)g);
-    if (posemb_rng_uniform(&r) >= m->share) return;
+    if (posemb_rng_uniform(&r) >= m->share) return 0;
     char key[8];
     snprintf(key, sizeof key, "%05u", 10000 + posemb_rng_below(&r, 90000));
     double depth = posemb_rng_uniform(&r);
     int fits = 0;
     posemb_error err;
-    if (study_passkey_prompt(m->tok, key, T, depth, ids, targets, &fits, &err) || !fits) return;
+    if (study_passkey_prompt(m->tok, key, T, depth, ids, targets, &fits, &err) || !fits) return 0;
     memcpy(targets, ids, (size_t)T * sizeof *targets); /* language modelling on the whole prompt, as on text */
+    return 1;
+}
+
+void study_passkey_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets)
+{
+    study_passkey_apply(ctx, g, T, ids, targets);
 }
 
 /* One depth's prompts through m: acc and digits (NaN when none fits), the

@@ -354,14 +354,27 @@ static int plan(ruler_text *x, int t, posemb_rng *r, double depth, int n)
         }
     }
     switch (t) {
-    case RULER_NIAH_SINGLE: niah_keys(x, r, 1, 1, depth); return 0;
-    case RULER_NIAH_MULTIKEY: niah_keys(x, r, 4, 1, depth); return 0;
-    case RULER_NIAH_MULTIVALUE: niah_values(x, r); return 0;
-    case RULER_NIAH_MULTIQUERY: niah_keys(x, r, 4, 2, depth); return 0;
-    case RULER_VT: variable_tracking(x, r); return 0;
-    case RULER_CWE: return common_words(x, r, n);
-    case RULER_FWE: return frequent_words(x, r, n);
-    default: return key_values(x, r, n, depth);
+    case RULER_NIAH_SINGLE:
+        niah_keys(x, r, 1, 1, depth);
+        return 0;
+    case RULER_NIAH_MULTIKEY:
+        niah_keys(x, r, 4, 1, depth);
+        return 0;
+    case RULER_NIAH_MULTIVALUE:
+        niah_values(x, r);
+        return 0;
+    case RULER_NIAH_MULTIQUERY:
+        niah_keys(x, r, 4, 2, depth);
+        return 0;
+    case RULER_VT:
+        variable_tracking(x, r);
+        return 0;
+    case RULER_CWE:
+        return common_words(x, r, n);
+    case RULER_FWE:
+        return frequent_words(x, r, n);
+    default:
+        return key_values(x, r, n, depth);
     }
 }
 
@@ -466,9 +479,9 @@ static int fill_pieces(const ruler_text *x, const enc_set *e, int n_fill, int32_
  * that do not fit, and pads what a tokenizer that packs more leaves). */
 static int pieces_for(int t, int L)
 {
-    if (t < RULER_CWE) return L / 12 + 1; /* "Here we go. " */
+    if (t < RULER_CWE) return L / 12 + 1;        /* "Here we go. " */
     if (t == RULER_KV) return (L - 34) / 17 + 1; /* "key 100 = 10000. ": the gold one, question, answer: 34 */
-    return L > 24 ? (L - 24) / 4 : 0; /* "abc ": question and answer, 24 at most */
+    return L > 24 ? (L - 24) / 4 : 0;            /* "abc ": question and answer, 24 at most */
 }
 
 posemb_status study_ruler_prompt(const posemb_tokenizer *tok, int t, uint64_t draw, int L, double depth, int32_t *ids,
