@@ -675,7 +675,7 @@ static void test_ruler_length_study(void **state)
         "{\"pes\": [\"rope\"], \"tasks\": [\"gpt2\"], \"seeds\": [1], \"lengths\": [1, 2], \"layers\": 1, "
         "\"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 128, \"steps\": 20, \"batch\": 8, "
         "\"curve_every\": 10, \"eval_tokens\": 2048, \"passkey_trials\": 0, \"passkey_train\": 0, \"jobs\": 1, "
-        "\"ruler_tasks\": [\"niah_single\", \"vt\", \"cwe\", \"kv\"], \"ruler_train\": 0.5, \"ruler_trials\": 2}";
+        "\"ruler_tasks\": [\"niah_single\", \"vt\", \"cwe\", \"kv\"], \"ruler_train\": 0.3333333, \"ruler_trials\": 2}";
     snprintf(path, sizeof path, "%s/ruler.json", dir);
     assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study ruler.json --length --data '%s/data' --out ru", dir, POSEMB_BIN,
@@ -702,7 +702,7 @@ static void test_ruler_length_study(void **state)
             for (int k = 0; k < 5; k++) mean += cJSON_GetArrayItem(d, k)->valuedouble / 5;
             assert_true(fabs(mean - a) < 1e-4); /* the mean over depths, as written */
         }
-        assert_true(cJSON_GetObjectItem(j, "ruler_train")->valuedouble == 0.5);
+        assert_true((float)cJSON_GetObjectItem(j, "ruler_train")->valuedouble == 0.3333333f);
         assert_int_equal(cJSON_GetObjectItem(j, "ruler_trials")->valueint, 2);
         cJSON_Delete(j);
         lines++;
@@ -716,11 +716,16 @@ static void test_ruler_length_study(void **state)
              "grep -q 'ruler_train)' tables.md",
              dir);
     if (tu_run(cmd, out, sizeof out)) fail_msg("RULER's tables: %s", out);
+    /* the same config again: every run done (its share read back as written) */
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study ruler.json --length --data '%s/data' --out ru", dir, POSEMB_BIN,
+             POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out) || !strstr(out, "1 already in ru/results.jsonl, 0 to go"))
+        fail_msg("the same RULER config again: %s", out);
     const char *other = "{\"pes\": [\"rope\"], \"tasks\": [\"gpt2\"], \"seeds\": [1], \"lengths\": [1, 2], "
                         "\"layers\": 1, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 128, "
                         "\"steps\": 20, \"batch\": 8, \"curve_every\": 10, \"eval_tokens\": 2048, "
                         "\"passkey_trials\": 0, \"passkey_train\": 0, \"jobs\": 1, \"ruler_tasks\": [\"kv\"], "
-                        "\"ruler_train\": 0.5, \"ruler_trials\": 2}";
+                        "\"ruler_train\": 0.3333333, \"ruler_trials\": 2}";
     snprintf(path, sizeof path, "%s/ruler2.json", dir);
     assert_int_equal(tu_write_file(path, other, strlen(other)), 0);
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study ruler2.json --length --data '%s/data' --out ru", dir, POSEMB_BIN,

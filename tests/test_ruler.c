@@ -40,7 +40,7 @@ enum { LMAX = 2048 };
 /* A prompt as text (byte ids), split at its last '?' into haystack and
  * question; the answer is the text the targets mark. */
 typedef struct prompt {
-    char text[LMAX + 1], hay[LMAX + 1], question[64], answer[64];
+    char text[LMAX + 1], hay[8 * LMAX], question[64], answer[64]; /* hay: decoded BPE too, several bytes a token */
     int L;
 } prompt;
 
@@ -261,6 +261,55 @@ static void test_repeatable_and_misfit(void **state)
     posemb_tokenizer_free(tok);
 }
 
+/* GPT-2's BPE packs several bytes a token: the haystack is drawn for
+ * tokens, not bytes, so the pad after it stays under a few pieces' worth and
+ * a gold needle at depth 1 sits at the end of the haystack; the answers
+ * read again from the decoded text agree. */
+static void test_bpe(void **state)
+{
+    (void)state;
+    if (!tu_have_shared("GPT-2's BPE")) return;
+    posemb_tokenizer *tok = NULL;
+    posemb_error err;
+    if (posemb_tokenizer_load_bpe(POSEMB_SHARED "/data/gpt2/encoder.json", POSEMB_SHARED "/data/gpt2/vocab.bpe", &tok,
+                                  &err))
+        fail_msg("%s", err.msg);
+    static prompt p;
+    static int32_t ids[LMAX], targets[LMAX];
+    for (int t = 0; t < STUDY_RULER_TASKS; t++) {
+        int worst = 0;
+        for (uint64_t draw = 0; draw < 10; draw += 2) {
+            int L = 1024, fits = 0;
+            if (study_ruler_prompt(tok, t, draw, L, 1.0, ids, targets, &fits, &err)) fail_msg("%s", err.msg);
+            assert_true(fits);
+            int first = 0;
+            while (targets[first] == -100) first++;
+            char *text = NULL, *answer = NULL;
+            size_t len = 0;
+            assert_int_equal(posemb_tokenizer_decode(tok, ids, first, 0, &text, &len, &err), POSEMB_OK);
+            assert_int_equal(posemb_tokenizer_decode(tok, ids + first, L - first, 0, &answer, &len, &err), POSEMB_OK);
+            char *q = strrchr(text, '?');
+            assert_non_null(q);
+            snprintf(p.hay, sizeof p.hay, "%.*s", (int)(q - text), text);
+            snprintf(p.question, sizeof p.question, "%s", q);
+            snprintf(p.answer, sizeof p.answer, "%s", answer);
+            int pads = 0; /* the spaces between the haystack and the question: one pad token each */
+            for (size_t k = strlen(p.hay); k > 0 && p.hay[k - 1] == ' '; k--) pads++;
+            worst = pads > worst ? pads : worst;
+            if (t == RULER_VT) check_vt(&p);
+            else if (t == RULER_CWE || t == RULER_FWE) check_words(&p, t);
+            else check_niah(&p, t);
+            if (t == RULER_NIAH_SINGLE || t == RULER_KV) assert_true(gold_at(&p) > 0.9);
+            free(text);
+            free(answer);
+        }
+        printf("%-16s GPT-2 BPE, 1024 tokens: at most %d spaces before the question; answers agree\n",
+               study_ruler_task_name(t), worst);
+        assert_true(worst <= 24);
+    }
+    posemb_tokenizer_free(tok);
+}
+
 /* share 1: every sequence a prompt trained on whole; share 0: text kept. */
 static void test_mix(void **state)
 {
@@ -292,10 +341,8 @@ static void test_mix(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_answers),
-        cmocka_unit_test(test_depth),
-        cmocka_unit_test(test_repeatable_and_misfit),
-        cmocka_unit_test(test_mix),
+        cmocka_unit_test(test_answers), cmocka_unit_test(test_depth), cmocka_unit_test(test_repeatable_and_misfit),
+        cmocka_unit_test(test_mix),     cmocka_unit_test(test_bpe),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

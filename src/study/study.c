@@ -460,15 +460,14 @@ static posemb_status same_ruler(const posemb_study_config *c, const cJSON *line,
                                 posemb_error *err)
 {
     unsigned tasks = 0;
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(line, "ruler"), *x;
-    cJSON_ArrayForEach(x, r) if (study_ruler_task_of(x->string) >= 0) tasks |= 1u << study_ruler_task_of(x->string);
+    const cJSON *names = cJSON_GetObjectItemCaseSensitive(line, "ruler_tasks"), *x;
+    cJSON_ArrayForEach(x, names) if (cJSON_IsString(x) && study_ruler_task_of(x->valuestring) >= 0) tasks |=
+        1u << study_ruler_task_of(x->valuestring);
     const cJSON *share = cJSON_GetObjectItemCaseSensitive(line, "ruler_train");
     const cJSON *trials = cJSON_GetObjectItemCaseSensitive(line, "ruler_trials");
-    int asked = c->ruler_tasks && c->ruler_trials;
-    int same = asked
-                   ? tasks == c->ruler_tasks && cJSON_IsNumber(share) && (float)share->valuedouble == c->ruler_train &&
-                         cJSON_IsNumber(trials) && trials->valueint == c->ruler_trials
-                   : !r;
+    int same =
+        tasks == c->ruler_tasks && (!tasks || (cJSON_IsNumber(share) && (float)share->valuedouble == c->ruler_train &&
+                                               cJSON_IsNumber(trials) && trials->valueint == c->ruler_trials));
     return same ? POSEMB_OK
                 : posemb_fail(err, POSEMB_EINVAL,
                               "%s: line %d was run with other \"ruler_tasks\", \"ruler_train\" or \"ruler_trials\" "

@@ -315,6 +315,7 @@ static posemb_status ruler_eval(const posemb_study_config *c, const posemb_confi
     if (!st) {
         posemb_model_set_train(m, 0, 0, 0);
         posemb_model_set_inference(m, 1);
+        r->ruler_context[i] = context;
     }
     for (int t = 0; !st && t < STUDY_RULER_TASKS; t++)
         if (c->ruler_tasks >> t & 1u)
@@ -399,11 +400,17 @@ static void passkey_fields(line_buf *b, const length_result *r, int i)
     add(b, "], \"passkey_context\": %d", r->passkey_context[i]);
 }
 
-/* The RULER fields of length i: each task's means over depths (answered
- * whole, answer tokens right) and its accuracy at each depth. */
+/* The RULER fields of length i: the tasks, share and trials (whenever
+ * tasks are set: they change training), then, when they were scored, each
+ * task's means over depths (answered whole, answer tokens right), its
+ * accuracy at each depth and the tokens the model read. */
 static void ruler_fields(line_buf *b, const posemb_study_config *c, const length_result *r, int i)
 {
     char x[32];
+    for (int t = 0, n = 0; t < STUDY_RULER_TASKS; t++)
+        if (c->ruler_tasks >> t & 1u) add(b, "%s\"%s\"", n++ ? ", " : ", \"ruler_tasks\": [", study_ruler_task_name(t));
+    add(b, "], \"ruler_train\": %.9g, \"ruler_trials\": %d", c->ruler_train, c->ruler_trials);
+    if (!c->ruler_trials) return;
     const char *field[3] = {"ruler", "ruler_part", "ruler_depths"};
     for (int f = 0; f < 3; f++) {
         add(b, ", \"%s\": {", field[f]);
@@ -417,7 +424,7 @@ static void ruler_fields(line_buf *b, const posemb_study_config *c, const length
         }
         add(b, "}");
     }
-    add(b, ", \"ruler_train\": %g, \"ruler_trials\": %d", c->ruler_train, c->ruler_trials);
+    add(b, ", \"ruler_context\": %d", r->ruler_context[i]);
 }
 
 /* The rope row's perplexity under each scaling at length i (none at the training length). */
@@ -452,7 +459,7 @@ static char *length_lines(const posemb_study_config *c, int p, int t, int s, int
         if (c->passkey_trials) passkey_fields(&b, r, i);
         else add(&b, "}");
         scaled_fields(&b, c, r, i);
-        if (c->ruler_tasks && c->ruler_trials) ruler_fields(&b, c, r, i);
+        if (c->ruler_tasks) ruler_fields(&b, c, r, i);
         add(&b, ", \"chance\": %d, \"passkey_train\": %g, \"steps\": %ld, \"seconds\": %.2f, \"blas\": \"%s\"", vocab,
             c->passkey_train, r->steps, r->seconds, posemb_blas_core());
         if (r->resumed_from) add(&b, ", \"resumed_from\": %ld", r->resumed_from);

@@ -24,6 +24,7 @@ typedef struct length_result {
     int passkey_context[8];            /* [length]: the tokens the model read (less: its last ones) */
     double ruler[8][STUDY_RULER_TASKS][STUDY_RULER_DEPTHS];      /* [length][task][depth]: answered whole */
     double ruler_part[8][STUDY_RULER_TASKS][STUDY_RULER_DEPTHS]; /* [length][task][depth]: answer tokens right */
+    int ruler_context[8];                                        /* [length]: the tokens the model read */
     double curve[POSEMB_STUDY_MAX_CURVE][2];                     /* training loss every curve_every steps */
     int n_curve;
     long steps;

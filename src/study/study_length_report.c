@@ -34,6 +34,7 @@ typedef struct pe_row {
     cell depth[MAX_MULTS][PASSKEY_DEPTHS];    /* keys' tokens predicted, per depth */
     cell dist[MAX_MULTS], sink[MAX_MULTS];    /* attention.jsonl: mean over layers (and heads) per seed */
     cell ruler[MAX_MULTS][STUDY_RULER_TASKS]; /* answered whole, mean over depths */
+    int ruler_context[MAX_MULTS];             /* the tokens read for RULER's prompts */
     int windowed[MAX_MULTS], pk_context[MAX_MULTS], att_unreached[MAX_MULTS];
 } pe_row;
 
@@ -96,6 +97,7 @@ static posemb_status add_line(const cJSON *j, int n, void *ctx, posemb_error *er
     put(&r->digits[i], num(m, "passkey_digits"));
     r->windowed[i] |= num(j, "context") < num(j, "eval_len");
     if (isfinite(num(j, "passkey_context"))) r->pk_context[i] = (int)num(j, "passkey_context");
+    if (isfinite(num(j, "ruler_context"))) r->ruler_context[i] = (int)num(j, "ruler_context");
     for (int d = 0; cJSON_IsArray(depths) && d < PASSKEY_DEPTHS; d++) {
         const cJSON *x = cJSON_GetArrayItem(depths, d);
         put(&r->depth[i][d], cJSON_IsNumber(x) ? x->valuedouble : NAN);
@@ -229,7 +231,9 @@ static void view_cell(const length_table *tb, const posemb_study_config *c, int 
     }
     if (v >= VIEW_RULER) {
         const cell *x = &r->ruler[i][v - VIEW_RULER];
-        if (x->n) snprintf(buf, cap, "%.2f%s", mean_of(x), star(x, ape ? &ape->ruler[i][v - VIEW_RULER] : NULL));
+        if (x->n)
+            snprintf(buf, cap, "%.2f%s%s", mean_of(x), star(x, ape ? &ape->ruler[i][v - VIEW_RULER] : NULL),
+                     r->ruler_context[i] && r->ruler_context[i] < c->n_train * c->mults[i] ? " w" : "");
         else snprintf(buf, cap, "-");
         return;
     }
@@ -373,7 +377,8 @@ static posemb_status write_csv(const length_table *tb, const posemb_study_config
                 for (int k = 0; k < STUDY_RULER_TASKS; k++) {
                     char metric[48];
                     snprintf(metric, sizeof metric, "ruler_%s", study_ruler_task_name(k));
-                    csv_cell(&row, metric, &r->ruler[i][k], ape ? &ape->ruler[i][k] : NULL, 0);
+                    csv_cell(&row, metric, &r->ruler[i][k], ape ? &ape->ruler[i][k] : NULL,
+                             r->ruler_context[i] && r->ruler_context[i] < row.L);
                 }
                 for (int s = 0; p == tb->rope[t] && s < c->n_scalings; s++) {
                     row.scaling = c->scalings[s];

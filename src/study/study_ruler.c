@@ -244,7 +244,7 @@ static int word_index(char (*words)[4], int n, const char *w)
 static int common_words(ruler_text *x, posemb_rng *r, int n)
 {
     int c = n / 8 > 2 ? n / 8 : 2;
-    if (n < 3 * c + 1) return 1;
+    if (n < 3 * c + 1 || n - 3 * c + 3 > 26 * 26 * 26 / 2) return 1; /* distinct three-letter words run out */
     char(*seen)[4] = calloc((size_t)n, sizeof *seen);
     if (!seen || pieces_alloc(x, n)) {
         free(seen);
@@ -440,13 +440,13 @@ static void put(int32_t *ids, int *at, const int32_t *tok, int n)
 
 /* The haystack in n_fill tokens: removable pieces dropped from the
  * end until the rest fits, the needles between pieces at their depths, the
- * pad token after. -1 when even the kept pieces do not fit. */
+ * pad token after. -1 when even the kept pieces do not fit, -2 out of memory. */
 static int fill_pieces(const ruler_text *x, const enc_set *e, int n_fill, int32_t *ids, int *at)
 {
     int total = 0, keep = x->n_pieces;
     for (int i = 0; i < x->n_pieces; i++) total += e->piece[i].n;
     unsigned char *drop = calloc((size_t)x->n_pieces + 1, 1);
-    if (!drop) return -1;
+    if (!drop) return -2;
     for (int i = x->n_pieces - 1; i >= 0 && total > n_fill; i--)
         if (x->removable[i]) {
             drop[i] = 1;
@@ -484,25 +484,56 @@ static int pieces_for(int t, int L)
     return L > 24 ? (L - 24) / 4 : 0;            /* "abc ": question and answer, 24 at most */
 }
 
+/* Tokens of the pieces that may fill the haystack (all of them). */
+static int piece_tokens(const enc_set *e)
+{
+    int sum = 0;
+    for (int i = 0; i < e->n_pieces; i++) sum += e->piece[i].n;
+    return sum;
+}
+
+/* Task t's prompt planned and encoded for L tokens: the pieces drawn for L
+ * bytes first; a tokenizer that packs more leaves room, so the plan is
+ * drawn again (the same draw) with as many more pieces as fill it, up to
+ * four times. */
+static posemb_status plan_encoded(const posemb_tokenizer *tok, int t, uint64_t draw, int L, double depth, ruler_text *x,
+                                  enc_set *e, int *made, posemb_error *err)
+{
+    int n = pieces_for(t, L);
+    for (int round = 0;; round++) {
+        posemb_rng r;
+        posemb_rng_seed(&r, 0x52554c4552ull ^ draw, (uint64_t)t);
+        *made = plan(x, t, &r, depth, n);
+        if (*made) return *made > 0 ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "ruler: out of memory");
+        posemb_status st = encode_text(tok, x, e, err);
+        int n_fill = L - needle_tokens(e, x->n_needles) - e->question.n - e->answer.n, have = piece_tokens(e);
+        if (st || round == 3 || n_fill <= 0 || have <= 0 || have >= n_fill - have / n) return st;
+        n = (int)((long)n * n_fill / have) + 1;
+        encs_free(e);
+        text_free(x);
+    }
+}
+
 posemb_status study_ruler_prompt(const posemb_tokenizer *tok, int t, uint64_t draw, int L, double depth, int32_t *ids,
                                  int32_t *targets, int *fits, posemb_error *err)
 {
     *fits = 0;
     if (t < 0 || t >= STUDY_RULER_TASKS) return posemb_fail(err, POSEMB_EINVAL, "ruler: no task %d", t);
     if (L < 1) return posemb_fail(err, POSEMB_EINVAL, "ruler: length %d", L);
-    posemb_rng r;
-    posemb_rng_seed(&r, 0x52554c4552ull ^ draw, (uint64_t)t);
     ruler_text x;
-    int made = plan(&x, t, &r, depth, pieces_for(t, L));
+    enc_set e;
+    int made = 0;
+    memset(&e, 0, sizeof e);
+    posemb_status st = plan_encoded(tok, t, draw, L, depth, &x, &e, &made, err);
     if (made) {
         text_free(&x);
-        return made > 0 ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "ruler: out of memory");
+        return st;
     }
-    enc_set e;
-    posemb_status st = encode_text(tok, &x, &e, err);
-    int n_fill = L - needle_tokens(&e, x.n_needles) - e.question.n - e.answer.n, at = 0;
-    if (!st && n_fill >= 0) *fits = fill_pieces(&x, &e, n_fill, ids, &at) == 0;
-    if (!st && *fits) {
+    int n_fill = L - needle_tokens(&e, x.n_needles) - e.question.n - e.answer.n, at = 0, filled = -1;
+    if (!st && n_fill >= 0) filled = fill_pieces(&x, &e, n_fill, ids, &at);
+    if (filled == -2) st = posemb_fail(err, POSEMB_ENOMEM, "ruler: out of memory");
+    *fits = !st && filled == 0;
+    if (*fits) {
         put(ids, &at, e.question.ids, e.question.n);
         for (int i = 0; i < L; i++) targets[i] = -100;
         for (int i = 0; i < e.answer.n; i++, at++) targets[at] = ids[at] = e.answer.ids[i];
