@@ -70,7 +70,7 @@ posemb_study_config posemb_study_length_default(const char *data_dir)
     c.eval_tokens = 65536;
     c.passkey_trials = 10;
     c.passkey_train = 0.25f;
-    c.ruler_tasks = 0; /* opt in: docs/configs/study-ruler.json */
+    c.ruler_tasks = 0; /* opt in: results/length/ruler/study-ruler.json */
     c.ruler_train = 0;
     c.ruler_trials = 10;
     c.analyze = 0;
