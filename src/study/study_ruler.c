@@ -47,11 +47,6 @@ int study_ruler_task_of(const char *name)
     return -1;
 }
 
-int study_ruler_task_has_depth(int t)
-{
-    return t == RULER_NIAH_SINGLE || t == RULER_NIAH_MULTIKEY || t == RULER_NIAH_MULTIQUERY || t == RULER_KV;
-}
-
 /* A prompt before it is tokenized: needles at depths (ascending) in a
  * haystack of pieces (the noise's sentences, kv's pairs, cwe's and fwe's
  * words), then the question and the answer. Pieces marked removable may be

@@ -26,10 +26,6 @@ enum study_ruler_task {
 /* Task t's name (NULL outside 0..STUDY_RULER_TASKS-1), and the task of a name (-1: none). */
 const char *study_ruler_task_name(int t);
 int study_ruler_task_of(const char *name);
-/* 1 for the tasks whose gold needle is placed at the depth asked (niah_single,
- * niah_multikey, niah_multiquery, kv): their accuracy by depth is a finding;
- * the others place everything at random and use the depth only as a draw. */
-int study_ruler_task_has_depth(int t);
 
 /* Task t's prompt of exactly L tokens for draw (every random choice is a
  * function of it), the gold needle at depth (0..1): ids [L], targets [L]
