@@ -342,7 +342,7 @@ static double clm_loss(posemb_model *m, int T, const int32_t *ids, const int32_t
 }
 
 /* Training on packed documents (a micro-batch with positions, as a loop
- * over posemb_train_step gives them): the gradient reaches the APE rows the
+ * over posemb_train_run gives them): the gradient reaches the APE rows the
  * positions name, and only those, and equals central differences. */
 static void test_packed_training(void **state)
 {

@@ -12,6 +12,7 @@
 #include "posemb/comm.h"
 #include "posemb/corpus.h"
 #include "posemb/model.h"
+#include "posemb/optim.h"
 #include "posemb/rng.h"
 #include "posemb/threads.h"
 #include "posemb/trainer.h"
@@ -306,6 +307,111 @@ static void test_nan_stops(void **state)
     free(dir);
 }
 
+/* ---- posemb_train_run, the one loop: its hooks' cadence, and a run split
+ * at any step equal to the whole one, bit for bit. ---- */
+
+typedef struct loop_trace {
+    posemb_lm_data *d;
+    int32_t ids[8 * T], targets[8 * T];
+    char calls[256]; /* "sN eN cN " in the order the hooks ran */
+} loop_trace;
+
+static posemb_status trace_batch(void *ctx, long step, int micro, posemb_batch *b, posemb_targets *t, posemb_error *err)
+{
+    (void)err;
+    loop_trace *tr = ctx;
+    posemb_lm_train_batch(tr->d, step * 2 + micro, 8, tr->ids, tr->targets);
+    *b = (posemb_batch){.B = 8, .T = T, .ids = tr->ids};
+    t->tokens = tr->targets;
+    return POSEMB_OK;
+}
+
+static void trace_add(loop_trace *tr, char kind, long step)
+{
+    size_t n = strlen(tr->calls);
+    snprintf(tr->calls + n, sizeof tr->calls - n, "%c%ld ", kind, step);
+}
+
+static posemb_status trace_step(void *ctx, const posemb_train_point *p, posemb_error *err)
+{
+    (void)err;
+    trace_add(ctx, 's', p->step);
+    return POSEMB_OK;
+}
+
+static posemb_status trace_eval(void *ctx, posemb_model *m, long step, posemb_error *err)
+{
+    (void)m, (void)err;
+    trace_add(ctx, 'e', step);
+    return POSEMB_OK;
+}
+
+static posemb_status trace_save(void *ctx, const posemb_model *m, const posemb_adamw *o, long step, posemb_error *err)
+{
+    (void)m, (void)o, (void)err;
+    trace_add(ctx, 'c', step);
+    return POSEMB_OK;
+}
+
+/* Steps first .. stop - 1 of a 7-step schedule, 2 micro-batches each. */
+static posemb_status run_loop(posemb_model *m, posemb_adamw *o, const posemb_adamw_config *oc, loop_trace *tr,
+                              long first, long stop, posemb_train_point *last, posemb_error *err)
+{
+    posemb_train_loop l = {.first = first,
+                           .stop = stop,
+                           .steps = 7,
+                           .accum = 2,
+                           .seed = 3,
+                           .oc = oc,
+                           .next = trace_batch,
+                           .eval_every = 3,
+                           .save_every = 2,
+                           .ctx = tr,
+                           .on_step = trace_step,
+                           .evaluate = trace_eval,
+                           .checkpoint = trace_save};
+    return posemb_train_run(m, o, &l, last, err);
+}
+
+static void test_train_run_hooks(void **state)
+{
+    (void)state;
+    posemb_lm_data d;
+    data(&d);
+    posemb_adamw_config oc = posemb_adamw_defaults(1e-3f, 1, 7);
+    posemb_error err;
+    posemb_model *whole = tiny_bert("ape"), *split = tiny_bert("ape");
+    posemb_adamw ow, os;
+    loop_trace a = {.d = &d}, b = {.d = &d};
+    posemb_train_point last;
+    if (posemb_adamw_init(&ow, whole, &err) || posemb_adamw_init(&os, split, &err)) fail_msg("%s", err.msg);
+    if (run_loop(whole, &ow, &oc, &a, 0, 7, &last, &err)) fail_msg("%s", err.msg);
+    /* evaluate at multiples of 3 and the schedule's end; checkpoint at multiples of 2 and the stop */
+    assert_string_equal(a.calls, "s1 s2 c2 s3 e3 s4 c4 s5 s6 e6 c6 s7 e7 c7 ");
+    assert_int_equal(last.step, 7);
+    if (run_loop(split, &os, &oc, &b, 0, 5, NULL, &err)) fail_msg("%s", err.msg);
+    assert_string_equal(b.calls, "s1 s2 c2 s3 e3 s4 c4 s5 c5 ");
+    b.calls[0] = '\0';
+    if (run_loop(split, &os, &oc, &b, 5, 7, NULL, &err)) fail_msg("%s", err.msg);
+    assert_string_equal(b.calls, "s6 e6 c6 s7 e7 c7 ");
+    assert_memory_equal(posemb_model_weights(whole), posemb_model_weights(split),
+                        posemb_model_n_floats(whole) * sizeof(float));
+    posemb_train_loop bad = {.first = 5, .stop = 4, .steps = 7, .accum = 1, .oc = &oc, .next = trace_batch};
+    assert_int_equal(posemb_train_run(whole, &ow, &bad, NULL, &err), POSEMB_EINVAL);
+    /* a loss that is not finite: EFORMAT, last names it, the weights stay */
+    for (int i = 0; i < 16 * V; i++) posemb_model_weights(split)[i] = NAN;
+    float keep = posemb_model_weights(split)[16 * V];
+    assert_int_equal(run_loop(split, &os, &oc, &b, 6, 7, &last, &err), POSEMB_EFORMAT);
+    assert_int_equal(last.step, 7);
+    assert_true(isnan(last.loss));
+    assert_true(posemb_model_weights(split)[16 * V] == keep);
+    posemb_adamw_free(&ow);
+    posemb_adamw_free(&os);
+    posemb_model_free(whole);
+    posemb_model_free(split);
+    posemb_lm_data_free(&d);
+}
+
 /* ---- a group (posemb/comm.h) without MPI: two forked processes joined by a
  * socket pair implement its three calls; posemb_train over them must train
  * the model one process trains with the same batch and accum, to the grouping
@@ -450,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_bad_valid_frac),
         cmocka_unit_test(test_resume_identical),
         cmocka_unit_test(test_nan_stops),
+        cmocka_unit_test(test_train_run_hooks),
         cmocka_unit_test(test_hostile_trainer_state),
         cmocka_unit_test(test_checkpoint_listing),
         cmocka_unit_test(test_pair_trains_as_one),

@@ -64,30 +64,46 @@ typedef struct posemb_train_result {
 } posemb_train_result;
 
 /* Fills the batch b and targets t of micro-batch micro (0 .. accum - 1) of
- * an update; what they point to stays valid until the next call. Returns
- * POSEMB_OK or a failure (with err) that ends the step. */
-typedef posemb_status (*posemb_micro_batch_fn)(void *ctx, int micro, posemb_batch *b, posemb_targets *t,
-                                               posemb_error *err);
-
-typedef struct posemb_train_step_args {
-    int accum;          /* micro-batches per update, each 1/accum of the gradient */
-    uint64_t seed, key; /* dropout: micro-batch i's masks come from (seed, key + i) */
-    posemb_micro_batch_fn next;
-    void *ctx;
-    const posemb_comm *comm; /* NULL, or each rank's share of the micro-batches (as posemb_train_args) */
-} posemb_train_step_args;
-
-/* One optimizer update, step (0-based) of the schedule in oc: zeroes the
- * gradients, runs forward and loss on each micro-batch in train mode (with
- * a group, this rank's micro-batches, the gradients and loss then summed
- * over the group), then AdamW. *loss is the mean loss; *grad_norm (may be NULL) the gradient norm
- * before clipping. A loss that is not finite fails with POSEMB_EFORMAT
- * ("step N: the loss is nan") before the update, leaving the weights as they
- * were; a failure of next, forward or loss is returned as is. */
-POSEMB_API posemb_status posemb_train_step(posemb_model *m, posemb_adamw *o, const posemb_adamw_config *oc,
-                                           const posemb_train_step_args *s, long step, double *loss, double *grad_norm,
-                                           posemb_error *err);
-
+ * update step (0-based); what they point to stays valid until the next
+ * call. Returns POSEMB_OK or a failure (with err) that ends the run. */
+typedef posemb_status (*posemb_step_batch_fn)(void *ctx, long step, int micro, posemb_batch *b, posemb_targets *t,
+                                              posemb_error *err);
+/* One training loop, for every loop posemb has (posemb_train, the study's
+ * pretraining, synthetic runs and fine-tuning) and loops of one's own: steps
+ * first .. stop - 1 (0-based) of a schedule of steps updates, each zeroing
+ * the gradients, running forward and loss on each micro-batch in train mode
+ * (1/accum of the gradient each; micro-batch i of step s draws its dropout
+ * masks from (seed, s * accum + i)), then AdamW with oc. A group (comm, NULL:
+ * one process) computes micro-batches rank, rank + size, ... of each update,
+ * sums gradients and loss in rank order, and takes the same update.
+ *
+ * After each update (step counted from 1 from here on) the hooks run, on
+ * every rank, each when it is not NULL: on_step with the update's point;
+ * evaluate at every multiple of eval_every (0: none) and at step == steps;
+ * checkpoint at every multiple of save_every (0: none) and at step == stop.
+ * A hook's failure ends the run with it. */
+typedef struct posemb_train_loop {
+    long first, stop, steps;
+    int accum;
+    uint64_t seed;
+    const posemb_adamw_config *oc;
+    const posemb_comm *comm;
+    posemb_step_batch_fn next;
+    long eval_every, save_every;
+    void *ctx; /* passed to next and the hooks */
+    posemb_status (*on_step)(void *ctx, const posemb_train_point *p, posemb_error *err);
+    posemb_status (*evaluate)(void *ctx, posemb_model *m, long step, posemb_error *err);
+    posemb_status (*checkpoint)(void *ctx, const posemb_model *m, const posemb_adamw *o, long step, posemb_error *err);
+} posemb_train_loop;
+/* Runs l on m with the optimizer state o (posemb_adamw_init'ed; resumed
+ * state as the caller restored it). *last (may be NULL) receives the last
+ * update's point, the failed one's too: a loss that is not finite fails
+ * with POSEMB_EFORMAT ("step N: the loss is nan") before that update,
+ * leaving the weights as they were. EINVAL for first > stop, stop > steps,
+ * accum < 1 or a missing next; a failure of next, forward, loss or a hook
+ * is returned as is. */
+POSEMB_API posemb_status posemb_train_run(posemb_model *m, posemb_adamw *o, const posemb_train_loop *l,
+                                          posemb_train_point *last, posemb_error *err);
 /* Trains m on d. With resume, continues from the newest complete checkpoint
  * in args->out (if there is one). Stops with EFORMAT naming the step when
  * the loss is not finite, keeping the last good checkpoint; EINVAL for bad

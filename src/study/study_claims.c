@@ -11,6 +11,7 @@
 #include "core/fileio.h"
 #include "study_claims.h"
 #include "study_impl.h"
+#include "study_store.h"
 
 static size_t grid_cells(const posemb_study_config *c) { return study_grid_index(c, c->n_pes, 0, 0, 0); }
 

@@ -13,6 +13,7 @@
 #include "core/fileio.h"
 #include "study_claims.h"
 #include "study_impl.h"
+#include "study_store.h"
 
 static const char *const APE[] = {"ape", "sin", "lsin", NULL}, *const RPE[] = {"rpe", "srpe", "lsrpe", NULL};
 static const char *const LEARNED[] = {"lsin", "lsrpe", NULL}, *const FIXED[] = {"sin", "srpe", NULL};

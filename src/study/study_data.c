@@ -22,6 +22,7 @@
 #include "posemb/trainer.h"
 #include "study_data_impl.h"
 #include "study_impl.h"
+#include "study_store.h"
 
 static const char *const DATA_PES[] = {"none",  "ape",     "sin",        "lsin", "rpe",   "srpe",
                                        "lsrpe", "ape+rpe", "lsin+lsrpe", "rope", "alibi", "t5"};

@@ -24,6 +24,8 @@
 #include "posemb/trainer.h"
 #include "study_data_impl.h"
 #include "study_impl.h"
+#include "study_pool.h"
+#include "study_store.h"
 #include "core/rng_internal.h"
 #include "train/trainer_internal.h"
 
@@ -369,38 +371,35 @@ typedef struct ft_source {
     shuffle *sh;
     batch_buf *b;
     int B, micro_B; /* the update's rows; each micro-batch's share */
-    long step;
 } ft_source;
 
-static posemb_status next_ft_batch(void *ctx, int micro, posemb_batch *batch, posemb_targets *tg, posemb_error *err)
+/* A fine-tuning run's state, for the training loop's hooks. */
+typedef struct ft_run {
+    const posemb_study_config *c;
+    const task_data *td;
+    ft_source *src;
+    const char *dir, *run;
+    double *best, before, t0; /* before: the seconds of its earlier tries */
+    ft_result *r;
+    int leader;
+    long steps;
+} ft_run;
+
+static posemb_status next_ft_batch(void *ctx, long step, int micro, posemb_batch *batch, posemb_targets *tg,
+                                   posemb_error *err)
 {
-    const ft_source *s = ctx;
+    (void)err;
+    const ft_source *s = ((const ft_run *)ctx)->src;
     const posemb_features *f = &s->td->train;
     batch_buf *b = s->b;
     int rows[4096], B = s->micro_B;
-    for (int i = 0; i < B; i++) rows[i] = shuffled_row(s->sh, s->step * s->B + (long)micro * B + i);
+    for (int i = 0; i < B; i++) rows[i] = shuffled_row(s->sh, step * s->B + (long)micro * B + i);
     *batch = (posemb_batch){.B = B, .T = gather(f, rows, B, 1, b), .ids = b->ids, .types = b->types, .mask = b->mask};
     *tg = (posemb_targets){.labels = f->label ? b->labels : NULL,
                            .values = f->score ? b->values : NULL,
                            .starts = f->starts ? b->starts : NULL,
                            .ends = f->ends ? b->ends : NULL};
     return POSEMB_OK;
-}
-
-/* One update on the batch of step, in ranks_per_run micro-batches (shared by group's ranks). */
-static posemb_status ft_step(posemb_model *m, const posemb_study_config *c, const task_data *td, shuffle *sh, int seed,
-                             long step, const posemb_comm *group, batch_buf *b, posemb_adamw *o,
-                             const posemb_adamw_config *oc, posemb_error *err)
-{
-    int rpr = c->ranks_per_run;
-    ft_source src = {.td = td, .sh = sh, .b = b, .B = c->batch, .micro_B = c->batch / rpr, .step = step};
-    posemb_train_step_args s = {
-        .accum = rpr, .seed = (uint64_t)seed, .key = (uint64_t)step, .next = next_ft_batch, .ctx = &src, .comm = group};
-    double loss;
-    posemb_status st = posemb_train_step(m, o, oc, &s, step, &loss, NULL, err);
-    if (st == POSEMB_EFORMAT && !isfinite(loss))
-        st = posemb_fail(err, st, "fine-tuning step %ld: the loss is %g", step + 1, loss);
-    return st;
 }
 
 /* Evaluates at step; a better main metric than *best saves the model to dir. */
@@ -528,6 +527,22 @@ static posemb_status ft_resume(const char *run, const posemb_comm *group, float 
     return st;
 }
 
+/* Every curve_every steps and at the end: the dev evaluation, the model kept when it is the best (the leader's). */
+static posemb_status ft_evaluate(void *ctx, posemb_model *m, long step, posemb_error *err)
+{
+    ft_run *f = ctx;
+    return f->leader ? ft_checkpoint(m, f->c, f->td, step, f->dir, f->src->b, f->best, f->r, err) : POSEMB_OK;
+}
+
+/* Every curve_every steps but the last: the state a killed run resumes from (the leader's). */
+static posemb_status ft_keep_resume(void *ctx, const posemb_model *m, const posemb_adamw *o, long step,
+                                    posemb_error *err)
+{
+    const ft_run *f = ctx;
+    if (!f->leader || step >= f->steps) return POSEMB_OK;
+    return ft_save_resume(f->run, m, o, f->r, f->c->lr, *f->best, f->before + posemb_timer_now() - f->t0, err);
+}
+
 /* A task's fine-tuning length: steps, or fewer when `epochs` passes over
  * its training set take fewer (RTE's 2.5k pairs need not run as long as
  * SST-2's 67k sentences). */
@@ -563,13 +578,25 @@ static posemb_status finetune(const posemb_study_config *c, const char *pretrain
     if (!st) st = ft_resume(run, group, c->lr, m, &o, &first, &best, &before, r, err);
     r->resumed = first;
     posemb_adamw_config oc = posemb_adamw_defaults(c->lr, steps / 10, steps);
-    for (long step = first; !st && step < steps; step++) {
-        st = ft_step(m, c, td, &sh, seed, step, group, &b, &o, &oc, err);
-        int last = step + 1 == steps, due = c->curve_every && (step + 1) % c->curve_every == 0;
-        if (!st && leader && (last || due)) st = ft_checkpoint(m, c, td, step + 1, dir, &b, &best, r, err);
-        if (!st && leader && due && !last)
-            st = ft_save_resume(run, m, &o, r, c->lr, best, before + posemb_timer_now() - t0, err);
-    }
+    ft_source src = {.td = td, .sh = &sh, .b = &b, .B = c->batch, .micro_B = c->batch / c->ranks_per_run};
+    ft_run fr = {c, td, &src, dir, run, &best, before, t0, r, leader, steps};
+    posemb_train_loop l = {.first = first,
+                           .stop = steps,
+                           .steps = steps,
+                           .accum = c->ranks_per_run,
+                           .seed = (uint64_t)seed,
+                           .oc = &oc,
+                           .comm = group,
+                           .next = next_ft_batch,
+                           .eval_every = c->curve_every,
+                           .save_every = c->curve_every,
+                           .ctx = &fr,
+                           .evaluate = ft_evaluate,
+                           .checkpoint = ft_keep_resume};
+    posemb_train_point last = {0};
+    if (!st) st = posemb_train_run(m, &o, &l, &last, err);
+    if (st == POSEMB_EFORMAT && !isfinite(last.loss))
+        st = posemb_fail(err, st, "fine-tuning step %ld: the loss is %g", last.step, last.loss);
     posemb_adamw_free(&o);
     posemb_model_free(m);
     m = NULL;

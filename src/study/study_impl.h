@@ -1,5 +1,6 @@
-/* The study's private pieces shared by study.c (the runner) and
- * study_data.c (the real-data runs). */
+/* The study's small shared pieces: the amplitude rule, the pretraining's
+ * report parts, the rank, the tally and the figures. The results store and
+ * the worker pool are study_store.h and study_pool.h. */
 #ifndef POSEMB_STUDY_IMPL_H
 #define POSEMB_STUDY_IMPL_H
 
@@ -11,31 +12,6 @@
 #include "plot/report.h"
 #include "study/study.h"
 
-/* A PE spec as a folder name ("ape+rpe" -> "ape_rpe"). */
-void study_set_names(char *rows, size_t width, int *n, const char *const *names, int count);
-void study_folder_of(const char *spec, char *buf, size_t cap);
-/* Where a study keeps a model: OUT/models/PE_FOLDER (task NULL: the synthetic
- * study's first task's, the report's) or OUT/models/PE_FOLDER/TASK-sSEED (a
- * synthetic task's first seed, a real-data fine-tuning). -1 when it does not
- * fit in cap. */
-int study_model_dir(const char *out, const char *pe_folder, const char *task, int seed, char *buf, size_t cap);
-/* The line that says what a study has left: n pending units (posemb_study_pending) on workers. */
-void study_say_pending(const posemb_study_config *c, const char *out, int n, int workers);
-/* Lines of a results.jsonl run under other OpenBLAS kernels than this process's. */
-typedef struct study_kernels {
-    int other;      /* how many */
-    char first[64]; /* the first one's kernels */
-} study_kernels;
-/* done[study_run_index] = the lines out/results.jsonl holds of each run; kernels (may be NULL). */
-posemb_status study_read_done(const posemb_study_config *c, const char *out, int *done, study_kernels *kernels,
-                              posemb_error *err);
-/* Calls fn on each line of f that parses as JSON (n: its line number, from 1), whatever
- * the lines' length; stops at fn's first failure and returns it. */
-struct cJSON;
-typedef posemb_status (*study_line_fn)(const struct cJSON *line, int n, void *ctx, posemb_error *err);
-posemb_status study_each_line(FILE *f, study_line_fn fn, void *ctx, posemb_error *err);
-/* Appends whole lines to results.jsonl under a lock (workers append concurrently). */
-posemb_status study_append_results(const char *path, const char *lines, posemb_error *err);
 /* The amplitude rule (study_amplitude.c): spec with each added absolute PE
  * that leaves its amplitude unset starting at RMS sigma over positions
  * [0, n_train) and learning it; out receives the spec the model is built with. */
@@ -46,6 +22,7 @@ posemb_status study_amplitude_rule(const char *spec, const posemb_pe_dims *dims,
  * pretrain/ for when the models are gone. */
 posemb_status study_pretrain_keep(const posemb_study_config *c, const char *out, posemb_error *err);
 void study_pretrain_md(FILE *f, const posemb_study_config *c, const char *out);
+/* The tasks trained to their own budget (task_budgets), a sentence each, into buf ("" for none; study_config.c). */
 void study_budgets_text(const posemb_study_config *c, char *buf, size_t cap);
 posemb_status study_pretrain_figure(posemb_report *rep, const posemb_study_config *c, const char *out,
                                     posemb_error *err);
@@ -55,9 +32,6 @@ posemb_status study_pretrain_figure(posemb_report *rep, const posemb_study_confi
  * *decided the units among them where not every PE ties. Returns the units
  * counted (mrr NAN when none). */
 int study_mrr(const double *v, int n_units, int n_pes, double *mrr, int *decided);
-/* The next unit of q for this process, -1 when none is left: the group's
- * rank 0 asks q and hands it to the others. */
-posemb_status study_next_unit(const posemb_study_queue *q, int *k, posemb_error *err);
 /* A causal-LM evaluation's answer-token hits (study_tally.c), each array [cap]:
  * by input length n (the tokens between [CLS] and [SEP]: the instance's size)
  * the examples, their answer tokens scored and right, and the examples wholly
@@ -80,14 +54,6 @@ double study_tally_length_mean(const study_tally *t);
  * the length written, below study_tally_json_cap. */
 size_t study_tally_json(const study_tally *t, char *out, size_t cap);
 size_t study_tally_json_cap(const study_tally *t);
-/* 1 for the real-data study of GLUE and SQuAD (units are PEs, pretraining first). */
-static inline int study_glue(const posemb_study_config *c) { return c->data[0] && !c->length; }
-/* Index into done[] of (pe, task, seed). */
-static inline size_t study_run_index(const posemb_study_config *c, int p, int t, int s)
-{
-    return ((size_t)p * c->n_tasks + t) * c->n_seeds + s;
-}
-
 /* ---- figures (study_figures.c) ---- */
 
 /* PE families as the figures group them, read off what the PE does

@@ -22,6 +22,8 @@
 #include "posemb/trainer.h"
 #include "study_data_impl.h"
 #include "study_impl.h"
+#include "study_pool.h"
+#include "study_store.h"
 #include "study_length_impl.h"
 #include "io/tokenizer_internal.h"
 #include "train/trainer_internal.h"

@@ -16,6 +16,7 @@
 #include "core/fileio.h"
 #include "study_data_impl.h"
 #include "study_impl.h"
+#include "study_store.h"
 #include "study_length_impl.h"
 #include "model/model_internal.h"
 

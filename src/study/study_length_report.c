@@ -16,6 +16,7 @@
 #include "study_claims.h"
 #include "study_data_impl.h"
 #include "study_impl.h"
+#include "study_store.h"
 #include "study_length_impl.h"
 
 #define MAX_MULTS 8

@@ -16,6 +16,7 @@
 #include "core/fileio.h"
 #include "plot/plot.h"
 #include "study_impl.h"
+#include "study_store.h"
 
 #define MAX_EVALS 256
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "posemb/trainer.h"
+#include "train/trainer_internal.h"
 
 /* The group's gradient and loss: sums of each rank's share. */
 static posemb_status reduce(const posemb_comm *c, posemb_model *m, double *loss, posemb_error *err)

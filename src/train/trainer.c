@@ -84,43 +84,30 @@ static posemb_status evaluate(posemb_model *m, const posemb_lm_data *d, const po
     return st;
 }
 
-/* The micro-batch source of an update: micro-batch k = step * accum + micro
- * of the training stream. */
-typedef struct lm_source {
+/* One run of posemb_train: what its batch source and hooks share. */
+typedef struct lm_run {
     posemb_lm_data *d;
     const posemb_train_args *a;
     batch_buf *bb;
-    long step;
-} lm_source;
+    train_state *s;
+    posemb_train_result *res;
+    FILE *log;
+    int leader;
+    long first, stop;
+    double t0;
+} lm_run;
 
-static posemb_status next_lm_batch(void *ctx, int micro, posemb_batch *b, posemb_targets *t, posemb_error *err)
+/* Micro-batch k = step * accum + micro of the training stream. */
+static posemb_status next_lm_batch(void *ctx, long step, int micro, posemb_batch *b, posemb_targets *t,
+                                   posemb_error *err)
 {
-    lm_source *src = ctx;
-    int B = src->a->batch;
-    posemb_lm_train_batch(src->d, src->step * src->a->accum + micro, B, src->bb->ids, src->bb->targets);
-    *b = (posemb_batch){.B = B, .T = src->d->T, .ids = src->bb->ids};
-    t->tokens = src->bb->targets;
+    (void)err;
+    lm_run *r = ctx;
+    int B = r->a->batch;
+    posemb_lm_train_batch(r->d, step * r->a->accum + micro, B, r->bb->ids, r->bb->targets);
+    *b = (posemb_batch){.B = B, .T = r->d->T, .ids = r->bb->ids};
+    t->tokens = r->bb->targets;
     return POSEMB_OK;
-}
-
-/* One update; a loss that is not finite stops the run, its last good
- * checkpoint kept. */
-static posemb_status train_step(posemb_model *m, posemb_adamw *o, const posemb_adamw_config *oc, posemb_lm_data *d,
-                                const posemb_train_args *a, long step, batch_buf *bb, posemb_train_point *p,
-                                posemb_error *err)
-{
-    lm_source src = {.d = d, .a = a, .bb = bb, .step = step};
-    posemb_train_step_args s = {.accum = a->accum,
-                                .seed = a->seed,
-                                .key = (uint64_t)(step * a->accum),
-                                .next = next_lm_batch,
-                                .ctx = &src,
-                                .comm = a->comm};
-    posemb_status st = posemb_train_step(m, o, oc, &s, step, &p->loss, &p->grad_norm, err);
-    if (st == POSEMB_EFORMAT && !isfinite(p->loss))
-        st = posemb_fail(err, st, "step %ld: the loss is %g; stopped, the last good checkpoint is kept in %s", step + 1,
-                         p->loss, a->out);
-    return st;
 }
 
 static void format_eta(double seconds, char *buf, size_t cap)
@@ -206,6 +193,29 @@ static FILE *open_log(const posemb_train_args *a, const train_state *s)
     return ok ? fopen(path, "a") : NULL;
 }
 
+static posemb_status lm_on_step(void *ctx, const posemb_train_point *p, posemb_error *err)
+{
+    lm_run *r = ctx;
+    const posemb_train_args *a = r->a;
+    r->s->step = p->step;
+    if (train_history_add(r->s, *p)) return posemb_fail(err, POSEMB_ENOMEM, "train: out of memory");
+    double elapsed = posemb_timer_now() - r->t0;
+    r->res->tokens_per_s =
+        (double)(p->step - r->first) * a->batch * a->accum * r->d->T / (elapsed > 0 ? elapsed : 1e-9);
+    log_line(r->log, "train", p->step, p->loss, p->lr, "lr");
+    if (r->leader && (a->progress || (a->log_every && p->step % a->log_every == 0) || p->step == r->stop))
+        report(a, p, r->res->tokens_per_s, elapsed, p->step - r->first, r->stop - p->step);
+    return POSEMB_OK;
+}
+
+static posemb_status lm_evaluate(void *ctx, posemb_model *m, long step, posemb_error *err)
+{
+    lm_run *r = ctx;
+    posemb_status st = evaluate(m, r->d, r->a, r->bb, &r->res->eval_loss, &r->res->eval_accuracy, err);
+    log_line(r->log, "eval", step, r->res->eval_loss, r->res->eval_accuracy, "accuracy");
+    return st;
+}
+
 /* accum not a multiple of the ranks: the nearest split of the same global
  * batch that they can share, if there is one. */
 posemb_status posemb_train_check_group(const posemb_train_args *a, posemb_error *err)
@@ -262,11 +272,14 @@ static posemb_status share_state(const posemb_comm *c, posemb_model *m, posemb_a
     return st;
 }
 
-static posemb_status finish(posemb_model *m, const posemb_adamw *o, const train_state *s, const posemb_train_args *a,
-                            posemb_error *err)
+/* A checkpoint (the leader's), and the final model at the run's end. */
+static posemb_status lm_checkpoint(void *ctx, const posemb_model *m, const posemb_adamw *o, long step,
+                                   posemb_error *err)
 {
-    posemb_status st = train_checkpoint_save(a->out, m, o, s, a->keep, err);
-    if (!st && s->step >= a->steps) st = posemb_model_save(m, a->out, err); /* the run folder is the final model */
+    const lm_run *r = ctx;
+    if (!r->leader) return POSEMB_OK;
+    posemb_status st = train_checkpoint_save(r->a->out, m, o, r->s, r->a->keep, err);
+    if (!st && step >= r->a->steps) st = posemb_model_save(m, r->a->out, err); /* the run folder is the final model */
     return st;
 }
 
@@ -317,25 +330,26 @@ posemb_status posemb_train(posemb_model *m, posemb_lm_data *d, const posemb_trai
     if (!st && posemb_comm_active(a->comm)) st = share_state(a->comm, m, &o, &s, res, err);
     FILE *log = st || !leader ? NULL : open_log(a, &s);
     long stop = a->stop_at > 0 && a->stop_at < a->steps ? a->stop_at : a->steps, first = s.step;
-    double t0 = posemb_timer_now();
-    while (!st && s.step < stop) {
-        posemb_train_point p = {.step = s.step + 1, .lr = posemb_lr_at(&oc, s.step)};
-        st = train_step(m, &o, &oc, d, a, s.step, &bb, &p, err);
-        if (st) break;
-        s.step++;
-        if (train_history_add(&s, p)) st = posemb_fail(err, POSEMB_ENOMEM, "train: out of memory");
-        double elapsed = posemb_timer_now() - t0;
-        res->tokens_per_s = (double)(s.step - first) * a->batch * a->accum * d->T / (elapsed > 0 ? elapsed : 1e-9);
-        log_line(log, "train", p.step, p.loss, p.lr, "lr");
-        if (leader && (a->progress || (a->log_every && s.step % a->log_every == 0) || s.step == stop))
-            report(a, &p, res->tokens_per_s, elapsed, s.step - first, stop - s.step);
-        if (!st && a->eval_every && (s.step % a->eval_every == 0 || s.step == a->steps)) {
-            st = evaluate(m, d, a, &bb, &res->eval_loss, &res->eval_accuracy, err);
-            log_line(log, "eval", s.step, res->eval_loss, res->eval_accuracy, "accuracy");
-        }
-        if (!st && leader && ((a->save_every && s.step % a->save_every == 0) || s.step == stop))
-            st = finish(m, &o, &s, a, err);
-    }
+    lm_run run = {d, a, &bb, &s, res, log, leader, first, stop, posemb_timer_now()};
+    posemb_train_loop l = {.first = first,
+                           .stop = stop,
+                           .steps = a->steps,
+                           .accum = a->accum,
+                           .seed = a->seed,
+                           .oc = &oc,
+                           .comm = a->comm,
+                           .next = next_lm_batch,
+                           .eval_every = a->eval_every,
+                           .save_every = a->save_every,
+                           .ctx = &run,
+                           .on_step = lm_on_step,
+                           .evaluate = a->eval_every ? lm_evaluate : NULL,
+                           .checkpoint = lm_checkpoint};
+    posemb_train_point last = {0};
+    if (!st) st = posemb_train_run(m, &o, &l, &last, err);
+    if (st == POSEMB_EFORMAT && !isfinite(last.loss))
+        st = posemb_fail(err, st, "step %ld: the loss is %g; stopped, the last good checkpoint is kept in %s",
+                         last.step, last.loss, a->out);
     /* Resumed at its last step: a kill between the last checkpoint and the
      * final model would otherwise leave the run folder without its model. */
     if (!st && leader && s.step >= a->steps && s.step == first) st = posemb_model_save(m, a->out, err);

@@ -5,6 +5,31 @@
 
 #include "posemb/trainer.h"
 
+/* Fills the batch b and targets t of micro-batch micro (0 .. accum - 1) of
+ * an update; what they point to stays valid until the next call. Returns
+ * POSEMB_OK or a failure (with err) that ends the step. */
+typedef posemb_status (*posemb_micro_batch_fn)(void *ctx, int micro, posemb_batch *b, posemb_targets *t,
+                                               posemb_error *err);
+
+typedef struct posemb_train_step_args {
+    int accum;          /* micro-batches per update, each 1/accum of the gradient */
+    uint64_t seed, key; /* dropout: micro-batch i's masks come from (seed, key + i) */
+    posemb_micro_batch_fn next;
+    void *ctx;
+    const posemb_comm *comm; /* NULL, or each rank's share of the micro-batches (as posemb_train_args) */
+} posemb_train_step_args;
+
+/* One optimizer update (posemb_train_run's; the tests' loops), step (0-based) of the schedule in oc: zeroes the
+ * gradients, runs forward and loss on each micro-batch in train mode (with
+ * a group, this rank's micro-batches, the gradients and loss then summed
+ * over the group), then AdamW. *loss is the mean loss; *grad_norm (may be NULL) the gradient norm
+ * before clipping. A loss that is not finite fails with POSEMB_EFORMAT
+ * ("step N: the loss is nan") before the update, leaving the weights as they
+ * were; a failure of next, forward or loss is returned as is. */
+posemb_status posemb_train_step(posemb_model *m, posemb_adamw *o, const posemb_adamw_config *oc,
+                                const posemb_train_step_args *s, long step, double *loss, double *grad_norm,
+                                posemb_error *err);
+
 /* The loss at one context length of a decoder checkpoint (a model folder):
  * length asked for; context and stride of the windows used. */
 typedef struct posemb_lm_length {

@@ -1,0 +1,160 @@
+/* The study's results store and folders (study_store.h). */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "core/fileio.h"
+#include "posemb/blas.h"
+#include "study_ruler.h"
+#include "study_store.h"
+
+/* Copies count names into rows of width bytes (a config's pes or tasks). */
+void study_set_names(char *rows, size_t width, int *n, const char *const *names, int count)
+{
+    for (int i = 0; i < count; i++) snprintf(rows + (size_t)i * width, width, "%s", names[i]);
+    *n = count;
+}
+
+/* Appends a run's lines under a lock: whole lines, whatever the other workers do. */
+posemb_status study_append_results(const char *path, const char *lines, posemb_error *err)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return posemb_fail(err, POSEMB_EIO, "%s: cannot open: %s", path, strerror(errno));
+    flock(fd, LOCK_EX);
+    size_t n = strlen(lines), done = 0;
+    while (done < n) {
+        ssize_t w = write(fd, lines + done, n - done);
+        if (w <= 0) break;
+        done += (size_t)w;
+    }
+    fsync(fd);
+    flock(fd, LOCK_UN);
+    close(fd);
+    return done == n ? POSEMB_OK : posemb_fail(err, POSEMB_EIO, "%s: write failed", path);
+}
+
+/* EINVAL when line n of path was run with other "model" keys than c's: its
+ * runs would count as done, under a header naming c's keys. */
+static posemb_status same_model(const posemb_study_config *c, const cJSON *line, const char *path, int n,
+                                posemb_error *err)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(line, "model");
+    char *text = m ? cJSON_PrintUnformatted(m) : NULL;
+    int same = !strcmp(text ? text : "", c->model);
+    posemb_status st = same ? POSEMB_OK
+                            : posemb_fail(err, POSEMB_EINVAL,
+                                          "%s: line %d was run with \"model\" %s, this config has %s: use another "
+                                          "--out folder",
+                                          path, n, text ? text : "{}", c->model[0] ? c->model : "{}");
+    cJSON_free(text);
+    return st;
+}
+
+/* EINVAL when line n of path was run with other RULER tasks, share or
+ * trials than c's (a length study's line): its runs would count as done
+ * without the tasks c asks for, or with numbers of another mix. */
+static posemb_status same_ruler(const posemb_study_config *c, const cJSON *line, const char *path, int n,
+                                posemb_error *err)
+{
+    unsigned tasks = 0;
+    const cJSON *names = cJSON_GetObjectItemCaseSensitive(line, "ruler_tasks"), *x;
+    cJSON_ArrayForEach(x, names) if (cJSON_IsString(x) && study_ruler_task_of(x->valuestring) >= 0) tasks |=
+        1u << study_ruler_task_of(x->valuestring);
+    const cJSON *share = cJSON_GetObjectItemCaseSensitive(line, "ruler_train");
+    const cJSON *trials = cJSON_GetObjectItemCaseSensitive(line, "ruler_trials");
+    int same =
+        tasks == c->ruler_tasks && (!tasks || (cJSON_IsNumber(share) && (float)share->valuedouble == c->ruler_train &&
+                                               cJSON_IsNumber(trials) && trials->valueint == c->ruler_trials));
+    return same ? POSEMB_OK
+                : posemb_fail(err, POSEMB_EINVAL,
+                              "%s: line %d was run with other \"ruler_tasks\", \"ruler_train\" or \"ruler_trials\" "
+                              "than this config's: use another --out folder",
+                              path, n);
+}
+
+posemb_status study_each_line(FILE *f, study_line_fn fn, void *ctx, posemb_error *err)
+{
+    char *line = NULL; /* any length: a line cut in two would parse as neither, and its run be redone */
+    size_t cap = 0;
+    posemb_status st = POSEMB_OK;
+    for (int n = 1; !st && getline(&line, &cap, f) > 0; n++) {
+        cJSON *j = cJSON_Parse(line);
+        if (j) st = fn(j, n, ctx, err);
+        cJSON_Delete(j);
+    }
+    free(line);
+    return st;
+}
+
+typedef struct done_count {
+    const posemb_study_config *c;
+    const char *path;
+    int *done;
+    study_kernels *kernels;
+} done_count;
+
+static posemb_status count_done(const cJSON *j, int n, void *ctx, posemb_error *err)
+{
+    const done_count *d = ctx;
+    const posemb_study_config *c = d->c;
+    const cJSON *spec = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"),
+                *seed = cJSON_GetObjectItem(j, "seed"), *blas = cJSON_GetObjectItemCaseSensitive(j, "blas");
+    int length = study_kind_of(c) == STUDY_LENGTH;
+    posemb_status st = length ? same_model(c, j, d->path, n, err) : POSEMB_OK;
+    if (!st && length) st = same_ruler(c, j, d->path, n, err);
+    if (st) return st;
+    if (d->kernels && cJSON_IsString(blas) && strcmp(blas->valuestring, posemb_blas_core()) && d->kernels->other++ == 0)
+        snprintf(d->kernels->first, sizeof d->kernels->first, "%s", blas->valuestring);
+    for (int p = 0; cJSON_IsString(spec) && p < c->n_pes; p++)
+        for (int t = 0; cJSON_IsString(task) && t < c->n_tasks; t++)
+            for (int s = 0; cJSON_IsNumber(seed) && s < c->n_seeds; s++)
+                if (!strcmp(spec->valuestring, c->pes[p]) && !strcmp(task->valuestring, c->tasks[t]) &&
+                    seed->valueint == c->seeds[s])
+                    d->done[study_run_index(c, p, t, s)]++;
+    return POSEMB_OK;
+}
+
+/* How many lines results.jsonl holds of each run, done[(pe * n_tasks + task) * n_seeds + seed];
+ * a run is finished when it has one per evaluation length. No file: none.
+ * kernels (may be NULL) counts the lines run under other BLAS kernels. */
+posemb_status study_read_done(const posemb_study_config *c, const char *out, int *done, study_kernels *kernels,
+                              posemb_error *err)
+{
+    char path[POSEMB_PATH_MAX];
+    if (posemb_path_join(path, sizeof path, out, "results.jsonl"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
+    FILE *f = fopen(path, "r");
+    if (!f) return POSEMB_OK;
+    done_count d = {c, path, done, kernels};
+    posemb_status st = study_each_line(f, count_done, &d, err);
+    fclose(f);
+    return st;
+}
+
+int study_model_dir(const char *out, const char *pe_folder, const char *task, int seed, char *buf, size_t cap)
+{
+    int n = task ? snprintf(buf, cap, "%s/models/%s/%s-s%d", out, pe_folder, task, seed)
+                 : snprintf(buf, cap, "%s/models/%s", out, pe_folder);
+    return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+void study_folder_of(const char *spec, char *buf, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = spec; *p && n + 1 < cap; p++)
+        buf[n++] = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ? *p : '_';
+    buf[n] = '\0';
+}
+
+posemb_status posemb_study_append(const char *out, const char *lines, posemb_error *err)
+{
+    char path[POSEMB_PATH_MAX];
+    if (posemb_path_join(path, sizeof path, out, "results.jsonl"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
+    return study_append_results(path, lines, err);
+}
