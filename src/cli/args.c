@@ -87,3 +87,9 @@ int cli_int(cli_args *a, long lo, long hi, int *out)
     *out = (int)x;
     return 0;
 }
+
+int cli_report(const char *sub, const posemb_error *err)
+{
+    fprintf(stderr, "posemb %s: %s\n", sub, err->msg[0] ? err->msg : posemb_status_name(err->code));
+    return err->code == POSEMB_EINVAL ? EXIT_USAGE : 1;
+}

@@ -43,12 +43,6 @@ static void usage(FILE *out)
     fprintf(out, "\n'posemb SUBCOMMAND --help' describes each one.\n");
 }
 
-int cli_report(const char *sub, const posemb_error *err)
-{
-    fprintf(stderr, "posemb %s: %s\n", sub, err->msg[0] ? err->msg : posemb_status_name(err->code));
-    return err->code == POSEMB_EINVAL ? EXIT_USAGE : 1;
-}
-
 /* The thread count for commands run without --threads: the CPUs free now
  * (posemb_threads_default), with a line when other processes took some.
  * Asking for help runs nothing. */

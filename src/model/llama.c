@@ -22,21 +22,6 @@
 /* Width of attention, H d (the model width D unless the config sets head_dim). */
 static int attn_width(const posemb_model *m) { return m->cfg.heads * posemb_config_head_dim(&m->cfg); }
 
-const float *model_norm_weight(posemb_model *m, const float *w, int n, int slot)
-{
-    if (!m->cfg.gemma || !w) return w;
-    int D = m->cfg.hidden, d = posemb_config_head_dim(&m->cfg);
-    float *w1 = m->a.norm_w1 + (size_t)slot * (D > d ? D : d);
-    for (int i = 0; i < n; i++) w1[i] = 1.0f + w[i];
-    return w1;
-}
-
-float model_attn_scale(const posemb_config *c)
-{
-    float s = c->query_pre_attn_scalar > 0.0f ? c->query_pre_attn_scalar : (float)posemb_config_head_dim(c);
-    return (float)(1.0 / sqrt((double)s));
-}
-
 #define NW(w, n, slot) model_norm_weight(m, (w), (n), (slot))
 
 /* x [N, D] -> out [N, D] for block l. Gemma 3 normalises the attention's and

@@ -366,8 +366,6 @@ posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posem
 
 void posemb_model_set_inference(posemb_model *m, int on) { m->inference = on != 0; }
 
-layer_acts *model_layer_acts(posemb_model *m, int l) { return &m->a.layer[m->acts_shared ? 0 : l]; }
-
 const posemb_layer_params *posemb_model_layer(const posemb_model *m, int l, posemb_nn_wlayout *layout)
 {
     if (layout) *layout = m->cfg.arch == POSEMB_GPT2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN;
@@ -481,44 +479,4 @@ void posemb_model_set_train(posemb_model *m, int train, uint64_t seed, uint64_t 
     m->train = train;
     m->seed = seed;
     m->step = step;
-}
-
-float model_dropout(const posemb_model *m, int l, int site, uint64_t *key)
-{
-    *key = posemb_nn_dropout_key(m->seed, m->step, site == SITE_EMB ? 0 : 1 + 3 * (uint64_t)l + (uint64_t)(site - 1));
-    if (!m->train) return 0.0f;
-    return site == SITE_PROBS ? m->cfg.attn_dropout : m->cfg.hidden_dropout;
-}
-
-const float *model_undrop(const posemb_model *m, int l, int site, const float *dy, float *tmp, long n)
-{
-    uint64_t key;
-    float p = model_dropout(m, l, site, &key);
-    if (p <= 0.0f) return dy;
-    memset(tmp, 0, (size_t)n * sizeof *tmp);
-    posemb_nn_dropout_backward(tmp, dy, n, p, key);
-    return tmp;
-}
-
-posemb_nn_attn_shape model_attn_shape(const posemb_model *m, int l)
-{
-    posemb_nn_attn_shape s = {.B = m->B,
-                              .T = m->T,
-                              .D = m->cfg.heads * posemb_config_head_dim(&m->cfg),
-                              .H = m->cfg.heads,
-                              .KV = model_kv_heads(&m->cfg),
-                              .causal = model_is_decoder(m),
-                              .window = posemb_config_window(&m->cfg, l),
-                              .chunk = posemb_config_chunk(&m->cfg, l),
-                              .scale = model_attn_scale(&m->cfg)};
-    s.dropout = model_dropout(m, l, SITE_PROBS, &s.key);
-    return s;
-}
-
-void model_drop_add(const posemb_model *m, int l, int site, float *y, const float *x, long n)
-{
-    uint64_t key;
-    float p = model_dropout(m, l, site, &key);
-    if (p > 0.0f) posemb_nn_dropout_forward(y, y, n, p, key);
-    posemb_nn_add(y, y, x, n);
 }

@@ -290,3 +290,18 @@ void posemb_checkpoint_remove(const char *run)
     prune(run, 0);
     rmdir(run);
 }
+
+/* Appends p to s's history (-1 when out of memory): the trainer's after each
+ * update, a checkpoint's when it is read back. */
+int train_history_add(train_state *s, posemb_train_point p)
+{
+    if (s->n_history == s->cap_history) {
+        long cap = s->cap_history ? 2 * s->cap_history : 256;
+        posemb_train_point *h = realloc(s->history, (size_t)cap * sizeof *h);
+        if (!h) return -1;
+        s->history = h;
+        s->cap_history = cap;
+    }
+    s->history[s->n_history++] = p;
+    return 0;
+}

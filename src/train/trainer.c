@@ -39,19 +39,6 @@ posemb_train_args posemb_train_defaults(const char *out, long steps)
     return a;
 }
 
-int train_history_add(train_state *s, posemb_train_point p)
-{
-    if (s->n_history == s->cap_history) {
-        long cap = s->cap_history ? 2 * s->cap_history : 256;
-        posemb_train_point *h = realloc(s->history, (size_t)cap * sizeof *h);
-        if (!h) return -1;
-        s->history = h;
-        s->cap_history = cap;
-    }
-    s->history[s->n_history++] = p;
-    return 0;
-}
-
 /* Buffers for one micro-batch. */
 typedef struct batch_buf {
     int32_t *ids, *targets;
