@@ -1,7 +1,7 @@
 /* A GLUE TSV file, read as the task its first byte picks (single sentences,
  * pairs, regression), with and without labels. */
 #include "fuzz.h"
-#include "io/datasets.h"
+#include "data/datasets.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,6 +1,6 @@
 /* inputs.json: the ids, token types and mask that `posemb forward` reads. */
 #include "fuzz.h"
-#include "io/inputs.h"
+#include "formats/inputs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,6 +1,6 @@
 /* SQuAD v1.1 JSON (the dev set's layout). */
 #include "fuzz.h"
-#include "io/datasets.h"
+#include "data/datasets.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

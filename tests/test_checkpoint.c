@@ -11,12 +11,12 @@
 #include <cjson/cJSON.h>
 
 #include "core/fileio.h"
-#include "io/inputs.h"
+#include "formats/inputs.h"
 #include "posemb/model.h"
 #include "posemb/safetensors.h"
 #include "testutil.h"
 #include "model/model_internal.h"
-#include "io/safetensors_internal.h"
+#include "formats/safetensors_internal.h"
 
 static char *dir;
 

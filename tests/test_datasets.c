@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/datasets.h"
+#include "data/datasets.h"
 #include "eval/squad_eval.h"
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof(a)[0]))

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/datasets.h"
-#include "io/features.h"
+#include "data/datasets.h"
+#include "data/features.h"
 #include "posemb/tokenizer.h"
 
 static const char *VOCAB = POSEMB_SHARED "/data/bert-base-uncased/vocab.txt";

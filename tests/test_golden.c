@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/inputs.h"
+#include "formats/inputs.h"
 #include "posemb/model.h"
 #include "posemb/safetensors.h"
 #include "testutil.h"

@@ -22,7 +22,7 @@
 #include "posemb/tokenizer.h"
 #include "study/study_length_impl.h"
 #include "testutil.h"
-#include "io/tokenizer_internal.h"
+#include "text/tokenizer_internal.h"
 #include "core/rng_internal.h"
 
 static char *dir;

@@ -9,7 +9,7 @@
 
 #include <dirent.h>
 
-#include "io/datasets.h"
+#include "formats/csv.h"
 #include "testutil.h"
 
 static char out[1 << 16];

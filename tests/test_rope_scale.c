@@ -15,7 +15,7 @@
 #include "posemb/safetensors.h"
 #include "testutil.h"
 #include "pe/pe_internal.h"
-#include "io/safetensors_internal.h"
+#include "formats/safetensors_internal.h"
 #include "core/arena_internal.h"
 
 static posemb_pe *make(const char *spec, int D, int H, int max_len) { return tu_pe(spec, D, H, 1, max_len, 0); }

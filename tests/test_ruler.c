@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/tokenizer_internal.h"
+#include "text/tokenizer_internal.h"
 #include "posemb/tokenizer.h"
 #include "study/study_ruler.h"
 #include "testutil.h"

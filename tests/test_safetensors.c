@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "posemb/safetensors.h"
-#include "io/safetensors_internal.h"
+#include "formats/safetensors_internal.h"
 #include "core/error_internal.h"
 
 /* ------------------------------------------------------------ helpers */

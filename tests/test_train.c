@@ -16,7 +16,7 @@
 #include "posemb/rng.h"
 #include "posemb/threads.h"
 #include "posemb/trainer.h"
-#include "io/datasets.h"
+#include "data/datasets.h"
 #include "testutil.h"
 #include "model/model_internal.h"
 #include "core/rng_internal.h"

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "io/tokenizer_internal.h"
+#include "text/tokenizer_internal.h"
 #include "posemb/tokenizer.h"
 #include <unistd.h>
 

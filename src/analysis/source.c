@@ -11,7 +11,7 @@
 #include "posemb/safetensors.h"
 #include "model/model_internal.h"
 #include "pe/pe_internal.h"
-#include "io/safetensors_internal.h"
+#include "formats/safetensors_internal.h"
 #include "core/arena_internal.h"
 
 static const posemb_pe_named_matrix *find_item(const posemb_pe_export *ex, const char *name)

@@ -6,7 +6,7 @@
 
 #include "args.h"
 #include "commands.h"
-#include "io/inputs.h"
+#include "formats/inputs.h"
 #include "posemb/model.h"
 #include "posemb/safetensors.h"
 #include "posemb/threads.h"

@@ -9,7 +9,7 @@
 
 #include "args.h"
 #include "commands.h"
-#include "io/datasets.h"
+#include "formats/csv.h"
 #include "plot/plot.h"
 
 static const char USAGE[] =

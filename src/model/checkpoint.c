@@ -11,7 +11,7 @@
 #include "posemb/safetensors.h"
 #include "core/fileio.h"
 #include "model/model_internal.h"
-#include "io/safetensors_internal.h"
+#include "formats/safetensors_internal.h"
 #include "core/tensor_internal.h"
 
 /* The tensor whose name tells the base prefix. */

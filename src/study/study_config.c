@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "io/datasets.h"
+#include "data/datasets.h"
 #include "study/study.h"
 #include "study/synthetic.h"
 #include "study_ruler.h"

@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 
 #include "posemb/corpus.h"
-#include "io/datasets.h"
-#include "io/features.h"
+#include "data/datasets.h"
+#include "data/features.h"
 #include "core/fileio.h"
 #include "posemb/model.h"
 #include "posemb/optim.h"

@@ -14,8 +14,8 @@
 #include <cjson/cJSON.h>
 
 #include "posemb/blas.h"
-#include "io/datasets.h"
-#include "io/features.h"
+#include "data/datasets.h"
+#include "data/features.h"
 #include "posemb/model.h"
 #include "posemb/optim.h"
 #include "posemb/rng.h"

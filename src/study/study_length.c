@@ -25,7 +25,7 @@
 #include "study_pool.h"
 #include "study_store.h"
 #include "study_length_impl.h"
-#include "io/tokenizer_internal.h"
+#include "text/tokenizer_internal.h"
 #include "train/trainer_internal.h"
 #include "model/model_internal.h"
 #include "study_ruler.h"

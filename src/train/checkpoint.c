@@ -14,7 +14,7 @@
 #include "posemb/safetensors.h"
 #include "train_impl.h"
 #include "model/model_internal.h"
-#include "io/safetensors_internal.h"
+#include "formats/safetensors_internal.h"
 #include "train/trainer_internal.h"
 
 long posemb_checkpoint_latest(const char *run, char *path, size_t cap)

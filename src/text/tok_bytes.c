@@ -10,7 +10,7 @@
 #include "posemb/tokenizer.h"
 
 #include "tokenizer_impl.h"
-#include "io/tokenizer_internal.h"
+#include "text/tokenizer_internal.h"
 
 /* ByteLevel with its flags off, as the pre-tokenizer and the decoder. */
 static cJSON *byte_level(void)

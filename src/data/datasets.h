@@ -1,6 +1,6 @@
 /* Readers for the study's real data: GLUE TSV files and SQuAD v1.1 JSON,
- * validated, with one-line errors naming the file (and line or question);
- * and of CSV tables with a header (claims for a forest plot).
+ * validated, with one-line errors naming the file (and line or question).
+ * CSV tables are formats/csv.h.
  *
  * GLUE (the files of download_glue_data.py, ../shared/data/glue/TASK/):
  * read as Hugging Face's GLUE processors read them, csv with delimiter "\t"
@@ -189,36 +189,6 @@ void posemb_squad_ask_answers(posemb_squad *sq);
  * both results are NaN on failure. */
 posemb_status posemb_squad_evaluate(const posemb_squad *sq, const int *idx, int n, const char *const *predictions,
                                     double *exact_match, double *f1, posemb_error *err);
-
-/* ========================================================== CSV tables */
-
-/* A table read from a CSV file with a header row (RFC 4180): fields
- * separated by commas, records by LF or CRLF; a field in double quotes may
- * hold commas, line breaks and "" for a quote; a leading UTF-8 BOM is
- * dropped; blank lines may end the file. Strings are NUL-terminated and
- * belong to the table. */
-typedef struct posemb_csv {
-    int n_cols, n_rows;
-    const char **header; /* [n_cols] column names */
-    const char **cells;  /* [n_rows * n_cols], row-major: row r, column c at r * n_cols + c */
-    long *line;          /* [n_rows] the file line each row starts on (the header is line 1) */
-    char *text_;         /* internal: the file's bytes, which the strings point into */
-} posemb_csv;
-
-#define POSEMB_CSV_MAX_COLS 256
-
-/* Reads path into out, at most max_rows rows under the header. The caller
- * frees out with posemb_csv_free; on failure out holds nothing to free.
- * EIO when the file cannot be read; EFORMAT naming the file and line for an
- * empty file, a header with an empty or repeated name, a quote inside an
- * unquoted field, text after a closing quote, a quote never closed, a row
- * whose field count differs from the header's, an empty line inside the
- * table, more than max_rows rows or POSEMB_CSV_MAX_COLS columns, a NUL
- * byte; EINVAL for max_rows < 0; ENOMEM. */
-posemb_status posemb_csv_read(const char *path, int max_rows, posemb_csv *out, posemb_error *err);
-void posemb_csv_free(posemb_csv *t);
-/* The index of the column named name, -1 when there is none. */
-int posemb_csv_column(const posemb_csv *t, const char *name);
 
 /* ============================================================= helpers */
 

@@ -16,7 +16,7 @@
  * the data section without counting as an overlap. */
 #include "posemb/safetensors.h"
 #include "core/fileio.h"
-#include "io/safetensors_internal.h"
+#include "formats/safetensors_internal.h"
 #include "core/tensor_internal.h"
 
 #include <cjson/cJSON.h>

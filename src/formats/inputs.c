@@ -1,4 +1,4 @@
-#include "io/inputs.h"
+#include "formats/inputs.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/datasets.h"
+#include "core/fileio.h"
 
 /* Reads a [B][T] matrix of integers in [lo, hi] into out (B, T set by the first call). */
 static posemb_status read_matrix(const cJSON *v, const char *key, const char *path, int *B, int *T, long lo, long hi,

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/datasets.h"
+#include "core/fileio.h"
+#include "formats/csv.h"
 
 #define MAX_BYTES (64u << 20)
 

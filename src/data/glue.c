@@ -1,5 +1,5 @@
 /* GLUE TSV readers (see posemb/datasets.h for the format and the errors). */
-#include "io/datasets.h"
+#include "data/datasets.h"
 #include "core/fileio.h"
 
 #include <ctype.h>

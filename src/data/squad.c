@@ -1,6 +1,6 @@
 /* SQuAD v1.1 reader, its fixed split, the official evaluation, and the
  * character-span to token-span mapping (see posemb/datasets.h). */
-#include "io/datasets.h"
+#include "data/datasets.h"
 #include "core/fileio.h"
 #include "eval/squad_eval.h"
 

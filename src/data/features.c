@@ -1,6 +1,6 @@
 /* Model inputs from GLUE and SQuAD, as Hugging Face's fine-tuning scripts
  * build them with a slow BertTokenizer (see posemb/features.h). */
-#include "io/features.h"
+#include "data/features.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "io/datasets.h"
+#include "data/datasets.h"
 #include "posemb/error.h"
 #include "posemb/tokenizer.h"
 
