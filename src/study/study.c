@@ -55,9 +55,9 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
     if (rpr < 1) return posemb_fail(err, POSEMB_EINVAL, "study: ranks_per_run must be at least 1");
     if (c->batch % rpr)
         return posemb_fail(err, POSEMB_EINVAL, "study: batch %d is not a multiple of ranks_per_run %d", c->batch, rpr);
-    if (study_glue(c) && c->pretrain_batch % rpr)
+    if (study_glue(c) && c->real.pretrain_batch % rpr)
         return posemb_fail(err, POSEMB_EINVAL, "study: pretrain_batch %d is not a multiple of ranks_per_run %d",
-                           c->pretrain_batch, rpr);
+                           c->real.pretrain_batch, rpr);
     if (!study_glue(c) && c->epochs > 0) /* synthetic tasks draw fresh examples: there are no passes to count */
         return posemb_fail(err, POSEMB_EINVAL, "study: \"epochs\" applies to the real-data study (--data) only");
     for (int i = 0; i < c->n_budgets; i++)
@@ -65,15 +65,15 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
             return posemb_fail(err, POSEMB_EINVAL,
                                "study: \"task_budgets\" of %s: \"epochs\" applies to the real-data study (--data) only",
                                c->budgets[i].task);
-    if (!c->length && c->model[0])
+    if (!c->length && c->len.model[0])
         return posemb_fail(err, POSEMB_EINVAL, "study: \"model\" applies to the length study (--length) only");
-    if (!c->length && c->passkey_train > 0)
+    if (!c->length && c->len.passkey_train > 0)
         return posemb_fail(err, POSEMB_EINVAL, "study: \"passkey_train\" applies to the length study (--length) only");
-    if (!c->length && c->ruler_tasks)
+    if (!c->length && c->len.ruler_tasks)
         return posemb_fail(err, POSEMB_EINVAL, "study: \"ruler_tasks\" apply to the length study (--length) only");
-    if (c->ruler_train > 0 && !c->ruler_tasks)
+    if (c->len.ruler_train > 0 && !c->len.ruler_tasks)
         return posemb_fail(err, POSEMB_EINVAL, "study: \"ruler_train\" %g names no \"ruler_tasks\" to train",
-                           c->ruler_train);
+                           c->len.ruler_train);
     for (int t = 0; t < c->n_tasks; t++) { /* steps bounds the updates (epochs can only cut them) */
         posemb_study_config own;
         const posemb_study_config *b = posemb_study_for_task(c, c->tasks[t], &own);

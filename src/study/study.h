@@ -38,47 +38,35 @@ typedef struct posemb_study_budget {
     float lr;
 } posemb_study_budget;
 
-typedef struct posemb_study_config {
-    int n_pes, n_tasks, n_seeds, n_mults;
-    char pes[POSEMB_STUDY_MAX_PES][128];
-    char tasks[POSEMB_STUDY_MAX_TASKS][32];
-    int seeds[16];
-    int mults[8]; /* evaluation lengths, multiples of n_train */
-    int layers, hidden, heads, intermediate;
-    int n_train; /* training sequence length */
-    int steps, batch;
-    float lr;
-    int eval_examples; /* per evaluation length */
-    int curve_every;   /* steps between points of the training curve (0: none) */
-    int jobs;          /* worker processes */
-    int threads;       /* threads per worker, set from the command line; 0: 1 in each forked worker, the
-                        * process's own when jobs is 1 (a count given is set process-wide) */
-    int analyze;       /* analyse the first seed's models (the first task's into the report) */
-    int pe_defined;    /* 1: absolute PEs at the amplitude their spec defines; 0 (default): the amplitude rule
-                          of docs/study.md: they start at the token embeddings' RMS and learn it */
-    /* The real-data study (data[0] != 0): MLM pretraining once per PE, then
-     * fine-tuning (steps, batch, lr above) per task and seed from it. data:
-     * a folder laid out like ../shared/data, "" for the synthetic study;
-     * PATH_MAX long at most, so that the paths in it fit POSEMB_PATH_MAX. */
-    char data[4096];
+/* The real-data study's own settings (study_data.c, study_finetune.c):
+ * MLM pretraining once per PE, then fine-tuning (the common steps, batch, lr)
+ * per task and seed from it. */
+typedef struct posemb_study_data_settings {
     int pretrain_steps, pretrain_batch;
-    float pretrain_lr, dropout;
-    float epochs; /* > 0: a task fine-tunes min(steps, epochs passes over its training set) steps */
+    float pretrain_lr;
     int squad_stride, squad_max_query, max_answer; /* SQuAD windows (HF's doc_stride) and decoding */
-    /* Each update's batch cut into this many equal micro-batches: under MPI,
-     * a group of as many ranks trains each run together (data parallel);
-     * in one process, the micro-batches run one after another. A run's
-     * result depends on this number, not on which computes it (to float
-     * rounding). 1 by default. */
-    int ranks_per_run;
-    /* The length study (length = 1; study_length.c): tasks are decoders
-     * ("gpt2", "llama") trained as causal LMs at n_train tokens on data's
-     * text, then scored at n_train x lengths on eval_tokens held-out tokens
-     * (WikiText-2's test set), RoPE also under each of rope_scalings
-     * (applied without retraining), and on passkey retrieval with
-     * passkey_trials prompts per length and depth (0: none). tokenizer:
-     * "bytes" (ids are bytes) or "gpt2" (data/gpt2's BPE). */
-    int length;
+    /* The pretraining's text: files or folders under data (n_corpora 0:
+     * wikitext-2, janeausten, tinyshakespeare); corpus_tokens > 0 keeps that
+     * many of their tokens, in evenly spaced blocks so that each corpus keeps
+     * its share (0: all); pretrain_keep checkpoints are kept (0: 1), so that
+     * a read-out can follow the pretraining; pretrain_seed (0: 1) draws the
+     * pretraining's initial weights and dropout, 1 being the draw of every
+     * pretraining before the key existed (the order of the text and its masks
+     * stay, so held-out losses are on the same masks): a second seed is a
+     * second pretraining, the study's unit of replication. */
+    int n_corpora;
+    char corpora[8][128];
+    int corpus_tokens, pretrain_keep, pretrain_seed;
+} posemb_study_data_settings;
+
+/* The length study's own settings (study_length.c): tasks are decoders
+ * ("gpt2", "llama") trained as causal LMs at n_train tokens on data's text,
+ * then scored at n_train x lengths on eval_tokens held-out tokens
+ * (WikiText-2's test set), RoPE also under each of scalings (applied without
+ * retraining), and on passkey retrieval with passkey_trials prompts per
+ * length and depth (0: none). tokenizer: "bytes" (ids are bytes) or "gpt2"
+ * (data/gpt2's BPE). */
+typedef struct posemb_study_length_settings {
     int eval_tokens, passkey_trials;
     /* The share of training sequences that are passkey prompts of n_train
      * tokens (key and depth drawn per sequence): a small LM trained on text
@@ -99,20 +87,47 @@ typedef struct posemb_study_config {
     int n_scalings;
     char scalings[8][16];
     char tokenizer[16];
+} posemb_study_length_settings;
+
+/* A study's config: what every study has, then each room's own settings
+ * (real: the real-data study's, len: the length study's; a key of one room
+ * in another's config is refused). */
+typedef struct posemb_study_config {
+    int n_pes, n_tasks, n_seeds, n_mults;
+    char pes[POSEMB_STUDY_MAX_PES][128];
+    char tasks[POSEMB_STUDY_MAX_TASKS][32];
+    int seeds[16];
+    int mults[8]; /* evaluation lengths, multiples of n_train */
+    int layers, hidden, heads, intermediate;
+    int n_train; /* training sequence length */
+    int steps, batch;
+    float lr;
+    int eval_examples; /* per evaluation length */
+    int curve_every;   /* steps between points of the training curve (0: none) */
+    int jobs;          /* worker processes */
+    int threads;       /* threads per worker, set from the command line; 0: 1 in each forked worker, the
+                        * process's own when jobs is 1 (a count given is set process-wide) */
+    int analyze;       /* analyse the first seed's models (the first task's into the report) */
+    int pe_defined;    /* 1: absolute PEs at the amplitude their spec defines; 0 (default): the amplitude rule
+                          of docs/study.md: they start at the token embeddings' RMS and learn it */
+    /* The study with real text: a folder laid out like ../shared/data, ""
+     * for the synthetic study; PATH_MAX long at most, so that the paths in
+     * it fit POSEMB_PATH_MAX. length = 1: the length study on it, else the
+     * real-data study. */
+    char data[4096];
+    int length;
+    float dropout;
+    float epochs; /* > 0: a task fine-tunes min(steps, epochs passes over its training set) steps */
+    /* Each update's batch cut into this many equal micro-batches: under MPI,
+     * a group of as many ranks trains each run together (data parallel);
+     * in one process, the micro-batches run one after another. A run's
+     * result depends on this number, not on which computes it (to float
+     * rounding). 1 by default. */
+    int ranks_per_run;
     int n_budgets;
     posemb_study_budget budgets[POSEMB_STUDY_MAX_TASKS];
-    /* The real-data study's pretraining text: files or folders under data
-     * (n_corpora 0: wikitext-2, janeausten, tinyshakespeare); corpus_tokens >
-     * 0 keeps that many of their tokens, in evenly spaced blocks so that each
-     * corpus keeps its share (0: all); pretrain_keep checkpoints are kept
-     * (0: 1), so that a read-out can follow the pretraining; pretrain_seed
-     * (0: 1) draws the pretraining's initial weights and dropout, 1 being the
-     * draw of every pretraining before the key existed (the order of the text
-     * and its masks stay, so held-out losses are on the same masks): a second
-     * seed is a second pretraining, the study's unit of replication. */
-    int n_corpora;
-    char corpora[8][128];
-    int corpus_tokens, pretrain_keep, pretrain_seed;
+    posemb_study_data_settings real;
+    posemb_study_length_settings len;
 } posemb_study_config;
 
 /* The embedded default: the seed paper's 13 PEs plus rope, alibi, t5; the

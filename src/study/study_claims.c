@@ -74,14 +74,14 @@ static posemb_status grid_line(const cJSON *j, int n, void *ctx, posemb_error *e
     g->ppl[k] = number(metrics, "perplexity");
     g->windowed[k] = number(j, "context") < number(j, "eval_len");
     scaled = cJSON_GetObjectItemCaseSensitive(j, "scaled");
-    for (int i = 0; i < c->n_scalings && cJSON_IsObject(scaled); i++)
-        g->scaled[i * grid_cells(c) + k] = number(scaled, c->scalings[i]);
+    for (int i = 0; i < c->len.n_scalings && cJSON_IsObject(scaled); i++)
+        g->scaled[i * grid_cells(c) + k] = number(scaled, c->len.scalings[i]);
     return POSEMB_OK;
 }
 
 posemb_status study_grid_load(study_grid *g, const posemb_study_config *c, const char *out, posemb_error *err)
 {
-    size_t n = grid_cells(c), ns = (size_t)(c->n_scalings > 0 ? c->n_scalings : 1) * n;
+    size_t n = grid_cells(c), ns = (size_t)(c->len.n_scalings > 0 ? c->len.n_scalings : 1) * n;
     *g = (study_grid){.c = c, .v = malloc(n * sizeof(double)), .ppl = malloc(n * sizeof(double))};
     g->scaled = malloc(ns * sizeof(double));
     g->windowed = calloc(n, 1);

@@ -21,7 +21,7 @@ static int log_ratios(const study_grid *g, const char *pe, int mult, int scaling
 {
     const posemb_study_config *c = g->c;
     int p = study_grid_pe(c, pe), m = study_grid_mult(c, mult), m1 = study_grid_mult(c, 1);
-    if (p < 0 || m < 0 || m1 < 0 || scaling >= c->n_scalings) return 0;
+    if (p < 0 || m < 0 || m1 < 0 || scaling >= c->len.n_scalings) return 0;
     size_t cells = study_grid_index(c, c->n_pes, 0, 0, 0);
     for (int t = 0; t < c->n_tasks; t++)
         for (int s = 0; s < c->n_seeds; s++) {
@@ -53,7 +53,7 @@ static void decoders(const posemb_study_config *c, int with_tokenizer, char *buf
         const char *sep = t == 0 ? "" : t + 1 == c->n_tasks ? " and " : ", ";
         n += (size_t)snprintf(buf + n, cap - n, "%s%s", sep, name);
     }
-    if (with_tokenizer && n < cap) snprintf(buf + n, cap - n, " %s LMs", c->tokenizer);
+    if (with_tokenizer && n < cap) snprintf(buf + n, cap - n, " %s LMs", c->len.tokenizer);
 }
 
 typedef struct ratio_claim {
@@ -118,7 +118,7 @@ static void scaled_rows(const study_grid *g, study_claims *cl)
     have = log_ratios(g, "rope", 8, -1, plain);
     for (size_t i = 0; i < sizeof SCALED / sizeof *SCALED; i++) {
         int s = -1;
-        for (int k = 0; k < c->n_scalings; k++) s = strcmp(c->scalings[k], SCALED[i].scaling) ? s : k;
+        for (int k = 0; k < c->len.n_scalings; k++) s = strcmp(c->len.scalings[k], SCALED[i].scaling) ? s : k;
         if (!have || s < 0 || !log_ratios(g, "rope", 8, s, v)) {
             study_claims_skip(cl, SCALED[i].id, "no rope evaluated at 8x with this scaling");
             continue;

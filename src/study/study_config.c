@@ -78,18 +78,18 @@ static posemb_status get_scalings(const cJSON *r, posemb_study_config *c, const 
     static const char *const known[] = {"linear", "ntk", "dynamic", "yarn", "llama3"};
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "rope_scalings");
     if (cJSON_IsArray(v) && cJSON_GetArraySize(v) == 0) {
-        c->n_scalings = 0;
+        c->len.n_scalings = 0;
         return POSEMB_OK;
     }
     posemb_status st =
-        get_names(r, "rope_scalings", c->scalings[0], sizeof c->scalings[0], 8, &c->n_scalings, path, err);
-    for (int i = 0; !st && v && i < c->n_scalings; i++) {
+        get_names(r, "rope_scalings", c->len.scalings[0], sizeof c->len.scalings[0], 8, &c->len.n_scalings, path, err);
+    for (int i = 0; !st && v && i < c->len.n_scalings; i++) {
         int ok = 0;
-        for (int k = 0; k < 5; k++) ok |= !strcmp(c->scalings[i], known[k]);
+        for (int k = 0; k < 5; k++) ok |= !strcmp(c->len.scalings[i], known[k]);
         if (!ok)
             return posemb_fail(err, POSEMB_EINVAL,
                                "%s: \"rope_scalings\": '%s' is not linear, ntk, dynamic, yarn or llama3", path,
-                               c->scalings[i]);
+                               c->len.scalings[i]);
     }
     return st;
 }
@@ -201,10 +201,10 @@ static posemb_status get_model(const cJSON *r, posemb_study_config *c, const cha
                                    path, k->string);
             }
     posemb_status st = POSEMB_OK;
-    if (!text || strlen(text) >= sizeof c->model)
+    if (!text || strlen(text) >= sizeof c->len.model)
         st = posemb_fail(err, POSEMB_EINVAL, "%s: \"model\" must be an object of config.json keys, under %zu bytes",
-                         path, sizeof c->model);
-    else snprintf(c->model, sizeof c->model, "%s", !strcmp(text, "{}") ? "" : text);
+                         path, sizeof c->len.model);
+    else snprintf(c->len.model, sizeof c->len.model, "%s", !strcmp(text, "{}") ? "" : text);
     cJSON_free(text);
     return st;
 }
@@ -231,7 +231,7 @@ static posemb_status get_ruler_tasks(const cJSON *r, posemb_study_config *c, con
     int n = 0;
     if (!cJSON_GetObjectItemCaseSensitive(r, "ruler_tasks")) return POSEMB_OK;
     posemb_status st = get_names(r, "ruler_tasks", names[0], sizeof names[0], STUDY_RULER_TASKS, &n, path, err);
-    c->ruler_tasks = 0;
+    c->len.ruler_tasks = 0;
     for (int i = 0; !st && i < n; i++) {
         int t = study_ruler_task_of(names[i]);
         if (t < 0)
@@ -239,7 +239,7 @@ static posemb_status get_ruler_tasks(const cJSON *r, posemb_study_config *c, con
                                "%s: \"ruler_tasks\": no task \"%s\" (niah_single, niah_multikey, niah_multivalue, "
                                "niah_multiquery, vt, cwe, fwe, kv)",
                                path, names[i]);
-        c->ruler_tasks |= 1u << t;
+        c->len.ruler_tasks |= 1u << t;
     }
     return st;
 }
@@ -262,33 +262,33 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_int(r, "curve_every", 0, 1 << 20, &c->curve_every, path, err)) ||
         (st = get_int(r, "jobs", 1, 64, &c->jobs, path, err)) ||
         (st = get_int(r, "analyze", 0, 1, &c->analyze, path, err)) ||
-        (st = get_int(r, "pretrain_steps", 1, 10000000, &c->pretrain_steps, path, err)) ||
-        (st = get_int(r, "pretrain_batch", 1, 4096, &c->pretrain_batch, path, err)) ||
-        (st = get_int(r, "squad_stride", 0, 4096, &c->squad_stride, path, err)) ||
-        (st = get_int(r, "squad_max_query", 1, 4096, &c->squad_max_query, path, err)) ||
-        (st = get_int(r, "max_answer", 1, 4096, &c->max_answer, path, err)) ||
+        (st = get_int(r, "pretrain_steps", 1, 10000000, &c->real.pretrain_steps, path, err)) ||
+        (st = get_int(r, "pretrain_batch", 1, 4096, &c->real.pretrain_batch, path, err)) ||
+        (st = get_int(r, "squad_stride", 0, 4096, &c->real.squad_stride, path, err)) ||
+        (st = get_int(r, "squad_max_query", 1, 4096, &c->real.squad_max_query, path, err)) ||
+        (st = get_int(r, "max_answer", 1, 4096, &c->real.max_answer, path, err)) ||
         (st = get_int(r, "ranks_per_run", 1, 64, &c->ranks_per_run, path, err)) ||
-        (st = get_int(r, "eval_tokens", 2, 1 << 30, &c->eval_tokens, path, err)) ||
-        (st = get_int(r, "passkey_trials", 0, 100000, &c->passkey_trials, path, err)) ||
-        (st = get_names(r, "corpora", &c->corpora[0][0], 128, 8, &c->n_corpora, path, err)) ||
-        (st = get_int(r, "corpus_tokens", 0, 1 << 30, &c->corpus_tokens, path, err)) ||
-        (st = get_int(r, "pretrain_keep", 1, 1000, &c->pretrain_keep, path, err)) ||
-        (st = get_int(r, "pretrain_seed", 1, 1000000, &c->pretrain_seed, path, err)) ||
+        (st = get_int(r, "eval_tokens", 2, 1 << 30, &c->len.eval_tokens, path, err)) ||
+        (st = get_int(r, "passkey_trials", 0, 100000, &c->len.passkey_trials, path, err)) ||
+        (st = get_names(r, "corpora", &c->real.corpora[0][0], 128, 8, &c->real.n_corpora, path, err)) ||
+        (st = get_int(r, "corpus_tokens", 0, 1 << 30, &c->real.corpus_tokens, path, err)) ||
+        (st = get_int(r, "pretrain_keep", 1, 1000, &c->real.pretrain_keep, path, err)) ||
+        (st = get_int(r, "pretrain_seed", 1, 1000000, &c->real.pretrain_seed, path, err)) ||
         (st = get_scalings(r, c, path, err)) || (st = get_budgets(r, c, path, err)) ||
         (st = get_float(r, "lr", 0, 0, 10, &c->lr, path, err)) ||
-        (st = get_float(r, "pretrain_lr", 0, 0, 10, &c->pretrain_lr, path, err)) ||
+        (st = get_float(r, "pretrain_lr", 0, 0, 10, &c->real.pretrain_lr, path, err)) ||
         (st = get_float(r, "dropout", 0, 1, 1, &c->dropout, path, err)) ||
         (st = get_float(r, "epochs", 0, 1, 1e6, &c->epochs, path, err)) ||
-        (st = get_float(r, "passkey_train", 0, 1, 1, &c->passkey_train, path, err)) ||
-        (st = get_int(r, "ruler_trials", 0, 100000, &c->ruler_trials, path, err)) ||
-        (st = get_float(r, "ruler_train", 0, 1, 1, &c->ruler_train, path, err)) ||
+        (st = get_float(r, "passkey_train", 0, 1, 1, &c->len.passkey_train, path, err)) ||
+        (st = get_int(r, "ruler_trials", 0, 100000, &c->len.ruler_trials, path, err)) ||
+        (st = get_float(r, "ruler_train", 0, 1, 1, &c->len.ruler_train, path, err)) ||
         (st = get_ruler_tasks(r, c, path, err)))
         return st;
     if ((st = get_model(r, c, path, err))) return st;
     const cJSON *tok = cJSON_GetObjectItemCaseSensitive(r, "tokenizer");
     if (tok && !(cJSON_IsString(tok) && (!strcmp(tok->valuestring, "bytes") || !strcmp(tok->valuestring, "gpt2"))))
         return posemb_fail(err, POSEMB_EINVAL, "%s: \"tokenizer\" must be \"bytes\" or \"gpt2\"", path);
-    if (tok) snprintf(c->tokenizer, sizeof c->tokenizer, "%s", tok->valuestring);
+    if (tok) snprintf(c->len.tokenizer, sizeof c->len.tokenizer, "%s", tok->valuestring);
     const cJSON *amp = cJSON_GetObjectItemCaseSensitive(r, "pe_amplitude");
     if (amp && !(cJSON_IsString(amp) && (!strcmp(amp->valuestring, "rule") || !strcmp(amp->valuestring, "defined"))))
         return posemb_fail(err, POSEMB_EINVAL, "%s: \"pe_amplitude\" must be \"rule\" or \"defined\"", path);
@@ -344,10 +344,10 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);
         if (!ok) return posemb_fail(err, POSEMB_EINVAL, "%s: unknown key \"%s\"", path, x->string);
     }
-    for (int i = 0; i < c->n_corpora; i++) /* a path inside the data folder, as the default corpora are */
-        if (c->corpora[i][0] == '/' || strstr(c->corpora[i], ".."))
+    for (int i = 0; i < c->real.n_corpora; i++) /* a path inside the data folder, as the default corpora are */
+        if (c->real.corpora[i][0] == '/' || strstr(c->real.corpora[i], ".."))
             return posemb_fail(err, POSEMB_EINVAL, "%s: corpus \"%s\" must be a path inside the data folder", path,
-                               c->corpora[i]);
+                               c->real.corpora[i]);
     if (c->hidden % c->heads)
         return posemb_fail(err, POSEMB_EINVAL, "%s: hidden %d is not a multiple of heads %d", path, c->hidden,
                            c->heads);
@@ -394,13 +394,13 @@ posemb_study_config posemb_study_default(void)
         .jobs = 2,
         .analyze = 1,
         /* the real-data study's own settings (posemb_study_data_default) */
-        .pretrain_steps = 4000,
-        .pretrain_batch = 32,
-        .pretrain_lr = 5e-4f,
+        .real.pretrain_steps = 4000,
+        .real.pretrain_batch = 32,
+        .real.pretrain_lr = 5e-4f,
         .dropout = 0.1f,
-        .squad_stride = 32,
-        .squad_max_query = 32,
-        .max_answer = 30,
+        .real.squad_stride = 32,
+        .real.squad_max_query = 32,
+        .real.max_answer = 30,
         .ranks_per_run = 1,
     };
     study_set_names(c.pes[0], sizeof c.pes[0], &c.n_pes, DEFAULT_PES, (int)(sizeof DEFAULT_PES / sizeof *DEFAULT_PES));

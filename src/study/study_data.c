@@ -47,8 +47,8 @@ posemb_study_config posemb_study_data_default(const char *data_dir)
     c.heads = 4;
     c.intermediate = 512;
     c.n_train = 128;
-    c.pretrain_steps = 3000;
-    c.pretrain_lr = 1e-3f;
+    c.real.pretrain_steps = 3000;
+    c.real.pretrain_lr = 1e-3f;
     c.steps = 1200;
     c.epochs = 3;
     c.lr = 3e-4f;
@@ -102,18 +102,18 @@ posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error
         if (!study_is_squad(c->tasks[t]) && posemb_glue_task_from_name(c->tasks[t]) < 0)
             return posemb_fail(err, POSEMB_EINVAL,
                                "study: unknown data task '%s' (GLUE task names, SQuAD, SQuAD-locate)", c->tasks[t]);
-    if (c->n_train < 32 || c->pretrain_steps < 1 || c->pretrain_batch < 1 || c->squad_max_query < 1 ||
-        c->max_answer < 1)
+    if (c->n_train < 32 || c->real.pretrain_steps < 1 || c->real.pretrain_batch < 1 || c->real.squad_max_query < 1 ||
+        c->real.max_answer < 1)
         return posemb_fail(err, POSEMB_EINVAL,
                            "study: n_train >= 32, pretrain_steps, pretrain_batch, squad_max_query "
                            "and max_answer >= 1 are needed");
     int span = 0; /* the windows' settings matter to the span tasks alone */
     for (int t = 0; t < c->n_tasks; t++) span |= study_is_squad(c->tasks[t]);
-    if (span && c->squad_stride >= c->n_train - 3 - c->squad_max_query)
+    if (span && c->real.squad_stride >= c->n_train - 3 - c->real.squad_max_query)
         return posemb_fail(err, POSEMB_EINVAL,
                            "study: squad_stride %d must be less than the context window, n_train - 3 - "
                            "squad_max_query = %d",
-                           c->squad_stride, c->n_train - 3 - c->squad_max_query);
+                           c->real.squad_stride, c->n_train - 3 - c->real.squad_max_query);
     return POSEMB_OK;
 }
 
@@ -149,10 +149,10 @@ static posemb_status load_corpora(const posemb_study_config *c, const char *out,
                                   const char *desc, posemb_corpus *all, posemb_error *err)
 {
     const char *names[8];
-    for (int i = 0; i < c->n_corpora; i++) names[i] = c->corpora[i];
-    posemb_status st = c->n_corpora ? study_load_corpora(c, out, tok, desc, names, c->n_corpora, all, err)
-                                    : study_load_corpora(c, out, tok, desc, CORPORA, N_CORPORA, all, err);
-    if (!st) corpus_subsample(all, c->corpus_tokens);
+    for (int i = 0; i < c->real.n_corpora; i++) names[i] = c->real.corpora[i];
+    posemb_status st = c->real.n_corpora ? study_load_corpora(c, out, tok, desc, names, c->real.n_corpora, all, err)
+                                         : study_load_corpora(c, out, tok, desc, CORPORA, N_CORPORA, all, err);
+    if (!st) corpus_subsample(all, c->real.corpus_tokens);
     return st;
 }
 
@@ -202,7 +202,7 @@ posemb_status posemb_study_data_prepare(const posemb_study_config *c, const char
 
 /* The pretraining model of PE p: BERT with an MLM head, APE rows for the longest evaluation. */
 /* The pretraining's draw: pretrain_seed, 1 when unset (every pretraining before the key). */
-static int pretrain_seed(const posemb_study_config *c) { return c->pretrain_seed > 0 ? c->pretrain_seed : 1; }
+static int pretrain_seed(const posemb_study_config *c) { return c->real.pretrain_seed > 0 ? c->real.pretrain_seed : 1; }
 
 static posemb_status pretrain_model(const posemb_study_config *c, int p, int vocab, posemb_model **m, posemb_error *err)
 {
@@ -260,16 +260,16 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
                                      1}; /* one order and masking whatever pretrain_seed: held-out masks are shared */
         st = posemb_lm_data_init(&d, all.tokens, all.n, &o, err);
     }
-    posemb_train_args a = posemb_train_defaults(dir, c->pretrain_steps);
-    a.batch = c->pretrain_batch / c->ranks_per_run; /* the group's micro-batches make one pretrain_batch */
+    posemb_train_args a = posemb_train_defaults(dir, c->real.pretrain_steps);
+    a.batch = c->real.pretrain_batch / c->ranks_per_run; /* the group's micro-batches make one pretrain_batch */
     a.accum = c->ranks_per_run;
     a.comm = group;
-    a.lr = c->pretrain_lr;
+    a.lr = c->real.pretrain_lr;
     a.seed = (uint64_t)pretrain_seed(c);
-    a.keep = c->pretrain_keep > 0 ? c->pretrain_keep : 1;
+    a.keep = c->real.pretrain_keep > 0 ? c->real.pretrain_keep : 1;
     a.eval_batches = 8; /* 32 k held-out tokens, every 1/20 of the run: the curve that shows the plateau */
-    a.eval_every = c->pretrain_steps >= 20 ? c->pretrain_steps / 20 : 1;
-    a.log_every = c->pretrain_steps >= 10 ? c->pretrain_steps / 10 : 1;
+    a.eval_every = c->real.pretrain_steps >= 20 ? c->real.pretrain_steps / 20 : 1;
+    a.log_every = c->real.pretrain_steps >= 10 ? c->real.pretrain_steps / 10 : 1;
     /* Pretraining runs for hours and is killed when its machine's session ends:
      * a checkpoint at every evaluation loses at most 1/20 of it, not 1/5. */
     a.save_every = a.eval_every;

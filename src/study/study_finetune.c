@@ -110,7 +110,7 @@ static posemb_status squad_match(const posemb_study_config *c, task_data *td, po
         double v[2] = {NAN, NAN};
         if (!logits) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
         st = posemb_squad_match_logits(f, logits, err);
-        if (!st) st = squad_score(td, f, logits, c->max_answer, v, err);
+        if (!st) st = squad_score(td, f, logits, c->real.max_answer, v, err);
         td->match[m] = v[0];
         free(logits);
     }
@@ -133,11 +133,11 @@ static posemb_status load_squad(const posemb_study_config *c, int t, const posem
     if (!st) td->n_eval = posemb_squad_split(&td->sq, POSEMB_SQUAD_EVAL, td->eval_idx);
     if (!st && td->n_eval > c->eval_examples) td->n_eval = c->eval_examples;
     if (!st)
-        st = posemb_squad_features(tok, &td->sq, train_idx, n_train, c->n_train, c->squad_stride, c->squad_max_query,
-                                   &td->train, err);
+        st = posemb_squad_features(tok, &td->sq, train_idx, n_train, c->n_train, c->real.squad_stride,
+                                   c->real.squad_max_query, &td->train, err);
     for (int m = 0; !st && m < c->n_mults && m < MAX_MULTS; m++) /* longer windows, the stride in proportion */
         st = posemb_squad_features(tok, &td->sq, td->eval_idx, td->n_eval, c->n_train * c->mults[m],
-                                   c->squad_stride * c->mults[m], c->squad_max_query, &td->eval[m], err);
+                                   c->real.squad_stride * c->mults[m], c->real.squad_max_query, &td->eval[m], err);
     free(train_idx);
     return st ? st : squad_match(c, td, err);
 }
@@ -306,7 +306,7 @@ static posemb_status evaluate(posemb_model *m, const posemb_study_config *c, con
     posemb_model_set_train(m, 0, 0, 0);
     values[0] = values[1] = NAN;
     *collapsed = 0;
-    return td->squad ? eval_squad(m, td, mi, c->batch, c->max_answer, b, values, collapsed, err)
+    return td->squad ? eval_squad(m, td, mi, c->batch, c->real.max_answer, b, values, collapsed, err)
                      : eval_glue(m, td, c->batch, b, values, collapsed, err);
 }
 
@@ -630,8 +630,8 @@ static char *ft_lines(const posemb_study_config *c, int p, int t, int s, const t
         len += (size_t)snprintf(out + len, cap - len,
                                 "}, \"chance\": %.6f, \"collapsed\": %s, \"steps\": %d, \"pretrain_steps\": %d, "
                                 "\"seconds\": %.2f, \"blas\": \"%s\"",
-                                td->chance, r->collapsed[m] ? "true" : "false", r->steps, c->pretrain_steps, r->seconds,
-                                posemb_blas_core());
+                                td->chance, r->collapsed[m] ? "true" : "false", r->steps, c->real.pretrain_steps,
+                                r->seconds, posemb_blas_core());
         if (!isnan(td->match[m]))
             len += (size_t)snprintf(out + len, cap - len, ", \"token_match\": %.6f", td->match[m]);
         for (int k = 0; m == 0 && k < r->n_curve; k++)

@@ -57,8 +57,8 @@ posemb_study_config posemb_study_length_default(const char *data_dir)
     study_set_names(c.pes[0], sizeof c.pes[0], &c.n_pes, LENGTH_PES, N_OF(LENGTH_PES));
     study_set_names(c.tasks[0], sizeof c.tasks[0], &c.n_tasks, LENGTH_TASKS, N_OF(LENGTH_TASKS));
     for (int i = 0; i < N_OF(LENGTH_SCALINGS); i++)
-        snprintf(c.scalings[i], sizeof c.scalings[i], "%s", LENGTH_SCALINGS[i]);
-    c.n_scalings = N_OF(LENGTH_SCALINGS);
+        snprintf(c.len.scalings[i], sizeof c.len.scalings[i], "%s", LENGTH_SCALINGS[i]);
+    c.len.n_scalings = N_OF(LENGTH_SCALINGS);
     const int mults[] = {1, 2, 4, 8, 16};
     c.n_mults = N_OF(mults);
     memcpy(c.mults, mults, sizeof mults);
@@ -69,14 +69,14 @@ posemb_study_config posemb_study_length_default(const char *data_dir)
     c.lr = 1e-3f;
     c.dropout = 0;
     c.curve_every = 100;
-    c.eval_tokens = 65536;
-    c.passkey_trials = 10;
-    c.passkey_train = 0.25f;
-    c.ruler_tasks = 0; /* opt in: results/length/ruler/study-ruler.json */
-    c.ruler_train = 0;
-    c.ruler_trials = 10;
+    c.len.eval_tokens = 65536;
+    c.len.passkey_trials = 10;
+    c.len.passkey_train = 0.25f;
+    c.len.ruler_tasks = 0; /* opt in: results/length/ruler/study-ruler.json */
+    c.len.ruler_train = 0;
+    c.len.ruler_trials = 10;
     c.analyze = 0;
-    snprintf(c.tokenizer, sizeof c.tokenizer, "bytes");
+    snprintf(c.len.tokenizer, sizeof c.len.tokenizer, "bytes");
     return c;
 }
 
@@ -90,7 +90,7 @@ static posemb_status ruler_train_fits(const posemb_study_config *c, const posemb
     int32_t *ids = malloc((size_t)c->n_train * sizeof *ids), *targets = malloc((size_t)c->n_train * sizeof *targets);
     posemb_status st = ids && targets ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     for (int t = 0; !st && t < STUDY_RULER_TASKS; t++)
-        for (uint64_t draw = 1; !st && (c->ruler_tasks >> t & 1u) && draw < 64; draw += 2) {
+        for (uint64_t draw = 1; !st && (c->len.ruler_tasks >> t & 1u) && draw < 64; draw += 2) {
             int fits = 0;
             st = study_ruler_prompt(tok, t, draw, c->n_train, 0.5, ids, targets, &fits, err);
             if (!st && !fits)
@@ -122,15 +122,15 @@ posemb_status study_length_check(const posemb_study_config *c, posemb_error *err
         snprintf(path, sizeof path, "%s/%s", c->data, name);
         if (!is_file_or_dir(path)) return posemb_fail(err, POSEMB_EIO, "%s: missing (the length study's text)", path);
     }
-    if (!strcmp(c->tokenizer, "gpt2")) {
+    if (!strcmp(c->len.tokenizer, "gpt2")) {
         snprintf(path, sizeof path, "%s/gpt2/vocab.bpe", c->data);
         if (!is_file_or_dir(path)) return posemb_fail(err, POSEMB_EIO, "%s: missing (GPT-2's BPE)", path);
     }
     long longest = (long)c->n_train * c->mults[c->n_mults - 1];
-    if (c->eval_tokens < longest)
+    if (c->len.eval_tokens < longest)
         return posemb_fail(err, POSEMB_EINVAL,
-                           "study: eval_tokens %d is less than one window of the longest length %ld", c->eval_tokens,
-                           longest);
+                           "study: eval_tokens %d is less than one window of the longest length %ld",
+                           c->len.eval_tokens, longest);
     posemb_config cfg;
     for (int t = 0; t < c->n_tasks; t++) /* a "model" key a decoder does not take fails now, not after a run */
         for (int p = 0; p < c->n_pes; p++) {
@@ -144,7 +144,7 @@ posemb_status study_length_check(const posemb_study_config *c, posemb_error *err
 posemb_status study_length_tokenizer(const posemb_study_config *c, const char *out, posemb_tokenizer **tok, char *desc,
                                      size_t cap, posemb_error *err)
 {
-    if (!strcmp(c->tokenizer, "gpt2")) {
+    if (!strcmp(c->len.tokenizer, "gpt2")) {
         char merges[POSEMB_PATH_MAX];
         snprintf(desc, cap, "%s/gpt2/encoder.json", c->data);
         snprintf(merges, sizeof merges, "%s/gpt2/vocab.bpe", c->data);
@@ -189,19 +189,19 @@ posemb_status study_length_prepare(const posemb_study_config *c, const char *out
     char path[POSEMB_PATH_MAX], desc[POSEMB_PATH_MAX];
     posemb_status st = POSEMB_OK;
     snprintf(path, sizeof path, "%s/tokenizer.json", out);
-    if (!strcmp(c->tokenizer, "bytes")) st = posemb_tokenizer_write_bytes(path, err);
+    if (!strcmp(c->len.tokenizer, "bytes")) st = posemb_tokenizer_write_bytes(path, err);
     posemb_tokenizer *tok = NULL;
     posemb_corpus train = {0}, held_out = {0};
     if (!st) st = study_length_tokenizer(c, out, &tok, desc, sizeof desc, err);
-    if (!st && c->passkey_train > 0) st = passkey_train_fits(c, tok, err);
-    if (!st && c->ruler_train > 0) st = ruler_train_fits(c, tok, err);
+    if (!st && c->len.passkey_train > 0) st = passkey_train_fits(c, tok, err);
+    if (!st && c->len.ruler_train > 0) st = ruler_train_fits(c, tok, err);
     if (!st) st = load_texts(c, out, tok, desc, &train, &held_out, err);
     if (!st)
         fprintf(stderr, "posemb study: training text %ld tokens from %d files, held-out text %ld tokens (%s)\n",
-                train.n, train.n_files, held_out.n, c->tokenizer);
-    if (!st && held_out.n < c->eval_tokens)
+                train.n, train.n_files, held_out.n, c->len.tokenizer);
+    if (!st && held_out.n < c->len.eval_tokens)
         st = posemb_fail(err, POSEMB_EINVAL, "study: eval_tokens %d is more than the held-out text's %ld tokens",
-                         c->eval_tokens, held_out.n);
+                         c->len.eval_tokens, held_out.n);
     posemb_corpus_free(&train);
     posemb_corpus_free(&held_out);
     posemb_tokenizer_free(tok);
@@ -233,7 +233,7 @@ static posemb_status length_config(const posemb_study_config *c, int p, int t, i
     if (c->pe_defined) snprintf(cfg->pe, sizeof cfg->pe, "%s", c->pes[p]);
     else st = study_amplitude_rule(c->pes[p], &dims, c->n_train, cfg->initializer_range, cfg->pe, sizeof cfg->pe, err);
     if (!st) st = posemb_config_set_head(cfg, POSEMB_HEAD_CLM, 0, err);
-    if (!st && c->model[0]) st = posemb_config_override(cfg, c->model, "study: \"model\"", err);
+    if (!st && c->len.model[0]) st = posemb_config_override(cfg, c->len.model, "study: \"model\"", err);
     return st;
 }
 
@@ -257,8 +257,8 @@ static posemb_status length_train(const posemb_study_config *c, const posemb_con
                                   const posemb_corpus *train, const posemb_tokenizer *tok, const char *dir,
                                   const posemb_comm *group, length_result *r, posemb_error *err)
 {
-    length_mix mix = {{.tok = tok, .seed = (uint64_t)seed, .share = c->passkey_train},
-                      {.tok = tok, .seed = (uint64_t)seed, .share = c->ruler_train, .tasks = c->ruler_tasks}};
+    length_mix mix = {{.tok = tok, .seed = (uint64_t)seed, .share = c->len.passkey_train},
+                      {.tok = tok, .seed = (uint64_t)seed, .share = c->len.ruler_train, .tasks = c->len.ruler_tasks}};
     posemb_model *m = NULL;
     posemb_lm_data d = {0};
     posemb_train_result res = {0};
@@ -270,7 +270,7 @@ static posemb_status length_train(const posemb_study_config *c, const posemb_con
             &(posemb_lm_data_opts){
                 .T = c->n_train, .vocab = cfg->vocab_size, .valid_frac = 0.01, .seed = (uint64_t)seed},
             err);
-    if (!st && (c->passkey_train > 0 || c->ruler_train > 0)) {
+    if (!st && (c->len.passkey_train > 0 || c->len.ruler_train > 0)) {
         d.mix = length_mix_apply;
         d.mix_ctx = &mix;
     }
@@ -302,9 +302,9 @@ static posemb_status length_train(const posemb_study_config *c, const posemb_con
 /* RoPE under scaling s for a context factor x the trained one, as a spec. */
 static void scaled_spec(const posemb_study_config *c, int s, int factor, char *out, size_t cap)
 {
-    if (!strcmp(c->scalings[s], "linear") || !strcmp(c->scalings[s], "ntk")) /* no original length to name */
-        snprintf(out, cap, "rope:scaling=%s,factor=%d", c->scalings[s], factor);
-    else snprintf(out, cap, "rope:scaling=%s,factor=%d,original=%d", c->scalings[s], factor, c->n_train);
+    if (!strcmp(c->len.scalings[s], "linear") || !strcmp(c->len.scalings[s], "ntk")) /* no original length to name */
+        snprintf(out, cap, "rope:scaling=%s,factor=%d", c->len.scalings[s], factor);
+    else snprintf(out, cap, "rope:scaling=%s,factor=%d,original=%d", c->len.scalings[s], factor, c->n_train);
 }
 
 /* The RULER tasks at length i (L tokens) through the checkpoint in dir. */
@@ -320,8 +320,8 @@ static posemb_status ruler_eval(const posemb_study_config *c, const posemb_confi
         r->ruler_context[i] = context;
     }
     for (int t = 0; !st && t < STUDY_RULER_TASKS; t++)
-        if (c->ruler_tasks >> t & 1u)
-            st = study_ruler_eval(m, context, tok, t, L, seed, c->ruler_trials, r->ruler[i][t], r->ruler_part[i][t],
+        if (c->len.ruler_tasks >> t & 1u)
+            st = study_ruler_eval(m, context, tok, t, L, seed, c->len.ruler_trials, r->ruler[i][t], r->ruler_part[i][t],
                                   err);
     posemb_model_free(m);
     return st;
@@ -336,20 +336,20 @@ static posemb_status length_eval(const posemb_study_config *c, int p, const pose
     int scaled = !strcmp(c->pes[p], "rope");
     for (int i = 0; !st && i < c->n_mults; i++) {
         int L = c->n_train * c->mults[i];
-        st = posemb_lm_eval_length(dir, cfg, held_out->tokens, c->eval_tokens, L, 0, &r->ppl[i], err);
-        for (int s = 0; !st && s < c->n_scalings; s++) {
+        st = posemb_lm_eval_length(dir, cfg, held_out->tokens, c->len.eval_tokens, L, 0, &r->ppl[i], err);
+        for (int s = 0; !st && s < c->len.n_scalings; s++) {
             r->scaled[s][i] = NAN;
             if (!scaled || c->mults[i] == 1) continue;
             posemb_config sc = *cfg;
             posemb_lm_length l;
             scaled_spec(c, s, c->mults[i], sc.pe, sizeof sc.pe);
-            st = posemb_lm_eval_length(dir, &sc, held_out->tokens, c->eval_tokens, L, 0, &l, err);
+            st = posemb_lm_eval_length(dir, &sc, held_out->tokens, c->len.eval_tokens, L, 0, &l, err);
             if (!st) r->scaled[s][i] = l.nll / (double)l.count;
         }
-        if (!st && c->passkey_trials)
-            st = posemb_passkey(dir, cfg, tok, L, seed, c->passkey_trials, r->passkey[i], r->digits[i],
+        if (!st && c->len.passkey_trials)
+            st = posemb_passkey(dir, cfg, tok, L, seed, c->len.passkey_trials, r->passkey[i], r->digits[i],
                                 &r->passkey_context[i], err);
-        if (!st && c->ruler_tasks && c->ruler_trials) st = ruler_eval(c, cfg, tok, dir, L, seed, r, i, err);
+        if (!st && c->len.ruler_tasks && c->len.ruler_trials) st = ruler_eval(c, cfg, tok, dir, L, seed, r, i, err);
     }
     return st;
 }
@@ -410,14 +410,15 @@ static void ruler_fields(line_buf *b, const posemb_study_config *c, const length
 {
     char x[32];
     for (int t = 0, n = 0; t < STUDY_RULER_TASKS; t++)
-        if (c->ruler_tasks >> t & 1u) add(b, "%s\"%s\"", n++ ? ", " : ", \"ruler_tasks\": [", study_ruler_task_name(t));
-    add(b, "], \"ruler_train\": %.9g, \"ruler_trials\": %d", c->ruler_train, c->ruler_trials);
-    if (!c->ruler_trials) return;
+        if (c->len.ruler_tasks >> t & 1u)
+            add(b, "%s\"%s\"", n++ ? ", " : ", \"ruler_tasks\": [", study_ruler_task_name(t));
+    add(b, "], \"ruler_train\": %.9g, \"ruler_trials\": %d", c->len.ruler_train, c->len.ruler_trials);
+    if (!c->len.ruler_trials) return;
     const char *field[3] = {"ruler", "ruler_part", "ruler_depths"};
     for (int f = 0; f < 3; f++) {
         add(b, ", \"%s\": {", field[f]);
         for (int t = 0, n = 0; t < STUDY_RULER_TASKS; t++) {
-            if (!(c->ruler_tasks >> t & 1u)) continue;
+            if (!(c->len.ruler_tasks >> t & 1u)) continue;
             add(b, "%s\"%s\": ", n++ ? ", " : "", study_ruler_task_name(t));
             if (f < 2) add(b, "%s", jnum(x, "%.4f", mean_depths(f ? r->ruler_part[i][t] : r->ruler[i][t])));
             for (int d = 0; f == 2 && d < STUDY_RULER_DEPTHS; d++)
@@ -433,11 +434,11 @@ static void ruler_fields(line_buf *b, const posemb_study_config *c, const length
 static void scaled_fields(line_buf *b, const posemb_study_config *c, const length_result *r, int i)
 {
     char x[32];
-    for (int k = 0, j = 0; k < c->n_scalings; k++)
+    for (int k = 0, j = 0; k < c->len.n_scalings; k++)
         if (!isnan(r->scaled[k][i]))
-            add(b, "%s\"%s\": %s", j++ ? ", " : ", \"scaled\": {", c->scalings[k],
+            add(b, "%s\"%s\": %s", j++ ? ", " : ", \"scaled\": {", c->len.scalings[k],
                 jnum(x, "%.6f", exp(r->scaled[k][i])));
-    for (int k = 0; k < c->n_scalings; k++)
+    for (int k = 0; k < c->len.n_scalings; k++)
         if (!isnan(r->scaled[k][i])) {
             add(b, "}");
             break;
@@ -458,14 +459,14 @@ static char *length_lines(const posemb_study_config *c, int p, int t, int s, int
             "\"eval_len\": %d, \"context\": %d, \"tokens\": %ld, \"metrics\": {\"perplexity\": %s, \"loss\": %s",
             c->pes[p], r->spec, c->tasks[t], c->seeds[s], c->n_train, l->length, l->context, l->count,
             jnum(x[0], "%.6f", exp(loss)), jnum(x[1], "%.6f", loss));
-        if (c->passkey_trials) passkey_fields(&b, r, i);
+        if (c->len.passkey_trials) passkey_fields(&b, r, i);
         else add(&b, "}");
         scaled_fields(&b, c, r, i);
-        if (c->ruler_tasks) ruler_fields(&b, c, r, i);
+        if (c->len.ruler_tasks) ruler_fields(&b, c, r, i);
         add(&b, ", \"chance\": %d, \"passkey_train\": %g, \"steps\": %ld, \"seconds\": %.2f, \"blas\": \"%s\"", vocab,
-            c->passkey_train, r->steps, r->seconds, posemb_blas_core());
+            c->len.passkey_train, r->steps, r->seconds, posemb_blas_core());
         if (r->resumed_from) add(&b, ", \"resumed_from\": %ld", r->resumed_from);
-        if (c->model[0]) add(&b, ", \"model\": %s", c->model);
+        if (c->len.model[0]) add(&b, ", \"model\": %s", c->len.model);
         for (int k = 0; i == 0 && k < r->n_curve; k++)
             add(&b, "%s[%.0f, %.4f]%s", k ? ", " : ", \"curve\": [", r->curve[k][0], r->curve[k][1],
                 k + 1 == r->n_curve ? "]" : "");
@@ -478,7 +479,7 @@ static char *length_lines(const posemb_study_config *c, int p, int t, int s, int
 static posemb_status tokenizer_into(const posemb_study_config *c, const char *dir, posemb_error *err)
 {
     char src[POSEMB_PATH_MAX], dst[POSEMB_PATH_MAX];
-    int bytes = !strcmp(c->tokenizer, "bytes");
+    int bytes = !strcmp(c->len.tokenizer, "bytes");
     if (posemb_path_join(dst, sizeof dst, dir, bytes ? "tokenizer.json" : "vocab.json"))
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
     if (bytes) return posemb_tokenizer_write_bytes(dst, err);

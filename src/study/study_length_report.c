@@ -106,8 +106,8 @@ static posemb_status add_line(const cJSON *j, int n, void *ctx, posemb_error *er
     const cJSON *ruler = cJSON_GetObjectItem(j, "ruler");
     for (int k = 0; cJSON_IsObject(ruler) && k < STUDY_RULER_TASKS; k++)
         if (study_ruler_task_name(k)) put(&r->ruler[i][k], num(ruler, study_ruler_task_name(k)));
-    for (int s = 0; cJSON_IsObject(scaled) && s < c->n_scalings && s < MAX_SCALINGS; s++)
-        put(&tb->scaled[t][s][i], log(num(scaled, c->scalings[s])));
+    for (int s = 0; cJSON_IsObject(scaled) && s < c->len.n_scalings && s < MAX_SCALINGS; s++)
+        put(&tb->scaled[t][s][i], log(num(scaled, c->len.scalings[s])));
     if (isfinite(num(j, "chance"))) tb->chance = num(j, "chance");
     return POSEMB_OK;
 }
@@ -177,16 +177,16 @@ enum { VIEW_PPL, VIEW_SCALED, VIEW_PASSKEY, VIEW_ATTN, VIEW_RULER, N_VIEWS = VIE
 
 static int view_rows(const length_table *tb, const posemb_study_config *c, int t, int v)
 {
-    if (v == VIEW_SCALED) return tb->rope[t] >= 0 && c->n_scalings ? c->n_scalings + 1 : 0;
-    if (v == VIEW_PASSKEY) return c->passkey_trials ? c->n_pes : 0;
+    if (v == VIEW_SCALED) return tb->rope[t] >= 0 && c->len.n_scalings ? c->len.n_scalings + 1 : 0;
+    if (v == VIEW_PASSKEY) return c->len.passkey_trials ? c->n_pes : 0;
     if (v == VIEW_ATTN) return tb->has_att[t] ? c->n_pes : 0;
-    if (v >= VIEW_RULER) return c->ruler_trials && (c->ruler_tasks >> (v - VIEW_RULER) & 1u) ? c->n_pes : 0;
+    if (v >= VIEW_RULER) return c->len.ruler_trials && (c->len.ruler_tasks >> (v - VIEW_RULER) & 1u) ? c->n_pes : 0;
     return c->n_pes;
 }
 
 static const char *view_label(const posemb_study_config *c, int v, int row)
 {
-    if (v == VIEW_SCALED) return row == 0 ? "none (rope)" : c->scalings[row - 1];
+    if (v == VIEW_SCALED) return row == 0 ? "none (rope)" : c->len.scalings[row - 1];
     return c->pes[row];
 }
 
@@ -200,12 +200,12 @@ static void view_title(const posemb_study_config *c, int t, int v, char *buf, si
         snprintf(buf, cap,
                  "%s: passkey retrieval (keys retrieved whole / their digits predicted; %d prompts per depth, mean "
                  "over %d depths; a model that does not copy predicts about 0.1 of the digits)",
-                 c->tasks[t], c->passkey_trials, PASSKEY_DEPTHS);
+                 c->tasks[t], c->len.passkey_trials, PASSKEY_DEPTHS);
     else if (v >= VIEW_RULER)
         snprintf(buf, cap,
                  "%s: RULER's %s (prompts answered whole, every answer token predicted; %d prompts per depth, mean "
                  "over %d depths)",
-                 c->tasks[t], study_ruler_task_name(v - VIEW_RULER), c->ruler_trials, STUDY_RULER_DEPTHS);
+                 c->tasks[t], study_ruler_task_name(v - VIEW_RULER), c->len.ruler_trials, STUDY_RULER_DEPTHS);
     else
         snprintf(
             buf, cap,
@@ -317,18 +317,19 @@ static posemb_status write_md(const length_table *tb, const posemb_study_config 
         "of context at most). *: a two-sided Welch t-test over seeds against the ape row of the same decoder and "
         "length gives p < 0.05 (on the loss per token; the keys' digits for passkey; the distance for attention; "
         "against rope unscaled for the scalings).\n\n",
-        c->n_train, c->tokenizer, c->n_train, c->steps, c->batch, c->eval_tokens, c->n_seeds, c->n_train);
-    if (c->passkey_train > 0)
+        c->n_train, c->len.tokenizer, c->n_train, c->steps, c->batch, c->len.eval_tokens, c->n_seeds, c->n_train);
+    if (c->len.passkey_train > 0)
         fprintf(af.f,
                 "A share %g of the training sequences were passkey prompts of %d tokens (passkey_train), each with "
                 "its own key and depth; the held-out text and the validation loss are text only.\n\n",
-                c->passkey_train, c->n_train);
-    if (c->ruler_train > 0)
+                c->len.passkey_train, c->n_train);
+    if (c->len.ruler_train > 0)
         fprintf(af.f,
                 "A share %g of the training sequences the passkey left were prompts of RULER's tasks below "
                 "(ruler_train), each with its own draw.\n\n",
-                c->ruler_train);
-    if (c->model[0]) fprintf(af.f, "Every decoder's config.json has %s set over the default (model).\n\n", c->model);
+                c->len.ruler_train);
+    if (c->len.model[0])
+        fprintf(af.f, "Every decoder's config.json has %s set over the default (model).\n\n", c->len.model);
     char budgets[2048];
     study_budgets_text(c, budgets, sizeof budgets);
     if (budgets[0]) fprintf(af.f, "%s\n\n", budgets);
@@ -381,8 +382,8 @@ static posemb_status write_csv(const length_table *tb, const posemb_study_config
                     csv_cell(&row, metric, &r->ruler[i][k], ape ? &ape->ruler[i][k] : NULL,
                              r->ruler_context[i] && r->ruler_context[i] < row.L);
                 }
-                for (int s = 0; p == tb->rope[t] && s < c->n_scalings; s++) {
-                    row.scaling = c->scalings[s];
+                for (int s = 0; p == tb->rope[t] && s < c->len.n_scalings; s++) {
+                    row.scaling = c->len.scalings[s];
                     csv_cell(&row, "loss", &tb->scaled[t][s][i], &r->loss[i], 0);
                 }
             }
@@ -429,7 +430,7 @@ static double figure_value(const length_table *tb, const posemb_study_config *c,
 static posemb_status length_figure(const length_table *tb, const posemb_study_config *c, int t, int kind,
                                    const char *path, int *drawn, posemb_error *err)
 {
-    int n = kind == FIG_SCALED ? c->n_scalings + 1 : c->n_pes;
+    int n = kind == FIG_SCALED ? c->len.n_scalings + 1 : c->n_pes;
     double x[MAX_MULTS], *y = calloc((size_t)n * MAX_MULTS, sizeof *y);
     posemb_series *s = calloc((size_t)n, sizeof *s);
     if (!y || !s) {
@@ -446,7 +447,7 @@ static posemb_status length_figure(const length_table *tb, const posemb_study_co
         if (finite)
             s[used++] = (posemb_series){.label = kind != FIG_SCALED ? c->pes[k]
                                                  : k == 0           ? "rope"
-                                                                    : c->scalings[k - 1],
+                                                                    : c->len.scalings[k - 1],
                                         .x = x,
                                         .y = y + k * MAX_MULTS,
                                         .n = c->n_mults,
@@ -525,7 +526,7 @@ static posemb_status report_task(posemb_report *rep, const length_table *tb, con
     snprintf(caption, sizeof caption, "%s: held-out bits per token against context length, mean over seeds",
              c->tasks[t]);
     if (!st && drawn) st = posemb_report_image(rep, path, caption, err);
-    if (!st && tb->rope[t] >= 0 && c->n_scalings) {
+    if (!st && tb->rope[t] >= 0 && c->len.n_scalings) {
         snprintf(path, sizeof path, "%s/length_%s_rope.png", out, c->tasks[t]);
         st = length_figure(tb, c, t, FIG_SCALED, path, &drawn, err);
         if (!st && drawn) st = posemb_report_image(rep, path, "RoPE with each scaling applied at evaluation", err);
@@ -540,7 +541,7 @@ static posemb_status report_task(posemb_report *rep, const length_table *tb, con
                                      "over layers, heads and seeds",
                                      err);
     }
-    for (int p = 0; !st && c->passkey_trials && p < c->n_pes; p++) {
+    for (int p = 0; !st && c->len.passkey_trials && p < c->n_pes; p++) {
         if (!row_has_run(&tb->row[t][p], c)) continue; /* no run of this PE yet (--report) */
         study_folder_of(c->pes[p], name, sizeof name);
         snprintf(path, sizeof path, "%s/passkey_%s_%s.png", out, c->tasks[t], name);
@@ -571,16 +572,17 @@ posemb_status study_length_report(const posemb_study_config *c, const char *out,
                  "first %d tokens of WikiText-2's test set, mean +- std over %d seed(s); w: read in sliding windows "
                  "of the training length (the PE's table ends there); *: Welch's p < 0.05 against ape (the scalings: "
                  "against rope). Tables: tables.md, tables.csv.",
-                 c->n_train, c->tokenizer, c->steps, c->batch, c->eval_tokens, c->n_seeds);
+                 c->n_train, c->len.tokenizer, c->steps, c->batch, c->len.eval_tokens, c->n_seeds);
         posemb_report_paragraph(rep, path);
-        if (c->passkey_train > 0) {
+        if (c->len.passkey_train > 0) {
             snprintf(path, sizeof path,
                      "A share %g of the training sequences were passkey prompts of %d tokens (passkey_train).",
-                     c->passkey_train, c->n_train);
+                     c->len.passkey_train, c->n_train);
             posemb_report_paragraph(rep, path);
         }
-        if (c->model[0]) {
-            snprintf(path, sizeof path, "Every decoder's config.json has %s set over the default (model).", c->model);
+        if (c->len.model[0]) {
+            snprintf(path, sizeof path, "Every decoder's config.json has %s set over the default (model).",
+                     c->len.model);
             posemb_report_paragraph(rep, path);
         }
         study_budgets_text(c, path, sizeof path);

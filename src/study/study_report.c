@@ -409,8 +409,8 @@ posemb_status study_runs_report(const posemb_study_config *c, const char *out, p
                 "SQuAD-locate (each question replaced by its answer's text): the held-out articles of the dev "
                 "file, also with windows longer than the pretraining length. Mean ± std over "
                 "seeds; * marks a two-sided Welch t-test against ape with p < 0.05.",
-                c->n_pes, c->n_tasks, c->n_seeds, c->data, c->layers, c->hidden, c->heads, c->pretrain_steps,
-                c->pretrain_batch, c->n_train, c->steps);
+                c->n_pes, c->n_tasks, c->n_seeds, c->data, c->layers, c->hidden, c->heads, c->real.pretrain_steps,
+                c->real.pretrain_batch, c->n_train, c->steps);
         else
             snprintf(
                 text, sizeof text,

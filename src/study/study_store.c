@@ -45,12 +45,12 @@ static posemb_status same_model(const posemb_study_config *c, const cJSON *line,
 {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(line, "model");
     char *text = m ? cJSON_PrintUnformatted(m) : NULL;
-    int same = !strcmp(text ? text : "", c->model);
+    int same = !strcmp(text ? text : "", c->len.model);
     posemb_status st = same ? POSEMB_OK
                             : posemb_fail(err, POSEMB_EINVAL,
                                           "%s: line %d was run with \"model\" %s, this config has %s: use another "
                                           "--out folder",
-                                          path, n, text ? text : "{}", c->model[0] ? c->model : "{}");
+                                          path, n, text ? text : "{}", c->len.model[0] ? c->len.model : "{}");
     cJSON_free(text);
     return st;
 }
@@ -67,9 +67,9 @@ static posemb_status same_ruler(const posemb_study_config *c, const cJSON *line,
         1u << study_ruler_task_of(x->valuestring);
     const cJSON *share = cJSON_GetObjectItemCaseSensitive(line, "ruler_train");
     const cJSON *trials = cJSON_GetObjectItemCaseSensitive(line, "ruler_trials");
-    int same =
-        tasks == c->ruler_tasks && (!tasks || (cJSON_IsNumber(share) && (float)share->valuedouble == c->ruler_train &&
-                                               cJSON_IsNumber(trials) && trials->valueint == c->ruler_trials));
+    int same = tasks == c->len.ruler_tasks &&
+               (!tasks || (cJSON_IsNumber(share) && (float)share->valuedouble == c->len.ruler_train &&
+                           cJSON_IsNumber(trials) && trials->valueint == c->len.ruler_trials));
     return same ? POSEMB_OK
                 : posemb_fail(err, POSEMB_EINVAL,
                               "%s: line %d was run with other \"ruler_tasks\", \"ruler_train\" or \"ruler_trials\" "

@@ -235,7 +235,7 @@ static posemb_status write_md(const study_table *tb, const study_table *ex, cons
                 "pretrained with MLM for %d steps of %d x %d tokens on %s's corpora, fine-tuned at most %d steps "
                 "(batch %d%s) "
                 "per task and seed; the best of the evaluations every %d steps is kept.\n\n",
-                c->pretrain_steps, c->pretrain_batch, c->n_train, c->data, c->steps, c->batch,
+                c->real.pretrain_steps, c->real.pretrain_batch, c->n_train, c->data, c->steps, c->batch,
                 c->epochs > 0 ? ", fewer where the epochs take fewer" : "", c->curve_every);
     else fprintf(f, "trained %d steps at %d tokens.\n\n", c->steps, c->n_train);
     char budgets[2048];
