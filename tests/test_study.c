@@ -723,6 +723,20 @@ static void test_data_study(void **state)
     assert_string_equal(a, b);
     free(a);
     free(b);
+    /* another pretraining draw into the same folder is refused, not counted as done */
+    const char *draw2 = "{\"pes\": [\"ape\", \"rpe\"], \"tasks\": [\"RTE\", \"STS-B\", \"SQuAD\", \"SQuAD-locate\"], "
+                        "\"seeds\": [1, 2], \"layers\": 1, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, "
+                        "\"n_train\": 64, \"pretrain_steps\": 10, \"steps\": 6, \"curve_every\": 3, "
+                        "\"eval_examples\": 40, \"squad_stride\": 8, \"squad_max_query\": 16, \"jobs\": 1, "
+                        "\"analyze\": 0, \"pretrain_seed\": 2, "
+                        "\"task_budgets\": {\"SQuAD-locate\": {\"steps\": 4, \"curve_every\": 2}}}";
+    snprintf(path, sizeof path, "%s/draw2.json", dir);
+    assert_int_equal(tu_write_file(path, draw2, strlen(draw2)), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study draw2.json --data '%s/data' --out da", dir, POSEMB_BIN,
+             POSEMB_SHARED);
+    if (!tu_run(cmd, out, sizeof out) ||
+        !strstr(out, "line 1 came from the pretraining with \"pretrain_seed\" 1, this config has 2"))
+        fail_msg("another pretraining draw into the same folder: %s", out);
     snprintf(cmd, sizeof cmd,
              "cd '%s/da' && grep -q 'Table 3: span prediction on SQuAD' tables.md && grep -q '^rpe,SQuAD,span,256,' "
              "tables.csv && "

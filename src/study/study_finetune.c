@@ -632,6 +632,8 @@ static char *ft_lines(const posemb_study_config *c, int p, int t, int s, const t
                                 "\"seconds\": %.2f, \"blas\": \"%s\"",
                                 td->chance, r->collapsed[m] ? "true" : "false", r->steps, c->real.pretrain_steps,
                                 r->seconds, posemb_blas_core());
+        if (c->real.pretrain_seed > 1) /* another draw of the pretraining (lines without the key: draw 1) */
+            len += (size_t)snprintf(out + len, cap - len, ", \"pretrain_seed\": %d", c->real.pretrain_seed);
         if (!isnan(td->match[m]))
             len += (size_t)snprintf(out + len, cap - len, ", \"token_match\": %.6f", td->match[m]);
         for (int k = 0; m == 0 && k < r->n_curve; k++)

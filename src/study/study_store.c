@@ -91,6 +91,21 @@ posemb_status study_each_line(FILE *f, study_line_fn fn, void *ctx, posemb_error
     return st;
 }
 
+/* EINVAL when line n of path came from another pretraining draw than c's
+ * (a real-data line; no "pretrain_seed": draw 1): its runs would count as
+ * done for a draw that did not run them. */
+static posemb_status same_draw(const posemb_study_config *c, const cJSON *line, const char *path, int n,
+                               posemb_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(line, "pretrain_seed");
+    int theirs = cJSON_IsNumber(v) ? v->valueint : 1, ours = c->real.pretrain_seed > 1 ? c->real.pretrain_seed : 1;
+    return theirs == ours ? POSEMB_OK
+                          : posemb_fail(err, POSEMB_EINVAL,
+                                        "%s: line %d came from the pretraining with \"pretrain_seed\" %d, this "
+                                        "config has %d: use another --out folder",
+                                        path, n, theirs, ours);
+}
+
 typedef struct done_count {
     const posemb_study_config *c;
     const char *path;
@@ -107,6 +122,7 @@ static posemb_status count_done(const cJSON *j, int n, void *ctx, posemb_error *
     int length = study_kind_of(c) == STUDY_LENGTH;
     posemb_status st = length ? same_model(c, j, d->path, n, err) : POSEMB_OK;
     if (!st && length) st = same_ruler(c, j, d->path, n, err);
+    if (!st && study_kind_of(c) == STUDY_DATA) st = same_draw(c, j, d->path, n, err);
     if (st) return st;
     if (d->kernels && cJSON_IsString(blas) && strcmp(blas->valuestring, posemb_blas_core()) && d->kernels->other++ == 0)
         snprintf(d->kernels->first, sizeof d->kernels->first, "%s", blas->valuestring);
