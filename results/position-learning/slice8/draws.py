@@ -3,7 +3,8 @@
 shuffled - as is on the final model, as slice 7 read it, and `posemb probe
 order`'s; order.txt of slices 7 and 8), the criterion per
 draw and on the means (H8.1, H8.2), the Welch interval of mean(sin) -
-mean(rpe)/2, and the smallest difference n pretrainings per PE detect.
+mean(rpe)/2, and the smallest difference n pretrainings per PE detect
+(Student's t with equal variances, central quantiles: an approximation).
 
     python3 results/position-learning/slice8/draws.py
 
@@ -96,7 +97,7 @@ for metric, i in (("held-out loss", 0), ("word-order cost", 1)):
     sds = {pe: float(np.std([v[(pe, k)][i] for k in (1, 2)], ddof=1)) for pe in ("sin", "rpe")}
     sd = max(sds.values())
     print(f"draw spread of the {metric}: sd sin {sds['sin']:.3f}, rpe {sds['rpe']:.3f}; smallest difference "
-          "a two-sided Welch test at 0.05 finds with 80% power, n pretrainings per PE, sd "
+          "a two-sided t-test (equal variances) at 0.05 finds with 80% power, n pretrainings per PE, sd "
           f"{sd:.3f}: " + ", ".join(
               f"n={n}: {(t_quantile(0.975, 2 * n - 2) + t_quantile(0.8, 2 * n - 2)) * sd * math.sqrt(2 / n):.3f}"
               for n in (2, 3, 5, 8)))
