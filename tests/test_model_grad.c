@@ -268,6 +268,7 @@ static void test_gpt2(void **state)
                            "cope:npos=4",
                            "fox:bias=1",
                            "ape+fox:layers=1",
+                           "stickbreaking",
                            "rope:layers=0",
                            "tupe:scale_factor=1,ln=off"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_GPT2, specs[i]);
@@ -283,6 +284,7 @@ static void test_llama(void **state)
                            "alibi",
                            "ape",
                            "fox",
+                           "stickbreaking:current=on",
                            "cope:npos=4",
                            "rope:layers=1",
                            "rope:scaling=linear,factor=2,local_base=50,local_layers=1"};

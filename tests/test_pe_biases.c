@@ -3,6 +3,7 @@
  * (Chi et al. 2022): the exported bias.headH matrices, the logits hook past
  * the tables (positions beyond max-len), KERPLE's projection of r1, r2 and
  * its initialisation; FIRE's MLP bias with its threshold. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,6 +295,64 @@ static void test_fox(void **state)
     assert_non_null(strstr(err.msg, "fox is defined for decoders"));
 }
 
+/* Stick-breaking weights against the product formula in double (Tan et al.
+ * 2025; fla's naive_stickbreaking_attn): A_ij = sigmoid(z_ij) prod over the
+ * keys k between j and the query (the query's own with current=on) of
+ * 1 - sigmoid(z_ik); a masked key takes nothing and passes the stick on.
+ * Equal logits z give the geometric form sigmoid(z) (1 - sigmoid(z))^m. */
+static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+static void check_stickbreaking(const char *spec, int current)
+{
+    enum { T = 7 };
+    posemb_pe *p = tu_pe(spec, 8, 2, 1, 16, 1);
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 9, 9);
+    float z[T * T], s[T * T];
+    posemb_rng_fill_normal(&rng, z, T * T, 3.0f);
+    z[5 * T + 2] = -FLT_MAX; /* a masked key inside row 5 */
+    memcpy(s, z, sizeof s);
+    posemb_pe_head hd = {.layer = 0, .head = 0, .nq = T, .nk = T, .d = 4};
+    assert_int_equal(posemb_pe_weights_forward(p, &hd, s, T), 1);
+    for (int i = 0; i < T; i++) {
+        int last = current ? i : i - 1;
+        double sum = 0;
+        for (int j = 0; j < T; j++) {
+            double want = 0;
+            if (j <= last && z[i * T + j] > -FLT_MAX) {
+                want = sigmoid(z[i * T + j]);
+                for (int k = j + 1; k <= last; k++)
+                    if (z[i * T + k] > -FLT_MAX) want *= 1.0 - sigmoid(z[i * T + k]);
+            }
+            TU_CLOSE(s[i * T + j], want, 1e-6, 1e-6, "stick-breaking weight", i * T + j);
+            sum += s[i * T + j];
+        }
+        assert_true(sum <= 1.0 + 1e-6);
+    }
+    for (int k = 0; k < T * T; k++) s[k] = 0.7f;
+    posemb_pe_weights_forward(p, &hd, s, T);
+    for (int j = 0; j < T - 1; j++) {
+        int m = (current ? T - 1 : T - 2) - j;
+        TU_CLOSE(s[(T - 1) * T + j], sigmoid(0.7) * pow(1 - sigmoid(0.7), m), 1e-6, 1e-6, "geometric", j);
+    }
+    posemb_pe_free(p);
+}
+
+static void test_stickbreaking(void **state)
+{
+    (void)state;
+    check_stickbreaking("stickbreaking", 0);
+    check_stickbreaking("stickbreaking:current=on", 1);
+    posemb_pe *p;
+    posemb_pe_dims dims = {.dim = 8, .n_heads = 2, .n_layers = 1, .max_len = 8};
+    posemb_error err;
+    assert_int_equal(posemb_pe_create(&p, "stickbreaking", &dims, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "stickbreaking is defined for decoders"));
+    dims.causal = 1;
+    assert_int_equal(posemb_pe_create(&p, "rope+stickbreaking", &dims, &err), POSEMB_EINVAL);
+    posemb_pe_free(NULL);
+}
+
 static void test_errors(void **state)
 {
     posemb_pe_dims dims = {.dim = 16, .n_heads = 2, .n_layers = 1, .max_len = 8};
@@ -312,7 +371,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sandwich), cmocka_unit_test(test_kerple), cmocka_unit_test(test_fire),
-        cmocka_unit_test(test_cope),     cmocka_unit_test(test_fox),    cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_cope),     cmocka_unit_test(test_fox),    cmocka_unit_test(test_stickbreaking),
+        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

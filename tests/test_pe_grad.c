@@ -297,6 +297,13 @@ GRAD_TEST(t_lrope_ssmax, "lrope:per_head=on+ssmax", 1)
 GRAD_TEST(t_ape_ssmax, "ape+ssmax", 1)
 GRAD_TEST(t_lrope_temperature, "lrope+temperature:attn_scale=0.5,floor_scale=2", 1)
 GRAD_TEST(t_irope_nope_layer, "rope:layers=0+temperature:attn_scale=0.5,floor_scale=2,layers=1", 1)
+/* stick-breaking weights in place of the softmax: beta recovered from the weights in the backward; the
+ * padded key of the second sequence is masked; layers=1 leaves layer 0 to the softmax */
+GRAD_TEST(t_stickbreaking, "stickbreaking", 1)
+GRAD_TEST(t_stickbreaking_current, "stickbreaking:current=on", 1)
+GRAD_TEST(t_ape_stickbreaking_layer1, "ape+stickbreaking:layers=1", 1)
+GRAD_TEST(t_stickbreaking_ssmax, "stickbreaking+ssmax", 1)
+static void t_dropout_stickbreaking(void **state) { check_spec_dropout("stickbreaking:current=on", 1, 0.3f); }
 GRAD_TEST(t_ape_rpe, "ape+rpe:k=3", 0)
 GRAD_TEST(t_lsin_lsrpe, "lsin+lsrpe:k=3", 0)
 GRAD_TEST(t_ape_srpe, "ape+srpe:k=2", 0)
@@ -368,6 +375,11 @@ int main(void)
         cmocka_unit_test(t_lrope),
         cmocka_unit_test(t_lrope_per_head_causal),
         cmocka_unit_test(t_ssmax),
+        cmocka_unit_test(t_stickbreaking),
+        cmocka_unit_test(t_stickbreaking_current),
+        cmocka_unit_test(t_ape_stickbreaking_layer1),
+        cmocka_unit_test(t_stickbreaking_ssmax),
+        cmocka_unit_test(t_dropout_stickbreaking),
         cmocka_unit_test(t_ssmax_encoder),
         cmocka_unit_test(t_rope_ssmax),
         cmocka_unit_test(t_lrope_ssmax),

@@ -16,6 +16,8 @@
  *   4. values: z_i += sum_j p_ij aV[r(i, j)]                       (Shaw RPE)
  *   5. layer input: state computed from each attention layer's input x,
  *      read by the hooks above                                     (FoX's gates)
+ * (and, for the engine only, 6. the attention weights in place of the
+ * softmax, stick-breaking: src/pe/pe_internal.h)
  * Attention hooks work on one (sequence, head) at a time: matrices of rows
  * with a leading dimension, so the engine may pass views into a fused qkv
  * buffer. Gradients of PE parameters accumulate into per-thread slots (no

@@ -8,6 +8,7 @@
 #include "core/fileio.h"
 #include "posemb/pe.h"
 #include "posemb/safetensors.h"
+#include "pe/pe_internal.h"
 
 static const char USAGE[] = "usage: posemb pe SPEC --len N --dim D [--heads H] [--layers L] [--max-len M] [--causal]\n"
                             "                 [--seed S] [--what NAME] [--out FILE.csv|FILE.safetensors]\n"
@@ -140,6 +141,13 @@ static int run(const pe_cmd *c)
     const posemb_pe *p = posemb_pe_tables_pe(t);
     const posemb_pe_export *ex = posemb_pe_tables_export(t);
     int rc = 0;
+    if (!ex->n && posemb_pe_has_weights(p)) {
+        printf("%s: 0 parameters; data-dependent: its weights come from the logits and the keys' order, nothing "
+               "fixed to write (posemb analyze MODEL shows a trained model's attention)\n",
+               posemb_pe_spec(p));
+        posemb_pe_tables_free(t);
+        return 0;
+    }
     if (!ex->n) {
         printf("%s: 0 parameters; adds no position information, nothing written\n", posemb_pe_spec(p));
         posemb_pe_tables_free(t);

@@ -151,7 +151,7 @@ static void head_forward(const posemb_nn_attn_shape *s, posemb_pe *p, const pose
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, hd->scale, q, ld, k, ld, 0.0f, pr, T);
     posemb_pe_logits_forward(p, hd, q, ld, k, ld, pr, T);
     apply_masks(pr, T, s->causal, s->window, s->chunk, keymask);
-    softmax_rows(pr, T);
+    if (!posemb_pe_weights_forward(p, hd, pr, T)) softmax_rows(pr, T);
     const float *pv =
         s->dropout > 0.0f ? dropped(s, hd->seq, hd->head, pr, scratch + (size_t)hd->slot * 2 * T * T) : pr;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0f, pv, T, v, ld, 0.0f, z, s->D);
@@ -171,7 +171,7 @@ static void head_backward(const posemb_nn_attn_shape *s, posemb_pe *p, const pos
     posemb_pe_values_backward(p, hd, pv, T, dz, D, dp, T);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0f, pv, T, dz, D, beta, dv, ld);
     if (pv != pr) undrop_grad(s, hd->seq, hd->head, dp); /* dP = dP' * scale */
-    softmax_backward_rows(pr, dp, T);
+    if (!posemb_pe_weights_backward(p, hd, pr, T, dp, T)) softmax_backward_rows(pr, dp, T);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, hd->scale, dp, T, k, ld, 0.0f, dq, ld);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, hd->scale, dp, T, q, ld, beta, dk, ld);
     posemb_pe_logits_backward(p, hd, q, ld, k, ld, dp, T, dq, ld, dk, ld);

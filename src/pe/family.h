@@ -13,7 +13,7 @@ typedef enum pe_kind { PE_KIND_INPUT = 1, PE_KIND_ATTENTION = 2, PE_KIND_POSITIO
 
 /* Attention hooks a component uses: set from the family's non-NULL hooks
  * before configure, which may clear some (rpe:values=off). */
-enum { PE_HOOK_QK = 1, PE_HOOK_LOGITS = 2, PE_HOOK_VALUES = 4, PE_HOOK_LAYER_INPUT = 8 };
+enum { PE_HOOK_QK = 1, PE_HOOK_LOGITS = 2, PE_HOOK_VALUES = 4, PE_HOOK_LAYER_INPUT = 8, PE_HOOK_WEIGHTS = 16 };
 
 #define PE_MAX_OPTS 16
 
@@ -64,6 +64,11 @@ typedef struct pe_family {
     void (*values_forward)(pe_comp *c, const posemb_pe_head *h, const float *prob, int ldp, float *z, int ldz);
     void (*values_backward)(pe_comp *c, const posemb_pe_head *h, const float *prob, int ldp, const float *dz, int lddz,
                             float *dprob, int lddp);
+    /* Attention weights other than the softmax (stick-breaking): s [nq, nk] holds the masked, scaled logits
+     * (masked: -FLT_MAX or below) and becomes the weights; the backward turns dw, d loss / d weights, into
+     * d loss / d logits, given the weights w alone. */
+    void (*weights_forward)(pe_comp *c, const posemb_pe_head *h, float *s, int lds);
+    void (*weights_backward)(pe_comp *c, const posemb_pe_head *h, const float *w, int ldw, float *dw, int lddw);
     void (*layer_backward_end)(pe_comp *c, int layer);
     /* The layer-input hook (pe.h, 5.): scratch floats for ntok tokens over all layers. */
     size_t (*layer_scratch)(const pe_comp *c, long ntok);

@@ -139,7 +139,8 @@ static posemb_status add_comp(posemb_pe *p, pe_spec_comp *sc, posemb_error *err)
     c->params = p->params + p->n_params;
     snprintf(c->canon, sizeof c->canon, "%s", f->name);
     c->hooks = (f->qk_forward ? PE_HOOK_QK : 0) | (f->logits_forward ? PE_HOOK_LOGITS : 0) |
-               (f->values_forward ? PE_HOOK_VALUES : 0) | (f->layer_input_forward ? PE_HOOK_LAYER_INPUT : 0);
+               (f->values_forward ? PE_HOOK_VALUES : 0) | (f->layer_input_forward ? PE_HOOK_LAYER_INPUT : 0) |
+               (f->weights_forward ? PE_HOOK_WEIGHTS : 0);
     posemb_status st = f->kind == PE_KIND_INPUT ? input_options(p, c, &sc->opts, err) : POSEMB_OK;
     if (!st) st = f->configure(c, &sc->opts, err);
     if (!st && (f->kind == PE_KIND_ATTENTION || f->kind == PE_KIND_SCALE)) st = pe_layers_configure(c, &sc->opts, err);
@@ -362,6 +363,7 @@ int posemb_pe_qk_per_head(const posemb_pe *p) { return p->attn && p->attn->qk_pe
 int posemb_pe_has_logits(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_LOGITS); }
 int posemb_pe_has_values(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_VALUES); }
 int posemb_pe_has_layer_input(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_LAYER_INPUT); }
+int posemb_pe_has_weights(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_WEIGHTS); }
 
 int posemb_pe_n_params(const posemb_pe *p) { return p->n_params; }
 const posemb_pe_param *posemb_pe_get_param(const posemb_pe *p, int i)
@@ -640,6 +642,20 @@ void posemb_pe_values_backward(posemb_pe *p, const posemb_pe_head *h, const floa
 {
     if (posemb_pe_has_values(p) && pe_layer_on(p->attn, h->layer))
         p->attn->fam->values_backward(p->attn, h, prob, ldp, dz, lddz, dprob, lddp);
+}
+
+int posemb_pe_weights_forward(posemb_pe *p, const posemb_pe_head *h, float *s, int lds)
+{
+    if (!posemb_pe_has_weights(p) || !pe_layer_on(p->attn, h->layer)) return 0;
+    p->attn->fam->weights_forward(p->attn, h, s, lds);
+    return 1;
+}
+
+int posemb_pe_weights_backward(posemb_pe *p, const posemb_pe_head *h, const float *w, int ldw, float *dw, int lddw)
+{
+    if (!posemb_pe_has_weights(p) || !pe_layer_on(p->attn, h->layer)) return 0;
+    p->attn->fam->weights_backward(p->attn, h, w, ldw, dw, lddw);
+    return 1;
 }
 
 /* ---- 5. layer-input hook ---------------------------------------------- */

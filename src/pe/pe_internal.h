@@ -27,4 +27,15 @@ int posemb_pe_is_bound(const posemb_pe *p, int with_grads);
  * EINVAL without random:max=; ERANGE for T outside [1, N]. */
 posemb_status posemb_pe_draw_positions(const posemb_pe *p, uint64_t key, int T, int32_t *pos, posemb_error *err);
 
+/* Attention weights in place of the softmax (stick-breaking), for the engine:
+ * 1 when p's attention component has them (in some layer). */
+int posemb_pe_has_weights(const posemb_pe *p);
+/* s [nq, nk]: the masked, scaled logits of one head, turned into its weights;
+ * returns 1 when it did so (the component acts in h->layer), 0 when the
+ * engine's softmax applies. */
+int posemb_pe_weights_forward(posemb_pe *p, const posemb_pe_head *h, float *s, int lds);
+/* dw [nq, nk], d loss / d weights, becomes d loss / d logits, given the
+ * weights w; returns 1, or 0 (nothing done) where the forward returned 0. */
+int posemb_pe_weights_backward(posemb_pe *p, const posemb_pe_head *h, const float *w, int ldw, float *dw, int lddw);
+
 #endif
