@@ -269,6 +269,7 @@ static void test_gpt2(void **state)
                            "fox:bias=1",
                            "ape+fox:layers=1",
                            "stickbreaking",
+                           "pope",
                            "rope:layers=0",
                            "tupe:scale_factor=1,ln=off"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_GPT2, specs[i]);
@@ -285,6 +286,7 @@ static void test_llama(void **state)
                            "ape",
                            "fox",
                            "stickbreaking:current=on",
+                           "pope:base=100",
                            "cope:npos=4",
                            "rope:layers=1",
                            "rope:scaling=linear,factor=2,local_base=50,local_layers=1"};

@@ -353,6 +353,52 @@ static void test_stickbreaking(void **state)
     posemb_pe_free(NULL);
 }
 
+/* PoPE's logits against the paper's sum, in double: scale sum_c softplus(q_c)
+ * softplus(k_c) cos((x_i - x_j) theta_c - delta_c), theta_c = base^(-c/d),
+ * delta clamped to [-2 pi, 0]; positions past the PE's table too. */
+static void test_pope(void **state)
+{
+    (void)state;
+    enum { T = 5, d = 8 };
+    posemb_pe *p = tu_pe("pope:base=50", 16, 2, 1, 8, 0);
+    const posemb_pe_param *delta = posemb_pe_find_param(p, "pope.delta", 0);
+    assert_true(delta && delta->numel == 2 * d && delta->data[d + 3] == 0.0f); /* starts at 0 */
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 3, 3);
+    posemb_rng_fill_normal(&rng, delta->data, 2 * d, 3.0f); /* some outside [-2 pi, 0]: clamped */
+    float q[T * d], k[T * d], sc[T * T];
+    posemb_rng_fill_normal(&rng, q, T * d, 1.0f);
+    posemb_rng_fill_normal(&rng, k, T * d, 1.0f);
+    int32_t qpos[T] = {0, 3, 7, 9, 20}, kpos[T] = {1, 2, 8, 11, 4}; /* 9, 11, 20 past the table's 8 rows */
+    posemb_pe_head hd = {.layer = 0, .head = 1, .nq = T, .nk = T, .d = d, .scale = 0.3f, .qpos = qpos, .kpos = kpos};
+    assert_int_equal(posemb_pe_scores_forward(p, &hd, q, d, k, d, sc, T), 1);
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) {
+            double want = 0;
+            for (int c = 0; c < d; c++) {
+                double dl = fmin(0.0, fmax(-6.283185307179586, delta->data[d + c])), th = pow(50.0, -(double)c / d);
+                want += log1p(exp(q[i * d + c])) * log1p(exp(k[j * d + c])) * cos((qpos[i] - kpos[j]) * th - dl);
+            }
+            TU_CLOSE(sc[i * T + j], 0.3 * want, 1e-5, 1e-5, "pope logit", i * T + j);
+        }
+    /* the exported kernel: layer 0, head 0, equal magnitudes */
+    posemb_arena a;
+    posemb_arena_init(&a, 0);
+    posemb_pe_export ex;
+    posemb_error err;
+    assert_int_equal(posemb_pe_export_matrices(p, 6, &a, &ex, &err), POSEMB_OK);
+    const posemb_pe_named_matrix *kern = item(&ex, "kernel");
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+            double want = 0;
+            for (int c = 0; c < d; c++)
+                want += cos((i - j) * pow(50.0, -(double)c / d) - fmin(0.0, fmax(-6.283185307179586, delta->data[c])));
+            TU_CLOSE(kern->data[i * 6 + j], want, 1e-5, 1e-5, "pope kernel", i * 6 + j);
+        }
+    posemb_arena_free(&a);
+    posemb_pe_free(p);
+}
+
 static void test_errors(void **state)
 {
     posemb_pe_dims dims = {.dim = 16, .n_heads = 2, .n_layers = 1, .max_len = 8};
@@ -372,7 +418,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sandwich), cmocka_unit_test(test_kerple), cmocka_unit_test(test_fire),
         cmocka_unit_test(test_cope),     cmocka_unit_test(test_fox),    cmocka_unit_test(test_stickbreaking),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_pope),     cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

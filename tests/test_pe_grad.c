@@ -136,6 +136,9 @@ static void check_spec_dropout(const char *spec, int causal, float dropout)
         for (size_t k = 0; strstr(t->name, "ssmax") && k < t->numel; k++) t->data[k] = 0.3f + fabsf(t->data[k]);
         /* KERPLE's r1, r2 are projected onto [0.01, 2] (prepare): start them
          * inside, so that the differences do not cross the boundary. */
+        /* PoPE's delta is clamped to [-2 pi, 0] where it is used: start it inside, away from the edges. */
+        for (size_t k = 0; strstr(t->name, "pope.delta") && k < t->numel; k++)
+            t->data[k] = -0.2f - fminf(fabsf(t->data[k]), 5.5f);
         for (size_t k = 0; strstr(t->name, "kerple") && k < t->numel; k++)
             t->data[k] = fminf(0.2f + fabsf(t->data[k]), 1.9f);
         /* FIRE's hidden units see x in [0, 1.4] here (an encoder's keys beyond
@@ -304,6 +307,10 @@ GRAD_TEST(t_stickbreaking_current, "stickbreaking:current=on", 1)
 GRAD_TEST(t_ape_stickbreaking_layer1, "ape+stickbreaking:layers=1", 1)
 GRAD_TEST(t_stickbreaking_ssmax, "stickbreaking+ssmax", 1)
 static void t_dropout_stickbreaking(void **state) { check_spec_dropout("stickbreaking:current=on", 1, 0.3f); }
+/* PoPE: the logits in place of q.k, through softplus, the phases and the phase bias delta */
+GRAD_TEST(t_pope, "pope", 0)
+GRAD_TEST(t_pope_causal, "pope:base=100", 1)
+GRAD_TEST(t_ape_pope_layer1, "ape+pope:layers=1", 1)
 GRAD_TEST(t_ape_rpe, "ape+rpe:k=3", 0)
 GRAD_TEST(t_lsin_lsrpe, "lsin+lsrpe:k=3", 0)
 GRAD_TEST(t_ape_srpe, "ape+srpe:k=2", 0)
@@ -376,6 +383,9 @@ int main(void)
         cmocka_unit_test(t_lrope_per_head_causal),
         cmocka_unit_test(t_ssmax),
         cmocka_unit_test(t_stickbreaking),
+        cmocka_unit_test(t_pope),
+        cmocka_unit_test(t_pope_causal),
+        cmocka_unit_test(t_ape_pope_layer1),
         cmocka_unit_test(t_stickbreaking_current),
         cmocka_unit_test(t_ape_stickbreaking_layer1),
         cmocka_unit_test(t_stickbreaking_ssmax),

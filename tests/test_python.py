@@ -105,6 +105,11 @@ class TestPE(unittest.TestCase):
         self.assertIn("defined for decoders", str(e.exception))
         self.assertEqual(posemb.pe_spec("cope", dim=16, causal=True), "cope:npos=64")
         self.assertEqual(posemb.pe_spec("fox:bias=2", dim=16, causal=True), "fox:bias=2")
+        self.assertEqual(posemb.pe_spec("stickbreaking", dim=16, causal=True), "stickbreaking:current=off")
+        self.assertEqual(posemb.pe_matrices("stickbreaking", 8, 16, heads=2, causal=True), {})  # data-dependent
+        t = posemb.pe_matrices("pope", length=6, dim=16, heads=2)  # PoPE: d = 8 frequencies, delta at 0
+        self.assertAlmostEqual(float(t["pope_frequencies"][0, 1]), 10000 ** (-1 / 8), places=6)
+        self.assertAlmostEqual(float(t["kernel"][2, 2]), 8.0, places=5)
         self.assertEqual(posemb.pe_spec("random:max=64+ape", dim=16, max_len=64),
                          "ape:integration=add+random:max=64")
 

@@ -17,7 +17,8 @@
  *   5. layer input: state computed from each attention layer's input x,
  *      read by the hooks above                                     (FoX's gates)
  * (and, for the engine only, 6. the attention weights in place of the
- * softmax, stick-breaking: src/pe/pe_internal.h)
+ * softmax, stick-breaking, and 7. the logits in place of q.k, PoPE:
+ * src/pe/pe_internal.h)
  * Attention hooks work on one (sequence, head) at a time: matrices of rows
  * with a leading dimension, so the engine may pass views into a fused qkv
  * buffer. Gradients of PE parameters accumulate into per-thread slots (no

@@ -62,8 +62,9 @@ static posemb_status matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_m
         out->size = m->rows;
         out->data = m->data;
         snprintf(out->what, sizeof out->what, "%s",
-                 find(&ex, "xpos_zeta") ? "xPos kernel: RoPE's with a per-pair decay"
-                                        : "RoPE kernel a^2 sum_m cos(theta_m (j - i))");
+                 find(&ex, "xpos_zeta")          ? "xPos kernel: RoPE's with a per-pair decay"
+                 : find(&ex, "pope_frequencies") ? "PoPE kernel sum_c cos((i - j) theta_c - delta_c), equal magnitudes"
+                                                 : "RoPE kernel a^2 sum_m cos(theta_m (j - i))");
         return POSEMB_OK;
     }
     if (find(&ex, "bias")) return bias_mean(&ex, n, a, out, err);

@@ -426,7 +426,8 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
                                   .batch_len = top + 1};
             posemb_pe_qk_forward(m->pe, &hd, q, ld, NULL, ld);
             hd.nk = T;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, ld, k, ld, 0.0f, s, T);
+            if (!posemb_pe_scores_forward(m->pe, &hd, q, ld, k, ld, s, T))
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, scale, q, ld, k, ld, 0.0f, s, T);
             posemb_pe_logits_forward(m->pe, &hd, q, ld, k, ld, s, T);
         }
     }

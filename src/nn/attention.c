@@ -148,7 +148,8 @@ static void head_forward(const posemb_nn_attn_shape *s, posemb_pe *p, const pose
                          float *scratch)
 {
     int T = s->T, d = hd->d;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, hd->scale, q, ld, k, ld, 0.0f, pr, T);
+    if (!posemb_pe_scores_forward(p, hd, q, ld, k, ld, pr, T))
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, hd->scale, q, ld, k, ld, 0.0f, pr, T);
     posemb_pe_logits_forward(p, hd, q, ld, k, ld, pr, T);
     apply_masks(pr, T, s->causal, s->window, s->chunk, keymask);
     if (!posemb_pe_weights_forward(p, hd, pr, T)) softmax_rows(pr, T);
@@ -172,8 +173,10 @@ static void head_backward(const posemb_nn_attn_shape *s, posemb_pe *p, const pos
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0f, pv, T, dz, D, beta, dv, ld);
     if (pv != pr) undrop_grad(s, hd->seq, hd->head, dp); /* dP = dP' * scale */
     if (!posemb_pe_weights_backward(p, hd, pr, T, dp, T)) softmax_backward_rows(pr, dp, T);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, hd->scale, dp, T, k, ld, 0.0f, dq, ld);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, hd->scale, dp, T, q, ld, beta, dk, ld);
+    if (!posemb_pe_scores_backward(p, hd, q, ld, k, ld, dp, T, dq, ld, dk, ld, beta != 0.0f)) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, hd->scale, dp, T, k, ld, 0.0f, dq, ld);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, hd->scale, dp, T, q, ld, beta, dk, ld);
+    }
     posemb_pe_logits_backward(p, hd, q, ld, k, ld, dp, T, dq, ld, dk, ld);
 }
 

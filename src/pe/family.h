@@ -13,7 +13,14 @@ typedef enum pe_kind { PE_KIND_INPUT = 1, PE_KIND_ATTENTION = 2, PE_KIND_POSITIO
 
 /* Attention hooks a component uses: set from the family's non-NULL hooks
  * before configure, which may clear some (rpe:values=off). */
-enum { PE_HOOK_QK = 1, PE_HOOK_LOGITS = 2, PE_HOOK_VALUES = 4, PE_HOOK_LAYER_INPUT = 8, PE_HOOK_WEIGHTS = 16 };
+enum {
+    PE_HOOK_QK = 1,
+    PE_HOOK_LOGITS = 2,
+    PE_HOOK_VALUES = 4,
+    PE_HOOK_LAYER_INPUT = 8,
+    PE_HOOK_WEIGHTS = 16,
+    PE_HOOK_SCORES = 32
+};
 
 #define PE_MAX_OPTS 16
 
@@ -64,6 +71,13 @@ typedef struct pe_family {
     void (*values_forward)(pe_comp *c, const posemb_pe_head *h, const float *prob, int ldp, float *z, int ldz);
     void (*values_backward)(pe_comp *c, const posemb_pe_head *h, const float *prob, int ldp, const float *dz, int lddz,
                             float *dprob, int lddp);
+    /* Logits other than q.k (PoPE): s [nq, nk] <- the scaled logits of q and k, in place of the engine's
+     * scale q k^T; the backward writes dq (overwritten) and dk (overwritten, or added to when accumulate: heads
+     * that share a kv head) from ds. */
+    void (*scores_forward)(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                           float *s, int lds);
+    void (*scores_backward)(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                            const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk, int accumulate);
     /* Attention weights other than the softmax (stick-breaking): s [nq, nk] holds the masked, scaled logits
      * (masked: -FLT_MAX or below) and becomes the weights; the backward turns dw, d loss / d weights, into
      * d loss / d logits, given the weights w alone. */

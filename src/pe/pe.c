@@ -140,7 +140,7 @@ static posemb_status add_comp(posemb_pe *p, pe_spec_comp *sc, posemb_error *err)
     snprintf(c->canon, sizeof c->canon, "%s", f->name);
     c->hooks = (f->qk_forward ? PE_HOOK_QK : 0) | (f->logits_forward ? PE_HOOK_LOGITS : 0) |
                (f->values_forward ? PE_HOOK_VALUES : 0) | (f->layer_input_forward ? PE_HOOK_LAYER_INPUT : 0) |
-               (f->weights_forward ? PE_HOOK_WEIGHTS : 0);
+               (f->weights_forward ? PE_HOOK_WEIGHTS : 0) | (f->scores_forward ? PE_HOOK_SCORES : 0);
     posemb_status st = f->kind == PE_KIND_INPUT ? input_options(p, c, &sc->opts, err) : POSEMB_OK;
     if (!st) st = f->configure(c, &sc->opts, err);
     if (!st && (f->kind == PE_KIND_ATTENTION || f->kind == PE_KIND_SCALE)) st = pe_layers_configure(c, &sc->opts, err);
@@ -195,7 +195,7 @@ static int comp_rank(const pe_spec_comp *sc)
 static posemb_status check_scale_comp(posemb_pe *p, posemb_error *err)
 {
     if (!p->scale) return POSEMB_OK;
-    if (p->attn && (p->attn->hooks & (PE_HOOK_LOGITS | PE_HOOK_VALUES | PE_HOOK_LAYER_INPUT)))
+    if (p->attn && (p->attn->hooks & (PE_HOOK_LOGITS | PE_HOOK_VALUES | PE_HOOK_LAYER_INPUT | PE_HOOK_SCORES)))
         return posemb_fail(err, POSEMB_EINVAL,
                            "spec '%s': %s scales q.k, not %s's bias or values; combine it with a rotary PE (rope, "
                            "lrope, xpos) or use it alone",
@@ -642,6 +642,22 @@ void posemb_pe_values_backward(posemb_pe *p, const posemb_pe_head *h, const floa
 {
     if (posemb_pe_has_values(p) && pe_layer_on(p->attn, h->layer))
         p->attn->fam->values_backward(p->attn, h, prob, ldp, dz, lddz, dprob, lddp);
+}
+
+int posemb_pe_scores_forward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                             float *s, int lds)
+{
+    if (!p->attn || !(p->attn->hooks & PE_HOOK_SCORES) || !pe_layer_on(p->attn, h->layer)) return 0;
+    p->attn->fam->scores_forward(p->attn, h, q, ldq, k, ldk, s, lds);
+    return 1;
+}
+
+int posemb_pe_scores_backward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                              const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk, int accumulate)
+{
+    if (!p->attn || !(p->attn->hooks & PE_HOOK_SCORES) || !pe_layer_on(p->attn, h->layer)) return 0;
+    p->attn->fam->scores_backward(p->attn, h, q, ldq, k, ldk, ds, ldds, dq, lddq, dk, lddk, accumulate);
+    return 1;
 }
 
 int posemb_pe_weights_forward(posemb_pe *p, const posemb_pe_head *h, float *s, int lds)

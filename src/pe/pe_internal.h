@@ -27,6 +27,17 @@ int posemb_pe_is_bound(const posemb_pe *p, int with_grads);
  * EINVAL without random:max=; ERANGE for T outside [1, N]. */
 posemb_status posemb_pe_draw_positions(const posemb_pe *p, uint64_t key, int T, int32_t *pos, posemb_error *err);
 
+/* Logits in place of the engine's scale q k^T (PoPE), for the engine:
+ * s [nq, nk] <- one head's scaled logits; returns 1 when it did so (the
+ * component acts in h->layer), 0 when the engine's product applies. */
+int posemb_pe_scores_forward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                             float *s, int lds);
+/* Its backward: dq [nq, d] overwritten, dk [nk, d] overwritten or (accumulate)
+ * added to, from ds = d loss / d s; returns 0 (nothing done) where the
+ * forward returned 0. */
+int posemb_pe_scores_backward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                              const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk, int accumulate);
+
 /* Attention weights in place of the softmax (stick-breaking), for the engine:
  * 1 when p's attention component has them (in some layer). */
 int posemb_pe_has_weights(const posemb_pe *p);
