@@ -270,6 +270,7 @@ static void test_gpt2(void **state)
                            "ape+fox:layers=1",
                            "stickbreaking",
                            "pope",
+                           "path:rank=4",
                            "rope:layers=0",
                            "tupe:scale_factor=1,ln=off"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_GPT2, specs[i]);
@@ -287,6 +288,7 @@ static void test_llama(void **state)
                            "fox",
                            "stickbreaking:current=on",
                            "pope:base=100",
+                           "path",
                            "cope:npos=4",
                            "rope:layers=1",
                            "rope:scaling=linear,factor=2,local_base=50,local_layers=1"};

@@ -399,6 +399,77 @@ static void test_pope(void **state)
     posemb_pe_free(p);
 }
 
+/* PaTH's logits against the product of d x d matrices in double, with w and
+ * beta recomputed from the layer input by their definitions (fla's layer):
+ * w_t = l2norm(silu(conv3(W_up W_down x_t))), beta_t = 2 sigmoid(W_b x_t + b),
+ * s_ij = q_i^T H_i ... H_(j+1) k_j scale, H_t = I - beta_t w_t w_t^T. */
+static void test_path(void **state)
+{
+    (void)state;
+    enum { T = 5, D = 8, H = 2, d = 4, R = 3 };
+    posemb_pe *p = tu_pe("path:rank=3", D, H, 1, 8, 1);
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 5, 5);
+    for (int i = 0; i < posemb_pe_n_params(p); i++) {
+        const posemb_pe_param *t = posemb_pe_get_param(p, i);
+        posemb_rng_fill_normal(&rng, t->data, (int)t->numel, 0.7f);
+    }
+    const float *wd = posemb_pe_find_param(p, "path.w_down.weight", 0)->data,
+                *wu = posemb_pe_find_param(p, "path.w_up.weight", 0)->data,
+                *cw = posemb_pe_find_param(p, "path.w_conv.weight", 0)->data,
+                *bw = posemb_pe_find_param(p, "path.beta.weight", 0)->data,
+                *bb = posemb_pe_find_param(p, "path.beta.bias", 0)->data;
+    float x[T * D], q[T * d], k[T * d], sc[T * T],
+        *scratch = calloc(posemb_pe_layer_scratch_floats(p, T), sizeof(float));
+    posemb_rng_fill_normal(&rng, x, T * D, 1.0f);
+    posemb_rng_fill_normal(&rng, q, T * d, 1.0f);
+    posemb_rng_fill_normal(&rng, k, T * d, 1.0f);
+    posemb_pe_layer_input_forward(p, 0, x, 1, T, scratch);
+    int32_t pos[T] = {0, 1, 2, 3, 4};
+    int h = 1;
+    posemb_pe_head hd = {.layer = 0, .head = h, .nq = T, .nk = T, .d = d, .scale = 0.5f, .qpos = pos, .kpos = pos};
+    assert_int_equal(posemb_pe_scores_forward(p, &hd, q, d, k, d, sc, T), 1);
+    double v[T][H * d], w[T][d], beta[T];
+    for (int t = 0; t < T; t++)
+        for (int e = 0; e < H * d; e++) {
+            v[t][e] = 0;
+            for (int r = 0; r < R; r++) {
+                double a = 0;
+                for (int m = 0; m < D; m++) a += (double)wd[r * D + m] * x[t * D + m];
+                v[t][e] += wu[e * R + r] * a;
+            }
+        }
+    for (int t = 0; t < T; t++) {
+        double ss = 0, z = bb[h];
+        for (int e = 0; e < d; e++) {
+            int ch = h * d + e;
+            double g = 0;
+            for (int tap = 0; tap < 3; tap++)
+                if (t - 2 + tap >= 0) g += cw[ch * 3 + tap] * v[t - 2 + tap][ch];
+            w[t][e] = g / (1 + exp(-g));
+            ss += w[t][e] * w[t][e];
+        }
+        for (int e = 0; e < d; e++) w[t][e] /= sqrt(ss + 1e-6);
+        for (int m = 0; m < D; m++) z += (double)bw[h * D + m] * x[t * D + m];
+        beta[t] = 2 / (1 + exp(-z));
+    }
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j <= i; j++) {
+            double kk[d]; /* H_i ... H_(j+1) k_j, the first applied first, as fla's decoding updates its keys */
+            for (int e = 0; e < d; e++) kk[e] = k[j * d + e];
+            for (int t = j + 1; t <= i; t++) {
+                double dot = 0;
+                for (int e = 0; e < d; e++) dot += w[t][e] * kk[e];
+                for (int e = 0; e < d; e++) kk[e] -= beta[t] * dot * w[t][e];
+            }
+            double want = 0;
+            for (int e = 0; e < d; e++) want += q[i * d + e] * kk[e];
+            TU_CLOSE(sc[i * T + j], 0.5 * want, 1e-5, 1e-5, "path logit", i * T + j);
+        }
+    free(scratch);
+    posemb_pe_free(p);
+}
+
 static void test_errors(void **state)
 {
     posemb_pe_dims dims = {.dim = 16, .n_heads = 2, .n_layers = 1, .max_len = 8};
@@ -418,7 +489,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sandwich), cmocka_unit_test(test_kerple), cmocka_unit_test(test_fire),
         cmocka_unit_test(test_cope),     cmocka_unit_test(test_fox),    cmocka_unit_test(test_stickbreaking),
-        cmocka_unit_test(test_pope),     cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_pope),     cmocka_unit_test(test_path),   cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -311,6 +311,9 @@ static void t_dropout_stickbreaking(void **state) { check_spec_dropout("stickbre
 GRAD_TEST(t_pope, "pope", 0)
 GRAD_TEST(t_pope_causal, "pope:base=100", 1)
 GRAD_TEST(t_ape_pope_layer1, "ape+pope:layers=1", 1)
+/* PaTH: the Householder products between key and query, w and beta from the layer input (the harness's E) */
+GRAD_TEST(t_path, "path:rank=3", 1)
+GRAD_TEST(t_ape_path_layer1, "ape+path:layers=1", 1)
 GRAD_TEST(t_ape_rpe, "ape+rpe:k=3", 0)
 GRAD_TEST(t_lsin_lsrpe, "lsin+lsrpe:k=3", 0)
 GRAD_TEST(t_ape_srpe, "ape+srpe:k=2", 0)
@@ -384,6 +387,8 @@ int main(void)
         cmocka_unit_test(t_ssmax),
         cmocka_unit_test(t_stickbreaking),
         cmocka_unit_test(t_pope),
+        cmocka_unit_test(t_path),
+        cmocka_unit_test(t_ape_path_layer1),
         cmocka_unit_test(t_pope_causal),
         cmocka_unit_test(t_ape_pope_layer1),
         cmocka_unit_test(t_stickbreaking_current),

@@ -110,6 +110,7 @@ class TestPE(unittest.TestCase):
         t = posemb.pe_matrices("pope", length=6, dim=16, heads=2)  # PoPE: d = 8 frequencies, delta at 0
         self.assertAlmostEqual(float(t["pope_frequencies"][0, 1]), 10000 ** (-1 / 8), places=6)
         self.assertAlmostEqual(float(t["kernel"][2, 2]), 8.0, places=5)
+        self.assertEqual(posemb.pe_spec("path", dim=16, causal=True), "path:rank=32")
         self.assertEqual(posemb.pe_spec("random:max=64+ape", dim=16, max_len=64),
                          "ape:integration=add+random:max=64")
 

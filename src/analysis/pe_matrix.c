@@ -71,10 +71,10 @@ static posemb_status matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_m
     /* CoPE's term depends on the content; what is fixed is its table over counts */
     if ((m = find(&ex, "cope_pos")))
         return similarity_of(m, a, "dot similarity of CoPE's vectors by count (layer 0)", out, err);
-    if (find(&ex, "fox_bias"))
+    if (find(&ex, "fox_bias") || find(&ex, "path_beta_bias"))
         return posemb_fail(err, POSEMB_ERANGE,
-                           "%s: its decay is computed from the layer input, no fixed matrix to analyse",
-                           posemb_pe_name(p));
+                           "%s: data-dependent: its %s computed from the layer input, no fixed matrix to analyse",
+                           posemb_pe_name(p), find(&ex, "fox_bias") ? "decay is" : "maps between key and query are");
     return posemb_fail(err, POSEMB_ERANGE, "%s adds no positional term to analyse", posemb_pe_name(p));
 }
 
