@@ -1,8 +1,8 @@
 #!/bin/sh
 # The cost of each PE of the 2022-2025 catalogue against its reference
 # (rope for the rotary forms, alibi for the biases) on train-mini, and the
-# decoder-only ones (xpos, cope, fox) on train-mini-clm against rope and
-# alibi there: every spec once per round, two rounds, so that the load of the
+# decoder-only ones (xpos, cope, fox, stickbreaking, pope, path) on
+# train-mini-clm against rope and alibi there: every spec once per round, two rounds, so that the load of the
 # machine hits all alike.
 # Output: one line per run, "SIZE SPEC {json}" (bench/README.md).
 cd "$(dirname "$0")/.." || exit 1
@@ -14,7 +14,7 @@ for round in 1 2; do
       "rope:layers=0|2" alibi kerple "kerple:kind=power" sandwich fire; do
     echo "train-mini $spec $("$BUILD"/bench_train_mini "$spec" train-mini 2 10 fp32)"
   done
-  for spec in rope xpos cope alibi fox; do
+  for spec in rope xpos cope alibi fox stickbreaking pope path; do
     echo "train-mini-clm $spec $("$BUILD"/bench_train_mini "$spec" train-mini-clm 2 10 fp32)"
   done
 done
