@@ -508,7 +508,8 @@ static void test_tiny_length_study(void **state)
         "{\"pes\": [\"ape\", \"rope\"], \"tasks\": [\"gpt2\", \"llama\"], \"seeds\": [1], \"lengths\": [1, 2], "
         "\"layers\": 2, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"steps\": 20, "
         "\"batch\": 8, \"curve_every\": 10, \"eval_tokens\": 2048, \"passkey_trials\": 2, \"passkey_train\": 0, "
-        "\"rope_scalings\": [\"linear\", \"yarn\"], \"jobs\": 1, \"model\": {\"tie_word_embeddings\": true}}";
+        "\"rope_scalings\": [\"linear\", \"yarn\", \"string\"], \"jobs\": 1, \"model\": {\"tie_word_embeddings\": "
+        "true}}";
     snprintf(path, sizeof path, "%s/len.json", dir);
     assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study len.json --length --data '%s/data' --out a", dir, POSEMB_BIN,
@@ -532,7 +533,8 @@ static void test_tiny_length_study(void **state)
         "grep -q '^gpt2,rope,,128,attention_distance,' tables.csv && "
         "grep -q '^gpt2,rope,linear,128,loss,' tables.csv && test -s length_llama.png && "
         "test -s passkey_gpt2_ape.png && test -s report.html && test -s models/llama-rope-s1/tokenizer.json && "
-        "grep -q '\"scaled\": {\"linear\": ' results.jsonl && grep -q '\"passkey_depths\": \\[null' results.jsonl && "
+        "grep -q '\"scaled\": {\"linear\": ' results.jsonl && grep -q '\"string\": [0-9]' results.jsonl && grep -q "
+        "'\"passkey_depths\": \\[null' results.jsonl && "
         "grep -q '\"passkey_digits\": 0\\.' results.jsonl && test $(grep -c '\"passkey_train\": 0,' results.jsonl) = 8 "
         "&& "
         "test $(grep -c '\"model\": {\"tie_word_embeddings\":true}' results.jsonl) = 8 && grep -q '(model)' tables.md "
@@ -739,7 +741,7 @@ static void test_length_refusals(void **state)
     char path[1200], cmd[4096];
     const char *bad[][2] = {
         {"{\"tasks\": [\"bert\"]}", "tasks are decoders, gpt2 or llama, not 'bert'"},
-        {"{\"rope_scalings\": [\"fast\"]}", "'fast' is not linear, ntk, dynamic, yarn or llama3"},
+        {"{\"rope_scalings\": [\"fast\"]}", "'fast' is not linear, ntk, dynamic, yarn, llama3 or string"},
         {"{\"tokenizer\": \"chars\"}", "\"tokenizer\" must be \"bytes\" or \"gpt2\""},
         {"{\"passkey_train\": 1}", "\"passkey_train\" must be a number in [0, 1)"},
         {"{\"model\": [1]}", "\"model\" must be an object of config.json keys"},

@@ -470,6 +470,57 @@ static void test_path(void **state)
     posemb_pe_free(p);
 }
 
+/* STRING's logits against RoPE itself: a far pair (d >= S) is plain RoPE's
+ * with the query moved to x_i - S + W, a near one plain RoPE's, both times
+ * f^2 (f = 1 + 0.1 ln 2); and the options' errors. */
+static void test_rope_string(void **state)
+{
+    (void)state;
+    enum { T = 6, d = 8 };
+    posemb_pe *ps = tu_pe("rope:string=3,string_window=1", 16, 2, 1, 32, 1), *pr = tu_pe("rope", 16, 2, 1, 32, 1);
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 7, 7);
+    float q[T * d], k[T * d], qr[T * d], kr[T * d], sc[T * T];
+    posemb_rng_fill_normal(&rng, q, T * d, 1.0f);
+    posemb_rng_fill_normal(&rng, k, T * d, 1.0f);
+    memcpy(qr, q, sizeof q);
+    memcpy(kr, k, sizeof k);
+    int32_t pos[T] = {0, 2, 3, 5, 9, 20};
+    posemb_pe_head hd = {.layer = 0, .head = 0, .nq = T, .nk = T, .d = d, .scale = 0.25f, .qpos = pos, .kpos = pos};
+    posemb_pe_qk_forward(ps, &hd, qr, d, kr, d);
+    assert_int_equal(posemb_pe_scores_forward(ps, &hd, qr, d, kr, d, sc, T), 1);
+    double f2 = pow(1 + 0.1 * log(2.0), 2);
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) {
+            int32_t qp = pos[i] - pos[j] >= 3 ? pos[i] - 2 : pos[i];
+            float qi[d], kj[d];
+            memcpy(qi, q + i * d, sizeof qi);
+            memcpy(kj, k + j * d, sizeof kj);
+            posemb_pe_head one = {.layer = 0, .head = 0, .nq = 1, .nk = 1, .d = d, .qpos = &qp, .kpos = &pos[j]};
+            posemb_pe_qk_forward(pr, &one, qi, d, kj, d);
+            double want = 0;
+            for (int e = 0; e < d; e++) want += (double)qi[e] * kj[e];
+            TU_CLOSE(sc[i * T + j], 0.25 * f2 * want, 1e-5, 1e-5, "string logit", i * T + j);
+        }
+    posemb_pe_free(ps);
+    posemb_pe_free(pr);
+    posemb_pe_dims dims = {.dim = 16, .n_heads = 2, .n_layers = 1, .max_len = 32, .causal = 1};
+    posemb_error err;
+    posemb_pe *p;
+    assert_int_equal(posemb_pe_create(&p, "rope:string=42", &dims, &err), POSEMB_EINVAL); /* W = 128 >= S */
+    assert_non_null(strstr(err.msg, "string_window (128) must be below string (42)"));
+    assert_int_equal(posemb_pe_create(&p, "rope:string_window=4", &dims, &err), POSEMB_EINVAL);
+    assert_int_equal(
+        posemb_pe_create(&p, "rope:string=8,string_window=2,scaling=yarn,factor=2,original=16", &dims, &err),
+        POSEMB_EINVAL);
+    assert_int_equal(posemb_pe_create(&p, "rope:string=8,string_window=2+ssmax", &dims, &err), POSEMB_EINVAL);
+    assert_int_equal(posemb_pe_create(&p, "rope:string=8,string_window=2", &dims, &err), POSEMB_OK);
+    assert_string_equal(
+        posemb_pe_spec(p),
+        "rope:base=10000,pairing=halves,frac=1,scaling=none,string=8,string_window=2,string_factor=1.0693147180559945");
+    posemb_pe_free(p);
+}
+
 static void test_errors(void **state)
 {
     posemb_pe_dims dims = {.dim = 16, .n_heads = 2, .n_layers = 1, .max_len = 8};
@@ -489,7 +540,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sandwich), cmocka_unit_test(test_kerple), cmocka_unit_test(test_fire),
         cmocka_unit_test(test_cope),     cmocka_unit_test(test_fox),    cmocka_unit_test(test_stickbreaking),
-        cmocka_unit_test(test_pope),     cmocka_unit_test(test_path),   cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_pope),     cmocka_unit_test(test_path),   cmocka_unit_test(test_rope_string),
+        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

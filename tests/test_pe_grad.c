@@ -314,6 +314,9 @@ GRAD_TEST(t_ape_pope_layer1, "ape+pope:layers=1", 1)
 /* PaTH: the Householder products between key and query, w and beta from the layer input (the harness's E) */
 GRAD_TEST(t_path, "path:rank=3", 1)
 GRAD_TEST(t_ape_path_layer1, "ape+path:layers=1", 1)
+/* STRING: distances from 3 on read as d - 3 + 1 (the second sequence's reach 5) */
+GRAD_TEST(t_rope_string, "rope:string=3,string_window=1", 1)
+GRAD_TEST(t_rope_string_encoder, "rope:string=2,string_window=0,string_factor=1.3", 0)
 GRAD_TEST(t_ape_rpe, "ape+rpe:k=3", 0)
 GRAD_TEST(t_lsin_lsrpe, "lsin+lsrpe:k=3", 0)
 GRAD_TEST(t_ape_srpe, "ape+srpe:k=2", 0)
@@ -388,6 +391,8 @@ int main(void)
         cmocka_unit_test(t_stickbreaking),
         cmocka_unit_test(t_pope),
         cmocka_unit_test(t_path),
+        cmocka_unit_test(t_rope_string),
+        cmocka_unit_test(t_rope_string_encoder),
         cmocka_unit_test(t_ape_path_layer1),
         cmocka_unit_test(t_pope_causal),
         cmocka_unit_test(t_ape_pope_layer1),

@@ -28,6 +28,7 @@
 #include "family.h"
 #include "rope.h"
 #include "rope_scale.h"
+#include "rope_string.h"
 #include "core/arena_internal.h"
 
 typedef struct rope_state {
@@ -49,6 +50,7 @@ typedef struct rope_state {
     unsigned char *local_on;
     double *local_theta;
     float *lcos_t, *lsin_t;
+    rope_string *string; /* STRING at evaluation (rope_string.c); NULL: off */
 } rope_state;
 
 /* zeta_m = (2m + 0.4 r)/(1.4 r) per pair and its power table. */
@@ -129,10 +131,27 @@ static posemb_status local_configure(pe_comp *c, rope_state *s, pe_opts *o, pose
     return POSEMB_OK;
 }
 
+/* string=S: the scores hook instead of the engine's q.k, on plain or statically scaled RoPE. */
+static posemb_status string_configure(pe_comp *c, rope_state *s, pe_opts *o, posemb_error *err)
+{
+    posemb_status st = rope_string_configure(c, o, &s->string, err);
+    if (st || !s->string) {
+        c->hooks &= ~(unsigned)PE_HOOK_SCORES;
+        return st;
+    }
+    if (s->local_on || s->sc.by_length || s->sc.attn != 1.0)
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "spec '%s': rope string= shifts plain RoPE's distances: not with local_base, a scaling "
+                           "that depends on the length (dynamic, longrope) or one with an attention factor (yarn)",
+                           o->spec);
+    return POSEMB_OK;
+}
+
 static posemb_status rope_configure(pe_comp *c, pe_opts *o, posemb_error *err)
 {
     posemb_status st = rope_configure_as(c, o, 0, err);
-    return st ? st : local_configure(c, c->state, o, err);
+    if (!st) st = local_configure(c, c->state, o, err);
+    return st ? st : string_configure(c, c->state, o, err);
 }
 
 void rope_destroy(pe_comp *c)
@@ -151,6 +170,7 @@ void rope_destroy(pe_comp *c)
     free(s->local_theta);
     free(s->lcos_t);
     free(s->lsin_t);
+    rope_string_free(s->string);
     free(s);
 }
 
@@ -263,6 +283,27 @@ static void rotate_qk(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, fl
     }
 }
 
+/* n rows rotated by the angle of one position (STRING's shift), from the plain tables. */
+static void rotate_const(const pe_comp *c, float *x, int ld, int n, int32_t pos, float sign)
+{
+    const rope_state *s = c->state;
+    rot_tables t = {.cos_t = s->cos_t, .sin_t = s->sin_t, .theta = s->sc.theta, .attn = s->sc.attn};
+    for (int i = 0; i < n; i++) rotate_row(c, x + (size_t)i * ld, pos, sign, &t);
+}
+
+static void rope_scores_forward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                                float *s, int lds)
+{
+    rope_string_scores_forward(((rope_state *)c->state)->string, c, rotate_const, h, q, ldq, k, ldk, s, lds);
+}
+
+static void rope_scores_backward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
+                                 const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk, int accumulate)
+{
+    rope_string_scores_backward(((rope_state *)c->state)->string, c, rotate_const, h, q, ldq, k, ldk, ds, ldds, dq,
+                                lddq, dk, lddk, accumulate);
+}
+
 void rope_qk_forward(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk)
 {
     rotate_qk(c, h, q, ldq, k, ldk, 1.0f);
@@ -332,10 +373,13 @@ const pe_family pe_family_rope = {
                "beta_fast=NUM (32), beta_slow=NUM (1), mscale=NUM, mscale_all_dim=NUM, attention_factor=NUM, "
                "truncate=on|off (on), low_freq_factor=NUM (1), high_freq_factor=NUM (4), factors=FILE.json "
                "(longrope), p=NUM (1), local_base=NUM with local_layers=LIST (those layers rotate at that base, "
-               "unscaled: Gemma 3's local layers)",
+               "unscaled: Gemma 3's local layers), string=S with string_window=W (128) and string_factor=F "
+               "(1 + 0.1 ln 2): STRING at evaluation, distances d >= S read as d - S + W",
     .configure = rope_configure,
     .destroy = rope_destroy,
     .qk_forward = rope_qk_forward,
     .qk_backward = rope_qk_backward,
+    .scores_forward = rope_scores_forward,
+    .scores_backward = rope_scores_backward,
     .export = rope_export,
 };

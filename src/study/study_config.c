@@ -75,7 +75,7 @@ static posemb_status get_float(const cJSON *r, const char *key, double lo, int c
 /* The length study's RoPE scalings applied at evaluation; [] for none. */
 static posemb_status get_scalings(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
 {
-    static const char *const known[] = {"linear", "ntk", "dynamic", "yarn", "llama3"};
+    static const char *const known[] = {"linear", "ntk", "dynamic", "yarn", "llama3", "string"};
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "rope_scalings");
     if (cJSON_IsArray(v) && cJSON_GetArraySize(v) == 0) {
         c->len.n_scalings = 0;
@@ -85,10 +85,10 @@ static posemb_status get_scalings(const cJSON *r, posemb_study_config *c, const 
         get_names(r, "rope_scalings", c->len.scalings[0], sizeof c->len.scalings[0], 8, &c->len.n_scalings, path, err);
     for (int i = 0; !st && v && i < c->len.n_scalings; i++) {
         int ok = 0;
-        for (int k = 0; k < 5; k++) ok |= !strcmp(c->len.scalings[i], known[k]);
+        for (int k = 0; k < 6; k++) ok |= !strcmp(c->len.scalings[i], known[k]);
         if (!ok)
             return posemb_fail(err, POSEMB_EINVAL,
-                               "%s: \"rope_scalings\": '%s' is not linear, ntk, dynamic, yarn or llama3", path,
+                               "%s: \"rope_scalings\": '%s' is not linear, ntk, dynamic, yarn, llama3 or string", path,
                                c->len.scalings[i]);
     }
     return st;

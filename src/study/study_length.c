@@ -299,10 +299,17 @@ static posemb_status length_train(const posemb_study_config *c, const posemb_con
     return st;
 }
 
+/* STRING's shift S and window W for a training length L: the authors' S = L/3 (0.33 L), and W = L/16 (their
+ * W = 128 at L = 128k is a thousandth of L, below one token here; W must stay below S). */
+static int string_shift(int L) { return L / 3 > 1 ? L / 3 : 2; }
+static int string_window(int L) { return L / 16 < string_shift(L) ? L / 16 : string_shift(L) - 1; }
+
 /* RoPE under scaling s for a context factor x the trained one, as a spec. */
 static void scaled_spec(const posemb_study_config *c, int s, int factor, char *out, size_t cap)
 {
-    if (!strcmp(c->len.scalings[s], "linear") || !strcmp(c->len.scalings[s], "ntk")) /* no original length to name */
+    if (!strcmp(c->len.scalings[s], "string")) /* shifts distances, whatever the length */
+        snprintf(out, cap, "rope:string=%d,string_window=%d", string_shift(c->n_train), string_window(c->n_train));
+    else if (!strcmp(c->len.scalings[s], "linear") || !strcmp(c->len.scalings[s], "ntk")) /* no original length */
         snprintf(out, cap, "rope:scaling=%s,factor=%d", c->len.scalings[s], factor);
     else snprintf(out, cap, "rope:scaling=%s,factor=%d,original=%d", c->len.scalings[s], factor, c->n_train);
 }
@@ -339,7 +346,7 @@ static posemb_status length_eval(const posemb_study_config *c, int p, const pose
         st = posemb_lm_eval_length(dir, cfg, held_out->tokens, c->len.eval_tokens, L, 0, &r->ppl[i], err);
         for (int s = 0; !st && s < c->len.n_scalings; s++) {
             r->scaled[s][i] = NAN;
-            if (!scaled || c->mults[i] == 1) continue;
+            if (!scaled || (c->mults[i] == 1 && strcmp(c->len.scalings[s], "string"))) continue; /* STRING acts at 1x */
             posemb_config sc = *cfg;
             posemb_lm_length l;
             scaled_spec(c, s, c->mults[i], sc.pe, sizeof sc.pe);

@@ -226,7 +226,8 @@ static void view_cell(const length_table *tb, const posemb_study_config *c, int 
     }
     if (v == VIEW_SCALED) { /* against rope unscaled */
         const cell *rope = &tb->row[t][tb->rope[t]].loss[i];
-        if (row > 0 && c->mults[i] == 1) snprintf(buf, cap, "(= rope)");
+        if (row > 0 && c->mults[i] == 1 && !tb->scaled[t][row - 1][i].n) /* factor 1: rope itself (not STRING) */
+            snprintf(buf, cap, "(= rope)");
         else ppl_text(row == 0 ? rope : &tb->scaled[t][row - 1][i], rope, 0, buf, cap);
         return;
     }
@@ -416,7 +417,7 @@ static double figure_value(const length_table *tb, const posemb_study_config *c,
 {
     double L = (double)c->n_train * c->mults[i];
     if (kind == FIG_ATTN) return mean_of(&tb->row[t][k].dist[i]) / ((L - 1) / 4);
-    if (kind == FIG_SCALED && k > 0 && c->mults[i] == 1) k = 0; /* factor 1 is rope itself */
+    if (kind == FIG_SCALED && k > 0 && c->mults[i] == 1 && !tb->scaled[t][k - 1][i].n) k = 0; /* factor 1: rope */
     const cell *cl = kind == FIG_BITS ? &tb->row[t][k].loss[i]
                      : k == 0         ? &tb->row[t][tb->rope[t]].loss[i]
                                       : &tb->scaled[t][k - 1][i];
