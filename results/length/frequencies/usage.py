@@ -27,7 +27,8 @@ def quarter_shares(row):
 
 
 def main(dirs):
-    print("model | q slow share | k slow share | heads positional in q | in k | in both | heads")
+    print("model | q slow share | k slow share | heads positional in q | in k | in both | heads | "
+          "q quarter-shares, fast to slow | k's")
     for d in dirs:
         q = [quarter_shares(r) for r in rows(os.path.join(d, "rotary_q.csv"))]
         k = [quarter_shares(r) for r in rows(os.path.join(d, "rotary_k.csv"))]
@@ -36,8 +37,10 @@ def main(dirs):
         pos_q = [s.index(max(s)) == 0 for s in q]
         pos_k = [s.index(max(s)) == 0 for s in k]
         both = sum(a and b for a, b in zip(pos_q, pos_k))
+        mean_q = " ".join(f"{sum(s[i] for s in q) / len(q):.3f}" for i in range(4))
+        mean_k = " ".join(f"{sum(s[i] for s in k) / len(k):.3f}" for i in range(4))
         print(f"{os.path.basename(d.rstrip('/'))} | {slow_q:.3f} | {slow_k:.3f} | {sum(pos_q)} | {sum(pos_k)} | "
-              f"{both} | {len(q)}")
+              f"{both} | {len(q)} | {mean_q} | {mean_k}")
 
 
 if __name__ == "__main__":
