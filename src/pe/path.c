@@ -129,13 +129,44 @@ static void conv3(const float *cw, const float *v, int T, int Hd, float *g)
         }
 }
 
+/* w [H, T, d] of one sequence from g [T, Hd]: l2norm(silu(g)) per head, as fla's l2_norm: x rsqrt(sum x^2 + 1e-6). */
+static void w_forward(const pe_comp *c, const float *g, int T, float *w)
+{
+    int H = c->dims.n_heads, d = c->head_dim, Hd = H * d;
+    for (int h = 0; h < H; h++)
+        for (int t = 0; t < T; t++) {
+            const float *gt = g + (size_t)t * Hd + (size_t)h * d;
+            float *wt = w + ((size_t)h * T + t) * d;
+            double ss = 0.0;
+            for (int e = 0; e < d; e++) {
+                wt[e] = gt[e] * sigmoidf_(gt[e]);
+                ss += (double)wt[e] * wt[e];
+            }
+            float inv = (float)(1.0 / sqrt(ss + 1e-6));
+            for (int e = 0; e < d; e++) wt[e] *= inv;
+        }
+}
+
+/* beta [B, H, T] = 2 sigmoid(W_b x + b), one product per sequence (as fox's gates). */
+static void beta_forward(const pe_comp *c, int layer, const float *x, int B, int T, float *beta)
+{
+    int H = c->dims.n_heads, D = c->dims.dim;
+    const float *bw = c->params[P_N * layer + P_BW].data, *bb = c->params[P_N * layer + P_BB].data;
+    for (int b = 0; b < B; b++) {
+        float *z = beta + (size_t)b * H * T; /* [H, T] = W_b [H, D] x_b^T */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, H, T, D, 1.0f, bw, D, x + (size_t)b * T * D, D, 0.0f, z,
+                    T);
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) z[h * T + t] = 2.0f * sigmoidf_(z[h * T + t] + bb[h]);
+    }
+}
+
 static void path_layer_input_forward(pe_comp *c, int layer, const float *x, int B, int T, float *scratch)
 {
     path_state *s = c->state;
     int H = c->dims.n_heads, D = c->dims.dim, d = c->head_dim, Hd = H * d, r = s->rank;
     const float *wd = c->params[P_N * layer + P_DOWN].data, *wu = c->params[P_N * layer + P_UP].data,
-                *cw = c->params[P_N * layer + P_CONV].data, *bw = c->params[P_N * layer + P_BW].data,
-                *bb = c->params[P_N * layer + P_BB].data;
+                *cw = c->params[P_N * layer + P_CONV].data;
     path_buf p = buffers(c, scratch, layer, B, T);
     s->scratch = scratch;
     s->B = B;
@@ -144,27 +175,10 @@ static void path_layer_input_forward(pe_comp *c, int layer, const float *x, int 
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, r, D, 1.0f, x, D, wd, D, 0.0f, p.a, r);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, Hd, r, 1.0f, p.a, r, wu, r, 0.0f, p.v, Hd);
     for (int b = 0; b < B; b++) {
-        float *g = p.g + (size_t)b * T * Hd;
-        conv3(cw, p.v + (size_t)b * T * Hd, T, Hd, g);
-        for (int h = 0; h < H; h++) {
-            float *wb = p.w + ((size_t)b * H + h) * T * d, *be = p.beta + ((size_t)b * H + h) * T;
-            for (int t = 0; t < T; t++) {
-                const float *gt = g + (size_t)t * Hd + (size_t)h * d;
-                double ss = 0.0;
-                for (int e = 0; e < d; e++) {
-                    float y = gt[e] * sigmoidf_(gt[e]);
-                    wb[(size_t)t * d + e] = y;
-                    ss += (double)y * y;
-                }
-                float inv = (float)(1.0 / sqrt(ss + 1e-6)); /* fla's l2_norm: x rsqrt(sum x^2 + 1e-6) */
-                for (int e = 0; e < d; e++) wb[(size_t)t * d + e] *= inv;
-                const float *xt = x + ((size_t)b * T + t) * D;
-                float z = bb[h];
-                for (int e = 0; e < D; e++) z += bw[(size_t)h * D + e] * xt[e];
-                be[t] = 2.0f * sigmoidf_(z);
-            }
-        }
+        conv3(cw, p.v + (size_t)b * T * Hd, T, Hd, p.g + (size_t)b * T * Hd);
+        w_forward(c, p.g + (size_t)b * T * Hd, T, p.w + (size_t)b * H * T * d);
     }
+    beta_forward(c, layer, x, B, T, p.beta);
 }
 
 /* One (sequence, head): w [T, d], beta [T] and their gradients' places. */
@@ -256,25 +270,21 @@ static void path_scores_backward(pe_comp *c, const posemb_pe_head *h, const floa
     }
 }
 
-/* beta = 2 sigmoid(z): dz = dbeta beta (1 - beta / 2); z = W_b x + b back to W_b, b and dx. */
+/* beta = 2 sigmoid(z): dz = dbeta beta (1 - beta / 2), in dbeta's place; z = W_b x + b back to W_b, b and dx. */
 static void beta_backward(const pe_comp *c, int layer, const float *x, int B, int T, float *dx, const path_buf *p)
 {
     int H = c->dims.n_heads, D = c->dims.dim;
     const float *bw = c->params[P_N * layer + P_BW].data;
-    float *dbw = c->params[P_N * layer + P_BW].grad, *dbb = c->params[P_N * layer + P_BB].grad;
-    for (int b = 0; b < B; b++)
+    float *dbw = c->params[P_N * layer + P_BW].grad, *dbb = c->params[P_N * layer + P_BB].grad, *dz = p->dbeta;
+    for (size_t i = 0; i < (size_t)B * H * T; i++) dz[i] *= p->beta[i] * (1.0f - 0.5f * p->beta[i]);
+    for (int b = 0; b < B; b++) {
+        const float *dzb = dz + (size_t)b * H * T, *xb = x + (size_t)b * T * D;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, H, D, T, 1.0f, dzb, T, xb, D, 1.0f, dbw, D);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, D, H, 1.0f, dzb, T, bw, D, 1.0f, dx + (size_t)b * T * D,
+                    D);
         for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++) {
-                size_t i = ((size_t)b * H + h) * T + t;
-                float dz = p->dbeta[i] * p->beta[i] * (1.0f - 0.5f * p->beta[i]);
-                const float *xt = x + ((size_t)b * T + t) * D;
-                float *dxt = dx + ((size_t)b * T + t) * D;
-                for (int e = 0; e < D; e++) {
-                    dbw[(size_t)h * D + e] += dz * xt[e];
-                    dxt[e] += dz * bw[(size_t)h * D + e];
-                }
-                dbb[h] += dz;
-            }
+            for (int t = 0; t < T; t++) dbb[h] += dzb[h * T + t];
+    }
 }
 
 /* w = y rsqrt(|y|^2 + eps), y = silu(g): dg [T, Hd] of sequence b, into dg. */

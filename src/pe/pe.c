@@ -561,9 +561,10 @@ void posemb_pe_input_backward(posemb_pe *p, const int32_t *pos, long ntok, const
 
 /* ---- 2-4. attention hooks --------------------------------------------- */
 
-static int attn_qk_on(const posemb_pe *p, int layer)
+/* 1 when p's attention component has hook (PE_HOOK_*) and acts in layer. */
+static int attn_hook_on(const posemb_pe *p, unsigned hook, int layer)
 {
-    return p->attn && (p->attn->hooks & PE_HOOK_QK) && pe_layer_on(p->attn, layer);
+    return p->attn && (p->attn->hooks & hook) && pe_layer_on(p->attn, layer);
 }
 
 static int scale_on(const posemb_pe *p, const posemb_pe_head *h)
@@ -573,7 +574,7 @@ static int scale_on(const posemb_pe *p, const posemb_pe_head *h)
 
 void posemb_pe_qk_forward(posemb_pe *p, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk)
 {
-    if (attn_qk_on(p, h->layer)) p->attn->fam->qk_forward(p->attn, h, q, ldq, k, ldk);
+    if (attn_hook_on(p, PE_HOOK_QK, h->layer)) p->attn->fam->qk_forward(p->attn, h, q, ldq, k, ldk);
     if (!scale_on(p, h)) return;
     float *f = pe_slot(&p->qscale, h->slot);
     p->scale->fam->q_factors(p->scale, h, f);
@@ -614,7 +615,8 @@ void posemb_pe_qk_backward(posemb_pe *p, const posemb_pe_head *h, const float *q
         q = qin;
         ldq = p->dims.head_dim;
     }
-    if (attn_qk_on(p, h->layer)) p->attn->fam->qk_backward(p->attn, h, q, ldq, k, ldk, dq, lddq, dk, lddk);
+    if (attn_hook_on(p, PE_HOOK_QK, h->layer))
+        p->attn->fam->qk_backward(p->attn, h, q, ldq, k, ldk, dq, lddq, dk, lddk);
 }
 
 void posemb_pe_logits_forward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
@@ -647,7 +649,7 @@ void posemb_pe_values_backward(posemb_pe *p, const posemb_pe_head *h, const floa
 int posemb_pe_scores_forward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                              float *s, int lds)
 {
-    if (!p->attn || !(p->attn->hooks & PE_HOOK_SCORES) || !pe_layer_on(p->attn, h->layer)) return 0;
+    if (!attn_hook_on(p, PE_HOOK_SCORES, h->layer)) return 0;
     p->attn->fam->scores_forward(p->attn, h, q, ldq, k, ldk, s, lds);
     return 1;
 }
@@ -655,21 +657,21 @@ int posemb_pe_scores_forward(posemb_pe *p, const posemb_pe_head *h, const float 
 int posemb_pe_scores_backward(posemb_pe *p, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                               const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk, int accumulate)
 {
-    if (!p->attn || !(p->attn->hooks & PE_HOOK_SCORES) || !pe_layer_on(p->attn, h->layer)) return 0;
+    if (!attn_hook_on(p, PE_HOOK_SCORES, h->layer)) return 0;
     p->attn->fam->scores_backward(p->attn, h, q, ldq, k, ldk, ds, ldds, dq, lddq, dk, lddk, accumulate);
     return 1;
 }
 
 int posemb_pe_weights_forward(posemb_pe *p, const posemb_pe_head *h, float *s, int lds)
 {
-    if (!posemb_pe_has_weights(p) || !pe_layer_on(p->attn, h->layer)) return 0;
+    if (!attn_hook_on(p, PE_HOOK_WEIGHTS, h->layer)) return 0;
     p->attn->fam->weights_forward(p->attn, h, s, lds);
     return 1;
 }
 
 int posemb_pe_weights_backward(posemb_pe *p, const posemb_pe_head *h, const float *w, int ldw, float *dw, int lddw)
 {
-    if (!posemb_pe_has_weights(p) || !pe_layer_on(p->attn, h->layer)) return 0;
+    if (!attn_hook_on(p, PE_HOOK_WEIGHTS, h->layer)) return 0;
     p->attn->fam->weights_backward(p->attn, h, w, ldw, dw, lddw);
     return 1;
 }

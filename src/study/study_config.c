@@ -85,7 +85,7 @@ static posemb_status get_scalings(const cJSON *r, posemb_study_config *c, const 
         get_names(r, "rope_scalings", c->len.scalings[0], sizeof c->len.scalings[0], 8, &c->len.n_scalings, path, err);
     for (int i = 0; !st && v && i < c->len.n_scalings; i++) {
         int ok = 0;
-        for (int k = 0; k < 6; k++) ok |= !strcmp(c->len.scalings[i], known[k]);
+        for (size_t k = 0; k < sizeof known / sizeof *known; k++) ok |= !strcmp(c->len.scalings[i], known[k]);
         if (!ok)
             return posemb_fail(err, POSEMB_EINVAL,
                                "%s: \"rope_scalings\": '%s' is not linear, ntk, dynamic, yarn, llama3 or string", path,
