@@ -207,12 +207,35 @@ static void kill_study(pid_t pid)
     waitpid(pid, &status, 0);
 }
 
+/* True once the study pid has exited (reaped here). */
+static int study_exited(pid_t pid)
+{
+    int status;
+    return waitpid(pid, &status, WNOHANG) == pid;
+}
+
+/* Polls every 2 ms until done(dir, run, arg) or the study exits: no
+ * deadline but the study's own end, so a slow machine (ASan, CI's parallel
+ * tests) only waits longer, never fails for time. */
+static int wait_until(pid_t pid, const char *dir, const char *run, const void *arg,
+                      int (*done)(const char *, const char *, const void *))
+{
+    struct timespec ts = {0, 2000000};
+    int found = 0, exited = 0;
+    while (!(found = done(dir, run, arg)) && !(exited = study_exited(pid))) nanosleep(&ts, NULL);
+    if (!found && exited) found = done(dir, run, arg); /* what it wrote just before ending */
+    if (!exited) kill_study(pid);
+    return found;
+}
+
+static int has_lines(const char *dir, const char *run, const void *lines)
+{
+    return tu_count_results(dir, run) >= *(const int *)lines;
+}
+
 int tu_study_killed_after(const char *dir, const char *args, const char *run, int lines)
 {
-    pid_t pid = start_study(dir, args, run);
-    struct timespec ts = {0, 5000000};
-    for (int i = 0; i < 6000 && tu_count_results(dir, run) < lines; i++) nanosleep(&ts, NULL);
-    kill_study(pid);
+    wait_until(start_study(dir, args, run), dir, run, &lines, has_lines);
     return tu_count_results(dir, run);
 }
 
@@ -226,14 +249,15 @@ static int path_exists(const char *dir, const char *pattern)
     return found;
 }
 
+static int has_path(const char *dir, const char *run, const void *pattern)
+{
+    (void)run;
+    return path_exists(dir, pattern);
+}
+
 int tu_study_killed_when(const char *dir, const char *args, const char *run, const char *pattern)
 {
-    pid_t pid = start_study(dir, args, run);
-    struct timespec ts = {0, 1000000};
-    int found = 0;
-    for (int i = 0; i < 30000 && !(found = path_exists(dir, pattern)); i++) nanosleep(&ts, NULL);
-    kill_study(pid);
-    return found;
+    return wait_until(start_study(dir, args, run), dir, run, pattern, has_path);
 }
 
 posemb_tokenizer *tu_bytes_tokenizer(const char *dir)
