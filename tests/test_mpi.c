@@ -36,9 +36,8 @@ static char out[1 << 15];
 
 static int setup(void **state)
 {
-    if (!POSEMB_MPIEXEC[0]) return 0;
-    dir = tu_tmpdir();
-    tu_write_toy_corpus(dir, 4321);
+    dir = tu_tmpdir(); /* even unused (no MPI): a dir the compiler can prove null fails -Wformat-truncation */
+    if (POSEMB_MPIEXEC[0]) tu_write_toy_corpus(dir, 4321);
     return 0;
 }
 

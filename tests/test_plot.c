@@ -934,7 +934,7 @@ static void test_forest_errors(void **state)
     assert_int_equal(posemb_plot_forest(path_in("e.png"), bad, 2, NULL, &err), POSEMB_EINVAL);
     assert_int_equal(posemb_plot_forest(path_in("e.png"), FOREST, 0, NULL, &err), POSEMB_EINVAL);
     static posemb_forest_row many[POSEMB_FOREST_MAX_ROWS + 1];
-    static char units[POSEMB_FOREST_MAX_PANELS + 1][8];
+    static char units[POSEMB_FOREST_MAX_PANELS + 1][16]; /* "u" and any int */
     for (int i = 0; i <= POSEMB_FOREST_MAX_ROWS; i++) many[i] = FOREST[0];
     assert_int_equal(posemb_plot_forest(path_in("e.png"), many, POSEMB_FOREST_MAX_ROWS + 1, NULL, &err), POSEMB_EINVAL);
     for (int i = 0; i <= POSEMB_FOREST_MAX_PANELS; i++) {

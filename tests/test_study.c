@@ -1010,7 +1010,7 @@ static void test_task_budget(void **state)
     /* a budget's lr: order's run alone changes; at the study's own lr (3e-3) nothing does */
     const char *lrs[] = {"0.000001", "0.003"};
     for (int i = 0; i < 2; i++) {
-        char cfg_lr[2048], run[8];
+        char cfg_lr[2048], run[16]; /* "tl" and any int */
         snprintf(cfg_lr, sizeof cfg_lr, "%.*s, \"lr\": %s}}}", (int)(strlen(cfg) - 3), cfg, lrs[i]);
         snprintf(path, sizeof path, "%s/budget_lr%d.json", dir, i);
         assert_int_equal(tu_write_file(path, cfg_lr, strlen(cfg_lr)), 0);
