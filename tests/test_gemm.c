@@ -2,7 +2,7 @@
  * double-precision reference for every transpose, alpha, beta and padded
  * leading dimensions; bf16 (where this machine runs it) against the same
  * product of the bf16-rounded inputs, and within bf16's rounding of the
- * exact one; its conversion reuse; and the clean fallback to fp32 where bf16
+ * exact one; its conversion reuse and stash; and the clean fallback to fp32 where bf16
  * cannot run. */
 #include <math.h>
 #include <stdint.h>
@@ -235,6 +235,51 @@ static void test_bf16_reuse(void **state)
     posemb_matmul_free(mm);
 }
 
+/* x [N, in], w [out, in], dy [N, out]: linear_backward's dw and dx on mm. */
+static void linear_grads(posemb_matmul *mm, const float *x, const float *w, const float *dy, int N, int in, int out,
+                         float *dx, float *dw)
+{
+    memset(dx, 0, (size_t)N * in * sizeof *dx);
+    memset(dw, 0, (size_t)out * in * sizeof *dw);
+    posemb_nn_linear_backward(mm, dx, dw, NULL, dy, x, w, N, in, out, POSEMB_NN_W_OUT_IN);
+}
+
+/* The stash: a linear layer's backward reads the bf16 copies of x and w its
+ * forward made in this pass (shown by changing x after the forward: the
+ * gradients are those of the old x), bit for bit what converting them again
+ * gives; a new pass, or a pass that keeps nothing (inference), reads anew. */
+static void test_bf16_stash(void **state)
+{
+    if (!bf16_here()) skip();
+    enum { N = 48, IN = 40, OUT = 24 };
+    posemb_matmul *mm, *fresh;
+    posemb_error err;
+    assert_int_equal(posemb_matmul_new(&mm, POSEMB_PRECISION_BF16, &err), POSEMB_OK);
+    assert_int_equal(posemb_matmul_new(&fresh, POSEMB_PRECISION_BF16, &err), POSEMB_OK);
+    posemb_rng r;
+    posemb_rng_seed(&r, 5, 1);
+    static float x[N * IN], w[OUT * IN], dy[N * OUT], y[N * OUT], dx[2][N * IN], dw[2][OUT * IN];
+    fill(x, N * IN, &r);
+    fill(w, OUT * IN, &r);
+    fill(dy, N * OUT, &r);
+    linear_grads(fresh, x, w, dy, N, IN, OUT, dx[0], dw[0]); /* x and w converted for the backward */
+    for (int keep = 1; keep >= 0; keep--) {
+        matmul_new_pass(mm, keep);
+        posemb_nn_linear_forward(mm, y, x, w, NULL, N, IN, OUT, POSEMB_NN_W_OUT_IN);
+        for (int i = 0; i < N * IN; i++) x[i] = -x[i]; /* the promise broken: only the stash remembers x */
+        linear_grads(mm, x, w, dy, N, IN, OUT, dx[1], dw[1]);
+        int same = !memcmp(dw[0], dw[1], sizeof dw[0]);
+        assert_int_equal(same, keep);                    /* kept: the old x, exactly; not kept: the new x */
+        assert_memory_equal(dx[0], dx[1], sizeof dx[0]); /* dx reads w, unchanged */
+        matmul_new_pass(mm, 1);                          /* a new pass: the old copy is not read */
+        linear_grads(mm, x, w, dy, N, IN, OUT, dx[1], dw[1]);
+        for (int i = 0; i < OUT * IN; i++) assert_true(dw[1][i] == -dw[0][i]);
+        for (int i = 0; i < N * IN; i++) x[i] = -x[i];
+    }
+    posemb_matmul_free(mm);
+    posemb_matmul_free(fresh);
+}
+
 /* In a parallel region posemb_nn_gemm stays fp32 (its bf16 buffers are shared). */
 static void test_bf16_in_parallel_is_fp32(void **state)
 {
@@ -278,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_fp32),
         cmocka_unit_test(test_bf16),
         cmocka_unit_test(test_bf16_reuse),
+        cmocka_unit_test(test_bf16_stash),
         cmocka_unit_test(test_bf16_in_parallel_is_fp32),
         cmocka_unit_test(test_names),
     };

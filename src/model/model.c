@@ -357,6 +357,7 @@ posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posem
     posemb_status st = prepare_batch(m, b, err);
     if (st) return st;
     m->acts_shared = m->inference;
+    matmul_new_pass(m->mm, !m->inference); /* bf16: a backward may read this forward's copies */
     if (m->cfg.arch == POSEMB_GPT2) decoder_forward(m);
     else if (m->cfg.arch == POSEMB_LLAMA) llama_forward(m);
     else if (m->cfg.arch == POSEMB_NEOX) neox_forward(m);

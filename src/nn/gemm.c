@@ -47,6 +47,16 @@ void matmul_reuse(posemb_matmul *mm, const float *p)
     if (mm) gemm_bf16_reuse(mm->bf16, p);
 }
 
+void matmul_new_pass(posemb_matmul *mm, int keep)
+{
+    if (mm) gemm_bf16_new_pass(mm->bf16, keep);
+}
+
+void matmul_stash(posemb_matmul *mm, gemm_stash_mode mode)
+{
+    if (mm) gemm_bf16_stash(mm->bf16, mode);
+}
+
 const char *posemb_precision_name(posemb_precision p) { return p == POSEMB_PRECISION_BF16 ? "bf16" : "fp32"; }
 
 int posemb_precision_parse(const char *name, posemb_precision *out)

@@ -30,6 +30,10 @@ int gemm_bf16(bf16_engine *e, int trans_a, int trans_b, int M, int N, int K, flo
 
 void gemm_bf16_reuse(bf16_engine *e, const float *p) {}
 
+void gemm_bf16_new_pass(bf16_engine *e, int keep) {}
+
+void gemm_bf16_stash(bf16_engine *e, gemm_stash_mode mode) {}
+
 #else
 
 #include <dnnl.h>
@@ -64,6 +68,17 @@ typedef struct kept_copy {
     size_t cap;
 } kept_copy;
 
+/* A bf16 copy kept for a pass (gemm_bf16_stash): a forward product's input
+ * that the backward's products read again. */
+enum { STASH_SIZE = 256 };
+typedef struct stash_entry {
+    const float *src;
+    int rows, cols, ld;
+    unsigned pass; /* the pass it was made in; 0: empty */
+    void *buf;
+    size_t cap;
+} stash_entry;
+
 struct bf16_engine {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
@@ -74,6 +89,11 @@ struct bf16_engine {
     void *buf_a, *buf_b, *scratch;
     size_t cap_a, cap_b, cap_scratch;
     kept_copy kept;
+    stash_entry stash[STASH_SIZE];
+    int stash_next;       /* the ring's next slot when no entry has the key */
+    unsigned pass;        /* gemm_bf16_new_pass's count */
+    int keep;             /* this pass keeps copies (training) */
+    gemm_stash_mode mode; /* what the next products do with the stash */
 };
 
 int gemm_bf16_available(char *why, size_t cap)
@@ -140,6 +160,41 @@ static void *grow(void **buf, size_t *cap, size_t n)
     return *buf;
 }
 
+void gemm_bf16_new_pass(bf16_engine *e, int keep)
+{
+    if (!e) return;
+    e->pass = e->pass + 1 ? e->pass + 1 : 1; /* 0 marks an empty entry */
+    e->keep = keep != 0;
+}
+
+void gemm_bf16_stash(bf16_engine *e, gemm_stash_mode mode)
+{
+    if (e && !omp_in_parallel()) e->mode = mode;
+}
+
+/* The entry of this pass holding src's copy with this shape, or NULL. */
+static stash_entry *stash_find(bf16_engine *g, const float *src, int rows, int cols, int ld)
+{
+    for (int i = 0; i < STASH_SIZE; i++) {
+        stash_entry *s = &g->stash[i];
+        if (s->pass == g->pass && s->src == src && s->rows == rows && s->cols == cols && s->ld == ld) return s;
+    }
+    return NULL;
+}
+
+/* The entry to keep src's copy in: the one that held this key (its buffer
+ * fits), else the ring's next, evicted. */
+static stash_entry *stash_slot(bf16_engine *g, const float *src, int rows, int cols, int ld)
+{
+    for (int i = 0; i < STASH_SIZE; i++) {
+        stash_entry *s = &g->stash[i];
+        if (s->pass && s->src == src && s->rows == rows && s->cols == cols && s->ld == ld) return s;
+    }
+    stash_entry *s = &g->stash[g->stash_next];
+    g->stash_next = (g->stash_next + 1) % STASH_SIZE;
+    return s;
+}
+
 void gemm_bf16_reuse(bf16_engine *e, const float *p)
 {
     if (!e || omp_in_parallel()) return; /* products there are fp32: nothing to keep, and e is shared */
@@ -147,10 +202,29 @@ void gemm_bf16_reuse(bf16_engine *e, const float *p)
     e->kept.made = 0;
 }
 
-/* The bf16 copy of src [rows, cols] (leading dimension ld): in buf, or the
- * kept copy k when src is the matrix gemm_bf16_reuse named. */
-static const uint16_t *bf16_copy(kept_copy *k, const float *src, int rows, int cols, int ld, void **buf, size_t *cap)
+/* src [rows, cols] (leading dimension ld) converted into the stash entry s. */
+static const uint16_t *stash_make(bf16_engine *g, stash_entry *s, const float *src, int rows, int cols, int ld)
 {
+    uint16_t *dst = grow(&s->buf, &s->cap, (size_t)rows * cols * 2);
+    if (!dst) return NULL;
+    convert(dst, src, rows, cols, ld);
+    s->src = src;
+    s->rows = rows;
+    s->cols = cols;
+    s->ld = ld;
+    s->pass = g->pass;
+    return dst;
+}
+
+/* The bf16 copy of src [rows, cols] (leading dimension ld): the stash's of
+ * this pass (STASH_USE), a new one kept there (STASH_KEEP in a keeping pass),
+ * the kept copy k when src is the matrix gemm_bf16_reuse named, or buf. */
+static const uint16_t *bf16_copy(bf16_engine *g, const float *src, int rows, int cols, int ld, void **buf, size_t *cap)
+{
+    kept_copy *k = &g->kept;
+    stash_entry *s = g->mode == STASH_USE ? stash_find(g, src, rows, cols, ld) : NULL;
+    if (s) return s->buf;
+    if (g->mode == STASH_KEEP && g->keep) return stash_make(g, stash_slot(g, src, rows, cols, ld), src, rows, cols, ld);
     int keep = src == k->src;
     if (keep && k->made && k->rows == rows && k->cols == cols && k->ld == ld) return k->buf;
     uint16_t *dst = keep ? grow(&k->buf, &k->cap, (size_t)rows * cols * 2) : grow(buf, cap, (size_t)rows * cols * 2);
@@ -181,6 +255,7 @@ void bf16_engine_free(bf16_engine *e)
     free(e->buf_b);
     free(e->scratch);
     free(e->kept.buf);
+    for (int i = 0; i < STASH_SIZE; i++) free(e->stash[i].buf);
     free(e);
 }
 
@@ -244,10 +319,10 @@ int gemm_bf16(bf16_engine *g, int trans_a, int trans_b, int M, int N, int K, flo
     gemm_entry *e = lookup(g, &key);
     void *scratch = e && e->scratch_bytes ? grow(&g->scratch, &g->cap_scratch, e->scratch_bytes) : NULL;
     if (!e || (e->scratch_bytes && !scratch)) return 0;
-    const uint16_t *a = trans_a ? bf16_copy(&g->kept, A, K, M, lda, &g->buf_a, &g->cap_a)
-                                : bf16_copy(&g->kept, A, M, K, lda, &g->buf_a, &g->cap_a);
-    const uint16_t *b = trans_b ? bf16_copy(&g->kept, B, N, K, ldb, &g->buf_b, &g->cap_b)
-                                : bf16_copy(&g->kept, B, K, N, ldb, &g->buf_b, &g->cap_b);
+    const uint16_t *a =
+        trans_a ? bf16_copy(g, A, K, M, lda, &g->buf_a, &g->cap_a) : bf16_copy(g, A, M, K, lda, &g->buf_a, &g->cap_a);
+    const uint16_t *b =
+        trans_b ? bf16_copy(g, B, N, K, ldb, &g->buf_b, &g->cap_b) : bf16_copy(g, B, K, N, ldb, &g->buf_b, &g->cap_b);
     if (!a || !b) return 0;
     /* oneDNN checks its arguments before it writes C, so a refusal leaves C
      * as it was for the fp32 product. */

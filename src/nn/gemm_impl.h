@@ -32,4 +32,20 @@ void gemm_bf16_reuse(bf16_engine *e, const float *p);
 /* gemm_bf16_reuse on mm's engine, if it has one. */
 void matmul_reuse(posemb_matmul *mm, const float *p);
 
+/* The stash: a training step's forward converts each dense layer's input and
+ * weight to bf16 once, and its backward reads those copies instead of
+ * converting again (as autocast keeps its casts for the backward). A pass
+ * (gemm_bf16_new_pass; matmul_new_pass, nn_internal.h: the model's forward) starts with nothing usable; keep
+ * 0 (inference) keeps nothing, so no memory is held for a backward that will
+ * not come. STASH_KEEP: the next products keep their inputs' copies under the
+ * inputs' addresses; STASH_USE: the next products read a copy of this pass
+ * where one has the input's address and shape. The caller promises that a
+ * kept input does not change between its STASH_KEEP product and the
+ * STASH_USE ones (the fp32 backward relies on the same). At most 256 copies a
+ * pass; past that the oldest is dropped, and its reader converts again. */
+typedef enum { STASH_OFF, STASH_KEEP, STASH_USE } gemm_stash_mode;
+void gemm_bf16_new_pass(bf16_engine *e, int keep);
+void gemm_bf16_stash(bf16_engine *e, gemm_stash_mode mode);
+void matmul_stash(posemb_matmul *mm, gemm_stash_mode mode);
+
 #endif

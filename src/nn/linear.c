@@ -34,8 +34,10 @@ POSEMB_KERNEL void posemb_nn_linear_forward(posemb_matmul *mm, float *y, const f
             for (int o = 0; o < out; o++) y[(long)t * out + o] = b[o];
         beta = 1.0f;
     }
+    matmul_stash(mm, STASH_KEEP); /* x's and w's bf16 copies serve the backward too */
     if (layout == POSEMB_NN_W_OUT_IN) posemb_nn_gemm(mm, 0, 1, N, out, in, 1.0f, x, in, w, in, beta, y, out);
     else posemb_nn_gemm(mm, 0, 0, N, out, in, 1.0f, x, in, w, out, beta, y, out);
+    matmul_stash(mm, STASH_OFF);
 }
 POSEMB_KERNEL_INTERNAL(posemb_nn_linear_forward);
 
@@ -43,8 +45,9 @@ void posemb_nn_linear_backward(posemb_matmul *mm, float *dx, float *dw, float *d
                                const float *w, int N, int in, int out, posemb_nn_wlayout layout)
 {
     int oi = layout == POSEMB_NN_W_OUT_IN;
-    matmul_reuse(mm, dy); /* read by both products: converted to bf16 once */
-    if (dx)               /* dx [N, in] += dy [N, out] . W as [out, in] */
+    matmul_reuse(mm, dy);        /* read by both products: converted to bf16 once */
+    matmul_stash(mm, STASH_USE); /* w and x: the forward's copies */
+    if (dx)                      /* dx [N, in] += dy [N, out] . W as [out, in] */
         posemb_nn_gemm(mm, 0, !oi, N, in, out, 1.0f, dy, out, w, oi ? in : out, 1.0f, dx, in);
     if (dw) {
         if (oi) /* dW [out, in] += dy^T x */
@@ -52,5 +55,6 @@ void posemb_nn_linear_backward(posemb_matmul *mm, float *dx, float *dw, float *d
         else /* dW [in, out] += x^T dy */ posemb_nn_gemm(mm, 1, 0, in, out, N, 1.0f, x, in, dy, out, 1.0f, dw, out);
     }
     matmul_reuse(mm, NULL);
+    matmul_stash(mm, STASH_OFF);
     if (db) bias_grad(db, dy, N, out);
 }

@@ -15,6 +15,10 @@
  * always fp32. */
 void posemb_nn_gemm(posemb_matmul *mm, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,
                     int lda, const float *B, int ldb, float beta, float *C, int ldc);
+/* Starts a pass of products on mm (the model's forward): bf16 copies kept by
+ * an earlier pass are no longer read; keep 0 (inference: no backward
+ * follows) keeps none (gemm_impl.h, the stash). No-op in fp32. */
+void matmul_new_pass(posemb_matmul *mm, int keep);
 /* y [N, out] = x [N, in] W + b; b [out] may be NULL; products in mm's precision. */
 void posemb_nn_linear_forward(posemb_matmul *mm, float *y, const float *x, const float *w, const float *b, int N,
                               int in, int out, posemb_nn_wlayout layout);
