@@ -1,10 +1,12 @@
 /* The vectorisable elementwise kernels against double-precision references:
  * exp within 3 ulp, erf within 5e-7, GELU (erf form) and its derivative
- * within a few float roundings, and the softmax of masked logits exactly 0. */
+ * within a few float roundings, and the softmax of masked logits exactly 0;
+ * the fused LayerNorm kernels bit for bit against the calls they replace. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "nn/vmath.h"
 #include "posemb/nn.h"
@@ -201,11 +203,65 @@ static void test_rmsnorm_swiglu(void **state)
     for (int i = 0; i < RN * 2 * RC; i++) TU_CLOSE(dgu[i], central(k.x, i, swiglu_of, &k), 2e-3, 1e-2, "swiglu d", i);
 }
 
+/* The fused LayerNorm kernels give the bits of the calls they replace: the
+ * residual add then posemb_nn_layernorm_forward; zeroing, the accumulating
+ * backward, and a copy for the residual's other branch. */
+static void test_fused_layernorm(void **state)
+{
+    enum { N = 9, C = 37 };
+    static float r[2][N * C], x[N * C], w[C], b[C], y[2][N * C], mean[2][N], rstd[2][N], dy[N * C];
+    static float dx[2][N * C], dx2[N * C], dw[2][C], db[2][C];
+    posemb_rng g;
+    posemb_rng_seed(&g, 3, 3);
+    posemb_rng_fill_normal(&g, r[0], N * C, 1.0f);
+    posemb_rng_fill_normal(&g, x, N * C, 1.0f);
+    posemb_rng_fill_normal(&g, w, C, 0.2f);
+    posemb_rng_fill_normal(&g, b, C, 0.2f);
+    posemb_rng_fill_normal(&g, dy, N * C, 1.0f);
+    for (int i = 0; i < C; i++) w[i] += 1.0f;
+    memcpy(r[1], r[0], sizeof r[0]);
+    posemb_nn_add(r[0], r[0], x, N * C);
+    posemb_nn_layernorm_forward(y[0], mean[0], rstd[0], r[0], w, b, N, C, 1e-12f);
+    posemb_nn_add_layernorm_forward(y[1], mean[1], rstd[1], r[1], x, w, b, N, C, 1e-12f);
+    assert_memory_equal(r[0], r[1], sizeof r[0]);
+    assert_memory_equal(y[0], y[1], sizeof y[0]);
+    assert_memory_equal(mean[0], mean[1], sizeof mean[0]);
+    assert_memory_equal(rstd[0], rstd[1], sizeof rstd[0]);
+    memset(dx, 0, sizeof dx);
+    memset(dw, 0, sizeof dw);
+    memset(db, 0, sizeof db);
+    posemb_nn_layernorm_backward(dx[0], dw[0], db[0], dy, r[0], w, mean[0], rstd[0], N, C);
+    for (int i = 0; i < N * C; i++) dx[1][i] = dx2[i] = NAN; /* written, not added to */
+    posemb_nn_layernorm_backward_set(dx[1], dx2, dw[1], db[1], dy, r[0], w, mean[0], rstd[0], N, C);
+    assert_memory_equal(dx[0], dx[1], sizeof dx[0]);
+    assert_memory_equal(dx[0], dx2, sizeof dx2);
+    assert_memory_equal(dw[0], dw[1], sizeof dw[0]);
+    assert_memory_equal(db[0], db[1], sizeof db[0]);
+    double worst = 0; /* and it is the gradient: sum_i dy_i d y_i / d r_0 by central differences in double */
+    for (int t = 0; t < N; t++) {
+        double h = 1e-3, fd = 0;
+        for (int sgn = -1; sgn <= 1; sgn += 2) {
+            double v[C], m = 0, var = 0, rr = r[0][t * C] + sgn * h;
+            for (int i = 0; i < C; i++) m += (v[i] = i ? r[0][t * C + i] : rr) / C;
+            for (int i = 0; i < C; i++) var += (v[i] - m) * (v[i] - m) / C;
+            for (int i = 0; i < C; i++) fd += sgn * dy[t * C + i] * ((v[i] - m) / sqrt(var + 1e-12) * w[i]) / (2 * h);
+        }
+        worst = fmax(worst, fabs(fd - dx[1][t * C]));
+    }
+    printf("fused LayerNorm: the same bits as unfused; dx against central differences within %.2g\n", worst);
+    assert_true(worst < 1e-3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_expf),      cmocka_unit_test(test_erf),  cmocka_unit_test(test_gelu),
-        cmocka_unit_test(test_tanh_gelu), cmocka_unit_test(test_xent), cmocka_unit_test(test_rmsnorm_swiglu),
+        cmocka_unit_test(test_expf),
+        cmocka_unit_test(test_erf),
+        cmocka_unit_test(test_gelu),
+        cmocka_unit_test(test_tanh_gelu),
+        cmocka_unit_test(test_xent),
+        cmocka_unit_test(test_rmsnorm_swiglu),
+        cmocka_unit_test(test_fused_layernorm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

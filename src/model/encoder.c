@@ -19,13 +19,13 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     posemb_nn_linear_forward(m->mm, a->qkv, x, p->qkv_w, p->qkv_b, N, D, 3 * D, POSEMB_NN_W_OUT_IN);
     posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
     posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, D, D, POSEMB_NN_W_OUT_IN);
-    model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
-    posemb_nn_layernorm_forward(a->h1, a->mean1, a->rstd1, a->r1, p->ln1_w, p->ln1_b, N, D, m->cfg.ln_eps);
+    model_drop(m, l, SITE_ATTN_OUT, a->r1, (long)N * D);
+    posemb_nn_add_layernorm_forward(a->h1, a->mean1, a->rstd1, a->r1, x, p->ln1_w, p->ln1_b, N, D, m->cfg.ln_eps);
     posemb_nn_linear_forward(m->mm, a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, POSEMB_NN_W_OUT_IN);
     posemb_nn_gelu_forward(a->ga, a->fi, (long)N * I, m->cfg.act);
     posemb_nn_linear_forward(m->mm, a->r2, a->ga, p->fo_w, p->fo_b, N, I, D, POSEMB_NN_W_OUT_IN);
-    model_drop_add(m, l, SITE_FFN_OUT, a->r2, a->h1, (long)N * D);
-    posemb_nn_layernorm_forward(out, a->mean2, a->rstd2, a->r2, p->ln2_w, p->ln2_b, N, D, m->cfg.ln_eps);
+    model_drop(m, l, SITE_FFN_OUT, a->r2, (long)N * D);
+    posemb_nn_add_layernorm_forward(out, a->mean2, a->rstd2, a->r2, a->h1, p->ln2_w, p->ln2_b, N, D, m->cfg.ln_eps);
 }
 
 /* dout [N, D] (grad of layer l's output) -> dx [N, D] (grad of its input x), overwritten. */
@@ -39,9 +39,9 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     float *G = m->g;
 #define GR(ptr) (G + ((ptr)-m->w)) /* the gradient of a parameter view */
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
-    memset(s->dres, 0, ND * sizeof(float));
-    posemb_nn_layernorm_backward(s->dres, GR(p->ln2_w), GR(p->ln2_b), dout, a->r2, p->ln2_w, a->mean2, a->rstd2, N, D);
-    memcpy(s->dh, s->dres, ND * sizeof(float)); /* r2 = h1 + dropout(ffn) */
+    /* r2 = h1 + dropout(ffn): both branches get d r2 */
+    posemb_nn_layernorm_backward_set(s->dres, s->dh, GR(p->ln2_w), GR(p->ln2_b), dout, a->r2, p->ln2_w, a->mean2,
+                                     a->rstd2, N, D);
     const float *dffn = model_undrop(m, l, SITE_FFN_OUT, s->dres, s->dz, (long)ND);
     memset(s->dga, 0, NI * sizeof(float));
     posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D,
@@ -50,9 +50,9 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     posemb_nn_gelu_backward(s->dfi, s->dga, a->fi, (long)NI, m->cfg.act);
     posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I,
                               POSEMB_NN_W_OUT_IN);
-    memset(s->dres, 0, ND * sizeof(float));
-    posemb_nn_layernorm_backward(s->dres, GR(p->ln1_w), GR(p->ln1_b), s->dh, a->r1, p->ln1_w, a->mean1, a->rstd1, N, D);
-    memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + dropout(attn) */
+    /* r1 = x + dropout(attn) */
+    posemb_nn_layernorm_backward_set(s->dres, dx, GR(p->ln1_w), GR(p->ln1_b), s->dh, a->r1, p->ln1_w, a->mean1,
+                                     a->rstd1, N, D);
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
     memset(s->dz, 0, ND * sizeof(float));
     posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D,
@@ -93,9 +93,8 @@ void encoder_backward(posemb_model *m, const float *dlast)
         dout = dx;
     }
     const float *dln = model_undrop(m, 0, SITE_EMB, dout, a->dres, (long)ND);
-    memset(a->demb, 0, ND * sizeof(float));
-    posemb_nn_layernorm_backward(a->demb, G + (m->emb_ln_w - m->w), G + (m->emb_ln_b - m->w), dln, a->emb, m->emb_ln_w,
-                                 a->emb_mean, a->emb_rstd, N, D);
+    posemb_nn_layernorm_backward_set(a->demb, NULL, G + (m->emb_ln_w - m->w), G + (m->emb_ln_b - m->w), dln, a->emb,
+                                     m->emb_ln_w, a->emb_mean, a->emb_rstd, N, D);
     float *dsum = a->dx2; /* the loop ends with dout in bufs[0] = a->dx */
     posemb_pe_input_backward(m->pe, a->pos_in, N, a->emb_sum, a->demb, dsum, a->pe_scratch);
     posemb_nn_embedding_backward(G + (m->wte - m->w), dsum, a->ids, N, D, m->cfg.pad_token_id);

@@ -43,11 +43,16 @@ posemb_nn_attn_shape model_attn_shape(const posemb_model *m, int l)
     return s;
 }
 
-void model_drop_add(const posemb_model *m, int l, int site, float *y, const float *x, long n)
+void model_drop(const posemb_model *m, int l, int site, float *y, long n)
 {
     uint64_t key;
     float p = model_dropout(m, l, site, &key);
     if (p > 0.0f) posemb_nn_dropout_forward(y, y, n, p, key);
+}
+
+void model_drop_add(const posemb_model *m, int l, int site, float *y, const float *x, long n)
+{
+    model_drop(m, l, site, y, n);
     posemb_nn_add(y, y, x, n);
 }
 

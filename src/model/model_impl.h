@@ -214,6 +214,8 @@ posemb_status model_reserve(posemb_model *m, int B, int T, posemb_error *err);
 posemb_nn_attn_shape model_attn_shape(const posemb_model *m, int l);
 /* Layer l's activation buffers: its own, or in an inference pass the first layer's. */
 layer_acts *model_layer_acts(posemb_model *m, int l);
+/* y [n] = dropout(y), in place, at a dropout site of layer l (none in eval mode). */
+void model_drop(const posemb_model *m, int l, int site, float *y, long n);
 /* y [n] = dropout(y) + x: a residual branch at a dropout site of layer l. */
 void model_drop_add(const posemb_model *m, int l, int site, float *y, const float *x, long n);
 

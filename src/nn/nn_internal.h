@@ -30,6 +30,15 @@ void posemb_nn_layernorm_forward(float *y, float *mean, float *rstd, const float
                                  int N, int C, float eps);
 void posemb_nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
                                   const float *mean, const float *rstd, int N, int C);
+/* A residual branch's LayerNorm in one pass: r [N, C] += x, then y = LN(r)
+ * as posemb_nn_layernorm_forward (the same bits as the two calls). */
+void posemb_nn_add_layernorm_forward(float *y, float *mean, float *rstd, float *r, const float *x, const float *w,
+                                     const float *b, int N, int C, float eps);
+/* posemb_nn_layernorm_backward with dx [N, C] written, not added to (no
+ * memset first), and copied into dx2 [N, C] when not NULL (the residual's
+ * other branch): the same bits as zeroing, adding and copying. */
+void posemb_nn_layernorm_backward_set(float *dx, float *dx2, float *dw, float *db, const float *dy, const float *x,
+                                      const float *w, const float *mean, const float *rstd, int N, int C);
 /* y [N, C] = w * x / sqrt(mean(x^2) + eps) (HF's LlamaRMSNorm); saves rstd [N]. */
 void posemb_nn_rmsnorm_forward(float *y, float *rstd, const float *x, const float *w, int N, int C, float eps);
 /* dx [N, C] += d loss / d x (NULL: skip); dw [C] += d loss / d w (NULL: skip). */
