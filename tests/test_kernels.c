@@ -1,7 +1,8 @@
 /* The vectorisable elementwise kernels against double-precision references:
  * exp within 3 ulp, erf within 5e-7, GELU (erf form) and its derivative
  * within a few float roundings, and the softmax of masked logits exactly 0;
- * the fused LayerNorm kernels bit for bit against the calls they replace. */
+ * the fused LayerNorm kernels and GELU's written backward bit for bit
+ * against the calls they replace. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -252,6 +253,26 @@ static void test_fused_layernorm(void **state)
     assert_true(worst < 1e-3);
 }
 
+/* GELU's written backward, in place too, gives the bits of zeroing and the accumulating one (both forms). */
+static void test_gelu_backward_set(void **state)
+{
+    enum { N = 1001 };
+    static float x[N], dy[N], acc[N], set[N];
+    posemb_rng g;
+    posemb_rng_seed(&g, 4, 4);
+    posemb_rng_fill_normal(&g, x, N, 3.0f);
+    posemb_rng_fill_normal(&g, dy, N, 1.0f);
+    for (int kind = 0; kind < 2; kind++) {
+        memset(acc, 0, sizeof acc);
+        posemb_nn_gelu_backward(acc, dy, x, N, (posemb_nn_gelu_kind)kind);
+        posemb_nn_gelu_backward_set(set, dy, x, N, (posemb_nn_gelu_kind)kind);
+        assert_memory_equal(acc, set, sizeof acc);
+        memcpy(set, dy, sizeof set);
+        posemb_nn_gelu_backward_set(set, set, x, N, (posemb_nn_gelu_kind)kind);
+        assert_memory_equal(acc, set, sizeof acc);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_xent),
         cmocka_unit_test(test_rmsnorm_swiglu),
         cmocka_unit_test(test_fused_layernorm),
+        cmocka_unit_test(test_gelu_backward_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

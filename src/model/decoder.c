@@ -69,10 +69,9 @@ void decoder_mlp_backward(posemb_model *m, int l, const float *dffn, posemb_nn_w
     size_t NI = (size_t)N * I;
     memset(s->dga, 0, NI * sizeof(float));
     posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D, layout);
-    memset(s->dfi, 0, NI * sizeof(float));
-    posemb_nn_gelu_backward(s->dfi, s->dga, a->fi, (long)NI, m->cfg.act);
+    posemb_nn_gelu_backward_set(s->dga, s->dga, a->fi, (long)NI, m->cfg.act); /* in place: d fi */
     memset(s->dh, 0, (size_t)N * D * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I, layout);
+    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GR(p->fi_b), s->dga, a->h1, p->fi_w, N, D, I, layout);
 }
 
 void decoder_embed(posemb_model *m)

@@ -46,9 +46,8 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     memset(s->dga, 0, NI * sizeof(float));
     posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D,
                               POSEMB_NN_W_OUT_IN);
-    memset(s->dfi, 0, NI * sizeof(float));
-    posemb_nn_gelu_backward(s->dfi, s->dga, a->fi, (long)NI, m->cfg.act);
-    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GR(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, I,
+    posemb_nn_gelu_backward_set(s->dga, s->dga, a->fi, (long)NI, m->cfg.act); /* in place: d fi */
+    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GR(p->fi_b), s->dga, a->h1, p->fi_w, N, D, I,
                               POSEMB_NN_W_OUT_IN);
     /* r1 = x + dropout(attn) */
     posemb_nn_layernorm_backward_set(s->dres, dx, GR(p->ln1_w), GR(p->ln1_b), s->dh, a->r1, p->ln1_w, a->mean1,

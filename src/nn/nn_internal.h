@@ -64,6 +64,8 @@ void posemb_nn_geglu_forward(float *y, const float *gu, int N, int inner);
 void posemb_nn_geglu_backward(float *dgu, const float *dy, const float *gu, int N, int inner);
 void posemb_nn_gelu_forward(float *y, const float *x, long n, posemb_nn_gelu_kind kind);
 void posemb_nn_gelu_backward(float *dx, const float *dy, const float *x, long n, posemb_nn_gelu_kind kind);
+/* dx [n] = dy GELU'(x), written (no memset first); dx may be dy (in place). */
+void posemb_nn_gelu_backward_set(float *dx, const float *dy, const float *x, long n, posemb_nn_gelu_kind kind);
 /* out [N, C] (+)= table [V, C] rows ids [N]; accumulate = 1 adds to out. */
 void posemb_nn_embedding_forward(float *out, const float *table, const int32_t *ids, int N, int C, int accumulate);
 /* dtable += dout rows at ids, except rows equal to skip_id (HF padding_idx; -1: none). */
