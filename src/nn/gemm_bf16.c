@@ -171,13 +171,17 @@ void gemm_bf16_stash(bf16_engine *e, gemm_stash_mode mode)
     if (e && !omp_in_parallel()) e->mode = mode;
 }
 
+/* 1 when entry s holds (or held) src's copy with this shape. */
+static int stash_is(const stash_entry *s, const float *src, int rows, int cols, int ld)
+{
+    return s->pass && s->src == src && s->rows == rows && s->cols == cols && s->ld == ld;
+}
+
 /* The entry of this pass holding src's copy with this shape, or NULL. */
 static stash_entry *stash_find(bf16_engine *g, const float *src, int rows, int cols, int ld)
 {
-    for (int i = 0; i < STASH_SIZE; i++) {
-        stash_entry *s = &g->stash[i];
-        if (s->pass == g->pass && s->src == src && s->rows == rows && s->cols == cols && s->ld == ld) return s;
-    }
+    for (int i = 0; i < STASH_SIZE; i++)
+        if (g->stash[i].pass == g->pass && stash_is(&g->stash[i], src, rows, cols, ld)) return &g->stash[i];
     return NULL;
 }
 
@@ -185,10 +189,8 @@ static stash_entry *stash_find(bf16_engine *g, const float *src, int rows, int c
  * fits), else the ring's next, evicted. */
 static stash_entry *stash_slot(bf16_engine *g, const float *src, int rows, int cols, int ld)
 {
-    for (int i = 0; i < STASH_SIZE; i++) {
-        stash_entry *s = &g->stash[i];
-        if (s->pass && s->src == src && s->rows == rows && s->cols == cols && s->ld == ld) return s;
-    }
+    for (int i = 0; i < STASH_SIZE; i++)
+        if (stash_is(&g->stash[i], src, rows, cols, ld)) return &g->stash[i];
     stash_entry *s = &g->stash[g->stash_next];
     g->stash_next = (g->stash_next + 1) % STASH_SIZE;
     return s;
