@@ -615,6 +615,110 @@ static void test_tiny_length_study(void **state)
     free(b);
 }
 
+/* Number key of line (a JSON object), or array key's element i (i >= 0); NaN when absent. */
+static double json_at(const char *line, const char *key, int i)
+{
+    cJSON *j = cJSON_Parse(line), *v = cJSON_GetObjectItem(j, key);
+    if (i >= 0) v = cJSON_GetArrayItem(v, i);
+    double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    cJSON_Delete(j);
+    return x;
+}
+
+/* Line n (0-based) of path whose text holds `has`, copied into buf; fails the test when none. */
+static void line_with(const char *path, const char *has, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    while (fgets(buf, (int)cap, f))
+        if (strstr(buf, has)) {
+            fclose(f);
+            return;
+        }
+    fclose(f);
+    fail_msg("%s: no line with %s", path, has);
+}
+
+/* The fine-tune at a longer context (extend_factors): its step 0 is the
+ * trained model's perplexity under the scaling (the numbers results.jsonl
+ * holds, read by another path), its end the fine-tuned model's; killed
+ * mid-fine-tune it resumes to the same lines; a study with its runs done
+ * does only the fine-tunes added later, its results.jsonl untouched. */
+static void test_length_extend(void **state)
+{
+    if (!tu_have_shared("the length study")) return;
+    char path[1200], cmd[4096], line[4096], base[4096];
+    const char *cfg =
+        "{\"pes\": [\"rope\"], \"tasks\": [\"llama\"], \"seeds\": [1], \"lengths\": [1, 2], \"layers\": 2, "
+        "\"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"steps\": 20, \"batch\": 8, "
+        "\"curve_every\": 10, \"eval_tokens\": 2048, \"passkey_trials\": 2, \"passkey_train\": 0, "
+        "\"rope_scalings\": [\"linear\"], \"jobs\": 1, \"extend_factors\": [2], \"extend_scalings\": [\"none\", "
+        "\"linear\"], \"extend_steps\": 5, \"extend_every\": 2";
+    snprintf(path, sizeof path, "%s/ext.json", dir);
+    snprintf(line, sizeof line, "%s}", cfg);
+    assert_int_equal(tu_write_file(path, line, strlen(line)), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study ext.json --length --data '%s/data' --out e", dir, POSEMB_BIN,
+             POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("%s", out);
+    snprintf(path, sizeof path, "%s/e/results.jsonl", dir);
+    line_with(path, "\"eval_len\": 128", base, sizeof base);
+    cJSON *b = cJSON_Parse(base);
+    double plain = cJSON_GetObjectItem(cJSON_GetObjectItem(b, "metrics"), "perplexity")->valuedouble,
+           linear = cJSON_GetObjectItem(cJSON_GetObjectItem(b, "scaled"), "linear")->valuedouble;
+    cJSON_Delete(b);
+    snprintf(path, sizeof path, "%s/e/extend.jsonl", dir);
+    const char *scaling[2] = {"\"scaling\":\"none\"", "\"scaling\":\"linear\""};
+    for (int k = 0; k < 2; k++) {
+        line_with(path, scaling[k], line, sizeof line);
+        TU_CLOSE(json_at(line, "curve_perplexity", 0), k ? linear : plain, 0, 1e-5, "step 0 against results.jsonl", k);
+        static const double steps[4] = {0, 2, 4, 5};
+        for (int i = 0; i < 4; i++) TU_CLOSE(json_at(line, "curve_steps", i), steps[i], 0, 0, "step", i);
+        TU_CLOSE(json_at(line, "perplexity", 1), json_at(line, "curve_perplexity", 3), 0, 0, "the end at 2x", k);
+        assert_true(json_at(line, "curve_perplexity", 3) < json_at(line, "curve_perplexity", 0)); /* it learned */
+        TU_CLOSE(json_at(line, "batch", -1), 4, 0, 0, "batch", k); /* 8 sequences of 64 tokens: 4 of 128 */
+        TU_CLOSE(json_at(line, "lr", -1), 1e-4, 0, 0, "lr", k);
+    }
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/e' && test $(wc -l < extend.jsonl) = 2 && test $(wc -l < results.jsonl) = 2 && grep -q "
+             "'\"type\":.*\"linear\"' models/llama-rope-s1/extend-linear-x2/config.json && test -d "
+             "models/llama-rope-s1/extend-none-x2/checkpoint-4",
+             dir);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("the fine-tunes' folders and lines: %s", out);
+    /* killed in a fine-tune, resumed: the same lines */
+    snprintf(cmd, sizeof cmd, "ext.json --length --data '%s/data'", POSEMB_SHARED);
+    assert_true(tu_study_killed_when(dir, cmd, "k", "k/models/llama-rope-s1/extend-none-x2/checkpoint-2"));
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study ext.json --length --data '%s/data' --out k", dir, POSEMB_BIN,
+             POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("%s", out);
+    char *x, *y;
+    snprintf(path, sizeof path, "%s/e/extend.jsonl", dir);
+    x = tu_results_canonical(path);
+    snprintf(path, sizeof path, "%s/k/extend.jsonl", dir);
+    y = tu_results_canonical(path);
+    assert_string_equal(x, y);
+    free(y);
+    /* a finished study given one more scaling: that fine-tune alone, results.jsonl as it was */
+    snprintf(path, sizeof path, "%s/ext2.json", dir);
+    snprintf(line, sizeof line, "%.*s\"linear\", \"yarn\"], \"extend_steps\": 5, \"extend_every\": 2}",
+             (int)(strstr(cfg, "\"linear\"], \"extend_steps") - cfg), cfg);
+    assert_int_equal(tu_write_file(path, line, strlen(line)), 0);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && cp e/results.jsonl before && '%s' study ext2.json --length --data '%s/data' --out e 2>&1 && "
+             "cmp before e/results.jsonl && test $(wc -l < e/extend.jsonl) = 3 && grep -q '\"scaling\":\"yarn\"' "
+             "e/extend.jsonl",
+             dir, POSEMB_BIN, POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("a fine-tune added later: %s", out);
+    if (strstr(out, "perplexity") && strstr(out, "at 64 tokens"))
+        fail_msg("the trained run was evaluated again: %s", out);
+    /* the same folder under other fine-tune settings is refused */
+    snprintf(line, sizeof line, "%.*s\"linear\"], \"extend_steps\": 6, \"extend_every\": 2}",
+             (int)(strstr(cfg, "\"linear\"], \"extend_steps") - cfg), cfg);
+    assert_int_equal(tu_write_file(path, line, strlen(line)), 0);
+    if (!tu_run(cmd, out, sizeof out) || !strstr(out, "extend.jsonl: line 1 was run with other \"extend_steps\""))
+        fail_msg("other fine-tune settings: %s", out);
+    free(x);
+}
+
 /* The Welch star of the length tables: a's lines as two seeds whose loss is
  * set, 2.0 + 0.01 s for ape everywhere, 2.5 + 0.01 s for GPT-2's rope (far
  * from ape's: p = 0.0002) and 2.0 + 0.01 s for Llama's (equal: p = 1). */
@@ -740,6 +844,7 @@ static void test_length_refusals(void **state)
 {
     char path[1200], cmd[4096];
     const char *bad[][2] = {
+        {"{\"extend_scalings\": [\"pi\"]}", "'pi' is not none, linear, ntk, dynamic, yarn or llama3"},
         {"{\"tasks\": [\"bert\"]}", "tasks are decoders, gpt2 or llama, not 'bert'"},
         {"{\"rope_scalings\": [\"fast\"]}", "'fast' is not linear, ntk, dynamic, yarn, llama3 or string"},
         {"{\"tokenizer\": \"chars\"}", "\"tokenizer\" must be \"bytes\" or \"gpt2\""},
@@ -756,9 +861,10 @@ static void test_length_refusals(void **state)
          "4096}",
          "ruler_train: vt's prompts do not fit in n_train 64 tokens"},
         {"{\"model\": {\"rms_norm_eps\": 1e-5}}",
-         "\"model\": \"rms_norm_eps\" is not a setting posemb's gpt2 config takes"}};
-    int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last four cases read the data folder */
-    for (int i = 0; i < 8 + 4 * shared; i++) {
+         "\"model\": \"rms_norm_eps\" is not a setting posemb's gpt2 config takes"},
+        {"{\"extend_factors\": [2], \"pes\": [\"ape\"]}", "\"extend_factors\": no \"rope\" among the PEs"}};
+    int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last five cases read the data folder */
+    for (int i = 0; i < 9 + 5 * shared; i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);
         snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --length --data '%s' --out c", dir, POSEMB_BIN,
@@ -778,7 +884,7 @@ int main(void)
         cmocka_unit_test(test_passkey_mix),          cmocka_unit_test(test_passkey_copy_model),
         cmocka_unit_test(test_passkey_lookup_model), cmocka_unit_test(test_tiny_length_study),
         cmocka_unit_test(test_length_welch),         cmocka_unit_test(test_length_refusals),
-        cmocka_unit_test(test_ruler_length_study),
+        cmocka_unit_test(test_ruler_length_study),   cmocka_unit_test(test_length_extend),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,6 +15,7 @@
 #include "study/study.h"
 #include "study/synthetic.h"
 #include "study_data_impl.h"
+#include "study_length_impl.h"
 #include "study_pool.h"
 #include "study_report.h"
 #include "study_store.h"
@@ -30,17 +31,19 @@ typedef struct study_room {
     posemb_status (*check)(const posemb_study_config *c, posemb_error *err); /* NULL: nothing of its own */
     posemb_status (*prepare)(const posemb_study_config *c, const char *out, posemb_error *err); /* NULL: none */
     study_work_fn work;
+    /* left[run] = 1 for runs with work beyond their results.jsonl lines (NULL: none) */
+    posemb_status (*left)(const posemb_study_config *c, const char *out, unsigned char *left, posemb_error *err);
     posemb_status (*tables)(const posemb_study_config *c, const char *out, posemb_error *err);
     posemb_status (*report)(const posemb_study_config *c, const char *out, posemb_error *err);
 } study_room;
 
 static const study_room ROOMS[STUDY_KINDS] = {
-    [STUDY_SYNTHETIC] = {"synthetic", UNITS_RUNS, NULL, NULL, study_synthetic_work, study_runs_tables,
+    [STUDY_SYNTHETIC] = {"synthetic", UNITS_RUNS, NULL, NULL, study_synthetic_work, NULL, study_runs_tables,
                          study_runs_report},
-    [STUDY_DATA] = {"real data", UNITS_PES, posemb_study_data_check, posemb_study_data_prepare, study_data_work,
+    [STUDY_DATA] = {"real data", UNITS_PES, posemb_study_data_check, posemb_study_data_prepare, study_data_work, NULL,
                     study_runs_tables, study_runs_report},
     [STUDY_LENGTH] = {"length", UNITS_SEED_FIRST, study_length_check, study_length_prepare, study_length_work,
-                      study_length_tables, study_length_report},
+                      study_extend_left, study_length_tables, study_length_report},
 };
 
 static const study_room *room_of(const posemb_study_config *c) { return &ROOMS[study_kind_of(c)]; }
@@ -124,10 +127,13 @@ int posemb_study_n_units(const posemb_study_config *c)
 posemb_status posemb_study_pending(const posemb_study_config *c, const char *out, int *pending, int *n,
                                    posemb_error *err)
 {
-    int *done = calloc((size_t)c->n_pes * c->n_tasks * c->n_seeds, sizeof *done);
+    size_t runs = (size_t)c->n_pes * c->n_tasks * c->n_seeds;
+    int *done = calloc(runs, sizeof *done);
+    unsigned char *more = calloc(runs, 1);
     study_kernels kernels = {0};
     posemb_status st =
-        done ? study_read_done(c, out, done, &kernels, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+        done && more ? study_read_done(c, out, done, &kernels, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    if (!st && room_of(c)->left) st = room_of(c)->left(c, out, more, err);
     if (!st && kernels.other) /* their runs are other draws (the rounding differs), not continued ones */
         fprintf(stderr,
                 "posemb study: %s/results.jsonl: %d line(s) ran under OpenBLAS's %s kernels, this process runs %s: "
@@ -135,6 +141,7 @@ posemb_status posemb_study_pending(const posemb_study_config *c, const char *out
                 out, kernels.other, kernels.first, posemb_blas_core());
     if (st) {
         free(done);
+        free(more);
         return st;
     }
     *n = 0;
@@ -142,7 +149,8 @@ posemb_status posemb_study_pending(const posemb_study_config *c, const char *out
         for (int s = 0; s < c->n_seeds; s++)
             for (int p = 0; p < c->n_pes; p++)
                 for (int t = 0; t < c->n_tasks; t++)
-                    if (done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t))
+                    if (done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t) ||
+                        more[study_run_index(c, p, t, s)])
                         pending[(*n)++] = (int)study_run_index(c, p, t, s);
     } else {
         int by_pe = room_of(c)->units == UNITS_PES; /* a real-data unit: a PE, pretraining first */
@@ -150,7 +158,8 @@ posemb_status posemb_study_pending(const posemb_study_config *c, const char *out
             int pe_pending = 0;
             for (int t = 0; t < c->n_tasks; t++)
                 for (int s = 0; s < c->n_seeds; s++) {
-                    int left = done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t);
+                    int left = done[study_run_index(c, p, t, s)] < posemb_study_lines_per_run(c, t) ||
+                               more[study_run_index(c, p, t, s)];
                     pe_pending |= left;
                     if (left && !by_pe) pending[(*n)++] = (int)study_run_index(c, p, t, s);
                 }
@@ -158,6 +167,7 @@ posemb_status posemb_study_pending(const posemb_study_config *c, const char *out
         }
     }
     free(done);
+    free(more);
     return POSEMB_OK;
 }
 

@@ -87,6 +87,18 @@ typedef struct posemb_study_length_settings {
     int n_scalings;
     char scalings[8][16];
     char tokenizer[16];
+    /* The short fine-tune at a longer context (study_extend.c), the setting
+     * of Position Interpolation and YaRN: each "rope" run, once trained, is
+     * fine-tuned at n_train x each of extend_factors (none: no fine-tune)
+     * under each of extend_scalings ("none" is plain RoPE) for extend_steps
+     * updates of extend_batch sequences (0: batch / factor, the pretraining's
+     * tokens per update) at extend_lr (0: lr / 10), its perplexity read
+     * every extend_every steps. */
+    int n_extend_factors, extend_factors[4];
+    int n_extend_scalings;
+    char extend_scalings[8][16];
+    int extend_steps, extend_every, extend_batch;
+    float extend_lr;
 } posemb_study_length_settings;
 
 /* A study's config: what every study has, then each room's own settings

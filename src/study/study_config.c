@@ -72,6 +72,19 @@ static posemb_status get_float(const cJSON *r, const char *key, double lo, int c
     return POSEMB_OK;
 }
 
+/* A list of names (each under 16 bytes, at most 8), each one of known (n_known of them, listed in words by say). */
+static posemb_status get_choices(const cJSON *r, const char *key, char (*names)[16], int *n, const char *const *known,
+                                 size_t n_known, const char *say, const char *path, posemb_error *err)
+{
+    posemb_status st = get_names(r, key, names[0], 16, 8, n, path, err);
+    for (int i = 0; !st && cJSON_GetObjectItemCaseSensitive(r, key) && i < *n; i++) {
+        int ok = 0;
+        for (size_t k = 0; k < n_known; k++) ok |= !strcmp(names[i], known[k]);
+        if (!ok) return posemb_fail(err, POSEMB_EINVAL, "%s: \"%s\": '%s' is not %s", path, key, names[i], say);
+    }
+    return st;
+}
+
 /* The length study's RoPE scalings applied at evaluation; [] for none. */
 static posemb_status get_scalings(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
 {
@@ -81,17 +94,16 @@ static posemb_status get_scalings(const cJSON *r, posemb_study_config *c, const 
         c->len.n_scalings = 0;
         return POSEMB_OK;
     }
-    posemb_status st =
-        get_names(r, "rope_scalings", c->len.scalings[0], sizeof c->len.scalings[0], 8, &c->len.n_scalings, path, err);
-    for (int i = 0; !st && v && i < c->len.n_scalings; i++) {
-        int ok = 0;
-        for (size_t k = 0; k < sizeof known / sizeof *known; k++) ok |= !strcmp(c->len.scalings[i], known[k]);
-        if (!ok)
-            return posemb_fail(err, POSEMB_EINVAL,
-                               "%s: \"rope_scalings\": '%s' is not linear, ntk, dynamic, yarn, llama3 or string", path,
-                               c->len.scalings[i]);
-    }
-    return st;
+    return get_choices(r, "rope_scalings", c->len.scalings, &c->len.n_scalings, known, 6,
+                       "linear, ntk, dynamic, yarn, llama3 or string", path, err);
+}
+
+/* "extend_scalings": RoPE scalings a length run is fine-tuned under ("none": plain RoPE). */
+static posemb_status get_extend_scalings(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
+{
+    static const char *const known[] = {"none", "linear", "ntk", "dynamic", "yarn", "llama3"};
+    return get_choices(r, "extend_scalings", c->len.extend_scalings, &c->len.n_extend_scalings, known, 6,
+                       "none, linear, ntk, dynamic, yarn or llama3", path, err);
 }
 
 /* Whether two task names name one task, as the studies look them up: case
@@ -282,7 +294,13 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_float(r, "passkey_train", 0, 1, 1, &c->len.passkey_train, path, err)) ||
         (st = get_int(r, "ruler_trials", 0, 100000, &c->len.ruler_trials, path, err)) ||
         (st = get_float(r, "ruler_train", 0, 1, 1, &c->len.ruler_train, path, err)) ||
-        (st = get_ruler_tasks(r, c, path, err)))
+        (st = get_ruler_tasks(r, c, path, err)) ||
+        (st = get_ints(r, "extend_factors", c->len.extend_factors, 4, 2, 64, &c->len.n_extend_factors, path, err)) ||
+        (st = get_extend_scalings(r, c, path, err)) ||
+        (st = get_int(r, "extend_steps", 1, 10000000, &c->len.extend_steps, path, err)) ||
+        (st = get_int(r, "extend_every", 1, 10000000, &c->len.extend_every, path, err)) ||
+        (st = get_int(r, "extend_batch", 0, 4096, &c->len.extend_batch, path, err)) ||
+        (st = get_float(r, "extend_lr", 0, 1, 10, &c->len.extend_lr, path, err)))
         return st;
     if ((st = get_model(r, c, path, err))) return st;
     const cJSON *tok = cJSON_GetObjectItemCaseSensitive(r, "tokenizer");
@@ -339,6 +357,12 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "ruler_tasks",
                                             "ruler_train",
                                             "ruler_trials",
+                                            "extend_factors",
+                                            "extend_scalings",
+                                            "extend_steps",
+                                            "extend_every",
+                                            "extend_batch",
+                                            "extend_lr",
                                             NULL};
         int ok = 0;
         for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);

@@ -75,6 +75,12 @@ posemb_study_config posemb_study_length_default(const char *data_dir)
     c.len.ruler_tasks = 0; /* opt in: results/length/ruler/study-ruler.json */
     c.len.ruler_train = 0;
     c.len.ruler_trials = 10;
+    static const char *const extend[] = {"none", "linear", "ntk", "dynamic", "yarn", "llama3"};
+    for (int i = 0; i < N_OF(extend); i++) /* used once extend_factors asks (docs/study.md) */
+        snprintf(c.len.extend_scalings[i], sizeof c.len.extend_scalings[i], "%s", extend[i]);
+    c.len.n_extend_scalings = N_OF(extend);
+    c.len.extend_steps = 400;
+    c.len.extend_every = 100;
     c.analyze = 0;
     snprintf(c.len.tokenizer, sizeof c.len.tokenizer, "bytes");
     return c;
@@ -131,6 +137,13 @@ posemb_status study_length_check(const posemb_study_config *c, posemb_error *err
         return posemb_fail(err, POSEMB_EINVAL,
                            "study: eval_tokens %d is less than one window of the longest length %ld",
                            c->len.eval_tokens, longest);
+    if (c->len.n_extend_factors && study_row_of(c->pes[0], sizeof c->pes[0], c->n_pes, "rope") < 0)
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "study: \"extend_factors\": no \"rope\" among the PEs, nothing to fine-tune");
+    if (c->len.n_extend_factors &&
+        (c->len.extend_steps + c->len.extend_every - 1) / c->len.extend_every + 1 > STUDY_EXTEND_POINTS)
+        return posemb_fail(err, POSEMB_EINVAL, "study: \"extend_steps\" / \"extend_every\" is over %d points",
+                           STUDY_EXTEND_POINTS - 1);
     posemb_config cfg;
     for (int t = 0; t < c->n_tasks; t++) /* a "model" key a decoder does not take fails now, not after a run */
         for (int p = 0; p < c->n_pes; p++) {
@@ -237,17 +250,16 @@ static posemb_status length_config(const posemb_study_config *c, int p, int t, i
     return st;
 }
 
-/* The training mix: a sequence becomes a passkey prompt (its draw as
- * before RULER's tasks existed, so runs without them are unchanged), or
- * else, with its own draw, a RULER prompt. */
-typedef struct length_mix {
-    study_passkey_train passkey;
-    study_ruler_train ruler;
-} length_mix;
-
-static void length_mix_apply(void *ctx, long g, int T, int32_t *ids, int32_t *targets)
+study_length_mix study_length_mix_of(const posemb_study_config *c, const posemb_tokenizer *tok, int seed)
 {
-    length_mix *m = ctx;
+    return (study_length_mix){
+        {.tok = tok, .seed = (uint64_t)seed, .share = c->len.passkey_train},
+        {.tok = tok, .seed = (uint64_t)seed, .share = c->len.ruler_train, .tasks = c->len.ruler_tasks}};
+}
+
+void study_length_mix_apply(void *ctx, long g, int T, int32_t *ids, int32_t *targets)
+{
+    study_length_mix *m = ctx;
     if (m->passkey.share > 0 && study_passkey_apply(&m->passkey, g, T, ids, targets)) return;
     if (m->ruler.share > 0) study_ruler_mix(&m->ruler, g, T, ids, targets);
 }
@@ -257,8 +269,7 @@ static posemb_status length_train(const posemb_study_config *c, const posemb_con
                                   const posemb_corpus *train, const posemb_tokenizer *tok, const char *dir,
                                   const posemb_comm *group, length_result *r, posemb_error *err)
 {
-    length_mix mix = {{.tok = tok, .seed = (uint64_t)seed, .share = c->len.passkey_train},
-                      {.tok = tok, .seed = (uint64_t)seed, .share = c->len.ruler_train, .tasks = c->len.ruler_tasks}};
+    study_length_mix mix = study_length_mix_of(c, tok, seed);
     posemb_model *m = NULL;
     posemb_lm_data d = {0};
     posemb_train_result res = {0};
@@ -271,7 +282,7 @@ static posemb_status length_train(const posemb_study_config *c, const posemb_con
                 .T = c->n_train, .vocab = cfg->vocab_size, .valid_frac = 0.01, .seed = (uint64_t)seed},
             err);
     if (!st && (c->len.passkey_train > 0 || c->len.ruler_train > 0)) {
-        d.mix = length_mix_apply;
+        d.mix = study_length_mix_apply;
         d.mix_ctx = &mix;
     }
     posemb_train_args a = posemb_train_defaults(dir, c->steps);
@@ -304,14 +315,14 @@ static posemb_status length_train(const posemb_study_config *c, const posemb_con
 static int string_shift(int L) { return L / 3 > 1 ? L / 3 : 2; }
 static int string_window(int L) { return L / 16 < string_shift(L) ? L / 16 : string_shift(L) - 1; }
 
-/* RoPE under scaling s for a context factor x the trained one, as a spec. */
-static void scaled_spec(const posemb_study_config *c, int s, int factor, char *out, size_t cap)
+void study_rope_spec(const char *scaling, int n_train, int factor, char *out, size_t cap)
 {
-    if (!strcmp(c->len.scalings[s], "string")) /* shifts distances, whatever the length */
-        snprintf(out, cap, "rope:string=%d,string_window=%d", string_shift(c->n_train), string_window(c->n_train));
-    else if (!strcmp(c->len.scalings[s], "linear") || !strcmp(c->len.scalings[s], "ntk")) /* no original length */
-        snprintf(out, cap, "rope:scaling=%s,factor=%d", c->len.scalings[s], factor);
-    else snprintf(out, cap, "rope:scaling=%s,factor=%d,original=%d", c->len.scalings[s], factor, c->n_train);
+    if (!strcmp(scaling, "none")) snprintf(out, cap, "rope");
+    else if (!strcmp(scaling, "string")) /* shifts distances, whatever the length */
+        snprintf(out, cap, "rope:string=%d,string_window=%d", string_shift(n_train), string_window(n_train));
+    else if (!strcmp(scaling, "linear") || !strcmp(scaling, "ntk")) /* no original length */
+        snprintf(out, cap, "rope:scaling=%s,factor=%d", scaling, factor);
+    else snprintf(out, cap, "rope:scaling=%s,factor=%d,original=%d", scaling, factor, n_train);
 }
 
 /* The RULER tasks at length i (L tokens) through the checkpoint in dir. */
@@ -349,7 +360,7 @@ static posemb_status length_eval(const posemb_study_config *c, int p, const pose
             if (!scaled || (c->mults[i] == 1 && strcmp(c->len.scalings[s], "string"))) continue; /* STRING acts at 1x */
             posemb_config sc = *cfg;
             posemb_lm_length l;
-            scaled_spec(c, s, c->mults[i], sc.pe, sizeof sc.pe);
+            study_rope_spec(c->len.scalings[s], c->n_train, c->mults[i], sc.pe, sizeof sc.pe);
             st = posemb_lm_eval_length(dir, &sc, held_out->tokens, c->len.eval_tokens, L, 0, &l, err);
             if (!st) r->scaled[s][i] = l.nll / (double)l.count;
         }
@@ -498,6 +509,18 @@ static posemb_status tokenizer_into(const posemb_study_config *c, const char *di
     return st ? st : posemb_copy_file(src, dst, 64u << 20, err);
 }
 
+/* How many lines out/results.jsonl holds of run (p, t, s). */
+static posemb_status run_lines(const posemb_study_config *c, const char *out, int p, int t, int s, int *lines,
+                               posemb_error *err)
+{
+    int *done = calloc((size_t)c->n_pes * c->n_tasks * c->n_seeds, sizeof *done);
+    posemb_status st =
+        done ? study_read_done(c, out, done, NULL, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    if (!st) *lines = done[study_run_index(c, p, t, s)];
+    free(done);
+    return st;
+}
+
 /* The shared state of a worker: the tokenizer and the texts, loaded once. */
 typedef struct length_worker {
     posemb_tokenizer *tok;
@@ -524,6 +547,11 @@ static posemb_status length_run(const posemb_study_config *study, const char *ou
     if (!st) st = length_train(c, &cfg, c->seeds[s], &w->train, w->tok, dir, q->group, &r, err);
     if (st || !posemb_comm_leader(q->group)) return st; /* the leader evaluates and reports */
     st = tokenizer_into(c, dir, err);                   /* the model folder loads alone (posemb perplexity, HF) */
+    study_extend_data data = {w->tok, &w->train, &w->held_out};
+    if (!st) st = study_extend_run(c, out, p, t, s, &cfg, &data, dir, err); /* before the lines: study_extend.c */
+    int have = 0;
+    if (!st) st = run_lines(c, out, p, t, s, &have, err);
+    if (st || have >= posemb_study_lines_per_run(c, t)) return st; /* pending for its fine-tunes alone */
     if (!st) st = length_eval(c, p, &cfg, &w->held_out, w->tok, dir, c->seeds[s], &r, err);
     r.seconds = posemb_timer_now() - t0;
     char *lines = st ? NULL : length_lines(c, p, t, s, vocab, &r);

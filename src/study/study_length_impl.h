@@ -35,6 +35,9 @@ typedef struct length_result {
 
 posemb_status study_length_tokenizer(const posemb_study_config *c, const char *out, posemb_tokenizer **tok, char *desc,
                                      size_t cap, posemb_error *err);
+/* RoPE under a scaling ("none", linear, ntk, dynamic, yarn, llama3, string)
+ * for a context factor x the trained length n_train, as a spec. */
+void study_rope_spec(const char *scaling, int n_train, int factor, char *out, size_t cap);
 /* The held-out text's tokens (WikiText-2's test set), from out/cache. */
 posemb_status study_length_held_out(const posemb_study_config *c, const char *out, const posemb_tokenizer *tok,
                                     const char *desc, posemb_corpus *held_out, posemb_error *err);
@@ -74,7 +77,34 @@ typedef struct study_passkey_train {
     double share;
 } study_passkey_train;
 void study_passkey_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets);
+/* The training mix of a length run (posemb_lm_data's mix, ctx a
+ * study_length_mix): a sequence becomes a passkey prompt (its draw as
+ * before RULER's tasks existed, so runs without them are unchanged), or
+ * else, with its own draw, a RULER prompt. */
+typedef struct study_length_mix {
+    study_passkey_train passkey;
+    study_ruler_train ruler;
+} study_length_mix;
+study_length_mix study_length_mix_of(const posemb_study_config *c, const posemb_tokenizer *tok, int seed);
+void study_length_mix_apply(void *ctx, long g, int T, int32_t *ids, int32_t *targets);
 /* study_passkey_mix's work for sequence g: 1 when it made it a prompt. */
 int study_passkey_apply(const study_passkey_train *m, long g, int T, int32_t *ids, int32_t *targets);
+
+/* study_extend.c: the short fine-tune at a longer context (extend_factors, posemb_study_length_settings). */
+#define STUDY_EXTEND_POINTS 33 /* points of a fine-tune's curve: extend_steps / extend_every + 1 at most */
+typedef struct study_extend_data {
+    const posemb_tokenizer *tok;
+    const posemb_corpus *train, *held_out;
+} study_extend_data;
+/* 1 when PE p's runs are fine-tuned: extend_factors set and p "rope" (its scalings are RoPE's). */
+int study_extend_applies(const posemb_study_config *c, int p);
+/* left[run] = 1 (study_run_index order; others untouched) for each run with a fine-tune out/extend.jsonl lacks.
+ * EINVAL naming a line of this config's runs made with other fine-tune settings; EIO, ENOMEM. */
+posemb_status study_extend_left(const posemb_study_config *c, const char *out, unsigned char *left, posemb_error *err);
+/* Run (p, t, s)'s missing fine-tunes (none unless study_extend_applies), from its trained model folder dir built
+ * with cfg, each appended to out/extend.jsonl when read. The errors of training and evaluation. */
+posemb_status study_extend_run(const posemb_study_config *c, const char *out, int p, int t, int s,
+                               const posemb_config *cfg, const study_extend_data *data, const char *dir,
+                               posemb_error *err);
 
 #endif
