@@ -681,7 +681,10 @@ static void test_length_extend(void **state)
     snprintf(cmd, sizeof cmd,
              "cd '%s/e' && test $(wc -l < extend.jsonl) = 2 && test $(wc -l < results.jsonl) = 2 && grep -q "
              "'\"type\":.*\"linear\"' models/llama-rope-s1/extend-linear-x2/config.json && test -d "
-             "models/llama-rope-s1/extend-none-x2/checkpoint-4",
+             "models/llama-rope-s1/extend-none-x2/checkpoint-4 && grep -q '^### llama: RoPE fine-tuned at 128 "
+             "tokens (2x), 5 steps' tables.md && grep -q '^| linear | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* | "
+             "[0-9.]* | [0-9.]* |$' tables.md && grep -q '^llama,rope,linear,128,extend_x2_loss_step_5,' tables.csv "
+             "&& grep -q '^llama,rope,none,64,extend_x2_loss_end,' tables.csv && test -s extend_llama_x2.png",
              dir);
     if (tu_run(cmd, out, sizeof out)) fail_msg("the fine-tunes' folders and lines: %s", out);
     /* killed in a fine-tune, resumed: the same lines */

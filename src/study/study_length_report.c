@@ -13,7 +13,9 @@
 #include "plot/plot.h"
 #include "plot/report.h"
 #include "eval/stats.h"
+#include "study_cell.h"
 #include "study_claims.h"
+#include "study_extend_report.h"
 #include "study_data_impl.h"
 #include "study_impl.h"
 #include "study_store.h"
@@ -21,12 +23,6 @@
 
 #define MAX_MULTS 8
 #define MAX_SCALINGS 8
-
-/* Values over seeds. */
-typedef struct cell {
-    double v[16];
-    int n;
-} cell;
 
 typedef struct pe_row {
     cell loss[MAX_MULTS];                     /* nats per token */
@@ -45,26 +41,8 @@ typedef struct length_table {
     int rope[POSEMB_STUDY_MAX_TASKS], ape[POSEMB_STUDY_MAX_TASKS]; /* index of the rope and ape rows, -1 */
     double chance;                                                 /* the vocabulary: uniform perplexity */
     int has_att[POSEMB_STUDY_MAX_TASKS];                           /* attention.jsonl has lines of the decoder */
+    study_extend_table *ext;                                       /* extend.jsonl's fine-tunes; NULL: none (free it) */
 } length_table;
-
-static void put(cell *c, double v)
-{
-    if (c->n < 16 && isfinite(v)) c->v[c->n++] = v;
-}
-
-static double mean_of(const cell *c)
-{
-    double s = 0;
-    for (int i = 0; i < c->n; i++) s += c->v[i];
-    return c->n ? s / c->n : NAN;
-}
-
-static double std_of(const cell *c)
-{
-    double m = mean_of(c), s = 0;
-    for (int i = 0; i < c->n; i++) s += (c->v[i] - m) * (c->v[i] - m);
-    return c->n > 1 ? sqrt(s / (c->n - 1)) : 0;
-}
 
 static double num(const cJSON *o, const char *key)
 {
@@ -93,21 +71,21 @@ static posemb_status add_line(const cJSON *j, int n, void *ctx, posemb_error *er
         if (num(j, "eval_len") == (double)c->n_train * c->mults[k]) i = k;
     if (p < 0 || t < 0 || i < 0 || !cJSON_IsObject(m)) return POSEMB_OK;
     pe_row *r = &tb->row[t][p];
-    put(&r->loss[i], num(m, "loss"));
-    put(&r->passkey[i], num(m, "passkey"));
-    put(&r->digits[i], num(m, "passkey_digits"));
+    cell_put(&r->loss[i], num(m, "loss"));
+    cell_put(&r->passkey[i], num(m, "passkey"));
+    cell_put(&r->digits[i], num(m, "passkey_digits"));
     r->windowed[i] |= num(j, "context") < num(j, "eval_len");
     if (isfinite(num(j, "passkey_context"))) r->pk_context[i] = (int)num(j, "passkey_context");
     if (isfinite(num(j, "ruler_context"))) r->ruler_context[i] = (int)num(j, "ruler_context");
     for (int d = 0; cJSON_IsArray(depths) && d < PASSKEY_DEPTHS; d++) {
         const cJSON *x = cJSON_GetArrayItem(depths, d);
-        put(&r->depth[i][d], cJSON_IsNumber(x) ? x->valuedouble : NAN);
+        cell_put(&r->depth[i][d], cJSON_IsNumber(x) ? x->valuedouble : NAN);
     }
     const cJSON *ruler = cJSON_GetObjectItem(j, "ruler");
     for (int k = 0; cJSON_IsObject(ruler) && k < STUDY_RULER_TASKS; k++)
-        if (study_ruler_task_name(k)) put(&r->ruler[i][k], num(ruler, study_ruler_task_name(k)));
+        if (study_ruler_task_name(k)) cell_put(&r->ruler[i][k], num(ruler, study_ruler_task_name(k)));
     for (int s = 0; cJSON_IsObject(scaled) && s < c->len.n_scalings && s < MAX_SCALINGS; s++)
-        put(&tb->scaled[t][s][i], log(num(scaled, c->len.scalings[s])));
+        cell_put(&tb->scaled[t][s][i], log(num(scaled, c->len.scalings[s])));
     if (isfinite(num(j, "chance"))) tb->chance = num(j, "chance");
     return POSEMB_OK;
 }
@@ -126,8 +104,8 @@ static posemb_status load_attention(length_table *tb, const posemb_study_config 
                     pe_row *r = &tb->row[t][p];
                     tb->has_att[t] |= cl->in;
                     r->att_unreached[m] |= cl->unreached;
-                    put(&r->dist[m], cl->dist);
-                    put(&r->sink[m], cl->sink);
+                    cell_put(&r->dist[m], cl->dist);
+                    cell_put(&r->sink[m], cl->sink);
                 }
     free(cells);
     return st;
@@ -148,27 +126,8 @@ static posemb_status load(length_table *tb, const posemb_study_config *c, const 
     length_load ld = {tb, c};
     posemb_status st = study_each_line(f, add_line, &ld, err);
     fclose(f);
-    return st ? st : load_attention(tb, c, out, err);
-}
-
-/* "*" when a two-sided Welch t-test of the seeds of a against those of
- * the reference b gives p < 0.05 (the spec's mark; none below 2 seeds a side). */
-static const char *star(const cell *a, const cell *b)
-{
-    if (!b || a == b || a->n < 2 || b->n < 2) return "";
-    double p = posemb_welch_ttest(a->v, a->n, b->v, b->n).p;
-    return !isnan(p) && p < 0.05 ? "*" : "";
-}
-
-/* "5.123 +- 0.041" of exp over a cell of losses (perplexities per seed), the
- * star of its losses against ref's; "-" when empty. */
-static void ppl_text(const cell *loss, const cell *ref, int windowed, char *buf, size_t cap)
-{
-    cell ppl = {0};
-    for (int i = 0; i < loss->n; i++) put(&ppl, exp(loss->v[i]));
-    if (!ppl.n) snprintf(buf, cap, "-");
-    else if (ppl.n == 1) snprintf(buf, cap, "%.3f%s", mean_of(&ppl), windowed ? " w" : ""); /* one seed so far */
-    else snprintf(buf, cap, "%.3f +- %.3f%s%s", mean_of(&ppl), std_of(&ppl), star(loss, ref), windowed ? " w" : "");
+    if (!st) st = load_attention(tb, c, out, err);
+    return st ? st : study_extend_load(c, out, &tb->ext, err);
 }
 
 /* The four tables of a decoder, each a view: its rows' labels and cells,
@@ -221,35 +180,35 @@ static void view_cell(const length_table *tb, const posemb_study_config *c, int 
 {
     const pe_row *r = &tb->row[t][row], *ape = tb->ape[t] >= 0 ? &tb->row[t][tb->ape[t]] : NULL;
     if (v == VIEW_PPL) {
-        ppl_text(&r->loss[i], ape ? &ape->loss[i] : NULL, r->windowed[i], buf, cap);
+        cell_ppl_text(&r->loss[i], ape ? &ape->loss[i] : NULL, r->windowed[i], buf, cap);
         return;
     }
     if (v == VIEW_SCALED) { /* against rope unscaled */
         const cell *rope = &tb->row[t][tb->rope[t]].loss[i];
         if (row > 0 && c->mults[i] == 1 && !tb->scaled[t][row - 1][i].n) /* factor 1: rope itself (not STRING) */
             snprintf(buf, cap, "(= rope)");
-        else ppl_text(row == 0 ? rope : &tb->scaled[t][row - 1][i], rope, 0, buf, cap);
+        else cell_ppl_text(row == 0 ? rope : &tb->scaled[t][row - 1][i], rope, 0, buf, cap);
         return;
     }
     if (v >= VIEW_RULER) {
         const cell *x = &r->ruler[i][v - VIEW_RULER];
         if (x->n)
-            snprintf(buf, cap, "%.2f%s%s", mean_of(x), star(x, ape ? &ape->ruler[i][v - VIEW_RULER] : NULL),
+            snprintf(buf, cap, "%.2f%s%s", cell_mean(x), cell_star(x, ape ? &ape->ruler[i][v - VIEW_RULER] : NULL),
                      r->ruler_context[i] && r->ruler_context[i] < c->n_train * c->mults[i] ? " w" : "");
         else snprintf(buf, cap, "-");
         return;
     }
     if (v == VIEW_ATTN) {
         if (r->dist[i].n)
-            snprintf(buf, cap, "%.1f%s / %.3f", mean_of(&r->dist[i]), star(&r->dist[i], ape ? &ape->dist[i] : NULL),
-                     mean_of(&r->sink[i]));
+            snprintf(buf, cap, "%.1f%s / %.3f", cell_mean(&r->dist[i]),
+                     cell_star(&r->dist[i], ape ? &ape->dist[i] : NULL), cell_mean(&r->sink[i]));
         else snprintf(buf, cap, "%s", r->att_unreached[i] ? "(table ends)" : "-");
         return;
     }
     if (!r->passkey[i].n) snprintf(buf, cap, "-");
     else
-        snprintf(buf, cap, "%.2f / %.2f%s%s", mean_of(&r->passkey[i]), mean_of(&r->digits[i]),
-                 star(&r->digits[i], ape ? &ape->digits[i] : NULL),
+        snprintf(buf, cap, "%.2f / %.2f%s%s", cell_mean(&r->passkey[i]), cell_mean(&r->digits[i]),
+                 cell_star(&r->digits[i], ape ? &ape->digits[i] : NULL),
                  r->pk_context[i] && r->pk_context[i] < c->n_train * c->mults[i] ? " w" : "");
 }
 
@@ -337,6 +296,7 @@ static posemb_status write_md(const length_table *tb, const posemb_study_config 
     for (int t = 0; t < c->n_tasks; t++) {
         md_task(af.f, tb, c, t);
         fprintf(af.f, "\n");
+        study_extend_md(af.f, tb->ext, c, t);
     }
     return posemb_atomic_commit(&af, err);
 }
@@ -352,8 +312,8 @@ static void csv_cell(const csv_row *r, const char *metric, const cell *a, const 
 {
     if (!a->n) return;
     double p = ref && ref != a && a->n >= 2 && ref->n >= 2 ? posemb_welch_ttest(a->v, a->n, ref->v, ref->n).p : NAN;
-    fprintf(r->f, "%s,%s,%s,%d,%s,%.6f,%.6f,%d,%d,", r->task, r->pe, r->scaling, r->L, metric, mean_of(a), std_of(a),
-            a->n, windowed);
+    fprintf(r->f, "%s,%s,%s,%d,%s,%.6f,%.6f,%d,%d,", r->task, r->pe, r->scaling, r->L, metric, cell_mean(a),
+            cell_std(a), a->n, windowed);
     if (isnan(p)) fprintf(r->f, "\n");
     else fprintf(r->f, "%.6g\n", p);
 }
@@ -388,12 +348,13 @@ static posemb_status write_csv(const length_table *tb, const posemb_study_config
                     csv_cell(&row, "loss", &tb->scaled[t][s][i], &r->loss[i], 0);
                 }
             }
+    for (int t = 0; t < c->n_tasks; t++) study_extend_csv(af.f, tb->ext, c, t);
     return posemb_atomic_commit(&af, err);
 }
 
 posemb_status study_length_tables(const posemb_study_config *c, const char *out, posemb_error *err)
 {
-    length_table *tb = malloc(sizeof *tb);
+    length_table *tb = calloc(1, sizeof *tb);
     if (!tb) return posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     posemb_error aerr; /* the tables stand without it: say so and go on */
     if (study_length_attention(c, out, &aerr))
@@ -401,6 +362,7 @@ posemb_status study_length_tables(const posemb_study_config *c, const char *out,
     posemb_status st = load(tb, c, out, err);
     if (!st) st = write_md(tb, c, out, err);
     if (!st) st = write_csv(tb, c, out, err);
+    free(tb->ext);
     free(tb);
     return st;
 }
@@ -416,12 +378,12 @@ enum { FIG_BITS, FIG_SCALED, FIG_ATTN };
 static double figure_value(const length_table *tb, const posemb_study_config *c, int t, int kind, int k, int i)
 {
     double L = (double)c->n_train * c->mults[i];
-    if (kind == FIG_ATTN) return mean_of(&tb->row[t][k].dist[i]) / ((L - 1) / 4);
+    if (kind == FIG_ATTN) return cell_mean(&tb->row[t][k].dist[i]) / ((L - 1) / 4);
     if (kind == FIG_SCALED && k > 0 && c->mults[i] == 1 && !tb->scaled[t][k - 1][i].n) k = 0; /* factor 1: rope */
     const cell *cl = kind == FIG_BITS ? &tb->row[t][k].loss[i]
                      : k == 0         ? &tb->row[t][tb->rope[t]].loss[i]
                                       : &tb->scaled[t][k - 1][i];
-    double b = mean_of(cl) / log(2.0), cap = log2(tb->chance > 1 ? tb->chance : 2);
+    double b = cell_mean(cl) / log(2.0), cap = log2(tb->chance > 1 ? tb->chance : 2);
     return b > cap ? cap : b;
 }
 
@@ -492,7 +454,7 @@ static posemb_status passkey_figure(const length_table *tb, const posemb_study_c
     for (int i = 0; i < c->n_mults; i++) {
         snprintf(names[i], sizeof names[i], "%ld", (long)c->n_train * c->mults[i]);
         xnames[i] = names[i];
-        for (int d = 0; d < PASSKEY_DEPTHS; d++) m[d * c->n_mults + i] = (float)mean_of(&tb->row[t][p].depth[i][d]);
+        for (int d = 0; d < PASSKEY_DEPTHS; d++) m[d * c->n_mults + i] = (float)cell_mean(&tb->row[t][p].depth[i][d]);
     }
     snprintf(title, sizeof title, "%s, %s: passkey digits predicted", c->tasks[t], c->pes[p]);
     posemb_heatmap_opts o = posemb_heatmap_defaults();
@@ -553,12 +515,12 @@ static posemb_status report_task(posemb_report *rep, const length_table *tb, con
                  c->tasks[t], c->pes[p]);
         if (!st) st = posemb_report_image(rep, path, caption, err);
     }
-    return st;
+    return st ? st : study_extend_html(rep, tb->ext, c, out, t, err);
 }
 
 posemb_status study_length_report(const posemb_study_config *c, const char *out, posemb_error *err)
 {
-    length_table *tb = malloc(sizeof *tb);
+    length_table *tb = calloc(1, sizeof *tb);
     posemb_report *rep = posemb_report_new("posemb length study");
     char path[POSEMB_PATH_MAX];
     posemb_status st = tb && rep ? load(tb, c, out, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
@@ -593,6 +555,7 @@ posemb_status study_length_report(const posemb_study_config *c, const char *out,
     snprintf(path, sizeof path, "%s/report.html", out);
     if (!st) st = posemb_report_write(rep, path, err);
     posemb_report_free(rep);
+    if (tb) free(tb->ext);
     free(tb);
     return st;
 }
