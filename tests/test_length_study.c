@@ -720,6 +720,30 @@ static void test_length_extend(void **state)
     if (!tu_run(cmd, out, sizeof out) || !strstr(out, "extend.jsonl: line 1 was run with other \"extend_steps\""))
         fail_msg("other fine-tune settings: %s", out);
     free(x);
+    /* DroPE: recalibrated as NoPE at the training length with the pretraining's batch, its temperature fitted at
+     * 2x; the perplexity it reports is posemb perplexity's on that model with that temperature */
+    snprintf(path, sizeof path, "%s/drope.json", dir);
+    snprintf(line, sizeof line, "%.*s\"drope\"], \"extend_steps\": 5, \"extend_every\": 2}",
+             (int)(strstr(cfg, "\"linear\"], \"extend_steps") - cfg), cfg);
+    assert_int_equal(tu_write_file(path, line, strlen(line)), 0);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' study drope.json --length --data '%s/data' --out dr && test -d "
+             "dr/models/llama-rope-s1/extend-drope && cp dr/models/llama-rope-s1/tokenizer.json "
+             "dr/models/llama-rope-s1/extend-drope/",
+             dir, POSEMB_BIN, POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("drope: %s", out);
+    snprintf(path, sizeof path, "%s/dr/extend.jsonl", dir);
+    line_with(path, "\"scaling\":\"drope\"", line, sizeof line);
+    double beta = json_at(line, "beta", 1), ppl = json_at(line, "perplexity", 1);
+    assert_true(json_at(line, "beta", 0) == 1 && beta >= 1 && beta <= 3);
+    assert_true(json_at(line, "train_length", -1) == 64 && json_at(line, "batch", -1) == 8);
+    snprintf(cmd, sizeof cmd,
+             "'%s' perplexity '%s/dr/models/llama-rope-s1/extend-drope' --data '%s/data/wikitext-2/wiki.test.tokens' "
+             "--tokens 2048 --lengths 128 --pe drope:c=%.9g,original=64 --json",
+             POSEMB_BIN, dir, POSEMB_SHARED, (beta - 1) / log(2.0));
+    const char *at;
+    if (tu_run(cmd, out, sizeof out) || !(at = strstr(out, "\"perplexity\": "))) fail_msg("perplexity: %s", out);
+    TU_CLOSE(atof(at + strlen("\"perplexity\": ")), ppl, 0, 1e-5, "drope's perplexity at 2x", 0);
 }
 
 /* The Welch star of the length tables: a's lines as two seeds whose loss is
@@ -847,7 +871,7 @@ static void test_length_refusals(void **state)
 {
     char path[1200], cmd[4096];
     const char *bad[][2] = {
-        {"{\"extend_scalings\": [\"pi\"]}", "'pi' is not none, linear, ntk, dynamic, yarn or llama3"},
+        {"{\"extend_scalings\": [\"pi\"]}", "'pi' is not none, linear, ntk, dynamic, yarn, llama3 or drope"},
         {"{\"tasks\": [\"bert\"]}", "tasks are decoders, gpt2 or llama, not 'bert'"},
         {"{\"rope_scalings\": [\"fast\"]}", "'fast' is not linear, ntk, dynamic, yarn, llama3 or string"},
         {"{\"tokenizer\": \"chars\"}", "\"tokenizer\" must be \"bytes\" or \"gpt2\""},

@@ -537,11 +537,45 @@ static void test_lrope_ssmax_temperature(void **state)
     posemb_pe_free(p);
 }
 
+/* DroPE: every query of a sequence of n > original tokens times 1 + c ln(n / original), keys unscaled; none
+ * up to original; the export's row n - 1 is that factor. */
+static void test_drope(void **state)
+{
+    enum { D = 16, H = 2, d = 8, N = 5 };
+    int32_t pos[N] = {0, 1, 2, 3, 4};
+    float q0[N * d], k0[N * d], q[N * d], k[N * d];
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 7, 1);
+    posemb_rng_fill_normal(&rng, q0, N * d, 1.0f);
+    posemb_rng_fill_normal(&rng, k0, N * d, 1.0f);
+    posemb_pe *p = make("drope:c=0.412,original=4", D, H, 1, 16, 1);
+    for (int n = 4; n <= N; n++) {
+        memcpy(q, q0, sizeof q);
+        memcpy(k, k0, sizeof k);
+        posemb_pe_head h = {.layer = 0, .head = 1, .nq = n, .nk = n, .d = d, .qpos = pos, .kpos = pos};
+        posemb_pe_qk_forward(p, &h, q, d, k, d);
+        double beta = n > 4 ? 1.0 + 0.412 * log(n / 4.0) : 1.0;
+        for (int i = 0; i < n * d; i++) {
+            TU_CLOSE(q[i], beta * q0[i], 1e-6, 1e-6, "drope q", i);
+            TU_CLOSE(k[i], k0[i], 0, 0, "drope k", i);
+        }
+    }
+    posemb_arena a;
+    posemb_arena_init(&a, 0);
+    posemb_pe_export ex;
+    const posemb_pe_named_matrix *m = export_item(p, 64, &a, &ex, "logit_factor");
+    for (int x = 0; x < 64; x++)
+        TU_CLOSE(m->data[x], x + 1 > 4 ? 1.0 + 0.412 * log((x + 1) / 4.0) : 1.0, 1e-6, 1e-6, "drope export", x);
+    posemb_arena_free(&a);
+    posemb_pe_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sin_formula),
         cmocka_unit_test(test_lrope_ssmax_temperature),
+        cmocka_unit_test(test_drope),
         cmocka_unit_test(test_shift_invariance),
         cmocka_unit_test(test_layers),
         cmocka_unit_test(test_none_permutation_equivariant),

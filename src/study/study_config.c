@@ -101,9 +101,9 @@ static posemb_status get_scalings(const cJSON *r, posemb_study_config *c, const 
 /* "extend_scalings": RoPE scalings a length run is fine-tuned under ("none": plain RoPE). */
 static posemb_status get_extend_scalings(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
 {
-    static const char *const known[] = {"none", "linear", "ntk", "dynamic", "yarn", "llama3"};
-    return get_choices(r, "extend_scalings", c->len.extend_scalings, &c->len.n_extend_scalings, known, 6,
-                       "none, linear, ntk, dynamic, yarn or llama3", path, err);
+    static const char *const known[] = {"none", "linear", "ntk", "dynamic", "yarn", "llama3", "drope"};
+    return get_choices(r, "extend_scalings", c->len.extend_scalings, &c->len.n_extend_scalings, known, 7,
+                       "none, linear, ntk, dynamic, yarn, llama3 or drope", path, err);
 }
 
 /* Whether two task names name one task, as the studies look them up: case

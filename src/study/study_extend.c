@@ -48,6 +48,14 @@ static double extend_lr_written(const posemb_study_config *c)
     return strtod(text, NULL);
 }
 
+/* DroPE (the "drope" scaling) recalibrates at the training length whatever the factor: the pretraining's batch,
+ * one folder for every factor; the others fine-tune at n_train x factor. */
+static int is_drope(const posemb_study_config *c, int k) { return !strcmp(c->len.extend_scalings[k], "drope"); }
+static int train_factor(const posemb_study_config *c, int k, int f)
+{
+    return is_drope(c, k) ? 1 : c->len.extend_factors[f];
+}
+
 /* Index of fine-tune (scaling k, factor f) of run r in the array study_extend_done fills. */
 static size_t extend_index(const posemb_study_config *c, size_t r, int k, int f)
 {
@@ -86,7 +94,7 @@ static posemb_status read_line(const cJSON *j, int n, void *ctx, posemb_error *e
                 *batch = cJSON_GetObjectItem(j, "batch"), *lr = cJSON_GetObjectItem(j, "lr");
     if (!cJSON_IsNumber(steps) || steps->valueint != c->len.extend_steps || !cJSON_IsNumber(every) ||
         every->valueint != c->len.extend_every || !cJSON_IsNumber(batch) ||
-        batch->valueint != extend_batch(c, c->len.extend_factors[f]) || !cJSON_IsNumber(lr) ||
+        batch->valueint != extend_batch(c, train_factor(c, k, f)) || !cJSON_IsNumber(lr) ||
         lr->valuedouble != extend_lr_written(c))
         return posemb_fail(err, POSEMB_EINVAL,
                            "%s: line %d was run with other \"extend_steps\", \"extend_every\", \"extend_batch\" or "
@@ -143,27 +151,80 @@ posemb_status study_extend_left(const posemb_study_config *c, const char *out, u
 typedef struct extend_job {
     const posemb_study_config *c;
     const study_extend_data *data;
-    const char *base; /* the trained run's folder */
-    int p, t, s, k, factor;
-    posemb_config cfg; /* the base config under the scaling at the target length */
+    const char *base;                  /* the trained run's folder */
+    int p, t, s, k, factor, train_len; /* train_len: n_train x factor, or n_train (DroPE) */
+    posemb_config cfg;                 /* the base config under the scaling, as fine-tuned */
     char dir[POSEMB_PATH_MAX];
 } extend_job;
 
-/* Held-out loss per token of the model in dir under j's config at length L. */
-static posemb_status loss_at(const extend_job *j, const char *dir, int L, double *loss, posemb_error *err)
+/* Held-out loss per token of the model in dir under cfg at length L, on the held-out text's first eval_tokens
+ * (slice 0, what every number is read on) or the next ones (slice 1, where DroPE's temperature is fitted). */
+static posemb_status loss_on(const extend_job *j, const posemb_config *cfg, const char *dir, int L, int slice,
+                             double *loss, posemb_error *err)
 {
     posemb_lm_length l;
-    posemb_status st =
-        posemb_lm_eval_length(dir, &j->cfg, j->data->held_out->tokens, j->c->len.eval_tokens, L, 0, &l, err);
+    long n = j->c->len.eval_tokens;
+    if ((slice + 1) * n > j->data->held_out->n)
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "study: drope: the held-out text has %ld tokens, fewer than 2 x eval_tokens",
+                           j->data->held_out->n);
+    posemb_status st = posemb_lm_eval_length(dir, cfg, j->data->held_out->tokens + slice * n, n, L, 0, &l, err);
     *loss = !st && l.count ? l.nll / (double)l.count : NAN;
     return st;
+}
+
+static posemb_status loss_at(const extend_job *j, const char *dir, int L, double *loss, posemb_error *err)
+{
+    return loss_on(j, &j->cfg, dir, L, 0, loss, err);
+}
+
+/* cfg with DroPE's temperature beta at length L: c = (beta - 1) / ln(L / n_train). */
+static void drope_at(const extend_job *j, int L, double beta, posemb_config *cfg)
+{
+    *cfg = j->cfg;
+    snprintf(cfg->pe, sizeof cfg->pe, "drope:c=%.9g,original=%d", (beta - 1) / log((double)L / j->c->n_train),
+             j->c->n_train);
+}
+
+/* DroPE at length L > n_train: the temperature beta in [1, 3] that minimises the loss on the held-out text's
+ * second slice (golden-section search to 0.01; the paper tunes it on held-out text at the target length), and
+ * the loss with it on the first slice. */
+static posemb_status drope_fit(const extend_job *j, int L, double *beta, double *loss, posemb_error *err)
+{
+    const double g = (sqrt(5.0) - 1) / 2;
+    double a = 1, b = 3, x1 = b - g * (b - a), x2 = a + g * (b - a), f1 = NAN, f2 = NAN;
+    posemb_config cfg;
+    drope_at(j, L, x1, &cfg);
+    posemb_status st = loss_on(j, &cfg, j->dir, L, 1, &f1, err);
+    drope_at(j, L, x2, &cfg);
+    if (!st) st = loss_on(j, &cfg, j->dir, L, 1, &f2, err);
+    while (!st && b - a > 0.01) {
+        if (f1 <= f2) { /* the minimum is in [a, x2] */
+            b = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = b - g * (b - a);
+            drope_at(j, L, x1, &cfg);
+            st = loss_on(j, &cfg, j->dir, L, 1, &f1, err);
+        } else {
+            a = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = a + g * (b - a);
+            drope_at(j, L, x2, &cfg);
+            st = loss_on(j, &cfg, j->dir, L, 1, &f2, err);
+        }
+    }
+    *beta = (a + b) / 2;
+    drope_at(j, L, *beta, &cfg);
+    return st ? st : loss_on(j, &cfg, j->dir, L, 0, loss, err);
 }
 
 /* Fine-tunes j's model into j->dir (resumed from its newest checkpoint), every checkpoint kept. */
 static posemb_status extend_train(const extend_job *j, long *resumed_from, posemb_error *err)
 {
     const posemb_study_config *c = j->c;
-    int L = c->n_train * j->factor, context = 0;
+    int L = j->train_len, context = 0;
     study_length_mix mix = study_length_mix_of(c, j->data->tok, c->seeds[j->s]);
     posemb_model *m = NULL;
     posemb_lm_data d = {0};
@@ -182,7 +243,7 @@ static posemb_status extend_train(const extend_job *j, long *resumed_from, posem
         d.mix_ctx = &mix;
     }
     posemb_train_args a = posemb_train_defaults(j->dir, c->len.extend_steps);
-    a.batch = extend_batch(c, j->factor);
+    a.batch = extend_batch(c, j->train_len / c->n_train);
     a.lr = extend_lr(c);
     a.warmup = c->len.extend_steps / 20; /* PI: 20 of 1000 steps; YaRN: 20 of 400 */
     a.seed = (uint64_t)c->seeds[j->s];
@@ -208,7 +269,7 @@ static void add_numbers(cJSON *o, const char *key, const double *v, int n)
 
 /* j's extend.jsonl line: perplexity at the target length at each curve step, and at every length at the end. */
 static char *extend_line(const extend_job *j, const double *steps, const double *curve, int n_curve, const double *end,
-                         double seconds, long resumed_from)
+                         const double *beta, double seconds, long resumed_from)
 {
     const posemb_study_config *c = j->c;
     cJSON *o = cJSON_CreateObject();
@@ -228,12 +289,14 @@ static char *extend_line(const extend_job *j, const double *steps, const double 
     cJSON_AddNumberToObject(o, "length", c->n_train * j->factor);
     cJSON_AddNumberToObject(o, "steps", c->len.extend_steps);
     cJSON_AddNumberToObject(o, "every", c->len.extend_every);
-    cJSON_AddNumberToObject(o, "batch", extend_batch(c, j->factor));
+    cJSON_AddNumberToObject(o, "batch", extend_batch(c, j->train_len / c->n_train));
+    cJSON_AddNumberToObject(o, "train_length", j->train_len);
     cJSON_AddNumberToObject(o, "lr", extend_lr_written(c));
     add_numbers(o, "curve_steps", steps, n_curve);
     add_numbers(o, "curve_perplexity", ppl, n_curve);
     add_numbers(o, "eval_lengths", lengths, c->n_mults);
     add_numbers(o, "perplexity", end_ppl, c->n_mults);
+    if (is_drope(c, j->k)) add_numbers(o, "beta", beta, c->n_mults); /* the temperature fitted at each length */
     cJSON_AddNumberToObject(o, "seconds", round(seconds * 100) / 100);
     cJSON_AddStringToObject(o, "blas", posemb_blas_core());
     if (resumed_from) cJSON_AddNumberToObject(o, "resumed_from", (double)resumed_from);
@@ -264,8 +327,14 @@ static posemb_status extend_one(const extend_job *j, const char *path, posemb_er
         snprintf(ckpt, sizeof ckpt, "%s/checkpoint-%.0f", j->dir, steps[i]);
         st = loss_at(j, i == 0 ? j->base : i == n - 1 ? j->dir : ckpt, L, &curve[i], err);
     }
-    for (int i = 0; !st && i < c->n_mults; i++) st = loss_at(j, j->dir, c->n_train * c->mults[i], &end[i], err);
-    char *line = st ? NULL : extend_line(j, steps, curve, n, end, posemb_timer_now() - t0, resumed_from);
+    double beta[8];
+    for (int i = 0; !st && i < c->n_mults; i++) {
+        int Li = c->n_train * c->mults[i];
+        beta[i] = 1;
+        st = is_drope(c, j->k) && Li > c->n_train ? drope_fit(j, Li, &beta[i], &end[i], err)
+                                                  : loss_at(j, j->dir, Li, &end[i], err);
+    }
+    char *line = st ? NULL : extend_line(j, steps, curve, n, end, beta, posemb_timer_now() - t0, resumed_from);
     if (!st) st = line ? study_append_results(path, line, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     free(line);
     if (!st)
@@ -292,12 +361,15 @@ posemb_status study_extend_run(const posemb_study_config *c, const char *out, in
             if (have[extend_index(c, r, k, f)]) continue;
             extend_job j = {.c = c, .data = data, .base = dir, .p = p, .t = t, .s = s, .k = k};
             j.factor = c->len.extend_factors[f];
+            j.train_len = c->n_train * train_factor(c, k, f);
             j.cfg = *cfg;
-            j.cfg.max_position = c->n_train * j.factor;
-            study_rope_spec(c->len.extend_scalings[k], c->n_train, j.factor, j.cfg.pe, sizeof j.cfg.pe);
-            if (snprintf(j.dir, sizeof j.dir, "%s/extend-%s-x%d", dir, c->len.extend_scalings[k], j.factor) >=
-                (int)sizeof j.dir)
-                st = posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
+            j.cfg.max_position = j.train_len;
+            int n = is_drope(c, k)
+                        ? snprintf(j.dir, sizeof j.dir, "%s/extend-drope", dir)
+                        : snprintf(j.dir, sizeof j.dir, "%s/extend-%s-x%d", dir, c->len.extend_scalings[k], j.factor);
+            if (is_drope(c, k)) snprintf(j.cfg.pe, sizeof j.cfg.pe, "drope:original=%d", c->n_train); /* NoPE */
+            else study_rope_spec(c->len.extend_scalings[k], c->n_train, j.factor, j.cfg.pe, sizeof j.cfg.pe);
+            if (n >= (int)sizeof j.dir) st = posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
             if (!st) st = extend_one(&j, path, err);
         }
     free(have);
