@@ -744,6 +744,16 @@ static void test_length_extend(void **state)
     const char *at;
     if (tu_run(cmd, out, sizeof out) || !(at = strstr(out, "\"perplexity\": "))) fail_msg("perplexity: %s", out);
     TU_CLOSE(atof(at + strlen("\"perplexity\": ")), ppl, 0, 1e-5, "drope's perplexity at 2x", 0);
+    /* the passkey at the end is posemb passkey's on the fine-tuned folder, with the run's seed */
+    snprintf(path, sizeof path, "%s/dr/extend.jsonl", dir);
+    line_with(path, "\"scaling\":\"none\"", line, sizeof line);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/dr/models/llama-rope-s1' && cp tokenizer.json extend-none-x2/ && '%s' passkey extend-none-x2 "
+             "--lengths 128 --trials 2 --seed 1 --json",
+             dir, POSEMB_BIN);
+    if (tu_run(cmd, out, sizeof out) || !(at = strstr(out, "\"passkey_digits\": "))) fail_msg("passkey: %s", out);
+    TU_CLOSE(atof(at + strlen("\"passkey_digits\": ")), json_at(line, "passkey_digits", 1), 1e-4, 0, "digits", 0);
+    assert_true(strstr(line, "\"passkey\":[null,") != NULL); /* 64 tokens hold no prompt */
 }
 
 /* The Welch star of the length tables: a's lines as two seeds whose loss is

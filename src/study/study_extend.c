@@ -269,7 +269,7 @@ static void add_numbers(cJSON *o, const char *key, const double *v, int n)
 
 /* j's extend.jsonl line: perplexity at the target length at each curve step, and at every length at the end. */
 static char *extend_line(const extend_job *j, const double *steps, const double *curve, int n_curve, const double *end,
-                         const double *beta, double seconds, long resumed_from)
+                         const double *beta, const double (*keys)[2], double seconds, long resumed_from)
 {
     const posemb_study_config *c = j->c;
     cJSON *o = cJSON_CreateObject();
@@ -297,6 +297,12 @@ static char *extend_line(const extend_job *j, const double *steps, const double 
     add_numbers(o, "eval_lengths", lengths, c->n_mults);
     add_numbers(o, "perplexity", end_ppl, c->n_mults);
     if (is_drope(c, j->k)) add_numbers(o, "beta", beta, c->n_mults); /* the temperature fitted at each length */
+    double pk[2][8];
+    for (int i = 0; i < c->n_mults; i++) pk[0][i] = keys[i][0], pk[1][i] = keys[i][1];
+    if (c->len.passkey_trials) {
+        add_numbers(o, "passkey", pk[0], c->n_mults);
+        add_numbers(o, "passkey_digits", pk[1], c->n_mults);
+    }
     cJSON_AddNumberToObject(o, "seconds", round(seconds * 100) / 100);
     cJSON_AddStringToObject(o, "blas", posemb_blas_core());
     if (resumed_from) cJSON_AddNumberToObject(o, "resumed_from", (double)resumed_from);
@@ -309,6 +315,24 @@ static char *extend_line(const extend_job *j, const double *steps, const double 
     }
     cJSON_free(body);
     return line;
+}
+
+/* Passkey retrieval of the fine-tuned model under cfg at length L, means over depths: keys[0] retrieved whole,
+ * keys[1] their digits (NaN without passkey_trials). */
+static posemb_status keys_at(const extend_job *j, const posemb_config *cfg, int L, double keys[2], posemb_error *err)
+{
+    double whole[POSEMB_PASSKEY_DEPTHS], digits[POSEMB_PASSKEY_DEPTHS];
+    int context = 0;
+    keys[0] = keys[1] = NAN;
+    if (!j->c->len.passkey_trials) return POSEMB_OK;
+    posemb_status st = posemb_passkey(j->dir, cfg, j->data->tok, L, j->c->seeds[j->s], j->c->len.passkey_trials, whole,
+                                      digits, &context, err);
+    keys[0] = keys[1] = 0;
+    for (int d = 0; !st && d < POSEMB_PASSKEY_DEPTHS; d++) {
+        keys[0] += whole[d] / POSEMB_PASSKEY_DEPTHS;
+        keys[1] += digits[d] / POSEMB_PASSKEY_DEPTHS;
+    }
+    return st;
 }
 
 /* Runs job j: fine-tune, the curve at steps 0, every, 2 every, ... and the last (0 from the base folder, the last
@@ -327,14 +351,17 @@ static posemb_status extend_one(const extend_job *j, const char *path, posemb_er
         snprintf(ckpt, sizeof ckpt, "%s/checkpoint-%.0f", j->dir, steps[i]);
         st = loss_at(j, i == 0 ? j->base : i == n - 1 ? j->dir : ckpt, L, &curve[i], err);
     }
-    double beta[8];
+    double beta[8], keys[8][2];
     for (int i = 0; !st && i < c->n_mults; i++) {
         int Li = c->n_train * c->mults[i];
+        posemb_config at = j->cfg;
         beta[i] = 1;
         st = is_drope(c, j->k) && Li > c->n_train ? drope_fit(j, Li, &beta[i], &end[i], err)
                                                   : loss_at(j, j->dir, Li, &end[i], err);
+        if (!st && beta[i] != 1) drope_at(j, Li, beta[i], &at);
+        if (!st) st = keys_at(j, &at, Li, keys[i], err);
     }
-    char *line = st ? NULL : extend_line(j, steps, curve, n, end, beta, posemb_timer_now() - t0, resumed_from);
+    char *line = st ? NULL : extend_line(j, steps, curve, n, end, beta, keys, posemb_timer_now() - t0, resumed_from);
     if (!st) st = line ? study_append_results(path, line, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     free(line);
     if (!st)
