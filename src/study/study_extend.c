@@ -298,7 +298,10 @@ static char *extend_line(const extend_job *j, const double *steps, const double 
     add_numbers(o, "perplexity", end_ppl, c->n_mults);
     if (is_drope(c, j->k)) add_numbers(o, "beta", beta, c->n_mults); /* the temperature fitted at each length */
     double pk[2][8];
-    for (int i = 0; i < c->n_mults; i++) pk[0][i] = keys[i][0], pk[1][i] = keys[i][1];
+    for (int i = 0; i < c->n_mults; i++) {
+        pk[0][i] = keys[i][0];
+        pk[1][i] = keys[i][1];
+    }
     if (c->len.passkey_trials) {
         add_numbers(o, "passkey", pk[0], c->n_mults);
         add_numbers(o, "passkey_digits", pk[1], c->n_mults);
