@@ -729,7 +729,8 @@ static void test_length_extend(void **state)
     snprintf(cmd, sizeof cmd,
              "cd '%s' && '%s' study drope.json --length --data '%s/data' --out dr && test -d "
              "dr/models/llama-rope-s1/extend-drope && cp dr/models/llama-rope-s1/tokenizer.json "
-             "dr/models/llama-rope-s1/extend-drope/",
+             "dr/models/llama-rope-s1/extend-drope/ && grep -q \"^| drope's temperature beta | 1.00 | \" "
+             "dr/tables.md && grep -q '^llama,rope,none,128,extend_x2_passkey_digits_end,' dr/tables.csv",
              dir, POSEMB_BIN, POSEMB_SHARED);
     if (tu_run(cmd, out, sizeof out)) fail_msg("drope: %s", out);
     snprintf(path, sizeof path, "%s/dr/extend.jsonl", dir);

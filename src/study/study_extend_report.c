@@ -57,8 +57,13 @@ static posemb_status add_line(const cJSON *j, int n, void *ctx, posemb_error *er
                  log(cJSON_GetArrayItem(ppl, i) ? cJSON_GetArrayItem(ppl, i)->valuedouble : NAN));
     }
     if (points > tb->n_steps && points <= STUDY_EXTEND_POINTS) tb->n_steps = points;
-    for (int i = 0; i < c->n_mults && i < cJSON_GetArraySize(end); i++)
+    const cJSON *digits = cJSON_GetObjectItem(j, "passkey_digits"), *beta = cJSON_GetObjectItem(j, "beta");
+    for (int i = 0; i < c->n_mults && i < cJSON_GetArraySize(end); i++) {
         cell_put(&tb->end[t][k][f][i], log(cJSON_GetArrayItem(end, i)->valuedouble));
+        const cJSON *d = cJSON_GetArrayItem(digits, i), *b = cJSON_GetArrayItem(beta, i);
+        cell_put(&tb->digits[t][k][f][i], cJSON_IsNumber(d) ? d->valuedouble : NAN); /* null: no prompt fits */
+        cell_put(&tb->beta[t][k][f][i], cJSON_IsNumber(b) ? b->valuedouble : NAN);
+    }
     tb->any[t] = 1;
     return POSEMB_OK;
 }
@@ -124,6 +129,46 @@ static void title_of(const posemb_study_config *c, int t, int f, char *buf, size
              c->n_train * c->len.extend_factors[f]);
 }
 
+/* "0.93 +- 0.05" of a cell of fractions (or temperatures), "-" when empty. */
+static void mean_text(const cell *a, char *buf, size_t cap)
+{
+    if (!a->n) snprintf(buf, cap, "-");
+    else if (a->n == 1) snprintf(buf, cap, "%.2f", cell_mean(a));
+    else snprintf(buf, cap, "%.2f +- %.2f", cell_mean(a), cell_std(a));
+}
+
+/* Decoder t's passkey digits at every length after the fine-tunes at factor f, and DroPE's temperatures. */
+static void keys_md(FILE *out, const study_extend_table *tb, const posemb_study_config *c, int t, int f)
+{
+    char buf[48];
+    int any = 0;
+    for (int k = 0; k < c->len.n_extend_scalings; k++)
+        for (int i = 0; i < c->n_mults; i++) any |= tb->digits[t][k][f][i].n > 0;
+    if (!any) return;
+    fprintf(
+        out,
+        "Passkey, fraction of the key's digits predicted after the fine-tune at %dx, mean over depths:\n\n| scaling |",
+        c->len.extend_factors[f]);
+    for (int i = 0; i < c->n_mults; i++) fprintf(out, " %d |", c->n_train * c->mults[i]);
+    fprintf(out, "\n| --- |");
+    for (int i = 0; i < c->n_mults; i++) fprintf(out, " --- |");
+    for (int k = 0; k < c->len.n_extend_scalings; k++) {
+        fprintf(out, "\n| %s |", c->len.extend_scalings[k]);
+        for (int i = 0; i < c->n_mults; i++) {
+            mean_text(&tb->digits[t][k][f][i], buf, sizeof buf);
+            fprintf(out, " %s |", buf);
+        }
+        if (!strcmp(c->len.extend_scalings[k], "drope")) {
+            fprintf(out, "\n| drope's temperature beta |");
+            for (int i = 0; i < c->n_mults; i++) {
+                mean_text(&tb->beta[t][k][f][i], buf, sizeof buf);
+                fprintf(out, " %s |", buf);
+            }
+        }
+    }
+    fprintf(out, "\n\n");
+}
+
 void study_extend_md(FILE *out, const study_extend_table *tb, const posemb_study_config *c, int t)
 {
     if (!tb || !tb->any[t]) return;
@@ -142,6 +187,7 @@ void study_extend_md(FILE *out, const study_extend_table *tb, const posemb_study
             for (int i = 0; i < w; i++) fprintf(out, " %s |", cells[(size_t)k * w + i]);
         }
         fprintf(out, "\n\n");
+        keys_md(out, tb, c, t, f);
     }
 }
 
@@ -169,6 +215,14 @@ void study_extend_csv(FILE *out, const study_extend_table *tb, const posemb_stud
                 if (isfinite(p)) fprintf(out, "%.6g", p);
                 fprintf(out, "\n");
             }
+            for (int i = 0; i < c->n_mults; i++)
+                for (int m = 0; m < 2; m++) {
+                    const cell *a = m ? &tb->beta[t][k][f][i] : &tb->digits[t][k][f][i];
+                    if (a->n)
+                        fprintf(out, "%s,rope,%s,%d,extend_x%d_%s_end,%.6f,%.6f,%d,0,\n", c->tasks[t],
+                                c->len.extend_scalings[k], c->n_train * c->mults[i], c->len.extend_factors[f],
+                                m ? "beta" : "passkey_digits", cell_mean(a), cell_std(a), a->n);
+                }
         }
 }
 
