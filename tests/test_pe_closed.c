@@ -570,12 +570,70 @@ static void test_drope(void **state)
     posemb_pe_free(p);
 }
 
+/* rope2d: pair m of token p turned by fx_m x + fy_m y at the patch (x, y) = (u mod W, u / W) (u = p, or p - 1
+ * after an unrotated class token), axial frequencies theta^(-4k/d) on x for the first d/4 pairs and on y for
+ * the next; so the logit of constant rows depends on the offset alone. RoPE-Mixed's initial frequencies have
+ * those magnitudes, along a direction and its perpendicular. */
+static void test_rope2d(void **state)
+{
+    enum { D = 32, H = 2, d = 16, N = 12, W = 4 };
+    int32_t pos[N];
+    float q0[d], q[N * d], k[N * d];
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 9, 1);
+    posemb_rng_fill_normal(&rng, q0, d, 1.0f);
+    for (int i = 0; i < N; i++) pos[i] = i;
+    const char *specs[] = {"rope2d:grid=4", "rope2d:grid=4,cls=on", "rope2d:grid=4,mixed=on"};
+    for (int sp = 0; sp < 3; sp++) {
+        posemb_pe *p = make(specs[sp], D, H, 2, 64, 0);
+        for (int i = 0; i < N; i++) {
+            memcpy(q + i * d, q0, sizeof q0);
+            memcpy(k + i * d, q0, sizeof q0);
+        }
+        posemb_pe_head h = {.layer = 1, .head = 1, .nq = N, .nk = N, .d = d, .qpos = pos, .kpos = pos};
+        posemb_pe_qk_forward(p, &h, q, d, k, d);
+        for (int i = 0; sp < 2 && i < N; i++) { /* the axial rotation, from the formula */
+            int u = sp == 1 ? i - 1 : i;
+            double x = u < 0 ? 0 : u % W, y = u < 0 ? 0 : u / W;
+            for (int m = 0; m < d / 2; m++) {
+                double f = pow(100.0, -4.0 * (m % (d / 4)) / d), a = (m < d / 4 ? x : y) * f;
+                double ra = q0[2 * m] * cos(a) - q0[2 * m + 1] * sin(a),
+                       rb = q0[2 * m] * sin(a) + q0[2 * m + 1] * cos(a);
+                TU_CLOSE(q[i * d + 2 * m], ra, 1e-5, 1e-5, specs[sp], i * d + 2 * m);
+                TU_CLOSE(q[i * d + 2 * m + 1], rb, 1e-5, 1e-5, specs[sp], i * d + 2 * m + 1);
+            }
+        }
+        /* tokens (1, 0) and (6, 5) are one patch apart on x, (4, 0) and (9, 5) one row on y (no class token) */
+        int pairs[][4] = {{1, 0, 6, 5}, {4, 0, 9, 5}, {5, 0, 10, 5}};
+        for (int t = 0; sp != 1 && t < 3; t++) {
+            double l1 = 0, l2 = 0;
+            for (int c = 0; c < d; c++) {
+                l1 += q[pairs[t][0] * d + c] * k[pairs[t][1] * d + c];
+                l2 += q[pairs[t][2] * d + c] * k[pairs[t][3] * d + c];
+            }
+            TU_CLOSE(l1, l2, 1e-4, 1e-5, "a logit depends on the offset alone", t);
+        }
+        if (sp == 2) { /* RoPE-Mixed's initial frequencies */
+            const posemb_pe_param *fr = posemb_pe_find_param(p, "rope2d.frequencies", 1);
+            assert_non_null(fr);
+            const float *fx = fr->data + 2 * (d / 2), *fy = fx + d / 2; /* head 1 */
+            for (int m = 0; m < d / 4; m++) {
+                double mag = pow(10.0, -4.0 * m / d);
+                TU_CLOSE(hypot(fx[m], fy[m]), mag, 1e-6, 1e-5, "magnitude", m);
+                TU_CLOSE(fx[m] * fx[m + d / 4] + fy[m] * fy[m + d / 4], 0, 1e-6, 0, "perpendicular", m);
+            }
+        }
+        posemb_pe_free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sin_formula),
         cmocka_unit_test(test_lrope_ssmax_temperature),
         cmocka_unit_test(test_drope),
+        cmocka_unit_test(test_rope2d),
         cmocka_unit_test(test_shift_invariance),
         cmocka_unit_test(test_layers),
         cmocka_unit_test(test_none_permutation_equivariant),

@@ -300,6 +300,9 @@ GRAD_TEST(t_lrope_ssmax, "lrope:per_head=on+ssmax", 1)
 GRAD_TEST(t_ape_ssmax, "ape+ssmax", 1)
 GRAD_TEST(t_lrope_temperature, "lrope+temperature:attn_scale=0.5,floor_scale=2", 1)
 GRAD_TEST(t_irope_nope_layer, "rope:layers=0+temperature:attn_scale=0.5,floor_scale=2,layers=1", 1)
+/* 2D RoPE over a grid 3 patches wide: axial (fixed), and mixed with its learned frequencies after a class token */
+GRAD_TEST(t_rope2d, "rope2d:grid=3", 0)
+GRAD_TEST(t_rope2d_mixed, "rope2d:grid=3,mixed=on,cls=on", 1)
 /* DroPE's temperature: beta = 1 + 0.5 ln(6 / 2) on every logit of the 6-token sequences */
 GRAD_TEST(t_drope, "drope:c=0.5,original=2", 1)
 /* stick-breaking weights in place of the softmax: beta recovered from the weights in the backward; the
@@ -408,6 +411,8 @@ int main(void)
         cmocka_unit_test(t_ape_ssmax),
         cmocka_unit_test(t_lrope_temperature),
         cmocka_unit_test(t_drope),
+        cmocka_unit_test(t_rope2d),
+        cmocka_unit_test(t_rope2d_mixed),
         cmocka_unit_test(t_irope_nope_layer),
         cmocka_unit_test(t_ape_rpe),
         cmocka_unit_test(t_lsin_lsrpe),
