@@ -882,6 +882,10 @@ static void test_length_refusals(void **state)
 {
     char path[1200], cmd[4096];
     const char *bad[][2] = {
+        {"{\"extend_factors\": [2], \"extend_scalings\": [\"yarn\", \"yarn\"]}",
+         "\"extend_scalings\" has 'yarn' twice"},
+        {"{\"extend_factors\": [2, 2]}", "\"extend_factors\" has 2 twice"},
+        {"{\"extend_steps\": 100}", "extend_* keys without \"extend_factors\": nothing is fine-tuned"},
         {"{\"extend_scalings\": [\"pi\"]}", "'pi' is not none, linear, ntk, dynamic, yarn, llama3 or drope"},
         {"{\"tasks\": [\"bert\"]}", "tasks are decoders, gpt2 or llama, not 'bert'"},
         {"{\"rope_scalings\": [\"fast\"]}", "'fast' is not linear, ntk, dynamic, yarn, llama3 or string"},
@@ -902,7 +906,7 @@ static void test_length_refusals(void **state)
          "\"model\": \"rms_norm_eps\" is not a setting posemb's gpt2 config takes"},
         {"{\"extend_factors\": [2], \"pes\": [\"ape\"]}", "\"extend_factors\": no \"rope\" among the PEs"}};
     int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last five cases read the data folder */
-    for (int i = 0; i < 9 + 5 * shared; i++) {
+    for (int i = 0; i < 12 + 5 * shared; i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);
         snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --length --data '%s' --out c", dir, POSEMB_BIN,
@@ -910,6 +914,12 @@ static void test_length_refusals(void **state)
         int rc = tu_run(cmd, out, sizeof out);
         if (rc == 0 || !strstr(out, bad[i][1])) fail_msg("%s: exit %d: %s", bad[i][0], rc, out);
     }
+    snprintf(path, sizeof path, "%s/bad.json", dir); /* the synthetic study fine-tunes nothing */
+    assert_int_equal(tu_write_file(path, "{\"extend_factors\": [2]}", 23), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --out c", dir, POSEMB_BIN);
+    int code = tu_run(cmd, out, sizeof out);
+    if (code == 0 || !strstr(out, "the extend_* keys apply to the length study (--length) only"))
+        fail_msg("extend_factors in the synthetic study: exit %d: %s", code, out);
     snprintf(cmd, sizeof cmd, "'%s' study --length", POSEMB_BIN);
     int rc = tu_run(cmd, out, sizeof out);
     if (rc != 2 || !strstr(out, "--length needs --data")) fail_msg("--length alone: exit %d: %s", rc, out);

@@ -72,6 +72,11 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
         return posemb_fail(err, POSEMB_EINVAL, "study: \"model\" applies to the length study (--length) only");
     if (!c->length && c->len.passkey_train > 0)
         return posemb_fail(err, POSEMB_EINVAL, "study: \"passkey_train\" applies to the length study (--length) only");
+    if (!c->length && c->len.extend_keys)
+        return posemb_fail(err, POSEMB_EINVAL, "study: the extend_* keys apply to the length study (--length) only");
+    if (c->len.extend_keys && !c->len.n_extend_factors)
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "study: extend_* keys without \"extend_factors\": nothing is fine-tuned");
     if (!c->length && c->len.ruler_tasks)
         return posemb_fail(err, POSEMB_EINVAL, "study: \"ruler_tasks\" apply to the length study (--length) only");
     if (c->len.ruler_train > 0 && !c->len.ruler_tasks)

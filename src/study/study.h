@@ -99,6 +99,7 @@ typedef struct posemb_study_length_settings {
     char extend_scalings[8][16];
     int extend_steps, extend_every, extend_batch;
     float extend_lr;
+    int extend_keys; /* how many extend_* keys the config gave (refused without extend_factors) */
 } posemb_study_length_settings;
 
 /* A study's config: what every study has, then each room's own settings

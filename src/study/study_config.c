@@ -106,6 +106,24 @@ static posemb_status get_extend_scalings(const cJSON *r, posemb_study_config *c,
                        "none, linear, ntk, dynamic, yarn, llama3 or drope", path, err);
 }
 
+/* EINVAL for an extend_scalings or extend_factors entry given twice: its second fine-tune would never count as
+ * done. Counts the extend_* keys given. */
+static posemb_status extend_distinct(posemb_study_config *c, const char *path, posemb_error *err)
+{
+    const posemb_study_length_settings *l = &c->len;
+    for (int i = 0; i < l->n_extend_scalings; i++)
+        for (int j = 0; j < i; j++)
+            if (!strcmp(l->extend_scalings[i], l->extend_scalings[j]))
+                return posemb_fail(err, POSEMB_EINVAL, "%s: \"extend_scalings\" has '%s' twice", path,
+                                   l->extend_scalings[i]);
+    for (int i = 0; i < l->n_extend_factors; i++)
+        for (int j = 0; j < i; j++)
+            if (l->extend_factors[i] == l->extend_factors[j])
+                return posemb_fail(err, POSEMB_EINVAL, "%s: \"extend_factors\" has %d twice", path,
+                                   l->extend_factors[i]);
+    return POSEMB_OK;
+}
+
 /* Whether two task names name one task, as the studies look them up: case
  * aside, and GLUE's "SST2" for "SST-2". */
 static int same_task(const char *a, const char *b)
@@ -300,7 +318,8 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_int(r, "extend_steps", 1, 10000000, &c->len.extend_steps, path, err)) ||
         (st = get_int(r, "extend_every", 1, 10000000, &c->len.extend_every, path, err)) ||
         (st = get_int(r, "extend_batch", 0, 4096, &c->len.extend_batch, path, err)) ||
-        (st = get_float(r, "extend_lr", 0, 1, 10, &c->len.extend_lr, path, err)))
+        (st = get_float(r, "extend_lr", 0, 1, 10, &c->len.extend_lr, path, err)) ||
+        (st = extend_distinct(c, path, err)))
         return st;
     if ((st = get_model(r, c, path, err))) return st;
     const cJSON *tok = cJSON_GetObjectItemCaseSensitive(r, "tokenizer");
@@ -367,6 +386,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         int ok = 0;
         for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);
         if (!ok) return posemb_fail(err, POSEMB_EINVAL, "%s: unknown key \"%s\"", path, x->string);
+        c->len.extend_keys += !strncmp(x->string, "extend_", 7);
     }
     for (int i = 0; i < c->real.n_corpora; i++) /* a path inside the data folder, as the default corpora are */
         if (c->real.corpora[i][0] == '/' || strstr(c->real.corpora[i], ".."))

@@ -90,12 +90,14 @@ static posemb_status read_line(const cJSON *j, int n, void *ctx, posemb_error *e
     int s = int_of(c->seeds, c->n_seeds, cJSON_GetObjectItem(j, "seed"));
     int f = int_of(c->len.extend_factors, c->len.n_extend_factors, cJSON_GetObjectItem(j, "factor"));
     if (p < 0 || t < 0 || k < 0 || s < 0 || f < 0) return POSEMB_OK;
+    posemb_study_config budgeted; /* a task's own budget (its lr) is the one its fine-tunes ran with */
+    const posemb_study_config *ct = posemb_study_for_task(c, c->tasks[t], &budgeted);
     const cJSON *steps = cJSON_GetObjectItem(j, "steps"), *every = cJSON_GetObjectItem(j, "every"),
                 *batch = cJSON_GetObjectItem(j, "batch"), *lr = cJSON_GetObjectItem(j, "lr");
     if (!cJSON_IsNumber(steps) || steps->valueint != c->len.extend_steps || !cJSON_IsNumber(every) ||
         every->valueint != c->len.extend_every || !cJSON_IsNumber(batch) ||
-        batch->valueint != extend_batch(c, train_factor(c, k, f)) || !cJSON_IsNumber(lr) ||
-        lr->valuedouble != extend_lr_written(c))
+        batch->valueint != extend_batch(ct, train_factor(c, k, f)) || !cJSON_IsNumber(lr) ||
+        lr->valuedouble != extend_lr_written(ct))
         return posemb_fail(err, POSEMB_EINVAL,
                            "%s: line %d was run with other \"extend_steps\", \"extend_every\", \"extend_batch\" or "
                            "\"extend_lr\" than this config's: use another --out folder",
@@ -147,6 +149,12 @@ posemb_status study_extend_left(const posemb_study_config *c, const char *out, u
     return st;
 }
 
+/* What a fine-tuned model reads at every length at the end: loss, DroPE's temperature, the passkey. */
+typedef struct extend_end {
+    int valid;
+    double loss[8], beta[8], keys[8][2];
+} extend_end;
+
 /* One fine-tune: its settings, what it reads, where it goes. */
 typedef struct extend_job {
     const posemb_study_config *c;
@@ -154,6 +162,7 @@ typedef struct extend_job {
     const char *base;                  /* the trained run's folder */
     int p, t, s, k, factor, train_len; /* train_len: n_train x factor, or n_train (DroPE) */
     posemb_config cfg;                 /* the base config under the scaling, as fine-tuned */
+    struct extend_end *end;            /* the end's readings, shared by DroPE's factors (one model) */
     char dir[POSEMB_PATH_MAX];
 } extend_job;
 
@@ -216,6 +225,8 @@ static posemb_status drope_fit(const extend_job *j, int L, double *beta, double 
         }
     }
     *beta = (a + b) / 2;
+    if (!st && *beta > 2.98)
+        fprintf(stderr, "posemb study: drope: the temperature fitted at %d tokens is at the search's bound, 3\n", L);
     drope_at(j, L, *beta, &cfg);
     return st ? st : loss_on(j, &cfg, j->dir, L, 0, loss, err);
 }
@@ -338,33 +349,46 @@ static posemb_status keys_at(const extend_job *j, const posemb_config *cfg, int 
     return st;
 }
 
+/* The fine-tuned model at every length: its loss (DroPE's with the temperature fitted there), the passkey. */
+static posemb_status end_readings(const extend_job *j, extend_end *e, posemb_error *err)
+{
+    const posemb_study_config *c = j->c;
+    posemb_status st = POSEMB_OK;
+    for (int i = 0; !st && i < c->n_mults; i++) {
+        int L = c->n_train * c->mults[i];
+        posemb_config at = j->cfg;
+        e->beta[i] = 1;
+        st = is_drope(c, j->k) && L > c->n_train ? drope_fit(j, L, &e->beta[i], &e->loss[i], err)
+                                                 : loss_at(j, j->dir, L, &e->loss[i], err);
+        if (!st && e->beta[i] != 1) drope_at(j, L, e->beta[i], &at);
+        if (!st) st = keys_at(j, &at, L, e->keys[i], err);
+    }
+    e->valid = !st;
+    return st;
+}
+
 /* Runs job j: fine-tune, the curve at steps 0, every, 2 every, ... and the last (0 from the base folder, the last
  * from the final model, the others from their checkpoints), then every length. */
 static posemb_status extend_one(const extend_job *j, const char *path, posemb_error *err)
 {
     const posemb_study_config *c = j->c;
-    double t0 = posemb_timer_now(), steps[STUDY_EXTEND_POINTS], curve[STUDY_EXTEND_POINTS], end[8];
+    double t0 = posemb_timer_now(), steps[STUDY_EXTEND_POINTS], curve[STUDY_EXTEND_POINTS];
     long resumed_from = 0;
     int L = c->n_train * j->factor, n = 0;
     for (int step = 0; step < c->len.extend_steps; step += c->len.extend_every) steps[n++] = step;
     steps[n++] = c->len.extend_steps;
     char ckpt[POSEMB_PATH_MAX + 32];
     posemb_status st = extend_train(j, &resumed_from, err);
+    if (!st) st = study_length_tokenizer_into(c, j->dir, err); /* the folder loads alone (posemb passkey) */
     for (int i = 0; !st && i < n; i++) {
         snprintf(ckpt, sizeof ckpt, "%s/checkpoint-%.0f", j->dir, steps[i]);
         st = loss_at(j, i == 0 ? j->base : i == n - 1 ? j->dir : ckpt, L, &curve[i], err);
     }
-    double beta[8], keys[8][2];
-    for (int i = 0; !st && i < c->n_mults; i++) {
-        int Li = c->n_train * c->mults[i];
-        posemb_config at = j->cfg;
-        beta[i] = 1;
-        st = is_drope(c, j->k) && Li > c->n_train ? drope_fit(j, Li, &beta[i], &end[i], err)
-                                                  : loss_at(j, j->dir, Li, &end[i], err);
-        if (!st && beta[i] != 1) drope_at(j, Li, beta[i], &at);
-        if (!st) st = keys_at(j, &at, Li, keys[i], err);
-    }
-    char *line = st ? NULL : extend_line(j, steps, curve, n, end, beta, keys, posemb_timer_now() - t0, resumed_from);
+    if (!st && !j->end->valid) st = end_readings(j, j->end, err);
+    const extend_end *e = j->end;
+    char *line =
+        st ? NULL : extend_line(j, steps, curve, n, e->loss, e->beta, e->keys, posemb_timer_now() - t0, resumed_from);
+    if (!is_drope(c, j->k)) j->end->valid = 0; /* another model next */
     if (!st) st = line ? study_append_results(path, line, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     free(line);
     if (!st)
@@ -386,10 +410,12 @@ posemb_status study_extend_run(const posemb_study_config *c, const char *out, in
                            ? posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out)
                            : extend_have(c, out, &have, err);
     size_t r = study_run_index(c, p, t, s);
+    extend_end drope_end = {0}, end = {0};
     for (int f = 0; !st && f < c->len.n_extend_factors; f++)
         for (int k = 0; !st && k < c->len.n_extend_scalings; k++) {
             if (have[extend_index(c, r, k, f)]) continue;
             extend_job j = {.c = c, .data = data, .base = dir, .p = p, .t = t, .s = s, .k = k};
+            j.end = is_drope(c, k) ? &drope_end : &end;
             j.factor = c->len.extend_factors[f];
             j.train_len = c->n_train * train_factor(c, k, f);
             j.cfg = *cfg;

@@ -46,7 +46,8 @@ static posemb_status add_line(const cJSON *j, int n, void *ctx, posemb_error *er
     int k = study_row_of(c->len.extend_scalings[0], sizeof c->len.extend_scalings[0], c->len.n_extend_scalings,
                          cJSON_GetStringValue(cJSON_GetObjectItem(j, "scaling")));
     int f = int_index(c->len.extend_factors, c->len.n_extend_factors, num(j, "factor"));
-    if (t < 0 || k < 0 || f < 0 || strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "pe")) ?: "", "rope"))
+    int s = int_index(c->seeds, c->n_seeds, num(j, "seed")); /* a seed the config does not ask for: not its line */
+    if (t < 0 || k < 0 || f < 0 || s < 0 || strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "pe")) ?: "", "rope"))
         return POSEMB_OK;
     const cJSON *steps = cJSON_GetObjectItem(j, "curve_steps"), *ppl = cJSON_GetObjectItem(j, "curve_perplexity"),
                 *end = cJSON_GetObjectItem(j, "perplexity");

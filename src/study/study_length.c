@@ -494,7 +494,7 @@ static char *length_lines(const posemb_study_config *c, int p, int t, int s, int
 }
 
 /* The tokenizer's files into model folder dir: tokenizer.json, or GPT-2's vocab.json and merges.txt. */
-static posemb_status tokenizer_into(const posemb_study_config *c, const char *dir, posemb_error *err)
+posemb_status study_length_tokenizer_into(const posemb_study_config *c, const char *dir, posemb_error *err)
 {
     char src[POSEMB_PATH_MAX], dst[POSEMB_PATH_MAX];
     int bytes = !strcmp(c->len.tokenizer, "bytes");
@@ -528,6 +528,27 @@ typedef struct length_worker {
 } length_worker;
 
 /* Run k (study_run_index order): train (every rank of the group), then evaluate and report (its leader). */
+/* The run's lines: its evaluations at every length, appended by the leader. */
+static posemb_status length_report_run(const posemb_study_config *c, int p, int t, int s, const posemb_config *cfg,
+                                       const posemb_study_queue *q, length_worker *w, const char *dir, length_result *r,
+                                       double t0, posemb_error *err)
+{
+    int vocab = posemb_tokenizer_vocab_size(w->tok);
+    posemb_status st = length_eval(c, p, cfg, &w->held_out, w->tok, dir, c->seeds[s], r, err);
+    r->seconds = posemb_timer_now() - t0;
+    char *lines = st ? NULL : length_lines(c, p, t, s, vocab, r);
+    if (!st) st = lines ? q->append(q->ctx, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+    free(lines);
+    if (!st)
+        fprintf(stderr, "posemb study: %-5s %-22s seed %d  perplexity %.3f at %d tokens, %.3f at %d  (%.0f s)\n",
+                c->tasks[t], c->pes[p], c->seeds[s], ppl_of(&r->ppl[0]), c->n_train, ppl_of(&r->ppl[c->n_mults - 1]),
+                r->ppl[c->n_mults - 1].length, r->seconds);
+    return st;
+}
+
+/* Run k (study_run_index order): train (every rank of the group), then evaluate and report (its leader), then
+ * its fine-tunes (study_extend.c). A run whose lines are in (pending for its fine-tunes alone) is not trained or
+ * evaluated again. */
 static posemb_status length_run(const posemb_study_config *study, const char *out, int k, const posemb_study_queue *q,
                                 length_worker *w, posemb_error *err)
 {
@@ -541,27 +562,17 @@ static posemb_status length_run(const posemb_study_config *study, const char *ou
     memset(&r, 0, sizeof r);
     double t0 = posemb_timer_now();
     posemb_config cfg;
-    int vocab = posemb_tokenizer_vocab_size(w->tok);
-    posemb_status st = length_config(c, p, t, vocab, &cfg, err);
-    if (!st) snprintf(r.spec, sizeof r.spec, "%s", cfg.pe);
-    if (!st) st = length_train(c, &cfg, c->seeds[s], &w->train, w->tok, dir, q->group, &r, err);
-    if (st || !posemb_comm_leader(q->group)) return st; /* the leader evaluates and reports */
-    st = tokenizer_into(c, dir, err);                   /* the model folder loads alone (posemb perplexity, HF) */
-    study_extend_data data = {w->tok, &w->train, &w->held_out};
-    if (!st) st = study_extend_run(c, out, p, t, s, &cfg, &data, dir, err); /* before the lines: study_extend.c */
     int have = 0;
-    if (!st) st = run_lines(c, out, p, t, s, &have, err);
-    if (st || have >= posemb_study_lines_per_run(c, t)) return st; /* pending for its fine-tunes alone */
-    if (!st) st = length_eval(c, p, &cfg, &w->held_out, w->tok, dir, c->seeds[s], &r, err);
-    r.seconds = posemb_timer_now() - t0;
-    char *lines = st ? NULL : length_lines(c, p, t, s, vocab, &r);
-    if (!st) st = lines ? q->append(q->ctx, lines, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
-    free(lines);
-    if (!st)
-        fprintf(stderr, "posemb study: %-5s %-22s seed %d  perplexity %.3f at %d tokens, %.3f at %d  (%.0f s)\n",
-                c->tasks[t], c->pes[p], c->seeds[s], ppl_of(&r.ppl[0]), c->n_train, ppl_of(&r.ppl[c->n_mults - 1]),
-                r.ppl[c->n_mults - 1].length, r.seconds);
-    return st;
+    posemb_status st = length_config(c, p, t, posemb_tokenizer_vocab_size(w->tok), &cfg, err);
+    if (!st) st = run_lines(study, out, p, t, s, &have, err);
+    int done = have >= posemb_study_lines_per_run(c, t);
+    if (!st) snprintf(r.spec, sizeof r.spec, "%s", cfg.pe);
+    if (!st && !done) st = length_train(c, &cfg, c->seeds[s], &w->train, w->tok, dir, q->group, &r, err);
+    if (st || !posemb_comm_leader(q->group)) return st; /* the leader evaluates, reports and fine-tunes */
+    st = study_length_tokenizer_into(c, dir, err);      /* the model folder loads alone (posemb perplexity, HF) */
+    if (!st && !done) st = length_report_run(c, p, t, s, &cfg, q, w, dir, &r, t0, err);
+    study_extend_data data = {w->tok, &w->train, &w->held_out};
+    return st ? st : study_extend_run(c, out, p, t, s, &cfg, &data, dir, err);
 }
 
 posemb_status study_length_work(const posemb_study_config *c, const char *out, const posemb_study_queue *q,
@@ -571,6 +582,13 @@ posemb_status study_length_work(const posemb_study_config *c, const char *out, c
     char desc[POSEMB_PATH_MAX];
     posemb_status st = study_length_tokenizer(c, out, &w.tok, desc, sizeof desc, err);
     if (!st) st = load_texts(c, out, w.tok, desc, &w.train, &w.held_out, err);
+    int drope = c->len.n_extend_factors && study_row_of(c->len.extend_scalings[0], sizeof c->len.extend_scalings[0],
+                                                        c->len.n_extend_scalings, "drope") >= 0;
+    if (!st && drope && w.held_out.n < 2L * c->len.eval_tokens) /* refused now, not after a recalibration */
+        st = posemb_fail(err, POSEMB_EINVAL,
+                         "study: drope fits its temperature on a second eval_tokens of held-out text: %ld tokens "
+                         "hold fewer than 2 x %d",
+                         w.held_out.n, c->len.eval_tokens);
     int k = -1;
     if (!st) st = study_next_unit(q, &k, err);
     while (!st && k >= 0) {

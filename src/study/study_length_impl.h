@@ -35,6 +35,9 @@ typedef struct length_result {
 
 posemb_status study_length_tokenizer(const posemb_study_config *c, const char *out, posemb_tokenizer **tok, char *desc,
                                      size_t cap, posemb_error *err);
+/* The study's tokenizer files into model folder dir: tokenizer.json (bytes), or GPT-2's vocab.json and
+ * merges.txt, so that the folder loads alone (posemb perplexity, posemb passkey, HF). EIO, EINVAL. */
+posemb_status study_length_tokenizer_into(const posemb_study_config *c, const char *dir, posemb_error *err);
 /* RoPE under a scaling ("none", linear, ntk, dynamic, yarn, llama3, string)
  * for a context factor x the trained length n_train, as a spec. */
 void study_rope_spec(const char *scaling, int n_train, int factor, char *out, size_t cap);
