@@ -113,6 +113,13 @@ class TestPE(unittest.TestCase):
         self.assertEqual(posemb.pe_spec("path", dim=16, causal=True), "path:rank=32")
         self.assertEqual(posemb.pe_spec("random:max=64+ape", dim=16, max_len=64),
                          "ape:integration=add+random:max=64")
+        # DroPE's temperature by sequence length; 2D RoPE's kernel over a grid 4 wide depends on the offset alone
+        t = posemb.pe_matrices("drope:c=0.5,original=4", length=8, dim=16, heads=2, causal=True)
+        self.assertAlmostEqual(float(t["logit_factor"][7, 0]), 1 + 0.5 * np.log(2), places=6)
+        self.assertAlmostEqual(float(t["logit_factor"][3, 0]), 1.0, places=7)
+        k = posemb.pe_matrices("rope2d:grid=4", length=12, dim=32, heads=2)["kernel"]
+        self.assertAlmostEqual(float(k[5, 0]), float(k[10, 5]), places=5)  # one patch right, one row down
+        self.assertAlmostEqual(float(k[0, 0]), 8.0, places=5)  # d/2 pairs at offset 0
 
     def test_blas_core_is_the_clis(self):
         version = subprocess.run([BIN, "--version"], check=True, capture_output=True, text=True,
