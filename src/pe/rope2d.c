@@ -2,7 +2,8 @@
  * 2024, "Rotary Position Embedding for Vision Transformer", reference code
  * naver-ai/rope-vit, models/vit_rope.py: compute_axial_cis and
  * init_random_2d_freqs). Token p of a sequence is the patch at column
- * x = u mod W and row y = floor(u / W) of a grid W wide (grid=), u = p, or
+ * x = u mod W and row y = floor(u / W) of a grid W wide (grid=, 16: a
+ * ViT-B/14's 224-pixel image), u = p, or
  * u = p - 1 after a class token that is not rotated (cls=on, rope-vit's
  * [CLS]). Pair m of a head's row (interleaved: 2m, 2m + 1, as the
  * reference's complex view) is turned by
@@ -44,13 +45,11 @@ static posemb_status rope2d_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     rope2d_state *s = calloc(1, sizeof *s);
     if (!s) return posemb_fail(err, POSEMB_ENOMEM, "rope2d: out of memory");
     c->state = s;
-    posemb_status st = pe_opt_int(o, "grid", 0, 1, 1 << 20, &s->grid, err);
+    posemb_status st = pe_opt_int(o, "grid", 16, 1, 1 << 20, &s->grid, err); /* 16: a ViT's 224 / 14 patches */
     if (!st) st = pe_opt_bool(o, "mixed", 0, &s->mixed, err);
     if (!st) st = pe_opt_bool(o, "cls", 0, &s->cls, err);
     if (!st) st = pe_opt_double(o, "theta", s->mixed ? 10.0 : 100.0, 1.0 + 1e-9, 1e12, &s->theta, err);
     if (st) return st;
-    if (!pe_opt_given(o, "grid"))
-        return posemb_fail(err, POSEMB_EINVAL, "spec '%s': rope2d needs grid=W, the patch grid's width", o->spec);
     if (c->head_dim % 4)
         return posemb_fail(err, POSEMB_EINVAL,
                            "spec '%s': rope2d splits pairs between x and y; head width %d is not "
@@ -287,7 +286,8 @@ const pe_family pe_family_rope2d = {
     .kind = PE_KIND_ATTENTION,
     .summary = "2D rotary embedding over a grid of patches W wide, axial or with learned mixed frequencies (Heo et al. "
                "2024, RoPE-Axial and RoPE-Mixed)",
-    .options = "grid=W (required), mixed=on|off (off), cls=on|off (off): token 0 a class token left unrotated, "
+    .options = "grid=W the patch grid's width (16), mixed=on|off (off), cls=on|off (off): token 0 a class token left "
+               "unrotated, "
                "theta=NUM (100 axial, 10 mixed)",
     .configure = rope2d_configure,
     .init = rope2d_init,

@@ -25,13 +25,6 @@ size_t study_att_index(const posemb_study_config *c, int t, int p, int s, int m)
     return (((size_t)t * c->n_pes + p) * c->n_seeds + s) * c->n_mults + m;
 }
 
-int study_row_of(const char *names, size_t width, int n, const char *name)
-{
-    for (int i = 0; name && i < n; i++)
-        if (!strcmp(names + (size_t)i * width, name)) return i;
-    return -1;
-}
-
 /* The mean of a JSON array of numbers; NaN when empty or when one is not a number (NaN was written as null). */
 static double array_mean(const cJSON *a)
 {

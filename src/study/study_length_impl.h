@@ -55,8 +55,6 @@ typedef struct study_att_cell {
     int in, unreached;
     double dist, sink;
 } study_att_cell;
-/* The index of name (NULL: none) among n rows of width bytes (a config's pes or tasks), -1 when absent. */
-int study_row_of(const char *names, size_t width, int n, const char *name);
 /* The cell of task t, PE p, seed s, length m in an array of them (n_tasks x n_pes x n_seeds x n_mults). */
 size_t study_att_index(const posemb_study_config *c, int t, int p, int s, int m);
 /* out/attention.jsonl into cells (every cell first empty; the last line of a run and length wins, lines of other

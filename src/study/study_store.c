@@ -174,3 +174,10 @@ posemb_status posemb_study_append(const char *out, const char *lines, posemb_err
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out);
     return study_append_results(path, lines, err);
 }
+
+int study_row_of(const char *names, size_t width, int n, const char *name)
+{
+    for (int i = 0; name && i < n; i++)
+        if (!strcmp(names + (size_t)i * width, name)) return i;
+    return -1;
+}

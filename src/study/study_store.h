@@ -53,4 +53,7 @@ posemb_status study_each_line(FILE *f, study_line_fn fn, void *ctx, posemb_error
 /* Appends whole lines to results.jsonl under a lock (workers append concurrently). */
 posemb_status study_append_results(const char *path, const char *lines, posemb_error *err);
 
+/* The index of name (NULL: none) among n rows of width bytes (a config's pes or tasks), -1 when absent. */
+int study_row_of(const char *names, size_t width, int n, const char *name);
+
 #endif
