@@ -53,4 +53,3 @@ posemb_status study_length_tokenizer_into(const posemb_study_config *c, const ch
         st = posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
     return st ? st : posemb_copy_file(src, dst, 64u << 20, err);
 }
-
