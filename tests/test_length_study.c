@@ -738,6 +738,7 @@ static void test_length_extend(void **state)
     double beta = json_at(line, "beta", 1), ppl = json_at(line, "perplexity", 1);
     assert_true(json_at(line, "beta", 0) == 1 && beta >= 1 && beta <= 3);
     assert_true(json_at(line, "train_length", -1) == 64 && json_at(line, "batch", -1) == 8);
+    TU_CLOSE(json_at(line, "lr", -1), 1e-3, 0, 0, "drope recalibrates at the pretraining's rate", 0);
     snprintf(cmd, sizeof cmd,
              "'%s' perplexity '%s/dr/models/llama-rope-s1/extend-drope' --data '%s/data/wikitext-2/wiki.test.tokens' "
              "--tokens 2048 --lengths 128 --pe drope:c=%.9g,original=64 --json",

@@ -39,12 +39,17 @@ static int extend_batch(const posemb_study_config *c, int factor)
     if (c->len.extend_batch) return c->len.extend_batch;
     return c->batch / factor > 1 ? c->batch / factor : 1;
 }
-static float extend_lr(const posemb_study_config *c) { return c->len.extend_lr > 0 ? c->len.extend_lr : c->lr / 10; }
+/* DroPE recalibrates at the pretraining's own rate (the paper's 1e-3 after pretraining at 3e-4: a new model to
+ * settle, not a small step from the trained one). */
+static float extend_lr(const posemb_study_config *c, int drope)
+{
+    return c->len.extend_lr > 0 ? c->len.extend_lr : drope ? c->lr : c->lr / 10;
+}
 /* The rate as a line holds it: the float as a config writes it, not its binary expansion. */
-static double extend_lr_written(const posemb_study_config *c)
+static double extend_lr_written(const posemb_study_config *c, int drope)
 {
     char text[32];
-    snprintf(text, sizeof text, "%.6g", extend_lr(c));
+    snprintf(text, sizeof text, "%.6g", extend_lr(c, drope));
     return strtod(text, NULL);
 }
 
@@ -97,7 +102,7 @@ static posemb_status read_line(const cJSON *j, int n, void *ctx, posemb_error *e
     if (!cJSON_IsNumber(steps) || steps->valueint != c->len.extend_steps || !cJSON_IsNumber(every) ||
         every->valueint != c->len.extend_every || !cJSON_IsNumber(batch) ||
         batch->valueint != extend_batch(ct, train_factor(c, k, f)) || !cJSON_IsNumber(lr) ||
-        lr->valuedouble != extend_lr_written(ct))
+        lr->valuedouble != extend_lr_written(ct, is_drope(c, k)))
         return posemb_fail(err, POSEMB_EINVAL,
                            "%s: line %d was run with other \"extend_steps\", \"extend_every\", \"extend_batch\" or "
                            "\"extend_lr\" than this config's: use another --out folder",
@@ -255,7 +260,7 @@ static posemb_status extend_train(const extend_job *j, long *resumed_from, posem
     }
     posemb_train_args a = posemb_train_defaults(j->dir, c->len.extend_steps);
     a.batch = extend_batch(c, j->train_len / c->n_train);
-    a.lr = extend_lr(c);
+    a.lr = extend_lr(c, is_drope(c, j->k));
     a.warmup = c->len.extend_steps / 20; /* PI: 20 of 1000 steps; YaRN: 20 of 400 */
     a.seed = (uint64_t)c->seeds[j->s];
     a.save_every = c->len.extend_every;
@@ -302,7 +307,7 @@ static char *extend_line(const extend_job *j, const double *steps, const double 
     cJSON_AddNumberToObject(o, "every", c->len.extend_every);
     cJSON_AddNumberToObject(o, "batch", extend_batch(c, j->train_len / c->n_train));
     cJSON_AddNumberToObject(o, "train_length", j->train_len);
-    cJSON_AddNumberToObject(o, "lr", extend_lr_written(c));
+    cJSON_AddNumberToObject(o, "lr", extend_lr_written(c, is_drope(c, j->k)));
     add_numbers(o, "curve_steps", steps, n_curve);
     add_numbers(o, "curve_perplexity", ppl, n_curve);
     add_numbers(o, "eval_lengths", lengths, c->n_mults);
