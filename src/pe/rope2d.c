@@ -37,7 +37,7 @@ typedef struct rope2d_state {
     double theta;         /* the frequencies' base */
     float *fx, *fy;       /* axial: [nf] each; mixed: read from the parameters */
     float *cos_t, *sin_t; /* [layers, rows, max_len, nf] */
-    pe_slots dfreq;       /* mixed, per thread: [n_layers, H, 2 nf] (fx then fy) */
+    pe_slots dfreq;       /* mixed, per thread: the layer's [H, 2 nf] (fx then fy), folded at its end */
 } rope2d_state;
 
 static posemb_status rope2d_configure(pe_comp *c, pe_opts *o, posemb_error *err)
@@ -75,8 +75,7 @@ static posemb_status rope2d_configure(pe_comp *c, pe_opts *o, posemb_error *err)
         }
         return POSEMB_OK;
     }
-    if ((st = pe_slots_init(&s->dfreq, c->dims.max_threads, (size_t)c->dims.n_layers * s->rows * 2 * s->nf, err)))
-        return st;
+    if ((st = pe_slots_init(&s->dfreq, c->dims.max_threads, (size_t)s->rows * 2 * s->nf, err))) return st;
     for (int l = 0; l < c->dims.n_layers; l++) /* per layer: [H, 2 nf], a head's fx then its fy */
         if (pe_comp_param(c, "rope2d.frequencies", POSEMB_PE_SCOPE_LAYER, l, s->rows, 2 * s->nf, -1.0f, 0, err) < 0)
             return err ? err->code : POSEMB_ERANGE;
@@ -222,7 +221,7 @@ static void rope2d_qk_backward(pe_comp *c, const posemb_pe_head *h, const float 
 {
     const rope2d_state *s = c->state;
     if (s->mixed) {
-        float *df = pe_slot(&s->dfreq, h->slot) + ((size_t)h->layer * s->rows + h->head) * 2 * s->nf;
+        float *df = pe_slot(&s->dfreq, h->slot) + (size_t)h->head * 2 * s->nf;
         if (h->nq) freq_grad(s, q, ldq, dq, lddq, h->nq, h->qpos, df);
         if (h->nk) freq_grad(s, k, ldk, dk, lddk, h->nk, h->kpos, df);
     }
@@ -233,15 +232,8 @@ static void rope2d_qk_backward(pe_comp *c, const posemb_pe_head *h, const float 
 /* The threads' frequency gradients of layer into its parameter; slots zeroed. */
 static void rope2d_layer_backward_end(pe_comp *c, int layer)
 {
-    const rope2d_state *s = c->state;
-    if (!s->mixed) return;
-    size_t n = (size_t)s->rows * 2 * s->nf, at = (size_t)layer * n;
-    float *g = c->params[layer].grad;
-    for (int t = 0; t < s->dfreq.n; t++) {
-        float *slot = pe_slot(&s->dfreq, t) + at;
-        for (size_t i = 0; i < n; i++) g[i] += slot[i];
-        memset(slot, 0, n * sizeof *slot);
-    }
+    rope2d_state *s = c->state;
+    if (s->mixed) pe_slots_fold(&s->dfreq, c->params[layer].grad);
 }
 
 /* Layer 0's (first head's) kernel sum_m cos(angle_m(i) - angle_m(j)) over n tokens, and over the grid's offsets:

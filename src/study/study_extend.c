@@ -73,14 +73,6 @@ typedef struct extend_read {
     unsigned char *have;
 } extend_read;
 
-/* The index of v among n ints, -1 when absent. */
-static int int_of(const int *v, int n, const cJSON *x)
-{
-    for (int i = 0; cJSON_IsNumber(x) && i < n; i++)
-        if (v[i] == x->valueint) return i;
-    return -1;
-}
-
 /* One extend.jsonl line into have (a study_line_fn); lines of other runs are skipped, a line of this config's run
  * with other settings is refused: it would count as done for settings that did not make it. */
 static posemb_status read_line(const cJSON *j, int n, void *ctx, posemb_error *err)
@@ -92,8 +84,8 @@ static posemb_status read_line(const cJSON *j, int n, void *ctx, posemb_error *e
         study_row_of(c->tasks[0], sizeof c->tasks[0], c->n_tasks, cJSON_GetStringValue(cJSON_GetObjectItem(j, "task")));
     int k = study_row_of(c->len.extend_scalings[0], sizeof c->len.extend_scalings[0], c->len.n_extend_scalings,
                          cJSON_GetStringValue(cJSON_GetObjectItem(j, "scaling")));
-    int s = int_of(c->seeds, c->n_seeds, cJSON_GetObjectItem(j, "seed"));
-    int f = int_of(c->len.extend_factors, c->len.n_extend_factors, cJSON_GetObjectItem(j, "factor"));
+    int s = study_int_index(c->seeds, c->n_seeds, study_num(j, "seed"));
+    int f = study_int_index(c->len.extend_factors, c->len.n_extend_factors, study_num(j, "factor"));
     if (p < 0 || t < 0 || k < 0 || s < 0 || f < 0) return POSEMB_OK;
     posemb_study_config budgeted; /* a task's own budget (its lr) is the one its fine-tunes ran with */
     const posemb_study_config *ct = posemb_study_for_task(c, c->tasks[t], &budgeted);
@@ -167,7 +159,7 @@ typedef struct extend_job {
     const char *base;                  /* the trained run's folder */
     int p, t, s, k, factor, train_len; /* train_len: n_train x factor, or n_train (DroPE) */
     posemb_config cfg;                 /* the base config under the scaling, as fine-tuned */
-    struct extend_end *end;            /* the end's readings, shared by DroPE's factors (one model) */
+    struct extend_end *drope;          /* DroPE's end readings, shared by its factors (one model); else NULL */
     char dir[POSEMB_PATH_MAX];
 } extend_job;
 
@@ -389,11 +381,10 @@ static posemb_status extend_one(const extend_job *j, const char *path, posemb_er
         snprintf(ckpt, sizeof ckpt, "%s/checkpoint-%.0f", j->dir, steps[i]);
         st = loss_at(j, i == 0 ? j->base : i == n - 1 ? j->dir : ckpt, L, &curve[i], err);
     }
-    if (!st && !j->end->valid) st = end_readings(j, j->end, err);
-    const extend_end *e = j->end;
+    extend_end own = {0}, *e = j->drope ? j->drope : &own;
+    if (!st && !e->valid) st = end_readings(j, e, err);
     char *line =
         st ? NULL : extend_line(j, steps, curve, n, e->loss, e->beta, e->keys, posemb_timer_now() - t0, resumed_from);
-    if (!is_drope(c, j->k)) j->end->valid = 0; /* another model next */
     if (!st) st = line ? study_append_results(path, line, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
     free(line);
     if (!st)
@@ -415,12 +406,12 @@ posemb_status study_extend_run(const posemb_study_config *c, const char *out, in
                            ? posemb_fail(err, POSEMB_EINVAL, "%s: path too long", out)
                            : extend_have(c, out, &have, err);
     size_t r = study_run_index(c, p, t, s);
-    extend_end drope_end = {0}, end = {0};
+    extend_end drope_end = {0};
     for (int f = 0; !st && f < c->len.n_extend_factors; f++)
         for (int k = 0; !st && k < c->len.n_extend_scalings; k++) {
             if (have[extend_index(c, r, k, f)]) continue;
             extend_job j = {.c = c, .data = data, .base = dir, .p = p, .t = t, .s = s, .k = k};
-            j.end = is_drope(c, k) ? &drope_end : &end;
+            j.drope = is_drope(c, k) ? &drope_end : NULL;
             j.factor = c->len.extend_factors[f];
             j.train_len = c->n_train * train_factor(c, k, f);
             j.cfg = *cfg;

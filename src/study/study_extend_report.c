@@ -16,20 +16,6 @@
 #include "study_length_impl.h"
 #include "study_store.h"
 
-static double num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItem(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-/* The index of v among n ints, -1 when absent or not a number. */
-static int int_index(const int *v, int n, double x)
-{
-    for (int i = 0; i < n; i++)
-        if (v[i] == x) return i;
-    return -1;
-}
-
 typedef struct extend_load {
     study_extend_table *tb;
     const posemb_study_config *c;
@@ -45,8 +31,9 @@ static posemb_status add_line(const cJSON *j, int n, void *ctx, posemb_error *er
         study_row_of(c->tasks[0], sizeof c->tasks[0], c->n_tasks, cJSON_GetStringValue(cJSON_GetObjectItem(j, "task")));
     int k = study_row_of(c->len.extend_scalings[0], sizeof c->len.extend_scalings[0], c->len.n_extend_scalings,
                          cJSON_GetStringValue(cJSON_GetObjectItem(j, "scaling")));
-    int f = int_index(c->len.extend_factors, c->len.n_extend_factors, num(j, "factor"));
-    int s = int_index(c->seeds, c->n_seeds, num(j, "seed")); /* a seed the config does not ask for: not its line */
+    int f = study_int_index(c->len.extend_factors, c->len.n_extend_factors, study_num(j, "factor"));
+    int s = study_int_index(c->seeds, c->n_seeds,
+                            study_num(j, "seed")); /* a seed the config does not ask for: not its line */
     if (t < 0 || k < 0 || f < 0 || s < 0 || strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "pe")) ?: "", "rope"))
         return POSEMB_OK;
     const cJSON *steps = cJSON_GetObjectItem(j, "curve_steps"), *ppl = cJSON_GetObjectItem(j, "curve_perplexity"),

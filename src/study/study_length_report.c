@@ -44,12 +44,6 @@ typedef struct length_table {
     study_extend_table *ext;                                       /* extend.jsonl's fine-tunes; NULL: none (free it) */
 } length_table;
 
-static double num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItem(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 typedef struct length_load {
     length_table *tb;
     const posemb_study_config *c;
@@ -68,25 +62,25 @@ static posemb_status add_line(const cJSON *j, int n, void *ctx, posemb_error *er
     int t = cJSON_IsString(task) ? study_row_of(c->tasks[0], sizeof c->tasks[0], c->n_tasks, task->valuestring) : -1;
     int i = -1;
     for (int k = 0; k < c->n_mults && k < MAX_MULTS; k++)
-        if (num(j, "eval_len") == (double)c->n_train * c->mults[k]) i = k;
+        if (study_num(j, "eval_len") == (double)c->n_train * c->mults[k]) i = k;
     if (p < 0 || t < 0 || i < 0 || !cJSON_IsObject(m)) return POSEMB_OK;
     pe_row *r = &tb->row[t][p];
-    cell_put(&r->loss[i], num(m, "loss"));
-    cell_put(&r->passkey[i], num(m, "passkey"));
-    cell_put(&r->digits[i], num(m, "passkey_digits"));
-    r->windowed[i] |= num(j, "context") < num(j, "eval_len");
-    if (isfinite(num(j, "passkey_context"))) r->pk_context[i] = (int)num(j, "passkey_context");
-    if (isfinite(num(j, "ruler_context"))) r->ruler_context[i] = (int)num(j, "ruler_context");
+    cell_put(&r->loss[i], study_num(m, "loss"));
+    cell_put(&r->passkey[i], study_num(m, "passkey"));
+    cell_put(&r->digits[i], study_num(m, "passkey_digits"));
+    r->windowed[i] |= study_num(j, "context") < study_num(j, "eval_len");
+    if (isfinite(study_num(j, "passkey_context"))) r->pk_context[i] = (int)study_num(j, "passkey_context");
+    if (isfinite(study_num(j, "ruler_context"))) r->ruler_context[i] = (int)study_num(j, "ruler_context");
     for (int d = 0; cJSON_IsArray(depths) && d < PASSKEY_DEPTHS; d++) {
         const cJSON *x = cJSON_GetArrayItem(depths, d);
         cell_put(&r->depth[i][d], cJSON_IsNumber(x) ? x->valuedouble : NAN);
     }
     const cJSON *ruler = cJSON_GetObjectItem(j, "ruler");
     for (int k = 0; cJSON_IsObject(ruler) && k < STUDY_RULER_TASKS; k++)
-        if (study_ruler_task_name(k)) cell_put(&r->ruler[i][k], num(ruler, study_ruler_task_name(k)));
+        if (study_ruler_task_name(k)) cell_put(&r->ruler[i][k], study_num(ruler, study_ruler_task_name(k)));
     for (int s = 0; cJSON_IsObject(scaled) && s < c->len.n_scalings && s < MAX_SCALINGS; s++)
-        cell_put(&tb->scaled[t][s][i], log(num(scaled, c->len.scalings[s])));
-    if (isfinite(num(j, "chance"))) tb->chance = num(j, "chance");
+        cell_put(&tb->scaled[t][s][i], log(study_num(scaled, c->len.scalings[s])));
+    if (isfinite(study_num(j, "chance"))) tb->chance = study_num(j, "chance");
     return POSEMB_OK;
 }
 

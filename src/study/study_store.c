@@ -2,6 +2,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,5 +180,18 @@ int study_row_of(const char *names, size_t width, int n, const char *name)
 {
     for (int i = 0; name && i < n; i++)
         if (!strcmp(names + (size_t)i * width, name)) return i;
+    return -1;
+}
+
+double study_num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+int study_int_index(const int *v, int n, double x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x) return i;
     return -1;
 }

@@ -56,4 +56,9 @@ posemb_status study_append_results(const char *path, const char *lines, posemb_e
 /* The index of name (NULL: none) among n rows of width bytes (a config's pes or tasks), -1 when absent. */
 int study_row_of(const char *names, size_t width, int n, const char *name);
 
+/* o's number key (o a cJSON object of a line), NaN when absent or not a number. */
+double study_num(const struct cJSON *o, const char *key);
+/* The index of x among n ints (a config's seeds, factors), -1 when absent (NaN never matches). */
+int study_int_index(const int *v, int n, double x);
+
 #endif
