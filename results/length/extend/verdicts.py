@@ -102,7 +102,9 @@ def main(argv):
                   logs(cell("none"), lambda r: end_at(r, L)), lambda e, lo, hi: hi < 0, "ln(6.95/7.69) = -0.101")
             y200 = logs(cell("yarn"), lambda r: curve_at(r, 200))
             l400 = logs(cell("linear"), lambda r: curve_at(r, 400))
-            if y200 and l400:
+            if len(y200) < 2 or len(l400) < 2:
+                print(f"  HE2: {len(y200)} and {len(l400)} seeds, not judged")
+            else:
                 print(f"  HE2 mean ln ppl at L: yarn at 200 {statistics.mean(y200):.4f}, linear at 400 "
                       f"{statistics.mean(l400):.4f} ({len(y200)}, {len(l400)} seeds): "
                       f"{'held' if statistics.mean(y200) <= statistics.mean(l400) else 'did not hold'}")
@@ -111,12 +113,16 @@ def main(argv):
                 print(f"  HE2 interval (not the criterion): yarn at 200 - linear at 400 {eff:+.4f} [{lo:+.4f}, {hi:+.4f}]")
             ratios = [end_at(r, n_train) / base[(task, n_train)][s]["metrics"]["perplexity"] - 1
                       for s, r in cell("linear").items() if s in base.get((task, n_train), {})]
-            if len(ratios) >= 2:
+            if len(ratios) < 2:
+                print(f"  HE3: {len(ratios)} seeds, not judged")
+            else:
                 eff, lo, hi = C.one_sample_ci(ratios)[:3]
                 print(f"  HE3 linear at {n_train} after fine-tuning / trained, - 1: {eff:+.4f} [{lo:+.4f}, {hi:+.4f}] "
                       f"({len(ratios)} seeds; paper -0.010): {'held' if abs(eff) <= 0.02 else 'did not hold'}")
             lin = cell("linear")
-            if lin:
+            if len(lin) < 2:
+                print(f"  HE4: {len(lin)} seeds, not judged")
+            else:
                 c0, c100, c400 = (statistics.mean(curve_at(r, s) for r in lin.values()) for s in (0, 100, 400))
                 share = (c0 - c100) / (c0 - c400) if c0 != c400 else float("nan")
                 print(f"  HE4 linear's gap closed by step 100: {share:.3f} ({len(lin)} seeds; paper 0.98 by 200): "
@@ -143,7 +149,9 @@ def main(argv):
                   [math.log(r["scaled"][best]) for r in rows.values()], lambda e, lo, hi: hi < 0)
         ratios = [end_at(r, n_train) / base[(task, n_train)][s]["metrics"]["perplexity"] - 1
                   for s, r in drope.items() if s in base.get((task, n_train), {})]
-        if len(ratios) >= 2:
+        if len(ratios) < 2:
+            print(f"  HD2: {len(ratios)} seeds, not judged")
+        else:
             eff, lo, hi = C.one_sample_ci(ratios)[:3]
             print(f"  HD2 drope at {n_train} / trained, - 1: {eff:+.4f} [{lo:+.4f}, {hi:+.4f}] ({len(ratios)} seeds; "
                   f"paper +0.0005): {'held' if abs(eff) <= 0.01 else 'did not hold'}")
