@@ -17,6 +17,7 @@
  * usage: bench_train_mini [PE] [SIZE] [THREADS] [STEPS] [fp32|bf16] */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench_common.h"
 #include "sizes.h"
@@ -93,6 +94,13 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < s->batch; i++) labels[i] = (int32_t)posemb_rng_below(&r, 2);
     posemb_batch b = {.B = s->batch, .T = s->len, .ids = ids};
+    /* M-RoPE (rope:mrope=) reads 3D ids: each sequence one frame of patches 16 wide, as an image's tokens */
+    int32_t *axes = malloc((size_t)POSEMB_PE_AXES * N * sizeof *axes);
+    for (int i = 0; i < N; i++) {
+        int u = i % s->len;
+        axes[i] = 0, axes[N + i] = u / 16, axes[2 * N + i] = u % 16;
+    }
+    if (strstr(ba.pe, "mrope=")) b.axes = axes;
     posemb_targets t = {};
     if (s->head == POSEMB_HEAD_MLM) t.tokens = targets;
     else if (s->head == POSEMB_HEAD_CLM) t.tokens = ids; /* HF's labels: the ids, shifted inside */
@@ -137,6 +145,7 @@ int main(int argc, char **argv)
     posemb_model_free(m);
     posemb_matmul_free(ba.mm);
     free(ids);
+    free(axes);
     free(targets);
     free(labels);
     free(ms);

@@ -134,6 +134,36 @@ static void test_analyze_sin(void **state)
     assert_non_null(strstr(out, "similarity (dot)"));
 }
 
+/* M-RoPE's kernel over an image's patches: kernel_grid.csv, 31 x 31 offsets, its cell (dx, dy) the sum over
+ * pairs of cos(w_m offset) of the pair's axis (pairs 0-1 temporal: offset 0; 2-4 height: dy; 5-7 width: dx). */
+static void test_analyze_patch_grid(void **state)
+{
+    (void)state;
+    assert_int_equal(posemb("analyze 'rope:mrope=2|3|3' --len 64 --dim 64 --heads 4 --out am", "", ""), 0);
+    assert_true(exists("am/kernel_grid.png"));
+    char path[1200];
+    snprintf(path, sizeof path, "%s/am/kernel_grid.csv", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static float grid[31][31];
+    int rows = 0;
+    for (; rows < 32; rows++) {
+        int c = 0;
+        for (; c < 31 && fscanf(f, "%f%*[,]", &grid[rows < 31 ? rows : 30][c]) == 1; c++) {}
+        if (c == 0) break;
+        assert_int_equal(c, 31);
+    }
+    fclose(f);
+    assert_int_equal(rows, 31);
+    for (int dy = -2; dy <= 2; dy++)
+        for (int dx = -3; dx <= 3; dx += 3) {
+            double want = 0;
+            for (int m = 0; m < 8; m++) want += cos(pow(10000.0, -2.0 * m / 16) * (m < 2 ? 0 : m < 5 ? dy : dx));
+            TU_CLOSE(grid[dy + 15][dx + 15], want, 1e-4, 1e-5, "kernel_grid", (dy + 15) * 31 + dx + 15);
+        }
+    assert_non_null(strstr(out, "bias / kernel"));
+}
+
 /* A model folder: identical words and correlation appear; none is constant. */
 static void test_analyze_model(void **state)
 {
@@ -339,10 +369,15 @@ static void test_analyze_text(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_analyze_sin),   cmocka_unit_test(test_analyze_default_heads),
-        cmocka_unit_test(test_analyze_model), cmocka_unit_test(test_analyze_text),
-        cmocka_unit_test(test_probe),         cmocka_unit_test(test_compare),
-        cmocka_unit_test(test_errors),        cmocka_unit_test(test_gpt2_wpe),
+        cmocka_unit_test(test_analyze_sin),
+        cmocka_unit_test(test_analyze_default_heads),
+        cmocka_unit_test(test_analyze_model),
+        cmocka_unit_test(test_analyze_text),
+        cmocka_unit_test(test_probe),
+        cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_gpt2_wpe),
+        cmocka_unit_test(test_analyze_patch_grid),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -627,6 +627,63 @@ static void test_rope2d(void **state)
     }
 }
 
+/* M-RoPE: with 3D positions pair m turns by w_m times its axis's id (sections: axes 0 1 1 2 for 1|2|1;
+ * interleaved 2|1|1: 0 1 2 0, HF's apply_interleaved_mrope), so the logit of unit pairs is
+ * sum_m cos(w_m (a_m(i) - a_m(j))); without them it is RoPE's. The export's grid and axis map say the same. */
+static void test_mrope(void **state)
+{
+    (void)state;
+    enum { D = 16, H = 2, d = 8, nf = 4, N = 6 };
+    const char *specs[] = {"rope:mrope=1|2|1", "rope:mrope=2|1|1,mrope_interleaved=on"};
+    const int maps[2][nf] = {{0, 1, 1, 2}, {0, 1, 2, 0}};
+    int32_t pos[N], axes[3 * N];
+    for (int i = 0; i < N; i++) {
+        pos[i] = i;
+        axes[i] = i / 3, axes[N + i] = 2 + i % 3, axes[2 * N + i] = 7 - 2 * i; /* arbitrary, distinct per axis */
+    }
+    for (int sp = 0; sp < 2; sp++) {
+        posemb_pe *p = make(specs[sp], D, H, 1, 64, 1);
+        assert_int_equal(posemb_pe_n_axes(p), POSEMB_PE_AXES);
+        for (int with = 0; with < 2; with++) {
+            float q[N * d] = {0}, k[N * d] = {0};
+            for (int i = 0; i < N; i++)
+                for (int m = 0; m < nf; m++) q[i * d + m] = k[i * d + m] = 1.0f; /* halves: (x_m, x_m+nf) = (1, 0) */
+            posemb_pe_head h = {.nq = N, .nk = N, .d = d, .qpos = pos, .kpos = pos};
+            if (with) h.qaxes = h.kaxes = axes, h.axis_stride = N;
+            posemb_pe_qk_forward(p, &h, q, d, k, d);
+            for (int i = 0; i < N; i++)
+                for (int j = 0; j < N; j++) {
+                    double got = 0, want = 0;
+                    for (int c = 0; c < d; c++) got += q[i * d + c] * k[j * d + c];
+                    for (int m = 0; m < nf; m++) {
+                        int a = maps[sp][m];
+                        double dp = with ? axes[a * N + i] - axes[a * N + j] : i - j;
+                        want += cos(pow(10000.0, -2.0 * m / d) * dp);
+                    }
+                    TU_CLOSE(got, want, 1e-5, 1e-5, specs[sp], i * N + j);
+                }
+        }
+        posemb_arena a;
+        posemb_arena_init(&a, 1 << 16);
+        posemb_pe_export ex;
+        const posemb_pe_named_matrix *g = export_item(p, 8, &a, &ex, "kernel_grid");
+        assert_int_equal(g->rows, 31);
+        double want = 0; /* offset dx = 2, dy = -1 */
+        for (int m = 0; m < nf; m++) {
+            int off = maps[sp][m] == 1 ? -1 : maps[sp][m] == 2 ? 2 : 0;
+            want += cos(pow(10000.0, -2.0 * m / d) * off);
+        }
+        TU_CLOSE(g->data[(15 - 1) * 31 + 15 + 2], want, 1e-5, 1e-5, "kernel_grid", sp);
+        const posemb_pe_named_matrix *ax = export_item(p, 8, &a, &ex, "mrope_axis");
+        for (int m = 0; m < nf; m++) TU_CLOSE(ax->data[m], maps[sp][m], 0, 0, "mrope_axis", m);
+        posemb_arena_free(&a);
+        posemb_pe_free(p);
+    }
+    posemb_pe *plain = make("rope", D, H, 1, 64, 1);
+    assert_int_equal(posemb_pe_n_axes(plain), 1);
+    posemb_pe_free(plain);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -634,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_lrope_ssmax_temperature),
         cmocka_unit_test(test_drope),
         cmocka_unit_test(test_rope2d),
+        cmocka_unit_test(test_mrope),
         cmocka_unit_test(test_shift_invariance),
         cmocka_unit_test(test_layers),
         cmocka_unit_test(test_none_permutation_equivariant),

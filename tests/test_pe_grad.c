@@ -24,6 +24,7 @@
 #include "posemb/pe.h"
 #include "posemb/rng.h"
 #include "testutil.h"
+#include "pe/pe_internal.h"
 #include "core/rng_internal.h"
 
 enum { B = 2, T = 6, D = 8, H = 2, LAYERS = 2, MAXLEN = 12, LAYER = 1 };
@@ -35,6 +36,8 @@ typedef struct harness {
     float dropout; /* on the attention probabilities, with a fixed key */
     float E[NTOK * D], W[D * 3 * D], R[NTOK * D];
     int32_t pos[NTOK];
+    int32_t axes[POSEMB_PE_AXES * NTOK]; /* for a PE that reads several axes (M-RoPE) */
+    int use_axes;
     float mask[NTOK];
     /* activations and scratch */
     float X[NTOK * D], qkv[NTOK * 3 * D], probs[B * H * T * T], out[NTOK * D];
@@ -44,10 +47,21 @@ typedef struct harness {
 
 static void fill(posemb_rng *r, float *x, int n, float std) { posemb_rng_fill_normal(r, x, n, std); }
 
+static posemb_nn_attn_shape shape_of(const harness *hs)
+{
+    return (posemb_nn_attn_shape){.B = B,
+                                  .T = T,
+                                  .D = D,
+                                  .H = H,
+                                  .causal = hs->causal,
+                                  .dropout = hs->dropout,
+                                  .key = 12345,
+                                  .axes = hs->use_axes ? hs->axes : NULL};
+}
+
 static double loss_from_qkv(harness *hs, const float *qkv_in)
 {
-    posemb_nn_attn_shape sh = {
-        .B = B, .T = T, .D = D, .H = H, .causal = hs->causal, .dropout = hs->dropout, .key = 12345};
+    posemb_nn_attn_shape sh = shape_of(hs);
     memcpy(hs->qkv, qkv_in, sizeof hs->qkv);
     posemb_nn_attention_forward(&sh, hs->p, LAYER, hs->qkv, hs->pos, hs->mask, hs->probs, hs->out, hs->scratch);
     double loss = 0.0;
@@ -76,8 +90,7 @@ static double loss_full(harness *hs)
 /* Analytic gradients of everything: PE params (into the PE), dqkv0, dE. */
 static void backward_full(harness *hs, float *dqkv0)
 {
-    posemb_nn_attn_shape sh = {
-        .B = B, .T = T, .D = D, .H = H, .causal = hs->causal, .dropout = hs->dropout, .key = 12345};
+    posemb_nn_attn_shape sh = shape_of(hs);
     posemb_pe_zero_grad(hs->p);
     loss_full(hs);
     posemb_nn_attention_backward(&sh, hs->p, LAYER, hs->qkv, hs->pos, hs->probs, hs->R, hs->dqkv, hs->scratch);
@@ -159,7 +172,12 @@ static void check_spec_dropout(const char *spec, int causal, float dropout)
         for (int t = 0; t < T; t++) {
             hs->pos[b * T + t] = b * 3 + t; /* the second sequence starts at position 3 */
             hs->mask[b * T + t] = (b == 1 && t == T - 1) ? 0.0f : 1.0f;
+            /* M-RoPE: a frame of 2 x 3 patches at time b (height t / 3, width t % 3), shifted per axis */
+            hs->axes[b * T + t] = b;
+            hs->axes[NTOK + b * T + t] = 1 + t / 3;
+            hs->axes[2 * NTOK + b * T + t] = 4 + t % 3;
         }
+    hs->use_axes = posemb_pe_n_axes(hs->p) == POSEMB_PE_AXES;
     posemb_nn_attn_shape sh = {.B = B, .T = T, .D = D, .H = H, .causal = causal};
     hs->scratch = calloc(posemb_nn_attention_scratch_floats(&sh, hs->p), sizeof(float));
     hs->in_scratch = calloc(posemb_pe_input_scratch_floats(hs->p, NTOK) + 1, sizeof(float));
@@ -304,6 +322,10 @@ GRAD_TEST(t_irope_nope_layer, "rope:layers=0+temperature:attn_scale=0.5,floor_sc
 GRAD_TEST(t_rope2d, "rope2d:grid=3", 0)
 GRAD_TEST(t_rope2d_mixed, "rope2d:grid=3,mixed=on,cls=on", 1)
 /* DroPE's temperature: beta = 1 + 0.5 ln(6 / 2) on every logit of the 6-token sequences */
+/* M-RoPE with 3D positions: pair 0 on the height axis, pair 1 on the width axis; interleaved (pair 0 temporal,
+ * pair 1 height) with YaRN's attention factor */
+GRAD_TEST(t_mrope, "rope:mrope=0|1|1", 1)
+GRAD_TEST(t_mrope_interleaved_yarn, "rope:mrope=1|1|0,mrope_interleaved=on,scaling=yarn,factor=2,original=4", 0)
 GRAD_TEST(t_drope, "drope:c=0.5,original=2", 1)
 /* stick-breaking weights in place of the softmax: beta recovered from the weights in the backward; the
  * padded key of the second sequence is masked; layers=1 leaves layer 0 to the softmax */
@@ -413,6 +435,8 @@ int main(void)
         cmocka_unit_test(t_drope),
         cmocka_unit_test(t_rope2d),
         cmocka_unit_test(t_rope2d_mixed),
+        cmocka_unit_test(t_mrope),
+        cmocka_unit_test(t_mrope_interleaved_yarn),
         cmocka_unit_test(t_irope_nope_layer),
         cmocka_unit_test(t_ape_rpe),
         cmocka_unit_test(t_lsin_lsrpe),

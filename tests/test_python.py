@@ -227,6 +227,27 @@ def hf_rope(cfg, d, T):
     return inv, att
 
 
+def hf_mrope(cfg, pos3, inv, interleave=None):
+    """The rotation angles [T, d] of M-RoPE for position ids pos3 [3, T], written out from HF's code:
+    Qwen2-VL's apply_multimodal_rotary_pos_emb (transformers 928b5565ecea, modeling_qwen2_vl.py):
+    emb = cat(freqs, freqs) per axis, split into mrope_section * 2 chunks, chunk i from axis i % 3;
+    Qwen3-VL's Qwen3VLTextRotaryEmbedding (transformers 00709b862bb8, modeling_qwen3_vl.py):
+    apply_interleaved_mrope on freqs [3, T, d/2], then cat(freqs, freqs). interleave: the other
+    model_type's layout when given (a model HF does not run, to show the two differ)."""
+    rs = cfg.get("rope_scaling") or cfg.get("rope_parameters") or {}
+    freqs = np.asarray(pos3, dtype=np.float64)[:, :, None] * inv[None, None, :]  # [3, T, d/2]
+    if interleave if interleave is not None else cfg["model_type"] == "qwen3_vl_text":
+        section = rs.get("mrope_section", [24, 20, 20])
+        freqs_t = freqs[0].copy()
+        for dim, offset in enumerate((1, 2), start=1):
+            idx = slice(offset, section[dim] * 3, 3)
+            freqs_t[..., idx] = freqs[dim, ..., idx]
+        return np.concatenate([freqs_t, freqs_t], -1)
+    emb = np.concatenate([freqs, freqs], -1)
+    cuts = np.cumsum(rs["mrope_section"] * 2)[:-1]
+    return np.concatenate([m[i % 3] for i, m in enumerate(np.split(emb, cuts, -1))], -1)
+
+
 def neox_rotary(x, cos, sin):
     """HF's apply_rotary_pos_emb as modeling_gpt_neox.py has it (transformers
     fbc883091da8): the first r = cos's width dims rotate with rotate_half
@@ -237,7 +258,8 @@ def neox_rotary(x, cos, sin):
     return np.concatenate([xr * cos + half * sin, xp], -1)
 
 
-def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None, local=None, length=None, nope=()):
+def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None, local=None, length=None, nope=(),
+                    interleave=None):
     """HF's LlamaModel forward in float64 numpy (modeling_llama.py's
     equations: RMSNorm, rotate_half RoPE, grouped-query attention, SwiGLU),
     a second implementation for posemb's; pos: position_ids (default
@@ -248,16 +270,24 @@ def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None, local=No
     sliding_window_overlay, kv_idx > q_idx - W); local: (base, layers), those layers'
     RoPE at that base unscaled, as Gemma 3's local layers (rope_local_base_freq); length: the
     length dynamic scaling reads (HF: the batch's max(position_ids) + 1), default this row's; nope:
-    the layers that do not rotate (SmolLM3's no_rope_layers[l] = 0)."""
+    the layers that do not rotate (SmolLM3's no_rope_layers[l] = 0). For qwen2_vl_text and
+    qwen3_vl_text pos may be [3, T] (temporal, height, width), rotated as hf_mrope does (interleave:
+    its argument)."""
     H, KV, d = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"]
     eps, T = cfg["rms_norm_eps"], len(ids)
     pos = np.arange(T) if pos is None else np.asarray(pos)
+    vl = cfg["model_type"] in ("qwen2_vl_text", "qwen3_vl_text")
+    if vl and pos.ndim == 1:
+        pos = np.stack([pos] * 3)  # HF's text: every axis the same id
     w = {k: v.astype(np.float64) for k, v in w.items()}
 
     def rms(x, g):
         return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g
 
     def tables(inv, att):
+        if vl:
+            emb = hf_mrope(cfg, pos, inv, interleave)
+            return att * np.cos(emb), att * np.sin(emb)
         ang = np.outer(pos, inv)
         return att * np.cos(np.concatenate([ang, ang], 1)), att * np.sin(np.concatenate([ang, ang], 1))
 
@@ -275,7 +305,7 @@ def llama_reference(w, cfg, ids, pos=None, rope_inv=None, windows=None, local=No
         p = "model.layers.%d." % l
         a = rms(h, w[p + "input_layernorm.weight"])
         q, k = lin(a, p + "self_attn.q_proj").reshape(T, H, d), lin(a, p + "self_attn.k_proj").reshape(T, KV, d)
-        if cfg["model_type"] == "qwen3":  # Qwen3Attention: each head RMS-normalised before RoPE
+        if cfg["model_type"] in ("qwen3", "qwen3_vl_text"):  # each head RMS-normalised before RoPE
             q, k = rms(q, w[p + "self_attn.q_norm.weight"]), rms(k, w[p + "self_attn.k_norm.weight"])
         q, k = rope(q.transpose(1, 0, 2), l), rope(k.transpose(1, 0, 2), l)
         v = lin(a, p + "self_attn.v_proj").reshape(T, KV, d).transpose(1, 0, 2)
@@ -1026,6 +1056,117 @@ def p_rope_inv(p):
         rot = 1.0 / cfg["rope_theta"] ** ((2.0 / d) * np.arange(angles))
         return np.concatenate([rot, np.zeros(d // 2 - angles)]), 1.0
     return inv
+
+
+class TestMRoPE(unittest.TestCase):
+    """M-RoPE as Qwen2-VL's and Qwen3-VL's text decoders run it (model_type qwen2_vl_text,
+    qwen3_vl_text): 3D position_ids [3, B, T] of text, a 3 x 4 image and text again, as HF's
+    get_rope_index lays them out, against llama_reference with hf_mrope (HF's code written out);
+    needs no ../shared."""
+
+    # 5 text tokens, a 1 x 3 x 4 image from id 5 (t 5, h 5 + row, w 5 + col), text from 5 + 4
+    POS3 = np.array([list(range(5)) + [5] * 12 + [9, 10, 11],
+                     list(range(5)) + [5 + r for r in range(3) for c in range(4)] + [9, 10, 11],
+                     list(range(5)) + [5 + c for r in range(3) for c in range(4)] + [9, 10, 11]])
+
+    @staticmethod
+    def cfg(kind, **kw):
+        base = TestLlamaReference().llama_cfg(max_position_embeddings=64)
+        if kind == 2:
+            rs = {"type": "mrope", "mrope_section": [2, 2, 2]}
+            c = dict(base, model_type="qwen2_vl_text", architectures=["Qwen2VLTextModel"], rope_scaling=rs)
+        else:
+            rs = {"rope_type": "default", "mrope_section": [2, 2, 2], "mrope_interleaved": True}
+            c = dict(base, model_type="qwen3_vl_text", architectures=["Qwen3VLTextModel"], rope_scaling=rs,
+                     attention_bias=False)
+        c.update(kw)
+        return c
+
+    @staticmethod
+    def weights(cfg):
+        """The tiny Llama's weights: Qwen2-VL's with q, k, v biases alone, Qwen3-VL's with q_norm, k_norm."""
+        if cfg["model_type"] == "qwen3_vl_text":
+            return TestLlamaReference.llama_weights(dict(cfg, model_type="qwen3"), 0)
+        return {k: v for k, v in TestLlamaReference.llama_weights(cfg, 1).items()
+                if k.endswith("weight") or k.split(".")[-2] in ("q_proj", "k_proj", "v_proj")}
+
+    def run_pos(self, cfg, pos):
+        w = self.weights(cfg)
+        with model_folder(cfg, w) as m:
+            spec = m.config["pe"]
+            got = m.forward([TestLlamaReference.IDS], position_ids=None if pos is None else pos[:, None, :])
+        return w, spec, got["last_hidden_state"][0]
+
+    def test_both_layouts_match_numpy(self):
+        for kind, layout in ((2, "mrope=2|2|2"), (3, "mrope=2|2|2,mrope_interleaved=on")):
+            cfg = self.cfg(kind)
+            w, spec, got = self.run_pos(cfg, self.POS3)
+            self.assertTrue(spec.endswith(layout), spec)
+            TestLlamaReference().assert_matches(got, llama_reference(w, cfg, TestLlamaReference.IDS, self.POS3),
+                                                "%s, 3D position_ids" % cfg["model_type"])
+            # the other layout and one axis for all are other models here: the check can fail
+            moved = np.abs(got - llama_reference(w, cfg, TestLlamaReference.IDS, self.POS3,
+                                                 interleave=kind == 2)).max()
+            self.assertGreater(moved, 1e-3, "layouts indistinguishable")
+            self.assertGreater(np.abs(got - llama_reference(w, cfg, TestLlamaReference.IDS, self.POS3[0])).max(),
+                               1e-3)
+
+    def test_text_is_plain_rope(self):
+        """Without 3D ids every axis is the token's position: Llama's RoPE."""
+        for kind in (2, 3):
+            cfg = self.cfg(kind)
+            w, _, got = self.run_pos(cfg, None)
+            TestLlamaReference().assert_matches(got, llama_reference(w, cfg, TestLlamaReference.IDS),
+                                                "%s, text" % cfg["model_type"])
+            _, _, same = self.run_pos(cfg, np.stack([np.arange(20)] * 3))
+            self.assertLess(np.abs(got - same).max(), 1e-6)
+
+    def test_cli_forward_reads_3d_ids(self):
+        """`posemb forward` with position_ids [3][1][T] in inputs.json gives Model.forward's output."""
+        cfg = self.cfg(3)
+        w, _, want = self.run_pos(cfg, self.POS3)
+        with tempfile.TemporaryDirectory() as d:
+            write_safetensors(os.path.join(d, "model.safetensors"), w)
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump(cfg, f)
+            with open(os.path.join(d, "inputs.json"), "w") as f:
+                json.dump({"input_ids": [TestLlamaReference.IDS], "position_ids": self.POS3[:, None, :].tolist()}, f)
+            subprocess.run([BIN, "forward", d, "--inputs", os.path.join(d, "inputs.json"), "--out",
+                            os.path.join(d, "out.safetensors")], check=True, capture_output=True)
+            got = read_safetensors(os.path.join(d, "out.safetensors"))["last_hidden_state"][0]
+        self.assertLess(np.abs(got - want).max(), 1e-6)
+
+    def test_refusals(self):
+        cfg = self.cfg(2)
+        llama = TestLlamaReference().llama_cfg()
+        with model_folder(llama, TestLlamaReference.llama_weights(llama, 0)) as m:
+            with self.assertRaises(posemb.Error) as e:
+                m.forward([TestLlamaReference.IDS[:8]], position_ids=self.POS3[:, None, :8])
+            self.assertIn("reads one position per token", str(e.exception))
+        bad = [(dict(cfg, rope_scaling={"type": "mrope", "mrope_section": [2, 2, 3]}), "summing to the 6"),
+               (dict(cfg, rope_scaling={"type": "mrope"}), "mrope_section"),
+               (dict(cfg, rope_scaling={"type": "mrope", "mrope_section": [2, 2, 2], "mrope_interleaved": True}),
+                "does not interleave")]
+        for c, msg in bad:
+            with self.assertRaises(posemb.Error) as e:
+                with model_folder(c, self.weights(cfg)):
+                    pass
+            self.assertIn(msg, str(e.exception))
+        with model_folder(cfg, self.weights(cfg)) as m:
+            with self.assertRaises(posemb.Error) as e:
+                m.forward([TestLlamaReference.IDS], position_ids=self.POS3[:, None, :5])
+            self.assertIn("3-axis position_ids", str(e.exception))
+
+    def test_train_save_load_round_trip(self):
+        """posemb train writes HF's keys back (rope_scaling's mrope_section, no posemb_pe) and the
+        trained folder reads back as the same layout."""
+        for kind in (2, 3):
+            cfg = self.cfg(kind)
+            saved, _, _ = train_one_step(cfg, self.weights(cfg))
+            self.assertNotIn("posemb_pe", saved)
+            self.assertEqual(saved["rope_scaling"]["mrope_section"], [2, 2, 2])
+            self.assertEqual(saved["rope_scaling"].get("mrope_interleaved", False), kind == 3)
+            self.assertEqual(saved["model_type"], cfg["model_type"])
 
 
 class TestPartialRotary(unittest.TestCase):

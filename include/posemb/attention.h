@@ -34,12 +34,14 @@ typedef struct posemb_nn_attn_shape {
     int D;  /* attention width H d: the model width, but for a Llama whose head_dim is not D / H */
     int KV; /* key/value heads, dividing H (grouped-query attention); 0: H, one per query head */
     int causal;
-    int window;    /* causal only: a query sees its window latest tokens (0: all) */
-    int chunk;     /* causal only: query i sees the keys j <= i of its own chunk, j / chunk == i / chunk
+    int window;          /* causal only: a query sees its window latest tokens (0: all) */
+    int chunk;           /* causal only: query i sees the keys j <= i of its own chunk, j / chunk == i / chunk
                       (Llama 4's chunked attention, chunks from index 0; 0: none) */
-    float scale;   /* on q.k: 0 for 1/sqrt(head width) (Gemma 3: query_pre_attn_scalar^-1/2) */
-    float dropout; /* on the attention probabilities, training only (0: none) */
-    uint64_t key;  /* dropout key (posemb_nn_dropout_key) */
+    float scale;         /* on q.k: 0 for 1/sqrt(head width) (Gemma 3: query_pre_attn_scalar^-1/2) */
+    float dropout;       /* on the attention probabilities, training only (0: none) */
+    uint64_t key;        /* dropout key (posemb_nn_dropout_key) */
+    const int32_t *axes; /* [POSEMB_PE_AXES, B, T] multi-axis positions for a PE that reads them (M-RoPE); NULL:
+                            each axis is pos */
 } posemb_nn_attn_shape;
 
 /* Floats of scratch the forward and backward passes need (two T x T

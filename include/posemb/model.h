@@ -176,6 +176,10 @@ typedef struct posemb_batch {
      * offset), read by every PE that reads positions: APE rows (RoBERTa's from pad + 1, as HF's), rotary
      * angles, biases by distance; NULL: HF's default (0..T-1; RoBERTa's from the padding) */
     const int32_t *positions;
+    /* [3, B, T] multi-axis position_ids (Qwen2-VL's temporal, height, width: HF's position_ids of shape
+     * [3, B, T]) for a PE that reads them (M-RoPE, rope:mrope=), its rotation taking them in place of
+     * positions; NULL: every axis is the token's position. Given to another PE: EINVAL. */
+    const int32_t *axes;
 } posemb_batch;
 
 /* Runs the model; the activations stay in the model for backward and for

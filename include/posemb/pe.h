@@ -86,7 +86,14 @@ typedef struct posemb_pe_head {
     int seq;                    /* the sequence's row in the batch, where the layer-input hook keeps its state */
     int batch_len;              /* the batch's largest position + 1 (what HF's dynamic RoPE scales by); 0: the
                                    call's own largest position + 1 */
+    /* Multi-axis positions (M-RoPE, rope:mrope=): axis a of query i is
+     * qaxes[a * axis_stride + i], of key j kaxes[a * axis_stride + j]; NULL: every axis is qpos, kpos. */
+    const int32_t *qaxes, *kaxes;
+    long axis_stride;
 } posemb_pe_head;
+
+/* Axes of a multi-axis position: temporal, height, width (Qwen2-VL's 3D position_ids). */
+#define POSEMB_PE_AXES 3
 
 /* Parses spec and builds the PE for dims. The caller owns *out and frees it
  * with posemb_pe_free. On failure *out is NULL and err names the spec and the

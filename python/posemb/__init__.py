@@ -109,7 +109,7 @@ class _Config(ctypes.Structure):  # posemb/model.h
 
 class _Batch(ctypes.Structure):  # posemb/model.h
     _fields_ = [("B", _c_int), ("T", _c_int), ("ids", _pint32), ("types", _pint32), ("mask", _pfloat),
-                ("positions", _pint32)]
+                ("positions", _pint32), ("axes", _pint32)]
 
 
 def _fn(name, restype, *argtypes):
@@ -321,7 +321,8 @@ class Model:
         """Runs the model in evaluation mode, as `posemb forward` does, on
         input_ids [B, T] (or [T]), with Hugging Face's position_ids [B, T]
         when given (packed documents, a continuation at an offset; None:
-        HF's default): {"last_hidden_state" [B, T, D],
+        HF's default), or [3, B, T] for M-RoPE (Qwen2-VL's temporal, height
+        and width ids; rope:mrope=): {"last_hidden_state" [B, T, D],
         "hidden_states" (layers + 1 of [B, T, D]), "attentions" (layers of
         [B, H, T, T]), "pooler_output" [B, D] for BERT/RoBERTa with a pooler,
         "logits" for models with a head: [B, T, vocab] (masked or causal LM),
@@ -332,15 +333,25 @@ class Model:
         B, T = ids.shape
         mask = None if attention_mask is None else np.ascontiguousarray(np.atleast_2d(attention_mask), dtype=np.float32)
         types = None if token_type_ids is None else np.ascontiguousarray(np.atleast_2d(token_type_ids), dtype=np.int32)
-        pos = None if position_ids is None else np.atleast_2d(position_ids)
-        if pos is not None and (pos.min() < 0 or pos.max() >= 2**31 - 1):
-            raise Error("forward: position_ids must be in [0, 2147483647)", "out of range")
+        pos = None if position_ids is None else np.asarray(position_ids)
+        axes = None
+        if pos is not None and pos.ndim == 3:  # [3, B, T] as HF's Qwen2-VL takes them
+            if pos.shape != (3, B, T):
+                raise Error("forward: 3-axis position_ids are %s, want (3, %d, %d)" % (pos.shape, B, T),
+                            "invalid argument")
+            pos, axes = None, pos
+        pos = None if pos is None else np.atleast_2d(pos)
+        for name, x in (("position_ids", pos), ("position_ids", axes)):
+            if x is not None and (x.min() < 0 or x.max() >= 2**31 - 1):
+                raise Error("forward: %s must be in [0, 2147483647)" % name, "out of range")
         pos = None if pos is None else np.ascontiguousarray(pos, dtype=np.int32)
+        axes = None if axes is None else np.ascontiguousarray(axes, dtype=np.int32)
         for name, x in (("attention_mask", mask), ("token_type_ids", types), ("position_ids", pos)):
             if x is not None and x.shape != ids.shape:
                 raise Error("forward: %s is %s, input_ids %s" % (name, x.shape, ids.shape), "invalid argument")
         ptr = lambda x, t: None if x is None else x.ctypes.data_as(t)
-        b = _Batch(B, T, ids.ctypes.data_as(_pint32), ptr(types, _pint32), ptr(mask, _pfloat), ptr(pos, _pint32))
+        b = _Batch(B, T, ids.ctypes.data_as(_pint32), ptr(types, _pint32), ptr(mask, _pfloat), ptr(pos, _pint32),
+                   ptr(axes, _pint32))
         err = _Error()
         st = _model_forward(self._m, ctypes.byref(b), ctypes.byref(err))
         if st:

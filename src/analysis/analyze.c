@@ -16,6 +16,7 @@
 #include "posemb/rng.h"
 #include "core/timer.h"
 #include "model/model_internal.h"
+#include "pe/pe_internal.h"
 #include "core/rng_internal.h"
 #include "core/arena_internal.h"
 
@@ -51,8 +52,8 @@ static posemb_status csv(const ctx *c, const char *name, const float *m, int row
 }
 
 /* A heatmap in PNG (and SVG); diverging when the values change sign. */
-static posemb_status heatmap(ctx *c, const char *stem, const float *m, int rows, int cols, double x0, const char *title,
-                             const char *xl, const char *yl, const char *cbar, posemb_error *err)
+static posemb_status heatmap(ctx *c, const char *stem, const float *m, int rows, int cols, double x0, double y0,
+                             const char *title, const char *xl, const char *yl, const char *cbar, posemb_error *err)
 {
     if (!c->o->figures) return POSEMB_OK;
     float lo = INFINITY, hi = -INFINITY;
@@ -66,7 +67,7 @@ static posemb_status heatmap(ctx *c, const char *stem, const float *m, int rows,
     h.ylabel = yl;
     h.cbar_label = cbar;
     h.x0 = x0;
-    h.y0 = x0;
+    h.y0 = y0;
     h.cmap = lo < 0 && hi > 0 ? POSEMB_CMAP_DIVERGING : POSEMB_CMAP_VIRIDIS;
     h.vmin = h.vmax = NAN;
     char name[96], p[POSEMB_PATH_MAX];
@@ -137,7 +138,7 @@ static posemb_status matrix(ctx *c, const char *key, const float *m, int n, doub
     snprintf(name, sizeof name, "%s.csv", key);
     if (!st) st = csv(c, name, m, n, n, err);
     if (!st)
-        st = heatmap(c, key, m, n, n, x0, title, x0 ? "offset" : "position", x0 ? "offset" : "position",
+        st = heatmap(c, key, m, n, n, x0, x0, title, x0 ? "offset" : "position", x0 ? "offset" : "position",
                      value_label(key), err);
     if (!st) cJSON_AddItemToObject(c->json, key, indicators_json(out));
     return st;
@@ -291,7 +292,7 @@ static posemb_status first_layer(ctx *c, posemb_error *err)
     if (!st) st = csv(c, "identical_spread.csv", spread, n, n, err);
     if (!st) st = csv(c, "identical_softmax.csv", soft, n, n, err);
     if (!st)
-        st = heatmap(c, "identical_softmax", soft, n, n, 0, "Identical-word attention (softmax), layer 0", "key",
+        st = heatmap(c, "identical_softmax", soft, n, n, 0, 0, "Identical-word attention (softmax), layer 0", "key",
                      "query", "probability", err);
     if (!st) c->res->has_identical = 1;
     if (st || !s->ape || posemb_model_config(s->model)->arch == POSEMB_ROBERTA) return st;
@@ -329,12 +330,12 @@ static posemb_status profile_out(ctx *c, const posemb_attn_profile *pr, int B, p
     posemb_status st = csv(c, "attention_profile.csv", both, L * H, 2, err);
     if (!st) st = csv(c, "attention_histogram.csv", pr->hist, L * H, pr->bins, err);
     if (!st)
-        st = heatmap(c, "attention_distance", pr->mean_dist, L, H, 0,
+        st = heatmap(c, "attention_distance", pr->mean_dist, L, H, 0, 0,
                      "Mean attention distance sum_j p_ij |i - j| (rows: layers, columns: heads)", "head", "layer",
                      "tokens", err);
     if (!st)
         st =
-            heatmap(c, "attention_sink", pr->sink, L, H, 0,
+            heatmap(c, "attention_sink", pr->sink, L, H, 0, 0,
                     "Attention on the first token (rows: layers, columns: heads)", "head", "layer", "probability", err);
     cJSON *j = cJSON_AddObjectToObject(c->json, "attention");
     cJSON_AddNumberToObject(j, "sequences", B);
@@ -362,7 +363,7 @@ static posemb_status rotary(ctx *c, const posemb_batch *b, posemb_error *err)
     if (!st) st = csv(c, "rotary_q.csv", q, L * H, half, err);
     if (!st) st = csv(c, "rotary_k.csv", k, L * KV, half, err);
     if (!st)
-        st = heatmap(c, "rotary_q", q, L * H, half, 0,
+        st = heatmap(c, "rotary_q", q, L * H, half, 0, 0,
                      "Mean norm of each rotation pair of q (rows: layer x head; columns: pair, fast to slow)", "pair",
                      "layer x head", "norm", err);
     if (!st) cJSON_AddNumberToObject(cJSON_GetObjectItem(c->json, "attention"), "rotary_pairs", half);
@@ -405,6 +406,24 @@ static posemb_status attention(ctx *c, posemb_error *err)
     return st;
 }
 
+/* A PE over image patches (2D RoPE, M-RoPE): its kernel by patch offset (dx, dy), kernel_grid.csv and a
+ * heatmap, rows dy and columns dx from -(G - 1) to G - 1. */
+static posemb_status patch_grid(ctx *c, posemb_pe *pe, posemb_error *err)
+{
+    posemb_pe_export ex;
+    posemb_status st = posemb_pe_export_matrices(pe, c->src->n, &c->arena, &ex, err);
+    for (int i = 0; !st && i < ex.n; i++) {
+        const posemb_pe_named_matrix *g = &ex.items[i];
+        if (strcmp(g->name, "kernel_grid")) continue;
+        st = csv(c, "kernel_grid.csv", g->data, g->rows, g->cols, err);
+        if (!st)
+            st = heatmap(c, "kernel_grid", g->data, g->rows, g->cols, -(g->cols - 1) / 2.0, -(g->rows - 1) / 2.0,
+                         "Kernel between two patches of one image, by their offset", "dx (patches)", "dy (patches)",
+                         "q.k of constant unit pairs", err);
+    }
+    return st;
+}
+
 /* Attention-only PEs (ALiBi, RoPE, T5, ...): their bias or kernel, a
  * model's with its trained parameters and its RoPE's actual frequencies
  * and scaling at this length. */
@@ -415,7 +434,8 @@ static posemb_status bias(ctx *c, posemb_error *err)
     posemb_status st = posemb_pe_matrix_of(pe, c->src->n, &c->arena, &pm, err);
     if (st) return st == POSEMB_ERANGE ? POSEMB_OK : st; /* none: nothing positional */
     c->res->has_bias = 1;
-    return matrix(c, "bias", pm.data, pm.size, 0, pm.what, &c->res->bias, err);
+    st = matrix(c, "bias", pm.data, pm.size, 0, pm.what, &c->res->bias, err);
+    return st ? st : patch_grid(c, pe, err);
 }
 
 static void indicator_row(const char *name, const posemb_indicators *in, const char **cells, char (*buf)[32], int *k)

@@ -63,6 +63,7 @@ static posemb_status matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_m
         out->data = m->data;
         snprintf(out->what, sizeof out->what, "%s",
                  find(&ex, "xpos_zeta")          ? "xPos kernel: RoPE's with a per-pair decay"
+                 : find(&ex, "mrope_axis")       ? "M-RoPE kernel on text (every axis the token's position)"
                  : find(&ex, "kernel_grid")      ? "2D RoPE kernel over the patch grid, tokens row by row"
                  : find(&ex, "pope_frequencies") ? "PoPE kernel sum_c cos((i - j) theta_c - delta_c), equal magnitudes"
                                                  : "RoPE kernel a^2 sum_m cos(theta_m (j - i))");

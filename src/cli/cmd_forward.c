@@ -15,7 +15,8 @@ static const char USAGE[] =
     "usage: posemb forward MODEL_DIR --inputs inputs.json --out out.safetensors [--threads N]\n\n"
     "Runs the encoder or decoder in MODEL_DIR (config.json + model.safetensors, Hugging Face\n"
     "layout) on input_ids / attention_mask / token_type_ids / position_ids from inputs.json\n"
-    "(any other key is an error; keys starting with '_' are comments) and writes\n"
+    "(position_ids [3][B][T]: M-RoPE's temporal, height and width ids, for Qwen2-VL's and\n"
+    "Qwen3-VL's text decoders; any other key is an error; keys starting with '_' are comments) and writes\n"
     "last_hidden_state [B, T, D], hidden_states.N [B, T, D] (N = 0..layers), attentions.N\n"
     "[B, H, T, T], for BERT/RoBERTa pooler_output [B, D] and for a language-model head (GPT-2,\n"
     "Llama, *ForMaskedLM) logits [B, T, V], with Hugging Face's meaning.\n";
@@ -80,8 +81,13 @@ int cmd_forward(int argc, char **argv)
     posemb_status st = posemb_model_load(&m, dir, &err);
     if (!st) st = posemb_inputs_load(&in, inputs, &err);
     if (!st && posemb_model_config(m)->layers > 1024) st = posemb_fail(&err, POSEMB_ERANGE, "more than 1024 layers");
-    posemb_batch b = {
-        .B = in.B, .T = in.T, .ids = in.ids, .types = in.types, .mask = in.mask, .positions = in.positions};
+    posemb_batch b = {.B = in.B,
+                      .T = in.T,
+                      .ids = in.ids,
+                      .types = in.types,
+                      .mask = in.mask,
+                      .positions = in.positions,
+                      .axes = in.axes};
     if (!st) st = posemb_model_forward(m, &b, &err);
     if (!st) st = write_outputs(m, &in, out, &err);
     posemb_inputs_free(&in);

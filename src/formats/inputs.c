@@ -59,6 +59,28 @@ static posemb_status read_optional(const cJSON *root, const char *key, const cha
     return read_matrix(v, key, path, &in->B, &in->T, lo, hi, *out, err);
 }
 
+/* position_ids [3][B][T]: Qwen2-VL's temporal, height and width ids (M-RoPE). */
+static int three_axes(const cJSON *v)
+{
+    const cJSON *first = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, 0) : NULL;
+    return cJSON_IsArray(first) && cJSON_IsArray(cJSON_GetArrayItem(first, 0));
+}
+
+static posemb_status read_axes(const cJSON *v, const char *path, posemb_inputs *in, posemb_error *err)
+{
+    if (cJSON_GetArraySize(v) != 3)
+        return posemb_fail(err, POSEMB_EFORMAT, "%s: 3D \"position_ids\" must be 3 axes of [%d][%d]", path, in->B,
+                           in->T);
+    size_t n = (size_t)in->B * in->T;
+    if (!(in->axes = malloc(3 * n * sizeof *in->axes)))
+        return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
+    posemb_status st = POSEMB_OK;
+    for (int a = 0; a < 3 && !st; a++)
+        st = read_matrix(cJSON_GetArrayItem(v, a), "position_ids", path, &in->B, &in->T, 0, INT32_MAX - 1,
+                         in->axes + a * n, err);
+    return st;
+}
+
 static posemb_status parse(const cJSON *root, posemb_inputs *in, const char *path, posemb_error *err)
 {
     const cJSON *ids = cJSON_GetObjectItemCaseSensitive(root, "input_ids");
@@ -80,7 +102,9 @@ static posemb_status parse(const cJSON *root, posemb_inputs *in, const char *pat
     for (size_t i = 0; !st && mask && i < n; i++) in->mask[i] = (float)mask[i];
     free(mask);
     if (!st) st = read_optional(root, "token_type_ids", path, in, 0, INT32_MAX, &in->types, err);
-    if (!st) st = read_optional(root, "position_ids", path, in, 0, INT32_MAX - 1, &in->positions, err);
+    const cJSON *pos = cJSON_GetObjectItemCaseSensitive(root, "position_ids");
+    if (!st && three_axes(pos)) st = read_axes(pos, path, in, err);
+    else if (!st) st = read_optional(root, "position_ids", path, in, 0, INT32_MAX - 1, &in->positions, err);
     return st;
 }
 
@@ -106,5 +130,6 @@ void posemb_inputs_free(posemb_inputs *in)
     free(in->types);
     free(in->mask);
     free(in->positions);
+    free(in->axes);
     memset(in, 0, sizeof *in);
 }

@@ -21,10 +21,11 @@ typedef struct posemb_inputs {
     int32_t *types;     /* [B, T] or NULL */
     float *mask;        /* [B, T] (all 1 when absent) */
     int32_t *positions; /* [B, T] HF's position_ids, or NULL (posemb_batch.positions) */
+    int32_t *axes;      /* [3, B, T] HF's 3D position_ids (M-RoPE), or NULL (posemb_batch.axes) */
 } posemb_inputs;
 
 /* Reads an inputs.json ({"input_ids": [[...]], optional "token_type_ids",
- * "attention_mask", "position_ids"}) into in, whose arrays the caller frees
+ * "attention_mask", "position_ids" [B][T] or [3][B][T]}) into in, whose arrays the caller frees
  * with posemb_inputs_free; EIO, EFORMAT (ragged rows, non-integers, an
  * unknown key: named with the file), ENOMEM leave nothing to free. */
 posemb_status posemb_inputs_load(posemb_inputs *in, const char *path, posemb_error *err);

@@ -144,6 +144,8 @@ static const char *arch_prefix(const posemb_config *c)
     return !strcmp(c->model_type, "mistral")       ? "Mistral"
            : !strcmp(c->model_type, "qwen2")       ? "Qwen2"
            : !strcmp(c->model_type, "qwen3")       ? "Qwen3"
+           : config_vl_text(c) == 2                ? "Qwen2VL"
+           : config_vl_text(c) == 3                ? "Qwen3VL"
            : !strcmp(c->model_type, "gemma3_text") ? "Gemma3"
            : !strcmp(c->model_type, "llama4_text") ? "Llama4"
            : !strcmp(c->model_type, "smollm3")     ? "SmolLM3"
@@ -152,7 +154,7 @@ static const char *arch_prefix(const posemb_config *c)
 /* HF's base class of a multimodal family's text decoder is *TextModel (its *Model is the multimodal one). */
 static int text_model(const posemb_config *c)
 {
-    return !strcmp(c->model_type, "gemma3_text") || !strcmp(c->model_type, "llama4_text");
+    return !strcmp(c->model_type, "gemma3_text") || !strcmp(c->model_type, "llama4_text") || config_vl_text(c);
 }
 
 static const char *const HEAD_SUFFIX[] = {"Model",
@@ -213,13 +215,14 @@ static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *pa
     else if (!strcmp(type, "roberta")) arch = POSEMB_ROBERTA;
     else if (!strcmp(type, "gpt2")) arch = POSEMB_GPT2;
     else if (!strcmp(type, "llama") || !strcmp(type, "mistral") || !strcmp(type, "qwen2") || !strcmp(type, "qwen3") ||
-             !strcmp(type, "gemma3_text") || !strcmp(type, "llama4_text") || !strcmp(type, "smollm3"))
+             !strcmp(type, "qwen2_vl_text") || !strcmp(type, "qwen3_vl_text") || !strcmp(type, "gemma3_text") ||
+             !strcmp(type, "llama4_text") || !strcmp(type, "smollm3"))
         arch = POSEMB_LLAMA;
     else if (!strcmp(type, "gpt_neox")) arch = POSEMB_NEOX;
     else
         return posemb_fail(err, POSEMB_EFORMAT,
                            "%s: model_type \"%s\" is not supported (bert, roberta, gpt2, llama, mistral, qwen2, "
-                           "qwen3, gemma3_text, llama4_text, smollm3, gpt_neox)",
+                           "qwen3, qwen2_vl_text, qwen3_vl_text, gemma3_text, llama4_text, smollm3, gpt_neox)",
                            path, type);
     posemb_config_defaults(c, arch);
     if (arch == POSEMB_LLAMA) snprintf(c->model_type, sizeof c->model_type, "%s", type);
@@ -302,7 +305,8 @@ posemb_status config_check_sizes(const posemb_config *c, posemb_error *err)
     if (c->arch == POSEMB_LLAMA && (c->kv_heads < 1 || c->kv_heads > c->heads || c->heads % c->kv_heads))
         return posemb_fail(err, POSEMB_EINVAL, "config: %d key/value heads do not divide %d heads", c->kv_heads,
                            c->heads);
-    if (c->arch == POSEMB_LLAMA && c->attn_out_bias != c->attn_bias && strcmp(c->model_type, "qwen2"))
+    if (c->arch == POSEMB_LLAMA && c->attn_out_bias != c->attn_bias && strcmp(c->model_type, "qwen2") &&
+        config_vl_text(c) != 2)
         return posemb_fail(err, POSEMB_EINVAL, "config: a %s has biases on all of q, k, v, o or on none",
                            c->model_type[0] ? c->model_type : "llama");
     if (c->head_dim && c->arch != POSEMB_LLAMA)

@@ -110,3 +110,8 @@ double config_shortest(float x)
     }
     return strtod(buf, NULL);
 }
+
+int config_vl_text(const posemb_config *c)
+{
+    return !strcmp(c->model_type, "qwen2_vl_text") ? 2 : !strcmp(c->model_type, "qwen3_vl_text") ? 3 : 0;
+}

@@ -41,12 +41,12 @@ posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *p
     int ties = c->gemma || !strcmp(c->model_type, "smollm3"); /* Gemma3TextConfig and SmolLM3Config tie by default */
     c->tie_embeddings = cJSON_IsTrue(tie) || (ties && !tie);
     /* Qwen2 has q, k, v biases whatever the config says; Llama's attention_bias puts them on o_proj too */
-    int qwen2 = !strcmp(c->model_type, "qwen2");
+    int qwen2 = !strcmp(c->model_type, "qwen2") || config_vl_text(c) == 2;
     int attention_bias = !qwen2 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "attention_bias"));
     c->attn_bias = qwen2 || attention_bias;
     c->attn_out_bias = attention_bias;
-    c->qk_norm = !strcmp(c->model_type, "qwen3"); /* Qwen3's MLP has no biases, whatever mlp_bias says */
-    c->qk_norm = c->qk_norm || c->gemma;          /* Gemma 3 normalises each head too, and has no MLP biases */
+    c->qk_norm = !strcmp(c->model_type, "qwen3") || config_vl_text(c) == 3; /* no MLP biases, whatever mlp_bias says */
+    c->qk_norm = c->qk_norm || c->gemma; /* Gemma 3 normalises each head too, and has no MLP biases */
     c->mlp_bias = !qwen2 && !c->qk_norm && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "mlp_bias"));
     if ((st = config_parse_windows(r, c, path, err))) return st;
     if (c->gemma) return config_parse_gemma(r, c, path, err);
@@ -57,7 +57,8 @@ posemb_status config_parse_llama(const cJSON *r, posemb_config *c, const char *p
         snprintf(c->pe, sizeof c->pe, "%s", own);
         return POSEMB_OK;
     }
-    return config_rope_spec(r, c, 0, path, err);
+    posemb_status rs = config_rope_spec(r, c, 0, path, err);
+    return rs || !config_vl_text(c) ? rs : config_mrope_spec(r, c, path, err);
 }
 
 cJSON *config_llama_json(const posemb_config *c)
@@ -87,5 +88,6 @@ cJSON *config_llama_json(const posemb_config *c)
     if (c->gemma) config_gemma_json(r, c);
     if (c->llama4) config_llama4_json(r, c);
     if (!strcmp(c->model_type, "smollm3")) config_smollm3_json(r, c);
+    config_mrope_json(r, c);
     return r;
 }

@@ -144,6 +144,7 @@ posemb_status config_rope_spec(const cJSON *r, posemb_config *c, int neox, const
     if (rs && !ty) ty = config_get_string(rs, "type");
     if (rs && !ty) return posemb_fail(err, POSEMB_EFORMAT, "%s: rope_scaling has no \"rope_type\"", path);
     if (!ty) ty = "default";
+    if (!strcmp(ty, "mrope") && config_vl_text(c)) ty = "default"; /* HF's Qwen2VLTextConfig: "mrope" is "default" */
     static const char *const known[] = {"default", "linear",   "dynamic",      "yarn",
                                         "llama3",  "longrope", "proportional", NULL};
     int k = 0;

@@ -38,7 +38,8 @@ posemb_nn_attn_shape model_attn_shape(const posemb_model *m, int l)
                               .causal = model_is_decoder(m),
                               .window = posemb_config_window(&m->cfg, l),
                               .chunk = posemb_config_chunk(&m->cfg, l),
-                              .scale = model_attn_scale(&m->cfg)};
+                              .scale = model_attn_scale(&m->cfg),
+                              .axes = m->a.has_axes ? m->a.pos_axes : NULL};
     s.dropout = model_dropout(m, l, SITE_PROBS, &s.key);
     return s;
 }

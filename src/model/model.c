@@ -212,6 +212,7 @@ static int carve(posemb_model *m, int B, int T)
     a->tgt = posemb_arena_alloc(ar, (N + 2 * (size_t)B) * sizeof(int32_t)); /* span: 2 per sequence */
     int32_t **ints[] = {&a->pos_in, &a->pos_attn, &a->ids, &a->types};
     for (int i = 0; i < 4; i++) ok &= (*ints[i] = posemb_arena_alloc(ar, N * sizeof(int32_t))) != NULL;
+    ok &= (a->pos_axes = posemb_arena_alloc(ar, POSEMB_PE_AXES * N * sizeof(int32_t))) != NULL;
     return ok && a->rows && a->tgt;
 }
 
@@ -302,6 +303,29 @@ static posemb_status given_positions(posemb_model *m, const int32_t *pos, int N,
     return POSEMB_OK;
 }
 
+/* The caller's multi-axis position_ids [3, B, T] (Qwen2-VL's temporal,
+ * height, width), for a PE that reads them: the attention hooks take them
+ * in place of one position per token. */
+static posemb_status given_axes(posemb_model *m, const int32_t *axes, long N, int T, posemb_error *err)
+{
+    model_acts *a = &m->a;
+    a->has_axes = 0;
+    if (!axes) return POSEMB_OK;
+    if (posemb_pe_n_axes(m->pe) != POSEMB_PE_AXES)
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "batch: position_ids with %d axes given to PE %s, which reads one position per token "
+                           "(M-RoPE reads them: rope:mrope=T|H|W)",
+                           POSEMB_PE_AXES, posemb_pe_spec(m->pe));
+    for (long i = 0; i < POSEMB_PE_AXES * N; i++) {
+        if (axes[i] < 0 || axes[i] == INT32_MAX)
+            return posemb_fail(err, POSEMB_ERANGE, "batch: position_ids[%ld][%ld][%ld] = %d is outside [0, %d)", i / N,
+                               i % N / T, i % T, axes[i], INT32_MAX);
+        a->pos_axes[i] = axes[i];
+    }
+    a->has_axes = 1;
+    return POSEMB_OK;
+}
+
 /* A sequence longer than the PE was built for: a PE without a table is
  * rebuilt for it (and the activations, whose PE scratch it sizes, with
  * it); one with a table is refused, naming the table. */
@@ -345,6 +369,7 @@ static posemb_status prepare_batch(posemb_model *m, const posemb_batch *b, posem
     else make_positions(m, b->B, b->T);
     if (!st) st = check_positions(m, m->a.pos_in, (long)b->B * b->T, b->T, b->positions != NULL, err);
     if (!st) st = check_positions(m, m->a.pos_attn, (long)b->B * b->T, b->T, b->positions != NULL, err);
+    if (!st) st = given_axes(m, b->axes, (long)b->B * b->T, b->T, err);
     if (st) return st;
     m->B = b->B;
     m->T = b->T;
@@ -407,8 +432,18 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
     for (int bi = 0; bi < m->B; bi++) {
         const int32_t *ps = a->pos_attn + (size_t)bi * T;
         float *row = la->qkv + (size_t)bi * T * ld;
-        posemb_pe_head hd = {
-            .nq = 0, .nk = T, .d = d, .scale = scale, .qpos = ps, .kpos = ps, .seq = bi, .batch_len = top + 1};
+        const int32_t *ax = a->has_axes ? a->pos_axes + (size_t)bi * T : NULL;
+        const posemb_pe_head seq = {.d = d,
+                                    .scale = scale,
+                                    .qpos = ps,
+                                    .kpos = ps,
+                                    .seq = bi,
+                                    .batch_len = top + 1,
+                                    .qaxes = ax,
+                                    .kaxes = ax,
+                                    .axis_stride = N};
+        posemb_pe_head hd = seq;
+        hd.nk = T;
         for (int g = 0; g < KV; g++) { /* each key rotated once, however many query heads read it */
             hd.head = g * grp;
             posemb_pe_qk_forward(m->pe, &hd, NULL, ld, row + A + (size_t)g * d, ld);
@@ -416,15 +451,9 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
         for (int h = 0; h < H; h++) {
             float *q = row + (size_t)h * d, *k = row + A + (size_t)(h / grp) * d,
                   *s = out + ((size_t)bi * H + h) * T * T;
-            hd = (posemb_pe_head){.head = h,
-                                  .nq = T,
-                                  .nk = 0,
-                                  .d = d,
-                                  .scale = scale,
-                                  .qpos = ps,
-                                  .kpos = ps,
-                                  .seq = bi,
-                                  .batch_len = top + 1};
+            hd = seq;
+            hd.head = h;
+            hd.nq = T;
             posemb_pe_qk_forward(m->pe, &hd, q, ld, NULL, ld);
             hd.nk = T;
             if (!posemb_pe_scores_forward(m->pe, &hd, q, ld, k, ld, s, T))

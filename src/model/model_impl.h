@@ -55,6 +55,11 @@ cJSON *config_llama_json(const posemb_config *c);
 posemb_status config_rope_spec(const cJSON *r, posemb_config *c, int neox, const char *path, posemb_error *err);
 int config_rope_as_hf(const char *spec, double *base, double *frac, cJSON *rs);
 void config_legacy_scaling(cJSON *rs, int max_position);
+/* Qwen2-VL's and Qwen3-VL's text decoders: 2 or 3 for their model_type, else 0 (config_fields.c); their
+ * rope_scaling's mrope_section appended to c->pe after config_rope_spec, and written back into r (config_mrope.c). */
+int config_vl_text(const posemb_config *c);
+posemb_status config_mrope_spec(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
+void config_mrope_json(cJSON *r, const posemb_config *c);
 /* The Llama family's sliding windows (config_window.c): read from r into c
  * (c->layers and c->model_type set), and written into r. */
 posemb_status config_parse_windows(const cJSON *r, posemb_config *c, const char *path, posemb_error *err);
@@ -132,8 +137,10 @@ typedef struct model_acts {
     float *pooled, *pool_in;       /* BERT: [B, D] */
     layer_acts *layer;
     int32_t *pos_in, *pos_attn; /* [N] positions for the input hook and for attention */
-    int32_t *ids, *types;       /* [N] copies of the batch */
-    float *mask;                /* [N] */
+    int32_t *pos_axes;          /* [POSEMB_PE_AXES, N] the batch's multi-axis positions (M-RoPE), when has_axes */
+    int has_axes;
+    int32_t *ids, *types; /* [N] copies of the batch */
+    float *mask;          /* [N] */
     /* the head: selected rows and targets, their activations and gradients */
     int32_t *rows, *tgt;
     float *hx, *ht, *hg, *hu, *hmean, *hrstd, *dhx, *dht, *dhg, *dhu, *dlast, *logits, *lm_scratch;

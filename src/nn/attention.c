@@ -38,6 +38,7 @@ static void check_shape(const posemb_nn_attn_shape *s, const posemb_pe *p, int l
     POSEMB_REQUIRE(s->causal || (!s->window && !s->chunk), "a window or chunk without the causal mask");
     POSEMB_REQUIRE(!s->KV || s->KV == s->H || !posemb_pe_qk_per_head(p),
                    "a per-head q/k transform with grouped-query attention");
+    POSEMB_REQUIRE(!s->axes || posemb_pe_n_axes(p) == POSEMB_PE_AXES, "multi-axis positions for a one-axis PE");
 }
 
 /* Positions of sequence b, or 0..T-1 (in arange, filled once) when none are given. */
@@ -93,12 +94,14 @@ static void undrop_grad(const posemb_nn_attn_shape *s, int b, int h, float *dp)
     dropout_span(r, base, dp, dp, n);
 }
 
-/* What every head of a call shares: the logit scale, and the batch's largest
+/* What every head of a call shares: the logit scale, the batch's largest
  * position + 1 (HF's dynamic RoPE reads torch.max(position_ids) + 1 over the
- * whole batch). */
+ * whole batch) and the multi-axis positions [axes, B, T], if any. */
 typedef struct head_common {
     float scale;
     int batch_len;
+    const int32_t *axes;
+    long axis_stride;
 } head_common;
 
 static head_common common_of(const posemb_nn_attn_shape *s, int d, const int32_t *pos)
@@ -108,7 +111,10 @@ static head_common common_of(const posemb_nn_attn_shape *s, int d, const int32_t
         top = 0;
         for (long i = 0; i < (long)s->B * s->T; i++) top = pos[i] > top ? pos[i] : top;
     }
-    return (head_common){.scale = s->scale > 0.0f ? s->scale : 1.0f / sqrtf((float)d), .batch_len = top + 1};
+    return (head_common){.scale = s->scale > 0.0f ? s->scale : 1.0f / sqrtf((float)d),
+                         .batch_len = top + 1,
+                         .axes = s->axes,
+                         .axis_stride = (long)s->B * s->T};
 }
 
 /* Head h of sequence b's self-attention over T positions ps: queries and keys alike. */
@@ -125,7 +131,10 @@ static posemb_pe_head self_head(int layer, int b, int h, int T, int d, const hea
                             .kpos = ps,
                             .slot = slot,
                             .seq = b,
-                            .batch_len = hc->batch_len};
+                            .batch_len = hc->batch_len,
+                            .qaxes = hc->axes ? hc->axes + (size_t)b * T : NULL,
+                            .kaxes = hc->axes ? hc->axes + (size_t)b * T : NULL,
+                            .axis_stride = hc->axis_stride};
 }
 
 /* dS = P * (dP - rowsum(P * dP)), in place over dP. */

@@ -114,6 +114,7 @@ struct pe_comp {
     unsigned char *layer_on; /* attention families: [n_layers], 1 where the PE acts (layers=); NULL: every layer */
     int32_t draw_max;        /* position families: positions are drawn from [0, draw_max) */
     int qk_per_head;         /* its q/k transform differs between heads (lrope:per_head=on) */
+    int multi_axis;          /* reads a position per axis (posemb_pe_head.qaxes: rope:mrope=) */
     int len0;                /* the max_len the PE was first built for: length defaults (rope's original=) come
                                 from it, so that a PE rebuilt for longer inputs (posemb_pe_reserve) stays the same PE */
 };

@@ -19,6 +19,10 @@ void posemb_pe_alibi_slopes(int H, float *out);
  * the terminating NUL. */
 const char *posemb_pe_component_end(const char *comp);
 
+/* POSEMB_PE_AXES when the PE reads a position per axis (rope:mrope=), 1 otherwise: a model refuses
+ * multi-axis position ids for a PE that would not read them. */
+int posemb_pe_n_axes(const posemb_pe *p);
+
 /* 1 when parameter memory (and, with with_grads, gradient memory) is bound;
  * forward passes need the first, backward passes both. */
 int posemb_pe_is_bound(const posemb_pe *p, int with_grads);

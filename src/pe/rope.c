@@ -28,7 +28,9 @@
 #include "family.h"
 #include "rope.h"
 #include "rope_scale.h"
+#include "rope_mrope.h"
 #include "rope_string.h"
+#include "rope_tables.h"
 #include "core/arena_internal.h"
 
 typedef struct rope_state {
@@ -51,6 +53,7 @@ typedef struct rope_state {
     double *local_theta;
     float *lcos_t, *lsin_t;
     rope_string *string; /* STRING at evaluation (rope_string.c); NULL: off */
+    rope_mrope *mrope;   /* M-RoPE's axis per pair (rope_mrope.c); NULL: one axis */
 } rope_state;
 
 /* zeta_m = (2m + 0.4 r)/(1.4 r) per pair and its power table. */
@@ -147,11 +150,25 @@ static posemb_status string_configure(pe_comp *c, rope_state *s, pe_opts *o, pos
     return POSEMB_OK;
 }
 
+/* mrope=T|H|W: on RoPE whose frequencies do not depend on the length or the layer. */
+static posemb_status mrope_configure(pe_comp *c, rope_state *s, pe_opts *o, posemb_error *err)
+{
+    posemb_status st = rope_mrope_configure(c, o, s->sc.nfreq, &s->mrope, err);
+    if (st || !s->mrope) return st;
+    if (s->local_on || s->sc.by_length || s->string)
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "spec '%s': rope mrope= is built for frequencies fixed per pair: not with local_base, "
+                           "string= or a scaling that depends on the length (dynamic, longrope)",
+                           o->spec);
+    return POSEMB_OK;
+}
+
 static posemb_status rope_configure(pe_comp *c, pe_opts *o, posemb_error *err)
 {
     posemb_status st = rope_configure_as(c, o, 0, err);
     if (!st) st = local_configure(c, c->state, o, err);
-    return st ? st : string_configure(c, c->state, o, err);
+    if (!st) st = string_configure(c, c->state, o, err);
+    return st ? st : mrope_configure(c, c->state, o, err);
 }
 
 void rope_destroy(pe_comp *c)
@@ -171,43 +188,25 @@ void rope_destroy(pe_comp *c)
     free(s->lcos_t);
     free(s->lsin_t);
     rope_string_free(s->string);
+    rope_mrope_free(s->mrope);
     free(s);
 }
 
-/* The cos and sin tables [max_len, nfreq] a call uses and the frequencies
- * for positions past them. */
-typedef struct rot_tables {
-    const float *cos_t, *sin_t;
-    const double *theta;
-    double attn; /* the attention factor the tables hold */
-} rot_tables;
-
 /* Rotates the pairs of one row by angle(pos) * sign (sign -1: the transpose),
  * times the attention factor. */
-static void rotate_row(const pe_comp *c, float *x, int32_t pos, float sign, const rot_tables *t)
+static void rotate_row(const pe_comp *c, float *x, int32_t pos, float sign, const rope_tables *t)
 {
     const rope_state *s = c->state;
     int half = s->sc.nfreq;
     for (int m = 0; m < half; m++) {
         float cs, sn;
-        if (pos >= 0 && pos < c->dims.max_len) {
-            cs = t->cos_t[(size_t)pos * half + m];
-            sn = t->sin_t[(size_t)pos * half + m];
-        } else {
-            double a = t->theta[m] * pos;
-            cs = (float)(t->attn * cos(a));
-            sn = (float)(t->attn * sin(a));
-        }
-        sn *= sign;
-        int ia = s->halves ? m : 2 * m, ib = s->halves ? m + half : 2 * m + 1;
-        float a = x[ia], b = x[ib];
-        x[ia] = a * cs - b * sn;
-        x[ib] = a * sn + b * cs;
+        rope_tables_cs(t, half, c->dims.max_len, pos, m, &cs, &sn);
+        rope_turn(x, m, half, s->halves, cs, sn * sign);
     }
 }
 
 POSEMB_KERNEL static void rotate_rows(const pe_comp *c, float *x, int ld, int n, const int32_t *pos, float sign,
-                                      const rot_tables *t)
+                                      const rope_tables *t)
 {
     for (int i = 0; i < n; i++) rotate_row(c, x + (size_t)i * ld, pos[i], sign, t);
 }
@@ -215,7 +214,7 @@ POSEMB_KERNEL static void rotate_rows(const pe_comp *c, float *x, int ld, int n,
 /* The tables of sequence length L past the original length, in the thread's
  * slot: made once while the calls of a thread keep that length (a batch's
  * heads and layers), so a call costs no more than plain RoPE's. */
-static rot_tables long_tables(const pe_comp *c, rope_state *s, int slot, int L)
+static rope_tables long_tables(const pe_comp *c, rope_state *s, int slot, int L)
 {
     int nf = s->sc.nfreq, n = L < c->dims.max_len ? L : c->dims.max_len;
     float *cos_t = pe_slot(&s->long_tab, slot), *sin_t = cos_t + (size_t)c->dims.max_len * nf;
@@ -230,7 +229,7 @@ static rot_tables long_tables(const pe_comp *c, rope_state *s, int slot, int L)
             }
         s->long_len[slot] = L;
     }
-    return (rot_tables){.cos_t = cos_t, .sin_t = sin_t, .theta = theta, .attn = s->sc.attn};
+    return (rope_tables){.cos_t = cos_t, .sin_t = sin_t, .theta = theta, .attn = s->sc.attn};
 }
 
 /* The sequence length a call sees: its largest position + 1 (as HF's
@@ -271,10 +270,20 @@ static void rotate_qk(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, fl
     rope_state *s = c->state;
     int L = s->sc.by_length || s->xpos ? call_length(h) : 0;
     if (s->sc.by_length && h->batch_len > L) L = h->batch_len; /* HF: the batch's, not the row's */
-    rot_tables t = {.cos_t = s->cos_t, .sin_t = s->sin_t, .theta = s->sc.theta, .attn = s->sc.attn};
+    rope_tables t = {.cos_t = s->cos_t, .sin_t = s->sin_t, .theta = s->sc.theta, .attn = s->sc.attn};
     int local = s->local_on && h->layer >= 0 && h->layer < c->dims.n_layers && s->local_on[h->layer];
-    if (local) t = (rot_tables){.cos_t = s->lcos_t, .sin_t = s->lsin_t, .theta = s->local_theta, .attn = 1.0};
+    if (local) t = (rope_tables){.cos_t = s->lcos_t, .sin_t = s->lsin_t, .theta = s->local_theta, .attn = 1.0};
     else if (s->sc.by_length && L > s->sc.original) t = long_tables(c, s, h->slot, L);
+    if (s->mrope && (h->qaxes || h->kaxes)) {
+        int nf = s->sc.nfreq;
+        if (h->qaxes)
+            rope_mrope_rotate_rows(s->mrope, c, &t, nf, s->halves, q, ldq, h->nq, h->qaxes, h->axis_stride, sign);
+        else rotate_rows(c, q, ldq, h->nq, h->qpos, sign, &t);
+        if (h->kaxes)
+            rope_mrope_rotate_rows(s->mrope, c, &t, nf, s->halves, k, ldk, h->nk, h->kaxes, h->axis_stride, sign);
+        else rotate_rows(c, k, ldk, h->nk, h->kpos, sign, &t);
+        return;
+    }
     rotate_rows(c, q, ldq, h->nq, h->qpos, sign, &t);
     rotate_rows(c, k, ldk, h->nk, h->kpos, sign, &t);
     if (s->xpos) {
@@ -287,7 +296,7 @@ static void rotate_qk(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, fl
 static void rotate_const(const pe_comp *c, float *x, int ld, int n, int32_t pos, float sign)
 {
     const rope_state *s = c->state;
-    rot_tables t = {.cos_t = s->cos_t, .sin_t = s->sin_t, .theta = s->sc.theta, .attn = s->sc.attn};
+    rope_tables t = {.cos_t = s->cos_t, .sin_t = s->sin_t, .theta = s->sc.theta, .attn = s->sc.attn};
     for (int i = 0; i < n; i++) rotate_row(c, x + (size_t)i * ld, pos, sign, &t);
 }
 
@@ -320,6 +329,26 @@ void rope_qk_backward(pe_comp *c, const posemb_pe_head *h, const float *q, int l
 static double xpos_factor(const rope_state *s, int m, int i, int j)
 {
     return s->xpos ? exp(s->log_zeta[m] * (i - j) / s->gamma) : 1.0;
+}
+
+/* M-RoPE's kernel over an image's patches (row dy + G - 1, column dx + G - 1) and each pair's axis. */
+static posemb_status mrope_export(const rope_state *s, const double *theta, posemb_arena *a, posemb_pe_export *out,
+                                  posemb_error *err)
+{
+    enum { G = 16 };
+    int nf = s->sc.nfreq;
+    posemb_pe_named_matrix *g = pe_export_add(
+        out, a, "kernel_grid",
+        "row dy + 15, column dx + 15: q.k of constant unit pairs for two patches of one frame offset by (dx, dy)",
+        2 * G - 1, 2 * G - 1, err);
+    posemb_pe_named_matrix *ax =
+        g ? pe_export_add(out, a, "mrope_axis", "row m: the axis pair m reads (0 temporal, 1 height, 2 width)", nf, 1,
+                          err)
+          : NULL;
+    if (!ax) return err ? err->code : POSEMB_ENOMEM;
+    rope_mrope_kernel_grid(s->mrope, theta, nf, s->sc.attn, G, g->data);
+    for (int m = 0; m < nf; m++) ax->data[m] = s->mrope->axis[m];
+    return POSEMB_OK;
 }
 
 posemb_status rope_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *out, posemb_error *err)
@@ -356,6 +385,7 @@ posemb_status rope_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_export *
     }
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) k->data[(size_t)i * n + j] = profile[i - j + n - 1];
+    if (s->mrope) return mrope_export(s, theta, a, out, err);
     if (!s->xpos) return POSEMB_OK;
     posemb_pe_named_matrix *z =
         pe_export_add(out, a, "xpos_zeta", "row m: zeta_m, the base of pair m's scale (2m + 0.4r)/(1.4r)", nf, 1, err);
@@ -374,7 +404,9 @@ const pe_family pe_family_rope = {
                "truncate=on|off (on), low_freq_factor=NUM (1), high_freq_factor=NUM (4), factors=FILE.json "
                "(longrope), p=NUM (1), local_base=NUM with local_layers=LIST (those layers rotate at that base, "
                "unscaled: Gemma 3's local layers), string=S with string_window=W (128) and string_factor=F "
-               "(1 + 0.1 ln 2): STRING at evaluation, distances d >= S read as d - S + W",
+               "(1 + 0.1 ln 2): STRING at evaluation, distances d >= S read as d - S + W, mrope=T|H|W pairs per axis "
+               "with mrope_interleaved=on|off (off): M-RoPE, each pair turned by its axis of a 3D position "
+               "(Qwen2-VL; interleaved: Qwen3-VL)",
     .configure = rope_configure,
     .destroy = rope_destroy,
     .qk_forward = rope_qk_forward,
