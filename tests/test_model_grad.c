@@ -272,7 +272,8 @@ static void test_gpt2(void **state)
                            "pope",
                            "path:rank=4",
                            "rope:layers=0",
-                           "tupe:scale_factor=1,ln=off"};
+                           "tupe:scale_factor=1,ln=off",
+                           "decoupled:dim=4"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_GPT2, specs[i]);
 }
 
@@ -289,6 +290,7 @@ static void test_llama(void **state)
                            "stickbreaking:current=on",
                            "pope:base=100",
                            "path",
+                           "decoupled",
                            "cope:npos=4",
                            "rope:layers=1",
                            "rope:scaling=linear,factor=2,local_base=50,local_layers=1"};
@@ -307,7 +309,8 @@ static void test_llama_head_dim(void **state)
     (void)state;
     llama_head_dim = D / 2 + 2;
     const char *specs[] = {
-        "rope", "ape+alibi", "lsin+lsrpe:k=2", "fox:bias=1", "rope:scaling=yarn,factor=4,original=4", "tupe:cls=on"};
+        "rope",        "ape+alibi",      "lsin+lsrpe:k=2", "fox:bias=1", "rope:scaling=yarn,factor=4,original=4",
+        "tupe:cls=on", "decoupled:dim=2"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_LLAMA, specs[i]);
     llama_biases = 1; /* biases on q, k, v, o and the MLP, with a head_dim of its own */
     check_model(POSEMB_LLAMA, "rope");

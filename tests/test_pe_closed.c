@@ -684,6 +684,52 @@ static void test_mrope(void **state)
     posemb_pe_free(plain);
 }
 
+/* decoupled: logit (i, j) of head h gains scale RoPE_i(W^QR_h x_i) . RoPE_j(W^KR x_j) (halves pairs at
+ * base^(-2m/R)), from the layer input alone: the formula in double against the hooks. */
+static void test_decoupled(void **state)
+{
+    (void)state;
+    enum { D = 8, H = 2, R = 4, B = 2, T = 5 };
+    posemb_pe *p = make("decoupled:dim=4,base=100", D, H, 1, 16, 1);
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 3, 1);
+    float *wq = posemb_pe_find_param(p, "decoupled.q_rope.weight", 0)->data,
+          *wk = posemb_pe_find_param(p, "decoupled.k_rope.weight", 0)->data;
+    posemb_rng_fill_normal(&rng, wq, H * R * D, 0.5f); /* O(1) logits, so that the tolerance means something */
+    posemb_rng_fill_normal(&rng, wk, R * D, 0.5f);
+    float x[B * T * D], *scratch = calloc(posemb_pe_layer_scratch_floats(p, B * T), sizeof(float));
+    posemb_rng_fill_normal(&rng, x, B * T * D, 1.0f);
+    posemb_pe_layer_input_forward(p, 0, x, B, T, scratch);
+    int32_t pos[T] = {0, 1, 2, 7, 30}; /* 30: past the tables (max_len 16) */
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            float sc[T * T] = {0};
+            posemb_pe_head hd = {
+                .head = h, .nq = T, .nk = T, .d = 4, .scale = 0.5f, .qpos = pos, .kpos = pos, .seq = b};
+            posemb_pe_logits_forward(p, &hd, NULL, 0, NULL, 0, sc, T);
+            for (int i = 0; i < T; i++)
+                for (int j = 0; j < T; j++) {
+                    double qv[R], kv[R], want = 0;
+                    for (int r = 0; r < R; r++) {
+                        qv[r] = kv[r] = 0;
+                        for (int e = 0; e < D; e++) {
+                            qv[r] += (double)wq[(h * R + r) * D + e] * x[(b * T + i) * D + e];
+                            kv[r] += (double)wk[r * D + e] * x[(b * T + j) * D + e];
+                        }
+                    }
+                    for (int m = 0; m < R / 2; m++) {
+                        double w = pow(100.0, -2.0 * m / R), ai = w * pos[i], aj = w * pos[j];
+                        double q0 = qv[m] * cos(ai) - qv[m + 2] * sin(ai), q1 = qv[m] * sin(ai) + qv[m + 2] * cos(ai);
+                        double k0 = kv[m] * cos(aj) - kv[m + 2] * sin(aj), k1 = kv[m] * sin(aj) + kv[m + 2] * cos(aj);
+                        want += 0.5 * (q0 * k0 + q1 * k1);
+                    }
+                    TU_CLOSE(sc[i * T + j], want, 1e-5, 1e-4, "decoupled logit", (b * H + h) * T * T + i * T + j);
+                }
+        }
+    free(scratch);
+    posemb_pe_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -692,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_drope),
         cmocka_unit_test(test_rope2d),
         cmocka_unit_test(test_mrope),
+        cmocka_unit_test(test_decoupled),
         cmocka_unit_test(test_shift_invariance),
         cmocka_unit_test(test_layers),
         cmocka_unit_test(test_none_permutation_equivariant),

@@ -7,7 +7,7 @@ extern const pe_family pe_family_ape, pe_family_sin, pe_family_lsin, pe_family_r
     pe_family_relative_key, pe_family_relative_key_query, pe_family_rope, pe_family_alibi, pe_family_t5,
     pe_family_kerple, pe_family_sandwich, pe_family_xpos, pe_family_fire, pe_family_cope, pe_family_fox, pe_family_tupe,
     pe_family_lrope, pe_family_ssmax, pe_family_temperature, pe_family_drope, pe_family_random, pe_family_stickbreaking,
-    pe_family_pope, pe_family_path, pe_family_rope2d;
+    pe_family_pope, pe_family_path, pe_family_rope2d, pe_family_decoupled;
 
 const pe_family *const PE_FAMILIES[] = {
     &pe_family_ape,         &pe_family_sin,   &pe_family_lsin,         &pe_family_rpe,
@@ -16,7 +16,7 @@ const pe_family *const PE_FAMILIES[] = {
     &pe_family_sandwich,    &pe_family_xpos,  &pe_family_fire,         &pe_family_cope,
     &pe_family_fox,         &pe_family_tupe,  &pe_family_lrope,        &pe_family_ssmax,
     &pe_family_temperature, &pe_family_drope, &pe_family_random,       &pe_family_stickbreaking,
-    &pe_family_pope,        &pe_family_path,  &pe_family_rope2d,
+    &pe_family_pope,        &pe_family_path,  &pe_family_rope2d,       &pe_family_decoupled,
 };
 const int PE_N_FAMILIES = (int)(sizeof PE_FAMILIES / sizeof PE_FAMILIES[0]);
 
