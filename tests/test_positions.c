@@ -196,12 +196,46 @@ static void check_packed_alibi(void)
     posemb_model_free(m);
 }
 
+/* M-RoPE's 3D ids reach layer 0's logits as they reach the forward pass: the causal softmax of
+ * posemb_model_layer0_logits (the analysis' path) is the forward's attention map, and the ids move it. */
+static void check_mrope_layer0(void)
+{
+    enum { B = 2, T = 6, H = 2 };
+    posemb_model *m = tiny(POSEMB_LLAMA, "rope:mrope=1|2|1", 16);
+    int32_t ids[B * T], axes[3 * B * T];
+    for (int i = 0; i < B * T; i++) {
+        ids[i] = 2 + (7 * i) % (V - 2);
+        axes[i] = i / T, axes[B * T + i] = 3 + (i % T) / 3, axes[2 * B * T + i] = 5 + 2 * (i % 3);
+    }
+    float logits[B * H * T * T], plain[B * H * T * T];
+    posemb_error err;
+    posemb_batch b = {.B = B, .T = T, .ids = ids, .axes = axes};
+    if (posemb_model_layer0_logits(m, &b, logits, &err) || posemb_model_forward(m, &b, &err)) fail_msg("%s", err.msg);
+    const float *att = posemb_model_attention(m, 0);
+    double worst = 0;
+    for (int r = 0; r < B * H * T; r++) {
+        const float *z = logits + (size_t)r * T;
+        int i = r % T;
+        double mx = -INFINITY, sum = 0;
+        for (int j = 0; j <= i; j++) mx = fmax(mx, z[j]);
+        for (int j = 0; j <= i; j++) sum += exp(z[j] - mx);
+        for (int j = 0; j <= i; j++) worst = fmax(worst, fabs(exp(z[j] - mx) / sum - att[(size_t)r * T + j]));
+    }
+    printf("mrope, layer 0: |softmax(layer0 logits) - forward's attention| <= %.2e\n", worst);
+    assert_true(worst < 1e-5);
+    b.axes = NULL;
+    if (posemb_model_layer0_logits(m, &b, plain, &err)) fail_msg("%s", err.msg);
+    assert_true(rel_diff(logits, plain, (size_t)B * H * T * T) > 1e-2);
+    posemb_model_free(m);
+}
+
 static void test_packed_positions(void **state)
 {
     (void)state;
     check_packed_ape(POSEMB_BERT);
     check_packed_ape(POSEMB_GPT2);
     check_packed_alibi();
+    check_mrope_layer0();
 }
 
 /* T tokens past max_position_embeddings (8): the model runs them, as a

@@ -535,9 +535,10 @@ def model_folder(cfg, w):
             yield m
 
 
-def train_one_step(cfg, w, ids=None):
-    """`posemb train --model llama --init` (one step, a 50-letter tokenizer) on a folder of cfg and
-    w: the config.json and weights it writes, and (ids given) Model.forward of that folder."""
+def train_one_step(cfg, w, ids=None, pe=None, spec_back=None):
+    """`posemb train --model llama --init` (one step, a 50-letter tokenizer; --pe pe when given) on a
+    folder of cfg and w: the config.json and weights it writes, and (ids given) Model.forward of that
+    folder; spec_back (a list) gets the PE spec the written folder reads back as."""
     letters = [chr(ord("a") + i) for i in range(26)] + [chr(ord("A") + i) for i in range(24)]
     tok = {"model": {"type": "BPE", "vocab": {c: i for i, c in enumerate(letters)}, "merges": []}}
     with tempfile.TemporaryDirectory() as d:
@@ -550,13 +551,16 @@ def train_one_step(cfg, w, ids=None):
         with open(os.path.join(d, "text.txt"), "w") as f:
             f.write("".join(letters[(i * 7) % 50] for i in range(3000)))
         r = subprocess.run([BIN, "train", "--model", "llama", "--init", init, "--data", os.path.join(d, "text.txt"),
-                            "--out", out, "--seq-len", "16", "--batch-size", "2", "--steps", "1", "--threads", "1"],
-                           capture_output=True, text=True)
+                            "--out", out, "--seq-len", "16", "--batch-size", "2", "--steps", "1", "--threads", "1"]
+                           + (["--pe", pe] if pe else []), capture_output=True, text=True)
         if r.returncode:
             raise AssertionError("posemb train: " + r.stderr)
         with open(os.path.join(out, "config.json")) as f:
             saved = json.load(f)
         trained = read_safetensors(os.path.join(out, "model.safetensors"))
+        if spec_back is not None:
+            with posemb.Model(out) as m:
+                spec_back.append(m.config["pe"])
         if ids is None:
             return saved, trained, None
         with posemb.Model(out) as m:
@@ -1158,15 +1162,30 @@ class TestMRoPE(unittest.TestCase):
             self.assertIn("3-axis position_ids", str(e.exception))
 
     def test_train_save_load_round_trip(self):
-        """posemb train writes HF's keys back (rope_scaling's mrope_section, no posemb_pe) and the
-        trained folder reads back as the same layout."""
-        for kind in (2, 3):
-            cfg = self.cfg(kind)
-            saved, _, _ = train_one_step(cfg, self.weights(cfg))
-            self.assertNotIn("posemb_pe", saved)
+        """posemb train writes HF's keys back (rope_theta, rope_scaling's mrope_section, no posemb_pe)
+        whatever the order of --pe's options, and the trained folder reads back as the same PE; a spec
+        HF's class for the model_type would not run (another layout, a second component, no mrope=)
+        stays in posemb_pe and reads back whole."""
+        cases = [(2, None, "rope:base=1000,mrope=2|2|2"),
+                 (3, None, "rope:base=1000,mrope=2|2|2,mrope_interleaved=on"),
+                 (2, "rope:scaling=none,mrope=2|2|2,base=1000000", "rope:base=1000000,mrope=2|2|2"),
+                 (3, "rope:mrope_interleaved=on,mrope=2|2|2,scaling=linear,factor=2,base=500000",
+                  "rope:base=500000,scaling=linear,factor=2,mrope=2|2|2,mrope_interleaved=on")]
+        for kind, pe, want in cases:
+            cfg, back = self.cfg(kind), []
+            saved, _, _ = train_one_step(cfg, self.weights(cfg), pe=pe, spec_back=back)
+            self.assertNotIn("posemb_pe", saved, pe)
+            self.assertEqual(saved["rope_theta"], float(want.split(",")[0].split("=")[1]), pe)
             self.assertEqual(saved["rope_scaling"]["mrope_section"], [2, 2, 2])
             self.assertEqual(saved["rope_scaling"].get("mrope_interleaved", False), kind == 3)
             self.assertEqual(saved["model_type"], cfg["model_type"])
+            self.assertEqual(back[0], want, pe)
+        for kind, pe in ((2, "rope:base=1000,mrope=2|2|2+random:max=64"), (2, "rope:base=1000"),
+                         (2, "rope:base=1000,mrope=2|2|2,mrope_interleaved=on")):
+            cfg, back = self.cfg(kind), []
+            saved, _, _ = train_one_step(cfg, self.weights(cfg), pe=pe, spec_back=back)
+            self.assertEqual(saved.get("posemb_pe"), pe)
+            self.assertEqual(back[0], pe)
 
 
 class TestPartialRotary(unittest.TestCase):

@@ -15,10 +15,10 @@ static const char USAGE[] =
     "usage: posemb forward MODEL_DIR --inputs inputs.json --out out.safetensors [--threads N]\n\n"
     "Runs the encoder or decoder in MODEL_DIR (config.json + model.safetensors, Hugging Face\n"
     "layout) on input_ids / attention_mask / token_type_ids / position_ids from inputs.json\n"
-    "(position_ids [3][B][T]: M-RoPE's temporal, height and width ids, for Qwen2-VL's and\n"
-    "Qwen3-VL's text decoders; any other key is an error; keys starting with '_' are comments) and writes\n"
-    "last_hidden_state [B, T, D], hidden_states.N [B, T, D] (N = 0..layers), attentions.N\n"
-    "[B, H, T, T], for BERT/RoBERTa pooler_output [B, D] and for a language-model head (GPT-2,\n"
+    "(position_ids [B][T], or [3][B][T]: M-RoPE's temporal, height and width ids for Qwen2-VL's\n"
+    "and Qwen3-VL's text decoders; any other key is an error; keys starting with '_' are comments)\n"
+    "and writes last_hidden_state [B, T, D], hidden_states.N [B, T, D] (N = 0..layers),\n"
+    "attentions.N [B, H, T, T], for BERT/RoBERTa pooler_output [B, D] and for a language-model head (GPT-2,\n"
     "Llama, *ForMaskedLM) logits [B, T, V], with Hugging Face's meaning.\n";
 
 static posemb_status write_outputs(posemb_model *m, const posemb_inputs *in, const char *path, posemb_error *err)

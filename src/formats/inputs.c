@@ -75,9 +75,11 @@ static posemb_status read_axes(const cJSON *v, const char *path, posemb_inputs *
     if (!(in->axes = malloc(3 * n * sizeof *in->axes)))
         return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", path);
     posemb_status st = POSEMB_OK;
-    for (int a = 0; a < 3 && !st; a++)
-        st = read_matrix(cJSON_GetArrayItem(v, a), "position_ids", path, &in->B, &in->T, 0, INT32_MAX - 1,
-                         in->axes + a * n, err);
+    for (int a = 0; a < 3 && !st; a++) {
+        char key[32];
+        snprintf(key, sizeof key, "position_ids[%d]", a); /* axis a, named in the messages */
+        st = read_matrix(cJSON_GetArrayItem(v, a), key, path, &in->B, &in->T, 0, INT32_MAX - 1, in->axes + a * n, err);
+    }
     return st;
 }
 

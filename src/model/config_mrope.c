@@ -53,23 +53,40 @@ posemb_status config_mrope_spec(const cJSON *r, posemb_config *c, const char *pa
     return POSEMB_OK;
 }
 
+/* c->pe without its mrope options into rest ("rope:..."), the sections into sec and the layout into *inter;
+ * 0 when the spec is not one rope component with mrope=. */
+static int split_mrope(const char *pe, char *rest, size_t cap, int sec[3], int *inter)
+{
+    if (strncmp(pe, "rope:", 5) || strchr(pe, '+')) return 0;
+    char buf[sizeof((posemb_config *)0)->pe];
+    snprintf(buf, sizeof buf, "%s", pe + 5);
+    snprintf(rest, cap, "rope");
+    int found = 0;
+    *inter = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char end;
+        if (sscanf(tok, "mrope=%d|%d|%d%c", &sec[0], &sec[1], &sec[2], &end) == 3) found = 1;
+        else if (!strncmp(tok, "mrope=", 6)) return 0;
+        else if (!strcmp(tok, "mrope_interleaved=on") || !strcmp(tok, "mrope_interleaved=off")) *inter = tok[19] == 'n';
+        else snprintf(rest + strlen(rest), cap - strlen(rest), "%s%s", strlen(rest) > 4 ? "," : ":", tok);
+    }
+    return found;
+}
+
 void config_mrope_json(cJSON *r, const posemb_config *c)
 {
-    int vl = config_vl_text(c), sec[3];
-    const char *at = strstr(c->pe, ",mrope=");
-    if (!vl || !at || sscanf(at, ",mrope=%d|%d|%d", &sec[0], &sec[1], &sec[2]) != 3) return;
-    int inter = strstr(at, ",mrope_interleaved=on") != NULL;
-    if (inter != (vl == 3)) return; /* a layout HF's class for this model_type does not run: posemb_pe says it */
+    int vl = config_vl_text(c), sec[3], inter;
+    if (!vl) return;
     char rest[sizeof c->pe];
-    snprintf(rest, sizeof rest, "%.*s", (int)(at - c->pe), c->pe);
-    const char *tail = strchr(at + 1, ',');
-    if (tail && !strncmp(tail, ",mrope_interleaved=on", 21)) tail = strchr(tail + 1, ',');
-    if (tail) snprintf(rest + strlen(rest), sizeof rest - strlen(rest), "%s", tail);
     double base;
     cJSON *rs = cJSON_CreateObject();
-    int hf = rs ? config_rope_as_hf(rest, &base, NULL, rs) : 0;
+    /* HF's class for this model_type runs one layout: another, or a spec HF cannot say, stays in posemb_pe */
+    int hf = rs && split_mrope(c->pe, rest, sizeof rest, sec, &inter) && inter == (vl == 3)
+                 ? config_rope_as_hf(rest, &base, NULL, rs)
+                 : 0;
     if (!hf) {
         cJSON_Delete(rs);
+        if (!cJSON_GetObjectItemCaseSensitive(r, "posemb_pe")) cJSON_AddStringToObject(r, "posemb_pe", c->pe);
         return;
     }
     if (hf == 1) cJSON_AddStringToObject(rs, "rope_type", "default");
@@ -77,5 +94,7 @@ void config_mrope_json(cJSON *r, const posemb_config *c)
     if (inter) cJSON_AddBoolToObject(rs, "mrope_interleaved", 1);
     cJSON_DeleteItemFromObjectCaseSensitive(r, "rope_scaling");
     cJSON_DeleteItemFromObjectCaseSensitive(r, "posemb_pe");
+    cJSON_DeleteItemFromObjectCaseSensitive(r, "rope_theta");
+    cJSON_AddNumberToObject(r, "rope_theta", base);
     cJSON_AddItemToObject(r, "rope_scaling", rs);
 }

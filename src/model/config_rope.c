@@ -11,6 +11,7 @@
 
 #include "model_impl.h"
 #include "model/model_internal.h"
+#include "pe/pe_internal.h"
 
 /* Appends ",key=x" for a number of rope_scaling, when present. */
 static posemb_status scaling_num(const cJSON *rs, const char *key, const char *opt, char *spec, size_t cap,
@@ -182,11 +183,12 @@ static const char *const HF_SCALING_KEYS[][2] = {{"factor", "factor"},
 /* A rope spec as HF's config keys: *base, and into rs (when it scales) the
  * rope_scaling object; *frac (when not NULL) the block of each head that
  * rotates, GPT-NeoX's rotary_pct. 0 when the spec says what HF cannot
- * (another PE, interleaved pairs, a partial rotation where frac is NULL,
- * p-RoPE, longrope's factor file). */
+ * (another PE or a second component, interleaved pairs, a partial rotation
+ * where frac is NULL, p-RoPE, longrope's factor file, M-RoPE: config_mrope.c). */
 int config_rope_as_hf(const char *spec, double *base, double *frac, cJSON *rs)
 {
     if (strncmp(spec, "rope", 4) || (spec[4] && spec[4] != ':')) return 0;
+    if (*posemb_pe_component_end(spec)) return 0; /* "rope:...+random:max=N": a second component */
     *base = 10000.0;
     if (frac) *frac = 1.0;
     char buf[sizeof((posemb_config *)0)->pe];
@@ -197,9 +199,13 @@ int config_rope_as_hf(const char *spec, double *base, double *frac, cJSON *rs)
         if (!eq) return 0;
         *eq = '\0';
         const char *k = tok, *v = eq + 1;
-        if (!strcmp(k, "base")) *base = strtod(v, NULL);
-        else if (!strcmp(k, "frac") && frac) *frac = strtod(v, NULL);
-        else if (!strcmp(k, "partial") && frac && !strcmp(v, "neox")) continue;
+        char *end;
+        double x = strtod(v, &end);
+        int num = end != v && !*end; /* the whole value a number (not "2+random:max=64") */
+        if (!strcmp(k, "base") || (!strcmp(k, "frac") && frac)) {
+            if (!num) return 0;
+            *(!strcmp(k, "base") ? base : frac) = x;
+        } else if (!strcmp(k, "partial") && frac && !strcmp(v, "neox")) continue;
         else if (!strcmp(k, "pairing") ? strcmp(v, "halves") : !strcmp(k, "frac") ? strcmp(v, "1") : 0) return 0;
         else if (!strcmp(k, "pairing") || !strcmp(k, "frac")) continue;
         else if (!strcmp(k, "truncate")) cJSON_AddBoolToObject(rs, "truncate", !strcmp(v, "on"));
@@ -212,8 +218,8 @@ int config_rope_as_hf(const char *spec, double *base, double *frac, cJSON *rs)
         } else {
             size_t i = 0, n = sizeof HF_SCALING_KEYS / sizeof *HF_SCALING_KEYS;
             while (i < n && strcmp(k, HF_SCALING_KEYS[i][0])) i++;
-            if (i == n) return 0;
-            cJSON_AddNumberToObject(rs, HF_SCALING_KEYS[i][1], strtod(v, NULL));
+            if (i == n || !num) return 0;
+            cJSON_AddNumberToObject(rs, HF_SCALING_KEYS[i][1], x);
         }
     }
     return scaled ? 2 : 1;

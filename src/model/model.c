@@ -311,6 +311,10 @@ static posemb_status given_axes(posemb_model *m, const int32_t *axes, long N, in
     model_acts *a = &m->a;
     a->has_axes = 0;
     if (!axes) return POSEMB_OK;
+    if (posemb_pe_random_max(m->pe))
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "batch: position_ids given to PE %s, which draws its own positions (random:max=)",
+                           posemb_pe_spec(m->pe));
     if (posemb_pe_n_axes(m->pe) != POSEMB_PE_AXES)
         return posemb_fail(err, POSEMB_EINVAL,
                            "batch: position_ids with %d axes given to PE %s, which reads one position per token "

@@ -24,6 +24,7 @@ posemb_status posemb_train_step(posemb_model *m, posemb_adamw *o, const posemb_a
         posemb_batch b;
         posemb_targets t;
         posemb_loss l;
+        memset(&b, 0, sizeof b); /* a callback that fills fields one by one leaves the others NULL */
         memset(&t, 0, sizeof t);
         posemb_status st = s->next(s->ctx, micro, &b, &t, err);
         if (st) return st;
