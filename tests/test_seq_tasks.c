@@ -77,6 +77,9 @@ static int check_add_hints(const int32_t *in, const int32_t *out, layout l)
     return n;
 }
 
+/* The symbols the _aK tasks drew (reset per task): all K must show up. */
+static int symbols_seen[64];
+
 static int cmp_i32(const void *a, const void *b) { return *(const int32_t *)a - *(const int32_t *)b; }
 
 /* Checks one row of task name; returns its size n. */
@@ -86,11 +89,14 @@ static int check_row(const char *name, const int32_t *row, int T)
     const int32_t *in = row + 1, *out = row + l.sep + 1;
     if (!strncmp(name, "seq_copy", 8) || !strncmp(name, "seq_reverse", 11)) {
         int rev = !strncmp(name, "seq_reverse", 11), bits = strstr(name, "_bits") != NULL;
+        const char *a = strstr(name, "_a");
+        int alphabet = a ? atoi(a + 2) : POSEMB_SYN_VOCAB - SYN_CONTENT; /* seq_copy_a4: the first 4 symbols */
         assert_int_equal(l.n_out, l.n_in);
         for (int i = 0; i < l.n_in; i++) {
             assert_int_equal(out[i], in[rev ? l.n_in - 1 - i : i]);
             if (bits) assert_true(in[i] == SYN_DIGIT || in[i] == SYN_DIGIT + 1);
-            else assert_true(in[i] >= SYN_CONTENT && in[i] < POSEMB_SYN_VOCAB);
+            else assert_true(in[i] >= SYN_CONTENT && in[i] < SYN_CONTENT + alphabet);
+            if (!bits && a) symbols_seen[in[i] - SYN_CONTENT] = 1;
         }
         return l.n_in;
     }
@@ -139,12 +145,15 @@ static int size_max(const char *name, int T)
 
 static void test_seq_tasks(void **state)
 {
-    static const char *const names[] = {"seq_copy", "seq_reverse",   "seq_copy_bits", "seq_reverse_bits",  "seq_sort",
-                                        "seq_add",  "seq_add_hints", "seq_parity",    "seq_parity_running"};
+    static const char *const names[] = {"seq_copy",       "seq_reverse",     "seq_copy_bits",     "seq_reverse_bits",
+                                        "seq_copy_a4",    "seq_copy_a8",     "seq_copy_a16",      "seq_reverse_a4",
+                                        "seq_reverse_a8", "seq_reverse_a16", "seq_sort",          "seq_add",
+                                        "seq_add_hints",  "seq_parity",      "seq_parity_running"};
     static int32_t ids[B * 8 * N_TRAIN], tg[B * 8 * N_TRAIN];
     for (int k = 0; k < (int)(sizeof names / sizeof *names); k++) {
         const posemb_syn_task *t = posemb_syn_find(names[k]);
         assert_non_null(t);
+        memset(symbols_seen, 0, sizeof symbols_seen);
         assert_int_equal(t->kind, POSEMB_SYN_LM);
         for (int mult = 1; mult <= 8; mult *= mult == 1 ? 4 : 2) {
             int T = N_TRAIN * mult, lo = mult == 1 ? 1 : size_max(names[k], N_TRAIN) + 1, hi = size_max(names[k], T);
@@ -166,6 +175,9 @@ static void test_seq_tasks(void **state)
             }
             if (!seen_lo || !seen_hi) fail_msg("%s at %d: sizes %d and %d not both drawn", names[k], T, lo, hi);
         }
+        const char *a = strstr(names[k], "_a");
+        for (int s = 0; a && s < atoi(a + 2); s++)
+            if (!symbols_seen[s]) fail_msg("%s: symbol %d never drawn", names[k], s);
     }
     for (int h = 0; h < HINTS - 1; h++) /* 1-digit sums start anywhere but at the last hint */
         if (!hint_start_seen[h]) fail_msg("seq_add_hints: no run of hints starts at hint %d", h);
@@ -179,10 +191,63 @@ static void test_seq_tasks(void **state)
     assert_true(posemb_syn_chance(posemb_syn_find("seq_reverse_bits"), N_TRAIN, N_TRAIN) == 0.5);
     assert_true(posemb_syn_chance(posemb_syn_find("seq_copy"), N_TRAIN, N_TRAIN) ==
                 1.0 / (POSEMB_SYN_VOCAB - SYN_CONTENT));
+    assert_true(posemb_syn_chance(posemb_syn_find("seq_reverse_a8"), N_TRAIN, N_TRAIN) == 1.0 / 8);
+}
+
+/* The error classes on hand-made rows (issue 56, 5.): x = a b a c (symbols 16 17 16 18 of 4). */
+static void test_error_classes(void **state)
+{
+    (void)state;
+    enum { a = SYN_CONTENT, b, c, d };
+    const posemb_syn_task *copy = posemb_syn_find("seq_copy_a4"), *rev = posemb_syn_find("seq_reverse_a4");
+    int32_t row[16] = {SYN_CLS, a, b, a, c, SYN_SEP, a, b, a, c};
+    double ch[2];
+    /* copy, output 2 (want a, source 2; neighbours b and c; previous output b, which occurs once: no content
+     * set): c is a position error, d neither */
+    assert_int_equal(posemb_syn_error_class(copy, row, 16, 2, c, ch), SEQ_ERR_POSITION);
+    assert_int_equal(posemb_syn_error_class(copy, row, 16, 2, d, ch), 0);
+    TU_CLOSE(ch[0], 2.0 / 3, 1e-12, 0, "copy k=2 position chance", 0);
+    TU_CLOSE(ch[1], 0.0, 1e-12, 0, "copy k=2 content chance", 0);
+    /* copy, output 1 (want b, source 1; neighbours a, a: not wrong symbols other than a; previous output a
+     * also at 2, followed by c): c is content, a position */
+    assert_int_equal(posemb_syn_error_class(copy, row, 16, 1, c, ch), SEQ_ERR_CONTENT);
+    assert_int_equal(posemb_syn_error_class(copy, row, 16, 1, a, ch), SEQ_ERR_POSITION);
+    /* copy, output 3 (want c, source 3; neighbour a at 2; previous output a at 2, its other occurrence 0
+     * followed by b): a position, b content */
+    assert_int_equal(posemb_syn_error_class(copy, row, 16, 3, a, ch), SEQ_ERR_POSITION);
+    assert_int_equal(posemb_syn_error_class(copy, row, 16, 3, b, ch), SEQ_ERR_CONTENT);
+    assert_int_equal(posemb_syn_error_class(copy, row, 16, 3, c, ch), 0); /* right: no class */
+    /* reverse: output 1 (want a, source 2; neighbours b, c; previous output c, once): b, c position */
+    int32_t rrow[16] = {SYN_CLS, a, b, a, c, SYN_SEP, c, a, b, a};
+    assert_int_equal(posemb_syn_error_class(rev, rrow, 16, 1, b, ch), SEQ_ERR_POSITION);
+    /* reverse: output 2 (want b, source 1; neighbours a, a; previous output a at 2, also at 0, before which
+     * nothing): d neither; output 3 (want a, source 0; neighbour b; previous b once): b position */
+    assert_int_equal(posemb_syn_error_class(rev, rrow, 16, 2, d, ch), 0);
+    TU_CLOSE(ch[1], 0.0, 1e-12, 0, "reverse k=2 content chance", 0);
+    assert_int_equal(posemb_syn_error_class(rev, rrow, 16, 3, b, ch), SEQ_ERR_POSITION);
+    /* x = a b a b, copy output 2 (want a; neighbours b, b; previous b also at 3, followed by nothing; at 1
+     * is its own source): b position only */
+    int32_t r2[16] = {SYN_CLS, a, b, a, b, SYN_SEP, a, b, a, b};
+    assert_int_equal(posemb_syn_error_class(copy, r2, 16, 2, b, ch), SEQ_ERR_POSITION);
+    /* x = b a c a d, copy output 2 (want c, source 2; neighbours a, a; previous a at 1, also at 3 followed
+     * by d): a position, d content; chance 1/3 each */
+    int32_t r3[16] = {SYN_CLS, b, a, c, a, d, SYN_SEP};
+    assert_int_equal(posemb_syn_error_class(copy, r3, 16, 2, a, ch), SEQ_ERR_POSITION);
+    assert_int_equal(posemb_syn_error_class(copy, r3, 16, 2, d, ch), SEQ_ERR_CONTENT);
+    TU_CLOSE(ch[0], 1.0 / 3, 1e-12, 0, "position chance", 0);
+    TU_CLOSE(ch[1], 1.0 / 3, 1e-12, 0, "content chance", 0);
+    /* x = c a b d a d */
+    int32_t r4[16] = {SYN_CLS, c, a, b, d, a, d, SYN_SEP};
+    /* copy output 3 (want d, source 3; neighbours b, a; previous b at 2 only): a position; output 2 (want b,
+     * source 2; neighbours a, d; previous a at 1, also at 4 followed by d): d both, c neither */
+    assert_int_equal(posemb_syn_error_class(copy, r4, 16, 3, a, ch), SEQ_ERR_POSITION);
+    assert_int_equal(posemb_syn_error_class(copy, r4, 16, 2, d, ch), SEQ_ERR_POSITION | SEQ_ERR_CONTENT);
+    assert_int_equal(posemb_syn_error_class(copy, r4, 16, 2, c, ch), 0);
+    assert_int_equal(posemb_syn_error_class(posemb_syn_find("seq_sort"), r4, 16, 2, c, ch), -1);
 }
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_seq_tasks)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_seq_tasks), cmocka_unit_test(test_error_classes)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

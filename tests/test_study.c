@@ -177,7 +177,18 @@ static double metric_of(const cJSON *line, const char *name)
 typedef struct lm_counts {
     long right, total, whole;
     long ex[128], ex_tokens[128], ex_right[128], ex_whole[128], pos_right[128], pos_total[128];
+    long err[4]; /* seq_copy's wrong tokens by class: 1 position, 2 content, 3 both, 0 neither */
 } lm_counts;
+
+/* The class of a wrong token pred at output k of a copy of x [n], by the rules of docs/study.md
+ * written again here: position when pred stands next to x[k]; content when pred follows another
+ * occurrence of the previous output x[k - 1]. */
+static int copy_error_class(const int32_t *x, int n, int k, int32_t pred)
+{
+    int position = (k > 0 && x[k - 1] == pred) || (k + 1 < n && x[k + 1] == pred), content = 0;
+    for (int j = 0; k > 0 && j + 1 < n; j++) content |= j != k - 1 && x[j] == x[k - 1] && x[j + 1] == pred;
+    return position | content << 1;
+}
 
 /* The line's by_input_length and by_answer_position hold exactly what k counted, and
  * its length_mean_accuracy is the mean over input lengths of each length's accuracy. */
@@ -211,6 +222,17 @@ static void check_breakdown(const cJSON *line, const lm_counts *k)
     }
     assert_int_equal(cJSON_GetArraySize(bp), positions);
     printf("  %d input lengths, %d answer positions, mean over lengths %.6f\n", lengths, positions, mean / lengths);
+    const cJSON *errs = cJSON_GetObjectItem(line, "errors");
+    long wrong = k->err[0] + k->err[1] + k->err[2] + k->err[3];
+    if (!wrong) {
+        assert_null(errs);
+        return;
+    }
+    long want[5] = {wrong, k->err[1], k->err[2], k->err[3], k->err[0]};
+    for (int i = 0; i < 5; i++) assert_int_equal(cJSON_GetArrayItem(errs, i)->valueint, want[i]);
+    assert_int_equal(wrong, k->total - k->right);
+    printf("  errors: %ld wrong, %ld position, %ld content, %ld both, %ld neither\n", wrong, want[1], want[2], want[3],
+           want[4]);
 }
 
 /* Counts the hits of task's evaluation examples at length L (the study's: data seed
@@ -242,6 +264,7 @@ static void count_hits(posemb_model *m, const char *task, int L, lm_counts *k)
                 int best = 0;
                 for (int v = 1; v < POSEMB_SYN_VOCAB; v++) best = z[v] > z[best] ? v : best;
                 hits += best == row[i];
+                if (best != row[i] && !strcmp(task, "seq_copy")) k->err[copy_error_class(row + 1, sep - 1, n, best)]++;
                 k->pos_right[n] += best == row[i];
                 k->pos_total[n]++;
             }

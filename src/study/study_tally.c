@@ -44,6 +44,13 @@ void study_tally_example(study_tally *t, int input_len, int scored, int hits)
     t->whole[input_len] += hits == scored;
 }
 
+void study_tally_error(study_tally *t, int cls, const double chance[2])
+{
+    t->err[cls & 3]++;
+    t->err_chance[0] += chance[0];
+    t->err_chance[1] += chance[1];
+}
+
 double study_tally_length_mean(const study_tally *t)
 {
     double sum = 0;
@@ -59,7 +66,7 @@ double study_tally_length_mean(const study_tally *t)
 /* An entry is at most 1 + 11 + 2 + 20 + 2 + 6 + 2 + 6 + 1 = 51 characters (an
  * int, a long and two %.4f of values in [0, 1]) plus ", ": 80 is room; 128 for
  * the keys and brackets. */
-size_t study_tally_json_cap(const study_tally *t) { return 128 + (size_t)t->cap * 2 * 80; }
+size_t study_tally_json_cap(const study_tally *t) { return 384 + (size_t)t->cap * 2 * 80; }
 
 /* Appends s to out[*n .. cap), cut at cap - 1; *n never passes cap - 1. */
 static void append(char *out, size_t cap, size_t *n, const char *s)
@@ -89,5 +96,13 @@ size_t study_tally_json(const study_tally *t, char *out, size_t cap)
             first = 0;
         }
     append(out, cap, &n, "]");
+    long wrong = t->err[0] + t->err[1] + t->err[2] + t->err[3];
+    if (wrong) { /* the errors' classes against what uniformly wrong guesses would give */
+        snprintf(e, sizeof e, ", \"errors\": [%ld, %ld, %ld, %ld, %ld], ", wrong, t->err[SEQ_ERR_POSITION],
+                 t->err[SEQ_ERR_CONTENT], t->err[3], t->err[0]);
+        append(out, cap, &n, e);
+        snprintf(e, sizeof e, "\"errors_chance\": [%.4f, %.4f]", t->err_chance[0] / wrong, t->err_chance[1] / wrong);
+        append(out, cap, &n, e);
+    }
     return n;
 }

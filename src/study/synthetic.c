@@ -139,43 +139,78 @@ typedef struct task_impl {
     posemb_syn_task t;
     void (*gen)(example *e, posemb_rng *r);
     int (*scored)(int32_t token); /* a causal-LM task's scored output tokens; NULL: all of them */
+    int dir, alphabet;            /* copy (1) or reverse (-1) of the input over alphabet symbols; 0: neither */
 } task_impl;
 
+#define ALL (POSEMB_SYN_VOCAB - SYN_CONTENT)
+
 static const task_impl TASKS[] = {
-    {{"absolute", POSEMB_SYN_CLASSIFY, "is marker A in the first half of the trained length?"}, gen_absolute, NULL},
-    {{"order", POSEMB_SYN_CLASSIFY, "does marker A come before marker B?"}, gen_order, NULL},
-    {{"near", POSEMB_SYN_CLASSIFY, "is marker B within 4 tokens of marker A?"}, gen_near, NULL},
+    {{"absolute", POSEMB_SYN_CLASSIFY, "is marker A in the first half of the trained length?"},
+     gen_absolute,
+     NULL,
+     0,
+     0},
+    {{"order", POSEMB_SYN_CLASSIFY, "does marker A come before marker B?"}, gen_order, NULL, 0, 0},
+    {{"near", POSEMB_SYN_CLASSIFY, "is marker B within 4 tokens of marker A?"}, gen_near, NULL, 0, 0},
     {{"distance", POSEMB_SYN_CLASSIFY, "is the distance between A and B the digit given in the input?"},
      gen_distance,
-     NULL},
+     NULL,
+     0,
+     0},
     {{"offset", POSEMB_SYN_SPAN, "the token d positions after the cue A, d the digit given after [CLS]"},
      gen_offset,
-     NULL},
-    {{"retrieve", POSEMB_SYN_SPAN, "the span of 3 tokens after the cue A"}, gen_retrieve, NULL},
-    {{"between", POSEMB_SYN_SPAN, "the span strictly between markers A and B"}, gen_between, NULL},
-    {{"copy", POSEMB_SYN_SPAN, "the pair that follows the earlier occurrence of a query token"}, gen_copy, NULL},
-    {{"reverse", POSEMB_SYN_LM, "a causal LM writes the tokens before [SEP] in reverse order"}, gen_reverse, NULL},
-    {{"seq_copy", POSEMB_SYN_LM, "copy a sequence of 1 .. nmax tokens; tested on longer ones"}, gen_seq_copy, NULL},
+     NULL,
+     0,
+     0},
+    {{"retrieve", POSEMB_SYN_SPAN, "the span of 3 tokens after the cue A"}, gen_retrieve, NULL, 0, 0},
+    {{"between", POSEMB_SYN_SPAN, "the span strictly between markers A and B"}, gen_between, NULL, 0, 0},
+    {{"copy", POSEMB_SYN_SPAN, "the pair that follows the earlier occurrence of a query token"}, gen_copy, NULL, 0, 0},
+    {{"reverse", POSEMB_SYN_LM, "a causal LM writes the tokens before [SEP] in reverse order"},
+     gen_reverse,
+     NULL,
+     -1,
+     ALL},
+    {{"seq_copy", POSEMB_SYN_LM, "copy a sequence of 1 .. nmax tokens; tested on longer ones"},
+     gen_seq_copy,
+     NULL,
+     1,
+     ALL},
     {{"seq_reverse", POSEMB_SYN_LM, "reverse a sequence of 1 .. nmax tokens; tested on longer ones"},
      gen_seq_reverse,
-     NULL},
-    {{"seq_copy_bits", POSEMB_SYN_LM, "seq_copy over bits (every symbol repeats)"}, gen_seq_copy_bits, NULL},
+     NULL,
+     -1,
+     ALL},
+    {{"seq_copy_bits", POSEMB_SYN_LM, "seq_copy over bits (every symbol repeats)"}, gen_seq_copy_bits, NULL, 1, 2},
     {{"seq_reverse_bits", POSEMB_SYN_LM, "seq_reverse over bits (Ruoss et al.'s reverse_string)"},
      gen_seq_reverse_bits,
-     NULL},
-    {{"seq_sort", POSEMB_SYN_LM, "sort a sequence of 16 symbols; tested on longer ones"}, gen_seq_sort, NULL},
+     NULL,
+     -1,
+     2},
+    {{"seq_copy_a4", POSEMB_SYN_LM, "seq_copy over 4 symbols"}, gen_seq_copy_a4, NULL, 1, 4},
+    {{"seq_copy_a8", POSEMB_SYN_LM, "seq_copy over 8 symbols"}, gen_seq_copy_a8, NULL, 1, 8},
+    {{"seq_copy_a16", POSEMB_SYN_LM, "seq_copy over 16 symbols"}, gen_seq_copy_a16, NULL, 1, 16},
+    {{"seq_reverse_a4", POSEMB_SYN_LM, "seq_reverse over 4 symbols"}, gen_seq_reverse_a4, NULL, -1, 4},
+    {{"seq_reverse_a8", POSEMB_SYN_LM, "seq_reverse over 8 symbols"}, gen_seq_reverse_a8, NULL, -1, 8},
+    {{"seq_reverse_a16", POSEMB_SYN_LM, "seq_reverse over 16 symbols"}, gen_seq_reverse_a16, NULL, -1, 16},
+    {{"seq_sort", POSEMB_SYN_LM, "sort a sequence of 16 symbols; tested on longer ones"}, gen_seq_sort, NULL, 0, 0},
     {{"seq_add", POSEMB_SYN_LM, "add two n-digit numbers, least significant digit first; tested on more digits"},
      gen_seq_add,
-     NULL},
+     NULL,
+     0,
+     0},
     {{"seq_add_hints", POSEMB_SYN_LM,
       "seq_add with index hints: each digit follows a token naming its place; tested on more digits"},
      gen_seq_add_hints,
-     seq_scores_digits},
-    {{"seq_parity", POSEMB_SYN_LM, "the parity of a bit string; tested on longer strings"}, gen_seq_parity, NULL},
+     seq_scores_digits,
+     0,
+     0},
+    {{"seq_parity", POSEMB_SYN_LM, "the parity of a bit string; tested on longer strings"}, gen_seq_parity, NULL, 0, 0},
     {{"seq_parity_running", POSEMB_SYN_LM,
       "the parity of each prefix of a bit string (a scratchpad: the last is the parity); tested on longer strings"},
      gen_seq_parity_running,
-     NULL},
+     NULL,
+     0,
+     0},
 };
 #define N_TASKS (int)(sizeof TASKS / sizeof TASKS[0])
 
@@ -239,4 +274,13 @@ double posemb_syn_chance(const posemb_syn_task *t, int T, int n_train)
     if (t->kind == POSEMB_SYN_LM)
         return 1.0 / (POSEMB_SYN_VOCAB - SYN_CONTENT); /* a uniform guess among the content tokens */
     return 1.0 / (T - 2);                              /* guessing a start; the length of the span then follows */
+}
+
+int posemb_syn_error_class(const posemb_syn_task *t, const int32_t *row, int T, int k, int32_t pred, double chance[2])
+{
+    const task_impl *impl = (const task_impl *)t;
+    int n = 0;
+    while (n + 1 < T && row[n + 1] != SYN_SEP) n++;
+    if (!impl->dir || k < 0 || k >= n) return -1;
+    return seq_error_class(row + 1, n, k, impl->dir, impl->alphabet, pred, chance);
 }

@@ -53,6 +53,13 @@ void posemb_syn_batch(const posemb_syn_task *t, uint64_t seed, long k0, int B, i
  * loss makes the logits at t - 1 predict the token at t. */
 void posemb_syn_lm_targets(const posemb_syn_task *t, const int32_t *ids, int B, int T, int32_t *targets);
 
+/* A wrong answer token of a copy or reverse task (seq_copy*, seq_reverse*, reverse): row [T] its
+ * example, k its index in the answer, pred the token predicted. Returns SEQ_ERR_POSITION |
+ * SEQ_ERR_CONTENT (0: neither; -1: the task has no such reading, or k is outside the answer) and in
+ * chance[2] the share of the other symbols in each set (synthetic_seq.c says how each is read). */
+enum { SEQ_ERR_POSITION = 1, SEQ_ERR_CONTENT = 2 };
+int posemb_syn_error_class(const posemb_syn_task *t, const int32_t *row, int T, int k, int32_t pred, double chance[2]);
+
 /* The accuracy a constant or random predictor gets at length T (the
  * majority class rate; for spans, 1 / the number of candidate spans). */
 double posemb_syn_chance(const posemb_syn_task *t, int T, int n_train);

@@ -18,9 +18,15 @@ typedef struct example {
  * [CLS] input [SEP] output [PAD]...: trained on sizes 1 .. nmax(n_train),
  * evaluated at a longer T on the sizes training never saw, nmax(n_train) + 1
  * .. nmax(T) (Kazemnejad et al. 2023; Ruoss et al. 2023's protocol). */
-void gen_seq_copy(example *e, posemb_rng *r);           /* x [SEP] x */
-void gen_seq_reverse(example *e, posemb_rng *r);        /* x [SEP] x reversed */
-void gen_seq_copy_bits(example *e, posemb_rng *r);      /* seq_copy over bits */
+void gen_seq_copy(example *e, posemb_rng *r);      /* x [SEP] x */
+void gen_seq_reverse(example *e, posemb_rng *r);   /* x [SEP] x reversed */
+void gen_seq_copy_bits(example *e, posemb_rng *r); /* seq_copy over bits */
+void gen_seq_copy_a4(example *e, posemb_rng *r);   /* seq_copy over 4 symbols (8, 16 alike) */
+void gen_seq_copy_a8(example *e, posemb_rng *r);
+void gen_seq_copy_a16(example *e, posemb_rng *r);
+void gen_seq_reverse_a4(example *e, posemb_rng *r); /* seq_reverse over 4 symbols (8, 16 alike) */
+void gen_seq_reverse_a8(example *e, posemb_rng *r);
+void gen_seq_reverse_a16(example *e, posemb_rng *r);
 void gen_seq_reverse_bits(example *e, posemb_rng *r);   /* seq_reverse over bits */
 void gen_seq_sort(example *e, posemb_rng *r);           /* x [SEP] x sorted (16 symbols) */
 void gen_seq_add(example *e, posemb_rng *r);            /* a [A] b [SEP] a + b, digits least significant first */
@@ -31,6 +37,8 @@ void gen_seq_parity_running(example *e, posemb_rng *r); /* bits [SEP] the parity
 enum { SEQ_HINTS = 48 };
 /* Whether a token after [SEP] is scored, for a task whose output holds more than its answer. */
 int seq_scores_digits(int32_t token);
+/* seq_error_class: posemb_syn_error_class for the input x [n] of a copy (dir 1) or reverse (dir -1). */
+int seq_error_class(const int32_t *x, int n, int k, int dir, int alphabet, int32_t pred, double chance[2]);
 /* The chance token accuracy of a seq_ task (a uniform guess among its output symbols); 0 for others. */
 double seq_chance(const char *name);
 

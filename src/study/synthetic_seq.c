@@ -3,6 +3,7 @@
  * ones only, as Kazemnejad et al. 2023 (copy, reverse, sort, addition,
  * parity) and Ruoss et al. 2023 (train sizes 1-40, score on 41 and up) do.
  * Each is scored on its output tokens (teacher forced, after [SEP]). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "synthetic_impl.h"
@@ -40,27 +41,36 @@ static int32_t symbol(posemb_rng *r, int n) { return SYN_CONTENT + (int32_t)pose
 static int draw_bits(example *e, posemb_rng *r, int n);
 
 /* x [SEP] then the output of copy (dir 1) or reverse (dir -1); x drawn
- * from the content tokens, or bits. */
-static void copy_or_reverse(example *e, posemb_rng *r, int dir, int bits)
+ * from the first alphabet content tokens, or bits (alphabet 0). */
+static void copy_or_reverse(example *e, posemb_rng *r, int dir, int alphabet)
 {
     clear(e);
     int n = size_of(e, r, 2, 2, e->T);
-    if (bits) draw_bits(e, r, n);
-    for (int i = 0; !bits && i < n; i++) e->ids[1 + i] = symbol(r, POSEMB_SYN_VOCAB - SYN_CONTENT);
+    if (!alphabet) draw_bits(e, r, n);
+    for (int i = 0; alphabet && i < n; i++) e->ids[1 + i] = symbol(r, alphabet);
     e->ids[n + 1] = SYN_SEP;
     for (int i = 0; i < n; i++) e->ids[n + 2 + i] = e->ids[dir > 0 ? 1 + i : n - i];
 }
 
-void gen_seq_copy(example *e, posemb_rng *r) { copy_or_reverse(e, r, 1, 0); }
-void gen_seq_reverse(example *e, posemb_rng *r) { copy_or_reverse(e, r, -1, 0); }
+void gen_seq_copy(example *e, posemb_rng *r) { copy_or_reverse(e, r, 1, POSEMB_SYN_VOCAB - SYN_CONTENT); }
+void gen_seq_reverse(example *e, posemb_rng *r) { copy_or_reverse(e, r, -1, POSEMB_SYN_VOCAB - SYN_CONTENT); }
+
+/* The symbol-repetition dial (issue 56, 5.): the same tasks over 4, 8 and 16
+ * symbols, between bits (2) and the 48 content tokens. */
+void gen_seq_copy_a4(example *e, posemb_rng *r) { copy_or_reverse(e, r, 1, 4); }
+void gen_seq_copy_a8(example *e, posemb_rng *r) { copy_or_reverse(e, r, 1, 8); }
+void gen_seq_copy_a16(example *e, posemb_rng *r) { copy_or_reverse(e, r, 1, 16); }
+void gen_seq_reverse_a4(example *e, posemb_rng *r) { copy_or_reverse(e, r, -1, 4); }
+void gen_seq_reverse_a8(example *e, posemb_rng *r) { copy_or_reverse(e, r, -1, 8); }
+void gen_seq_reverse_a16(example *e, posemb_rng *r) { copy_or_reverse(e, r, -1, 16); }
 
 /* Over bits, as Ruoss et al.'s string tasks are (reverse_string is this
  * reverse; their duplicate_string writes the string twice): every symbol
  * repeats, so a model cannot copy by looking up the token next to the one
  * it just wrote (which a 48-symbol alphabet mostly allows) and must find
  * its place by position. */
-void gen_seq_copy_bits(example *e, posemb_rng *r) { copy_or_reverse(e, r, 1, 1); }
-void gen_seq_reverse_bits(example *e, posemb_rng *r) { copy_or_reverse(e, r, -1, 1); }
+void gen_seq_copy_bits(example *e, posemb_rng *r) { copy_or_reverse(e, r, 1, 0); }
+void gen_seq_reverse_bits(example *e, posemb_rng *r) { copy_or_reverse(e, r, -1, 0); }
 
 void gen_seq_sort(example *e, posemb_rng *r)
 {
@@ -165,6 +175,43 @@ double seq_chance(const char *name)
     if (!strncmp(name, "seq_parity", 10) || !strcmp(name, "seq_copy_bits") || !strcmp(name, "seq_reverse_bits"))
         return 0.5;
     if (!strcmp(name, "seq_sort")) return 1.0 / SORT_SYMBOLS;
+    const char *a = strstr(name, "_a");
+    if (!strncmp(name, "seq_copy_a", 10) || !strncmp(name, "seq_reverse_a", 13)) return 1.0 / atoi(a + 2);
     if (!strncmp(name, "seq_", 4)) return 1.0 / (POSEMB_SYN_VOCAB - SYN_CONTENT);
     return 0;
+}
+
+/* Which way a wrong answer token of copy (dir 1) or reverse (dir -1) went
+ * (issue 56, 5.; rules fixed before any run, docs/study.md): x [n] the input,
+ * k the output index (teacher forced: the outputs before it are right), src
+ * = k (copy) or n - 1 - k (reverse) the input position it copies.
+ * - position: pred is the symbol at src - 1 or src + 1, a neighbour of the
+ *   right position (the address missed by one);
+ * - content: k >= 1 and pred is the symbol after (copy; before: reverse) an
+ *   occurrence of the previous output symbol other than its own source: the
+ *   model found the previous symbol again and read on from there, the route
+ *   of an induction head, which repeated symbols mislead.
+ * Returns SEQ_ERR_POSITION | SEQ_ERR_CONTENT bits (0: neither), and in
+ * chance[0], chance[1] the share of the alphabet's other symbols that would
+ * fall in each set, what a uniformly wrong guess gets. */
+int seq_error_class(const int32_t *x, int n, int k, int dir, int alphabet, int32_t pred, double chance[2])
+{
+    int src = dir > 0 ? k : n - 1 - k, prev = dir > 0 ? k - 1 : n - k;
+    int32_t want = x[src];
+    unsigned char inpos[POSEMB_SYN_VOCAB] = {0}, incont[POSEMB_SYN_VOCAB] = {0};
+    for (int s = src - 1; s <= src + 1; s += 2)
+        if (s >= 0 && s < n && x[s] != want) inpos[x[s]] = 1;
+    for (int j = 0; k >= 1 && j < n; j++) {
+        int next = j + dir;
+        if (j != prev && x[j] == x[prev] && next >= 0 && next < n && x[next] != want) incont[x[next]] = 1;
+    }
+    int np = 0, nc = 0;
+    for (int v = 0; v < POSEMB_SYN_VOCAB; v++) {
+        np += inpos[v];
+        nc += incont[v];
+    }
+    chance[0] = (double)np / (alphabet - 1);
+    chance[1] = (double)nc / (alphabet - 1);
+    if (pred < 0 || pred >= POSEMB_SYN_VOCAB || pred == want) return 0;
+    return (inpos[pred] ? SEQ_ERR_POSITION : 0) | (incont[pred] ? SEQ_ERR_CONTENT : 0);
 }
