@@ -1125,6 +1125,16 @@ class TestMRoPE(unittest.TestCase):
             _, _, same = self.run_pos(cfg, np.stack([np.arange(20)] * 3))
             self.assertLess(np.abs(got - same).max(), 1e-6)
 
+    def test_position_ids_helper(self):
+        """posemb.mrope_position_ids lays out text, a 1 x 3 x 4 image and text as HF's get_rope_index:
+        the ids this class writes by hand; and a 2-frame image, frames on the temporal axis."""
+        got = posemb.mrope_position_ids([("text", 5), ("image", 1, 3, 4), ("text", 3)])
+        self.assertTrue(np.array_equal(got, self.POS3))
+        two = posemb.mrope_position_ids([("image", 2, 1, 2), ("text", 1)])
+        self.assertEqual(two.tolist(), [[0, 0, 1, 1, 2], [0, 0, 0, 0, 2], [0, 1, 0, 1, 2]])
+        with self.assertRaises(posemb.Error):
+            posemb.mrope_position_ids([("image", 1, 0, 4)])
+
     def test_cli_forward_reads_3d_ids(self):
         """`posemb forward` with position_ids [3][1][T] in inputs.json gives Model.forward's output."""
         cfg = self.cfg(3)

@@ -285,6 +285,32 @@ def analyze(table, K=32, name="table", seed=0, ridge=0.0, folds=5, pairs=512, di
 
 # ---- models ------------------------------------------------------------------
 
+def mrope_position_ids(segments):
+    """M-RoPE's 3D position ids [3, T] (temporal, height, width) for a sequence of
+    segments, as HF's Qwen2-VL get_rope_index lays them out: ("text", n) gives n
+    tokens whose three ids count on from the last id + 1; ("image", t, h, w) gives
+    t x h x w patch tokens (frames, rows, columns of the merged grid, row by row),
+    their ids the frame, row and column added to the id the segment starts at.
+    Pass the result with a batch axis, ids[:, None, :], as Model.forward's
+    position_ids."""
+    parts, start = [], 0
+    for seg in segments:
+        if seg[0] == "text" and len(seg) == 2 and int(seg[1]) > 0:
+            ids = np.tile(np.arange(seg[1]) + start, (3, 1))
+        elif seg[0] == "image" and len(seg) == 4 and min(seg[1:]) > 0:
+            t, h, w = (int(x) for x in seg[1:])
+            ids = np.stack([a.ravel() for a in np.meshgrid(np.arange(t), np.arange(h), np.arange(w),
+                                                             indexing="ij")]) + start
+        else:
+            raise Error("mrope_position_ids: %r is not (\"text\", n) or (\"image\", t, h, w) with sizes >= 1"
+                        % (seg,), "invalid argument")
+        parts.append(ids)
+        start = int(ids.max()) + 1
+    if not parts:
+        raise Error("mrope_position_ids: no segments", "invalid argument")
+    return np.concatenate(parts, 1).astype(np.int64)
+
+
 class Model:
     """A model folder (posemb's or Hugging Face's BERT, RoBERTa, GPT-2, Llama,
     Mistral, Qwen2, Qwen3, GPT-NeoX: config.json + model.safetensors, or
