@@ -223,6 +223,7 @@ static void test_dropout_same_decisions(void **state)
 static void test_bert(void **state)
 {
     const char *specs[] = {"none",
+                           "decoupled:dim=4,layers=1",
                            "ape",
                            "sin",
                            "lsin",
@@ -309,8 +310,8 @@ static void test_llama_head_dim(void **state)
     (void)state;
     llama_head_dim = D / 2 + 2;
     const char *specs[] = {
-        "rope",        "ape+alibi",      "lsin+lsrpe:k=2", "fox:bias=1", "rope:scaling=yarn,factor=4,original=4",
-        "tupe:cls=on", "decoupled:dim=2"};
+        "rope",        "ape+alibi", "lsin+lsrpe:k=2", "fox:bias=1", "rope:scaling=yarn,factor=4,original=4",
+        "tupe:cls=on", "decoupled"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_LLAMA, specs[i]);
     llama_biases = 1; /* biases on q, k, v, o and the MLP, with a head_dim of its own */
     check_model(POSEMB_LLAMA, "rope");

@@ -684,13 +684,14 @@ static void test_mrope(void **state)
     posemb_pe_free(plain);
 }
 
-/* decoupled: logit (i, j) of head h gains scale RoPE_i(W^QR_h x_i) . RoPE_j(W^KR x_j) (halves pairs at
- * base^(-2m/R)), from the layer input alone: the formula in double against the hooks. */
-static void test_decoupled(void **state)
+/* decoupled: logit (i, j) of head h gains scale RoPE_i(W^QR_h x_i) . RoPE_j(W^KR x_j), pairs (2m, 2m + 1)
+ * (DeepSeek's, the default) or (m, m + R/2) at base^(-2m/R), from the layer input alone: the formula in
+ * double against the hooks, for both pairings. */
+static void check_decoupled(int halves)
 {
-    (void)state;
     enum { D = 8, H = 2, R = 4, B = 2, T = 5 };
-    posemb_pe *p = make("decoupled:dim=4,base=100", D, H, 1, 16, 1);
+    posemb_pe *p =
+        make(halves ? "decoupled:dim=4,base=100,pairing=halves" : "decoupled:dim=4,base=100", D, H, 1, 16, 1);
     posemb_rng rng;
     posemb_rng_seed(&rng, 3, 1);
     float *wq = posemb_pe_find_param(p, "decoupled.q_rope.weight", 0)->data,
@@ -718,9 +719,10 @@ static void test_decoupled(void **state)
                         }
                     }
                     for (int m = 0; m < R / 2; m++) {
+                        int u = halves ? m : 2 * m, v = halves ? m + R / 2 : 2 * m + 1;
                         double w = pow(100.0, -2.0 * m / R), ai = w * pos[i], aj = w * pos[j];
-                        double q0 = qv[m] * cos(ai) - qv[m + 2] * sin(ai), q1 = qv[m] * sin(ai) + qv[m + 2] * cos(ai);
-                        double k0 = kv[m] * cos(aj) - kv[m + 2] * sin(aj), k1 = kv[m] * sin(aj) + kv[m + 2] * cos(aj);
+                        double q0 = qv[u] * cos(ai) - qv[v] * sin(ai), q1 = qv[u] * sin(ai) + qv[v] * cos(ai);
+                        double k0 = kv[u] * cos(aj) - kv[v] * sin(aj), k1 = kv[u] * sin(aj) + kv[v] * cos(aj);
                         want += 0.5 * (q0 * k0 + q1 * k1);
                     }
                     TU_CLOSE(sc[i * T + j], want, 1e-5, 1e-4, "decoupled logit", (b * H + h) * T * T + i * T + j);
@@ -728,6 +730,13 @@ static void test_decoupled(void **state)
         }
     free(scratch);
     posemb_pe_free(p);
+}
+
+static void test_decoupled(void **state)
+{
+    (void)state;
+    check_decoupled(0);
+    check_decoupled(1);
 }
 
 int main(void)

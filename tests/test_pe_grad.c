@@ -327,9 +327,10 @@ GRAD_TEST(t_rope2d_mixed, "rope2d:grid=3,mixed=on,cls=on", 1)
 GRAD_TEST(t_mrope, "rope:mrope=0|1|1", 1)
 GRAD_TEST(t_mrope_interleaved_yarn, "rope:mrope=1|1|0,mrope_interleaved=on,scaling=yarn,factor=2,original=4", 0)
 /* DeepSeek's decoupled RoPE: the rotary sub-head's projections from the layer input (its weights, E) and the
- * positions (the second sequence from 3); R = 4 of the head's 4, and R = 2 at base 100 in an encoder */
+ * positions (the second sequence from 3); R = 4 of the head's 4, adjacent pairs, and halves at base 100 in an
+ * encoder */
 GRAD_TEST(t_decoupled, "decoupled:dim=4", 1)
-GRAD_TEST(t_decoupled_encoder, "decoupled:dim=2,base=100", 0)
+GRAD_TEST(t_decoupled_encoder, "decoupled:dim=4,base=100,pairing=halves", 0)
 GRAD_TEST(t_drope, "drope:c=0.5,original=2", 1)
 /* stick-breaking weights in place of the softmax: beta recovered from the weights in the backward; the
  * padded key of the second sequence is masked; layers=1 leaves layer 0 to the softmax */

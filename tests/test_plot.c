@@ -823,6 +823,10 @@ static void test_family_panels(void **state)
     assert_int_equal(study_pe_family("not-a-pe"), STUDY_FAMILY_OTHER);
     assert_int_equal(study_pe_family("tupe"), STUDY_FAMILY_BIAS); /* a logit term; its q/k hook only scales */
     assert_int_equal(study_pe_family("xpos"), STUDY_FAMILY_ROTARY);
+    /* a rotary sub-head from the layer input; PoPE's polar turn in the scores hook; PaTH's data-dependent maps */
+    assert_int_equal(study_pe_family("decoupled"), STUDY_FAMILY_ROTARY);
+    assert_int_equal(study_pe_family("pope"), STUDY_FAMILY_ROTARY);
+    assert_int_equal(study_pe_family("path"), STUDY_FAMILY_DATA);
     /* Six series stay on one axis; sixteen become the grid of four panels. */
     posemb_lines_opts o = posemb_lines_defaults();
     posemb_error err;

@@ -196,9 +196,29 @@ static void check_packed_alibi(void)
     posemb_model_free(m);
 }
 
-/* M-RoPE's 3D ids reach layer 0's logits as they reach the forward pass: the causal softmax of
- * posemb_model_layer0_logits (the analysis' path) is the forward's attention map, and the ids move it. */
-static void check_mrope_layer0(void)
+/* The softmax of posemb_model_layer0_logits (the analysis' path; causal for a decoder) is the
+ * forward's attention map of layer 0 (logits [B, H, T, T] of batch b); returns the worst difference. */
+static double layer0_against_forward(posemb_model *m, const posemb_batch *b, float *logits, int causal)
+{
+    enum { H = 2 };
+    posemb_error err;
+    if (posemb_model_layer0_logits(m, b, logits, &err) || posemb_model_forward(m, b, &err)) fail_msg("%s", err.msg);
+    const float *att = posemb_model_attention(m, 0);
+    double worst = 0;
+    for (int r = 0; r < b->B * H * b->T; r++) {
+        const float *z = logits + (size_t)r * b->T;
+        int last = causal ? r % b->T : b->T - 1;
+        double mx = -INFINITY, sum = 0;
+        for (int j = 0; j <= last; j++) mx = fmax(mx, z[j]);
+        for (int j = 0; j <= last; j++) sum += exp(z[j] - mx);
+        for (int j = 0; j <= last; j++) worst = fmax(worst, fabs(exp(z[j] - mx) / sum - att[(size_t)r * b->T + j]));
+    }
+    return worst;
+}
+
+/* M-RoPE's 3D ids reach layer 0's logits as they reach the forward pass, and the ids move them; the
+ * decoupled rotary sub-head's layer-input projections too, in each architecture. */
+static void check_layer0_paths(void)
 {
     enum { B = 2, T = 6, H = 2 };
     posemb_model *m = tiny(POSEMB_LLAMA, "rope:mrope=1|2|1", 16);
@@ -210,23 +230,21 @@ static void check_mrope_layer0(void)
     float logits[B * H * T * T], plain[B * H * T * T];
     posemb_error err;
     posemb_batch b = {.B = B, .T = T, .ids = ids, .axes = axes};
-    if (posemb_model_layer0_logits(m, &b, logits, &err) || posemb_model_forward(m, &b, &err)) fail_msg("%s", err.msg);
-    const float *att = posemb_model_attention(m, 0);
-    double worst = 0;
-    for (int r = 0; r < B * H * T; r++) {
-        const float *z = logits + (size_t)r * T;
-        int i = r % T;
-        double mx = -INFINITY, sum = 0;
-        for (int j = 0; j <= i; j++) mx = fmax(mx, z[j]);
-        for (int j = 0; j <= i; j++) sum += exp(z[j] - mx);
-        for (int j = 0; j <= i; j++) worst = fmax(worst, fabs(exp(z[j] - mx) / sum - att[(size_t)r * T + j]));
-    }
+    double worst = layer0_against_forward(m, &b, logits, 1);
     printf("mrope, layer 0: |softmax(layer0 logits) - forward's attention| <= %.2e\n", worst);
     assert_true(worst < 1e-5);
     b.axes = NULL;
     if (posemb_model_layer0_logits(m, &b, plain, &err)) fail_msg("%s", err.msg);
     assert_true(rel_diff(logits, plain, (size_t)B * H * T * T) > 1e-2);
     posemb_model_free(m);
+    const posemb_arch archs[] = {POSEMB_LLAMA, POSEMB_GPT2, POSEMB_BERT};
+    for (int a = 0; a < 3; a++) {
+        m = tiny(archs[a], "decoupled", 16);
+        worst = layer0_against_forward(m, &b, logits, archs[a] != POSEMB_BERT);
+        printf("decoupled, arch %d, layer 0: |softmax(layer0 logits) - forward's attention| <= %.2e\n", a, worst);
+        assert_true(worst < 1e-5);
+        posemb_model_free(m);
+    }
 }
 
 static void test_packed_positions(void **state)
@@ -235,7 +253,7 @@ static void test_packed_positions(void **state)
     check_packed_ape(POSEMB_BERT);
     check_packed_ape(POSEMB_GPT2);
     check_packed_alibi();
-    check_mrope_layer0();
+    check_layer0_paths();
 }
 
 /* T tokens past max_position_embeddings (8): the model runs them, as a

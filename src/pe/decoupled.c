@@ -7,17 +7,18 @@
  * scale being the engine's 1/sqrt(d) on q.k too (DeepSeek's 1/sqrt(d + R)
  * on both: a constant factor the projections absorb). As in MLA the rotary
  * key is one per token, not per head, so a cache would hold R numbers per
- * token for position. DeepSeek projects the query part from its compressed
- * query c^Q; posemb has no compression and projects from x. The pairs are
- * halves (m, m + R/2) at base^(-2m/R); per layer W^QR [H R, D] and
- * W^KR [R, D], N(0, 0.02).
+ * token for position. DeepSeek-V2 projects the query part from its
+ * compressed query c^Q (V2-Lite, as posemb, from x). The pairs are adjacent
+ * (2m, 2m + 1), as DeepSeek's code turns them (pairing=halves: m, m + R/2),
+ * at base^(-2m/R); per layer W^QR [H R, D] and W^KR [R, D], N(0, 0.02).
  *
  * The projections need the layer input (the layer-input hook, pe.h 5.);
  * the rotation needs positions, which only the attention hooks see, so the
  * logits hook rotates each call's rows into a thread slot. The caller's
- * scratch holds, per layer, q^R [B, T, H R], k^R [B, T, R] (unrotated), their
- * gradients, and each head's share of d k^R [B, H, T, R] (heads run in
- * parallel; summed in the layer-input backward). */
+ * scratch holds, per layer, q^R [B, T, H R] and k^R [B, T, R] (unrotated),
+ * then once for all layers their gradients and each head's share of d k^R
+ * [B, H, T, R] (heads run in parallel; summed in the layer-input backward,
+ * which the models run right after the layer's attention backward). */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 
 typedef struct decoupled_state {
     int R;                /* rotary dims per head, even */
+    int halves;           /* pairing: m with m + R/2 (1) or 2m with 2m + 1 (0, DeepSeek's) */
     double base;          /* RoPE's base */
     double *theta;        /* [R/2] frequencies */
     float *cos_t, *sin_t; /* [max_len, R/2] */
@@ -41,15 +43,18 @@ static posemb_status decoupled_configure(pe_comp *c, pe_opts *o, posemb_error *e
     decoupled_state *s = calloc(1, sizeof *s);
     if (!s) return posemb_fail(err, POSEMB_ENOMEM, "decoupled: out of memory");
     c->state = s;
+    static const char *const pairings[] = {"interleaved", "halves", NULL};
     int d = c->head_dim;
-    posemb_status st = pe_opt_int(o, "dim", d / 2 > 2 ? d / 2 : 2, 2, 4096, &s->R, err);
+    posemb_status st = pe_opt_int(o, "dim", 2 * (d / 4 > 1 ? d / 4 : 1), 2, 4096, &s->R, err); /* d/2, even */
     if (!st) st = pe_opt_double(o, "base", 10000.0, 1.0 + 1e-9, 1e12, &s->base, err);
+    if (!st) st = pe_opt_enum(o, "pairing", pairings, 0, &s->halves, err);
     if (st) return st;
     if (s->R % 2)
         return posemb_fail(err, POSEMB_EINVAL, "spec '%s': decoupled dim=%d must be even (RoPE turns pairs)", o->spec,
                            s->R);
     pe_canon_add(c, "dim=%d", s->R);
     pe_canon_num(c, "base", s->base);
+    pe_canon_add(c, "pairing=%s", pairings[s->halves]);
     int nf = s->R / 2, L = c->dims.max_len;
     s->theta = malloc((size_t)nf * sizeof *s->theta);
     s->cos_t = malloc((size_t)L * nf * sizeof(float));
@@ -81,19 +86,21 @@ static void decoupled_destroy(pe_comp *c)
     free(s);
 }
 
-/* Per token: q^R (H R), k^R (R), their gradients (H R + R), and d k^R per head (H R). */
-static size_t per_token(const pe_comp *c)
+/* Per token and layer: q^R (H R) and k^R (R); per token once: their gradients (H R + R) and d k^R per
+ * head (H R). */
+static size_t kept_per_token(const pe_comp *c)
 {
-    const decoupled_state *s = c->state;
-    return (size_t)s->R * (3 * (size_t)c->dims.n_heads + 2);
+    return (size_t)((decoupled_state *)c->state)->R * (c->dims.n_heads + 1);
 }
 
 static size_t decoupled_layer_scratch(const pe_comp *c, long ntok)
 {
-    return (size_t)c->dims.n_layers * (size_t)ntok * per_token(c);
+    size_t R = (size_t)((decoupled_state *)c->state)->R;
+    return (size_t)ntok * ((size_t)c->dims.n_layers * kept_per_token(c) + R * (2 * (size_t)c->dims.n_heads + 1));
 }
 
-/* Layer l's part of the scratch: q^R [N, H R], k^R [N, R], dq^R [N, H R], dk^R [N, R], dk^R per head [B, H, T, R]. */
+/* Layer l's q^R [N, H R] and k^R [N, R]; the gradients all layers share: dq^R [N, H R], dk^R [N, R], dk^R
+ * per head [B, H, T, R]. */
 typedef struct layer_bufs {
     float *q, *k, *dq, *dk, *dk_head;
 } layer_bufs;
@@ -102,9 +109,9 @@ static layer_bufs bufs_of(const pe_comp *c, float *scratch, int layer, int B, in
 {
     const decoupled_state *s = c->state;
     size_t N = (size_t)B * T, HR = (size_t)c->dims.n_heads * s->R;
-    float *base = scratch + (size_t)layer * N * per_token(c);
-    layer_bufs b = {.q = base, .k = base + N * HR};
-    b.dq = b.k + N * s->R;
+    layer_bufs b = {.q = scratch + (size_t)layer * N * kept_per_token(c)};
+    b.k = b.q + N * HR;
+    b.dq = scratch + (size_t)c->dims.n_layers * N * kept_per_token(c);
     b.dk = b.dq + N * HR;
     b.dk_head = b.dk + N * s->R;
     return b;
@@ -136,7 +143,7 @@ static void rotate_into(const pe_comp *c, const float *src, int ld, int n, const
         for (int m = 0; m < nf; m++) {
             float cs, sn;
             rope_tables_cs(&t, nf, c->dims.max_len, pos[i], m, &cs, &sn);
-            rope_turn(row, m, nf, 1, cs, sn * sign);
+            rope_turn(row, m, nf, s->halves, cs, sn * sign);
         }
     }
 }
@@ -197,6 +204,8 @@ static void decoupled_layer_input_backward(pe_comp *c, int layer, const float *x
                                            float *scratch)
 {
     const decoupled_state *s = c->state;
+    POSEMB_REQUIRE(s->scratch == scratch && s->B == B && s->T == T,
+                   "decoupled: layer-input backward on another batch than the last forward's");
     int D = c->dims.dim, N = B * T, H = c->dims.n_heads, R = s->R, HR = H * R;
     layer_bufs b = bufs_of(c, scratch, layer, B, T);
     const float *wq = c->params[2 * layer].data, *wk = c->params[2 * layer + 1].data;
@@ -236,7 +245,8 @@ const pe_family pe_family_decoupled = {
     .kind = PE_KIND_ATTENTION,
     .summary = "DeepSeek's decoupled RoPE (MLA): unrotated heads plus a rotary sub-head, a query per head and one key "
                "shared by all, projected from the layer input",
-    .options = "dim=R rotary dims per head (head width / 2), base=NUM (10000)",
+    .options = "dim=R rotary dims per head (head width / 2, rounded down to even), base=NUM (10000), "
+               "pairing=interleaved|halves (interleaved: DeepSeek's adjacent pairs)",
     .configure = decoupled_configure,
     .destroy = decoupled_destroy,
     .logits_forward = decoupled_logits_forward,

@@ -360,6 +360,7 @@ int posemb_pe_has_input(const posemb_pe *p) { return p->input != NULL; }
 int posemb_pe_has_qk(const posemb_pe *p) { return p->scale || (p->attn && (p->attn->hooks & PE_HOOK_QK)); }
 int posemb_pe_has_scale(const posemb_pe *p) { return p->scale != NULL; }
 int posemb_pe_qk_per_head(const posemb_pe *p) { return p->attn && p->attn->qk_per_head; }
+int posemb_pe_has_scores(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_SCORES); }
 int posemb_pe_n_axes(const posemb_pe *p) { return p->attn && p->attn->multi_axis ? POSEMB_PE_AXES : 1; }
 int posemb_pe_has_logits(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_LOGITS); }
 int posemb_pe_has_values(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_VALUES); }

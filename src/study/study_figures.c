@@ -7,6 +7,7 @@
 #include "posemb/pe.h"
 #include "plot/plot.h"
 #include "study_impl.h"
+#include "pe/pe_internal.h"
 
 static const char *const FAMILY_TITLE[STUDY_FAMILIES] = {
     "no PE",
@@ -49,9 +50,14 @@ study_family study_pe_family(const char *spec)
     if (!spec || probe(spec, &p)) return STUDY_FAMILY_OTHER;
     study_family f = STUDY_FAMILY_NONE;
     int random = posemb_pe_random_max(p) > 0;
-    int attention = posemb_pe_has_qk(p) || posemb_pe_has_logits(p) || posemb_pe_has_values(p);
+    int scores = posemb_pe_has_scores(p);
+    int attention = posemb_pe_has_qk(p) || posemb_pe_has_logits(p) || posemb_pe_has_values(p) || scores;
     if (posemb_pe_has_input(p) && attention) f = STUDY_FAMILY_BOTH;
+    else if (posemb_pe_has_layer_input(p) && (random || reads_positions(spec)))
+        f = STUDY_FAMILY_ROTARY; /* decoupled: a rotary sub-head, projected from the layer input */
     else if (posemb_pe_has_layer_input(p)) f = STUDY_FAMILY_DATA;
+    else if (scores)
+        f = random || reads_positions(spec) ? STUDY_FAMILY_ROTARY : STUDY_FAMILY_DATA; /* PoPE's polar turn */
     else if (posemb_pe_has_qk(p) && !posemb_pe_has_logits(p) && strstr(posemb_pe_spec(p), "pairing="))
         f = STUDY_FAMILY_ROTARY;                            /* tupe's q/k hook only scales; ssmax's too */
     else if (posemb_pe_has_scale(p)) f = STUDY_FAMILY_BIAS; /* a factor on the logits: ssmax, temperature alone */
