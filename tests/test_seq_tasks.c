@@ -201,7 +201,7 @@ static void test_error_classes(void **state)
     enum { a = SYN_CONTENT, b, c, d };
     const posemb_syn_task *copy = posemb_syn_find("seq_copy_a4"), *rev = posemb_syn_find("seq_reverse_a4");
     int32_t row[16] = {SYN_CLS, a, b, a, c, SYN_SEP, a, b, a, c};
-    double ch[2];
+    double ch[3];
     /* copy, output 2 (want a, source 2; neighbours b and c; previous output b, which occurs once: no content
      * set): c is a position error, d neither */
     assert_int_equal(posemb_syn_error_class(copy, row, 16, 2, c, ch), SEQ_ERR_POSITION);
@@ -236,6 +236,20 @@ static void test_error_classes(void **state)
     assert_int_equal(posemb_syn_error_class(copy, r3, 16, 2, d, ch), SEQ_ERR_CONTENT);
     TU_CLOSE(ch[0], 1.0 / 3, 1e-12, 0, "position chance", 0);
     TU_CLOSE(ch[1], 1.0 / 3, 1e-12, 0, "content chance", 0);
+    TU_CLOSE(ch[2], 1.0 / 3, 1e-12, 0, "content-alone chance", 0);
+    /* reverse with a content set: x = b a c a d, output 2 (want c, source 2; neighbours a, a; previous output a
+     * at 3, also at 1, before which b): b content, a position; content alone {b}: 1/3 */
+    int32_t r5[16] = {SYN_CLS, b, a, c, a, d, SYN_SEP};
+    assert_int_equal(posemb_syn_error_class(rev, r5, 16, 2, b, ch), SEQ_ERR_CONTENT);
+    assert_int_equal(posemb_syn_error_class(rev, r5, 16, 2, a, ch), SEQ_ERR_POSITION);
+    TU_CLOSE(ch[2], 1.0 / 3, 1e-12, 0, "reverse content-alone chance", 0);
+    /* bits: x = 0 1 1 0, copy output 2 (want 1; neighbours 1, 0: position {0}; previous 1 also at 2, followed
+     * by 0: content {0}): 0 is both, and every chance is 1 but the content-alone one, 0 */
+    int32_t r6[16] = {SYN_CLS, SYN_DIGIT, SYN_DIGIT + 1, SYN_DIGIT + 1, SYN_DIGIT, SYN_SEP};
+    assert_int_equal(posemb_syn_error_class(posemb_syn_find("seq_copy_bits"), r6, 16, 2, SYN_DIGIT, ch),
+                     SEQ_ERR_POSITION | SEQ_ERR_CONTENT);
+    TU_CLOSE(ch[0], 1.0, 1e-12, 0, "bits position chance", 0);
+    TU_CLOSE(ch[2], 0.0, 1e-12, 0, "bits content-alone chance", 0);
     /* x = c a b d a d */
     int32_t r4[16] = {SYN_CLS, c, a, b, d, a, d, SYN_SEP};
     /* copy output 3 (want d, source 3; neighbours b, a; previous b at 2 only): a position; output 2 (want b,

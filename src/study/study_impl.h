@@ -44,22 +44,22 @@ typedef struct study_tally {
     /* copy and reverse tasks' wrong tokens by class (index: SEQ_ERR_* bits, 0 neither), and the sums of
      * each error's chance of falling in the position and content sets */
     long err[4];
-    double err_chance[2];
+    double err_chance[3];
 } study_tally;
 posemb_status study_tally_init(study_tally *t, int cap, posemb_error *err);
 void study_tally_free(study_tally *t);
 void study_tally_token(study_tally *t, int pos, int hit);
 void study_tally_example(study_tally *t, int input_len, int scored, int hits);
-/* One wrong token of class cls (posemb_syn_error_class, >= 0) with its chance[2]. */
-void study_tally_error(study_tally *t, int cls, const double chance[2]);
+/* One wrong token of class cls (posemb_syn_error_class, >= 0) with its chance[3]. */
+void study_tally_error(study_tally *t, int cls, const double chance[3]);
 /* Ruoss et al. 2023's score: the answer-token accuracy at each input length, averaged
  * over the lengths seen (NAN when none). */
 double study_tally_length_mean(const study_tally *t);
 /* `, "by_input_length": [[n, examples, token accuracy, exact match], ...],
  * "by_answer_position": [[j from 1, tokens, accuracy], ...]` and, for copy and reverse tasks with
  * wrong tokens, `, "errors": [wrong, position, content, both, neither], "errors_chance": [position,
- * content]` (the mean share of the other symbols in each set) into out (cut at cap); the length
- * written, below study_tally_json_cap. */
+ * content, content alone]` (the mean share of the other symbols in each set) into out (cut at cap); the
+ * length written, below study_tally_json_cap. */
 size_t study_tally_json(const study_tally *t, char *out, size_t cap);
 size_t study_tally_json_cap(const study_tally *t);
 /* ---- figures (study_figures.c) ---- */

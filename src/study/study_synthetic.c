@@ -122,7 +122,7 @@ static posemb_status lm_hits(posemb_model *m, const posemb_syn_task *t, const po
             int best = 0;
             for (int v = 1; v < V; v++) best = z[v] > z[best] ? v : best;
             int hit = best == b->targets[i + 1];
-            double chance[2];
+            double chance[3];
             int cls =
                 hit || !tally ? -1 : posemb_syn_error_class(t, batch->ids + (size_t)r * T, T, scored, best, chance);
             if (cls >= 0) study_tally_error(tally, cls, chance);

@@ -44,11 +44,10 @@ void study_tally_example(study_tally *t, int input_len, int scored, int hits)
     t->whole[input_len] += hits == scored;
 }
 
-void study_tally_error(study_tally *t, int cls, const double chance[2])
+void study_tally_error(study_tally *t, int cls, const double chance[3])
 {
     t->err[cls & 3]++;
-    t->err_chance[0] += chance[0];
-    t->err_chance[1] += chance[1];
+    for (int i = 0; i < 3; i++) t->err_chance[i] += chance[i];
 }
 
 double study_tally_length_mean(const study_tally *t)
@@ -101,7 +100,8 @@ size_t study_tally_json(const study_tally *t, char *out, size_t cap)
         snprintf(e, sizeof e, ", \"errors\": [%ld, %ld, %ld, %ld, %ld], ", wrong, t->err[SEQ_ERR_POSITION],
                  t->err[SEQ_ERR_CONTENT], t->err[3], t->err[0]);
         append(out, cap, &n, e);
-        snprintf(e, sizeof e, "\"errors_chance\": [%.4f, %.4f]", t->err_chance[0] / wrong, t->err_chance[1] / wrong);
+        snprintf(e, sizeof e, "\"errors_chance\": [%.4f, %.4f, %.4f]", t->err_chance[0] / wrong,
+                 t->err_chance[1] / wrong, t->err_chance[2] / wrong);
         append(out, cap, &n, e);
     }
     return n;

@@ -276,7 +276,7 @@ double posemb_syn_chance(const posemb_syn_task *t, int T, int n_train)
     return 1.0 / (T - 2);                              /* guessing a start; the length of the span then follows */
 }
 
-int posemb_syn_error_class(const posemb_syn_task *t, const int32_t *row, int T, int k, int32_t pred, double chance[2])
+int posemb_syn_error_class(const posemb_syn_task *t, const int32_t *row, int T, int k, int32_t pred, double chance[3])
 {
     const task_impl *impl = (const task_impl *)t;
     int n = 0;

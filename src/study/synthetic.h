@@ -56,9 +56,10 @@ void posemb_syn_lm_targets(const posemb_syn_task *t, const int32_t *ids, int B, 
 /* A wrong answer token of a copy or reverse task (seq_copy*, seq_reverse*, reverse): row [T] its
  * example, k its index in the answer, pred the token predicted. Returns SEQ_ERR_POSITION |
  * SEQ_ERR_CONTENT (0: neither; -1: the task has no such reading, or k is outside the answer) and in
- * chance[2] the share of the other symbols in each set (synthetic_seq.c says how each is read). */
+ * chance[3] the share of the other symbols in the position set, the content set and the content set
+ * alone (synthetic_seq.c says how each is read). */
 enum { SEQ_ERR_POSITION = 1, SEQ_ERR_CONTENT = 2 };
-int posemb_syn_error_class(const posemb_syn_task *t, const int32_t *row, int T, int k, int32_t pred, double chance[2]);
+int posemb_syn_error_class(const posemb_syn_task *t, const int32_t *row, int T, int k, int32_t pred, double chance[3]);
 
 /* The accuracy a constant or random predictor gets at length T (the
  * majority class rate; for spans, 1 / the number of candidate spans). */

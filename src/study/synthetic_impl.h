@@ -38,7 +38,7 @@ enum { SEQ_HINTS = 48 };
 /* Whether a token after [SEP] is scored, for a task whose output holds more than its answer. */
 int seq_scores_digits(int32_t token);
 /* seq_error_class: posemb_syn_error_class for the input x [n] of a copy (dir 1) or reverse (dir -1). */
-int seq_error_class(const int32_t *x, int n, int k, int dir, int alphabet, int32_t pred, double chance[2]);
+int seq_error_class(const int32_t *x, int n, int k, int dir, int alphabet, int32_t pred, double chance[3]);
 /* The chance token accuracy of a seq_ task (a uniform guess among its output symbols); 0 for others. */
 double seq_chance(const char *name);
 

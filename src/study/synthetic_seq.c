@@ -192,9 +192,13 @@ double seq_chance(const char *name)
  *   model found the previous symbol again and read on from there, the route
  *   of an induction head, which repeated symbols mislead.
  * Returns SEQ_ERR_POSITION | SEQ_ERR_CONTENT bits (0: neither), and in
- * chance[0], chance[1] the share of the alphabet's other symbols that would
- * fall in each set, what a uniformly wrong guess gets. */
-int seq_error_class(const int32_t *x, int n, int k, int dir, int alphabet, int32_t pred, double chance[2])
+ * chance[0], chance[1], chance[2] the share of the alphabet's other symbols
+ * that would fall in the position set, the content set and the content set
+ * alone (not the position set), what a uniformly wrong guess gets. The
+ * position set always holds the previous output symbol (copy: source - 1 is
+ * the previous source; reverse: source + 1), so repeating the token just
+ * written counts as position. */
+int seq_error_class(const int32_t *x, int n, int k, int dir, int alphabet, int32_t pred, double chance[3])
 {
     int src = dir > 0 ? k : n - 1 - k, prev = dir > 0 ? k - 1 : n - k;
     int32_t want = x[src];
@@ -205,13 +209,15 @@ int seq_error_class(const int32_t *x, int n, int k, int dir, int alphabet, int32
         int next = j + dir;
         if (j != prev && x[j] == x[prev] && next >= 0 && next < n && x[next] != want) incont[x[next]] = 1;
     }
-    int np = 0, nc = 0;
+    int np = 0, nc = 0, only = 0;
     for (int v = 0; v < POSEMB_SYN_VOCAB; v++) {
         np += inpos[v];
         nc += incont[v];
+        only += incont[v] && !inpos[v];
     }
     chance[0] = (double)np / (alphabet - 1);
     chance[1] = (double)nc / (alphabet - 1);
+    chance[2] = (double)only / (alphabet - 1);
     if (pred < 0 || pred >= POSEMB_SYN_VOCAB || pred == want) return 0;
     return (inpos[pred] ? SEQ_ERR_POSITION : 0) | (incont[pred] ? SEQ_ERR_CONTENT : 0);
 }
