@@ -61,11 +61,7 @@ static posemb_status decoupled_configure(pe_comp *c, pe_opts *o, posemb_error *e
     s->sin_t = malloc((size_t)L * nf * sizeof(float));
     if (!s->theta || !s->cos_t || !s->sin_t) return posemb_fail(err, POSEMB_ENOMEM, "decoupled: out of memory");
     pe_sinusoid_freqs(s->base, s->R, s->theta);
-    for (int p = 0; p < L; p++)
-        for (int m = 0; m < nf; m++) {
-            s->cos_t[(size_t)p * nf + m] = (float)cos(s->theta[m] * p);
-            s->sin_t[(size_t)p * nf + m] = (float)sin(s->theta[m] * p);
-        }
+    rope_tables_fill(s->theta, nf, L, 1.0, s->cos_t, s->sin_t);
     if ((st = pe_slots_init(&s->rot, c->dims.max_threads, 4 * (size_t)L * s->R, err))) return st;
     int H = c->dims.n_heads, D = c->dims.dim;
     for (int l = 0; l < c->dims.n_layers; l++)

@@ -69,17 +69,6 @@ static posemb_status xpos_tables(pe_comp *c, rope_state *s, posemb_error *err)
     return POSEMB_OK;
 }
 
-/* cos_t, sin_t [max_len, nfreq] <- attn cos(theta_m p), attn sin(theta_m p). */
-static void fill_tables(const pe_comp *c, int nf, const double *theta, double attn, float *cos_t, float *sin_t)
-{
-    for (int p = 0; p < c->dims.max_len; p++)
-        for (int m = 0; m < nf; m++) {
-            double a = theta[m] * p;
-            cos_t[(size_t)p * nf + m] = (float)(attn * cos(a));
-            sin_t[(size_t)p * nf + m] = (float)(attn * sin(a));
-        }
-}
-
 posemb_status rope_configure_as(pe_comp *c, pe_opts *o, int xpos, posemb_error *err)
 {
     static const char *const pairings[] = {"halves", "interleaved", NULL};
@@ -108,7 +97,7 @@ posemb_status rope_configure_as(pe_comp *c, pe_opts *o, int xpos, posemb_error *
     s->cos_t = malloc(n * sizeof(float));
     s->sin_t = malloc(n * sizeof(float));
     if (!s->cos_t || !s->sin_t) return posemb_fail(err, POSEMB_ENOMEM, "rope: out of memory");
-    fill_tables(c, nf, s->sc.theta, s->sc.attn, s->cos_t, s->sin_t);
+    rope_tables_fill(s->sc.theta, nf, c->dims.max_len, s->sc.attn, s->cos_t, s->sin_t);
     return POSEMB_OK;
 }
 
@@ -130,7 +119,7 @@ static posemb_status local_configure(pe_comp *c, rope_state *s, pe_opts *o, pose
     s->lsin_t = malloc(n * sizeof(float));
     if (!s->local_theta || !s->lcos_t || !s->lsin_t) return posemb_fail(err, POSEMB_ENOMEM, "rope: out of memory");
     rope_scale_base_freqs(&s->sc, base, s->local_theta);
-    fill_tables(c, nf, s->local_theta, 1.0, s->lcos_t, s->lsin_t);
+    rope_tables_fill(s->local_theta, nf, c->dims.max_len, 1.0, s->lcos_t, s->lsin_t);
     return POSEMB_OK;
 }
 
@@ -263,6 +252,17 @@ static void xpos_scale_rows(const rope_state *s, int M, float *x, int ld, int n,
     }
 }
 
+/* n rows turned by their M-RoPE axes when the spec has sections and the call
+ * gives axes, else by their 1D positions. */
+static void rotate_side(const pe_comp *c, const rope_tables *t, float *x, int ld, int n, const int32_t *pos,
+                        const int32_t *axes, int axis_stride, float sign)
+{
+    const rope_state *s = c->state;
+    if (s->mrope && axes)
+        rope_mrope_rotate_rows(s->mrope, c, t, s->sc.nfreq, s->halves, x, ld, n, axes, axis_stride, sign);
+    else rotate_rows(c, x, ld, n, pos, sign, t);
+}
+
 /* q and k rotated forward (sign 1) or back (-1), with the frequencies of the
  * call's length where they depend on it, and xPos's scales. */
 static void rotate_qk(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, float *k, int ldk, float sign)
@@ -274,19 +274,9 @@ static void rotate_qk(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, fl
     int local = s->local_on && h->layer >= 0 && h->layer < c->dims.n_layers && s->local_on[h->layer];
     if (local) t = (rope_tables){.cos_t = s->lcos_t, .sin_t = s->lsin_t, .theta = s->local_theta, .attn = 1.0};
     else if (s->sc.by_length && L > s->sc.original) t = long_tables(c, s, h->slot, L);
-    if (s->mrope && (h->qaxes || h->kaxes)) {
-        int nf = s->sc.nfreq;
-        if (h->qaxes)
-            rope_mrope_rotate_rows(s->mrope, c, &t, nf, s->halves, q, ldq, h->nq, h->qaxes, h->axis_stride, sign);
-        else rotate_rows(c, q, ldq, h->nq, h->qpos, sign, &t);
-        if (h->kaxes)
-            rope_mrope_rotate_rows(s->mrope, c, &t, nf, s->halves, k, ldk, h->nk, h->kaxes, h->axis_stride, sign);
-        else rotate_rows(c, k, ldk, h->nk, h->kpos, sign, &t);
-        return;
-    }
-    rotate_rows(c, q, ldq, h->nq, h->qpos, sign, &t);
-    rotate_rows(c, k, ldk, h->nk, h->kpos, sign, &t);
-    if (s->xpos) {
+    rotate_side(c, &t, q, ldq, h->nq, h->qpos, h->qaxes, h->axis_stride, sign);
+    rotate_side(c, &t, k, ldk, h->nk, h->kpos, h->kaxes, h->axis_stride, sign);
+    if (s->xpos) { /* mrope= is refused on xpos: no 3D rows reach here */
         xpos_scale_rows(s, c->dims.max_len, q, ldq, h->nq, h->qpos, L / 2, 1);
         xpos_scale_rows(s, c->dims.max_len, k, ldk, h->nk, h->kpos, L / 2, -1);
     }

@@ -15,6 +15,17 @@ typedef struct rope_tables {
     double attn; /* the attention factor the tables hold */
 } rope_tables;
 
+/* cos_t, sin_t [max_len, nf] <- attn cos(theta_m p), attn sin(theta_m p). */
+static inline void rope_tables_fill(const double *theta, int nf, int max_len, double attn, float *cos_t, float *sin_t)
+{
+    for (int p = 0; p < max_len; p++)
+        for (int m = 0; m < nf; m++) {
+            double a = theta[m] * p;
+            cos_t[(size_t)p * nf + m] = (float)(attn * cos(a));
+            sin_t[(size_t)p * nf + m] = (float)(attn * sin(a));
+        }
+}
+
 /* cos and sin (times the attention factor) of pair m of nf at position pos:
  * from the tables for 0 <= pos < max_len, else computed in double. */
 static inline void rope_tables_cs(const rope_tables *t, int nf, int max_len, int32_t pos, int m, float *cs, float *sn)
