@@ -19,37 +19,6 @@ FIT = 0.9  # token accuracy at the training length that counts as fitted
 RANDOM = "rope+random:max=168"
 
 
-def betacf(a, b, x):
-    """The continued fraction of the regularized incomplete beta (Lentz's method)."""
-    tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 400):
-        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-            d = 1.0 + num * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + num / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-15:
-            break
-    return h
-
-
-def t_two_sided(t, df):
-    """2 P(T > |t|) for Student's t: the regularized incomplete beta I_{df/(df+t^2)}(df/2, 1/2)."""
-    x, a, b = df / (df + t * t), df / 2.0, 0.5
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1) / (a + b + 2):
-        return front * betacf(a, b, x) / a
-    return 1.0 - front * betacf(b, a, 1.0 - x) / b
-
-
 def read(path):
     """The slice's lines by (pe, alphabet, seed) and eval_len; refuses duplicates, several n_train or
     steps, and lines with wrong tokens but no error classes (written before the classes existed)."""
