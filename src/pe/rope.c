@@ -194,10 +194,37 @@ static void rotate_row(const pe_comp *c, float *x, int32_t pos, float sign, cons
     }
 }
 
+/* rotate_row for n rows, with the positions inside the tables turned by
+ * loops the compiler vectorises (rotate_row's per-pair lookup kept them
+ * scalar). rope.c is compiled without FMA contraction (CMakeLists.txt), so
+ * every clone gives rotate_row's bits. */
 POSEMB_KERNEL static void rotate_rows(const pe_comp *c, float *x, int ld, int n, const int32_t *pos, float sign,
                                       const rope_tables *t)
 {
-    for (int i = 0; i < n; i++) rotate_row(c, x + (size_t)i * ld, pos[i], sign, t);
+    const rope_state *s = c->state;
+    int half = s->sc.nfreq;
+    for (int i = 0; i < n; i++) {
+        float *xr = x + (size_t)i * ld;
+        if (pos[i] < 0 || pos[i] >= c->dims.max_len) {
+            rotate_row(c, xr, pos[i], sign, t);
+            continue;
+        }
+        const float *cr = t->cos_t + (size_t)pos[i] * half, *sr = t->sin_t + (size_t)pos[i] * half;
+        if (s->halves) { /* pair m: x[m] and x[m + half] */
+            float *xb = xr + half;
+            for (int m = 0; m < half; m++) {
+                float a = xr[m], b = xb[m], sn = sr[m] * sign;
+                xr[m] = a * cr[m] - b * sn;
+                xb[m] = a * sn + b * cr[m];
+            }
+        } else { /* pair m: x[2m] and x[2m + 1] */
+            for (int m = 0; m < half; m++) {
+                float a = xr[2 * m], b = xr[2 * m + 1], sn = sr[m] * sign;
+                xr[2 * m] = a * cr[m] - b * sn;
+                xr[2 * m + 1] = a * sn + b * cr[m];
+            }
+        }
+    }
 }
 
 /* The tables of sequence length L past the original length, in the thread's
