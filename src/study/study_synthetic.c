@@ -106,7 +106,7 @@ static posemb_status lm_hits(posemb_model *m, const posemb_syn_task *t, const po
     posemb_syn_lm_targets(t, batch->ids, batch->B, batch->T, b->targets);
     posemb_targets tg = {.tokens = b->targets};
     posemb_loss l;
-    posemb_status st = posemb_model_loss(m, &tg, 1.0f, &l, err);
+    posemb_status st = posemb_model_loss(m, &tg, 0.0f, &l, err); /* the counts only: no gradient */
     if (!st) {
         *right += l.correct;
         *total += l.count;
@@ -147,13 +147,12 @@ typedef struct eval_out {
     study_tally *tally;
 } eval_out;
 
-/* Evaluates m on n examples of length T into o. */
-static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_t data_seed, int T, int n_train, int n,
-                              run_buf *b, int B, eval_out *o, posemb_error *err)
+/* evaluate's passes over the examples (m in eval mode). */
+static posemb_status eval_passes(posemb_model *m, const posemb_syn_task *t, uint64_t data_seed, int T, int n_train,
+                                 int n, run_buf *b, int B, eval_out *o, posemb_error *err)
 {
     long right = 0, total = 0, whole = 0;
     same_pred sp = {0};
-    posemb_model_set_train(m, 0, 0, 0); /* eval mode: no dropout */
     for (int k0 = 0; k0 < n; k0 += B) {
         int nb = n - k0 < B ? n - k0 : B;
         posemb_syn_batch(t, data_seed, 1000000L + k0, nb, T, n_train, b->ids, b->labels, b->starts, b->ends);
@@ -182,6 +181,20 @@ static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_
     o->exact = (double)whole / n;
     o->collapsed = sp.seen && !sp.varied;
     return POSEMB_OK;
+}
+
+/* Evaluates m on n examples of length T into o. Inference passes: every
+ * layer in one layer's buffers, which at 256 tokens halves the memory the
+ * attention probabilities sweep through; the next training step's forward
+ * turns them off again. */
+static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_t data_seed, int T, int n_train, int n,
+                              run_buf *b, int B, eval_out *o, posemb_error *err)
+{
+    posemb_model_set_train(m, 0, 0, 0); /* eval mode: no dropout */
+    posemb_model_set_inference(m, 1);
+    posemb_status st = eval_passes(m, t, data_seed, T, n_train, n, b, B, o, err);
+    posemb_model_set_inference(m, 0);
+    return st;
 }
 
 typedef struct run_result {
