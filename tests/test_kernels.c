@@ -273,6 +273,24 @@ static void test_gelu_backward_set(void **state)
     }
 }
 
+/* SwiGLU far out: silu(g) -> 0 below -88 (vm_expf stops at exp(88), which
+ * gave -2 at -FLT_MAX), its gradients too; NaN stays NaN. */
+static void test_swiglu_extremes(void **state)
+{
+    (void)state;
+    enum { I = 6 };
+    float gu[2 * I] = {-FLT_MAX, -1e30f, -200.0f, -88.5f, 80.0f, NAN, 1, 1, 1, 1, 1, 1}, y[I], dgu[2 * I];
+    float dy[I] = {1, 1, 1, 1, 1, 1};
+    posemb_nn_swiglu_forward(y, gu, 1, I);
+    posemb_nn_swiglu_backward(dgu, dy, gu, 1, I);
+    for (int i = 0; i < 4; i++) {
+        assert_true(y[i] == 0.0f);
+        assert_true(dgu[i] == 0.0f && dgu[I + i] == 0.0f);
+    }
+    assert_float_equal(y[4], 80.0f, 1e-5);
+    assert_true(isnan(y[5]) && isnan(dgu[5]));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_tanh_gelu),
         cmocka_unit_test(test_xent),
         cmocka_unit_test(test_rmsnorm_swiglu),
+        cmocka_unit_test(test_swiglu_extremes),
         cmocka_unit_test(test_fused_layernorm),
         cmocka_unit_test(test_gelu_backward_set),
     };

@@ -10,13 +10,18 @@
 #include "nn/nn_internal.h"
 #include "vmath.h"
 
+/* exp(-g) as libm gives it where it matters: vm_expf stops at exp(88), which
+ * would leave silu(g) = g / exp(88) far from 0 for g far below -88 (-2 at
+ * -FLT_MAX); past -88 the sigmoid is 0 in float anyway, so inf, as expf. */
+static inline float silu_exp(float g) { return g < -88.0f ? INFINITY : vm_expf(-g); }
+
 POSEMB_KERNEL void posemb_nn_swiglu_forward(float *y, const float *gu, int N, int I)
 {
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < N; t++) {
         const float *g = gu + (long)t * 2 * I, *u = g + I;
         float *yt = y + (long)t * I;
-        for (int i = 0; i < I; i++) yt[i] = g[i] / (1.0f + vm_expf(-g[i])) * u[i];
+        for (int i = 0; i < I; i++) yt[i] = g[i] / (1.0f + silu_exp(g[i])) * u[i];
     }
 }
 POSEMB_KERNEL_INTERNAL(posemb_nn_swiglu_forward);
@@ -29,7 +34,7 @@ POSEMB_KERNEL void posemb_nn_swiglu_backward(float *dgu, const float *dy, const 
         const float *g = gu + (long)t * 2 * I, *u = g + I, *dyt = dy + (long)t * I;
         float *dg = dgu + (long)t * 2 * I, *du = dg + I;
         for (int i = 0; i < I; i++) {
-            float s = 1.0f / (1.0f + vm_expf(-g[i]));
+            float s = 1.0f / (1.0f + silu_exp(g[i]));
             dg[i] = dyt[i] * u[i] * s * (1.0f + g[i] * (1.0f - s));
             du[i] = dyt[i] * g[i] * s;
         }

@@ -194,10 +194,33 @@ static void rotate_row(const pe_comp *c, float *x, int32_t pos, float sign, cons
     }
 }
 
-/* rotate_row for n rows, with the positions inside the tables turned by
- * loops the compiler vectorises (rotate_row's per-pair lookup kept them
- * scalar). rope.c is compiled without FMA contraction (CMakeLists.txt), so
- * every clone gives rotate_row's bits. */
+/* Pairs m and m + half of row x turned by (cr[m], sign sr[m]): rope_turn's
+ * arithmetic in a loop the compiler vectorises. */
+static inline void turn_halves(float *x, int half, const float *cr, const float *sr, float sign)
+{
+    float *xb = x + half;
+    for (int m = 0; m < half; m++) {
+        float a = x[m], b = xb[m], sn = sr[m] * sign;
+        x[m] = a * cr[m] - b * sn;
+        xb[m] = a * sn + b * cr[m];
+    }
+}
+
+/* Pairs 2m and 2m + 1, as turn_halves. */
+static inline void turn_adjacent(float *x, int half, const float *cr, const float *sr, float sign)
+{
+    for (int m = 0; m < half; m++) {
+        float a = x[2 * m], b = x[2 * m + 1], sn = sr[m] * sign;
+        x[2 * m] = a * cr[m] - b * sn;
+        x[2 * m + 1] = a * sn + b * cr[m];
+    }
+}
+
+/* rotate_row for n rows; the positions inside the tables by the vectorised
+ * turns (rotate_row's per-pair lookup kept the loop scalar). The same float
+ * operations in the same order: no FMA contraction (-std=c11, and
+ * -ffp-contract=off on this file in CMakeLists.txt against other defaults),
+ * so every clone gives rotate_row's bits. */
 POSEMB_KERNEL static void rotate_rows(const pe_comp *c, float *x, int ld, int n, const int32_t *pos, float sign,
                                       const rope_tables *t)
 {
@@ -205,25 +228,10 @@ POSEMB_KERNEL static void rotate_rows(const pe_comp *c, float *x, int ld, int n,
     int half = s->sc.nfreq;
     for (int i = 0; i < n; i++) {
         float *xr = x + (size_t)i * ld;
-        if (pos[i] < 0 || pos[i] >= c->dims.max_len) {
-            rotate_row(c, xr, pos[i], sign, t);
-            continue;
-        }
-        const float *cr = t->cos_t + (size_t)pos[i] * half, *sr = t->sin_t + (size_t)pos[i] * half;
-        if (s->halves) { /* pair m: x[m] and x[m + half] */
-            float *xb = xr + half;
-            for (int m = 0; m < half; m++) {
-                float a = xr[m], b = xb[m], sn = sr[m] * sign;
-                xr[m] = a * cr[m] - b * sn;
-                xb[m] = a * sn + b * cr[m];
-            }
-        } else { /* pair m: x[2m] and x[2m + 1] */
-            for (int m = 0; m < half; m++) {
-                float a = xr[2 * m], b = xr[2 * m + 1], sn = sr[m] * sign;
-                xr[2 * m] = a * cr[m] - b * sn;
-                xr[2 * m + 1] = a * sn + b * cr[m];
-            }
-        }
+        if (pos[i] < 0 || pos[i] >= c->dims.max_len) rotate_row(c, xr, pos[i], sign, t);
+        else if (s->halves)
+            turn_halves(xr, half, t->cos_t + (size_t)pos[i] * half, t->sin_t + (size_t)pos[i] * half, sign);
+        else turn_adjacent(xr, half, t->cos_t + (size_t)pos[i] * half, t->sin_t + (size_t)pos[i] * half, sign);
     }
 }
 
@@ -237,12 +245,7 @@ static rope_tables long_tables(const pe_comp *c, rope_state *s, int slot, int L)
     double *theta = s->long_theta + (size_t)slot * nf;
     if (s->long_len[slot] != L) {
         rope_scale_freqs(&s->sc, L, theta);
-        for (int p = 0; p < n; p++)
-            for (int m = 0; m < nf; m++) {
-                double a = theta[m] * p;
-                cos_t[(size_t)p * nf + m] = (float)(s->sc.attn * cos(a));
-                sin_t[(size_t)p * nf + m] = (float)(s->sc.attn * sin(a));
-            }
+        rope_tables_fill(theta, nf, n, s->sc.attn, cos_t, sin_t);
         s->long_len[slot] = L;
     }
     return (rope_tables){.cos_t = cos_t, .sin_t = sin_t, .theta = theta, .attn = s->sc.attn};
@@ -303,7 +306,7 @@ static void rotate_qk(pe_comp *c, const posemb_pe_head *h, float *q, int ldq, fl
     else if (s->sc.by_length && L > s->sc.original) t = long_tables(c, s, h->slot, L);
     rotate_side(c, &t, q, ldq, h->nq, h->qpos, h->qaxes, h->axis_stride, sign);
     rotate_side(c, &t, k, ldk, h->nk, h->kpos, h->kaxes, h->axis_stride, sign);
-    if (s->xpos) { /* mrope= is refused on xpos: no 3D rows reach here */
+    if (s->xpos) { /* xpos never parses mrope=: no 3D rows reach here */
         xpos_scale_rows(s, c->dims.max_len, q, ldq, h->nq, h->qpos, L / 2, 1);
         xpos_scale_rows(s, c->dims.max_len, k, ldk, h->nk, h->kpos, L / 2, -1);
     }

@@ -185,8 +185,8 @@ static posemb_status eval_passes(posemb_model *m, const posemb_syn_task *t, uint
 
 /* Evaluates m on n examples of length T into o. Inference passes: every
  * layer in one layer's buffers, which at 256 tokens halves the memory the
- * attention probabilities sweep through; the next training step's forward
- * turns them off again. */
+ * attention probabilities sweep through. Turned off again before it
+ * returns, so that the training step that follows keeps its activations. */
 static posemb_status evaluate(posemb_model *m, const posemb_syn_task *t, uint64_t data_seed, int T, int n_train, int n,
                               run_buf *b, int B, eval_out *o, posemb_error *err)
 {
