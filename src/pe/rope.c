@@ -194,31 +194,10 @@ static void rotate_row(const pe_comp *c, float *x, int32_t pos, float sign, cons
     }
 }
 
-/* Pairs m and m + half of row x turned by (cr[m], sign sr[m]): rope_turn's
- * arithmetic in a loop the compiler vectorises. */
-static inline void turn_halves(float *x, int half, const float *cr, const float *sr, float sign)
-{
-    float *xb = x + half;
-    for (int m = 0; m < half; m++) {
-        float a = x[m], b = xb[m], sn = sr[m] * sign;
-        x[m] = a * cr[m] - b * sn;
-        xb[m] = a * sn + b * cr[m];
-    }
-}
-
-/* Pairs 2m and 2m + 1, as turn_halves. */
-static inline void turn_adjacent(float *x, int half, const float *cr, const float *sr, float sign)
-{
-    for (int m = 0; m < half; m++) {
-        float a = x[2 * m], b = x[2 * m + 1], sn = sr[m] * sign;
-        x[2 * m] = a * cr[m] - b * sn;
-        x[2 * m + 1] = a * sn + b * cr[m];
-    }
-}
-
-/* rotate_row for n rows; the positions inside the tables by the vectorised
- * turns (rotate_row's per-pair lookup kept the loop scalar). The same float
- * operations in the same order: no FMA contraction (-std=c11, and
+/* rotate_row for n rows; a position inside the tables turns its row by
+ * rope_turn in a loop over pairs with the pairing fixed, which the compiler
+ * vectorises (rotate_row's per-pair lookup kept the loop scalar). The same
+ * float operations in the same order: no FMA contraction (-std=c11, and
  * -ffp-contract=off on this file in CMakeLists.txt against other defaults),
  * so every clone gives rotate_row's bits. */
 POSEMB_KERNEL static void rotate_rows(const pe_comp *c, float *x, int ld, int n, const int32_t *pos, float sign,
@@ -228,10 +207,15 @@ POSEMB_KERNEL static void rotate_rows(const pe_comp *c, float *x, int ld, int n,
     int half = s->sc.nfreq;
     for (int i = 0; i < n; i++) {
         float *xr = x + (size_t)i * ld;
-        if (pos[i] < 0 || pos[i] >= c->dims.max_len) rotate_row(c, xr, pos[i], sign, t);
-        else if (s->halves)
-            turn_halves(xr, half, t->cos_t + (size_t)pos[i] * half, t->sin_t + (size_t)pos[i] * half, sign);
-        else turn_adjacent(xr, half, t->cos_t + (size_t)pos[i] * half, t->sin_t + (size_t)pos[i] * half, sign);
+        if (pos[i] < 0 || pos[i] >= c->dims.max_len) {
+            rotate_row(c, xr, pos[i], sign, t);
+            continue;
+        }
+        const float *cr = t->cos_t + (size_t)pos[i] * half, *sr = t->sin_t + (size_t)pos[i] * half;
+        if (s->halves)
+            for (int m = 0; m < half; m++) rope_turn(xr, m, half, 1, cr[m], sr[m] * sign);
+        else
+            for (int m = 0; m < half; m++) rope_turn(xr, m, half, 0, cr[m], sr[m] * sign);
     }
 }
 
