@@ -14,6 +14,7 @@
 #include "posemb/pe.h"
 #include "posemb/rng.h"
 #include "testutil.h"
+#include "nn/nn_internal.h"
 #include "core/rng_internal.h"
 
 enum { B = 2, T = 7, H = 4, KV = 2, d = 4, D = H * d, GRP = H / KV, LDG = D + 2 * KV * d, LDM = 3 * D };
@@ -40,15 +41,7 @@ typedef struct run {
 static void attend(const char *spec, int causal, float dropout, int kv, const float *qkv_in, const float *dout, run *r)
 {
     posemb_pe *p = tu_pe(spec, D, H, 2, 16, causal);
-    /* learned tables O(1) (CoPE's start at 0), alike in both runs */
-    posemb_rng rng;
-    posemb_rng_seed(&rng, 5, 5);
-    for (int i = 0; i < posemb_pe_n_params(p); i++) {
-        const posemb_pe_param *t = posemb_pe_get_param(p, i);
-        if (!strstr(t->name, "frequencies") && !strstr(t->name, "threshold"))
-            posemb_rng_fill_normal(&rng, t->data, (long)t->numel, 0.5f);
-    }
-    posemb_pe_prepare(p);
+    tu_pe_scramble(p);
     int ld = kv == H ? LDM : LDG;
     posemb_nn_attn_shape sh = {
         .B = B, .T = T, .D = D, .H = H, .KV = kv, .causal = causal, .dropout = dropout, .key = 99};
@@ -121,6 +114,8 @@ static void test_gqa_equals_mha(void **state)
 
 int main(void)
 {
+    /* causal rows in blocks of 3 (T = 7): the blocked products, uneven blocks included */
+    posemb_nn_attention_set_block_rows(3);
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_gqa_equals_mha)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

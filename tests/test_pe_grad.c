@@ -24,6 +24,7 @@
 #include "posemb/pe.h"
 #include "posemb/rng.h"
 #include "testutil.h"
+#include "nn/nn_internal.h"
 #include "pe/pe_internal.h"
 #include "core/rng_internal.h"
 
@@ -359,6 +360,8 @@ GRAD_TEST(t_ape_relative_key_query, "ape+relative_key_query", 0)
 
 int main(void)
 {
+    /* causal rows in blocks of 4 (T = 6): the blocked products, uneven blocks included */
+    posemb_nn_attention_set_block_rows(4);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_none),
         cmocka_unit_test(t_ape),

@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "posemb/rng.h"
+#include "core/rng_internal.h"
 
 int tu_have_shared(const char *what)
 {
@@ -89,6 +90,18 @@ posemb_pe *tu_pe(const char *spec, int D, int H, int layers, int max_len, int ca
     posemb_pe_init_params(p, &rng);
     posemb_pe_prepare(p);
     return p;
+}
+
+void tu_pe_scramble(posemb_pe *p)
+{
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 5, 5);
+    for (int i = 0; i < posemb_pe_n_params(p); i++) {
+        const posemb_pe_param *t = posemb_pe_get_param(p, i);
+        if (!strstr(t->name, "frequencies") && !strstr(t->name, "threshold"))
+            posemb_rng_fill_normal(&rng, t->data, (long)t->numel, 0.5f);
+    }
+    posemb_pe_prepare(p);
 }
 
 float *tu_st_read(const posemb_st_file *f, const char *name, int64_t *numel)

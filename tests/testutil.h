@@ -43,11 +43,15 @@ int tu_study_killed_after(const char *dir, const char *args, const char *run, in
  * exists; 1 if one did, 0 when the study ended first. */
 int tu_study_killed_when(const char *dir, const char *args, const char *run, const char *pattern);
 
-/* A PE for spec with its parameters allocated, initialised from a fixed
- * seed and prepared; fails the test when spec is refused. */
 /* Tensor name of f as float32, malloc'ed (fails the test when absent); *numel its size. */
 float *tu_st_read(const posemb_st_file *f, const char *name, int64_t *numel);
+/* A PE for spec with its parameters allocated, initialised from a fixed
+ * seed and prepared; fails the test when spec is refused. */
 posemb_pe *tu_pe(const char *spec, int D, int H, int layers, int max_len, int causal);
+/* p's learned tables redrawn from N(0, 0.5^2) (a fixed seed), O(1) so that
+ * every hook's terms matter (CoPE's start at 0), then prepared; frequencies
+ * and thresholds keep their init. */
+void tu_pe_scramble(posemb_pe *p);
 
 /* Asserts |a - b| <= atol + rtol * |b| with a message naming what and index i. */
 #define TU_CLOSE(a, b, atol, rtol, what, i)                                                                            \

@@ -15,7 +15,10 @@
  * Masks follow Hugging Face: a padded key gets -FLT_MAX added (probability
  * exactly 0); in causal mode keys j > i are set to -FLT_MAX first, and with
  * a sliding window W keys j <= i - W too (query i sees its W latest tokens,
- * itself included: transformers' masking_utils.py, kv_idx > q_idx - W). */
+ * itself included: transformers' masking_utils.py, kv_idx > q_idx - W).
+ * A query left with no key to see (a left-padded position in causal mode)
+ * gets probabilities 0 and output 0, where Hugging Face's are
+ * implementation-specific. */
 #ifndef POSEMB_ATTENTION_H
 #define POSEMB_ATTENTION_H
 

@@ -8,6 +8,7 @@
 
 #include "posemb/nn.h"
 #include "dropout_impl.h"
+#include "nn_internal.h"
 #include "vmath.h"
 #include "posemb/threads.h"
 #include "core/simd.h"
@@ -61,6 +62,118 @@ static void apply_masks(float *s, int T, int causal, int window, int chunk, cons
             for (int j = 0; j < i / chunk * chunk; j++) si[j] = -FLT_MAX;
         if (keymask)
             for (int j = 0; j < T; j++) si[j] += (1.0f - keymask[j]) * -FLT_MAX;
+    }
+}
+
+/* Query rows per block of causal attention's products (posemb_nn_attention_set_block_rows). */
+static int block_rows = 32;
+
+void posemb_nn_attention_set_block_rows(int rows) { block_rows = rows > 0 ? rows : 0; }
+
+/* Causal attention multiplies each block of query rows only with the keys up
+ * to its last row (the others are masked): about half the products' work at
+ * long T. Stick-breaking's weights replace the softmax with a function of the
+ * whole masked row, so a PE with them takes all T rows at once. */
+static int rows_per_block(const posemb_nn_attn_shape *s, const posemb_pe *p)
+{
+    return s->causal && block_rows > 0 && block_rows < s->T && !posemb_pe_has_weights(p) ? block_rows : s->T;
+}
+
+/* s [T, T] = alpha a b^T, a and b [T, d]: rows [r0, r1) of a block against the
+ * rows [0, r1) of b; the rest of the block's rows set to 0. */
+static void product_abt(int T, int step, int d, float alpha, const float *a, int lda, const float *b, int ldb, float *s)
+{
+    for (int r0 = 0; r0 < T; r0 += step) {
+        int r1 = r0 + step < T ? r0 + step : T;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, r1, d, alpha, a + (size_t)r0 * lda, lda, b, ldb,
+                    0.0f, s + (size_t)r0 * T, T);
+        for (int i = r0; i < r1 && r1 < T; i++) memset(s + (size_t)i * T + r1, 0, (size_t)(T - r1) * sizeof *s);
+    }
+}
+
+/* z [T, d] = alpha w x, w [T, T] zero right of its blocks: rows [r0, r1) of z
+ * from the columns [0, r1) of w. */
+static void product_wx(int T, int step, int d, float alpha, const float *w, const float *x, int ldx, float *z, int ldz)
+{
+    for (int r0 = 0; r0 < T; r0 += step) {
+        int r1 = r0 + step < T ? r0 + step : T;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, d, r1, alpha, w + (size_t)r0 * T, T, x, ldx,
+                    0.0f, z + (size_t)r0 * ldz, ldz);
+    }
+}
+
+/* z [T, d] = alpha w^T x + beta z for the same w: rows [c0, c1) of z from the
+ * rows [c0, T) of w and x (the rows above hold zeros in those columns). */
+static void product_wtx(int T, int step, int d, float alpha, const float *w, const float *x, int ldx, float beta,
+                        float *z, int ldz)
+{
+    for (int c0 = 0; c0 < T; c0 += step) {
+        int c1 = c0 + step < T ? c0 + step : T;
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, c1 - c0, d, T - c0, alpha, w + (size_t)c0 * T + c0, T,
+                    x + (size_t)c0 * ldx, ldx, beta, z + (size_t)c0 * ldz, ldz);
+    }
+}
+
+/* The keys query i sees under the causal, window and chunk masks: [*lo, *hi). */
+static void live_keys(const posemb_nn_attn_shape *s, int i, int *lo, int *hi)
+{
+    *lo = 0;
+    *hi = s->T;
+    if (!s->causal) return;
+    *hi = i + 1;
+    if (s->window > 0 && i - s->window + 1 > *lo) *lo = i - s->window + 1;
+    if (s->chunk > 0 && i / s->chunk * s->chunk > *lo) *lo = i / s->chunk * s->chunk;
+}
+
+/* x [T] = 0 outside [lo, hi); no call for an empty side (a study's rows are
+ * 32 long, and two calls a row cost more than the row's softmax). */
+static inline void zero_outside(float *x, int T, int lo, int hi)
+{
+    if (lo > 0) memset(x, 0, (size_t)lo * sizeof *x);
+    if (hi < T) memset(x + hi, 0, (size_t)(T - hi) * sizeof *x);
+}
+
+/* apply_masks and the softmax in one pass over each row's live keys: the
+ * other probabilities are exactly 0, so they are written, not computed. The
+ * pass starts at the live keys' first index rounded down to a lane of
+ * vm_exp_shift_sum, so that every lane adds the same terms in the same order
+ * as over the whole row (the bits are those of apply_masks and softmax_rows).
+ * A row with no key to see (left padding) gets probabilities 0. */
+POSEMB_KERNEL static void masked_softmax_rows(const posemb_nn_attn_shape *s, float *sc, const float *keymask)
+{
+    int T = s->T;
+    for (int i = 0; i < T; i++) {
+        float *si = sc + (size_t)i * T, mx = -INFINITY;
+        int lo, hi;
+        live_keys(s, i, &lo, &hi);
+        int lo0 = lo - lo % VM_LANES;
+        for (int j = lo0; j < lo; j++) si[j] = -FLT_MAX;
+        if (keymask)
+            for (int j = lo0; j < hi; j++) si[j] += (1.0f - keymask[j]) * -FLT_MAX;
+#pragma omp simd reduction(max : mx)
+        for (int j = lo0; j < hi; j++) mx = si[j] > mx ? si[j] : mx;
+        if (mx > -FLT_MAX) {
+            float inv = (float)(1.0 / vm_exp_shift_sum(si + lo0, hi - lo0, mx));
+            for (int j = lo0; j < hi; j++) si[j] *= inv;
+        } else lo0 = hi = T;
+        zero_outside(si, T, lo0, hi);
+    }
+}
+
+/* softmax_backward_rows over each row's live keys, as masked_softmax_rows: dS
+ * is 0 wherever P is. */
+POSEMB_KERNEL static void masked_softmax_backward_rows(const posemb_nn_attn_shape *s, const float *pr, float *dp)
+{
+    int T = s->T;
+    for (int i = 0; i < T; i++) {
+        const float *pi = pr + (size_t)i * T;
+        float *di = dp + (size_t)i * T;
+        int lo, hi;
+        live_keys(s, i, &lo, &hi);
+        int lo0 = lo - lo % VM_LANES;
+        float dot = (float)vm_dot(pi + lo0, di + lo0, hi - lo0);
+        for (int j = lo0; j < hi; j++) di[j] = pi[j] * (di[j] - dot);
+        zero_outside(di, T, lo0, hi);
     }
 }
 
@@ -156,15 +269,16 @@ static void head_forward(const posemb_nn_attn_shape *s, posemb_pe *p, const pose
                          const float *k, const float *v, int ld, const float *keymask, float *pr, float *z,
                          float *scratch)
 {
-    int T = s->T, d = hd->d;
-    if (!posemb_pe_scores_forward(p, hd, q, ld, k, ld, pr, T))
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, hd->scale, q, ld, k, ld, 0.0f, pr, T);
+    int T = s->T, d = hd->d, step = rows_per_block(s, p);
+    if (!posemb_pe_scores_forward(p, hd, q, ld, k, ld, pr, T)) product_abt(T, step, d, hd->scale, q, ld, k, ld, pr);
     posemb_pe_logits_forward(p, hd, q, ld, k, ld, pr, T);
-    apply_masks(pr, T, s->causal, s->window, s->chunk, keymask);
-    if (!posemb_pe_weights_forward(p, hd, pr, T)) softmax_rows(pr, T);
+    if (posemb_pe_has_weights(p)) {
+        apply_masks(pr, T, s->causal, s->window, s->chunk, keymask);
+        if (!posemb_pe_weights_forward(p, hd, pr, T)) softmax_rows(pr, T);
+    } else masked_softmax_rows(s, pr, keymask);
     const float *pv =
         s->dropout > 0.0f ? dropped(s, hd->seq, hd->head, pr, scratch + (size_t)hd->slot * 2 * T * T) : pr;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, 1.0f, pv, T, v, ld, 0.0f, z, s->D);
+    product_wx(T, step, d, 1.0f, pv, v, ld, z, s->D);
     posemb_pe_values_forward(p, hd, pv, T, z, s->D);
 }
 
@@ -174,17 +288,18 @@ static void head_backward(const posemb_nn_attn_shape *s, posemb_pe *p, const pos
                           const float *k, const float *v, int ld, const float *pr, const float *dz, float *dq,
                           float *dk, float *dv, float beta, float *scratch)
 {
-    int T = s->T, d = hd->d, D = s->D;
+    int T = s->T, d = hd->d, D = s->D, step = rows_per_block(s, p);
     float *dp = scratch + (size_t)hd->slot * 2 * T * T;
     const float *pv = dropped(s, hd->seq, hd->head, pr, dp + (size_t)T * T);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0f, dz, D, v, ld, 0.0f, dp, T);
+    product_abt(T, step, d, 1.0f, dz, D, v, ld, dp);
     posemb_pe_values_backward(p, hd, pv, T, dz, D, dp, T);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, 1.0f, pv, T, dz, D, beta, dv, ld);
+    product_wtx(T, step, d, 1.0f, pv, dz, D, beta, dv, ld);
     if (pv != pr) undrop_grad(s, hd->seq, hd->head, dp); /* dP = dP' * scale */
-    if (!posemb_pe_weights_backward(p, hd, pr, T, dp, T)) softmax_backward_rows(pr, dp, T);
+    if (!posemb_pe_has_weights(p)) masked_softmax_backward_rows(s, pr, dp);
+    else if (!posemb_pe_weights_backward(p, hd, pr, T, dp, T)) softmax_backward_rows(pr, dp, T);
     if (!posemb_pe_scores_backward(p, hd, q, ld, k, ld, dp, T, dq, ld, dk, ld, beta != 0.0f)) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, d, T, hd->scale, dp, T, k, ld, 0.0f, dq, ld);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, d, T, hd->scale, dp, T, q, ld, beta, dk, ld);
+        product_wx(T, step, d, hd->scale, dp, k, ld, dq, ld);
+        product_wtx(T, step, d, hd->scale, dp, q, ld, beta, dk, ld);
     }
     posemb_pe_logits_backward(p, hd, q, ld, k, ld, dp, T, dq, ld, dk, ld);
 }

@@ -102,4 +102,10 @@ void posemb_nn_dropout_forward(float *y, const float *x, long n, float p, uint64
 /* dx [n] += dy * scale(i). */
 void posemb_nn_dropout_backward(float *dx, const float *dy, long n, float p, uint64_t key);
 
+/* Query rows per block of causal attention's products (attention.c; 32 by
+ * default): each block is multiplied with the keys up to its last row only.
+ * 0: one block of all T rows, the full T x T products. For the tests, which
+ * compare the two; not thread-safe (set it before attention runs). */
+void posemb_nn_attention_set_block_rows(int rows);
+
 #endif

@@ -1,0 +1,152 @@
+/* Causal attention by blocks of query rows (attention.c: each block's
+ * products stop at the keys its last row sees) against the full T x T
+ * products (block rows 0): the same probabilities, outputs, dqkv and PE
+ * gradients up to rounding, for every kind of PE hook (q/k, logits, values,
+ * scores; weights, which turn the blocks off), with a sliding window, chunks,
+ * left padding, dropout and grouped-query attention, at a T that no block
+ * size divides. Also the rule for a query with no key to see: probabilities 0
+ * and output 0. test_pe_grad checks the blocked path against finite
+ * differences. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "posemb/attention.h"
+#include "posemb/pe.h"
+#include "posemb/rng.h"
+#include "testutil.h"
+#include "core/rng_internal.h"
+#include "nn/nn_internal.h"
+
+enum { B = 2, T = 45, H = 4, d = 8, D = H * d, LD = 3 * D, PAD = 3 };
+
+typedef struct setting {
+    const char *spec;
+    int window, chunk, kv;
+    float dropout;
+} setting;
+
+typedef struct run {
+    float probs[B * H * T * T], out[B * T * D], dqkv[B * T * LD];
+    float *pe_grads;
+    size_t n_pe;
+} run;
+
+/* Sequence 1 is left-padded: its first PAD positions are padding. */
+static void attend(const setting *c, int block_rows, const float *qkv_in, const float *dout, run *r)
+{
+    posemb_pe *p = tu_pe(c->spec, D, H, 2, 64, 1);
+    tu_pe_scramble(p);
+    int kv = c->kv ? c->kv : H, ld = D + 2 * kv * d;
+    posemb_nn_attn_shape sh = {.B = B,
+                               .T = T,
+                               .D = D,
+                               .H = H,
+                               .KV = c->kv,
+                               .causal = 1,
+                               .window = c->window,
+                               .chunk = c->chunk,
+                               .dropout = c->dropout,
+                               .key = 99};
+    float *qkv = malloc(sizeof(float) * B * T * LD), mask[B * T];
+    memcpy(qkv, qkv_in, sizeof(float) * B * T * ld);
+    for (int i = 0; i < B * T; i++) mask[i] = i / T == 1 && i % T < PAD ? 0.0f : 1.0f;
+    float *scratch = calloc(posemb_nn_attention_scratch_floats(&sh, p), sizeof(float));
+    posemb_pe_zero_grad(p);
+    posemb_nn_attention_set_block_rows(block_rows);
+    posemb_nn_attention_forward(&sh, p, 1, qkv, NULL, mask, r->probs, r->out, scratch);
+    posemb_nn_attention_backward(&sh, p, 1, qkv, NULL, r->probs, dout, r->dqkv, scratch);
+    posemb_nn_attention_set_block_rows(32);
+    r->n_pe = posemb_pe_n_floats(p);
+    r->pe_grads = calloc(r->n_pe + 1, sizeof(float));
+    for (int i = 0; i < posemb_pe_n_params(p); i++) {
+        const posemb_pe_param *t = posemb_pe_get_param(p, i);
+        memcpy(r->pe_grads + t->offset, t->grad, t->numel * sizeof(float));
+    }
+    free(scratch);
+    free(qkv);
+    posemb_pe_free(p);
+}
+
+/* Blocks change the products' shapes, and OpenBLAS's kernels then add in
+ * another order: rounding, not bits. Returns max |a - b| over max |b|. */
+static double differ(const float *a, const float *b, size_t n)
+{
+    double worst = 0, top = 1e-30;
+    for (size_t i = 0; i < n; i++) {
+        worst = fmax(worst, fabs(a[i] - b[i]));
+        top = fmax(top, fabs(b[i]));
+    }
+    return worst / top;
+}
+
+/* The padded queries of sequence 1 see no key: every probability and output 0. */
+static void check_padded_rows(const run *r)
+{
+    for (int h = 0; h < H; h++)
+        for (int i = 0; i < PAD; i++)
+            for (int j = 0; j < T; j++) assert_true(r->probs[(((size_t)1 * H + h) * T + i) * T + j] == 0.0f);
+    for (int i = 0; i < PAD; i++)
+        for (int x = 0; x < D; x++) assert_true(r->out[((size_t)T + i) * D + x] == 0.0f);
+}
+
+static void check(const setting *c)
+{
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 21, 4);
+    float *qkv = malloc(sizeof(float) * B * T * LD), *dout = malloc(sizeof(float) * B * T * D);
+    posemb_rng_fill_normal(&rng, qkv, B * T * LD, 1.0f);
+    posemb_rng_fill_normal(&rng, dout, B * T * D, 1.0f);
+    run *full = calloc(1, sizeof *full);
+    attend(c, 0, qkv, dout, full);
+    check_padded_rows(full);
+    int sizes[] = {16, 7, 32};
+    for (int s = 0; s < 3; s++) {
+        run *blk = calloc(1, sizeof *blk);
+        attend(c, sizes[s], qkv, dout, blk);
+        double worst = fmax(fmax(differ(blk->probs, full->probs, sizeof full->probs / sizeof(float)),
+                                 differ(blk->out, full->out, sizeof full->out / sizeof(float))),
+                            fmax(differ(blk->dqkv, full->dqkv, sizeof full->dqkv / sizeof(float)),
+                                 differ(blk->pe_grads, full->pe_grads, full->n_pe)));
+        printf("%-30.30s window %2d chunk %2d kv %d dropout %.1f, blocks of %2d rows: worst relative difference %.1e\n",
+               c->spec, c->window, c->chunk, c->kv ? c->kv : H, c->dropout, sizes[s], worst);
+        assert_true(worst < 1e-5);
+        free(blk->pe_grads);
+        free(blk);
+    }
+    free(full->pe_grads);
+    free(full);
+    free(qkv);
+    free(dout);
+}
+
+static void test_blocks_equal_full(void **state)
+{
+    (void)state;
+    const setting cases[] = {
+        {"none", 0, 0, 0, 0.0f},
+        {"rope", 0, 0, 0, 0.0f},
+        {"rope", 0, 0, 2, 0.0f},
+        {"rope", 6, 0, 0, 0.0f},
+        {"rope", 0, 8, 0, 0.0f},
+        {"rope", 20, 16, 1, 0.0f},
+        {"alibi", 0, 0, 0, 0.2f},
+        {"t5:buckets=8,max_distance=16", 0, 0, 0, 0.0f},
+        {"rpe:k=3", 0, 0, 0, 0.2f},
+        {"ape+cope:npos=12", 0, 0, 0, 0.0f},
+        {"kerple:kind=log", 0, 0, 0, 0.0f},
+        {"fire:width=6,threshold=4.5", 0, 0, 0, 0.0f},
+        {"pope:base=100", 0, 0, 0, 0.0f},
+        {"rope:string=2,string_window=0,string_factor=1.3", 0, 0, 0, 0.0f},
+        {"rope+ssmax", 0, 0, 0, 0.0f},
+        {"stickbreaking", 0, 0, 0, 0.0f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_blocks_equal_full)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
