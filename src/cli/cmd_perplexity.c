@@ -29,7 +29,8 @@ static const char USAGE[] =
     "refused.\n\n"
     "  --lengths N,...  context lengths in tokens (default: max_position_embeddings)\n"
     "  --tokens N       score the first N tokens of the text (default: all)\n"
-    "  --batch N        windows per forward pass (default: about 16384 tokens' worth)\n"
+    "  --batch N        windows per forward pass (default: about 16384 tokens' worth, fewer\n"
+    "                   where their attention probabilities would pass 64 MiB)\n"
     "  --json           one JSON line per length instead of the table\n";
 
 typedef struct ppl_cmd {

@@ -55,6 +55,18 @@ posemb_status posemb_lm_nll(posemb_model *m, const int32_t *tokens, long n, int 
     return st;
 }
 
+/* Windows per pass: about 16384 tokens, for the products' sake, but at most
+ * 64 MiB of attention probabilities (heads x T x T floats a window), which
+ * long windows would otherwise fill: at 2048 tokens 8 windows of a 4-head
+ * model wrote 512 MiB, and first touches and zeroing of those pages took a
+ * third of the pass (bench/README, "Causal attention by blocks of rows"). */
+static int default_batch(int heads, int T)
+{
+    long by_tokens = 16384 / T, by_probs = (1L << 24) / ((long)heads * T * T);
+    long b = by_tokens < by_probs ? by_tokens : by_probs;
+    return b > 1 ? (int)b : 1;
+}
+
 posemb_status posemb_lm_eval_length(const char *dir, const posemb_config *cfg, const int32_t *tokens, long n, int L,
                                     int B, posemb_lm_length *out, posemb_error *err)
 {
@@ -66,7 +78,7 @@ posemb_status posemb_lm_eval_length(const char *dir, const posemb_config *cfg, c
         out->context = context;
         out->stride = context / 2 > 0 ? context / 2 : 1;
     }
-    if (B < 1) B = 16384 / out->context > 0 ? 16384 / out->context : 1;
+    if (B < 1 && !st) B = default_batch(posemb_model_config(m)->heads, out->context);
     if (!st) st = posemb_lm_nll(m, tokens, n, out->context, out->stride, B, &out->nll, &out->count, err);
     posemb_model_free(m);
     return st;

@@ -50,7 +50,8 @@ void posemb_checkpoint_remove(const char *run);
  * without retraining) at context L: whole windows of L when the model takes
  * L positions (max_position raised to L for PEs without a table of
  * positions), else windows of max_position sliding by half of it, each
- * scoring its second half. B windows per pass (0: about 16384 tokens).
+ * scoring its second half. B windows per pass (0: about 16384 tokens, fewer
+ * where their attention probabilities would pass 64 MiB).
  * EINVAL when the checkpoint lacks tensors the model needs, the errors of
  * posemb_model_init_from and posemb_lm_nll. */
 posemb_status posemb_lm_eval_length(const char *dir, const posemb_config *cfg, const int32_t *tokens, long n, int L,
