@@ -5,8 +5,9 @@
  * scores; weights, which turn the blocks off), with a sliding window, chunks,
  * left padding, dropout and grouped-query attention, at a T that no block
  * size divides. Also the rule for a query with no key to see: probabilities 0
- * and output 0. test_pe_grad checks the blocked path against finite
- * differences. */
+ * and output 0. And the fused masks and softmax against the two passes they
+ * replaced (HF's additive masks, then a softmax over all T keys), bit for
+ * bit. test_pe_grad checks the blocked path against finite differences. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,9 @@
 #include "testutil.h"
 #include "core/rng_internal.h"
 #include "nn/nn_internal.h"
+#include "nn/vmath.h"
+#include <cblas.h>
+#include <float.h>
 
 enum { B = 2, T = 45, H = 4, d = 8, D = H * d, LD = 3 * D, PAD = 3 };
 
@@ -145,8 +149,83 @@ static void test_blocks_equal_full(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
 }
 
+/* The masks and softmax as they ran before the fused pass (HF's additive
+ * masks over the whole row, then a softmax over all T keys) on one head's
+ * scores s [T, T]. */
+static void reference_softmax(float *s, int causal, int window, int chunk, const float *keymask)
+{
+    for (int i = 0; i < T; i++) {
+        float *si = s + (size_t)i * T, mx = -INFINITY;
+        for (int j = 0; j < T; j++) {
+            if (causal && (j > i || (window > 0 && j <= i - window) || (chunk > 0 && j < i / chunk * chunk)))
+                si[j] = -FLT_MAX;
+            if (keymask) si[j] += (1.0f - keymask[j]) * -FLT_MAX;
+            mx = si[j] > mx ? si[j] : mx;
+        }
+        float inv = (float)(1.0 / vm_exp_shift_sum(si, T, mx));
+        for (int j = 0; j < T; j++) si[j] *= inv;
+    }
+}
+
+/* Probabilities of "none" attention (q.k alone) against reference_softmax
+ * on the same scores: the same bits in every row with a key to see, zeros in
+ * the rest (the left padding of sequence 1 in causal mode). */
+static void check_fused_softmax(int causal, int window, int chunk)
+{
+    posemb_pe *p = tu_pe("none", D, H, 2, 64, causal);
+    posemb_nn_attn_shape sh = {.B = B, .T = T, .D = D, .H = H, .causal = causal, .window = window, .chunk = chunk};
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 8, 1);
+    float *qkv = malloc(sizeof(float) * B * T * LD), *probs = malloc(sizeof(float) * B * H * T * T),
+          *out = malloc(sizeof(float) * B * T * D), *ref = malloc(sizeof(float) * T * T), mask[B * T];
+    posemb_rng_fill_normal(&rng, qkv, B * T * LD, 2.0f);
+    for (int i = 0; i < B * T; i++) mask[i] = (i / T == 1 && i % T < PAD) || i % T == T - 2 ? 0.0f : 1.0f;
+    float *scratch = calloc(posemb_nn_attention_scratch_floats(&sh, p), sizeof(float));
+    posemb_nn_attention_set_block_rows(0);
+    posemb_nn_attention_forward(&sh, p, 1, qkv, NULL, mask, probs, out, scratch);
+    posemb_nn_attention_set_block_rows(32);
+    long same = 0, zero = 0;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            const float *q = qkv + (size_t)b * T * LD + h * d;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, d, 1.0f / sqrtf((float)d), q, LD, q + D, LD,
+                        0.0f, ref, T);
+            reference_softmax(ref, causal, window, chunk, mask + b * T);
+            const float *got = probs + ((size_t)b * H + h) * T * T;
+            for (int i = 0; i < T; i++) {
+                int padded_row = causal && b == 1 && i < PAD;
+                for (int j = 0; j < T; j++) {
+                    float want = padded_row ? 0.0f : ref[(size_t)i * T + j];
+                    assert_memory_equal(&got[(size_t)i * T + j], &want, sizeof want);
+                }
+                same += !padded_row;
+                zero += padded_row;
+            }
+        }
+    printf("fused masks and softmax, %s window %2d chunk %2d: %ld rows the same bits as the two passes, %ld "
+           "padded rows 0\n",
+           causal ? "causal" : "bidirectional", window, chunk, same, zero);
+    free(scratch);
+    free(qkv);
+    free(probs);
+    free(out);
+    free(ref);
+    posemb_pe_free(p);
+}
+
+static void test_fused_softmax_bits(void **state)
+{
+    (void)state;
+    check_fused_softmax(0, 0, 0);
+    check_fused_softmax(1, 0, 0);
+    check_fused_softmax(1, 20, 0);
+    check_fused_softmax(1, 0, 16);
+    check_fused_softmax(1, 7, 8);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_blocks_equal_full)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_blocks_equal_full),
+                                       cmocka_unit_test(test_fused_softmax_bits)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,14 +80,15 @@ static int rows_per_block(const posemb_nn_attn_shape *s, const posemb_pe *p)
 }
 
 /* s [T, T] = alpha a b^T, a and b [T, d]: rows [r0, r1) of a block against the
- * rows [0, r1) of b; the rest of the block's rows set to 0. */
+ * rows [0, r1) of b. The rest of the block's rows keeps what it held: no
+ * query there sees those keys, hooks only add to them, and the masked
+ * softmax (or its backward) writes them. */
 static void product_abt(int T, int step, int d, float alpha, const float *a, int lda, const float *b, int ldb, float *s)
 {
     for (int r0 = 0; r0 < T; r0 += step) {
         int r1 = r0 + step < T ? r0 + step : T;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, r1, d, alpha, a + (size_t)r0 * lda, lda, b, ldb,
                     0.0f, s + (size_t)r0 * T, T);
-        for (int i = r0; i < r1 && r1 < T; i++) memset(s + (size_t)i * T + r1, 0, (size_t)(T - r1) * sizeof *s);
     }
 }
 
@@ -125,8 +126,8 @@ static void live_keys(const posemb_nn_attn_shape *s, int i, int *lo, int *hi)
     if (s->chunk > 0 && i / s->chunk * s->chunk > *lo) *lo = i / s->chunk * s->chunk;
 }
 
-/* x [T] = 0 outside [lo, hi); no call for an empty side (a study's rows are
- * 32 long, and two calls a row cost more than the row's softmax). */
+/* x [T] = 0 outside [lo, hi); no call for an empty side (at the default
+ * study's 32 tokens two calls a row cost train-small 6-12%). */
 static inline void zero_outside(float *x, int T, int lo, int hi)
 {
     if (lo > 0) memset(x, 0, (size_t)lo * sizeof *x);
@@ -137,8 +138,10 @@ static inline void zero_outside(float *x, int T, int lo, int hi)
  * other probabilities are exactly 0, so they are written, not computed. The
  * pass starts at the live keys' first index rounded down to a lane of
  * vm_exp_shift_sum, so that every lane adds the same terms in the same order
- * as over the whole row (the bits are those of apply_masks and softmax_rows).
- * A row with no key to see (left padding) gets probabilities 0. */
+ * as over the whole row (the bits of the masks and a softmax over all T keys;
+ * the lanes' sums need -ffp-contract=off, CMakeLists.txt). A row with no key
+ * to see (left padding) gets probabilities 0. With keymask NULL the row may
+ * hold masks already (apply_masks). */
 POSEMB_KERNEL static void masked_softmax_rows(const posemb_nn_attn_shape *s, float *sc, const float *keymask)
 {
     int T = s->T;
@@ -152,16 +155,18 @@ POSEMB_KERNEL static void masked_softmax_rows(const posemb_nn_attn_shape *s, flo
             for (int j = lo0; j < hi; j++) si[j] += (1.0f - keymask[j]) * -FLT_MAX;
 #pragma omp simd reduction(max : mx)
         for (int j = lo0; j < hi; j++) mx = si[j] > mx ? si[j] : mx;
-        if (mx > -FLT_MAX) {
+        if (mx == -FLT_MAX) { /* every live key padded; NaN logits leave -INFINITY and stay NaN */
+            lo0 = hi = T;
+        } else {
             float inv = (float)(1.0 / vm_exp_shift_sum(si + lo0, hi - lo0, mx));
             for (int j = lo0; j < hi; j++) si[j] *= inv;
-        } else lo0 = hi = T;
+        }
         zero_outside(si, T, lo0, hi);
     }
 }
 
-/* softmax_backward_rows over each row's live keys, as masked_softmax_rows: dS
- * is 0 wherever P is. */
+/* The softmax's backward, dS = P * (dP - rowsum(P * dP)) in place over dP,
+ * over each row's live keys as masked_softmax_rows: dS is 0 wherever P is. */
 POSEMB_KERNEL static void masked_softmax_backward_rows(const posemb_nn_attn_shape *s, const float *pr, float *dp)
 {
     int T = s->T;
@@ -174,17 +179,6 @@ POSEMB_KERNEL static void masked_softmax_backward_rows(const posemb_nn_attn_shap
         float dot = (float)vm_dot(pi + lo0, di + lo0, hi - lo0);
         for (int j = lo0; j < hi; j++) di[j] = pi[j] * (di[j] - dot);
         zero_outside(di, T, lo0, hi);
-    }
-}
-
-POSEMB_KERNEL static void softmax_rows(float *s, int T)
-{
-    for (int i = 0; i < T; i++) {
-        float *si = s + (size_t)i * T, mx = -INFINITY;
-#pragma omp simd reduction(max : mx)
-        for (int j = 0; j < T; j++) mx = si[j] > mx ? si[j] : mx;
-        float inv = (float)(1.0 / vm_exp_shift_sum(si, T, mx));
-        for (int j = 0; j < T; j++) si[j] *= inv;
     }
 }
 
@@ -250,16 +244,6 @@ static posemb_pe_head self_head(int layer, int b, int h, int T, int d, const hea
                             .axis_stride = hc->axis_stride};
 }
 
-/* dS = P * (dP - rowsum(P * dP)), in place over dP. */
-POSEMB_KERNEL static void softmax_backward_rows(const float *pr, float *dp, int T)
-{
-    for (int i = 0; i < T; i++) {
-        const float *pi = pr + (size_t)i * T;
-        float *di = dp + (size_t)i * T, dot = (float)vm_dot(pi, di, T);
-        for (int j = 0; j < T; j++) di[j] = pi[j] * (di[j] - dot);
-    }
-}
-
 /* Number of key/value heads: KV, or one per query head. */
 static int kv_heads(const posemb_nn_attn_shape *s) { return s->KV > 0 ? s->KV : s->H; }
 
@@ -274,7 +258,7 @@ static void head_forward(const posemb_nn_attn_shape *s, posemb_pe *p, const pose
     posemb_pe_logits_forward(p, hd, q, ld, k, ld, pr, T);
     if (posemb_pe_has_weights(p)) {
         apply_masks(pr, T, s->causal, s->window, s->chunk, keymask);
-        if (!posemb_pe_weights_forward(p, hd, pr, T)) softmax_rows(pr, T);
+        if (!posemb_pe_weights_forward(p, hd, pr, T)) masked_softmax_rows(s, pr, NULL);
     } else masked_softmax_rows(s, pr, keymask);
     const float *pv =
         s->dropout > 0.0f ? dropped(s, hd->seq, hd->head, pr, scratch + (size_t)hd->slot * 2 * T * T) : pr;
@@ -296,7 +280,7 @@ static void head_backward(const posemb_nn_attn_shape *s, posemb_pe *p, const pos
     product_wtx(T, step, d, 1.0f, pv, dz, D, beta, dv, ld);
     if (pv != pr) undrop_grad(s, hd->seq, hd->head, dp); /* dP = dP' * scale */
     if (!posemb_pe_has_weights(p)) masked_softmax_backward_rows(s, pr, dp);
-    else if (!posemb_pe_weights_backward(p, hd, pr, T, dp, T)) softmax_backward_rows(pr, dp, T);
+    else if (!posemb_pe_weights_backward(p, hd, pr, T, dp, T)) masked_softmax_backward_rows(s, pr, dp);
     if (!posemb_pe_scores_backward(p, hd, q, ld, k, ld, dp, T, dq, ld, dk, ld, beta != 0.0f)) {
         product_wx(T, step, d, hd->scale, dp, k, ld, dq, ld);
         product_wtx(T, step, d, hd->scale, dp, q, ld, beta, dk, ld);
