@@ -500,6 +500,75 @@ static void test_passkey_lookup_model(void **state)
     cJSON_Delete(j);
 }
 
+/* Writes cfg to DIR/file and runs `posemb study file --length --data
+ * SHARED/data --out outdir` in DIR; returns its exit status, its output in out. */
+static int run_study(const char *file, const char *cfg, const char *outdir)
+{
+    char path[1200], cmd[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study %s --length --data '%s/data' --out %s 2>&1", dir, POSEMB_BIN, file,
+             POSEMB_SHARED, outdir);
+    return tu_run(cmd, out, sizeof out);
+}
+
+/* sink_every keeps a checkpoint every 10 of 20 steps and reads each one's
+ * first-token attention; the last point is the final model's, which the
+ * study's attention profile (attention.jsonl, a second path: the final
+ * model, loaded from the run folder) measures at the training length too:
+ * its first-token mass averaged over layers is the curve's mean. A
+ * sink_every that does not divide the steps is refused. */
+static void test_sink_curve(void **state)
+{
+    (void)state;
+    if (!tu_have_shared("the length study")) return;
+    char path[1200], line[16384];
+    const char *cfg = "{\"pes\": [\"rope\", \"none\"], \"tasks\": [\"gpt2\"], \"seeds\": [1], \"lengths\": [1], "
+                      "\"layers\": 2, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, "
+                      "\"steps\": 20, \"batch\": 8, \"curve_every\": 10, \"eval_tokens\": 2048, "
+                      "\"passkey_trials\": 0, \"passkey_train\": 0, \"sink_every\": 10, \"jobs\": 1}";
+    if (run_study("sink.json", cfg, "s")) fail_msg("%s", out);
+    double mean_at[2] = {NAN, NAN}, profile_at[2] = {NAN, NAN};
+    snprintf(path, sizeof path, "%s/s/results.jsonl", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f)) {
+        cJSON *j = cJSON_Parse(line), *curve = cJSON_GetObjectItem(j, "sink_curve");
+        int p = strcmp(cJSON_GetObjectItem(j, "pe")->valuestring, "rope") != 0;
+        assert_int_equal(cJSON_GetArraySize(curve), 2);
+        for (int k = 0; k < 2; k++) {
+            const cJSON *pt = cJSON_GetArrayItem(curve, k);
+            double step = cJSON_GetArrayItem(pt, 0)->valuedouble, mean = cJSON_GetArrayItem(pt, 1)->valuedouble,
+                   top = cJSON_GetArrayItem(pt, 2)->valuedouble, share = cJSON_GetArrayItem(pt, 3)->valuedouble;
+            assert_true(step == 10.0 * (k + 1));
+            assert_true(mean > 0 && mean <= top && top <= 1 && share >= 0 && share <= 1);
+        }
+        mean_at[p] = cJSON_GetArrayItem(cJSON_GetArrayItem(curve, 1), 1)->valuedouble;
+        cJSON_Delete(j);
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/s/attention.jsonl", dir);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f)) {
+        cJSON *j = cJSON_Parse(line), *mass = cJSON_GetObjectItem(j, "first_token_mass");
+        int p = strcmp(cJSON_GetObjectItem(j, "pe")->valuestring, "rope") != 0;
+        double sum = 0;
+        for (int l = 0; l < cJSON_GetArraySize(mass); l++) sum += cJSON_GetArrayItem(mass, l)->valuedouble;
+        profile_at[p] = sum / cJSON_GetArraySize(mass);
+        cJSON_Delete(j);
+    }
+    fclose(f);
+    for (int p = 0; p < 2; p++) {
+        printf("%s: first-token mass at step 20 %.4f (sink curve), %.6f (attention profile)\n", p ? "none" : "rope",
+               mean_at[p], profile_at[p]);
+        TU_CLOSE(mean_at[p], profile_at[p], 5.1e-5, 0, "sink curve against the attention profile", p);
+    }
+    const char *bad = "{\"pes\": [\"rope\"], \"tasks\": [\"gpt2\"], \"steps\": 20, \"sink_every\": 7}";
+    assert_int_not_equal(run_study("sink-bad.json", bad, "sb"), 0);
+    assert_non_null(strstr(out, "\"sink_every\" 7 must divide the length study's 20 steps"));
+}
+
 static void test_tiny_length_study(void **state)
 {
     if (!tu_have_shared("the length study")) return;
@@ -510,11 +579,7 @@ static void test_tiny_length_study(void **state)
         "\"batch\": 8, \"curve_every\": 10, \"eval_tokens\": 2048, \"passkey_trials\": 2, \"passkey_train\": 0, "
         "\"rope_scalings\": [\"linear\", \"yarn\", \"string\"], \"jobs\": 1, \"model\": {\"tie_word_embeddings\": "
         "true}}";
-    snprintf(path, sizeof path, "%s/len.json", dir);
-    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study len.json --length --data '%s/data' --out a", dir, POSEMB_BIN,
-             POSEMB_SHARED);
-    if (tu_run(cmd, out, sizeof out)) fail_msg("%s", out);
+    if (run_study("len.json", cfg, "a")) fail_msg("%s", out);
     assert_int_equal(tu_count_results(dir, "a"), 8); /* 2 PEs x 2 decoders x 2 lengths */
     check_losses("a");
     check_attention("a");
@@ -932,8 +997,9 @@ int main(void)
         cmocka_unit_test(test_bytes_tokenizer),      cmocka_unit_test(test_passkey_prompt),
         cmocka_unit_test(test_passkey_mix),          cmocka_unit_test(test_passkey_copy_model),
         cmocka_unit_test(test_passkey_lookup_model), cmocka_unit_test(test_tiny_length_study),
-        cmocka_unit_test(test_length_welch),         cmocka_unit_test(test_length_refusals),
-        cmocka_unit_test(test_ruler_length_study),   cmocka_unit_test(test_length_extend),
+        cmocka_unit_test(test_sink_curve),           cmocka_unit_test(test_length_welch),
+        cmocka_unit_test(test_length_refusals),      cmocka_unit_test(test_ruler_length_study),
+        cmocka_unit_test(test_length_extend),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -98,6 +98,10 @@ typedef struct posemb_study_length_settings {
     int n_extend_scalings;
     char extend_scalings[8][16];
     int extend_steps, extend_every, extend_batch;
+    /* When does a sink form: a checkpoint kept every sink_every steps of each
+     * run's training (0: none), and each one's first-token attention read at
+     * n_train tokens on held-out text (study_length_sinks). */
+    int sink_every;
     float extend_lr;
     int extend_keys; /* how many extend_* keys the config gave (refused without extend_factors) */
 } posemb_study_length_settings;

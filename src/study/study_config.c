@@ -317,6 +317,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_extend_scalings(r, c, path, err)) ||
         (st = get_int(r, "extend_steps", 1, 10000000, &c->len.extend_steps, path, err)) ||
         (st = get_int(r, "extend_every", 1, 10000000, &c->len.extend_every, path, err)) ||
+        (st = get_int(r, "sink_every", 0, 10000000, &c->len.sink_every, path, err)) ||
         (st = get_int(r, "extend_batch", 0, 4096, &c->len.extend_batch, path, err)) ||
         (st = get_float(r, "extend_lr", 0, 1, 10, &c->len.extend_lr, path, err)) ||
         (st = extend_distinct(c, path, err)))
@@ -382,6 +383,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "extend_every",
                                             "extend_batch",
                                             "extend_lr",
+                                            "sink_every",
                                             NULL};
         int ok = 0;
         for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);

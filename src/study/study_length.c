@@ -282,6 +282,10 @@ static posemb_status length_train(const posemb_study_config *c, const posemb_con
     a.eval_every = c->curve_every;
     a.log_every = c->steps >= 10 ? c->steps / 10 : 1;
     if (c->curve_every) a.save_every = c->curve_every; /* a kill loses one curve step, not a fifth of the run */
+    if (c->len.sink_every) {                           /* study_length_sinks reads every one */
+        a.save_every = c->len.sink_every;
+        a.keep = c->steps / c->len.sink_every + 1;
+    }
     if (!st) st = posemb_train(m, &d, &a, 1, &res, err);
     for (long i = c->curve_every; !st && c->curve_every && i <= res.n_history && r->n_curve < POSEMB_STUDY_MAX_CURVE;
          i += c->curve_every) {
@@ -340,6 +344,7 @@ static posemb_status length_eval(const posemb_study_config *c, int p, const pose
                                 &r->passkey_context[i], err);
         if (!st && c->len.ruler_tasks && c->len.ruler_trials) st = ruler_eval(c, cfg, tok, dir, L, seed, r, i, err);
     }
+    if (!st && c->len.sink_every) st = study_length_sinks(c, cfg, held_out, dir, r->sink, &r->n_sink, err);
     return st;
 }
 
@@ -437,8 +442,8 @@ static void scaled_fields(line_buf *b, const posemb_study_config *c, const lengt
 /* results.jsonl lines of run (p, t, s), one per length. */
 static char *length_lines(const posemb_study_config *c, int p, int t, int s, int vocab, const length_result *r)
 {
-    line_buf b = {malloc(8192 * (size_t)c->n_mults + (size_t)r->n_curve * 48), 0,
-                  8192 * (size_t)c->n_mults + (size_t)r->n_curve * 48};
+    size_t cap = 8192 * (size_t)c->n_mults + (size_t)r->n_curve * 48 + (size_t)r->n_sink * 96;
+    line_buf b = {malloc(cap), 0, cap};
     char x[2][32];
     for (int i = 0; b.s && i < c->n_mults; i++) {
         const posemb_lm_length *l = &r->ppl[i];
@@ -459,6 +464,9 @@ static char *length_lines(const posemb_study_config *c, int p, int t, int s, int
         for (int k = 0; i == 0 && k < r->n_curve; k++)
             add(&b, "%s[%.0f, %.4f]%s", k ? ", " : ", \"curve\": [", r->curve[k][0], r->curve[k][1],
                 k + 1 == r->n_curve ? "]" : "");
+        for (int k = 0; i == 0 && k < r->n_sink; k++)
+            add(&b, "%s[%.0f, %.4f, %.4f, %.4f]%s", k ? ", " : ", \"sink_curve\": [", r->sink[k][0], r->sink[k][1],
+                r->sink[k][2], r->sink[k][3], k + 1 == r->n_sink ? "]" : "");
         add(&b, "}\n");
     }
     return b.s;

@@ -89,17 +89,8 @@ posemb_status study_length_attention_read(const posemb_study_config *c, const ch
 static posemb_status profile_at(posemb_model *m, const posemb_corpus *held_out, int L, double *dist, double *sink,
                                 posemb_error *err)
 {
-    const posemb_config *mc = posemb_model_config(m);
-    int B = posemb_attn_windows(mc->layers, mc->heads, L);
-    if ((long)B * L > held_out->n)
-        return posemb_fail(err, POSEMB_EINVAL,
-                           "study: attention: %d windows of %d need more than the %ld held-out tokens", B, L,
-                           held_out->n);
-    posemb_batch b = {.B = B, .T = L, .ids = held_out->tokens};
     posemb_attn_profile pr = {0};
-    posemb_model_set_train(m, 0, 0, 0);
-    posemb_status st = posemb_model_forward(m, &b, err);
-    if (!st) st = posemb_attn_profile_of(m, &b, 1, &pr, err);
+    posemb_status st = study_length_profile(m, held_out, L, &pr, err);
     for (int l = 0; !st && l < pr.layers; l++) {
         dist[l] = sink[l] = 0;
         for (int h = 0; h < pr.heads; h++) {

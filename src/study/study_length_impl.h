@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "analysis/analysis.h"
 #include "posemb/corpus.h"
 #include "posemb/model.h"
 #include "study/study.h"
@@ -27,6 +28,8 @@ typedef struct length_result {
     int ruler_context[8];                                        /* [length]: the tokens the model read */
     double curve[POSEMB_STUDY_MAX_CURVE][2];                     /* training loss every curve_every steps */
     int n_curve;
+    double sink[POSEMB_STUDY_MAX_CURVE][4]; /* step, first-token mass: mean, largest head's, share of heads > 0.3 */
+    int n_sink;
     long steps;
     long resumed_from; /* 0, or the checkpoint step training continued from: seconds then count from there */
     double seconds;
@@ -48,6 +51,20 @@ posemb_status study_length_held_out(const posemb_study_config *c, const char *ou
  * out/attention.jsonl (study_length_attention.c): the runs and lengths not
  * in it yet whose model is in out/models. */
 posemb_status study_length_attention(const posemb_study_config *c, const char *out, posemb_error *err);
+/* Model m's attention profile (posemb_attn_profile_of, one bin) on B windows
+ * of L held-out tokens, B = posemb_attn_windows (free pr after, either
+ * way): EINVAL when the text is too short, the forward pass's errors. */
+posemb_status study_length_profile(posemb_model *m, const posemb_corpus *held_out, int L, posemb_attn_profile *pr,
+                                   posemb_error *err);
+/* The first-token attention of the checkpoints a run kept every sink_every
+ * steps in dir, read at n_train tokens on B held-out windows
+ * (posemb_attn_windows): per checkpoint its step, the first-token mass
+ * averaged over layers and heads, the largest head's, and the share of heads
+ * whose mass passes 0.3 (Gu et al.'s sink threshold), into sink[*n]. The
+ * checkpoint's load and forward errors; EINVAL when the held-out text is
+ * too short. */
+posemb_status study_length_sinks(const posemb_study_config *c, const posemb_config *cfg, const posemb_corpus *held_out,
+                                 const char *dir, double (*sink)[4], int *n, posemb_error *err);
 /* A run's attention at one length as attention.jsonl holds it: in (a line
  * is there), unreached (the PE's table ends first), and the means over
  * layers of its distance and first-token mass (NaN when not measured). */
