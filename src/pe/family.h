@@ -64,6 +64,10 @@ typedef struct pe_family {
     /* q, k: this component's output rows (pe.h); dq, dk turned into gradients w.r.t. its input. */
     void (*qk_backward)(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                         float *dq, int lddq, float *dk, int lddk);
+    /* In causal attention the logits right of each block of 32 query rows are
+     * stale until the softmax writes them (src/nn/attention.c): a logits hook
+     * may add to every entry but read only the keys a query sees (j <= i);
+     * the values hook's dprob likewise. */
     void (*logits_forward)(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                            float *s, int lds);
     void (*logits_backward)(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
