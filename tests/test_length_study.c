@@ -516,8 +516,11 @@ static int run_study(const char *file, const char *cfg, const char *outdir)
  * first-token attention; the last point is the final model's, which the
  * study's attention profile (attention.jsonl, a second path: the final
  * model, loaded from the run folder) measures at the training length too:
- * its first-token mass averaged over layers is the curve's mean. A
- * sink_every that does not divide the steps is refused. */
+ * its first-token mass averaged over layers is the curve's mean; the two
+ * points differ (each reads its checkpoint) and stay above 1/n_train (the
+ * first query sees only the first token). A sink_every that does not
+ * divide a task's steps, its budget's included, is refused, as is one
+ * outside the length study. */
 static void test_sink_curve(void **state)
 {
     (void)state;
@@ -541,9 +544,11 @@ static void test_sink_curve(void **state)
             double step = cJSON_GetArrayItem(pt, 0)->valuedouble, mean = cJSON_GetArrayItem(pt, 1)->valuedouble,
                    top = cJSON_GetArrayItem(pt, 2)->valuedouble, share = cJSON_GetArrayItem(pt, 3)->valuedouble;
             assert_true(step == 10.0 * (k + 1));
-            assert_true(mean > 0 && mean <= top && top <= 1 && share >= 0 && share <= 1);
+            assert_true(mean >= 1.0 / 64 && mean <= top && top <= 1 && share >= 0 && share <= 1); /* row 0: 1/64 */
         }
         mean_at[p] = cJSON_GetArrayItem(cJSON_GetArrayItem(curve, 1), 1)->valuedouble;
+        /* each point reads its own checkpoint, not the final model */
+        assert_true(cJSON_GetArrayItem(cJSON_GetArrayItem(curve, 0), 1)->valuedouble != mean_at[p]);
         cJSON_Delete(j);
     }
     fclose(f);
@@ -560,13 +565,17 @@ static void test_sink_curve(void **state)
     }
     fclose(f);
     for (int p = 0; p < 2; p++) {
-        printf("%s: first-token mass at step 20 %.4f (sink curve), %.6f (attention profile)\n", p ? "none" : "rope",
+        printf("%s: first-token mass at step 20 %.6f (sink curve), %.6f (attention profile)\n", p ? "none" : "rope",
                mean_at[p], profile_at[p]);
-        TU_CLOSE(mean_at[p], profile_at[p], 5.1e-5, 0, "sink curve against the attention profile", p);
+        TU_CLOSE(mean_at[p], profile_at[p], 5.1e-7, 0, "sink curve against the attention profile", p);
     }
     const char *bad = "{\"pes\": [\"rope\"], \"tasks\": [\"gpt2\"], \"steps\": 20, \"sink_every\": 7}";
     assert_int_not_equal(run_study("sink-bad.json", bad, "sb"), 0);
-    assert_non_null(strstr(out, "\"sink_every\" 7 must divide the length study's 20 steps"));
+    assert_non_null(strstr(out, "task gpt2: \"sink_every\" 7 must divide its 20 steps into at most 64 parts"));
+    const char *budget = "{\"pes\": [\"rope\"], \"tasks\": [\"gpt2\"], \"steps\": 20, \"sink_every\": 10, "
+                         "\"task_budgets\": {\"gpt2\": {\"steps\": 25}}}";
+    assert_int_not_equal(run_study("sink-budget.json", budget, "sb"), 0);
+    assert_non_null(strstr(out, "task gpt2: \"sink_every\" 10 must divide its 25 steps"));
 }
 
 static void test_tiny_length_study(void **state)

@@ -79,11 +79,8 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
                            "study: extend_* keys without \"extend_factors\": nothing is fine-tuned");
     if (!c->length && c->len.ruler_tasks)
         return posemb_fail(err, POSEMB_EINVAL, "study: \"ruler_tasks\" apply to the length study (--length) only");
-    if (c->len.sink_every &&
-        (!c->length || c->steps % c->len.sink_every || c->steps / c->len.sink_every > POSEMB_STUDY_MAX_CURVE))
-        return posemb_fail(err, POSEMB_EINVAL,
-                           "study: \"sink_every\" %d must divide the length study's %d steps into at most %d parts",
-                           c->len.sink_every, c->steps, POSEMB_STUDY_MAX_CURVE);
+    if (c->len.sink_every && !c->length)
+        return posemb_fail(err, POSEMB_EINVAL, "study: \"sink_every\" applies to the length study (--length) only");
     if (c->len.ruler_train > 0 && !c->len.ruler_tasks)
         return posemb_fail(err, POSEMB_EINVAL, "study: \"ruler_train\" %g names no \"ruler_tasks\" to train",
                            c->len.ruler_train);
@@ -96,6 +93,11 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
                                "kept (raise curve_every)",
                                c->tasks[t], b->steps, b->curve_every, b->steps / b->curve_every,
                                POSEMB_STUDY_MAX_CURVE);
+        int every = c->len.sink_every; /* each run's own steps: a task budget may change them */
+        if (every && (b->steps % every || b->steps / every > POSEMB_STUDY_MAX_CURVE))
+            return posemb_fail(err, POSEMB_EINVAL,
+                               "study: task %s: \"sink_every\" %d must divide its %d steps into at most %d parts",
+                               c->tasks[t], every, b->steps, POSEMB_STUDY_MAX_CURVE);
     }
     const study_room *room = room_of(c);
     posemb_status st = room->check ? room->check(c, err) : POSEMB_OK;

@@ -465,7 +465,7 @@ static char *length_lines(const posemb_study_config *c, int p, int t, int s, int
             add(&b, "%s[%.0f, %.4f]%s", k ? ", " : ", \"curve\": [", r->curve[k][0], r->curve[k][1],
                 k + 1 == r->n_curve ? "]" : "");
         for (int k = 0; i == 0 && k < r->n_sink; k++)
-            add(&b, "%s[%.0f, %.4f, %.4f, %.4f]%s", k ? ", " : ", \"sink_curve\": [", r->sink[k][0], r->sink[k][1],
+            add(&b, "%s[%.0f, %.6f, %.6f, %.6f]%s", k ? ", " : ", \"sink_curve\": [", r->sink[k][0], r->sink[k][1],
                 r->sink[k][2], r->sink[k][3], k + 1 == r->n_sink ? "]" : "");
         add(&b, "}\n");
     }

@@ -60,9 +60,11 @@ posemb_status study_length_profile(posemb_model *m, const posemb_corpus *held_ou
  * steps in dir, read at n_train tokens on B held-out windows
  * (posemb_attn_windows): per checkpoint its step, the first-token mass
  * averaged over layers and heads, the largest head's, and the share of heads
- * whose mass passes 0.3 (Gu et al.'s sink threshold), into sink[*n]. The
- * checkpoint's load and forward errors; EINVAL when the held-out text is
- * too short. */
+ * whose mass passes 0.3 (Gu et al.'s sink threshold), into sink[*n]
+ * (POSEMB_STUDY_MAX_CURVE rows; the config check keeps the points within
+ * them). The checkpoint's load and forward errors (a run folder trained
+ * without this sink_every lacks the checkpoints); EINVAL when the held-out
+ * text is too short. */
 posemb_status study_length_sinks(const posemb_study_config *c, const posemb_config *cfg, const posemb_corpus *held_out,
                                  const char *dir, double (*sink)[4], int *n, posemb_error *err);
 /* A run's attention at one length as attention.jsonl holds it: in (a line

@@ -1,10 +1,6 @@
 /* When a sink forms (docs/study.md, sink_every): the first-token attention
  * of the checkpoints a length-study run kept during its training, and the
  * attention profile both this and study_length_attention.c read. */
-#include <stdio.h>
-
-#include "analysis/analysis.h"
-#include "study_impl.h"
 #include "study_length_impl.h"
 #include "model/model_internal.h"
 
@@ -54,7 +50,7 @@ posemb_status study_length_sinks(const posemb_study_config *c, const posemb_conf
         char ck[POSEMB_PATH_MAX];
         posemb_model *m = NULL;
         int context;
-        if (snprintf(ck, sizeof ck, "%s/checkpoint-%ld", dir, k) >= (int)sizeof ck)
+        if (posemb_checkpoint_dir(ck, sizeof ck, dir, k))
             return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
         st = posemb_lm_load_at(ck, cfg, c->n_train, &m, &context, err);
         if (!st) st = sink_of(m, held_out, c->n_train, sink[*n] + 1, err);
