@@ -56,7 +56,8 @@ POSEMB_API size_t posemb_nn_attention_scratch_floats(const posemb_nn_attn_shape 
 /* qkv [B, T, 3D], or [B, T, D + 2 KV d] (q and k rotated in place by a q/k hook); pos [B, T]
  * positions for the PE (NULL: 0..T-1); keymask [B, T] 1 keep, 0 padding
  * (NULL: none); probs [B, H, T, T] the softmax, saved for backward (before
- * dropout); out [B, T, D]; scratch as posemb_nn_attention_scratch_floats. */
+ * dropout), or NULL to keep none (inference: the backward then aborts);
+ * out [B, T, D]; scratch as posemb_nn_attention_scratch_floats. */
 POSEMB_API void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, float *qkv,
                                             const int32_t *pos, const float *keymask, float *probs, float *out,
                                             float *scratch);

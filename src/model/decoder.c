@@ -22,7 +22,8 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     posemb_nn_layernorm_forward(a->a, a->mean1, a->rstd1, x, p->ln1_w, p->ln1_b, N, D, eps);
     posemb_pe_layer_input_forward(m->pe, l, a->a, m->B, m->T, m->a.pe_layer_scratch);
     posemb_nn_linear_forward(m->mm, a->qkv, a->a, p->qkv_w, p->qkv_b, N, D, 3 * D, POSEMB_NN_W_IN_OUT);
-    posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
+    posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, model_probs_out(m, a), a->z,
+                                m->a.attn_scratch);
     posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, D, D, POSEMB_NN_W_IN_OUT);
     model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
     posemb_nn_layernorm_forward(a->h1, a->mean2, a->rstd2, a->r1, p->ln2_w, p->ln2_b, N, D, eps);

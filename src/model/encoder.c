@@ -17,7 +17,8 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
     posemb_pe_layer_input_forward(m->pe, l, x, m->B, m->T, m->a.pe_layer_scratch);
     posemb_nn_linear_forward(m->mm, a->qkv, x, p->qkv_w, p->qkv_b, N, D, 3 * D, POSEMB_NN_W_OUT_IN);
-    posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
+    posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, model_probs_out(m, a), a->z,
+                                m->a.attn_scratch);
     posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, D, D, POSEMB_NN_W_OUT_IN);
     model_drop(m, l, SITE_ATTN_OUT, a->r1, (long)N * D);
     posemb_nn_add_layernorm_forward(a->h1, a->mean1, a->rstd1, a->r1, x, p->ln1_w, p->ln1_b, N, D, m->cfg.ln_eps);

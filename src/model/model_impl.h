@@ -221,6 +221,9 @@ posemb_status model_reserve(posemb_model *m, int B, int T, posemb_error *err);
 posemb_nn_attn_shape model_attn_shape(const posemb_model *m, int l);
 /* Layer l's activation buffers: its own, or in an inference pass the first layer's. */
 layer_acts *model_layer_acts(posemb_model *m, int l);
+/* Where layer a's attention keeps its probabilities: a->probs, or NULL in an
+ * inference pass, which keeps none (posemb_model_attention answers NULL then). */
+static inline float *model_probs_out(const posemb_model *m, layer_acts *a) { return m->acts_shared ? NULL : a->probs; }
 /* y [n] = dropout(y), in place, at a dropout site of layer l (none in eval mode). */
 void model_drop(const posemb_model *m, int l, int site, float *y, long n);
 /* y [n] = dropout(y) + x: a residual branch at a dropout site of layer l. */

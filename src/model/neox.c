@@ -49,7 +49,8 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     posemb_pe_layer_input_forward(m->pe, l, a->a, m->B, m->T, m->a.pe_layer_scratch);
     posemb_nn_linear_forward(m->mm, m->a.qkv_hf, a->a, p->qkv_w, p->qkv_b, N, D, 3 * D, POSEMB_NN_W_OUT_IN);
     neox_qkv_from_hf(a->qkv, m->a.qkv_hf, N, H, D / H);
-    posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, a->probs, a->z, m->a.attn_scratch);
+    posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, model_probs_out(m, a), a->z,
+                                m->a.attn_scratch);
     posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, D, D, POSEMB_NN_W_OUT_IN);
     model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D); /* r1 = x + attn */
     const float *mlp_in = m->cfg.parallel_residual ? x : a->r1;

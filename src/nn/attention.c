@@ -244,6 +244,16 @@ static posemb_pe_head self_head(int layer, int b, int h, int T, int d, const hea
                             .axis_stride = hc->axis_stride};
 }
 
+/* Where head (b, h)'s probabilities go: their place in probs, or, when
+ * probs is NULL (an inference pass keeps none), the second T x T of the
+ * thread's scratch (the first holds dropout's copy): no B x H x T x T
+ * buffer to fault in and stream through (512 MiB for 8 x 4 heads at 2048). */
+static float *head_probs(const posemb_nn_attn_shape *s, float *probs, int b, int h, float *scratch, int slot)
+{
+    size_t TT = (size_t)s->T * s->T;
+    return probs ? probs + ((size_t)b * s->H + h) * TT : scratch + (size_t)slot * 2 * TT + TT;
+}
+
 /* Number of key/value heads: KV, or one per query head. */
 static int kv_heads(const posemb_nn_attn_shape *s) { return s->KV > 0 ? s->KV : s->H; }
 
@@ -315,7 +325,8 @@ static void gqa_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, 
             posemb_pe_qk_forward(p, &hd, q, ld, NULL, ld);
             hd.nk = T;
             head_forward(s, p, &hd, q, k, k + (size_t)KV * d, ld, keymask ? keymask + (size_t)b * T : NULL,
-                         probs + ((size_t)b * H + h) * T * T, out + (size_t)b * T * D + (size_t)h * d, scratch);
+                         head_probs(s, probs, b, h, scratch, hd.slot), out + (size_t)b * T * D + (size_t)h * d,
+                         scratch);
         }
 }
 
@@ -365,7 +376,8 @@ void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, in
             float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             posemb_pe_qk_forward(p, &hd, q, ld, k, ld);
             head_forward(s, p, &hd, q, k, v, ld, keymask ? keymask + (size_t)b * T : NULL,
-                         probs + ((size_t)b * H + h) * T * T, out + (size_t)b * T * D + (size_t)h * d, scratch);
+                         head_probs(s, probs, b, h, scratch, hd.slot), out + (size_t)b * T * D + (size_t)h * d,
+                         scratch);
         }
 }
 
@@ -376,6 +388,7 @@ void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, i
     int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
     head_common hc = common_of(s, d, pos);
     check_shape(s, p, layer);
+    POSEMB_REQUIRE(probs, "attention backward without the forward's probabilities (an inference pass keeps none)");
     int32_t arange[T];
     for (int t = 0; t < T; t++) arange[t] = t;
     if (kv_heads(s) != H) {
