@@ -5,9 +5,10 @@
  * scores; weights, which turn the blocks off), with a sliding window, chunks,
  * left padding, dropout and grouped-query attention, at a T that no block
  * size divides. Also the rule for a query with no key to see: probabilities 0
- * and output 0. And the fused masks and softmax against the two passes they
- * replaced (HF's additive masks, then a softmax over all T keys), bit for
- * bit. test_pe_grad checks the blocked path against finite differences. */
+ * and output 0. And, bit for bit, the fused masks and softmax against the
+ * two passes they replaced (HF's additive masks, then a softmax over all T
+ * keys), and an inference call (probs NULL) against one that keeps them.
+ * test_pe_grad checks the blocked path against finite differences. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +185,14 @@ static void check_fused_softmax(int causal, int window, int chunk)
     posemb_nn_attention_set_block_rows(0);
     posemb_nn_attention_forward(&sh, p, 1, qkv, NULL, mask, probs, out, scratch);
     posemb_nn_attention_set_block_rows(32);
+    /* an inference pass keeps no probabilities (NULL): the same output, bit for bit */
+    float *out_kept = malloc(sizeof(float) * B * T * D);
+    memcpy(out_kept, out, sizeof(float) * B * T * D);
+    posemb_nn_attention_set_block_rows(0);
+    posemb_nn_attention_forward(&sh, p, 1, qkv, NULL, mask, NULL, out, scratch);
+    posemb_nn_attention_set_block_rows(32);
+    assert_memory_equal(out, out_kept, sizeof(float) * B * T * D);
+    free(out_kept);
     long same = 0, zero = 0;
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
