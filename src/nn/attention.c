@@ -289,8 +289,8 @@ static void head_backward(const posemb_nn_attn_shape *s, posemb_pe *p, const pos
     posemb_pe_values_backward(p, hd, pv, T, dz, D, dp, T);
     product_wtx(T, step, d, 1.0f, pv, dz, D, beta, dv, ld);
     if (pv != pr) undrop_grad(s, hd->seq, hd->head, dp); /* dP = dP' * scale */
-    if (!posemb_pe_has_weights(p)) masked_softmax_backward_rows(s, pr, dp);
-    else if (!posemb_pe_weights_backward(p, hd, pr, T, dp, T)) masked_softmax_backward_rows(s, pr, dp);
+    if (!posemb_pe_has_weights(p) || !posemb_pe_weights_backward(p, hd, pr, T, dp, T))
+        masked_softmax_backward_rows(s, pr, dp);
     if (!posemb_pe_scores_backward(p, hd, q, ld, k, ld, dp, T, dq, ld, dk, ld, beta != 0.0f)) {
         product_wx(T, step, d, hd->scale, dp, k, ld, dq, ld);
         product_wtx(T, step, d, hd->scale, dp, q, ld, beta, dk, ld);
