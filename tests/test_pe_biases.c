@@ -399,15 +399,16 @@ static void test_pope(void **state)
     posemb_pe_free(p);
 }
 
-/* PaTH's logits against the product of d x d matrices in double, with w and
+/* PaTH's logits against the maps applied one by one in double, with w and
  * beta recomputed from the layer input by their definitions (fla's layer):
  * w_t = l2norm(silu(conv3(W_up W_down x_t))), beta_t = 2 sigmoid(W_b x_t + b),
- * s_ij = q_i^T H_i ... H_(j+1) k_j scale, H_t = I - beta_t w_t w_t^T. */
-static void test_path(void **state)
+ * s_ij = q_i^T H_i ... H_(j+1) k_j scale, H_t = I - beta_t w_t w_t^T; the
+ * blocked form in one block, in blocks of 1 (every map its own block), 2 and
+ * 3 (a short last block), and with the right of the diagonal zero. */
+static void check_path(const char *spec)
 {
-    (void)state;
-    enum { T = 5, D = 8, H = 2, d = 4, R = 3 };
-    posemb_pe *p = tu_pe("path:rank=3", D, H, 1, 8, 1);
+    enum { T = 7, D = 8, H = 2, d = 4, R = 3 };
+    posemb_pe *p = tu_pe(spec, D, H, 1, 8, 1);
     posemb_rng rng;
     posemb_rng_seed(&rng, 5, 5);
     for (int i = 0; i < posemb_pe_n_params(p); i++) {
@@ -425,7 +426,7 @@ static void test_path(void **state)
     posemb_rng_fill_normal(&rng, q, T * d, 1.0f);
     posemb_rng_fill_normal(&rng, k, T * d, 1.0f);
     posemb_pe_layer_input_forward(p, 0, x, 1, T, scratch);
-    int32_t pos[T] = {0, 1, 2, 3, 4};
+    int32_t pos[T] = {0, 1, 2, 3, 4, 5, 6};
     int h = 1;
     posemb_pe_head hd = {.layer = 0, .head = h, .nq = T, .nk = T, .d = d, .scale = 0.5f, .qpos = pos, .kpos = pos};
     assert_int_equal(posemb_pe_scores_forward(p, &hd, q, d, k, d, sc, T), 1);
@@ -466,8 +467,17 @@ static void test_path(void **state)
             for (int e = 0; e < d; e++) want += q[i * d + e] * kk[e];
             TU_CLOSE(sc[i * T + j], 0.5 * want, 1e-5, 1e-5, "path logit", i * T + j);
         }
+    for (int i = 0; i < T; i++)
+        for (int j = i + 1; j < T; j++) assert_true(sc[i * T + j] == 0.0f);
     free(scratch);
     posemb_pe_free(p);
+}
+
+static void test_path(void **state)
+{
+    (void)state;
+    const char *specs[] = {"path:rank=3", "path:rank=3,block=1", "path:rank=3,block=2", "path:rank=3,block=3"};
+    for (int i = 0; i < 4; i++) check_path(specs[i]);
 }
 
 /* STRING's logits against RoPE itself: a far pair (d >= S) is plain RoPE's

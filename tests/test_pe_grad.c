@@ -346,6 +346,9 @@ GRAD_TEST(t_pope_causal, "pope:base=100", 1)
 GRAD_TEST(t_ape_pope_layer1, "ape+pope:layers=1", 1)
 /* PaTH: the Householder products between key and query, w and beta from the layer input (the harness's E) */
 GRAD_TEST(t_path, "path:rank=3", 1)
+/* the blocked form across blocks: 3 blocks of 2 tokens; blocks of 4 and 2 */
+GRAD_TEST(t_path_blocks2, "path:rank=3,block=2", 1)
+GRAD_TEST(t_path_blocks4, "path:rank=3,block=4", 1)
 GRAD_TEST(t_ape_path_layer1, "ape+path:layers=1", 1)
 /* STRING: distances from 3 on read as d - 3 + 1 (the second sequence's reach 5) */
 GRAD_TEST(t_rope_string, "rope:string=3,string_window=1", 1)
@@ -426,6 +429,8 @@ int main(void)
         cmocka_unit_test(t_stickbreaking),
         cmocka_unit_test(t_pope),
         cmocka_unit_test(t_path),
+        cmocka_unit_test(t_path_blocks2),
+        cmocka_unit_test(t_path_blocks4),
         cmocka_unit_test(t_rope_string),
         cmocka_unit_test(t_rope_string_encoder),
         cmocka_unit_test(t_ape_path_layer1),

@@ -18,26 +18,27 @@
  * b = 0 (beta = 1). Decoders only.
  *
  * w and beta come from the layer input (the fifth hook) into the caller's
- * scratch; the logits replace q.k (the seventh hook). Per query the vector
- * u = H_(j+1) ... H_i q_i is carried from the query back to the first key,
- * O(n d) per query, O(n^2 d) per head as plain attention; the backward
- * recomputes each query's u's into per-thread scratch and runs back
- * through them, from the first key to the query. */
+ * scratch; the logits replace q.k (the seventh hook), computed by blocks
+ * of tokens in the paper's compact WY form (path_blocks.h): O(n^2 d) per
+ * head as plain attention, in sgemms. The backward recomputes the blocks'
+ * transforms into per-thread scratch. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "family.h"
+#include "path_blocks.h"
 
 #define PATH_CONV 3 /* the short convolution's taps */
 
 typedef struct path_state {
     int rank;
+    int block;      /* tokens per block of the logits' blocked form (path_blocks.h) */
     float *scratch; /* the caller's, as of the last forward */
     int B, T;       /* of the last forward */
-    pe_slots work;  /* per thread: u for every key of one query [max_len, d]; slot 0 also the layer-input
-                       backward's dg, dv [max_len, Hd] each */
+    pe_slots work;  /* per thread: the blocked form's work; slot 0 also the layer-input backward's dg, dv
+                       [max_len, Hd] each */
 } path_state;
 
 /* Parameters of layer l, in declaration order. */
@@ -56,8 +57,11 @@ static posemb_status path_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     posemb_status st = pe_opt_int(o, "rank", 32, 1, 4096, &s->rank, err);
     if (st) return st;
     pe_canon_add(c, "rank=%d", s->rank);
+    if ((st = pe_opt_int(o, "block", 32, 1, 1024, &s->block, err))) return st;
+    if (s->block != 32) pe_canon_add(c, "block=%d", s->block);
     int H = c->dims.n_heads, D = c->dims.dim, Hd = H * c->head_dim;
-    if ((st = pe_slots_init(&s->work, c->dims.max_threads, 2 * (size_t)c->dims.max_len * Hd, err))) return st;
+    size_t dgdv = 2 * (size_t)c->dims.max_len * Hd, blocks = path_blocks_floats(c->dims.max_len, c->head_dim, s->block);
+    if ((st = pe_slots_init(&s->work, c->dims.max_threads, dgdv > blocks ? dgdv : blocks, err))) return st;
     for (int l = 0; l < c->dims.n_layers; l++)
         if (pe_comp_param(c, "path.w_down.weight", POSEMB_PE_SCOPE_LAYER, l, s->rank, D, 0.02f, 1, err) < 0 ||
             pe_comp_param(c, "path.w_up.weight", POSEMB_PE_SCOPE_LAYER, l, Hd, s->rank, 0.02f, 1, err) < 0 ||
@@ -196,78 +200,33 @@ static path_buf head_buf(const pe_comp *c, const posemb_pe_head *h)
     return p;
 }
 
-/* u <- H_t u = u - beta_t w_t (w_t . u). */
-static void householder(float *u, const float *w, float beta, int d)
+/* The head's maps and the logits' scale, as path_blocks takes them. */
+static path_blocks head_blocks(const pe_comp *c, const posemb_pe_head *h, const path_buf *p)
 {
-    float dot = 0.0f;
-    for (int e = 0; e < d; e++) dot += w[e] * u[e];
-    for (int e = 0; e < d; e++) u[e] -= beta * dot * w[e];
+    const path_state *s = c->state;
+    path_blocks b = {.n = h->nq, .d = c->head_dim, .C = s->block, .w = p->w, .beta = p->beta, .scale = h->scale};
+    return b;
 }
 
-static float dotf(const float *a, const float *b, int d)
-{
-    float acc = 0.0f;
-    for (int e = 0; e < d; e++) acc += a[e] * b[e];
-    return acc;
-}
-
-/* s_ij = scale u_ij . k_j, u_ii = q_i, u_ij = H_(j+1) u_i(j+1); keys after the query: 0 (masked later). */
 static void path_scores_forward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                                 float *s, int lds)
 {
     const path_state *st = c->state;
     path_buf p = head_buf(c, h);
-    int d = c->head_dim, n = h->nq;
-    float *u = pe_slot(&st->work, h->slot);
-    for (int i = 0; i < n; i++) {
-        float *si = s + (size_t)i * lds;
-        memcpy(u, q + (size_t)i * ldq, (size_t)d * sizeof *u);
-        for (int j = i; j >= 0; j--) {
-            if (j < i) householder(u, p.w + (size_t)(j + 1) * d, p.beta[j + 1], d);
-            si[j] = h->scale * dotf(u, k + (size_t)j * ldk, d);
-        }
-        for (int j = i + 1; j < h->nk; j++) si[j] = 0.0f;
-    }
+    path_blocks b = head_blocks(c, h, &p);
+    path_blocks_forward(&b, q, ldq, k, ldk, s, lds, pe_slot(&st->work, h->slot));
 }
 
-/* Back from the first key to the query: g = d loss / d u_ij; through u_ij = H_(j+1) u_i(j+1):
- * d u_i(j+1) = H_(j+1) g, d beta -= (w . u)(w . g), d w -= beta ((w . u) g + (w . g) u). */
 static void path_scores_backward(pe_comp *c, const posemb_pe_head *h, const float *q, int ldq, const float *k, int ldk,
                                  const float *ds, int ldds, float *dq, int lddq, float *dk, int lddk, int accumulate)
 {
     const path_state *st = c->state;
     path_buf p = head_buf(c, h);
-    int d = c->head_dim, n = h->nq;
-    float *U = pe_slot(&st->work, h->slot), g[d];
-    memset(p.dw, 0, (size_t)n * d * sizeof *p.dw);
-    memset(p.dbeta, 0, (size_t)n * sizeof *p.dbeta);
-    if (!accumulate)
-        for (int j = 0; j < h->nk; j++) memset(dk + (size_t)j * lddk, 0, (size_t)d * sizeof *dk);
-    for (int i = 0; i < n; i++) {
-        const float *dsi = ds + (size_t)i * ldds;
-        memcpy(U + (size_t)i * d, q + (size_t)i * ldq, (size_t)d * sizeof *U); /* U[j] = u_ij */
-        for (int j = i - 1; j >= 0; j--) {
-            memcpy(U + (size_t)j * d, U + (size_t)(j + 1) * d, (size_t)d * sizeof *U);
-            householder(U + (size_t)j * d, p.w + (size_t)(j + 1) * d, p.beta[j + 1], d);
-        }
-        for (int e = 0; e < d; e++) g[e] = 0.0f;
-        for (int j = 0; j <= i; j++) {
-            const float *uj = U + (size_t)j * d, *kj = k + (size_t)j * ldk;
-            float gs = h->scale * dsi[j], *dkj = dk + (size_t)j * lddk;
-            for (int e = 0; e < d; e++) {
-                dkj[e] += gs * uj[e];
-                g[e] += gs * kj[e];
-            }
-            if (j == i) break;
-            const float *w = p.w + (size_t)(j + 1) * d, *un = U + (size_t)(j + 1) * d;
-            float beta = p.beta[j + 1], wu = dotf(w, un, d), wg = dotf(w, g, d);
-            p.dbeta[j + 1] -= wu * wg;
-            float *dw = p.dw + (size_t)(j + 1) * d;
-            for (int e = 0; e < d; e++) dw[e] -= beta * (wu * g[e] + wg * un[e]);
-            for (int e = 0; e < d; e++) g[e] -= beta * wg * w[e];
-        }
-        memcpy(dq + (size_t)i * lddq, g, (size_t)d * sizeof *g);
-    }
+    path_blocks b = head_blocks(c, h, &p);
+    memset(p.dw, 0, (size_t)h->nq * c->head_dim * sizeof *p.dw);
+    memset(p.dbeta, 0, (size_t)h->nq * sizeof *p.dbeta);
+    path_blocks_backward(&b, q, ldq, k, ldk, ds, ldds, dq, lddq, dk, lddk, accumulate, p.dw, p.dbeta,
+                         pe_slot(&st->work, h->slot));
 }
 
 /* beta = 2 sigmoid(z): dz = dbeta beta (1 - beta / 2), in dbeta's place; z = W_b x + b back to W_b, b and dx. */
@@ -364,7 +323,8 @@ const pe_family pe_family_path = {
     .no_positions = 1,
     .summary = "PaTH: logits q_i^T H_i ... H_(j+1) k_j, H_t = I - beta_t w_t w_t^T from the layer input, decoders only "
                "(Yang et al. 2025)",
-    .options = "rank=INT the low rank of w's projection (32)",
+    .options = "rank=INT the low rank of w's projection (32); block=INT tokens per block of the logits' blocked form "
+               "(32: a speed setting, the same logits to rounding)",
     .configure = path_configure,
     .init = path_init,
     .destroy = path_destroy,
