@@ -7,8 +7,10 @@
  * size divides. Also the rule for a query with no key to see: probabilities 0
  * and output 0. And, bit for bit, the fused masks and softmax against the
  * two passes they replaced (HF's additive masks, then a softmax over all T
- * keys), and an inference call (probs NULL) against one that keeps them.
- * test_pe_grad checks the blocked path against finite differences. */
+ * keys), and an inference call (probs NULL) against one that keeps them:
+ * the row pass (a decoder's PE with no hook past q and k) in blocks of 7,
+ * 16 and 32 rows, windows, chunks, padding and grouped-query attention,
+ * and encoders, which keep their one T x T product. test_pe_grad checks the blocked path against finite differences. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,9 +234,69 @@ static void test_fused_softmax_bits(void **state)
     check_fused_softmax(1, 7, 8);
 }
 
+/* One forward of spec with block_rows, keeping probabilities (probs) or not (NULL), into out. */
+static void forward_once(const setting *c, int causal, int block_rows, const float *qkv_in, const float *mask,
+                         float *probs, float *out)
+{
+    posemb_pe *p = tu_pe(c->spec, D, H, 2, 64, causal);
+    tu_pe_scramble(p);
+    posemb_nn_attn_shape sh = {
+        .B = B, .T = T, .D = D, .H = H, .KV = c->kv, .causal = causal, .window = c->window, .chunk = c->chunk};
+    float *qkv = malloc(sizeof(float) * B * T * LD), *scratch = calloc(posemb_nn_attention_scratch_floats(&sh, p), 4);
+    memcpy(qkv, qkv_in, sizeof(float) * B * T * LD);
+    posemb_nn_attention_set_block_rows(block_rows);
+    posemb_nn_attention_forward(&sh, p, 1, qkv, NULL, mask, probs, out, scratch);
+    posemb_nn_attention_set_block_rows(32);
+    free(scratch);
+    free(qkv);
+    posemb_pe_free(p);
+}
+
+/* The inference pass (probs NULL) against the pass that keeps the
+ * probabilities, at the same block size, bit for bit: a decoder's row pass
+ * runs the same products row for row; an encoder takes no row pass (its
+ * logits are one T x T product, which blocks of rows would round apart). */
+static void check_row_pass(const setting *c, int causal)
+{
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 5, 9);
+    float *qkv = malloc(sizeof(float) * B * T * LD), *probs = malloc(sizeof(float) * B * H * T * T),
+          *kept = malloc(sizeof(float) * B * T * D), *rows = malloc(sizeof(float) * B * T * D), mask[B * T];
+    posemb_rng_fill_normal(&rng, qkv, B * T * LD, 1.5f);
+    for (int i = 0; i < B * T; i++) /* decoders: left padding; encoders: right padding */
+        mask[i] = i / T == 1 && (causal ? i % T < PAD : i % T >= T - PAD) ? 0.0f : 1.0f;
+    int sizes[] = {7, 16, 32};
+    for (int z = 0; z < 3; z++) {
+        forward_once(c, causal, sizes[z], qkv, mask, probs, kept);
+        forward_once(c, causal, sizes[z], qkv, mask, NULL, rows);
+        printf("inference pass %-12s %s window %2d chunk %2d kv %d, blocks of %2d: %s\n", c->spec,
+               causal ? "causal " : "encoder", c->window, c->chunk, c->kv ? c->kv : H, sizes[z],
+               memcmp(rows, kept, sizeof(float) * B * T * D) ? "differs" : "same bits");
+        assert_memory_equal(rows, kept, sizeof(float) * B * T * D);
+    }
+    free(qkv);
+    free(probs);
+    free(kept);
+    free(rows);
+}
+
+static void test_row_pass(void **state)
+{
+    (void)state;
+    const setting cases[] = {
+        {"none", 0, 0, 0, 0.0f}, {"rope", 0, 0, 0, 0.0f},       {"rope", 6, 0, 0, 0.0f},
+        {"rope", 0, 8, 0, 0.0f}, {"rope", 20, 16, 2, 0.0f},     {"rope+ssmax", 0, 0, 0, 0.0f},
+        {"ape", 0, 0, 0, 0.0f},  {"rope:p=0.5", 0, 0, 1, 0.0f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        check_row_pass(&cases[i], 1);
+        if (!cases[i].window && !cases[i].chunk) check_row_pass(&cases[i], 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_blocks_equal_full),
-                                       cmocka_unit_test(test_fused_softmax_bits)};
+                                       cmocka_unit_test(test_fused_softmax_bits), cmocka_unit_test(test_row_pass)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

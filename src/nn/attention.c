@@ -141,28 +141,32 @@ static inline void zero_outside(float *x, int T, int lo, int hi)
  * as over the whole row (the bits of the masks and a softmax over all T keys;
  * the lanes' sums need -ffp-contract=off, CMakeLists.txt). A row with no key
  * to see (left padding) gets probabilities 0. With keymask NULL the row may
- * hold masks already (apply_masks). */
-POSEMB_KERNEL static void masked_softmax_rows(const posemb_nn_attn_shape *s, float *sc, const float *keymask)
+ * hold masks already (apply_masks). One row si of the keys [0, width) (width
+ * past the row's live keys). */
+POSEMB_KERNEL static void masked_softmax_row(const posemb_nn_attn_shape *s, int i, float *si, int width,
+                                             const float *keymask)
 {
-    int T = s->T;
-    for (int i = 0; i < T; i++) {
-        float *si = sc + (size_t)i * T, mx = -INFINITY;
-        int lo, hi;
-        live_keys(s, i, &lo, &hi);
-        int lo0 = lo - lo % VM_LANES;
-        for (int j = lo0; j < lo; j++) si[j] = -FLT_MAX;
-        if (keymask)
-            for (int j = lo0; j < hi; j++) si[j] += (1.0f - keymask[j]) * -FLT_MAX;
+    float mx = -INFINITY;
+    int lo, hi;
+    live_keys(s, i, &lo, &hi);
+    int lo0 = lo - lo % VM_LANES;
+    for (int j = lo0; j < lo; j++) si[j] = -FLT_MAX;
+    if (keymask)
+        for (int j = lo0; j < hi; j++) si[j] += (1.0f - keymask[j]) * -FLT_MAX;
 #pragma omp simd reduction(max : mx)
-        for (int j = lo0; j < hi; j++) mx = si[j] > mx ? si[j] : mx;
-        if (mx == -FLT_MAX) { /* every live key padded; NaN logits leave -INFINITY and stay NaN */
-            lo0 = hi = T;
-        } else {
-            float inv = (float)(1.0 / vm_exp_shift_sum(si + lo0, hi - lo0, mx));
-            for (int j = lo0; j < hi; j++) si[j] *= inv;
-        }
-        zero_outside(si, T, lo0, hi);
+    for (int j = lo0; j < hi; j++) mx = si[j] > mx ? si[j] : mx;
+    if (mx == -FLT_MAX) { /* every live key padded; NaN logits leave -INFINITY and stay NaN */
+        lo0 = hi = width;
+    } else {
+        float inv = (float)(1.0 / vm_exp_shift_sum(si + lo0, hi - lo0, mx));
+        for (int j = lo0; j < hi; j++) si[j] *= inv;
     }
+    zero_outside(si, width, lo0, hi);
+}
+
+static void masked_softmax_rows(const posemb_nn_attn_shape *s, float *sc, const float *keymask)
+{
+    for (int i = 0; i < s->T; i++) masked_softmax_row(s, i, sc + (size_t)i * s->T, s->T, keymask);
 }
 
 /* The softmax's backward, dS = P * (dP - rowsum(P * dP)) in place over dP,
@@ -257,13 +261,48 @@ static float *head_probs(const posemb_nn_attn_shape *s, float *probs, int b, int
 /* Number of key/value heads: KV, or one per query head. */
 static int kv_heads(const posemb_nn_attn_shape *s) { return s->KV > 0 ? s->KV : s->H; }
 
+/* An inference pass by blocks of query rows, for a PE whose only attention
+ * hook is on q and k: each block's logits, masked softmax and values while
+ * the block's probabilities [rows, T] are in cache, where head_forward
+ * writes all T x T and reads them twice more. The same products, row for
+ * row, as head_forward's causal blocks. buf [block_rows, T]. */
+static void head_forward_rows(const posemb_nn_attn_shape *s, const posemb_pe_head *hd, const float *q, const float *k,
+                              const float *v, int ld, const float *keymask, float *z, float *buf)
+{
+    int T = s->T, d = hd->d, step = block_rows;
+    for (int r0 = 0; r0 < T; r0 += step) {
+        int r1 = r0 + step < T ? r0 + step : T, nk = r1;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, nk, d, hd->scale, q + (size_t)r0 * ld, ld, k, ld,
+                    0.0f, buf, T);
+        for (int i = r0; i < r1; i++) masked_softmax_row(s, i, buf + (size_t)(i - r0) * T, nk, keymask);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, d, nk, 1.0f, buf, T, v, ld, 0.0f,
+                    z + (size_t)r0 * s->D, s->D);
+    }
+}
+
+/* The row pass applies: causal attention (whose blocked products it runs row
+ * for row, the same bits; an encoder's one T x T product would round
+ * otherwise), no probabilities kept, no dropout, no hook past q and k. */
+static int by_rows(const posemb_nn_attn_shape *s, const posemb_pe *p, const float *probs)
+{
+    return s->causal && !probs && s->dropout <= 0.0f && block_rows > 0 && block_rows < s->T &&
+           !posemb_pe_has_logits(p) && !posemb_pe_has_values(p) && !posemb_pe_has_scores(p) &&
+           !posemb_pe_has_weights(p);
+}
+
 /* One head after its q/k hook: scores, logits hook, masks, softmax, values.
- * q [T, d], k and v [T, d] (row stride ld); pr [T, T]; z [T, d] (stride D). */
+ * q [T, d], k and v [T, d] (row stride ld); probs [B, H, T, T] or NULL (an
+ * inference pass); z [T, d] (stride D). */
 static void head_forward(const posemb_nn_attn_shape *s, posemb_pe *p, const posemb_pe_head *hd, const float *q,
-                         const float *k, const float *v, int ld, const float *keymask, float *pr, float *z,
+                         const float *k, const float *v, int ld, const float *keymask, float *probs, float *z,
                          float *scratch)
 {
     int T = s->T, d = hd->d, step = rows_per_block(s, p);
+    if (by_rows(s, p, probs)) {
+        head_forward_rows(s, hd, q, k, v, ld, keymask, z, scratch + (size_t)hd->slot * 2 * T * T);
+        return;
+    }
+    float *pr = head_probs(s, probs, hd->seq, hd->head, scratch, hd->slot);
     if (!posemb_pe_scores_forward(p, hd, q, ld, k, ld, pr, T)) product_abt(T, step, d, hd->scale, q, ld, k, ld, pr);
     posemb_pe_logits_forward(p, hd, q, ld, k, ld, pr, T);
     if (posemb_pe_has_weights(p)) {
@@ -324,9 +363,8 @@ static void gqa_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, 
             hd.nk = 0;
             posemb_pe_qk_forward(p, &hd, q, ld, NULL, ld);
             hd.nk = T;
-            head_forward(s, p, &hd, q, k, k + (size_t)KV * d, ld, keymask ? keymask + (size_t)b * T : NULL,
-                         head_probs(s, probs, b, h, scratch, hd.slot), out + (size_t)b * T * D + (size_t)h * d,
-                         scratch);
+            head_forward(s, p, &hd, q, k, k + (size_t)KV * d, ld, keymask ? keymask + (size_t)b * T : NULL, probs,
+                         out + (size_t)b * T * D + (size_t)h * d, scratch);
         }
 }
 
@@ -375,9 +413,8 @@ void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, in
             posemb_pe_head hd = self_head(layer, b, h, T, d, &hc, positions(pos, b, T, arange), posemb_thread_id());
             float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             posemb_pe_qk_forward(p, &hd, q, ld, k, ld);
-            head_forward(s, p, &hd, q, k, v, ld, keymask ? keymask + (size_t)b * T : NULL,
-                         head_probs(s, probs, b, h, scratch, hd.slot), out + (size_t)b * T * D + (size_t)h * d,
-                         scratch);
+            head_forward(s, p, &hd, q, k, v, ld, keymask ? keymask + (size_t)b * T : NULL, probs,
+                         out + (size_t)b * T * D + (size_t)h * d, scratch);
         }
 }
 
