@@ -8,7 +8,8 @@
  * and output 0. And, bit for bit, the fused masks and softmax against the
  * two passes they replaced (HF's additive masks, then a softmax over all T
  * keys), and an inference call (probs NULL) against one that keeps them:
- * the row pass (a decoder's PE with no hook past q and k) in blocks of 7,
+ * the row pass (a decoder's PE with no hook past q and k but a logits hook
+ * by positions: alibi, kerple, t5, sandwich, fire) in blocks of 7,
  * 16 and 32 rows, windows, chunks, padding and grouped-query attention,
  * and encoders, which keep their one T x T product. test_pe_grad checks the blocked path against finite differences. */
 #include <math.h>
@@ -284,9 +285,22 @@ static void test_row_pass(void **state)
 {
     (void)state;
     const setting cases[] = {
-        {"none", 0, 0, 0, 0.0f}, {"rope", 0, 0, 0, 0.0f},       {"rope", 6, 0, 0, 0.0f},
-        {"rope", 0, 8, 0, 0.0f}, {"rope", 20, 16, 2, 0.0f},     {"rope+ssmax", 0, 0, 0, 0.0f},
-        {"ape", 0, 0, 0, 0.0f},  {"rope:p=0.5", 0, 0, 1, 0.0f},
+        {"none", 0, 0, 0, 0.0f},
+        {"rope", 0, 0, 0, 0.0f},
+        {"rope", 6, 0, 0, 0.0f},
+        {"rope", 0, 8, 0, 0.0f},
+        {"rope", 20, 16, 2, 0.0f},
+        {"rope+ssmax", 0, 0, 0, 0.0f},
+        {"ape", 0, 0, 0, 0.0f},
+        {"rope:p=0.5", 0, 0, 1, 0.0f},
+        {"alibi", 0, 0, 0, 0.0f},
+        {"alibi", 9, 0, 2, 0.0f},
+        {"kerple", 0, 0, 0, 0.0f},
+        {"kerple:kind=power", 0, 8, 0, 0.0f},
+        {"t5:buckets=8,max_distance=16", 0, 0, 0, 0.0f},
+        {"sandwich", 0, 0, 0, 0.0f},
+        {"fire:width=6,threshold=4.5", 0, 0, 0, 0.0f},
+        {"fire", 0, 0, 0, 0.0f},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         check_row_pass(&cases[i], 1);

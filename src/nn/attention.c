@@ -261,19 +261,25 @@ static float *head_probs(const posemb_nn_attn_shape *s, float *probs, int b, int
 /* Number of key/value heads: KV, or one per query head. */
 static int kv_heads(const posemb_nn_attn_shape *s) { return s->KV > 0 ? s->KV : s->H; }
 
-/* An inference pass by blocks of query rows, for a PE whose only attention
- * hook is on q and k: each block's logits, masked softmax and values while
+/* An inference pass by blocks of query rows, for a PE whose attention hooks
+ * are on q and k and on the logits by positions alone: each block's logits, masked softmax and values while
  * the block's probabilities [rows, T] are in cache, where head_forward
  * writes all T x T and reads them twice more. The same products, row for
  * row, as head_forward's causal blocks. buf [block_rows, T]. */
-static void head_forward_rows(const posemb_nn_attn_shape *s, const posemb_pe_head *hd, const float *q, const float *k,
-                              const float *v, int ld, const float *keymask, float *z, float *buf)
+static void head_forward_rows(const posemb_nn_attn_shape *s, posemb_pe *p, const posemb_pe_head *hd, const float *q,
+                              const float *k, const float *v, int ld, const float *keymask, float *z, float *buf)
 {
     int T = s->T, d = hd->d, step = block_rows;
     for (int r0 = 0; r0 < T; r0 += step) {
         int r1 = r0 + step < T ? r0 + step : T, nk = r1;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, nk, d, hd->scale, q + (size_t)r0 * ld, ld, k, ld,
                     0.0f, buf, T);
+        posemb_pe_head rows = *hd; /* the block's queries against the keys [0, nk) */
+        rows.nq = r1 - r0;
+        rows.nk = nk;
+        rows.qpos = hd->qpos + r0;
+        rows.qaxes = hd->qaxes ? hd->qaxes + r0 : NULL;
+        posemb_pe_logits_forward(p, &rows, q + (size_t)r0 * ld, ld, k, ld, buf, T);
         for (int i = r0; i < r1; i++) masked_softmax_row(s, i, buf + (size_t)(i - r0) * T, nk, keymask);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, d, nk, 1.0f, buf, T, v, ld, 0.0f,
                     z + (size_t)r0 * s->D, s->D);
@@ -282,11 +288,12 @@ static void head_forward_rows(const posemb_nn_attn_shape *s, const posemb_pe_hea
 
 /* The row pass applies: causal attention (whose blocked products it runs row
  * for row, the same bits; an encoder's one T x T product would round
- * otherwise), no probabilities kept, no dropout, no hook past q and k. */
+ * otherwise), no probabilities kept, no dropout, no hook past q and k but a
+ * logits hook by positions. */
 static int by_rows(const posemb_nn_attn_shape *s, const posemb_pe *p, const float *probs)
 {
     return s->causal && !probs && s->dropout <= 0.0f && block_rows > 0 && block_rows < s->T &&
-           !posemb_pe_has_logits(p) && !posemb_pe_has_values(p) && !posemb_pe_has_scores(p) &&
+           posemb_pe_logits_by_rows(p) && !posemb_pe_has_values(p) && !posemb_pe_has_scores(p) &&
            !posemb_pe_has_weights(p);
 }
 
@@ -299,7 +306,7 @@ static void head_forward(const posemb_nn_attn_shape *s, posemb_pe *p, const pose
 {
     int T = s->T, d = hd->d, step = rows_per_block(s, p);
     if (by_rows(s, p, probs)) {
-        head_forward_rows(s, hd, q, k, v, ld, keymask, z, scratch + (size_t)hd->slot * 2 * T * T);
+        head_forward_rows(s, p, hd, q, k, v, ld, keymask, z, scratch + (size_t)hd->slot * 2 * T * T);
         return;
     }
     float *pr = head_probs(s, probs, hd->seq, hd->head, scratch, hd->slot);

@@ -122,6 +122,7 @@ static posemb_status alibi_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_
 
 const pe_family pe_family_alibi = {
     .name = "alibi",
+    .logits_by_rows = 1,
     .kind = PE_KIND_ATTENTION,
     .summary = "linear distance bias -m_h |i-j| per head, BLOOM slopes (Press et al. 2022)",
     .options = "sides=same|mirror keys right of the query: the head's own slope (ALiBi) or head H+1-h's; right=R "

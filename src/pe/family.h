@@ -47,6 +47,10 @@ typedef struct pe_family {
     const char *summary;
     const char *options; /* "k=INT clip distance (64), values=on|off (on)" */
     int no_positions;    /* reads no positions (CoPE, FoX): random:max= has nothing to feed it */
+    /* Its logits hook reads only the positions (qpos, kpos) and the head: it
+     * takes a block of query rows against the keys [0, nk) as well as the
+     * whole square (a decoder's inference pass by rows, attention.c). */
+    int logits_by_rows;
     /* Reads options, sets state, declares parameters (pe_comp_param). */
     posemb_status (*configure)(pe_comp *c, pe_opts *o, posemb_error *err);
     /* Initialises parameters that are not N(0, std) (frequencies); may be NULL. */

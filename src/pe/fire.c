@@ -295,6 +295,7 @@ static posemb_status fire_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_e
 
 const pe_family pe_family_fire = {
     .name = "fire",
+    .logits_by_rows = 1,
     .kind = PE_KIND_ATTENTION,
     .summary = "learned bias f_h(psi(|i-j|) / psi(max(i, Lt))), f an MLP, psi(u) = ln(c u + 1) (Li et al. 2023; "
                "psi(Lt) for every row with interpolate=off)",

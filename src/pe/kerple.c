@@ -182,6 +182,7 @@ static posemb_status kerple_export(pe_comp *c, int n, posemb_arena *a, posemb_pe
 
 const pe_family pe_family_kerple = {
     .name = "kerple",
+    .logits_by_rows = 1,
     .kind = PE_KIND_ATTENTION,
     .summary = "learned kernel bias per head, -r1 ln(1 + r2 |i-j|) or -r1 |i-j|^r2 (Chi et al. 2022)",
     .options = "kind=log|power (log)",

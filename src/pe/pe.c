@@ -363,6 +363,7 @@ int posemb_pe_qk_per_head(const posemb_pe *p) { return p->attn && p->attn->qk_pe
 int posemb_pe_has_scores(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_SCORES); }
 int posemb_pe_n_axes(const posemb_pe *p) { return p->attn && p->attn->multi_axis ? POSEMB_PE_AXES : 1; }
 int posemb_pe_has_logits(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_LOGITS); }
+int posemb_pe_logits_by_rows(const posemb_pe *p) { return !posemb_pe_has_logits(p) || p->attn->fam->logits_by_rows; }
 int posemb_pe_has_values(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_VALUES); }
 int posemb_pe_has_layer_input(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_LAYER_INPUT); }
 int posemb_pe_has_weights(const posemb_pe *p) { return p->attn && (p->attn->hooks & PE_HOOK_WEIGHTS); }

@@ -21,6 +21,8 @@ const char *posemb_pe_component_end(const char *comp);
 
 /* 1 when the PE computes the logits from q and k itself (PoPE, PaTH, RoPE with STRING: hook 7). */
 int posemb_pe_has_scores(const posemb_pe *p);
+/* 1 when the PE has no logits hook, or one that takes a block of query rows (pe_family.logits_by_rows). */
+int posemb_pe_logits_by_rows(const posemb_pe *p);
 /* POSEMB_PE_AXES when the PE reads a position per axis (rope:mrope=), 1 otherwise: a model refuses
  * multi-axis position ids for a PE that would not read them. */
 int posemb_pe_n_axes(const posemb_pe *p);

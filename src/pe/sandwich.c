@@ -91,6 +91,7 @@ static posemb_status sandwich_export(pe_comp *c, int n, posemb_arena *a, posemb_
 
 const pe_family pe_family_sandwich = {
     .name = "sandwich",
+    .logits_by_rows = 1,
     .kind = PE_KIND_ATTENTION,
     .summary = "parameter-free bias from sinusoid inner products, compressed per head (Chi et al. 2023)",
     .options = "dim=INT (the head width): the sinusoid's width d'",

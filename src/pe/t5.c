@@ -136,6 +136,7 @@ static posemb_status t5_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_exp
 
 const pe_family pe_family_t5 = {
     .name = "t5",
+    .logits_by_rows = 1,
     .kind = PE_KIND_ATTENTION,
     .summary = "learned scalar per (bucket, head), log-spaced buckets, shared by all layers (Raffel et al. 2020)",
     .options = "buckets=INT (32), max_distance=INT (128), bidirectional=on|off (off in decoders)",
