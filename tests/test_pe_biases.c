@@ -13,6 +13,7 @@
 #include "posemb/rng.h"
 #include "testutil.h"
 #include "pe/pe_internal.h"
+#include "pe/path_blocks.h"
 #include "core/rng_internal.h"
 #include "core/arena_internal.h"
 
@@ -480,6 +481,77 @@ static void test_path(void **state)
     for (int i = 0; i < 4; i++) check_path(specs[i]);
 }
 
+/* L = sum over j <= i of g_ij s_ij for path_blocks' logits s. */
+static double path_blocks_loss(const path_blocks *h, const float *q, const float *k, const float *g, float *s,
+                               float *work)
+{
+    path_blocks_forward(h, q, h->d, k, h->d, s, h->n, work);
+    double L = 0;
+    for (int i = 0; i < h->n; i++)
+        for (int j = 0; j <= i; j++) L += (double)g[i * h->n + j] * s[i * h->n + j];
+    return L;
+}
+
+/* One input x[i] of path_blocks against the central difference of L. */
+static void fd_check(const path_blocks *h, float *x, int i, double got, const float *q, const float *k, const float *g,
+                     float *s, float *work, const char *what)
+{
+    float keep = x[i], e = 1e-3f;
+    x[i] = keep + e;
+    double up = path_blocks_loss(h, q, k, g, s, work);
+    x[i] = keep - e;
+    double down = path_blocks_loss(h, q, k, g, s, work);
+    x[i] = keep;
+    TU_CLOSE(got, (up - down) / (2.0 * e), 3e-3, 1e-2, what, i);
+}
+
+/* PaTH's blocked backward against finite differences of its forward, for q, k, w and beta, over three or more
+ * blocks with a short last one (n tokens in blocks of C): what test_pe_grad's 6 tokens cannot reach. ds right
+ * of the diagonal holds garbage the backward must not read. */
+static void check_path_blocks_grad(int n, int d, int C)
+{
+    posemb_rng rng;
+    posemb_rng_seed(&rng, (uint64_t)n, (uint64_t)C);
+    float *q = malloc(sizeof(float) * n * d), *k = malloc(sizeof(float) * n * d), *w = malloc(sizeof(float) * n * d),
+          *beta = malloc(sizeof(float) * n), *g = malloc(sizeof(float) * n * n), *s = malloc(sizeof(float) * n * n),
+          *dq = malloc(sizeof(float) * n * d), *dk = malloc(sizeof(float) * n * d),
+          *dw = calloc((size_t)n * d, sizeof(float)), *dbeta = calloc((size_t)n, sizeof(float)),
+          *work = malloc(sizeof(float) * path_blocks_floats(n, d, C));
+    posemb_rng_fill_normal(&rng, q, n * d, 1.0f);
+    posemb_rng_fill_normal(&rng, k, n * d, 1.0f);
+    posemb_rng_fill_normal(&rng, w, n * d, 1.0f);
+    posemb_rng_fill_normal(&rng, g, n * n, 1.0f);
+    for (int t = 0; t < n; t++) {
+        double ss = 0;
+        for (int e = 0; e < d; e++) ss += (double)w[t * d + e] * w[t * d + e];
+        for (int e = 0; e < d; e++) w[t * d + e] /= (float)sqrt(ss);
+        beta[t] = 0.2f + 1.6f * (float)(t % 5) / 4.0f;
+        for (int j = t + 1; j < n; j++) g[t * n + j] = NAN;
+    }
+    path_blocks h = {.n = n, .d = d, .C = C, .w = w, .beta = beta, .scale = 0.7f};
+    for (int i = 0; i < n * d; i++) dk[i] = NAN; /* overwritten (accumulate 0) */
+    path_blocks_backward(&h, q, d, k, d, g, n, dq, d, dk, d, 0, dw, dbeta, work);
+    for (int i = 0; i < n; i++) /* the loss reads j <= i only: zero the garbage for the differences */
+        for (int j = i + 1; j < n; j++) g[i * n + j] = 0.0f;
+    for (int i = 0; i < n * d; i++) {
+        fd_check(&h, q, i, dq[i], q, k, g, s, work, "path blocks dq");
+        fd_check(&h, k, i, dk[i], q, k, g, s, work, "path blocks dk");
+        fd_check(&h, w, i, dw[i], q, k, g, s, work, "path blocks dw");
+    }
+    for (int i = 0; i < n; i++) fd_check(&h, beta, i, dbeta[i], q, k, g, s, work, "path blocks dbeta");
+    printf("path blocks n %2d d %d C %d: %d gradients against finite differences\n", n, d, C, 3 * n * d + n);
+    free(q), free(k), free(w), free(beta), free(g), free(s), free(dq), free(dk), free(dw), free(dbeta), free(work);
+}
+
+static void test_path_blocks_grad(void **state)
+{
+    (void)state;
+    check_path_blocks_grad(7, 4, 3);  /* blocks of 3, 3, 1 */
+    check_path_blocks_grad(10, 5, 4); /* 4, 4, 2 */
+    check_path_blocks_grad(9, 3, 2);  /* 2, 2, 2, 2, 1 */
+    check_path_blocks_grad(5, 4, 8);  /* one block larger than the sequence */
+}
+
 /* STRING's logits against RoPE itself: a far pair (d >= S) is plain RoPE's
  * with the query moved to x_i - S + W, a near one plain RoPE's, both times
  * f^2 (f = 1 + 0.1 ln 2); and the options' errors. */
@@ -548,10 +620,10 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sandwich), cmocka_unit_test(test_kerple), cmocka_unit_test(test_fire),
-        cmocka_unit_test(test_cope),     cmocka_unit_test(test_fox),    cmocka_unit_test(test_stickbreaking),
-        cmocka_unit_test(test_pope),     cmocka_unit_test(test_path),   cmocka_unit_test(test_rope_string),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_sandwich),    cmocka_unit_test(test_kerple), cmocka_unit_test(test_fire),
+        cmocka_unit_test(test_cope),        cmocka_unit_test(test_fox),    cmocka_unit_test(test_stickbreaking),
+        cmocka_unit_test(test_pope),        cmocka_unit_test(test_path),   cmocka_unit_test(test_path_blocks_grad),
+        cmocka_unit_test(test_rope_string), cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -265,7 +265,9 @@ static int kv_heads(const posemb_nn_attn_shape *s) { return s->KV > 0 ? s->KV : 
  * are on q and k and on the logits by positions alone: each block's logits, masked softmax and values while
  * the block's probabilities [rows, T] are in cache, where head_forward
  * writes all T x T and reads them twice more. The same products, row for
- * row, as head_forward's causal blocks. buf [block_rows, T]. */
+ * row, as head_forward's causal blocks. A bias hook that builds a distance
+ * table per call (kerple, fire) builds it per block: about T / 32 times the
+ * evaluations, small beside the products. buf [block_rows, T]. */
 static void head_forward_rows(const posemb_nn_attn_shape *s, posemb_pe *p, const posemb_pe_head *hd, const float *q,
                               const float *k, const float *v, int ld, const float *keymask, float *z, float *buf)
 {

@@ -19,8 +19,8 @@
  *
  * w and beta come from the layer input (the fifth hook) into the caller's
  * scratch; the logits replace q.k (the seventh hook), computed by blocks
- * of tokens in the paper's compact WY form (path_blocks.h): O(n^2 d) per
- * head as plain attention, in sgemms. The backward recomputes the blocks'
+ * of tokens in the paper's compact WY form (path_blocks.h): O(n^2 d (1 +
+ * d / block)) per head, in sgemms. The backward recomputes the blocks'
  * transforms into per-thread scratch. */
 #include <cblas.h>
 #include <math.h>

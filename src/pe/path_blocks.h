@@ -8,7 +8,9 @@
  *   in a block:        S = Q K^T - A T B,  A = tril(Q W^T), B = W K^T below the diagonal;
  *   between blocks:    s_ij = q~_i^T P_(m-1) ... P_(k+1) k~_j, q~ = q after its own block's maps up to i,
  *                      k~ = k after its own block's maps after j, P = I - W^T T W the block's whole map.
- * The same O(n^2 d) work as carrying one vector per query back over every key, done by sgemm.
+ * Work: O(n^2 d) for the logits, plus O(n^2 d^2 / C) for carrying each query block back through the d x d
+ * maps of the blocks before it: with C = d, about twice the O(n^2 d) of carrying one vector per query back over
+ * every key, done by sgemm; small C costs more (C = 1: O(n^2 d^2)).
  * The backward recomputes what the forward built (no state is kept between the calls). */
 #ifndef POSEMB_PE_PATH_BLOCKS_H
 #define POSEMB_PE_PATH_BLOCKS_H
