@@ -273,17 +273,17 @@ static void head_forward_rows(const posemb_nn_attn_shape *s, posemb_pe *p, const
 {
     int T = s->T, d = hd->d, step = block_rows;
     for (int r0 = 0; r0 < T; r0 += step) {
-        int r1 = r0 + step < T ? r0 + step : T, nk = r1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, nk, d, hd->scale, q + (size_t)r0 * ld, ld, k, ld,
+        int r1 = r0 + step < T ? r0 + step : T; /* rows [r0, r1) see the keys [0, r1) */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, r1, d, hd->scale, q + (size_t)r0 * ld, ld, k, ld,
                     0.0f, buf, T);
-        posemb_pe_head rows = *hd; /* the block's queries against the keys [0, nk) */
+        posemb_pe_head rows = *hd;
         rows.nq = r1 - r0;
-        rows.nk = nk;
+        rows.nk = r1;
         rows.qpos = hd->qpos + r0;
         rows.qaxes = hd->qaxes ? hd->qaxes + r0 : NULL;
         posemb_pe_logits_forward(p, &rows, q + (size_t)r0 * ld, ld, k, ld, buf, T);
-        for (int i = r0; i < r1; i++) masked_softmax_row(s, i, buf + (size_t)(i - r0) * T, nk, keymask);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, d, nk, 1.0f, buf, T, v, ld, 0.0f,
+        for (int i = r0; i < r1; i++) masked_softmax_row(s, i, buf + (size_t)(i - r0) * T, r1, keymask);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, d, r1, 1.0f, buf, T, v, ld, 0.0f,
                     z + (size_t)r0 * s->D, s->D);
     }
 }
