@@ -23,7 +23,7 @@
 #include "testutil.h"
 #include "core/rng_internal.h"
 #include "nn/nn_internal.h"
-#include "nn/vmath.h"
+#include "core/vmath.h"
 #include <cblas.h>
 #include <float.h>
 

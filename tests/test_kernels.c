@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/vmath.h"
+#include "core/vmath.h"
 #include "posemb/nn.h"
 #include "posemb/rng.h"
 #include "testutil.h"
@@ -32,6 +32,23 @@ static void test_expf(void **state)
     assert_true(vm_expf(-100.0f) == 0.0f);
     assert_true(isfinite(vm_expf(1e30f)) && vm_expf(1e30f) > 1e38f);
     assert_true(isnan(vm_expf(NAN)) && isnan(vm_erf(NAN)) && isnan(vm_tanhf(NAN)));
+}
+
+/* log1p on its domain [0, 1]: every float in [2^-126, 1] by steps of about
+ * 2^-10 relative (each binade swept), and 0, 1 and NaN. */
+static void test_log1pf(void **state)
+{
+    double worst = 0;
+    for (float u = FLT_MIN; u <= 1.0f; u = nextafterf(u * 1.0009765625f, 2.0f)) {
+        double ref = log1p((double)u), rel = fabs(vm_log1pf(u) - ref) / ref;
+        worst = fmax(worst, rel);
+    }
+    printf("vm_log1pf: worst relative error %.3g on [2^-126, 1]\n", worst);
+    assert_true(worst < 2 * FLT_EPSILON);
+    assert_true(vm_log1pf(0.0f) == 0.0f);
+    assert_true(fabs(vm_log1pf(1.0f) - log(2.0)) < 1e-7);
+    assert_true(vm_log1pf(1e-30f) == 1e-30f);
+    assert_true(isnan(vm_log1pf(NAN)));
 }
 
 static void test_erf(void **state)
@@ -295,6 +312,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expf),
+        cmocka_unit_test(test_log1pf),
         cmocka_unit_test(test_erf),
         cmocka_unit_test(test_gelu),
         cmocka_unit_test(test_tanh_gelu),

@@ -339,6 +339,44 @@ static void check_stickbreaking(const char *spec, int current)
     posemb_pe_free(p);
 }
 
+/* Long rows, as the engine's row blocks pass them: 3 queries, the last of
+ * 700 keys (so nq < nk, aligned at the end), each row crossing the
+ * forward's chunks of 256 keys, with masked keys (-FLT_MAX, -inf) in
+ * several chunks; against the product formula in double. The largest
+ * error is printed; the weights are float (vmath.h's log1p and exp). */
+static void test_stickbreaking_long(void **state)
+{
+    (void)state;
+    enum { NQ = 3, NK = 700 };
+    posemb_pe *p = tu_pe("stickbreaking", 8, 2, 1, NK, 1);
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 4, 4);
+    static float z[NQ * NK], s[NQ * NK];
+    posemb_rng_fill_normal(&rng, z, NQ * NK, 2.0f);
+    for (int k = 0; k < NQ * NK; k++) z[k] -= 2.0f; /* small betas: the stick lasts hundreds of keys */
+    z[0 * NK + 100] = z[1 * NK + 300] = z[2 * NK + 650] = -FLT_MAX;
+    z[2 * NK + 255] = -INFINITY;
+    memcpy(s, z, sizeof s);
+    posemb_pe_head hd = {.layer = 0, .head = 0, .nq = NQ, .nk = NK, .d = 4};
+    assert_int_equal(posemb_pe_weights_forward(p, &hd, s, NK), 1);
+    double worst = 0;
+    for (int i = 0; i < NQ; i++) {
+        int last = NK - NQ + i - 1; /* current=off: the key before the query's own */
+        double stick = 1.0;         /* prod over the nearer keys of 1 - beta */
+        for (int j = NK - 1; j >= 0; j--) {
+            double zz = z[i * NK + j], want = 0;
+            if (j <= last && zz > -FLT_MAX) {
+                want = sigmoid(zz) * stick;
+                stick *= 1.0 - sigmoid(zz);
+            }
+            TU_CLOSE(s[i * NK + j], want, 1e-7, 2e-6, "long stick-breaking row", i * NK + j);
+            if (want > 1e-4) worst = fmax(worst, fabs(s[i * NK + j] - want) / want);
+        }
+    }
+    printf("stick-breaking over %d keys: worst relative error %.3g (weights above 1e-4)\n", NK, worst);
+    posemb_pe_free(p);
+}
+
 static void test_stickbreaking(void **state)
 {
     (void)state;
@@ -620,10 +658,18 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sandwich),    cmocka_unit_test(test_kerple), cmocka_unit_test(test_fire),
-        cmocka_unit_test(test_cope),        cmocka_unit_test(test_fox),    cmocka_unit_test(test_stickbreaking),
-        cmocka_unit_test(test_pope),        cmocka_unit_test(test_path),   cmocka_unit_test(test_path_blocks_grad),
-        cmocka_unit_test(test_rope_string), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_sandwich),
+        cmocka_unit_test(test_kerple),
+        cmocka_unit_test(test_fire),
+        cmocka_unit_test(test_cope),
+        cmocka_unit_test(test_fox),
+        cmocka_unit_test(test_stickbreaking),
+        cmocka_unit_test(test_stickbreaking_long),
+        cmocka_unit_test(test_pope),
+        cmocka_unit_test(test_path),
+        cmocka_unit_test(test_path_blocks_grad),
+        cmocka_unit_test(test_rope_string),
+        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,7 @@
 #include "posemb/nn.h"
 #include "dropout_impl.h"
 #include "nn_internal.h"
-#include "vmath.h"
+#include "core/vmath.h"
 #include "posemb/threads.h"
 #include "core/simd.h"
 #include "core/threads_internal.h"

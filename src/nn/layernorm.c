@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "posemb/nn.h"
-#include "vmath.h"
+#include "core/vmath.h"
 #include "core/simd.h"
 #include "nn/nn_internal.h"
 

@@ -8,7 +8,7 @@
 #include "posemb/nn.h"
 #include "core/simd.h"
 #include "nn/nn_internal.h"
-#include "vmath.h"
+#include "core/vmath.h"
 
 /* exp(-g) as libm gives it where it matters: vm_expf stops at exp(88), which
  * would leave silu(g) = g / exp(88) far from 0 for g far below -88 (-2 at

@@ -11,8 +11,13 @@
  * attends to nothing; current=on lets key i take first.
  *
  * Forward, per row, from the nearest key back: A_ij = exp(ln sigmoid(z_ij)
- * + L_j), L_j = sum_{j<k<=last} ln sigmoid(-z_ik) in double. A masked key
- * (z = -FLT_MAX) has beta = 0: no weight, and the stick passes it whole.
+ * + L_j), L_j = sum_{j<k<=last} ln sigmoid(-z_ik), summed in double. Both
+ * logs share t = log1p(exp(-|z|)): ln sigmoid(z) = min(z, 0) - t and
+ * ln sigmoid(-z) = min(-z, 0) - t. t and the exp are vmath.h's float
+ * functions over chunks of a row (vector code; libm's double log1p and exp
+ * were three quarters of a length-study run of this PE), and only the sum
+ * is a scalar loop. A masked key (z = -FLT_MAX or below) gets t = 0, so
+ * beta = 0: no weight, and the stick passes it whole.
  *
  * Backward, with g = d loss / d A:
  *   d loss / d z_ij = g_ij A_ij (1 - beta_ij) - beta_ij sum_{k<j} g_ik A_ik.
@@ -21,10 +26,11 @@
  * small its rounding (about nk float epsilons) is divided by R, but every
  * term beta multiplies is at most g R, so the gradient's error stays
  * within about nk epsilons of |g|; the engine keeps no logits for it. */
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/simd.h"
+#include "core/vmath.h"
 #include "family.h"
 
 typedef struct sb_state {
@@ -49,9 +55,6 @@ static posemb_status sb_configure(pe_comp *c, pe_opts *o, posemb_error *err)
 
 static void sb_destroy(pe_comp *c) { free(c->state); }
 
-/* ln sigmoid(x), without overflow either way. */
-static double log_sigmoid(double x) { return x >= 0 ? -log1p(exp(-x)) : x - log1p(exp(x)); }
-
 /* The last key row i takes from: the query's own token (current=on) or the one before it. Rows are aligned
  * at the end when nq < nk (the queries are the last nq tokens). */
 static int last_key(const pe_comp *c, const posemb_pe_head *h, int i)
@@ -60,23 +63,39 @@ static int last_key(const pe_comp *c, const posemb_pe_head *h, int i)
     return i + h->nk - h->nq - (s->current ? 0 : 1);
 }
 
+enum { SB_CHUNK = 256 }; /* keys per chunk of a row: two float buffers of it on the stack */
+
+/* z [n] <- the weights of keys 0..n-1 of one row, from the nearest (n - 1)
+ * back, in chunks of SB_CHUNK keys: the logs and the exps vectorised, the
+ * stick's log L summed in double by a scalar loop between them. */
+POSEMB_KERNEL static void sb_row(float *z, int n)
+{
+    float lsp[SB_CHUNK], lsn[SB_CHUNK]; /* ln sigmoid(z), ln sigmoid(-z) */
+    double left = 0.0;                  /* ln of the stick left before key j's turn */
+    for (int b = n; b > 0; b -= SB_CHUNK) {
+        int a = b > SB_CHUNK ? b - SB_CHUNK : 0, m = b - a;
+        float *zc = z + a;
+        for (int j = 0; j < m; j++) {
+            float x = zc[j], t = vm_log1pf(vm_expf(x < 0.0f ? x : -x));
+            lsp[j] = (x < 0.0f ? x : 0.0f) - t;
+            lsn[j] = (x > 0.0f ? -x : 0.0f) - t;
+        }
+        for (int j = m - 1; j >= 0; j--) {
+            zc[j] = (float)(lsp[j] + left);
+            left += lsn[j];
+        }
+        for (int j = 0; j < m; j++) zc[j] = vm_expf(zc[j]);
+    }
+}
+
 /* s [nq, nk] <- A: the masked, scaled logits become the stick-breaking weights. */
 static void sb_weights_forward(pe_comp *c, const posemb_pe_head *h, float *s, int lds)
 {
     for (int i = 0; i < h->nq; i++) {
         float *si = s + (size_t)i * lds;
         int last = last_key(c, h, i);
-        double left = 0.0; /* ln of the stick left before key j's turn */
         for (int j = h->nk - 1; j > last; j--) si[j] = 0.0f;
-        for (int j = last; j >= 0; j--) {
-            double z = si[j];
-            if (z <= -FLT_MAX) {
-                si[j] = 0.0f;
-                continue;
-            }
-            si[j] = (float)exp(log_sigmoid(z) + left);
-            left += log_sigmoid(-z);
-        }
+        if (last >= 0) sb_row(si, last + 1);
     }
 }
 

@@ -1,4 +1,4 @@
-/* Elementwise exp and erf in plain float arithmetic that the compiler turns
+/* Elementwise exp, erf and log1p in plain float arithmetic that the compiler turns
  * into vector code (libm's expf and erff are scalar calls, which kept the
  * GELU and softmax loops scalar). Accuracy, checked in tests/test_kernels.c:
  * vm_expf within 1 ulp of exp on [-87, 88] (0 below -87.3, exp(88) above
@@ -6,7 +6,8 @@
  * whose bound is 1.5e-7, plus the float rounding of its polynomial); GELU
  * built on them within 1.6e-7 max(1, |x|), its derivative within 3e-7;
  * vm_tanhf within 2.5e-7 absolute; GPT-2's tanh GELU within 1.1e-7 max(1, |x|),
- * its derivative within 4e-7 max(1, |x|). */
+ * its derivative within 4e-7 max(1, |x|); vm_log1pf within 1.7e-7 relative
+ * on [0, 1] (measured 1.61e-7). */
 #ifndef POSEMB_VMATH_H
 #define POSEMB_VMATH_H
 
@@ -35,6 +36,31 @@ static inline float vm_expf(float x0)
     memcpy(&scale, &bits, sizeof scale);
     if (x0 != x0) return x0;               /* NaN stays NaN: a diverged run must see it */
     return x0 < -87.3f ? 0.0f : y * scale; /* masked logits (-FLT_MAX) give exactly 0 */
+}
+
+/* log(1 + u) for u in [0, 1] (the softplus term log1p(exp(-|z|))): log(w),
+ * w = 1 + u = 2^e m with m in [sqrt(1/2), sqrt(2)], by Cephes' logf
+ * polynomial in m - 1, then Goldberg's correction u / (w - 1), which gives
+ * back the part of u that w's rounding lost (tiny u: log1p(u) = u, not 0).
+ * Outside [0, 1] it is wrong (e is 0 or 1 only); NaN stays NaN. */
+static inline float vm_log1pf(float u)
+{
+    float w = 1.0f + u;
+    float e = w > 1.41421356f ? 1.0f : 0.0f;
+    float x = (e > 0.0f ? 0.5f * w : w) - 1.0f; /* exact: m in [0.707, 1.415) */
+    float z = x * x;
+    float y = 7.0376836292e-2f;
+    y = y * x - 1.1514610310e-1f;
+    y = y * x + 1.1676998740e-1f;
+    y = y * x - 1.2420140846e-1f;
+    y = y * x + 1.4249322787e-1f;
+    y = y * x - 1.6668057665e-1f;
+    y = y * x + 2.0000714765e-1f;
+    y = y * x - 2.4999993993e-1f;
+    y = y * x + 3.3333331174e-1f;
+    y = y * x * z - 2.12194440e-4f * e - 0.5f * z;
+    float lw = x + y + 0.693359375f * e;
+    return w == 1.0f ? u : lw * (u / (w - 1.0f));
 }
 
 /* erf(z) from e = exp(-z^2), which the caller often needs too (GELU's backward). */
