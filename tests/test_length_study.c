@@ -953,6 +953,53 @@ static void test_ruler_length_study(void **state)
         fail_msg("other RULER tasks into the same folder: %s", out);
 }
 
+/* Task llama4: Llama 4's dense text decoder at the study's sizes, iRoPE as
+ * a spec (RoPE on layers 0-2, the temperature on NoPE layer 3) with
+ * chunks of 16 from "model". Its config.json is Llama4TextConfig's own
+ * (every fourth layer NoPE, chunked attention on the RoPE layers, the
+ * temperature's keys), and read back by `posemb perplexity` it gives the
+ * study's perplexity: the saved keys make the trained PE. Plain `rope` on
+ * the same decoder stays itself (posemb_pe), not the iRoPE Llama 4's keys
+ * would make. */
+static void test_llama4_length_task(void **state)
+{
+    if (!tu_have_shared("the length study's llama4 task")) return;
+    const char *cfg =
+        "{\"pes\": [\"rope:base=10000,pairing=interleaved,layers=0-2+temperature:attn_scale=0.1,"
+        "floor_scale=16,layers=3\", \"rope\"], \"tasks\": [\"llama4\"], \"seeds\": [1], \"lengths\": [1, 4], "
+        "\"layers\": 4, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, "
+        "\"steps\": 10, \"batch\": 8, \"curve_every\": 10, \"eval_tokens\": 2048, "
+        "\"passkey_trials\": 0, \"passkey_train\": 0, \"jobs\": 1, \"model\": "
+        "{\"attention_chunk_size\": 16}}";
+    if (run_study("l4.json", cfg, "l4")) fail_msg("%s", out);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/l4' && test $(grep -c '\"task\": \"llama4\"' results.jsonl) = 4 && "
+             "grep -q '\"posemb_pe\":.*\"rope\",' models/llama4-rope-s1/config.json && c=$(ls -d "
+             "models/llama4-rope_*-s1) && "
+             "tr -d ' \\t\\n' < $c/config.json > flat && grep -q '\"model_type\":\"llama4_text\"' flat && "
+             "grep -q '\"no_rope_layers\":\\[1,1,1,0\\]' flat && grep -q '\"attention_chunk_size\":16,' flat && "
+             "grep -q '\"layer_types\":\\[\"chunked_attention\",\"chunked_attention\",\"chunked_attention\",'"
+             "'\"full_attention\"\\]' flat && grep -q '\"attn_temperature_tuning\":true' flat && "
+             "grep -q '\"floor_scale\":16,' flat && grep -q '\"head_dim\":16,' flat && "
+             "grep -q '\"use_qk_norm\":true' flat && ! grep -q posemb_pe flat",
+             dir);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("the llama4 run's lines and config.json: %s", out);
+    double study = -1, again = -2;
+    snprintf(cmd, sizeof cmd, "cd '%s/l4' && grep '\"eval_len\": 256' results.jsonl | grep temperature", dir);
+    const char *at = tu_run(cmd, out, sizeof out) ? NULL : strstr(out, "\"perplexity\": ");
+    if (at) study = strtod(at + 14, NULL);
+    snprintf(
+        cmd, sizeof cmd,
+        "'%s' perplexity \"$(ls -d '%s'/l4/models/llama4-rope_*-s1)\" --data '%s/data/wikitext-2/wiki.test.tokens' "
+        "--tokens 2048 --lengths 256 --json --threads 1",
+        POSEMB_BIN, dir, POSEMB_SHARED);
+    at = tu_run(cmd, out, sizeof out) ? NULL : strstr(out, "\"perplexity\": ");
+    if (at) again = strtod(at + 14, NULL);
+    printf("llama4 at 256: the study's perplexity %.6f, read back %.6f\n", study, again);
+    assert_true(study > 1 && fabs(again - study) <= 1e-5 * study);
+}
+
 static void test_length_refusals(void **state)
 {
     char path[1200], cmd[4096];
@@ -962,7 +1009,7 @@ static void test_length_refusals(void **state)
         {"{\"extend_factors\": [2, 2]}", "\"extend_factors\" has 2 twice"},
         {"{\"extend_steps\": 100}", "extend_* keys without \"extend_factors\": nothing is fine-tuned"},
         {"{\"extend_scalings\": [\"pi\"]}", "'pi' is not none, linear, ntk, dynamic, yarn, llama3 or drope"},
-        {"{\"tasks\": [\"bert\"]}", "tasks are decoders, gpt2 or llama, not 'bert'"},
+        {"{\"tasks\": [\"bert\"]}", "tasks are decoders, gpt2, llama or llama4, not 'bert'"},
         {"{\"rope_scalings\": [\"fast\"]}", "'fast' is not linear, ntk, dynamic, yarn, llama3 or string"},
         {"{\"tokenizer\": \"chars\"}", "\"tokenizer\" must be \"bytes\" or \"gpt2\""},
         {"{\"passkey_train\": 1}", "\"passkey_train\" must be a number in [0, 1)"},
@@ -1006,9 +1053,9 @@ int main(void)
         cmocka_unit_test(test_bytes_tokenizer),      cmocka_unit_test(test_passkey_prompt),
         cmocka_unit_test(test_passkey_mix),          cmocka_unit_test(test_passkey_copy_model),
         cmocka_unit_test(test_passkey_lookup_model), cmocka_unit_test(test_tiny_length_study),
-        cmocka_unit_test(test_sink_curve),           cmocka_unit_test(test_length_welch),
-        cmocka_unit_test(test_length_refusals),      cmocka_unit_test(test_ruler_length_study),
-        cmocka_unit_test(test_length_extend),
+        cmocka_unit_test(test_llama4_length_task),   cmocka_unit_test(test_sink_curve),
+        cmocka_unit_test(test_length_welch),         cmocka_unit_test(test_length_refusals),
+        cmocka_unit_test(test_ruler_length_study),   cmocka_unit_test(test_length_extend),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

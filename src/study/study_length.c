@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <cjson/cJSON.h>
+
 #include "posemb/blas.h"
 #include "posemb/corpus.h"
 #include "core/fileio.h"
@@ -120,9 +122,10 @@ posemb_status study_length_check(const posemb_study_config *c, posemb_error *err
 {
     char path[POSEMB_PATH_MAX];
     for (int t = 0; t < c->n_tasks; t++)
-        if (strcmp(c->tasks[t], "gpt2") && strcmp(c->tasks[t], "llama"))
+        if (strcmp(c->tasks[t], "gpt2") && strcmp(c->tasks[t], "llama") && strcmp(c->tasks[t], "llama4"))
             return posemb_fail(err, POSEMB_EINVAL,
-                               "study: the length study's tasks are decoders, gpt2 or llama, not '%s'", c->tasks[t]);
+                               "study: the length study's tasks are decoders, gpt2, llama or llama4, not '%s'",
+                               c->tasks[t]);
     for (int i = 0; i < N_OF(TRAIN_TEXT) + N_OF(HELD_OUT); i++) {
         const char *name = i < N_OF(TRAIN_TEXT) ? TRAIN_TEXT[i] : HELD_OUT[i - N_OF(TRAIN_TEXT)];
         snprintf(path, sizeof path, "%s/%s", c->data, name);
@@ -221,12 +224,41 @@ posemb_status study_length_prepare(const posemb_study_config *c, const char *out
     return st;
 }
 
+/* Task llama4: the Llama decoder made Llama 4's dense text decoder
+ * (model_type llama4_text, as Llama4TextConfig builds it): every fourth
+ * layer without RoPE (no_rope_layer_interval's default), q and k
+ * RMS-normalised on the RoPE layers, the same sizes and SwiGLU width as the
+ * llama task (head_dim written out: Llama 4's default is 128). The PE stays
+ * the study's spec, not the one Llama 4's keys make, so an iRoPE run writes its layers out
+ * (rope:pairing=interleaved,layers=0-2+temperature:...,layers=3); chunked
+ * attention comes from "model" (attention_chunk_size). */
+static posemb_status as_llama4(posemb_config *cfg, posemb_error *err)
+{
+    cJSON *keys = cJSON_CreateObject();
+    cJSON *arch = cJSON_CreateStringArray((const char *[]){"Llama4ForCausalLM"}, 1);
+    if (!keys || !arch || !cJSON_AddItemToObject(keys, "architectures", arch) ||
+        !cJSON_AddStringToObject(keys, "model_type", "llama4_text") || !cJSON_AddArrayToObject(keys, "moe_layers") ||
+        !cJSON_AddNumberToObject(keys, "intermediate_size_mlp", cfg->intermediate) ||
+        !cJSON_AddNumberToObject(keys, "head_dim", cfg->hidden / cfg->heads)) {
+        cJSON_Delete(keys);
+        return posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
+    }
+    char *text = cJSON_PrintUnformatted(keys), pe[sizeof cfg->pe];
+    cJSON_Delete(keys);
+    if (!text) return posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
+    snprintf(pe, sizeof pe, "%s", cfg->pe);
+    posemb_status st = posemb_config_override(cfg, text, "study: the llama4 task", err);
+    cJSON_free(text);
+    if (!st) snprintf(cfg->pe, sizeof cfg->pe, "%s", pe); /* not the one Llama 4's keys make */
+    return st;
+}
+
 /* The decoder of task t with PE p: Llama's SwiGLU gets 2/3 of intermediate
  * (three matrices instead of two: the same parameters as GPT-2's MLP). */
 static posemb_status length_config(const posemb_study_config *c, int p, int t, int vocab, posemb_config *cfg,
                                    posemb_error *err)
 {
-    posemb_arch arch = !strcmp(c->tasks[t], "llama") ? POSEMB_LLAMA : POSEMB_GPT2;
+    posemb_arch arch = strcmp(c->tasks[t], "gpt2") ? POSEMB_LLAMA : POSEMB_GPT2; /* llama, llama4 */
     posemb_config_defaults(cfg, arch);
     cfg->vocab_size = vocab;
     cfg->hidden = c->hidden;
@@ -246,6 +278,7 @@ static posemb_status length_config(const posemb_study_config *c, int p, int t, i
     if (c->pe_defined) snprintf(cfg->pe, sizeof cfg->pe, "%s", c->pes[p]);
     else st = study_amplitude_rule(c->pes[p], &dims, c->n_train, cfg->initializer_range, cfg->pe, sizeof cfg->pe, err);
     if (!st) st = posemb_config_set_head(cfg, POSEMB_HEAD_CLM, 0, err);
+    if (!st && !strcmp(c->tasks[t], "llama4")) st = as_llama4(cfg, err);
     if (!st && c->len.model[0]) st = posemb_config_override(cfg, c->len.model, "study: \"model\"", err);
     return st;
 }
