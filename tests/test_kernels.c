@@ -34,8 +34,9 @@ static void test_expf(void **state)
     assert_true(isnan(vm_expf(NAN)) && isnan(vm_erf(NAN)) && isnan(vm_tanhf(NAN)));
 }
 
-/* log1p on its domain [0, 1]: every float in [2^-126, 1] by steps of about
- * 2^-10 relative (each binade swept), and 0, 1 and NaN. */
+/* log1p on its domain [0, 1], sampled: floats of [2^-126, 1] about 2^-10
+ * apart (relative), so every binade; and 0, 1 and NaN. A sweep of every
+ * float of [2^-30, 1] found 1.748e-7 at most (vmath.h). */
 static void test_log1pf(void **state)
 {
     double worst = 0;
@@ -44,7 +45,7 @@ static void test_log1pf(void **state)
         worst = fmax(worst, rel);
     }
     printf("vm_log1pf: worst relative error %.3g on [2^-126, 1]\n", worst);
-    assert_true(worst < 2 * FLT_EPSILON);
+    assert_true(worst < 1.75e-7);
     assert_true(vm_log1pf(0.0f) == 0.0f);
     assert_true(fabs(vm_log1pf(1.0f) - log(2.0)) < 1e-7);
     assert_true(vm_log1pf(1e-30f) == 1e-30f);

@@ -973,17 +973,18 @@ static void test_llama4_length_task(void **state)
         "{\"attention_chunk_size\": 16}}";
     if (run_study("l4.json", cfg, "l4")) fail_msg("%s", out);
     char cmd[4096];
-    snprintf(cmd, sizeof cmd,
-             "cd '%s/l4' && test $(grep -c '\"task\": \"llama4\"' results.jsonl) = 4 && "
-             "grep -q '\"posemb_pe\":.*\"rope\",' models/llama4-rope-s1/config.json && c=$(ls -d "
-             "models/llama4-rope_*-s1) && "
-             "tr -d ' \\t\\n' < $c/config.json > flat && grep -q '\"model_type\":\"llama4_text\"' flat && "
-             "grep -q '\"no_rope_layers\":\\[1,1,1,0\\]' flat && grep -q '\"attention_chunk_size\":16,' flat && "
-             "grep -q '\"layer_types\":\\[\"chunked_attention\",\"chunked_attention\",\"chunked_attention\",'"
-             "'\"full_attention\"\\]' flat && grep -q '\"attn_temperature_tuning\":true' flat && "
-             "grep -q '\"floor_scale\":16,' flat && grep -q '\"head_dim\":16,' flat && "
-             "grep -q '\"use_qk_norm\":true' flat && ! grep -q posemb_pe flat",
-             dir);
+    snprintf(
+        cmd, sizeof cmd,
+        "cd '%s/l4' && test $(grep -c '\"task\": \"llama4\"' results.jsonl) = 4 && "
+        "grep -q '\"posemb_pe\":.*\"rope\",' models/llama4-rope-s1/config.json && c=$(ls -d "
+        "models/llama4-rope_*-s1) && "
+        "tr -d ' \\t\\n' < $c/config.json > flat && grep -q '\"model_type\":\"llama4_text\"' flat && "
+        "grep -q '\"no_rope_layers\":\\[1,1,1,0\\]' flat && grep -q '\"attention_chunk_size\":16,' flat && "
+        "grep -q '\"layer_types\":\\[\"chunked_attention\",\"chunked_attention\",\"chunked_attention\",'"
+        "'\"full_attention\"\\]' flat && grep -q '\"attn_temperature_tuning\":true' flat && "
+        "grep -q '\"floor_scale\":16,' flat && grep -q '\"head_dim\":16,' flat && "
+        "grep -q '\"use_qk_norm\":true' flat && grep -q '\"rms_norm_eps\":1e-05,' flat && ! grep -q posemb_pe flat",
+        dir);
     if (tu_run(cmd, out, sizeof out)) fail_msg("the llama4 run's lines and config.json: %s", out);
     double study = -1, again = -2;
     snprintf(cmd, sizeof cmd, "cd '%s/l4' && grep '\"eval_len\": 256' results.jsonl | grep temperature", dir);

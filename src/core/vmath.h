@@ -6,8 +6,9 @@
  * whose bound is 1.5e-7, plus the float rounding of its polynomial); GELU
  * built on them within 1.6e-7 max(1, |x|), its derivative within 3e-7;
  * vm_tanhf within 2.5e-7 absolute; GPT-2's tanh GELU within 1.1e-7 max(1, |x|),
- * its derivative within 4e-7 max(1, |x|); vm_log1pf within 1.7e-7 relative
- * on [0, 1] (measured 1.61e-7). */
+ * its derivative within 4e-7 max(1, |x|); vm_log1pf within 1.75e-7 relative
+ * on [0, 1] (every float of [2^-30, 1] checked once: 1.748e-7 at
+ * 0x1.08705ep-11; the test samples the range). */
 #ifndef POSEMB_VMATH_H
 #define POSEMB_VMATH_H
 

@@ -14,8 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <cjson/cJSON.h>
-
 #include "posemb/blas.h"
 #include "posemb/corpus.h"
 #include "core/fileio.h"
@@ -225,30 +223,24 @@ posemb_status study_length_prepare(const posemb_study_config *c, const char *out
 }
 
 /* Task llama4: the Llama decoder made Llama 4's dense text decoder
- * (model_type llama4_text, as Llama4TextConfig builds it): every fourth
- * layer without RoPE (no_rope_layer_interval's default), q and k
- * RMS-normalised on the RoPE layers, the same sizes and SwiGLU width as the
- * llama task (head_dim written out: Llama 4's default is 128). The PE stays
- * the study's spec, not the one Llama 4's keys make, so an iRoPE run writes its layers out
- * (rope:pairing=interleaved,layers=0-2+temperature:...,layers=3); chunked
+ * (model_type llama4_text, as Llama4TextConfig builds it): its layer roles
+ * from no_rope_layers' default, every fourth layer NoPE, with q and k
+ * RMS-normalised on the others; rms_norm_eps 1e-5 (Llama4TextConfig's; the
+ * Llama config carries Llama's 1e-6, which would stay); the same sizes,
+ * head_dim and SwiGLU width as the llama task. The PE stays the study's
+ * spec, not the one Llama 4's keys make, so an iRoPE run writes its layers
+ * out (rope:pairing=interleaved,layers=0-2+temperature:...,layers=3) and
+ * another spec acts on every layer it names whatever their roles; chunked
  * attention comes from "model" (attention_chunk_size). */
 static posemb_status as_llama4(posemb_config *cfg, posemb_error *err)
 {
-    cJSON *keys = cJSON_CreateObject();
-    cJSON *arch = cJSON_CreateStringArray((const char *[]){"Llama4ForCausalLM"}, 1);
-    if (!keys || !arch || !cJSON_AddItemToObject(keys, "architectures", arch) ||
-        !cJSON_AddStringToObject(keys, "model_type", "llama4_text") || !cJSON_AddArrayToObject(keys, "moe_layers") ||
-        !cJSON_AddNumberToObject(keys, "intermediate_size_mlp", cfg->intermediate) ||
-        !cJSON_AddNumberToObject(keys, "head_dim", cfg->hidden / cfg->heads)) {
-        cJSON_Delete(keys);
-        return posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
-    }
-    char *text = cJSON_PrintUnformatted(keys), pe[sizeof cfg->pe];
-    cJSON_Delete(keys);
-    if (!text) return posemb_fail(err, POSEMB_ENOMEM, "study: out of memory");
+    char keys[256], pe[sizeof cfg->pe];
+    snprintf(keys, sizeof keys,
+             "{\"architectures\": [\"Llama4ForCausalLM\"], \"model_type\": \"llama4_text\", \"moe_layers\": [], "
+             "\"intermediate_size_mlp\": %d, \"rms_norm_eps\": 1e-5}",
+             cfg->intermediate);
     snprintf(pe, sizeof pe, "%s", cfg->pe);
-    posemb_status st = posemb_config_override(cfg, text, "study: the llama4 task", err);
-    cJSON_free(text);
+    posemb_status st = posemb_config_override(cfg, keys, "study: the llama4 task", err);
     if (!st) snprintf(cfg->pe, sizeof cfg->pe, "%s", pe); /* not the one Llama 4's keys make */
     return st;
 }
