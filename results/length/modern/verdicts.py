@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""The modern slice's hypotheses (README.md: HM1-HM4) judged from its lines
+(progress.results.jsonl, or the file named) and the length study's committed
+`rope` lines (../results.jsonl). The unit is a trained model (decoder, seed);
+effects are log perplexity ratios with scripts/claims' one_sample_ci
+(Student's t over the models; paired by decoder and seed against `rope`).
+A test with fewer than 2 models is not judged. Run from anywhere:
+    python3 results/length/modern/verdicts.py [LINES]"""
+import importlib.machinery
+import importlib.util
+import json
+import math
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..", "..")
+LENGTHS = (128, 256, 512, 1024, 2048)
+
+
+def claims():
+    loader = importlib.machinery.SourceFileLoader("claims", os.path.join(ROOT, "scripts", "claims"))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("claims", loader))
+    loader.exec_module(module)
+    return module
+
+
+C = claims()
+
+
+def lines(path):
+    with open(path) as f:
+        return [json.loads(x) for x in f if x.strip()]
+
+
+def show(name, x, rule):
+    if len(x) < 2:
+        print(f"{name}: not judged ({len(x)} model(s))")
+        return
+    eff, lo, hi, p, mde = C.one_sample_ci(list(x.values()))
+    print(f"{name}: {eff:+.4f} [{lo:+.4f}, {hi:+.4f}] p = {p:.3g}, detects {mde:.3g}, models {sorted(x)}: "
+          f"{rule(lo, hi)}")
+
+
+def below0(lo, hi):
+    return "held" if hi < 0 else ("reversed" if lo > 0 else "did not hold (the interval spans 0)")
+
+
+def reported(lo, hi):
+    return "reported (no verdict)"
+
+
+def minus(a, b):
+    return {k: a[k] - b[k] for k in sorted(set(a) & set(b))}
+
+
+def at128(rows, pe):
+    return {(r["task"], r["seed"]): math.log(r["metrics"]["perplexity"]) for r in rows
+            if r.get("kind") == "lm" and r["pe"] == pe and r["eval_len"] == 128}
+
+
+def main(argv):
+    mine = lines(argv[1] if len(argv) > 1 else os.path.join(HERE, "progress.results.jsonl"))
+    base = lines(os.path.join(HERE, "..", "results.jsonl"))
+    rope = C.log_ratios(base, "rope")
+    show("HM1 (stickbreaking: log ppl 2048 / 128 below 0)", C.log_ratios(mine, "stickbreaking"), below0)
+    show("HM2 (pope - rope, log ratio, paired)", minus(C.log_ratios(mine, "pope"), rope), below0)
+    show("HM3 (path - rope, log ratio, paired)", minus(C.log_ratios(mine, "path"), rope), below0)
+    for pe in ("stickbreaking", "pope", "path"):
+        show(f"HM4 ({pe} - rope at 128, log ppl, paired)", minus(at128(mine, pe), at128(base, "rope")), reported)
+    print("\nPasskey (whole keys / digits) by length, mean over models")
+    for pe in ("stickbreaking", "pope", "path"):
+        cells = []
+        for n in LENGTHS:
+            got = [r["metrics"] for r in mine if r["pe"] == pe and r["eval_len"] == n]
+            if got:
+                cells.append(f"{n}: {statistics.mean(g['passkey'] for g in got):.2f}/"
+                             f"{statistics.mean(g['passkey_digits'] for g in got):.2f} (n {len(got)})")
+        print(f"  {pe:14s} " + "  ".join(cells))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
