@@ -8,7 +8,7 @@ ifeq ($(CI),true)
 CMAKE_FLAGS += -DPOSEMB_WERROR=ON
 endif
 
-.PHONY: all test install asan fuzz format format-check clean deps demo study claims
+.PHONY: all test install asan fuzz format format-check clean deps demo study claims position-learning
 
 all: $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
@@ -62,6 +62,14 @@ claims: all
 	scripts/claims > /dev/null
 	$(BUILD)/posemb plot forest results/claims.csv --out docs/images/claims.png \
 		--title "Published claims tested by posemb (95% intervals)"
+
+# Issue 51's figure (docs/study-position-learning-results.md): word-order cost over
+# pretraining, from the committed read-outs of results/position-learning/.
+position-learning: all
+	python3 results/position-learning/phase.py > /dev/null
+	$(BUILD)/posemb plot lines results/position-learning/phase.csv --reference "rpe, the study's recipe" \
+		--markers --cols 3 --xlabel "pretraining step" --ylabel "word-order cost (nats per masked token)" \
+		--out docs/images/position_learning.png
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -1,7 +1,8 @@
-/* posemb plot forest and the CSV reader under it: quoted fields, CRLF, a
- * BOM and line numbers read right; every malformed claims table refused
- * with exit 1, one line on stderr naming the file, the line and the
- * problem, and no figure (nor a temporary) left behind; usage errors exit 2. */
+/* posemb plot forest and lines, and the CSV reader under them: quoted
+ * fields, CRLF, a BOM and line numbers read right; every malformed claims
+ * or points table refused with exit 1, one line on stderr naming the file,
+ * the line and the problem, and no figure (nor a temporary) left behind;
+ * usage errors exit 2. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,12 +194,95 @@ static void test_forest_cli_errors(void **state)
     assert_int_equal(entries("x."), 0);
 }
 
+/* ---- posemb plot lines --------------------------------------------------- */
+
+static const char POINTS[] = "series,panel,x,y\n" /* columns in any order */
+                             "s1,a,1,2\n"
+                             "s2,a,1,1\n"
+                             "s1,a,2,3\n"
+                             "\"s3, quoted\",b,1,0\n"
+                             "\"s3, quoted\",b,2,\n" /* y empty: the line breaks */
+                             "\"s3, quoted\",b,3,1e-1\n"
+                             "ref,,1,1\n"
+                             "ref,,3,2\n";
+
+static void test_lines_cli(void **state)
+{
+    (void)state;
+    write_text("p.csv", POINTS);
+    assert_int_equal(run("lines p.csv --out l.png --reference ref --xlabel step --ylabel cost --title T --cols 2 "
+                         "--markers"),
+                     0);
+    assert_non_null(strstr(out, "wrote l.png (2 panels, 3 series and the reference, 8 points)"));
+    /* The series are a panel's (label, panel): the same label in two panels is two series. */
+    write_text("q.csv", "panel,series,x,y\na,s,1,1\nb,s,1,2\nb,s,2,2\na,s,2,0\n");
+    assert_int_equal(run("lines q.csv --out l.svg"), 0);
+    assert_non_null(strstr(out, "wrote l.svg (2 panels, 2 series, 4 points)"));
+    assert_int_equal(entries("l."), 2);
+}
+
+/* Each malformed points table: exit 1, one line naming the file, its line and the problem, no figure. */
+static void test_lines_cli_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *want;
+    } BAD[] = {
+        {"panel,series,x\na,s,1\n", "bad.csv:1: no column 'y'"},
+        {"panel,series,x,y,colour\na,s,1,1,red\n", "bad.csv:1: unknown column 'colour'"},
+        {"panel,series,x,y\n", "bad.csv:1: no points"},
+        {"panel,series,x,y\na,s,1,1\na,s,,1\n", "bad.csv:3: empty x"},
+        {"panel,series,x,y\na,s,one,1\n", "bad.csv:2: x 'one' is not a number"},
+        {"panel,series,x,y\na,s,1,inf\n", "bad.csv:2: y 'inf' is not a number"},
+        {"panel,series,x,y\na,,1,1\n", "bad.csv:2: empty series"},
+        {"panel,series,x,y\na,s,1,1\n,s,2,1\n", "bad.csv:3: empty panel"},
+        {"panel,series,x,y\na,s,2,1\nb,s,1,1\na,s,2,5\n", "bad.csv:4: x 2 does not follow 2"},
+        {"panel,series,x,y\na,ref,1,1\n", "bad.csv:2: the reference series 'ref' has panel 'a'"},
+        {"panel,series,x,y\na,s,1,1\n", "bad.csv:1: no row of the reference series 'ref'"},
+        {"panel,series,x,y\n,ref,1,1\n", "bad.csv:1: no series but the reference"},
+        {"panel,series,x,y\na,s,1,\n,ref,1,\n", "bad.csv: every y is empty"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        write_text("bad.csv", BAD[i].text);
+        int rc = run("lines bad.csv --out bad.png --reference ref");
+        if (rc != 1) fail_msg("case %zu: exit %d, want 1: %s", i, rc, out);
+        if (!strstr(out, BAD[i].want)) fail_msg("case %zu: '%s' lacks '%s'", i, out, BAD[i].want);
+        if (strchr(out, '\n') != out + strlen(out) - 1) fail_msg("case %zu: more than one line: %s", i, out);
+        assert_int_equal(entries("bad.png"), 0);
+    }
+    /* One panel and one series too many, each reported at the row that brings it. */
+    FILE *f = fopen(in_dir("bad.csv"), "w");
+    assert_non_null(f);
+    fputs("panel,series,x,y\n", f);
+    for (int i = 0; i < 25; i++) fprintf(f, "p%d,s,1,1\n", i);
+    fclose(f);
+    assert_int_equal(run("lines bad.csv --out bad.png"), 1);
+    assert_non_null(strstr(out, "bad.csv:26: panel 'p24' is one more than the 24 panels"));
+    f = fopen(in_dir("bad.csv"), "w");
+    assert_non_null(f);
+    fputs("panel,series,x,y\n", f);
+    for (int i = 0; i < 41; i++) fprintf(f, "p,s%d,1,1\n", i);
+    fclose(f);
+    assert_int_equal(run("lines bad.csv --out bad.png"), 1);
+    assert_non_null(strstr(out, "bad.csv:42: series 's40' is one more than the 40 series"));
+    assert_int_equal(entries("bad.png"), 0);
+    /* Usage errors: exit 2. */
+    write_text("ok.csv", "panel,series,x,y\na,s,1,1\n");
+    assert_int_equal(run("lines ok.csv --out x.png --cols 0"), 2);
+    assert_int_equal(run("lines ok.csv --out x.png --reference"), 2);
+    assert_int_equal(run("forest ok.csv --out x.png --xlabel step"), 2);
+    assert_non_null(strstr(out, "are for 'lines', not 'forest'"));
+    assert_int_equal(run("lines --out x.png"), 2);
+    assert_non_null(strstr(out, "missing POINTS.csv"));
+    assert_int_equal(entries("x."), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_csv_reader),
-        cmocka_unit_test(test_forest_cli),
-        cmocka_unit_test(test_forest_cli_errors),
+        cmocka_unit_test(test_csv_reader),        cmocka_unit_test(test_forest_cli),
+        cmocka_unit_test(test_forest_cli_errors), cmocka_unit_test(test_lines_cli),
+        cmocka_unit_test(test_lines_cli_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,6 +1,7 @@
 /* posemb plot: figures from tables. "forest" draws a CSV of claims (one
  * row per claim x testbed: the estimate, its 95% interval, the paper's own
- * effect, the verdict) as a forest plot, one panel per unit of effect. */
+ * effect, the verdict) as a forest plot, one panel per unit of effect;
+ * "lines" draws a long CSV of points as small multiples (plot_lines.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +12,14 @@
 #include "commands.h"
 #include "formats/csv.h"
 #include "plot/plot.h"
+#include "plot_lines.h"
 
 static const char USAGE[] =
-    "usage: posemb plot forest CLAIMS.csv --out FILE.png|FILE.svg [--title T]\n\n"
-    "Draws the claims of CLAIMS.csv as a forest plot: a row per claim and testbed with its\n"
-    "estimate and 95% interval coloured by the verdict, the paper's own effect as an open\n"
+    "usage: posemb plot forest CLAIMS.csv --out FILE.png|FILE.svg [--title T]\n"
+    "       posemb plot lines POINTS.csv --out FILE.png|FILE.svg [--title T] [--xlabel X] [--ylabel Y]\n"
+    "                         [--reference SERIES] [--cols N] [--markers]\n\n"
+    "forest: draws the claims of CLAIMS.csv as a forest plot: a row per claim and testbed with\n"
+    "its estimate and 95% interval coloured by the verdict, the paper's own effect as an open\n"
     "diamond, one panel (with its own x axis and a line at 0) per unit of effect.\n\n"
     "CLAIMS.csv has a header row naming its columns, in any order:\n"
     "  claim, testbed        the row's label (\"claim (testbed)\")\n"
@@ -23,9 +27,18 @@ static const char USAGE[] =
     "  effect, ci_lo, ci_hi  the estimate and its 95% interval; empty: absent\n"
     "  paper_effect          the paper's own effect; empty: absent\n"
     "  verdict               reproduced | reproduced, confounded | not reproduced | untestable here\n"
-    "and may have claim_id, mde, p, n_units, unit_of_replication, note, evidence (not drawn).\n"
-    "Fields may be double-quoted (\"\" for a quote); any other column is an error.\n\n"
-    "  --out FILE   the figure: .png or .svg (also .pdf)\n"
+    "and may have claim_id, mde, p, n_units, unit_of_replication, note, evidence (not drawn).\n\n"
+    "lines: draws POINTS.csv as small multiples sharing their axes: one panel per value of\n"
+    "`panel` (at most 24, in the order they first appear), in each its series (at most 40 in\n"
+    "all), each in its own colour and dash. POINTS.csv has exactly the columns panel, series,\n"
+    "x, y (any order): one row per point, each series' points in increasing x; y empty breaks\n"
+    "the line there.\n"
+    "  --reference SERIES    the series drawn in grey in every panel; its rows leave panel empty\n"
+    "  --xlabel, --ylabel    the axes' labels\n"
+    "  --cols N              panels per row (default: up to 3, balanced)\n"
+    "  --markers             a marker at every point as well as the line\n\n"
+    "Fields may be double-quoted (\"\" for a quote); any other column is an error.\n"
+    "  --out FILE   the figure: .png or .svg (also .pdf), written whole or not at all\n"
     "  --title T    a title above the figure\n";
 
 #define MAX_ROWS POSEMB_FOREST_MAX_ROWS
@@ -38,7 +51,8 @@ static const char *const KNOWN[] = {"claim_id", "mde", "p", "n_units", "unit_of_
 #define N_KNOWN (int)(sizeof KNOWN / sizeof KNOWN[0])
 
 typedef struct plot_cmd {
-    const char *kind, *csv, *out, *title;
+    const char *kind;
+    plot_lines_args lines; /* csv, out and title serve forest too */
 } plot_cmd;
 
 static int has_figure_extension(const char *path)
@@ -47,34 +61,63 @@ static int has_figure_extension(const char *path)
     return dot && (!strcasecmp(dot, ".png") || !strcasecmp(dot, ".svg") || !strcasecmp(dot, ".pdf"));
 }
 
+/* A flag only `lines` reads; 0 or EXIT_USAGE. */
+static int lines_flag(cli_args *a, plot_lines_args *l)
+{
+    if (cli_is(a, "--xlabel")) return (l->xlabel = cli_value(a)) ? 0 : EXIT_USAGE;
+    if (cli_is(a, "--ylabel")) return (l->ylabel = cli_value(a)) ? 0 : EXIT_USAGE;
+    if (cli_is(a, "--reference")) return (l->reference = cli_value(a)) ? 0 : EXIT_USAGE;
+    if (cli_is(a, "--cols")) return cli_int(a, 1, 24, &l->cols);
+    if (cli_is(a, "--markers")) {
+        l->markers = 1;
+        return 0;
+    }
+    return cli_usage_error(a, "unknown flag '%s' (see 'posemb plot --help')", a->flag);
+}
+
+/* Everything given is what the figure reads; 0 or EXIT_USAGE. */
+static int check(cli_args *a, const plot_cmd *c, int lines_only)
+{
+    if (!c->kind) return cli_usage_error(a, "missing what to plot: forest or lines (see 'posemb plot --help')");
+    int forest = !strcmp(c->kind, "forest");
+    if (!forest && strcmp(c->kind, "lines"))
+        return cli_usage_error(a, "unknown figure '%s': posemb plots forest or lines", c->kind);
+    if (forest && lines_only)
+        return cli_usage_error(a,
+                               "--xlabel, --ylabel, --reference, --cols and --markers are for 'lines', not 'forest'");
+    if (!c->lines.csv)
+        return cli_usage_error(a, "missing %s (see 'posemb plot --help')", forest ? "CLAIMS.csv" : "POINTS.csv");
+    if (!c->lines.out) return cli_usage_error(a, "--out FILE.png or FILE.svg is required");
+    if (!has_figure_extension(c->lines.out))
+        return cli_usage_error(a, "--out %s: name the figure .png, .svg or .pdf", c->lines.out);
+    return 0;
+}
+
 /* 0, -1 after --help, or EXIT_USAGE. */
 static int parse(int argc, char **argv, plot_cmd *c)
 {
     cli_args a;
     cli_args_init(&a, "plot", argc, argv);
     *c = (plot_cmd){0};
+    plot_lines_args *l = &c->lines;
     const char *arg;
-    int rc = 0;
+    int rc = 0, lines_only = 0;
     while (!rc && (arg = cli_next(&a))) {
         if (!a.flag) {
             if (!c->kind) c->kind = arg;
-            else if (!c->csv) c->csv = arg;
-            else return cli_usage_error(&a, "one CLAIMS.csv only (got '%s' and '%s')", c->csv, arg);
+            else if (!l->csv) l->csv = arg;
+            else return cli_usage_error(&a, "one table only (got '%s' and '%s')", l->csv, arg);
         } else if (cli_is(&a, "--help") || !strcmp(arg, "-h")) {
             fputs(USAGE, stdout);
             return -1;
-        } else if (cli_is(&a, "--out")) rc = (c->out = cli_value(&a)) ? 0 : EXIT_USAGE;
-        else if (cli_is(&a, "--title")) rc = (c->title = cli_value(&a)) ? 0 : EXIT_USAGE;
-        else return cli_usage_error(&a, "unknown flag '%s' (see 'posemb plot --help')", arg);
+        } else if (cli_is(&a, "--out")) rc = (l->out = cli_value(&a)) ? 0 : EXIT_USAGE;
+        else if (cli_is(&a, "--title")) rc = (l->title = cli_value(&a)) ? 0 : EXIT_USAGE;
+        else {
+            rc = lines_flag(&a, l);
+            lines_only = 1;
+        }
     }
-    if (rc) return rc;
-    if (!c->kind) return cli_usage_error(&a, "missing what to plot: forest (see 'posemb plot --help')");
-    if (strcmp(c->kind, "forest")) return cli_usage_error(&a, "unknown figure '%s': posemb plots forest", c->kind);
-    if (!c->csv) return cli_usage_error(&a, "missing CLAIMS.csv (see 'posemb plot --help')");
-    if (!c->out) return cli_usage_error(&a, "--out FILE.png or FILE.svg is required");
-    if (!has_figure_extension(c->out))
-        return cli_usage_error(&a, "--out %s: name the figure .png, .svg or .pdf", c->out);
-    return 0;
+    return rc ? rc : check(&a, c, lines_only);
 }
 
 /* ---- the claims table ---------------------------------------------------- */
@@ -225,7 +268,7 @@ static int read_claims(const posemb_csv *t, const char *path, claims *cl)
     return check_units(cl, t, path);
 }
 
-static int forest(const plot_cmd *c)
+static int forest(const plot_lines_args *c)
 {
     posemb_csv t;
     posemb_error err;
@@ -252,5 +295,5 @@ int cmd_plot(int argc, char **argv)
     plot_cmd c;
     int rc = parse(argc, argv, &c);
     if (rc) return rc < 0 ? 0 : rc;
-    return forest(&c);
+    return strcmp(c.kind, "forest") ? plot_lines(&c.lines) : forest(&c.lines);
 }

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""The phase figure of issue 51: word-order cost over pretraining steps for
+every pretraining of slices 1-8 whose checkpoints were read by `posemb probe
+order` (SLICE/*.order_by_step.jsonl), one panel per axis tried, `rpe` at the
+study's recipe (slice 4's draw, lr 1e-3, 3000 steps) in grey in every panel.
+Writes phase.csv beside this script (panel, series, x, y: the long table
+`posemb plot lines` reads); then
+    posemb plot lines results/position-learning/phase.csv --reference "rpe, the study's recipe" \\
+        --markers --cols 3 --xlabel "pretraining step" --ylabel "word-order cost (nats per masked token)" \\
+        --out docs/images/position_learning.png
+Standard library only; run from anywhere."""
+import csv
+import json
+import os
+import re
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REFERENCE = "rpe, the study's recipe"
+
+# (panel, series, file); panels in the figure's order, each its series in the legend's.
+PANELS = [
+    ("lr 3e-4 (3000 steps)", [("ape", "slice1/ape-lr3e-4"), ("rpe", "slice1/rpe-lr3e-4")]),
+    ("7.8x the text (3000 steps)", [("ape", "slice2/ape-extra"), ("rpe", "slice2/rpe-extra")]),
+    ("amplitude held fixed (3000 steps)", [("ape x8", "slice5/ape-scale8"), ("ape x2.5", "slice7/ape-scale2.5"),
+                                           ("sin x1", "slice5/sin-fixed"), ("sin x0.05", "slice6/sin-fixed-0.05"),
+                                           ("sin x0.05, draw 2", "slice6/sin-fixed-0.05-seed2")]),
+    ("6000 steps", [("sin x0.05", "slice7/sin-fixed-0.05-6000"), ("sin x0.05, draw 2",
+                                                                   "slice8/sin-fixed-0.05-6000-seed2"),
+                    ("rpe", "slice7/rpe-6000"), ("rpe, draw 2", "slice8/rpe-6000-seed2")]),
+    ("positions in the logits (TUPE, 3000 steps)", [("tupe", "slice3/tupe"), ("tupe, draw 2", "slice4/tupe-seed2"),
+                                                     ("tupe layer 0", "slice3/tupe-layer0"),
+                                                     ("tupe layer 0, draw 2", "slice4/tupe-layer0-seed2")]),
+]
+REFERENCE_FILE = "slice4/rpe-seed2"
+
+
+def costs(name):
+    """[(step, order_cost)] of one pretraining's checkpoints, in step order."""
+    out = []
+    with open(os.path.join(HERE, name + ".order_by_step.jsonl")) as f:
+        for line in f:
+            r = json.loads(line)
+            out.append((int(re.search(r"checkpoint-(\d+)", r["model"]).group(1)), r["order_cost"]))
+    return sorted(out)
+
+
+def main():
+    rows = [("panel", "series", "x", "y")]
+    for panel, series in PANELS:
+        for label, name in series:
+            rows += [(panel, label, step, f"{c:.6g}") for step, c in costs(name)]
+        if panel == "6000 steps":  # the criterion: half of rpe's mean cost over its two draws, step by step
+            a, b = dict(costs("slice7/rpe-6000")), dict(costs("slice8/rpe-6000-seed2"))
+            rows += [(panel, "half of rpe's (the criterion)", s, f"{(a[s] + b[s]) / 4:.6g}") for s in sorted(a)
+                     if s in b]
+    rows += [("", REFERENCE, step, f"{c:.6g}") for step, c in costs(REFERENCE_FILE)]
+    tmp = os.path.join(HERE, "phase.csv.tmp")
+    with open(tmp, "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+    os.replace(tmp, os.path.join(HERE, "phase.csv"))
+    print(f"wrote {os.path.join(HERE, 'phase.csv')} ({len(rows) - 1} points)")
+
+
+if __name__ == "__main__":
+    main()
