@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Slice 9's hypotheses (../README.md, "Slice 9": H9.1-H9.4) judged from the
+committed lines of its draws, PE-6000-seedN.results.jsonl beside this script.
+A draw counts when it holds all 24 lines (GLUE's five tasks and SQuAD-locate
+at 128, 256 and 512 tokens, 3 fine-tuning seeds each); a pretraining's score
+is the mean of its 3 fine-tunings (the unit of replication is the
+pretraining); GLUE's score is the mean of each task's main metric, as the
+real-data study's. Welch 95% intervals over the pretrainings with
+scripts/claims' welch_ci. Run from anywhere:
+    python3 results/position-learning/slice9/verdicts.py"""
+import glob
+import importlib.machinery
+import importlib.util
+import json
+import os
+import re
+import statistics
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..", "..")
+PES = {"sin-fixed-0.05": "sin:scale=0.05", "rpe": "rpe"}
+GLUE = ["CoLA", "SST-2", "MRPC", "STS-B", "RTE"]
+STUDY_GAP = 0.969 - 0.828  # rpe - sin in SQuAD-locate F1 at 128, the study's 3000 steps (H9.1's bound)
+
+
+def claims():
+    loader = importlib.machinery.SourceFileLoader("claims", os.path.join(ROOT, "scripts", "claims"))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("claims", loader))
+    loader.exec_module(module)
+    return module
+
+
+C = claims()
+
+
+def draws():
+    """{pe: {draw: {(task, eval_len): mean over the fine-tuning seeds}}} of the complete draws."""
+    out = {pe: {} for pe in PES}
+    for path in sorted(glob.glob(os.path.join(HERE, "*-6000-seed*.results.jsonl"))):
+        m = re.match(r"(.+)-6000-seed(\d+)\.results\.jsonl$", os.path.basename(path))
+        with open(path) as f:
+            lines = [json.loads(x) for x in f if x.strip()]
+        if m.group(1) not in PES:
+            continue
+        if len(lines) != 24:
+            print(f"{os.path.basename(path)}: {len(lines)} of 24 lines, not counted")
+            continue
+        cells = {}
+        for r in lines:
+            cells.setdefault((r["task"], r["eval_len"]), []).append(C.main_metric(r))
+        out[m.group(1)][int(m.group(2))] = {k: statistics.mean(v) for k, v in cells.items()}
+    return out
+
+
+def show(name, stats, verdict):
+    eff, lo, hi, p, mde = stats
+    print(f"{name}: {eff:+.4f} [{lo:+.4f}, {hi:+.4f}] p = {p:.3g}, detects {mde:.3g}: {verdict(lo, hi, eff)}")
+
+
+def main():
+    d = draws()
+    for pe, by in d.items():
+        print(f"{PES[pe]}: draws {sorted(by)}")
+    if min(len(by) for by in d.values()) < 2:
+        print("not judged: fewer than 2 complete draws of a PE")
+        return
+
+    def score(pe, f):
+        return [f(cells) for cells in d[pe].values()]
+
+    def glue(c):
+        return statistics.mean(c[(t, 128)] for t in GLUE)
+
+    def f1(n):
+        return lambda c: c[("SQuAD-locate", n)]
+
+    show("H9.1 (rpe - sin:0.05, SQuAD-locate F1 at 128)", C.welch_ci(score("rpe", f1(128)), score("sin-fixed-0.05", f1(128))),
+         lambda lo, hi, e: f"{'held' if lo > 0 and e < STUDY_GAP else 'did not hold'} "
+                           f"(interval above 0: {lo > 0}; below the study's {STUDY_GAP:+.3f}: {e < STUDY_GAP})")
+    show("H9.2 (sin:0.05 - rpe, GLUE mean at 128)", C.welch_ci(score("sin-fixed-0.05", glue), score("rpe", glue)),
+         lambda lo, hi, e: "held (the interval includes 0)" if lo <= 0 <= hi else "did not hold")
+
+    def loss(c):
+        return c[("SQuAD-locate", 128)] - c[("SQuAD-locate", 512)]
+    show("H9.3 (F1 lost from 128 to 512: sin:0.05 - rpe)", C.welch_ci(score("sin-fixed-0.05", loss), score("rpe", loss)),
+         lambda lo, hi, e: "held" if lo > 0 else ("reversed" if hi < 0 else "did not hold (the interval spans 0)"))
+    for pe in PES:
+        g, s = score(pe, glue), score(pe, f1(128))
+        ok = max(g) - min(g) < 0.02 and max(s) - min(s) < 0.04
+        print(f"H9.4 ({PES[pe]}): GLUE means span {max(g) - min(g):.4f} (< 0.02), SQuAD-locate F1 at 128 spans "
+              f"{max(s) - min(s):.4f} (< 0.04): {'held' if ok else 'did not hold'}")
+
+
+if __name__ == "__main__":
+    main()
