@@ -67,7 +67,7 @@ claims: all
 # pretraining, from the committed read-outs of results/position-learning/.
 position-learning: all
 	python3 results/position-learning/phase.py > /dev/null
-	$(BUILD)/posemb plot lines results/position-learning/phase.csv --reference "rpe, the study's recipe" \
+	$(BUILD)/posemb plot lines results/position-learning/phase.csv --reference "rpe, the study's recipe (draw 2)" \
 		--markers --cols 3 --xlabel "pretraining step" --ylabel "word-order cost (nats per masked token)" \
 		--out docs/images/position_learning.png
 

@@ -783,6 +783,37 @@ static void test_grid(void **state)
     assert_int_equal(count_entries("e."), 0);
 }
 
+/* With looks_by_label a label keeps its look in every panel; without, every series has its own. Data too wide
+ * for an axis is refused, not drawn blank. */
+static void test_grid_looks_by_label(void **state)
+{
+    (void)state;
+    double x[3] = {1, 2, 3}, y[3][3] = {{1, 2, 3}, {3, 2, 1}, {2, 2.5, 2}};
+    posemb_series one[2] = {{"a", x, y[0], 3, 0}, {"b", x, y[1], 3, 0}},
+                  two[2] = {{"a", x, y[2], 3, 0}, {"c", x, y[1], 3, 0}};
+    posemb_panel p[2] = {{"one", one, 2}, {"two", two, 2}};
+    posemb_grid_opts o = posemb_grid_defaults();
+    posemb_error err;
+    for (int by_label = 0; by_label <= 1; by_label++) {
+        o.looks_by_label = by_label;
+        assert_ok(posemb_plot_lines_grid(path_in("looks.png"), p, 2, &o, &err), &err);
+        png_image im = png_load(path_in("looks.png"));
+        for (int k = 0; k < 3; k++)
+            if (png_count(&im, plot_look_at(k).rgb, 10) < 40) fail_msg("by_label %d: look %d missing", by_label, k);
+        /* Four series: the fourth look only when "a" of panel two gets its own. */
+        int fourth = png_count(&im, plot_look_at(3).rgb, 10);
+        if (by_label ? fourth != 0 : fourth < 40) fail_msg("by_label %d: the fourth look counts %d", by_label, fourth);
+        cairo_surface_destroy(im.s);
+    }
+    double wide[2] = {1e308, -1e308};
+    posemb_series w = {"w", x, wide, 2, 0};
+    posemb_panel pw = {"wide", &w, 1};
+    assert_int_equal(posemb_plot_lines_grid(path_in("e.png"), &pw, 1, &o, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "too wide to draw"));
+    assert_int_equal(posemb_plot_lines(path_in("e.png"), &w, 1, NULL, &err), POSEMB_EINVAL);
+    assert_int_equal(count_entries("e."), 0);
+}
+
 /* The length study's PEs fall into the panels of their families, read off the PEs themselves. */
 static void test_family_panels(void **state)
 {
@@ -1247,6 +1278,7 @@ int main(void)
         cmocka_unit_test(test_lines),
         cmocka_unit_test(test_series_looks),
         cmocka_unit_test(test_grid),
+        cmocka_unit_test(test_grid_looks_by_label),
         cmocka_unit_test(test_family_panels),
         cmocka_unit_test(test_forest),
         cmocka_unit_test(test_forest_errors),

@@ -218,7 +218,10 @@ static void test_lines_cli(void **state)
     write_text("q.csv", "panel,series,x,y\na,s,1,1\nb,s,1,2\nb,s,2,2\na,s,2,0\n");
     assert_int_equal(run("lines q.csv --out l.svg"), 0);
     assert_non_null(strstr(out, "wrote l.svg (2 panels, 2 series, 4 points)"));
-    assert_int_equal(entries("l."), 2);
+    write_text("one.csv", "panel,series,x,y\na,s,1,1\n");
+    assert_int_equal(run("lines one.csv --out l.pdf"), 0);
+    assert_non_null(strstr(out, "wrote l.pdf (1 panel, 1 series, 1 point)"));
+    assert_int_equal(entries("l."), 3);
 }
 
 /* Each malformed points table: exit 1, one line naming the file, its line and the problem, no figure. */
@@ -241,6 +244,10 @@ static void test_lines_cli_errors(void **state)
         {"panel,series,x,y\na,s,1,1\n", "bad.csv:1: no row of the reference series 'ref'"},
         {"panel,series,x,y\n,ref,1,1\n", "bad.csv:1: no series but the reference"},
         {"panel,series,x,y\na,s,1,\n,ref,1,\n", "bad.csv: every y is empty"},
+        {"panel,series,x,y\na,s,0x10,1\n", "bad.csv:2: x '0x10' is not a number"},
+        {"panel,series,x,y\na,s,\" 1\",1\n", "bad.csv:2: x ' 1' is not a number"},
+        {"panel,series,x,y\na,s,1234566.5,1\na,s,1234566.4,1\n", "bad.csv:3: x 1234566.4 does not follow 1234566.5"},
+        {"panel,series,x,y\na,s,1,1e308\na,s,2,-1e308\n,ref,1,1\n", "too wide to draw (from bad.csv)"},
     };
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         write_text("bad.csv", BAD[i].text);
@@ -270,6 +277,7 @@ static void test_lines_cli_errors(void **state)
     write_text("ok.csv", "panel,series,x,y\na,s,1,1\n");
     assert_int_equal(run("lines ok.csv --out x.png --cols 0"), 2);
     assert_int_equal(run("lines ok.csv --out x.png --reference"), 2);
+    assert_int_equal(run("lines ok.csv --out x.png --reference ''"), 2);
     assert_int_equal(run("forest ok.csv --out x.png --xlabel step"), 2);
     assert_non_null(strstr(out, "are for 'lines', not 'forest'"));
     assert_int_equal(run("lines --out x.png"), 2);

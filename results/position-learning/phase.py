@@ -5,7 +5,7 @@ order` (SLICE/*.order_by_step.jsonl), one panel per axis tried, `rpe` at the
 study's recipe (slice 4's draw, lr 1e-3, 3000 steps) in grey in every panel.
 Writes phase.csv beside this script (panel, series, x, y: the long table
 `posemb plot lines` reads); then
-    posemb plot lines results/position-learning/phase.csv --reference "rpe, the study's recipe" \\
+    posemb plot lines results/position-learning/phase.csv --reference "rpe, the study's recipe (draw 2)" \\
         --markers --cols 3 --xlabel "pretraining step" --ylabel "word-order cost (nats per masked token)" \\
         --out docs/images/position_learning.png
 Standard library only; run from anywhere."""
@@ -15,13 +15,13 @@ import os
 import re
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REFERENCE = "rpe, the study's recipe"
+REFERENCE = "rpe, the study's recipe (draw 2)"
 
 # (panel, series, file); panels in the figure's order, each its series in the legend's.
 PANELS = [
     ("lr 3e-4 (3000 steps)", [("ape", "slice1/ape-lr3e-4"), ("rpe", "slice1/rpe-lr3e-4")]),
     ("7.8x the text (3000 steps)", [("ape", "slice2/ape-extra"), ("rpe", "slice2/rpe-extra")]),
-    ("amplitude held fixed (3000 steps)", [("ape x8", "slice5/ape-scale8"), ("ape x2.5", "slice7/ape-scale2.5"),
+    ("a fixed factor on the PE (3000 steps)", [("ape x8", "slice5/ape-scale8"), ("ape x2.5", "slice7/ape-scale2.5"),
                                            ("sin x1", "slice5/sin-fixed"), ("sin x0.05", "slice6/sin-fixed-0.05"),
                                            ("sin x0.05, draw 2", "slice6/sin-fixed-0.05-seed2")]),
     ("6000 steps", [("sin x0.05", "slice7/sin-fixed-0.05-6000"), ("sin x0.05, draw 2",

@@ -18,28 +18,28 @@ static const char USAGE[] =
     "usage: posemb plot forest CLAIMS.csv --out FILE.png|FILE.svg [--title T]\n"
     "       posemb plot lines POINTS.csv --out FILE.png|FILE.svg [--title T] [--xlabel X] [--ylabel Y]\n"
     "                         [--reference SERIES] [--cols N] [--markers]\n\n"
-    "forest: draws the claims of CLAIMS.csv as a forest plot: a row per claim and testbed with\n"
-    "its estimate and 95% interval coloured by the verdict, the paper's own effect as an open\n"
-    "diamond, one panel (with its own x axis and a line at 0) per unit of effect.\n\n"
-    "CLAIMS.csv has a header row naming its columns, in any order:\n"
+    "Both read a CSV table with a header row naming its columns, in any order; fields may be\n"
+    "double-quoted (\"\" for a quote); a column the figure does not know is an error.\n"
+    "  --out FILE   the figure: .png or .svg (also .pdf), written whole or not at all\n"
+    "  --title T    a title above the figure\n\n"
+    "forest: the claims of CLAIMS.csv as a forest plot: a row per claim and testbed with its\n"
+    "estimate and 95% interval coloured by the verdict, the paper's own effect as an open\n"
+    "diamond, one panel (with its own x axis and a line at 0) per unit of effect. Columns:\n"
     "  claim, testbed        the row's label (\"claim (testbed)\")\n"
     "  unit                  what the effect measures (\"difference of F1\"); one panel each\n"
     "  effect, ci_lo, ci_hi  the estimate and its 95% interval; empty: absent\n"
     "  paper_effect          the paper's own effect; empty: absent\n"
     "  verdict               reproduced | reproduced, confounded | not reproduced | untestable here\n"
-    "and may have claim_id, mde, p, n_units, unit_of_replication, note, evidence (not drawn).\n\n"
-    "lines: draws POINTS.csv as small multiples sharing their axes: one panel per value of\n"
-    "`panel` (at most 24, in the order they first appear), in each its series (at most 40 in\n"
-    "all), each in its own colour and dash. POINTS.csv has exactly the columns panel, series,\n"
-    "x, y (any order): one row per point, each series' points in increasing x; y empty breaks\n"
-    "the line there.\n"
+    "and optionally claim_id, mde, p, n_units, unit_of_replication, note, evidence (not drawn).\n\n"
+    "lines: the points of POINTS.csv as small multiples sharing their axes. Columns exactly\n"
+    "panel, series, x, y: one row per point, each series' points in increasing x, y empty to\n"
+    "break the line there. One panel per value of panel (at most 24, in the order they first\n"
+    "appear), in it its series (at most 40 in the figure, the reference not counted); a series\n"
+    "named alike in several panels keeps one colour and dash.\n"
     "  --reference SERIES    the series drawn in grey in every panel; its rows leave panel empty\n"
     "  --xlabel, --ylabel    the axes' labels\n"
-    "  --cols N              panels per row (default: up to 3, balanced)\n"
-    "  --markers             a marker at every point as well as the line\n\n"
-    "Fields may be double-quoted (\"\" for a quote); any other column is an error.\n"
-    "  --out FILE   the figure: .png or .svg (also .pdf), written whole or not at all\n"
-    "  --title T    a title above the figure\n";
+    "  --cols N              panels per row, 1-24 (default: up to 3, balanced)\n"
+    "  --markers             a marker at every point as well as the line\n";
 
 #define MAX_ROWS POSEMB_FOREST_MAX_ROWS
 
@@ -66,7 +66,10 @@ static int lines_flag(cli_args *a, plot_lines_args *l)
 {
     if (cli_is(a, "--xlabel")) return (l->xlabel = cli_value(a)) ? 0 : EXIT_USAGE;
     if (cli_is(a, "--ylabel")) return (l->ylabel = cli_value(a)) ? 0 : EXIT_USAGE;
-    if (cli_is(a, "--reference")) return (l->reference = cli_value(a)) ? 0 : EXIT_USAGE;
+    if (cli_is(a, "--reference")) {
+        if (!(l->reference = cli_value(a))) return EXIT_USAGE;
+        return l->reference[0] ? 0 : cli_usage_error(a, "--reference: name a series");
+    }
     if (cli_is(a, "--cols")) return cli_int(a, 1, 24, &l->cols);
     if (cli_is(a, "--markers")) {
         l->markers = 1;

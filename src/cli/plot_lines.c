@@ -27,6 +27,7 @@ typedef struct line_in {
     const char *label;
     int n, at; /* points; their first index in the gathered arrays */
     double last_x;
+    const char *last_text; /* last_x as the file wrote it */
 } line_in;
 
 typedef struct table {
@@ -65,7 +66,7 @@ static int columns(const table *tb, int col[N_COLS])
     return 0;
 }
 
-/* A number: empty is NAN when allowed; anything but one finite number is an error. */
+/* A number: empty is NAN when allowed; anything but one finite decimal number (no spaces, no hex) is an error. */
 static int number(const table *tb, long line, const char *column, const char *text, int may_be_empty, double *v)
 {
     char *end;
@@ -73,7 +74,7 @@ static int number(const table *tb, long line, const char *column, const char *te
     if (!text[0] && may_be_empty) return 0;
     if (!text[0]) return fail(tb, line, "empty %s", column);
     double d = strtod(text, &end);
-    if (*end || !isfinite(d) || text[0] == ' ' || text[0] == '\t')
+    if (*end || !isfinite(d) || text[strspn(text, "0123456789+-.eE")])
         return fail(tb, line, "%s '%s' is not a number", column, text);
     *v = d;
     return 0;
@@ -127,13 +128,11 @@ static int read_row(table *tb, const int *col, int i, double *x, double *y)
         if (p < 0 || (k = series_of(tb, line, p, label)) < 0) return 1;
     }
     line_in *s = &tb->lines[k];
-    if (!(*x > s->last_x)) {
-        char was[32];
-        snprintf(was, sizeof was, "%g", s->last_x);
+    if (!(*x > s->last_x))
         return fail(tb, line, "x %s does not follow %s in its series: give each series' points in increasing x",
-                    f[col[C_X]], was);
-    }
+                    f[col[C_X]], s->last_text);
     s->last_x = *x;
+    s->last_text = f[col[C_X]];
     s->n++;
     tb->of_row[i] = k;
     return 0;
@@ -167,7 +166,7 @@ static void gather(table *tb, const double *x, const double *y, int markers, dou
         panels[p].n_series = (int)(out + n - panels[p].series);
     }
     const line_in *r = &tb->lines[REF];
-    *ref = (posemb_series){.label = r->label, .x = xs + r->at, .y = ys + r->at, .n = r->n};
+    *ref = (posemb_series){.label = r->label, .x = xs + r->at, .y = ys + r->at, .n = r->n, .points = markers ? 2 : 0};
 }
 
 static int read_table(table *tb, double *x, double *y)
@@ -206,14 +205,16 @@ static int draw(table *tb, const plot_lines_args *a, const double *x, const doub
         o.ylabel = a->ylabel;
         o.cols = a->cols;
         o.reference = tb->reference ? &ref : NULL;
+        o.looks_by_label = 1; /* a series named alike in two panels is one method: one colour and dash */
         posemb_error err;
         if (posemb_plot_lines_grid(a->out, panels, tb->n_panels, &o, &err))
-            fprintf(stderr, "posemb plot: %s\n", err.msg);
+            fprintf(stderr, "posemb plot: %s (from %s)\n", err.msg, a->csv);
         else rc = 0;
     }
     if (!rc)
-        fprintf(stderr, "posemb plot: wrote %s (%d panels, %d series%s, %d points)\n", a->out, tb->n_panels,
-                tb->n_lines, tb->reference ? " and the reference" : "", n);
+        fprintf(stderr, "posemb plot: wrote %s (%d panel%s, %d series%s, %d point%s)\n", a->out, tb->n_panels,
+                tb->n_panels == 1 ? "" : "s", tb->n_lines, tb->reference ? " and the reference" : "", n,
+                n == 1 ? "" : "s");
     free(xs);
     free(ys);
     return rc;

@@ -22,6 +22,7 @@ typedef struct grid_geom {
     double xlabel_room;    /* the figure's x label under the last row */
     double legend_line;    /* a legend line's height */
     int lines[MAX_PANELS]; /* per row of panels: the lines of its longest legend */
+    int looks[POSEMB_PLOT_MAX_SERIES]; /* every series' look, the panels' series one after the other */
     plot_ticks xt, yt;
 } grid_geom;
 
@@ -101,24 +102,40 @@ static int legend_flow(cairo_t *cr, const plot_style *st, const plot_series_set 
             at = 0;
         }
         if (draw)
-            plot_legend_entry(cr, st, s, k < 0 ? PLOT_REFERENCE : set->first_look + k, x + at,
+            plot_legend_entry(cr, st, s, k < 0 ? PLOT_REFERENCE : plot_set_look(set, k), x + at,
                               y + (lines - 0.5) * line);
         at += e + 14 * st->s;
     }
     return lines;
 }
 
-static plot_series_set panel_set(const posemb_panel *p, int first_look, const posemb_series *ref)
+static plot_series_set panel_set(const posemb_panel *p, const int *looks, const posemb_series *ref)
 {
-    return (plot_series_set){.s = p->series, .n = p->n_series, .first_look = first_look, .ref = ref};
+    return (plot_series_set){.s = p->series, .n = p->n_series, .looks = looks, .ref = ref};
+}
+
+/* Each series' look in figure order: the next unused one, or with by_label
+ * the look of the first series of the figure with the same label. */
+static void assign_looks(const posemb_panel *p, int n, int by_label, int *looks)
+{
+    const posemb_series *first[POSEMB_PLOT_MAX_SERIES];
+    int at = 0, used = 0;
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < p[k].n_series; i++, at++) {
+            const posemb_series *s = &p[k].series[i];
+            int j = 0;
+            while (by_label && s->label && j < used && (!first[j]->label || strcmp(first[j]->label, s->label))) j++;
+            if (!by_label || !s->label || j == used) first[j = used++] = s;
+            looks[at] = j;
+        }
 }
 
 /* Per row of panels, the lines its longest legend takes at the panels' width; 1 if any row changed. */
 static int legend_lines(cairo_t *cr, const posemb_panel *p, int n, const posemb_series *ref, grid_geom *g)
 {
     int most[MAX_PANELS] = {0}, changed = 0;
-    for (int k = 0, look = 0; k < n; look += p[k].n_series, k++) {
-        plot_series_set set = panel_set(&p[k], look, ref);
+    for (int k = 0, at = 0; k < n; at += p[k].n_series, k++) {
+        plot_series_set set = panel_set(&p[k], g->looks + at, ref);
         int lines = legend_flow(cr, &g->st, &set, 0, 0, g->pw, 0), r = k / g->cols;
         most[r] = lines > most[r] ? lines : most[r];
     }
@@ -193,6 +210,7 @@ static posemb_status grid_layout(cairo_t *cr, const char *path, const posemb_pan
     g->cols = grid_columns(n, o->cols);
     g->rows = (n + g->cols - 1) / g->cols;
     g->st = plot_style_at(grid_scale(o, g->cols, g->rows));
+    assign_looks(p, n, o->looks_by_label, g->looks);
     posemb_status e = grid_limits(path, p, n, o, g, err);
     if (e) return e;
     /* The legends' lines depend on the panels' width, which the heads' height barely moves: settle in a few rounds. */
@@ -222,11 +240,10 @@ static plot_lines_geom panel_geom(const grid_geom *g, int k)
     return pg;
 }
 
-static void draw_panel(cairo_t *cr, const grid_geom *g, const posemb_panel *p, int k, int first_look,
-                       const posemb_series *ref)
+static void draw_panel(cairo_t *cr, const grid_geom *g, const posemb_panel *p, int k, int at, const posemb_series *ref)
 {
     plot_lines_geom pg = panel_geom(g, k);
-    plot_series_set set = panel_set(p, first_look, ref);
+    plot_series_set set = panel_set(p, g->looks + at, ref);
     plot_lines_panel(cr, &pg, &set);
     plot_axis_bottom(cr, &g->st, &pg.plot, &pg.xm, &pg.xt, NULL);
     if (k % g->cols) /* inner panels: tick marks without labels; the left column names them */
@@ -273,8 +290,8 @@ posemb_status posemb_plot_lines_grid(const char *path, const posemb_panel *panel
     plot_canvas c;
     st = plot_canvas_open(&c, path, g.width, g.height, opts.title, err);
     if (st) return st;
-    for (int k = 0, look = 0; k < n_panels; look += panels[k].n_series, k++)
-        draw_panel(c.cr, &g, &panels[k], k, look, opts.reference);
+    for (int k = 0, at = 0; k < n_panels; at += panels[k].n_series, k++)
+        draw_panel(c.cr, &g, &panels[k], k, at, opts.reference);
     draw_labels(c.cr, &g, &opts);
     return plot_canvas_close(&c, err);
 }

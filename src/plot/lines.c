@@ -69,6 +69,9 @@ posemb_status plot_axis_limits(const char *path, const char *axis, double *lo, d
     if (!isfinite(*hi)) *hi = NAN;
     if (*lo == *hi) *lo = *hi = NAN; /* a zeroed struct */
     if (*lo > *hi) return posemb_fail(err, POSEMB_EINVAL, "%s: %s limits %g > %g", path, axis, *lo, *hi);
+    if (!isfinite(dhi - dlo) || !isfinite(dlo + dhi)) /* the mapping to the page would overflow */
+        return posemb_fail(err, POSEMB_EINVAL, "%s: %s values from %g to %g: a range too wide to draw", path, axis, dlo,
+                           dhi);
     double span = dhi - dlo;
     if (span == 0) span = dlo != 0 ? fabs(dlo) * 0.2 : 1;
     double c = (dlo + dhi) / 2;
@@ -79,6 +82,9 @@ posemb_status plot_axis_limits(const char *path, const char *axis, double *lo, d
     if (isnan(*lo)) *lo = dlo - MARGIN * span;
     if (isnan(*hi)) *hi = dhi + MARGIN * span;
     if (!(*lo < *hi)) *hi = *lo + span; /* one end given beyond the data */
+    if (!isfinite(*hi - *lo))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: %s axis from %g to %g: a range too wide to draw", path, axis, *lo,
+                           *hi);
     return POSEMB_OK;
 }
 
@@ -217,7 +223,7 @@ void plot_legend(cairo_t *cr, const plot_lines_geom *g, const plot_series_set *s
     }
     for (int k = 0; k < set->n; k++) {
         if (!set->s[k].label) continue;
-        plot_legend_entry(cr, st, &set->s[k], set->first_look + k, b.x + pad, y);
+        plot_legend_entry(cr, st, &set->s[k], plot_set_look(set, k), b.x + pad, y);
         y += row;
     }
 }
@@ -276,7 +282,7 @@ void plot_lines_panel(cairo_t *cr, const plot_lines_geom *g, const plot_series_s
     cairo_rectangle(cr, g->plot.x, g->plot.y, g->plot.w, g->plot.h);
     cairo_clip(cr);
     if (set->ref) draw_series(cr, g, set->ref, PLOT_REFERENCE);
-    for (int k = 0; k < set->n; k++) draw_series(cr, g, &set->s[k], set->first_look + k);
+    for (int k = 0; k < set->n; k++) draw_series(cr, g, &set->s[k], plot_set_look(set, k));
     cairo_restore(cr);
     plot_frame(cr, &g->st, &g->plot);
 }

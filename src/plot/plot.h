@@ -139,6 +139,9 @@ typedef struct posemb_grid_opts {
     /* Drawn in every panel in grey beneath the panel's series and listed
      * first in each legend (a baseline such as "no PE"); NULL: none. */
     const posemb_series *reference;
+    /* 1: series with the same label share a look in every panel (a method
+     * keeps its colour across the figure); 0: no two series look alike. */
+    int looks_by_label;
 } posemb_grid_opts;
 
 /* No titles, limits from the data, automatic size and columns, no reference. */
@@ -150,7 +153,7 @@ posemb_grid_opts posemb_grid_defaults(void);
  * panel has its own legend (inside, where it hides the fewest points) and
  * its series take the looks of posemb_plot_lines in order over the whole
  * figure (panel 0's first), so that no two series of the figure look
- * alike. o may be NULL (defaults). Needs n_panels in [1, 24], at most
+ * alike (or, with looks_by_label, no two labels). o may be NULL (defaults). Needs n_panels in [1, 24], at most
  * POSEMB_PLOT_MAX_SERIES series over all panels, and one finite point
  * overall; POSEMB_EINVAL otherwise, or when the size leaves a panel too
  * small for its labels. */

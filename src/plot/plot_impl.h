@@ -148,8 +148,15 @@ typedef struct plot_lines_geom {
 typedef struct plot_series_set {
     const posemb_series *s;
     int n, first_look;
+    const int *looks;         /* [n] each series' look; NULL: first_look + k */
     const posemb_series *ref; /* NULL: none */
 } plot_series_set;
+
+/* Series k's look in set. */
+static inline int plot_set_look(const plot_series_set *set, int k)
+{
+    return set->looks ? set->looks[k] : set->first_look + k;
+}
 
 /* POSEMB_EINVAL naming path for a malformed series (no data, points not 0..2);
  * *finite tells whether any point is finite. */
