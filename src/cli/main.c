@@ -28,7 +28,7 @@ static const subcommand SUBCOMMANDS[] = {
     {"probe", cmd_probe, "one analysis of a PE at a time, its key numbers", 1, 0},
     {"compare", cmd_compare, "several PEs side by side in one report", 1, 0},
     {"demo", cmd_demo, "the PE catalogue at BERT-base size with each PE's properties", 1, 0},
-    {"plot", cmd_plot, "figures from tables: a forest plot of claims from a CSV", 0, 0},
+    {"plot", cmd_plot, "figures from CSV tables: a forest plot of claims, small multiples of lines", 0, 0},
     {"pe", cmd_pe, "write a position embedding as numbers (tables, frequencies, biases)", 0, 0},
     {"tokenize", cmd_tokenize, "tokens and ids of a text, as Hugging Face's BERT or GPT-2 tokenizer gives them", 0, 0},
 };
