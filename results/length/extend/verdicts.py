@@ -12,30 +12,14 @@ on the mean over seeds (a point criterion, as fixed); HE4's share of the
 gap is on perplexity, as the paper's table; tests are Welch's, as fixed,
 although the scalings compared share each pretraining (a paired test would
 be narrower)."""
-import importlib.machinery
-import importlib.util
-import json
 import math
 import os
 import statistics
 import sys
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
+from lab import C, lines  # noqa: E402
 
-
-def claims():
-    loader = importlib.machinery.SourceFileLoader("claims", os.path.join(ROOT, "scripts", "claims"))
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("claims", loader))
-    loader.exec_module(module)
-    return module
-
-
-C = claims()
-
-
-def lines(path):
-    with open(path) as f:
-        return [json.loads(x) for x in f if x.strip()]
 
 
 def ext_by(run):

@@ -7,33 +7,18 @@ one_sample_ci (paired t over the seeds); HT3 is the point criterion fixed
 beforehand (the mean over seeds of the per-seed ratio at 128, minus 1, within
 +-0.01). A test with fewer than 2 seeds is not judged. Run from anywhere:
     python3 results/length/irope/verdicts.py"""
-import importlib.machinery
-import importlib.util
-import json
 import math
 import os
 import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
+from lab import C, lines  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.join(HERE, "..", "..", "..")
 PLAIN = "rope:base=10000,pairing=interleaved,layers=0-2"
 TEMP = PLAIN + "+temperature:attn_scale=0.1,floor_scale=32,layers=3"
 LENGTHS = (128, 256, 512, 1024, 2048)
-
-
-def claims():
-    loader = importlib.machinery.SourceFileLoader("claims", os.path.join(ROOT, "scripts", "claims"))
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("claims", loader))
-    loader.exec_module(module)
-    return module
-
-
-C = claims()
-
-
-def lines(path):
-    with open(path) as f:
-        return [json.loads(x) for x in f if x.strip()]
 
 
 def study_runs(path, task):

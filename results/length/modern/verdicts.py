@@ -6,32 +6,16 @@ effects are log perplexity ratios with scripts/claims' one_sample_ci
 (Student's t over the models; paired by decoder and seed against `rope`).
 A test with fewer than 2 models is not judged. Run from anywhere:
     python3 results/length/modern/verdicts.py [LINES]"""
-import importlib.machinery
-import importlib.util
-import json
 import math
 import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
+from lab import C, lines  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.join(HERE, "..", "..", "..")
 LENGTHS = (128, 256, 512, 1024, 2048)
-
-
-def claims():
-    loader = importlib.machinery.SourceFileLoader("claims", os.path.join(ROOT, "scripts", "claims"))
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("claims", loader))
-    loader.exec_module(module)
-    return module
-
-
-C = claims()
-
-
-def lines(path):
-    with open(path) as f:
-        return [json.loads(x) for x in f if x.strip()]
 
 
 def show(name, x, rule):

@@ -9,28 +9,18 @@ real-data study's. Welch 95% intervals over the pretrainings with
 scripts/claims' welch_ci. Run from anywhere:
     python3 results/position-learning/slice9/verdicts.py"""
 import glob
-import importlib.machinery
-import importlib.util
-import json
 import os
 import re
 import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
+from lab import C, lines  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.join(HERE, "..", "..", "..")
 PES = {"sin-fixed-0.05": "sin:scale=0.05", "rpe": "rpe"}
 GLUE = ["CoLA", "SST-2", "MRPC", "STS-B", "RTE"]
 STUDY_GAP = 0.969 - 0.828  # rpe - sin in SQuAD-locate F1 at 128, the study's 3000 steps (H9.1's bound)
-
-
-def claims():
-    loader = importlib.machinery.SourceFileLoader("claims", os.path.join(ROOT, "scripts", "claims"))
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("claims", loader))
-    loader.exec_module(module)
-    return module
-
-
-C = claims()
 
 
 def draws():
@@ -38,15 +28,14 @@ def draws():
     out = {pe: {} for pe in PES}
     for path in sorted(glob.glob(os.path.join(HERE, "*-6000-seed*.results.jsonl"))):
         m = re.match(r"(.+)-6000-seed(\d+)\.results\.jsonl$", os.path.basename(path))
-        with open(path) as f:
-            lines = [json.loads(x) for x in f if x.strip()]
         if m.group(1) not in PES:
             continue
-        if len(lines) != 24:
-            print(f"{os.path.basename(path)}: {len(lines)} of 24 lines, not counted")
+        got = lines(path)
+        if len(got) != 24:
+            print(f"{os.path.basename(path)}: {len(got)} of 24 lines, not counted")
             continue
         cells = {}
-        for r in lines:
+        for r in got:
             cells.setdefault((r["task"], r["eval_len"]), []).append(C.main_metric(r))
         out[m.group(1)][int(m.group(2))] = {k: statistics.mean(v) for k, v in cells.items()}
     return out
