@@ -5,7 +5,9 @@
  * the names bound to a value through the chains, the words' counts); the
  * gold needle moves from the start to the end of the haystack with the
  * depth; draws are repeatable; the training mix turns the share of
- * sequences it is given into prompts. */
+ * sequences it is given into prompts. The same with the keys and names
+ * drawn from a few fixed words (ruler_keys), where every prompt's keys are
+ * among that many words and a task refuses fewer than it needs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,12 +46,12 @@ typedef struct prompt {
     int L;
 } prompt;
 
-static void make(const posemb_tokenizer *tok, int t, uint64_t draw, int L, double depth, prompt *p)
+static void make(const posemb_tokenizer *tok, int t, int keys, uint64_t draw, int L, double depth, prompt *p)
 {
     int32_t ids[LMAX], targets[LMAX];
     int fits = 0;
     posemb_error err;
-    if (study_ruler_prompt(tok, t, draw, L, depth, ids, targets, &fits, &err)) fail_msg("%s", err.msg);
+    if (study_ruler_prompt(tok, t, keys, draw, L, depth, ids, targets, &fits, &err)) fail_msg("%s", err.msg);
     if (!fits) fail_msg("%s: draw %llu does not fit in %d", study_ruler_task_name(t), (unsigned long long)draw, L);
     int first = -1;
     for (int i = 0; i < L; i++) {
@@ -73,14 +75,32 @@ static void make(const posemb_tokenizer *tok, int t, uint64_t draw, int L, doubl
     snprintf(p->question, sizeof p->question, "%.*s", (int)(p->text + first - q), q);
 }
 
-/* The values of key k in the haystack, in order, space-separated; how many. */
-static int values_of(const char *hay, unsigned k, char *out, size_t cap)
+/* Keys and names seen over a test's prompts (digits or fixed words). */
+typedef struct seen_keys {
+    char name[1024][8]; /* three-digit keys: 900; two-letter names: 676 */
+    int n;
+} seen_keys;
+
+static void saw(seen_keys *k, const char *name)
+{
+    for (int i = 0; i < k->n; i++)
+        if (!strcmp(k->name[i], name)) return;
+    assert_true(k->n < 1024);
+    snprintf(k->name[k->n++], sizeof k->name[0], "%s", name);
+}
+
+/* The values of key k in the haystack, in order, space-separated; how many;
+ * every key of the haystack into seen. */
+static int values_of(const char *hay, const char *k, char *out, size_t cap, seen_keys *seen)
 {
     int n = 0;
     out[0] = 0;
     for (const char *s = strstr(hay, "key "); s; s = strstr(s + 1, "key ")) {
-        unsigned key, value;
-        if (sscanf(s, "key %u = %u. ", &key, &value) == 2 && key == k) {
+        char key[8];
+        unsigned value;
+        if (sscanf(s, "key %7[a-z0-9] = %u. ", key, &value) != 2) continue;
+        saw(seen, key);
+        if (!strcmp(key, k)) {
             size_t len = strlen(out);
             snprintf(out + len, cap - len, "%s%u", n++ ? " " : "", value);
         }
@@ -88,19 +108,18 @@ static int values_of(const char *hay, unsigned k, char *out, size_t cap)
     return n;
 }
 
-static void check_niah(const prompt *p, int t)
+static void check_niah(const prompt *p, int t, seen_keys *seen)
 {
-    char want[64], second[32];
-    unsigned k1, k2;
+    char want[64], second[32], k1[8], k2[8];
     if (t == RULER_NIAH_MULTIQUERY) {
-        assert_int_equal(sscanf(p->question, "? key %u %u = ", &k1, &k2), 2);
-        assert_int_equal(values_of(p->hay, k1, want, sizeof want), 1);
-        assert_int_equal(values_of(p->hay, k2, second, sizeof second), 1);
+        assert_int_equal(sscanf(p->question, "? key %7[a-z0-9] %7[a-z0-9] = ", k1, k2), 2);
+        assert_int_equal(values_of(p->hay, k1, want, sizeof want, seen), 1);
+        assert_int_equal(values_of(p->hay, k2, second, sizeof second, seen), 1);
         strcat(want, " ");
         strcat(want, second);
     } else {
-        assert_int_equal(sscanf(p->question, "? key %u = ", &k1), 1);
-        int n = values_of(p->hay, k1, want, sizeof want);
+        assert_int_equal(sscanf(p->question, "? key %7[a-z0-9] = ", k1), 1);
+        int n = values_of(p->hay, k1, want, sizeof want, seen);
         assert_int_equal(n, t == RULER_NIAH_MULTIVALUE ? 4 : 1);
     }
     assert_string_equal(p->answer, want);
@@ -112,21 +131,22 @@ static void check_niah(const prompt *p, int t)
 }
 
 /* vt: the names bound to the asked value, directly or through a chain, in
- * the order their assignments appear. */
-static void check_vt(const prompt *p)
+ * the order their assignments appear (a name: letters at a word's start). */
+static void check_vt(const prompt *p, seen_keys *seen)
 {
     unsigned v;
     assert_int_equal(sscanf(p->question, "? = %u: ", &v), 1);
-    char bound[8][3], want[64] = "";
+    char bound[8][8], want[64] = "";
     int n = 0, assignments = 0;
     for (const char *s = p->hay; *s; s++) {
-        char name[3], rhs[8];
-        if (s[0] < 'A' || s[0] > 'Z' || s[1] < 'A' || s[1] > 'Z' || (s > p->hay && s[-1] != ' ')) continue;
-        if (sscanf(s, "%2[A-Z] = %7[A-Z0-9]. ", name, rhs) != 2) continue;
+        char name[8], rhs[8];
+        if (s > p->hay && s[-1] != ' ') continue;
+        if (sscanf(s, "%7[A-Za-z] = %7[A-Za-z0-9]. ", name, rhs) != 2) continue;
         assignments++;
+        saw(seen, name);
         int yes = (unsigned)atol(rhs) == v && rhs[0] >= '0' && rhs[0] <= '9';
         for (int i = 0; i < n; i++) yes |= !strcmp(rhs, bound[i]);
-        if (yes) snprintf(bound[n++], 3, "%s", name);
+        if (yes) snprintf(bound[n++], sizeof bound[0], "%s", name);
     }
     assert_int_equal(assignments, 6);
     assert_int_equal(n, 3);
@@ -177,6 +197,17 @@ static void check_words(const prompt *p, int t)
     assert_string_equal(p->question, t == RULER_CWE ? "? common: " : "? frequent: ");
 }
 
+/* Task t's prompt checked by the task's solver; its keys into seen. */
+static void check(const prompt *p, int t, seen_keys *seen)
+{
+    if (t == RULER_VT) check_vt(p, seen);
+    else if (t == RULER_CWE || t == RULER_FWE) check_words(p, t);
+    else check_niah(p, t, seen);
+}
+
+/* Every task with RULER's keys (0), with the fewest fixed words it takes
+ * and with all 32: the answers agree; fixed words are words, never more
+ * distinct than asked for, and with a few, every one of them shows up. */
 static void test_answers(void **state)
 {
     (void)state;
@@ -184,28 +215,64 @@ static void test_answers(void **state)
     static prompt p;
     int lengths[] = {128, 256, 1024, 2048};
     for (int t = 0; t < STUDY_RULER_TASKS; t++) {
-        int checked = 0;
-        for (size_t l = 0; l < sizeof lengths / sizeof *lengths; l++)
-            for (uint64_t draw = 0; draw < 40; draw += 2, checked++) {
-                make(tok, t, draw, lengths[l], (double)(draw % 5) / 4, &p);
-                assert_int_equal((int)strlen(p.text), lengths[l]);
-                if (t == RULER_VT) check_vt(&p);
-                else if (t == RULER_CWE || t == RULER_FWE) check_words(&p, t);
-                else check_niah(&p, t);
-            }
-        printf("%-16s %d prompts (128-2048 tokens): the answer read again from the text agrees\n",
-               study_ruler_task_name(t), checked);
+        int key_counts[3] = {0, study_ruler_keys_needed(t), STUDY_RULER_MAX_KEYS};
+        for (int kc = 0; kc < 3; kc++) {
+            int keys = key_counts[kc], checked = 0;
+            static seen_keys seen;
+            seen.n = 0;
+            if (kc == 1 && !keys) continue;
+            for (size_t l = 0; l < sizeof lengths / sizeof *lengths; l++)
+                for (uint64_t draw = 0; draw < 40; draw += 2, checked++) {
+                    make(tok, t, keys, draw, lengths[l], (double)(draw % 5) / 4, &p);
+                    assert_int_equal((int)strlen(p.text), lengths[l]);
+                    check(&p, t, &seen);
+                }
+            printf("%-16s keys %2d: %d prompts (128-2048 tokens): the answer read again from the text agrees; %d "
+                   "distinct keys\n",
+                   study_ruler_task_name(t), keys, checked, seen.n);
+            for (int i = 0; keys && i < seen.n; i++) assert_true(seen.name[i][0] >= 'a' && seen.name[i][0] <= 'z');
+            if (keys) assert_true(seen.n <= keys);
+            if (keys && keys <= 8 && study_ruler_keys_needed(t)) assert_int_equal(seen.n, keys);
+            if (!keys && study_ruler_keys_needed(t)) assert_true(seen.n >= 16); /* drawn per prompt: 20 draws */
+        }
     }
+    posemb_tokenizer_free(tok);
+}
+
+/* A task refuses fewer fixed words than one prompt holds, and more than
+ * there are. */
+static void test_keys_refused(void **state)
+{
+    (void)state;
+    posemb_tokenizer *tok = bytes_tokenizer();
+    int32_t ids[256], targets[256];
+    int fits = 1;
+    posemb_error err;
+    for (int t = 0; t < STUDY_RULER_TASKS; t++) {
+        int need = study_ruler_keys_needed(t);
+        int bad[3] = {-1, STUDY_RULER_MAX_KEYS + 1, need - 1};
+        for (int b = 0; b < 3; b++) {
+            if (bad[b] == 0) continue; /* 0 is RULER's keys, always taken */
+            assert_int_equal(study_ruler_prompt(tok, t, bad[b], 2, 256, 0.5, ids, targets, &fits, &err), POSEMB_EINVAL);
+            assert_non_null(strstr(err.msg, "fixed keys"));
+        }
+        assert_int_equal(study_ruler_prompt(tok, t, need ? need : 1, 2, 256, 0.5, ids, targets, &fits, &err),
+                         POSEMB_OK);
+        assert_true(fits);
+    }
+    assert_int_equal(study_ruler_keys_needed(RULER_VT), 6);
+    assert_int_equal(study_ruler_keys_needed(RULER_CWE), 0);
+    assert_int_equal(study_ruler_keys_needed(-1), 0);
     posemb_tokenizer_free(tok);
 }
 
 /* Where the gold needle starts, as a fraction of the haystack. */
 static double gold_at(const prompt *p)
 {
-    unsigned k;
-    assert_int_equal(sscanf(p->question, "? key %u", &k), 1);
+    char k[8];
+    assert_int_equal(sscanf(p->question, "? key %7[a-z0-9]", k), 1);
     char pat[24];
-    snprintf(pat, sizeof pat, "key %u = ", k);
+    snprintf(pat, sizeof pat, "key %s = ", k);
     const char *s = strstr(p->hay, pat);
     assert_non_null(s);
     return (double)(s - p->hay) / (double)strlen(p->hay);
@@ -216,16 +283,17 @@ static void test_depth(void **state)
     (void)state;
     posemb_tokenizer *tok = bytes_tokenizer();
     static prompt p;
-    int tasks[] = {RULER_NIAH_SINGLE, RULER_KV};
-    for (int i = 0; i < 2; i++)
+    int tasks[] = {RULER_NIAH_SINGLE, RULER_KV, RULER_NIAH_SINGLE, RULER_KV}, keys[] = {0, 0, 3, 2};
+    for (int i = 0; i < 4; i++)
         for (uint64_t draw = 0; draw < 10; draw += 2) {
             double at[5];
             for (int d = 0; d < 5; d++) {
-                make(tok, tasks[i], draw, 1024, d / 4.0, &p);
+                make(tok, tasks[i], keys[i], draw, 1024, d / 4.0, &p);
                 at[d] = gold_at(&p);
             }
-            printf("%-12s draw %llu: gold needle at %.3f %.3f %.3f %.3f %.3f of the haystack\n",
-                   study_ruler_task_name(tasks[i]), (unsigned long long)draw, at[0], at[1], at[2], at[3], at[4]);
+            printf("%-12s keys %d draw %llu: gold needle at %.3f %.3f %.3f %.3f %.3f of the haystack\n",
+                   study_ruler_task_name(tasks[i]), keys[i], (unsigned long long)draw, at[0], at[1], at[2], at[3],
+                   at[4]);
             assert_true(at[0] == 0.0);
             for (int d = 1; d < 5; d++) {
                 assert_true(at[d] > at[d - 1]);
@@ -241,21 +309,24 @@ static void test_repeatable_and_misfit(void **state)
     posemb_tokenizer *tok = bytes_tokenizer();
     static prompt a, b;
     for (int t = 0; t < STUDY_RULER_TASKS; t++) {
-        make(tok, t, 8, 256, 0.5, &a);
-        make(tok, t, 8, 256, 0.5, &b);
+        make(tok, t, 0, 8, 256, 0.5, &a);
+        make(tok, t, 0, 8, 256, 0.5, &b);
         assert_string_equal(a.text, b.text);
-        make(tok, t, 10, 256, 0.5, &b);
+        make(tok, t, 0, 10, 256, 0.5, &b);
         assert_string_not_equal(a.text, b.text);
+        make(tok, t, 8, 8, 256, 0.5, &b); /* fixed words: another prompt, but cwe's and fwe's, which have no keys */
+        if (study_ruler_keys_needed(t)) assert_string_not_equal(a.text, b.text);
+        else assert_string_equal(a.text, b.text);
         int32_t ids[32], targets[32];
         int fits = 1;
         posemb_error err;
-        assert_int_equal(study_ruler_prompt(tok, t, 8, 32, 0.5, ids, targets, &fits, &err), POSEMB_OK);
+        assert_int_equal(study_ruler_prompt(tok, t, 0, 8, 32, 0.5, ids, targets, &fits, &err), POSEMB_OK);
         assert_int_equal(fits, 0);
     }
     int32_t ids[8], targets[8];
     int fits;
     posemb_error err;
-    assert_int_equal(study_ruler_prompt(tok, STUDY_RULER_TASKS, 0, 8, 0, ids, targets, &fits, &err), POSEMB_EINVAL);
+    assert_int_equal(study_ruler_prompt(tok, STUDY_RULER_TASKS, 0, 0, 8, 0, ids, targets, &fits, &err), POSEMB_EINVAL);
     assert_int_equal(study_ruler_task_of("vt"), RULER_VT);
     assert_int_equal(study_ruler_task_of("niah"), -1);
     posemb_tokenizer_free(tok);
@@ -280,7 +351,7 @@ static void test_bpe(void **state)
         int worst = 0;
         for (uint64_t draw = 0; draw < 10; draw += 2) {
             int L = 1024, fits = 0;
-            if (study_ruler_prompt(tok, t, draw, L, 1.0, ids, targets, &fits, &err)) fail_msg("%s", err.msg);
+            if (study_ruler_prompt(tok, t, 0, draw, L, 1.0, ids, targets, &fits, &err)) fail_msg("%s", err.msg);
             assert_true(fits);
             int first = 0;
             while (targets[first] == -100) first++;
@@ -296,9 +367,9 @@ static void test_bpe(void **state)
             int pads = 0; /* the spaces between the haystack and the question: one pad token each */
             for (size_t k = strlen(p.hay); k > 0 && p.hay[k - 1] == ' '; k--) pads++;
             worst = pads > worst ? pads : worst;
-            if (t == RULER_VT) check_vt(&p);
-            else if (t == RULER_CWE || t == RULER_FWE) check_words(&p, t);
-            else check_niah(&p, t);
+            static seen_keys seen;
+            seen.n = 0;
+            check(&p, t, &seen);
             if (t == RULER_NIAH_SINGLE || t == RULER_KV) assert_true(gold_at(&p) > 0.9);
             free(text);
             free(answer);
@@ -331,6 +402,18 @@ static void test_mix(void **state)
     }
     printf("mix of vt and kv at share 1: %d vt, %d kv of 200\n", counts[RULER_VT], counts[RULER_KV]);
     assert_true(counts[RULER_VT] > 70 && counts[RULER_KV] > 70);
+    m.keys = 6; /* fixed words: kv's asked key is one */
+    int worded = 0;
+    for (long g = 0; g < 50; g++) {
+        study_ruler_mix(&m, g, T, ids, targets);
+        char text[T + 1];
+        for (int i = 0; i < T; i++) text[i] = (char)ids[i];
+        text[T] = 0;
+        const char *q = strstr(text, "? key ");
+        if (q) assert_true(q[6] >= 'a' && q[6] <= 'z');
+        worded += q != NULL;
+    }
+    assert_true(worded > 10);
     m.share = 0;
     for (int i = 0; i < T; i++) ids[i] = targets[i] = 'x';
     study_ruler_mix(&m, 7, T, ids, targets);
@@ -341,7 +424,8 @@ static void test_mix(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_answers), cmocka_unit_test(test_depth), cmocka_unit_test(test_repeatable_and_misfit),
+        cmocka_unit_test(test_answers), cmocka_unit_test(test_keys_refused),
+        cmocka_unit_test(test_depth),   cmocka_unit_test(test_repeatable_and_misfit),
         cmocka_unit_test(test_mix),     cmocka_unit_test(test_bpe),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

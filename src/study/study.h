@@ -76,10 +76,12 @@ typedef struct posemb_study_length_settings {
     float passkey_train;
     /* RULER-style tasks (study_ruler.c), bit t for task t (0: none): taught
      * to a share ruler_train of the training sequences the passkey leaves,
-     * and scored at every length with ruler_trials prompts per depth. */
+     * and scored at every length with ruler_trials prompts per depth;
+     * ruler_keys 0 draws their keys as RULER does, 1-32 from that many fixed
+     * words (study_ruler.h). */
     unsigned ruler_tasks;
     float ruler_train;
-    int ruler_trials;
+    int ruler_trials, ruler_keys;
     /* Hugging Face config.json keys set over each decoder's config (the
      * text of a JSON object, "" none; posemb_config_override): ablations
      * of the architectures, e.g. {"tie_word_embeddings": true} on Llama. */

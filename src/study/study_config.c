@@ -274,6 +274,17 @@ static posemb_status get_ruler_tasks(const cJSON *r, posemb_study_config *c, con
     return st;
 }
 
+/* "ruler_keys": 0, or at least the fixed words every task asked for needs. */
+static posemb_status get_ruler_keys(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
+{
+    posemb_status st = get_int(r, "ruler_keys", 0, STUDY_RULER_MAX_KEYS, &c->len.ruler_keys, path, err);
+    for (int t = 0; !st && c->len.ruler_keys && t < STUDY_RULER_TASKS; t++)
+        if ((c->len.ruler_tasks >> t & 1u) && c->len.ruler_keys < study_ruler_keys_needed(t))
+            return posemb_fail(err, POSEMB_EINVAL, "%s: \"ruler_keys\" %d: %s needs %d distinct keys in a prompt", path,
+                               c->len.ruler_keys, study_ruler_task_name(t), study_ruler_keys_needed(t));
+    return st;
+}
+
 static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
 {
     posemb_status st;
@@ -312,7 +323,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_float(r, "passkey_train", 0, 1, 1, &c->len.passkey_train, path, err)) ||
         (st = get_int(r, "ruler_trials", 0, 100000, &c->len.ruler_trials, path, err)) ||
         (st = get_float(r, "ruler_train", 0, 1, 1, &c->len.ruler_train, path, err)) ||
-        (st = get_ruler_tasks(r, c, path, err)) ||
+        (st = get_ruler_tasks(r, c, path, err)) || (st = get_ruler_keys(r, c, path, err)) ||
         (st = get_ints(r, "extend_factors", c->len.extend_factors, 4, 2, 64, &c->len.n_extend_factors, path, err)) ||
         (st = get_extend_scalings(r, c, path, err)) ||
         (st = get_int(r, "extend_steps", 1, 10000000, &c->len.extend_steps, path, err)) ||
@@ -374,6 +385,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "corpus_tokens",
                                             "pretrain_keep",
                                             "pretrain_seed",
+                                            "ruler_keys",
                                             "ruler_tasks",
                                             "ruler_train",
                                             "ruler_trials",

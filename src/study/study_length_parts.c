@@ -11,9 +11,12 @@
 
 study_length_mix study_length_mix_of(const posemb_study_config *c, const posemb_tokenizer *tok, int seed)
 {
-    return (study_length_mix){
-        {.tok = tok, .seed = (uint64_t)seed, .share = c->len.passkey_train},
-        {.tok = tok, .seed = (uint64_t)seed, .share = c->len.ruler_train, .tasks = c->len.ruler_tasks}};
+    return (study_length_mix){{.tok = tok, .seed = (uint64_t)seed, .share = c->len.passkey_train},
+                              {.tok = tok,
+                               .seed = (uint64_t)seed,
+                               .share = c->len.ruler_train,
+                               .tasks = c->len.ruler_tasks,
+                               .keys = c->len.ruler_keys}};
 }
 
 void study_length_mix_apply(void *ctx, long g, int T, int32_t *ids, int32_t *targets)

@@ -17,6 +17,9 @@
  *                    most frequent first
  *   kv               nothing but key-value pairs, the gold one at the depth
  *
+ * With keys > 0 (study_ruler.h) the keys and names are fixed words instead:
+ * "key owl = 58213.", "owl = 58213. cat = owl."
+ *
  * The filler of the niah tasks and vt is RULER's "noise" haystack (the
  * passkey's sentences, repeated), and needles go between its sentences, as
  * RULER puts them. A prompt is scored as the passkey is: every answer token
@@ -35,10 +38,19 @@ static const char *const TASKS[STUDY_RULER_TASKS] = {
 static const char *const NOISE[] = {"The grass is green. ", "The sky is blue. ", "The sun is yellow. ", "Here we go. ",
                                     "There and back again. "};
 enum { NOISE_SENTENCES = 5 };
+/* The fixed keys, none a word of the noise. */
+static const char *const WORDS[STUDY_RULER_MAX_KEYS] = {"owl",  "cat",  "dog",  "elk",  "yak",  "bee",  "ant",  "cod",
+                                                        "eel",  "emu",  "ram",  "hen",  "cow",  "pig",  "bat",  "fox",
+                                                        "red",  "gold", "pink", "gray", "teal", "navy", "lime", "rose",
+                                                        "plum", "jade", "ruby", "mint", "sand", "snow", "oak",  "elm"};
+/* Distinct keys or names one prompt of each task holds. */
+static const int KEYS_NEEDED[STUDY_RULER_TASKS] = {1, 4, 1, 4, 6, 0, 0, 2};
 
 enum { MAX_NEEDLES = 8, NEEDLE_CAP = 24 };
 
 const char *study_ruler_task_name(int t) { return t >= 0 && t < STUDY_RULER_TASKS ? TASKS[t] : NULL; }
+
+int study_ruler_keys_needed(int t) { return t >= 0 && t < STUDY_RULER_TASKS ? KEYS_NEEDED[t] : 0; }
 
 int study_ruler_task_of(const char *name)
 {
@@ -59,6 +71,7 @@ typedef struct ruler_text {
     char (*pieces)[NEEDLE_CAP];
     unsigned char *removable;
     int n_pieces;
+    int keys; /* study_ruler_prompt's */
 } ruler_text;
 
 typedef struct ruler_pair {
@@ -78,13 +91,27 @@ static int by_depth(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* n distinct three-digit keys. */
-static void draw_keys(posemb_rng *r, int n, ruler_pair *p)
+/* A key: three digits, or one of the first keys words. */
+static unsigned draw_key(posemb_rng *r, int keys)
+{
+    return keys ? posemb_rng_below(r, (uint32_t)keys) : 100 + posemb_rng_below(r, 900);
+}
+
+/* Key k as text into buf [8]. */
+static const char *key_text(unsigned k, int keys, char *buf)
+{
+    if (keys) return WORDS[k];
+    snprintf(buf, 8, "%u", k);
+    return buf;
+}
+
+/* n distinct keys. */
+static void draw_keys(posemb_rng *r, int n, int keys, ruler_pair *p)
 {
     for (int i = 0; i < n; i++) {
         int again = 1;
         while (again) {
-            p[i].key = 100 + posemb_rng_below(r, 900);
+            p[i].key = draw_key(r, keys);
             again = 0;
             for (int j = 0; j < i; j++) again |= p[j].key == p[i].key;
         }
@@ -96,9 +123,10 @@ static unsigned draw_value(posemb_rng *r) { return 10000 + posemb_rng_below(r, 9
 /* The pairs as needles, ascending by depth. */
 static void pairs_to_needles(ruler_text *x, ruler_pair *p, int n)
 {
+    char k[8];
     qsort(p, (size_t)n, sizeof *p, by_depth);
     for (int i = 0; i < n; i++) {
-        snprintf(x->needle[i], NEEDLE_CAP, "key %u = %u. ", p[i].key, p[i].value);
+        snprintf(x->needle[i], NEEDLE_CAP, "key %s = %u. ", key_text(p[i].key, x->keys, k), p[i].value);
         x->depth[i] = p[i].depth;
     }
     x->n_needles = n;
@@ -109,16 +137,18 @@ static void pairs_to_needles(ruler_text *x, ruler_pair *p, int n)
 static void niah_keys(ruler_text *x, posemb_rng *r, int n, int asked, double depth)
 {
     ruler_pair p[4];
-    draw_keys(r, n, p);
+    char k0[8], k1[8];
+    draw_keys(r, n, x->keys, p);
     for (int i = 0; i < n; i++) {
         p[i].value = draw_value(r);
         p[i].depth = i ? posemb_rng_uniform(r) : depth;
     }
     if (asked == 1) {
-        snprintf(x->question, sizeof x->question, "? key %u = ", p[0].key);
+        snprintf(x->question, sizeof x->question, "? key %s = ", key_text(p[0].key, x->keys, k0));
         snprintf(x->answer, sizeof x->answer, "%u", p[0].value);
     } else {
-        snprintf(x->question, sizeof x->question, "? key %u %u = ", p[0].key, p[1].key);
+        snprintf(x->question, sizeof x->question, "? key %s %s = ", key_text(p[0].key, x->keys, k0),
+                 key_text(p[1].key, x->keys, k1));
         snprintf(x->answer, sizeof x->answer, "%u %u", p[0].value, p[1].value);
     }
     pairs_to_needles(x, p, n);
@@ -129,26 +159,31 @@ static void niah_keys(ruler_text *x, posemb_rng *r, int n, int asked, double dep
 static void niah_values(ruler_text *x, posemb_rng *r)
 {
     ruler_pair p[4];
-    draw_keys(r, 1, p);
+    char k[8];
+    draw_keys(r, 1, x->keys, p);
     for (int i = 0; i < 4; i++) {
         p[i].key = p[0].key;
         p[i].value = draw_value(r);
         p[i].depth = posemb_rng_uniform(r);
     }
     pairs_to_needles(x, p, 4);
-    snprintf(x->question, sizeof x->question, "? key %u = ", p[0].key);
+    snprintf(x->question, sizeof x->question, "? key %s = ", key_text(p[0].key, x->keys, k));
     snprintf(x->answer, sizeof x->answer, "%u %u %u %u", p[0].value, p[1].value, p[2].value, p[3].value);
 }
 
-/* n distinct two-letter upper-case names. */
-static void draw_names(posemb_rng *r, int n, char (*names)[3])
+/* n distinct names: two upper-case letters, or of the first keys words. */
+static void draw_names(posemb_rng *r, int n, int keys, char (*names)[8])
 {
     for (int i = 0; i < n; i++) {
         int again = 1;
         while (again) {
-            names[i][0] = (char)('A' + posemb_rng_below(r, 26));
-            names[i][1] = (char)('A' + posemb_rng_below(r, 26));
-            names[i][2] = 0;
+            if (keys) {
+                snprintf(names[i], sizeof *names, "%s", WORDS[posemb_rng_below(r, (uint32_t)keys)]);
+            } else {
+                names[i][0] = (char)('A' + posemb_rng_below(r, 26));
+                names[i][1] = (char)('A' + posemb_rng_below(r, 26));
+                names[i][2] = 0;
+            }
             again = 0;
             for (int j = 0; j < i; j++) again |= !strcmp(names[j], names[i]);
         }
@@ -159,8 +194,8 @@ static void draw_names(posemb_rng *r, int n, char (*names)[3])
  * drawn; the question asks for every name bound to the first chain's value. */
 static void variable_tracking(ruler_text *x, posemb_rng *r)
 {
-    char names[6][3];
-    draw_names(r, 6, names);
+    char names[6][8];
+    draw_names(r, 6, x->keys, names);
     unsigned value[2] = {draw_value(r), 0};
     do value[1] = draw_value(r);
     while (value[1] == value[0]);
@@ -201,19 +236,20 @@ static int key_values(ruler_text *x, posemb_rng *r, int n, double depth)
         free(p);
         return -1;
     }
+    char k[8];
     for (int i = 0; i <= n; i++) { /* keys distinct from the gold one (p[0]) and mostly from each other */
-        p[i].key = 100 + posemb_rng_below(r, 900);
-        while (i && p[i].key == p[0].key) p[i].key = 100 + posemb_rng_below(r, 900);
+        p[i].key = draw_key(r, x->keys);
+        while (i && p[i].key == p[0].key) p[i].key = draw_key(r, x->keys);
         p[i].value = draw_value(r);
     }
     for (int i = 0; i < n; i++) {
-        snprintf(x->pieces[i], NEEDLE_CAP, "key %u = %u. ", p[i + 1].key, p[i + 1].value);
+        snprintf(x->pieces[i], NEEDLE_CAP, "key %s = %u. ", key_text(p[i + 1].key, x->keys, k), p[i + 1].value);
         x->removable[i] = 1;
     }
-    snprintf(x->needle[0], NEEDLE_CAP, "key %u = %u. ", p[0].key, p[0].value);
+    snprintf(x->needle[0], NEEDLE_CAP, "key %s = %u. ", key_text(p[0].key, x->keys, k), p[0].value);
     x->depth[0] = depth;
     x->n_needles = 1;
-    snprintf(x->question, sizeof x->question, "? key %u = ", p[0].key);
+    snprintf(x->question, sizeof x->question, "? key %s = ", key_text(p[0].key, x->keys, k));
     snprintf(x->answer, sizeof x->answer, "%u", p[0].value);
     free(p);
     return 0;
@@ -338,9 +374,10 @@ static void text_free(ruler_text *x)
 
 /* The plan of task t for a haystack of about n pieces (kv, cwe, fwe): 0,
  * 1 when it cannot be made at that size, -1 out of memory. */
-static int plan(ruler_text *x, int t, posemb_rng *r, double depth, int n)
+static int plan(ruler_text *x, int t, int keys, posemb_rng *r, double depth, int n)
 {
     memset(x, 0, sizeof *x);
+    x->keys = keys;
     if (t < RULER_CWE) { /* the noise haystack */
         if (pieces_alloc(x, n)) return -1;
         for (int i = 0; i < n; i++) {
@@ -491,14 +528,14 @@ static int piece_tokens(const enc_set *e)
  * bytes first; a tokenizer that packs more leaves room, so the plan is
  * drawn again (the same draw) with as many more pieces as fill it, up to
  * four times. */
-static posemb_status plan_encoded(const posemb_tokenizer *tok, int t, uint64_t draw, int L, double depth, ruler_text *x,
-                                  enc_set *e, int *made, posemb_error *err)
+static posemb_status plan_encoded(const posemb_tokenizer *tok, int t, int keys, uint64_t draw, int L, double depth,
+                                  ruler_text *x, enc_set *e, int *made, posemb_error *err)
 {
     int n = pieces_for(t, L);
     for (int round = 0;; round++) {
         posemb_rng r;
         posemb_rng_seed(&r, 0x52554c4552ull ^ draw, (uint64_t)t);
-        *made = plan(x, t, &r, depth, n);
+        *made = plan(x, t, keys, &r, depth, n);
         if (*made) return *made > 0 ? POSEMB_OK : posemb_fail(err, POSEMB_ENOMEM, "ruler: out of memory");
         posemb_status st = encode_text(tok, x, e, err);
         int n_fill = L - needle_tokens(e, x->n_needles) - e->question.n - e->answer.n, have = piece_tokens(e);
@@ -509,17 +546,20 @@ static posemb_status plan_encoded(const posemb_tokenizer *tok, int t, uint64_t d
     }
 }
 
-posemb_status study_ruler_prompt(const posemb_tokenizer *tok, int t, uint64_t draw, int L, double depth, int32_t *ids,
-                                 int32_t *targets, int *fits, posemb_error *err)
+posemb_status study_ruler_prompt(const posemb_tokenizer *tok, int t, int keys, uint64_t draw, int L, double depth,
+                                 int32_t *ids, int32_t *targets, int *fits, posemb_error *err)
 {
     *fits = 0;
     if (t < 0 || t >= STUDY_RULER_TASKS) return posemb_fail(err, POSEMB_EINVAL, "ruler: no task %d", t);
+    if (keys && (keys < KEYS_NEEDED[t] || keys > STUDY_RULER_MAX_KEYS))
+        return posemb_fail(err, POSEMB_EINVAL, "ruler: %s needs %d to %d fixed keys, not %d", TASKS[t],
+                           KEYS_NEEDED[t] ? KEYS_NEEDED[t] : 1, STUDY_RULER_MAX_KEYS, keys);
     if (L < 1) return posemb_fail(err, POSEMB_EINVAL, "ruler: length %d", L);
     ruler_text x;
     enc_set e;
     int made = 0;
     memset(&e, 0, sizeof e);
-    posemb_status st = plan_encoded(tok, t, draw, L, depth, &x, &e, &made, err);
+    posemb_status st = plan_encoded(tok, t, keys, draw, L, depth, &x, &e, &made, err);
     if (made) {
         text_free(&x);
         return st;
@@ -552,7 +592,7 @@ void study_ruler_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets)
     uint64_t draw = (uint64_t)posemb_rng_below(&r, 0xffffffffu) << 1 | 1u; /* odd: never an evaluation's draw */
     int fits = 0;
     posemb_error err;
-    if (study_ruler_prompt(m->tok, t, draw, T, depth, ids, targets, &fits, &err) || !fits) return;
+    if (study_ruler_prompt(m->tok, t, m->keys, draw, T, depth, ids, targets, &fits, &err) || !fits) return;
     memcpy(targets, ids, (size_t)T * sizeof *targets); /* language modelling on the whole prompt, as on text */
 }
 
@@ -569,8 +609,8 @@ posemb_status study_answered(posemb_model *m, const int32_t *ids, const int32_t 
     return st;
 }
 
-posemb_status study_ruler_eval(posemb_model *m, int context, const posemb_tokenizer *tok, int t, int L, int seed,
-                               int trials, double acc[STUDY_RULER_DEPTHS], double part[STUDY_RULER_DEPTHS],
+posemb_status study_ruler_eval(posemb_model *m, int context, const posemb_tokenizer *tok, int t, int keys, int L,
+                               int seed, int trials, double acc[STUDY_RULER_DEPTHS], double part[STUDY_RULER_DEPTHS],
                                posemb_error *err)
 {
     for (int d = 0; d < STUDY_RULER_DEPTHS; d++) acc[d] = part[d] = NAN;
@@ -587,7 +627,8 @@ posemb_status study_ruler_eval(posemb_model *m, int context, const posemb_tokeni
             uint64_t draw = ((((uint64_t)seed * 65537u + (uint64_t)L) * STUDY_RULER_DEPTHS + d) * 1000003u + k) << 1;
             int fits = 0, hit = 0;
             double got = 0;
-            st = study_ruler_prompt(tok, t, draw, L, (double)d / (STUDY_RULER_DEPTHS - 1), ids, targets, &fits, err);
+            st = study_ruler_prompt(tok, t, keys, draw, L, (double)d / (STUDY_RULER_DEPTHS - 1), ids, targets, &fits,
+                                    err);
             if (!st && !fits) misfits++;
             if (!st && fits) {
                 n++;

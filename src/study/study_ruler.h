@@ -23,17 +23,32 @@ enum study_ruler_task {
 };
 #define STUDY_RULER_DEPTHS 5 /* the gold needle at 0, 1/4, 1/2, 3/4 and all of the way into the haystack */
 
+/* The keys of the niah tasks and kv and the names of vt: 0 draws them as
+ * RULER does (three-digit keys, two-letter names), each prompt its own, so
+ * a model must match the asked key to its needle token by token; 1 to
+ * STUDY_RULER_MAX_KEYS draws them from that many fixed words ("key owl =
+ * 58213."), each of which a model can learn as it learns the passkey's
+ * constant phrase. A departure from RULER, for decoders too small to learn
+ * the matching (results/length/ruler). */
+#define STUDY_RULER_MAX_KEYS 32
+
 /* Task t's name (NULL outside 0..STUDY_RULER_TASKS-1), and the task of a name (-1: none). */
 const char *study_ruler_task_name(int t);
 int study_ruler_task_of(const char *name);
 
+/* The fewest fixed words task t's prompts need as keys (distinct keys or
+ * names in one prompt): 1 to 6, 0 for the tasks without keys (cwe, fwe). */
+int study_ruler_keys_needed(int t);
+
 /* Task t's prompt of exactly L tokens for draw (every random choice is a
- * function of it), the gold needle at depth (0..1): ids [L], targets [L]
- * (the answer's tokens at the end, -100 elsewhere). *fits = 0 when L cannot
- * hold the task's needles, question and answer. EINVAL for t out of range;
- * the tokenizer's errors; ENOMEM. */
-posemb_status study_ruler_prompt(const posemb_tokenizer *tok, int t, uint64_t draw, int L, double depth, int32_t *ids,
-                                 int32_t *targets, int *fits, posemb_error *err);
+ * function of it), its keys as keys says (above), the gold needle at depth
+ * (0..1): ids [L], targets [L] (the answer's tokens at the end, -100
+ * elsewhere). *fits = 0 when L cannot hold the task's needles, question and
+ * answer. EINVAL for t out of range or keys outside 0 and
+ * study_ruler_keys_needed(t)..STUDY_RULER_MAX_KEYS; the tokenizer's errors;
+ * ENOMEM. */
+posemb_status study_ruler_prompt(const posemb_tokenizer *tok, int t, int keys, uint64_t draw, int L, double depth,
+                                 int32_t *ids, int32_t *targets, int *fits, posemb_error *err);
 
 /* posemb_lm_data's mix: a share of the training sequences become prompts of
  * the training length, of a task drawn among those set in tasks (bit t for
@@ -44,6 +59,7 @@ typedef struct study_ruler_train {
     uint64_t seed;
     double share;
     unsigned tasks;
+    int keys; /* as study_ruler_prompt's */
 } study_ruler_train;
 void study_ruler_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets);
 
@@ -54,13 +70,13 @@ void study_ruler_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets);
 posemb_status study_answered(posemb_model *m, const int32_t *ids, const int32_t *targets, int L, int context, int *hit,
                              double *part, posemb_error *err);
 
-/* Task t at length L through m (in eval mode), reading the prompt's last
+/* Task t (keys as study_ruler_prompt's) at length L through m (in eval mode), reading the prompt's last
  * context tokens: trials prompts at each depth, acc[d] the fraction
  * answered whole, part[d] the fraction of answer tokens predicted (NaN at a
  * depth no prompt fits). EINVAL when some but not all prompts fit (an
  * average over those that happened to fit would read as a result). */
-posemb_status study_ruler_eval(posemb_model *m, int context, const posemb_tokenizer *tok, int t, int L, int seed,
-                               int trials, double acc[STUDY_RULER_DEPTHS], double part[STUDY_RULER_DEPTHS],
+posemb_status study_ruler_eval(posemb_model *m, int context, const posemb_tokenizer *tok, int t, int keys, int L,
+                               int seed, int trials, double acc[STUDY_RULER_DEPTHS], double part[STUDY_RULER_DEPTHS],
                                posemb_error *err);
 
 #endif

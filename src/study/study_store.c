@@ -56,8 +56,8 @@ static posemb_status same_model(const posemb_study_config *c, const cJSON *line,
     return st;
 }
 
-/* EINVAL when line n of path was run with other RULER tasks, share or
- * trials than c's (a length study's line): its runs would count as done
+/* EINVAL when line n of path was run with other RULER tasks, share,
+ * trials or keys (no "ruler_keys": 0) than c's (a length study's line): its runs would count as done
  * without the tasks c asks for, or with numbers of another mix. */
 static posemb_status same_ruler(const posemb_study_config *c, const cJSON *line, const char *path, int n,
                                 posemb_error *err)
@@ -68,13 +68,15 @@ static posemb_status same_ruler(const posemb_study_config *c, const cJSON *line,
         1u << study_ruler_task_of(x->valuestring);
     const cJSON *share = cJSON_GetObjectItemCaseSensitive(line, "ruler_train");
     const cJSON *trials = cJSON_GetObjectItemCaseSensitive(line, "ruler_trials");
+    const cJSON *keys = cJSON_GetObjectItemCaseSensitive(line, "ruler_keys");
     int same = tasks == c->len.ruler_tasks &&
                (!tasks || (cJSON_IsNumber(share) && (float)share->valuedouble == c->len.ruler_train &&
-                           cJSON_IsNumber(trials) && trials->valueint == c->len.ruler_trials));
+                           cJSON_IsNumber(trials) && trials->valueint == c->len.ruler_trials &&
+                           (keys ? cJSON_IsNumber(keys) && keys->valueint == c->len.ruler_keys : !c->len.ruler_keys)));
     return same ? POSEMB_OK
                 : posemb_fail(err, POSEMB_EINVAL,
-                              "%s: line %d was run with other \"ruler_tasks\", \"ruler_train\" or \"ruler_trials\" "
-                              "than this config's: use another --out folder",
+                              "%s: line %d was run with other \"ruler_tasks\", \"ruler_train\", \"ruler_trials\" "
+                              "or \"ruler_keys\" than this config's: use another --out folder",
                               path, n);
 }
 
