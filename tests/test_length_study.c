@@ -954,20 +954,23 @@ static void test_ruler_length_study(void **state)
     /* keys from 6 fixed words: in the line and the tables' header; the folder refuses RULER's keys, and the
      * folder of RULER's keys refuses fixed words */
     char keyed[1024];
-    snprintf(keyed, sizeof keyed, "%.*s, \"ruler_keys\": 6}", (int)strlen(cfg) - 1, cfg);
+    snprintf(keyed, sizeof keyed, "%.*s, \"ruler_keys\": 6, \"ruler_key_form\": \"words\"}", (int)strlen(cfg) - 1, cfg);
     snprintf(path, sizeof path, "%s/ruler3.json", dir);
     assert_int_equal(tu_write_file(path, keyed, strlen(keyed)), 0);
     snprintf(cmd, sizeof cmd,
              "cd '%s' && '%s' study ruler3.json --length --data '%s/data' --out rk && grep -c '\"ruler_trials\": 2, "
-             "\"ruler_keys\": 6, \"ruler\": {' rk/results.jsonl && grep -q 'from 6 fixed words (ruler_keys)' "
-             "rk/tables.md",
+             "\"ruler_keys\": 6, \"ruler_key_form\": \"words\", \"ruler\": {' rk/results.jsonl && grep -q "
+             "'drawn from 6 fixed ones (ruler_keys) and written as lower-case words (ruler_key_form)' rk/tables.md",
              dir, POSEMB_BIN, POSEMB_SHARED);
     if (tu_run(cmd, out, sizeof out) || !strstr(out, "\n2\n")) fail_msg("RULER with fixed keys: %s", out);
-    const char *into[][2] = {{"ruler.json", "rk"}, {"ruler3.json", "ru"}};
-    for (int i = 0; i < 2; i++) {
+    snprintf(keyed, sizeof keyed, "%.*s, \"ruler_keys\": 6}", (int)strlen(cfg) - 1, cfg); /* the same set as digits */
+    snprintf(path, sizeof path, "%s/ruler4.json", dir);
+    assert_int_equal(tu_write_file(path, keyed, strlen(keyed)), 0);
+    const char *into[][2] = {{"ruler.json", "rk"}, {"ruler3.json", "ru"}, {"ruler4.json", "rk"}};
+    for (int i = 0; i < 3; i++) {
         snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study %s --length --data '%s/data' --out %s", dir, POSEMB_BIN,
                  into[i][0], POSEMB_SHARED, into[i][1]);
-        if (!tu_run(cmd, out, sizeof out) || !strstr(out, "or \"ruler_keys\" than this config's"))
+        if (!tu_run(cmd, out, sizeof out) || !strstr(out, "or \"ruler_key_form\" than this config's"))
             fail_msg("%s into %s: %s", into[i][0], into[i][1], out);
     }
 }
@@ -1037,10 +1040,13 @@ static void test_length_refusals(void **state)
         {"{\"model\": {\"initializer_range\": 0.05}}", "\"model\": \"initializer_range\" is the study's to set"},
         {"{\"ruler_tasks\": [\"niah\"]}", "\"ruler_tasks\": no task \"niah\" (niah_single, "},
         {"{\"ruler_train\": 0.2}", "\"ruler_train\" 0.2 names no \"ruler_tasks\" to train"},
-        {"{\"ruler_keys\": 8}", "\"ruler_keys\" 8 names no \"ruler_tasks\" to key"},
+        {"{\"ruler_keys\": 8}", "\"ruler_keys\" or \"ruler_key_form\" without \"ruler_tasks\""},
         {"{\"ruler_keys\": 33, \"ruler_tasks\": [\"kv\"]}", "\"ruler_keys\" must be an integer in [0, 32]"},
-        {"{\"ruler_keys\": 4, \"ruler_tasks\": [\"kv\", \"vt\"]}",
-         "\"ruler_keys\" 4: vt needs 6 distinct keys in a prompt"},
+        {"{\"ruler_keys\": 4, \"ruler_tasks\": [\"kv\", \"vt\"]}", "\"ruler_keys\" 4: vt needs at least 6 fixed keys"},
+        {"{\"ruler_key_form\": \"letters\", \"ruler_tasks\": [\"kv\"]}",
+         "\"ruler_key_form\" must be \"ruler\" or \"words\""},
+        {"{\"ruler_key_form\": \"words\", \"ruler_tasks\": [\"cwe\", \"fwe\"]}",
+         "\"ruler_keys\" and \"ruler_key_form\": no task of \"ruler_tasks\" has keys"},
         {"{\"passkey_train\": 0.1, \"n_train\": 64, \"lengths\": [1, 2], \"eval_tokens\": 4096}",
          "passkey_train: a passkey prompt needs 102 tokens, more than n_train 64"},
         {"{\"eval_tokens\": 100}", "eval_tokens 100 is less than one window"},
@@ -1052,7 +1058,7 @@ static void test_length_refusals(void **state)
          "\"model\": \"rms_norm_eps\" is not a setting posemb's gpt2 config takes"},
         {"{\"extend_factors\": [2], \"pes\": [\"ape\"]}", "\"extend_factors\": no \"rope\" among the PEs"}};
     int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last five cases read the data folder */
-    for (int i = 0; i < 15 + 5 * shared; i++) {
+    for (int i = 0; i < 17 + 5 * shared; i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);
         snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --length --data '%s' --out c", dir, POSEMB_BIN,

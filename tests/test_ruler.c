@@ -5,9 +5,11 @@
  * the names bound to a value through the chains, the words' counts); the
  * gold needle moves from the start to the end of the haystack with the
  * depth; draws are repeatable; the training mix turns the share of
- * sequences it is given into prompts. The same with the keys and names
- * drawn from a few fixed words (ruler_keys), where every prompt's keys are
- * among that many words and a task refuses fewer than it needs. */
+  * sequences it is given into prompts; RULER's prompts are the ones the
+ * committed results were made with, byte for byte. The same with the keys
+ * and names drawn otherwise (from a fixed set, as words), where every
+ * prompt's keys are of the form and among the set asked for, and a task
+ * refuses a set smaller than it needs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include "testutil.h"
 
 static char *dir;
+static const study_ruler_keys RULER = {0, 0};
 
 static int setup(void **state)
 {
@@ -46,7 +49,8 @@ typedef struct prompt {
     int L;
 } prompt;
 
-static void make(const posemb_tokenizer *tok, int t, int keys, uint64_t draw, int L, double depth, prompt *p)
+static void make(const posemb_tokenizer *tok, int t, study_ruler_keys keys, uint64_t draw, int L, double depth,
+                 prompt *p)
 {
     int32_t ids[LMAX], targets[LMAX];
     int fits = 0;
@@ -77,7 +81,7 @@ static void make(const posemb_tokenizer *tok, int t, int keys, uint64_t draw, in
 
 /* Keys and names seen over a test's prompts (digits or fixed words). */
 typedef struct seen_keys {
-    char name[1024][8]; /* three-digit keys: 900; two-letter names: 676 */
+    char name[8192][8]; /* three-digit keys: 900; two-letter names: 676; kv's drawn words: thousands */
     int n;
 } seen_keys;
 
@@ -85,7 +89,7 @@ static void saw(seen_keys *k, const char *name)
 {
     for (int i = 0; i < k->n; i++)
         if (!strcmp(k->name[i], name)) return;
-    assert_true(k->n < 1024);
+    assert_true(k->n < 8192);
     snprintf(k->name[k->n++], sizeof k->name[0], "%s", name);
 }
 
@@ -205,9 +209,25 @@ static void check(const prompt *p, int t, seen_keys *seen)
     else check_niah(p, t, seen);
 }
 
-/* Every task with RULER's keys (0), with the fewest fixed words it takes
- * and with all 32: the answers agree; fixed words are words, never more
- * distinct than asked for, and with a few, every one of them shows up. */
+/* Whether every key seen has the form asked for: lower-case words, or
+ * RULER's three digits (the niah tasks, kv) and two upper-case letters (vt). */
+static int of_form(const seen_keys *k, int words)
+{
+    for (int i = 0; i < k->n; i++) {
+        const char *s = k->name[i];
+        size_t n = strlen(s), ok = 0;
+        for (size_t j = 0; j < n; j++)
+            ok += words ? s[j] >= 'a' && s[j] <= 'z' : (s[j] >= '0' && s[j] <= '9') || (s[j] >= 'A' && s[j] <= 'Z');
+        if (ok != n || (!words && n != 2 && n != 3)) return 0;
+    }
+    return 1;
+}
+
+/* Every task with keys drawn each way: per prompt, from the fewest fixed
+ * ones it takes and from all 32, as RULER writes them and as words. The
+ * answers agree; keys have the form asked for and never more distinct than
+ * the set; with a few fixed ones (and for kv, whose haystack is keys),
+ * every one of them shows up. */
 static void test_answers(void **state)
 {
     (void)state;
@@ -215,32 +235,63 @@ static void test_answers(void **state)
     static prompt p;
     int lengths[] = {128, 256, 1024, 2048};
     for (int t = 0; t < STUDY_RULER_TASKS; t++) {
-        int key_counts[3] = {0, study_ruler_keys_needed(t), STUDY_RULER_MAX_KEYS};
-        for (int kc = 0; kc < 3; kc++) {
-            int keys = key_counts[kc], checked = 0;
+        int sets[3] = {0, study_ruler_keys_needed(t), STUDY_RULER_MAX_KEYS};
+        for (int way = 0; way < 6; way++) {
+            study_ruler_keys keys = {sets[way / 2], way % 2};
+            int checked = 0;
             static seen_keys seen;
             seen.n = 0;
-            if (kc == 1 && !keys) continue;
+            if (way / 2 == 1 && !keys.set) continue;
             for (size_t l = 0; l < sizeof lengths / sizeof *lengths; l++)
                 for (uint64_t draw = 0; draw < 40; draw += 2, checked++) {
                     make(tok, t, keys, draw, lengths[l], (double)(draw % 5) / 4, &p);
                     assert_int_equal((int)strlen(p.text), lengths[l]);
                     check(&p, t, &seen);
                 }
-            printf("%-16s keys %2d: %d prompts (128-2048 tokens): the answer read again from the text agrees; %d "
-                   "distinct keys\n",
-                   study_ruler_task_name(t), keys, checked, seen.n);
-            for (int i = 0; keys && i < seen.n; i++) assert_true(seen.name[i][0] >= 'a' && seen.name[i][0] <= 'z');
-            if (keys) assert_true(seen.n <= keys);
-            if (keys && keys <= 8 && study_ruler_keys_needed(t)) assert_int_equal(seen.n, keys);
-            if (!keys && study_ruler_keys_needed(t)) assert_true(seen.n >= 16); /* drawn per prompt: 20 draws */
+            printf("%-16s set %2d, %-5s: %d prompts (128-2048 tokens): the answer read again from the text agrees; "
+                   "%d distinct keys\n",
+                   study_ruler_task_name(t), keys.set, keys.words ? "words" : "RULER", checked, seen.n);
+            assert_true(of_form(&seen, keys.words));
+            if (keys.set) assert_true(seen.n <= keys.set);
+            if (keys.set && (keys.set <= 8 || t == RULER_KV) && study_ruler_keys_needed(t))
+                assert_int_equal(seen.n, keys.set);
+            if (!keys.set && study_ruler_keys_needed(t)) assert_true(seen.n >= 16); /* drawn per prompt: 20 draws */
         }
     }
     posemb_tokenizer_free(tok);
 }
 
-/* A task refuses fewer fixed words than one prompt holds, and more than
- * there are. */
+/* RULER's prompts (keys {0, 0}) as the program that made the committed
+ * results drew them: a hash of 1200 prompts (8 tasks, 128-2048 tokens, 30
+ * draws each) computed with the study_ruler.c of commit 07430ac, before
+ * keys could be drawn otherwise. */
+static void test_ruler_prompts_unchanged(void **state)
+{
+    (void)state;
+    posemb_tokenizer *tok = bytes_tokenizer();
+    static int32_t ids[LMAX], targets[LMAX];
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over ids * 7 + targets, and fits */
+    for (int t = 0; t < STUDY_RULER_TASKS; t++)
+        for (int L = 128; L <= 2048; L *= 2)
+            for (uint64_t d = 0; d < 30; d++) {
+                int fits = 0;
+                posemb_error err;
+                if (study_ruler_prompt(tok, t, RULER, d, L, (double)(d % 5) / 4.0, ids, targets, &fits, &err))
+                    fail_msg("%s", err.msg);
+                for (int i = 0; fits && i < L; i++) {
+                    h ^= (uint64_t)(ids[i] * 7 + targets[i]);
+                    h *= 1099511628211ull;
+                }
+                h ^= (uint64_t)fits;
+                h *= 1099511628211ull;
+            }
+    printf("RULER's prompts: hash %016llx\n", (unsigned long long)h);
+    assert_true(h == 0xd8490db09414b447ull);
+    posemb_tokenizer_free(tok);
+}
+
+/* A task refuses fewer fixed keys than one prompt must hold, more than
+ * there are, and a form that is neither. */
 static void test_keys_refused(void **state)
 {
     (void)state;
@@ -253,11 +304,14 @@ static void test_keys_refused(void **state)
         int bad[3] = {-1, STUDY_RULER_MAX_KEYS + 1, need - 1};
         for (int b = 0; b < 3; b++) {
             if (bad[b] == 0) continue; /* 0 is RULER's keys, always taken */
-            assert_int_equal(study_ruler_prompt(tok, t, bad[b], 2, 256, 0.5, ids, targets, &fits, &err), POSEMB_EINVAL);
+            study_ruler_keys k = {bad[b], b % 2};
+            assert_int_equal(study_ruler_prompt(tok, t, k, 2, 256, 0.5, ids, targets, &fits, &err), POSEMB_EINVAL);
             assert_non_null(strstr(err.msg, "fixed keys"));
         }
-        assert_int_equal(study_ruler_prompt(tok, t, need ? need : 1, 2, 256, 0.5, ids, targets, &fits, &err),
-                         POSEMB_OK);
+        study_ruler_keys words2 = {0, 2};
+        assert_int_equal(study_ruler_prompt(tok, t, words2, 2, 256, 0.5, ids, targets, &fits, &err), POSEMB_EINVAL);
+        study_ruler_keys fewest = {need ? need : 1, 1};
+        assert_int_equal(study_ruler_prompt(tok, t, fewest, 2, 256, 0.5, ids, targets, &fits, &err), POSEMB_OK);
         assert_true(fits);
     }
     assert_int_equal(study_ruler_keys_needed(RULER_VT), 6);
@@ -283,7 +337,8 @@ static void test_depth(void **state)
     (void)state;
     posemb_tokenizer *tok = bytes_tokenizer();
     static prompt p;
-    int tasks[] = {RULER_NIAH_SINGLE, RULER_KV, RULER_NIAH_SINGLE, RULER_KV}, keys[] = {0, 0, 3, 2};
+    int tasks[] = {RULER_NIAH_SINGLE, RULER_KV, RULER_NIAH_SINGLE, RULER_KV};
+    study_ruler_keys keys[] = {{0, 0}, {0, 1}, {3, 1}, {2, 0}};
     for (int i = 0; i < 4; i++)
         for (uint64_t draw = 0; draw < 10; draw += 2) {
             double at[5];
@@ -291,9 +346,9 @@ static void test_depth(void **state)
                 make(tok, tasks[i], keys[i], draw, 1024, d / 4.0, &p);
                 at[d] = gold_at(&p);
             }
-            printf("%-12s keys %d draw %llu: gold needle at %.3f %.3f %.3f %.3f %.3f of the haystack\n",
-                   study_ruler_task_name(tasks[i]), keys[i], (unsigned long long)draw, at[0], at[1], at[2], at[3],
-                   at[4]);
+            printf("%-12s keys {%d, %d} draw %llu: gold needle at %.3f %.3f %.3f %.3f %.3f of the haystack\n",
+                   study_ruler_task_name(tasks[i]), keys[i].set, keys[i].words, (unsigned long long)draw, at[0], at[1],
+                   at[2], at[3], at[4]);
             assert_true(at[0] == 0.0);
             for (int d = 1; d < 5; d++) {
                 assert_true(at[d] > at[d - 1]);
@@ -309,24 +364,28 @@ static void test_repeatable_and_misfit(void **state)
     posemb_tokenizer *tok = bytes_tokenizer();
     static prompt a, b;
     for (int t = 0; t < STUDY_RULER_TASKS; t++) {
-        make(tok, t, 0, 8, 256, 0.5, &a);
-        make(tok, t, 0, 8, 256, 0.5, &b);
+        make(tok, t, RULER, 8, 256, 0.5, &a);
+        make(tok, t, RULER, 8, 256, 0.5, &b);
         assert_string_equal(a.text, b.text);
-        make(tok, t, 0, 10, 256, 0.5, &b);
+        make(tok, t, RULER, 10, 256, 0.5, &b);
         assert_string_not_equal(a.text, b.text);
-        make(tok, t, 8, 8, 256, 0.5, &b); /* fixed words: another prompt, but cwe's and fwe's, which have no keys */
-        if (study_ruler_keys_needed(t)) assert_string_not_equal(a.text, b.text);
-        else assert_string_equal(a.text, b.text);
+        for (int way = 1; way < 4; way++) { /* other keys: another prompt, but cwe's and fwe's, which have none */
+            study_ruler_keys k = {way / 2 * 8, way % 2};
+            make(tok, t, k, 8, 256, 0.5, &b);
+            if (study_ruler_keys_needed(t)) assert_string_not_equal(a.text, b.text);
+            else assert_string_equal(a.text, b.text);
+        }
         int32_t ids[32], targets[32];
         int fits = 1;
         posemb_error err;
-        assert_int_equal(study_ruler_prompt(tok, t, 0, 8, 32, 0.5, ids, targets, &fits, &err), POSEMB_OK);
+        assert_int_equal(study_ruler_prompt(tok, t, RULER, 8, 32, 0.5, ids, targets, &fits, &err), POSEMB_OK);
         assert_int_equal(fits, 0);
     }
     int32_t ids[8], targets[8];
     int fits;
     posemb_error err;
-    assert_int_equal(study_ruler_prompt(tok, STUDY_RULER_TASKS, 0, 0, 8, 0, ids, targets, &fits, &err), POSEMB_EINVAL);
+    assert_int_equal(study_ruler_prompt(tok, STUDY_RULER_TASKS, RULER, 0, 8, 0, ids, targets, &fits, &err),
+                     POSEMB_EINVAL);
     assert_int_equal(study_ruler_task_of("vt"), RULER_VT);
     assert_int_equal(study_ruler_task_of("niah"), -1);
     posemb_tokenizer_free(tok);
@@ -351,7 +410,8 @@ static void test_bpe(void **state)
         int worst = 0;
         for (uint64_t draw = 0; draw < 10; draw += 2) {
             int L = 1024, fits = 0;
-            if (study_ruler_prompt(tok, t, 0, draw, L, 1.0, ids, targets, &fits, &err)) fail_msg("%s", err.msg);
+            study_ruler_keys keys = {draw % 4 == 0 ? 0 : 8, draw % 4 == 2}; /* RULER's and fixed words */
+            if (study_ruler_prompt(tok, t, keys, draw, L, 1.0, ids, targets, &fits, &err)) fail_msg("%s", err.msg);
             assert_true(fits);
             int first = 0;
             while (targets[first] == -100) first++;
@@ -402,7 +462,7 @@ static void test_mix(void **state)
     }
     printf("mix of vt and kv at share 1: %d vt, %d kv of 200\n", counts[RULER_VT], counts[RULER_KV]);
     assert_true(counts[RULER_VT] > 70 && counts[RULER_KV] > 70);
-    m.keys = 6; /* fixed words: kv's asked key is one */
+    m.keys = (study_ruler_keys){6, 1}; /* fixed words: kv's asked key is one */
     int worded = 0;
     for (long g = 0; g < 50; g++) {
         study_ruler_mix(&m, g, T, ids, targets);
@@ -424,9 +484,13 @@ static void test_mix(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_answers), cmocka_unit_test(test_keys_refused),
-        cmocka_unit_test(test_depth),   cmocka_unit_test(test_repeatable_and_misfit),
-        cmocka_unit_test(test_mix),     cmocka_unit_test(test_bpe),
+        cmocka_unit_test(test_answers),
+        cmocka_unit_test(test_ruler_prompts_unchanged),
+        cmocka_unit_test(test_keys_refused),
+        cmocka_unit_test(test_depth),
+        cmocka_unit_test(test_repeatable_and_misfit),
+        cmocka_unit_test(test_mix),
+        cmocka_unit_test(test_bpe),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -84,9 +84,8 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
     if (c->len.ruler_train > 0 && !c->len.ruler_tasks)
         return posemb_fail(err, POSEMB_EINVAL, "study: \"ruler_train\" %g names no \"ruler_tasks\" to train",
                            c->len.ruler_train);
-    if (c->len.ruler_keys && !c->len.ruler_tasks)
-        return posemb_fail(err, POSEMB_EINVAL, "study: \"ruler_keys\" %d names no \"ruler_tasks\" to key",
-                           c->len.ruler_keys);
+    if ((c->len.ruler_keys || c->len.ruler_key_words) && !c->len.ruler_tasks)
+        return posemb_fail(err, POSEMB_EINVAL, "study: \"ruler_keys\" or \"ruler_key_form\" without \"ruler_tasks\"");
     for (int t = 0; t < c->n_tasks; t++) { /* steps bounds the updates (epochs can only cut them) */
         posemb_study_config own;
         const posemb_study_config *b = posemb_study_for_task(c, c->tasks[t], &own);

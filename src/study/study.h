@@ -77,11 +77,11 @@ typedef struct posemb_study_length_settings {
     /* RULER-style tasks (study_ruler.c), bit t for task t (0: none): taught
      * to a share ruler_train of the training sequences the passkey leaves,
      * and scored at every length with ruler_trials prompts per depth;
-     * ruler_keys 0 draws their keys as RULER does, 1-32 from that many fixed
-     * words (study_ruler.h). */
+     * ruler_keys and ruler_key_words draw their keys (study_ruler_keys:
+     * 0 and 0 as RULER does). */
     unsigned ruler_tasks;
     float ruler_train;
-    int ruler_trials, ruler_keys;
+    int ruler_trials, ruler_keys, ruler_key_words;
     /* Hugging Face config.json keys set over each decoder's config (the
      * text of a JSON object, "" none; posemb_config_override): ablations
      * of the architectures, e.g. {"tie_word_embeddings": true} on Llama. */

@@ -274,14 +274,27 @@ static posemb_status get_ruler_tasks(const cJSON *r, posemb_study_config *c, con
     return st;
 }
 
-/* "ruler_keys": 0, or at least the fixed words every task asked for needs. */
+/* "ruler_keys": 0, or at least the fixed keys every task asked for needs;
+ * "ruler_key_form": "ruler" (digits, upper-case names) or "words". Either
+ * set apart from RULER's needs a task with keys. */
 static posemb_status get_ruler_keys(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
 {
+    const cJSON *form = cJSON_GetObjectItemCaseSensitive(r, "ruler_key_form");
+    if (form && !(cJSON_IsString(form) && (!strcmp(form->valuestring, "ruler") || !strcmp(form->valuestring, "words"))))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: \"ruler_key_form\" must be \"ruler\" or \"words\"", path);
+    if (form) c->len.ruler_key_words = !strcmp(form->valuestring, "words");
     posemb_status st = get_int(r, "ruler_keys", 0, STUDY_RULER_MAX_KEYS, &c->len.ruler_keys, path, err);
-    for (int t = 0; !st && c->len.ruler_keys && t < STUDY_RULER_TASKS; t++)
-        if ((c->len.ruler_tasks >> t & 1u) && c->len.ruler_keys < study_ruler_keys_needed(t))
-            return posemb_fail(err, POSEMB_EINVAL, "%s: \"ruler_keys\" %d: %s needs %d distinct keys in a prompt", path,
+    int keyed = 0;
+    for (int t = 0; !st && t < STUDY_RULER_TASKS; t++) {
+        if (!(c->len.ruler_tasks >> t & 1u)) continue;
+        keyed |= study_ruler_keys_needed(t) > 0;
+        if (c->len.ruler_keys && c->len.ruler_keys < study_ruler_keys_needed(t))
+            return posemb_fail(err, POSEMB_EINVAL, "%s: \"ruler_keys\" %d: %s needs at least %d fixed keys", path,
                                c->len.ruler_keys, study_ruler_task_name(t), study_ruler_keys_needed(t));
+    }
+    if (!st && c->len.ruler_tasks && !keyed && (c->len.ruler_keys || c->len.ruler_key_words))
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "%s: \"ruler_keys\" and \"ruler_key_form\": no task of \"ruler_tasks\" has keys", path);
     return st;
 }
 
@@ -385,6 +398,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "corpus_tokens",
                                             "pretrain_keep",
                                             "pretrain_seed",
+                                            "ruler_key_form",
                                             "ruler_keys",
                                             "ruler_tasks",
                                             "ruler_train",

@@ -75,7 +75,7 @@ posemb_study_config posemb_study_length_default(const char *data_dir)
     c.len.ruler_tasks = 0; /* opt in: results/length/ruler/study-ruler.json */
     c.len.ruler_train = 0;
     c.len.ruler_trials = 10;
-    c.len.ruler_keys = 0;
+    c.len.ruler_keys = c.len.ruler_key_words = 0;
     static const char *const extend[] = {"none", "linear", "ntk", "dynamic", "yarn", "llama3"};
     for (int i = 0; i < N_OF(extend); i++) /* used once extend_factors asks (docs/study.md) */
         snprintf(c.len.extend_scalings[i], sizeof c.len.extend_scalings[i], "%s", extend[i]);
@@ -99,7 +99,7 @@ static posemb_status ruler_train_fits(const posemb_study_config *c, const posemb
     for (int t = 0; !st && t < STUDY_RULER_TASKS; t++)
         for (uint64_t draw = 1; !st && (c->len.ruler_tasks >> t & 1u) && draw < 64; draw += 2) {
             int fits = 0;
-            st = study_ruler_prompt(tok, t, c->len.ruler_keys, draw, c->n_train, 0.5, ids, targets, &fits, err);
+            st = study_ruler_prompt(tok, t, study_ruler_keys_of(c), draw, c->n_train, 0.5, ids, targets, &fits, err);
             if (!st && !fits)
                 st = posemb_fail(err, POSEMB_EINVAL,
                                  "study: ruler_train: %s's prompts do not fit in n_train %d tokens (drop the task or "
@@ -340,8 +340,8 @@ static posemb_status ruler_eval(const posemb_study_config *c, const posemb_confi
     }
     for (int t = 0; !st && t < STUDY_RULER_TASKS; t++)
         if (c->len.ruler_tasks >> t & 1u)
-            st = study_ruler_eval(m, context, tok, t, c->len.ruler_keys, L, seed, c->len.ruler_trials, r->ruler[i][t],
-                                  r->ruler_part[i][t], err);
+            st = study_ruler_eval(m, context, tok, t, study_ruler_keys_of(c), L, seed, c->len.ruler_trials,
+                                  r->ruler[i][t], r->ruler_part[i][t], err);
     posemb_model_free(m);
     return st;
 }
@@ -434,6 +434,7 @@ static void ruler_fields(line_buf *b, const posemb_study_config *c, const length
             add(b, "%s\"%s\"", n++ ? ", " : ", \"ruler_tasks\": [", study_ruler_task_name(t));
     add(b, "], \"ruler_train\": %.9g, \"ruler_trials\": %d", c->len.ruler_train, c->len.ruler_trials);
     if (c->len.ruler_keys) add(b, ", \"ruler_keys\": %d", c->len.ruler_keys); /* absent: 0, as before the key */
+    if (c->len.ruler_key_words) add(b, ", \"ruler_key_form\": \"words\"");    /* absent: "ruler" */
     if (!c->len.ruler_trials) return;
     const char *field[3] = {"ruler", "ruler_part", "ruler_depths"};
     for (int f = 0; f < 3; f++) {

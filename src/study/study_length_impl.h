@@ -107,6 +107,9 @@ typedef struct study_length_mix {
 } study_length_mix;
 study_length_mix study_length_mix_of(const posemb_study_config *c, const posemb_tokenizer *tok, int seed);
 void study_length_mix_apply(void *ctx, long g, int T, int32_t *ids, int32_t *targets);
+
+/* How c draws RULER's keys (study_ruler_keys). */
+study_ruler_keys study_ruler_keys_of(const posemb_study_config *c);
 /* study_passkey_mix's work for sequence g: 1 when it made it a prompt. */
 int study_passkey_apply(const study_passkey_train *m, long g, int T, int32_t *ids, int32_t *targets);
 

@@ -16,7 +16,12 @@ study_length_mix study_length_mix_of(const posemb_study_config *c, const posemb_
                                .seed = (uint64_t)seed,
                                .share = c->len.ruler_train,
                                .tasks = c->len.ruler_tasks,
-                               .keys = c->len.ruler_keys}};
+                               .keys = study_ruler_keys_of(c)}};
+}
+
+study_ruler_keys study_ruler_keys_of(const posemb_study_config *c)
+{
+    return (study_ruler_keys){.set = c->len.ruler_keys, .words = c->len.ruler_key_words};
 }
 
 void study_length_mix_apply(void *ctx, long g, int T, int32_t *ids, int32_t *targets)

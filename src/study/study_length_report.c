@@ -282,11 +282,12 @@ static posemb_status write_md(const length_table *tb, const posemb_study_config 
                 "A share %g of the training sequences the passkey left were prompts of RULER's tasks below "
                 "(ruler_train), each with its own draw.\n\n",
                 c->len.ruler_train);
-    if (c->len.ruler_tasks && c->len.ruler_keys)
-        fprintf(af.f,
-                "RULER's keys and names were drawn from %d fixed words (ruler_keys), not per prompt as RULER draws "
-                "them: a departure from RULER.\n\n",
-                c->len.ruler_keys);
+    if (c->len.ruler_tasks && (c->len.ruler_keys || c->len.ruler_key_words)) {
+        char set[64] = "drawn per prompt";
+        if (c->len.ruler_keys) snprintf(set, sizeof set, "drawn from %d fixed ones (ruler_keys)", c->len.ruler_keys);
+        fprintf(af.f, "RULER's keys and names were %s and written as %s (ruler_key_form): a departure from RULER.\n\n",
+                set, c->len.ruler_key_words ? "lower-case words" : "RULER writes them");
+    }
     if (c->len.model[0])
         fprintf(af.f, "Every decoder's config.json has %s set over the default (model).\n\n", c->len.model);
     char budgets[2048];

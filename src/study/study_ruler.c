@@ -17,8 +17,8 @@
  *                    most frequent first
  *   kv               nothing but key-value pairs, the gold one at the depth
  *
- * With keys > 0 (study_ruler.h) the keys and names are fixed words instead:
- * "key owl = 58213.", "owl = 58213. cat = owl."
+ * Drawn otherwise (study_ruler_keys), the keys and names come from a fixed
+ * set, or are lower-case words: "key owl = 58213.", "owl = 58213. cat = owl."
  *
  * The filler of the niah tasks and vt is RULER's "noise" haystack (the
  * passkey's sentences, repeated), and needles go between its sentences, as
@@ -38,12 +38,19 @@ static const char *const TASKS[STUDY_RULER_TASKS] = {
 static const char *const NOISE[] = {"The grass is green. ", "The sky is blue. ", "The sun is yellow. ", "Here we go. ",
                                     "There and back again. "};
 enum { NOISE_SENTENCES = 5 };
-/* The fixed keys, none a word of the noise. */
+/* The fixed keys and names: numbers and names as RULER writes them, or
+ * words, none a word of the noise. */
+static const unsigned NUMBERS[STUDY_RULER_MAX_KEYS] = {417, 902, 365, 128, 759, 581, 234, 846, 673, 190, 528,
+                                                       314, 987, 462, 705, 259, 831, 146, 690, 373, 924, 557,
+                                                       208, 641, 789, 135, 476, 962, 313, 850, 597, 721};
+static const char *const NAMES[STUDY_RULER_MAX_KEYS] = {
+    "QX", "RT", "MB", "KD", "ZP", "WF", "HN", "LC", "VS", "JA", "GU", "YE", "OB", "TI", "CR", "XM",
+    "PD", "NW", "FK", "SL", "BH", "EV", "UZ", "AG", "IQ", "DY", "MO", "RJ", "KT", "WX", "HP", "LN"};
 static const char *const WORDS[STUDY_RULER_MAX_KEYS] = {"owl",  "cat",  "dog",  "elk",  "yak",  "bee",  "ant",  "cod",
                                                         "eel",  "emu",  "ram",  "hen",  "cow",  "pig",  "bat",  "fox",
                                                         "red",  "gold", "pink", "gray", "teal", "navy", "lime", "rose",
                                                         "plum", "jade", "ruby", "mint", "sand", "snow", "oak",  "elm"};
-/* Distinct keys or names one prompt of each task holds. */
+/* study_ruler_keys_needed's: the distinct keys or names a prompt must hold. */
 static const int KEYS_NEEDED[STUDY_RULER_TASKS] = {1, 4, 1, 4, 6, 0, 0, 2};
 
 enum { MAX_NEEDLES = 8, NEEDLE_CAP = 24 };
@@ -71,7 +78,7 @@ typedef struct ruler_text {
     char (*pieces)[NEEDLE_CAP];
     unsigned char *removable;
     int n_pieces;
-    int keys; /* study_ruler_prompt's */
+    study_ruler_keys keys;
 } ruler_text;
 
 typedef struct ruler_pair {
@@ -91,22 +98,34 @@ static int by_depth(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A key: three digits, or one of the first keys words. */
-static unsigned draw_key(posemb_rng *r, int keys)
+/* Three random lower-case letters, as a number below 26^3. */
+static unsigned draw_letters(posemb_rng *r)
 {
-    return keys ? posemb_rng_below(r, (uint32_t)keys) : 100 + posemb_rng_below(r, 900);
+    unsigned w = 0;
+    for (int i = 0; i < 3; i++) w = w * 26 + posemb_rng_below(r, 26);
+    return w;
+}
+
+/* A key as a number key_text writes: three digits, or the index of a fixed
+ * word, or three letters. */
+static unsigned draw_key(posemb_rng *r, study_ruler_keys keys)
+{
+    if (!keys.words)
+        return keys.set ? NUMBERS[posemb_rng_below(r, (uint32_t)keys.set)] : 100 + posemb_rng_below(r, 900);
+    return keys.set ? posemb_rng_below(r, (uint32_t)keys.set) : draw_letters(r);
 }
 
 /* Key k as text into buf [8]. */
-static const char *key_text(unsigned k, int keys, char *buf)
+static const char *key_text(unsigned k, study_ruler_keys keys, char *buf)
 {
-    if (keys) return WORDS[k];
-    snprintf(buf, 8, "%u", k);
+    if (keys.words && keys.set) return WORDS[k];
+    if (keys.words) snprintf(buf, 8, "%c%c%c", 'a' + k / 676, 'a' + k / 26 % 26, 'a' + k % 26);
+    else snprintf(buf, 8, "%u", k);
     return buf;
 }
 
 /* n distinct keys. */
-static void draw_keys(posemb_rng *r, int n, int keys, ruler_pair *p)
+static void draw_keys(posemb_rng *r, int n, study_ruler_keys keys, ruler_pair *p)
 {
     for (int i = 0; i < n; i++) {
         int again = 1;
@@ -171,14 +190,19 @@ static void niah_values(ruler_text *x, posemb_rng *r)
     snprintf(x->answer, sizeof x->answer, "%u %u %u %u", p[0].value, p[1].value, p[2].value, p[3].value);
 }
 
-/* n distinct names: two upper-case letters, or of the first keys words. */
-static void draw_names(posemb_rng *r, int n, int keys, char (*names)[8])
+/* n distinct names: two upper-case letters (RULER's) or lower-case words,
+ * each drawn or from the fixed set. */
+static void draw_names(posemb_rng *r, int n, study_ruler_keys keys, char (*names)[8])
 {
+    char buf[8];
     for (int i = 0; i < n; i++) {
         int again = 1;
         while (again) {
-            if (keys) {
-                snprintf(names[i], sizeof *names, "%s", WORDS[posemb_rng_below(r, (uint32_t)keys)]);
+            if (keys.set) {
+                unsigned k = posemb_rng_below(r, (uint32_t)keys.set);
+                snprintf(names[i], sizeof *names, "%s", keys.words ? WORDS[k] : NAMES[k]);
+            } else if (keys.words) {
+                snprintf(names[i], sizeof *names, "%s", key_text(draw_letters(r), keys, buf));
             } else {
                 names[i][0] = (char)('A' + posemb_rng_below(r, 26));
                 names[i][1] = (char)('A' + posemb_rng_below(r, 26));
@@ -374,7 +398,7 @@ static void text_free(ruler_text *x)
 
 /* The plan of task t for a haystack of about n pieces (kv, cwe, fwe): 0,
  * 1 when it cannot be made at that size, -1 out of memory. */
-static int plan(ruler_text *x, int t, int keys, posemb_rng *r, double depth, int n)
+static int plan(ruler_text *x, int t, study_ruler_keys keys, posemb_rng *r, double depth, int n)
 {
     memset(x, 0, sizeof *x);
     x->keys = keys;
@@ -528,8 +552,8 @@ static int piece_tokens(const enc_set *e)
  * bytes first; a tokenizer that packs more leaves room, so the plan is
  * drawn again (the same draw) with as many more pieces as fill it, up to
  * four times. */
-static posemb_status plan_encoded(const posemb_tokenizer *tok, int t, int keys, uint64_t draw, int L, double depth,
-                                  ruler_text *x, enc_set *e, int *made, posemb_error *err)
+static posemb_status plan_encoded(const posemb_tokenizer *tok, int t, study_ruler_keys keys, uint64_t draw, int L,
+                                  double depth, ruler_text *x, enc_set *e, int *made, posemb_error *err)
 {
     int n = pieces_for(t, L);
     for (int round = 0;; round++) {
@@ -546,14 +570,16 @@ static posemb_status plan_encoded(const posemb_tokenizer *tok, int t, int keys, 
     }
 }
 
-posemb_status study_ruler_prompt(const posemb_tokenizer *tok, int t, int keys, uint64_t draw, int L, double depth,
-                                 int32_t *ids, int32_t *targets, int *fits, posemb_error *err)
+posemb_status study_ruler_prompt(const posemb_tokenizer *tok, int t, study_ruler_keys keys, uint64_t draw, int L,
+                                 double depth, int32_t *ids, int32_t *targets, int *fits, posemb_error *err)
 {
     *fits = 0;
     if (t < 0 || t >= STUDY_RULER_TASKS) return posemb_fail(err, POSEMB_EINVAL, "ruler: no task %d", t);
-    if (keys && (keys < KEYS_NEEDED[t] || keys > STUDY_RULER_MAX_KEYS))
+    if (keys.set && (keys.set < KEYS_NEEDED[t] || keys.set > STUDY_RULER_MAX_KEYS))
         return posemb_fail(err, POSEMB_EINVAL, "ruler: %s needs %d to %d fixed keys, not %d", TASKS[t],
-                           KEYS_NEEDED[t] ? KEYS_NEEDED[t] : 1, STUDY_RULER_MAX_KEYS, keys);
+                           KEYS_NEEDED[t] ? KEYS_NEEDED[t] : 1, STUDY_RULER_MAX_KEYS, keys.set);
+    if (keys.words != 0 && keys.words != 1)
+        return posemb_fail(err, POSEMB_EINVAL, "ruler: keys as words is 0 or 1, not %d", keys.words);
     if (L < 1) return posemb_fail(err, POSEMB_EINVAL, "ruler: length %d", L);
     ruler_text x;
     enc_set e;
@@ -609,9 +635,9 @@ posemb_status study_answered(posemb_model *m, const int32_t *ids, const int32_t 
     return st;
 }
 
-posemb_status study_ruler_eval(posemb_model *m, int context, const posemb_tokenizer *tok, int t, int keys, int L,
-                               int seed, int trials, double acc[STUDY_RULER_DEPTHS], double part[STUDY_RULER_DEPTHS],
-                               posemb_error *err)
+posemb_status study_ruler_eval(posemb_model *m, int context, const posemb_tokenizer *tok, int t, study_ruler_keys keys,
+                               int L, int seed, int trials, double acc[STUDY_RULER_DEPTHS],
+                               double part[STUDY_RULER_DEPTHS], posemb_error *err)
 {
     for (int d = 0; d < STUDY_RULER_DEPTHS; d++) acc[d] = part[d] = NAN;
     if (L < 1 || trials < 1 || context < 1 || context > L)

@@ -23,32 +23,39 @@ enum study_ruler_task {
 };
 #define STUDY_RULER_DEPTHS 5 /* the gold needle at 0, 1/4, 1/2, 3/4 and all of the way into the haystack */
 
-/* The keys of the niah tasks and kv and the names of vt: 0 draws them as
- * RULER does (three-digit keys, two-letter names), each prompt its own, so
- * a model must match the asked key to its needle token by token; 1 to
- * STUDY_RULER_MAX_KEYS draws them from that many fixed words ("key owl =
- * 58213."), each of which a model can learn as it learns the passkey's
- * constant phrase. A departure from RULER, for decoders too small to learn
- * the matching (results/length/ruler). */
+/* How the keys of the niah tasks and kv and the names of vt are drawn.
+ * RULER's way is {0, 0}: each prompt its own, three-digit keys ("key 417 =
+ * 58213.") and two-letter upper-case names ("QX = RT."). The other three
+ * combinations depart from RULER, to find what a small decoder cannot
+ * learn (results/length/ruler): set > 0 draws them from that many fixed
+ * keys (and names), which a model can learn one by one as it learns the
+ * passkey's constant phrase; words 1 writes them as lower-case words
+ * ("key owl = 58213.", drawn per prompt: three random letters), so that the
+ * value is the prompt's only number, as the passkey's key is. */
 #define STUDY_RULER_MAX_KEYS 32
+typedef struct study_ruler_keys {
+    int set;   /* 0: each prompt its own; 1..STUDY_RULER_MAX_KEYS: from that many fixed ones */
+    int words; /* 0: digits and upper-case letters; 1: lower-case words */
+} study_ruler_keys;
 
 /* Task t's name (NULL outside 0..STUDY_RULER_TASKS-1), and the task of a name (-1: none). */
 const char *study_ruler_task_name(int t);
 int study_ruler_task_of(const char *name);
 
-/* The fewest fixed words task t's prompts need as keys (distinct keys or
- * names in one prompt): 1 to 6, 0 for the tasks without keys (cwe, fwe). */
+/* The fewest fixed keys task t can draw from: the distinct keys or names one
+ * of its prompts must hold (kv: the asked key and another for the rest):
+ * 1 to 6, 0 for the tasks without keys (cwe, fwe). */
 int study_ruler_keys_needed(int t);
 
 /* Task t's prompt of exactly L tokens for draw (every random choice is a
- * function of it), its keys as keys says (above), the gold needle at depth
- * (0..1): ids [L], targets [L] (the answer's tokens at the end, -100
+ * function of it), its keys drawn as keys says (above), the gold needle at
+ * depth (0..1): ids [L], targets [L] (the answer's tokens at the end, -100
  * elsewhere). *fits = 0 when L cannot hold the task's needles, question and
- * answer. EINVAL for t out of range or keys outside 0 and
- * study_ruler_keys_needed(t)..STUDY_RULER_MAX_KEYS; the tokenizer's errors;
- * ENOMEM. */
-posemb_status study_ruler_prompt(const posemb_tokenizer *tok, int t, int keys, uint64_t draw, int L, double depth,
-                                 int32_t *ids, int32_t *targets, int *fits, posemb_error *err);
+ * answer. EINVAL for t out of range, keys.set outside 0 and
+ * study_ruler_keys_needed(t)..STUDY_RULER_MAX_KEYS, or keys.words not 0 or
+ * 1; the tokenizer's errors; ENOMEM. */
+posemb_status study_ruler_prompt(const posemb_tokenizer *tok, int t, study_ruler_keys keys, uint64_t draw, int L,
+                                 double depth, int32_t *ids, int32_t *targets, int *fits, posemb_error *err);
 
 /* posemb_lm_data's mix: a share of the training sequences become prompts of
  * the training length, of a task drawn among those set in tasks (bit t for
@@ -59,7 +66,7 @@ typedef struct study_ruler_train {
     uint64_t seed;
     double share;
     unsigned tasks;
-    int keys; /* as study_ruler_prompt's */
+    study_ruler_keys keys;
 } study_ruler_train;
 void study_ruler_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets);
 
@@ -75,8 +82,8 @@ posemb_status study_answered(posemb_model *m, const int32_t *ids, const int32_t 
  * answered whole, part[d] the fraction of answer tokens predicted (NaN at a
  * depth no prompt fits). EINVAL when some but not all prompts fit (an
  * average over those that happened to fit would read as a result). */
-posemb_status study_ruler_eval(posemb_model *m, int context, const posemb_tokenizer *tok, int t, int keys, int L,
-                               int seed, int trials, double acc[STUDY_RULER_DEPTHS], double part[STUDY_RULER_DEPTHS],
-                               posemb_error *err);
+posemb_status study_ruler_eval(posemb_model *m, int context, const posemb_tokenizer *tok, int t, study_ruler_keys keys,
+                               int L, int seed, int trials, double acc[STUDY_RULER_DEPTHS],
+                               double part[STUDY_RULER_DEPTHS], posemb_error *err);
 
 #endif

@@ -57,7 +57,7 @@ static posemb_status same_model(const posemb_study_config *c, const cJSON *line,
 }
 
 /* EINVAL when line n of path was run with other RULER tasks, share,
- * trials or keys (no "ruler_keys": 0) than c's (a length study's line): its runs would count as done
+ * trials or keys (no "ruler_keys": 0, no "ruler_key_form": "ruler") than c's (a length study's line): its runs would count as done
  * without the tasks c asks for, or with numbers of another mix. */
 static posemb_status same_ruler(const posemb_study_config *c, const cJSON *line, const char *path, int n,
                                 posemb_error *err)
@@ -69,14 +69,17 @@ static posemb_status same_ruler(const posemb_study_config *c, const cJSON *line,
     const cJSON *share = cJSON_GetObjectItemCaseSensitive(line, "ruler_train");
     const cJSON *trials = cJSON_GetObjectItemCaseSensitive(line, "ruler_trials");
     const cJSON *keys = cJSON_GetObjectItemCaseSensitive(line, "ruler_keys");
+    const cJSON *form = cJSON_GetObjectItemCaseSensitive(line, "ruler_key_form");
+    int words = cJSON_IsString(form) && !strcmp(form->valuestring, "words");
     int same = tasks == c->len.ruler_tasks &&
                (!tasks || (cJSON_IsNumber(share) && (float)share->valuedouble == c->len.ruler_train &&
                            cJSON_IsNumber(trials) && trials->valueint == c->len.ruler_trials &&
-                           (keys ? cJSON_IsNumber(keys) && keys->valueint == c->len.ruler_keys : !c->len.ruler_keys)));
+                           (keys ? cJSON_IsNumber(keys) && keys->valueint == c->len.ruler_keys : !c->len.ruler_keys) &&
+                           (form ? cJSON_IsString(form) : 1) && words == c->len.ruler_key_words));
     return same ? POSEMB_OK
                 : posemb_fail(err, POSEMB_EINVAL,
-                              "%s: line %d was run with other \"ruler_tasks\", \"ruler_train\", \"ruler_trials\" "
-                              "or \"ruler_keys\" than this config's: use another --out folder",
+                              "%s: line %d was run with other \"ruler_tasks\", \"ruler_train\", \"ruler_trials\", "
+                              "\"ruler_keys\" or \"ruler_key_form\" than this config's: use another --out folder",
                               path, n);
 }
 
