@@ -263,7 +263,7 @@ static void test_answers(void **state)
 
 /* RULER's prompts (keys {0, 0}) as the program that made the committed
  * results drew them: a hash of 1200 prompts (8 tasks, 128-2048 tokens, 30
- * draws each) computed with the study_ruler.c of commit 07430ac, before
+ * draws each) computed with the study_ruler.c of commit f77d663, before
  * keys could be drawn otherwise. */
 static void test_ruler_prompts_unchanged(void **state)
 {

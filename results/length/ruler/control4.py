@@ -14,7 +14,7 @@ from lab import lines  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ARMS = [("A", "drawn", "digits", "control-niah-here.results.jsonl"),
         ("B", "8 fixed", "digits", "control-niah-fixed.results.jsonl"),
-        ("C", "drawn", "words", "control-niah-words.results.jsonl"),
+        ("C", "drawn", "lower case (random letters)", "control-niah-words.results.jsonl"),
         ("D", "8 fixed", "words", "control-niah-fixed-words.results.jsonl")]
 LEARNS = 0.8  # answered whole at 128, fixed before the runs
 
