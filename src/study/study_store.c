@@ -57,7 +57,8 @@ static posemb_status same_model(const posemb_study_config *c, const cJSON *line,
 }
 
 /* EINVAL when line n of path was run with other RULER tasks, share,
- * trials or keys (no "ruler_keys": 0, no "ruler_key_form": "ruler") than c's (a length study's line): its runs would count as done
+ * trials or keys than c's (a length study's line; no "ruler_keys" reads
+ * as 0, no "ruler_key_form" as "ruler"): its runs would count as done
  * without the tasks c asks for, or with numbers of another mix. */
 static posemb_status same_ruler(const posemb_study_config *c, const cJSON *line, const char *path, int n,
                                 posemb_error *err)
