@@ -68,25 +68,29 @@ static void test_bytes_tokenizer(void **state)
     posemb_tokenizer_free(tok);
 }
 
-/* The prompt, byte for byte, with the needle first and last. */
+/* The prompt, byte for byte, with the needle first and last, its key
+ * said twice (the passkey's) and once (passkey_needle "once"). */
 static void test_passkey_prompt(void **state)
 {
     static const char filler[] = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back "
                                  "again. ",
-                      needle[] = "The pass key is 48213. Remember it. 48213 is the pass key. ",
+                      twice[] = "The pass key is 48213. Remember it. 48213 is the pass key. ",
+                      once[] = "The pass key is 48213. Remember it. ",
                       tail[] = "What is the pass key? The pass key is 48213";
     posemb_tokenizer *tok = bytes_tokenizer();
     posemb_error err;
-    int L = 200, fits = 0, n_fill = L - (int)strlen(needle) - (int)strlen(tail);
+    int L = 200, fits = 0;
     int32_t ids[200], targets[200];
     char expect[201];
-    for (int depth = 0; depth <= 1; depth++) {
-        assert_int_equal(study_passkey_prompt(tok, "48213", L, depth, ids, targets, &fits, &err), 0);
+    for (int depth = 0; depth <= 3; depth++) {
+        const char *needle = depth < 2 ? twice : once;
+        int n_fill = L - (int)strlen(needle) - (int)strlen(tail);
+        assert_int_equal(study_passkey_prompt(tok, "48213", depth >= 2, L, depth % 2, ids, targets, &fits, &err), 0);
         assert_true(fits);
         int at = 0;
-        for (int i = 0; i < n_fill * depth; i++) expect[at++] = filler[i % (sizeof filler - 1)];
+        for (int i = 0; i < n_fill * (depth % 2); i++) expect[at++] = filler[i % (sizeof filler - 1)];
         at += snprintf(expect + at, sizeof expect - at, "%s", needle);
-        for (int i = n_fill * depth; i < n_fill; i++) expect[at++] = filler[i % (sizeof filler - 1)];
+        for (int i = n_fill * (depth % 2); i < n_fill; i++) expect[at++] = filler[i % (sizeof filler - 1)];
         at += snprintf(expect + at, sizeof expect - at, "%s", tail);
         assert_int_equal(at, L);
         for (int i = 0; i < L; i++) {
@@ -94,8 +98,10 @@ static void test_passkey_prompt(void **state)
             assert_int_equal(targets[i], i >= L - 5 ? ids[i] : -100); /* "48213" */
         }
     }
-    assert_int_equal(study_passkey_prompt(tok, "48213", 100, 0.5, ids, targets, &fits, &err), 0);
-    assert_false(fits); /* needle, question and answer take 107 bytes */
+    assert_int_equal(study_passkey_prompt(tok, "48213", 0, 100, 0.5, ids, targets, &fits, &err), 0);
+    assert_false(fits); /* needle, question and answer take 102 bytes */
+    assert_int_equal(study_passkey_prompt(tok, "48213", 1, 100, 0.5, ids, targets, &fits, &err), 0);
+    assert_true(fits); /* said once: 79 */
     posemb_tokenizer_free(tok);
 }
 
@@ -163,6 +169,26 @@ static void test_passkey_mix(void **state)
     posemb_lm_valid_batch(&d, 0, B, ids, tg); /* validation is the text's */
     posemb_lm_valid_batch(&ref, 0, B, plain, ptg);
     assert_memory_equal(ids, plain, sizeof ids);
+    study_passkey_train once = mix; /* the key said once: every prompt's needle ends after "Remember it. " */
+    once.once = 1;
+    d.mix_ctx = &once;
+    int said_once = 0;
+    for (long k = 0; k < 40; k++) {
+        posemb_lm_train_batch(&d, k, B, ids, tg);
+        posemb_lm_train_batch(&ref, k, B, plain, ptg);
+        for (int b = 0; b < B; b++) {
+            char s[T + 1];
+            for (int i = 0; i < T; i++) s[i] = (char)ids[b * T + i];
+            s[T] = '\0';
+            if (!memcmp(ids + b * T, plain + b * T, T * sizeof *ids)) continue;
+            const char *at = strstr(s, needle);
+            assert_non_null(at);
+            assert_memory_equal(at + strlen(needle) + 5, ". Remember it. ", 15);
+            assert_null(strstr(s, "is the pass key."));
+            said_once++;
+        }
+    }
+    assert_true(said_once > 40);
     posemb_lm_data_free(&d);
     posemb_lm_data_free(&ref);
     posemb_tokenizer_free(tok);
@@ -975,6 +1001,82 @@ static void test_ruler_length_study(void **state)
     }
 }
 
+/* passkey_needle "once" and ruler_needle "twice": each line says so, as
+ * does the tables' header; its n_train of 96 tokens holds the passkey's
+ * prompt with the key said once (79 bytes) and not twice (102), so the
+ * line's digits are numbers, which `posemb passkey --key-once` reads
+ * again, and 90 tokens hold that prompt for --key-once alone; a folder of
+ * either prompts refuses the other's config. */
+static void test_needles_study(void **state)
+{
+    (void)state;
+    if (!tu_have_shared("the length study's needles")) return;
+    const char *base =
+        "{\"pes\": [\"rope\"], \"tasks\": [\"gpt2\"], \"seeds\": [1], \"lengths\": [1], \"layers\": 1, "
+        "\"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 96, \"steps\": 20, \"batch\": 8, "
+        "\"curve_every\": 10, \"eval_tokens\": 2048, \"passkey_trials\": 2, \"jobs\": 1, "
+        "\"ruler_tasks\": [\"niah_single\"], \"ruler_train\": 0.25, \"ruler_trials\": 2}";
+    char path[1200], cmd[4096], cfg[1024], plain[1024]; /* plain: 96 tokens hold no passkey prompt to train */
+    snprintf(cfg, sizeof cfg, "%.*s, \"passkey_needle\": \"once\", \"ruler_needle\": \"twice\"}", (int)strlen(base) - 1,
+             base);
+    snprintf(plain, sizeof plain, "%.*s, \"passkey_train\": 0}", (int)strlen(base) - 1, base);
+    snprintf(path, sizeof path, "%s/needles.json", dir);
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    snprintf(path, sizeof path, "%s/plain.json", dir);
+    assert_int_equal(tu_write_file(path, plain, strlen(plain)), 0);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' study needles.json --length --data '%s/data' --out nd && grep -c '\"ruler_trials\": 2, "
+             "\"ruler_needle\": \"twice\", \"ruler\": {' nd/results.jsonl && grep -c '\"passkey_needle\": \"once\"' "
+             "nd/results.jsonl && grep -q 'said its key once' nd/tables.md && grep -q 'said their value twice' "
+             "nd/tables.md",
+             dir, POSEMB_BIN, POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out) || !strstr(out, "\n1\n1\n")) fail_msg("the needles' study: %s", out);
+    snprintf(path, sizeof path, "%s/nd/results.jsonl", dir);
+    static char text[1 << 16];
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(text, sizeof text, f));
+    fclose(f);
+    cJSON *line = cJSON_Parse(text);
+    cJSON *pk = cJSON_GetObjectItem(line, "passkey_digit_depths");
+    assert_int_equal(cJSON_GetArraySize(pk), 5);
+    snprintf(cmd, sizeof cmd,
+             "'%s' passkey '%s/nd/models/gpt2-rope-s1' --lengths 96 --trials 2 --json --key-once --threads 1",
+             POSEMB_BIN, dir);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("posemb passkey --key-once: %s", out);
+    cJSON *again = cJSON_Parse(out), *d = cJSON_GetObjectItem(again, "passkey_digit_depths");
+    if (cJSON_GetArraySize(d) != 5) fail_msg("posemb passkey --key-once: %s", out);
+    for (int k = 0; k < 5; k++) {
+        assert_true(cJSON_IsNumber(cJSON_GetArrayItem(pk, k))); /* 96 tokens hold the key said once, not twice */
+        assert_float_equal(cJSON_GetArrayItem(d, k)->valuedouble, cJSON_GetArrayItem(pk, k)->valuedouble, 1e-4);
+    }
+    cJSON_Delete(again);
+    /* 90 tokens hold the key said once (79) and not twice (102) */
+    snprintf(cmd, sizeof cmd,
+             "'%s' passkey '%s/nd/models/gpt2-rope-s1' --lengths 90 --trials 1 --json --key-once --threads 1",
+             POSEMB_BIN, dir);
+    if (tu_run(cmd, out, sizeof out) || !strstr(out, "\"passkey_context\": 90") || strstr(out, "null"))
+        fail_msg("--key-once at 90 tokens: %s", out);
+    snprintf(cmd, sizeof cmd, "'%s' passkey '%s/nd/models/gpt2-rope-s1' --lengths 90 --trials 1 --threads 1",
+             POSEMB_BIN, dir);
+    if (!tu_run(cmd, out, sizeof out) || !strstr(out, "a passkey prompt needs at least 102 tokens"))
+        fail_msg("the key said twice at 90 tokens: %s", out);
+    cJSON_Delete(line);
+    snprintf(cfg, sizeof cfg, "%.*s, \"passkey_needle\": \"once\"}", (int)strlen(base) - 1, base);
+    snprintf(path, sizeof path, "%s/once.json", dir); /* the passkey's the same, RULER's needle not */
+    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    const char *into[][2] = {{"plain.json", "nd"}, {"needles.json", "pl"}, {"once.json", "nd"}, {"once.json", "pl"}};
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study plain.json --length --data '%s/data' --out pl", dir, POSEMB_BIN,
+             POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("the plain study: %s", out);
+    for (int i = 0; i < 4; i++) {
+        snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study %s --length --data '%s/data' --out %s", dir, POSEMB_BIN,
+                 into[i][0], POSEMB_SHARED, into[i][1]);
+        if (!tu_run(cmd, out, sizeof out) || !strstr(out, "another \"passkey_needle\" or \"ruler_needle\""))
+            fail_msg("%s into %s: %s", into[i][0], into[i][1], out);
+    }
+}
+
 /* Task llama4: Llama 4's dense text decoder at the study's sizes, iRoPE as
  * a spec (RoPE on layers 0-2, the temperature on NoPE layer 3) with
  * chunks of 16 from "model". Its config.json is Llama4TextConfig's own
@@ -1047,6 +1149,12 @@ static void test_length_refusals(void **state)
          "\"ruler_key_form\" must be \"ruler\" or \"words\""},
         {"{\"ruler_key_form\": \"words\", \"ruler_tasks\": [\"cwe\", \"fwe\"]}",
          "\"ruler_keys\" and \"ruler_key_form\": no task of \"ruler_tasks\" has keys"},
+        {"{\"passkey_needle\": \"thrice\"}", "\"passkey_needle\" must be \"twice\" or \"once\""},
+        {"{\"ruler_needle\": \"twice\"}", "\"ruler_needle\" without \"ruler_tasks\""},
+        {"{\"ruler_needle\": \"twice\", \"ruler_tasks\": [\"niah_single\", \"vt\"]}",
+         "\"ruler_needle\" \"twice\": vt has no \"key K = V.\" needle to say twice"},
+        {"{\"passkey_needle\": \"once\", \"passkey_train\": 0, \"passkey_trials\": 0}",
+         "\"passkey_needle\" applies to the length study's passkey"},
         {"{\"passkey_train\": 0.1, \"n_train\": 64, \"lengths\": [1, 2], \"eval_tokens\": 4096}",
          "passkey_train: a passkey prompt needs 102 tokens, more than n_train 64"},
         {"{\"eval_tokens\": 100}", "eval_tokens 100 is less than one window"},
@@ -1056,9 +1164,12 @@ static void test_length_refusals(void **state)
          "ruler_train: vt's prompts do not fit in n_train 64 tokens"},
         {"{\"model\": {\"rms_norm_eps\": 1e-5}}",
          "\"model\": \"rms_norm_eps\" is not a setting posemb's gpt2 config takes"},
-        {"{\"extend_factors\": [2], \"pes\": [\"ape\"]}", "\"extend_factors\": no \"rope\" among the PEs"}};
-    int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last five cases read the data folder */
-    for (int i = 0; i < 17 + 5 * shared; i++) {
+        {"{\"extend_factors\": [2], \"pes\": [\"ape\"]}", "\"extend_factors\": no \"rope\" among the PEs"},
+        {"{\"ruler_tasks\": [\"niah_single\"], \"ruler_needle\": \"twice\", \"ruler_train\": 0.2, \"passkey_train\": "
+         "0, \"n_train\": 64, \"lengths\": [1, 2], \"eval_tokens\": 4096}", /* said once, it fits (34 bytes); twice: 65 */
+         "ruler_train: niah_single's prompts do not fit in n_train 64 tokens"}};
+    int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last six cases read the data folder */
+    for (int i = 0; i < 21 + 6 * shared; i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);
         snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --length --data '%s' --out c", dir, POSEMB_BIN,
@@ -1085,7 +1196,8 @@ int main(void)
         cmocka_unit_test(test_passkey_lookup_model), cmocka_unit_test(test_tiny_length_study),
         cmocka_unit_test(test_llama4_length_task),   cmocka_unit_test(test_sink_curve),
         cmocka_unit_test(test_length_welch),         cmocka_unit_test(test_length_refusals),
-        cmocka_unit_test(test_ruler_length_study),   cmocka_unit_test(test_length_extend),
+        cmocka_unit_test(test_ruler_length_study),   cmocka_unit_test(test_needles_study),
+        cmocka_unit_test(test_length_extend),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

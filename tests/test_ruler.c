@@ -9,7 +9,8 @@
  * committed results were made with, byte for byte. The same with the keys
  * and names drawn otherwise (from a fixed set, as words), where every
  * prompt's keys are of the form and among the set asked for, and a task
- * refuses a set smaller than it needs. */
+ * refuses a set smaller than it needs; with the niah tasks' values said
+ * twice, each needle's second saying agrees with its first. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@
 #include "testutil.h"
 
 static char *dir;
-static const study_ruler_keys RULER = {0, 0};
+static const study_ruler_keys RULER = {0, 0, 0};
 
 static int setup(void **state)
 {
@@ -237,7 +238,7 @@ static void test_answers(void **state)
     for (int t = 0; t < STUDY_RULER_TASKS; t++) {
         int sets[3] = {0, study_ruler_keys_needed(t), STUDY_RULER_MAX_KEYS};
         for (int way = 0; way < 6; way++) {
-            study_ruler_keys keys = {sets[way / 2], way % 2};
+            study_ruler_keys keys = {sets[way / 2], way % 2, 0};
             int checked = 0;
             static seen_keys seen;
             seen.n = 0;
@@ -304,19 +305,74 @@ static void test_keys_refused(void **state)
         int bad[3] = {-1, STUDY_RULER_MAX_KEYS + 1, need - 1};
         for (int b = 0; b < 3; b++) {
             if (bad[b] == 0) continue; /* 0 is RULER's keys, always taken */
-            study_ruler_keys k = {bad[b], b % 2};
+            study_ruler_keys k = {bad[b], b % 2, 0};
             assert_int_equal(study_ruler_prompt(tok, t, k, 2, 256, 0.5, ids, targets, &fits, &err), POSEMB_EINVAL);
             assert_non_null(strstr(err.msg, "fixed keys"));
         }
-        study_ruler_keys words2 = {0, 2};
+        study_ruler_keys words2 = {0, 2, 0};
         assert_int_equal(study_ruler_prompt(tok, t, words2, 2, 256, 0.5, ids, targets, &fits, &err), POSEMB_EINVAL);
-        study_ruler_keys fewest = {need ? need : 1, 1};
+        study_ruler_keys fewest = {need ? need : 1, 1, 0};
         assert_int_equal(study_ruler_prompt(tok, t, fewest, 2, 256, 0.5, ids, targets, &fits, &err), POSEMB_OK);
         assert_true(fits);
     }
     assert_int_equal(study_ruler_keys_needed(RULER_VT), 6);
     assert_int_equal(study_ruler_keys_needed(RULER_CWE), 0);
     assert_int_equal(study_ruler_keys_needed(-1), 0);
+    posemb_tokenizer_free(tok);
+}
+
+/* Each "key K = V. Remember it. W is key K2. " of hay removed after its
+ * check that W is V and K2 is K, leaving RULER's needles: the count removed. */
+static int unsay_twice(char *hay)
+{
+    int n = 0;
+    for (char *s = strstr(hay, "key "); s; s = strstr(s + 1, "key ")) {
+        char k[8], k2[8];
+        unsigned v, w;
+        int end = 0;
+        if (sscanf(s, "key %7[a-z0-9] = %u. Remember it. %u is key %7[a-z0-9]. %n", k, &v, &w, k2, &end) != 4 || !end)
+            continue;
+        assert_int_equal(w, v);
+        assert_string_equal(k2, k);
+        char *second = strstr(s, " Remember it. ") + 1; /* keep "key K = V. " */
+        memmove(second, s + end, strlen(s + end) + 1);
+        n++;
+    }
+    return n;
+}
+
+/* keys.twice: every needle of niah_single, _multikey and _multiquery says
+ * its value twice, the second time as the passkey's does; with the second
+ * saying taken out, the prompt is a RULER prompt whose answer agrees. The
+ * other tasks refuse it, and so does a value other than 0 and 1. */
+static void test_needle_twice(void **state)
+{
+    (void)state;
+    posemb_tokenizer *tok = bytes_tokenizer();
+    static prompt p;
+    static seen_keys seen;
+    int32_t ids[256], targets[256], fits = 0;
+    posemb_error err;
+    for (int t = 0; t < STUDY_RULER_TASKS; t++) {
+        study_ruler_keys twice = {t == RULER_KV ? 0 : 8 * (t % 2), t % 2, 1};
+        if (!study_ruler_can_say_twice(t)) {
+            assert_int_equal(study_ruler_prompt(tok, t, twice, 2, 256, 0.5, ids, targets, &fits, &err), POSEMB_EINVAL);
+            assert_non_null(strstr(err.msg, "cannot say its value 2 times"));
+            continue;
+        }
+        int checked = 0;
+        for (int L = t == RULER_NIAH_SINGLE ? 128 : 256; L <= 1024; L *= 2) /* four needles of 48 bytes */
+            for (uint64_t draw = 0; draw < 20; draw++, checked++) {
+                make(tok, t, twice, draw, L, (double)(draw % 5) / 4, &p);
+                assert_int_equal((int)strlen(p.text), L);
+                assert_int_equal(unsay_twice(p.hay), t == RULER_NIAH_SINGLE ? 1 : 4);
+                check(&p, t, &seen);
+            }
+        printf("%-16s said twice: %d prompts (up to 1024 tokens), every needle's value twice, the answer agrees\n",
+               study_ruler_task_name(t), checked);
+        study_ruler_keys thrice = {0, 0, 2};
+        assert_int_equal(study_ruler_prompt(tok, t, thrice, 2, 256, 0.5, ids, targets, &fits, &err), POSEMB_EINVAL);
+    }
     posemb_tokenizer_free(tok);
 }
 
@@ -338,7 +394,7 @@ static void test_depth(void **state)
     posemb_tokenizer *tok = bytes_tokenizer();
     static prompt p;
     int tasks[] = {RULER_NIAH_SINGLE, RULER_KV, RULER_NIAH_SINGLE, RULER_KV};
-    study_ruler_keys keys[] = {{0, 0}, {0, 1}, {3, 1}, {2, 0}};
+    study_ruler_keys keys[] = {{0, 0, 0}, {0, 1, 0}, {3, 1, 0}, {2, 0, 0}};
     for (int i = 0; i < 4; i++)
         for (uint64_t draw = 0; draw < 10; draw += 2) {
             double at[5];
@@ -370,7 +426,7 @@ static void test_repeatable_and_misfit(void **state)
         make(tok, t, RULER, 10, 256, 0.5, &b);
         assert_string_not_equal(a.text, b.text);
         for (int way = 1; way < 4; way++) { /* other keys: another prompt, but cwe's and fwe's, which have none */
-            study_ruler_keys k = {way / 2 * 8, way % 2};
+            study_ruler_keys k = {way / 2 * 8, way % 2, 0};
             make(tok, t, k, 8, 256, 0.5, &b);
             if (study_ruler_keys_needed(t)) assert_string_not_equal(a.text, b.text);
             else assert_string_equal(a.text, b.text);
@@ -410,7 +466,7 @@ static void test_bpe(void **state)
         int worst = 0;
         for (uint64_t draw = 0; draw < 10; draw += 2) {
             int L = 1024, fits = 0;
-            study_ruler_keys keys = {draw % 4 == 0 ? 0 : 8, draw % 4 == 2}; /* RULER's and fixed words */
+            study_ruler_keys keys = {draw % 4 == 0 ? 0 : 8, draw % 4 == 2, 0}; /* RULER's and fixed words */
             if (study_ruler_prompt(tok, t, keys, draw, L, 1.0, ids, targets, &fits, &err)) fail_msg("%s", err.msg);
             assert_true(fits);
             int first = 0;
@@ -462,7 +518,7 @@ static void test_mix(void **state)
     }
     printf("mix of vt and kv at share 1: %d vt, %d kv of 200\n", counts[RULER_VT], counts[RULER_KV]);
     assert_true(counts[RULER_VT] > 70 && counts[RULER_KV] > 70);
-    m.keys = (study_ruler_keys){6, 1}; /* fixed words: kv's asked key is one */
+    m.keys = (study_ruler_keys){6, 1, 0}; /* fixed words: kv's asked key is one */
     int worded = 0;
     for (long g = 0; g < 50; g++) {
         study_ruler_mix(&m, g, T, ids, targets);
@@ -484,13 +540,10 @@ static void test_mix(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_answers),
-        cmocka_unit_test(test_ruler_prompts_unchanged),
-        cmocka_unit_test(test_keys_refused),
-        cmocka_unit_test(test_depth),
-        cmocka_unit_test(test_repeatable_and_misfit),
-        cmocka_unit_test(test_mix),
-        cmocka_unit_test(test_bpe),
+        cmocka_unit_test(test_answers),      cmocka_unit_test(test_ruler_prompts_unchanged),
+        cmocka_unit_test(test_keys_refused), cmocka_unit_test(test_needle_twice),
+        cmocka_unit_test(test_depth),        cmocka_unit_test(test_repeatable_and_misfit),
+        cmocka_unit_test(test_mix),          cmocka_unit_test(test_bpe),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

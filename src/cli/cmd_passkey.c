@@ -16,7 +16,7 @@
 
 static const char USAGE[] =
     "usage: posemb passkey MODEL_DIR [--lengths N,N,...] [--trials N] [--seed S] [--pe SPEC]\n"
-    "                      [--threads N] [--json]\n\n"
+    "                      [--key-once] [--threads N] [--json]\n\n"
     "Passkey retrieval of the decoder (GPT-2 or Llama) in MODEL_DIR, as the length study measures\n"
     "it: a five-digit key in filler text (\"The pass key is 48213. Remember it. 48213 is the pass\n"
     "key.\") at depth 0, 1/4, 1/2, 3/4 or 1 of the filler, asked for at the end (\"What is the\n"
@@ -30,13 +30,15 @@ static const char USAGE[] =
     "  --lengths N,...  prompt lengths in tokens (default: max_position_embeddings)\n"
     "  --trials N       prompts per length and depth (default 10)\n"
     "  --seed S         the keys' seed (default 1)\n"
+    "  --key-once       the needle says its key once (\"The pass key is 48213. Remember it.\"), as\n"
+    "                   a study with \"passkey_needle\": \"once\" trains and tests it\n"
     "  --threads N      threads (default: the CPUs not busy with other processes)\n"
     "  --json           one JSON line per length instead of the table, its passkey fields named as\n"
     "                   in the study's results lines (null where no prompt fits)\n";
 
 typedef struct passkey_cmd {
     const char *dir, *pe;
-    int lengths[16], n_lengths, given_lengths, trials, seed, threads, json;
+    int lengths[16], n_lengths, given_lengths, trials, seed, threads, json, key_once;
 } passkey_cmd;
 
 static int parse(int argc, char **argv, passkey_cmd *c)
@@ -59,6 +61,7 @@ static int parse(int argc, char **argv, passkey_cmd *c)
         else if (cli_is(&a, "--seed")) rc = cli_int(&a, 0, 1 << 30, &c->seed);
         else if (cli_is(&a, "--threads")) rc = cli_int(&a, 1, 1024, &c->threads);
         else if (cli_is(&a, "--json")) c->json = 1;
+        else if (cli_is(&a, "--key-once")) c->key_once = 1;
         else return cli_usage_error(&a, "unknown flag '%s' (see 'posemb passkey --help')", arg);
     }
     if (rc) return rc;
@@ -124,7 +127,7 @@ int cmd_passkey(int argc, char **argv)
     c.given_lengths = c.n_lengths > 0;
     if (!st && !c.n_lengths) c.lengths[c.n_lengths++] = cfg.max_position;
     if (!st) st = cli_tok_files_folder(c.dir, &tok, desc, sizeof desc, &err);
-    if (!st) st = posemb_passkey_min_length(tok, &need, &err);
+    if (!st) st = posemb_passkey_min_length(tok, c.key_once, &need, &err);
     for (int i = 0; !st && i < c.n_lengths; i++)
         if (c.lengths[i] < need)
             st = posemb_fail(&err, POSEMB_EINVAL, "length %d%s: a passkey prompt needs at least %d tokens of %s",
@@ -132,7 +135,7 @@ int cmd_passkey(int argc, char **argv)
     for (int i = 0; !st && i < c.n_lengths; i++) {
         double acc[POSEMB_PASSKEY_DEPTHS], digits[POSEMB_PASSKEY_DEPTHS];
         int context = 0;
-        st = posemb_passkey(c.dir, &cfg, tok, c.lengths[i], c.seed, c.trials, acc, digits, &context, &err);
+        st = posemb_passkey(c.dir, &cfg, tok, c.key_once, c.lengths[i], c.seed, c.trials, acc, digits, &context, &err);
         if (!st && !c.json && !i) printf("  length  context   keys  digits   keys at depth 0, 1/4, 1/2, 3/4, 1\n");
         if (!st) print_length(&c, c.lengths[i], context, acc, digits);
     }

@@ -86,6 +86,12 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
                            c->len.ruler_train);
     if ((c->len.ruler_keys || c->len.ruler_key_words) && !c->len.ruler_tasks)
         return posemb_fail(err, POSEMB_EINVAL, "study: \"ruler_keys\" or \"ruler_key_form\" without \"ruler_tasks\"");
+    if (c->len.ruler_twice && !c->len.ruler_tasks)
+        return posemb_fail(err, POSEMB_EINVAL, "study: \"ruler_needle\" without \"ruler_tasks\"");
+    if (c->len.passkey_once && (!c->length || (!c->len.passkey_train && !c->len.passkey_trials)))
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "study: \"passkey_needle\" applies to the length study's passkey (--length, with "
+                           "\"passkey_train\" or \"passkey_trials\") only");
     for (int t = 0; t < c->n_tasks; t++) { /* steps bounds the updates (epochs can only cut them) */
         posemb_study_config own;
         const posemb_study_config *b = posemb_study_for_task(c, c->tasks[t], &own);

@@ -82,6 +82,13 @@ typedef struct posemb_study_length_settings {
     unsigned ruler_tasks;
     float ruler_train;
     int ruler_trials, ruler_keys, ruler_key_words;
+    /* Departures from the two tasks' needles, to find what a small decoder
+     * needs to learn a copy (control 5 of results/length/ruler):
+     * passkey_once says the passkey's key once ("The pass key is 48213.
+     * Remember it."), ruler_twice says the niah tasks' value twice
+     * ("key 417 = 58213. Remember it. 58213 is key 417."). 0: as the
+     * passkey and RULER say them. */
+    int passkey_once, ruler_twice;
     /* Hugging Face config.json keys set over each decoder's config (the
      * text of a JSON object, "" none; posemb_config_override): ablations
      * of the architectures, e.g. {"tie_word_embeddings": true} on Llama. */
@@ -231,7 +238,8 @@ int posemb_study_lines_per_run(const posemb_study_config *c, int t);
  * decoder: trials prompts of L tokens per depth (the needle at 0, 1/4, 1/2,
  * 3/4, 1 of the filler), their keys drawn from seed as the study draws them
  * for a run of that seed. The model in dir is built with cfg (its PE may be
- * replaced); tok encodes the prompts. acc[d]: the fraction of keys retrieved
+ * replaced); tok encodes the prompts, the needle saying its key once when
+ * key_once (passkey_needle "once"), else twice. acc[d]: the fraction of keys retrieved
  * whole (argmax on every token of the key, teacher forced), digits[d]: of
  * the keys' tokens predicted, NaN for a depth with no prompt that fits;
  * *context: L, or the model's max_position when its PE's table ends first
@@ -241,13 +249,14 @@ int posemb_study_lines_per_run(const posemb_study_config *c, int t);
  * trials below 1; the tokenizer's errors, those of posemb_lm_load_at and of
  * the forward pass, ENOMEM. */
 #define POSEMB_PASSKEY_DEPTHS 5
-posemb_status posemb_passkey(const char *dir, const posemb_config *cfg, const posemb_tokenizer *tok, int L, int seed,
-                             int trials, double acc[POSEMB_PASSKEY_DEPTHS], double digits[POSEMB_PASSKEY_DEPTHS],
-                             int *context, posemb_error *err);
-/* The tokens a passkey prompt of tok needs with the key 00000 and no
- * filler: every key's for a tokenizer that gives each digit a token (one
- * that merges digits can need more or fewer for other keys). */
-posemb_status posemb_passkey_min_length(const posemb_tokenizer *tok, int *n, posemb_error *err);
+posemb_status posemb_passkey(const char *dir, const posemb_config *cfg, const posemb_tokenizer *tok, int key_once,
+                             int L, int seed, int trials, double acc[POSEMB_PASSKEY_DEPTHS],
+                             double digits[POSEMB_PASSKEY_DEPTHS], int *context, posemb_error *err);
+/* The tokens a passkey prompt of tok needs with the key 00000 (said once
+ * when key_once, else twice) and no filler: every key's for a tokenizer
+ * that gives each digit a token (one that merges digits can need more or
+ * fewer for other keys). */
+posemb_status posemb_passkey_min_length(const posemb_tokenizer *tok, int key_once, int *n, posemb_error *err);
 
 /* From out/results.jsonl: tables.md, tables.csv; then report.html (the
  * second call). The length study's tables first measure, into

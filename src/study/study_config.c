@@ -298,6 +298,35 @@ static posemb_status get_ruler_keys(const cJSON *r, posemb_study_config *c, cons
     return st;
 }
 
+/* Key name of r, if present, must be one of the strings a (0 when absent
+ * or a) and b (1): *v. */
+static posemb_status get_choice(const cJSON *r, const char *name, const char *a, const char *b, int *v,
+                                const char *path, posemb_error *err)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(r, name);
+    if (!x) return POSEMB_OK;
+    if (!cJSON_IsString(x) || (strcmp(x->valuestring, a) && strcmp(x->valuestring, b)))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: \"%s\" must be \"%s\" or \"%s\"", path, name, a, b);
+    *v = !strcmp(x->valuestring, b);
+    return POSEMB_OK;
+}
+
+/* "passkey_needle": "twice" (the passkey's) or "once"; "ruler_needle":
+ * "once" (RULER's) or "twice", for the niah tasks with "key K = V."
+ * needles only (study_ruler_can_say_twice). */
+static posemb_status get_needles(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
+{
+    posemb_status st = get_choice(r, "passkey_needle", "twice", "once", &c->len.passkey_once, path, err);
+    if (!st) st = get_choice(r, "ruler_needle", "once", "twice", &c->len.ruler_twice, path, err);
+    for (int t = 0; !st && c->len.ruler_twice && t < STUDY_RULER_TASKS; t++)
+        if (c->len.ruler_tasks >> t & 1u && !study_ruler_can_say_twice(t))
+            return posemb_fail(err, POSEMB_EINVAL,
+                               "%s: \"ruler_needle\" \"twice\": %s has no \"key K = V.\" needle to say twice (only "
+                               "niah_single, niah_multikey, niah_multiquery)",
+                               path, study_ruler_task_name(t));
+    return st;
+}
+
 static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
 {
     posemb_status st;
@@ -337,6 +366,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_int(r, "ruler_trials", 0, 100000, &c->len.ruler_trials, path, err)) ||
         (st = get_float(r, "ruler_train", 0, 1, 1, &c->len.ruler_train, path, err)) ||
         (st = get_ruler_tasks(r, c, path, err)) || (st = get_ruler_keys(r, c, path, err)) ||
+        (st = get_needles(r, c, path, err)) ||
         (st = get_ints(r, "extend_factors", c->len.extend_factors, 4, 2, 64, &c->len.n_extend_factors, path, err)) ||
         (st = get_extend_scalings(r, c, path, err)) ||
         (st = get_int(r, "extend_steps", 1, 10000000, &c->len.extend_steps, path, err)) ||
@@ -390,6 +420,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "eval_tokens",
                                             "passkey_trials",
                                             "passkey_train",
+                                            "passkey_needle",
                                             "rope_scalings",
                                             "tokenizer",
                                             "task_budgets",
@@ -400,6 +431,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "pretrain_seed",
                                             "ruler_key_form",
                                             "ruler_keys",
+                                            "ruler_needle",
                                             "ruler_tasks",
                                             "ruler_train",
                                             "ruler_trials",

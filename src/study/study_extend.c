@@ -336,8 +336,8 @@ static posemb_status keys_at(const extend_job *j, const posemb_config *cfg, int 
     int context = 0;
     keys[0] = keys[1] = NAN;
     if (!j->c->len.passkey_trials) return POSEMB_OK;
-    posemb_status st = posemb_passkey(j->dir, cfg, j->data->tok, L, j->c->seeds[j->s], j->c->len.passkey_trials, whole,
-                                      digits, &context, err);
+    posemb_status st = posemb_passkey(j->dir, cfg, j->data->tok, j->c->len.passkey_once, L, j->c->seeds[j->s],
+                                      j->c->len.passkey_trials, whole, digits, &context, err);
     keys[0] = keys[1] = 0;
     for (int d = 0; !st && d < POSEMB_PASSKEY_DEPTHS; d++) {
         keys[0] += whole[d] / POSEMB_PASSKEY_DEPTHS;

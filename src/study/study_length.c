@@ -75,7 +75,7 @@ posemb_study_config posemb_study_length_default(const char *data_dir)
     c.len.ruler_tasks = 0; /* opt in: results/length/ruler/study-ruler.json */
     c.len.ruler_train = 0;
     c.len.ruler_trials = 10;
-    c.len.ruler_keys = c.len.ruler_key_words = 0;
+    c.len.ruler_keys = c.len.ruler_key_words = c.len.ruler_twice = c.len.passkey_once = 0;
     static const char *const extend[] = {"none", "linear", "ntk", "dynamic", "yarn", "llama3"};
     for (int i = 0; i < N_OF(extend); i++) /* used once extend_factors asks (docs/study.md) */
         snprintf(c.len.extend_scalings[i], sizeof c.len.extend_scalings[i], "%s", extend[i]);
@@ -190,7 +190,7 @@ static posemb_status load_texts(const posemb_study_config *c, const char *out, c
 static posemb_status passkey_train_fits(const posemb_study_config *c, const posemb_tokenizer *tok, posemb_error *err)
 {
     int need = 0;
-    posemb_status st = posemb_passkey_min_length(tok, &need, err);
+    posemb_status st = posemb_passkey_min_length(tok, c->len.passkey_once, &need, err);
     if (!st && need > c->n_train)
         st = posemb_fail(err, POSEMB_EINVAL,
                          "study: passkey_train: a passkey prompt needs %d tokens, more than n_train %d (set "
@@ -366,8 +366,8 @@ static posemb_status length_eval(const posemb_study_config *c, int p, const pose
             if (!st) r->scaled[s][i] = l.nll / (double)l.count;
         }
         if (!st && c->len.passkey_trials)
-            st = posemb_passkey(dir, cfg, tok, L, seed, c->len.passkey_trials, r->passkey[i], r->digits[i],
-                                &r->passkey_context[i], err);
+            st = posemb_passkey(dir, cfg, tok, c->len.passkey_once, L, seed, c->len.passkey_trials, r->passkey[i],
+                                r->digits[i], &r->passkey_context[i], err);
         if (!st && c->len.ruler_tasks && c->len.ruler_trials) st = ruler_eval(c, cfg, tok, dir, L, seed, r, i, err);
     }
     if (!st && c->len.sink_every) st = study_length_sinks(c, cfg, held_out, dir, r->sink, &r->n_sink, err);
@@ -435,6 +435,7 @@ static void ruler_fields(line_buf *b, const posemb_study_config *c, const length
     add(b, "], \"ruler_train\": %.9g, \"ruler_trials\": %d", c->len.ruler_train, c->len.ruler_trials);
     if (c->len.ruler_keys) add(b, ", \"ruler_keys\": %d", c->len.ruler_keys); /* absent: 0, as before the key */
     if (c->len.ruler_key_words) add(b, ", \"ruler_key_form\": \"words\"");    /* absent: "ruler" */
+    if (c->len.ruler_twice) add(b, ", \"ruler_needle\": \"twice\"");          /* absent: "once", RULER's */
     if (!c->len.ruler_trials) return;
     const char *field[3] = {"ruler", "ruler_part", "ruler_depths"};
     for (int f = 0; f < 3; f++) {
@@ -487,6 +488,7 @@ static char *length_lines(const posemb_study_config *c, int p, int t, int s, int
         if (c->len.ruler_tasks) ruler_fields(&b, c, r, i);
         add(&b, ", \"chance\": %d, \"passkey_train\": %g, \"steps\": %ld, \"seconds\": %.2f, \"blas\": \"%s\"", vocab,
             c->len.passkey_train, r->steps, r->seconds, posemb_blas_core());
+        if (c->len.passkey_once) add(&b, ", \"passkey_needle\": \"once\""); /* absent: "twice", the passkey's */
         if (r->resumed_from) add(&b, ", \"resumed_from\": %ld", r->resumed_from);
         if (c->len.model[0]) add(&b, ", \"model\": %s", c->len.model);
         for (int k = 0; i == 0 && k < r->n_curve; k++)

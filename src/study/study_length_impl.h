@@ -81,11 +81,12 @@ size_t study_att_index(const posemb_study_config *c, int t, int p, int s, int m)
 posemb_status study_length_attention_read(const posemb_study_config *c, const char *out, study_att_cell *cells,
                                           posemb_error *err);
 /* The passkey prompt of L tokens for key (five digits) with the needle at
- * depth (0..1) of the filler: ids [L], targets [L] (the answer's tokens, the
+ * depth (0..1) of the filler, the key said once in it when once (else
+ * twice, the passkey's): ids [L], targets [L] (the answer's tokens, the
  * key, at the end; -100 elsewhere). *fits = 0 when L cannot
  * hold needle, question and answer. The tokenizer's errors. */
-posemb_status study_passkey_prompt(const posemb_tokenizer *tok, const char *key, int L, double depth, int32_t *ids,
-                                   int32_t *targets, int *fits, posemb_error *err);
+posemb_status study_passkey_prompt(const posemb_tokenizer *tok, const char *key, int once, int L, double depth,
+                                   int32_t *ids, int32_t *targets, int *fits, posemb_error *err);
 /* posemb_lm_data's mix for passkey_train: a share of the training sequences
  * become passkey prompts of the training length, each with its own key and a
  * depth drawn uniformly, so that retrieval is learned at n_train and the
@@ -95,6 +96,7 @@ typedef struct study_passkey_train {
     const posemb_tokenizer *tok;
     uint64_t seed;
     double share;
+    int once; /* the key said once (posemb_study_length_settings' passkey_once) */
 } study_passkey_train;
 void study_passkey_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets);
 /* The training mix of a length run (posemb_lm_data's mix, ctx a

@@ -11,17 +11,18 @@
 
 study_length_mix study_length_mix_of(const posemb_study_config *c, const posemb_tokenizer *tok, int seed)
 {
-    return (study_length_mix){{.tok = tok, .seed = (uint64_t)seed, .share = c->len.passkey_train},
-                              {.tok = tok,
-                               .seed = (uint64_t)seed,
-                               .share = c->len.ruler_train,
-                               .tasks = c->len.ruler_tasks,
-                               .keys = study_ruler_keys_of(c)}};
+    return (study_length_mix){
+        {.tok = tok, .seed = (uint64_t)seed, .share = c->len.passkey_train, .once = c->len.passkey_once},
+        {.tok = tok,
+         .seed = (uint64_t)seed,
+         .share = c->len.ruler_train,
+         .tasks = c->len.ruler_tasks,
+         .keys = study_ruler_keys_of(c)}};
 }
 
 study_ruler_keys study_ruler_keys_of(const posemb_study_config *c)
 {
-    return (study_ruler_keys){.set = c->len.ruler_keys, .words = c->len.ruler_key_words};
+    return (study_ruler_keys){.set = c->len.ruler_keys, .words = c->len.ruler_key_words, .twice = c->len.ruler_twice};
 }
 
 void study_length_mix_apply(void *ctx, long g, int T, int32_t *ids, int32_t *targets)

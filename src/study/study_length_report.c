@@ -288,6 +288,12 @@ static posemb_status write_md(const length_table *tb, const posemb_study_config 
         fprintf(af.f, "RULER's keys and names were %s and written as %s (ruler_key_form): a departure from RULER.\n\n",
                 set, c->len.ruler_key_words ? "lower-case words" : "RULER writes them");
     }
+    if (c->len.passkey_once)
+        fprintf(af.f, "The passkey's needle said its key once (\"The pass key is 48213. Remember it.\", "
+                      "passkey_needle): a departure from the passkey test.\n\n");
+    if (c->len.ruler_twice)
+        fprintf(af.f, "The niah tasks' needles said their value twice (\"key 417 = 58213. Remember it. 58213 is key "
+                      "417.\", ruler_needle): a departure from RULER.\n\n");
     if (c->len.model[0])
         fprintf(af.f, "Every decoder's config.json has %s set over the default (model).\n\n", c->len.model);
     char budgets[2048];
@@ -543,6 +549,9 @@ posemb_status study_length_report(const posemb_study_config *c, const char *out,
                      c->len.passkey_train, c->n_train);
             posemb_report_paragraph(rep, path);
         }
+        if (c->len.passkey_once)
+            posemb_report_paragraph(rep, "The passkey's needle said its key once (\"The pass key is 48213. Remember "
+                                         "it.\"): a departure from the passkey test.");
         if (c->len.model[0]) {
             snprintf(path, sizeof path, "Every decoder's config.json has %s set over the default (model).",
                      c->len.model);

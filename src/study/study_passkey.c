@@ -34,11 +34,14 @@ static posemb_status encode(const posemb_tokenizer *tok, const char *text, posem
     return posemb_tokenizer_encode(tok, text, strlen(text), 0, enc, err);
 }
 
-/* The parts of the prompt with key: its needle and answer hold the key. */
-static posemb_status parts_for(const posemb_tokenizer *tok, const char *key, prompt_parts *pp, posemb_error *err)
+/* The parts of the prompt with key: its needle and answer hold the key;
+ * once, the needle says it once ("The pass key is 48213. Remember it. "). */
+static posemb_status parts_for(const posemb_tokenizer *tok, const char *key, int once, prompt_parts *pp,
+                               posemb_error *err)
 {
     char needle[96], answer[16];
-    snprintf(needle, sizeof needle, "The pass key is %s. Remember it. %s is the pass key. ", key, key);
+    if (once) snprintf(needle, sizeof needle, "The pass key is %s. Remember it. ", key);
+    else snprintf(needle, sizeof needle, "The pass key is %s. Remember it. %s is the pass key. ", key, key);
     snprintf(answer, sizeof answer, "%s", key);
     posemb_status st = encode(tok, FILLER, &pp->filler, err);
     if (!st) st = encode(tok, needle, &pp->needle, err);
@@ -80,22 +83,22 @@ static void parts_free(prompt_parts *pp)
     posemb_encoding_free(&pp->answer);
 }
 
-posemb_status study_passkey_prompt(const posemb_tokenizer *tok, const char *key, int L, double depth, int32_t *ids,
-                                   int32_t *targets, int *fits, posemb_error *err)
+posemb_status study_passkey_prompt(const posemb_tokenizer *tok, const char *key, int once, int L, double depth,
+                                   int32_t *ids, int32_t *targets, int *fits, posemb_error *err)
 {
     prompt_parts pp;
     parts_init(&pp);
-    posemb_status st = parts_for(tok, key, &pp, err);
+    posemb_status st = parts_for(tok, key, once, &pp, err);
     *fits = !st && build(&pp, L, depth, ids, targets) == 0;
     parts_free(&pp);
     return st;
 }
 
-posemb_status posemb_passkey_min_length(const posemb_tokenizer *tok, int *n, posemb_error *err)
+posemb_status posemb_passkey_min_length(const posemb_tokenizer *tok, int key_once, int *n, posemb_error *err)
 {
     prompt_parts pp;
     parts_init(&pp);
-    posemb_status st = parts_for(tok, "00000", &pp, err);
+    posemb_status st = parts_for(tok, "00000", key_once, &pp, err);
     *n = st ? 0 : pp.needle.n + pp.question.n + pp.answer.n; /* build's n_fill >= 0 */
     parts_free(&pp);
     return st;
@@ -111,7 +114,7 @@ int study_passkey_apply(const study_passkey_train *m, long g, int T, int32_t *id
     double depth = posemb_rng_uniform(&r);
     int fits = 0;
     posemb_error err;
-    if (study_passkey_prompt(m->tok, key, T, depth, ids, targets, &fits, &err) || !fits) return 0;
+    if (study_passkey_prompt(m->tok, key, m->once, T, depth, ids, targets, &fits, &err) || !fits) return 0;
     memcpy(targets, ids, (size_t)T * sizeof *targets); /* language modelling on the whole prompt, as on text */
     return 1;
 }
@@ -123,9 +126,9 @@ void study_passkey_mix(void *ctx, long g, int T, int32_t *ids, int32_t *targets)
 
 /* One depth's prompts through m: acc and digits (NaN when none fits), the
  * prompts built and those that did not fit counted into *built, *misfits. */
-static posemb_status one_depth(posemb_model *m, const posemb_tokenizer *tok, int L, int context, int seed, int trials,
-                               int d, int32_t *ids, int32_t *targets, double *acc, double *digits, int *built,
-                               int *misfits, posemb_error *err)
+static posemb_status one_depth(posemb_model *m, const posemb_tokenizer *tok, int once, int L, int context, int seed,
+                               int trials, int d, int32_t *ids, int32_t *targets, double *acc, double *digits,
+                               int *built, int *misfits, posemb_error *err)
 {
     int hits = 0, n = 0;
     double right = 0;
@@ -137,7 +140,7 @@ static posemb_status one_depth(posemb_model *m, const posemb_tokenizer *tok, int
         snprintf(key, sizeof key, "%05u", 10000 + posemb_rng_below(&r, 90000));
         int hit = 0, fits = 0;
         double part = 0;
-        st = study_passkey_prompt(tok, key, L, (double)d / (PASSKEY_DEPTHS - 1), ids, targets, &fits, err);
+        st = study_passkey_prompt(tok, key, once, L, (double)d / (PASSKEY_DEPTHS - 1), ids, targets, &fits, err);
         if (!st && !fits) ++*misfits;
         if (!st && fits) {
             n++;
@@ -152,9 +155,9 @@ static posemb_status one_depth(posemb_model *m, const posemb_tokenizer *tok, int
     return st;
 }
 
-posemb_status posemb_passkey(const char *dir, const posemb_config *cfg, const posemb_tokenizer *tok, int L, int seed,
-                             int trials, double acc[POSEMB_PASSKEY_DEPTHS], double digits[POSEMB_PASSKEY_DEPTHS],
-                             int *context, posemb_error *err)
+posemb_status posemb_passkey(const char *dir, const posemb_config *cfg, const posemb_tokenizer *tok, int key_once,
+                             int L, int seed, int trials, double acc[POSEMB_PASSKEY_DEPTHS],
+                             double digits[POSEMB_PASSKEY_DEPTHS], int *context, posemb_error *err)
 {
     for (int d = 0; d < PASSKEY_DEPTHS; d++) acc[d] = digits[d] = NAN;
     if (L < 1 || trials < 1)
@@ -169,7 +172,8 @@ posemb_status posemb_passkey(const char *dir, const posemb_config *cfg, const po
     }
     int built = 0, misfits = 0;
     for (int d = 0; !st && d < PASSKEY_DEPTHS; d++)
-        st = one_depth(m, tok, L, *context, seed, trials, d, ids, targets, &acc[d], &digits[d], &built, &misfits, err);
+        st = one_depth(m, tok, key_once, L, *context, seed, trials, d, ids, targets, &acc[d], &digits[d], &built,
+                       &misfits, err);
     if (!st && built && misfits) /* an average over the keys that happened to fit would read as a result */
         st = posemb_fail(err, POSEMB_EINVAL,
                          "passkey: %d of %d prompts do not fit in %d tokens (the tokenizer gives keys varying numbers "

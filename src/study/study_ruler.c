@@ -53,11 +53,16 @@ static const char *const WORDS[STUDY_RULER_MAX_KEYS] = {"owl",  "cat",  "dog",  
 /* study_ruler_keys_needed's: the distinct keys or names a prompt must hold. */
 static const int KEYS_NEEDED[STUDY_RULER_TASKS] = {1, 4, 1, 4, 6, 0, 0, 2};
 
-enum { MAX_NEEDLES = 8, NEEDLE_CAP = 24 };
+enum { MAX_NEEDLES = 8, NEEDLE_CAP = 56 }; /* a needle said twice: 48 characters */
 
 const char *study_ruler_task_name(int t) { return t >= 0 && t < STUDY_RULER_TASKS ? TASKS[t] : NULL; }
 
 int study_ruler_keys_needed(int t) { return t >= 0 && t < STUDY_RULER_TASKS ? KEYS_NEEDED[t] : 0; }
+
+int study_ruler_can_say_twice(int t)
+{
+    return t == RULER_NIAH_SINGLE || t == RULER_NIAH_MULTIKEY || t == RULER_NIAH_MULTIQUERY;
+}
 
 int study_ruler_task_of(const char *name)
 {
@@ -139,13 +144,18 @@ static void draw_keys(posemb_rng *r, int n, study_ruler_keys keys, ruler_pair *p
 
 static unsigned draw_value(posemb_rng *r) { return 10000 + posemb_rng_below(r, 90000); }
 
-/* The pairs as needles, ascending by depth. */
+/* The pairs as needles, ascending by depth; said twice, the second time
+ * as the passkey's needle says its key. */
 static void pairs_to_needles(ruler_text *x, ruler_pair *p, int n)
 {
     char k[8];
     qsort(p, (size_t)n, sizeof *p, by_depth);
     for (int i = 0; i < n; i++) {
-        snprintf(x->needle[i], NEEDLE_CAP, "key %s = %u. ", key_text(p[i].key, x->keys, k), p[i].value);
+        const char *key = key_text(p[i].key, x->keys, k);
+        if (x->keys.twice)
+            snprintf(x->needle[i], NEEDLE_CAP, "key %s = %u. Remember it. %u is key %s. ", key, p[i].value, p[i].value,
+                     key);
+        else snprintf(x->needle[i], NEEDLE_CAP, "key %s = %u. ", key, p[i].value);
         x->depth[i] = p[i].depth;
     }
     x->n_needles = n;
@@ -580,6 +590,8 @@ posemb_status study_ruler_prompt(const posemb_tokenizer *tok, int t, study_ruler
                            KEYS_NEEDED[t] ? KEYS_NEEDED[t] : 1, STUDY_RULER_MAX_KEYS, keys.set);
     if (keys.words != 0 && keys.words != 1)
         return posemb_fail(err, POSEMB_EINVAL, "ruler: keys as words is 0 or 1, not %d", keys.words);
+    if (keys.twice != 0 && (keys.twice != 1 || !study_ruler_can_say_twice(t)))
+        return posemb_fail(err, POSEMB_EINVAL, "ruler: %s cannot say its value %d times", TASKS[t], keys.twice + 1);
     if (L < 1) return posemb_fail(err, POSEMB_EINVAL, "ruler: length %d", L);
     ruler_text x;
     enc_set e;

@@ -36,6 +36,11 @@ enum study_ruler_task {
 typedef struct study_ruler_keys {
     int set;   /* 0: each prompt its own; 1..STUDY_RULER_MAX_KEYS: from that many fixed ones */
     int words; /* 0: digits and upper-case letters; 1: lower-case words */
+    /* 0: RULER's needle, "key 417 = 58213. "; 1 (niah_single, _multikey,
+     * _multiquery only): the value said twice as the passkey says its key,
+     * "key 417 = 58213. Remember it. 58213 is key 417. " (control 5 of
+     * results/length/ruler). */
+    int twice;
 } study_ruler_keys;
 
 /* Task t's name (NULL outside 0..STUDY_RULER_TASKS-1), and the task of a name (-1: none). */
@@ -47,13 +52,19 @@ int study_ruler_task_of(const char *name);
  * 1 to 6, 0 for the tasks without keys (cwe, fwe). */
 int study_ruler_keys_needed(int t);
 
+/* Whether task t's needles can say their value twice (keys.twice):
+ * niah_single, niah_multikey and niah_multiquery, whose needles are
+ * "key K = V." pairs. */
+int study_ruler_can_say_twice(int t);
+
 /* Task t's prompt of exactly L tokens for draw (every random choice is a
  * function of it), its keys drawn as keys says (above), the gold needle at
  * depth (0..1): ids [L], targets [L] (the answer's tokens at the end, -100
  * elsewhere). *fits = 0 when L cannot hold the task's needles, question and
  * answer. EINVAL for t out of range, keys.set outside 0 and
- * study_ruler_keys_needed(t)..STUDY_RULER_MAX_KEYS, or keys.words not 0 or
- * 1; the tokenizer's errors; ENOMEM. */
+ * study_ruler_keys_needed(t)..STUDY_RULER_MAX_KEYS, keys.words not 0 or 1,
+ * or keys.twice not 0 or 1 or 1 for a task study_ruler_can_say_twice
+ * refuses; the tokenizer's errors; ENOMEM. */
 posemb_status study_ruler_prompt(const posemb_tokenizer *tok, int t, study_ruler_keys keys, uint64_t draw, int L,
                                  double depth, int32_t *ids, int32_t *targets, int *fits, posemb_error *err);
 

@@ -84,6 +84,29 @@ static posemb_status same_ruler(const posemb_study_config *c, const cJSON *line,
                               path, n);
 }
 
+/* Whether line's field name is absent and c's value dflt (0), or the
+ * string other and c's value 1: a departure is written only when taken. */
+static int same_choice(const cJSON *line, const char *name, const char *other, int v)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(line, name);
+    return x ? v && cJSON_IsString(x) && !strcmp(x->valuestring, other) : !v;
+}
+
+/* EINVAL when line n of path said the passkey's key or RULER's values
+ * another number of times than c does ("passkey_needle", "ruler_needle"):
+ * its runs would count as done on other prompts. */
+static posemb_status same_needles(const posemb_study_config *c, const cJSON *line, const char *path, int n,
+                                  posemb_error *err)
+{
+    if (same_choice(line, "passkey_needle", "once", c->len.passkey_once) &&
+        same_choice(line, "ruler_needle", "twice", c->len.ruler_twice))
+        return POSEMB_OK;
+    return posemb_fail(err, POSEMB_EINVAL,
+                       "%s: line %d was run with another \"passkey_needle\" or \"ruler_needle\" than this config's: "
+                       "use another --out folder",
+                       path, n);
+}
+
 posemb_status study_each_line(FILE *f, study_line_fn fn, void *ctx, posemb_error *err)
 {
     char *line = NULL; /* any length: a line cut in two would parse as neither, and its run be redone */
@@ -129,6 +152,7 @@ static posemb_status count_done(const cJSON *j, int n, void *ctx, posemb_error *
     int length = study_kind_of(c) == STUDY_LENGTH;
     posemb_status st = length ? same_model(c, j, d->path, n, err) : POSEMB_OK;
     if (!st && length) st = same_ruler(c, j, d->path, n, err);
+    if (!st && length) st = same_needles(c, j, d->path, n, err);
     if (!st && study_kind_of(c) == STUDY_DATA) st = same_draw(c, j, d->path, n, err);
     if (st) return st;
     if (d->kernels && cJSON_IsString(blas) && strcmp(blas->valuestring, posemb_blas_core()) && d->kernels->other++ == 0)
