@@ -189,6 +189,13 @@ static void test_passkey_mix(void **state)
         }
     }
     assert_true(said_once > 40);
+    posemb_study_config c; /* the study's mix takes both departures from its config */
+    memset(&c, 0, sizeof c);
+    c.len.passkey_train = c.len.ruler_train = 0.25f;
+    c.len.passkey_once = c.len.ruler_twice = 1;
+    study_length_mix lm = study_length_mix_of(&c, tok, 3);
+    assert_int_equal(lm.passkey.once, 1);
+    assert_int_equal(lm.ruler.keys.twice, 1);
     posemb_lm_data_free(&d);
     posemb_lm_data_free(&ref);
     posemb_tokenizer_free(tok);
@@ -1055,7 +1062,8 @@ static void test_needles_study(void **state)
     snprintf(cmd, sizeof cmd,
              "'%s' passkey '%s/nd/models/gpt2-rope-s1' --lengths 90 --trials 1 --json --key-once --threads 1",
              POSEMB_BIN, dir);
-    if (tu_run(cmd, out, sizeof out) || !strstr(out, "\"passkey_context\": 90") || strstr(out, "null"))
+    if (tu_run(cmd, out, sizeof out) || !strstr(out, "\"passkey_context\": 90") || strstr(out, "null") ||
+        !strstr(out, "\"passkey_needle\": \"once\"}"))
         fail_msg("--key-once at 90 tokens: %s", out);
     snprintf(cmd, sizeof cmd, "'%s' passkey '%s/nd/models/gpt2-rope-s1' --lengths 90 --trials 1 --threads 1",
              POSEMB_BIN, dir);

@@ -262,7 +262,7 @@ static void test_answers(void **state)
     posemb_tokenizer_free(tok);
 }
 
-/* RULER's prompts (keys {0, 0}) as the program that made the committed
+/* RULER's prompts (keys {0, 0, 0}) as the program that made the committed
  * results drew them: a hash of 1200 prompts (8 tasks, 128-2048 tokens, 30
  * draws each) computed with the study_ruler.c of commit f77d663, before
  * keys could be drawn otherwise. */
@@ -330,10 +330,15 @@ static int unsay_twice(char *hay)
         char k[8], k2[8];
         unsigned v, w;
         int end = 0;
-        if (sscanf(s, "key %7[a-z0-9] = %u. Remember it. %u is key %7[a-z0-9]. %n", k, &v, &w, k2, &end) != 4 || !end)
+        if (sscanf(s, "key %7[a-z0-9] = %u. Remember it. %u is key %7[a-z0-9].%n", k, &v, &w, k2, &end) != 4 || !end)
             continue;
+        end++; /* its closing space (padding spaces may follow) */
         assert_int_equal(w, v);
         assert_string_equal(k2, k);
+        char exact[64]; /* byte for byte: sscanf's spaces match any run of them */
+        int n_exact = snprintf(exact, sizeof exact, "key %s = %u. Remember it. %u is key %s. ", k, v, v, k);
+        assert_int_equal(end, n_exact);
+        assert_memory_equal(s, exact, (size_t)n_exact);
         char *second = strstr(s, " Remember it. ") + 1; /* keep "key K = V. " */
         memmove(second, s + end, strlen(s + end) + 1);
         n++;
@@ -353,16 +358,19 @@ static void test_needle_twice(void **state)
     static seen_keys seen;
     int32_t ids[256], targets[256], fits = 0;
     posemb_error err;
+    /* RULER's keys, 8 fixed digits, all 32 fixed words (4 letters the longest), random letters */
+    static const study_ruler_keys ways[4] = {{0, 0, 1}, {8, 0, 1}, {32, 1, 1}, {0, 1, 1}};
     for (int t = 0; t < STUDY_RULER_TASKS; t++) {
-        study_ruler_keys twice = {t == RULER_KV ? 0 : 8 * (t % 2), t % 2, 1};
         if (!study_ruler_can_say_twice(t)) {
-            assert_int_equal(study_ruler_prompt(tok, t, twice, 2, 256, 0.5, ids, targets, &fits, &err), POSEMB_EINVAL);
+            assert_int_equal(study_ruler_prompt(tok, t, ways[0], 2, 256, 0.5, ids, targets, &fits, &err),
+                             POSEMB_EINVAL);
             assert_non_null(strstr(err.msg, "cannot say its value 2 times"));
             continue;
         }
         int checked = 0;
-        for (int L = t == RULER_NIAH_SINGLE ? 128 : 256; L <= 1024; L *= 2) /* four needles of 48 bytes */
-            for (uint64_t draw = 0; draw < 20; draw++, checked++) {
+        for (int L = t == RULER_NIAH_SINGLE ? 128 : 256; L <= 1024; L *= 2) /* four needles of up to 50 bytes */
+            for (uint64_t draw = 0; draw < 40; draw++, checked++) {
+                study_ruler_keys twice = ways[draw % 4];
                 make(tok, t, twice, draw, L, (double)(draw % 5) / 4, &p);
                 assert_int_equal((int)strlen(p.text), L);
                 assert_int_equal(unsay_twice(p.hay), t == RULER_NIAH_SINGLE ? 1 : 4);

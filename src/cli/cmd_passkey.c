@@ -103,7 +103,7 @@ static void print_length(const passkey_cmd *c, int L, int context, const double 
         print_json_number(mean_of(digits));
         print_json_array("passkey_depths", acc);
         print_json_array("passkey_digit_depths", digits);
-        printf("}\n");
+        printf("%s}\n", c->key_once ? ", \"passkey_needle\": \"once\"" : ""); /* as the study's line says it */
     } else {
         printf("%8d %8d %6.2f %7.3f  ", L, context, mean_of(acc), mean_of(digits));
         for (int d = 0; d < POSEMB_PASSKEY_DEPTHS; d++) printf(" %5.2f", acc[d]);

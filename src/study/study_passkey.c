@@ -5,7 +5,8 @@
  *   filler ... The pass key is 48213. Remember it. 48213 is the pass key.
  *   filler ... What is the pass key? The pass key is 48213
  *
- * A prompt counts as retrieved when the model's argmax predicts every token
+ * (passkey_needle "once": "The pass key is 48213. Remember it." alone). A
+ * prompt counts as retrieved when the model's argmax predicts every token
  * of the final "48213" (teacher forced, which is what greedy decoding of the
  * key gives); the fraction of its tokens predicted is the graded measure
  * (a model that does not copy gets about 1/10 per digit). A model whose PE's

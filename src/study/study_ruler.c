@@ -18,7 +18,9 @@
  *   kv               nothing but key-value pairs, the gold one at the depth
  *
  * Drawn otherwise (study_ruler_keys), the keys and names come from a fixed
- * set, or are lower-case words: "key owl = 58213.", "owl = 58213. cat = owl."
+ * set, or are lower-case words: "key owl = 58213.", "owl = 58213. cat = owl.";
+ * and the niah tasks' needles can say their value twice, as the passkey
+ * says its key: "key 417 = 58213. Remember it. 58213 is key 417."
  *
  * The filler of the niah tasks and vt is RULER's "noise" haystack (the
  * passkey's sentences, repeated), and needles go between its sentences, as
@@ -53,7 +55,7 @@ static const char *const WORDS[STUDY_RULER_MAX_KEYS] = {"owl",  "cat",  "dog",  
 /* study_ruler_keys_needed's: the distinct keys or names a prompt must hold. */
 static const int KEYS_NEEDED[STUDY_RULER_TASKS] = {1, 4, 1, 4, 6, 0, 0, 2};
 
-enum { MAX_NEEDLES = 8, NEEDLE_CAP = 56 }; /* a needle said twice: 48 characters */
+enum { MAX_NEEDLES = 8, NEEDLE_CAP = 56 }; /* a needle said twice: up to 50 characters (four-letter keys) */
 
 const char *study_ruler_task_name(int t) { return t >= 0 && t < STUDY_RULER_TASKS ? TASKS[t] : NULL; }
 
