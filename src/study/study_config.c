@@ -298,8 +298,8 @@ static posemb_status get_ruler_keys(const cJSON *r, posemb_study_config *c, cons
     return st;
 }
 
-/* Key name of r, if present, must be one of the strings a (0 when absent
- * or a) and b (1): *v. */
+/* Key name of r, when present, is the string a (*v = 0, as when absent) or
+ * b (*v = 1); anything else is EINVAL. */
 static posemb_status get_choice(const cJSON *r, const char *name, const char *a, const char *b, int *v,
                                 const char *path, posemb_error *err)
 {

@@ -84,8 +84,8 @@ static posemb_status same_ruler(const posemb_study_config *c, const cJSON *line,
                               path, n);
 }
 
-/* Whether line's field name is absent and c's value dflt (0), or the
- * string other and c's value 1: a departure is written only when taken. */
+/* Whether line's field name agrees with c's value v: absent when v is 0,
+ * the string other when v is 1 (a departure is written only when taken). */
 static int same_choice(const cJSON *line, const char *name, const char *other, int v)
 {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(line, name);
