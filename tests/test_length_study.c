@@ -535,11 +535,17 @@ static void test_passkey_lookup_model(void **state)
 
 /* Writes cfg to DIR/file and runs `posemb study file --length --data
  * SHARED/data --out outdir` in DIR; returns its exit status, its output in out. */
-static int run_study(const char *file, const char *cfg, const char *outdir)
+static void put_config(const char *file, const char *cfg)
 {
-    char path[1200], cmd[4096];
+    char path[1200];
     snprintf(path, sizeof path, "%s/%s", dir, file);
     assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+}
+
+static int run_study(const char *file, const char *cfg, const char *outdir)
+{
+    char cmd[4096];
+    put_config(file, cfg);
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study %s --length --data '%s/data' --out %s 2>&1", dir, POSEMB_BIN, file,
              POSEMB_SHARED, outdir);
     return tu_run(cmd, out, sizeof out);
@@ -1027,10 +1033,8 @@ static void test_needles_study(void **state)
     snprintf(cfg, sizeof cfg, "%.*s, \"passkey_needle\": \"once\", \"ruler_needle\": \"twice\"}", (int)strlen(base) - 1,
              base);
     snprintf(plain, sizeof plain, "%.*s, \"passkey_train\": 0}", (int)strlen(base) - 1, base);
-    snprintf(path, sizeof path, "%s/needles.json", dir);
-    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
-    snprintf(path, sizeof path, "%s/plain.json", dir);
-    assert_int_equal(tu_write_file(path, plain, strlen(plain)), 0);
+    put_config("needles.json", cfg);
+    put_config("plain.json", plain);
     snprintf(cmd, sizeof cmd,
              "cd '%s' && '%s' study needles.json --length --data '%s/data' --out nd && grep -c '\"ruler_trials\": 2, "
              "\"ruler_needle\": \"twice\", \"ruler\": {' nd/results.jsonl && grep -c '\"passkey_needle\": \"once\"' "
@@ -1071,8 +1075,7 @@ static void test_needles_study(void **state)
         fail_msg("the key said twice at 90 tokens: %s", out);
     cJSON_Delete(line);
     snprintf(cfg, sizeof cfg, "%.*s, \"passkey_needle\": \"once\"}", (int)strlen(base) - 1, base);
-    snprintf(path, sizeof path, "%s/once.json", dir); /* the passkey's the same, RULER's needle not */
-    assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
+    put_config("once.json", cfg); /* the passkey's the same, RULER's needle not */
     const char *into[][2] = {{"plain.json", "nd"}, {"needles.json", "pl"}, {"once.json", "nd"}, {"once.json", "pl"}};
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study plain.json --length --data '%s/data' --out pl", dir, POSEMB_BIN,
              POSEMB_SHARED);

@@ -274,16 +274,26 @@ static posemb_status get_ruler_tasks(const cJSON *r, posemb_study_config *c, con
     return st;
 }
 
+/* Key name of r, when present, is the string a (*v = 0, as when absent) or
+ * b (*v = 1); anything else is EINVAL. */
+static posemb_status get_choice(const cJSON *r, const char *name, const char *a, const char *b, int *v,
+                                const char *path, posemb_error *err)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(r, name);
+    if (!x) return POSEMB_OK;
+    if (!cJSON_IsString(x) || (strcmp(x->valuestring, a) && strcmp(x->valuestring, b)))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: \"%s\" must be \"%s\" or \"%s\"", path, name, a, b);
+    *v = !strcmp(x->valuestring, b);
+    return POSEMB_OK;
+}
+
 /* "ruler_keys": 0, or at least the fixed keys every task asked for needs;
  * "ruler_key_form": "ruler" (digits, upper-case names) or "words". Either
  * set apart from RULER's needs a task with keys. */
 static posemb_status get_ruler_keys(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
 {
-    const cJSON *form = cJSON_GetObjectItemCaseSensitive(r, "ruler_key_form");
-    if (form && !(cJSON_IsString(form) && (!strcmp(form->valuestring, "ruler") || !strcmp(form->valuestring, "words"))))
-        return posemb_fail(err, POSEMB_EINVAL, "%s: \"ruler_key_form\" must be \"ruler\" or \"words\"", path);
-    if (form) c->len.ruler_key_words = !strcmp(form->valuestring, "words");
-    posemb_status st = get_int(r, "ruler_keys", 0, STUDY_RULER_MAX_KEYS, &c->len.ruler_keys, path, err);
+    posemb_status st = get_choice(r, "ruler_key_form", "ruler", "words", &c->len.ruler_key_words, path, err);
+    if (!st) st = get_int(r, "ruler_keys", 0, STUDY_RULER_MAX_KEYS, &c->len.ruler_keys, path, err);
     int keyed = 0;
     for (int t = 0; !st && t < STUDY_RULER_TASKS; t++) {
         if (!(c->len.ruler_tasks >> t & 1u)) continue;
@@ -296,19 +306,6 @@ static posemb_status get_ruler_keys(const cJSON *r, posemb_study_config *c, cons
         return posemb_fail(err, POSEMB_EINVAL,
                            "%s: \"ruler_keys\" and \"ruler_key_form\": no task of \"ruler_tasks\" has keys", path);
     return st;
-}
-
-/* Key name of r, when present, is the string a (*v = 0, as when absent) or
- * b (*v = 1); anything else is EINVAL. */
-static posemb_status get_choice(const cJSON *r, const char *name, const char *a, const char *b, int *v,
-                                const char *path, posemb_error *err)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(r, name);
-    if (!x) return POSEMB_OK;
-    if (!cJSON_IsString(x) || (strcmp(x->valuestring, a) && strcmp(x->valuestring, b)))
-        return posemb_fail(err, POSEMB_EINVAL, "%s: \"%s\" must be \"%s\" or \"%s\"", path, name, a, b);
-    *v = !strcmp(x->valuestring, b);
-    return POSEMB_OK;
 }
 
 /* "passkey_needle": "twice" (the passkey's) or "once"; "ruler_needle":

@@ -23,6 +23,9 @@
 
 #define MAX_MULTS 8
 #define MAX_SCALINGS 8
+/* The header's sentence for passkey_needle "once", in tables.md and report.html alike. */
+static const char PASSKEY_ONCE[] = "The passkey's needle said its key once (\"The pass key is 48213. Remember it.\", "
+                                   "passkey_needle): a departure from the passkey test.";
 
 typedef struct pe_row {
     cell loss[MAX_MULTS];                     /* nats per token */
@@ -288,9 +291,7 @@ static posemb_status write_md(const length_table *tb, const posemb_study_config 
         fprintf(af.f, "RULER's keys and names were %s and written as %s (ruler_key_form): a departure from RULER.\n\n",
                 set, c->len.ruler_key_words ? "lower-case words" : "RULER writes them");
     }
-    if (c->len.passkey_once)
-        fprintf(af.f, "The passkey's needle said its key once (\"The pass key is 48213. Remember it.\", "
-                      "passkey_needle): a departure from the passkey test.\n\n");
+    if (c->len.passkey_once) fprintf(af.f, "%s\n\n", PASSKEY_ONCE);
     if (c->len.ruler_twice)
         fprintf(af.f, "The niah tasks' needles said their value twice (\"key 417 = 58213. Remember it. 58213 is key "
                       "417.\", ruler_needle): a departure from RULER.\n\n");
@@ -549,9 +550,7 @@ posemb_status study_length_report(const posemb_study_config *c, const char *out,
                      c->len.passkey_train, c->n_train);
             posemb_report_paragraph(rep, path);
         }
-        if (c->len.passkey_once)
-            posemb_report_paragraph(rep, "The passkey's needle said its key once (\"The pass key is 48213. Remember "
-                                         "it.\"): a departure from the passkey test.");
+        if (c->len.passkey_once) posemb_report_paragraph(rep, PASSKEY_ONCE);
         if (c->len.model[0]) {
             snprintf(path, sizeof path, "Every decoder's config.json has %s set over the default (model).",
                      c->len.model);
