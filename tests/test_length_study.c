@@ -394,6 +394,15 @@ static void study_key(int seed, int L, int d, int k, char key[8])
 /* A byte-level GPT-2 (width 64, one layer) whose blocks and learned
  * positions add nothing (every c_proj and wpe zero), so that after token x
  * its final hidden state is e_x. */
+/* j as one line of f, then freed. */
+static void put_line(FILE *f, cJSON *j)
+{
+    char *text = cJSON_PrintUnformatted(j);
+    fprintf(f, "%s\n", text);
+    free(text);
+    cJSON_Delete(j);
+}
+
 static posemb_model *blank_gpt2(const char *pe, int max_position, int tied, uint64_t seed, posemb_config *cfg)
 {
     posemb_error err;
@@ -893,10 +902,7 @@ static void test_length_welch(void **state)
             cJSON_SetNumberValue(cJSON_GetObjectItem(j, "seed"), seed);
             cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metrics"), "loss"),
                                  (gpt2_rope ? 2.5 : 2.0) + 0.01 * seed);
-            char *text = cJSON_PrintUnformatted(j);
-            fprintf(out_f, "%s\n", text);
-            free(text);
-            cJSON_Delete(j);
+            put_line(out_f, j);
         }
     fclose(in);
     fclose(out_f);
@@ -920,6 +926,67 @@ static void test_length_welch(void **state)
              "grep -q '^gpt2,ape,,64,loss,2.015000,0.007071,2,0,$' tables.csv",
              dir, POSEMB_BIN, POSEMB_SHARED);
     if (tu_run(cmd, out, sizeof out)) fail_msg("the Welch star: %s", out);
+}
+
+/* The run's lines of ru/ again as seeds 1 and 2 with niah_single's answers set by hand (seed 1: 1.0 at 128, 0.5
+ * at 256; seed 2: 0.8 and 0.9; every depth alike) and kv's (0.5 at 128, 1.0 at 256: past the first miss counts
+ * nothing), into folder rr/ of a config with a PE not run yet (alibi): its tables give the means (0.90, 0.70)
+ * and each task's effective length under the threshold, alibi's row empty, and its report a heatmap per run PE
+ * and task that places its needle at a depth (niah_single, kv; not vt or cwe). */
+static void check_effective_length(const char *cfg)
+{
+    char path[1200], cmd[4096], line[1 << 16];
+    const double niah[2][2] = {{1.0, 0.5}, {0.8, 0.9}}, kv[2] = {0.5, 1.0};
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/rr'", dir);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    snprintf(path, sizeof path, "%s/rr/results.jsonl", dir);
+    FILE *w = fopen(path, "w");
+    assert_non_null(w);
+    for (int s = 0; s < 2; s++) {
+        snprintf(path, sizeof path, "%s/ru/results.jsonl", dir);
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        for (int i = 0; fgets(line, sizeof line, f); i++) {
+            cJSON *j = cJSON_Parse(line), *acc = cJSON_GetObjectItem(j, "ruler"),
+                  *depths = cJSON_GetObjectItem(j, "ruler_depths");
+            assert_true(i < 2 && cJSON_GetObjectItem(j, "eval_len")->valueint == 128 << i);
+            cJSON_ReplaceItemInObject(j, "seed", cJSON_CreateNumber(s + 1));
+            cJSON_ReplaceItemInObject(acc, "niah_single", cJSON_CreateNumber(niah[s][i]));
+            cJSON_ReplaceItemInObject(acc, "kv", cJSON_CreateNumber(kv[i]));
+            double nd[5] = {niah[s][i], niah[s][i], niah[s][i], niah[s][i], niah[s][i]},
+                   kd[5] = {kv[i], kv[i], kv[i], kv[i], kv[i]};
+            cJSON_ReplaceItemInObject(depths, "niah_single", cJSON_CreateDoubleArray(nd, 5));
+            cJSON_ReplaceItemInObject(depths, "kv", cJSON_CreateDoubleArray(kd, 5));
+            put_line(w, j);
+        }
+        fclose(f);
+    }
+    fclose(w);
+    const char *thresholds[][3] = {
+        {"", "0.8", "| rope | 0.90 | 0.70 | 128 |"},
+        {", \"ruler_threshold\": 0.65", "0.65", "| rope | 0.90 | 0.70 | 256 (every length) |"},
+        {", \"ruler_threshold\": 0.95", "0.95", "| rope | 0.90 | 0.70 | below 128 |"}};
+    for (int k = 0; k < 3; k++) {
+        char two[2048];
+        const char *key = "\"pes\": [\"rope\"], \"tasks\": [\"gpt2\"], \"seeds\": [1]", *seeds = strstr(cfg, key),
+                   *after = seeds + strlen(key);
+        assert_non_null(seeds);
+        snprintf(two, sizeof two, "%.*s\"pes\": [\"rope\", \"alibi\"], \"tasks\": [\"gpt2\"], \"seeds\": [1, 2]%.*s%s}",
+                 (int)(seeds - cfg), cfg, (int)strlen(after) - 1, after, thresholds[k][0]);
+        snprintf(path, sizeof path, "%s/rr.json", dir);
+        assert_int_equal(tu_write_file(path, two, strlen(two)), 0);
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && '%s' study rr.json --length --data '%s/data' --out rr --report && cd rr && "
+                 "grep -c -F '| PE | 128 | 256 | effective length (>= %s) |' tables.md && grep -q -F '%s' tables.md && "
+                 "grep -q -F '| rope | 0.50 | 1.00 | below 128 |' tables.md && grep -c -F '| alibi | - | - | - |' "
+                 "tables.md && "
+                 "test -s ruler_niah_single_gpt2_rope.png && test -s ruler_kv_gpt2_rope.png && "
+                 "! ls ruler_vt_* ruler_cwe_* ruler_*alibi* 2>/dev/null && "
+                 "grep -c 'the fraction of prompts answered whole, by the gold needle' report.html",
+                 dir, POSEMB_BIN, POSEMB_SHARED, thresholds[k][1], thresholds[k][2]);
+        if (tu_run(cmd, out, sizeof out) || !strstr(out, "\n4\n4\n2\n")) /* 4 RULER tables, alibi in each; 2 heatmaps */
+            fail_msg("effective length %s: %s", thresholds[k][1], out);
+    }
 }
 
 /* RULER's tasks in a tiny length study: every line carries each task's
@@ -969,11 +1036,12 @@ static void test_ruler_length_study(void **state)
     assert_int_equal(lines, 2);
     snprintf(cmd, sizeof cmd,
              "cd '%s/ru' && grep -q \"^### gpt2: RULER's niah_single (prompts answered whole\" tables.md && "
-             "grep -q '^| rope | [01]\\.[0-9][0-9] | [01]\\.[0-9][0-9] |$' tables.md && "
+             "grep -q '^| rope | [01]\\.[0-9][0-9] | [01]\\.[0-9][0-9] | [0-9a-z ()]* |$' tables.md && "
              "grep -q '^gpt2,rope,,256,ruler_kv,[01]\\.[0-9]*,0.000000,1,0,$' tables.csv && "
              "grep -q 'ruler_train)' tables.md",
              dir);
     if (tu_run(cmd, out, sizeof out)) fail_msg("RULER's tables: %s", out);
+    check_effective_length(cfg);
     /* the same config again: every run done (its share read back as written) */
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study ruler.json --length --data '%s/data' --out ru", dir, POSEMB_BIN,
              POSEMB_SHARED);
@@ -1160,6 +1228,10 @@ static void test_length_refusals(void **state)
          "\"ruler_key_form\" must be \"ruler\" or \"words\""},
         {"{\"ruler_key_form\": \"words\", \"ruler_tasks\": [\"cwe\", \"fwe\"]}",
          "\"ruler_keys\" and \"ruler_key_form\": no task of \"ruler_tasks\" has keys"},
+        {"{\"ruler_threshold\": 0.8}", "\"ruler_threshold\" without \"ruler_tasks\""},
+        {"{\"ruler_threshold\": 0, \"ruler_tasks\": [\"kv\"]}", "\"ruler_threshold\" must be a number in (0, 1]"},
+        {"{\"ruler_threshold\": 1.01, \"ruler_tasks\": [\"kv\"]}", "\"ruler_threshold\" must be a number in (0, 1]"},
+        {"{\"ruler_threshold\": \"0.8\", \"ruler_tasks\": [\"kv\"]}", "\"ruler_threshold\" must be a number in (0, 1]"},
         {"{\"passkey_needle\": \"thrice\"}", "\"passkey_needle\" must be \"twice\" or \"once\""},
         {"{\"ruler_needle\": \"twice\"}", "\"ruler_needle\" without \"ruler_tasks\""},
         {"{\"ruler_needle\": \"twice\", \"ruler_tasks\": [\"niah_single\", \"vt\"]}",
@@ -1180,7 +1252,7 @@ static void test_length_refusals(void **state)
          "0, \"n_train\": 64, \"lengths\": [1, 2], \"eval_tokens\": 4096}", /* said once, it fits (34 bytes); twice: 65 */
          "ruler_train: niah_single's prompts do not fit in n_train 64 tokens"}};
     int shared = access(POSEMB_SHARED "/data", R_OK) == 0; /* the last six cases read the data folder */
-    for (int i = 0; i < 21 + 6 * shared; i++) {
+    for (int i = 0; i < 25 + 6 * shared; i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);
         snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study bad.json --length --data '%s' --out c", dir, POSEMB_BIN,

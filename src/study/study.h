@@ -82,6 +82,12 @@ typedef struct posemb_study_length_settings {
     unsigned ruler_tasks;
     float ruler_train;
     int ruler_trials, ruler_keys, ruler_key_words;
+    /* The tables' effective length of each RULER task: the longest length
+     * up to which every length's accuracy (answered whole, mean over seeds)
+     * is at least ruler_threshold, fixed before a slice runs (0.8 by
+     * default; RULER's own is 0.856, Llama 2 7B's score at 4K). Read only
+     * by the tables and report, so a folder takes any. */
+    float ruler_threshold;
     /* Departures from the two tasks' needles, to find what a small decoder
      * needs to learn a copy (control 5 of results/length/ruler):
      * passkey_once says the passkey's key once ("The pass key is 48213.

@@ -308,6 +308,19 @@ static posemb_status get_ruler_keys(const cJSON *r, posemb_study_config *c, cons
     return st;
 }
 
+/* "ruler_threshold": the effective length's bar, in (0, 1]; only with "ruler_tasks" (nothing else reads it). */
+static posemb_status get_threshold(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "ruler_threshold");
+    if (!v) return POSEMB_OK;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0 && v->valuedouble <= 1))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: \"ruler_threshold\" must be a number in (0, 1]", path);
+    if (!cJSON_GetObjectItemCaseSensitive(r, "ruler_tasks"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: \"ruler_threshold\" without \"ruler_tasks\"", path);
+    c->len.ruler_threshold = (float)v->valuedouble;
+    return POSEMB_OK;
+}
+
 /* "passkey_needle": "twice" (the passkey's) or "once"; "ruler_needle":
  * "once" (RULER's) or "twice", for the niah tasks with "key K = V."
  * needles only (study_ruler_can_say_twice). */
@@ -362,8 +375,8 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_float(r, "passkey_train", 0, 1, 1, &c->len.passkey_train, path, err)) ||
         (st = get_int(r, "ruler_trials", 0, 100000, &c->len.ruler_trials, path, err)) ||
         (st = get_float(r, "ruler_train", 0, 1, 1, &c->len.ruler_train, path, err)) ||
-        (st = get_ruler_tasks(r, c, path, err)) || (st = get_ruler_keys(r, c, path, err)) ||
-        (st = get_needles(r, c, path, err)) ||
+        (st = get_threshold(r, c, path, err)) || (st = get_ruler_tasks(r, c, path, err)) ||
+        (st = get_ruler_keys(r, c, path, err)) || (st = get_needles(r, c, path, err)) ||
         (st = get_ints(r, "extend_factors", c->len.extend_factors, 4, 2, 64, &c->len.n_extend_factors, path, err)) ||
         (st = get_extend_scalings(r, c, path, err)) ||
         (st = get_int(r, "extend_steps", 1, 10000000, &c->len.extend_steps, path, err)) ||
@@ -430,6 +443,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "ruler_keys",
                                             "ruler_needle",
                                             "ruler_tasks",
+                                            "ruler_threshold",
                                             "ruler_train",
                                             "ruler_trials",
                                             "extend_factors",

@@ -75,6 +75,7 @@ posemb_study_config posemb_study_length_default(const char *data_dir)
     c.len.ruler_tasks = 0; /* opt in: results/length/ruler/study-ruler.json */
     c.len.ruler_train = 0;
     c.len.ruler_trials = 10;
+    c.len.ruler_threshold = 0.8f;
     c.len.ruler_keys = c.len.ruler_key_words = c.len.ruler_twice = c.len.passkey_once = 0;
     static const char *const extend[] = {"none", "linear", "ntk", "dynamic", "yarn", "llama3"};
     for (int i = 0; i < N_OF(extend); i++) /* used once extend_factors asks (docs/study.md) */

@@ -1,8 +1,9 @@
 /* The length study's tables (tables.md, tables.csv) and report: per
  * decoder, held-out perplexity against context length for each PE (mean
  * +- std over seeds), RoPE under each scaling applied at evaluation, and
- * passkey retrieval, RULER's tasks; figures of bits per token against
- * length and passkey heatmaps (depth x length) per PE. */
+ * passkey retrieval, RULER's tasks with each one's effective length;
+ * figures of bits per token against length, and passkey and RULER heatmaps
+ * (depth x length) per PE. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +36,9 @@ typedef struct pe_row {
     cell dist[MAX_MULTS], sink[MAX_MULTS];    /* attention.jsonl: mean over layers (and heads) per seed */
     cell ruler[MAX_MULTS][STUDY_RULER_TASKS]; /* answered whole, mean over depths */
     int ruler_context[MAX_MULTS];             /* the tokens read for RULER's prompts */
+    /* RULER's answered whole per depth, summed over the seeds (rdepth_n of them): the heatmaps show means only */
+    double rdepth[MAX_MULTS][STUDY_RULER_TASKS][STUDY_RULER_DEPTHS];
+    int rdepth_n[MAX_MULTS][STUDY_RULER_TASKS];
     int windowed[MAX_MULTS], pk_context[MAX_MULTS], att_unreached[MAX_MULTS];
 } pe_row;
 
@@ -51,6 +55,26 @@ typedef struct length_load {
     length_table *tb;
     const posemb_study_config *c;
 } length_load;
+
+/* A line's ruler_depths (per task, STUDY_RULER_DEPTHS numbers) into row r at length i; a task without all of
+ * them is skipped, as a missing number is no seed. */
+static void add_ruler_depths(pe_row *r, int i, const cJSON *depths)
+{
+    for (int k = 0; cJSON_IsObject(depths) && k < STUDY_RULER_TASKS; k++) {
+        const char *name = study_ruler_task_name(k);
+        const cJSON *a = cJSON_GetObjectItem(depths, name);
+        double v[STUDY_RULER_DEPTHS];
+        int ok = cJSON_IsArray(a) && cJSON_GetArraySize(a) == STUDY_RULER_DEPTHS;
+        for (int d = 0; ok && d < STUDY_RULER_DEPTHS; d++) {
+            const cJSON *x = cJSON_GetArrayItem(a, d);
+            ok = cJSON_IsNumber(x) && isfinite(x->valuedouble);
+            v[d] = ok ? x->valuedouble : 0;
+        }
+        if (!ok) continue;
+        for (int d = 0; d < STUDY_RULER_DEPTHS; d++) r->rdepth[i][k][d] += v[d];
+        r->rdepth_n[i][k]++;
+    }
+}
 
 /* One results line into the length_load's table (a study_line_fn). */
 static posemb_status add_line(const cJSON *j, int n, void *ctx, posemb_error *err)
@@ -81,6 +105,7 @@ static posemb_status add_line(const cJSON *j, int n, void *ctx, posemb_error *er
     const cJSON *ruler = cJSON_GetObjectItem(j, "ruler");
     for (int k = 0; cJSON_IsObject(ruler) && k < STUDY_RULER_TASKS; k++)
         if (study_ruler_task_name(k)) cell_put(&r->ruler[i][k], study_num(ruler, study_ruler_task_name(k)));
+    add_ruler_depths(r, i, cJSON_GetObjectItem(j, "ruler_depths"));
     for (int s = 0; cJSON_IsObject(scaled) && s < c->len.n_scalings && s < MAX_SCALINGS; s++)
         cell_put(&tb->scaled[t][s][i], log(study_num(scaled, c->len.scalings[s])));
     if (isfinite(study_num(j, "chance"))) tb->chance = study_num(j, "chance");
@@ -140,6 +165,34 @@ static int view_rows(const length_table *tb, const posemb_study_config *c, int t
     return c->n_pes;
 }
 
+/* A view's columns after its label: one per length, and for a RULER task its effective length. */
+static int view_cols(const posemb_study_config *c, int v) { return c->n_mults + (v >= VIEW_RULER); }
+
+/* Column i's header: a length, or the effective length with its threshold. */
+static void view_header(const posemb_study_config *c, int v, int i, char *buf, size_t cap)
+{
+    if (i >= 0 && i < c->n_mults) snprintf(buf, cap, "%d", c->n_train * c->mults[i]);
+    else if (v >= VIEW_RULER) snprintf(buf, cap, "effective length (>= %g)", c->len.ruler_threshold);
+    else snprintf(buf, cap, "-");
+}
+
+/* RULER task k's effective length in row r: the longest length up to which every length's mean over seeds is
+ * at least ruler_threshold; "below N" when the first fails, "-" when a length up to the answer has no run. */
+static void effective_text(const pe_row *r, const posemb_study_config *c, int k, char *buf, size_t cap)
+{
+    int last = -1;
+    for (int i = 0; i < c->n_mults; i++) {
+        if (!r->ruler[i][k].n) {
+            snprintf(buf, cap, "-");
+            return;
+        }
+        if (cell_mean(&r->ruler[i][k]) < c->len.ruler_threshold) break;
+        last = i;
+    }
+    if (last < 0) snprintf(buf, cap, "below %d", c->n_train * c->mults[0]);
+    else snprintf(buf, cap, "%d%s", c->n_train * c->mults[last], last == c->n_mults - 1 ? " (every length)" : "");
+}
+
 static const char *view_label(const posemb_study_config *c, int v, int row)
 {
     if (v == VIEW_SCALED) return row == 0 ? "none (rope)" : c->len.scalings[row - 1];
@@ -187,6 +240,10 @@ static void view_cell(const length_table *tb, const posemb_study_config *c, int 
         else cell_ppl_text(row == 0 ? rope : &tb->scaled[t][row - 1][i], rope, 0, buf, cap);
         return;
     }
+    if (v >= VIEW_RULER && i == c->n_mults) {
+        effective_text(r, c, v - VIEW_RULER, buf, cap);
+        return;
+    }
     if (v >= VIEW_RULER) {
         const cell *x = &r->ruler[i][v - VIEW_RULER];
         if (x->n)
@@ -216,12 +273,15 @@ static void md_task(FILE *f, const length_table *tb, const posemb_study_config *
         if (!view_rows(tb, c, t, v)) continue;
         view_title(c, t, v, buf, sizeof buf);
         fprintf(f, "%s %s\n\n| %s |", v == VIEW_PPL ? "##" : "\n###", buf, v == VIEW_SCALED ? "scaling" : "PE");
-        for (int i = 0; i < c->n_mults; i++) fprintf(f, " %d |", c->n_train * c->mults[i]);
+        for (int i = 0; i < view_cols(c, v); i++) {
+            view_header(c, v, i, buf, sizeof buf);
+            fprintf(f, " %s |", buf);
+        }
         fprintf(f, "\n|---|");
-        for (int i = 0; i < c->n_mults; i++) fprintf(f, "---:|");
+        for (int i = 0; i < view_cols(c, v); i++) fprintf(f, "---:|");
         for (int row = 0; row < view_rows(tb, c, t, v); row++) {
             fprintf(f, "\n| %s |", view_label(c, v, row));
-            for (int i = 0; i < c->n_mults; i++) {
+            for (int i = 0; i < view_cols(c, v); i++) {
                 view_cell(tb, c, t, v, row, i, buf, sizeof buf);
                 fprintf(f, " %s |", buf);
             }
@@ -234,7 +294,7 @@ static void md_task(FILE *f, const length_table *tb, const posemb_study_config *
 static void html_view(posemb_report *rep, const length_table *tb, const posemb_study_config *c, int t, int v)
 {
     enum { W = 64 };
-    int rows = view_rows(tb, c, t, v), cols = c->n_mults + 1;
+    int rows = view_rows(tb, c, t, v), cols = view_cols(c, v) + 1;
     char *buf = malloc((size_t)(rows + 1) * cols * W), title[512];
     const char **cells = malloc((size_t)(rows + 1) * cols * sizeof *cells);
     if (!rows || !buf || !cells) {
@@ -245,7 +305,8 @@ static void html_view(posemb_report *rep, const length_table *tb, const posemb_s
     for (int row = -1; row < rows; row++)
         for (int k = 0; k < cols; k++) {
             char *text = buf + ((size_t)(row + 1) * cols + k) * W;
-            if (row < 0) snprintf(text, W, "%d", k ? c->n_train * c->mults[k - 1] : 0);
+            if (row < 0 && !k) text[0] = 0; /* the label column's header: cells[0] below */
+            else if (row < 0) view_header(c, v, k - 1, text, W);
             else if (!k) snprintf(text, W, "%s", view_label(c, v, row));
             else view_cell(tb, c, t, v, row, k - 1, text, W);
             cells[(row + 1) * cols + k] = text;
@@ -447,12 +508,13 @@ static posemb_status length_figure(const length_table *tb, const posemb_study_co
     return st;
 }
 
-/* Passkey accuracy of PE p, depth x length. */
-static posemb_status passkey_figure(const length_table *tb, const posemb_study_config *c, int t, int p,
-                                    const char *path, posemb_error *err)
+_Static_assert(PASSKEY_DEPTHS == STUDY_RULER_DEPTHS, "the passkey and RULER share the depths' axis");
+
+/* A heatmap of m [PASSKEY_DEPTHS x n_mults] (depth x length, 0 to 1) titled title. */
+static posemb_status depth_figure(const float *m, const posemb_study_config *c, const char *title, const char *path,
+                                  posemb_error *err)
 {
-    float m[PASSKEY_DEPTHS * MAX_MULTS];
-    char names[MAX_MULTS][24], depths[PASSKEY_DEPTHS][24], title[200];
+    char names[MAX_MULTS][24], depths[PASSKEY_DEPTHS][24];
     const char *xnames[MAX_MULTS], *ynames[PASSKEY_DEPTHS];
     for (int d = 0; d < PASSKEY_DEPTHS; d++) {
         snprintf(depths[d], sizeof depths[d], "%g", (double)d / (PASSKEY_DEPTHS - 1));
@@ -461,9 +523,7 @@ static posemb_status passkey_figure(const length_table *tb, const posemb_study_c
     for (int i = 0; i < c->n_mults; i++) {
         snprintf(names[i], sizeof names[i], "%ld", (long)c->n_train * c->mults[i]);
         xnames[i] = names[i];
-        for (int d = 0; d < PASSKEY_DEPTHS; d++) m[d * c->n_mults + i] = (float)cell_mean(&tb->row[t][p].depth[i][d]);
     }
-    snprintf(title, sizeof title, "%s, %s: passkey digits predicted", c->tasks[t], c->pes[p]);
     posemb_heatmap_opts o = posemb_heatmap_defaults();
     o.title = title;
     o.xlabel = "context length (tokens)";
@@ -477,11 +537,58 @@ static posemb_status passkey_figure(const length_table *tb, const posemb_study_c
     return posemb_plot_heatmap(path, m, PASSKEY_DEPTHS, c->n_mults, &o, err);
 }
 
+/* Passkey accuracy of PE p, depth x length. */
+static posemb_status passkey_figure(const length_table *tb, const posemb_study_config *c, int t, int p,
+                                    const char *path, posemb_error *err)
+{
+    float m[PASSKEY_DEPTHS * MAX_MULTS];
+    char title[200];
+    for (int i = 0; i < c->n_mults; i++)
+        for (int d = 0; d < PASSKEY_DEPTHS; d++) m[d * c->n_mults + i] = (float)cell_mean(&tb->row[t][p].depth[i][d]);
+    snprintf(title, sizeof title, "%s, %s: passkey digits predicted", c->tasks[t], c->pes[p]);
+    return depth_figure(m, c, title, path, err);
+}
+
+/* RULER task k's prompts answered whole by PE p, depth x length, mean over seeds (NAN: no seed). */
+static posemb_status ruler_figure(const length_table *tb, const posemb_study_config *c, int t, int p, int k,
+                                  const char *path, posemb_error *err)
+{
+    float m[PASSKEY_DEPTHS * MAX_MULTS];
+    char title[200];
+    const pe_row *r = &tb->row[t][p];
+    for (int i = 0; i < c->n_mults; i++)
+        for (int d = 0; d < PASSKEY_DEPTHS; d++)
+            m[d * c->n_mults + i] = r->rdepth_n[i][k] ? (float)(r->rdepth[i][k][d] / r->rdepth_n[i][k]) : NAN;
+    snprintf(title, sizeof title, "%s, %s: %s answered whole", c->tasks[t], c->pes[p], study_ruler_task_name(k));
+    return depth_figure(m, c, title, path, err);
+}
+
 static int row_has_run(const pe_row *r, const posemb_study_config *c)
 {
     int n = 0;
     for (int i = 0; i < c->n_mults; i++) n += r->loss[i].n + r->digits[i].n;
     return n > 0;
+}
+
+/* Decoder t's RULER heatmaps: one per task that places its needle at a depth, and PE with a run. */
+static posemb_status ruler_figures(posemb_report *rep, const length_table *tb, const posemb_study_config *c,
+                                   const char *out, int t, posemb_error *err)
+{
+    char path[POSEMB_PATH_MAX], caption[512], name[160];
+    posemb_status st = POSEMB_OK;
+    for (int k = 0; !st && c->len.ruler_trials && k < STUDY_RULER_TASKS; k++)
+        for (int p = 0; !st && (c->len.ruler_tasks >> k & 1u) && study_ruler_has_depth(k) && p < c->n_pes; p++) {
+            if (!tb->row[t][p].rdepth_n[0][k]) continue; /* no run of this PE yet (--report) */
+            study_folder_of(c->pes[p], name, sizeof name);
+            snprintf(path, sizeof path, "%s/ruler_%s_%s_%s.png", out, study_ruler_task_name(k), c->tasks[t], name);
+            st = ruler_figure(tb, c, t, p, k, path, err);
+            snprintf(caption, sizeof caption,
+                     "%s, %s: RULER's %s, the fraction of prompts answered whole, by the gold needle's depth in the "
+                     "haystack (0: its start, 1: next to the question) and the context length, mean over seeds",
+                     c->tasks[t], c->pes[p], study_ruler_task_name(k));
+            if (!st) st = posemb_report_image(rep, path, caption, err);
+        }
+    return st;
 }
 
 static posemb_status report_task(posemb_report *rep, const length_table *tb, const posemb_study_config *c,
@@ -522,6 +629,7 @@ static posemb_status report_task(posemb_report *rep, const length_table *tb, con
                  c->tasks[t], c->pes[p]);
         if (!st) st = posemb_report_image(rep, path, caption, err);
     }
+    if (!st) st = ruler_figures(rep, tb, c, out, t, err);
     return st ? st : study_extend_html(rep, tb->ext, c, out, t, err);
 }
 

@@ -66,6 +66,11 @@ int study_ruler_can_say_twice(int t)
     return t == RULER_NIAH_SINGLE || t == RULER_NIAH_MULTIKEY || t == RULER_NIAH_MULTIQUERY;
 }
 
+int study_ruler_has_depth(int t)
+{
+    return t == RULER_NIAH_SINGLE || t == RULER_NIAH_MULTIKEY || t == RULER_NIAH_MULTIQUERY || t == RULER_KV;
+}
+
 int study_ruler_task_of(const char *name)
 {
     for (int t = 0; name && t < STUDY_RULER_TASKS; t++)

@@ -57,6 +57,11 @@ int study_ruler_keys_needed(int t);
  * "key K = V." pairs. */
 int study_ruler_can_say_twice(int t);
 
+/* Whether task t puts its gold needle at the depth it is asked for
+ * (niah_single, _multikey, _multiquery and kv), so that its accuracy by
+ * depth means something; the others place everything at random. */
+int study_ruler_has_depth(int t);
+
 /* Task t's prompt of exactly L tokens for draw (every random choice is a
  * function of it), its keys drawn as keys says (above), the gold needle at
  * depth (0..1): ids [L], targets [L] (the answer's tokens at the end, -100
