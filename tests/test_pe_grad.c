@@ -252,6 +252,8 @@ GRAD_TEST(t_lsin, "lsin", 0)
 GRAD_TEST(t_lsin_halves_concat, "lsin:layout=halves,integration=concat", 0)
 GRAD_TEST(t_lsin_scaled, "lsin:scale=0.125", 0)
 GRAD_TEST(t_ape_scaled, "ape:scale=3", 0)
+GRAD_TEST(t_ape_rms, "ape:rms=0.05", 0)
+GRAD_TEST(t_ape_rms_learned_scale, "ape:rms=0.3,scale=0.5,learned_scale=on", 1)
 GRAD_TEST(t_sin_learned_scale, "sin:scale=0.5,learned_scale=on", 0)
 GRAD_TEST(t_lsin_learned_scale, "lsin:scale=0.5,learned_scale=on+rpe:k=3", 0)
 GRAD_TEST(t_rpe, "rpe:k=3", 0)
@@ -375,6 +377,8 @@ int main(void)
         cmocka_unit_test(t_lsin_halves_concat),
         cmocka_unit_test(t_lsin_scaled),
         cmocka_unit_test(t_ape_scaled),
+        cmocka_unit_test(t_ape_rms),
+        cmocka_unit_test(t_ape_rms_learned_scale),
         cmocka_unit_test(t_sin_learned_scale),
         cmocka_unit_test(t_lsin_learned_scale),
         cmocka_unit_test(t_rpe),

@@ -1,9 +1,11 @@
 /* Spec strings: canonical forms, parameters and their checkpoint names,
  * and one clear error for each kind of bad spec. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "posemb/pe.h"
+#include "posemb/rng.h"
 #include "testutil.h"
 #include "pe/pe_internal.h"
 #include "core/arena_internal.h"
@@ -266,14 +268,41 @@ static void test_position_limit(void **state)
     posemb_pe_free(p);
 }
 
+/* ape:rms=R adds each row of its table scaled to RMS R, in the row's own direction; the
+ * canonical spec keeps it and a bad R is one clear error. */
+static void test_ape_rms(void **state)
+{
+    posemb_pe *p = ok("ape:rms=0.05");
+    assert_string_equal(posemb_pe_spec(p), "ape:rms=0.05,integration=add");
+    posemb_error err;
+    assert_int_equal(posemb_pe_alloc(p, &err), POSEMB_OK);
+    posemb_rng rng;
+    posemb_rng_seed(&rng, 7, 0);
+    posemb_pe_init_params(p, &rng);
+    int32_t pos[3] = {0, 5, 31};
+    float x[3 * 64] = {0}, y[3 * 64], scratch[3 * 64 + 1];
+    assert_int_equal(posemb_pe_input_forward(p, pos, 3, x, y, scratch, &err), POSEMB_OK);
+    const float *table = posemb_pe_get_param(p, 0)->data;
+    for (int t = 0; t < 3; t++) {
+        double ss = 0, dot = 0, vv = 0;
+        for (int i = 0; i < 64; i++) {
+            const double v = table[pos[t] * 64 + i], o = y[t * 64 + i];
+            ss += o * o, dot += o * v, vv += v * v;
+        }
+        assert_float_equal(sqrt(ss / 64), 0.05, 1e-6);      /* its size: R */
+        assert_float_equal(dot / sqrt(ss * vv), 1.0, 1e-6); /* its direction: the row's */
+        assert_true(fabs(sqrt(vv / 64) - 0.05) > 0.01);     /* the row itself is drawn at 0.02 */
+    }
+    posemb_pe_free(p);
+    bad("ape:rms=0", "ape option rms=0 is outside");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_canonical),
-        cmocka_unit_test(test_params),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_position_limit),
-        cmocka_unit_test(test_canonical_numbers_and_order),
+        cmocka_unit_test(test_canonical), cmocka_unit_test(test_params),
+        cmocka_unit_test(test_errors),    cmocka_unit_test(test_position_limit),
+        cmocka_unit_test(test_ape_rms),   cmocka_unit_test(test_canonical_numbers_and_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

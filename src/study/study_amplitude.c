@@ -71,8 +71,9 @@ static int takes_option(const char *comp, const char *opt)
 }
 
 /* One component of a spec, rewritten by the rule when it is an added
- * absolute PE whose amplitude the spec leaves unset, or a learned relative
- * table whose init_std it leaves unset. */
+ * absolute PE whose amplitude the spec leaves unset (no scale=, and no
+ * rms=, which fixes the rows' size), or a learned relative table whose
+ * init_std it leaves unset. */
 static posemb_status rule_component(const char *comp, const posemb_pe_dims *dims, int n_train, float sigma, char *out,
                                     size_t cap, posemb_error *err)
 {
@@ -90,7 +91,8 @@ static posemb_status rule_component(const char *comp, const posemb_pe_dims *dims
     posemb_status st = posemb_pe_create(&p, comp, dims, err);
     if (st) return st;
     const char *canon = posemb_pe_spec(p); /* scale= (and learned_scale=) appear only when set */
-    int keep = !posemb_pe_has_input(p) || strstr(canon, "integration=concat") || strstr(canon, "scale=");
+    int keep = !posemb_pe_has_input(p) || strstr(canon, "integration=concat") || strstr(canon, "scale=") ||
+               strstr(canon, "rms="); /* ape:rms=R: the spec holds the rows' size itself */
     double rms = 0;
     if (!keep) st = input_rms(p, n_train, &rms, err);
     posemb_pe_free(p);
