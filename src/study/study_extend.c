@@ -275,6 +275,27 @@ static void add_numbers(cJSON *o, const char *key, const double *v, int n)
         cJSON_AddItemToArray(a, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
 }
 
+/* The training mix a fine-tune reads (its sequences come from the study's mix), as results.jsonl's lines say
+ * it: the passkey's share (%g, as there) and needle, RULER's tasks, share, keys and needle, the "model" keys. */
+static void mix_fields(const posemb_study_config *c, cJSON *o)
+{
+    char g[32];
+    snprintf(g, sizeof g, "%g", c->len.passkey_train);
+    cJSON_AddNumberToObject(o, "passkey_train", strtod(g, NULL));
+    if (c->len.passkey_once) cJSON_AddStringToObject(o, "passkey_needle", "once");
+    if (c->len.ruler_tasks) {
+        cJSON *t = cJSON_AddArrayToObject(o, "ruler_tasks");
+        for (int k = 0; t && k < STUDY_RULER_TASKS; k++)
+            if (c->len.ruler_tasks >> k & 1u) cJSON_AddItemToArray(t, cJSON_CreateString(study_ruler_task_name(k)));
+        snprintf(g, sizeof g, "%.9g", c->len.ruler_train);
+        cJSON_AddNumberToObject(o, "ruler_train", strtod(g, NULL));
+        if (c->len.ruler_keys) cJSON_AddNumberToObject(o, "ruler_keys", c->len.ruler_keys);
+        if (c->len.ruler_key_words) cJSON_AddStringToObject(o, "ruler_key_form", "words");
+        if (c->len.ruler_twice) cJSON_AddStringToObject(o, "ruler_needle", "twice");
+    }
+    if (c->len.model[0]) cJSON_AddItemToObject(o, "model", cJSON_Parse(c->len.model));
+}
+
 /* j's extend.jsonl line: perplexity at the target length at each curve step, and at every length at the end. */
 static char *extend_line(const extend_job *j, const double *steps, const double *curve, int n_curve, const double *end,
                          const double *beta, const double (*keys)[2], double seconds, long resumed_from)
@@ -314,6 +335,7 @@ static char *extend_line(const extend_job *j, const double *steps, const double 
         add_numbers(o, "passkey", pk[0], c->n_mults);
         add_numbers(o, "passkey_digits", pk[1], c->n_mults);
     }
+    mix_fields(c, o);
     cJSON_AddNumberToObject(o, "seconds", round(seconds * 100) / 100);
     cJSON_AddStringToObject(o, "blas", posemb_blas_core());
     if (resumed_from) cJSON_AddNumberToObject(o, "resumed_from", (double)resumed_from);
