@@ -28,7 +28,9 @@ DRAWS = 3  # the plan's pretrainings per PE; fewer print interim numbers, no ver
 JUDGED = False
 # The seed paper's claims each hypothesis tests: (id in docs' verdict table, sign, paper's effect in this unit).
 # W1: Wang et al.'s GLUE gap as issue 50 quotes it, 0.3-0.5 points; the smaller end is the power test's target
-# (a test that sees 0.003 sees 0.005). W2, W3: the paper gives no size in this unit.
+# (a test that sees 0.003 sees 0.005), as ../README.md's "Power, before running" computed. scripts/claims' PAPER
+# gives W1 no size: its W1 rows score synthetic tasks (not the paper's unit) or are untestable; here the unit is
+# the GLUE mean, the paper's own. W2, W3: the paper gives no size in this unit.
 CLAIMS = {"H9.1": ("W2", +1, None), "H9.2": ("W1", +1, 0.003), "H9.3": ("W3", +1, None)}
 STUDY_GAP = 0.969 - 0.828  # rpe - sin in SQuAD-locate F1 at 128, the study's 3000 steps (H9.1's bound)
 
