@@ -844,9 +844,12 @@ static void test_length_extend(void **state)
         fail_msg("other fine-tune settings: %s", out);
     free(x);
     /* DroPE: recalibrated as NoPE at the training length with the pretraining's batch, its temperature fitted at
-     * 2x; the perplexity it reports is posemb perplexity's on that model with that temperature */
+     * 2x; the perplexity it reports is posemb perplexity's on that model with that temperature; trained with
+     * RULER's niah_single in the mix and tied embeddings, which its line says */
     snprintf(path, sizeof path, "%s/drope.json", dir);
-    snprintf(line, sizeof line, "%.*s\"drope\"], \"extend_steps\": 5, \"extend_every\": 2}",
+    snprintf(line, sizeof line,
+             "%.*s\"drope\"], \"extend_steps\": 5, \"extend_every\": 2, \"ruler_tasks\": [\"niah_single\"], "
+             "\"ruler_train\": 0.2, \"ruler_trials\": 1, \"model\": {\"tie_word_embeddings\": true}}",
              (int)(strstr(cfg, "\"linear\"], \"extend_steps") - cfg), cfg);
     assert_int_equal(tu_write_file(path, line, strlen(line)), 0);
     snprintf(cmd, sizeof cmd,
@@ -862,6 +865,11 @@ static void test_length_extend(void **state)
     assert_true(json_at(line, "beta", 0) == 1 && beta >= 1 && beta <= 3);
     assert_true(json_at(line, "train_length", -1) == 64 && json_at(line, "batch", -1) == 8);
     TU_CLOSE(json_at(line, "lr", -1), 1e-3, 0, 0, "drope recalibrates at the pretraining's rate", 0);
+    /* the mix it read, as results.jsonl says it (RULER's prompts in a fifth of the sequences, the float's %.9g as
+     * there; tied embeddings) */
+    if (!strstr(line, "\"passkey_train\":0,\"ruler_tasks\":[\"niah_single\"],\"ruler_train\":0.200000003,"
+                      "\"model\":{\"tie_word_embeddings\":true}"))
+        fail_msg("the mix in the drope line: %s", line);
     snprintf(cmd, sizeof cmd,
              "'%s' perplexity '%s/dr/models/llama-rope-s1/extend-drope' --data '%s/data/wikitext-2/wiki.test.tokens' "
              "--tokens 2048 --lengths 128 --pe drope:c=%.9g,original=64 --json",
@@ -930,14 +938,16 @@ static void test_length_welch(void **state)
 }
 
 /* The run's lines of ru/ again as seeds 1 and 2 with niah_single's answers set by hand (seed 1: 1.0 at 128, 0.5
- * at 256; seed 2: 0.8 and 0.9; every depth alike) and kv's (0.5 at 128, 1.0 at 256: past the first miss counts
- * nothing), into folder rr/ of a config with a PE not run yet (alibi): its tables give the means (0.90, 0.70)
- * and each task's effective length under the threshold, alibi's row empty, and its report a heatmap per run PE
- * and task that places its needle at a depth (niah_single, kv; not vt or cwe). */
+ * at 256; seed 2: 0.6 and 0.9; every depth alike) and kv's (0.5 at 128, 1.0 at 256: past the first miss counts
+ * nothing), and seed 1's line at 128 again as alibi's (a length with no run after one that passes), into folder
+ * rr/ of a config with a PE not run at all (fire): its tables give the means (0.80, exactly the default
+ * threshold, which passes; 0.70) and each task's effective length under the threshold, "-" for alibi and fire,
+ * and its report a heatmap per run PE and task that places its needle at a depth (niah_single and kv for rope
+ * and alibi; not vt, cwe or fire). */
 static void check_effective_length(const char *cfg)
 {
     char path[1200], cmd[4096], line[1 << 16];
-    const double niah[2][2] = {{1.0, 0.5}, {0.8, 0.9}}, kv[2] = {0.5, 1.0};
+    const double niah[2][2] = {{1.0, 0.5}, {0.6, 0.9}}, kv[2] = {0.5, 1.0};
     snprintf(cmd, sizeof cmd, "mkdir -p '%s/rr'", dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     snprintf(path, sizeof path, "%s/rr/results.jsonl", dir);
@@ -958,34 +968,43 @@ static void check_effective_length(const char *cfg)
                    kd[5] = {kv[i], kv[i], kv[i], kv[i], kv[i]};
             cJSON_ReplaceItemInObject(depths, "niah_single", cJSON_CreateDoubleArray(nd, 5));
             cJSON_ReplaceItemInObject(depths, "kv", cJSON_CreateDoubleArray(kd, 5));
+            if (s == 0 && i == 0) { /* alibi: this line alone, no run at 256 */
+                cJSON *a = cJSON_Duplicate(j, 1);
+                cJSON_ReplaceItemInObject(a, "pe", cJSON_CreateString("alibi"));
+                cJSON_ReplaceItemInObject(a, "spec", cJSON_CreateString("alibi"));
+                put_line(w, a);
+            }
             put_line(w, j);
         }
         fclose(f);
     }
     fclose(w);
     const char *thresholds[][3] = {
-        {"", "0.8", "| rope | 0.90 | 0.70 | 128 |"},
-        {", \"ruler_threshold\": 0.65", "0.65", "| rope | 0.90 | 0.70 | 256 (every length) |"},
-        {", \"ruler_threshold\": 0.95", "0.95", "| rope | 0.90 | 0.70 | below 128 |"}};
+        {"", "0.8", "| rope | 0.80 | 0.70 | 128 |"},
+        {", \"ruler_threshold\": 0.65", "0.65", "| rope | 0.80 | 0.70 | 256 (every length) |"},
+        {", \"ruler_threshold\": 0.95", "0.95", "| rope | 0.80 | 0.70 | below 128 |"}};
     for (int k = 0; k < 3; k++) {
         char two[2048];
         const char *key = "\"pes\": [\"rope\"], \"tasks\": [\"gpt2\"], \"seeds\": [1]", *seeds = strstr(cfg, key),
                    *after = seeds + strlen(key);
         assert_non_null(seeds);
-        snprintf(two, sizeof two, "%.*s\"pes\": [\"rope\", \"alibi\"], \"tasks\": [\"gpt2\"], \"seeds\": [1, 2]%.*s%s}",
+        snprintf(two, sizeof two,
+                 "%.*s\"pes\": [\"rope\", \"alibi\", \"fire\"], \"tasks\": [\"gpt2\"], \"seeds\": [1, 2]%.*s%s}",
                  (int)(seeds - cfg), cfg, (int)strlen(after) - 1, after, thresholds[k][0]);
         snprintf(path, sizeof path, "%s/rr.json", dir);
         assert_int_equal(tu_write_file(path, two, strlen(two)), 0);
         snprintf(cmd, sizeof cmd,
                  "cd '%s' && '%s' study rr.json --length --data '%s/data' --out rr --report && cd rr && "
                  "grep -c -F '| PE | 128 | 256 | effective length (>= %s) |' tables.md && grep -q -F '%s' tables.md && "
-                 "grep -q -F '| rope | 0.50 | 1.00 | below 128 |' tables.md && grep -c -F '| alibi | - | - | - |' "
-                 "tables.md && "
+                 "grep -q -F '| rope | 0.50 | 1.00 | below 128 |' tables.md && "
+                 "grep -q -F '| alibi | 1.00 | - | - |' tables.md && "
+                 "grep -q -F '| alibi | 0.50 | - | below 128 |' tables.md && "
+                 "grep -c -F '| fire | - | - | - |' tables.md && "
                  "test -s ruler_niah_single_gpt2_rope.png && test -s ruler_kv_gpt2_rope.png && "
-                 "! ls ruler_vt_* ruler_cwe_* ruler_*alibi* 2>/dev/null && "
+                 "test -s ruler_niah_single_gpt2_alibi.png && ! ls ruler_vt_* ruler_cwe_* ruler_*fire* 2>/dev/null && "
                  "grep -c 'the fraction of prompts answered whole, by the gold needle' report.html",
                  dir, POSEMB_BIN, POSEMB_SHARED, thresholds[k][1], thresholds[k][2]);
-        if (tu_run(cmd, out, sizeof out) || !strstr(out, "\n4\n4\n2\n")) /* 4 RULER tables, alibi in each; 2 heatmaps */
+        if (tu_run(cmd, out, sizeof out) || !strstr(out, "\n4\n4\n4\n")) /* 4 RULER tables, fire in each; 4 maps */
             fail_msg("effective length %s: %s", thresholds[k][1], out);
     }
 }

@@ -276,7 +276,8 @@ static void add_numbers(cJSON *o, const char *key, const double *v, int n)
 }
 
 /* The training mix a fine-tune reads (its sequences come from the study's mix), as results.jsonl's lines say
- * it: the passkey's share (%g, as there) and needle, RULER's tasks, share, keys and needle, the "model" keys. */
+ * it: the passkey's share (%g, as there) and needle, RULER's tasks, share, keys and needle, the "model" keys.
+ * Not ruler_trials: a fine-tune scores no RULER task. */
 static void mix_fields(const posemb_study_config *c, cJSON *o)
 {
     char g[32];

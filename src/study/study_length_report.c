@@ -186,7 +186,7 @@ static void effective_text(const pe_row *r, const posemb_study_config *c, int k,
             snprintf(buf, cap, "-");
             return;
         }
-        if (cell_mean(&r->ruler[i][k]) < c->len.ruler_threshold) break;
+        if (cell_mean(&r->ruler[i][k]) < c->len.ruler_threshold - 1e-6) break; /* a float's 0.8 is 0.800000012 */
         last = i;
     }
     if (last < 0) snprintf(buf, cap, "below %d", c->n_train * c->mults[0]);
@@ -578,7 +578,9 @@ static posemb_status ruler_figures(posemb_report *rep, const length_table *tb, c
     posemb_status st = POSEMB_OK;
     for (int k = 0; !st && c->len.ruler_trials && k < STUDY_RULER_TASKS; k++)
         for (int p = 0; !st && (c->len.ruler_tasks >> k & 1u) && study_ruler_has_depth(k) && p < c->n_pes; p++) {
-            if (!tb->row[t][p].rdepth_n[0][k]) continue; /* no run of this PE yet (--report) */
+            int runs = 0;
+            for (int i = 0; i < c->n_mults; i++) runs += tb->row[t][p].rdepth_n[i][k];
+            if (!runs) continue; /* no run of this PE yet (--report) */
             study_folder_of(c->pes[p], name, sizeof name);
             snprintf(path, sizeof path, "%s/ruler_%s_%s_%s.png", out, study_ruler_task_name(k), c->tasks[t], name);
             st = ruler_figure(tb, c, t, p, k, path, err);

@@ -51,7 +51,7 @@ def mean_by_length(m, pe, d, f):
 def effective(means):
     length = 0
     for n in LENGTHS:
-        if means[n] < THRESHOLD:
+        if means[n] < THRESHOLD - 1e-9:  # a mean of 0.7, 0.8, 0.9 is 0.7999999999999999
             break
         length = n
     return length
