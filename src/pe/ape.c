@@ -43,22 +43,22 @@ static double row_factor(const float *v, size_t w, double R)
     return R / sqrt(ss / (double)w + RMS_EPS);
 }
 
-/* out [n, width] <- the rows of pos (rms=R: each scaled to RMS R). */
+/* o [w] <- row v as the model adds it (rms=R: scaled to RMS R). */
+static void ape_row(const ape_state *s, const float *v, size_t w, float *o)
+{
+    if (s->rms <= 0) {
+        memcpy(o, v, w * sizeof *o);
+        return;
+    }
+    double f = row_factor(v, w, s->rms);
+    for (size_t i = 0; i < w; i++) o[i] = (float)(f * v[i]);
+}
+
+/* out [n, width] <- the rows of pos. */
 static void ape_rows(pe_comp *c, const int32_t *pos, long n, float *out)
 {
-    const ape_state *s = c->state;
-    const float *table = c->params[0].data;
     size_t w = (size_t)c->width;
-    for (long t = 0; t < n; t++) {
-        const float *v = table + (size_t)pos[t] * w;
-        float *o = out + (size_t)t * w;
-        if (s->rms <= 0) {
-            memcpy(o, v, w * sizeof *o);
-            continue;
-        }
-        double f = row_factor(v, w, s->rms);
-        for (size_t i = 0; i < w; i++) o[i] = (float)(f * v[i]);
-    }
+    for (long t = 0; t < n; t++) ape_row(c->state, c->params[0].data + (size_t)pos[t] * w, w, out + (size_t)t * w);
 }
 
 /* dv += dout, or with rms=R, r = rms(v): dv += (R / r) (dout - v (v . dout) / (w r^2)). */
@@ -89,11 +89,9 @@ static posemb_status ape_export(pe_comp *c, int n, posemb_arena *a, posemb_pe_ex
     posemb_pe_named_matrix *m =
         pe_export_add(out, a, "ape", "row x: the learned vector of position x", n, c->width, err);
     if (!m) return err ? err->code : POSEMB_ENOMEM;
-    int32_t *pos = malloc((size_t)n * sizeof *pos);
-    if (!pos) return posemb_fail(err, POSEMB_ENOMEM, "ape: out of memory");
-    for (int x = 0; x < n; x++) pos[x] = x;
-    ape_rows(c, pos, n, m->data); /* the rows as the model adds them (rms=: scaled) */
-    free(pos);
+    size_t w = (size_t)c->width;
+    for (int x = 0; x < n; x++) /* the rows as the model adds them (rms=: scaled) */
+        ape_row(c->state, c->params[0].data + (size_t)x * w, w, m->data + (size_t)x * w);
     return POSEMB_OK;
 }
 

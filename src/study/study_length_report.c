@@ -168,12 +168,11 @@ static int view_rows(const length_table *tb, const posemb_study_config *c, int t
 /* A view's columns after its label: one per length, and for a RULER task its effective length. */
 static int view_cols(const posemb_study_config *c, int v) { return c->n_mults + (v >= VIEW_RULER); }
 
-/* Column i's header: a length, or the effective length with its threshold. */
-static void view_header(const posemb_study_config *c, int v, int i, char *buf, size_t cap)
+/* Column i's header (i < view_cols): a length, or a RULER task's effective length with its threshold. */
+static void view_header(const posemb_study_config *c, int i, char *buf, size_t cap)
 {
-    if (i >= 0 && i < c->n_mults) snprintf(buf, cap, "%d", c->n_train * c->mults[i]);
-    else if (v >= VIEW_RULER) snprintf(buf, cap, "effective length (>= %g)", c->len.ruler_threshold);
-    else snprintf(buf, cap, "-");
+    if (i < c->n_mults) snprintf(buf, cap, "%d", c->n_train * c->mults[i]);
+    else snprintf(buf, cap, "effective length (>= %g)", c->len.ruler_threshold);
 }
 
 /* RULER task k's effective length in row r: the longest length up to which every length's mean over seeds is
@@ -274,7 +273,7 @@ static void md_task(FILE *f, const length_table *tb, const posemb_study_config *
         view_title(c, t, v, buf, sizeof buf);
         fprintf(f, "%s %s\n\n| %s |", v == VIEW_PPL ? "##" : "\n###", buf, v == VIEW_SCALED ? "scaling" : "PE");
         for (int i = 0; i < view_cols(c, v); i++) {
-            view_header(c, v, i, buf, sizeof buf);
+            view_header(c, i, buf, sizeof buf);
             fprintf(f, " %s |", buf);
         }
         fprintf(f, "\n|---|");
@@ -306,7 +305,7 @@ static void html_view(posemb_report *rep, const length_table *tb, const posemb_s
         for (int k = 0; k < cols; k++) {
             char *text = buf + ((size_t)(row + 1) * cols + k) * W;
             if (row < 0 && !k) text[0] = 0; /* the label column's header: cells[0] below */
-            else if (row < 0) view_header(c, v, k - 1, text, W);
+            else if (row < 0) view_header(c, k - 1, text, W);
             else if (!k) snprintf(text, W, "%s", view_label(c, v, row));
             else view_cell(tb, c, t, v, row, k - 1, text, W);
             cells[(row + 1) * cols + k] = text;
