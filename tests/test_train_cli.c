@@ -207,7 +207,7 @@ static void folder_listing(const char *name, char *buf, size_t cap)
 /* A run that cannot start leaves --out as it found it: no new folder, or an
  * existing one with only what it held (here after failures before the
  * corpus is read, after the token cache is written, and in the tokenizer
- * check that names RoBERTa's own special tokens). */
+ * check that names RoBERTa's own special tokens; an empty folder stays). */
 static void test_failed_start_leaves_no_folder(void **state)
 {
     char cmd[4096], args[2048], listing[1024], path[1200];
@@ -215,6 +215,8 @@ static void test_failed_start_leaves_no_folder(void **state)
     assert_int_equal(mkdir(path, 0755), 0);
     snprintf(path, sizeof path, "%s/kept/notes.txt", dir);
     assert_int_equal(tu_write_file(path, "mine", 4), 0);
+    snprintf(path, sizeof path, "%s/bare", dir); /* an empty folder: nothing to list (UBSan caught qsort(NULL)) */
+    assert_int_equal(mkdir(path, 0755), 0);
     struct {
         const char *args, *folder, *needle, *listing;
     } cases[] = {
@@ -226,6 +228,9 @@ static void test_failed_start_leaves_no_folder(void **state)
          "masked LM needs the tokenizer's <s>, </s> and <mask> tokens; ", "-"},
         {"--model bert --data %s/binary.bin --vocab %s/vocab.txt --out %s/kept", "kept", "not a text file",
          "notes.txt "},
+        {"--model bert --data %s/binary.bin --vocab %s/vocab.txt --out %s/bare", "bare", "not a text file", ""},
+        {"--model bert --data %s/bare --vocab %s/vocab.txt --out %s/new4", "new4", "the corpus has no tokens (0 files)",
+         "-"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const char *a = cases[i].args;

@@ -37,7 +37,8 @@ static posemb_status list_names(cli_outdir *o, DIR *d, posemb_error *err)
             return posemb_fail(err, POSEMB_ENOMEM, "%s: out of memory", o->path);
         o->n_before++;
     }
-    qsort(o->before, (size_t)o->n_before, sizeof *o->before, by_name);
+    /* An empty folder leaves before NULL, which qsort may not be given. */
+    if (o->n_before > 1) qsort(o->before, (size_t)o->n_before, sizeof *o->before, by_name);
     return POSEMB_OK;
 }
 

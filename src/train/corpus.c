@@ -53,7 +53,7 @@ static posemb_status walk(const char *dir, file_list *l, int depth, posemb_error
         if (add_path(&here, path)) break;
     }
     closedir(d);
-    qsort(here.paths, (size_t)here.n, sizeof *here.paths, cmp_str);
+    if (here.n > 1) qsort(here.paths, (size_t)here.n, sizeof *here.paths, cmp_str); /* NULL when empty */
     posemb_status st = POSEMB_OK;
     for (int i = 0; !st && i < here.n; i++) {
         struct stat sb;
