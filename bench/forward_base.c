@@ -73,7 +73,7 @@ int main(int argc, char **argv)
         if (i >= 0) ms[i] = 1e3 * (bench_now() - t0);
     }
     /* Probes of the output: from the same weights (bench/run --same-init) both engines agree on them. */
-    const float *h = posemb_model_hidden(m, s->layers);
+    const float *h = posemb_model_last_hidden(m);
     double mean_abs = 0, mean_c0 = 0;
     for (long i = 0; i < (long)N * s->hidden; i++) mean_abs += h[i] < 0 ? -h[i] : h[i];
     for (long i = 0; i < N; i++) mean_c0 += h[i * s->hidden];

@@ -34,7 +34,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", err.msg);
         rc = 1;
     } else {
-        const float *h = posemb_model_hidden(m, c->layers);
+        const float *h = posemb_model_last_hidden(m);
         printf("%s, PE %s: last_hidden_state [1, %d, %d]\n", c->architecture, posemb_pe_spec(posemb_model_pe(m)), T,
                c->hidden);
         for (int t = 0; t < T; t++)

@@ -34,6 +34,7 @@ static int teardown(void **state)
 }
 
 static int small_head_dim; /* Llama: 0 for hidden / heads */
+static int small_pre_ln;   /* BERT, RoBERTa: pre-LN layers */
 
 static posemb_model *small(posemb_arch arch, const char *spec, posemb_head head, int labels)
 {
@@ -48,6 +49,7 @@ static posemb_model *small(posemb_arch arch, const char *spec, posemb_head head,
     if (arch == POSEMB_ROBERTA) c.type_vocab = 1;
     if (arch == POSEMB_LLAMA) c.kv_heads = 2;
     c.head_dim = small_head_dim;
+    c.pre_ln = small_pre_ln && (arch == POSEMB_BERT || arch == POSEMB_ROBERTA);
     snprintf(c.pe, sizeof c.pe, "%s", spec);
     posemb_error err;
     posemb_model *m;
@@ -353,6 +355,96 @@ static void write_text(const char *name, const char *text)
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     assert_int_equal(tu_write_file(path, text, strlen(text)), 0);
+}
+
+/* dir/name's text, malloc'ed (fails the test when it cannot be read). */
+static char *read_text(const char *name)
+{
+    char path[1600];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("cannot open %s", path);
+    char *text = calloc(1, 1 << 16);
+    size_t n = fread(text, 1, (1 << 16) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    return text;
+}
+
+/* Pre-LN encoders: RoBERTa's as HF's roberta-prelayernorm (model_type, class
+ * names, the roberta_prelayernorm. prefix, attention.LayerNorm and
+ * intermediate.LayerNorm, the final LayerNorm), BERT's with posemb_pre_ln;
+ * both load back the same model; the keys that do not fit are refused. */
+static void test_pre_ln_folders(void **state)
+{
+    struct {
+        posemb_arch arch;
+        posemb_head head;
+        int labels;
+        const char *arch_name, *config_has, *tensor;
+    } cases[] = {
+        {POSEMB_ROBERTA, POSEMB_HEAD_MLM, 0, "RobertaPreLayerNormForMaskedLM", "\"roberta-prelayernorm\"",
+         "roberta_prelayernorm.encoder.layer.1.intermediate.LayerNorm.weight"},
+        {POSEMB_ROBERTA, POSEMB_HEAD_CLASSIFY, 3, "RobertaPreLayerNormForSequenceClassification",
+         "\"roberta-prelayernorm\"", "roberta_prelayernorm.LayerNorm.bias"},
+        {POSEMB_ROBERTA, POSEMB_HEAD_NONE, 0, "RobertaPreLayerNormModel", "\"roberta-prelayernorm\"",
+         "encoder.layer.0.attention.LayerNorm.weight"},
+        {POSEMB_BERT, POSEMB_HEAD_MLM, 0, "BertForMaskedLM", "\"posemb_pre_ln\":\ttrue", "bert.LayerNorm.weight"},
+    };
+    small_pre_ln = 1;
+    for (int i = 0; i < (int)(sizeof cases / sizeof *cases); i++) {
+        posemb_model *m = small(cases[i].arch, "ape", cases[i].head, cases[i].labels), *back;
+        char path[1200], file[1300];
+        snprintf(path, sizeof path, "%s/preln%d", dir, i); /* config.json as cJSON prints it: tabs */
+        posemb_error err;
+        if (posemb_model_save(m, path, &err) || posemb_model_load(&back, path, &err)) fail_msg("%s", err.msg);
+        snprintf(file, sizeof file, "preln%d/config.json", i);
+        char *text = read_text(file);
+        if (!strstr(text, cases[i].config_has)) fail_msg("%s lacks %s:\n%s", file, cases[i].config_has, text);
+        free(text);
+        posemb_st_file f;
+        snprintf(file, sizeof file, "%s/model.safetensors", path);
+        if (posemb_st_open(&f, file, &err)) fail_msg("%s", err.msg);
+        if (!posemb_st_find(&f, cases[i].tensor)) fail_msg("%s: no %s", file, cases[i].tensor);
+        assert_null(posemb_st_find(&f, "encoder.layer.0.attention.output.LayerNorm.weight"));
+        posemb_st_close(&f);
+        const posemb_config *b = posemb_model_config(back);
+        assert_int_equal(b->pre_ln, 1);
+        assert_string_equal(b->architecture, cases[i].arch_name);
+        assert_int_equal(posemb_model_n_floats(back), posemb_model_n_floats(m));
+        assert_memory_equal(posemb_model_weights(back), posemb_model_weights(m),
+                            posemb_model_n_floats(m) * sizeof(float));
+        posemb_model_free(back);
+        posemb_model_free(m);
+    }
+    small_pre_ln = 0;
+    posemb_model *out;
+    posemb_error err;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/preln0", dir);
+    /* RoBERTa says pre-LN by its model_type, not by posemb's key */
+    write_text("preln0/config.json", "{\"model_type\": \"roberta\", \"posemb_pre_ln\": true, \"hidden_size\": 64, "
+                                     "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": 200}");
+    assert_int_equal(posemb_model_load(&out, path, &err), POSEMB_EFORMAT);
+    assert_non_null(strstr(err.msg, "\"posemb_pre_ln\" is for model_type bert"));
+    write_text("preln0/config.json", "{\"model_type\": \"bert\", \"posemb_pre_ln\": \"yes\", \"hidden_size\": 64, "
+                                     "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": 200}");
+    assert_int_equal(posemb_model_load(&out, path, &err), POSEMB_EFORMAT);
+    assert_non_null(strstr(err.msg, "posemb_pre_ln"));
+    /* pre-LN weights under a post-LN config: the post-LN norms are missing, by name */
+    write_text("preln0/config.json",
+               "{\"model_type\": \"roberta\", \"architectures\": [\"RobertaForMaskedLM\"], "
+               "\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+               "\"intermediate_size\": 128, \"vocab_size\": 200, \"max_position_embeddings\": 64, "
+               "\"type_vocab_size\": 1, \"pad_token_id\": 1}");
+    assert_int_equal(posemb_model_load(&out, path, &err), POSEMB_EFORMAT);
+    printf("post-LN config over pre-LN weights: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "LayerNorm"));
+    posemb_config c;
+    posemb_config_defaults(&c, POSEMB_GPT2);
+    c.pre_ln = 1;
+    assert_int_equal(posemb_config_check(&c, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "pre_ln is an encoder's"));
 }
 
 /* Malformed folders: one message, naming what is wrong. */
@@ -717,6 +809,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hf_layout),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_pre_ln_folders),
         cmocka_unit_test(test_longrope_folder),
         cmocka_unit_test(test_llama_head_dim),
         cmocka_unit_test(test_sharded),

@@ -33,7 +33,7 @@ static double loss(harness *hs)
     posemb_batch b = {.B = B, .T = T, .ids = hs->ids, .types = hs->types, .mask = hs->mask};
     posemb_error err;
     if (posemb_model_forward(hs->m, &b, &err)) fail_msg("forward: %s", err.msg);
-    const float *h = posemb_model_hidden(hs->m, posemb_model_config(hs->m)->layers);
+    const float *h = posemb_model_last_hidden(hs->m);
     double l = 0;
     for (int i = 0; i < B * T * D; i++) l += (double)h[i] * hs->R[i];
     return l;
@@ -47,6 +47,7 @@ static int llama_gemma;    /* 1: Gemma 3's block (1 + w norms, post-norms, scale
 static int llama_llama4;   /* 1: Llama 4: layer 0 rotates, q/k normalised without weight, in chunks of 2 */
 static int neox_serial;    /* 1: GPT-NeoX with use_parallel_residual false */
 static int neox_no_bias;   /* 1: GPT-NeoX with attention_bias false */
+static int enc_pre_ln;     /* 1: BERT or RoBERTa with pre-LN layers and a final LayerNorm */
 
 static void setup_model(harness *hs, posemb_arch arch, const char *spec, int train)
 {
@@ -61,6 +62,7 @@ static void setup_model(harness *hs, posemb_arch arch, const char *spec, int tra
     c.ln_eps = 1e-5f;
     c.hidden_dropout = c.attn_dropout = 0.2f;
     if (arch == POSEMB_BERT || arch == POSEMB_ROBERTA) c.type_vocab = arch == POSEMB_BERT ? 2 : 1;
+    if (arch == POSEMB_BERT || arch == POSEMB_ROBERTA) c.pre_ln = enc_pre_ln;
     if (arch == POSEMB_LLAMA) c.kv_heads = 1; /* grouped-query: both heads read one key/value head */
     if (arch == POSEMB_LLAMA) c.head_dim = llama_head_dim;
     if (arch == POSEMB_LLAMA) c.attn_bias = c.attn_out_bias = c.mlp_bias = llama_biases;
@@ -148,7 +150,10 @@ static void check_model_mode(posemb_arch arch, const char *spec, int train)
     }
     posemb_pe_prepare(posemb_model_pe(hs.m));
     const char *names[] = {"BERT", "RoBERTa", "GPT-2", "Llama", "GPT-NeoX"};
-    printf("%-8s %-32s %s %5zu parameters, worst error/tolerance %.3f\n", names[arch], spec, train ? "train" : "eval ",
+    printf("%-8s %-32s %s %5zu parameters, worst error/tolerance %.3f\n", names[arch], spec,
+           enc_pre_ln ? (train ? "pre-LN train" : "pre-LN eval ")
+           : train    ? "train"
+                      : "eval ",
            n, worst);
     free(analytic);
     posemb_model_free(hs.m);
@@ -250,6 +255,20 @@ static void test_roberta(void **state)
 {
     const char *specs[] = {"ape", "rpe:k=2", "alibi"};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_ROBERTA, specs[i]);
+}
+
+/* Pre-LN encoders (HF's roberta-prelayernorm; BERT's posemb's own): the
+ * PEs of each kind of hook (input, attention logits, q/k, the layer input
+ * tupe and decoupled read), the final LayerNorm, and dropout on every site. */
+static void test_pre_ln(void **state)
+{
+    const char *specs[] = {"ape", "sin", "rpe:k=2", "rope", "alibi", "tupe", "decoupled:dim=4,layers=1", "none"};
+    enc_pre_ln = 1;
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) check_model(POSEMB_BERT, specs[i]);
+    check_model(POSEMB_ROBERTA, "ape");
+    check_model_mode(POSEMB_BERT, "rpe:k=2", 1);
+    check_model_mode(POSEMB_ROBERTA, "ape", 1);
+    enc_pre_ln = 0;
 }
 
 static void test_gpt2(void **state)
@@ -389,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_neox),
         cmocka_unit_test(test_bert),
         cmocka_unit_test(test_roberta),
+        cmocka_unit_test(test_pre_ln),
         cmocka_unit_test(test_gpt2),
         cmocka_unit_test(test_dropout),
         cmocka_unit_test(test_dropout_statistics),

@@ -29,10 +29,13 @@
 
 enum { V = 40, D = 16 };
 
+static int tiny_pre_ln; /* BERT, RoBERTa: pre-LN layers */
+
 static posemb_model *tiny(posemb_arch arch, const char *spec, int max_position)
 {
     posemb_config c;
     posemb_config_defaults(&c, arch);
+    c.pre_ln = tiny_pre_ln && (arch == POSEMB_BERT || arch == POSEMB_ROBERTA);
     c.vocab_size = V;
     c.hidden = D;
     c.layers = 2;
@@ -245,6 +248,17 @@ static void check_layer0_paths(void)
         assert_true(worst < 1e-5);
         posemb_model_free(m);
     }
+    /* a pre-LN encoder's layer 0 reads LN1 of the embeddings' LayerNorm */
+    tiny_pre_ln = 1;
+    const char *specs[] = {"ape", "decoupled", "rope"};
+    for (int i = 0; i < 3; i++) {
+        m = tiny(POSEMB_BERT, specs[i], 16);
+        worst = layer0_against_forward(m, &b, logits, 0);
+        printf("pre-LN BERT %s, layer 0: |softmax(layer0 logits) - forward's attention| <= %.2e\n", specs[i], worst);
+        assert_true(worst < 1e-5);
+        posemb_model_free(m);
+    }
+    tiny_pre_ln = 0;
 }
 
 static void test_packed_positions(void **state)

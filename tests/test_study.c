@@ -796,6 +796,20 @@ static void test_data_study(void **state)
              "! cmp -s pretrain/rpe.train_log.jsonl ../da/pretrain/rpe.train_log.jsonl && "
              "head -1 pretrain/rpe.train_log.jsonl > s2 && head -1 ../da/pretrain/rpe.train_log.jsonl > s1 && "
              "! cmp -s s1 s2");
+    /* pre_ln 1 pretrains (and fine-tunes) pre-LN layers: another pretraining, said on every line, and a
+     * folder of post-LN lines refuses it */
+    data_run("preln",
+             "{\"pes\": [\"rpe\"], \"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, "
+             "\"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"pretrain_steps\": 10, \"steps\": 1, ",
+             "\"pre_ln\": 1, \"jobs\": 1, \"analyze\": 0}",
+             "grep -q '\"pre_ln\": 1' results.jsonl && grep -q 'posemb_pre_ln' models/rpe/pretrain/config.json && "
+             "grep -q 'posemb_pre_ln' models/rpe/RTE-s1/config.json && "
+             "! cmp -s pretrain/rpe.train_log.jsonl ../alone/pretrain/rpe.train_log.jsonl");
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study preln.json --data '%s/data' --out alone", dir, POSEMB_BIN,
+             POSEMB_SHARED);
+    if (!tu_run(cmd, out, sizeof out) ||
+        !strstr(out, "line 1 came from a post-LN pretraining, this config's is pre-LN (\"pre_ln\")"))
+        fail_msg("a pre-LN config over post-LN lines: %s", out);
     /* the pretraining text chosen and cut (corpora, corpus_tokens), and its checkpoints kept (pretrain_keep) */
     snprintf(
         cmd, sizeof cmd,

@@ -128,30 +128,43 @@ static void test_kill_and_resume(void **state)
 /* A kill after the last checkpoint but before the final model (or before
  * the tokenizer's copy) leaves a run folder that is not a model folder;
  * --resume completes it, with the model the uninterrupted run wrote. */
-static void test_resume_completes_folder(void **state)
+static void resume_completes(const char *extra, const char *run)
 {
-    int rc = train("", "fin");
+    int rc = train(extra, run);
     if (rc) fail_msg("posemb train exited %d: %s", rc, out);
     char path[1200], saved[1200];
-    snprintf(path, sizeof path, "%s/fin/model.safetensors", dir);
-    snprintf(saved, sizeof saved, "%s/fin-model.safetensors", dir);
+    snprintf(path, sizeof path, "%s/%s/model.safetensors", dir, run);
+    snprintf(saved, sizeof saved, "%s/%s-model.safetensors", dir, run);
     assert_int_equal(rename(path, saved), 0);
     const char *gone[] = {"config.json", "vocab.txt"};
     for (int i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s/fin/%s", dir, gone[i]);
+        snprintf(path, sizeof path, "%s/%s/%s", dir, run, gone[i]);
         assert_int_equal(unlink(path), 0);
     }
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "'%s' train --resume --out %s/fin --threads 1", POSEMB_BIN, dir);
+    snprintf(cmd, sizeof cmd, "'%s' train --resume --out %s/%s --threads 1", POSEMB_BIN, dir, run);
     rc = tu_run(cmd, out, sizeof out);
     if (rc || !strstr(out, "nothing to do")) fail_msg("resume of a finished run exited %d: %s", rc, out);
     for (int i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s/fin/%s", dir, gone[i]);
+        snprintf(path, sizeof path, "%s/%s/%s", dir, run, gone[i]);
         if (access(path, F_OK)) fail_msg("%s not restored by --resume", path);
     }
-    snprintf(cmd, sizeof cmd, "cmp '%s' '%s/fin/model.safetensors'", saved, dir);
+    snprintf(cmd, sizeof cmd, "cmp '%s' '%s/%s/model.safetensors'", saved, dir, run);
     assert_int_equal(system(cmd), 0);
-    printf("--resume of a finished run restored its model (byte-identical), config and vocabulary\n");
+    printf("--resume of a finished run%s restored its model (byte-identical), config and vocabulary\n", extra);
+}
+
+/* With --pre-ln the checkpoints hold pre-LN layers: --resume must rebuild
+ * them from run.json, or the checkpoint's names would not load. */
+static void test_resume_completes_folder(void **state)
+{
+    resume_completes("", "fin");
+    resume_completes(" --pre-ln", "finpre");
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd,
+             "grep -q '\"posemb_pre_ln\":' '%s/finpre/config.json' && grep -q '\"pre_ln\":\t1' '%s/finpre/run.json'",
+             dir, dir);
+    assert_int_equal(system(cmd), 0);
 }
 
 static void test_lock_and_errors(void **state)
@@ -176,6 +189,9 @@ static void test_lock_and_errors(void **state)
         {"--model t5 --data x --out y", "--model t5: one of bert, roberta, gpt2", 2},
         {"--model bert --data x --out y --precision fp16", "--precision fp16: one of fp32, bf16", 2},
         {"--model gpt2 --task mlm --data x --out y", "does not fit --model gpt2", 2},
+        {"--model llama --pre-ln --data x --out y", "--pre-ln: BERT and RoBERTa only", 2},
+        {"--model bert --pre-ln --init %s/fin --data %s/corpus.txt --out %s/h", "/fin holds a post-LN BertForMaskedLM",
+         2},
         {"--resume --out /nonexistent/run", "no run to resume", 1},
         {"--resume --out y --steps 3", "give only --out", 2},
         {"--model bert --data /nonexistent --out %s/c --vocab %s/vocab.txt", "/nonexistent", 1},

@@ -61,6 +61,9 @@ typedef struct posemb_config {
     int head_dim;          /* Llama family: per-head width when not hidden / heads (Mistral-Nemo); 0: hidden / heads */
     int qk_norm;           /* Qwen3: each query and key head RMS-normalised (q_norm, k_norm [head_dim]) before the PE */
     int parallel_residual; /* GPT-NeoX's use_parallel_residual: x + attn(LN1(x)) + mlp(LN2(x)) */
+    /* Encoders: LayerNorm before each sublayer (x + attn(LN1(x)), then + ffn(LN2(.))) and once after the
+     * last layer, as HF's model_type roberta-prelayernorm; with BERT a posemb-only layout ("posemb_pre_ln") */
+    int pre_ln;
     /* Llama family: layers whose attention slides (bit l of sliding_layers: HF's layer_types
      * "sliding_attention", Mistral's every layer, Qwen2's from max_window_layers on), each query
      * seeing its sliding_window latest tokens; no bit set (or sliding_window 0): full attention */
@@ -88,8 +91,9 @@ POSEMB_API void posemb_config_defaults(posemb_config *c, posemb_arch arch);
  * EINVAL for combinations HF does not have (GPT-2 with a classifier). */
 POSEMB_API posemb_status posemb_config_set_head(posemb_config *c, posemb_head head, int num_labels, posemb_error *err);
 
-/* Reads a Hugging Face config.json (model_type bert, roberta or gpt2; the
- * PE from position_embedding_type, or posemb's own "posemb_pe" key). EIO,
+/* Reads a Hugging Face config.json (model_type bert, roberta,
+ * roberta-prelayernorm, gpt2, gpt_neox or the Llama family's; the PE from
+ * position_embedding_type, or posemb's own "posemb_pe" key). EIO,
  * EFORMAT naming the file and the key, ENOMEM; c may be partly filled on
  * failure. */
 POSEMB_API posemb_status posemb_config_load(posemb_config *c, const char *path, posemb_error *err);
@@ -192,10 +196,16 @@ typedef struct posemb_batch {
  * (random:max=), or a batch past the arena (which grows to fit): EINVAL for
  * an empty batch, ERANGE naming the token, type, position or table, ENOMEM. */
 POSEMB_API posemb_status posemb_model_forward(posemb_model *m, const posemb_batch *b, posemb_error *err);
-/* hidden_states.i [B, T, D], i in 0..layers, of the last forward pass:
- * owned by the model, valid until the next forward. NULL before a forward
- * pass, after a failed one, or for i out of range. */
+/* hidden_states.i [B, T, D], i in 0..layers, of the last forward pass, as
+ * HF's output_hidden_states gives them (the decoders' last after their final
+ * norm, a pre-LN encoder's before it): owned by the model, valid until the
+ * next forward. NULL before a forward pass, after a failed one, or for i out
+ * of range. */
 POSEMB_API const float *posemb_model_hidden(const posemb_model *m, int i);
+/* last_hidden_state [B, T, D], what the heads read: hidden_states.layers,
+ * or a pre-LN encoder's after its final LayerNorm. Same ownership; NULL
+ * before a forward pass or after a failed one. */
+POSEMB_API const float *posemb_model_last_hidden(const posemb_model *m);
 /* attentions.l [B, H, T, T], as hidden_states (NULL for l out of range or after an inference-mode
  * forward, which keeps no probabilities). */
 POSEMB_API const float *posemb_model_attention(const posemb_model *m, int l);

@@ -99,7 +99,7 @@ class _Config(ctypes.Structure):  # posemb/model.h
                 ("ln_eps", _c_float), ("initializer_range", _c_float), ("hidden_dropout", _c_float),
                 ("attn_dropout", _c_float), ("act", _c_int), ("kv_heads", _c_int), ("tie_embeddings", _c_int),
                 ("attn_bias", _c_int), ("attn_out_bias", _c_int), ("mlp_bias", _c_int), ("head_dim", _c_int), ("qk_norm", _c_int),
-                ("parallel_residual", _c_int), ("sliding_window", _c_int),
+                ("parallel_residual", _c_int), ("pre_ln", _c_int), ("sliding_window", _c_int),
                 ("sliding_layers", ctypes.c_ubyte * 128), ("gemma", _c_int), ("query_pre_attn_scalar", _c_float),
                 ("llama4", _c_int), ("attention_chunk", _c_int), ("qk_unit_norm", _c_int),
                 ("chunked_layers", ctypes.c_ubyte * 128), ("rope_layers", ctypes.c_ubyte * 128),
@@ -164,6 +164,7 @@ _model_config = _fn("posemb_model_config", ctypes.POINTER(_Config), _p)
 _model_pe = _fn("posemb_model_pe", _p, _p)
 _model_forward = _fn("posemb_model_forward", _c_int, _p, ctypes.POINTER(_Batch), ctypes.POINTER(_Error))
 _model_hidden = _fn("posemb_model_hidden", _pfloat, _p, _c_int)
+_model_last_hidden = _fn("posemb_model_last_hidden", _pfloat, _p)
 _model_attention = _fn("posemb_model_attention", _pfloat, _p, _c_int)
 _model_pooled = _fn("posemb_model_pooled", _pfloat, _p)
 _model_head_logits = _fn("posemb_model_head_logits", _pfloat, _p, ctypes.POINTER(_Error))
@@ -388,7 +389,7 @@ class Model:
         c = self.config
         D, H, L = c["hidden"], c["heads"], c["layers"]
         hidden = tuple(_copy(_model_hidden(self._m, i), (B, T, D)) for i in range(L + 1))
-        out = {"last_hidden_state": hidden[-1], "hidden_states": hidden,
+        out = {"last_hidden_state": _copy(_model_last_hidden(self._m), (B, T, D)), "hidden_states": hidden,
                "attentions": tuple(_copy(_model_attention(self._m, l), (B, H, T, T)) for l in range(L))}
         pooled = _model_pooled(self._m)
         if pooled:

@@ -28,7 +28,7 @@ static posemb_status write_outputs(posemb_model *m, const posemb_inputs *in, con
     char names[2 * 1024 + 2][32];
     posemb_st_writer w;
     posemb_st_writer_init(&w);
-    posemb_status st = posemb_st_writer_add_f32(&w, "last_hidden_state", 3, hs, posemb_model_hidden(m, c->layers), err);
+    posemb_status st = posemb_st_writer_add_f32(&w, "last_hidden_state", 3, hs, posemb_model_last_hidden(m), err);
     for (int i = 0; !st && i <= c->layers; i++) {
         snprintf(names[i], sizeof names[i], "hidden_states.%d", i);
         st = posemb_st_writer_add_f32(&w, names[i], 3, hs, posemb_model_hidden(m, i), err);

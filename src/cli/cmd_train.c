@@ -25,7 +25,7 @@ static const char USAGE[] =
     "usage: posemb train --model bert|roberta|gpt2|llama|gpt_neox --data PATH --out DIR [--pe SPEC] [--task mlm|clm]\n"
     "                    [--init HF_DIR] [--vocab FILE [--merges FILE] | --tokenizer FILE]\n"
     "                    [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N]\n"
-    "                    [--intermediate N] [--max-position N]\n"
+    "                    [--intermediate N] [--max-position N] [--pre-ln]\n"
     "                    [--seq-len N] [--batch-size N] [--accum N] [--steps N] [--lr X] [--warmup N]\n"
     "                    [--weight-decay X] [--dropout X] [--seed N] [--threads N] [--precision fp32|bf16]\n"
     "                    [--log-every N] [--eval-every N] [--eval-batches N] [--save-every N] [--keep N]\n"
@@ -45,6 +45,8 @@ static const char USAGE[] =
     "                    Llama: --kv-heads (grouped-query attention) = heads,\n"
     "                    --head-dim (attention heads x head-dim wide) = hidden / heads,\n"
     "                    --seq-len 128, --max-position = seq-len (+2 for RoBERTa)\n"
+    "  --pre-ln          BERT, RoBERTa: LayerNorm before each sublayer and after the last layer\n"
+    "                    (HF's roberta-prelayernorm; BERT's is posemb's own), not after each sublayer\n"
     "  training          defaults: --batch-size 32, --accum 1, --steps 1000, --lr 5e-4,\n"
     "                    --warmup steps/10, --weight-decay 0.01, --dropout 0.1, --seed 0\n"
     "  --precision P     fp32 (default) or bf16: the dense layers' products in bfloat16 with float32\n"
@@ -55,7 +57,7 @@ static const char USAGE[] =
 typedef struct train_cmd {
     const char *model, *pe, *task, *data, *out, *init, *vocab, *merges, *tokenizer, *precision;
     int layers, hidden, heads, kv_heads, head_dim, intermediate, max_position, seq_len, batch, accum, threads, resume,
-        eval_batches, keep;
+        eval_batches, keep, pre_ln;
     long steps, warmup, log_every, eval_every, save_every;
     double lr, weight_decay, dropout;
     long seed;
@@ -126,6 +128,10 @@ static int parse_flag(cli_args *a, train_cmd *c)
         c->resume = 1;
         return 0;
     }
+    if (cli_is(a, "--pre-ln")) {
+        c->pre_ln = 1;
+        return 0;
+    }
     return cli_usage_error(a, "unknown flag '%s' (see 'posemb train --help')", a->argv[a->i]);
 }
 
@@ -191,6 +197,7 @@ static int parse(int argc, char **argv, train_cmd *c)
     if (c->kv_heads && (strcmp(c->model, "llama") || c->heads % c->kv_heads))
         return cli_usage_error(&a, "--kv-heads %d: Llama only, dividing --heads %d", c->kv_heads, c->heads);
     if (c->head_dim && strcmp(c->model, "llama")) return cli_usage_error(&a, "--head-dim %d: Llama only", c->head_dim);
+    if (c->pre_ln && causal) return cli_usage_error(&a, "--pre-ln: BERT and RoBERTa only (the decoders are pre-LN)");
     posemb_precision prec;
     if (!posemb_precision_parse(c->precision, &prec))
         return cli_usage_error(&a, "--precision %s: one of fp32, bf16", c->precision);
@@ -234,7 +241,8 @@ static cJSON *run_json(const train_cmd *c)
                 {"eval_every", (double)c->eval_every},
                 {"eval_batches", c->eval_batches},
                 {"save_every", (double)c->save_every},
-                {"keep", c->keep}};
+                {"keep", c->keep},
+                {"pre_ln", c->pre_ln}};
     for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) cJSON_AddNumberToObject(r, nums[i].k, nums[i].v);
     return r;
 }
@@ -273,11 +281,11 @@ static posemb_status load_run(train_cmd *c, posemb_error *err)
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, skeys[i]);
         *strs[i] = cJSON_IsString(v) ? v->valuestring : NULL;
     }
-    int *ints[] = {&c->layers, &c->hidden, &c->heads,        &c->intermediate, &c->max_position, &c->seq_len,
-                   &c->batch,  &c->accum,  &c->eval_batches, &c->keep,         &c->kv_heads,     &c->head_dim};
-    const char *ikeys[] = {
-        "layers", "hidden", "heads",        "intermediate", "max_position", "seq_len",
-        "batch",  "accum",  "eval_batches", "keep",         "kv_heads",     "head_dim"}; /* the last two: 0 if absent */
+    int *ints[] = {&c->layers, &c->hidden,       &c->heads, &c->intermediate, &c->max_position, &c->seq_len, &c->batch,
+                   &c->accum,  &c->eval_batches, &c->keep,  &c->kv_heads,     &c->head_dim,     &c->pre_ln};
+    const char *ikeys[] = {"layers", "hidden",       "heads", "intermediate", "max_position", "seq_len", "batch",
+                           "accum",  "eval_batches", "keep",  "kv_heads",     "head_dim",     "pre_ln"};
+    /* kv_heads, head_dim, pre_ln: 0 if absent (runs started before they existed) */
     for (size_t i = 0; i < sizeof ikeys / sizeof *ikeys; i++)
         *ints[i] = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, ikeys[i]));
     long *longs[] = {&c->steps, &c->warmup, &c->seed, &c->log_every, &c->eval_every, &c->save_every};
@@ -386,8 +394,11 @@ static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok
         if (cfg.arch != arch)
             return posemb_fail(err, POSEMB_EINVAL, "--init %s holds a %s, not --model %s", c->init, cfg.architecture,
                                c->model);
+        if (c->pre_ln && !cfg.pre_ln)
+            return posemb_fail(err, POSEMB_EINVAL, "--pre-ln: --init %s holds a post-LN %s", c->init, cfg.architecture);
     } else {
         posemb_config_defaults(&cfg, arch);
+        cfg.pre_ln = c->pre_ln;
         cfg.layers = c->layers;
         cfg.hidden = c->hidden;
         cfg.heads = c->heads;

@@ -27,8 +27,9 @@ static const char *probe_tensor(const posemb_model *m)
  * "bert."/"roberta." for models with a head, "transformer." for GPT2LMHeadModel. */
 static const char *base_prefix(const posemb_model *m, const posemb_st_file *f)
 {
-    static const char *const enc[] = {"", "bert.", "roberta.", NULL}, *const dec[] = {"", "transformer.", NULL},
-                             *const llama[] = {"", "model.", NULL}, *const neox[] = {"", "gpt_neox.", NULL};
+    static const char *const enc[] = {"", "bert.", "roberta.", "roberta_prelayernorm.", NULL},
+                             *const dec[] = {"", "transformer.", NULL}, *const llama[] = {"", "model.", NULL},
+                             *const neox[] = {"", "gpt_neox.", NULL};
     const char *const *cands = m->cfg.arch == POSEMB_GPT2    ? dec
                                : m->cfg.arch == POSEMB_LLAMA ? llama
                                : m->cfg.arch == POSEMB_NEOX  ? neox
@@ -45,7 +46,8 @@ static const char *base_prefix(const posemb_model *m, const posemb_st_file *f)
 /* The base prefix of a sharded checkpoint, from its index's weight_map. */
 static const char *index_prefix(const posemb_model *m, const cJSON *map)
 {
-    static const char *const cands[] = {"", "bert.", "roberta.", "transformer.", "model.", "gpt_neox.", NULL};
+    static const char *const cands[] = {"",       "bert.",     "roberta.", "roberta_prelayernorm.", "transformer.",
+                                        "model.", "gpt_neox.", NULL};
     char name[160];
     for (int i = 0; cands[i]; i++) {
         snprintf(name, sizeof name, "%s%s", cands[i], probe_tensor(m));
@@ -131,7 +133,7 @@ static posemb_status load_file(posemb_model *m, const char *path, int lenient, i
     if (!prefix)
         st = posemb_fail(err, POSEMB_EFORMAT,
                          "%s: no %s tensors (looked for %s with prefixes '', bert., roberta., "
-                         "transformer., model., gpt_neox.)",
+                         "roberta_prelayernorm., transformer., model., gpt_neox.)",
                          path, m->cfg.architecture, probe_tensor(m));
     for (int i = 0; !st && i < m->n_params; i++) st = load_param(m, &f, prefix, &m->params[i], lenient, missing, err);
     if (!st && !lenient) st = check_leftovers(m, &f, prefix, err);

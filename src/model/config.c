@@ -96,6 +96,14 @@ static posemb_status parse_encoder(const cJSON *r, posemb_config *c, const char 
         (st = config_get_float(r, "attention_probs_dropout_prob", 0, 1, &c->attn_dropout, path, err)))
         return st;
     if ((st = config_parse_act(config_get_string(r, "hidden_act"), &c->act, path, err))) return st;
+    /* BERT with pre-LN layers is posemb's own; RoBERTa's says so by its model_type */
+    const cJSON *own_ln = cJSON_GetObjectItemCaseSensitive(r, "posemb_pre_ln");
+    if (own_ln && c->arch != POSEMB_BERT)
+        return posemb_fail(err, POSEMB_EFORMAT,
+                           "%s: \"posemb_pre_ln\" is for model_type bert (RoBERTa's is "
+                           "model_type roberta-prelayernorm)",
+                           path);
+    if ((st = config_get_bool(r, "posemb_pre_ln", &c->pre_ln, path, err))) return st;
     return parse_pe(r, c, path, err);
 }
 
@@ -140,6 +148,7 @@ static const char *const ARCH_PREFIX[] = {"Bert", "Roberta", "GPT2", "Llama", "G
 /* The HF class prefix: the architecture's, or for the Llama family its model_type's. */
 static const char *arch_prefix(const posemb_config *c)
 {
+    if (c->arch == POSEMB_ROBERTA && c->pre_ln) return "RobertaPreLayerNorm";
     if (c->arch != POSEMB_LLAMA) return ARCH_PREFIX[c->arch];
     return !strcmp(c->model_type, "mistral")       ? "Mistral"
            : !strcmp(c->model_type, "qwen2")       ? "Qwen2"
@@ -212,7 +221,7 @@ static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *pa
     if (!type) return posemb_fail(err, POSEMB_EFORMAT, "%s: no \"model_type\" string", path);
     posemb_arch arch;
     if (!strcmp(type, "bert")) arch = POSEMB_BERT;
-    else if (!strcmp(type, "roberta")) arch = POSEMB_ROBERTA;
+    else if (!strcmp(type, "roberta") || !strcmp(type, "roberta-prelayernorm")) arch = POSEMB_ROBERTA;
     else if (!strcmp(type, "gpt2")) arch = POSEMB_GPT2;
     else if (!strcmp(type, "llama") || !strcmp(type, "mistral") || !strcmp(type, "qwen2") || !strcmp(type, "qwen3") ||
              !strcmp(type, "qwen2_vl_text") || !strcmp(type, "qwen3_vl_text") || !strcmp(type, "gemma3_text") ||
@@ -220,12 +229,14 @@ static posemb_status parse_root(const cJSON *r, posemb_config *c, const char *pa
         arch = POSEMB_LLAMA;
     else if (!strcmp(type, "gpt_neox")) arch = POSEMB_NEOX;
     else
-        return posemb_fail(err, POSEMB_EFORMAT,
-                           "%s: model_type \"%s\" is not supported (bert, roberta, gpt2, llama, mistral, qwen2, "
-                           "qwen3, qwen2_vl_text, qwen3_vl_text, gemma3_text, llama4_text, smollm3, gpt_neox)",
-                           path, type);
+        return posemb_fail(
+            err, POSEMB_EFORMAT,
+            "%s: model_type \"%s\" is not supported (bert, roberta, roberta-prelayernorm, gpt2, llama, mistral, qwen2, "
+            "qwen3, qwen2_vl_text, qwen3_vl_text, gemma3_text, llama4_text, smollm3, gpt_neox)",
+            path, type);
     posemb_config_defaults(c, arch);
     if (arch == POSEMB_LLAMA) snprintf(c->model_type, sizeof c->model_type, "%s", type);
+    c->pre_ln = !strcmp(type, "roberta-prelayernorm");
     const cJSON *archs = cJSON_GetObjectItemCaseSensitive(r, "architectures");
     if (cJSON_IsArray(archs) && cJSON_IsString(cJSON_GetArrayItem(archs, 0)))
         snprintf(c->architecture, sizeof c->architecture, "%s", cJSON_GetArrayItem(archs, 0)->valuestring);
@@ -316,6 +327,8 @@ posemb_status config_check_sizes(const posemb_config *c, posemb_error *err)
     if (!c->head_dim && c->hidden % c->heads)
         return posemb_fail(err, POSEMB_EINVAL, "config: hidden size %d is not a multiple of %d heads", c->hidden,
                            c->heads);
+    if (c->pre_ln && c->arch != POSEMB_BERT && c->arch != POSEMB_ROBERTA)
+        return posemb_fail(err, POSEMB_EINVAL, "config: pre_ln is an encoder's (BERT, RoBERTa) setting");
     if (c->arch == POSEMB_ROBERTA && c->max_position <= c->pad_token_id + 1)
         return posemb_fail(err, POSEMB_EINVAL, "config: RoBERTa needs max_position_embeddings > pad_token_id + 1");
     if (c->pad_token_id >= c->vocab_size)
@@ -335,7 +348,11 @@ static const char *hf_pe_type(const char *spec)
 static cJSON *encoder_json(const posemb_config *c)
 {
     cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "model_type", c->arch == POSEMB_ROBERTA ? "roberta" : "bert");
+    cJSON_AddStringToObject(r, "model_type",
+                            c->arch == POSEMB_BERT ? "bert"
+                            : c->pre_ln            ? "roberta-prelayernorm"
+                                                   : "roberta");
+    if (c->arch == POSEMB_BERT && c->pre_ln) cJSON_AddBoolToObject(r, "posemb_pre_ln", 1);
     config_sizes_json(r, c);
     cJSON_AddNumberToObject(r, "type_vocab_size", c->type_vocab);
     cJSON_AddNumberToObject(r, "pad_token_id", c->pad_token_id);

@@ -1,7 +1,8 @@
 /* GPT-2 decoder, pre-LayerNorm and causal:
  *   h0 = WE[ids] (+ PE input hook)
  *   r1 = h + attn(LN1(h)) Wo;  h' = r1 + gelu(LN2(r1) Wi) Wf;  out = LN_f(h_L)
- * Conv1D weights are [in, out]. N = B*T rows. */
+ * Conv1D weights are [in, out]. N = B*T rows. The block is also the pre-LN
+ * encoder's (encoder.c), with [out, in] weights and attention both ways. */
 #include <math.h>
 #include <string.h>
 
@@ -12,48 +13,48 @@
 #define GR(ptr) (m->g + ((ptr)-m->w)) /* the gradient of a parameter view */
 
 /* x [N, D] -> out [N, D] for block l. */
-static void layer_forward(posemb_model *m, int l, const float *x, float *out)
+void preln_block_forward(posemb_model *m, int l, const float *x, float *out)
 {
     const posemb_layer_params *p = &m->L[l];
     layer_acts *a = model_layer_acts(m, l);
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
     float eps = m->cfg.ln_eps;
+    posemb_nn_wlayout lay = model_wlayout(m);
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
     posemb_nn_layernorm_forward(a->a, a->mean1, a->rstd1, x, p->ln1_w, p->ln1_b, N, D, eps);
     posemb_pe_layer_input_forward(m->pe, l, a->a, m->B, m->T, m->a.pe_layer_scratch);
-    posemb_nn_linear_forward(m->mm, a->qkv, a->a, p->qkv_w, p->qkv_b, N, D, 3 * D, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_forward(m->mm, a->qkv, a->a, p->qkv_w, p->qkv_b, N, D, 3 * D, lay);
     posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, model_probs_out(m, a), a->z,
                                 m->a.attn_scratch);
-    posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, D, D, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, D, D, lay);
     model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
     posemb_nn_layernorm_forward(a->h1, a->mean2, a->rstd2, a->r1, p->ln2_w, p->ln2_b, N, D, eps);
-    posemb_nn_linear_forward(m->mm, a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_forward(m->mm, a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, lay);
     posemb_nn_gelu_forward(a->ga, a->fi, (long)N * I, m->cfg.act);
-    posemb_nn_linear_forward(m->mm, out, a->ga, p->fo_w, p->fo_b, N, I, D, POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_forward(m->mm, out, a->ga, p->fo_w, p->fo_b, N, I, D, lay);
     model_drop_add(m, l, SITE_FFN_OUT, out, a->r1, (long)N * D);
 }
 
 /* dout [N, D] (grad of block l's output) -> dx [N, D] (grad of its input x), overwritten. */
-static void layer_backward(posemb_model *m, int l, const float *x, const float *dout, float *dx)
+void preln_block_backward(posemb_model *m, int l, const float *x, const float *dout, float *dx)
 {
     const posemb_layer_params *p = &m->L[l];
     const layer_acts *a = &m->a.layer[l];
     model_acts *s = &m->a;
     int N = m->B * m->T, D = m->cfg.hidden;
     size_t ND = (size_t)N * D;
+    posemb_nn_wlayout lay = model_wlayout(m);
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
     memcpy(s->dres, dout, ND * sizeof(float)); /* out = r1 + dropout(ffn) */
-    decoder_mlp_backward(m, l, model_undrop(m, l, SITE_FFN_OUT, dout, s->dz, (long)ND), POSEMB_NN_W_IN_OUT);
+    decoder_mlp_backward(m, l, model_undrop(m, l, SITE_FFN_OUT, dout, s->dz, (long)ND), lay);
     posemb_nn_layernorm_backward(s->dres, GR(p->ln2_w), GR(p->ln2_b), s->dh, a->r1, p->ln2_w, a->mean2, a->rstd2, N, D);
     memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + dropout(attn) */
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
     memset(s->dz, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D,
-                              POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D, lay);
     posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
     memset(s->dh, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dh, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, 3 * D,
-                              POSEMB_NN_W_IN_OUT);
+    posemb_nn_linear_backward(m->mm, s->dh, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, 3 * D, lay);
     posemb_pe_layer_input_backward(m->pe, l, a->a, m->B, m->T, s->dh, s->pe_layer_scratch);
     posemb_nn_layernorm_backward(dx, GR(p->ln1_w), GR(p->ln1_b), s->dh, x, p->ln1_w, a->mean1, a->rstd1, N, D);
 }
@@ -131,6 +132,6 @@ void decoder_backward_with(posemb_model *m, decoder_layer_backward_fn backward_l
     decoder_embed_backward(m, decoder_layers_backward(m, backward_layer, dout), -1);
 }
 
-void decoder_forward(posemb_model *m) { decoder_forward_with(m, layer_forward); }
+void decoder_forward(posemb_model *m) { decoder_forward_with(m, preln_block_forward); }
 
-void decoder_backward(posemb_model *m, const float *dlast) { decoder_backward_with(m, layer_backward, dlast); }
+void decoder_backward(posemb_model *m, const float *dlast) { decoder_backward_with(m, preln_block_backward, dlast); }

@@ -1,6 +1,9 @@
 /* BERT/RoBERTa encoder, post-LayerNorm:
  *   h0 = LN(WE[ids] + TT[types] (+ PE input hook))
  *   r1 = h + attn(h) Wo;  h1 = LN1(r1);  r2 = h1 + gelu(h1 Wi) Wf;  h' = LN2(r2)
+ * or pre-LayerNorm (cfg.pre_ln, HF's roberta-prelayernorm): the same h0, then
+ * GPT-2's block both ways (decoder.c), h' = r1 + gelu(LN2(r1) Wi) Wf with
+ * r1 = h + attn(LN1(h)) Wo, and out = LN_f(h_L).
  * N = B*T rows; D width; I feed-forward width. */
 #include <string.h>
 
@@ -76,7 +79,10 @@ void encoder_forward(posemb_model *m)
     uint64_t key;
     float p = model_dropout(m, 0, SITE_EMB, &key);
     if (p > 0.0f) posemb_nn_dropout_forward(a->h[0], a->h[0], (long)N * D, p, key);
-    for (int l = 0; l < m->cfg.layers; l++) layer_forward(m, l, a->h[l], a->h[l + 1]);
+    int L = m->cfg.layers;
+    for (int l = 0; l < L; l++) (m->cfg.pre_ln ? preln_block_forward : layer_forward)(m, l, a->h[l], a->h[l + 1]);
+    if (m->cfg.pre_ln)
+        posemb_nn_layernorm_forward(a->hf, a->hf_mean, a->hf_rstd, a->h[L], m->lnf_w, m->lnf_b, N, D, m->cfg.ln_eps);
 }
 
 void encoder_backward(posemb_model *m, const float *dlast)
@@ -87,9 +93,16 @@ void encoder_backward(posemb_model *m, const float *dlast)
     float *G = m->g;
     const float *dout = dlast;
     float *bufs[2] = {a->dx, a->dx2};
+    if (m->cfg.pre_ln) { /* out = LN_f(h_L): into the buffer layer L - 1 does not write */
+        float *dh = bufs[L % 2];
+        memset(dh, 0, ND * sizeof(float));
+        posemb_nn_layernorm_backward(dh, G + (m->lnf_w - m->w), G + (m->lnf_b - m->w), dlast, a->h[L], m->lnf_w,
+                                     a->hf_mean, a->hf_rstd, N, D);
+        dout = dh;
+    }
     for (int l = L - 1; l >= 0; l--) {
         float *dx = bufs[l % 2];
-        layer_backward(m, l, a->h[l], dout, dx);
+        (m->cfg.pre_ln ? preln_block_backward : layer_backward)(m, l, a->h[l], dout, dx);
         dout = dx;
     }
     const float *dln = model_undrop(m, 0, SITE_EMB, dout, a->dres, (long)ND);

@@ -11,7 +11,7 @@
 
 #define GR(ptr) (m->g + ((ptr)-m->w)) /* the gradient of a parameter view */
 
-static const float *last_hidden(const posemb_model *m) { return posemb_model_hidden(m, m->cfg.layers); }
+static const float *last_hidden(const posemb_model *m) { return posemb_model_last_hidden(m); }
 
 /* Copies rows rows[0..M) of src [N, D] into dst [M, D]. */
 static void gather(float *dst, const float *src, const int32_t *rows, int M, int D)

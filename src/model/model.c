@@ -398,7 +398,7 @@ void posemb_model_set_inference(posemb_model *m, int on) { m->inference = on != 
 
 const posemb_layer_params *posemb_model_layer(const posemb_model *m, int l, posemb_nn_wlayout *layout)
 {
-    if (layout) *layout = m->cfg.arch == POSEMB_GPT2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN;
+    if (layout) *layout = model_wlayout(m);
     return l >= 0 && l < m->cfg.layers ? &m->L[l] : NULL;
 }
 
@@ -423,6 +423,11 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
     const float *lnb = gpt2 || neox ? m->L[0].ln1_b : m->emb_ln_b;
     if (llama) posemb_nn_rmsnorm_forward(la->a, la->rstd1, a->emb, lnw, N, D, c->ln_eps);
     else posemb_nn_layernorm_forward(la->a, la->mean1, la->rstd1, a->emb, lnw, lnb, N, D, c->ln_eps);
+    if (c->pre_ln) { /* a pre-LN encoder's layer 0 reads LN1 of the embeddings' LayerNorm */
+        memcpy(a->h[0], la->a, (size_t)N * D * sizeof(float));
+        posemb_nn_layernorm_forward(la->a, la->mean1, la->rstd1, a->h[0], m->L[0].ln1_w, m->L[0].ln1_b, N, D,
+                                    c->ln_eps);
+    }
     posemb_nn_linear_forward(m->mm, neox ? a->qkv_hf : la->qkv, la->a, m->L[0].qkv_w, m->L[0].qkv_b, N, D, ld,
                              gpt2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN);
     if (neox) neox_qkv_from_hf(la->qkv, a->qkv_hf, N, H, d);
@@ -470,9 +475,15 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
 
 const float *posemb_model_hidden(const posemb_model *m, int i)
 {
-    if (!m->B || i < 0 || i > m->cfg.layers) return NULL; /* no forward pass yet, or no such layer */
-    if (i == m->cfg.layers && model_is_decoder(m)) return m->a.hf;
+    if (!m->B || i < 0 || i > m->cfg.layers) return NULL;          /* no forward pass yet, or no such layer */
+    if (i == m->cfg.layers && model_is_decoder(m)) return m->a.hf; /* HF's decoders add theirs after the norm */
     return m->a.h[i];
+}
+
+const float *posemb_model_last_hidden(const posemb_model *m)
+{
+    if (!m->B) return NULL;
+    return model_has_final_norm(m) ? m->a.hf : m->a.h[m->cfg.layers];
 }
 
 const float *posemb_model_attention(const posemb_model *m, int l)
@@ -493,7 +504,8 @@ const float *posemb_model_pooled(posemb_model *m)
     if (m->has_pooled) return m->a.pooled;
     int D = m->cfg.hidden;
     for (int b = 0; b < m->B; b++)
-        memcpy(m->a.pool_in + (size_t)b * D, m->a.h[m->cfg.layers] + (size_t)b * m->T * D, (size_t)D * sizeof(float));
+        memcpy(m->a.pool_in + (size_t)b * D, posemb_model_last_hidden(m) + (size_t)b * m->T * D,
+               (size_t)D * sizeof(float));
     posemb_nn_linear_forward(m->mm, m->a.pooled, m->a.pool_in, m->pool_w, m->pool_b, m->B, D, D, POSEMB_NN_W_OUT_IN);
     posemb_nn_tanh_forward(m->a.pooled, m->a.pooled, (long)m->B * D);
     m->has_pooled = 1;

@@ -111,9 +111,9 @@ posemb_status config_embed_factors(const char *spec, cJSON *root, char *out, siz
 /* Makes a relative factors= path of c->pe relative to the folder of path. */
 posemb_status config_resolve_factors(posemb_config *c, const char *path, posemb_error *err);
 
-/* Activations of one layer, [N = B*T rows]. Encoders (post-LN) keep
+/* Activations of one layer, [N = B*T rows]. Post-LN encoders keep
  * r1 = x + attn, h1 = LN1(r1), r2 = h1 + ffn; decoders (pre-LN) keep
- * a = LN1(x), r1 = x + attn, h1 = LN2(r1). */
+ * a = LN1(x), r1 = x + attn, h1 = LN2(r1), as pre-LN encoders do. */
 typedef struct layer_acts {
     float *a, *qkv, *probs, *z, *r1, *h1, *fi, *ga, *r2;
     float *mean1, *rstd1, *mean2, *rstd2;
@@ -200,6 +200,15 @@ static inline int model_is_decoder(const posemb_model *m)
     return m->cfg.arch == POSEMB_GPT2 || m->cfg.arch == POSEMB_LLAMA || m->cfg.arch == POSEMB_NEOX;
 }
 
+/* A norm after the last layer (a->hf, lnf_w): every decoder's, and a pre-LN encoder's. */
+static inline int model_has_final_norm(const posemb_model *m) { return model_is_decoder(m) || m->cfg.pre_ln; }
+
+/* How the linear layers hold their weights: GPT-2's Conv1D [in, out], everyone else's [out, in]. */
+static inline posemb_nn_wlayout model_wlayout(const posemb_model *m)
+{
+    return m->cfg.arch == POSEMB_GPT2 ? POSEMB_NN_W_IN_OUT : POSEMB_NN_W_OUT_IN;
+}
+
 /* Key/value heads: a Llama's kv_heads (grouped-query attention), else one per query head. */
 static inline int model_kv_heads(const posemb_config *c) { return c->arch == POSEMB_LLAMA ? c->kv_heads : c->heads; }
 
@@ -241,6 +250,10 @@ int model_lm_chunk(int vocab, size_t rows);
 void encoder_forward(posemb_model *m);
 void encoder_backward(posemb_model *m, const float *dlast);
 void decoder_forward(posemb_model *m);
+/* The pre-LayerNorm block with LayerNorms, biases and a GELU MLP (decoder.c), x [N, D] -> out [N, D]:
+ * GPT-2's layer, and the pre-LN encoder's (causal or not as the architecture's attention is). */
+void preln_block_forward(posemb_model *m, int l, const float *x, float *out);
+void preln_block_backward(posemb_model *m, int l, const float *x, const float *dout, float *dx);
 /* Shared by the decoders (decoder.c): h0 = E[ids] (+ the PE's input hook), dropout; */
 void decoder_embed(posemb_model *m);
 /* the layers' backward passes from dout (the last layer's output gradient)

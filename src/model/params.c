@@ -91,14 +91,17 @@ static void layout_encoder_layer(posemb_model *m, int l)
     layer_param(m, pre, l, "attention.self.value.bias", D, 0, 0);
     L->ao_w = layer_param(m, pre, l, "attention.output.dense.weight", D, D, 1);
     L->ao_b = layer_param(m, pre, l, "attention.output.dense.bias", D, 0, 0);
-    L->ln1_w = layer_param(m, pre, l, "attention.output.LayerNorm.weight", D, 0, 0);
-    L->ln1_b = layer_param(m, pre, l, "attention.output.LayerNorm.bias", D, 0, 0);
+    /* pre-LN (HF's roberta-prelayernorm): LN1 before attention, LN2 before the intermediate dense */
+    int pre_ln = m->cfg.pre_ln;
+    L->ln1_w =
+        layer_param(m, pre, l, pre_ln ? "attention.LayerNorm.weight" : "attention.output.LayerNorm.weight", D, 0, 0);
+    L->ln1_b = layer_param(m, pre, l, pre_ln ? "attention.LayerNorm.bias" : "attention.output.LayerNorm.bias", D, 0, 0);
     L->fi_w = layer_param(m, pre, l, "intermediate.dense.weight", I, D, 1);
     L->fi_b = layer_param(m, pre, l, "intermediate.dense.bias", I, 0, 0);
     L->fo_w = layer_param(m, pre, l, "output.dense.weight", D, I, 1);
     L->fo_b = layer_param(m, pre, l, "output.dense.bias", D, 0, 0);
-    L->ln2_w = layer_param(m, pre, l, "output.LayerNorm.weight", D, 0, 0);
-    L->ln2_b = layer_param(m, pre, l, "output.LayerNorm.bias", D, 0, 0);
+    L->ln2_w = layer_param(m, pre, l, pre_ln ? "intermediate.LayerNorm.weight" : "output.LayerNorm.weight", D, 0, 0);
+    L->ln2_b = layer_param(m, pre, l, pre_ln ? "intermediate.LayerNorm.bias" : "output.LayerNorm.bias", D, 0, 0);
 }
 
 static void layout_decoder_layer(posemb_model *m, int l)
@@ -228,6 +231,10 @@ static void layout_encoder(posemb_model *m)
     m->emb_ln_b = model_param(m, "embeddings.LayerNorm.bias", D, 0, 0, 0);
     layout_pe(m);
     for (int l = 0; l < c->layers; l++) layout_encoder_layer(m, l);
+    if (c->pre_ln) { /* the norm after the last layer */
+        m->lnf_w = model_param(m, "LayerNorm.weight", D, 0, 0, 0);
+        m->lnf_b = model_param(m, "LayerNorm.bias", D, 0, 0, 0);
+    }
     /* HF builds the pooler for the bare model and BERT's classifier only. */
     int pooler = c->head == POSEMB_HEAD_NONE ||
                  (c->arch == POSEMB_BERT && (c->head == POSEMB_HEAD_CLASSIFY || c->head == POSEMB_HEAD_REGRESS));
@@ -240,7 +247,8 @@ static void layout_encoder(posemb_model *m)
 const char *model_base_prefix(const posemb_model *m)
 {
     static const char *const prefix[] = {"bert.", "roberta.", "transformer.", "model.", "gpt_neox."};
-    return m->cfg.head == POSEMB_HEAD_NONE ? "" : prefix[m->cfg.arch];
+    if (m->cfg.head == POSEMB_HEAD_NONE) return "";
+    return m->cfg.arch == POSEMB_ROBERTA && m->cfg.pre_ln ? "roberta_prelayernorm." : prefix[m->cfg.arch];
 }
 
 /* The head's tensors under HF's names (GPT-2's LM head is the tied wte, or

@@ -53,10 +53,12 @@ typedef struct posemb_study_data_settings {
      * pretraining's initial weights and dropout, 1 being the draw of every
      * pretraining before the key existed (the order of the text and its masks
      * stay, so held-out losses are on the same masks): a second seed is a
-     * second pretraining, the study's unit of replication. */
+     * second pretraining, the study's unit of replication; pre_ln 1
+     * pretrains (and so fine-tunes) BERT with pre-LN layers (posemb_config's
+     * pre_ln), 0 post-LN as BERT is. */
     int n_corpora;
     char corpora[8][128];
-    int corpus_tokens, pretrain_keep, pretrain_seed;
+    int corpus_tokens, pretrain_keep, pretrain_seed, pre_ln;
 } posemb_study_data_settings;
 
 /* The length study's own settings (study_length.c): tasks are decoders

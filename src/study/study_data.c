@@ -208,6 +208,7 @@ static posemb_status pretrain_model(const posemb_study_config *c, int p, int voc
 {
     posemb_config cfg;
     posemb_config_defaults(&cfg, POSEMB_BERT);
+    cfg.pre_ln = c->real.pre_ln;
     cfg.vocab_size = vocab;
     cfg.hidden = c->hidden;
     cfg.layers = c->layers;

@@ -122,18 +122,27 @@ posemb_status study_each_line(FILE *f, study_line_fn fn, void *ctx, posemb_error
 }
 
 /* EINVAL when line n of path came from another pretraining draw than c's
- * (a real-data line; no "pretrain_seed": draw 1): its runs would count as
- * done for a draw that did not run them. */
+ * (a real-data line; no "pretrain_seed": draw 1) or another layer norm
+ * placement (no "pre_ln": post-LN): its runs would count as done for a
+ * pretraining that did not run them. */
 static posemb_status same_draw(const posemb_study_config *c, const cJSON *line, const char *path, int n,
                                posemb_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(line, "pretrain_seed");
     int theirs = cJSON_IsNumber(v) ? v->valueint : 1, ours = c->real.pretrain_seed > 1 ? c->real.pretrain_seed : 1;
-    return theirs == ours ? POSEMB_OK
-                          : posemb_fail(err, POSEMB_EINVAL,
-                                        "%s: line %d came from the pretraining with \"pretrain_seed\" %d, this "
-                                        "config has %d: use another --out folder",
-                                        path, n, theirs, ours);
+    if (theirs != ours)
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "%s: line %d came from the pretraining with \"pretrain_seed\" %d, this config has %d: use "
+                           "another --out folder",
+                           path, n, theirs, ours);
+    const cJSON *ln = cJSON_GetObjectItemCaseSensitive(line, "pre_ln"); /* absent: post-LN */
+    int pre = cJSON_IsNumber(ln) && ln->valueint == 1;
+    return pre == (c->real.pre_ln == 1)
+               ? POSEMB_OK
+               : posemb_fail(err, POSEMB_EINVAL,
+                             "%s: line %d came from a %s pretraining, this config's is %s "
+                             "(\"pre_ln\"): use another --out folder",
+                             path, n, pre ? "pre-LN" : "post-LN", c->real.pre_ln ? "pre-LN" : "post-LN");
 }
 
 typedef struct done_count {

@@ -8,9 +8,10 @@ Run: /usr/bin/python3 tests/data/make_roberta_reference.py"""
 import json
 import math
 import os
-import struct
 
 import torch
+
+from reference_io import save
 
 torch.manual_seed(7)
 V, D, H, L, I, P, PAD = 60, 32, 4, 2, 64, 20, 1
@@ -59,20 +60,6 @@ for l in range(L):
     h = ln(f + h1, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
     hidden.append(h)
     attns.append(a)
-
-
-def save(path, tensors, meta):
-    header, off, blobs = {"__metadata__": meta}, 0, []
-    for name in sorted(tensors):
-        t = tensors[name].contiguous().float()
-        b = t.numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
-        off += len(b)
-        blobs.append(b)
-    text = json.dumps(header, separators=(",", ":"))
-    text += " " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text.encode() + b"".join(blobs))
 
 
 os.makedirs(OUT, exist_ok=True)
