@@ -33,6 +33,7 @@ static double loss_of(harness *hs, float gs)
 }
 
 static int untied; /* 1: GPT-2 with its own lm_head (tie_word_embeddings false) */
+static int pre_ln; /* 1: BERT, RoBERTa with pre-LN layers: the heads read the final LayerNorm's output */
 
 static void make(harness *hs, posemb_arch arch, posemb_head head, int labels)
 {
@@ -48,6 +49,7 @@ static void make(harness *hs, posemb_arch arch, posemb_head head, int labels)
     c.hidden_dropout = c.attn_dropout = 0.1f;
     if (arch != POSEMB_GPT2) c.type_vocab = 1;
     if (untied) c.tie_embeddings = 0;
+    c.pre_ln = pre_ln;
     posemb_error err;
     if (posemb_config_set_head(&c, head, labels, &err) || posemb_model_create(&hs->m, &c, &err))
         fail_msg("%s", err.msg);
@@ -130,6 +132,12 @@ static void test_gradients(void **state)
     check_head(POSEMB_BERT, POSEMB_HEAD_REGRESS, 1, "BERT regression");
     check_head(POSEMB_BERT, POSEMB_HEAD_SPAN, 0, "BERT span");
     check_head(POSEMB_ROBERTA, POSEMB_HEAD_SPAN, 0, "RoBERTa span");
+    pre_ln = 1;
+    check_head(POSEMB_BERT, POSEMB_HEAD_MLM, 0, "pre-LN BERT masked LM");
+    check_head(POSEMB_BERT, POSEMB_HEAD_CLASSIFY, 3, "pre-LN BERT classification (pooler)");
+    check_head(POSEMB_ROBERTA, POSEMB_HEAD_CLASSIFY, 2, "pre-LN RoBERTa classification");
+    check_head(POSEMB_ROBERTA, POSEMB_HEAD_SPAN, 0, "pre-LN RoBERTa span");
+    pre_ln = 0;
 }
 
 /* With every weight zero, logits are uniform: the LM loss is log V and the

@@ -945,6 +945,8 @@ static void test_bad_config(void **state)
                             {"{\"pes\": [\"rope:layers=2\"]}", "layer 2 is outside 0..1"},
                             {"{\"pe_amplitude\": \"loud\"}", "\"pe_amplitude\" must be \"rule\" or \"defined\""},
                             {"{\"epochs\": 2}", "\"epochs\" applies to the real-data study"},
+                            {"{\"pre_ln\": 1}", "\"pre_ln\" and \"pretrain_seed\" apply to the real-data study"},
+                            {"{\"pretrain_seed\": 2}", "\"pre_ln\" and \"pretrain_seed\" apply to the real-data"},
                             {"{\"pes\": [\"rope+random:max=200\"]}",
                              "positions drawn from [0, 200) cannot cover the longest evaluation, 256 tokens (max=256"},
                             {"{\"passkey_train\": 0.1}", "\"passkey_train\" applies to the length study"},

@@ -88,10 +88,33 @@ out = {"last_hidden_state": last, "pooler_output": pooled, "grad_seed": seed,
        **{f"hidden_states.{i}": x for i, x in enumerate(hidden)}, **{f"attentions.{i}": x for i, x in enumerate(attns)},
        **{f"grad.{n}": torch.zeros_like(t) if t.grad is None else t.grad for n, t in w.items()}}  # pooler: none
 save(os.path.join(OUT, "expected.safetensors"), out, {"made_by": "tests/data/make_roberta_prelayernorm_reference.py"})
-json.dump({"input_ids": ids.tolist(), "attention_mask": mask.tolist()}, open(os.path.join(OUT, "inputs.json"), "w"))
-json.dump({"architectures": ["RobertaPreLayerNormModel"], "model_type": "roberta-prelayernorm", "vocab_size": V,
-           "hidden_size": D, "num_hidden_layers": L, "num_attention_heads": H, "intermediate_size": I,
-           "max_position_embeddings": P, "type_vocab_size": 1, "pad_token_id": PAD, "layer_norm_eps": 1e-5,
-           "hidden_act": "gelu", "position_embedding_type": "absolute"},
-          open(os.path.join(OUT, "config.json"), "w"), indent=1)
+
+
+def write_folder_files(folder, architecture):
+    """inputs.json and config.json of a reference folder."""
+    json.dump({"input_ids": ids.tolist(), "attention_mask": mask.tolist()}, open(os.path.join(folder, "inputs.json"), "w"))
+    json.dump({"architectures": [architecture], "model_type": "roberta-prelayernorm", "vocab_size": V,
+               "hidden_size": D, "num_hidden_layers": L, "num_attention_heads": H, "intermediate_size": I,
+               "max_position_embeddings": P, "type_vocab_size": 1, "pad_token_id": PAD, "layer_norm_eps": 1e-5,
+               "hidden_act": "gelu", "position_embedding_type": "absolute"},
+              open(os.path.join(folder, "config.json"), "w"), indent=1)
+
+
+write_folder_files(OUT, "RobertaPreLayerNormModel")
+
+# The same weights as RobertaPreLayerNormForMaskedLM (no pooler; HF's lm_head: dense, erf GELU,
+# layer_norm, the decoder tied to the word embeddings, plus bias): its logits on the same inputs.
+MLM = OUT.replace("_tiny", "_mlm_tiny")
+head = {"lm_head.dense.weight": rnd(D, D), "lm_head.dense.bias": rnd(D), "lm_head.layer_norm.weight": 1 + rnd(D, std=0.1),
+        "lm_head.layer_norm.bias": rnd(D, std=0.1), "lm_head.bias": rnd(V)}
+with torch.no_grad():
+    x = torch.nn.functional.gelu(last @ head["lm_head.dense.weight"].t() + head["lm_head.dense.bias"])
+    x = torch.nn.functional.layer_norm(x, (D,), head["lm_head.layer_norm.weight"], head["lm_head.layer_norm.bias"], eps=1e-5)
+    logits = x @ w["embeddings.word_embeddings.weight"].t() + head["lm_head.bias"]
+os.makedirs(MLM, exist_ok=True)
+save(os.path.join(MLM, "model.safetensors"),
+     {**{"roberta_prelayernorm." + n: t for n, t in w.items() if not n.startswith("pooler.")}, **head}, {"format": "pt"})
+save(os.path.join(MLM, "expected.safetensors"), {"logits": logits, "last_hidden_state": last},
+     {"made_by": "tests/data/make_roberta_prelayernorm_reference.py"})
+write_folder_files(MLM, "RobertaPreLayerNormForMaskedLM")
 print("positions:", pos.tolist())

@@ -9,15 +9,18 @@
 #     results/position-learning/slice10/readout.sh RUN POSEMB LIBPOSEMB
 # RUN: the run's folder (its study/ holds models/ and cache/); POSEMB: the
 # program that ran it; LIBPOSEMB: libposemb.so of that program (for
-# order_ablation.py, run by $PYTHON or python3, with numpy). Every file is
-# written whole, then renamed.
+# order_ablation.py, run by $PYTHON or python3, with numpy; $POSEMB_PYTHON
+# names that program's python/ folder when its posemb_config differs from
+# this tree's: the module refuses a library of another layout). Every file
+# is written whole, then renamed.
 set -eu
 run=$1 posemb=$2 lib=$3
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 model=$(ls -d "$run"/study/models/ape_rms*/pretrain)
 cache=$run/study/cache/wikitext-2.safetensors
-cks=$(ls -d "$model"/checkpoint-* | sort -t- -k2 -n)
+# ascending steps: by the number after "checkpoint-" (the run's own path may hold hyphens)
+cks=$(ls -d "$model"/checkpoint-* | awk -F'checkpoint-' '{ print $NF, $0 }' | sort -n | cut -d' ' -f2-)
 
 "$posemb" probe order $cks --cache "$cache" --json --threads 1 > "$here/ape-rms.order_by_step.jsonl.tmp"
 mv "$here/ape-rms.order_by_step.jsonl.tmp" "$here/ape-rms.order_by_step.jsonl"
@@ -25,7 +28,7 @@ mv "$here/ape-rms.order_by_step.jsonl.tmp" "$here/ape-rms.order_by_step.jsonl"
 {
     steps=$(grep -o '"step": [0-9]*' "$model/train_log.jsonl" | tail -1 | cut -d' ' -f2)
     echo "# ape-rms (program $(basename "$posemb"), $steps pretraining steps), $(date -u +%Y-%m-%d), $(uname -m), the study's windows"
-    PYTHONPATH="$root/python" POSEMB_LIBRARY="$lib" \
+    PYTHONPATH="${POSEMB_PYTHON:-$root/python}" POSEMB_LIBRARY="$lib" \
         "${PYTHON:-python3}" "$root/results/study-data/positions/order_ablation.py" "$cache" "$model"
     "$posemb" probe order "$model" --cache "$cache" --json --threads 1
 } > "$here/order.txt.tmp"
