@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The phase figure of issue 51: word-order cost over pretraining steps for
-every pretraining of slices 1-8 whose checkpoints were read by `posemb probe
+every pretraining of slices 1-10 whose checkpoints were read by `posemb probe
 order` (SLICE/*.order_by_step.jsonl), one panel per axis tried, `rpe` at the
 study's recipe (slice 4's draw, lr 1e-3, 3000 steps) in grey in every panel.
 Writes phase.csv beside this script (panel, series, x, y: the long table
@@ -23,7 +23,8 @@ PANELS = [
     ("7.8x the text (3000 steps)", [("ape", "slice2/ape-extra"), ("rpe", "slice2/rpe-extra")]),
     ("a fixed factor on the PE (3000 steps)", [("ape x8", "slice5/ape-scale8"), ("ape x2.5", "slice7/ape-scale2.5"),
                                            ("sin x1", "slice5/sin-fixed"), ("sin x0.05", "slice6/sin-fixed-0.05"),
-                                           ("sin x0.05, draw 2", "slice6/sin-fixed-0.05-seed2")]),
+                                           ("sin x0.05, draw 2", "slice6/sin-fixed-0.05-seed2"),
+                                           ("ape held at RMS 0.035", "slice10/ape-rms")]),
     ("6000 steps", [("sin x0.05", "slice7/sin-fixed-0.05-6000"), ("sin x0.05, draw 2",
                                                                    "slice8/sin-fixed-0.05-6000-seed2"),
                     ("rpe", "slice7/rpe-6000"), ("rpe, draw 2", "slice8/rpe-6000-seed2")]),
