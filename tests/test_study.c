@@ -810,6 +810,24 @@ static void test_data_study(void **state)
     if (!tu_run(cmd, out, sizeof out) ||
         !strstr(out, "line 1 came from a post-LN pretraining, this config's is pre-LN (\"pre_ln\")"))
         fail_msg("a pre-LN config over post-LN lines: %s", out);
+    /* vocab: another vocab.txt inside the data folder tokenizes everything, is kept beside the pretrained
+     * model (probe order reads its special tokens there), is said on every line, and a folder of lines of
+     * the default vocabulary refuses it (the data folder here: ../shared/data's; the vocabulary BERT's without
+     * "the", so that the pretraining differs from the default's) */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && rm -rf dv && mkdir -p dv/small && for f in '%s'/data/*; do ln -s \"$f\" dv/; done && "
+             "sed 's/^the$/xthe/' '%s/data/bert-base-uncased/vocab.txt' > dv/small/vocab.txt && "
+             "printf '%%s' '{\"pes\": [\"rpe\"], "
+             "\"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, "
+             "\"n_train\": 64, \"pretrain_steps\": 10, \"steps\": 1, \"jobs\": 1, \"analyze\": 0, \"vocab\": "
+             "\"small/vocab.txt\"}' > voc.json && '%s' study voc.json --data dv --out voc && "
+             "grep -q '\"vocab\": \"small/vocab.txt\"' voc/results.jsonl && "
+             "cmp dv/small/vocab.txt voc/models/rpe/pretrain/vocab.txt && "
+             "! cmp -s voc/pretrain/rpe.train_log.jsonl alone/pretrain/rpe.train_log.jsonl && "
+             "! '%s' study voc.json --data dv --out alone",
+             dir, POSEMB_SHARED, POSEMB_SHARED, POSEMB_BIN, POSEMB_BIN);
+    if (tu_run(cmd, out, sizeof out) || !strstr(out, "line 1 came from a pretraining with \"vocab\" \"\""))
+        fail_msg("vocab: %s", out);
     /* the pretraining text chosen and cut (corpora, corpus_tokens), and its checkpoints kept (pretrain_keep) */
     snprintf(
         cmd, sizeof cmd,
@@ -935,38 +953,44 @@ static void test_long_line_done(void **state)
 static void test_bad_config(void **state)
 {
     char path[1200], cmd[4096];
-    const char *bad[][2] = {{"{\"pes\": [\"rpe:k=0\"]}", "rpe option k=0"},
-                            {"{\"tasks\": [\"sorting\"]}", "unknown task 'sorting'"},
-                            {"{\"step\": 10}", "unknown key \"step\""},
-                            {"{\"seeds\": []}", "\"seeds\" must be a list"},
-                            {"[1]", "not a JSON object"},
-                            {"{\"pes\": [\"xpos\"], \"tasks\": [\"reverse\", \"order\"]}",
-                             "task order (an encoder): spec 'xpos': xpos is defined for decoders"},
-                            {"{\"pes\": [\"rope:layers=2\"]}", "layer 2 is outside 0..1"},
-                            {"{\"pe_amplitude\": \"loud\"}", "\"pe_amplitude\" must be \"rule\" or \"defined\""},
-                            {"{\"epochs\": 2}", "\"epochs\" applies to the real-data study"},
-                            {"{\"pre_ln\": 1}", "\"pre_ln\" and \"pretrain_seed\" apply to the real-data study"},
-                            {"{\"pretrain_seed\": 2}", "\"pre_ln\" and \"pretrain_seed\" apply to the real-data"},
-                            {"{\"pes\": [\"rope+random:max=200\"]}",
-                             "positions drawn from [0, 200) cannot cover the longest evaluation, 256 tokens (max=256"},
-                            {"{\"passkey_train\": 0.1}", "\"passkey_train\" applies to the length study"},
-                            {"{\"model\": {\"tie_word_embeddings\": true}}", "\"model\" applies to the length study"},
-                            {"{\"ranks_per_run\": 3}", "batch 32 is not a multiple of ranks_per_run 3"},
-                            {"{\"ranks_per_run\": 0}", "\"ranks_per_run\" must be"},
-                            {"{\"task_budgets\": [1]}", "\"task_budgets\" must be an object"},
-                            {"{\"task_budgets\": {\"order\": 3}}", "\"task_budgets\": 'order': must be an object"},
-                            {"{\"task_budgets\": {\"order\": {\"step\": 3}}}", "'order': unknown key \"step\""},
-                            {"{\"task_budgets\": {\"order\": {\"lr\": 0}}}",
-                             "\"task_budgets\": 'order': \"lr\" must be a number in (0, 10)"},
-                            {"{\"task_budgets\": {\"order\": {\"steps\": 0}}}",
-                             "\"task_budgets\": 'order': \"steps\" must be an integer in [1, 10000000]"},
-                            {"{\"task_budgets\": {\"ordr\": {\"steps\": 4}}}", "'ordr': not one of the study's tasks"},
-                            {"{\"task_budgets\": {\"order\": {\"steps\": 4}, \"Order\": {\"curve_every\": 2}}}",
-                             "'Order': the task has a budget already"},
-                            {"{\"task_budgets\": {\"order\": {\"epochs\": 2}}}",
-                             "\"task_budgets\" of order: \"epochs\" applies to the real-data study"},
-                            {"{\"task_budgets\": {\"order\": {\"steps\": 1000, \"curve_every\": 10}}}",
-                             "task order: 1000 steps with curve_every 10 make 100 curve points; at most 64"}};
+    const char *bad[][2] = {
+        {"{\"pes\": [\"rpe:k=0\"]}", "rpe option k=0"},
+        {"{\"tasks\": [\"sorting\"]}", "unknown task 'sorting'"},
+        {"{\"step\": 10}", "unknown key \"step\""},
+        {"{\"seeds\": []}", "\"seeds\" must be a list"},
+        {"[1]", "not a JSON object"},
+        {"{\"pes\": [\"xpos\"], \"tasks\": [\"reverse\", \"order\"]}",
+         "task order (an encoder): spec 'xpos': xpos is defined for decoders"},
+        {"{\"pes\": [\"rope:layers=2\"]}", "layer 2 is outside 0..1"},
+        {"{\"pe_amplitude\": \"loud\"}", "\"pe_amplitude\" must be \"rule\" or \"defined\""},
+        {"{\"epochs\": 2}", "\"epochs\" applies to the real-data study"},
+        {"{\"pre_ln\": 1}", "\"pre_ln\", \"pretrain_seed\" and \"vocab\" apply to the real-data"},
+        {"{\"pretrain_seed\": 2}", "\"pre_ln\", \"pretrain_seed\" and \"vocab\" apply to the"},
+        {"{\"vocab\": \"small/vocab.txt\"}", "and \"vocab\" apply to the real-data study"},
+        {"{\"vocab\": \"../vocab.txt\"}", "\"vocab\" must be a vocab.txt path inside the data folder"},
+        {"{\"vocab\": \"/etc/vocab.txt\"}", "\"vocab\" must be a vocab.txt path inside"},
+        {"{\"vocab\": \"a\\\"b.txt\"}", "(no quotes, backslashes or control characters)"},
+        {"{\"vocab\": 3}", "\"vocab\" must be a vocab.txt path inside the data folder"},
+        {"{\"pes\": [\"rope+random:max=200\"]}",
+         "positions drawn from [0, 200) cannot cover the longest evaluation, 256 tokens (max=256"},
+        {"{\"passkey_train\": 0.1}", "\"passkey_train\" applies to the length study"},
+        {"{\"model\": {\"tie_word_embeddings\": true}}", "\"model\" applies to the length study"},
+        {"{\"ranks_per_run\": 3}", "batch 32 is not a multiple of ranks_per_run 3"},
+        {"{\"ranks_per_run\": 0}", "\"ranks_per_run\" must be"},
+        {"{\"task_budgets\": [1]}", "\"task_budgets\" must be an object"},
+        {"{\"task_budgets\": {\"order\": 3}}", "\"task_budgets\": 'order': must be an object"},
+        {"{\"task_budgets\": {\"order\": {\"step\": 3}}}", "'order': unknown key \"step\""},
+        {"{\"task_budgets\": {\"order\": {\"lr\": 0}}}",
+         "\"task_budgets\": 'order': \"lr\" must be a number in (0, 10)"},
+        {"{\"task_budgets\": {\"order\": {\"steps\": 0}}}",
+         "\"task_budgets\": 'order': \"steps\" must be an integer in [1, 10000000]"},
+        {"{\"task_budgets\": {\"ordr\": {\"steps\": 4}}}", "'ordr': not one of the study's tasks"},
+        {"{\"task_budgets\": {\"order\": {\"steps\": 4}, \"Order\": {\"curve_every\": 2}}}",
+         "'Order': the task has a budget already"},
+        {"{\"task_budgets\": {\"order\": {\"epochs\": 2}}}",
+         "\"task_budgets\" of order: \"epochs\" applies to the real-data study"},
+        {"{\"task_budgets\": {\"order\": {\"steps\": 1000, \"curve_every\": 10}}}",
+         "task order: 1000 steps with curve_every 10 make 100 curve points; at most 64"}};
     for (int i = 0; i < (int)(sizeof bad / sizeof *bad); i++) {
         snprintf(path, sizeof path, "%s/bad.json", dir);
         assert_int_equal(tu_write_file(path, bad[i][0], strlen(bad[i][0])), 0);

@@ -395,6 +395,19 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
     if (amp && !(cJSON_IsString(amp) && (!strcmp(amp->valuestring, "rule") || !strcmp(amp->valuestring, "defined"))))
         return posemb_fail(err, POSEMB_EINVAL, "%s: \"pe_amplitude\" must be \"rule\" or \"defined\"", path);
     if (amp) c->pe_defined = !strcmp(amp->valuestring, "defined");
+    const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(r, "vocab");
+    int plain = 1; /* the path is written into results.jsonl's lines as it is */
+    for (const char *q = cJSON_IsString(vocab) ? vocab->valuestring : ""; *q; q++)
+        plain &= (unsigned char)*q >= 0x20 && *q != '"' && *q != '\\';
+    if (vocab && (!cJSON_IsString(vocab) || !vocab->valuestring[0] || !plain ||
+                  strlen(vocab->valuestring) >= sizeof c->real.vocab || vocab->valuestring[0] == '/' ||
+                  strstr(vocab->valuestring, "..")))
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "%s: \"vocab\" must be a vocab.txt path inside the data folder (no quotes, backslashes "
+                           "or control characters)",
+                           path);
+    if (vocab && strcmp(vocab->valuestring, "bert-base-uncased/vocab.txt")) /* the default is said by "" */
+        snprintf(c->real.vocab, sizeof c->real.vocab, "%s", vocab->valuestring);
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(r, "data");
     if (data && (!cJSON_IsString(data) || strlen(data->valuestring) >= sizeof c->data))
         return posemb_fail(err, POSEMB_EINVAL, "%s: \"data\" must be a folder path", path);
@@ -440,6 +453,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                                             "pretrain_keep",
                                             "pretrain_seed",
                                             "pre_ln",
+                                            "vocab",
                                             "ruler_key_form",
                                             "ruler_keys",
                                             "ruler_needle",

@@ -122,7 +122,7 @@ posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error
 posemb_status study_load_tokenizer(const posemb_study_config *c, posemb_tokenizer **tok, char *desc, size_t cap,
                                    posemb_error *err)
 {
-    snprintf(desc, cap, "%s/bert-base-uncased/vocab.txt", c->data);
+    snprintf(desc, cap, "%s/%s", c->data, c->real.vocab[0] ? c->real.vocab : "bert-base-uncased/vocab.txt");
     return posemb_tokenizer_load_wordpiece(desc, 1, tok, err);
 }
 
@@ -275,6 +275,11 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
      * a checkpoint at every evaluation loses at most 1/20 of it, not 1/5. */
     a.save_every = a.eval_every;
     if (!st) st = posemb_train(m, &d, &a, 1, &res, err);
+    /* the vocabulary beside the model: `posemb probe order` reads [CLS], [SEP], [MASK] from it */
+    char kept[POSEMB_PATH_MAX];
+    if (!st && posemb_path_join(kept, sizeof kept, dir, "vocab.txt"))
+        st = posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
+    if (!st && posemb_comm_leader(group)) st = posemb_copy_file(desc, kept, (size_t)64 << 20, err);
     int written = 1; /* the group's others go on once its leader has written the model they fine-tune */
     if (!st && posemb_comm_active(group)) st = group->bcast(group->ctx, &written, sizeof written, err);
     if (!st && !posemb_comm_leader(group)) {

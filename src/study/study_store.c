@@ -122,9 +122,10 @@ posemb_status study_each_line(FILE *f, study_line_fn fn, void *ctx, posemb_error
 }
 
 /* EINVAL when line n of path came from another pretraining draw than c's
- * (a real-data line; no "pretrain_seed": draw 1) or another layer norm
- * placement (no "pre_ln": post-LN): its runs would count as done for a
- * pretraining that did not run them. */
+ * (a real-data line; no "pretrain_seed": draw 1), another vocabulary (no
+ * "vocab": bert-base-uncased's) or another layer norm placement (no
+ * "pre_ln": post-LN): its runs would count as done for a pretraining that
+ * did not run them. */
 static posemb_status same_draw(const posemb_study_config *c, const cJSON *line, const char *path, int n,
                                posemb_error *err)
 {
@@ -135,6 +136,13 @@ static posemb_status same_draw(const posemb_study_config *c, const cJSON *line, 
                            "%s: line %d came from the pretraining with \"pretrain_seed\" %d, this config has %d: use "
                            "another --out folder",
                            path, n, theirs, ours);
+    const cJSON *voc = cJSON_GetObjectItemCaseSensitive(line, "vocab"); /* absent: bert-base-uncased's */
+    const char *theirs_v = cJSON_IsString(voc) ? voc->valuestring : "";
+    if (strcmp(theirs_v, c->real.vocab))
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "%s: line %d came from a pretraining with \"vocab\" \"%s\", this config's is \"%s\": use "
+                           "another --out folder",
+                           path, n, theirs_v, c->real.vocab);
     const cJSON *ln = cJSON_GetObjectItemCaseSensitive(line, "pre_ln"); /* absent: post-LN */
     int pre = cJSON_IsNumber(ln) && ln->valueint == 1;
     return pre == (c->real.pre_ln == 1)
