@@ -810,24 +810,32 @@ static void test_data_study(void **state)
     if (!tu_run(cmd, out, sizeof out) ||
         !strstr(out, "line 1 came from a post-LN pretraining, this config's is pre-LN (\"pre_ln\")"))
         fail_msg("a pre-LN config over post-LN lines: %s", out);
-    /* vocab: another vocab.txt inside the data folder tokenizes everything, is kept beside the pretrained
-     * model (probe order reads its special tokens there), is said on every line, and a folder of lines of
-     * the default vocabulary refuses it (the data folder here: ../shared/data's; the vocabulary BERT's without
-     * "the", so that the pretraining differs from the default's) */
-    snprintf(cmd, sizeof cmd,
-             "cd '%s' && rm -rf dv && mkdir -p dv/small && for f in '%s'/data/*; do ln -s \"$f\" dv/; done && "
-             "sed 's/^the$/xthe/' '%s/data/bert-base-uncased/vocab.txt' > dv/small/vocab.txt && "
-             "printf '%%s' '{\"pes\": [\"rpe\"], "
-             "\"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, "
-             "\"n_train\": 64, \"pretrain_steps\": 10, \"steps\": 1, \"jobs\": 1, \"analyze\": 0, \"vocab\": "
-             "\"small/vocab.txt\"}' > voc.json && '%s' study voc.json --data dv --out voc && "
-             "grep -q '\"vocab\": \"small/vocab.txt\"' voc/results.jsonl && "
-             "cmp dv/small/vocab.txt voc/models/rpe/pretrain/vocab.txt && "
-             "! cmp -s voc/pretrain/rpe.train_log.jsonl alone/pretrain/rpe.train_log.jsonl && "
-             "! '%s' study voc.json --data dv --out alone",
-             dir, POSEMB_SHARED, POSEMB_SHARED, POSEMB_BIN, POSEMB_BIN);
-    if (tu_run(cmd, out, sizeof out) || !strstr(out, "line 1 came from a pretraining with \"vocab\" \"\""))
-        fail_msg("vocab: %s", out);
+    /* vocab: another vocab.txt inside the data folder tokenizes everything (BERT's without "the", its [PAD]
+     * moved from id 0 to the last id: another pretraining, whose padding id follows the vocabulary), is kept
+     * beside the pretraining, is said on every line, resumes, and is refused by a folder of the default
+     * vocabulary's lines (before the folder's cache is touched) or pretraining, as the default is by its */
+    snprintf(
+        cmd, sizeof cmd,
+        "cd '%s' && rm -rf dv && mkdir -p dv/small && for f in '%s'/data/*; do ln -s \"$f\" dv/; done && "
+        "sed -e 's/^the$/xthe/' -e '/^\\[PAD\\]$/d' '%s/data/bert-base-uncased/vocab.txt' > dv/small/vocab.txt && "
+        "echo '[PAD]' >> dv/small/vocab.txt && printf '%%s' '{\"pes\": [\"rpe\"], "
+        "\"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, "
+        "\"n_train\": 64, \"pretrain_steps\": 10, \"steps\": 1, \"jobs\": 1, \"analyze\": 0, \"vocab\": "
+        "\"small/vocab.txt\"}' > voc.json && '%s' study voc.json --data dv --out voc && "
+        "grep -q '\"vocab\": \"small/vocab.txt\"' voc/results.jsonl && "
+        "cmp dv/small/vocab.txt voc/models/rpe/pretrain/vocab.txt && "
+        "grep -q '\"pad_token_id\":.30521' voc/models/rpe/pretrain/config.json && "
+        "! cmp -s voc/pretrain/rpe.train_log.jsonl alone/pretrain/rpe.train_log.jsonl && "
+        "'%s' study voc.json --data dv --out voc 2>&1 | grep -q '0 PE(s) with runs to go' && "
+        "cp -r alone/cache kept-cache && ! '%s' study voc.json --data dv --out alone 2> refused.txt && "
+        "diff -r kept-cache alone/cache && grep -q 'line 1 came from a pretraining with \"vocab\" \"\"' refused.txt && "
+        "! '%s' study data.json --data dv --out voc 2> refused.txt && "
+        "grep -q 'this config.s is \"\": use another' refused.txt && "
+        "mkdir -p kv/models/rpe && cp -r voc/models/rpe/pretrain kv/models/rpe/ && "
+        "! '%s' study alone.json --data dv --out kv 2> refused.txt && "
+        "grep -q 'pretrained with another vocabulary than dv/bert-base-uncased/vocab.txt' refused.txt",
+        dir, POSEMB_SHARED, POSEMB_SHARED, POSEMB_BIN, POSEMB_BIN, POSEMB_BIN, POSEMB_BIN, POSEMB_BIN);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("vocab: %s", out);
     /* the pretraining text chosen and cut (corpora, corpus_tokens), and its checkpoints kept (pretrain_keep) */
     snprintf(
         cmd, sizeof cmd,

@@ -220,8 +220,17 @@ posemb_status posemb_study_prepare(const posemb_study_config *c, const char *out
         return posemb_fail(err, POSEMB_EIO, "%s: cannot create: %s", out, strerror(errno));
     if (posemb_path_join(path, sizeof path, out, "models") || (mkdir(path, 0755) && errno != EEXIST))
         return posemb_fail(err, POSEMB_EIO, "%s: cannot create", path);
+    /* A real-data study's lines are checked against c before its corpora are tokenized: a config they
+     * refuse (another draw, vocabulary or placement) must not retokenize out's cache with its vocabulary
+     * first. (The length study checks its lines after its prepare, which refuses configs of its own.) */
+    if (study_glue(c)) {
+        int *done = calloc((size_t)c->n_pes * c->n_tasks * c->n_seeds, sizeof *done);
+        study_kernels kernels = {0};
+        st = done ? study_read_done(c, out, done, &kernels, err) : posemb_fail(err, POSEMB_ENOMEM, "out of memory");
+        free(done);
+    }
     const study_room *room = room_of(c); /* the real-data and length studies tokenize their corpora once */
-    return room->prepare ? room->prepare(c, out, err) : POSEMB_OK;
+    return st || !room->prepare ? st : room->prepare(c, out, err);
 }
 
 posemb_status posemb_study_finish(const posemb_study_config *c, const char *out, posemb_error *err)

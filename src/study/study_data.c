@@ -11,11 +11,13 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "posemb/corpus.h"
 #include "data/datasets.h"
 #include "data/features.h"
 #include "core/fileio.h"
+#include "model/model_internal.h"
 #include "posemb/model.h"
 #include "posemb/optim.h"
 #include "posemb/rng.h"
@@ -96,7 +98,7 @@ posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error
     char path[POSEMB_PATH_MAX];
     if (stat(c->data, &sb) || !S_ISDIR(sb.st_mode))
         return posemb_fail(err, POSEMB_EIO, "%s: not a data folder", c->data);
-    snprintf(path, sizeof path, "%s/bert-base-uncased/vocab.txt", c->data);
+    snprintf(path, sizeof path, "%s/%s", c->data, c->real.vocab[0] ? c->real.vocab : "bert-base-uncased/vocab.txt");
     if (stat(path, &sb)) return posemb_fail(err, POSEMB_EIO, "%s: missing (the WordPiece vocabulary)", path);
     for (int t = 0; t < c->n_tasks; t++)
         if (!study_is_squad(c->tasks[t]) && posemb_glue_task_from_name(c->tasks[t]) < 0)
@@ -204,12 +206,14 @@ posemb_status posemb_study_data_prepare(const posemb_study_config *c, const char
 /* The pretraining's draw: pretrain_seed, 1 when unset (every pretraining before the key). */
 static int pretrain_seed(const posemb_study_config *c) { return c->real.pretrain_seed > 0 ? c->real.pretrain_seed : 1; }
 
-static posemb_status pretrain_model(const posemb_study_config *c, int p, int vocab, posemb_model **m, posemb_error *err)
+static posemb_status pretrain_model(const posemb_study_config *c, int p, int vocab, int pad, posemb_model **m,
+                                    posemb_error *err)
 {
     posemb_config cfg;
     posemb_config_defaults(&cfg, POSEMB_BERT);
     cfg.pre_ln = c->real.pre_ln;
     cfg.vocab_size = vocab;
+    cfg.pad_token_id = pad; /* the vocabulary's [PAD] (BERT's: 0): its row starts at 0 and learns nothing */
     cfg.hidden = c->hidden;
     cfg.layers = c->layers;
     cfg.heads = c->heads;
@@ -232,6 +236,40 @@ static posemb_status pretrain_model(const posemb_study_config *c, int p, int voc
     return st;
 }
 
+/* The vocabulary beside the pretraining (dir/vocab.txt), where `posemb probe
+ * order` reads [CLS], [SEP] and [MASK]; written before the first step, and
+ * EINVAL when dir holds another one, or (folders from before the copy)
+ * checkpoints without one while the vocabulary is not the default: they were
+ * pretrained on other ids. */
+static posemb_status keep_vocab(const char *vocab, int is_default, const char *dir, posemb_error *err)
+{
+    char kept[POSEMB_PATH_MAX];
+    if (posemb_path_join(kept, sizeof kept, dir, "vocab.txt"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
+    if (mkdir(dir, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create", dir);
+    if (access(kept, F_OK)) {
+        long *steps = NULL;
+        int n = posemb_checkpoint_steps(dir, 0, &steps);
+        free(steps);
+        if (n > 0 && !is_default)
+            return posemb_fail(err, POSEMB_EINVAL,
+                               "%s: pretrained before vocab.txt was kept, so with the default vocabulary, not %s: use "
+                               "another --out folder",
+                               dir, vocab);
+        return posemb_copy_file(vocab, kept, (size_t)64 << 20, err);
+    }
+    char *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    posemb_status st = posemb_read_data_file(vocab, (size_t)64 << 20, &a, &na, err);
+    if (!st) st = posemb_read_data_file(kept, (size_t)64 << 20, &b, &nb, err);
+    if (!st && (na != nb || memcmp(a, b, na)))
+        st = posemb_fail(err, POSEMB_EINVAL, "%s: pretrained with another vocabulary than %s: use another --out folder",
+                         dir, vocab);
+    free(a);
+    free(b);
+    return st;
+}
+
 /* Pretrains PE p into out/models/NAME/pretrain, continuing from its newest checkpoint. */
 posemb_status study_pretrain(const posemb_study_config *c, const char *out, int p, const posemb_comm *group,
                              posemb_error *err)
@@ -248,7 +286,9 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
     posemb_train_result res = {0};
     posemb_status st = study_load_tokenizer(c, &tok, desc, sizeof desc, err);
     if (!st) st = load_corpora(c, out, tok, desc, &all, err);
-    if (!st) st = pretrain_model(c, p, posemb_tokenizer_vocab_size(tok), &m, err);
+    if (!st)
+        st = pretrain_model(c, p, posemb_tokenizer_vocab_size(tok),
+                            posemb_tokenizer_special_id(tok, POSEMB_SPECIAL_PAD), &m, err);
     if (!st) {
         posemb_lm_data_opts o = {.T = c->n_train,
                                  .mlm = 1,
@@ -274,12 +314,8 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
     /* Pretraining runs for hours and is killed when its machine's session ends:
      * a checkpoint at every evaluation loses at most 1/20 of it, not 1/5. */
     a.save_every = a.eval_every;
+    if (!st && posemb_comm_leader(group)) st = keep_vocab(desc, !c->real.vocab[0], dir, err);
     if (!st) st = posemb_train(m, &d, &a, 1, &res, err);
-    /* the vocabulary beside the model: `posemb probe order` reads [CLS], [SEP], [MASK] from it */
-    char kept[POSEMB_PATH_MAX];
-    if (!st && posemb_path_join(kept, sizeof kept, dir, "vocab.txt"))
-        st = posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
-    if (!st && posemb_comm_leader(group)) st = posemb_copy_file(desc, kept, (size_t)64 << 20, err);
     int written = 1; /* the group's others go on once its leader has written the model they fine-tune */
     if (!st && posemb_comm_active(group)) st = group->bcast(group->ctx, &written, sizeof written, err);
     if (!st && !posemb_comm_leader(group)) {
