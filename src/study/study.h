@@ -64,6 +64,11 @@ typedef struct posemb_study_data_settings {
     int corpus_tokens, pretrain_keep, pretrain_seed, pre_ln;
 } posemb_study_data_settings;
 
+/* The real-data study's default vocabulary, inside its data folder. */
+#define STUDY_DEFAULT_VOCAB "bert-base-uncased/vocab.txt"
+/* The vocabulary the real-data study reads, inside its data folder. */
+#define STUDY_VOCAB(c) ((c)->real.vocab[0] ? (c)->real.vocab : STUDY_DEFAULT_VOCAB)
+
 /* The length study's own settings (study_length.c): tasks are decoders
  * ("gpt2", "llama", "llama4") trained as causal LMs at n_train tokens on data's text,
  * then scored at n_train x lengths on eval_tokens held-out tokens

@@ -406,7 +406,7 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
                            "%s: \"vocab\" must be a vocab.txt path inside the data folder (no quotes, backslashes "
                            "or control characters)",
                            path);
-    if (vocab && strcmp(vocab->valuestring, "bert-base-uncased/vocab.txt")) /* the default is said by "" */
+    if (vocab && strcmp(vocab->valuestring, STUDY_DEFAULT_VOCAB)) /* the default is said by "" */
         snprintf(c->real.vocab, sizeof c->real.vocab, "%s", vocab->valuestring);
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(r, "data");
     if (data && (!cJSON_IsString(data) || strlen(data->valuestring) >= sizeof c->data))

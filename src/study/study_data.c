@@ -98,7 +98,7 @@ posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error
     char path[POSEMB_PATH_MAX];
     if (stat(c->data, &sb) || !S_ISDIR(sb.st_mode))
         return posemb_fail(err, POSEMB_EIO, "%s: not a data folder", c->data);
-    snprintf(path, sizeof path, "%s/%s", c->data, c->real.vocab[0] ? c->real.vocab : "bert-base-uncased/vocab.txt");
+    snprintf(path, sizeof path, "%s/%s", c->data, STUDY_VOCAB(c));
     if (stat(path, &sb)) return posemb_fail(err, POSEMB_EIO, "%s: missing (the WordPiece vocabulary)", path);
     for (int t = 0; t < c->n_tasks; t++)
         if (!study_is_squad(c->tasks[t]) && posemb_glue_task_from_name(c->tasks[t]) < 0)
@@ -124,7 +124,7 @@ posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error
 posemb_status study_load_tokenizer(const posemb_study_config *c, posemb_tokenizer **tok, char *desc, size_t cap,
                                    posemb_error *err)
 {
-    snprintf(desc, cap, "%s/%s", c->data, c->real.vocab[0] ? c->real.vocab : "bert-base-uncased/vocab.txt");
+    snprintf(desc, cap, "%s/%s", c->data, STUDY_VOCAB(c));
     return posemb_tokenizer_load_wordpiece(desc, 1, tok, err);
 }
 
