@@ -59,7 +59,7 @@ study: all
 # The claims register from the committed results (results/claims.csv) and its
 # forest plot (docs/images/claims.png): docs/study.md, "The register".
 claims: all
-	scripts/claims > /dev/null
+	scripts/claims --write > /dev/null
 	$(BUILD)/posemb plot forest results/claims.csv --out docs/images/claims.png \
 		--title "Published claims tested by posemb (95% intervals)"
 
