@@ -340,6 +340,19 @@ static void test_cli_vocab(void **state)
     cJSON *j = cJSON_Parse(out);
     assert_int_equal((int)num(j, "mask"), 4);
     cJSON_Delete(j);
+    /* a training checkpoint without a vocabulary reads its training folder's; another folder does not */
+    save_model(POSEMB_BERT, "none", POSEMB_HEAD_MLM, "withvocab/checkpoint-5");
+    save_model(POSEMB_BERT, "none", POSEMB_HEAD_MLM, "withvocab/other");
+    snprintf(path, sizeof path, "%s/withvocab/checkpoint-5/trainer_state.json", dir);
+    f = fopen(path, "w");
+    fprintf(f, "{\"global_step\": 5}\n");
+    fclose(f);
+    assert_int_equal(posemb("withvocab/checkpoint-5 withvocab/other --cache cache.safetensors --len 32 --windows 6"),
+                     0);
+    assert_int_equal(lines(out), 2);
+    assert_non_null(strstr(out, "= 2 3 4, from "));
+    assert_non_null(strstr(out, "checkpoint-5/../vocab.txt"));
+    assert_non_null(strstr(strchr(out, '\n'), "= 101 102 103, BERT's defaults"));
 }
 
 static void expect_failure(const char *args, int status, const char *a, const char *b)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "posemb/tokenizer.h"
+#include "text/tokenizer_internal.h"
 #include "testutil.h"
 
 static char *dir;
@@ -160,6 +161,65 @@ static void test_wordpiece_basics(void **state)
     EXPECT_NONE(t, "");
     EXPECT_NONE(t, " \t\n ");
     EXPECT_NONE(t, "\xcc\x81\xcc\x88"); /* only combining marks: nothing left */
+    posemb_tokenizer_free(t);
+}
+
+/* posemb_tokenizer_words: BasicTokenizer's words, joined by spaces here. */
+typedef struct words_buf {
+    char s[512];
+    size_t n;
+    int stop_after; /* 0: never stop */
+} words_buf;
+
+static int collect(void *ctx, const char *word, size_t len)
+{
+    words_buf *w = ctx;
+    if (w->n + len + 2 > sizeof w->s) return 1;
+    if (w->n) w->s[w->n++] = ' ';
+    memcpy(w->s + w->n, word, len);
+    w->s[w->n += len] = '\0';
+    return w->stop_after && --w->stop_after == 0;
+}
+
+static void expect_words_at(const posemb_tokenizer *t, const char *text, size_t len, const char *want, int line)
+{
+    words_buf w = {.s = "", .n = 0, .stop_after = 0};
+    posemb_error err;
+    if (posemb_tokenizer_words(t, text, len, collect, &w, &err)) fail_msg("line %d: %s", line, err.msg);
+    if (strcmp(w.s, want)) fail_msg("line %d: words '%s', want '%s'", line, w.s, want);
+}
+#define EXPECT_WORDS(t, lit, want) expect_words_at(t, lit, sizeof lit - 1, want, __LINE__)
+
+/* The words are what WordPiece splits: each is its pieces joined, ## dropped
+ * (where no piece is [UNK]), and the special tokens written in the text stay
+ * whole. The tokenizer's settings apply (lower-casing, accents). */
+static void test_wordpiece_words(void **state)
+{
+    posemb_tokenizer *t = wp_tok(1);
+    EXPECT_WORDS(t, "UnAffABLE", "unaffable");
+    EXPECT_WORDS(t, "ab abc", "ab abc");
+    EXPECT_WORDS(t, "Café!", "cafe !");
+    EXPECT_WORDS(t, "CAFÉ,cafe.", "cafe , cafe .");
+    EXPECT_WORDS(t, "日本語", "日 本 語");
+    EXPECT_WORDS(t, "a日b", "a 日 b");
+    EXPECT_WORDS(t, "a😀b", "a😀b");
+    EXPECT_WORDS(t, "  hello \t\n\r world  ", "hello world");
+    EXPECT_WORDS(t, "hello\xe2\x80\xa8world", "hello world");
+    EXPECT_WORDS(t, "hel\0lo wor\xe2\x80\x8bld\xc2\xad\x7f\x0b", "hello world");
+    EXPECT_WORDS(t, "\xe2\x89\xa0 \xce\xa3 \xc4\xb0", "= σ i");
+    EXPECT_WORDS(t, "don't", "don ' t");
+    EXPECT_WORDS(t, "[CLS] Hello[SEP]x", "[CLS] hello [SEP] x");
+    EXPECT_WORDS(t, " \t\n ", "");
+    posemb_tokenizer_free(t);
+    t = wp_tok(0); /* cased: case and accents kept */
+    EXPECT_WORDS(t, "Café, WORLD", "Café , WORLD");
+    posemb_tokenizer_free(t);
+
+    t = wp_tok(1); /* the callback stops: EIO, after the words it took */
+    words_buf w = {.s = "", .n = 0, .stop_after = 2};
+    posemb_error err;
+    assert_int_equal(posemb_tokenizer_words(t, "a b c d", 7, collect, &w, &err), POSEMB_EIO);
+    assert_string_equal(w.s, "a b");
     posemb_tokenizer_free(t);
 }
 
@@ -359,6 +419,21 @@ static void test_bpe_pretokenizer(void **state)
 }
 
 /* ------------------------------------------------------- malformed files */
+
+/* Words are BasicTokenizer's: a BPE tokenizer has none. */
+static void test_words_need_wordpiece(void **state)
+{
+    (void)state;
+    posemb_tokenizer *t = NULL;
+    posemb_error err;
+    words_buf w = {.s = "", .n = 0, .stop_after = 0};
+    WRITE("encoder.json", ENCODER);
+    WRITE("vocab.bpe", MERGES);
+    assert_int_equal(posemb_tokenizer_load_bpe(path_in("encoder.json"), path_in("vocab.bpe"), &t, &err), POSEMB_OK);
+    assert_int_equal(posemb_tokenizer_words(t, "ab", 2, collect, &w, &err), POSEMB_EINVAL);
+    assert_non_null(strstr(err.msg, "WordPiece"));
+    posemb_tokenizer_free(t);
+}
 
 static void test_malformed_vocab(void **state)
 {
@@ -764,6 +839,13 @@ static void test_cli(void **state)
     assert_string_equal(out, "[UNK] hello\n1 16\n");
     assert_int_equal(run("--vocab vocab.txt ''"), 0);
     assert_string_equal(out, "\n\n");
+    /* --words: a line of words per line of the text that has any */
+    assert_int_equal(run("--vocab vocab.txt --words 'Unaffable, hello!\n\n  SECOND  line\n \n'"), 0);
+    assert_string_equal(out, "unaffable , hello !\nsecond line\n");
+    assert_int_equal(run("--vocab vocab.txt --words --cased 'Hello'"), 0);
+    assert_string_equal(out, "Hello\n");
+    assert_int_equal(run("--vocab vocab.txt --words < vocab.txt"), 0); /* standard input */
+    assert_non_null(strstr(out, "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nun\n# # aff\n"));
 
     /* usage errors: 2, one line */
     const char *usage[] = {"--vocab vocab.txt --frobnicate x",
@@ -773,7 +855,10 @@ static void test_cli(void **state)
                            "--vocab encoder.json x",
                            "--vocab vocab.txt --tokenizer t.json x",
                            "--vocab",
-                           "--vocab encoder.json --merges vocab.bpe --cased x"};
+                           "--vocab encoder.json --merges vocab.bpe --cased x",
+                           "--vocab vocab.txt --words --json x",
+                           "--vocab vocab.txt --words --pair y x",
+                           "--vocab encoder.json --merges vocab.bpe --words x"};
     for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
         int rc = run(usage[i]);
         if (rc != 2 || !one_line(out) || strncmp(out, "posemb tokenize: ", 17))
@@ -816,11 +901,13 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wordpiece_basics),
         cmocka_unit_test(test_wordpiece_long_words),
+        cmocka_unit_test(test_wordpiece_words),
         cmocka_unit_test(test_wordpiece_specials),
         cmocka_unit_test(test_wordpiece_cased_and_decode),
         cmocka_unit_test(test_wordpiece_file_forms),
         cmocka_unit_test(test_bpe_merges),
         cmocka_unit_test(test_bpe_pretokenizer),
+        cmocka_unit_test(test_words_need_wordpiece),
         cmocka_unit_test(test_malformed_vocab),
         cmocka_unit_test(test_malformed_bpe),
         cmocka_unit_test(test_tokenizer_json_wordpiece),

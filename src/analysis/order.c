@@ -311,19 +311,33 @@ static posemb_status specials_of(const posemb_tokenizer *tok, const char *path, 
     return POSEMB_OK;
 }
 
+/* Loads the tokenizer files of folder dir (tokenizer.json, vocab.txt, or
+ * vocab.json + merges.txt), their path into from. 0 when dir has none. */
+static int load_tokenizer(const char *dir, char *from, posemb_tokenizer **tok, posemb_status *st, posemb_error *err)
+{
+    char merges[POSEMB_PATH_MAX];
+    if (file_in(dir, "tokenizer.json", from)) *st = posemb_tokenizer_load_json(from, tok, err);
+    else if (file_in(dir, "vocab.txt", from)) *st = posemb_tokenizer_load_wordpiece(from, 1, tok, err);
+    else if (file_in(dir, "vocab.json", from) && file_in(dir, "merges.txt", merges))
+        *st = posemb_tokenizer_load_bpe(from, merges, tok, err);
+    else return 0;
+    return 1;
+}
+
 /* The special ids of folder dir's tokenizer files into o and the file's path
- * into from; from stays empty (BERT's defaults) when a BERT folder has none. */
+ * into from; from stays empty (BERT's defaults) when a BERT folder has none.
+ * A training checkpoint (trainer_state.json) without them reads its training
+ * folder's, which the checkpoints of `posemb train` and the study share. */
 static posemb_status folder_specials(const char *dir, const posemb_config *c, posemb_order_opts *o, char *from,
                                      posemb_error *err)
 {
-    char merges[POSEMB_PATH_MAX];
+    char parent[POSEMB_PATH_MAX];
     posemb_tokenizer *tok = NULL;
-    posemb_status st;
-    if (file_in(dir, "tokenizer.json", from)) st = posemb_tokenizer_load_json(from, &tok, err);
-    else if (file_in(dir, "vocab.txt", from)) st = posemb_tokenizer_load_wordpiece(from, 1, &tok, err);
-    else if (file_in(dir, "vocab.json", from) && file_in(dir, "merges.txt", merges))
-        st = posemb_tokenizer_load_bpe(from, merges, &tok, err);
-    else {
+    posemb_status st = POSEMB_OK;
+    int found = load_tokenizer(dir, from, &tok, &st, err);
+    if (!found && file_in(dir, "trainer_state.json", parent) && !posemb_path_join(parent, sizeof parent, dir, ".."))
+        found = load_tokenizer(parent, from, &tok, &st, err);
+    if (!found) {
         from[0] = '\0';
         if (c->arch != POSEMB_ROBERTA) return POSEMB_OK;
         return posemb_fail(err, POSEMB_EFORMAT,

@@ -11,12 +11,14 @@
 #include "commands.h"
 #include "posemb/tokenizer.h"
 #include "core/error_internal.h"
+#include "text/tokenizer_internal.h"
 
 static const char USAGE[] =
     "usage: posemb tokenize --vocab vocab.txt [--special] [--json] [--pair TEXT2] [--cased] [TEXT]\n"
     "       posemb tokenize --vocab encoder.json --merges vocab.bpe [--json] [--pair TEXT2] [TEXT]\n"
     "       posemb tokenize --tokenizer tokenizer.json [--special] [--json] [--pair TEXT2] [TEXT]\n"
-    "       posemb tokenize (--vocab ... | --tokenizer FILE) --decode [--skip-special] [--json] [IDS...]\n\n"
+    "       posemb tokenize (--vocab ... | --tokenizer FILE) --decode [--skip-special] [--json] [IDS...]\n"
+    "       posemb tokenize --vocab vocab.txt --words [--cased] [TEXT]\n\n"
     "Tokenizes TEXT (without it: all of standard input as one text, NUL bytes\n"
     "included) exactly as Hugging Face's slow BertTokenizer (WordPiece) or\n"
     "GPT2Tokenizer (byte-level BPE), or for any other tokenizer.json as the Rust\n"
@@ -28,6 +30,10 @@ static const char USAGE[] =
     "input (separated by spaces, commas or newlines; a JSON array, or the output of\n"
     "--json whose \"ids\" it reads, too), and the decoded text is printed and a newline\n"
     "(with --json: {\"text\": \"...\"}).\n\n"
+    "With --words it prints what BERT's BasicTokenizer hands to WordPiece: for each\n"
+    "line of the text that has any, its words and punctuation marks, cleaned,\n"
+    "lower-cased and stripped of accents (not with --cased), separated by spaces.\n"
+    "It is what a WordPiece vocabulary is trained on (scripts/corpus-vocab).\n\n"
     "  --vocab FILE      WordPiece vocab.txt; with --merges, GPT-2's encoder.json (vocab.json)\n"
     "  --merges FILE     GPT-2's vocab.bpe (merges.txt)\n"
     "  --tokenizer FILE  a tokenizer.json: WordPiece, or BPE (GPT-2/RoBERTa byte-level,\n"
@@ -37,6 +43,7 @@ static const char USAGE[] =
     "                    the post-processor's template for a tokenizer.json (<s> TEXT for Llama 2)\n"
     "  --decode          decode ids (arguments or standard input) instead of encoding\n"
     "  --skip-special    with --decode: leave the special tokens out\n"
+    "  --words           vocab.txt: the words before WordPiece, a line per line of the text\n"
     "  --pair TEXT2      encode TEXT and TEXT2 as a pair with the special tokens,\n"
     "                    [CLS] TEXT [SEP] TEXT2 [SEP] for BERT, and print the token type ids\n"
     "  --cased           vocab.txt: keep case and accents (default: lower-case, strip accents)\n"
@@ -45,7 +52,7 @@ static const char USAGE[] =
 
 typedef struct tok_cmd {
     const char *vocab, *merges, *tokenizer, *text, *pair;
-    int special, json, cased, decode, skip_special;
+    int special, json, cased, decode, skip_special, words;
     char **ids; /* --decode: the positional arguments */
     int n_ids;
 } tok_cmd;
@@ -131,6 +138,7 @@ static int parse(int argc, char **argv, tok_cmd *c)
         else if (cli_is(&a, "--cased")) c->cased = 1;
         else if (cli_is(&a, "--decode")) c->decode = 1;
         else if (cli_is(&a, "--skip-special")) c->skip_special = 1;
+        else if (cli_is(&a, "--words")) c->words = 1;
         else return cli_usage_error(&a, "unknown flag '%s' (see 'posemb tokenize --help')", arg);
     }
     if (rc) return rc;
@@ -145,6 +153,10 @@ static int parse(int argc, char **argv, tok_cmd *c)
     if (c->decode && (c->pair || c->special))
         return cli_usage_error(&a, "--decode takes ids: --pair and --special are for encoding");
     if (c->skip_special && !c->decode) return cli_usage_error(&a, "--skip-special goes with --decode");
+    if (c->words && (c->merges || c->tokenizer))
+        return cli_usage_error(&a, "--words applies to a WordPiece vocab.txt only");
+    if (c->words && (c->decode || c->pair || c->special || c->json))
+        return cli_usage_error(&a, "--words prints words: --decode, --pair, --special and --json do not apply");
     for (int i = 0; i < c->n_ids; i++) /* the ids are checked before any file is read */
         if (parse_ids(c->ids[i], strlen(c->ids[i]), NULL, NULL, NULL) < 0)
             return cli_usage_error(&a, "--decode: '%s' is not a list of ids (non-negative integers)", c->ids[i]);
@@ -234,6 +246,14 @@ static posemb_status load(const tok_cmd *c, posemb_tokenizer **tok, posemb_error
     return posemb_tokenizer_load_wordpiece(c->vocab, !c->cased, tok, err);
 }
 
+/* rc, or 1 (said) when what was written to standard output did not all get there. */
+static int flushed(int rc)
+{
+    if (rc || (!fflush(stdout) && !ferror(stdout))) return rc;
+    fprintf(stderr, "posemb tokenize: cannot write standard output\n");
+    return 1;
+}
+
 /* --decode: the ids of the arguments or of standard input, as text. */
 static int decode(const tok_cmd *c, posemb_tokenizer *tok)
 {
@@ -277,13 +297,38 @@ static int decode(const tok_cmd *c, posemb_tokenizer *tok)
         fwrite(text, 1, len, stdout);
         putchar('\n');
     }
-    if (!rc && (fflush(stdout) || ferror(stdout))) {
-        fprintf(stderr, "posemb tokenize: cannot write standard output\n");
-        rc = 1;
-    }
+    rc = flushed(rc);
     free(text);
     free(ids);
     return rc;
+}
+
+typedef struct words_out {
+    int n; /* words written on the current line */
+} words_out;
+
+static int put_word(void *ctx, const char *word, size_t len)
+{
+    words_out *w = ctx;
+    if (w->n++) putchar(' ');
+    fwrite(word, 1, len, stdout);
+    return ferror(stdout);
+}
+
+/* --words: each line of text[0..len) through BasicTokenizer, its words on one line. */
+static int words(posemb_tokenizer *tok, const char *text, size_t len)
+{
+    posemb_error err;
+    posemb_error_clear(&err);
+    for (size_t a = 0; a < len;) {
+        const char *nl = memchr(text + a, '\n', len - a);
+        size_t b = nl ? (size_t)(nl - text) : len;
+        words_out w = {0};
+        if (posemb_tokenizer_words(tok, text + a, b - a, put_word, &w, &err)) return cli_report("tokenize", &err);
+        if (w.n) putchar('\n');
+        a = b + 1;
+    }
+    return 0;
 }
 
 int cmd_tokenize(int argc, char **argv)
@@ -318,6 +363,13 @@ int cmd_tokenize(int argc, char **argv)
         return 1;
     }
     const char *text = c.text ? c.text : input;
+    if (c.words) {
+        rc = words(tok, text, len);
+        rc = flushed(rc);
+        posemb_tokenizer_free(tok);
+        free(input);
+        return rc;
+    }
     posemb_encoding enc;
     posemb_encoding_init(&enc);
     unsigned flags = POSEMB_ENC_TOKENS | (c.special || c.pair ? POSEMB_ENC_SPECIAL : 0);
@@ -325,10 +377,7 @@ int cmd_tokenize(int argc, char **argv)
                               : posemb_tokenizer_encode(tok, text, len, flags, &enc, &err);
     if (st) rc = cli_report("tokenize", &err);
     else print_encoding(&enc, c.json, c.pair != NULL);
-    if (!rc && (fflush(stdout) || ferror(stdout))) {
-        fprintf(stderr, "posemb tokenize: cannot write standard output\n");
-        rc = 1;
-    }
+    rc = flushed(rc);
     posemb_encoding_free(&enc);
     posemb_tokenizer_free(tok);
     free(input);

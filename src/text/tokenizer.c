@@ -133,7 +133,7 @@ static posemb_status encode_text(const posemb_tokenizer *t, const char *text, si
 static posemb_status encode_any(const posemb_tokenizer *t, const char *a, size_t alen, const char *b, size_t blen,
                                 int is_pair, unsigned flags, posemb_encoding *enc, posemb_error *err)
 {
-    tok_out o = {enc, !!(flags & POSEMB_ENC_TOKENS), 0, err};
+    tok_out o = {enc, !!(flags & POSEMB_ENC_TOKENS), 0, err, NULL, NULL};
     enc->n = 0;
     if (!(flags & POSEMB_ENC_SPECIAL)) { /* HF: ids + pair_ids, all type 0 */
         posemb_status st = encode_text(t, a, alen, &o);
@@ -149,6 +149,15 @@ static posemb_status encode_any(const posemb_tokenizer *t, const char *a, size_t
         if (st) return st;
     }
     return POSEMB_OK;
+}
+
+posemb_status posemb_tokenizer_words(const posemb_tokenizer *t, const char *text, size_t len, posemb_word_fn fn,
+                                     void *ctx, posemb_error *err)
+{
+    if (t->hf || t->model != POSEMB_TOK_WORDPIECE)
+        return posemb_fail(err, POSEMB_EINVAL, "words: a WordPiece tokenizer from vocab.txt only");
+    tok_out o = {NULL, 0, 0, err, fn, ctx};
+    return encode_text(t, text, len, &o);
 }
 
 posemb_status posemb_tokenizer_encode(const posemb_tokenizer *t, const char *text, size_t len, unsigned flags,

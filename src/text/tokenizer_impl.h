@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "posemb/tokenizer.h"
+#include "tokenizer_internal.h"
 
 /* Ids are bounded so that a hostile file cannot make us allocate an id
  * table of 2^31 entries; real vocabularies have < 300k tokens. */
@@ -192,6 +193,10 @@ typedef struct tok_out {
     int want_tokens;
     int type_id;
     posemb_error *err;
+    /* Set only by posemb_tokenizer_words: WordPiece hands it each word
+     * (before WordPiece) and each special token instead of ids; enc unused. */
+    posemb_word_fn word;
+    void *word_ctx;
 } tok_out;
 
 posemb_status tok_out_push(tok_out *o, int32_t id, const char *str, size_t len);

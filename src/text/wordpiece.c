@@ -265,6 +265,20 @@ static long strip_accents(const int32_t *v, size_t n, wp_scratch *w)
     return (long)m;
 }
 
+/* A piece as it is, for posemb_tokenizer_words (o->word). */
+static posemb_status piece_word(const int32_t *p, size_t k, wp_scratch *w, tok_out *o)
+{
+    if (grow((void **)&w->u8, &w->u8cap, 4 * k + 1, 1)) return oom(o);
+    size_t nb = 0;
+    for (size_t i = 0; i < k; i++) nb += (size_t)tok_utf8_put(p[i], w->u8 + nb);
+    return tok_out_push(o, -1, w->u8, nb);
+}
+
+static posemb_status piece(const posemb_tokenizer *t, const int32_t *p, size_t k, wp_scratch *w, tok_out *o)
+{
+    return o->word ? piece_word(p, k, w, o) : wordpiece(t, p, k, w, o);
+}
+
 /* One word of BasicTokenizer: accents, then _run_split_on_punc (each
  * punctuation character alone), then WordPiece on every piece. */
 static posemb_status flush_word(const posemb_tokenizer *t, wp_scratch *w, tok_out *o)
@@ -287,8 +301,8 @@ static posemb_status flush_word(const posemb_tokenizer *t, wp_scratch *w, tok_ou
     for (size_t i = 0; i <= n; i++) {
         int end = i == n, punct = !end && is_punct(v[i]), space = !end && !punct && tok_py_isspace(v[i]);
         if (!end && !punct && !space) continue;
-        posemb_status st = i > a ? wordpiece(t, v + a, i - a, w, o) : POSEMB_OK;
-        if (!st && punct) st = wordpiece(t, v + i, 1, w, o);
+        posemb_status st = i > a ? piece(t, v + a, i - a, w, o) : POSEMB_OK;
+        if (!st && punct) st = piece(t, v + i, 1, w, o);
         if (st) return st;
         a = i + 1;
     }

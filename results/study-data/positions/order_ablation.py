@@ -14,13 +14,27 @@ PE removed).
 CACHE is a study's token cache (RUN/cache/wikitext-2.safetensors, BERT
 WordPiece ids); 32 windows of 126 tokens are drawn from it (seed 3), 15% of
 their tokens replaced by [MASK]; MODEL_DIR is a pretrained model folder or a
-checkpoint. The models run through posemb's Python module."""
-import json, shutil, struct, sys, tempfile
+checkpoint. [CLS], [SEP] and [MASK] are the ids of the folder's vocab.txt (a
+checkpoint's: its training folder's), else BERT's 101, 102, 103; every model
+of one call must share them. The models run through posemb's Python module."""
+import json, os, shutil, struct, sys, tempfile
 import numpy as np
 import posemb
 
 cache, models = sys.argv[1], sys.argv[2:]
-CLS, SEP, MASK, T, B = 101, 102, 103, 128, 32
+T, B = 128, 32
+
+def specials(model):
+    """[CLS], [SEP], [MASK] from the folder's vocab.txt, or its training folder's for a checkpoint."""
+    for d in (model, os.path.join(model, "..") if os.path.exists(f"{model}/trainer_state.json") else None):
+        if d and os.path.exists(f"{d}/vocab.txt"):
+            vocab = {t: i for i, t in enumerate(open(f"{d}/vocab.txt", encoding="utf-8").read().split("\n"))}
+            return tuple(vocab[t] for t in ("[CLS]", "[SEP]", "[MASK]"))
+    return 101, 102, 103
+
+if len({specials(m) for m in models}) > 1:
+    sys.exit("order_ablation.py: the models' vocabularies give different [CLS], [SEP], [MASK]: one call per vocabulary")
+CLS, SEP, MASK = specials(models[0])
 
 def read(p):
     raw = open(p, "rb").read(); n = struct.unpack("<Q", raw[:8])[0]
