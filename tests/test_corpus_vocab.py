@@ -42,6 +42,7 @@ def words(data):
     for name in sorted(TEXT):
         with open(os.path.join(data, name), "rb") as f:
             r = subprocess.run([POSEMB, "tokenize", "--vocab", bert, "--words"], stdin=f, capture_output=True)
+        assert r.returncode == 0, r.stderr
         out += r.stdout.decode().split()
     return out
 
@@ -75,7 +76,7 @@ class CorpusVocab(unittest.TestCase):
         self.assertEqual(len(v), 1000)
         self.assertEqual(v[:5], ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
         self.assertEqual(len(set(v)), len(v))
-        chars = {c for w in words(self.data) for c in w}
+        chars = {c for w in words(self.data) for c in w} | {chr(i) for i in range(33, 127)}  # and printable ASCII
         for c in chars:
             self.assertIn(c, v)
             self.assertIn("##" + c, v)
@@ -108,12 +109,23 @@ class CorpusVocab(unittest.TestCase):
         self.assertIn("spm_train", src)
         self.assertEqual(sorted(os.listdir(self.out)), ["SOURCES.md", "vocab.txt"])  # no temporary left
 
+    def test_size_too_small_for_the_characters(self):
+        big = os.path.join(self.tmp, "big")
+        shutil.copytree(self.data, big, ignore=shutil.ignore_patterns("vocab-*"))
+        with open(os.path.join(big, "tinyshakespeare", "input.txt"), "a", encoding="utf-8") as f:
+            f.write(" ".join(chr(0x4E00 + i) for i in range(500)) + "\n")  # 500 ideographs, each a word
+        r = run(big, os.path.join(big, "v"), "1000")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("SIZE 1000: the ", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(big, "v", "vocab.txt")))
+
     def test_failures(self):
         for args, frag in (((os.path.join(self.tmp, "nowhere"), self.out, "1000"), "nowhere/bert-base-uncased/vocab.txt: missing"),
                            ((self.data, self.out, "900000"), "spm_train"),
                            ((self.data, self.out, "10"), "SIZE 10"),
                            ((self.data, self.out), "usage"),
-                           ((self.data, self.out, "many"), "usage")):
+                           ((self.data, self.out, "many"), "usage"),
+                           ((self.data, self.out, "\u00b2000"), "usage")):
             r = run(*args)
             self.assertEqual(r.returncode, 1, args)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analysis/order_impl.h"
 #include "posemb/model.h"
@@ -320,6 +321,20 @@ static void test_cli_json(void **state)
     posemb_model_free(m);
 }
 
+/* A model folder with trainer_state.json, as a training checkpoint has. */
+static void save_checkpoint(const char *name)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    *strrchr(path, '/') = '\0';
+    mkdir(path, 0755); /* its training folder (there already or not) */
+    save_model(POSEMB_BERT, "none", POSEMB_HEAD_MLM, name);
+    snprintf(path, sizeof path, "%s/%s/trainer_state.json", dir, name);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "{\"global_step\": 5}\n");
+    fclose(f);
+}
+
 /* Special ids from the folder's vocab.txt, said in the line. */
 static void test_cli_vocab(void **state)
 {
@@ -340,18 +355,15 @@ static void test_cli_vocab(void **state)
     cJSON *j = cJSON_Parse(out);
     assert_int_equal((int)num(j, "mask"), 4);
     cJSON_Delete(j);
-    /* a training checkpoint without a vocabulary reads its training folder's; another folder does not */
-    save_model(POSEMB_BERT, "none", POSEMB_HEAD_MLM, "withvocab/checkpoint-5");
-    save_model(POSEMB_BERT, "none", POSEMB_HEAD_MLM, "withvocab/other");
-    snprintf(path, sizeof path, "%s/withvocab/checkpoint-5/trainer_state.json", dir);
-    f = fopen(path, "w");
-    fprintf(f, "{\"global_step\": 5}\n");
-    fclose(f);
-    assert_int_equal(posemb("withvocab/checkpoint-5 withvocab/other --cache cache.safetensors --len 32 --windows 6"),
+    /* a training checkpoint (checkpoint-N with trainer_state.json) without a vocabulary reads its
+     * training folder's; a folder of another name does not, trainer_state.json or not */
+    const char *const sub[] = {"withvocab/checkpoint-5", "withvocab/other"};
+    for (int i = 0; i < 2; i++) save_checkpoint(sub[i]);
+    assert_int_equal(posemb("withvocab/checkpoint-5/ withvocab/other --cache cache.safetensors --len 32 --windows 6"),
                      0);
     assert_int_equal(lines(out), 2);
     assert_non_null(strstr(out, "= 2 3 4, from "));
-    assert_non_null(strstr(out, "checkpoint-5/../vocab.txt"));
+    assert_non_null(strstr(out, "checkpoint-5//../vocab.txt"));
     assert_non_null(strstr(strchr(out, '\n'), "= 101 102 103, BERT's defaults"));
 }
 
@@ -380,6 +392,14 @@ static void test_cli_errors(void **state)
     expect_failure("base --cache cache.safetensors --len 32", 1, "base", "not a masked-LM model");
     expect_failure("roberta --cache cache.safetensors --len 32", 1, "roberta", "<mask>");
     expect_failure("nowhere --cache cache.safetensors", 1, "nowhere", "probe order");
+    save_checkpoint("small/checkpoint-7"); /* its training folder's vocabulary is another model's */
+    char path[1200];
+    snprintf(path, sizeof path, "%s/small/vocab.txt", dir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n");
+    fclose(f);
+    expect_failure("small/checkpoint-7 --cache cache.safetensors --len 32", 1, "small/checkpoint-7",
+                   "has 5 tokens, the model");
     expect_failure("mlm", 2, "--cache", "probe order");
     expect_failure("--cache cache.safetensors", 2, "MODEL_DIR", "probe order");
     expect_failure("mlm --cache cache.safetensors --len 2", 2, "--len", "probe order");

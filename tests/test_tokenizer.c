@@ -846,6 +846,15 @@ static void test_cli(void **state)
     assert_string_equal(out, "Hello\n");
     assert_int_equal(run("--vocab vocab.txt --words < vocab.txt"), 0); /* standard input */
     assert_non_null(strstr(out, "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nun\n# # aff\n"));
+    /* a full disk: one line, exit 1, whether the write fails at the end or on the way */
+    for (int n = 1; n <= 20000; n *= 20000) {
+        char cmd[4096];
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && { yes hello | head -n %d | '%s' tokenize --vocab vocab.txt --words >/dev/full; }", dir, n,
+                 POSEMB_BIN);
+        assert_int_equal(tu_run(cmd, out, sizeof out), 1);
+        assert_string_equal(out, "posemb tokenize: cannot write standard output\n");
+    }
 
     /* usage errors: 2, one line */
     const char *usage[] = {"--vocab vocab.txt --frobnicate x",

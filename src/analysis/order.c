@@ -312,37 +312,58 @@ static posemb_status specials_of(const posemb_tokenizer *tok, const char *path, 
 }
 
 /* Loads the tokenizer files of folder dir (tokenizer.json, vocab.txt, or
- * vocab.json + merges.txt), their path into from. 0 when dir has none. */
-static int load_tokenizer(const char *dir, char *from, posemb_tokenizer **tok, posemb_status *st, posemb_error *err)
+ * vocab.json + merges.txt) into *tok, their path into from; *found is 0
+ * (and nothing loaded) when dir has none. */
+static posemb_status load_tokenizer(const char *dir, char *from, posemb_tokenizer **tok, int *found, posemb_error *err)
 {
     char merges[POSEMB_PATH_MAX];
-    if (file_in(dir, "tokenizer.json", from)) *st = posemb_tokenizer_load_json(from, tok, err);
-    else if (file_in(dir, "vocab.txt", from)) *st = posemb_tokenizer_load_wordpiece(from, 1, tok, err);
-    else if (file_in(dir, "vocab.json", from) && file_in(dir, "merges.txt", merges))
-        *st = posemb_tokenizer_load_bpe(from, merges, tok, err);
-    else return 0;
-    return 1;
+    *found = 1;
+    if (file_in(dir, "tokenizer.json", from)) return posemb_tokenizer_load_json(from, tok, err);
+    if (file_in(dir, "vocab.txt", from)) return posemb_tokenizer_load_wordpiece(from, 1, tok, err);
+    if (file_in(dir, "vocab.json", from) && file_in(dir, "merges.txt", merges))
+        return posemb_tokenizer_load_bpe(from, merges, tok, err);
+    *found = 0;
+    return POSEMB_OK;
+}
+
+/* A training checkpoint: a folder named checkpoint-N (trailing slashes
+ * allowed) that holds trainer_state.json. */
+static int is_checkpoint(const char *dir)
+{
+    char state[POSEMB_PATH_MAX];
+    size_t end = strlen(dir), a;
+    while (end > 1 && dir[end - 1] == '/') end--;
+    for (a = end; a > 0 && dir[a - 1] != '/'; a--) {}
+    size_t digits = end - a > 11 ? strspn(dir + a + 11, "0123456789") : 0;
+    if (end - a <= 11 || strncmp(dir + a, "checkpoint-", 11) || a + 11 + digits != end) return 0;
+    return file_in(dir, "trainer_state.json", state);
 }
 
 /* The special ids of folder dir's tokenizer files into o and the file's path
  * into from; from stays empty (BERT's defaults) when a BERT folder has none.
- * A training checkpoint (trainer_state.json) without them reads its training
- * folder's, which the checkpoints of `posemb train` and the study share. */
+ * A training checkpoint without them reads its training folder's, as the
+ * checkpoints of `posemb train` and the study share it, provided its
+ * vocabulary is the model's size (else it is another model's). */
 static posemb_status folder_specials(const char *dir, const posemb_config *c, posemb_order_opts *o, char *from,
                                      posemb_error *err)
 {
     char parent[POSEMB_PATH_MAX];
     posemb_tokenizer *tok = NULL;
-    posemb_status st = POSEMB_OK;
-    int found = load_tokenizer(dir, from, &tok, &st, err);
-    if (!found && file_in(dir, "trainer_state.json", parent) && !posemb_path_join(parent, sizeof parent, dir, ".."))
-        found = load_tokenizer(parent, from, &tok, &st, err);
-    if (!found) {
+    int found, up = 0;
+    posemb_status st = load_tokenizer(dir, from, &tok, &found, err);
+    if (!st && !found && is_checkpoint(dir) && !posemb_path_join(parent, sizeof parent, dir, "..")) {
+        st = load_tokenizer(parent, from, &tok, &found, err);
+        up = found;
+    }
+    if (!st && !found) {
         from[0] = '\0';
         if (c->arch != POSEMB_ROBERTA) return POSEMB_OK;
         return posemb_fail(err, POSEMB_EFORMAT,
                            "%s: no tokenizer.json or vocab.json + merges.txt to read <s>, </s>, <mask> from", dir);
     }
+    if (!st && up && posemb_tokenizer_vocab_size(tok) != c->vocab_size)
+        st = posemb_fail(err, POSEMB_EFORMAT, "%s: its training folder's %s has %d tokens, the model %d", dir, from,
+                         posemb_tokenizer_vocab_size(tok), c->vocab_size);
     if (!st) st = specials_of(tok, from, c->vocab_size, o, err);
     posemb_tokenizer_free(tok);
     return st;

@@ -324,7 +324,8 @@ static int words(posemb_tokenizer *tok, const char *text, size_t len)
         const char *nl = memchr(text + a, '\n', len - a);
         size_t b = nl ? (size_t)(nl - text) : len;
         words_out w = {0};
-        if (posemb_tokenizer_words(tok, text + a, b - a, put_word, &w, &err)) return cli_report("tokenize", &err);
+        if (posemb_tokenizer_words(tok, text + a, b - a, put_word, &w, &err))
+            return ferror(stdout) ? flushed(0) : cli_report("tokenize", &err); /* a failed write says so */
         if (w.n) putchar('\n');
         a = b + 1;
     }

@@ -44,7 +44,8 @@ posemb_status tok_out_push(tok_out *o, int32_t id, const char *str, size_t len)
 {
     posemb_encoding *e = o->enc;
     if (o->word)
-        return o->word(o->word_ctx, str, len) ? posemb_fail(o->err, POSEMB_EIO, "the word callback stopped") : 0;
+        return o->word(o->word_ctx, str, len) ? posemb_fail(o->err, POSEMB_EIO, "the word callback stopped")
+                                              : POSEMB_OK;
     if (e->n == e->cap || (o->want_tokens && !e->tokens)) {
         posemb_status st = enc_grow(o);
         if (st) return st;

@@ -10,7 +10,8 @@
 # program that ran it; LIBPOSEMB: libposemb.so of that program (for
 # order_ablation.py, run by $PYTHON or python3, with numpy; $POSEMB_PYTHON
 # names that program's python/ folder when its posemb_config differs from
-# this tree's). Every file is written whole, then renamed.
+# this tree's). Every file is written whole, then renamed. RUN's path must
+# not hold spaces (the folders are listed through the shell's words).
 set -eu
 run=$1 posemb=$2 lib=$3
 here=$(cd "$(dirname "$0")" && pwd)

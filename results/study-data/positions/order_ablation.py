@@ -11,13 +11,14 @@ PE removed).
     PYTHONPATH=python POSEMB_LIBRARY=build/libposemb.so \
         python3 order_ablation.py CACHE MODEL_DIR...
 
-CACHE is a study's token cache (RUN/cache/wikitext-2.safetensors, BERT
-WordPiece ids); 32 windows of 126 tokens are drawn from it (seed 3), 15% of
+CACHE is a study's token cache (RUN/cache/wikitext-2.safetensors, the ids of
+the study's WordPiece vocabulary); 32 windows of 126 tokens are drawn from it (seed 3), 15% of
 their tokens replaced by [MASK]; MODEL_DIR is a pretrained model folder or a
 checkpoint. [CLS], [SEP] and [MASK] are the ids of the folder's vocab.txt (a
-checkpoint's: its training folder's), else BERT's 101, 102, 103; every model
-of one call must share them. The models run through posemb's Python module."""
-import json, os, shutil, struct, sys, tempfile
+checkpoint-N folder without one: its training folder's, as `posemb probe
+order` reads them), else BERT's 101, 102, 103; every model of one call must
+share them. The models run through posemb's Python module."""
+import json, os, re, shutil, struct, sys, tempfile
 import numpy as np
 import posemb
 
@@ -25,12 +26,19 @@ cache, models = sys.argv[1], sys.argv[2:]
 T, B = 128, 32
 
 def specials(model):
-    """[CLS], [SEP], [MASK] from the folder's vocab.txt, or its training folder's for a checkpoint."""
-    for d in (model, os.path.join(model, "..") if os.path.exists(f"{model}/trainer_state.json") else None):
-        if d and os.path.exists(f"{d}/vocab.txt"):
-            vocab = {t: i for i, t in enumerate(open(f"{d}/vocab.txt", encoding="utf-8").read().split("\n"))}
-            return tuple(vocab[t] for t in ("[CLS]", "[SEP]", "[MASK]"))
-    return 101, 102, 103
+    """[CLS], [SEP], [MASK] from the folder's vocab.txt, or a checkpoint's training folder's (order.c's rule)."""
+    d = model.rstrip("/")
+    checkpoint = re.fullmatch(r"checkpoint-[0-9]+", os.path.basename(d)) and os.path.exists(f"{d}/trainer_state.json")
+    if not any(os.path.exists(f"{d}/{f}") for f in ("tokenizer.json", "vocab.txt", "vocab.json")) and checkpoint:
+        d = os.path.join(d, "..")
+    if not os.path.exists(f"{d}/vocab.txt"):
+        return 101, 102, 103
+    with open(f"{d}/vocab.txt", encoding="utf-8") as f:
+        vocab = {t: i for i, t in enumerate(f.read().splitlines())}
+    missing = [t for t in ("[CLS]", "[SEP]", "[MASK]") if t not in vocab]
+    if missing:
+        sys.exit(f"order_ablation.py: {d}/vocab.txt: no {missing[0]}")
+    return tuple(vocab[t] for t in ("[CLS]", "[SEP]", "[MASK]"))
 
 if len({specials(m) for m in models}) > 1:
     sys.exit("order_ablation.py: the models' vocabularies give different [CLS], [SEP], [MASK]: one call per vocabulary")
