@@ -16,6 +16,7 @@
 #include "posemb/safetensors.h"
 #include "testutil.h"
 #include "model/model_internal.h"
+#include "model/model_impl.h"
 #include "formats/safetensors_internal.h"
 
 static char *dir;
@@ -733,6 +734,35 @@ static void test_config_specs_round_trip(void **state)
     printf("%d catalogue families and %zu specs: load -> save -> load unchanged\n", n, sizeof specs / sizeof *specs);
 }
 
+/* config_take_opt, which the Llama 4 and SmolLM3 writers use to see whether
+ * a spec is what HF's keys say: an option is found first or later, its
+ * value compared, and the spec left well formed. */
+static void test_take_opt(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *spec, *key, *value, *left;
+        int found;
+    } cases[] = {
+        {"rope:layers=0-2", "layers", "0-2", "rope", 1},
+        {"rope:layers=0-2,base=500000", "layers", "0-2", "rope:base=500000", 1},
+        {"rope:base=1,layers=0-2", "layers", "0-2", "rope:base=1", 1},
+        {"rope:base=1,layers=0-2,p=0.5", "layers", NULL, "rope:base=1,p=0.5", 1},
+        {"rope:layers=0-1,base=1", "layers", "0-2", "rope:base=1", 0}, /* another value: removed, not found */
+        {"rope:layers=0-2+temperature:layers=3", "layers", "0-2", "rope+temperature:layers=3", 1},
+        {"rope:base=1", "layers", "0-2", "rope:base=1", 0},
+        {"rope", "layers", "0-2", "rope", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char spec[128];
+        snprintf(spec, sizeof spec, "%s", cases[i].spec);
+        int found = config_take_opt(spec, cases[i].key, cases[i].value);
+        if (found != cases[i].found || strcmp(spec, cases[i].left))
+            fail_msg("%s without %s: %d '%s', want %d '%s'", cases[i].spec, cases[i].key, found, spec, cases[i].found,
+                     cases[i].left);
+    }
+}
+
 /* The text of key's value in a saved config.json (after the ':' and the
  * blanks cJSON lays out), up to the next ',', '\n' or '}'. */
 static const char *json_value(const char *text, const char *key, char *out, size_t cap)
@@ -820,6 +850,7 @@ int main(void)
         cmocka_unit_test(test_gpt2_untied),
         cmocka_unit_test(test_config_specs_round_trip),
         cmocka_unit_test(test_config_floats),
+        cmocka_unit_test(test_take_opt),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1176,8 +1176,29 @@ static void test_needles_study(void **state)
     }
 }
 
+/* The study's perplexity at 256 of the run in RUN whose line matches
+ * GREP, against `posemb perplexity` on its saved folder models/FOLDER:
+ * equal, so the saved config.json makes the trained model. */
+static void check_read_back(const char *run, const char *grep, const char *folder, const char *what)
+{
+    char cmd[4096];
+    double study = -1, again = -2;
+    snprintf(cmd, sizeof cmd, "cd '%s/%s' && grep '\"eval_len\": 256' results.jsonl | grep '%s'", dir, run, grep);
+    const char *at = tu_run(cmd, out, sizeof out) ? NULL : strstr(out, "\"perplexity\": ");
+    if (at) study = strtod(at + 14, NULL);
+    snprintf(cmd, sizeof cmd,
+             "'%s' perplexity \"$(ls -d '%s'/%s/models/%s)\" --data '%s/data/wikitext-2/wiki.test.tokens' "
+             "--tokens 2048 --lengths 256 --json --threads 1",
+             POSEMB_BIN, dir, run, folder, POSEMB_SHARED);
+    at = tu_run(cmd, out, sizeof out) ? NULL : strstr(out, "\"perplexity\": ");
+    if (at) again = strtod(at + 14, NULL);
+    printf("%s at 256: the study's perplexity %.6f, read back %.6f\n", what, study, again);
+    assert_true(study > 1 && fabs(again - study) <= 1e-5 * study);
+}
+
 /* Task llama4: Llama 4's dense text decoder at the study's sizes, iRoPE as
- * a spec (RoPE on layers 0-2, the temperature on NoPE layer 3) with
+ * a spec (RoPE on layers 0-2, the temperature on NoPE layer 3; pairing
+ * its first option, which the HF keys must still say) with
  * chunks of 16 from "model". Its config.json is Llama4TextConfig's own
  * (every fourth layer NoPE, chunked attention on the RoPE layers, the
  * temperature's keys), and read back by `posemb perplexity` it gives the
@@ -1188,7 +1209,7 @@ static void test_llama4_length_task(void **state)
 {
     if (!tu_have_shared("the length study's llama4 task")) return;
     const char *cfg =
-        "{\"pes\": [\"rope:base=10000,pairing=interleaved,layers=0-2+temperature:attn_scale=0.1,"
+        "{\"pes\": [\"rope:pairing=interleaved,layers=0-2+temperature:attn_scale=0.1,"
         "floor_scale=16,layers=3\", \"rope\"], \"tasks\": [\"llama4\"], \"seeds\": [1], \"lengths\": [1, 4], "
         "\"layers\": 4, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, \"n_train\": 64, "
         "\"steps\": 10, \"batch\": 8, \"curve_every\": 10, \"eval_tokens\": 2048, "
@@ -1209,19 +1230,38 @@ static void test_llama4_length_task(void **state)
         "grep -q '\"use_qk_norm\":true' flat && grep -q '\"rms_norm_eps\":1e-05,' flat && ! grep -q posemb_pe flat",
         dir);
     if (tu_run(cmd, out, sizeof out)) fail_msg("the llama4 run's lines and config.json: %s", out);
-    double study = -1, again = -2;
-    snprintf(cmd, sizeof cmd, "cd '%s/l4' && grep '\"eval_len\": 256' results.jsonl | grep temperature", dir);
-    const char *at = tu_run(cmd, out, sizeof out) ? NULL : strstr(out, "\"perplexity\": ");
-    if (at) study = strtod(at + 14, NULL);
-    snprintf(
-        cmd, sizeof cmd,
-        "'%s' perplexity \"$(ls -d '%s'/l4/models/llama4-rope_*-s1)\" --data '%s/data/wikitext-2/wiki.test.tokens' "
-        "--tokens 2048 --lengths 256 --json --threads 1",
-        POSEMB_BIN, dir, POSEMB_SHARED);
-    at = tu_run(cmd, out, sizeof out) ? NULL : strstr(out, "\"perplexity\": ");
-    if (at) again = strtod(at + 14, NULL);
-    printf("llama4 at 256: the study's perplexity %.6f, read back %.6f\n", study, again);
-    assert_true(study > 1 && fabs(again - study) <= 1e-5 * study);
+    check_read_back("l4", "temperature", "llama4-rope_*-s1", "llama4");
+}
+
+/* Task smollm3 with Command A's interleaving: RoPE and windows of 16 on
+ * layers 0-2, layer 3 NoPE and global, written in SmolLM3's keys (and the
+ * head untied, as the llama task's). Read back by `posemb perplexity` at
+ * 256, past the windows, it gives the study's perplexity: the saved keys
+ * make the trained model, windows included. Plain `rope` on the same
+ * decoder stays itself (posemb_pe). */
+static void test_smollm3_length_task(void **state)
+{
+    if (!tu_have_shared("the length study's smollm3 task")) return;
+    const char *cfg = "{\"pes\": [\"rope:layers=0-2\", \"rope\"], \"tasks\": [\"smollm3\"], \"seeds\": [1], "
+                      "\"lengths\": [1, 4], \"layers\": 4, \"hidden\": 32, \"heads\": 2, \"intermediate\": 64, "
+                      "\"n_train\": 64, \"steps\": 10, \"batch\": 8, \"curve_every\": 10, \"eval_tokens\": 2048, "
+                      "\"passkey_trials\": 0, \"passkey_train\": 0, \"jobs\": 1, \"model\": "
+                      "{\"use_sliding_window\": true, \"sliding_window\": 16, \"layer_types\": [\"sliding_attention\", "
+                      "\"sliding_attention\", \"sliding_attention\", \"full_attention\"]}}";
+    if (run_study("s3.json", cfg, "s3")) fail_msg("%s", out);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/s3' && test $(grep -c '\"task\": \"smollm3\"' results.jsonl) = 4 && "
+             "grep -q '\"posemb_pe\":.*\"rope\",' models/smollm3-rope-s1/config.json && c=$(ls -d "
+             "models/smollm3-rope_*-s1) && tr -d ' \\t\\n' < $c/config.json > flat && "
+             "grep -q '\"model_type\":\"smollm3\"' flat && grep -q '\"no_rope_layers\":\\[1,1,1,0\\]' flat && "
+             "grep -q '\"sliding_window\":16,' flat && grep -q '\"use_sliding_window\":true' flat && "
+             "grep -q '\"layer_types\":\\[\"sliding_attention\",\"sliding_attention\",\"sliding_attention\",'"
+             "'\"full_attention\"\\]' flat && grep -q '\"tie_word_embeddings\":false' flat && "
+             "grep -q '\"rope_theta\":10000' flat && ! grep -q posemb_pe flat",
+             dir);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("the smollm3 run's lines and config.json: %s", out);
+    check_read_back("s3", "layers=0-2", "smollm3-rope_*-s1", "smollm3 (Command A's layers)");
 }
 
 static void test_length_refusals(void **state)
@@ -1233,7 +1273,7 @@ static void test_length_refusals(void **state)
         {"{\"extend_factors\": [2, 2]}", "\"extend_factors\" has 2 twice"},
         {"{\"extend_steps\": 100}", "extend_* keys without \"extend_factors\": nothing is fine-tuned"},
         {"{\"extend_scalings\": [\"pi\"]}", "'pi' is not none, linear, ntk, dynamic, yarn, llama3 or drope"},
-        {"{\"tasks\": [\"bert\"]}", "tasks are decoders, gpt2, llama or llama4, not 'bert'"},
+        {"{\"tasks\": [\"bert\"]}", "tasks are decoders, gpt2, llama, llama4 or smollm3, not 'bert'"},
         {"{\"rope_scalings\": [\"fast\"]}", "'fast' is not linear, ntk, dynamic, yarn, llama3 or string"},
         {"{\"tokenizer\": \"chars\"}", "\"tokenizer\" must be \"bytes\" or \"gpt2\""},
         {"{\"passkey_train\": 1}", "\"passkey_train\" must be a number in [0, 1)"},
@@ -1297,10 +1337,10 @@ int main(void)
         cmocka_unit_test(test_bytes_tokenizer),      cmocka_unit_test(test_passkey_prompt),
         cmocka_unit_test(test_passkey_mix),          cmocka_unit_test(test_passkey_copy_model),
         cmocka_unit_test(test_passkey_lookup_model), cmocka_unit_test(test_tiny_length_study),
-        cmocka_unit_test(test_llama4_length_task),   cmocka_unit_test(test_sink_curve),
-        cmocka_unit_test(test_length_welch),         cmocka_unit_test(test_length_refusals),
-        cmocka_unit_test(test_ruler_length_study),   cmocka_unit_test(test_needles_study),
-        cmocka_unit_test(test_length_extend),
+        cmocka_unit_test(test_llama4_length_task),   cmocka_unit_test(test_smollm3_length_task),
+        cmocka_unit_test(test_sink_curve),           cmocka_unit_test(test_length_welch),
+        cmocka_unit_test(test_length_refusals),      cmocka_unit_test(test_ruler_length_study),
+        cmocka_unit_test(test_needles_study),        cmocka_unit_test(test_length_extend),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -986,8 +986,8 @@ class TestLlama4(unittest.TestCase):
 class TestSmolLM3(unittest.TestCase):
     """SmolLM3 (smollm3): a Llama whose no_rope_layers[l] = 0 layers do not rotate, rope_theta
     2000000 when absent, windows only with use_sliding_window, on the NoPE layers by default
-    (SmolLM3Config and modular_smollm3.py of transformers 5, read through the search index,
-    which kept no commit), against llama_reference; needs no ../shared."""
+    (huggingface/transformers configuration_smollm3.py @6551e17, modular_smollm3.py @cbc6e94 and
+    modeling_smollm3.py @b0fc62d, of the 4.5x series), against llama_reference; needs no ../shared."""
 
     CFG = {"model_type": "smollm3", "architectures": ["SmolLM3ForCausalLM"], "vocab_size": 50, "hidden_size": 32,
            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 12,

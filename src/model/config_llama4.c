@@ -177,15 +177,19 @@ posemb_status config_parse_llama4(const cJSON *r, posemb_config *c, const char *
     return llama4_pe(r, c, path, err);
 }
 
-/* Removes ",key=value" from a comma list in place; 1 when it was there with that value (NULL: any). */
-static int take_opt(char *spec, const char *key, const char *value)
+int config_take_opt(char *spec, const char *key, const char *value)
 {
     char pat[64];
     snprintf(pat, sizeof pat, ",%s=", key);
     char *o = strstr(spec, pat);
+    if (!o) { /* the first option, after the family's ':' */
+        pat[0] = ':';
+        o = strstr(spec, pat);
+    }
     if (!o) return 0;
     char *v = o + strlen(pat), *end = v + strcspn(v, ",+");
     int same = !value || ((size_t)(end - v) == strlen(value) && !strncmp(v, value, (size_t)(end - v)));
+    if (*o == ':' && *end == ',') o++, end++; /* "fam:k=v,rest" -> "fam:rest"; "fam:k=v" -> "fam" */
     memmove(o, end, strlen(end) + 1);
     return same;
 }
@@ -223,14 +227,15 @@ static int pe_as_hf(const posemb_config *c, double *base, cJSON *rs, int *tuning
         char *a = strstr(opts, ",attn_scale="), *f = strstr(opts, ",floor_scale=");
         *scale = a ? strtod(a + 12, &e) : 0.1;
         *floor_scale = f ? strtod(f + 13, &e) : 8192.0;
-        take_opt(opts, "attn_scale", NULL);
-        take_opt(opts, "floor_scale", NULL);
-        int layers_ok = on[0] ? take_opt(opts, "layers", off) : !strstr(opts, ",layers=");
+        config_take_opt(opts, "attn_scale", NULL);
+        config_take_opt(opts, "floor_scale", NULL);
+        int layers_ok = on[0] ? config_take_opt(opts, "layers", off) : !strstr(opts, ",layers=");
         if (!layers_ok || opts[0] || !off[0]) return 0;
         if (temp == spec) spec[0] = '\0';
     }
     if (!on[0]) return !spec[0] || !strcmp(spec, "none");
-    if (!take_opt(spec, "pairing", "interleaved") || (off[0] ? !take_opt(spec, "layers", on) : 0)) return 0;
+    if (!config_take_opt(spec, "pairing", "interleaved") || (off[0] ? !config_take_opt(spec, "layers", on) : 0))
+        return 0;
     return config_rope_as_hf(spec, base, NULL, rs) != 0;
 }
 

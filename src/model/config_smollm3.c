@@ -1,6 +1,7 @@
 /* SmolLM3's config.json (model_type smollm3): a Llama with NoPE layers, as
- * SmolLM3Config and modular_smollm3.py of transformers 5 read it (the
- * search index's copy, with rope_parameters; no commit kept):
+ * huggingface/transformers reads it (configuration_smollm3.py @6551e17,
+ * modular_smollm3.py @cbc6e94, modeling_smollm3.py @b0fc62d; transformers
+ * 5's rope_parameters too):
  *   - no_rope_layers[l] = 1 where layer l rotates (absent: every
  *     no_rope_layer_interval-th layer, default 4, is NoPE), RoPE as Llama's
  *     (halves), rope_theta 2000000 when absent (SmolLM3Config.default_theta);
@@ -69,17 +70,12 @@ posemb_status config_parse_smollm3(const cJSON *r, posemb_config *c, const char 
  * layers, into base and rs: 1 when HF's keys can say it. */
 static int rope_as_hf(const posemb_config *c, double *base, cJSON *rs)
 {
-    char on[512], off[512], spec[sizeof c->pe], want[600];
+    char on[512], off[512], spec[sizeof c->pe];
     config_layer_list(c->rope_layers, c->layers, 1, on, sizeof on);
     config_layer_list(c->rope_layers, c->layers, 0, off, sizeof off);
     if (!on[0]) return !strcmp(c->pe, "none");
     snprintf(spec, sizeof spec, "%s", c->pe);
-    if (off[0]) {
-        snprintf(want, sizeof want, ",layers=%s", on);
-        char *at = strstr(spec, want);
-        if (!at || (at[strlen(want)] && at[strlen(want)] != ',')) return 0;
-        memmove(at, at + strlen(want), strlen(at + strlen(want)) + 1);
-    }
+    if (off[0] && !config_take_opt(spec, "layers", on)) return 0;
     return config_rope_as_hf(spec, base, NULL, rs) != 0;
 }
 

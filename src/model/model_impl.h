@@ -81,6 +81,9 @@ posemb_status config_parse_llama4(const cJSON *r, posemb_config *c, const char *
 void config_llama4_json(cJSON *r, const posemb_config *c);
 int config_qk_unit_norm(const posemb_config *c, int l);
 int config_any_qk_unit_norm(const posemb_config *c);
+/* Removes option key (",key=value", or ":key=value" when it is the first) from a PE spec in place: 1 when it
+ * was there with that value (NULL: any), 0 when absent or another value (still removed). */
+int config_take_opt(char *spec, const char *key, const char *value);
 /* config.json gets posemb_pe, c's exact PE, where the HF keys written cannot say it. */
 void config_put_posemb_pe(cJSON *r, const posemb_config *c);
 /* "pad_token_id": null when c has none: SmolLM3Config's and Llama4TextConfig's defaults (128004, 200018)

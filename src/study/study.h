@@ -70,7 +70,7 @@ typedef struct posemb_study_data_settings {
 #define STUDY_VOCAB(c) ((c)->real.vocab[0] ? (c)->real.vocab : STUDY_DEFAULT_VOCAB)
 
 /* The length study's own settings (study_length.c): tasks are decoders
- * ("gpt2", "llama", "llama4") trained as causal LMs at n_train tokens on data's text,
+ * ("gpt2", "llama", "llama4", "smollm3") trained as causal LMs at n_train tokens on data's text,
  * then scored at n_train x lengths on eval_tokens held-out tokens
  * (WikiText-2's test set), RoPE also under each of scalings (applied without
  * retraining), and on passkey retrieval with passkey_trials prompts per

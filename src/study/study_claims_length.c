@@ -47,10 +47,11 @@ static void decoders(const posemb_study_config *c, int with_tokenizer, char *buf
     size_t n = 0;
     buf[0] = '\0';
     for (int t = 0; t < c->n_tasks && n < cap; t++) {
-        const char *name = !strcmp(c->tasks[t], "gpt2")     ? "GPT-2"
-                           : !strcmp(c->tasks[t], "llama")  ? "Llama"
-                           : !strcmp(c->tasks[t], "llama4") ? "Llama 4"
-                                                            : c->tasks[t];
+        const char *name = !strcmp(c->tasks[t], "gpt2")      ? "GPT-2"
+                           : !strcmp(c->tasks[t], "llama")   ? "Llama"
+                           : !strcmp(c->tasks[t], "llama4")  ? "Llama 4"
+                           : !strcmp(c->tasks[t], "smollm3") ? "SmolLM3"
+                                                             : c->tasks[t];
         const char *sep = t == 0 ? "" : t + 1 == c->n_tasks ? " and " : ", ";
         n += (size_t)snprintf(buf + n, cap - n, "%s%s", sep, name);
     }

@@ -122,9 +122,10 @@ posemb_status study_length_check(const posemb_study_config *c, posemb_error *err
 {
     char path[POSEMB_PATH_MAX];
     for (int t = 0; t < c->n_tasks; t++)
-        if (strcmp(c->tasks[t], "gpt2") && strcmp(c->tasks[t], "llama") && strcmp(c->tasks[t], "llama4"))
+        if (strcmp(c->tasks[t], "gpt2") && strcmp(c->tasks[t], "llama") && strcmp(c->tasks[t], "llama4") &&
+            strcmp(c->tasks[t], "smollm3"))
             return posemb_fail(err, POSEMB_EINVAL,
-                               "study: the length study's tasks are decoders, gpt2, llama or llama4, not '%s'",
+                               "study: the length study's tasks are decoders, gpt2, llama, llama4 or smollm3, not '%s'",
                                c->tasks[t]);
     for (int i = 0; i < N_OF(TRAIN_TEXT) + N_OF(HELD_OUT); i++) {
         const char *name = i < N_OF(TRAIN_TEXT) ? TRAIN_TEXT[i] : HELD_OUT[i - N_OF(TRAIN_TEXT)];
@@ -247,6 +248,27 @@ static posemb_status as_llama4(posemb_config *cfg, posemb_error *err)
     return st;
 }
 
+/* Task smollm3: the Llama decoder written as SmolLM3 (model_type smollm3),
+ * whose config names its NoPE layers (no_rope_layers) and its windows
+ * (use_sliding_window, sliding_window, layer_types), so that Hugging Face
+ * reads an interleaving of RoPE and NoPE layers, with or without windows,
+ * as trained: SmolLM3's own (every fourth layer NoPE) and Command A's
+ * (windows on the RoPE layers, the NoPE layers global) through "model".
+ * The head stays untied, as the llama task's (SmolLM3Config ties it), and
+ * the PE stays the study's spec; where it is not what no_rope_layers says,
+ * config.json holds posemb_pe. */
+static posemb_status as_smollm3(posemb_config *cfg, posemb_error *err)
+{
+    char pe[sizeof cfg->pe];
+    snprintf(pe, sizeof pe, "%s", cfg->pe);
+    posemb_status st = posemb_config_override(cfg,
+                                              "{\"architectures\": [\"SmolLM3ForCausalLM\"], \"model_type\": "
+                                              "\"smollm3\", \"tie_word_embeddings\": false}",
+                                              "study: the smollm3 task", err);
+    if (!st) snprintf(cfg->pe, sizeof cfg->pe, "%s", pe);
+    return st;
+}
+
 /* The decoder of task t with PE p: Llama's SwiGLU gets 2/3 of intermediate
  * (three matrices instead of two: the same parameters as GPT-2's MLP). */
 static posemb_status length_config(const posemb_study_config *c, int p, int t, int vocab, posemb_config *cfg,
@@ -273,6 +295,7 @@ static posemb_status length_config(const posemb_study_config *c, int p, int t, i
     else st = study_amplitude_rule(c->pes[p], &dims, c->n_train, cfg->initializer_range, cfg->pe, sizeof cfg->pe, err);
     if (!st) st = posemb_config_set_head(cfg, POSEMB_HEAD_CLM, 0, err);
     if (!st && !strcmp(c->tasks[t], "llama4")) st = as_llama4(cfg, err);
+    if (!st && !strcmp(c->tasks[t], "smollm3")) st = as_smollm3(cfg, err);
     if (!st && c->len.model[0]) st = posemb_config_override(cfg, c->len.model, "study: \"model\"", err);
     return st;
 }
