@@ -750,6 +750,8 @@ static void test_take_opt(void **state)
         {"rope:base=1,layers=0-2,p=0.5", "layers", NULL, "rope:base=1,p=0.5", 1},
         {"rope:layers=0-1,base=1", "layers", "0-2", "rope:base=1", 0}, /* another value: removed, not found */
         {"rope:layers=0-2+temperature:layers=3", "layers", "0-2", "rope+temperature:layers=3", 1},
+        {"rope:layers=0-2|3", "layers", "0-2", "rope", 0},                      /* a longer value is another */
+        {"rope:local_layers=0-2", "layers", "0-2", "rope:local_layers=0-2", 0}, /* another key ending alike */
         {"rope:base=1", "layers", "0-2", "rope:base=1", 0},
         {"rope", "layers", "0-2", "rope", 0},
     };

@@ -74,6 +74,7 @@ static int rope_as_hf(const posemb_config *c, double *base, cJSON *rs)
     config_layer_list(c->rope_layers, c->layers, 1, on, sizeof on);
     config_layer_list(c->rope_layers, c->layers, 0, off, sizeof off);
     if (!on[0]) return !strcmp(c->pe, "none");
+    if (strchr(c->pe, '+')) return 0; /* HF's keys say RoPE alone */
     snprintf(spec, sizeof spec, "%s", c->pe);
     if (off[0] && !config_take_opt(spec, "layers", on)) return 0;
     return config_rope_as_hf(spec, base, NULL, rs) != 0;

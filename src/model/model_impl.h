@@ -82,7 +82,9 @@ void config_llama4_json(cJSON *r, const posemb_config *c);
 int config_qk_unit_norm(const posemb_config *c, int l);
 int config_any_qk_unit_norm(const posemb_config *c);
 /* Removes option key (",key=value", or ":key=value" when it is the first) from a PE spec in place: 1 when it
- * was there with that value (NULL: any), 0 when absent or another value (still removed). */
+ * was there with that value (NULL: any), 0 when absent or another value (still removed). It searches the whole
+ * string, so callers pass one component (no '+'); a value ends at ',' or '+', so one written with an exponent's
+ * '+' is cut short and not matched: the caller then keeps posemb_pe, never a wrong HF key. */
 int config_take_opt(char *spec, const char *key, const char *value);
 /* config.json gets posemb_pe, c's exact PE, where the HF keys written cannot say it. */
 void config_put_posemb_pe(cJSON *r, const posemb_config *c);

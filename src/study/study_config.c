@@ -194,7 +194,8 @@ static posemb_status get_budgets(const cJSON *r, posemb_study_config *c, const c
 static posemb_status get_model(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
 {
     /* set by the study's own keys (sizes, dropout, pes, n_train) or by the tokenizer; the PE's amplitude rule and
-     * the scaled RoPE rows read them from there */
+     * the scaled RoPE rows read them from there. The PE is the spec in pes: the Llama 4 and SmolLM3 keys that would
+     * make another one (the NoPE layers, the temperature) are refused, not silently obeyed */
     static const char *const OWN[] = {"model_type",
                                       "architectures",
                                       "vocab_size",
@@ -218,6 +219,12 @@ static posemb_status get_model(const cJSON *r, posemb_study_config *c, const cha
                                       "posemb_pe",
                                       "rope_theta",
                                       "rope_scaling",
+                                      "rope_parameters",
+                                      "no_rope_layers",
+                                      "no_rope_layer_interval",
+                                      "attn_temperature_tuning",
+                                      "attn_scale",
+                                      "floor_scale",
                                       NULL};
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "model"), *k;
     if (!v) return POSEMB_OK;

@@ -274,7 +274,7 @@ static posemb_status as_smollm3(posemb_config *cfg, posemb_error *err)
 static posemb_status length_config(const posemb_study_config *c, int p, int t, int vocab, posemb_config *cfg,
                                    posemb_error *err)
 {
-    posemb_arch arch = strcmp(c->tasks[t], "gpt2") ? POSEMB_LLAMA : POSEMB_GPT2; /* llama, llama4 */
+    posemb_arch arch = strcmp(c->tasks[t], "gpt2") ? POSEMB_LLAMA : POSEMB_GPT2; /* llama, llama4, smollm3 */
     posemb_config_defaults(cfg, arch);
     cfg->vocab_size = vocab;
     cfg->hidden = c->hidden;
@@ -296,7 +296,12 @@ static posemb_status length_config(const posemb_study_config *c, int p, int t, i
     if (!st) st = posemb_config_set_head(cfg, POSEMB_HEAD_CLM, 0, err);
     if (!st && !strcmp(c->tasks[t], "llama4")) st = as_llama4(cfg, err);
     if (!st && !strcmp(c->tasks[t], "smollm3")) st = as_smollm3(cfg, err);
-    if (!st && c->len.model[0]) st = posemb_config_override(cfg, c->len.model, "study: \"model\"", err);
+    if (!st && c->len.model[0]) {
+        char pe[sizeof cfg->pe];
+        snprintf(pe, sizeof pe, "%s", cfg->pe);
+        st = posemb_config_override(cfg, c->len.model, "study: \"model\"", err);
+        if (!st) snprintf(cfg->pe, sizeof cfg->pe, "%s", pe); /* the run's PE is the spec, whatever the keys made */
+    }
     return st;
 }
 

@@ -22,7 +22,7 @@ from lab import C, lines  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 LENGTHS = (128, 256, 512, 1024, 2048)
 # The papers' effects in this unit (log perplexity ratio, 2048 / 128, per byte): none found (README).
-PAPER = {"HN1": None, "HN2": None, "HN3": None}
+PAPER = {"HN1": None, "HN3": None}
 
 
 def windowed(r):
@@ -89,10 +89,13 @@ def main(argv):
              "interleave": C.log_ratios(group(mine, "rope:layers=0-2"), "rope:layers=0-2"),
              "command-a": C.log_ratios(group(mine, "rope:layers=0-2", True), "rope:layers=0-2")}
     show("HN1 (rope+ssmax - rope, log ratio, paired)", minus(ratio["ssmax"], rope), 6, below0, ("HN1", -1))
-    show("HN2 (rope:layers=0-2 - rope, log ratio, paired)", minus(ratio["interleave"], rope), 6, below0,
-         ("HN2", -1))
+    show("HN2 (rope:layers=0-2 - rope, log ratio, paired; no paper's claim)", minus(ratio["interleave"], rope), 6,
+         below0)
     show("HN3 (Command A's layers - rope, log ratio, paired)", minus(ratio["command-a"], rope), 3, below0,
          ("HN3", -1))
+    smol = {k: v for k, v in ratio["interleave"].items() if k[0] == "llama"}  # the smollm3 models
+    show("HN3 beside (Command A's layers - SmolLM3's, the windows alone)", minus(ratio["command-a"], smol), 3,
+         reported)
     for pe in ("lrope", "decoupled"):
         show(f"HN4 ({pe} - rope, log ratio, paired)", minus(ratio[pe], rope), 6, reported)
     at128 = log_at([r for r in base if r["pe"] == "rope"], 128)
