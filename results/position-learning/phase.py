@@ -27,6 +27,7 @@ PANELS = [
                                            ("ape held at RMS 0.035", "slice10/ape-rms")]),
     ("6000 steps", [("sin x0.05", "slice7/sin-fixed-0.05-6000"), ("sin x0.05, draw 2",
                                                                    "slice8/sin-fixed-0.05-6000-seed2"),
+                    ("sin x0.05, draw 3", "slice9/sin-fixed-0.05-6000-seed3"),
                     ("rpe", "slice7/rpe-6000"), ("rpe, draw 2", "slice8/rpe-6000-seed2")]),
     ("positions in the logits (TUPE, 3000 steps)", [("tupe", "slice3/tupe"), ("tupe, draw 2", "slice4/tupe-seed2"),
                                                      ("tupe layer 0", "slice3/tupe-layer0"),
