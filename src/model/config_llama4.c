@@ -189,7 +189,10 @@ int config_take_opt(char *spec, const char *key, const char *value)
     if (!o) return 0;
     char *v = o + strlen(pat), *end = v + strcspn(v, ",+");
     int same = !value || ((size_t)(end - v) == strlen(value) && !strncmp(v, value, (size_t)(end - v)));
-    if (*o == ':' && *end == ',') o++, end++; /* "fam:k=v,rest" -> "fam:rest"; "fam:k=v" -> "fam" */
+    if (*o == ':' && *end == ',') { /* "fam:k=v,rest" -> "fam:rest"; "fam:k=v" -> "fam" */
+        o++;
+        end++;
+    }
     memmove(o, end, strlen(end) + 1);
     return same;
 }
