@@ -25,3 +25,30 @@ def lines(path):
     """The JSON objects of a JSON-lines file, blank lines skipped."""
     with open(path) as f:
         return [json.loads(x) for x in f if x.strip()]
+
+
+def show(name, x, judged, rule, claim=None, paper=None, interim="interim, not judged"):
+    """One hypothesis on the values x ({unit: effect}): the mean with its 95% interval (Student's t), p and the
+    effect detected at 80% power, then rule(lo, hi) if judged, else interim; claim: (id, sign) of the paper's
+    claim it tests, printed under scripts/claims' verdict with paper[id], the paper's effect in this unit."""
+    if len(x) < 2:
+        print(f"{name}: not judged ({len(x)} model(s))")
+        return
+    eff, lo, hi, p, mde = C.one_sample_ci(list(x.values()))
+    print(f"{name}: {eff:+.4f} [{lo:+.4f}, {hi:+.4f}] p = {p:.3g}, detects {mde:.3g}, n {len(x)}: "
+          f"{rule(lo, hi) if judged else interim}")
+    if claim and judged:
+        v, why = C.verdict(eff, lo, hi, mde, paper[claim[0]], claim[1])
+        print(f"  {claim[0]} as the paper's claim: {v}" + (f" ({why})" if why else ""))
+
+
+def below0(lo, hi):
+    return "held" if hi < 0 else ("reversed" if lo > 0 else "did not hold (the interval spans 0)")
+
+
+def reported(lo, hi):
+    return "reported (no verdict)"
+
+
+def minus(a, b):
+    return {k: a[k] - b[k] for k in sorted(set(a) & set(b))}

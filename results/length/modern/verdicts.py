@@ -17,7 +17,8 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
-from lab import C, lines  # noqa: E402
+import lab  # noqa: E402
+from lab import C, below0, lines, minus, reported  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LENGTHS = (128, 256, 512, 1024, 2048)
@@ -29,27 +30,7 @@ PAPER = {"HM1": None, "HM2": None, "HM3": None}
 
 def show(name, x, rule, claim=None):
     """claim: (id, sign) of the paper's claim the hypothesis tests, judged by scripts/claims' verdict."""
-    if len(x) < 2:
-        print(f"{name}: not judged ({len(x)} model(s))")
-        return
-    eff, lo, hi, p, mde = C.one_sample_ci(list(x.values()))
-    said = rule(lo, hi) if JUDGED else "interim, not judged"
-    print(f"{name}: {eff:+.4f} [{lo:+.4f}, {hi:+.4f}] p = {p:.3g}, detects {mde:.3g}, n {len(x)}: {said}")
-    if claim and JUDGED:
-        v, why = C.verdict(eff, lo, hi, mde, PAPER[claim[0]], claim[1])
-        print(f"  {claim[0]} as the paper's claim: {v}" + (f" ({why})" if why else ""))
-
-
-def below0(lo, hi):
-    return "held" if hi < 0 else ("reversed" if lo > 0 else "did not hold (the interval spans 0)")
-
-
-def reported(lo, hi):
-    return "reported (no verdict)"
-
-
-def minus(a, b):
-    return {k: a[k] - b[k] for k in sorted(set(a) & set(b))}
+    lab.show(name, x, JUDGED, rule, claim, PAPER)
 
 
 def at128(rows, pe):
