@@ -225,6 +225,18 @@ posemb_status study_length_prepare(const posemb_study_config *c, const char *out
     return st;
 }
 
+/* config.json keys over cfg, the PE kept: a run's PE is the study's spec,
+ * whatever the keys (Llama 4's or SmolLM3's layer roles) would make of it;
+ * where they cannot say it, config.json holds posemb_pe. */
+static posemb_status override_keeping_pe(posemb_config *cfg, const char *keys, const char *what, posemb_error *err)
+{
+    char pe[sizeof cfg->pe];
+    snprintf(pe, sizeof pe, "%s", cfg->pe);
+    posemb_status st = posemb_config_override(cfg, keys, what, err);
+    if (!st) snprintf(cfg->pe, sizeof cfg->pe, "%s", pe);
+    return st;
+}
+
 /* Task llama4: the Llama decoder made Llama 4's dense text decoder
  * (model_type llama4_text, as Llama4TextConfig builds it): its layer roles
  * from no_rope_layers' default, every fourth layer NoPE, with q and k
@@ -237,15 +249,12 @@ posemb_status study_length_prepare(const posemb_study_config *c, const char *out
  * attention comes from "model" (attention_chunk_size). */
 static posemb_status as_llama4(posemb_config *cfg, posemb_error *err)
 {
-    char keys[256], pe[sizeof cfg->pe];
+    char keys[256];
     snprintf(keys, sizeof keys,
              "{\"architectures\": [\"Llama4ForCausalLM\"], \"model_type\": \"llama4_text\", \"moe_layers\": [], "
              "\"intermediate_size_mlp\": %d, \"rms_norm_eps\": 1e-5}",
              cfg->intermediate);
-    snprintf(pe, sizeof pe, "%s", cfg->pe);
-    posemb_status st = posemb_config_override(cfg, keys, "study: the llama4 task", err);
-    if (!st) snprintf(cfg->pe, sizeof cfg->pe, "%s", pe); /* not the one Llama 4's keys make */
-    return st;
+    return override_keeping_pe(cfg, keys, "study: the llama4 task", err);
 }
 
 /* Task smollm3: the Llama decoder written as SmolLM3 (model_type smollm3),
@@ -259,14 +268,10 @@ static posemb_status as_llama4(posemb_config *cfg, posemb_error *err)
  * config.json holds posemb_pe. */
 static posemb_status as_smollm3(posemb_config *cfg, posemb_error *err)
 {
-    char pe[sizeof cfg->pe];
-    snprintf(pe, sizeof pe, "%s", cfg->pe);
-    posemb_status st = posemb_config_override(cfg,
-                                              "{\"architectures\": [\"SmolLM3ForCausalLM\"], \"model_type\": "
-                                              "\"smollm3\", \"tie_word_embeddings\": false}",
-                                              "study: the smollm3 task", err);
-    if (!st) snprintf(cfg->pe, sizeof cfg->pe, "%s", pe);
-    return st;
+    return override_keeping_pe(cfg,
+                               "{\"architectures\": [\"SmolLM3ForCausalLM\"], \"model_type\": \"smollm3\", "
+                               "\"tie_word_embeddings\": false}",
+                               "study: the smollm3 task", err);
 }
 
 /* The decoder of task t with PE p: Llama's SwiGLU gets 2/3 of intermediate
@@ -296,12 +301,7 @@ static posemb_status length_config(const posemb_study_config *c, int p, int t, i
     if (!st) st = posemb_config_set_head(cfg, POSEMB_HEAD_CLM, 0, err);
     if (!st && !strcmp(c->tasks[t], "llama4")) st = as_llama4(cfg, err);
     if (!st && !strcmp(c->tasks[t], "smollm3")) st = as_smollm3(cfg, err);
-    if (!st && c->len.model[0]) {
-        char pe[sizeof cfg->pe];
-        snprintf(pe, sizeof pe, "%s", cfg->pe);
-        st = posemb_config_override(cfg, c->len.model, "study: \"model\"", err);
-        if (!st) snprintf(cfg->pe, sizeof cfg->pe, "%s", pe); /* the run's PE is the spec, whatever the keys made */
-    }
+    if (!st && c->len.model[0]) st = override_keeping_pe(cfg, c->len.model, "study: \"model\"", err);
     return st;
 }
 
