@@ -2,8 +2,9 @@
  * double-precision reference for every transpose, alpha, beta and padded
  * leading dimensions; bf16 (where this machine runs it) against the same
  * product of the bf16-rounded inputs, and within bf16's rounding of the
- * exact one; its conversion reuse and stash; and the clean fallback to fp32 where bf16
- * cannot run. */
+ * exact one; its conversion reuse and stash; the linear layer's bias and
+ * written gradient against the paths they replaced; and the clean fallback
+ * to fp32 where bf16 cannot run. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -280,6 +281,71 @@ static void test_bf16_stash(void **state)
     posemb_matmul_free(fresh);
 }
 
+/* check_on(NULL) (fp32), then check_on a bf16 context where bf16 runs here. */
+static void each_precision(void (*check_on)(posemb_matmul *mm))
+{
+    check_on(NULL);
+    if (!bf16_here()) return;
+    posemb_matmul *mm;
+    posemb_error err;
+    assert_int_equal(posemb_matmul_new(&mm, POSEMB_PRECISION_BF16, &err), POSEMB_OK);
+    check_on(mm);
+    posemb_matmul_free(mm);
+}
+
+static void linear_bias_on(posemb_matmul *mm)
+{
+    enum { N = 37, IN = 72, OUT = 29 };
+    static float x[N * IN], w[OUT * IN], b[OUT], y[N * OUT], ref[N * OUT];
+    posemb_rng r;
+    posemb_rng_seed(&r, 8, 2);
+    fill(x, N * IN, &r);
+    fill(w, OUT * IN, &r);
+    fill(b, OUT, &r);
+    for (int oi = 0; oi < 2; oi++) {
+        for (int t = 0; t < N; t++) memcpy(ref + t * OUT, b, sizeof b);
+        posemb_nn_gemm(mm, 0, oi, N, OUT, IN, 1.0f, x, IN, w, oi ? IN : OUT, 1.0f, ref, OUT);
+        for (int i = 0; i < N * OUT; i++) y[i] = NAN; /* not read */
+        posemb_nn_linear_forward(mm, y, x, w, b, N, IN, OUT, oi ? POSEMB_NN_W_OUT_IN : POSEMB_NN_W_IN_OUT);
+        assert_memory_equal(y, ref, sizeof y);
+    }
+}
+
+/* linear_forward's bias: in fp32 written into y before OpenBLAS adds the
+ * product, in bf16 added by oneDNN's epilogue (y neither filled nor read).
+ * Either way the bits of filling y with the bias and adding the product
+ * (beta 1), the path both took before; both weight layouts. */
+static void test_linear_bias(void **state) { each_precision(linear_bias_on); }
+
+static void linear_backward_set_on(posemb_matmul *mm)
+{
+    enum { N = 41, IN = 56, OUT = 33 };
+    static float x[N * IN], w[OUT * IN], dy[N * OUT], dx[2][N * IN], dw[2][OUT * IN], db[2][OUT];
+    posemb_rng r;
+    posemb_rng_seed(&r, 9, 3);
+    fill(x, N * IN, &r);
+    fill(w, OUT * IN, &r);
+    fill(dy, N * OUT, &r);
+    for (int oi = 0; oi < 2; oi++) {
+        posemb_nn_wlayout lay = oi ? POSEMB_NN_W_OUT_IN : POSEMB_NN_W_IN_OUT;
+        for (int k = 0; k < 2; k++) {
+            for (int i = 0; i < OUT * IN; i++) dw[k][i] = 0.25f;
+            for (int i = 0; i < OUT; i++) db[k][i] = -0.5f;
+        }
+        memset(dx[0], 0, sizeof dx[0]);
+        posemb_nn_linear_backward(mm, dx[0], dw[0], db[0], dy, x, w, N, IN, OUT, lay);
+        for (int i = 0; i < N * IN; i++) dx[1][i] = NAN; /* not read */
+        posemb_nn_linear_backward_set(mm, dx[1], dw[1], db[1], dy, x, w, N, IN, OUT, lay);
+        assert_memory_equal(dx[0], dx[1], sizeof dx[0]);
+        assert_memory_equal(dw[0], dw[1], sizeof dw[0]);
+        assert_memory_equal(db[0], db[1], sizeof db[0]);
+    }
+}
+
+/* linear_backward_set writes dx without reading it: the bits of zeroing dx
+ * and adding (linear_backward), dw and db added to alike; fp32 and bf16. */
+static void test_linear_backward_set(void **state) { each_precision(linear_backward_set_on); }
+
 /* In a parallel region posemb_nn_gemm stays fp32 (its bf16 buffers are shared). */
 static void test_bf16_in_parallel_is_fp32(void **state)
 {
@@ -325,6 +391,8 @@ int main(void)
         cmocka_unit_test(test_bf16_reuse),
         cmocka_unit_test(test_bf16_stash),
         cmocka_unit_test(test_bf16_in_parallel_is_fp32),
+        cmocka_unit_test(test_linear_bias),
+        cmocka_unit_test(test_linear_backward_set),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

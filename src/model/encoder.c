@@ -47,9 +47,8 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     posemb_nn_layernorm_backward_set(s->dres, s->dh, GR(p->ln2_w), GR(p->ln2_b), dout, a->r2, p->ln2_w, a->mean2,
                                      a->rstd2, N, D);
     const float *dffn = model_undrop(m, l, SITE_FFN_OUT, s->dres, s->dz, (long)ND);
-    memset(s->dga, 0, NI * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D,
-                              POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward_set(m->mm, s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D,
+                                  POSEMB_NN_W_OUT_IN);
     posemb_nn_gelu_backward_set(s->dga, s->dga, a->fi, (long)NI, m->cfg.act); /* in place: d fi */
     posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GR(p->fi_b), s->dga, a->h1, p->fi_w, N, D, I,
                               POSEMB_NN_W_OUT_IN);
@@ -57,9 +56,8 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     posemb_nn_layernorm_backward_set(s->dres, dx, GR(p->ln1_w), GR(p->ln1_b), s->dh, a->r1, p->ln1_w, a->mean1,
                                      a->rstd1, N, D);
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
-    memset(s->dz, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D,
-                              POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward_set(m->mm, s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D,
+                                  POSEMB_NN_W_OUT_IN);
     posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
     posemb_nn_linear_backward(m->mm, dx, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, x, p->qkv_w, N, D, 3 * D,
                               POSEMB_NN_W_OUT_IN);

@@ -77,9 +77,8 @@ static posemb_status lm_loss(posemb_model *m, const posemb_targets *t, float gs,
                                      D);
         memset(a->dht, 0, (size_t)M * D * sizeof(float));
         posemb_nn_gelu_backward(a->dht, a->dhg, a->ht, (long)M * D, act);
-        memset(a->dhx, 0, (size_t)M * D * sizeof(float));
-        posemb_nn_linear_backward(m->mm, a->dhx, GR(h->dense_w), GR(h->dense_b), a->dht, a->hx, h->dense_w, M, D, D,
-                                  POSEMB_NN_W_OUT_IN);
+        posemb_nn_linear_backward_set(m->mm, a->dhx, GR(h->dense_w), GR(h->dense_b), a->dht, a->hx, h->dense_w, M, D, D,
+                                      POSEMB_NN_W_OUT_IN);
         dx = a->dhx;
     }
     scatter_add(a->dlast, dx, a->rows, M, D);
@@ -149,15 +148,13 @@ static void classify_backward(posemb_model *m, const float *dlogits)
     int B = m->B, D = m->cfg.hidden, C = m->cfg.num_labels, bert = m->cfg.arch == POSEMB_BERT;
     const float *w1 = bert ? m->pool_w : h->dense_w, *b1 = bert ? m->pool_b : h->dense_b;
     size_t BD = (size_t)B * D;
-    memset(a->dhu, 0, BD * sizeof(float));
-    posemb_nn_linear_backward(m->mm, a->dhu, GR(h->out_w), GR(h->out_b), dlogits, a->hu, h->out_w, B, D, C,
-                              POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward_set(m->mm, a->dhu, GR(h->out_w), GR(h->out_b), dlogits, a->hu, h->out_w, B, D, C,
+                                  POSEMB_NN_W_OUT_IN);
     const float *dt = model_undrop(m, m->cfg.layers, SITE_FFN_OUT, a->dhu, a->dhg, (long)BD);
     memset(a->dht, 0, BD * sizeof(float));
     posemb_nn_tanh_backward(a->dht, dt, a->ht, (long)BD);
-    memset(a->dhx, 0, BD * sizeof(float));
-    posemb_nn_linear_backward(m->mm, a->dhx, GR(w1), GR(b1), a->dht, bert ? a->hx : a->hg, w1, B, D, D,
-                              POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward_set(m->mm, a->dhx, GR(w1), GR(b1), a->dht, bert ? a->hx : a->hg, w1, B, D, D,
+                                  POSEMB_NN_W_OUT_IN);
     const float *dx = bert ? a->dhx : model_undrop(m, m->cfg.layers, SITE_ATTN_OUT, a->dhx, a->dhu, (long)BD);
     scatter_add(a->dlast, dx, a->rows, B, D);
 }

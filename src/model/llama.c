@@ -61,14 +61,12 @@ static void mlp_backward(posemb_model *m, int l, const float *dffn)
     const layer_acts *a = &m->a.layer[l];
     model_acts *s = &m->a;
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
-    memset(s->dga, 0, (size_t)N * I * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dga, GR(p->fo_w), GRN(p->fo_b), dffn, a->ga, p->fo_w, N, I, D,
-                              POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward_set(m->mm, s->dga, GR(p->fo_w), GRN(p->fo_b), dffn, a->ga, p->fo_w, N, I, D,
+                                  POSEMB_NN_W_OUT_IN);
     if (m->cfg.gemma) posemb_nn_geglu_backward(s->dfi, s->dga, a->fi, N, I);
     else posemb_nn_swiglu_backward(s->dfi, s->dga, a->fi, N, I);
-    memset(s->dh, 0, (size_t)N * D * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GRN(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, 2 * I,
-                              POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward_set(m->mm, s->dh, GR(p->fi_w), GRN(p->fi_b), s->dfi, a->h1, p->fi_w, N, D, 2 * I,
+                                  POSEMB_NN_W_OUT_IN);
 }
 
 /* Gemma 3: dy through the norm after a branch (x its input, rstd its 1/rms) into tmp, zeroed first. */
@@ -99,16 +97,14 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + dropout(attn) */
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
     if (gemma) dattn = post_norm_backward(m, p->pa_w, dattn, a->r2, a->mean1, s->demb); /* free until the embeddings */
-    memset(s->dz, 0, (size_t)N * A * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), GRN(p->ao_b), dattn, a->z, p->ao_w, N, A, D,
-                              POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward_set(m->mm, s->dz, GR(p->ao_w), GRN(p->ao_b), dattn, a->z, p->ao_w, N, A, D,
+                                  POSEMB_NN_W_OUT_IN);
     posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
     if (p->qn_w || config_qk_unit_norm(&m->cfg, l))
         posemb_nn_qk_rmsnorm_backward(s->dqkv, GRN(p->qn_w), GRN(p->kn_w), a->qk_raw, a->qk_rstd, NW(p->qn_w, d, 0),
                                       NW(p->kn_w, d, 1), N, m->cfg.heads, m->cfg.kv_heads, d);
-    memset(s->dh, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dh, GR(p->qkv_w), GRN(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, W,
-                              POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward_set(m->mm, s->dh, GR(p->qkv_w), GRN(p->qkv_b), s->dqkv, a->a, p->qkv_w, N, D, W,
+                                  POSEMB_NN_W_OUT_IN);
     posemb_pe_layer_input_backward(m->pe, l, a->a, m->B, m->T, s->dh, s->pe_layer_scratch);
     posemb_nn_rmsnorm_backward(dx, GR(p->ln1_w), s->dh, x, NW(p->ln1_w, D, 0), a->rstd1, N, D);
 }

@@ -81,14 +81,12 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
         memcpy(dx, s->dres, ND * sizeof(float)); /* r1 = x + attn */
     }
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
-    memset(s->dz, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dz, GR(p->ao_w), GRN(p->ao_b), dattn, a->z, p->ao_w, N, D, D,
-                              POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward_set(m->mm, s->dz, GR(p->ao_w), GRN(p->ao_b), dattn, a->z, p->ao_w, N, D, D,
+                                  POSEMB_NN_W_OUT_IN);
     posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
     qkv_to_hf(s->qkv_hf, s->dqkv, N, H, D / H);
-    memset(s->dh, 0, ND * sizeof(float));
-    posemb_nn_linear_backward(m->mm, s->dh, GR(p->qkv_w), GRN(p->qkv_b), s->qkv_hf, a->a, p->qkv_w, N, D, 3 * D,
-                              POSEMB_NN_W_OUT_IN);
+    posemb_nn_linear_backward_set(m->mm, s->dh, GR(p->qkv_w), GRN(p->qkv_b), s->qkv_hf, a->a, p->qkv_w, N, D, 3 * D,
+                                  POSEMB_NN_W_OUT_IN);
     posemb_pe_layer_input_backward(m->pe, l, a->a, m->B, m->T, s->dh, s->pe_layer_scratch);
     posemb_nn_layernorm_backward(dx, GR(p->ln1_w), GR(p->ln1_b), s->dh, x, p->ln1_w, a->mean1, a->rstd1, N, D);
 }

@@ -73,8 +73,15 @@ void posemb_nn_gemm(posemb_matmul *mm, int trans_a, int trans_b, int M, int N, i
 {
     /* the bf16 engine's buffers are shared by its callers: serial callers only */
     if (mm && mm->bf16 && !omp_in_parallel() &&
-        gemm_bf16(mm->bf16, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
+        gemm_bf16(mm->bf16, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, NULL, beta, C, ldc))
         return;
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha,
                 A, lda, B, ldb, beta, C, ldc);
+}
+
+int matmul_bf16_bias(posemb_matmul *mm, int trans_b, int M, int N, int K, const float *A, int lda, const float *B,
+                     int ldb, const float *bias, float *C, int ldc)
+{
+    return mm && mm->bf16 && !omp_in_parallel() &&
+           gemm_bf16(mm->bf16, 0, trans_b, M, N, K, 1.0f, A, lda, B, ldb, bias, 0.0f, C, ldc);
 }

@@ -23,7 +23,7 @@ bf16_engine *bf16_engine_new(char *why, size_t cap)
 void bf16_engine_free(bf16_engine *e) {}
 
 int gemm_bf16(bf16_engine *e, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
-              const float *B, int ldb, float beta, float *C, int ldc)
+              const float *B, int ldb, const float *bias, float beta, float *C, int ldc)
 {
     return 0;
 }
@@ -46,14 +46,14 @@ void gemm_bf16_stash(bf16_engine *e, gemm_stash_mode mode) {}
 #define CACHE_SIZE 64
 
 typedef struct gemm_key {
-    int M, N, K, ta, tb, ldc;
+    int M, N, K, ta, tb, ldc, bias; /* bias: a [N] row added to every row of the product */
     float alpha, beta;
 } gemm_key;
 
 typedef struct gemm_entry {
     gemm_key key;
     dnnl_primitive_t prim;
-    dnnl_memory_t a, b, c, scratch; /* bound to this shape; data handles set per call */
+    dnnl_memory_t a, b, c, bias, scratch; /* bound to this shape; data handles set per call */
     size_t scratch_bytes;
 } gemm_entry;
 
@@ -242,6 +242,7 @@ static void entry_free(gemm_entry *e)
     if (e->a) dnnl_memory_destroy(e->a);
     if (e->b) dnnl_memory_destroy(e->b);
     if (e->c) dnnl_memory_destroy(e->c);
+    if (e->bias) dnnl_memory_destroy(e->bias);
     if (e->scratch) dnnl_memory_destroy(e->scratch);
     memset(e, 0, sizeof *e);
 }
@@ -264,10 +265,10 @@ void bf16_engine_free(bf16_engine *e)
  * stride, not a copy: A is [M, K] or, transposed, stored [K, M]. */
 static int entry_build(gemm_entry *e, const gemm_key *k, dnnl_engine_t engine)
 {
-    dnnl_memory_desc_t da, db, dc;
-    dnnl_dims_t dims_a = {k->M, k->K}, dims_b = {k->K, k->N}, dims_c = {k->M, k->N};
+    dnnl_memory_desc_t da, db, dc, dbias;
+    dnnl_dims_t dims_a = {k->M, k->K}, dims_b = {k->K, k->N}, dims_c = {k->M, k->N}, dims_bias = {1, k->N};
     dnnl_dims_t st_a = {k->ta ? 1 : k->K, k->ta ? k->M : 1}, st_b = {k->tb ? 1 : k->N, k->tb ? k->K : 1};
-    dnnl_dims_t st_c = {k->ldc, 1};
+    dnnl_dims_t st_c = {k->ldc, 1}, st_bias = {k->N, 1};
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t ops = NULL;
     dnnl_matmul_desc_t md;
@@ -275,7 +276,8 @@ static int entry_build(gemm_entry *e, const gemm_key *k, dnnl_engine_t engine)
     int ok = dnnl_memory_desc_init_by_strides(&da, 2, dims_a, dnnl_bf16, st_a) == dnnl_success &&
              dnnl_memory_desc_init_by_strides(&db, 2, dims_b, dnnl_bf16, st_b) == dnnl_success &&
              dnnl_memory_desc_init_by_strides(&dc, 2, dims_c, dnnl_f32, st_c) == dnnl_success &&
-             dnnl_matmul_desc_init(&md, &da, &db, NULL, &dc) == dnnl_success &&
+             dnnl_memory_desc_init_by_strides(&dbias, 2, dims_bias, dnnl_f32, st_bias) == dnnl_success &&
+             dnnl_matmul_desc_init(&md, &da, &db, k->bias ? &dbias : NULL, &dc) == dnnl_success &&
              dnnl_primitive_attr_create(&attr) == dnnl_success;
     if (ok) ok = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) == dnnl_success;
     if (ok && k->alpha != 1.0f) ok = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &k->alpha) == dnnl_success;
@@ -286,7 +288,8 @@ static int entry_build(gemm_entry *e, const gemm_key *k, dnnl_engine_t engine)
          dnnl_primitive_create(&e->prim, pd) == dnnl_success &&
          dnnl_memory_create(&e->a, &da, engine, DNNL_MEMORY_NONE) == dnnl_success &&
          dnnl_memory_create(&e->b, &db, engine, DNNL_MEMORY_NONE) == dnnl_success &&
-         dnnl_memory_create(&e->c, &dc, engine, DNNL_MEMORY_NONE) == dnnl_success;
+         dnnl_memory_create(&e->c, &dc, engine, DNNL_MEMORY_NONE) == dnnl_success &&
+         (!k->bias || dnnl_memory_create(&e->bias, &dbias, engine, DNNL_MEMORY_NONE) == dnnl_success);
     if (ok) {
         const dnnl_memory_desc_t *ds = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
         e->scratch_bytes = ds ? dnnl_memory_desc_get_size(ds) : 0;
@@ -313,10 +316,10 @@ static gemm_entry *lookup(bf16_engine *g, const gemm_key *k)
 }
 
 int gemm_bf16(bf16_engine *g, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
-              const float *B, int ldb, float beta, float *C, int ldc)
+              const float *B, int ldb, const float *bias, float beta, float *C, int ldc)
 {
     if (!g || M <= 0 || N <= 0 || K <= 0) return 0;
-    gemm_key key = {M, N, K, !!trans_a, !!trans_b, ldc, alpha, beta}; /* no padding: compared bytewise */
+    gemm_key key = {M, N, K, !!trans_a, !!trans_b, ldc, bias != NULL, alpha, beta}; /* no padding: compared bytewise */
     gemm_entry *e = lookup(g, &key);
     void *scratch = e && e->scratch_bytes ? grow(&g->scratch, &g->cap_scratch, e->scratch_bytes) : NULL;
     if (!e || (e->scratch_bytes && !scratch)) return 0;
@@ -327,13 +330,16 @@ int gemm_bf16(bf16_engine *g, int trans_a, int trans_b, int M, int N, int K, flo
     if (!a || !b) return 0;
     /* oneDNN checks its arguments before it writes C, so a refusal leaves C
      * as it was for the fp32 product. */
-    dnnl_exec_arg_t args[4] = {
-        {DNNL_ARG_SRC, e->a}, {DNNL_ARG_WEIGHTS, e->b}, {DNNL_ARG_DST, e->c}, {DNNL_ARG_SCRATCHPAD, e->scratch}};
+    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, e->a}, {DNNL_ARG_WEIGHTS, e->b}, {DNNL_ARG_DST, e->c}};
+    int n = 3;
+    if (bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
+    if (scratch) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch};
     return (!scratch || dnnl_memory_set_data_handle(e->scratch, scratch) == dnnl_success) &&
+           (!bias || dnnl_memory_set_data_handle(e->bias, (void *)bias) == dnnl_success) &&
            dnnl_memory_set_data_handle(e->a, (void *)a) == dnnl_success &&
            dnnl_memory_set_data_handle(e->b, (void *)b) == dnnl_success &&
            dnnl_memory_set_data_handle(e->c, C) == dnnl_success &&
-           dnnl_primitive_execute(e->prim, g->stream, scratch ? 4 : 3, args) == dnnl_success &&
+           dnnl_primitive_execute(e->prim, g->stream, n, args) == dnnl_success &&
            dnnl_stream_wait(g->stream) == dnnl_success;
 }
 

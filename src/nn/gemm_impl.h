@@ -20,10 +20,19 @@ int gemm_bf16_available(char *why, size_t cap);
 bf16_engine *bf16_engine_new(char *why, size_t cap);
 void bf16_engine_free(bf16_engine *e);
 
-/* posemb_nn_gemm's contract with bf16 inputs; returns 0 when oneDNN refused (the
- * caller then computes the product in fp32). Not reentrant: one thread per engine. */
+/* posemb_nn_gemm's contract with bf16 inputs, plus bias [N] (NULL: none),
+ * kept in float32 and added to every row of alpha op(A) op(B) before beta C;
+ * returns 0 when oneDNN refused (C untouched: the caller then computes the
+ * product in fp32). Not reentrant: one thread per engine. */
 int gemm_bf16(bf16_engine *e, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
-              const float *B, int ldb, float beta, float *C, int ldc);
+              const float *B, int ldb, const float *bias, float beta, float *C, int ldc);
+
+/* C [M, N] = A [M, K] op(B) + bias [N] on every row, in one bf16 product
+ * (no fill of C before it, no read of C in it); 1 when mm's bf16 engine
+ * computed it, 0 when the caller must (fp32, in a parallel region, or
+ * oneDNN refused: C untouched). */
+int matmul_bf16_bias(posemb_matmul *mm, int trans_b, int M, int N, int K, const float *A, int lda, const float *B,
+                     int ldb, const float *bias, float *C, int ldc);
 
 /* Promises that p does not change until the next call, so that the products
  * reading it in between convert it once (NULL ends the promise). */

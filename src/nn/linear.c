@@ -24,31 +24,42 @@ POSEMB_KERNEL static void bias_grad(float *db, const float *dy, int N, int out)
     }
 }
 
+/* In fp32 the bias is written into y and OpenBLAS adds the product to it
+ * (beta 1): OpenBLAS would otherwise zero y in a pass of its own. In bf16
+ * oneDNN adds the bias in the product's epilogue, so y is written once and
+ * never read (a fill and a read of y less). */
 POSEMB_KERNEL void posemb_nn_linear_forward(posemb_matmul *mm, float *y, const float *x, const float *w, const float *b,
                                             int N, int in, int out, posemb_nn_wlayout layout)
 {
+    int oi = layout == POSEMB_NN_W_OUT_IN;
     float beta = 0.0f;
+    matmul_stash(mm, STASH_KEEP); /* x's and w's bf16 copies serve the backward too */
+    if (b && matmul_bf16_bias(mm, oi, N, out, in, x, in, w, oi ? in : out, b, y, out)) {
+        matmul_stash(mm, STASH_OFF);
+        return;
+    }
     if (b) {
 #pragma omp parallel for schedule(static) if ((long)N * out > PARALLEL_MIN)
         for (int t = 0; t < N; t++)
             for (int o = 0; o < out; o++) y[(long)t * out + o] = b[o];
         beta = 1.0f;
     }
-    matmul_stash(mm, STASH_KEEP); /* x's and w's bf16 copies serve the backward too */
-    if (layout == POSEMB_NN_W_OUT_IN) posemb_nn_gemm(mm, 0, 1, N, out, in, 1.0f, x, in, w, in, beta, y, out);
-    else posemb_nn_gemm(mm, 0, 0, N, out, in, 1.0f, x, in, w, out, beta, y, out);
+    posemb_nn_gemm(mm, 0, oi, N, out, in, 1.0f, x, in, w, oi ? in : out, beta, y, out);
     matmul_stash(mm, STASH_OFF);
 }
 POSEMB_KERNEL_INTERNAL(posemb_nn_linear_forward);
 
-void posemb_nn_linear_backward(posemb_matmul *mm, float *dx, float *dw, float *db, const float *dy, const float *x,
-                               const float *w, int N, int in, int out, posemb_nn_wlayout layout)
+/* dx_beta 1: dx += d loss / dx; 0: dx = d loss / dx, with no read of dx
+ * (OpenBLAS zeroes it in its own pass, as the memset it replaces did; oneDNN
+ * writes it once). */
+static void linear_backward(posemb_matmul *mm, float *dx, float dx_beta, float *dw, float *db, const float *dy,
+                            const float *x, const float *w, int N, int in, int out, posemb_nn_wlayout layout)
 {
     int oi = layout == POSEMB_NN_W_OUT_IN;
     matmul_reuse(mm, dy);        /* read by both products: converted to bf16 once */
     matmul_stash(mm, STASH_USE); /* w and x: the forward's copies */
-    if (dx)                      /* dx [N, in] += dy [N, out] . W as [out, in] */
-        posemb_nn_gemm(mm, 0, !oi, N, in, out, 1.0f, dy, out, w, oi ? in : out, 1.0f, dx, in);
+    if (dx)                      /* dx [N, in] (+)= dy [N, out] . W as [out, in] */
+        posemb_nn_gemm(mm, 0, !oi, N, in, out, 1.0f, dy, out, w, oi ? in : out, dx_beta, dx, in);
     if (dw) {
         if (oi) /* dW [out, in] += dy^T x */
             posemb_nn_gemm(mm, 1, 0, out, in, N, 1.0f, dy, out, x, in, 1.0f, dw, in);
@@ -57,4 +68,16 @@ void posemb_nn_linear_backward(posemb_matmul *mm, float *dx, float *dw, float *d
     matmul_reuse(mm, NULL);
     matmul_stash(mm, STASH_OFF);
     if (db) bias_grad(db, dy, N, out);
+}
+
+void posemb_nn_linear_backward(posemb_matmul *mm, float *dx, float *dw, float *db, const float *dy, const float *x,
+                               const float *w, int N, int in, int out, posemb_nn_wlayout layout)
+{
+    linear_backward(mm, dx, 1.0f, dw, db, dy, x, w, N, in, out, layout);
+}
+
+void posemb_nn_linear_backward_set(posemb_matmul *mm, float *dx, float *dw, float *db, const float *dy, const float *x,
+                                   const float *w, int N, int in, int out, posemb_nn_wlayout layout)
+{
+    linear_backward(mm, dx, 0.0f, dw, db, dy, x, w, N, in, out, layout);
 }

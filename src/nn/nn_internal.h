@@ -25,6 +25,10 @@ void posemb_nn_linear_forward(posemb_matmul *mm, float *y, const float *x, const
 /* dx [N, in] += dy W^T-ish; dw += x^T dy (in the weight's layout); db [out] += sum dy. */
 void posemb_nn_linear_backward(posemb_matmul *mm, float *dx, float *dw, float *db, const float *dy, const float *x,
                                const float *w, int N, int in, int out, posemb_nn_wlayout layout);
+/* The same with dx [N, in] written, not added to (no memset first): the
+ * bits of zeroing dx and calling posemb_nn_linear_backward. */
+void posemb_nn_linear_backward_set(posemb_matmul *mm, float *dx, float *dw, float *db, const float *dy, const float *x,
+                                   const float *w, int N, int in, int out, posemb_nn_wlayout layout);
 /* y [N, C] = (x - mean) / sqrt(var + eps) * w + b (biased variance); saves mean, rstd [N]. */
 void posemb_nn_layernorm_forward(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b,
                                  int N, int C, float eps);
