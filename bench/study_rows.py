@@ -91,6 +91,7 @@ def row(name, build, data, config, flags, repeat, full_steps, step_tokens):
 
 def main(build, data, repeat, steps, quick):
     steps = steps or (20 if quick else 300)
+    data = os.path.abspath(data) if data else data  # the commands run in a temporary folder
     have = data and os.path.isdir(os.path.join(data, "glue"))
     rows = [("default-study", QUICK_DEFAULT if quick else None, [], 0, 0)]
     if have:

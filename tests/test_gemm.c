@@ -308,6 +308,9 @@ static void linear_bias_on(posemb_matmul *mm)
         for (int i = 0; i < N * OUT; i++) y[i] = NAN; /* not read */
         posemb_nn_linear_forward(mm, y, x, w, b, N, IN, OUT, oi ? POSEMB_NN_W_OUT_IN : POSEMB_NN_W_IN_OUT);
         assert_memory_equal(y, ref, sizeof y);
+        for (int i = 0; i < N * OUT; i++) y[i] = NAN; /* the epilogue itself ran (no fallback) in bf16 */
+        assert_int_equal(matmul_bf16_bias(mm, oi, N, OUT, IN, x, IN, w, oi ? IN : OUT, b, y, OUT), mm != NULL);
+        if (mm) assert_memory_equal(y, ref, sizeof y);
     }
 }
 

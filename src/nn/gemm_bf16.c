@@ -299,16 +299,16 @@ static int entry_build(gemm_entry *e, const gemm_key *k, dnnl_engine_t engine)
     if (ops) dnnl_post_ops_destroy(ops);
     if (attr) dnnl_primitive_attr_destroy(attr);
     if (!ok) entry_free(e);
-    else e->key = *k;
+    e->key = *k; /* a refused shape is remembered too (prim NULL), so it is not built again per call */
     return ok;
 }
 
 /* The cached primitive of a shape, built on first use (the oldest evicted
- * when the cache is full). */
+ * when the cache is full); NULL for a shape oneDNN refused, then and after. */
 static gemm_entry *lookup(bf16_engine *g, const gemm_key *k)
 {
     for (int i = 0; i < g->used; i++)
-        if (!memcmp(&g->cache[i].key, k, sizeof *k)) return &g->cache[i];
+        if (!memcmp(&g->cache[i].key, k, sizeof *k)) return g->cache[i].prim ? &g->cache[i] : NULL;
     gemm_entry *e = &g->cache[g->used < CACHE_SIZE ? g->used++ : g->next];
     if (g->used == CACHE_SIZE) g->next = (g->next + 1) % CACHE_SIZE;
     entry_free(e);

@@ -20,10 +20,11 @@ int gemm_bf16_available(char *why, size_t cap);
 bf16_engine *bf16_engine_new(char *why, size_t cap);
 void bf16_engine_free(bf16_engine *e);
 
-/* posemb_nn_gemm's contract with bf16 inputs, plus bias [N] (NULL: none),
- * kept in float32 and added to every row of alpha op(A) op(B) before beta C;
- * returns 0 when oneDNN refused (C untouched: the caller then computes the
- * product in fp32). Not reentrant: one thread per engine. */
+/* posemb_nn_gemm's contract with bf16 inputs, plus bias [N] (NULL: none)
+ * in float32: C = alpha (op(A) op(B) + bias on every row) + beta C (oneDNN
+ * adds the bias before it scales). Returns 0 when oneDNN refused (C
+ * untouched: the caller then computes the product in fp32); a refused shape
+ * is remembered, not built again. Not reentrant: one thread per engine. */
 int gemm_bf16(bf16_engine *e, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
               const float *B, int ldb, const float *bias, float beta, float *C, int ldc);
 
