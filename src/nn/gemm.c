@@ -68,13 +68,14 @@ int posemb_precision_parse(const char *name, posemb_precision *out)
     return 1;
 }
 
+/* mm's bf16 engine where a product may use it, else NULL (gemm_bf16 then
+ * declines): its buffers are shared by its callers, so serial callers only. */
+static bf16_engine *serial_bf16(const posemb_matmul *mm) { return mm && !omp_in_parallel() ? mm->bf16 : NULL; }
+
 void posemb_nn_gemm(posemb_matmul *mm, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,
                     int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
-    /* the bf16 engine's buffers are shared by its callers: serial callers only */
-    if (mm && mm->bf16 && !omp_in_parallel() &&
-        gemm_bf16(mm->bf16, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, NULL, beta, C, ldc))
-        return;
+    if (gemm_bf16(serial_bf16(mm), trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, NULL, beta, C, ldc)) return;
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha,
                 A, lda, B, ldb, beta, C, ldc);
 }
@@ -82,6 +83,5 @@ void posemb_nn_gemm(posemb_matmul *mm, int trans_a, int trans_b, int M, int N, i
 int matmul_bf16_bias(posemb_matmul *mm, int trans_b, int M, int N, int K, const float *A, int lda, const float *B,
                      int ldb, const float *bias, float *C, int ldc)
 {
-    return mm && mm->bf16 && !omp_in_parallel() &&
-           gemm_bf16(mm->bf16, 0, trans_b, M, N, K, 1.0f, A, lda, B, ldb, bias, 0.0f, C, ldc);
+    return gemm_bf16(serial_bf16(mm), 0, trans_b, M, N, K, 1.0f, A, lda, B, ldb, bias, 0.0f, C, ldc);
 }

@@ -24,7 +24,8 @@ void bf16_engine_free(bf16_engine *e);
  * in float32: C = alpha (op(A) op(B) + bias on every row) + beta C (oneDNN
  * adds the bias before it scales). Returns 0 when oneDNN refused (C
  * untouched: the caller then computes the product in fp32); a refused shape
- * is remembered, not built again. Not reentrant: one thread per engine. */
+ * is remembered, not built again; e NULL: returns 0. Not reentrant: one
+ * thread per engine. */
 int gemm_bf16(bf16_engine *e, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
               const float *B, int ldb, const float *bias, float beta, float *C, int ldc);
 

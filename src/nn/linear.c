@@ -31,20 +31,16 @@ POSEMB_KERNEL static void bias_grad(float *db, const float *dy, int N, int out)
 POSEMB_KERNEL void posemb_nn_linear_forward(posemb_matmul *mm, float *y, const float *x, const float *w, const float *b,
                                             int N, int in, int out, posemb_nn_wlayout layout)
 {
-    int oi = layout == POSEMB_NN_W_OUT_IN;
-    float beta = 0.0f;
+    int oi = layout == POSEMB_NN_W_OUT_IN, ldw = oi ? in : out;
     matmul_stash(mm, STASH_KEEP); /* x's and w's bf16 copies serve the backward too */
-    if (b && matmul_bf16_bias(mm, oi, N, out, in, x, in, w, oi ? in : out, b, y, out)) {
-        matmul_stash(mm, STASH_OFF);
-        return;
-    }
-    if (b) {
+    if (!b || !matmul_bf16_bias(mm, oi, N, out, in, x, in, w, ldw, b, y, out)) {
+        if (b) {
 #pragma omp parallel for schedule(static) if ((long)N * out > PARALLEL_MIN)
-        for (int t = 0; t < N; t++)
-            for (int o = 0; o < out; o++) y[(long)t * out + o] = b[o];
-        beta = 1.0f;
+            for (int t = 0; t < N; t++)
+                for (int o = 0; o < out; o++) y[(long)t * out + o] = b[o];
+        }
+        posemb_nn_gemm(mm, 0, oi, N, out, in, 1.0f, x, in, w, ldw, b ? 1.0f : 0.0f, y, out);
     }
-    posemb_nn_gemm(mm, 0, oi, N, out, in, 1.0f, x, in, w, oi ? in : out, beta, y, out);
     matmul_stash(mm, STASH_OFF);
 }
 POSEMB_KERNEL_INTERNAL(posemb_nn_linear_forward);

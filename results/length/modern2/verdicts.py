@@ -26,17 +26,7 @@ LENGTHS = (128, 256, 512, 1024, 2048)
 PAPER = {"HN1": None, "HN3": None}
 
 
-def windowed(r):
-    return "sliding_window" in str(r.get("model", ""))
-
-
-def group(rows, pe, windows=False):
-    """The lm lines of pe, with (windows) or without Command A's windows; smollm3 keyed as llama."""
-    out = []
-    for r in rows:
-        if r.get("kind") == "lm" and r["pe"] == pe and windowed(r) == windows:
-            out.append(dict(r, task="llama" if r["task"] == "smollm3" else r["task"]))
-    return out
+group = C.decoder_lines  # the lm lines of a PE, Command A's (windows) or not; smollm3 keyed as llama
 
 
 def show(name, x, need, rule, claim=None):
