@@ -1,6 +1,7 @@
 /* Matrix-product precision: fp32, or bf16 products for the dense layers
- * (inputs rounded to bfloat16, float32 accumulation and results) through
- * oneDNN on CPUs with AVX512_BF16 (or AMX). Weights, gradients, activations
+ * and, where that is faster, the attention's (inputs rounded to bfloat16,
+ * float32 accumulation and results) through oneDNN on CPUs with AVX512_BF16
+ * (or AMX). Weights, gradients, activations
  * and the optimizer stay float32 in either mode: bf16 is a property of the
  * products only. The precision lives in a posemb_matmul context the caller
  * owns and hands to the model (posemb_model_set_matmul) or to the products
@@ -19,8 +20,9 @@ extern "C" {
 
 typedef enum posemb_precision { POSEMB_PRECISION_FP32 = 0, POSEMB_PRECISION_BF16 = 1 } posemb_precision;
 
-/* A product context: its precision and, for bf16, oneDNN's engine, its
- * primitives cached per shape and the bf16 conversion buffers. */
+/* A product context: its precision and, for bf16, oneDNN's engines (one
+ * for the dense layers, one per attention thread), their primitives cached
+ * per shape and the bf16 conversion buffers. */
 typedef struct posemb_matmul posemb_matmul;
 
 /* Creates a context of precision p in *out, which the caller owns and frees

@@ -20,8 +20,8 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
     posemb_pe_layer_input_forward(m->pe, l, x, m->B, m->T, m->a.pe_layer_scratch);
     posemb_nn_linear_forward(m->mm, a->qkv, x, p->qkv_w, p->qkv_b, N, D, 3 * D, POSEMB_NN_W_OUT_IN);
-    posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, model_probs_out(m, a), a->z,
-                                m->a.attn_scratch);
+    posemb_nn_attention_forward_in(m->mm, &sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, model_probs_out(m, a), a->z,
+                                   m->a.attn_scratch);
     posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, D, D, POSEMB_NN_W_OUT_IN);
     model_drop(m, l, SITE_ATTN_OUT, a->r1, (long)N * D);
     posemb_nn_add_layernorm_forward(a->h1, a->mean1, a->rstd1, a->r1, x, p->ln1_w, p->ln1_b, N, D, m->cfg.ln_eps);
@@ -58,7 +58,8 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
     posemb_nn_linear_backward_set(m->mm, s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D,
                                   POSEMB_NN_W_OUT_IN);
-    posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
+    posemb_nn_attention_backward_in(m->mm, &sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv,
+                                    s->attn_scratch);
     posemb_nn_linear_backward(m->mm, dx, GR(p->qkv_w), GR(p->qkv_b), s->dqkv, x, p->qkv_w, N, D, 3 * D,
                               POSEMB_NN_W_OUT_IN);
     posemb_pe_layer_input_backward(m->pe, l, x, m->B, m->T, dx, s->pe_layer_scratch);

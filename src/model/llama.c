@@ -40,8 +40,8 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     if (p->qn_w || config_qk_unit_norm(&m->cfg, l)) /* Llama 4's has no weights */
         posemb_nn_qk_rmsnorm_forward(a->qkv, a->qk_raw, a->qk_rstd, NW(p->qn_w, d, 0), NW(p->kn_w, d, 1), N,
                                      m->cfg.heads, m->cfg.kv_heads, d, eps);
-    posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, model_probs_out(m, a), a->z,
-                                m->a.attn_scratch);
+    posemb_nn_attention_forward_in(m->mm, &sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, model_probs_out(m, a), a->z,
+                                   m->a.attn_scratch);
     posemb_nn_linear_forward(m->mm, gemma ? a->r2 : a->r1, a->z, p->ao_w, p->ao_b, N, A, D, POSEMB_NN_W_OUT_IN);
     if (gemma) posemb_nn_rmsnorm_forward(a->r1, a->mean1, a->r2, NW(p->pa_w, D, 0), N, D, eps);
     model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
@@ -99,7 +99,8 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     if (gemma) dattn = post_norm_backward(m, p->pa_w, dattn, a->r2, a->mean1, s->demb); /* free until the embeddings */
     posemb_nn_linear_backward_set(m->mm, s->dz, GR(p->ao_w), GRN(p->ao_b), dattn, a->z, p->ao_w, N, A, D,
                                   POSEMB_NN_W_OUT_IN);
-    posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
+    posemb_nn_attention_backward_in(m->mm, &sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv,
+                                    s->attn_scratch);
     if (p->qn_w || config_qk_unit_norm(&m->cfg, l))
         posemb_nn_qk_rmsnorm_backward(s->dqkv, GRN(p->qn_w), GRN(p->kn_w), a->qk_raw, a->qk_rstd, NW(p->qn_w, d, 0),
                                       NW(p->kn_w, d, 1), N, m->cfg.heads, m->cfg.kv_heads, d);

@@ -49,8 +49,8 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     posemb_pe_layer_input_forward(m->pe, l, a->a, m->B, m->T, m->a.pe_layer_scratch);
     posemb_nn_linear_forward(m->mm, m->a.qkv_hf, a->a, p->qkv_w, p->qkv_b, N, D, 3 * D, POSEMB_NN_W_OUT_IN);
     neox_qkv_from_hf(a->qkv, m->a.qkv_hf, N, H, D / H);
-    posemb_nn_attention_forward(&sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, model_probs_out(m, a), a->z,
-                                m->a.attn_scratch);
+    posemb_nn_attention_forward_in(m->mm, &sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, model_probs_out(m, a), a->z,
+                                   m->a.attn_scratch);
     posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, D, D, POSEMB_NN_W_OUT_IN);
     model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D); /* r1 = x + attn */
     const float *mlp_in = m->cfg.parallel_residual ? x : a->r1;
@@ -83,7 +83,8 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
     posemb_nn_linear_backward_set(m->mm, s->dz, GR(p->ao_w), GRN(p->ao_b), dattn, a->z, p->ao_w, N, D, D,
                                   POSEMB_NN_W_OUT_IN);
-    posemb_nn_attention_backward(&sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv, s->attn_scratch);
+    posemb_nn_attention_backward_in(m->mm, &sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv,
+                                    s->attn_scratch);
     qkv_to_hf(s->qkv_hf, s->dqkv, N, H, D / H);
     posemb_nn_linear_backward_set(m->mm, s->dh, GR(p->qkv_w), GRN(p->qkv_b), s->qkv_hf, a->a, p->qkv_w, N, D, 3 * D,
                                   POSEMB_NN_W_OUT_IN);

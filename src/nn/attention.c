@@ -3,11 +3,13 @@
 #include <cblas.h>
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "posemb/nn.h"
 #include "dropout_impl.h"
+#include "gemm_impl.h"
 #include "nn_internal.h"
 #include "core/vmath.h"
 #include "posemb/threads.h"
@@ -79,12 +81,18 @@ static int rows_per_block(const posemb_nn_attn_shape *s, const posemb_pe *p)
     return s->causal && block_rows > 0 && block_rows < s->T && !posemb_pe_has_weights(p) ? block_rows : s->T;
 }
 
+/* The three products below run in bf16 (fp32 accumulation), whole T x T,
+ * when the head has an engine e (head_engine); where oneDNN refuses, and
+ * with e NULL, in fp32 (by causal blocks). */
+
 /* s [T, T] = alpha a b^T, a and b [T, d]: rows [r0, r1) of a block against the
  * rows [0, r1) of b. The rest of the block's rows keeps what it held: no
  * query there sees those keys, hooks only add to them, and the masked
  * softmax (or its backward) writes them. */
-static void product_abt(int T, int step, int d, float alpha, const float *a, int lda, const float *b, int ldb, float *s)
+static void product_abt(bf16_engine *e, int T, int step, int d, float alpha, const float *a, int lda, const float *b,
+                        int ldb, float *s)
 {
+    if (e && gemm_bf16(e, 0, 1, T, T, d, alpha, a, lda, b, ldb, NULL, 0.0f, s, T)) return;
     for (int r0 = 0; r0 < T; r0 += step) {
         int r1 = r0 + step < T ? r0 + step : T;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, r1, d, alpha, a + (size_t)r0 * lda, lda, b, ldb,
@@ -94,8 +102,10 @@ static void product_abt(int T, int step, int d, float alpha, const float *a, int
 
 /* z [T, d] = alpha w x, w [T, T] zero right of its blocks: rows [r0, r1) of z
  * from the columns [0, r1) of w. */
-static void product_wx(int T, int step, int d, float alpha, const float *w, const float *x, int ldx, float *z, int ldz)
+static void product_wx(bf16_engine *e, int T, int step, int d, float alpha, const float *w, const float *x, int ldx,
+                       float *z, int ldz)
 {
+    if (e && gemm_bf16(e, 0, 0, T, d, T, alpha, w, T, x, ldx, NULL, 0.0f, z, ldz)) return;
     for (int r0 = 0; r0 < T; r0 += step) {
         int r1 = r0 + step < T ? r0 + step : T;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, d, r1, alpha, w + (size_t)r0 * T, T, x, ldx,
@@ -105,14 +115,39 @@ static void product_wx(int T, int step, int d, float alpha, const float *w, cons
 
 /* z [T, d] = alpha w^T x + beta z for the same w: rows [c0, c1) of z from the
  * rows [c0, T) of w and x (the rows above hold zeros in those columns). */
-static void product_wtx(int T, int step, int d, float alpha, const float *w, const float *x, int ldx, float beta,
-                        float *z, int ldz)
+static void product_wtx(bf16_engine *e, int T, int step, int d, float alpha, const float *w, const float *x, int ldx,
+                        float beta, float *z, int ldz)
 {
+    if (e && gemm_bf16(e, 1, 0, T, d, T, alpha, w, T, x, ldx, NULL, beta, z, ldz)) return;
     for (int c0 = 0; c0 < T; c0 += step) {
         int c1 = c0 + step < T ? c0 + step : T;
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, c1 - c0, d, T - c0, alpha, w + (size_t)c0 * T + c0, T,
                     x + (size_t)c0 * ldx, ldx, beta, z + (size_t)c0 * ldz, ldz);
     }
+}
+
+/* Where a bf16 model's heads take bf16 products (bench/README, "The
+ * attention's products in bf16", measured on the attention alone, forward
+ * and backward): without a causal mask, width d >= 32, T >= 64 and T d >=
+ * 4096 (1.08-1.38x faster there on one thread; at T 64 and d 32 0.88x, at
+ * d 16 0.41-0.85x: the conversions and oneDNN's calls cost more than bf16
+ * saves). A causal head's whole bf16 products only about match fp32's
+ * blocks of half the work (1.02-1.06x at T 128-256), so it stays fp32, bit
+ * for bit.
+ * posemb_nn_attention_set_bf16_everywhere lifts the rule, for the benchmark
+ * that measures it. */
+static int bf16_everywhere;
+
+void posemb_nn_attention_set_bf16_everywhere(int on) { bf16_everywhere = on != 0; }
+
+static int bf16_wins(const posemb_nn_attn_shape *s, int d)
+{
+    return bf16_everywhere || (!s->causal && d >= 32 && s->T >= 64 && (long)s->T * d >= 4096);
+}
+
+static bf16_engine *head_engine(const posemb_matmul *mm, const posemb_nn_attn_shape *s, int d, int slot)
+{
+    return bf16_wins(s, d) ? matmul_attn_engine(mm, slot) : NULL;
 }
 
 /* The keys query i sees under the causal, window and chunk masks: [*lo, *hi). */
@@ -302,9 +337,9 @@ static int by_rows(const posemb_nn_attn_shape *s, const posemb_pe *p, const floa
 /* One head after its q/k hook: scores, logits hook, masks, softmax, values.
  * q [T, d], k and v [T, d] (row stride ld); probs [B, H, T, T] or NULL (an
  * inference pass); z [T, d] (stride D). */
-static void head_forward(const posemb_nn_attn_shape *s, posemb_pe *p, const posemb_pe_head *hd, const float *q,
-                         const float *k, const float *v, int ld, const float *keymask, float *probs, float *z,
-                         float *scratch)
+static void head_forward(bf16_engine *e, const posemb_nn_attn_shape *s, posemb_pe *p, const posemb_pe_head *hd,
+                         const float *q, const float *k, const float *v, int ld, const float *keymask, float *probs,
+                         float *z, float *scratch)
 {
     int T = s->T, d = hd->d, step = rows_per_block(s, p);
     if (by_rows(s, p, probs)) {
@@ -312,7 +347,7 @@ static void head_forward(const posemb_nn_attn_shape *s, posemb_pe *p, const pose
         return;
     }
     float *pr = head_probs(s, probs, hd->seq, hd->head, scratch, hd->slot);
-    if (!posemb_pe_scores_forward(p, hd, q, ld, k, ld, pr, T)) product_abt(T, step, d, hd->scale, q, ld, k, ld, pr);
+    if (!posemb_pe_scores_forward(p, hd, q, ld, k, ld, pr, T)) product_abt(e, T, step, d, hd->scale, q, ld, k, ld, pr);
     posemb_pe_logits_forward(p, hd, q, ld, k, ld, pr, T);
     if (posemb_pe_has_weights(p)) {
         apply_masks(pr, T, s->causal, s->window, s->chunk, keymask);
@@ -320,28 +355,32 @@ static void head_forward(const posemb_nn_attn_shape *s, posemb_pe *p, const pose
     } else masked_softmax_rows(s, pr, keymask);
     const float *pv =
         s->dropout > 0.0f ? dropped(s, hd->seq, hd->head, pr, scratch + (size_t)hd->slot * 2 * T * T) : pr;
-    product_wx(T, step, d, 1.0f, pv, v, ld, z, s->D);
+    product_wx(e, T, step, d, 1.0f, pv, v, ld, z, s->D);
     posemb_pe_values_forward(p, hd, pv, T, z, s->D);
 }
 
 /* One head's backward up to its q/k hook: dq [T, d] (overwritten), dk and dv
  * (overwritten when beta is 0, accumulated when 1: heads sharing a kv head). */
-static void head_backward(const posemb_nn_attn_shape *s, posemb_pe *p, const posemb_pe_head *hd, const float *q,
-                          const float *k, const float *v, int ld, const float *pr, const float *dz, float *dq,
-                          float *dk, float *dv, float beta, float *scratch)
+static void head_backward(bf16_engine *e, const posemb_nn_attn_shape *s, posemb_pe *p, const posemb_pe_head *hd,
+                          const float *q, const float *k, const float *v, int ld, const float *pr, const float *dz,
+                          float *dq, float *dk, float *dv, float beta, float *scratch)
 {
     int T = s->T, d = hd->d, D = s->D, step = rows_per_block(s, p);
     float *dp = scratch + (size_t)hd->slot * 2 * T * T;
     const float *pv = dropped(s, hd->seq, hd->head, pr, dp + (size_t)T * T);
-    product_abt(T, step, d, 1.0f, dz, D, v, ld, dp);
+    gemm_bf16_reuse(e, dz); /* read by two products: converted once */
+    product_abt(e, T, step, d, 1.0f, dz, D, v, ld, dp);
     posemb_pe_values_backward(p, hd, pv, T, dz, D, dp, T);
-    product_wtx(T, step, d, 1.0f, pv, dz, D, beta, dv, ld);
+    product_wtx(e, T, step, d, 1.0f, pv, dz, D, beta, dv, ld);
+    gemm_bf16_reuse(e, NULL);
     if (pv != pr) undrop_grad(s, hd->seq, hd->head, dp); /* dP = dP' * scale */
     if (!posemb_pe_has_weights(p) || !posemb_pe_weights_backward(p, hd, pr, T, dp, T))
         masked_softmax_backward_rows(s, pr, dp);
     if (!posemb_pe_scores_backward(p, hd, q, ld, k, ld, dp, T, dq, ld, dk, ld, beta != 0.0f)) {
-        product_wx(T, step, d, hd->scale, dp, k, ld, dq, ld);
-        product_wtx(T, step, d, hd->scale, dp, q, ld, beta, dk, ld);
+        gemm_bf16_reuse(e, dp); /* read by both products, as [T, T] and transposed: converted once */
+        product_wx(e, T, step, d, hd->scale, dp, k, ld, dq, ld);
+        product_wtx(e, T, step, d, hd->scale, dp, q, ld, beta, dk, ld);
+        gemm_bf16_reuse(e, NULL);
     }
     posemb_pe_logits_backward(p, hd, q, ld, k, ld, dp, T, dq, ld, dk, ld);
 }
@@ -350,8 +389,9 @@ static void head_backward(const posemb_nn_attn_shape *s, posemb_pe *p, const pos
  * share kv head g. The q/k hook runs once per kv head on k (nq = 0) and once
  * per query head on q (nk = 0), so that no key is rotated twice; the rotary
  * PEs see the same positions, hence the same call length, either way. */
-static void gqa_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, float *qkv, const int32_t *pos,
-                        const float *keymask, float *probs, float *out, float *scratch, const int32_t *arange)
+static void gqa_forward(posemb_matmul *mm, const posemb_nn_attn_shape *s, posemb_pe *p, int layer, float *qkv,
+                        const int32_t *pos, const float *keymask, float *probs, float *out, float *scratch,
+                        const int32_t *arange)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, KV = kv_heads(s), d = D / H, grp = H / KV, ld = D + 2 * KV * d;
     head_common hc = common_of(s, d, pos);
@@ -372,13 +412,15 @@ static void gqa_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, 
             hd.nk = 0;
             posemb_pe_qk_forward(p, &hd, q, ld, NULL, ld);
             hd.nk = T;
-            head_forward(s, p, &hd, q, k, k + (size_t)KV * d, ld, keymask ? keymask + (size_t)b * T : NULL, probs,
-                         out + (size_t)b * T * D + (size_t)h * d, scratch);
+            head_forward(head_engine(mm, s, d, hd.slot), s, p, &hd, q, k, k + (size_t)KV * d, ld,
+                         keymask ? keymask + (size_t)b * T : NULL, probs, out + (size_t)b * T * D + (size_t)h * d,
+                         scratch);
         }
 }
 
-static void gqa_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, const float *qkv, const int32_t *pos,
-                         const float *probs, const float *dout, float *dqkv, float *scratch, const int32_t *arange)
+static void gqa_backward(posemb_matmul *mm, const posemb_nn_attn_shape *s, posemb_pe *p, int layer, const float *qkv,
+                         const int32_t *pos, const float *probs, const float *dout, float *dqkv, float *scratch,
+                         const int32_t *arange)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, KV = kv_heads(s), d = D / H, grp = H / KV, ld = D + 2 * KV * d;
     head_common hc = common_of(s, d, pos);
@@ -392,9 +434,9 @@ static void gqa_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer,
             for (int i = 0; i < grp; i++) {
                 int h = g * grp + i;
                 posemb_pe_head hd = self_head(layer, b, h, T, d, &hc, ps, slot);
-                head_backward(s, p, &hd, row + (size_t)h * d, k, v, ld, probs + ((size_t)b * H + h) * T * T,
-                              dout + (size_t)b * T * D + (size_t)h * d, drow + (size_t)h * d, dk, dv, i ? 1.0f : 0.0f,
-                              scratch);
+                head_backward(head_engine(mm, s, d, slot), s, p, &hd, row + (size_t)h * d, k, v, ld,
+                              probs + ((size_t)b * H + h) * T * T, dout + (size_t)b * T * D + (size_t)h * d,
+                              drow + (size_t)h * d, dk, dv, i ? 1.0f : 0.0f, scratch);
                 hd.nk = 0;
                 posemb_pe_qk_backward(p, &hd, row + (size_t)h * d, ld, NULL, ld, drow + (size_t)h * d, ld, NULL, ld);
             }
@@ -404,16 +446,19 @@ static void gqa_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer,
         }
 }
 
-void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, float *qkv, const int32_t *pos,
-                                 const float *keymask, float *probs, float *out, float *scratch)
+void posemb_nn_attention_forward_in(posemb_matmul *mm, const posemb_nn_attn_shape *s, posemb_pe *p, int layer,
+                                    float *qkv, const int32_t *pos, const float *keymask, float *probs, float *out,
+                                    float *scratch)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
     head_common hc = common_of(s, d, pos);
     check_shape(s, p, layer);
+    if (omp_in_parallel()) mm = NULL; /* the engines are the top-level threads' */
+    if (bf16_wins(s, d)) matmul_attn_prepare(mm, n_threads(p));
     int32_t arange[T];
     for (int t = 0; t < T; t++) arange[t] = t;
     if (kv_heads(s) != H) {
-        gqa_forward(s, p, layer, qkv, pos, keymask, probs, out, scratch, arange);
+        gqa_forward(mm, s, p, layer, qkv, pos, keymask, probs, out, scratch, arange);
         return;
     }
 #pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads(p))
@@ -422,23 +467,32 @@ void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, in
             posemb_pe_head hd = self_head(layer, b, h, T, d, &hc, positions(pos, b, T, arange), posemb_thread_id());
             float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             posemb_pe_qk_forward(p, &hd, q, ld, k, ld);
-            head_forward(s, p, &hd, q, k, v, ld, keymask ? keymask + (size_t)b * T : NULL, probs,
-                         out + (size_t)b * T * D + (size_t)h * d, scratch);
+            head_forward(head_engine(mm, s, d, hd.slot), s, p, &hd, q, k, v, ld,
+                         keymask ? keymask + (size_t)b * T : NULL, probs, out + (size_t)b * T * D + (size_t)h * d,
+                         scratch);
         }
 }
 
-void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, const float *qkv,
-                                  const int32_t *pos, const float *probs, const float *dout, float *dqkv,
-                                  float *scratch)
+void posemb_nn_attention_forward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, float *qkv, const int32_t *pos,
+                                 const float *keymask, float *probs, float *out, float *scratch)
+{
+    posemb_nn_attention_forward_in(NULL, s, p, layer, qkv, pos, keymask, probs, out, scratch);
+}
+
+void posemb_nn_attention_backward_in(posemb_matmul *mm, const posemb_nn_attn_shape *s, posemb_pe *p, int layer,
+                                     const float *qkv, const int32_t *pos, const float *probs, const float *dout,
+                                     float *dqkv, float *scratch)
 {
     int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
     head_common hc = common_of(s, d, pos);
     check_shape(s, p, layer);
     POSEMB_REQUIRE(probs, "attention backward without the forward's probabilities (an inference pass keeps none)");
+    if (omp_in_parallel()) mm = NULL; /* the engines are the top-level threads' */
+    if (bf16_wins(s, d)) matmul_attn_prepare(mm, n_threads(p));
     int32_t arange[T];
     for (int t = 0; t < T; t++) arange[t] = t;
     if (kv_heads(s) != H) {
-        gqa_backward(s, p, layer, qkv, pos, probs, dout, dqkv, scratch, arange);
+        gqa_backward(mm, s, p, layer, qkv, pos, probs, dout, dqkv, scratch, arange);
         posemb_pe_layer_backward_end(p, layer);
         return;
     }
@@ -448,9 +502,16 @@ void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, i
             posemb_pe_head hd = self_head(layer, b, h, T, d, &hc, positions(pos, b, T, arange), posemb_thread_id());
             const float *q = qkv + (size_t)b * T * ld + (size_t)h * d, *k = q + D, *v = q + 2 * D;
             float *dq = dqkv + (size_t)b * T * ld + (size_t)h * d, *dk = dq + D, *dv = dq + 2 * D;
-            head_backward(s, p, &hd, q, k, v, ld, probs + ((size_t)b * H + h) * T * T,
+            head_backward(head_engine(mm, s, d, hd.slot), s, p, &hd, q, k, v, ld, probs + ((size_t)b * H + h) * T * T,
                           dout + (size_t)b * T * D + (size_t)h * d, dq, dk, dv, 0.0f, scratch);
             posemb_pe_qk_backward(p, &hd, q, ld, k, ld, dq, ld, dk, ld);
         }
     posemb_pe_layer_backward_end(p, layer);
+}
+
+void posemb_nn_attention_backward(const posemb_nn_attn_shape *s, posemb_pe *p, int layer, const float *qkv,
+                                  const int32_t *pos, const float *probs, const float *dout, float *dqkv,
+                                  float *scratch)
+{
+    posemb_nn_attention_backward_in(NULL, s, p, layer, qkv, pos, probs, dout, dqkv, scratch);
 }

@@ -1,4 +1,5 @@
-/* The dense layers' matrix product, in the precision of the caller's matmul context. */
+/* The matmul context: the dense layers' product in its precision, and the
+ * attention threads' own bf16 engines. */
 #include <cblas.h>
 #include <omp.h>
 #include <stdio.h>
@@ -14,7 +15,9 @@
 
 struct posemb_matmul {
     posemb_precision precision;
-    bf16_engine *bf16; /* NULL in fp32 */
+    bf16_engine *bf16;  /* NULL in fp32 */
+    bf16_engine **attn; /* the attention's own, one per thread slot (matmul_attn_prepare) */
+    int n_attn;
 };
 
 int posemb_bf16_available(char *why, size_t cap) { return gemm_bf16_available(why, cap); }
@@ -37,14 +40,35 @@ void posemb_matmul_free(posemb_matmul *mm)
 {
     if (!mm) return;
     bf16_engine_free(mm->bf16);
+    for (int i = 0; i < mm->n_attn; i++) bf16_engine_free(mm->attn[i]);
+    free(mm->attn);
     free(mm);
+}
+
+void matmul_attn_prepare(posemb_matmul *mm, int n)
+{
+    if (!mm || !mm->bf16 || omp_in_parallel()) return;
+    if (n > mm->n_attn) {
+        bf16_engine **a = realloc(mm->attn, (size_t)n * sizeof *a);
+        if (!a) return; /* memory refused: the slots past n_attn stay fp32 */
+        memset(a + mm->n_attn, 0, (size_t)(n - mm->n_attn) * sizeof *a);
+        mm->attn = a;
+        mm->n_attn = n;
+    }
+    for (int i = 0; i < n; i++)
+        if (!mm->attn[i]) mm->attn[i] = bf16_engine_new(NULL, 0); /* NULL (memory refused): that slot stays fp32 */
+}
+
+bf16_engine *matmul_attn_engine(const posemb_matmul *mm, int slot)
+{
+    return mm && slot >= 0 && slot < mm->n_attn ? mm->attn[slot] : NULL;
 }
 
 posemb_precision posemb_matmul_precision(const posemb_matmul *mm) { return mm ? mm->precision : POSEMB_PRECISION_FP32; }
 
 void matmul_reuse(posemb_matmul *mm, const float *p)
 {
-    if (mm) gemm_bf16_reuse(mm->bf16, p);
+    if (mm && !omp_in_parallel()) gemm_bf16_reuse(mm->bf16, p); /* products there are fp32, and mm's engine is shared */
 }
 
 void matmul_new_pass(posemb_matmul *mm, int keep)

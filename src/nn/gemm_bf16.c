@@ -138,10 +138,17 @@ __attribute__((target("avx512f,avx512bf16"))) static void convert_row(uint16_t *
     for (; c < n; c++) d[c] = to_bf16(s[c]);
 }
 
-/* dst [rows, cols] packed <- src [rows, cols] with leading dimension ld. */
+/* dst [rows, cols] packed <- src [rows, cols] with leading dimension ld.
+ * Small or nested conversions stay out of OpenMP: even a region whose if()
+ * is false enters libgomp, and one nested in the attention's threads made
+ * system calls (a third of the bf16 attention's time at 128 x 128). */
 static void convert(uint16_t *dst, const float *src, int rows, int cols, int ld)
 {
-#pragma omp parallel for schedule(static) if ((long)rows * cols > 32768)
+    if ((long)rows * cols <= 32768 || omp_in_parallel()) {
+        for (int r = 0; r < rows; r++) convert_row(dst + (size_t)r * cols, src + (size_t)r * ld, cols);
+        return;
+    }
+#pragma omp parallel for schedule(static)
     for (int r = 0; r < rows; r++) convert_row(dst + (size_t)r * cols, src + (size_t)r * ld, cols);
 }
 
@@ -198,7 +205,7 @@ static stash_entry *stash_slot(bf16_engine *g, const float *src, int rows, int c
 
 void gemm_bf16_reuse(bf16_engine *e, const float *p)
 {
-    if (!e || omp_in_parallel()) return; /* products there are fp32: nothing to keep, and e is shared */
+    if (!e) return;
     e->kept.src = p;
     e->kept.made = 0;
 }

@@ -9,7 +9,8 @@
 #include "nn/nn_internal.h"
 
 /* oneDNN's engine and stream, the primitives cached per shape and the bf16
- * conversion buffers: one posemb_matmul's state. */
+ * conversion buffers: a posemb_matmul holds one for its dense layers and
+ * one per attention thread. */
 typedef struct bf16_engine bf16_engine;
 
 /* 1 when bf16 products run on this CPU with this build; else 0 and why. */
@@ -36,11 +37,20 @@ int gemm_bf16(bf16_engine *e, int trans_a, int trans_b, int M, int N, int K, flo
 int matmul_bf16_bias(posemb_matmul *mm, int trans_b, int M, int N, int K, const float *A, int lda, const float *B,
                      int ldb, const float *bias, float *C, int ldc);
 
+/* The attention's bf16 products run inside its parallel region, so each
+ * thread slot has an engine of its own: matmul_attn_prepare (serial callers;
+ * no-op in fp32 or in a parallel region) makes those of slots [0, n) that do
+ * not exist yet, matmul_attn_engine returns slot's, or NULL (fp32, or a slot
+ * never prepared: the caller's products then stay fp32). The engines live
+ * as long as mm. */
+void matmul_attn_prepare(posemb_matmul *mm, int n);
+bf16_engine *matmul_attn_engine(const posemb_matmul *mm, int slot);
+
 /* Promises that p does not change until the next call, so that the products
  * reading it in between convert it once (NULL ends the promise). */
 void gemm_bf16_reuse(bf16_engine *e, const float *p);
 
-/* gemm_bf16_reuse on mm's engine, if it has one. */
+/* gemm_bf16_reuse on mm's engine, if it has one (no-op in a parallel region). */
 void matmul_reuse(posemb_matmul *mm, const float *p);
 
 /* The stash: a training step's forward converts each dense layer's input and

@@ -7,6 +7,7 @@
 #ifndef POSEMB_NN_NN_INTERNAL_H
 #define POSEMB_NN_NN_INTERNAL_H
 
+#include "posemb/attention.h"
 #include "posemb/nn.h"
 
 /* C [M, N] = alpha op(A) op(B) + beta C, row-major, cblas_sgemm's arguments
@@ -105,6 +106,27 @@ float posemb_nn_dropout_scale(uint64_t key, uint64_t i, float p);
 void posemb_nn_dropout_forward(float *y, const float *x, long n, float p, uint64_t key);
 /* dx [n] += dy * scale(i). */
 void posemb_nn_dropout_backward(float *dx, const float *dy, long n, float p, uint64_t key);
+
+/* posemb_nn_attention_forward and _backward (posemb/attention.h) with their
+ * products in mm's precision (NULL: fp32): in bf16, where it is faster (no
+ * causal mask, head width >= 32, T >= 64, T x width >= 4096; attention.c,
+ * bf16_wins), q k^T,
+ * P v and the four products of their backward run in bf16 with fp32
+ * accumulation on engines of the attention threads' own (gemm_impl.h);
+ * elsewhere, and for a PE's own score or value products, fp32. Called
+ * inside a parallel region, fp32 (the engines belong to the top-level
+ * threads). */
+void posemb_nn_attention_forward_in(posemb_matmul *mm, const posemb_nn_attn_shape *s, posemb_pe *p, int layer,
+                                    float *qkv, const int32_t *pos, const float *keymask, float *probs, float *out,
+                                    float *scratch);
+void posemb_nn_attention_backward_in(posemb_matmul *mm, const posemb_nn_attn_shape *s, posemb_pe *p, int layer,
+                                     const float *qkv, const int32_t *pos, const float *probs, const float *dout,
+                                     float *dqkv, float *scratch);
+
+/* 1: a bf16 model's heads take bf16 products on every shape (causal ones
+ * whole), not only where bf16_wins says they are faster; 0 (the default):
+ * the rule. For bench_attention, which measures the rule; not thread-safe. */
+void posemb_nn_attention_set_bf16_everywhere(int on);
 
 /* Query rows per block of causal attention's products (attention.c; 32 by
  * default): each block is multiplied with the keys up to its last row only.
