@@ -3,8 +3,9 @@
  * leading dimensions; bf16 (where this machine runs it) against the same
  * product of the bf16-rounded inputs, and within bf16's rounding of the
  * exact one; its conversion reuse and stash; the linear layer's bias and
- * written gradient against the paths they replaced; and the clean fallback
- * to fp32 where bf16 cannot run. */
+ * written gradient against the paths they replaced; GELU writing the next
+ * product's bf16 copy; and the clean fallback to fp32 where bf16 cannot
+ * run. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -349,6 +350,49 @@ static void linear_backward_set_on(posemb_matmul *mm)
  * and adding (linear_backward), dw and db added to alike; fp32 and bf16. */
 static void test_linear_backward_set(void **state) { each_precision(linear_backward_set_on); }
 
+/* GELU writing the next product's bf16 copy (matmul_stash_claim): the
+ * fp32 output has posemb_nn_gelu_forward's bits (both forms), the product
+ * takes the producer's copy (y poisoned after GELU, the product is still the
+ * unfused path's bits), reads it once (a second product of y in the pass
+ * converts y again), and nothing is claimed in an inference pass or fp32. */
+static void test_gelu_fused_copy(void **state)
+{
+    enum { N = 24, C = 80, OUT = 40 };
+    static float x[N * C], y[N * C], yf[N * C], w[OUT * C], ref[N * OUT], out[N * OUT];
+    posemb_rng r;
+    posemb_rng_seed(&r, 12, 4);
+    fill(x, N * C, &r);
+    for (int i = 0; i < N * C; i++) x[i] *= 5.0f; /* GELU's tails too */
+    fill(w, OUT * C, &r);
+    for (int k = 0; k < 2; k++) {
+        posemb_nn_gelu_kind kind = k ? POSEMB_NN_GELU_TANH : POSEMB_NN_GELU_ERF;
+        posemb_nn_gelu_forward(y, x, N * C, kind);
+        posemb_nn_gelu_forward_rows(yf, NULL, x, N, C, kind);
+        assert_memory_equal(yf, y, sizeof y);
+    }
+    assert_null(matmul_stash_claim(NULL, yf, N, C));
+    if (!bf16_here()) return;
+    posemb_matmul *mm;
+    posemb_error err;
+    assert_int_equal(posemb_matmul_new(&mm, POSEMB_PRECISION_BF16, &err), POSEMB_OK);
+    matmul_new_pass(mm, 1);
+    posemb_nn_linear_forward(mm, ref, y, w, NULL, N, C, OUT, POSEMB_NN_W_OUT_IN); /* y: GELU-tanh of x, above */
+    matmul_new_pass(mm, 1);
+    uint16_t *copy = matmul_stash_claim(mm, yf, N, C);
+    assert_non_null(copy);
+    posemb_nn_gelu_forward_rows(yf, copy, x, N, C, POSEMB_NN_GELU_TANH);
+    assert_memory_equal(yf, y, sizeof y);
+    for (int i = 0; i < N * C; i++) yf[i] = NAN; /* not read by the product */
+    posemb_nn_linear_forward(mm, out, yf, w, NULL, N, C, OUT, POSEMB_NN_W_OUT_IN);
+    assert_memory_equal(out, ref, sizeof ref);
+    for (int i = 0; i < N * C; i++) yf[i] = -y[i]; /* read once: the next product converts y again */
+    posemb_nn_linear_forward(mm, out, yf, w, NULL, N, C, OUT, POSEMB_NN_W_OUT_IN);
+    for (int i = 0; i < N * OUT; i++) assert_true(out[i] == -ref[i]);
+    matmul_new_pass(mm, 0);
+    assert_null(matmul_stash_claim(mm, yf, N, C));
+    posemb_matmul_free(mm);
+}
+
 /* In a parallel region posemb_nn_gemm stays fp32 (its bf16 buffers are shared). */
 static void test_bf16_in_parallel_is_fp32(void **state)
 {
@@ -396,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_bf16_in_parallel_is_fp32),
         cmocka_unit_test(test_linear_bias),
         cmocka_unit_test(test_linear_backward_set),
+        cmocka_unit_test(test_gelu_fused_copy),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,7 +30,7 @@ void preln_block_forward(posemb_model *m, int l, const float *x, float *out)
     model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
     posemb_nn_layernorm_forward(a->h1, a->mean2, a->rstd2, a->r1, p->ln2_w, p->ln2_b, N, D, eps);
     posemb_nn_linear_forward(m->mm, a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, lay);
-    posemb_nn_gelu_forward(a->ga, a->fi, (long)N * I, m->cfg.act);
+    posemb_nn_gelu_forward_rows(a->ga, matmul_stash_claim(m->mm, a->ga, N, I), a->fi, N, I, m->cfg.act);
     posemb_nn_linear_forward(m->mm, out, a->ga, p->fo_w, p->fo_b, N, I, D, lay);
     model_drop_add(m, l, SITE_FFN_OUT, out, a->r1, (long)N * D);
 }

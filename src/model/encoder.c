@@ -26,7 +26,7 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     model_drop(m, l, SITE_ATTN_OUT, a->r1, (long)N * D);
     posemb_nn_add_layernorm_forward(a->h1, a->mean1, a->rstd1, a->r1, x, p->ln1_w, p->ln1_b, N, D, m->cfg.ln_eps);
     posemb_nn_linear_forward(m->mm, a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, POSEMB_NN_W_OUT_IN);
-    posemb_nn_gelu_forward(a->ga, a->fi, (long)N * I, m->cfg.act);
+    posemb_nn_gelu_forward_rows(a->ga, matmul_stash_claim(m->mm, a->ga, N, I), a->fi, N, I, m->cfg.act);
     posemb_nn_linear_forward(m->mm, a->r2, a->ga, p->fo_w, p->fo_b, N, I, D, POSEMB_NN_W_OUT_IN);
     model_drop(m, l, SITE_FFN_OUT, a->r2, (long)N * D);
     posemb_nn_add_layernorm_forward(out, a->mean2, a->rstd2, a->r2, a->h1, p->ln2_w, p->ln2_b, N, D, m->cfg.ln_eps);

@@ -71,6 +71,11 @@ void matmul_reuse(posemb_matmul *mm, const float *p)
     if (mm && !omp_in_parallel()) gemm_bf16_reuse(mm->bf16, p); /* products there are fp32, and mm's engine is shared */
 }
 
+uint16_t *matmul_stash_claim(posemb_matmul *mm, const float *src, int rows, int cols)
+{
+    return mm ? gemm_bf16_claim(mm->bf16, src, rows, cols) : NULL;
+}
+
 void matmul_new_pass(posemb_matmul *mm, int keep)
 {
     if (mm) gemm_bf16_new_pass(mm->bf16, keep);

@@ -30,6 +30,10 @@ int gemm_bf16(bf16_engine *e, int trans_a, int trans_b, int M, int N, int K, flo
 
 void gemm_bf16_reuse(bf16_engine *e, const float *p) {}
 
+uint16_t *gemm_bf16_claim(bf16_engine *e, const float *src, int rows, int cols) { return NULL; }
+
+void bf16_round_row(uint16_t *d, const float *s, int n) {}
+
 void gemm_bf16_new_pass(bf16_engine *e, int keep) {}
 
 void gemm_bf16_stash(bf16_engine *e, gemm_stash_mode mode) {}
@@ -73,6 +77,7 @@ typedef struct stash_entry {
     const float *src;
     int rows, cols, ld;
     unsigned pass; /* the pass it was made in; 0: empty */
+    int claimed;   /* written by src's producer (gemm_bf16_claim), not read by a product yet */
     void *buf;
     size_t cap;
 } stash_entry;
@@ -137,6 +142,8 @@ __attribute__((target("avx512f,avx512bf16"))) static void convert_row(uint16_t *
     }
     for (; c < n; c++) d[c] = to_bf16(s[c]);
 }
+
+void bf16_round_row(uint16_t *d, const float *s, int n) { convert_row(d, s, n); }
 
 /* dst [rows, cols] packed <- src [rows, cols] with leading dimension ld.
  * Small or nested conversions stay out of OpenMP: even a region whose if()
@@ -210,17 +217,34 @@ void gemm_bf16_reuse(bf16_engine *e, const float *p)
     e->kept.made = 0;
 }
 
-/* src [rows, cols] (leading dimension ld) converted into the stash entry s. */
-static const uint16_t *stash_make(bf16_engine *g, stash_entry *s, const float *src, int rows, int cols, int ld)
+/* The stash entry s, made this pass's holder of src [rows, cols] (leading
+ * dimension ld), with room for its copy: the buffer, or NULL (memory). */
+static uint16_t *stash_take(bf16_engine *g, stash_entry *s, const float *src, int rows, int cols, int ld, int claimed)
 {
     uint16_t *dst = grow(&s->buf, &s->cap, (size_t)rows * cols * 2);
     if (!dst) return NULL;
-    convert(dst, src, rows, cols, ld);
-    s->src = src;
-    s->rows = rows;
-    s->cols = cols;
-    s->ld = ld;
-    s->pass = g->pass;
+    *s = (stash_entry){.src = src,
+                       .rows = rows,
+                       .cols = cols,
+                       .ld = ld,
+                       .pass = g->pass,
+                       .claimed = claimed,
+                       .buf = s->buf,
+                       .cap = s->cap};
+    return dst;
+}
+
+uint16_t *gemm_bf16_claim(bf16_engine *g, const float *src, int rows, int cols)
+{
+    if (!g || !g->keep || omp_in_parallel()) return NULL;
+    return stash_take(g, stash_slot(g, src, rows, cols, cols), src, rows, cols, cols, 1);
+}
+
+/* src [rows, cols] (leading dimension ld) converted into the stash entry s. */
+static const uint16_t *stash_make(bf16_engine *g, stash_entry *s, const float *src, int rows, int cols, int ld)
+{
+    uint16_t *dst = stash_take(g, s, src, rows, cols, ld, 0);
+    if (dst) convert(dst, src, rows, cols, ld);
     return dst;
 }
 
@@ -231,7 +255,12 @@ static const uint16_t *bf16_copy(bf16_engine *g, const float *src, int rows, int
 {
     kept_copy *k = &g->kept;
     stash_entry *s = g->mode == STASH_USE ? stash_find(g, src, rows, cols, ld) : NULL;
-    if (s) return s->buf;
+    if (!s && g->mode == STASH_KEEP && g->keep && (s = stash_find(g, src, rows, cols, ld)) && !s->claimed)
+        s = NULL; /* an older copy of this pass: src may have changed since, so it is converted again */
+    if (s) {
+        s->claimed = 0; /* its producer's copy, read once as such */
+        return s->buf;
+    }
     if (g->mode == STASH_KEEP && g->keep) return stash_make(g, stash_slot(g, src, rows, cols, ld), src, rows, cols, ld);
     int keep = src == k->src;
     if (keep && k->made && k->rows == rows && k->cols == cols && k->ld == ld) return k->buf;

@@ -4,6 +4,7 @@
 #define POSEMB_GEMM_IMPL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "posemb/precision.h"
 #include "nn/nn_internal.h"
@@ -65,6 +66,19 @@ void matmul_reuse(posemb_matmul *mm, const float *p);
  * STASH_USE ones (the fp32 backward relies on the same). At most 256 copies a
  * pass; past that the oldest is dropped, and its reader converts again. */
 typedef enum { STASH_OFF, STASH_KEEP, STASH_USE } gemm_stash_mode;
+
+/* The stash entry of this pass for src [rows, cols] (packed, leading
+ * dimension cols), for src's producer to fill with src rounded to bf16
+ * (bf16_round_row) before a product reads src: the forward's products then
+ * find it (STASH_KEEP and STASH_USE alike) and do not convert src again, the
+ * conversion fused into the op that writes src. NULL where nothing is kept
+ * (fp32, an inference pass, a parallel region, memory refused): the products
+ * convert as before. The caller promises to fill all of it, with the values
+ * src will hold. */
+uint16_t *gemm_bf16_claim(bf16_engine *e, const float *src, int rows, int cols);
+/* d [n] <- s [n] rounded to bf16 as the products' conversion rounds (the
+ * same bits); only where bf16 products run (a claim returned a buffer). */
+void bf16_round_row(uint16_t *d, const float *s, int n);
 void gemm_bf16_new_pass(bf16_engine *e, int keep);
 void gemm_bf16_stash(bf16_engine *e, gemm_stash_mode mode);
 void matmul_stash(posemb_matmul *mm, gemm_stash_mode mode);

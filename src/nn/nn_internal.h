@@ -7,6 +7,8 @@
 #ifndef POSEMB_NN_NN_INTERNAL_H
 #define POSEMB_NN_NN_INTERNAL_H
 
+#include <stdint.h>
+
 #include "posemb/attention.h"
 #include "posemb/nn.h"
 
@@ -20,6 +22,11 @@ void posemb_nn_gemm(posemb_matmul *mm, int trans_a, int trans_b, int M, int N, i
  * an earlier pass are no longer read; keep 0 (inference: no backward
  * follows) keeps none (gemm_impl.h, the stash). No-op in fp32. */
 void matmul_new_pass(posemb_matmul *mm, int keep);
+/* A forward pass's bf16 copy of src [rows, cols] for src's producer to fill
+ * (bf16_round_row's rounding; gemm_impl.h, gemm_bf16_claim): the next
+ * product reading src takes it instead of converting src. NULL in fp32, in
+ * an inference pass or a parallel region: nothing to fill. */
+uint16_t *matmul_stash_claim(posemb_matmul *mm, const float *src, int rows, int cols);
 /* y [N, out] = x [N, in] W + b; b [out] may be NULL; products in mm's precision. */
 void posemb_nn_linear_forward(posemb_matmul *mm, float *y, const float *x, const float *w, const float *b, int N,
                               int in, int out, posemb_nn_wlayout layout);
@@ -68,6 +75,10 @@ void posemb_nn_swiglu_backward(float *dgu, const float *dy, const float *gu, int
 void posemb_nn_geglu_forward(float *y, const float *gu, int N, int inner);
 void posemb_nn_geglu_backward(float *dgu, const float *dy, const float *gu, int N, int inner);
 void posemb_nn_gelu_forward(float *y, const float *x, long n, posemb_nn_gelu_kind kind);
+/* y [N, C] = GELU(x), the bits of posemb_nn_gelu_forward, and when y16 is
+ * not NULL (matmul_stash_claim's copy of y) y rounded to bf16 into y16 a row
+ * at a time while the row is in cache: the next product's conversion fused. */
+void posemb_nn_gelu_forward_rows(float *y, uint16_t *y16, const float *x, int N, int C, posemb_nn_gelu_kind kind);
 void posemb_nn_gelu_backward(float *dx, const float *dy, const float *x, long n, posemb_nn_gelu_kind kind);
 /* dx [n] = dy GELU'(x), written (no memset first); dx may be dy (in place). */
 void posemb_nn_gelu_backward_set(float *dx, const float *dy, const float *x, long n, posemb_nn_gelu_kind kind);

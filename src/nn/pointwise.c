@@ -6,6 +6,7 @@
 #include "core/vmath.h"
 #include "core/simd.h"
 #include "nn/nn_internal.h"
+#include "gemm_impl.h"
 
 #define SQRT_2_OVER_PI 0.7978845608028654f
 #define INV_SQRT_2 0.7071067811865476f
@@ -25,6 +26,28 @@ POSEMB_KERNEL void posemb_nn_gelu_forward(float *y, const float *x, long n, pose
     }
 }
 POSEMB_KERNEL_INTERNAL(posemb_nn_gelu_forward);
+
+POSEMB_KERNEL void posemb_nn_gelu_forward_rows(float *y, uint16_t *y16, const float *x, int N, int C,
+                                               posemb_nn_gelu_kind kind)
+{
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < N; t++) {
+        float *yt = y + (long)t * C;
+        const float *xt = x + (long)t * C;
+        if (kind == POSEMB_NN_GELU_ERF) {
+#pragma omp simd
+            for (int i = 0; i < C; i++) yt[i] = 0.5f * xt[i] * (1.0f + vm_erf(xt[i] * INV_SQRT_2));
+        } else {
+#pragma omp simd
+            for (int i = 0; i < C; i++) {
+                float v = xt[i];
+                yt[i] = 0.5f * v * (1.0f + vm_tanhf(SQRT_2_OVER_PI * (v + 0.044715f * v * v * v)));
+            }
+        }
+        if (y16) bf16_round_row(y16 + (long)t * C, yt, C);
+    }
+}
+POSEMB_KERNEL_INTERNAL(posemb_nn_gelu_forward_rows);
 
 /* d GELU / dx = Phi(x) + x phi(x); exp(-x^2 / 2) serves both. */
 static inline float gelu_grad_erf(float v)
