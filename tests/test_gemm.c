@@ -351,45 +351,74 @@ static void linear_backward_set_on(posemb_matmul *mm)
 static void test_linear_backward_set(void **state) { each_precision(linear_backward_set_on); }
 
 /* GELU writing the next product's bf16 copy (matmul_stash_claim): the
- * fp32 output has posemb_nn_gelu_forward's bits (both forms), the product
- * takes the producer's copy (y poisoned after GELU, the product is still the
- * unfused path's bits), reads it once (a second product of y in the pass
- * converts y again), and nothing is claimed in an inference pass or fp32. */
-static void test_gelu_fused_copy(void **state)
+ * fp32 output has posemb_nn_gelu_forward's bits (both forms, rows of 83
+ * for the loops' tails); the product takes the producer's copy (y poisoned
+ * after GELU, the product and the backward's dW are still the unfused
+ * path's bits), reads it once (a second product of y in the pass converts
+ * y again); a claim not taken ends with the next layer's products; nothing
+ * is claimed in an inference pass or in fp32. */
+static void gelu_fused_on(posemb_matmul *mm, posemb_nn_gelu_kind kind)
 {
-    enum { N = 24, C = 80, OUT = 40 };
-    static float x[N * C], y[N * C], yf[N * C], w[OUT * C], ref[N * OUT], out[N * OUT];
+    enum { N = 24, C = 83, OUT = 40 };
+    static float x[N * C], y[N * C], yf[N * C], w[OUT * C], dy[N * OUT], ref[N * OUT], out[N * OUT], dw[2][OUT * C];
     posemb_rng r;
     posemb_rng_seed(&r, 12, 4);
     fill(x, N * C, &r);
     for (int i = 0; i < N * C; i++) x[i] *= 5.0f; /* GELU's tails too */
     fill(w, OUT * C, &r);
+    fill(dy, N * OUT, &r);
+    posemb_nn_gelu_forward(y, x, N * C, kind);
+    matmul_new_pass(mm, 1);
+    posemb_nn_linear_forward(mm, ref, y, w, NULL, N, C, OUT, POSEMB_NN_W_OUT_IN);
+    memset(dw[0], 0, sizeof dw[0]);
+    posemb_nn_linear_backward(mm, NULL, dw[0], NULL, dy, y, w, N, C, OUT, POSEMB_NN_W_OUT_IN);
+    matmul_new_pass(mm, 1);
+    uint16_t *copy = matmul_stash_claim(mm, yf, N, C);
+    assert_non_null(copy);
+    posemb_nn_gelu_forward_rows(yf, copy, x, N, C, kind);
+    assert_memory_equal(yf, y, sizeof y);
+    for (int i = 0; i < N * C; i++) yf[i] = NAN; /* read by neither the product nor the backward */
+    posemb_nn_linear_forward(mm, out, yf, w, NULL, N, C, OUT, POSEMB_NN_W_OUT_IN);
+    assert_memory_equal(out, ref, sizeof ref);
+    memset(dw[1], 0, sizeof dw[1]);
+    posemb_nn_linear_backward(mm, NULL, dw[1], NULL, dy, yf, w, N, C, OUT, POSEMB_NN_W_OUT_IN);
+    assert_memory_equal(dw[1], dw[0], sizeof dw[0]);
+    for (int i = 0; i < N * C; i++) yf[i] = -y[i]; /* read once: the next product converts y again */
+    posemb_nn_linear_forward(mm, out, yf, w, NULL, N, C, OUT, POSEMB_NN_W_OUT_IN);
+    for (int i = 0; i < N * OUT; i++) assert_true(out[i] == -ref[i]);
+    assert_non_null(matmul_stash_claim(mm, yf, N, C)); /* claimed, never filled nor taken ... */
+    posemb_nn_linear_forward(mm, out, x, w, NULL, N, C, OUT, POSEMB_NN_W_OUT_IN); /* ... past a layer's products */
+    posemb_nn_linear_forward(mm, out, yf, w, NULL, N, C, OUT, POSEMB_NN_W_OUT_IN);
+    for (int i = 0; i < N * OUT; i++) assert_true(out[i] == -ref[i]); /* so yf is converted, not the claim read */
+    matmul_new_pass(mm, 0);
+    assert_null(matmul_stash_claim(mm, yf, N, C));
+}
+
+static void test_gelu_fused_copy(void **state)
+{
+    enum { N = 24, C = 83 };
+    static float x[N * C], y[N * C], yf[N * C];
+    posemb_rng r;
+    posemb_rng_seed(&r, 13, 4);
+    fill(x, N * C, &r);
     for (int k = 0; k < 2; k++) {
         posemb_nn_gelu_kind kind = k ? POSEMB_NN_GELU_TANH : POSEMB_NN_GELU_ERF;
+        for (int i = 0; i < N * C; i++) x[i] *= 3.0f;
         posemb_nn_gelu_forward(y, x, N * C, kind);
         posemb_nn_gelu_forward_rows(yf, NULL, x, N, C, kind);
         assert_memory_equal(yf, y, sizeof y);
     }
-    assert_null(matmul_stash_claim(NULL, yf, N, C));
-    if (!bf16_here()) return;
     posemb_matmul *mm;
     posemb_error err;
-    assert_int_equal(posemb_matmul_new(&mm, POSEMB_PRECISION_BF16, &err), POSEMB_OK);
+    assert_int_equal(posemb_matmul_new(&mm, POSEMB_PRECISION_FP32, &err), POSEMB_OK);
     matmul_new_pass(mm, 1);
-    posemb_nn_linear_forward(mm, ref, y, w, NULL, N, C, OUT, POSEMB_NN_W_OUT_IN); /* y: GELU-tanh of x, above */
-    matmul_new_pass(mm, 1);
-    uint16_t *copy = matmul_stash_claim(mm, yf, N, C);
-    assert_non_null(copy);
-    posemb_nn_gelu_forward_rows(yf, copy, x, N, C, POSEMB_NN_GELU_TANH);
-    assert_memory_equal(yf, y, sizeof y);
-    for (int i = 0; i < N * C; i++) yf[i] = NAN; /* not read by the product */
-    posemb_nn_linear_forward(mm, out, yf, w, NULL, N, C, OUT, POSEMB_NN_W_OUT_IN);
-    assert_memory_equal(out, ref, sizeof ref);
-    for (int i = 0; i < N * C; i++) yf[i] = -y[i]; /* read once: the next product converts y again */
-    posemb_nn_linear_forward(mm, out, yf, w, NULL, N, C, OUT, POSEMB_NN_W_OUT_IN);
-    for (int i = 0; i < N * OUT; i++) assert_true(out[i] == -ref[i]);
-    matmul_new_pass(mm, 0);
     assert_null(matmul_stash_claim(mm, yf, N, C));
+    assert_null(matmul_stash_claim(NULL, yf, N, C));
+    posemb_matmul_free(mm);
+    if (!bf16_here()) return;
+    assert_int_equal(posemb_matmul_new(&mm, POSEMB_PRECISION_BF16, &err), POSEMB_OK);
+    gelu_fused_on(mm, POSEMB_NN_GELU_ERF);
+    gelu_fused_on(mm, POSEMB_NN_GELU_TANH);
     posemb_matmul_free(mm);
 }
 

@@ -96,6 +96,7 @@ struct bf16_engine {
     int stash_next;       /* the ring's next slot when no entry has the key */
     unsigned pass;        /* gemm_bf16_new_pass's count */
     int keep;             /* this pass keeps copies (training) */
+    int claims;           /* entries claimed and not yet read (gemm_bf16_claim) */
     gemm_stash_mode mode; /* what the next products do with the stash */
 };
 
@@ -180,9 +181,17 @@ void gemm_bf16_new_pass(bf16_engine *e, int keep)
     e->keep = keep != 0;
 }
 
+/* STASH_OFF (the end of a layer's products) also ends every claim not taken
+ * by then (a refused shape skips the copy): a later product of the same
+ * source converts it again instead of reading a copy src may have outgrown. */
 void gemm_bf16_stash(bf16_engine *e, gemm_stash_mode mode)
 {
-    if (e && !omp_in_parallel()) e->mode = mode;
+    if (!e || omp_in_parallel()) return;
+    e->mode = mode;
+    if (mode == STASH_OFF && e->claims) {
+        for (int i = 0; i < STASH_SIZE; i++) e->stash[i].claimed = 0;
+        e->claims = 0;
+    }
 }
 
 /* 1 when entry s holds (or held) src's copy with this shape. */
@@ -237,7 +246,9 @@ static uint16_t *stash_take(bf16_engine *g, stash_entry *s, const float *src, in
 uint16_t *gemm_bf16_claim(bf16_engine *g, const float *src, int rows, int cols)
 {
     if (!g || !g->keep || omp_in_parallel()) return NULL;
-    return stash_take(g, stash_slot(g, src, rows, cols, cols), src, rows, cols, cols, 1);
+    uint16_t *dst = stash_take(g, stash_slot(g, src, rows, cols, cols), src, rows, cols, cols, 1);
+    g->claims += dst != NULL;
+    return dst;
 }
 
 /* src [rows, cols] (leading dimension ld) converted into the stash entry s. */
@@ -249,8 +260,9 @@ static const uint16_t *stash_make(bf16_engine *g, stash_entry *s, const float *s
 }
 
 /* The bf16 copy of src [rows, cols] (leading dimension ld): the stash's of
- * this pass (STASH_USE), a new one kept there (STASH_KEEP in a keeping pass),
- * the kept copy k when src is the matrix gemm_bf16_reuse named, or buf. */
+ * this pass (STASH_USE; under STASH_KEEP only a claimed one, once), a new one
+ * kept there (STASH_KEEP in a keeping pass), the kept copy k when src is the
+ * matrix gemm_bf16_reuse named, or buf. */
 static const uint16_t *bf16_copy(bf16_engine *g, const float *src, int rows, int cols, int ld, void **buf, size_t *cap)
 {
     kept_copy *k = &g->kept;

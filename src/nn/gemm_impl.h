@@ -69,12 +69,14 @@ typedef enum { STASH_OFF, STASH_KEEP, STASH_USE } gemm_stash_mode;
 
 /* The stash entry of this pass for src [rows, cols] (packed, leading
  * dimension cols), for src's producer to fill with src rounded to bf16
- * (bf16_round_row) before a product reads src: the forward's products then
- * find it (STASH_KEEP and STASH_USE alike) and do not convert src again, the
- * conversion fused into the op that writes src. NULL where nothing is kept
- * (fp32, an inference pass, a parallel region, memory refused): the products
- * convert as before. The caller promises to fill all of it, with the values
- * src will hold. */
+ * (bf16_round_row) before a product reads src: the next forward product of
+ * src (STASH_KEEP) takes it once instead of converting src, the conversion
+ * fused into the op that writes src, and the backward's (STASH_USE) read it
+ * as any kept copy. A claim not taken by the end of the next layer's
+ * products (gemm_bf16_stash STASH_OFF) ends there. NULL where nothing is
+ * kept (fp32, an inference pass, a parallel region, memory refused): the
+ * products convert as before. The caller promises to fill all of it, with
+ * the values src holds when the product reads it. */
 uint16_t *gemm_bf16_claim(bf16_engine *e, const float *src, int rows, int cols);
 /* d [n] <- s [n] rounded to bf16 as the products' conversion rounds (the
  * same bits); only where bf16 products run (a claim returned a buffer). */
