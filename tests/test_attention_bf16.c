@@ -18,7 +18,6 @@
 #include "testutil.h"
 #include "core/rng_internal.h"
 #include "nn/nn_internal.h"
-#include "nn/precision_internal.h"
 
 enum { B = 2, H = 2, PAD = 5 };
 
@@ -88,13 +87,7 @@ static double rel_err(const float *a, const float *b, size_t n)
     return top > 0 ? diff / top : diff;
 }
 
-static int bf16_here(void)
-{
-    char why[256];
-    if (posemb_bf16_available(why, sizeof why)) return 1;
-    printf("the attention's bf16 products not checked on this machine: %s\n", why);
-    return 0;
-}
+static int bf16_here(void) { return tu_bf16_here("the attention's bf16 products"); }
 
 /* bf16 within tol of fp32, relative to each tensor's largest value, and
  * different from it (the bf16 products ran). */

@@ -162,13 +162,7 @@ static void test_fp32(void **state)
     posemb_matmul_free(mm);
 }
 
-static int bf16_here(void)
-{
-    char why[256];
-    if (posemb_bf16_available(why, sizeof why)) return 1;
-    printf("bf16 products not checked on this machine: %s\n", why);
-    return 0;
-}
+static int bf16_here(void) { return tu_bf16_here("bf16 products"); }
 
 /* A bf16 context's products; the same problems without it stay exact (the
  * precision is the context's, not the process's). */

@@ -18,6 +18,7 @@
 
 #include "posemb/rng.h"
 #include "core/rng_internal.h"
+#include "nn/precision_internal.h"
 
 int tu_have_shared(const char *what)
 {
@@ -282,4 +283,12 @@ posemb_tokenizer *tu_bytes_tokenizer(const char *dir)
     if (posemb_tokenizer_write_bytes(path, &err)) fail_msg("%s", err.msg);
     if (posemb_tokenizer_load_json(path, &tok, &err)) fail_msg("%s", err.msg);
     return tok;
+}
+
+int tu_bf16_here(const char *what)
+{
+    char why[256];
+    if (posemb_bf16_available(why, sizeof why)) return 1;
+    printf("%s not checked on this machine: %s\n", what, why);
+    return 0;
 }

@@ -52,6 +52,9 @@ posemb_pe *tu_pe(const char *spec, int D, int H, int layers, int max_len, int ca
  * every hook's terms matter (CoPE's start at 0), then prepared; frequencies
  * and thresholds keep their init. */
 void tu_pe_scramble(posemb_pe *p);
+/* 1 when bf16 products run here; else 0, after printing that what (e.g.
+ * "bf16 products") is not checked on this machine, and why. */
+int tu_bf16_here(const char *what);
 
 /* Asserts |a - b| <= atol + rtol * |b| with a message naming what and index i. */
 #define TU_CLOSE(a, b, atol, rtol, what, i)                                                                            \

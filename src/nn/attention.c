@@ -145,6 +145,16 @@ static int bf16_wins(const posemb_nn_attn_shape *s, int d)
     return bf16_everywhere || (!s->causal && d >= 32 && s->T >= 64 && (long)s->T * d >= 4096);
 }
 
+/* The context the heads' products use: mm with its threads' engines made
+ * where bf16 wins, NULL (fp32) inside a caller's parallel region (the
+ * engines are the top-level threads'). */
+static posemb_matmul *attention_context(posemb_matmul *mm, const posemb_nn_attn_shape *s, const posemb_pe *p, int d)
+{
+    if (omp_in_parallel()) return NULL;
+    if (bf16_wins(s, d)) matmul_attn_prepare(mm, n_threads(p));
+    return mm;
+}
+
 static bf16_engine *head_engine(const posemb_matmul *mm, const posemb_nn_attn_shape *s, int d, int slot)
 {
     return bf16_wins(s, d) ? matmul_attn_engine(mm, slot) : NULL;
@@ -453,8 +463,7 @@ void posemb_nn_attention_forward_in(posemb_matmul *mm, const posemb_nn_attn_shap
     int B = s->B, T = s->T, D = s->D, H = s->H, d = D / H, ld = 3 * D;
     head_common hc = common_of(s, d, pos);
     check_shape(s, p, layer);
-    if (omp_in_parallel()) mm = NULL; /* the engines are the top-level threads' */
-    if (bf16_wins(s, d)) matmul_attn_prepare(mm, n_threads(p));
+    mm = attention_context(mm, s, p, d);
     int32_t arange[T];
     for (int t = 0; t < T; t++) arange[t] = t;
     if (kv_heads(s) != H) {
@@ -487,8 +496,7 @@ void posemb_nn_attention_backward_in(posemb_matmul *mm, const posemb_nn_attn_sha
     head_common hc = common_of(s, d, pos);
     check_shape(s, p, layer);
     POSEMB_REQUIRE(probs, "attention backward without the forward's probabilities (an inference pass keeps none)");
-    if (omp_in_parallel()) mm = NULL; /* the engines are the top-level threads' */
-    if (bf16_wins(s, d)) matmul_attn_prepare(mm, n_threads(p));
+    mm = attention_context(mm, s, p, d);
     int32_t arange[T];
     for (int t = 0; t < T; t++) arange[t] = t;
     if (kv_heads(s) != H) {

@@ -134,7 +134,7 @@ static inline uint16_t to_bf16(float f)
  * instruction set whatever the build's: this engine only runs where oneDNN
  * found avx512_core_bf16 (gemm_bf16_available), and a build without
  * -march=native had left the loop scalar (9.6% of a bf16 training step). */
-__attribute__((target("avx512f,avx512bf16"))) static void convert_row(uint16_t *d, const float *s, int n)
+__attribute__((target("avx512f,avx512bf16"))) void bf16_round_row(uint16_t *d, const float *s, int n)
 {
     int c = 0;
     for (; c + 32 <= n; c += 32) {
@@ -144,8 +144,6 @@ __attribute__((target("avx512f,avx512bf16"))) static void convert_row(uint16_t *
     for (; c < n; c++) d[c] = to_bf16(s[c]);
 }
 
-void bf16_round_row(uint16_t *d, const float *s, int n) { convert_row(d, s, n); }
-
 /* dst [rows, cols] packed <- src [rows, cols] with leading dimension ld.
  * Small or nested conversions stay out of OpenMP: even a region whose if()
  * is false enters libgomp, and one nested in the attention's threads made
@@ -153,11 +151,11 @@ void bf16_round_row(uint16_t *d, const float *s, int n) { convert_row(d, s, n); 
 static void convert(uint16_t *dst, const float *src, int rows, int cols, int ld)
 {
     if ((long)rows * cols <= 32768 || omp_in_parallel()) {
-        for (int r = 0; r < rows; r++) convert_row(dst + (size_t)r * cols, src + (size_t)r * ld, cols);
+        for (int r = 0; r < rows; r++) bf16_round_row(dst + (size_t)r * cols, src + (size_t)r * ld, cols);
         return;
     }
 #pragma omp parallel for schedule(static)
-    for (int r = 0; r < rows; r++) convert_row(dst + (size_t)r * cols, src + (size_t)r * ld, cols);
+    for (int r = 0; r < rows; r++) bf16_round_row(dst + (size_t)r * cols, src + (size_t)r * ld, cols);
 }
 
 /* A buffer of at least n bytes, 64-byte aligned, kept between calls. */
@@ -266,10 +264,9 @@ static const uint16_t *stash_make(bf16_engine *g, stash_entry *s, const float *s
 static const uint16_t *bf16_copy(bf16_engine *g, const float *src, int rows, int cols, int ld, void **buf, size_t *cap)
 {
     kept_copy *k = &g->kept;
-    stash_entry *s = g->mode == STASH_USE ? stash_find(g, src, rows, cols, ld) : NULL;
-    if (!s && g->mode == STASH_KEEP && g->keep && (s = stash_find(g, src, rows, cols, ld)) && !s->claimed)
-        s = NULL; /* an older copy of this pass: src may have changed since, so it is converted again */
-    if (s) {
+    stash_entry *s = g->mode != STASH_OFF ? stash_find(g, src, rows, cols, ld) : NULL;
+    /* under STASH_KEEP an unclaimed copy of this pass is older than src's last write: converted again */
+    if (s && (g->mode == STASH_USE || s->claimed)) {
         s->claimed = 0; /* its producer's copy, read once as such */
         return s->buf;
     }

@@ -12,18 +12,22 @@
 #define INV_SQRT_2 0.7071067811865476f
 #define INV_SQRT_2PI 0.3989422804014327f
 
+static inline float gelu_erf(float v) { return 0.5f * v * (1.0f + vm_erf(v * INV_SQRT_2)); }
+
+static inline float gelu_tanh(float v)
+{
+    return 0.5f * v * (1.0f + vm_tanhf(SQRT_2_OVER_PI * (v + 0.044715f * v * v * v)));
+}
+
 POSEMB_KERNEL void posemb_nn_gelu_forward(float *y, const float *x, long n, posemb_nn_gelu_kind kind)
 {
     if (kind == POSEMB_NN_GELU_ERF) {
 #pragma omp parallel for simd schedule(static)
-        for (long i = 0; i < n; i++) y[i] = 0.5f * x[i] * (1.0f + vm_erf(x[i] * INV_SQRT_2));
+        for (long i = 0; i < n; i++) y[i] = gelu_erf(x[i]);
         return;
     }
 #pragma omp parallel for simd schedule(static)
-    for (long i = 0; i < n; i++) {
-        float v = x[i];
-        y[i] = 0.5f * v * (1.0f + vm_tanhf(SQRT_2_OVER_PI * (v + 0.044715f * v * v * v)));
-    }
+    for (long i = 0; i < n; i++) y[i] = gelu_tanh(x[i]);
 }
 POSEMB_KERNEL_INTERNAL(posemb_nn_gelu_forward);
 
@@ -36,13 +40,10 @@ POSEMB_KERNEL void posemb_nn_gelu_forward_rows(float *y, uint16_t *y16, const fl
         const float *xt = x + (long)t * C;
         if (kind == POSEMB_NN_GELU_ERF) {
 #pragma omp simd
-            for (int i = 0; i < C; i++) yt[i] = 0.5f * xt[i] * (1.0f + vm_erf(xt[i] * INV_SQRT_2));
+            for (int i = 0; i < C; i++) yt[i] = gelu_erf(xt[i]);
         } else {
 #pragma omp simd
-            for (int i = 0; i < C; i++) {
-                float v = xt[i];
-                yt[i] = 0.5f * v * (1.0f + vm_tanhf(SQRT_2_OVER_PI * (v + 0.044715f * v * v * v)));
-            }
+            for (int i = 0; i < C; i++) yt[i] = gelu_tanh(xt[i]);
         }
         if (y16) bf16_round_row(y16 + (long)t * C, yt, C);
     }
