@@ -810,6 +810,33 @@ static void test_data_study(void **state)
     if (!tu_run(cmd, out, sizeof out) ||
         !strstr(out, "line 1 came from a post-LN pretraining, this config's is pre-LN (\"pre_ln\")"))
         fail_msg("a pre-LN config over post-LN lines: %s", out);
+    /* pretrain_warmup sets the pretraining's warm-up: the log's rates follow it (step 2 at a fifth of the
+     * peak for 5 steps, where the default for 10 steps, 1, puts it at the peak), every line says it, a folder
+     * of the default's lines refuses it and takes the default's length written out as its own */
+    data_run("warm",
+             "{\"pes\": [\"rpe\"], \"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, "
+             "\"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"pretrain_steps\": 10, \"steps\": 1, ",
+             "\"pretrain_warmup\": 5, \"jobs\": 1, \"analyze\": 0}",
+             "grep -q '\"pretrain_warmup\": 5' results.jsonl && "
+             "grep -q '\"step\": 2, .*\"lr\": 0.0002000' pretrain/rpe.train_log.jsonl && "
+             "grep -q '\"step\": 2, .*\"lr\": 0.0010000' ../alone/pretrain/rpe.train_log.jsonl");
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study warm.json --data '%s/data' --out alone", dir, POSEMB_BIN,
+             POSEMB_SHARED);
+    if (!tu_run(cmd, out, sizeof out) || !strstr(out, "line 1 came from a pretraining warmed up over 1 steps, this "
+                                                      "config's over 5 (\"pretrain_warmup\")"))
+        fail_msg("a warm-up of 5 over the default's lines: %s", out);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && sed 's/\"pretrain_warmup\": 5/\"pretrain_warmup\": 1/' warm.json > warm1.json && "
+             "'%s' study warm1.json --data '%s/data' --out alone",
+             dir, POSEMB_BIN, POSEMB_SHARED);
+    if (tu_run(cmd, out, sizeof out) || !strstr(out, "0 PE(s) with runs to go"))
+        fail_msg("the default's warm-up written out, over the default's lines: %s", out);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && sed 's/\"pretrain_warmup\": 5/\"pretrain_warmup\": 11/' warm.json > warm11.json && "
+             "'%s' study warm11.json --data '%s/data' --out w11",
+             dir, POSEMB_BIN, POSEMB_SHARED);
+    if (!tu_run(cmd, out, sizeof out) || !strstr(out, "study: pretrain_warmup 11 is longer than pretrain_steps 10"))
+        fail_msg("a warm-up longer than the pretraining: %s", out);
     /* vocab: another vocab.txt inside the data folder tokenizes everything (BERT's without "the", its [PAD]
      * moved from id 0 to the last id: another pretraining, whose padding id follows the vocabulary), is kept
      * beside the pretraining, is said on every line, resumes, and is refused by a folder of the default
@@ -972,8 +999,10 @@ static void test_bad_config(void **state)
         {"{\"pes\": [\"rope:layers=2\"]}", "layer 2 is outside 0..1"},
         {"{\"pe_amplitude\": \"loud\"}", "\"pe_amplitude\" must be \"rule\" or \"defined\""},
         {"{\"epochs\": 2}", "\"epochs\" applies to the real-data study"},
-        {"{\"pre_ln\": 1}", "\"pre_ln\", \"pretrain_seed\" and \"vocab\" apply to the real-data"},
-        {"{\"pretrain_seed\": 2}", "\"pre_ln\", \"pretrain_seed\" and \"vocab\" apply to the"},
+        {"{\"pre_ln\": 1}", "\"pre_ln\", \"pretrain_seed\", \"pretrain_warmup\" and \"vocab\" apply to the real-data"},
+        {"{\"pretrain_seed\": 2}", "\"pre_ln\", \"pretrain_seed\", \"pretrain_warmup\" and \"vocab\" apply to the"},
+        {"{\"pretrain_warmup\": 100}", "\"pretrain_warmup\" and \"vocab\" apply to the real-data study"},
+        {"{\"pretrain_warmup\": -1}", "\"pretrain_warmup\" must be an integer in [0, 10000000]"},
         {"{\"vocab\": \"small/vocab.txt\"}", "and \"vocab\" apply to the real-data study"},
         {"{\"vocab\": \"../vocab.txt\"}", "\"vocab\" must be a vocab.txt path inside the data folder"},
         {"{\"vocab\": \"/etc/vocab.txt\"}", "\"vocab\" must be a vocab.txt path inside"},

@@ -63,10 +63,11 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
                            c->real.pretrain_batch, rpr);
     if (!study_glue(c) && c->epochs > 0) /* synthetic tasks draw fresh examples: there are no passes to count */
         return posemb_fail(err, POSEMB_EINVAL, "study: \"epochs\" applies to the real-data study (--data) only");
-    if (!study_glue(c) && (c->real.pre_ln || c->real.pretrain_seed || c->real.vocab[0])) /* only it reads them */
-        return posemb_fail(
-            err, POSEMB_EINVAL,
-            "study: \"pre_ln\", \"pretrain_seed\" and \"vocab\" apply to the real-data study (--data) only");
+    if (!study_glue(c) && (c->real.pre_ln || c->real.pretrain_seed || c->real.pretrain_warmup ||
+                           c->real.vocab[0])) /* only it reads them */
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "study: \"pre_ln\", \"pretrain_seed\", \"pretrain_warmup\" and \"vocab\" apply to the "
+                           "real-data study (--data) only");
     for (int i = 0; i < c->n_budgets; i++)
         if (!study_glue(c) && c->budgets[i].epochs > 0)
             return posemb_fail(err, POSEMB_EINVAL,

@@ -55,13 +55,16 @@ typedef struct posemb_study_data_settings {
      * stay, so held-out losses are on the same masks): a second seed is a
      * second pretraining, the study's unit of replication; pre_ln 1
      * pretrains (and so fine-tunes) BERT with pre-LN layers (posemb_config's
-     * pre_ln), 0 post-LN as BERT is; vocab a WordPiece vocab.txt inside
-     * data ("": bert-base-uncased/vocab.txt), which tokenizes the
-     * pretraining text and every task. */
+     * pre_ln), 0 post-LN as BERT is; pretrain_warmup the pretraining's
+     * linear warm-up in steps (0: a tenth of pretrain_steps, the trainer's
+     * default; 1: none, the first update at rate 0 then the full rate);
+     * vocab a WordPiece vocab.txt inside data ("":
+     * bert-base-uncased/vocab.txt), which tokenizes the pretraining text
+     * and every task. */
     int n_corpora;
     char corpora[8][128];
     char vocab[128];
-    int corpus_tokens, pretrain_keep, pretrain_seed, pre_ln;
+    int corpus_tokens, pretrain_keep, pretrain_seed, pre_ln, pretrain_warmup;
 } posemb_study_data_settings;
 
 /* The real-data study's default vocabulary, inside its data folder. */

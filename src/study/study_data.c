@@ -109,6 +109,9 @@ posemb_status posemb_study_data_check(const posemb_study_config *c, posemb_error
         return posemb_fail(err, POSEMB_EINVAL,
                            "study: n_train >= 32, pretrain_steps, pretrain_batch, squad_max_query "
                            "and max_answer >= 1 are needed");
+    if (c->real.pretrain_warmup > c->real.pretrain_steps)
+        return posemb_fail(err, POSEMB_EINVAL, "study: pretrain_warmup %d is longer than pretrain_steps %d",
+                           c->real.pretrain_warmup, c->real.pretrain_steps);
     int span = 0; /* the windows' settings matter to the span tasks alone */
     for (int t = 0; t < c->n_tasks; t++) span |= study_is_squad(c->tasks[t]);
     if (span && c->real.squad_stride >= c->n_train - 3 - c->real.squad_max_query)
@@ -306,6 +309,7 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
     a.accum = c->ranks_per_run;
     a.comm = group;
     a.lr = c->real.pretrain_lr;
+    if (c->real.pretrain_warmup) a.warmup = c->real.pretrain_warmup; /* else the trainer's tenth */
     a.seed = (uint64_t)pretrain_seed(c);
     a.keep = c->real.pretrain_keep > 0 ? c->real.pretrain_keep : 1;
     a.eval_batches = 8; /* 32 k held-out tokens, every 1/20 of the run: the curve that shows the plateau */

@@ -123,9 +123,10 @@ posemb_status study_each_line(FILE *f, study_line_fn fn, void *ctx, posemb_error
 
 /* EINVAL when line n of path came from another pretraining draw than c's
  * (a real-data line; no "pretrain_seed": draw 1), another vocabulary (no
- * "vocab": bert-base-uncased's) or another layer norm placement (no
- * "pre_ln": post-LN): its runs would count as done for a pretraining that
- * did not run them. */
+ * "vocab": bert-base-uncased's), another warm-up (no "pretrain_warmup": a
+ * tenth of the steps) or another layer norm placement (no "pre_ln":
+ * post-LN): its runs would count as done for a pretraining that did not run
+ * them. */
 static posemb_status same_draw(const posemb_study_config *c, const cJSON *line, const char *path, int n,
                                posemb_error *err)
 {
@@ -143,6 +144,14 @@ static posemb_status same_draw(const posemb_study_config *c, const cJSON *line, 
                            "%s: line %d came from a pretraining with \"vocab\" \"%s\", this config's is \"%s\": use "
                            "another --out folder",
                            path, n, theirs_v, c->real.vocab);
+    const cJSON *wu = cJSON_GetObjectItemCaseSensitive(line, "pretrain_warmup");
+    int tenth = c->real.pretrain_steps / 10, theirs_w = cJSON_IsNumber(wu) ? wu->valueint : tenth,
+        ours_w = c->real.pretrain_warmup ? c->real.pretrain_warmup : tenth;
+    if (theirs_w != ours_w)
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "%s: line %d came from a pretraining warmed up over %d steps, this config's over %d "
+                           "(\"pretrain_warmup\"): use another --out folder",
+                           path, n, theirs_w, ours_w);
     const cJSON *ln = cJSON_GetObjectItemCaseSensitive(line, "pre_ln"); /* absent: post-LN */
     int pre = cJSON_IsNumber(ln) && ln->valueint == 1;
     return pre == (c->real.pre_ln == 1)
