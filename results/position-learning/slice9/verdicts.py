@@ -60,7 +60,7 @@ def show(name, stats, verdict):
     h = name.split()[0]
     if h in CLAIMS and JUDGED:
         cid, sign, paper = CLAIMS[h]
-        v, why = C.verdict(eff, lo, hi, mde, paper, sign)
+        v, why = C.verdict(eff, lo, hi, mde, paper, sign, confound=C.SLICE9_CONFOUND)  # as the README's table
         print(f"  {cid} as the seed paper's claim: {v}" + (f" ({why})" if why else ""))
 
 
