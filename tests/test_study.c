@@ -811,20 +811,31 @@ static void test_data_study(void **state)
         !strstr(out, "line 1 came from a post-LN pretraining, this config's is pre-LN (\"pre_ln\")"))
         fail_msg("a pre-LN config over post-LN lines: %s", out);
     /* pretrain_warmup sets the pretraining's warm-up: the log's rates follow it (step 2 at a fifth of the
-     * peak for 5 steps, where the default for 10 steps, 1, puts it at the peak), every line says it, a folder
-     * of the default's lines refuses it and takes the default's length written out as its own */
+     * peak for 5 steps, where the default for 10 steps, 1, puts it at the peak; step 6 at the peak, step 7
+     * decaying), every line says it and so does the pretraining's pretrain.json; a folder of the default's
+     * lines, or of its pretraining alone, refuses it and takes the default's length written out as its own */
     data_run("warm",
              "{\"pes\": [\"rpe\"], \"tasks\": [\"RTE\"], \"seeds\": [1], \"layers\": 1, \"hidden\": 32, "
              "\"heads\": 2, \"intermediate\": 64, \"n_train\": 64, \"pretrain_steps\": 10, \"steps\": 1, ",
              "\"pretrain_warmup\": 5, \"jobs\": 1, \"analyze\": 0}",
              "grep -q '\"pretrain_warmup\": 5' results.jsonl && "
              "grep -q '\"step\": 2, .*\"lr\": 0.0002000' pretrain/rpe.train_log.jsonl && "
-             "grep -q '\"step\": 2, .*\"lr\": 0.0010000' ../alone/pretrain/rpe.train_log.jsonl");
+             "grep -q '\"step\": 6, .*\"lr\": 0.0010000' pretrain/rpe.train_log.jsonl && "
+             "grep -q '\"step\": 7, .*\"lr\": 0.0008000' pretrain/rpe.train_log.jsonl && "
+             "grep -q '\"step\": 2, .*\"lr\": 0.0010000' ../alone/pretrain/rpe.train_log.jsonl && "
+             "grep -qx '{\"warmup\": 5, \"seed\": 1}' models/rpe/pretrain/pretrain.json");
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study warm.json --data '%s/data' --out alone", dir, POSEMB_BIN,
              POSEMB_SHARED);
-    if (!tu_run(cmd, out, sizeof out) || !strstr(out, "line 1 came from a pretraining warmed up over 1 steps, this "
-                                                      "config's over 5 (\"pretrain_warmup\")"))
+    if (!tu_run(cmd, out, sizeof out) || !strstr(out, "line 1 came from a pretraining with a warm-up of 1 step, this "
+                                                      "config's is 5 (\"pretrain_warmup\")"))
         fail_msg("a warm-up of 5 over the default's lines: %s", out);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir -p kw/models/rpe && cp -r warm/models/rpe/pretrain kw/models/rpe/ && "
+             "'%s' study alone.json --data '%s/data' --out kw",
+             dir, POSEMB_BIN, POSEMB_SHARED);
+    if (!tu_run(cmd, out, sizeof out) ||
+        !strstr(out, "pretrain: pretrained with a warm-up of 5 steps, this config's is 1 (\"pretrain_warmup\")"))
+        fail_msg("the default over a pretraining of warm-up 5, before any line: %s", out);
     snprintf(cmd, sizeof cmd,
              "cd '%s' && sed 's/\"pretrain_warmup\": 5/\"pretrain_warmup\": 1/' warm.json > warm1.json && "
              "'%s' study warm1.json --data '%s/data' --out alone",

@@ -374,8 +374,8 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
         (st = get_int(r, "corpus_tokens", 0, 1 << 30, &c->real.corpus_tokens, path, err)) ||
         (st = get_int(r, "pretrain_keep", 1, 1000, &c->real.pretrain_keep, path, err)) ||
         (st = get_int(r, "pretrain_seed", 1, 1000000, &c->real.pretrain_seed, path, err)) ||
-        (st = get_int(r, "pre_ln", 0, 1, &c->real.pre_ln, path, err)) || (st = get_scalings(r, c, path, err)) ||
         (st = get_int(r, "pretrain_warmup", 0, 10000000, &c->real.pretrain_warmup, path, err)) ||
+        (st = get_int(r, "pre_ln", 0, 1, &c->real.pre_ln, path, err)) || (st = get_scalings(r, c, path, err)) ||
         (st = get_budgets(r, c, path, err)) || (st = get_float(r, "lr", 0, 0, 10, &c->lr, path, err)) ||
         (st = get_float(r, "pretrain_lr", 0, 0, 10, &c->real.pretrain_lr, path, err)) ||
         (st = get_float(r, "dropout", 0, 1, 1, &c->dropout, path, err)) ||

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "posemb/corpus.h"
 #include "data/datasets.h"
 #include "data/features.h"
@@ -239,6 +241,15 @@ static posemb_status pretrain_model(const posemb_study_config *c, int p, int voc
     return st;
 }
 
+/* Whether dir holds a checkpoint (whole or not) of a pretraining. */
+static int has_checkpoints(const char *dir)
+{
+    long *steps = NULL;
+    int n = posemb_checkpoint_steps(dir, 0, &steps);
+    free(steps);
+    return n > 0;
+}
+
 /* The vocabulary beside the pretraining (dir/vocab.txt), where `posemb probe
  * order` reads [CLS], [SEP] and [MASK]; written before the first step, and
  * EINVAL when dir holds another one, or (folders from before the copy)
@@ -251,10 +262,7 @@ static posemb_status keep_vocab(const char *vocab, int is_default, const char *d
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
     if (mkdir(dir, 0755) && errno != EEXIST) return posemb_fail(err, POSEMB_EIO, "%s: cannot create", dir);
     if (access(kept, F_OK)) {
-        long *steps = NULL;
-        int n = posemb_checkpoint_steps(dir, 0, &steps);
-        free(steps);
-        if (n > 0 && !is_default)
+        if (has_checkpoints(dir) && !is_default)
             return posemb_fail(err, POSEMB_EINVAL,
                                "%s: pretrained before vocab.txt was kept, so with the default vocabulary, not %s: use "
                                "another --out folder",
@@ -271,6 +279,54 @@ static posemb_status keep_vocab(const char *vocab, int is_default, const char *d
     free(a);
     free(b);
     return st;
+}
+
+int study_pretrain_warmup(int key, long steps) { return key ? key : (int)posemb_train_defaults("", steps).warmup; }
+
+/* The warm-up and draw that kept (a pretrain.json) records, or EINVAL naming it. */
+static posemb_status read_schedule(const char *kept, int *warmup, int *seed, posemb_error *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    posemb_status st = posemb_read_data_file(kept, 4096, &buf, &len, err);
+    if (st) return st;
+    cJSON *j = cJSON_ParseWithLength(buf, len);
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "warmup"), *s = cJSON_GetObjectItemCaseSensitive(j, "seed");
+    int ok = cJSON_IsNumber(w) && cJSON_IsNumber(s);
+    if (ok) *warmup = w->valueint, *seed = s->valueint;
+    cJSON_Delete(j);
+    free(buf);
+    return ok ? POSEMB_OK : posemb_fail(err, POSEMB_EINVAL, "%s: not {\"warmup\": N, \"seed\": N}", kept);
+}
+
+/* The pretraining's warm-up and draw beside it (dir/pretrain.json), written
+ * before the first step: a resumed or finished pretraining of another
+ * warm-up or draw is EINVAL, not continued under this config's schedule or
+ * fine-tuned as if it were this config's. A folder with checkpoints but no
+ * file is from before the record: its warm-up was the default (the key did
+ * not exist), its draw is not known. */
+static posemb_status keep_schedule(const posemb_study_config *c, const char *dir, posemb_error *err)
+{
+    char kept[POSEMB_PATH_MAX], text[128];
+    if (posemb_path_join(kept, sizeof kept, dir, "pretrain.json"))
+        return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
+    int warmup = study_pretrain_warmup(c->real.pretrain_warmup, c->real.pretrain_steps), seed = pretrain_seed(c);
+    int theirs = -1, their_seed = seed;
+    posemb_status st = POSEMB_OK;
+    if (!access(kept, F_OK)) st = read_schedule(kept, &theirs, &their_seed, err);
+    else if (has_checkpoints(dir)) theirs = study_pretrain_warmup(0, c->real.pretrain_steps);
+    if (!st && their_seed != seed)
+        st = posemb_fail(err, POSEMB_EINVAL,
+                         "%s: pretrained with \"pretrain_seed\" %d, this config has %d: use another --out folder", dir,
+                         their_seed, seed);
+    if (!st && theirs >= 0 && theirs != warmup)
+        st = posemb_fail(err, POSEMB_EINVAL,
+                         "%s: pretrained with a warm-up of %d step%s, this config's is %d (\"pretrain_warmup\"): use "
+                         "another --out folder",
+                         dir, theirs, theirs == 1 ? "" : "s", warmup);
+    if (st) return st;
+    snprintf(text, sizeof text, "{\"warmup\": %d, \"seed\": %d}", warmup, seed);
+    return posemb_write_text(kept, text, err);
 }
 
 /* Pretrains PE p into out/models/NAME/pretrain, continuing from its newest checkpoint. */
@@ -309,7 +365,7 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
     a.accum = c->ranks_per_run;
     a.comm = group;
     a.lr = c->real.pretrain_lr;
-    if (c->real.pretrain_warmup) a.warmup = c->real.pretrain_warmup; /* else the trainer's tenth */
+    a.warmup = study_pretrain_warmup(c->real.pretrain_warmup, c->real.pretrain_steps);
     a.seed = (uint64_t)pretrain_seed(c);
     a.keep = c->real.pretrain_keep > 0 ? c->real.pretrain_keep : 1;
     a.eval_batches = 8; /* 32 k held-out tokens, every 1/20 of the run: the curve that shows the plateau */
@@ -319,6 +375,7 @@ posemb_status study_pretrain(const posemb_study_config *c, const char *out, int 
      * a checkpoint at every evaluation loses at most 1/20 of it, not 1/5. */
     a.save_every = a.eval_every;
     if (!st && posemb_comm_leader(group)) st = keep_vocab(desc, !c->real.vocab[0], dir, err);
+    if (!st && posemb_comm_leader(group)) st = keep_schedule(c, dir, err);
     if (!st) st = posemb_train(m, &d, &a, 1, &res, err);
     int written = 1; /* the group's others go on once its leader has written the model they fine-tune */
     if (!st && posemb_comm_active(group)) st = group->bcast(group->ctx, &written, sizeof written, err);

@@ -636,7 +636,8 @@ static char *ft_lines(const posemb_study_config *c, int p, int t, int s, const t
             len += (size_t)snprintf(out + len, cap - len, ", \"pretrain_seed\": %d", c->real.pretrain_seed);
         if (c->real.pre_ln) /* pre-LN layers (lines without the key: post-LN, as BERT's) */
             len += (size_t)snprintf(out + len, cap - len, ", \"pre_ln\": 1");
-        if (c->real.pretrain_warmup) /* another warm-up (lines without the key: a tenth of pretrain_steps) */
+        if (study_pretrain_warmup(c->real.pretrain_warmup, c->real.pretrain_steps) !=
+            study_pretrain_warmup(0, c->real.pretrain_steps)) /* another warm-up (lines without: the default's) */
             len += (size_t)snprintf(out + len, cap - len, ", \"pretrain_warmup\": %d", c->real.pretrain_warmup);
         if (c->real.vocab[0]) /* another vocabulary (lines without the key: bert-base-uncased's) */
             len += (size_t)snprintf(out + len, cap - len, ", \"vocab\": \"%s\"", c->real.vocab);

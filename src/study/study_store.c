@@ -11,6 +11,7 @@
 
 #include "core/fileio.h"
 #include "posemb/blas.h"
+#include "study_data_impl.h"
 #include "study_ruler.h"
 #include "study_store.h"
 
@@ -144,14 +145,17 @@ static posemb_status same_draw(const posemb_study_config *c, const cJSON *line, 
                            "%s: line %d came from a pretraining with \"vocab\" \"%s\", this config's is \"%s\": use "
                            "another --out folder",
                            path, n, theirs_v, c->real.vocab);
-    const cJSON *wu = cJSON_GetObjectItemCaseSensitive(line, "pretrain_warmup");
-    int tenth = c->real.pretrain_steps / 10, theirs_w = cJSON_IsNumber(wu) ? wu->valueint : tenth,
-        ours_w = c->real.pretrain_warmup ? c->real.pretrain_warmup : tenth;
+    /* a line without the key warmed up by the default for its own steps */
+    const cJSON *wu = cJSON_GetObjectItemCaseSensitive(line, "pretrain_warmup"),
+                *ps = cJSON_GetObjectItemCaseSensitive(line, "pretrain_steps");
+    long steps = cJSON_IsNumber(ps) ? (long)ps->valuedouble : c->real.pretrain_steps;
+    int theirs_w = study_pretrain_warmup(cJSON_IsNumber(wu) ? wu->valueint : 0, steps),
+        ours_w = study_pretrain_warmup(c->real.pretrain_warmup, c->real.pretrain_steps);
     if (theirs_w != ours_w)
         return posemb_fail(err, POSEMB_EINVAL,
-                           "%s: line %d came from a pretraining warmed up over %d steps, this config's over %d "
+                           "%s: line %d came from a pretraining with a warm-up of %d step%s, this config's is %d "
                            "(\"pretrain_warmup\"): use another --out folder",
-                           path, n, theirs_w, ours_w);
+                           path, n, theirs_w, theirs_w == 1 ? "" : "s", ours_w);
     const cJSON *ln = cJSON_GetObjectItemCaseSensitive(line, "pre_ln"); /* absent: post-LN */
     int pre = cJSON_IsNumber(ln) && ln->valueint == 1;
     return pre == (c->real.pre_ln == 1)
