@@ -281,8 +281,6 @@ static posemb_status keep_vocab(const char *vocab, int is_default, const char *d
     return st;
 }
 
-int study_pretrain_warmup(int key, long steps) { return key ? key : (int)posemb_train_defaults("", steps).warmup; }
-
 /* The warm-up and draw that kept (a pretrain.json) records, or EINVAL naming it. */
 static posemb_status read_schedule(const char *kept, int *warmup, int *seed, posemb_error *err)
 {

@@ -28,10 +28,6 @@ posemb_status study_length_tables(const posemb_study_config *c, const char *out,
 posemb_status study_length_report(const posemb_study_config *c, const char *out, posemb_error *err);
 posemb_status study_load_tokenizer(const posemb_study_config *c, posemb_tokenizer **tok, char *desc, size_t cap,
                                    posemb_error *err);
-/* The warm-up in steps of a real-data pretraining of steps steps: key
- * (pretrain_warmup) where set, else the trainer's default
- * (posemb_train_defaults), which every pretraining before the key had. */
-int study_pretrain_warmup(int key, long steps);
 /* Pretrains PE p (resumed from its checkpoints), data parallel over group (NULL: alone). */
 posemb_status study_pretrain(const posemb_study_config *c, const char *out, int p, const posemb_comm *group,
                              posemb_error *err);

@@ -11,7 +11,7 @@
 
 #include "core/fileio.h"
 #include "posemb/blas.h"
-#include "study_data_impl.h"
+#include "posemb/trainer.h"
 #include "study_ruler.h"
 #include "study_store.h"
 
@@ -121,6 +121,8 @@ posemb_status study_each_line(FILE *f, study_line_fn fn, void *ctx, posemb_error
     free(line);
     return st;
 }
+
+int study_pretrain_warmup(int key, long steps) { return key ? key : (int)posemb_train_defaults("", steps).warmup; }
 
 /* EINVAL when line n of path came from another pretraining draw than c's
  * (a real-data line; no "pretrain_seed": draw 1), another vocabulary (no

@@ -52,6 +52,11 @@ typedef posemb_status (*study_line_fn)(const struct cJSON *line, int n, void *ct
 posemb_status study_each_line(FILE *f, study_line_fn fn, void *ctx, posemb_error *err);
 /* Appends whole lines to results.jsonl under a lock (workers append concurrently). */
 posemb_status study_append_results(const char *path, const char *lines, posemb_error *err);
+/* The warm-up in steps of a real-data pretraining of steps steps: key
+ * (pretrain_warmup) where set, else the trainer's default
+ * (posemb_train_defaults), which every pretraining before the key had. Here
+ * because the store checks lines by it and the pretraining uses it. */
+int study_pretrain_warmup(int key, long steps);
 
 /* The index of name (NULL: none) among n rows of width bytes (a config's pes or tasks), -1 when absent. */
 int study_row_of(const char *names, size_t width, int n, const char *name);
