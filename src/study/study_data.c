@@ -291,7 +291,10 @@ static posemb_status read_schedule(const char *kept, int *warmup, int *seed, pos
     cJSON *j = cJSON_ParseWithLength(buf, len);
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "warmup"), *s = cJSON_GetObjectItemCaseSensitive(j, "seed");
     int ok = cJSON_IsNumber(w) && cJSON_IsNumber(s);
-    if (ok) *warmup = w->valueint, *seed = s->valueint;
+    if (ok) {
+        *warmup = w->valueint;
+        *seed = s->valueint;
+    }
     cJSON_Delete(j);
     free(buf);
     return ok ? POSEMB_OK : posemb_fail(err, POSEMB_EINVAL, "%s: not {\"warmup\": N, \"seed\": N}", kept);
