@@ -829,13 +829,26 @@ static void test_data_study(void **state)
     if (!tu_run(cmd, out, sizeof out) || !strstr(out, "line 1 came from a pretraining with a warm-up of 1 step, this "
                                                       "config's is 5 (\"pretrain_warmup\")"))
         fail_msg("a warm-up of 5 over the default's lines: %s", out);
-    snprintf(cmd, sizeof cmd,
-             "cd '%s' && mkdir -p kw/models/rpe && cp -r warm/models/rpe/pretrain kw/models/rpe/ && "
-             "'%s' study alone.json --data '%s/data' --out kw",
-             dir, POSEMB_BIN, POSEMB_SHARED);
-    if (!tu_run(cmd, out, sizeof out) ||
-        !strstr(out, "pretrain: pretrained with a warm-up of 5 steps, this config's is 1 (\"pretrain_warmup\")"))
-        fail_msg("the default over a pretraining of warm-up 5, before any line: %s", out);
+    /* before any line, a pretraining's record refuses another warm-up or draw, and one from before the
+     * record counts as the default warm-up */
+    const char *kept[][3] = {
+        {"warm", "alone",
+         "warm/models/rpe/pretrain/pretrain.json records a warm-up of 5 and \"pretrain_seed\" 1, "
+         "this config's are 1 and 1"},
+        {"seed2", "alone", "seed2/models/rpe/pretrain/pretrain.json records a warm-up of 1 and \"pretrain_seed\" 2"},
+        {"warm", "warm",
+         "pretrained before pretrain.json was kept, so with the default warm-up of 1, this config's "
+         "is 5"},
+    };
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && rm -rf k%d && mkdir -p k%d/models/rpe && cp -r %s/models/rpe/pretrain k%d/models/rpe/ && "
+                 "%s && '%s' study %s.json --data '%s/data' --out k%d",
+                 dir, i, i, kept[i][0], i, i == 2 ? "rm k2/models/rpe/pretrain/pretrain.json" : "true", POSEMB_BIN,
+                 kept[i][1], POSEMB_SHARED, i);
+        if (!tu_run(cmd, out, sizeof out) || !strstr(out, kept[i][2] + (i < 2 ? strlen(kept[i][0]) : 0)))
+            fail_msg("a pretraining of another schedule, before any line (%d): %s", i, out);
+    }
     snprintf(cmd, sizeof cmd,
              "cd '%s' && sed 's/\"pretrain_warmup\": 5/\"pretrain_warmup\": 1/' warm.json > warm1.json && "
              "'%s' study warm1.json --data '%s/data' --out alone",

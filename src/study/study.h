@@ -57,7 +57,7 @@ typedef struct posemb_study_data_settings {
      * pretrains (and so fine-tunes) BERT with pre-LN layers (posemb_config's
      * pre_ln), 0 post-LN as BERT is; pretrain_warmup the pretraining's
      * linear warm-up in steps (0: a tenth of pretrain_steps rounded down,
-     * the trainer's default; 1, the shortest: one update at rate 0);
+     * the trainer's default; 1: one update at rate 0);
      * vocab a WordPiece vocab.txt inside data ("":
      * bert-base-uncased/vocab.txt), which tokenizes the pretraining text
      * and every task. */

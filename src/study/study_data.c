@@ -290,42 +290,47 @@ static posemb_status read_schedule(const char *kept, int *warmup, int *seed, pos
     if (st) return st;
     cJSON *j = cJSON_ParseWithLength(buf, len);
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "warmup"), *s = cJSON_GetObjectItemCaseSensitive(j, "seed");
-    int ok = cJSON_IsNumber(w) && cJSON_IsNumber(s);
+    int ok = cJSON_IsNumber(w) && cJSON_IsNumber(s) && w->valuedouble >= 0 && s->valuedouble >= 1 &&
+             w->valuedouble == (int)w->valuedouble && s->valuedouble == (int)s->valuedouble;
     if (ok) {
         *warmup = w->valueint;
         *seed = s->valueint;
     }
     cJSON_Delete(j);
     free(buf);
-    return ok ? POSEMB_OK : posemb_fail(err, POSEMB_EINVAL, "%s: not {\"warmup\": N, \"seed\": N}", kept);
+    return ok ? POSEMB_OK
+              : posemb_fail(err, POSEMB_EINVAL,
+                            "%s: not {\"warmup\": N >= 0, \"seed\": N >= 1}: use another --out folder", kept);
 }
 
 /* The pretraining's warm-up and draw beside it (dir/pretrain.json), written
- * before the first step: a resumed or finished pretraining of another
- * warm-up or draw is EINVAL, not continued under this config's schedule or
- * fine-tuned as if it were this config's. A folder with checkpoints but no
- * file is from before the record: its warm-up was the default (the key did
- * not exist), its draw is not known. */
+ * when it starts (a record without a checkpoint, left by a run that failed
+ * before its first, is written again): a resumed or finished pretraining of
+ * another warm-up or draw is EINVAL, not continued under this config's
+ * schedule or fine-tuned as if it were this config's. A folder with
+ * checkpoints but no record is from before it: its warm-up was the default
+ * (the key did not exist), its draw is not known, and it is given no record. */
 static posemb_status keep_schedule(const posemb_study_config *c, const char *dir, posemb_error *err)
 {
     char kept[POSEMB_PATH_MAX], text[128];
     if (posemb_path_join(kept, sizeof kept, dir, "pretrain.json"))
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
     int warmup = study_pretrain_warmup(c->real.pretrain_warmup, c->real.pretrain_steps), seed = pretrain_seed(c);
-    int theirs = -1, their_seed = seed;
-    posemb_status st = POSEMB_OK;
-    if (!access(kept, F_OK)) st = read_schedule(kept, &theirs, &their_seed, err);
-    else if (has_checkpoints(dir)) theirs = study_pretrain_warmup(0, c->real.pretrain_steps);
-    if (!st && their_seed != seed)
-        st = posemb_fail(err, POSEMB_EINVAL,
-                         "%s: pretrained with \"pretrain_seed\" %d, this config has %d: use another --out folder", dir,
-                         their_seed, seed);
-    if (!st && theirs >= 0 && theirs != warmup)
-        st = posemb_fail(err, POSEMB_EINVAL,
-                         "%s: pretrained with a warm-up of %d step%s, this config's is %d (\"pretrain_warmup\"): use "
-                         "another --out folder",
-                         dir, theirs, theirs == 1 ? "" : "s", warmup);
+    int old = has_checkpoints(dir), recorded = old && !access(kept, F_OK), theirs = warmup, their_seed = seed;
+    posemb_status st = recorded ? read_schedule(kept, &theirs, &their_seed, err) : POSEMB_OK;
     if (st) return st;
+    if (recorded && (theirs != warmup || their_seed != seed))
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "%s records a warm-up of %d and \"pretrain_seed\" %d, this config's are %d and %d "
+                           "(\"pretrain_warmup\", \"pretrain_seed\"): use another --out folder",
+                           kept, theirs, their_seed, warmup, seed);
+    theirs = study_pretrain_warmup(0, c->real.pretrain_steps);
+    if (old && !recorded && theirs != warmup)
+        return posemb_fail(err, POSEMB_EINVAL,
+                           "%s: pretrained before pretrain.json was kept, so with the default warm-up of %d, this "
+                           "config's is %d (\"pretrain_warmup\"): use another --out folder",
+                           dir, theirs, warmup);
+    if (old) return POSEMB_OK;
     snprintf(text, sizeof text, "{\"warmup\": %d, \"seed\": %d}", warmup, seed);
     return posemb_write_text(kept, text, err);
 }
