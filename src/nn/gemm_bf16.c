@@ -96,7 +96,7 @@ struct bf16_engine {
     int stash_next;       /* the ring's next slot when no entry has the key */
     unsigned pass;        /* gemm_bf16_new_pass's count */
     int keep;             /* this pass keeps copies (training) */
-    int claims;           /* entries claimed and not yet read (gemm_bf16_claim) */
+    int claims;           /* claims made since the last STASH_OFF (gemm_bf16_claim) */
     gemm_stash_mode mode; /* what the next products do with the stash */
 };
 

@@ -316,23 +316,25 @@ static posemb_status keep_schedule(const posemb_study_config *c, const char *dir
     if (posemb_path_join(kept, sizeof kept, dir, "pretrain.json"))
         return posemb_fail(err, POSEMB_EINVAL, "%s: path too long", dir);
     int warmup = study_pretrain_warmup(c->real.pretrain_warmup, c->real.pretrain_steps), seed = pretrain_seed(c);
-    int old = has_checkpoints(dir), recorded = old && !access(kept, F_OK), theirs = warmup, their_seed = seed;
-    posemb_status st = recorded ? read_schedule(kept, &theirs, &their_seed, err) : POSEMB_OK;
-    if (st) return st;
-    if (recorded && (theirs != warmup || their_seed != seed))
-        return posemb_fail(err, POSEMB_EINVAL,
-                           "%s records a warm-up of %d and \"pretrain_seed\" %d, this config's are %d and %d "
-                           "(\"pretrain_warmup\", \"pretrain_seed\"): use another --out folder",
-                           kept, theirs, their_seed, warmup, seed);
-    theirs = study_pretrain_warmup(0, c->real.pretrain_steps);
-    if (old && !recorded && theirs != warmup)
-        return posemb_fail(err, POSEMB_EINVAL,
-                           "%s: pretrained before pretrain.json was kept, so with the default warm-up of %d, this "
-                           "config's is %d (\"pretrain_warmup\"): use another --out folder",
-                           dir, theirs, warmup);
-    if (old) return POSEMB_OK;
-    snprintf(text, sizeof text, "{\"warmup\": %d, \"seed\": %d}", warmup, seed);
-    return posemb_write_text(kept, text, err);
+    if (!has_checkpoints(dir)) { /* a new pretraining (or a record its failed start left) */
+        snprintf(text, sizeof text, "{\"warmup\": %d, \"seed\": %d}", warmup, seed);
+        return posemb_write_text(kept, text, err);
+    }
+    int theirs = study_pretrain_warmup(0, c->real.pretrain_steps), their_seed = seed;
+    if (access(kept, F_OK)) /* from before the record: the default warm-up, the draw unknown */
+        return theirs == warmup ? POSEMB_OK
+                                : posemb_fail(err, POSEMB_EINVAL,
+                                              "%s: pretrained before pretrain.json was kept, so with the default "
+                                              "warm-up of %d, this config's is %d (\"pretrain_warmup\"): use another "
+                                              "--out folder",
+                                              dir, theirs, warmup);
+    posemb_status st = read_schedule(kept, &theirs, &their_seed, err);
+    if (!st && (theirs != warmup || their_seed != seed))
+        st = posemb_fail(err, POSEMB_EINVAL,
+                         "%s records a warm-up of %d and \"pretrain_seed\" %d, this config's are %d and %d "
+                         "(\"pretrain_warmup\", \"pretrain_seed\"): use another --out folder",
+                         kept, theirs, their_seed, warmup, seed);
+    return st;
 }
 
 /* Pretrains PE p into out/models/NAME/pretrain, continuing from its newest checkpoint. */
