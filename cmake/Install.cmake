@@ -19,6 +19,11 @@ set(POSEMB_PC_DNNL "")
 if(POSEMB_BF16 AND dnnl_FOUND)
   set(POSEMB_PC_DNNL " -ldnnl")
 endif()
+# The installed libposemb.a holds gemm_xsmm.c's calls into libxsmm, so a static link needs libxsmm.pc's flags.
+set(POSEMB_PC_XSMM "")
+if(POSEMB_XSMM AND LIBXSMM_FOUND)
+  set(POSEMB_PC_XSMM " libxsmm")
+endif()
 # posemb.pc is written at install time so that `cmake --install --prefix P` names P.
 configure_file(cmake/posemb.pc.in ${PROJECT_BINARY_DIR}/posemb.pc.in @ONLY)
 install(CODE "

@@ -7,6 +7,7 @@
  * product's bf16 copy; and the clean fallback to fp32 where bf16 cannot
  * run. */
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -442,6 +443,91 @@ static void test_bf16_in_parallel_is_fp32(void **state)
     posemb_matmul_free(mm);
 }
 
+/* C from gemm_xsmm (1 when it took the product) on a copy of p's C0, with n threads. */
+static int xsmm_on(const problem *p, float *C, int n)
+{
+    memcpy(C, p->C0, (size_t)p->M * p->ldc * sizeof *C);
+    omp_set_num_threads(n);
+    return gemm_xsmm(p->ta, p->tb, p->M, p->N, p->K, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta, C, p->ldc);
+}
+
+/* libxsmm's path, where the build has it: each form the dense layers issue
+ * (x W, x W^T, x^T dy), with blocks of 64 tokens whole and cut, widths 1 to
+ * 256, on one thread and split, beta 0 and 1, padded leading dimensions: within float32's rounding
+ * of the exact product (as OpenBLAS), the same bits on 1 and 2 threads, and
+ * what posemb_nn_gemm computes. */
+static void test_xsmm(void **state)
+{
+    if (!gemm_xsmm_built()) {
+        printf("no libxsmm in this build: OpenBLAS computes every product\n");
+        skip();
+    }
+    static const int forms[3][2] = {{0, 0}, {0, 1}, {1, 0}};
+    static const int sides[4][3] = {
+        {1024, 64, 128}, {100, 64, 64}, {130, 128, 128}, {1100, 256, 1}}; /* tokens, widths */
+    int threads = omp_get_max_threads();
+    for (int f = 0; f < 3; f++)
+        for (int s = 0; s < 4; s++)
+            for (int beta = 0; beta < 2; beta++) {
+                int ta = forms[f][0], tok = sides[s][0], w1 = sides[s][1], w2 = sides[s][2];
+                /* the tokens are M without trans_a, K with it */
+                problem p =
+                    ta ? make(1, 0, w1, w2, tok, 1.0f, (float)beta, (uint64_t)(100 + 8 * f + 2 * s + beta))
+                       : make(0, forms[f][1], tok, w1, w2, 1.0f, (float)beta, (uint64_t)(100 + 8 * f + 2 * s + beta));
+                size_t n = (size_t)p.M * p.ldc;
+                float *one = malloc(n * sizeof *one), *two = malloc(n * sizeof *two), *via = malloc(n * sizeof *via);
+                assert_true(xsmm_on(&p, one, 1));
+                assert_true(xsmm_on(&p, two, 2));
+                omp_set_num_threads(threads);
+                assert_memory_equal(one, two, n * sizeof *one);
+                double worst = check(&p, one, 0, 1e-6);
+                memcpy(via, p.C0, n * sizeof *via);
+                posemb_nn_gemm(NULL, p.ta, p.tb, p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, via, p.ldc);
+                omp_set_num_threads(threads);
+                assert_memory_equal(one, via, n * sizeof *one);
+                if (beta) printf("libxsmm ta=%d tb=%d %dx%dx%d: worst %.3g\n", p.ta, p.tb, p.M, p.N, p.K, worst);
+                free(one);
+                free(two);
+                free(via);
+                release(&p);
+            }
+}
+
+/* What libxsmm's path declines, C untouched: posemb_nn_gemm then calls OpenBLAS. */
+static void test_xsmm_declines(void **state)
+{
+    problem cases[] = {
+        make(0, 0, 256, 64, 64, 0.5f, 0.0f, 1),   /* alpha other than 1 */
+        make(0, 0, 256, 64, 64, 1.0f, 0.5f, 2),   /* beta other than 0 and 1 */
+        make(1, 1, 64, 64, 256, 1.0f, 1.0f, 3),   /* both transposed */
+        make(0, 0, 256, 257, 64, 1.0f, 1.0f, 4),  /* a width above 256 */
+        make(0, 0, 256, 64, 257, 1.0f, 1.0f, 5),  /* the contraction above 256 */
+        make(1, 0, 257, 64, 256, 1.0f, 1.0f, 6),  /* a gradient's side above 256 */
+        make(0, 1, 256, 192, 128, 1.0f, 1.0f, 9), /* a transposed B above 128 x 128 */
+        make(0, 0, 32, 64, 64, 1.0f, 1.0f, 10),   /* below 2^18 multiply-adds */
+        make(0, 0, 64, 30522, 64, 1.0f, 0.0f, 7), /* the vocabulary's head */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        problem *p = &cases[c];
+        float *C = malloc((size_t)p->M * p->ldc * sizeof *C);
+        assert_false(xsmm_on(p, C, omp_get_max_threads()));
+        assert_memory_equal(C, p->C0, (size_t)p->M * p->ldc * sizeof *C);
+        free(C);
+        release(p);
+    }
+    problem p = make(0, 0, 256, 64, 64, 1.0f, 1.0f, 8);
+    int took = 0;
+#pragma omp parallel num_threads(2) reduction(+ : took)
+    {
+        float *C = malloc((size_t)p.M * p.ldc * sizeof *C);
+        memcpy(C, p.C0, (size_t)p.M * p.ldc * sizeof *C);
+        took += gemm_xsmm(p.ta, p.tb, p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, C, p.ldc);
+        free(C);
+    }
+    assert_int_equal(took, 0); /* inside a parallel region */
+    release(&p);
+}
+
 static void test_names(void **state)
 {
     posemb_precision p;
@@ -464,6 +550,8 @@ int main(void)
         cmocka_unit_test(test_linear_bias),
         cmocka_unit_test(test_linear_backward_set),
         cmocka_unit_test(test_gelu_fused_copy),
+        cmocka_unit_test(test_xsmm),
+        cmocka_unit_test(test_xsmm_declines),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,6 +105,7 @@ void posemb_nn_gemm(posemb_matmul *mm, int trans_a, int trans_b, int M, int N, i
                     int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
     if (gemm_bf16(serial_bf16(mm), trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, NULL, beta, C, ldc)) return;
+    if (gemm_xsmm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha,
                 A, lda, B, ldb, beta, C, ldc);
 }

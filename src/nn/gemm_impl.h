@@ -31,6 +31,20 @@ void bf16_engine_free(bf16_engine *e);
 int gemm_bf16(bf16_engine *e, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
               const float *B, int ldb, const float *bias, float beta, float *C, int ldc);
 
+/* The fp32 product on libxsmm's kernels (gemm_xsmm.c): posemb_nn_gemm's
+ * contract, taken only where libxsmm runs it at least as fast as OpenBLAS
+ * (bench/README.md, "libxsmm in the engine"): alpha 1, beta 0 or 1, not
+ * both operands transposed, the two sides that are not the tokens at most
+ * GEMM_XSMM_SIDE (N and K without trans_a; M and N with it) and with trans_b
+ * at most 128 x 128 together, at least 2^18 multiply-adds, serial callers.
+ * Returns 1 when computed; 0 when declined (C untouched: the caller then
+ * calls OpenBLAS), always 0 in a build without libxsmm. */
+#define GEMM_XSMM_SIDE 256
+/* 1 in a build with libxsmm, else 0 (gemm_xsmm then declines everything). */
+int gemm_xsmm_built(void);
+int gemm_xsmm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+              int ldb, float beta, float *C, int ldc);
+
 /* C [M, N] = A [M, K] op(B) + bias [N] on every row, in one bf16 product
  * (no fill of C before it, no read of C in it); 1 when mm's bf16 engine
  * computed it, 0 when the caller must (fp32, in a parallel region, or

@@ -1,0 +1,107 @@
+/* The fp32 dense products of small widths on libxsmm's JIT kernels (Debian:
+ * libxsmm-dev), where they beat OpenBLAS: the studies' width-64 layers, whose
+ * products OpenBLAS runs at a fraction of its peak (bench/README.md, "libxsmm
+ * for the width-64 products"). A build without libxsmm declines every
+ * product, and posemb_nn_gemm keeps OpenBLAS.
+ *
+ * libxsmm works column-major, and a row-major C [M, N] = op(A) op(B) is the
+ * column-major C^T = op(B)^T op(A)^T on the same memory. Its kernels (1.17)
+ * take no transposed first operand, alpha 1 only and beta 0 or 1, so:
+ *   - C = A B (the tokens in M): blocks of 64 rows of C, one kernel each;
+ *   - C = A B^T (a [out, in] weight's forward): B transposed once per call
+ *     into a buffer on the stack (at most 128 x 128 floats), then as A B;
+ *   - C = A^T B (a weight's gradient, the tokens in K): K in blocks of 64
+ *     added in order into C, whose rows the threads share out.
+ * Each element of C sums its K terms in the same order however the rows or
+ * blocks fall to threads: the bits do not depend on the thread count. */
+#include "gemm_impl.h"
+
+#ifndef POSEMB_HAVE_XSMM
+int gemm_xsmm_built(void) { return 0; }
+
+int gemm_xsmm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+              int ldb, float beta, float *C, int ldc)
+{
+    return 0;
+}
+#else
+#include <libxsmm.h>
+#include <omp.h>
+
+enum {
+    SIDE = GEMM_XSMM_SIDE, /* the largest width taken (both small sides) */
+    PACK = 128 * 128,      /* the largest B transposed on the stack (64 KB) */
+    BLOCK = 64,            /* the tokens a kernel call covers */
+    TAKE_MIN = 1 << 18,    /* multiply-adds below which OpenBLAS is faster (a kernel lookup costs about 1 us) */
+    SPLIT_MIN = 1 << 20    /* multiply-adds below which a product stays on one thread */
+};
+
+/* A kernel C (m x n, ldc) = beta C + A (m x k, lda) B (k x n, ldb), column-major; NULL where libxsmm refuses. */
+static libxsmm_smmfunction kernel(int m, int n, int k, int lda, int ldb, int ldc, float beta, int flags)
+{
+    const float one = 1.0f;
+    const libxsmm_blasint la = lda, lb = ldb, lc = ldc;
+    return libxsmm_smmdispatch(m, n, k, &la, &lb, &lc, &one, &beta, &flags, NULL);
+}
+
+int gemm_xsmm_built(void) { return 1; }
+
+static int threads_for(long madds) { return madds < SPLIT_MIN ? 1 : omp_get_max_threads(); }
+
+/* C [M, N] = A [M, K] B [K, N] + beta C: C^T's columns (C's rows) in blocks of BLOCK. */
+static int rows_blocked(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                        int ldc)
+{
+    int blocks = (M + BLOCK - 1) / BLOCK, tail = M - (blocks - 1) * BLOCK;
+    libxsmm_smmfunction full = kernel(N, BLOCK, K, ldb, lda, ldc, beta, 0);
+    libxsmm_smmfunction last = tail == BLOCK ? full : kernel(N, tail, K, ldb, lda, ldc, beta, 0);
+    if (!full || !last) return 0;
+    int threads = threads_for((long)M * N * K);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int b = 0; b < blocks; b++) {
+        libxsmm_smmfunction run = b == blocks - 1 ? last : full;
+        run(B, A + (long)b * BLOCK * lda, C + (long)b * BLOCK * ldc);
+    }
+    return 1;
+}
+
+/* C [M, N] = A^T B + beta C, A [K, M], B [K, N]: C^T (N x M) = B^T (N x K) A (K x M), A read through libxsmm's
+ * transposed second operand; K in blocks of BLOCK added in order, C's rows in `parts` runs of `rows`. */
+static int depth_blocked(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                         int ldc)
+{
+    int parts = threads_for((long)M * N * K), rows = (M + parts - 1) / parts;
+    parts = (M + rows - 1) / rows;
+    int depths = (K + BLOCK - 1) / BLOCK, ktail = K - (depths - 1) * BLOCK, rtail = M - (parts - 1) * rows;
+    libxsmm_smmfunction k[2][2][2]; /* [first depth block][last depth block][last run of rows] */
+    for (int f = 0; f < 2; f++)
+        for (int l = 0; l < 2; l++)
+            for (int r = 0; r < 2; r++)
+                if (!(k[f][l][r] = kernel(N, r ? rtail : rows, l ? ktail : BLOCK, ldb, lda, ldc, f ? beta : 1.0f,
+                                          LIBXSMM_GEMM_FLAG_TRANS_B)))
+                    return 0;
+#pragma omp parallel for schedule(static) num_threads(parts)
+    for (int p = 0; p < parts; p++)
+        for (int d = 0; d < depths; d++) {
+            libxsmm_smmfunction run = k[d == 0][d == depths - 1][p == parts - 1];
+            run(B + (long)d * BLOCK * ldb, A + (long)d * BLOCK * lda + (long)p * rows, C + (long)p * rows * ldc);
+        }
+    return 1;
+}
+
+int gemm_xsmm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
+              int ldb, float beta, float *C, int ldc)
+{
+    if (alpha != 1.0f || (beta != 0.0f && beta != 1.0f) || M < 1 || N < 1 || K < 1 || (long)M * N * K < TAKE_MIN ||
+        omp_in_parallel())
+        return 0;
+    if (trans_a) /* the tokens in K */
+        return !trans_b && M <= SIDE && N <= SIDE && depth_blocked(M, N, K, A, lda, B, ldb, beta, C, ldc);
+    if (N > SIDE || K > SIDE) return 0;
+    if (!trans_b) return rows_blocked(M, N, K, A, lda, B, ldb, beta, C, ldc);
+    if (N * K > PACK) return 0;
+    float bt[PACK]; /* B [N, K] as [K, N] */
+    libxsmm_otrans(bt, B, sizeof *bt, K, N, ldb, N);
+    return rows_blocked(M, N, K, A, lda, bt, N, beta, C, ldc);
+}
+#endif
