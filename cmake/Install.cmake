@@ -21,7 +21,7 @@ if(POSEMB_BF16 AND dnnl_FOUND)
 endif()
 # The installed libposemb.a holds gemm_xsmm.c's calls into libxsmm, so a static link needs libxsmm.pc's flags.
 set(POSEMB_PC_XSMM "")
-if(POSEMB_XSMM AND LIBXSMM_FOUND)
+if(POSEMB_USE_XSMM)
   set(POSEMB_PC_XSMM " libxsmm")
 endif()
 # posemb.pc is written at install time so that `cmake --install --prefix P` names P.

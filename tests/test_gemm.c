@@ -452,10 +452,12 @@ static int xsmm_on(const problem *p, float *C, int n)
 }
 
 /* libxsmm's path, where the build has it: each form the dense layers issue
- * (x W, x W^T, x^T dy), with blocks of 64 tokens whole and cut, widths 1 to
- * 256, on one thread and split, beta 0 and 1, padded leading dimensions: within float32's rounding
- * of the exact product (as OpenBLAS), the same bits on 1 and 2 threads, and
- * what posemb_nn_gemm computes. */
+ * (x W, x W^T, x^T dy), with blocks of 64 tokens whole and cut, runs of a
+ * gradient's rows whole and cut, widths 1 to 256 (among them 129 and 208,
+ * whose last columns libxsmm computes by other code for other kernel
+ * shapes), beta 0 and 1, padded leading dimensions: within float32's
+ * rounding of the exact product (as OpenBLAS), the same bits on 1, 2, 3 and
+ * 4 threads, and what posemb_nn_gemm computes. */
 static void test_xsmm(void **state)
 {
     if (!gemm_xsmm_built()) {
@@ -463,32 +465,32 @@ static void test_xsmm(void **state)
         skip();
     }
     static const int forms[3][2] = {{0, 0}, {0, 1}, {1, 0}};
-    static const int sides[4][3] = {
-        {1024, 64, 128}, {100, 64, 64}, {130, 128, 128}, {1100, 256, 1}}; /* tokens, widths */
-    int threads = omp_get_max_threads();
+    static const int sides[][3] = {{1024, 64, 128}, {100, 64, 64},   {130, 128, 128},
+                                   {1100, 256, 1},  {2000, 33, 129}, {1000, 72, 208}}; /* tokens, widths */
+    const int n_sides = (int)(sizeof sides / sizeof *sides), threads = omp_get_max_threads();
     for (int f = 0; f < 3; f++)
-        for (int s = 0; s < 4; s++)
+        for (int s = 0; s < n_sides; s++)
             for (int beta = 0; beta < 2; beta++) {
                 int ta = forms[f][0], tok = sides[s][0], w1 = sides[s][1], w2 = sides[s][2];
+                uint64_t seed = (uint64_t)(100 + 16 * f + 2 * s + beta);
                 /* the tokens are M without trans_a, K with it */
-                problem p =
-                    ta ? make(1, 0, w1, w2, tok, 1.0f, (float)beta, (uint64_t)(100 + 8 * f + 2 * s + beta))
-                       : make(0, forms[f][1], tok, w1, w2, 1.0f, (float)beta, (uint64_t)(100 + 8 * f + 2 * s + beta));
+                problem p = ta ? make(1, 0, w1, w2, tok, 1.0f, (float)beta, seed)
+                               : make(0, forms[f][1], tok, w1, w2, 1.0f, (float)beta, seed);
                 size_t n = (size_t)p.M * p.ldc;
-                float *one = malloc(n * sizeof *one), *two = malloc(n * sizeof *two), *via = malloc(n * sizeof *via);
+                float *one = malloc(n * sizeof *one), *more = malloc(n * sizeof *more);
                 assert_true(xsmm_on(&p, one, 1));
-                assert_true(xsmm_on(&p, two, 2));
+                for (int t = 2; t <= 4; t++) {
+                    assert_true(xsmm_on(&p, more, t));
+                    assert_memory_equal(one, more, n * sizeof *one);
+                }
                 omp_set_num_threads(threads);
-                assert_memory_equal(one, two, n * sizeof *one);
                 double worst = check(&p, one, 0, 1e-6);
-                memcpy(via, p.C0, n * sizeof *via);
-                posemb_nn_gemm(NULL, p.ta, p.tb, p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, via, p.ldc);
-                omp_set_num_threads(threads);
-                assert_memory_equal(one, via, n * sizeof *one);
+                memcpy(more, p.C0, n * sizeof *more);
+                posemb_nn_gemm(NULL, p.ta, p.tb, p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, more, p.ldc);
+                assert_memory_equal(one, more, n * sizeof *one);
                 if (beta) printf("libxsmm ta=%d tb=%d %dx%dx%d: worst %.3g\n", p.ta, p.tb, p.M, p.N, p.K, worst);
                 free(one);
-                free(two);
-                free(via);
+                free(more);
                 release(&p);
             }
 }
@@ -503,6 +505,7 @@ static void test_xsmm_declines(void **state)
         make(0, 0, 256, 257, 64, 1.0f, 1.0f, 4),  /* a width above 256 */
         make(0, 0, 256, 64, 257, 1.0f, 1.0f, 5),  /* the contraction above 256 */
         make(1, 0, 257, 64, 256, 1.0f, 1.0f, 6),  /* a gradient's side above 256 */
+        make(1, 0, 64, 257, 256, 1.0f, 1.0f, 11), /* its other side above 256 */
         make(0, 1, 256, 192, 128, 1.0f, 1.0f, 9), /* a transposed B above 128 x 128 */
         make(0, 0, 32, 64, 64, 1.0f, 1.0f, 10),   /* below 2^18 multiply-adds */
         make(0, 0, 64, 30522, 64, 1.0f, 0.0f, 7), /* the vocabulary's head */
@@ -516,15 +519,17 @@ static void test_xsmm_declines(void **state)
         release(p);
     }
     problem p = make(0, 0, 256, 64, 64, 1.0f, 1.0f, 8);
-    int took = 0;
-#pragma omp parallel num_threads(2) reduction(+ : took)
+    int took = 0, moved = 0;
+#pragma omp parallel num_threads(2) reduction(+ : took, moved)
     {
         float *C = malloc((size_t)p.M * p.ldc * sizeof *C);
         memcpy(C, p.C0, (size_t)p.M * p.ldc * sizeof *C);
         took += gemm_xsmm(p.ta, p.tb, p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, C, p.ldc);
+        moved += memcmp(C, p.C0, (size_t)p.M * p.ldc * sizeof *C) != 0;
         free(C);
     }
     assert_int_equal(took, 0); /* inside a parallel region */
+    assert_int_equal(moved, 0);
     release(&p);
 }
 

@@ -11,9 +11,11 @@
  *   - C = A B^T (a [out, in] weight's forward): B transposed once per call
  *     into a buffer on the stack (at most 128 x 128 floats), then as A B;
  *   - C = A^T B (a weight's gradient, the tokens in K): K in blocks of 64
- *     added in order into C, whose rows the threads share out.
- * Each element of C sums its K terms in the same order however the rows or
- * blocks fall to threads: the bits do not depend on the thread count. */
+ *     added in order into C, whose rows go in runs of 32 to the threads.
+ * The blocks and runs are cut from the shape alone, never from the thread
+ * count, so every thread count calls the same kernels on the same pieces:
+ * the bits do not depend on it. (libxsmm's code for the last columns of a
+ * kernel changes with the kernel's n, so runs cut per thread would.) */
 #include "gemm_impl.h"
 
 #ifndef POSEMB_HAVE_XSMM
@@ -32,8 +34,9 @@ enum {
     SIDE = GEMM_XSMM_SIDE, /* the largest width taken (both small sides) */
     PACK = 128 * 128,      /* the largest B transposed on the stack (64 KB) */
     BLOCK = 64,            /* the tokens a kernel call covers */
+    RUN = 32,              /* the rows of a weight's gradient a kernel call covers */
     TAKE_MIN = 1 << 18,    /* multiply-adds below which OpenBLAS is faster (a kernel lookup costs about 1 us) */
-    SPLIT_MIN = 1 << 20    /* multiply-adds below which a product stays on one thread */
+    SPLIT_MIN = 1 << 20    /* below this (about 0.1 ms of work) a second thread's start costs more than it saves */
 };
 
 /* A kernel C (m x n, ldc) = beta C + A (m x k, lda) B (k x n, ldb), column-major; NULL where libxsmm refuses. */
@@ -66,27 +69,38 @@ static int rows_blocked(int M, int N, int K, const float *A, int lda, const floa
 }
 
 /* C [M, N] = A^T B + beta C, A [K, M], B [K, N]: C^T (N x M) = B^T (N x K) A (K x M), A read through libxsmm's
- * transposed second operand; K in blocks of BLOCK added in order, C's rows in `parts` runs of `rows`. */
+ * transposed second operand; C's rows in runs of RUN, each summing K's blocks of BLOCK in order. */
 static int depth_blocked(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float beta, float *C,
                          int ldc)
 {
-    int parts = threads_for((long)M * N * K), rows = (M + parts - 1) / parts;
-    parts = (M + rows - 1) / rows;
-    int depths = (K + BLOCK - 1) / BLOCK, ktail = K - (depths - 1) * BLOCK, rtail = M - (parts - 1) * rows;
-    libxsmm_smmfunction k[2][2][2]; /* [first depth block][last depth block][last run of rows] */
+    int runs = (M + RUN - 1) / RUN, rtail = M - (runs - 1) * RUN;
+    int depths = (K + BLOCK - 1) / BLOCK, ktail = K - (depths - 1) * BLOCK;
+    libxsmm_smmfunction kern[2][2][2]; /* [first depth block][last depth block][last run of rows] */
     for (int f = 0; f < 2; f++)
         for (int l = 0; l < 2; l++)
             for (int r = 0; r < 2; r++)
-                if (!(k[f][l][r] = kernel(N, r ? rtail : rows, l ? ktail : BLOCK, ldb, lda, ldc, f ? beta : 1.0f,
-                                          LIBXSMM_GEMM_FLAG_TRANS_B)))
+                if (!(kern[f][l][r] = kernel(N, r ? rtail : RUN, l ? ktail : BLOCK, ldb, lda, ldc, f ? beta : 1.0f,
+                                             LIBXSMM_GEMM_FLAG_TRANS_B)))
                     return 0;
-#pragma omp parallel for schedule(static) num_threads(parts)
-    for (int p = 0; p < parts; p++)
+    int threads = threads_for((long)M * N * K);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int p = 0; p < runs; p++)
         for (int d = 0; d < depths; d++) {
-            libxsmm_smmfunction run = k[d == 0][d == depths - 1][p == parts - 1];
-            run(B + (long)d * BLOCK * ldb, A + (long)d * BLOCK * lda + (long)p * rows, C + (long)p * rows * ldc);
+            libxsmm_smmfunction run = kern[d == 0][d == depths - 1][p == runs - 1];
+            run(B + (long)d * BLOCK * ldb, A + (long)d * BLOCK * lda + (long)p * RUN, C + (long)p * RUN * ldc);
         }
     return 1;
+}
+
+/* C [M, N] = A [M, K] B^T + beta C, B [N, K]: B transposed into a buffer of this frame, then as A B. Its own
+ * function (not inlined) so that the 64 KB frame is taken only by the products that use it, not by every call
+ * of gemm_xsmm (among them the declined ones from threads with small stacks). */
+static __attribute__((noinline)) int transposed_b(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                                                  float beta, float *C, int ldc)
+{
+    float bt[PACK]; /* B as [K, N] */
+    libxsmm_otrans(bt, B, sizeof *bt, K, N, ldb, N);
+    return rows_blocked(M, N, K, A, lda, bt, N, beta, C, ldc);
 }
 
 int gemm_xsmm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
@@ -99,9 +113,6 @@ int gemm_xsmm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
         return !trans_b && M <= SIDE && N <= SIDE && depth_blocked(M, N, K, A, lda, B, ldb, beta, C, ldc);
     if (N > SIDE || K > SIDE) return 0;
     if (!trans_b) return rows_blocked(M, N, K, A, lda, B, ldb, beta, C, ldc);
-    if (N * K > PACK) return 0;
-    float bt[PACK]; /* B [N, K] as [K, N] */
-    libxsmm_otrans(bt, B, sizeof *bt, K, N, ldb, N);
-    return rows_blocked(M, N, K, A, lda, bt, N, beta, C, ldc);
+    return N * K <= PACK && transposed_b(M, N, K, A, lda, B, ldb, beta, C, ldc);
 }
 #endif
