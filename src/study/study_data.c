@@ -320,14 +320,16 @@ static posemb_status keep_schedule(const posemb_study_config *c, const char *dir
         snprintf(text, sizeof text, "{\"warmup\": %d, \"seed\": %d}", warmup, seed);
         return posemb_write_text(kept, text, err);
     }
-    int theirs = study_pretrain_warmup(0, c->real.pretrain_steps), their_seed = seed;
-    if (access(kept, F_OK)) /* from before the record: the default warm-up, the draw unknown */
-        return theirs == warmup ? POSEMB_OK
-                                : posemb_fail(err, POSEMB_EINVAL,
-                                              "%s: pretrained before pretrain.json was kept, so with the default "
-                                              "warm-up of %d, this config's is %d (\"pretrain_warmup\"): use another "
-                                              "--out folder",
-                                              dir, theirs, warmup);
+    if (access(kept, F_OK)) { /* from before the record: the default warm-up, the draw unknown */
+        int def = study_pretrain_warmup(0, c->real.pretrain_steps);
+        return def == warmup ? POSEMB_OK
+                             : posemb_fail(err, POSEMB_EINVAL,
+                                           "%s: pretrained before pretrain.json was kept, so with the default "
+                                           "warm-up of %d, this config's is %d (\"pretrain_warmup\"): use another "
+                                           "--out folder",
+                                           dir, def, warmup);
+    }
+    int theirs = 0, their_seed = 0; /* read_schedule sets both when it succeeds */
     posemb_status st = read_schedule(kept, &theirs, &their_seed, err);
     if (!st && (theirs != warmup || their_seed != seed))
         st = posemb_fail(err, POSEMB_EINVAL,
