@@ -164,6 +164,71 @@ static void test_analyze_patch_grid(void **state)
     assert_non_null(strstr(out, "bias / kernel"));
 }
 
+/* 2D axial RoPE's kernel over the grid: pairs k < d/4 turn by x theta^(-4k/d), the next d/4 by y (theta 100), so
+ * cell (dx, dy) is sum_k cos(w_k dx) + cos(w_k dy), w_k = 100^(-4k/16) for head width 16. */
+static void test_analyze_rope2d_grid(void **state)
+{
+    (void)state;
+    assert_int_equal(posemb("analyze 'rope2d:grid=8' --len 64 --dim 64 --heads 4 --out ar --no-figures", "", ""), 0);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/ar/kernel_grid.csv", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static float grid[15][15];
+    for (int r = 0; r < 15; r++)
+        for (int c = 0; c < 15; c++) assert_int_equal(fscanf(f, "%f%*[,\n]", &grid[r][c]), 1);
+    fclose(f);
+    for (int dy = -7; dy <= 7; dy++)
+        for (int dx = -7; dx <= 7; dx++) {
+            double want = 0;
+            for (int k = 0; k < 4; k++) {
+                double w = pow(100.0, -4.0 * k / 16);
+                want += cos(w * dx) + cos(w * dy);
+            }
+            TU_CLOSE(grid[dy + 7][dx + 7], want, 1e-4, 1e-5, "rope2d kernel_grid", (dy + 7) * 15 + dx + 7);
+        }
+}
+
+/* Data-dependent PEs have no fixed matrix: the reason in the JSON and on the terminal; a decoder-only PE needs
+ * --causal as a spec; a trained model's attention profile is the per-input analysis. */
+static void test_analyze_data_dependent(void **state)
+{
+    (void)state;
+    assert_int_equal(posemb("analyze path --len 16 --dim 32 --heads 2 --out ap0", "", ""), 2);
+    assert_non_null(strstr(out, "defined for decoders"));
+    const char *pes[] = {"stickbreaking", "path", "fox"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(
+            posemb("analyze %s --causal --len 16 --dim 32 --heads 2 --no-figures --out ad-%s", pes[i], pes[i]), 0);
+        assert_non_null(strstr(out, "nothing fixed to analyse"));
+        char name[64];
+        snprintf(name, sizeof name, "ad-%s/indicators.json", pes[i]);
+        cJSON *j = read_json(name);
+        const cJSON *why = cJSON_GetObjectItem(j, "nothing_fixed");
+        assert_true(cJSON_IsString(why));
+        assert_non_null(strstr(why->valuestring, "data-dependent"));
+        assert_null(cJSON_GetObjectItem(j, "bias"));
+        assert_non_null(strstr(cJSON_GetObjectItem(j, "provenance")->valuestring, "causal"));
+        cJSON_Delete(j);
+    }
+    assert_int_equal(posemb("analyze ssmax --len 16 --dim 32 --heads 2 --no-figures --out ad-ss", "", ""), 0);
+    assert_non_null(strstr(out, "a logit scale is a factor per position"));
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && printf '[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n[MASK]\\na\\nb\\nc\\n' > v.txt && "
+             "for i in $(seq 200); do printf 'a b c b a c '; done > c.txt && '%s' train --model gpt2 --pe "
+             "stickbreaking --data c.txt --vocab v.txt --out sbrun --layers 1 --hidden 16 --heads 2 --seq-len 16 "
+             "--batch-size 4 --steps 2 --threads 1 > /dev/null && '%s' analyze sbrun --words 5 --no-figures --out ad-m",
+             dir, POSEMB_BIN, POSEMB_BIN);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    assert_non_null(strstr(out, "per input: where each head attends on"));
+    assert_true(exists("ad-m/attention_profile.csv"));
+    cJSON *j = read_json("ad-m/indicators.json");
+    assert_non_null(strstr(cJSON_GetObjectItem(j, "nothing_fixed")->valuestring, "data-dependent"));
+    assert_non_null(cJSON_GetObjectItem(j, "attention"));
+    cJSON_Delete(j);
+}
+
 /* A model folder: identical words and correlation appear; none is constant. */
 static void test_analyze_model(void **state)
 {
@@ -378,6 +443,8 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_gpt2_wpe),
         cmocka_unit_test(test_analyze_patch_grid),
+        cmocka_unit_test(test_analyze_rope2d_grid),
+        cmocka_unit_test(test_analyze_data_dependent),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

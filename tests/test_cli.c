@@ -53,6 +53,7 @@ static void test_top_level(void **state)
     assert_int_equal(run("demo --help"), 0);
     assert_int_equal(run("pe --list"), 0);
     assert_non_null(strstr(out, "relative_key_query"));
+    assert_non_null(strstr(out, "Every attention PE takes layers=LIST")); /* NoPE layers: SmolLM3, Llama 4 */
 }
 
 char *openblas_get_config(void);

@@ -44,6 +44,7 @@ typedef struct posemb_source_opts {
               * table is rebuilt to take more than it was trained at, one with a table keeps its own) */
     int dim, heads; /* for a built-in spec (0: 768, and 12 heads or the most below 12 that divide dim) */
     uint64_t seed;  /* initialisation of learned built-in specs */
+    int causal;     /* a built-in spec as a decoder's (0: an encoder's; PEs defined for decoders only need 1) */
 } posemb_source_opts;
 
 /* what: a PE spec ("sin", "lsin+lsrpe"), a model folder (posemb's or HF's:

@@ -77,6 +77,12 @@ static posemb_status matrix_of(posemb_pe *p, int n, posemb_arena *a, posemb_pe_m
         return posemb_fail(err, POSEMB_ERANGE,
                            "%s: data-dependent: its %s computed from the layer input, no fixed matrix to analyse",
                            posemb_pe_name(p), find(&ex, "fox_bias") ? "decay is" : "maps between key and query are");
+    /* stick-breaking: a key's weight is what the keys between it and the query leave of the stick */
+    if (posemb_pe_has_weights(p))
+        return posemb_fail(err, POSEMB_ERANGE,
+                           "%s: data-dependent: a key's weight depends on the logits of every key between it and "
+                           "the query, no fixed matrix to analyse",
+                           posemb_pe_name(p));
     return posemb_fail(err, POSEMB_ERANGE, "%s adds no positional term to analyse", posemb_pe_name(p));
 }
 

@@ -65,7 +65,8 @@ static posemb_status open_spec(posemb_source *s, const char *spec, const posemb_
 {
     int dim = o->dim ? o->dim : 768, heads = o->heads ? o->heads : default_heads(dim);
     s->n = o->len ? o->len : 512;
-    posemb_pe_dims dims = {.dim = dim, .n_heads = heads, .n_layers = 1, .max_len = s->n, .max_threads = 1};
+    posemb_pe_dims dims = {
+        .dim = dim, .n_heads = heads, .n_layers = 1, .max_len = s->n, .max_threads = 1, .causal = o->causal};
     posemb_status st = posemb_pe_create(&s->own_pe, spec, &dims, err);
     if (!st) st = posemb_pe_alloc(s->own_pe, err);
     if (st) return st;
@@ -73,8 +74,9 @@ static posemb_status open_spec(posemb_source *s, const char *spec, const posemb_
     posemb_rng_seed(&rng, o->seed, 0);
     posemb_pe_init_params(s->own_pe, &rng);
     snprintf(s->spec, sizeof s->spec, "%s", posemb_pe_spec(s->own_pe));
-    snprintf(s->provenance, sizeof s->provenance, "built-in PE %s, %d positions, width %d, %d heads%s", s->spec, s->n,
-             dim, heads, posemb_pe_n_params(s->own_pe) ? " (learned parameters at their seeded initialisation)" : "");
+    snprintf(s->provenance, sizeof s->provenance, "built-in PE %s, %d positions, width %d, %d heads%s%s", s->spec, s->n,
+             dim, heads, o->causal ? ", causal" : "",
+             posemb_pe_n_params(s->own_pe) ? " (learned parameters at their seeded initialisation)" : "");
     s->dim = dim;
     return take_export(s, s->own_pe, s->n, err);
 }

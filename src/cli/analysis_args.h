@@ -13,6 +13,7 @@
     "                  or 512 for a spec; a model whose PE has no table takes any N, beyond\n"                         \
     "                  its training length; one with a table stops at its table's end)\n"                              \
     "  --dim D, --heads H   model size for a built-in spec (default 768, 12)\n"                                        \
+    "  --causal        a built-in spec as a decoder's (path, stickbreaking, cope, fox, xpos need it)\n"                \
     "  -K K            indicator band 1 <= |i-j| <= K (default 32)\n"                                                  \
     "  --words N       identical-word probing: words (default 300)\n"                                                  \
     "  --pairs N       relative-order probe: pairs (default 512)\n"                                                    \

@@ -6,6 +6,8 @@
 
 #include "analysis_args.h"
 #include "commands.h"
+#include "analysis/analysis.h"
+#include "core/arena_internal.h"
 
 static const char USAGE[] =
     "usage: posemb analyze SOURCE [--out DIR] [--svg] [--no-figures] [options]\n"
@@ -29,6 +31,22 @@ static void print_row(const char *name, const posemb_indicators *in)
            in->mono_fwd, in->mono_bwd, in->window, in->sym);
 }
 
+/* Why the PE has no fixed matrix to read (its own words: data-dependent, a logit
+ * scale, no PE), and what there is to read instead. */
+static void print_nothing_fixed(const posemb_source *s)
+{
+    posemb_pe *pe = s->own_pe ? s->own_pe : s->model ? posemb_model_pe(s->model) : NULL;
+    posemb_arena a;
+    posemb_arena_init(&a, 0);
+    posemb_pe_matrix m;
+    posemb_error err = {0};
+    if (pe && posemb_pe_matrix_of(pe, s->n, &a, &m, &err)) printf("  nothing fixed to analyse: %s\n", err.msg);
+    posemb_arena_free(&a);
+    if (pe && posemb_pe_has_scale(pe)) printf("  a logit scale is a factor per position: 'posemb pe SPEC' writes it\n");
+    if (s->model) printf("  per input: where each head attends on the sequences analysed (attention_profile.csv)\n");
+    else printf("  per input: a trained model folder shows where its heads attend on a text\n");
+}
+
 static void print_analysis(const posemb_source *s, const posemb_analysis *r, int K)
 {
     printf("%s: %s\n  indicators over 1 <= |i-j| <= %d:\n", s->name, s->provenance, K);
@@ -48,10 +66,7 @@ static void print_analysis(const posemb_source *s, const posemb_analysis *r, int
                r->regress_cv_mae, r->relative_error, r->dims_moving, s->dim);
     }
     if (r->has_psi) printf("  psi(m) falls strictly up to m = %d\n", r->psi_until);
-    if (!r->has_similarity && !r->has_rel && !r->has_identical && !r->has_correlation && !r->has_bias &&
-        !r->has_regress)
-        printf("  none applies: no table or matrix of position pairs to read (a logit scale is a factor per "
-               "position: 'posemb pe SPEC' writes it)\n");
+    if (!r->has_similarity && !r->has_rel && !r->has_bias && !r->has_regress) print_nothing_fixed(s);
 }
 
 int cmd_analyze(int argc, char **argv)

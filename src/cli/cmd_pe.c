@@ -88,7 +88,11 @@ static void list_families(void)
     }
     printf("\nCombine one absolute PE with one relative PE or bias: ape+rpe, lsin+lsrpe, ape+alibi, ...;\n"
            "a logit scale (ssmax, temperature) with a rotary PE or none: rope+ssmax, lrope+ssmax;\n"
-           "add random:max=N to either for randomized positions: ape+random:max=256, rope+random:max=1024\n");
+           "add random:max=N to either for randomized positions: ape+random:max=256, rope+random:max=1024\n"
+           "\nEvery attention PE takes layers=LIST: it acts only in those layers, the others are NoPE layers\n"
+           "(rope:layers=0-2 is SmolLM3's no_rope_layers; rope:layers=0-2|4-6 Llama 4's in 8 layers). Chunked and\n"
+           "sliding-window attention (Llama 4's attention_chunk_size, Command A's and Gemma's windows) belong\n"
+           "to the model, not the PE: docs/models.md.\n");
 }
 
 static posemb_status write_safetensors(const pe_cmd *c, const posemb_pe *p, const posemb_pe_export *ex,

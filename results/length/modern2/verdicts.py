@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The modern2 slice's hypotheses (README.md: HN1-HN5) judged from its lines
-(progress.results.jsonl, or the file named) and the length study's committed
+(progress.results.jsonl, or the file named; slice 2's per-head.progress.results.jsonl) and the length study's committed
 `rope` lines (../results.jsonl). The unit is a trained model (decoder, seed);
 effects are log perplexity ratios (2048 / 128) with scripts/claims'
 one_sample_ci (Student's t over the models; paired by decoder and seed
@@ -80,11 +80,19 @@ def main(argv):
              3, reported)
     show("HN5 (GPT-2 rope, this slice's log ratio - the committed one)", minus(C.log_ratios(plain, "rope"), rope), 3,
          reported)
+    ph_path = os.path.join(HERE, "per-head.progress.results.jsonl")  # slice 2 (per-head.json), planned 2026-12-05
+    per_head = group(lines(ph_path) if os.path.exists(ph_path) else [], "lrope:per_head=on")
+    ratio["per-head"] = C.log_ratios(per_head, "lrope:per_head=on")
+    show("HN6 (lrope:per_head=on - lrope, log ratio, paired)", minus(ratio["per-head"], ratio["lrope"]), 6, reported)
+    show("HN6 beside (lrope:per_head=on - rope, log ratio, paired)", minus(ratio["per-head"], rope), 6, reported)
+    show("HN6 beside (lrope:per_head=on - lrope at 128, log ppl, paired)",
+         minus(log_at(per_head, 128), log_at(group(mine, "lrope"), 128)), 6, reported)
     print("\nPasskey (whole keys / digits) by length, mean over models")
     for label, pe, win in (("rope+ssmax", "rope+ssmax", False), ("lrope", "lrope", False),
                            ("decoupled", "decoupled", False), ("rope:layers=0-2", "rope:layers=0-2", False),
                            ("Command A's layers", "rope:layers=0-2", True), ("rope (GPT-2, again)", "rope", False)):
         passkeys(label, group(mine, pe, win))
+    passkeys("lrope:per_head=on", per_head)
 
 
 if __name__ == "__main__":
