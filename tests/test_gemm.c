@@ -478,7 +478,8 @@ static double gap_to_openblas(const problem *p, const float *C)
  * (x W, x W^T, x^T dy), with blocks of 64 tokens whole and cut, runs of a
  * gradient's rows whole and cut, widths 1 to 256 (among them 129 and 208,
  * whose last columns libxsmm computes by other code for other kernel
- * shapes), beta 0 and 1, padded leading dimensions: within float32's
+ * shapes), the width-128 layers' narrow and wide weights (128 x 384,
+ * 688 x 128, up to 1024), beta 0 and 1, padded leading dimensions: within float32's
  * rounding of the exact product, within 2e-6 of OpenBLAS's on the same
  * problem, the same bits on 1, 2, 3 and 4 threads, and what posemb_nn_gemm
  * computes. */
@@ -489,8 +490,9 @@ static void test_xsmm(void **state)
         skip();
     }
     static const int forms[3][2] = {{0, 0}, {0, 1}, {1, 0}};
-    static const int sides[][3] = {{1024, 64, 128}, {100, 64, 64},   {130, 128, 128},
-                                   {1100, 256, 1},  {2000, 33, 129}, {1000, 72, 208}}; /* tokens, widths */
+    static const int sides[][3] = {
+        {1024, 64, 128}, {100, 64, 64},   {130, 128, 128}, {1100, 256, 1}, {2000, 33, 129},
+        {1000, 72, 208}, {600, 384, 128}, {300, 128, 688}, {130, 1024, 96}}; /* tokens, widths (the last three narrow and wide) */
     const int n_sides = (int)(sizeof sides / sizeof *sides), threads = omp_get_max_threads();
     for (int f = 0; f < 3; f++)
         for (int s = 0; s < n_sides; s++)
@@ -526,16 +528,19 @@ static void test_xsmm(void **state)
 static void test_xsmm_declines(void **state)
 {
     problem cases[] = {
-        make(0, 0, 256, 64, 64, 0.5f, 0.0f, 1),   /* alpha other than 1 */
-        make(0, 0, 256, 64, 64, 1.0f, 0.5f, 2),   /* beta other than 0 and 1 */
-        make(1, 1, 64, 64, 256, 1.0f, 1.0f, 3),   /* both transposed */
-        make(0, 0, 256, 257, 64, 1.0f, 1.0f, 4),  /* a width above 256 */
-        make(0, 0, 256, 64, 257, 1.0f, 1.0f, 5),  /* the contraction above 256 */
-        make(1, 0, 257, 64, 256, 1.0f, 1.0f, 6),  /* a gradient's side above 256 */
-        make(1, 0, 64, 257, 256, 1.0f, 1.0f, 11), /* its other side above 256 */
-        make(0, 1, 256, 192, 128, 1.0f, 1.0f, 9), /* a transposed B above 128 x 128 */
-        make(0, 0, 32, 64, 64, 1.0f, 1.0f, 10),   /* below 2^18 multiply-adds */
-        make(0, 0, 64, 30522, 64, 1.0f, 0.0f, 7), /* the vocabulary's head */
+        make(0, 0, 256, 64, 64, 0.5f, 0.0f, 1),    /* alpha other than 1 */
+        make(0, 0, 256, 64, 64, 1.0f, 0.5f, 2),    /* beta other than 0 and 1 */
+        make(1, 1, 64, 64, 256, 1.0f, 1.0f, 3),    /* both transposed */
+        make(0, 0, 256, 257, 129, 1.0f, 1.0f, 4),  /* a width above 256, the other above 128 */
+        make(0, 0, 256, 129, 257, 1.0f, 1.0f, 5),  /* the contraction above 256, the width above 128 */
+        make(0, 0, 256, 1025, 64, 1.0f, 1.0f, 12), /* a width above 1024 */
+        make(0, 1, 256, 64, 1025, 1.0f, 1.0f, 13), /* a transposed B's contraction above 1024 */
+        make(1, 0, 257, 129, 256, 1.0f, 1.0f, 6),  /* a gradient's side above 256, the other above 128 */
+        make(1, 0, 129, 257, 256, 1.0f, 1.0f, 11), /* its other side above 256 */
+        make(1, 0, 64, 1025, 256, 1.0f, 1.0f, 14), /* a gradient's side above 1024 */
+        make(0, 1, 256, 192, 128, 1.0f, 1.0f, 9),  /* a transposed B above 128 x 128 */
+        make(0, 0, 32, 64, 64, 1.0f, 1.0f, 10),    /* below 2^18 multiply-adds */
+        make(0, 0, 64, 30522, 64, 1.0f, 0.0f, 7),  /* the vocabulary's head */
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         problem *p = &cases[c];

@@ -34,9 +34,10 @@ int gemm_bf16(bf16_engine *e, int trans_a, int trans_b, int M, int N, int K, flo
 /* The fp32 product on libxsmm's kernels (gemm_xsmm.c): posemb_nn_gemm's
  * contract, taken only where libxsmm runs it at least as fast as OpenBLAS
  * (bench/README.md, "libxsmm in the engine"): alpha 1, beta 0 or 1, not
- * both operands transposed, the two sides that are not the tokens at most
- * GEMM_XSMM_SIDE (N and K without trans_a; M and N with it) and with trans_b
- * at most 128 x 128 together, at least 2^18 multiply-adds, serial callers.
+ * both operands transposed, the two sides that are not the tokens (N and K
+ * without trans_a; M and N with it) either both at most GEMM_XSMM_SIDE, and
+ * with trans_b at most 128 x 128 together, or one at most 128 and the other
+ * in (GEMM_XSMM_SIDE, 1024]; at least 2^18 multiply-adds, serial callers.
  * Returns 1 when computed; 0 when declined (C untouched: the caller then
  * calls OpenBLAS), always 0 in a build without libxsmm. */
 #define GEMM_XSMM_SIDE 256

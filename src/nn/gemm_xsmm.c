@@ -9,7 +9,8 @@
  * take no transposed first operand, alpha 1 only and beta 0 or 1, so:
  *   - C = A B (the tokens in M): blocks of 64 rows of C, one kernel each;
  *   - C = A B^T (a [out, in] weight's forward): B transposed once per call
- *     into a buffer on the stack (at most 128 x 128 floats), then as A B;
+ *     into a buffer on the stack (at most 128 x 128 floats) or, for the
+ *     narrow and wide weights, the calling thread's own buffer, then as A B;
  *   - C = A^T B (a weight's gradient, the tokens in K): K in blocks of 64
  *     added in order into C, whose rows go in runs of 32 to the threads.
  * The blocks and runs are cut from the shape alone, never from the thread
@@ -29,9 +30,13 @@ int gemm_xsmm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
 #else
 #include <libxsmm.h>
 #include <omp.h>
+#include <pthread.h>
+#include <stdlib.h>
 
 enum {
     SIDE = GEMM_XSMM_SIDE, /* the largest width taken (both small sides) */
+    NARROW = 128,          /* beyond SIDE: a weight with one side at most NARROW ... */
+    WIDE = 1024,           /* ... and the other at most WIDE (the width-128 layers' 384, 512, 688) */
     PACK = 128 * 128,      /* the largest B transposed on the stack (64 KB) */
     BLOCK = 64,            /* the tokens a kernel call covers */
     RUN = 32,              /* the rows of a weight's gradient a kernel call covers */
@@ -95,12 +100,60 @@ static int depth_blocked(int M, int N, int K, const float *A, int lda, const flo
 /* C [M, N] = A [M, K] B^T + beta C, B [N, K]: B transposed into a buffer of this frame, then as A B. Its own
  * function (not inlined) so that the 64 KB frame is taken only by the products that use it, not by every call
  * of gemm_xsmm (among them the declined ones from threads with small stacks). */
+/* One buffer per thread for the transposes above PACK, kept for its next
+ * products and freed when the thread ends (no allocation per product). */
+typedef struct pack_buf {
+    size_t cap;
+    float data[];
+} pack_buf;
+static pthread_key_t pack_key;
+static pthread_once_t pack_once = PTHREAD_ONCE_INIT;
+static int pack_key_ok;
+
+static void pack_key_make(void) { pack_key_ok = pthread_key_create(&pack_key, free) == 0; }
+
+/* This thread's buffer of at least n floats, or NULL (out of memory: the product is declined). */
+static float *thread_pack(size_t n)
+{
+    pthread_once(&pack_once, pack_key_make);
+    if (!pack_key_ok) return NULL;
+    pack_buf *b = pthread_getspecific(pack_key);
+    if (b && b->cap >= n) return b->data;
+    pack_buf *grown = malloc(sizeof *grown + n * sizeof(float));
+    if (!grown || pthread_setspecific(pack_key, grown)) {
+        free(grown);
+        return NULL;
+    }
+    free(b);
+    grown->cap = n;
+    return grown->data;
+}
+
+/* C [M, N] = A [M, K] B^T + beta C, B [N, K], above PACK: B transposed into the thread's buffer. */
+static int transposed_b_wide(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float beta,
+                             float *C, int ldc)
+{
+    float *bt = thread_pack((size_t)N * K);
+    if (!bt) return 0;
+    libxsmm_otrans(bt, B, sizeof *bt, K, N, ldb, N);
+    return rows_blocked(M, N, K, A, lda, bt, N, beta, C, ldc);
+}
+
 static __attribute__((noinline)) int transposed_b(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
                                                   float beta, float *C, int ldc)
 {
     float bt[PACK]; /* B as [K, N] */
     libxsmm_otrans(bt, B, sizeof *bt, K, N, ldb, N);
     return rows_blocked(M, N, K, A, lda, bt, N, beta, C, ldc);
+}
+
+/* A weight of sides r and c (the product's two sides that are not the
+ * tokens) with one side at most NARROW and the other in (SIDE, WIDE]: the
+ * width-128 layers' (bench/README.md, "libxsmm in the engine"). */
+static int narrow_wide(int r, int c)
+{
+    int lo = r < c ? r : c, hi = r < c ? c : r;
+    return lo <= NARROW && hi > SIDE && hi <= WIDE;
 }
 
 int gemm_xsmm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
@@ -110,7 +163,11 @@ int gemm_xsmm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
         omp_in_parallel())
         return 0;
     if (trans_a) /* the tokens in K */
-        return !trans_b && M <= SIDE && N <= SIDE && depth_blocked(M, N, K, A, lda, B, ldb, beta, C, ldc);
+        return !trans_b && ((M <= SIDE && N <= SIDE) || narrow_wide(M, N)) &&
+               depth_blocked(M, N, K, A, lda, B, ldb, beta, C, ldc);
+    if (narrow_wide(N, K))
+        return trans_b ? transposed_b_wide(M, N, K, A, lda, B, ldb, beta, C, ldc)
+                       : rows_blocked(M, N, K, A, lda, B, ldb, beta, C, ldc);
     if (N > SIDE || K > SIDE) return 0;
     if (!trans_b) return rows_blocked(M, N, K, A, lda, B, ldb, beta, C, ldc);
     return N * K <= PACK && transposed_b(M, N, K, A, lda, B, ldb, beta, C, ldc);
