@@ -70,7 +70,8 @@ static void test_resume_same_results(void **state)
         "grep -q '| none |' tables.md && grep -q '^ape,order,classification,16,' tables.csv && "
         "test $(grep -cE '\"collapsed\": (true|false)' results.jsonl) = 8 && grep -q 'runs collapsed' tables.md && "
         "grep -q '\"posemb_pe\":.*\"ape:scale=1,learned_scale=on\"' models/ape/config.json && "
-        "grep -q '\"pe\": \"ape\", \"spec\": \"ape:integration=add,learned_scale=on\"' results.jsonl",
+        "grep -q '\"pe\": \"ape\", \"spec\": \"ape:integration=add,learned_scale=on\"' results.jsonl && "
+        "test $(grep -cE '\"blas\": \"[^\"]+\", \"products\": \"(OpenBLAS|libxsmm [0-9.]+)\"' results.jsonl) = 8",
         dir);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     /* --report on the study in progress: ape's seed-1 run only; none's row empty and out of the figures */
@@ -90,6 +91,15 @@ static void test_resume_same_results(void **state)
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s' study cfg.json --out a", dir, POSEMB_BIN);
     assert_int_equal(tu_run(cmd, out, sizeof out), 0);
     assert_non_null(strstr(out, "4 already in"));
+    /* lines whose products another library computed: the runs to go are other draws, and it says so */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir other && grep '\"pe\": \"none\"' a/results.jsonl | "
+             "sed 's/\"products\": \"[^\"]*\"/\"products\": \"another library\"/' > other/results.jsonl && "
+             "'%s' study cfg.json --out other 2>&1",
+             dir, POSEMB_BIN);
+    assert_int_equal(tu_run(cmd, out, sizeof out), 0);
+    if (!strstr(out, "4 line(s) ran under OpenBLAS's") || !strstr(out, "small products: another library, this process"))
+        fail_msg("no word of the other library: %s", out);
     /* continued where its models are gone (another machine, only results and analysis/ kept):
      * the report's indicators come from analysis/PE/indicators.json, the same numbers */
     snprintf(cmd, sizeof cmd,

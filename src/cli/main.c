@@ -6,6 +6,7 @@
 #include "cli_mpi.h"
 #include "commands.h"
 #include "posemb/blas.h"
+#include "nn/nn_internal.h"
 #include "posemb/threads.h"
 #include "posemb/version.h"
 
@@ -70,7 +71,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("posemb %s (OpenBLAS's %s kernels)\n", posemb_version(), posemb_blas_core());
+        printf("posemb %s (OpenBLAS's %s kernels; small products: %s)\n", posemb_version(), posemb_blas_core(),
+               posemb_small_products());
         return 0;
     }
     for (int i = 0; i < N_SUBCOMMANDS; i++)

@@ -19,8 +19,12 @@
  * kernel changes with the kernel's n, so runs cut per thread would.) */
 #include "gemm_impl.h"
 
+#include "nn/nn_internal.h"
+
 #ifndef POSEMB_HAVE_XSMM
 int gemm_xsmm_built(void) { return 0; }
+
+const char *posemb_small_products(void) { return "OpenBLAS"; }
 
 int gemm_xsmm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda, const float *B,
               int ldb, float beta, float *C, int ldc)
@@ -53,6 +57,8 @@ static libxsmm_smmfunction kernel(int m, int n, int k, int lda, int ldb, int ldc
 }
 
 int gemm_xsmm_built(void) { return 1; }
+
+const char *posemb_small_products(void) { return "libxsmm " POSEMB_XSMM_VERSION; }
 
 static int threads_for(long madds) { return madds < SPLIT_MIN ? 1 : omp_get_max_threads(); }
 

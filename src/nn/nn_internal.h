@@ -18,6 +18,12 @@
  * always fp32. */
 void posemb_nn_gemm(posemb_matmul *mm, int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,
                     int lda, const float *B, int ldb, float beta, float *C, int ldc);
+/* Which library computes the fp32 products of small widths that
+ * posemb_nn_gemm gives it: "libxsmm" and its version at build time
+ * ("libxsmm 1.17.0"), or "OpenBLAS" in a build without libxsmm (OpenBLAS
+ * then computes every fp32 product). Like OpenBLAS's kernels
+ * (posemb_blas_core), it decides the rounding: study lines record both. */
+const char *posemb_small_products(void);
 /* Starts a pass of products on mm (the model's forward): bf16 copies kept by
  * an earlier pass are no longer read; keep 0 (inference: no backward
  * follows) keeps none (gemm_impl.h, the stash). No-op in fp32. */

@@ -11,6 +11,7 @@
 
 #include "core/fileio.h"
 #include "posemb/blas.h"
+#include "nn/nn_internal.h"
 #include "posemb/pe.h"
 #include "study/study.h"
 #include "study/synthetic.h"
@@ -161,9 +162,10 @@ posemb_status posemb_study_pending(const posemb_study_config *c, const char *out
     if (!st && room_of(c)->left) st = room_of(c)->left(c, out, more, err);
     if (!st && kernels.other) /* their runs are other draws (the rounding differs), not continued ones */
         fprintf(stderr,
-                "posemb study: %s/results.jsonl: %d line(s) ran under OpenBLAS's %s kernels, this process runs %s: "
-                "the runs to go are other draws of the experiment, not bit-for-bit continuations (posemb --version)\n",
-                out, kernels.other, kernels.first, posemb_blas_core());
+                "posemb study: %s/results.jsonl: %d line(s) ran under %s, this process under OpenBLAS's %s kernels, "
+                "small products: %s: the runs to go are other draws of the experiment, not bit-for-bit continuations "
+                "(posemb --version)\n",
+                out, kernels.other, kernels.first, posemb_blas_core(), posemb_small_products());
     if (st) {
         free(done);
         free(more);

@@ -22,6 +22,7 @@
 #include "core/fileio.h"
 #include "core/timer.h"
 #include "posemb/blas.h"
+#include "nn/nn_internal.h"
 #include "model/model_internal.h"
 #include "study_impl.h"
 #include "study_length_impl.h"
@@ -339,6 +340,7 @@ static char *extend_line(const extend_job *j, const double *steps, const double 
     mix_fields(c, o);
     cJSON_AddNumberToObject(o, "seconds", round(seconds * 100) / 100);
     cJSON_AddStringToObject(o, "blas", posemb_blas_core());
+    cJSON_AddStringToObject(o, "products", posemb_small_products());
     if (resumed_from) cJSON_AddNumberToObject(o, "resumed_from", (double)resumed_from);
     char *body = cJSON_PrintUnformatted(o), *line = NULL;
     cJSON_Delete(o);

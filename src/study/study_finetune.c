@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "posemb/blas.h"
+#include "nn/nn_internal.h"
 #include "data/datasets.h"
 #include "data/features.h"
 #include "posemb/model.h"
@@ -629,9 +630,9 @@ static char *ft_lines(const posemb_study_config *c, int p, int t, int s, const t
         if (k1) len += (size_t)snprintf(out + len, cap - len, ", \"%s\": %.6f", k1, r->metric[m][1]);
         len += (size_t)snprintf(out + len, cap - len,
                                 "}, \"chance\": %.6f, \"collapsed\": %s, \"steps\": %d, \"pretrain_steps\": %d, "
-                                "\"seconds\": %.2f, \"blas\": \"%s\"",
+                                "\"seconds\": %.2f, \"blas\": \"%s\", \"products\": \"%s\"",
                                 td->chance, r->collapsed[m] ? "true" : "false", r->steps, c->real.pretrain_steps,
-                                r->seconds, posemb_blas_core());
+                                r->seconds, posemb_blas_core(), posemb_small_products());
         if (c->real.pretrain_seed > 1) /* another draw of the pretraining (lines without the key: draw 1) */
             len += (size_t)snprintf(out + len, cap - len, ", \"pretrain_seed\": %d", c->real.pretrain_seed);
         if (c->real.pre_ln) /* pre-LN layers (lines without the key: post-LN, as BERT's) */

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "posemb/blas.h"
+#include "nn/nn_internal.h"
 #include "posemb/corpus.h"
 #include "core/fileio.h"
 #include "posemb/model.h"
@@ -515,8 +516,10 @@ static char *length_lines(const posemb_study_config *c, int p, int t, int s, int
         else add(&b, "}");
         scaled_fields(&b, c, r, i);
         if (c->len.ruler_tasks) ruler_fields(&b, c, r, i);
-        add(&b, ", \"chance\": %d, \"passkey_train\": %g, \"steps\": %ld, \"seconds\": %.2f, \"blas\": \"%s\"", vocab,
-            c->len.passkey_train, r->steps, r->seconds, posemb_blas_core());
+        add(&b,
+            ", \"chance\": %d, \"passkey_train\": %g, \"steps\": %ld, \"seconds\": %.2f, \"blas\": \"%s\", "
+            "\"products\": \"%s\"",
+            vocab, c->len.passkey_train, r->steps, r->seconds, posemb_blas_core(), posemb_small_products());
         if (c->len.passkey_once) add(&b, ", \"passkey_needle\": \"once\""); /* absent: "twice", the passkey's */
         if (r->resumed_from) add(&b, ", \"resumed_from\": %ld", r->resumed_from);
         if (c->len.model[0]) add(&b, ", \"model\": %s", c->len.model);

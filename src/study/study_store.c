@@ -11,6 +11,7 @@
 
 #include "core/fileio.h"
 #include "posemb/blas.h"
+#include "nn/nn_internal.h"
 #include "posemb/trainer.h"
 #include "study_ruler.h"
 #include "study_store.h"
@@ -180,15 +181,21 @@ static posemb_status count_done(const cJSON *j, int n, void *ctx, posemb_error *
     const done_count *d = ctx;
     const posemb_study_config *c = d->c;
     const cJSON *spec = cJSON_GetObjectItem(j, "pe"), *task = cJSON_GetObjectItem(j, "task"),
-                *seed = cJSON_GetObjectItem(j, "seed"), *blas = cJSON_GetObjectItemCaseSensitive(j, "blas");
+                *seed = cJSON_GetObjectItem(j, "seed"), *blas = cJSON_GetObjectItemCaseSensitive(j, "blas"),
+                *products = cJSON_GetObjectItemCaseSensitive(j, "products");
     int length = study_kind_of(c) == STUDY_LENGTH;
     posemb_status st = length ? same_model(c, j, d->path, n, err) : POSEMB_OK;
     if (!st && length) st = same_ruler(c, j, d->path, n, err);
     if (!st && length) st = same_needles(c, j, d->path, n, err);
     if (!st && study_kind_of(c) == STUDY_DATA) st = same_draw(c, j, d->path, n, err);
     if (st) return st;
-    if (d->kernels && cJSON_IsString(blas) && strcmp(blas->valuestring, posemb_blas_core()) && d->kernels->other++ == 0)
-        snprintf(d->kernels->first, sizeof d->kernels->first, "%s", blas->valuestring);
+    /* lines from before "products" was recorded say nothing of it */
+    int other = (cJSON_IsString(blas) && strcmp(blas->valuestring, posemb_blas_core())) ||
+                (cJSON_IsString(products) && strcmp(products->valuestring, posemb_small_products()));
+    if (d->kernels && other && d->kernels->other++ == 0)
+        snprintf(d->kernels->first, sizeof d->kernels->first, "OpenBLAS's %s kernels, small products: %s",
+                 cJSON_IsString(blas) ? blas->valuestring : "(not recorded)",
+                 cJSON_IsString(products) ? products->valuestring : "(not recorded)");
     for (int p = 0; cJSON_IsString(spec) && p < c->n_pes; p++)
         for (int t = 0; cJSON_IsString(task) && t < c->n_tasks; t++)
             for (int s = 0; cJSON_IsNumber(seed) && s < c->n_seeds; s++)

@@ -38,8 +38,8 @@ int study_model_dir(const char *out, const char *pe_folder, const char *task, in
 
 /* Lines of a results.jsonl run under other OpenBLAS kernels than this process's. */
 typedef struct study_kernels {
-    int other;      /* how many */
-    char first[64]; /* the first one's kernels */
+    int other;       /* how many */
+    char first[160]; /* the first one's kernels and small products' library */
 } study_kernels;
 /* done[study_run_index] = the lines out/results.jsonl holds of each run; kernels (may be NULL).
  * EINVAL when a length study's line was run with another "model" or other RULER settings. */

@@ -11,6 +11,7 @@
 #include "core/fileio.h"
 #include "core/timer.h"
 #include "posemb/blas.h"
+#include "nn/nn_internal.h"
 #include "posemb/model.h"
 #include "posemb/optim.h"
 #include "posemb/pe.h"
@@ -358,14 +359,15 @@ static char *result_lines(const posemb_study_config *c, int pi, int task, int se
         if (t->kind == POSEMB_SYN_LM && !isnan(by_length))
             snprintf(whole + strlen(whole), sizeof whole - strlen(whole), ", \"length_mean_accuracy\": %.6f",
                      by_length);
-        len +=
-            (size_t)snprintf(s + len, cap - len,
-                             "{\"pe\": \"%s\", \"spec\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", "
-                             "\"seed\": %d, \"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f%s}, "
-                             "\"chance\": %.6f, \"collapsed\": %s, \"steps\": %d, \"seconds\": %.2f, \"blas\": \"%s\"",
-                             c->pes[pi], r->spec, t->name, posemb_syn_kind_name(t->kind), c->seeds[seed], c->n_train, L,
-                             posemb_syn_metric_name(t->kind), r->metric[i], whole, posemb_syn_chance(t, L, c->n_train),
-                             r->collapsed[i] ? "true" : "false", c->steps, r->seconds, posemb_blas_core());
+        len += (size_t)snprintf(
+            s + len, cap - len,
+            "{\"pe\": \"%s\", \"spec\": \"%s\", \"task\": \"%s\", \"kind\": \"%s\", "
+            "\"seed\": %d, \"n_train\": %d, \"eval_len\": %d, \"metrics\": {\"%s\": %.6f%s}, "
+            "\"chance\": %.6f, \"collapsed\": %s, \"steps\": %d, \"seconds\": %.2f, \"blas\": \"%s\", "
+            "\"products\": \"%s\"",
+            c->pes[pi], r->spec, t->name, posemb_syn_kind_name(t->kind), c->seeds[seed], c->n_train, L,
+            posemb_syn_metric_name(t->kind), r->metric[i], whole, posemb_syn_chance(t, L, c->n_train),
+            r->collapsed[i] ? "true" : "false", c->steps, r->seconds, posemb_blas_core(), posemb_small_products());
         if (r->tally[i].cap) len += study_tally_json(&r->tally[i], s + len, cap - len);
         if (i == 0 && r->n_curve) {
             len += (size_t)snprintf(s + len, cap - len, ", \"curve\": [");
