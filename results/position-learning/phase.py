@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The phase figure of issue 51: word-order cost over pretraining steps for
-every pretraining of slices 1-10 whose checkpoints were read by `posemb probe
+every pretraining of slices 1-15 whose checkpoints were read by `posemb probe
 order` (SLICE/*.order_by_step.jsonl), one panel per axis tried, `rpe` at the
 study's recipe (slice 4's draw, lr 1e-3, 3000 steps) in grey in every panel.
 Writes phase.csv beside this script (panel, series, x, y: the long table
@@ -29,6 +29,14 @@ PANELS = [
                                                                    "slice8/sin-fixed-0.05-6000-seed2"),
                     ("sin x0.05, draw 3", "slice9/sin-fixed-0.05-6000-seed3"),
                     ("rpe", "slice7/rpe-6000"), ("rpe, draw 2", "slice8/rpe-6000-seed2")]),
+    ("pre-LN; an 8k vocabulary (3000 steps)",
+     [("ape, pre-LN", "slice11/ape"), ("sin, pre-LN", "slice11/sin"), ("rpe, pre-LN", "slice11/rpe"),
+      ("ape, 8k vocabulary", "slice12/ape"), ("sin, 8k vocabulary", "slice12/sin"),
+      ("rpe, 8k vocabulary", "slice12/rpe")]),
+    ("learned scale: start, warm-up (3000 steps)",
+     [("sin from 0.05", "slice14/sin_scale_0_05_learned_scale_on"),
+      ("sin from 0.088 (Cramming)", "slice14/sin_scale_0_0883883_learned_scale_on"),
+      ("ape, warm-up 1500", "slice15/ape"), ("sin, warm-up 1500", "slice15/sin"), ("rpe, warm-up 1500", "slice15/rpe")]),
     ("positions in the logits (TUPE, 3000 steps)", [("tupe", "slice3/tupe"), ("tupe, draw 2", "slice4/tupe-seed2"),
                                                      ("tupe layer 0", "slice3/tupe-layer0"),
                                                      ("tupe layer 0, draw 2", "slice4/tupe-layer0-seed2")]),
