@@ -103,9 +103,6 @@ static int depth_blocked(int M, int N, int K, const float *A, int lda, const flo
     return 1;
 }
 
-/* C [M, N] = A [M, K] B^T + beta C, B [N, K]: B transposed into a buffer of this frame, then as A B. Its own
- * function (not inlined) so that the 64 KB frame is taken only by the products that use it, not by every call
- * of gemm_xsmm (among them the declined ones from threads with small stacks). */
 /* One buffer per thread for the transposes above PACK, kept for its next
  * products and freed when the thread ends (no allocation per product). */
 typedef struct pack_buf {
@@ -145,6 +142,9 @@ static int transposed_b_wide(int M, int N, int K, const float *A, int lda, const
     return rows_blocked(M, N, K, A, lda, bt, N, beta, C, ldc);
 }
 
+/* C [M, N] = A [M, K] B^T + beta C, B [N, K]: B transposed into a buffer of this frame, then as A B. Its own
+ * function (not inlined) so that the 64 KB frame is taken only by the products that use it, not by every call
+ * of gemm_xsmm (among them the declined ones from threads with small stacks). */
 static __attribute__((noinline)) int transposed_b(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
                                                   float beta, float *C, int ldc)
 {
@@ -155,7 +155,8 @@ static __attribute__((noinline)) int transposed_b(int M, int N, int K, const flo
 
 /* A weight of sides r and c (the product's two sides that are not the
  * tokens) with one side at most NARROW and the other in (SIDE, WIDE]: the
- * width-128 layers' (bench/README.md, "libxsmm in the engine"). */
+ * width-128 layers' (bench/README.md, "libxsmm for the width-128 layers'
+ * narrow and wide weights"). */
 static int narrow_wide(int r, int c)
 {
     int lo = r < c ? r : c, hi = r < c ? c : r;
