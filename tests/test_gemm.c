@@ -418,6 +418,42 @@ static void test_gelu_fused_copy(void **state)
     posemb_matmul_free(mm);
 }
 
+/* The residual add and LayerNorm write the next product's bf16 copy as GELU
+ * does (the encoder's and GPT-2's h1): y unchanged, and the product, which
+ * takes the copy (y poisoned after), gives the bits of the path that
+ * converts y itself. */
+static void test_layernorm_fused_copy(void **state)
+{
+    if (!bf16_here()) skip();
+    enum { N = 24, C = 83, OUT = 40 };
+    static float r0[N * C], x[N * C], r[N * C], y[N * C], yf[N * C], w[OUT * C], lw[C], lb[C], ref[N * OUT],
+        out[N * OUT], mean[N], rstd[N];
+    posemb_rng g;
+    posemb_rng_seed(&g, 14, 4);
+    fill(r0, N * C, &g);
+    fill(x, N * C, &g);
+    fill(w, OUT * C, &g);
+    fill(lw, C, &g);
+    fill(lb, C, &g);
+    posemb_matmul *mm;
+    posemb_error err;
+    assert_int_equal(posemb_matmul_new(&mm, POSEMB_PRECISION_BF16, &err), POSEMB_OK);
+    memcpy(r, r0, sizeof r);
+    posemb_nn_add_layernorm_forward(y, NULL, mean, rstd, r, x, lw, lb, N, C, 1e-5f);
+    matmul_new_pass(mm, 1);
+    posemb_nn_linear_forward(mm, ref, y, w, NULL, N, C, OUT, POSEMB_NN_W_OUT_IN);
+    matmul_new_pass(mm, 1);
+    memcpy(r, r0, sizeof r);
+    uint16_t *copy = matmul_stash_claim(mm, yf, N, C);
+    assert_non_null(copy);
+    posemb_nn_add_layernorm_forward(yf, copy, mean, rstd, r, x, lw, lb, N, C, 1e-5f);
+    assert_memory_equal(yf, y, sizeof y);
+    for (int i = 0; i < N * C; i++) yf[i] = NAN; /* not read by the product */
+    posemb_nn_linear_forward(mm, out, yf, w, NULL, N, C, OUT, POSEMB_NN_W_OUT_IN);
+    assert_memory_equal(out, ref, sizeof ref);
+    posemb_matmul_free(mm);
+}
+
 /* In a parallel region posemb_nn_gemm stays fp32 (its bf16 buffers are shared). */
 static void test_bf16_in_parallel_is_fp32(void **state)
 {
@@ -587,6 +623,7 @@ int main(void)
         cmocka_unit_test(test_linear_bias),
         cmocka_unit_test(test_linear_backward_set),
         cmocka_unit_test(test_gelu_fused_copy),
+        cmocka_unit_test(test_layernorm_fused_copy),
         cmocka_unit_test(test_xsmm),
         cmocka_unit_test(test_xsmm_declines),
         cmocka_unit_test(test_names),

@@ -241,7 +241,7 @@ static void test_fused_layernorm(void **state)
     memcpy(r[1], r[0], sizeof r[0]);
     posemb_nn_add(r[0], r[0], x, N * C);
     posemb_nn_layernorm_forward(y[0], mean[0], rstd[0], r[0], w, b, N, C, 1e-12f);
-    posemb_nn_add_layernorm_forward(y[1], mean[1], rstd[1], r[1], x, w, b, N, C, 1e-12f);
+    posemb_nn_add_layernorm_forward(y[1], NULL, mean[1], rstd[1], r[1], x, w, b, N, C, 1e-12f);
     assert_memory_equal(r[0], r[1], sizeof r[0]);
     assert_memory_equal(y[0], y[1], sizeof y[0]);
     assert_memory_equal(mean[0], mean[1], sizeof mean[0]);

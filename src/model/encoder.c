@@ -24,12 +24,14 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
                                    m->a.attn_scratch);
     posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, D, D, POSEMB_NN_W_OUT_IN);
     model_drop(m, l, SITE_ATTN_OUT, a->r1, (long)N * D);
-    posemb_nn_add_layernorm_forward(a->h1, a->mean1, a->rstd1, a->r1, x, p->ln1_w, p->ln1_b, N, D, m->cfg.ln_eps);
+    posemb_nn_add_layernorm_forward(a->h1, matmul_stash_claim(m->mm, a->h1, N, D), a->mean1, a->rstd1, a->r1, x,
+                                    p->ln1_w, p->ln1_b, N, D, m->cfg.ln_eps);
     posemb_nn_linear_forward(m->mm, a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, POSEMB_NN_W_OUT_IN);
     posemb_nn_gelu_forward_rows(a->ga, matmul_stash_claim(m->mm, a->ga, N, I), a->fi, N, I, m->cfg.act);
     posemb_nn_linear_forward(m->mm, a->r2, a->ga, p->fo_w, p->fo_b, N, I, D, POSEMB_NN_W_OUT_IN);
     model_drop(m, l, SITE_FFN_OUT, a->r2, (long)N * D);
-    posemb_nn_add_layernorm_forward(out, a->mean2, a->rstd2, a->r2, a->h1, p->ln2_w, p->ln2_b, N, D, m->cfg.ln_eps);
+    posemb_nn_add_layernorm_forward(out, NULL, a->mean2, a->rstd2, a->r2, a->h1, p->ln2_w, p->ln2_b, N, D,
+                                    m->cfg.ln_eps); /* read by the next layer: its PE may change it first */
 }
 
 /* dout [N, D] (grad of layer l's output) -> dx [N, D] (grad of its input x), overwritten. */

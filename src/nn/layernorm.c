@@ -5,6 +5,7 @@
 #include "core/vmath.h"
 #include "core/simd.h"
 #include "nn/nn_internal.h"
+#include "gemm_impl.h"
 
 /* One row: yt = LN(xt), its mean and rstd. */
 static inline void layernorm_row(float *yt, float *mean, float *rstd, const float *xt, const float *w, const float *b,
@@ -26,9 +27,11 @@ POSEMB_KERNEL void posemb_nn_layernorm_forward(float *y, float *mean, float *rst
 POSEMB_KERNEL_INTERNAL(posemb_nn_layernorm_forward);
 
 /* The residual add fused: each row of r gets its x, then is normalised while
- * it is in cache (one pass over r instead of two). */
-POSEMB_KERNEL void posemb_nn_add_layernorm_forward(float *y, float *mean, float *rstd, float *r, const float *x,
-                                                   const float *w, const float *b, int N, int C, float eps)
+ * it is in cache (one pass over r instead of two), and in a bf16 pass its
+ * output rounded for the next product while it is in cache too. */
+POSEMB_KERNEL void posemb_nn_add_layernorm_forward(float *y, uint16_t *y16, float *mean, float *rstd, float *r,
+                                                   const float *x, const float *w, const float *b, int N, int C,
+                                                   float eps)
 {
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < N; t++) {
@@ -36,6 +39,7 @@ POSEMB_KERNEL void posemb_nn_add_layernorm_forward(float *y, float *mean, float 
         const float *xt = x + (long)t * C;
         for (int i = 0; i < C; i++) rt[i] += xt[i];
         layernorm_row(y + (long)t * C, &mean[t], &rstd[t], rt, w, b, C, eps);
+        if (y16) bf16_round_row(y16 + (long)t * C, y + (long)t * C, C);
     }
 }
 POSEMB_KERNEL_INTERNAL(posemb_nn_add_layernorm_forward);

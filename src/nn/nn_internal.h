@@ -49,9 +49,11 @@ void posemb_nn_layernorm_forward(float *y, float *mean, float *rstd, const float
 void posemb_nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
                                   const float *mean, const float *rstd, int N, int C);
 /* A residual branch's LayerNorm in one pass: r [N, C] += x, then y = LN(r)
- * as posemb_nn_layernorm_forward (the same bits as the two calls). */
-void posemb_nn_add_layernorm_forward(float *y, float *mean, float *rstd, float *r, const float *x, const float *w,
-                                     const float *b, int N, int C, float eps);
+ * as posemb_nn_layernorm_forward (the same bits as the two calls); when y16
+ * is not NULL (matmul_stash_claim's copy of y), y rounded to bf16 into it a
+ * row at a time, as posemb_nn_gelu_forward_rows does. */
+void posemb_nn_add_layernorm_forward(float *y, uint16_t *y16, float *mean, float *rstd, float *r, const float *x,
+                                     const float *w, const float *b, int N, int C, float eps);
 /* posemb_nn_layernorm_backward with dx [N, C] written, not added to (no
  * memset first), and copied into dx2 [N, C] when not NULL (the residual's
  * other branch): the same bits as zeroing, adding and copying. */
