@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "posemb/analyze.h"
 #include "posemb/probes.h"
 #include "posemb/rng.h"
 #include "posemb/safetensors.h"
@@ -121,6 +122,36 @@ static void test_dims_and_psi(void **state)
     assert_int_equal(until, 43);
     TU_CLOSE(psi[0], 384, 1e-4, 0, "psi(0)", 0);
     posemb_source_close(&s);
+}
+
+/* A library caller that passes no error (NULL, as posemb/error.h allows) gets
+ * the analysis of a PE with no fixed matrix, its reason in indicators.json. */
+static void test_analyze_nothing_fixed_without_err(void **state)
+{
+    posemb_source s;
+    posemb_source_opts o = {.len = 16, .dim = 32, .heads = 2, .causal = 1};
+    assert_int_equal(posemb_source_open(&s, "stickbreaking", &o, NULL), POSEMB_OK);
+    posemb_analyze_opts ao = posemb_analyze_defaults();
+    ao.figures = ao.report = 0;
+    ao.quiet = 1;
+    char *dir = tu_tmpdir();
+    posemb_analysis r;
+    assert_int_equal(posemb_analyze(&s, &ao, dir, &r, NULL), POSEMB_OK);
+    assert_false(r.has_bias);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/indicators.json", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[4096] = "";
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    assert_non_null(strstr(text, "\"nothing_fixed\""));
+    assert_non_null(strstr(text, "data-dependent"));
+    posemb_analysis_free(&r);
+    posemb_source_close(&s);
+    tu_rmtree(dir);
+    free(dir);
 }
 
 static posemb_model *tiny(const char *spec, int layers)
@@ -283,6 +314,7 @@ static void test_sources(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_analyze_nothing_fixed_without_err),
         cmocka_unit_test(test_regress_linear_table),
         cmocka_unit_test(test_regress_normal_equations),
         cmocka_unit_test(test_relative_order),

@@ -431,12 +431,16 @@ static posemb_status bias(ctx *c, posemb_error *err)
 {
     posemb_pe_matrix pm;
     posemb_pe *pe = c->src->own_pe ? c->src->own_pe : posemb_model_pe(c->src->model);
-    posemb_status st = posemb_pe_matrix_of(pe, c->src->n, &c->arena, &pm, err);
+    posemb_error why = {0}; /* err may be NULL, and the reason goes to the JSON */
+    posemb_status st = posemb_pe_matrix_of(pe, c->src->n, &c->arena, &pm, &why);
     if (st == POSEMB_ERANGE) { /* nothing fixed: the reason, for the reader of the JSON */
-        cJSON_AddStringToObject(c->json, "nothing_fixed", err->msg);
+        cJSON_AddStringToObject(c->json, "nothing_fixed", why.msg);
         return POSEMB_OK;
     }
-    if (st) return st;
+    if (st) {
+        if (err) *err = why;
+        return st;
+    }
     c->res->has_bias = 1;
     st = matrix(c, "bias", pm.data, pm.size, 0, pm.what, &c->res->bias, err);
     return st ? st : patch_grid(c, pe, err);

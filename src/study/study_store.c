@@ -207,7 +207,7 @@ static posemb_status count_done(const cJSON *j, int n, void *ctx, posemb_error *
 
 /* How many lines results.jsonl holds of each run, done[(pe * n_tasks + task) * n_seeds + seed];
  * a run is finished when it has one per evaluation length. No file: none.
- * kernels (may be NULL) counts the lines run under other BLAS kernels. */
+ * kernels (may be NULL) counts the lines run under other BLAS kernels or small products' library. */
 posemb_status study_read_done(const posemb_study_config *c, const char *out, int *done, study_kernels *kernels,
                               posemb_error *err)
 {

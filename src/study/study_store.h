@@ -36,7 +36,7 @@ void study_folder_of(const char *spec, char *buf, size_t cap);
  * fit in cap. */
 int study_model_dir(const char *out, const char *pe_folder, const char *task, int seed, char *buf, size_t cap);
 
-/* Lines of a results.jsonl run under other OpenBLAS kernels than this process's. */
+/* Lines of a results.jsonl run under other OpenBLAS kernels or another small products' library than this process's. */
 typedef struct study_kernels {
     int other;       /* how many */
     char first[160]; /* the first one's kernels and small products' library */
