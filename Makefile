@@ -8,7 +8,7 @@ ifeq ($(CI),true)
 CMAKE_FLAGS += -DPOSEMB_WERROR=ON
 endif
 
-.PHONY: all test install asan fuzz format format-check clean deps demo study claims position-learning
+.PHONY: all test install asan fuzz format format-check clean deps demo study claims position-learning long-context
 
 all: $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
@@ -70,6 +70,16 @@ position-learning: all
 	$(BUILD)/posemb plot lines results/position-learning/phase.csv --reference "rpe, the study's recipe (draw 2)" \
 		--markers --cols 3 --xlabel "pretraining step" --ylabel "word-order cost (nats per masked token)" \
 		--out docs/images/position_learning.png
+
+# Issue 56's figures from the committed lines: the RoPE fine-tunes' curves
+# (results/length/extend/) and where rotary models put their norm (results/length/frequencies/).
+long-context: all
+	python3 results/length/extend/curves.py > /dev/null
+	$(BUILD)/posemb plot lines results/length/extend/curves.csv --markers --cols 2 \
+		--xlabel "fine-tuning step" --ylabel "perplexity at the new length" --out docs/images/extend_curves.png
+	python3 results/length/frequencies/pairs.py
+	$(BUILD)/posemb plot lines results/length/frequencies/pairs.csv --markers --cols 2 \
+		--xlabel "rotation pair (1 = fastest)" --ylabel "share of the pair norms" --out docs/images/rope_pairs.png
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""HF2's figure (issue 56, part 3): the share of q's and k's norm on each
+rotation pair, fastest frequency first, for each rotary variant of slice 1
+(one panel each): per model and head, each pair's mean norm over its sum
+(usage/*/rotary_{q,k}.csv, as usage.py reads them), averaged over the 16
+heads (4 layers x 4) and the 3 seeds. "even" is 1/16, a flat spread. Writes
+pairs.csv beside this script (panel, series, x, y), then
+    posemb plot lines results/length/frequencies/pairs.csv --markers --cols 2 \\
+        --xlabel "rotation pair (1 = fastest)" --ylabel "share of the pair norms" \\
+        --out docs/images/rope_pairs.png
+(make long-context). Standard library only; run from anywhere."""
+import csv
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VARIANTS = [("rope", "rope (base 10,000)"), ("rope_base_500000", "rope:base=500000"),
+            ("rope_p_0_75", "rope:p=0.75"), ("rope_p_0_25", "rope:p=0.25")]
+
+
+def shares(path):
+    with open(path) as f:
+        out = []
+        for r in csv.reader(f):
+            if r:
+                row = [float(x) for x in r]
+                out.append([x / sum(row) for x in row])
+        return out
+
+
+def main():
+    rows = []
+    for name, panel in VARIANTS:
+        for side in ("q", "k"):
+            heads = []
+            for seed in (1, 2, 3):
+                heads += shares(os.path.join(HERE, "usage", f"llama-{name}-s{seed}", f"rotary_{side}.csv"))
+            n = len(heads[0])
+            for i in range(n):
+                rows.append((panel, side, i + 1, f"{sum(h[i] for h in heads) / len(heads):.4f}"))
+        rows += [(panel, "even", i + 1, f"{1 / n:.4f}") for i in range(n)]
+    out = os.path.join(HERE, "pairs.csv")
+    with open(out + ".tmp", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["panel", "series", "x", "y"])
+        w.writerows(rows)
+    os.replace(out + ".tmp", out)
+
+
+if __name__ == "__main__":
+    main()
