@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The modern2 slice's hypotheses (README.md: HN1-HN5) judged from its lines
-(progress.results.jsonl, or the file named; slice 2's per-head.progress.results.jsonl) and the length study's committed
+(progress.results.jsonl, or the file named; slice 2's per-head.results.jsonl) and the length study's committed
 `rope` lines (../results.jsonl). The unit is a trained model (decoder, seed);
 effects are log perplexity ratios (2048 / 128) with scripts/claims'
 one_sample_ci (Student's t over the models; paired by decoder and seed
@@ -80,7 +80,7 @@ def main(argv):
              3, reported)
     show("HN5 (GPT-2 rope, this slice's log ratio - the committed one)", minus(C.log_ratios(plain, "rope"), rope), 3,
          reported)
-    ph_path = os.path.join(HERE, "per-head.progress.results.jsonl")  # slice 2 (per-head.json), planned 2026-12-05
+    ph_path = os.path.join(HERE, "per-head.results.jsonl")  # slice 2 (per-head.json), planned 2026-12-05
     per_head = group(lines(ph_path) if os.path.exists(ph_path) else [], "lrope:per_head=on")
     ratio["per-head"] = C.log_ratios(per_head, "lrope:per_head=on")
     show("HN6 (lrope:per_head=on - lrope, log ratio, paired)", minus(ratio["per-head"], ratio["lrope"]), 6, reported)
