@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The modern2 slice's hypotheses (README.md: HN1-HN5) judged from its lines
+"""The modern2 slice's hypotheses (README.md: HN1-HN6) judged from its lines
 (progress.results.jsonl, or the file named; slice 2's per-head.results.jsonl) and the length study's committed
 `rope` lines (../results.jsonl). The unit is a trained model (decoder, seed);
 effects are log perplexity ratios (2048 / 128) with scripts/claims'
