@@ -454,6 +454,67 @@ static void test_layernorm_fused_copy(void **state)
     posemb_matmul_free(mm);
 }
 
+/* RMSNorm and SwiGLU write the next product's bf16 copy as LayerNorm does
+ * (Llama's two norms' outputs and its MLP's gated activation): y unchanged,
+ * and the product, which takes the copy (y poisoned after), gives the bits
+ * of the path that converts y itself. */
+enum { FN = 24, FC = 83, FOUT = 40 };
+
+static void product_takes_copy(posemb_matmul *mm, float *y, const float *ref, const float *w)
+{
+    static float out[FN * FOUT];
+    for (int i = 0; i < FN * FC; i++) y[i] = NAN; /* not read by the product */
+    posemb_nn_linear_forward(mm, out, y, w, NULL, FN, FC, FOUT, POSEMB_NN_W_OUT_IN);
+    assert_memory_equal(out, ref, sizeof out);
+}
+
+static void test_rmsnorm_fused_copy(void **state)
+{
+    if (!bf16_here()) skip();
+    static float x[FN * FC], y[FN * FC], yf[FN * FC], w[FOUT * FC], nw[FC], ref[FN * FOUT], rstd[FN];
+    posemb_rng g;
+    posemb_rng_seed(&g, 15, 4);
+    fill(x, FN * FC, &g);
+    fill(w, FOUT * FC, &g);
+    fill(nw, FC, &g);
+    posemb_matmul *mm;
+    posemb_error err;
+    assert_int_equal(posemb_matmul_new(&mm, POSEMB_PRECISION_BF16, &err), POSEMB_OK);
+    posemb_nn_rmsnorm_forward(y, NULL, rstd, x, nw, FN, FC, 1e-6f);
+    matmul_new_pass(mm, 1);
+    posemb_nn_linear_forward(mm, ref, y, w, NULL, FN, FC, FOUT, POSEMB_NN_W_OUT_IN);
+    matmul_new_pass(mm, 1);
+    uint16_t *copy = matmul_stash_claim(mm, yf, FN, FC);
+    assert_non_null(copy);
+    posemb_nn_rmsnorm_forward(yf, copy, rstd, x, nw, FN, FC, 1e-6f);
+    assert_memory_equal(yf, y, sizeof y);
+    product_takes_copy(mm, yf, ref, w);
+    posemb_matmul_free(mm);
+}
+
+static void test_swiglu_fused_copy(void **state)
+{
+    if (!bf16_here()) skip();
+    static float gu[FN * 2 * FC], y[FN * FC], yf[FN * FC], w[FOUT * FC], ref[FN * FOUT];
+    posemb_rng g;
+    posemb_rng_seed(&g, 16, 4);
+    fill(gu, FN * 2 * FC, &g);
+    fill(w, FOUT * FC, &g);
+    posemb_matmul *mm;
+    posemb_error err;
+    assert_int_equal(posemb_matmul_new(&mm, POSEMB_PRECISION_BF16, &err), POSEMB_OK);
+    posemb_nn_swiglu_forward(y, NULL, gu, FN, FC);
+    matmul_new_pass(mm, 1);
+    posemb_nn_linear_forward(mm, ref, y, w, NULL, FN, FC, FOUT, POSEMB_NN_W_OUT_IN);
+    matmul_new_pass(mm, 1);
+    uint16_t *copy = matmul_stash_claim(mm, yf, FN, FC);
+    assert_non_null(copy);
+    posemb_nn_swiglu_forward(yf, copy, gu, FN, FC);
+    assert_memory_equal(yf, y, sizeof y);
+    product_takes_copy(mm, yf, ref, w);
+    posemb_matmul_free(mm);
+}
+
 /* In a parallel region posemb_nn_gemm stays fp32 (its bf16 buffers are shared). */
 static void test_bf16_in_parallel_is_fp32(void **state)
 {
@@ -624,6 +685,8 @@ int main(void)
         cmocka_unit_test(test_linear_backward_set),
         cmocka_unit_test(test_gelu_fused_copy),
         cmocka_unit_test(test_layernorm_fused_copy),
+        cmocka_unit_test(test_rmsnorm_fused_copy),
+        cmocka_unit_test(test_swiglu_fused_copy),
         cmocka_unit_test(test_xsmm),
         cmocka_unit_test(test_xsmm_declines),
         cmocka_unit_test(test_names),

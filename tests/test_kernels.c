@@ -151,7 +151,7 @@ enum { RN = 3, RC = 24 };
 static double rms_loss(const float *x, const float *w, const float *r, float *y)
 {
     float rstd[RN];
-    posemb_nn_rmsnorm_forward(y, rstd, x, w, RN, RC, 1e-6f);
+    posemb_nn_rmsnorm_forward(y, NULL, rstd, x, w, RN, RC, 1e-6f);
     double l = 0;
     for (int i = 0; i < RN * RC; i++) l += (double)y[i] * r[i];
     return l;
@@ -159,7 +159,7 @@ static double rms_loss(const float *x, const float *w, const float *r, float *y)
 
 static double swiglu_loss(const float *gu, const float *r, float *y)
 {
-    posemb_nn_swiglu_forward(y, gu, RN, RC);
+    posemb_nn_swiglu_forward(y, NULL, gu, RN, RC);
     double l = 0;
     for (int i = 0; i < RN * RC; i++) l += (double)y[i] * r[i];
     return l;
@@ -201,7 +201,7 @@ static void test_rmsnorm_swiglu(void **state)
     posemb_rng_fill_normal(&rng, k.w, RC, 1.0f);
     posemb_rng_fill_normal(&rng, k.r, RN * RC, 1.0f);
     float rstd[RN], dx[RN * 2 * RC] = {0}, dw[RC] = {0};
-    posemb_nn_rmsnorm_forward(k.y, rstd, k.x, k.w, RN, RC, 1e-6f);
+    posemb_nn_rmsnorm_forward(k.y, NULL, rstd, k.x, k.w, RN, RC, 1e-6f);
     for (int t = 0; t < RN; t++) {
         double ms = 0;
         for (int i = 0; i < RC; i++) ms += (double)k.x[t * RC + i] * k.x[t * RC + i];
@@ -299,7 +299,7 @@ static void test_swiglu_extremes(void **state)
     enum { I = 6 };
     float gu[2 * I] = {-FLT_MAX, -1e30f, -200.0f, -88.5f, 80.0f, NAN, 1, 1, 1, 1, 1, 1}, y[I], dgu[2 * I];
     float dy[I] = {1, 1, 1, 1, 1, 1};
-    posemb_nn_swiglu_forward(y, gu, 1, I);
+    posemb_nn_swiglu_forward(y, NULL, gu, 1, I);
     posemb_nn_swiglu_backward(dgu, dy, gu, 1, I);
     for (int i = 0; i < 4; i++) {
         assert_true(y[i] == 0.0f);

@@ -34,7 +34,7 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     int d = posemb_config_head_dim(&m->cfg), gemma = m->cfg.gemma;
     float eps = m->cfg.ln_eps;
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
-    posemb_nn_rmsnorm_forward(a->a, a->rstd1, x, NW(p->ln1_w, D, 0), N, D, eps);
+    posemb_nn_rmsnorm_forward(a->a, matmul_stash_claim(m->mm, a->a, N, D), a->rstd1, x, NW(p->ln1_w, D, 0), N, D, eps);
     posemb_pe_layer_input_forward(m->pe, l, a->a, m->B, m->T, m->a.pe_layer_scratch);
     posemb_nn_linear_forward(m->mm, a->qkv, a->a, p->qkv_w, p->qkv_b, N, D, W, POSEMB_NN_W_OUT_IN);
     if (p->qn_w || config_qk_unit_norm(&m->cfg, l)) /* Llama 4's has no weights */
@@ -43,14 +43,15 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     posemb_nn_attention_forward_in(m->mm, &sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, model_probs_out(m, a), a->z,
                                    m->a.attn_scratch);
     posemb_nn_linear_forward(m->mm, gemma ? a->r2 : a->r1, a->z, p->ao_w, p->ao_b, N, A, D, POSEMB_NN_W_OUT_IN);
-    if (gemma) posemb_nn_rmsnorm_forward(a->r1, a->mean1, a->r2, NW(p->pa_w, D, 0), N, D, eps);
+    if (gemma) posemb_nn_rmsnorm_forward(a->r1, NULL, a->mean1, a->r2, NW(p->pa_w, D, 0), N, D, eps);
     model_drop_add(m, l, SITE_ATTN_OUT, a->r1, x, (long)N * D);
-    posemb_nn_rmsnorm_forward(a->h1, a->rstd2, a->r1, NW(p->ln2_w, D, 0), N, D, eps);
+    posemb_nn_rmsnorm_forward(a->h1, matmul_stash_claim(m->mm, a->h1, N, D), a->rstd2, a->r1, NW(p->ln2_w, D, 0), N, D,
+                              eps);
     posemb_nn_linear_forward(m->mm, a->fi, a->h1, p->fi_w, p->fi_b, N, D, 2 * I, POSEMB_NN_W_OUT_IN);
     if (gemma) posemb_nn_geglu_forward(a->ga, a->fi, N, I);
-    else posemb_nn_swiglu_forward(a->ga, a->fi, N, I);
+    else posemb_nn_swiglu_forward(a->ga, matmul_stash_claim(m->mm, a->ga, N, I), a->fi, N, I);
     posemb_nn_linear_forward(m->mm, gemma ? a->ffo : out, a->ga, p->fo_w, p->fo_b, N, I, D, POSEMB_NN_W_OUT_IN);
-    if (gemma) posemb_nn_rmsnorm_forward(out, a->mean2, a->ffo, NW(p->pf_w, D, 0), N, D, eps);
+    if (gemma) posemb_nn_rmsnorm_forward(out, NULL, a->mean2, a->ffo, NW(p->pf_w, D, 0), N, D, eps);
     model_drop_add(m, l, SITE_FFN_OUT, out, a->r1, (long)N * D);
 }
 
@@ -116,7 +117,7 @@ void llama_forward(posemb_model *m)
     int N = m->B * m->T, D = m->cfg.hidden, L = m->cfg.layers;
     decoder_embed(m);
     for (int l = 0; l < L; l++) layer_forward(m, l, a->h[l], a->h[l + 1]);
-    posemb_nn_rmsnorm_forward(a->hf, a->hf_rstd, a->h[L], NW(m->lnf_w, D, 0), N, D, m->cfg.ln_eps);
+    posemb_nn_rmsnorm_forward(a->hf, NULL, a->hf_rstd, a->h[L], NW(m->lnf_w, D, 0), N, D, m->cfg.ln_eps);
 }
 
 void llama_backward(posemb_model *m, const float *dlast)

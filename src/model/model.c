@@ -421,7 +421,7 @@ posemb_status posemb_model_layer0_logits(posemb_model *m, const posemb_batch *b,
     posemb_pe_input_forward(m->pe, a->pos_in, N, a->emb_sum, a->emb, a->pe_scratch, NULL); /* positions checked */
     const float *lnw = model_is_decoder(m) ? model_norm_weight(m, m->L[0].ln1_w, D, 0) : m->emb_ln_w;
     const float *lnb = gpt2 || neox ? m->L[0].ln1_b : m->emb_ln_b;
-    if (llama) posemb_nn_rmsnorm_forward(la->a, la->rstd1, a->emb, lnw, N, D, c->ln_eps);
+    if (llama) posemb_nn_rmsnorm_forward(la->a, NULL, la->rstd1, a->emb, lnw, N, D, c->ln_eps);
     else posemb_nn_layernorm_forward(la->a, la->mean1, la->rstd1, a->emb, lnw, lnb, N, D, c->ln_eps);
     if (c->pre_ln) { /* a pre-LN encoder's layer 0 reads LN1 of the embeddings' LayerNorm */
         memcpy(a->h[0], la->a, (size_t)N * D * sizeof(float));

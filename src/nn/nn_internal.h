@@ -59,8 +59,11 @@ void posemb_nn_add_layernorm_forward(float *y, uint16_t *y16, float *mean, float
  * other branch): the same bits as zeroing, adding and copying. */
 void posemb_nn_layernorm_backward_set(float *dx, float *dx2, float *dw, float *db, const float *dy, const float *x,
                                       const float *w, const float *mean, const float *rstd, int N, int C);
-/* y [N, C] = w * x / sqrt(mean(x^2) + eps) (HF's LlamaRMSNorm); saves rstd [N]. */
-void posemb_nn_rmsnorm_forward(float *y, float *rstd, const float *x, const float *w, int N, int C, float eps);
+/* y [N, C] = w * x / sqrt(mean(x^2) + eps) (HF's LlamaRMSNorm); saves rstd
+ * [N]. When y16 is not NULL (matmul_stash_claim's copy of y), y rounded to
+ * bf16 into it a row at a time, as posemb_nn_gelu_forward_rows does. */
+void posemb_nn_rmsnorm_forward(float *y, uint16_t *y16, float *rstd, const float *x, const float *w, int N, int C,
+                               float eps);
 /* dx [N, C] += d loss / d x (NULL: skip); dw [C] += d loss / d w (NULL: skip). */
 void posemb_nn_rmsnorm_backward(float *dx, float *dw, const float *dy, const float *x, const float *w,
                                 const float *rstd, int N, int C);
@@ -75,8 +78,9 @@ void posemb_nn_qk_rmsnorm_forward(float *qkv, float *raw, float *rstd, const flo
                                   int KV, int d, float eps);
 void posemb_nn_qk_rmsnorm_backward(float *dqkv, float *dwq, float *dwk, const float *raw, const float *rstd,
                                    const float *wq, const float *wk, int N, int H, int KV, int d);
-/* SwiGLU: y [N, inner] = silu(gate) * up with gu [N, 2 inner] = [gate | up] per row. */
-void posemb_nn_swiglu_forward(float *y, const float *gu, int N, int inner);
+/* SwiGLU: y [N, inner] = silu(gate) * up with gu [N, 2 inner] = [gate | up]
+ * per row; y16 as posemb_nn_rmsnorm_forward's (NULL: none). */
+void posemb_nn_swiglu_forward(float *y, uint16_t *y16, const float *gu, int N, int inner);
 /* dgu [N, 2 inner] (overwritten) from dy [N, inner]. */
 void posemb_nn_swiglu_backward(float *dgu, const float *dy, const float *gu, int N, int inner);
 /* GeGLU (Gemma): y = gelu_tanh(gate) * up, in the same [N, 2 inner] layout; and its backward. */

@@ -7,6 +7,7 @@
 #include "core/vmath.h"
 #include "core/simd.h"
 #include "nn/nn_internal.h"
+#include "gemm_impl.h"
 
 /* One row: y = w x s, s = 1 / sqrt(mean(x^2) + eps); returns s. */
 static inline float rms_row(float *y, const float *x, const float *w, int C, float eps)
@@ -28,11 +29,16 @@ static inline void rms_row_backward(float *dx, int add, const float *dy, const f
     for (int i = 0; i < C; i++) dx[i] = (add ? dx[i] : 0.0f) + s * (dy[i] * (w ? w[i] : 1.0f) - x[i] * k);
 }
 
-POSEMB_KERNEL void posemb_nn_rmsnorm_forward(float *y, float *rstd, const float *x, const float *w, int N, int C,
-                                             float eps)
+/* In a bf16 pass the output is also rounded for the next product, a row at a
+ * time while it is in cache (y16: matmul_stash_claim's copy of y). */
+POSEMB_KERNEL void posemb_nn_rmsnorm_forward(float *y, uint16_t *y16, float *rstd, const float *x, const float *w,
+                                             int N, int C, float eps)
 {
 #pragma omp parallel for schedule(static)
-    for (int t = 0; t < N; t++) rstd[t] = rms_row(y + (long)t * C, x + (long)t * C, w, C, eps);
+    for (int t = 0; t < N; t++) {
+        rstd[t] = rms_row(y + (long)t * C, x + (long)t * C, w, C, eps);
+        if (y16) bf16_round_row(y16 + (long)t * C, y + (long)t * C, C);
+    }
 }
 POSEMB_KERNEL_INTERNAL(posemb_nn_rmsnorm_forward);
 

@@ -8,6 +8,7 @@
 #include "posemb/nn.h"
 #include "core/simd.h"
 #include "nn/nn_internal.h"
+#include "gemm_impl.h"
 #include "core/vmath.h"
 
 /* exp(-g) as libm gives it where it matters: vm_expf stops at exp(88), which
@@ -15,13 +16,14 @@
  * -FLT_MAX); past -88 the sigmoid is 0 in float anyway, so inf, as expf. */
 static inline float silu_exp(float g) { return g < -88.0f ? INFINITY : vm_expf(-g); }
 
-POSEMB_KERNEL void posemb_nn_swiglu_forward(float *y, const float *gu, int N, int I)
+POSEMB_KERNEL void posemb_nn_swiglu_forward(float *y, uint16_t *y16, const float *gu, int N, int I)
 {
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < N; t++) {
         const float *g = gu + (long)t * 2 * I, *u = g + I;
         float *yt = y + (long)t * I;
         for (int i = 0; i < I; i++) yt[i] = g[i] / (1.0f + silu_exp(g[i])) * u[i];
+        if (y16) bf16_round_row(y16 + (long)t * I, yt, I); /* the next product's copy, while yt is in cache */
     }
 }
 POSEMB_KERNEL_INTERNAL(posemb_nn_swiglu_forward);
