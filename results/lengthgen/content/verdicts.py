@@ -5,6 +5,10 @@ length and, where the model erred, each class's share of the wrong tokens
 against its chance; then HQ1-HQ3 as the README fixes them.
 
     python3 results/lengthgen/content/verdicts.py RUN/results.jsonl
+    python3 results/lengthgen/content/verdicts.py --copy RUN/results.jsonl
+
+--copy reads the copy arm (copy.json: the seq_copy tasks) and names its
+hypotheses HC1-HC3, the same tests as HQ1-HQ3 (README.md, "The copy arm").
 
 Standard library only. A class's share counts "both" in each of position
 and content; its excess is that share minus the line's errors_chance."""
@@ -13,8 +17,11 @@ import math
 import statistics
 import sys
 
-ALPHABETS = {"seq_reverse_bits": 2, "seq_reverse_a4": 4, "seq_reverse_a8": 8, "seq_reverse_a16": 16,
-             "seq_reverse": 48}
+REVERSE = {"seq_reverse_bits": 2, "seq_reverse_a4": 4, "seq_reverse_a8": 8, "seq_reverse_a16": 16,
+           "seq_reverse": 48}
+COPY = {"seq_copy_bits": 2, "seq_copy_a4": 4, "seq_copy_a8": 8, "seq_copy_a16": 16, "seq_copy": 48}
+ALPHABETS = REVERSE
+H = "HQ"  # the hypotheses' prefix: HQ (reverse) or HC (the copy arm)
 FIT = 0.9  # token accuracy at the training length that counts as fitted
 RANDOM = "rope+random:max=168"
 
@@ -51,7 +58,13 @@ def shares(line):
 
 
 def main():
-    runs, n_train = read(sys.argv[1])
+    global ALPHABETS, H
+    args = sys.argv[1:]
+    if args[:1] == ["--copy"]:
+        ALPHABETS, H, args = COPY, "HC", args[1:]
+    if len(args) != 1:
+        sys.exit(__doc__)
+    runs, n_train = read(args[0])
     at = 2 * n_train
     print("| PE | symbols | seed | accuracy at %d | at %d | wrong at %d | position share (chance) | "
           "content share (chance) | content alone (chance) |" % (n_train, at, at))
@@ -77,9 +90,9 @@ def main():
     for k in (48, 16):  # HQ1, per alphabet
         excess = [(seed, sh[2] - sh[5]) for seed, sh in fitted(RANDOM, k) if sh]
         if not excess:
-            print("HQ1 at %d symbols: untestable, no fitted randomized seed erred" % k)
+            print(H + "1 at %d symbols: untestable, no fitted randomized seed erred" % k)
             continue
-        print("HQ1 at %d symbols (randomized RoPE, content excess >= 0.3 in every fitted seed): %s; %s" % (
+        print(H + "1 at %d symbols (randomized RoPE, content excess >= 0.3 in every fitted seed): %s; %s" % (
             k, "held" if all(x >= 0.3 for _, x in excess) else "did not hold",
             ", ".join("seed %d %.3f" % e for e in excess)))
     means = []
@@ -90,18 +103,18 @@ def main():
             means.append((k, statistics.mean(acc), len(acc)))
     if len(means) >= 3:
         rising = all(means[i][1] < means[i + 1][1] for i in range(len(means) - 1))
-        print("HQ2 (randomized RoPE's fitted mean at %d rises strictly with the alphabet; p = 1/%d! = %.4f): %s; %s" % (
+        print(H + "2 (randomized RoPE's fitted mean at %d rises strictly with the alphabet; p = 1/%d! = %.4f): %s; %s" % (
             at, len(means), 1 / math.factorial(len(means)), "held" if rising else "did not hold",
             ", ".join("%d symbols %.3f (%d seeds)" % m for m in means)))
     else:
-        print("HQ2: untestable, fitted seeds at %d alphabets" % len(means))
+        print(H + "2: untestable, fitted seeds at %d alphabets" % len(means))
     excess = [(k, seed, sh[3] - sh[6]) for k in (8, 16, 48) for seed, sh in fitted("rope", k) if sh]
     if excess:
         held = all(x <= 0.1 for _, _, x in excess)
-        print("HQ3 (plain RoPE, content-alone excess <= 0.1 at 8, 16, 48 symbols, fitted seeds): %s; %s" % (
+        print(H + "3 (plain RoPE, content-alone excess <= 0.1 at 8, 16, 48 symbols, fitted seeds): %s; %s" % (
             "held" if held else "did not hold", ", ".join("%d symbols seed %d %.3f" % e for e in excess)))
     else:
-        print("HQ3: untestable, no fitted plain-RoPE seed erred at 8, 16 or 48 symbols")
+        print(H + "3: untestable, no fitted plain-RoPE seed erred at 8, 16 or 48 symbols")
 
 
 if __name__ == "__main__":
