@@ -3,6 +3,7 @@ a module (its intervals, power and verdict rule) and a reader of JSON-lines
 files. A script two folders below results/ imports it with
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     from lab import C, lines"""
+import csv
 import importlib.machinery
 import importlib.util
 import json
@@ -25,6 +26,15 @@ def lines(path):
     """The JSON objects of a JSON-lines file, blank lines skipped."""
     with open(path) as f:
         return [json.loads(x) for x in f if x.strip()]
+
+
+def write_points(path, rows):
+    """The long table `posemb plot lines` reads (panel, series, x, y), written whole, then renamed."""
+    with open(path + ".tmp", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["panel", "series", "x", "y"])
+        w.writerows(rows)
+    os.replace(path + ".tmp", path)
 
 
 def show(name, x, judged, rule, claim=None, paper=None, interim="interim, not judged"):

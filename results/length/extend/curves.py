@@ -12,10 +12,13 @@ lines` reads), then
         --out docs/images/extend_curves.png
 (make long-context). Standard library only; run from anywhere."""
 import collections
-import csv
 import json
 import math
 import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
+from lab import write_points  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAMES = [("none", "plain RoPE"), ("linear", "PI (linear)"), ("ntk", "NTK"), ("dynamic", "dynamic NTK"),
@@ -44,11 +47,7 @@ def main():
                     gm = math.exp(sum(math.log(s[step]) for s in seeds) / len(seeds))
                     rows.append((panel, name, step, f"{gm:.4f}"))
     out = os.path.join(HERE, "curves.csv")
-    with open(out + ".tmp", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["panel", "series", "x", "y"])
-        w.writerows(rows)
-    os.replace(out + ".tmp", out)
+    write_points(out, rows)
     for r in rows:
         if r[2] in (0, 400):
             print(*r, sep=" | ")

@@ -11,6 +11,10 @@ pairs.csv beside this script (panel, series, x, y), then
 (make long-context). Standard library only; run from anywhere."""
 import csv
 import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
+from lab import write_points  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VARIANTS = [("rope", "rope (base 10,000)"), ("rope_base_500000", "rope:base=500000"),
@@ -39,11 +43,7 @@ def main():
                 rows.append((panel, side, i + 1, f"{sum(h[i] for h in heads) / len(heads):.4f}"))
         rows += [(panel, "even", i + 1, f"{1 / n:.4f}") for i in range(n)]
     out = os.path.join(HERE, "pairs.csv")
-    with open(out + ".tmp", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["panel", "series", "x", "y"])
-        w.writerows(rows)
-    os.replace(out + ".tmp", out)
+    write_points(out, rows)
 
 
 if __name__ == "__main__":
