@@ -9,26 +9,26 @@ pairs.csv beside this script (panel, series, x, y), then
         --xlabel "rotation pair (1 = fastest)" --ylabel "share of the pair norms" \\
         --out docs/images/rope_pairs.png
 (make long-context). Standard library only; run from anywhere."""
-import csv
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
-from lab import write_points  # noqa: E402
-
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))  # results/: lab.py
+sys.path.insert(0, HERE)  # usage.py: the CSV reader
+from lab import write_points  # noqa: E402
+from usage import rows as read_rows  # noqa: E402
+
 VARIANTS = [("rope", "rope (base 10,000)"), ("rope_base_500000", "rope:base=500000"),
             ("rope_p_0_75", "rope:p=0.75"), ("rope_p_0_25", "rope:p=0.25")]
 
 
 def shares(path):
-    with open(path) as f:
-        out = []
-        for r in csv.reader(f):
-            if r:
-                row = [float(x) for x in r]
-                out.append([x / sum(row) for x in row])
-        return out
+    """Each head's pair norms over their sum."""
+    out = []
+    for row in read_rows(path):
+        total = sum(row)
+        out.append([x / total for x in row])
+    return out
 
 
 def main():

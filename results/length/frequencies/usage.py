@@ -28,6 +28,16 @@ def quarter_shares(row):
     return [sum(row[q * n // 4:(q + 1) * n // 4]) / total for q in range(4)]
 
 
+def heads_peaking(shares, quarter):
+    """Per head: is its largest quarter-share the given quarter (0 fastest, 3 slowest)?"""
+    return [s.index(max(s)) == quarter for s in shares]
+
+
+def counts(in_q, in_k):
+    """How many heads in q, in k, and in both."""
+    return sum(in_q), sum(in_k), sum(a and b for a, b in zip(in_q, in_k))
+
+
 def main(dirs):
     print("model | q slow share | k slow share | heads positional in q | in k | in both | "
           "semantic in q | in k | in both | heads | q quarter-shares, fast to slow | k's")
@@ -36,16 +46,12 @@ def main(dirs):
         k = [quarter_shares(r) for r in rows(os.path.join(d, "rotary_k.csv"))]
         slow_q = sum(s[3] for s in q) / len(q)
         slow_k = sum(s[3] for s in k) / len(k)
-        pos_q = [s.index(max(s)) == 0 for s in q]
-        pos_k = [s.index(max(s)) == 0 for s in k]
-        both = sum(a and b for a, b in zip(pos_q, pos_k))
-        sem_q = [s.index(max(s)) == 3 for s in q]
-        sem_k = [s.index(max(s)) == 3 for s in k]
-        sem = f"{sum(sem_q)} | {sum(sem_k)} | {sum(a and b for a, b in zip(sem_q, sem_k))}"
+        pos = " | ".join(str(n) for n in counts(heads_peaking(q, 0), heads_peaking(k, 0)))
+        sem = " | ".join(str(n) for n in counts(heads_peaking(q, 3), heads_peaking(k, 3)))
         mean_q = " ".join(f"{sum(s[i] for s in q) / len(q):.3f}" for i in range(4))
         mean_k = " ".join(f"{sum(s[i] for s in k) / len(k):.3f}" for i in range(4))
-        print(f"{os.path.basename(d.rstrip('/'))} | {slow_q:.3f} | {slow_k:.3f} | {sum(pos_q)} | {sum(pos_k)} | "
-              f"{both} | {sem} | {len(q)} | {mean_q} | {mean_k}")
+        print(f"{os.path.basename(d.rstrip('/'))} | {slow_q:.3f} | {slow_k:.3f} | {pos} | {sem} | {len(q)} | "
+              f"{mean_q} | {mean_k}")
 
 
 if __name__ == "__main__":
