@@ -82,11 +82,43 @@ static int symbols_seen[64];
 
 static int cmp_i32(const void *a, const void *b) { return *(const int32_t *)a - *(const int32_t *)b; }
 
+/* seq_lookup: k v .. [SEP] q a ..; solved here by scanning the pairs backwards from the end for
+ * each query's key (the generator keeps a table of last values going forwards); the queries are
+ * distinct keys of the input, as many as there are distinct keys up to 4. Returns n, the pairs. */
+static int check_lookup(const char *name, const int32_t *in, const int32_t *out, layout l)
+{
+    const char *a = strstr(name, "_a");
+    int alphabet = a ? atoi(a + 2) : POSEMB_SYN_VOCAB - SYN_CONTENT, n = l.n_in / 2, distinct = 0;
+    int present[64] = {0};
+    assert_int_equal(l.n_in, 2 * n);
+    for (int i = 0; i < n; i++) {
+        assert_true(in[2 * i] >= SYN_CONTENT && in[2 * i] < SYN_CONTENT + alphabet);
+        assert_true(in[2 * i + 1] >= SYN_DIGIT && in[2 * i + 1] < SYN_DIGIT + 10);
+        distinct += !present[in[2 * i] - SYN_CONTENT];
+        present[in[2 * i] - SYN_CONTENT] = 1;
+        symbols_seen[in[2 * i] - SYN_CONTENT] = 1;
+    }
+    int m = l.n_out / 2, asked[64] = {0};
+    assert_int_equal(l.n_out, 2 * m);
+    assert_int_equal(m, distinct < 4 ? distinct : 4);
+    for (int j = 0; j < m; j++) {
+        int32_t q = out[2 * j];
+        assert_true(q >= SYN_CONTENT && q < SYN_CONTENT + 64 && present[q - SYN_CONTENT]);
+        assert_false(asked[q - SYN_CONTENT]);
+        asked[q - SYN_CONTENT] = 1;
+        int i = n - 1;
+        while (in[2 * i] != q) i--;
+        assert_int_equal(out[2 * j + 1], in[2 * i + 1]);
+    }
+    return n;
+}
+
 /* Checks one row of task name; returns its size n. */
 static int check_row(const char *name, const int32_t *row, int T)
 {
     layout l = layout_of(row, T);
     const int32_t *in = row + 1, *out = row + l.sep + 1;
+    if (!strncmp(name, "seq_lookup", 10)) return check_lookup(name, in, out, l);
     if (!strncmp(name, "seq_copy", 8) || !strncmp(name, "seq_reverse", 11)) {
         int rev = !strncmp(name, "seq_reverse", 11), bits = strstr(name, "_bits") != NULL;
         const char *a = strstr(name, "_a");
@@ -140,15 +172,17 @@ static int size_max(const char *name, int T)
     if (!strcmp(name, "seq_add")) return (T - 4) / 3;
     if (!strcmp(name, "seq_add_hints")) return (T - 5) / 6 < HINTS - 1 ? (T - 5) / 6 : HINTS - 1;
     if (!strcmp(name, "seq_parity")) return T - 3;
+    if (!strncmp(name, "seq_lookup", 10)) return (T - 10) / 2; /* 4 queries and their answers at most */
     return (T - 2) / 2;
 }
 
 static void test_seq_tasks(void **state)
 {
-    static const char *const names[] = {"seq_copy",       "seq_reverse",     "seq_copy_bits",     "seq_reverse_bits",
-                                        "seq_copy_a4",    "seq_copy_a8",     "seq_copy_a16",      "seq_reverse_a4",
-                                        "seq_reverse_a8", "seq_reverse_a16", "seq_sort",          "seq_add",
-                                        "seq_add_hints",  "seq_parity",      "seq_parity_running"};
+    static const char *const names[] = {"seq_copy",       "seq_reverse",     "seq_copy_bits",      "seq_reverse_bits",
+                                        "seq_copy_a4",    "seq_copy_a8",     "seq_copy_a16",       "seq_reverse_a4",
+                                        "seq_reverse_a8", "seq_reverse_a16", "seq_sort",           "seq_add",
+                                        "seq_add_hints",  "seq_parity",      "seq_parity_running", "seq_lookup",
+                                        "seq_lookup_a2",  "seq_lookup_a4",   "seq_lookup_a8",      "seq_lookup_a16"};
     static int32_t ids[B * 8 * N_TRAIN], tg[B * 8 * N_TRAIN];
     for (int k = 0; k < (int)(sizeof names / sizeof *names); k++) {
         const posemb_syn_task *t = posemb_syn_find(names[k]);
@@ -167,7 +201,7 @@ static void test_seq_tasks(void **state)
                 seen_lo |= n == lo;
                 seen_hi |= n == hi;
                 layout l = layout_of(row, T);
-                int digits_only = !strcmp(names[k], "seq_add_hints");
+                int digits_only = !strcmp(names[k], "seq_add_hints") || !strncmp(names[k], "seq_lookup", 10);
                 for (int i = 0; i < T; i++) {
                     int out = i > l.sep && i < l.end && (!digits_only || (row[i] >= SYN_DIGIT && row[i] < SYN_CONTENT));
                     assert_int_equal(g[i], out ? row[i] : -100);
@@ -192,6 +226,45 @@ static void test_seq_tasks(void **state)
     assert_true(posemb_syn_chance(posemb_syn_find("seq_copy"), N_TRAIN, N_TRAIN) ==
                 1.0 / (POSEMB_SYN_VOCAB - SYN_CONTENT));
     assert_true(posemb_syn_chance(posemb_syn_find("seq_reverse_a8"), N_TRAIN, N_TRAIN) == 1.0 / 8);
+    assert_true(posemb_syn_chance(posemb_syn_find("seq_lookup"), N_TRAIN, N_TRAIN) == 0.1);
+    assert_true(posemb_syn_chance(posemb_syn_find("seq_lookup_a2"), N_TRAIN, N_TRAIN) == 0.1);
+}
+
+/* seq_lookup's error classes on a hand-made row: pairs (a 1) (b 2) (a 3) (c 4) (a 5) (d 6), so a's last
+ * binding is pair 4 (5), its neighbours hold 4 and 6, its earlier bindings 1 and 3. */
+static void test_lookup_error_classes(void **state)
+{
+    (void)state;
+    enum { a = SYN_CONTENT, b, c, d };
+    const posemb_syn_task *t = posemb_syn_find("seq_lookup_a4");
+    enum { D = SYN_DIGIT };
+    int32_t row[24] = {SYN_CLS, a, D + 1, b,       D + 2, a,     D + 3, c,     D + 4, a,
+                       D + 5,   d, D + 6, SYN_SEP, c,     D + 4, a,     D + 5, b,     D + 2};
+    double ch[3];
+    /* query 1 (a, want 5): 4 and 6 position, 1 and 3 content, 7 neither; the right answer has no class */
+    assert_int_equal(posemb_syn_error_class(t, row, 24, 1, D + 4, ch), SEQ_ERR_POSITION);
+    assert_int_equal(posemb_syn_error_class(t, row, 24, 1, D + 6, ch), SEQ_ERR_POSITION);
+    assert_int_equal(posemb_syn_error_class(t, row, 24, 1, D + 1, ch), SEQ_ERR_CONTENT);
+    assert_int_equal(posemb_syn_error_class(t, row, 24, 1, D + 3, ch), SEQ_ERR_CONTENT);
+    assert_int_equal(posemb_syn_error_class(t, row, 24, 1, D + 7, ch), 0);
+    assert_int_equal(posemb_syn_error_class(t, row, 24, 1, D + 5, ch), 0);
+    TU_CLOSE(ch[0], 2.0 / 9, 1e-12, 0, "lookup position chance", 0);
+    TU_CLOSE(ch[1], 2.0 / 9, 1e-12, 0, "lookup content chance", 0);
+    TU_CLOSE(ch[2], 2.0 / 9, 1e-12, 0, "lookup content-alone chance", 0);
+    /* query 0 (c, want 4, bound once: no content set; neighbours a 3 and a 5) */
+    assert_int_equal(posemb_syn_error_class(t, row, 24, 0, D + 3, ch), SEQ_ERR_POSITION);
+    assert_int_equal(posemb_syn_error_class(t, row, 24, 0, D + 1, ch), 0);
+    TU_CLOSE(ch[1], 0.0, 1e-12, 0, "lookup k=0 content chance", 0);
+    /* query 2 (b, want 2, pair 1; neighbours a 1 and a 3) */
+    assert_int_equal(posemb_syn_error_class(t, row, 24, 2, D + 1, ch), SEQ_ERR_POSITION);
+    /* an earlier binding next to the last one is both: pairs (a 1) (a 2), a wants 2, 1 is both */
+    int32_t r2[24] = {SYN_CLS, a, D + 1, a, D + 2, SYN_SEP, a, D + 2};
+    assert_int_equal(posemb_syn_error_class(t, r2, 24, 0, D + 1, ch), SEQ_ERR_POSITION | SEQ_ERR_CONTENT);
+    TU_CLOSE(ch[2], 0.0, 1e-12, 0, "lookup both: content-alone chance", 0);
+    /* no query 3, and a copy task's row is not read as a lookup */
+    assert_int_equal(posemb_syn_error_class(t, row, 24, 3, D + 1, ch), -1);
+    int32_t copy_row[24] = {SYN_CLS, a, b, a, c, SYN_SEP, a, b, a, c};
+    assert_int_equal(posemb_syn_error_class(t, copy_row, 24, 0, D + 1, ch), -1);
 }
 
 /* The error classes on hand-made rows (issue 56, 5.): x = a b a c (symbols 16 17 16 18 of 4). */
@@ -262,6 +335,7 @@ static void test_error_classes(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_seq_tasks), cmocka_unit_test(test_error_classes)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_seq_tasks), cmocka_unit_test(test_error_classes),
+                                       cmocka_unit_test(test_lookup_error_classes)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

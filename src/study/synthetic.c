@@ -139,7 +139,7 @@ typedef struct task_impl {
     posemb_syn_task t;
     void (*gen)(example *e, posemb_rng *r);
     int (*scored)(int32_t token); /* a causal-LM task's scored output tokens; NULL: all of them */
-    int dir, alphabet;            /* copy (1) or reverse (-1) of the input over alphabet symbols; 0: neither */
+    int dir, alphabet; /* SEQ_COPY, SEQ_REVERSE or SEQ_LOOKUP over alphabet symbols (errors with classes); 0: none */
 } task_impl;
 
 #define ALL (POSEMB_SYN_VOCAB - SYN_CONTENT)
@@ -192,6 +192,31 @@ static const task_impl TASKS[] = {
     {{"seq_reverse_a4", POSEMB_SYN_LM, "seq_reverse over 4 symbols"}, gen_seq_reverse_a4, NULL, -1, 4},
     {{"seq_reverse_a8", POSEMB_SYN_LM, "seq_reverse over 8 symbols"}, gen_seq_reverse_a8, NULL, -1, 8},
     {{"seq_reverse_a16", POSEMB_SYN_LM, "seq_reverse over 16 symbols"}, gen_seq_reverse_a16, NULL, -1, 16},
+    {{"seq_lookup", POSEMB_SYN_LM, "the value of each query's last binding among 1 .. nmax key-value pairs"},
+     gen_seq_lookup,
+     seq_scores_digits,
+     SEQ_LOOKUP,
+     ALL},
+    {{"seq_lookup_a2", POSEMB_SYN_LM, "seq_lookup with keys over 2 symbols"},
+     gen_seq_lookup_a2,
+     seq_scores_digits,
+     SEQ_LOOKUP,
+     2},
+    {{"seq_lookup_a4", POSEMB_SYN_LM, "seq_lookup with keys over 4 symbols"},
+     gen_seq_lookup_a4,
+     seq_scores_digits,
+     SEQ_LOOKUP,
+     4},
+    {{"seq_lookup_a8", POSEMB_SYN_LM, "seq_lookup with keys over 8 symbols"},
+     gen_seq_lookup_a8,
+     seq_scores_digits,
+     SEQ_LOOKUP,
+     8},
+    {{"seq_lookup_a16", POSEMB_SYN_LM, "seq_lookup with keys over 16 symbols"},
+     gen_seq_lookup_a16,
+     seq_scores_digits,
+     SEQ_LOOKUP,
+     16},
     {{"seq_sort", POSEMB_SYN_LM, "sort a sequence of 16 symbols; tested on longer ones"}, gen_seq_sort, NULL, 0, 0},
     {{"seq_add", POSEMB_SYN_LM, "add two n-digit numbers, least significant digit first; tested on more digits"},
      gen_seq_add,
@@ -279,6 +304,7 @@ double posemb_syn_chance(const posemb_syn_task *t, int T, int n_train)
 int posemb_syn_error_class(const posemb_syn_task *t, const int32_t *row, int T, int k, int32_t pred, double chance[3])
 {
     const task_impl *impl = (const task_impl *)t;
+    if (impl->dir == SEQ_LOOKUP) return seq_lookup_error_class(row, T, k, pred, chance);
     int n = 0;
     while (n + 1 < T && row[n + 1] != SYN_SEP) n++;
     if (!impl->dir || k < 0 || k >= n) return -1;

@@ -53,8 +53,9 @@ void posemb_syn_batch(const posemb_syn_task *t, uint64_t seed, long k0, int B, i
  * loss makes the logits at t - 1 predict the token at t. */
 void posemb_syn_lm_targets(const posemb_syn_task *t, const int32_t *ids, int B, int T, int32_t *targets);
 
-/* A wrong answer token of a copy or reverse task (seq_copy*, seq_reverse*, reverse): row [T] its
- * example, k its index in the answer, pred the token predicted. Returns SEQ_ERR_POSITION |
+/* A wrong answer token of a copy, reverse or lookup task (seq_copy*, seq_reverse*, reverse,
+ * seq_lookup*): row [T] its example, k its index among the row's scored tokens (seq_lookup: the
+ * query), pred the token predicted. Returns SEQ_ERR_POSITION |
  * SEQ_ERR_CONTENT (0: neither; -1: the task has no such reading, or k is outside the answer) and in
  * chance[3] the share of the other symbols in the position set, the content set and the content set
  * alone (synthetic_seq.c says how each is read). */

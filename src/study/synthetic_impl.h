@@ -33,12 +33,23 @@ void gen_seq_add(example *e, posemb_rng *r);            /* a [A] b [SEP] a + b, 
 void gen_seq_add_hints(example *e, posemb_rng *r);      /* seq_add, each digit after a hint naming its place */
 void gen_seq_parity(example *e, posemb_rng *r);         /* bits [SEP] their parity */
 void gen_seq_parity_running(example *e, posemb_rng *r); /* bits [SEP] the parity of each prefix */
+void gen_seq_lookup(example *e, posemb_rng *r);    /* k v .. [SEP] q a ..: the value of each query's last binding */
+void gen_seq_lookup_a2(example *e, posemb_rng *r); /* seq_lookup with keys over 2 symbols (4, 8, 16 alike) */
+void gen_seq_lookup_a4(example *e, posemb_rng *r);
+void gen_seq_lookup_a8(example *e, posemb_rng *r);
+void gen_seq_lookup_a16(example *e, posemb_rng *r);
+/* task_impl's shape of a task whose errors have classes: copy and reverse of the input, key lookup. */
+enum { SEQ_COPY = 1, SEQ_REVERSE = -1, SEQ_LOOKUP = 2 };
+/* seq_lookup's queries per example (fewer when fewer distinct keys). */
+enum { SEQ_LOOKUP_QUERIES = 4 };
 /* seq_add_hints' hint tokens: the first SEQ_HINTS content tokens, so at most SEQ_HINTS - 1 digits. */
 enum { SEQ_HINTS = 48 };
 /* Whether a token after [SEP] is scored, for a task whose output holds more than its answer. */
 int seq_scores_digits(int32_t token);
 /* seq_error_class: posemb_syn_error_class for the input x [n] of a copy (dir 1) or reverse (dir -1). */
 int seq_error_class(const int32_t *x, int n, int k, int dir, int alphabet, int32_t pred, double chance[3]);
+/* seq_lookup_error_class: posemb_syn_error_class for answer k of a seq_lookup row [T]. */
+int seq_lookup_error_class(const int32_t *row, int T, int k, int32_t pred, double chance[3]);
 /* The chance token accuracy of a seq_ task (a uniform guess among its output symbols); 0 for others. */
 double seq_chance(const char *name);
 

@@ -134,6 +134,48 @@ void gen_seq_add_hints(example *e, posemb_rng *r)
 
 int seq_scores_digits(int32_t token) { return token >= SYN_DIGIT && token < SYN_DIGIT + 10; }
 
+/* [CLS] k_1 v_1 .. k_n v_n [SEP] q_1 a_1 .. q_m a_m: multi-key retrieval
+ * with overwrites (issue 56, 5.). Keys are drawn from the first alphabet
+ * content symbols, so they repeat as the alphabet shrinks; values are
+ * digits. The queries are m = min(distinct keys, SEQ_LOOKUP_QUERIES) of
+ * the keys present, each once, in random order (a key asked twice could be
+ * answered by copying the first answer); the answer to a query is the value
+ * of its key's last binding, as variable tracking overwrites. Only the
+ * answers (digits) are scored. The size n is the number of pairs, fitted
+ * to the longest output, so the context grows with T and the output does
+ * not. */
+static void lookup(example *e, posemb_rng *r, int alphabet)
+{
+    clear(e);
+    int n = size_of(e, r, 2, 2 + 2 * SEQ_LOOKUP_QUERIES, e->T), distinct = 0;
+    int32_t keys[POSEMB_SYN_VOCAB], last[POSEMB_SYN_VOCAB]; /* distinct keys by first occurrence; a key's value */
+    for (int i = 0; i < n; i++) {
+        int32_t k = symbol(r, alphabet), v = SYN_DIGIT + (int32_t)posemb_rng_below(r, 10);
+        int seen = 0;
+        for (int j = 0; j < distinct; j++) seen |= keys[j] == k;
+        if (!seen) keys[distinct++] = k;
+        last[k] = v;
+        e->ids[1 + 2 * i] = k;
+        e->ids[2 + 2 * i] = v;
+    }
+    int m = imin(distinct, SEQ_LOOKUP_QUERIES), at = 2 * n + 1;
+    e->ids[at++] = SYN_SEP;
+    for (int j = 0; j < m; j++) { /* the first m of a Fisher-Yates shuffle of the distinct keys */
+        int pick = j + (int)posemb_rng_below(r, (uint32_t)(distinct - j));
+        int32_t k = keys[pick];
+        keys[pick] = keys[j];
+        keys[j] = k;
+        e->ids[at++] = k;
+        e->ids[at++] = last[k];
+    }
+}
+
+void gen_seq_lookup(example *e, posemb_rng *r) { lookup(e, r, POSEMB_SYN_VOCAB - SYN_CONTENT); }
+void gen_seq_lookup_a2(example *e, posemb_rng *r) { lookup(e, r, 2); }
+void gen_seq_lookup_a4(example *e, posemb_rng *r) { lookup(e, r, 4); }
+void gen_seq_lookup_a8(example *e, posemb_rng *r) { lookup(e, r, 8); }
+void gen_seq_lookup_a16(example *e, posemb_rng *r) { lookup(e, r, 16); }
+
 /* n random bits into ids[1..n]; returns their parity. */
 static int draw_bits(example *e, posemb_rng *r, int n)
 {
@@ -171,7 +213,7 @@ void gen_seq_parity_running(example *e, posemb_rng *r)
 
 double seq_chance(const char *name)
 {
-    if (!strncmp(name, "seq_add", 7)) return 0.1;
+    if (!strncmp(name, "seq_add", 7) || !strncmp(name, "seq_lookup", 10)) return 0.1;
     if (!strncmp(name, "seq_parity", 10) || !strcmp(name, "seq_copy_bits") || !strcmp(name, "seq_reverse_bits"))
         return 0.5;
     if (!strcmp(name, "seq_sort")) return 1.0 / SORT_SYMBOLS;
@@ -220,4 +262,46 @@ int seq_error_class(const int32_t *x, int n, int k, int dir, int alphabet, int32
     chance[2] = (double)only / (alphabet - 1);
     if (pred < 0 || pred >= POSEMB_SYN_VOCAB || pred == want) return 0;
     return (inpos[pred] ? SEQ_ERR_POSITION : 0) | (incont[pred] ? SEQ_ERR_CONTENT : 0);
+}
+
+/* Which way a wrong answer to query k of seq_lookup went (issue 56, 5.;
+ * rules fixed before any run, docs/study.md): the right answer is the
+ * value of the queried key's last binding g.
+ * - position: pred is the value of pair g - 1 or g + 1, a neighbour of the
+ *   right binding (the address missed by one pair);
+ * - content: pred is the value of another binding of the queried key (an
+ *   earlier one: the key found by content, not the last of its bindings).
+ * Returns SEQ_ERR_POSITION | SEQ_ERR_CONTENT bits (0: neither; -1: k is not
+ * a query of the row), and in chance[3] the share of the 9 other digits in
+ * the position set, the content set and the content set alone. */
+int seq_lookup_error_class(const int32_t *row, int T, int k, int32_t pred, double chance[3])
+{
+    int sep = 1;
+    while (sep < T && row[sep] != SYN_SEP) sep++;
+    int n = (sep - 1) / 2, q = sep + 1 + 2 * k;
+    if (sep >= T || k < 0 || q + 1 >= T || row[q] < SYN_CONTENT) return -1;
+    const int32_t *key = row + 1, *val = row + 2; /* pair i: key[2 i], val[2 i] */
+    int g = -1;
+    for (int i = 0; i < n; i++) {
+        if (!seq_scores_digits(val[2 * i])) return -1; /* not a seq_lookup row */
+        if (key[2 * i] == row[q]) g = i;
+    }
+    if (g < 0) return -1;
+    int32_t want = val[2 * g];
+    unsigned char inpos[10] = {0}, incont[10] = {0};
+    for (int i = g - 1; i <= g + 1; i += 2)
+        if (i >= 0 && i < n && val[2 * i] != want) inpos[val[2 * i] - SYN_DIGIT] = 1;
+    for (int i = 0; i < g; i++)
+        if (key[2 * i] == row[q] && val[2 * i] != want) incont[val[2 * i] - SYN_DIGIT] = 1;
+    int np = 0, nc = 0, only = 0;
+    for (int d = 0; d < 10; d++) {
+        np += inpos[d];
+        nc += incont[d];
+        only += incont[d] && !inpos[d];
+    }
+    chance[0] = np / 9.0;
+    chance[1] = nc / 9.0;
+    chance[2] = only / 9.0;
+    if (!seq_scores_digits(pred) || pred == want) return 0;
+    return (inpos[pred - SYN_DIGIT] ? SEQ_ERR_POSITION : 0) | (incont[pred - SYN_DIGIT] ? SEQ_ERR_CONTENT : 0);
 }

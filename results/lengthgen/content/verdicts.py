@@ -6,9 +6,12 @@ against its chance; then HQ1-HQ3 as the README fixes them.
 
     python3 results/lengthgen/content/verdicts.py RUN/results.jsonl
     python3 results/lengthgen/content/verdicts.py --copy RUN/results.jsonl
+    python3 results/lengthgen/content/verdicts.py --lookup RUN/results.jsonl
 
 --copy reads the copy arm (copy.json: the seq_copy tasks) and names its
 hypotheses HC1-HC3, the same tests as HQ1-HQ3 (README.md, "The copy arm").
+--lookup reads the lookup arm (lookup.json) and judges HL1-HL3 (README.md,
+"The lookup arm": HL1 at 16 symbols only, HL3 at 16 and 48).
 
 Standard library only. A class's share counts "both" in each of position
 and content; its excess is that share minus the line's errors_chance."""
@@ -20,8 +23,10 @@ import sys
 REVERSE = {"seq_reverse_bits": 2, "seq_reverse_a4": 4, "seq_reverse_a8": 8, "seq_reverse_a16": 16,
            "seq_reverse": 48}
 COPY = {"seq_copy_bits": 2, "seq_copy_a4": 4, "seq_copy_a8": 8, "seq_copy_a16": 16, "seq_copy": 48}
+LOOKUP = {"seq_lookup_a2": 2, "seq_lookup_a4": 4, "seq_lookup_a8": 8, "seq_lookup_a16": 16, "seq_lookup": 48}
 ALPHABETS = REVERSE
-H = "HQ"  # the hypotheses' prefix: HQ (reverse) or HC (the copy arm)
+H = "HQ"  # the hypotheses' prefix: HQ (reverse), HC (the copy arm) or HL (the lookup arm)
+H1_ALPHABETS, H3_ALPHABETS = (48, 16), (8, 16, 48)  # the lookup arm: (16,) and (16, 48)
 FIT = 0.9  # token accuracy at the training length that counts as fitted
 RANDOM = "rope+random:max=168"
 
@@ -58,10 +63,12 @@ def shares(line):
 
 
 def main():
-    global ALPHABETS, H
+    global ALPHABETS, H, H1_ALPHABETS, H3_ALPHABETS
     args = sys.argv[1:]
     if args[:1] == ["--copy"]:
         ALPHABETS, H, args = COPY, "HC", args[1:]
+    elif args[:1] == ["--lookup"]:
+        ALPHABETS, H, H1_ALPHABETS, H3_ALPHABETS, args = LOOKUP, "HL", (16,), (16, 48), args[1:]
     if len(args) != 1:
         sys.exit(__doc__)
     runs, n_train = read(args[0])
@@ -87,7 +94,7 @@ def main():
         return sorted(out)
 
     print()
-    for k in (48, 16):  # HQ1, per alphabet
+    for k in H1_ALPHABETS:  # HQ1, per alphabet
         excess = [(seed, sh[2] - sh[5]) for seed, sh in fitted(RANDOM, k) if sh]
         if not excess:
             print(H + "1 at %d symbols: untestable, no fitted randomized seed erred" % k)
@@ -108,13 +115,14 @@ def main():
             ", ".join("%d symbols %.3f (%d seeds)" % m for m in means)))
     else:
         print(H + "2: untestable, fitted seeds at %d alphabets" % len(means))
-    excess = [(k, seed, sh[3] - sh[6]) for k in (8, 16, 48) for seed, sh in fitted("rope", k) if sh]
+    excess = [(k, seed, sh[3] - sh[6]) for k in H3_ALPHABETS for seed, sh in fitted("rope", k) if sh]
+    where = ", ".join(str(k) for k in H3_ALPHABETS)
     if excess:
         held = all(x <= 0.1 for _, _, x in excess)
-        print(H + "3 (plain RoPE, content-alone excess <= 0.1 at 8, 16, 48 symbols, fitted seeds): %s; %s" % (
-            "held" if held else "did not hold", ", ".join("%d symbols seed %d %.3f" % e for e in excess)))
+        print(H + "3 (plain RoPE, content-alone excess <= 0.1 at %s symbols, fitted seeds): %s; %s" % (
+            where, "held" if held else "did not hold", ", ".join("%d symbols seed %d %.3f" % e for e in excess)))
     else:
-        print(H + "3: untestable, no fitted plain-RoPE seed erred at 8, 16 or 48 symbols")
+        print(H + "3: untestable, no fitted plain-RoPE seed erred at %s symbols" % where)
 
 
 if __name__ == "__main__":
