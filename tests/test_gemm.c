@@ -418,6 +418,46 @@ static void test_gelu_fused_copy(void **state)
     posemb_matmul_free(mm);
 }
 
+/* The LM head in bf16 (posemb_nn_xent_tied over 3 chunks, one shorter):
+ * the tied weight converted once for every chunk (a promise around the
+ * chunks' own) and the gradient's copy written with it give the bits of the
+ * chunks run one by one, each converting its own inputs; the loss up to the
+ * order its rows are added in. */
+static void test_xent_tied_bf16(void **state)
+{
+    if (!bf16_here()) skip();
+    enum { M = 40, D = 24, V = 70, CHUNK = 16 };
+    static float x[M * D], W[V * D], b[V], z[CHUNK * V], dx[M * D], dW[V * D], db[V], rdx[M * D], rdW[V * D], rdb[V];
+    int32_t tg[M];
+    posemb_rng r;
+    posemb_rng_seed(&r, 21, 4);
+    fill(x, M * D, &r);
+    fill(W, V * D, &r);
+    fill(b, V, &r);
+    for (int i = 0; i < M; i++) tg[i] = i % 7 == 3 ? -100 : (int32_t)posemb_rng_below(&r, V);
+    posemb_matmul *mm, *ref;
+    posemb_error err;
+    assert_int_equal(posemb_matmul_new(&mm, POSEMB_PRECISION_BF16, &err), POSEMB_OK);
+    assert_int_equal(posemb_matmul_new(&ref, POSEMB_PRECISION_BF16, &err), POSEMB_OK);
+    matmul_new_pass(mm, 1);
+    long hits = 0, rhits = 0;
+    double loss = posemb_nn_xent_tied(mm, x, M, D, W, b, V, tg, 0.25f, dx, dW, db, z, CHUNK, &hits), rloss = 0;
+    matmul_new_pass(ref, 1);
+    for (int r0 = 0; r0 < M; r0 += CHUNK) {
+        int n = M - r0 < CHUNK ? M - r0 : CHUNK;
+        posemb_nn_linear_forward(ref, z, x + r0 * D, W, b, n, D, V, POSEMB_NN_W_OUT_IN);
+        rloss += posemb_nn_xent(z, n, V, tg + r0, 0.25f, &rhits);
+        posemb_nn_linear_backward(ref, rdx + r0 * D, rdW, rdb, z, x + r0 * D, W, n, D, V, POSEMB_NN_W_OUT_IN);
+    }
+    assert_memory_equal(dx, rdx, sizeof dx);
+    assert_memory_equal(dW, rdW, sizeof dW);
+    assert_memory_equal(db, rdb, sizeof db);
+    assert_int_equal(hits, rhits);
+    TU_CLOSE(loss, rloss, 1e-12, 1e-12, "xent_tied loss", 0);
+    posemb_matmul_free(mm);
+    posemb_matmul_free(ref);
+}
+
 /* The residual add and LayerNorm write the next product's bf16 copy as GELU
  * does (the encoder's and GPT-2's h1): y unchanged, and the product, which
  * takes the copy (y poisoned after), gives the bits of the path that
@@ -679,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_fp32),
         cmocka_unit_test(test_bf16),
         cmocka_unit_test(test_bf16_reuse),
+        cmocka_unit_test(test_xent_tied_bf16),
         cmocka_unit_test(test_bf16_stash),
         cmocka_unit_test(test_bf16_in_parallel_is_fp32),
         cmocka_unit_test(test_linear_bias),

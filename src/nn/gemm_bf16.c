@@ -62,7 +62,10 @@ typedef struct gemm_entry {
 } gemm_entry;
 
 /* gemm_bf16_reuse's matrix: its bf16 copy, made by the first product that
- * reads it, serves the next ones. */
+ * reads it, serves the next ones. Promises nest KEPT_DEPTH deep (the LM
+ * head's tied weight around each chunk's linear backward, which promises
+ * its dy); a deeper one is counted, so that its end ends it, but not kept. */
+enum { KEPT_DEPTH = 2 };
 typedef struct kept_copy {
     const float *src;
     int rows, cols, ld, made;
@@ -91,7 +94,8 @@ struct bf16_engine {
      * library's own is allocated and freed, page faults included, per call). */
     void *buf_a, *buf_b, *scratch;
     size_t cap_a, cap_b, cap_scratch;
-    kept_copy kept;
+    kept_copy kept[KEPT_DEPTH];
+    int promises; /* open gemm_bf16_reuse promises; the first KEPT_DEPTH are kept[] */
     stash_entry stash[STASH_SIZE];
     int stash_next;       /* the ring's next slot when no entry has the key */
     unsigned pass;        /* gemm_bf16_new_pass's count */
@@ -220,8 +224,23 @@ static stash_entry *stash_slot(bf16_engine *g, const float *src, int rows, int c
 void gemm_bf16_reuse(bf16_engine *e, const float *p)
 {
     if (!e) return;
-    e->kept.src = p;
-    e->kept.made = 0;
+    if (!p) {
+        e->promises -= e->promises > 0;
+        return;
+    }
+    if (e->promises < KEPT_DEPTH) {
+        e->kept[e->promises].src = p;
+        e->kept[e->promises].made = 0;
+    }
+    e->promises++;
+}
+
+/* The innermost kept promise of src, or NULL. */
+static kept_copy *kept_of(bf16_engine *g, const float *src)
+{
+    for (int i = (g->promises < KEPT_DEPTH ? g->promises : KEPT_DEPTH) - 1; i >= 0; i--)
+        if (g->kept[i].src == src) return &g->kept[i];
+    return NULL;
 }
 
 /* The stash entry s, made this pass's holder of src [rows, cols] (leading
@@ -258,26 +277,26 @@ static const uint16_t *stash_make(bf16_engine *g, stash_entry *s, const float *s
 }
 
 /* The bf16 copy of src [rows, cols] (leading dimension ld): the stash's of
- * this pass (STASH_USE; under STASH_KEEP only a claimed one, once), a new one
- * kept there (STASH_KEEP in a keeping pass), the kept copy k when src is the
- * matrix gemm_bf16_reuse named, or buf. */
+ * this pass (STASH_USE; under STASH_KEEP only a claimed one, once), the kept
+ * copy k when src is a matrix gemm_bf16_reuse named (before the stash's own:
+ * a promised matrix is converted once, whichever products read it), a new
+ * one kept in the stash (STASH_KEEP in a keeping pass), or buf. */
 static const uint16_t *bf16_copy(bf16_engine *g, const float *src, int rows, int cols, int ld, void **buf, size_t *cap)
 {
-    kept_copy *k = &g->kept;
     stash_entry *s = g->mode != STASH_OFF ? stash_find(g, src, rows, cols, ld) : NULL;
     /* under STASH_KEEP an unclaimed copy of this pass is older than src's last write: converted again */
     if (s && (g->mode == STASH_USE || s->claimed)) {
         s->claimed = 0; /* its producer's copy, read once as such */
         return s->buf;
     }
-    if (g->mode == STASH_KEEP && g->keep) return stash_make(g, stash_slot(g, src, rows, cols, ld), src, rows, cols, ld);
-    int keep = src == k->src;
-    if (keep && k->made && k->rows == rows && k->cols == cols && k->ld == ld) return k->buf;
-    uint16_t *dst = keep ? grow(&k->buf, &k->cap, (size_t)rows * cols * 2) : grow(buf, cap, (size_t)rows * cols * 2);
+    kept_copy *k = kept_of(g, src);
+    if (k && k->made && k->rows == rows && k->cols == cols && k->ld == ld) return k->buf;
+    if (!k && g->mode == STASH_KEEP && g->keep)
+        return stash_make(g, stash_slot(g, src, rows, cols, ld), src, rows, cols, ld);
+    uint16_t *dst = k ? grow(&k->buf, &k->cap, (size_t)rows * cols * 2) : grow(buf, cap, (size_t)rows * cols * 2);
     if (!dst) return NULL;
     convert(dst, src, rows, cols, ld);
-    if (keep)
-        *k = (kept_copy){.src = src, .rows = rows, .cols = cols, .ld = ld, .made = 1, .buf = k->buf, .cap = k->cap};
+    if (k) *k = (kept_copy){.src = src, .rows = rows, .cols = cols, .ld = ld, .made = 1, .buf = k->buf, .cap = k->cap};
     return dst;
 }
 
@@ -301,7 +320,7 @@ void bf16_engine_free(bf16_engine *e)
     free(e->buf_a);
     free(e->buf_b);
     free(e->scratch);
-    free(e->kept.buf);
+    for (int i = 0; i < KEPT_DEPTH; i++) free(e->kept[i].buf);
     for (int i = 0; i < STASH_SIZE; i++) free(e->stash[i].buf);
     free(e);
 }

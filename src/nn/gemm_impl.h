@@ -62,8 +62,9 @@ int matmul_bf16_bias(posemb_matmul *mm, int trans_b, int M, int N, int K, const 
 void matmul_attn_prepare(posemb_matmul *mm, int n);
 bf16_engine *matmul_attn_engine(const posemb_matmul *mm, int slot);
 
-/* Promises that p does not change until the next call, so that the products
- * reading it in between convert it once (NULL ends the promise). */
+/* Promises that p does not change until the matching gemm_bf16_reuse(e,
+ * NULL), so that the products reading it in between convert it once.
+ * Promises nest (NULL ends the innermost); two are kept at a time. */
 void gemm_bf16_reuse(bf16_engine *e, const float *p);
 
 /* gemm_bf16_reuse on mm's engine, if it has one (no-op in a parallel region). */

@@ -8,6 +8,7 @@
 #include "posemb/nn.h"
 #include "core/vmath.h"
 #include "core/simd.h"
+#include "gemm_impl.h"
 #include "nn/nn_internal.h"
 
 #define MAX_THREADS 256
@@ -59,8 +60,9 @@ double posemb_nn_xent(float *logits, int M, int V, const int32_t *targets, float
 /* The loss of rows z [n, V] in parallel. Each thread sums its static share
  * of the rows and the shares are added in thread order: a reduction clause
  * would add them in the order the threads finish, and the total would then
- * change from run to run in its last bits. */
-static double xent_rows(float *z, int n, int V, const int32_t *targets, float grad_scale, long *correct)
+ * change from run to run in its last bits. z16 (NULL: none): each row's
+ * gradient rounded to bf16 as it is written, for the backward's products. */
+static double xent_rows(float *z, uint16_t *z16, int n, int V, const int32_t *targets, float grad_scale, long *correct)
 {
     double part[MAX_THREADS] = {0};
     int used = 1;
@@ -72,11 +74,9 @@ static double xent_rows(float *z, int n, int V, const int32_t *targets, float gr
 #pragma omp for schedule(static)
         for (int i = 0; i < n; i++) {
             float *zi = z + (size_t)i * V;
-            if (targets[i] < 0) {
-                memset(zi, 0, (size_t)V * sizeof *zi);
-                continue;
-            }
-            mine += xent_row(zi, V, targets[i], grad_scale, correct ? &hits : NULL);
+            if (targets[i] < 0) memset(zi, 0, (size_t)V * sizeof *zi);
+            else mine += xent_row(zi, V, targets[i], grad_scale, correct ? &hits : NULL);
+            if (z16) bf16_round_row(z16 + (size_t)i * V, zi, V);
         }
         part[id] = mine;
         if (id == 0) used = omp_get_num_threads();
@@ -95,14 +95,18 @@ double posemb_nn_xent_tied(posemb_matmul *mm, const float *x, int M, int D, cons
                            int chunk, long *correct)
 {
     double total = 0.0;
+    matmul_reuse(mm, W); /* read by every chunk's products: converted to bf16 once */
     for (int r0 = 0; r0 < M; r0 += chunk) {
         int n = M - r0 < chunk ? M - r0 : chunk;
         const float *xc = x + (size_t)r0 * D;
         posemb_nn_linear_forward(mm, scratch, xc, W, b, n, D, V, POSEMB_NN_W_OUT_IN);
-        total += xent_rows(scratch, n, V, targets + r0, grad_scale, correct);
+        /* the gradient's bf16 copy written with it, for the backward's two products */
+        uint16_t *z16 = grad_scale != 0.0f ? matmul_stash_claim(mm, scratch, n, V) : NULL;
+        total += xent_rows(scratch, z16, n, V, targets + r0, grad_scale, correct);
         if (grad_scale != 0.0f)
             posemb_nn_linear_backward(mm, dx ? dx + (size_t)r0 * D : NULL, dW, db, scratch, xc, W, n, D, V,
                                       POSEMB_NN_W_OUT_IN);
     }
+    matmul_reuse(mm, NULL);
     return total;
 }
