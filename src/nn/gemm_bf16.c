@@ -63,8 +63,8 @@ typedef struct gemm_entry {
 
 /* gemm_bf16_reuse's matrix: its bf16 copy, made by the first product that
  * reads it, serves the next ones. Promises nest KEPT_DEPTH deep (the LM
- * head's tied weight around each chunk's linear backward, which promises
- * its dy); a deeper one is counted, so that its end ends it, but not kept. */
+ * head's weight, around each chunk's linear backward, which promises its
+ * dy); a deeper one is counted, so that its end ends it, but not kept. */
 enum { KEPT_DEPTH = 2 };
 typedef struct kept_copy {
     const float *src;
