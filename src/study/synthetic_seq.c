@@ -148,12 +148,11 @@ static void lookup(example *e, posemb_rng *r, int alphabet)
 {
     clear(e);
     int n = size_of(e, r, 2, 2 + 2 * SEQ_LOOKUP_QUERIES, e->T), distinct = 0;
-    int32_t keys[POSEMB_SYN_VOCAB], last[POSEMB_SYN_VOCAB]; /* distinct keys by first occurrence; a key's value */
+    /* distinct keys by first occurrence; a key's last value (0: not bound yet, as no digit is) */
+    int32_t keys[POSEMB_SYN_VOCAB], last[POSEMB_SYN_VOCAB] = {0};
     for (int i = 0; i < n; i++) {
         int32_t k = symbol(r, alphabet), v = SYN_DIGIT + (int32_t)posemb_rng_below(r, 10);
-        int seen = 0;
-        for (int j = 0; j < distinct; j++) seen |= keys[j] == k;
-        if (!seen) keys[distinct++] = k;
+        if (!last[k]) keys[distinct++] = k;
         last[k] = v;
         e->ids[1 + 2 * i] = k;
         e->ids[2 + 2 * i] = v;
@@ -223,6 +222,25 @@ double seq_chance(const char *name)
     return 0;
 }
 
+/* A wrong answer's class from the position and content sets over nsym
+ * symbols (p: the answer's index among them; -1 when the answer is right
+ * or no symbol), with in chance[3] the share of the other wrong symbols
+ * in each set and in the content set alone. */
+static int error_sets(const unsigned char *inpos, const unsigned char *incont, int nsym, int others, int p,
+                      double chance[3])
+{
+    int np = 0, nc = 0, only = 0;
+    for (int v = 0; v < nsym; v++) {
+        np += inpos[v];
+        nc += incont[v];
+        only += incont[v] && !inpos[v];
+    }
+    chance[0] = (double)np / others;
+    chance[1] = (double)nc / others;
+    chance[2] = (double)only / others;
+    return p < 0 ? 0 : (inpos[p] ? SEQ_ERR_POSITION : 0) | (incont[p] ? SEQ_ERR_CONTENT : 0);
+}
+
 /* Which way a wrong answer token of copy (dir 1) or reverse (dir -1) went
  * (issue 56, 5.; rules fixed before any run, docs/study.md): x [n] the input,
  * k the output index (teacher forced: the outputs before it are right), src
@@ -251,17 +269,8 @@ int seq_error_class(const int32_t *x, int n, int k, int dir, int alphabet, int32
         int next = j + dir;
         if (j != prev && x[j] == x[prev] && next >= 0 && next < n && x[next] != want) incont[x[next]] = 1;
     }
-    int np = 0, nc = 0, only = 0;
-    for (int v = 0; v < POSEMB_SYN_VOCAB; v++) {
-        np += inpos[v];
-        nc += incont[v];
-        only += incont[v] && !inpos[v];
-    }
-    chance[0] = (double)np / (alphabet - 1);
-    chance[1] = (double)nc / (alphabet - 1);
-    chance[2] = (double)only / (alphabet - 1);
-    if (pred < 0 || pred >= POSEMB_SYN_VOCAB || pred == want) return 0;
-    return (inpos[pred] ? SEQ_ERR_POSITION : 0) | (incont[pred] ? SEQ_ERR_CONTENT : 0);
+    int p = pred < 0 || pred >= POSEMB_SYN_VOCAB || pred == want ? -1 : pred;
+    return error_sets(inpos, incont, POSEMB_SYN_VOCAB, alphabet - 1, p, chance);
 }
 
 /* Which way a wrong answer to query k of seq_lookup went (issue 56, 5.;
@@ -293,15 +302,6 @@ int seq_lookup_error_class(const int32_t *row, int T, int k, int32_t pred, doubl
         if (i >= 0 && i < n && val[2 * i] != want) inpos[val[2 * i] - SYN_DIGIT] = 1;
     for (int i = 0; i < g; i++)
         if (key[2 * i] == row[q] && val[2 * i] != want) incont[val[2 * i] - SYN_DIGIT] = 1;
-    int np = 0, nc = 0, only = 0;
-    for (int d = 0; d < 10; d++) {
-        np += inpos[d];
-        nc += incont[d];
-        only += incont[d] && !inpos[d];
-    }
-    chance[0] = np / 9.0;
-    chance[1] = nc / 9.0;
-    chance[2] = only / 9.0;
-    if (!seq_scores_digits(pred) || pred == want) return 0;
-    return (inpos[pred - SYN_DIGIT] ? SEQ_ERR_POSITION : 0) | (incont[pred - SYN_DIGIT] ? SEQ_ERR_CONTENT : 0);
+    int p = !seq_scores_digits(pred) || pred == want ? -1 : pred - SYN_DIGIT;
+    return error_sets(inpos, incont, 10, 9, p, chance);
 }

@@ -24,9 +24,10 @@ REVERSE = {"seq_reverse_bits": 2, "seq_reverse_a4": 4, "seq_reverse_a8": 8, "seq
            "seq_reverse": 48}
 COPY = {"seq_copy_bits": 2, "seq_copy_a4": 4, "seq_copy_a8": 8, "seq_copy_a16": 16, "seq_copy": 48}
 LOOKUP = {"seq_lookup_a2": 2, "seq_lookup_a4": 4, "seq_lookup_a8": 8, "seq_lookup_a16": 16, "seq_lookup": 48}
-ALPHABETS = REVERSE
-H = "HQ"  # the hypotheses' prefix: HQ (reverse), HC (the copy arm) or HL (the lookup arm)
-H1_ALPHABETS, H3_ALPHABETS = (48, 16), (8, 16, 48)  # the lookup arm: (16,) and (16, 48)
+# Each arm: its tasks by alphabet, its hypotheses' prefix, and the alphabets H1 and H3 read.
+ARMS = {None: (REVERSE, "HQ", (48, 16), (8, 16, 48)), "--copy": (COPY, "HC", (48, 16), (8, 16, 48)),
+        "--lookup": (LOOKUP, "HL", (16,), (16, 48))}
+ALPHABETS, H, H1_ALPHABETS, H3_ALPHABETS = ARMS[None]
 FIT = 0.9  # token accuracy at the training length that counts as fitted
 RANDOM = "rope+random:max=168"
 
@@ -65,10 +66,9 @@ def shares(line):
 def main():
     global ALPHABETS, H, H1_ALPHABETS, H3_ALPHABETS
     args = sys.argv[1:]
-    if args[:1] == ["--copy"]:
-        ALPHABETS, H, args = COPY, "HC", args[1:]
-    elif args[:1] == ["--lookup"]:
-        ALPHABETS, H, H1_ALPHABETS, H3_ALPHABETS, args = LOOKUP, "HL", (16,), (16, 48), args[1:]
+    if args[:1] and args[0] in ARMS:
+        ALPHABETS, H, H1_ALPHABETS, H3_ALPHABETS = ARMS[args[0]]
+        args = args[1:]
     if len(args) != 1:
         sys.exit(__doc__)
     runs, n_train = read(args[0])
