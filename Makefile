@@ -72,7 +72,8 @@ position-learning: all
 		--out docs/images/position_learning.png
 
 # Issue 56's figures from the committed lines: the RoPE fine-tunes' curves
-# (results/length/extend/) and where rotary models put their norm (results/length/frequencies/).
+# (results/length/extend/), where rotary models put their norm (results/length/frequencies/)
+# and which errors each PE makes reversing (results/lengthgen/content/).
 long-context: all
 	python3 results/length/extend/curves.py > /dev/null
 	$(BUILD)/posemb plot lines results/length/extend/curves.csv --markers --cols 2 \
@@ -80,6 +81,10 @@ long-context: all
 	python3 results/length/frequencies/pairs.py
 	$(BUILD)/posemb plot lines results/length/frequencies/pairs.csv --markers --cols 2 \
 		--xlabel "rotation pair (1 = fastest)" --ylabel "share of the pair norms" --out docs/images/rope_pairs.png
+	python3 results/lengthgen/content/routes.py
+	$(BUILD)/posemb plot lines results/lengthgen/content/routes.csv --markers --cols 4 \
+		--xlabel "symbols (log2)" --ylabel "share of wrong tokens minus chance" \
+		--title "Reversing at 84 tokens (2x): which errors each PE makes" --out docs/images/content_routes.png
 
 clean:
 	rm -rf build build-asan build-fuzz

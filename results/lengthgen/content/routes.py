@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""The content slice's figure (issue 56, part 5): per PE (one panel each), the
+excess of two error classes at 84 tokens over the alphabet, the mean over
+the three seeds (fitted or not; README.md's table has each seed): the
+position share minus its chance, and the content-alone share minus its
+chance (verdicts.py's columns). x is log2 of the alphabet (1 = 2 symbols,
+5.58 = 48). Reads results.jsonl beside this script (or the file named) and
+writes routes.csv beside it (panel, series, x, y: the table `posemb plot
+lines` reads), then
+    posemb plot lines results/lengthgen/content/routes.csv --markers --cols 4 \\
+        --xlabel "symbols (log2)" --ylabel "share of wrong tokens minus chance" \\
+        --title "Reversing at 84 tokens (2x): which errors each PE makes" \\
+        --out docs/images/content_routes.png
+(make long-context). Standard library only; run from anywhere."""
+import math
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
+from lab import lines, write_points  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ALPHABETS = {"seq_reverse_bits": 2, "seq_reverse_a4": 4, "seq_reverse_a8": 8, "seq_reverse_a16": 16,
+             "seq_reverse": 48}
+PES = ["rope", "rope+random:max=168", "ape", "none"]
+AT = 84
+
+
+def main(argv):
+    path = argv[1] if len(argv) > 1 else os.path.join(HERE, "results.jsonl")
+    cells = {}  # (pe, symbols) -> [(position excess, content-alone excess)] per seed
+    for r in lines(path):
+        if r["task"] not in ALPHABETS or r["eval_len"] != AT or not r.get("errors"):
+            continue
+        wrong, pos, cont, both, _ = r["errors"]
+        ch = r["errors_chance"]
+        cells.setdefault((r["pe"], ALPHABETS[r["task"]]), []).append(
+            ((pos + both) / wrong - ch[0], cont / wrong - ch[2]))
+    rows = []
+    for pe in PES:
+        for i, series in enumerate(("position (both counted)", "content alone")):
+            for k in sorted(set(ALPHABETS.values())):
+                got = cells.get((pe, k))
+                if not got or len(got) != 3:
+                    sys.exit("%s: %s at %d symbols has %d seeds, not 3" % (path, pe, k, len(got or [])))
+                rows.append((pe, series, "%.4f" % math.log2(k), "%.4f" % statistics.mean(g[i] for g in got)))
+    write_points(os.path.join(HERE, "routes.csv"), rows)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
