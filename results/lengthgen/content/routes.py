@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The content slice's figure (issue 56, part 5): per PE (one panel each), the
 excess of two error classes at 84 tokens over the alphabet, the mean over
-the three seeds (fitted or not; README.md's table has each seed): the
-position share minus its chance, and the content-alone share minus its
-chance (verdicts.py's columns). x is log2 of the alphabet (1 = 2 symbols,
+the fitted seeds (token accuracy at least 0.9 at 42 tokens, as the
+hypotheses read them; no point where no seed fitted; README.md's table has
+each seed): the position share minus its chance, and the content-alone
+share minus its chance (verdicts.py's columns). x is log2 of the alphabet (1 = 2 symbols,
 5.58 = 48). Reads results.jsonl beside this script (or the file named) and
 writes routes.csv beside it (panel, series, x, y: the table `posemb plot
 lines` reads), then
@@ -24,15 +25,24 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ALPHABETS = {"seq_reverse_bits": 2, "seq_reverse_a4": 4, "seq_reverse_a8": 8, "seq_reverse_a16": 16,
              "seq_reverse": 48}
 PES = ["rope", "rope+random:max=168", "ape", "none"]
-AT = 84
+AT, FIT = 84, 0.9
 
 
 def main(argv):
     path = argv[1] if len(argv) > 1 else os.path.join(HERE, "results.jsonl")
-    cells = {}  # (pe, symbols) -> [(position excess, content-alone excess)] per seed
-    for r in lines(path):
-        if r["task"] not in ALPHABETS or r["eval_len"] != AT or not r.get("errors"):
+    runs = [r for r in lines(path) if r["task"] in ALPHABETS]
+    fitted = {(r["pe"], r["task"], r["seed"]) for r in runs if r["eval_len"] == AT // 2 and
+              r["metrics"]["token_accuracy"] >= FIT}
+    seeds = {}  # (pe, symbols) -> seeds run
+    cells = {}  # (pe, symbols) -> [(position excess, content-alone excess)] per fitted seed
+    for r in runs:
+        if r["eval_len"] != AT:
             continue
+        seeds.setdefault((r["pe"], ALPHABETS[r["task"]]), set()).add(r["seed"])
+        if (r["pe"], r["task"], r["seed"]) not in fitted:
+            continue
+        if not r.get("errors"):
+            sys.exit("%s: %s on %s seed %d has no error classes at %d tokens" % (path, r["pe"], r["task"], r["seed"], AT))
         wrong, pos, cont, both, _ = r["errors"]
         ch = r["errors_chance"]
         cells.setdefault((r["pe"], ALPHABETS[r["task"]]), []).append(
@@ -41,10 +51,11 @@ def main(argv):
     for pe in PES:
         for i, series in enumerate(("position (both counted)", "content alone")):
             for k in sorted(set(ALPHABETS.values())):
-                got = cells.get((pe, k))
-                if not got or len(got) != 3:
-                    sys.exit("%s: %s at %d symbols has %d seeds, not 3" % (path, pe, k, len(got or [])))
-                rows.append((pe, series, "%.4f" % math.log2(k), "%.4f" % statistics.mean(g[i] for g in got)))
+                if len(seeds.get((pe, k), ())) != 3:
+                    sys.exit("%s: %s at %d symbols has %d seeds, not 3" % (path, pe, k, len(seeds.get((pe, k), ()))))
+                got = cells.get((pe, k), [])
+                y = "%.4f" % statistics.mean(g[i] for g in got) if got else ""
+                rows.append((pe, series, "%.4f" % math.log2(k), y))
     write_points(os.path.join(HERE, "routes.csv"), rows)
 
 
