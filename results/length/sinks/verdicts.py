@@ -9,7 +9,15 @@ difference over its seeds (scripts/claims' one_sample_ci), each cell its
 own verdict, Gu et al.'s claim under the verdict table's rule beside it (no
 paper size in this unit). Until all 24 runs are in, nothing is judged.
 Run from anywhere:
-    python3 results/length/sinks/verdicts.py [LINES]"""
+    python3 results/length/sinks/verdicts.py [LINES]
+    python3 results/length/sinks/verdicts.py --slice2 LONG_LINES WIDE_LINES [SLICE1_LINES]
+
+--slice2 judges slice 2's HS3-HS6 (README.md, "Slice 2"; added on
+2026-12-05 before any of its runs): LONG_LINES and WIDE_LINES are the
+long and wide arms' lines (slice2-long.results.jsonl and
+slice2-wide.results.jsonl), SLICE1_LINES slice 1's (HS6's width-128 arm;
+sinks.results.jsonl beside this script by default). Nothing is judged
+until each arm's 6 runs are in."""
 import os
 import statistics
 import sys
@@ -75,5 +83,61 @@ def main(argv):
                 print(f"  {d} seed {s}: {c[FIRST][1]:.4f} / {c[LAST][1]:.4f}")
 
 
+LONG_LAST, WIDE_LAST = 8000, 2000
+
+
+def slice2(long_path, wide_path, slice1_path):
+    """HS3-HS6 (README.md, "Slice 2") from the two arms' lines and slice 1's."""
+    long_, wide, one = curves(long_path), curves(wide_path), curves(slice1_path)
+    arm = {"long": long_, "wide": wide}
+    for name, got in arm.items():
+        print(f"{name}: {len(got)} of 6 runs in" + ("" if len(got) == 6 else "; interim, nothing is judged"))
+    said_long = (lambda ok: "held" if ok else "did not hold") if len(long_) == 6 else (lambda ok: "interim")
+    said_wide = (lambda ok: "held" if ok else "did not hold") if len(wide) == 6 else (lambda ok: "interim")
+    runs = {pe: [long_[(pe, "llama", s)] for s in SEEDS if (pe, "llama", s) in long_] for pe in ("none", "rope")}
+
+    diff = [c[LONG_LAST][1] - c[LAST][1] for c in runs["none"] if LONG_LAST in c and LAST in c]
+    if len(diff) >= 2:
+        e, lo, hi, p, mde = C.one_sample_ci(diff)
+        print(f"\nHS3 (Llama none, largest head at step {LONG_LAST} minus {LAST}, paired): "
+              f"{e:+.4f} [{lo:+.4f}, {hi:+.4f}] p = {p:.3g}, detects {mde:.3g}, n {len(diff)}: {said_long(lo > 0)}")
+    else:
+        print(f"\nHS3: {len(diff)} seed(s), not judged")
+
+    past = [(s, x[1]) for c in runs["rope"] for s, x in sorted(c.items()) if x[1] > SINK]
+    print(f"HS4 (Llama rope, no head past {SINK} at any checkpoint, {len(runs['rope'])} runs): "
+          f"{len(past)} checkpoint(s) past it: {said_long(not past)}")
+
+    sinks = [max(x[1] for x in c.values()) for c in runs["none"]]
+    print(f"HS5 (Llama none, a head past {SINK} by step {LONG_LAST} in at least 2 of 3 seeds): "
+          f"largest per seed {', '.join(f'{x:.3f}' for x in sinks)}: {said_long(sum(x > SINK for x in sinks) >= 2)}")
+
+    w = [c[WIDE_LAST][1] for (pe, d, s), c in sorted(wide.items()) if pe == "none" and WIDE_LAST in c]
+    n = [c[LAST][1] for (pe, d, s), c in sorted(one.items()) if pe == "none" and d == "llama" and LAST in c]
+    if len(w) >= 2 and len(n) >= 2:
+        e, lo, hi, p, mde = C.welch_ci(w, n)
+        print(f"HS6 (Llama none, largest head at step {WIDE_LAST}, width 256 minus 128, Welch): "
+              f"{e:+.4f} [{lo:+.4f}, {hi:+.4f}] p = {p:.3g}, detects {mde:.3g}, n {len(w)} and {len(n)}: "
+              f"{said_wide(lo > 0 or hi < 0)}")
+    else:
+        print(f"HS6: {len(w)} and {len(n)} run(s), not judged")
+
+    print("\nReported, not tested: the largest head / the mean over heads / the share past 0.3, seed means by step")
+    for name, got in arm.items():
+        for pe in ("none", "rope"):
+            cs = [got[(pe, "llama", s)] for s in SEEDS if (pe, "llama", s) in got]
+            if not cs:
+                continue
+            steps = sorted(set.intersection(*(set(c) for c in cs)))
+            print(f"  {name} {pe} ({len(cs)} seeds): " + "; ".join(
+                f"{st} {statistics.mean(c[st][1] for c in cs):.3f} / {statistics.mean(c[st][0] for c in cs):.3f} / "
+                f"{statistics.mean(c[st][2] for c in cs):.3f}" for st in steps))
+
+
 if __name__ == "__main__":
-    main(sys.argv)
+    if sys.argv[1:2] == ["--slice2"]:
+        if len(sys.argv) not in (4, 5):
+            sys.exit(__doc__)
+        slice2(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) == 5 else os.path.join(HERE, "sinks.results.jsonl"))
+    else:
+        main(sys.argv)
