@@ -37,6 +37,9 @@ PANELS = [
      [("sin from 0.05", "slice14/sin_scale_0_05_learned_scale_on"),
       ("sin from 0.088 (Cramming)", "slice14/sin_scale_0_0883883_learned_scale_on"),
       ("ape, warm-up 1500", "slice15/ape"), ("sin, warm-up 1500", "slice15/sin"), ("rpe, warm-up 1500", "slice15/rpe")]),
+    # the widths' own rpe (4.03 and 5.83 nats at 3000) are in the table: a figure draws at most 40 lines
+    ("width 64 (3000 steps)", [(pe, "slice13/w64/" + pe) for pe in ("ape", "sin", "lsin")]),
+    ("width 256, BERT-Mini's (3000 steps)", [(pe, "slice13/w256/" + pe) for pe in ("ape", "sin", "lsin")]),
     ("positions in the logits (TUPE, 3000 steps)", [("tupe", "slice3/tupe"), ("tupe, draw 2", "slice4/tupe-seed2"),
                                                      ("tupe layer 0", "slice3/tupe-layer0"),
                                                      ("tupe layer 0, draw 2", "slice4/tupe-layer0-seed2")]),
