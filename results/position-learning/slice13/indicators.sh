@@ -1,7 +1,9 @@
 #!/bin/sh
 # Issue 51's table read-out for slice 13's absolute PEs: `posemb analyze` (no figures) on each
 # pretrained model of a width, over the 128 positions pretraining used (--len 128), one thread;
-# writes WIDTH/PE.indicators.json beside this script (written whole, then renamed).
+# writes WIDTH/PE.indicators.json beside this script, and `ape`'s similarity indicators at every
+# kept checkpoint (`posemb analyze --evolution`) as WIDTH/ape.evolution.csv (each written whole,
+# then renamed).
 #     results/position-learning/slice13/indicators.sh RUN POSEMB WIDTH
 # RUN: the run folder (RUN/models/PE/pretrain); POSEMB: the program that ran it; WIDTH: w64 or w256.
 set -eu
@@ -14,3 +16,6 @@ for pe in ape sin lsin; do
     cp "$tmp/$pe/indicators.json" "$here/$width/$pe.indicators.json.tmp"
     mv "$here/$width/$pe.indicators.json.tmp" "$here/$width/$pe.indicators.json"
 done
+"$posemb" analyze "$run/models/ape/pretrain" --evolution --len 128 --no-figures --threads 1 --out "$tmp/evolution" > /dev/null
+cp "$tmp/evolution/evolution.csv" "$here/$width/ape.evolution.csv.tmp"
+mv "$here/$width/ape.evolution.csv.tmp" "$here/$width/ape.evolution.csv"
