@@ -18,14 +18,14 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
-from lab import lines, write_points  # noqa: E402
-
 HERE = os.path.dirname(os.path.abspath(__file__))
-ALPHABETS = {"seq_reverse_bits": 2, "seq_reverse_a4": 4, "seq_reverse_a8": 8, "seq_reverse_a16": 16,
-             "seq_reverse": 48}
+sys.path.insert(0, os.path.join(HERE, "..", ".."))  # results/: lab.py
+sys.path.insert(0, HERE)  # verdicts.py: the tasks' alphabets, the fit rule, the classes' shares
+from lab import lines, write_points  # noqa: E402
+from verdicts import FIT, REVERSE as ALPHABETS, shares  # noqa: E402
+
 PES = ["rope", "rope+random:max=168", "ape", "none"]
-AT, FIT = 84, 0.9
+AT = 84
 
 
 def main(argv):
@@ -43,10 +43,8 @@ def main(argv):
             continue
         if not r.get("errors"):
             sys.exit("%s: %s on %s seed %d has no error classes at %d tokens" % (path, r["pe"], r["task"], r["seed"], AT))
-        wrong, pos, cont, both, _ = r["errors"]
-        ch = r["errors_chance"]
-        cells.setdefault((r["pe"], ALPHABETS[r["task"]]), []).append(
-            ((pos + both) / wrong - ch[0], cont / wrong - ch[2]))
+        _, pos, _, alone, pos_chance, _, alone_chance = shares(r)
+        cells.setdefault((r["pe"], ALPHABETS[r["task"]]), []).append((pos - pos_chance, alone - alone_chance))
     rows = []
     for pe in PES:
         for i, series in enumerate(("position (both counted)", "content alone")):
