@@ -17,7 +17,9 @@ one kept model on freshly drawn seq_reverse_aK rows at length T:
    written (teacher forced) is replaced by another alphabet symbol v; a
    model that reads on from the token just written (the content route)
    then writes the predecessor of an occurrence of v, one that addresses the
-   source by position keeps writing the right symbol.
+   source by position keeps writing the right symbol. (The moved tokens'
+   chance among the input's other tokens was added after the plan: not
+   part of HX3.)
 
     PYTHONPATH=python POSEMB_LIBRARY=build/libposemb.so python3 hq3_errors.py MODEL_DIR ALPHABET [T] [EXAMPLES] [TRAIN]
 
@@ -115,7 +117,7 @@ if wrong:
     print("written symbol not in the input or not a symbol: %.4f" % (dist.get(-1, 0) / wrong))
 
 # 3. the intervention, on the first N_SWAP examples' right tokens (k >= 1)
-kept = follows = chance = swaps = 0
+kept = follows = chance = chance_in = swaps = 0
 variants = []
 for i, x in enumerate(examples[:N_SWAP]):
     n = len(x)
@@ -142,10 +144,12 @@ for b0 in range(0, len(variants), 32):
         pre = {x[j - 1] for j in range(1, n) if x[j] == v} - {x[src]}  # predecessors of v's occurrences
         follows += p in pre
         chance += len(pre) / (A - 1)
+        others = [s for s in x if s != x[src]]  # a guess among the input's other tokens (added after the plan)
+        chance_in += np.mean([s in pre for s in others]) if others else 0.0
 if swaps:
     moved = swaps - kept
     print("intervention: %d right tokens (k >= 1, first %d examples), the token just written replaced" % (swaps, N_SWAP))
     print("  still right %.4f; moved %d" % (kept / swaps, moved))
     if moved:
-        print("  of the moved: to a predecessor of the new token %.4f (a uniform wrong guess: %.4f)" %
-              (follows / moved, chance / moved))
+        print("  of the moved: to a predecessor of the new token %.4f (a uniform wrong guess: %.4f; a guess among"
+              " the input's other tokens: %.4f)" % (follows / moved, chance / moved, chance_in / moved))
