@@ -63,13 +63,18 @@ claims: all
 	$(BUILD)/posemb plot forest results/claims.csv --out docs/images/claims.png \
 		--title "Published claims tested by posemb (95% intervals)"
 
-# Issue 51's figure (docs/study-position-learning-results.md): word-order cost over
-# pretraining, from the committed read-outs of results/position-learning/.
+# Issue 51's figures (docs/study-position-learning-results.md): word-order cost over
+# pretraining, and the final models' against each axis, from the committed read-outs
+# of results/position-learning/.
 position-learning: all
 	python3 results/position-learning/phase.py > /dev/null
 	$(BUILD)/posemb plot lines results/position-learning/phase.csv --reference "rpe, the study's recipe (draw 2)" \
 		--markers --cols 3 --xlabel "pretraining step" --ylabel "word-order cost (nats per masked token)" \
 		--out docs/images/position_learning.png
+	python3 results/position-learning/axes.py
+	$(BUILD)/posemb plot lines results/position-learning/phase_axes.csv --markers --cols 3 \
+		--xlabel "log2 of the setting over the study's recipe" --ylabel "word-order cost (nats per masked token)" \
+		--out docs/images/position_learning_axes.png
 
 # Issue 56's figures from the committed lines: the RoPE fine-tunes' curves
 # (results/length/extend/), where rotary models put their norm (results/length/frequencies/)

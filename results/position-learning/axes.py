@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""The phase diagram of issue 51 against its axes: the word-order cost of
+each final model (order_ablation.py's "shuffled" minus "as is", nats per
+masked token, the study's 32 windows) against how far one setting moved
+from the study's recipe (BERT 4 x 128, 1x the text, peak lr 1e-3, a warm-up
+of 300 steps, 3000 steps), on log2 of the factor: one panel per axis. `rpe`
+is the reference a PE must reach half of (the criterion, drawn as its own
+series); a point of several draws is their mean (the draws: --table).
+Points are read from the committed order.txt lines named below, not typed.
+Writes phase_axes.csv beside this script (panel, series, x, y: the long
+table `posemb plot lines` reads; `make position-learning` draws it);
+--table prints every point with its draws and sources instead.
+Standard library only; run from anywhere."""
+import csv
+import math
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+STUDY = "../study-data/positions/order_ablation.txt"  # the study's recipe, 3000 steps
+
+# A point's sources: (file under this folder, a piece of its model's line).
+RECIPE = {
+    "ape": [(STUDY, "RUN/models/ape/pretrain ")],
+    "sin": [(STUDY, "RUN/models/sin/pretrain ")],
+    "lsin": [(STUDY, "RUN/models/lsin/pretrain ")],
+    "rpe": [(STUDY, "RUN/models/rpe/pretrain "), ("slice4/order.txt", "pl5-rpe-s2/")],
+}
+L2 = math.log2
+
+# (panel, [(series, x, sources)]); x = log2 of the setting over the recipe's.
+PANELS = [
+    ("the text (x 1.77 M tokens)", [
+        ("ape", 0, RECIPE["ape"]), ("ape", L2(7.8), [("slice2/order.txt", "pl2-ape/")]),
+        ("rpe", 0, RECIPE["rpe"]), ("rpe", L2(7.8), [("slice2/order.txt", "pl2-rpe/")]),
+    ]),
+    ("peak learning rate (x 1e-3)", [
+        ("ape", L2(0.3), [("slice1/order.txt", "pl1-ape/")]), ("ape", 0, RECIPE["ape"]),
+        ("rpe", L2(0.3), [("slice1/order.txt", "pl1-rpe/")]), ("rpe", 0, RECIPE["rpe"]),
+    ]),
+    ("steps (x 3000)", [
+        ("ape", 0, RECIPE["ape"]), ("ape", 2, [(STUDY, "exp-ape-long/models/ape/pretrain (step 12000")]),
+        ("sin x0.05 (fixed)", 0, [("slice6/order.txt", "pl7-sin-0.05/"), ("slice6/order.txt", "pl7-sin-0.05-s2/")]),
+        ("sin x0.05 (fixed)", 1, [("slice7/order.txt", "pl8-sin-0.05-6000/"),
+                                  ("slice8/order.txt", "pl8-sin-fixed-0.05-6000-seed2/"),
+                                  ("slice9/order.txt", "pl-sin-d3/")]),
+        ("rpe", 0, RECIPE["rpe"]),
+        ("rpe", 1, [("slice7/order.txt", "pl8-rpe-6000/"), ("slice8/order.txt", "pl8-rpe-6000-seed2/")]),
+    ]),
+    ("width (x 128)", [
+        (pe, x, [("slice13/%s/order.txt" % w, "/models/%s/pretrain " % pe)] if w else RECIPE[pe])
+        for pe in ("ape", "sin", "lsin", "rpe") for x, w in ((-1, "w64"), (0, None), (1, "w256"))
+    ]),
+    ("warm-up (x 300 steps)", [
+        ("ape", 0, RECIPE["ape"]), ("ape", L2(5), [("slice15/order.txt", "/models/ape/pretrain ")]),
+        ("sin", 0, RECIPE["sin"]), ("sin", L2(5), [("slice15/order.txt", "/models/sin/pretrain ")]),
+        ("rpe", 0, RECIPE["rpe"]), ("rpe", L2(5), [("slice15/order.txt", "/models/rpe/pretrain ")]),
+    ]),
+]
+LINE = re.compile(r"as is: (-?[0-9.]+) shuffled: (-?[0-9.]+)")
+
+
+def cost(path, piece):
+    """shuffled - as is on the one line of path holding piece."""
+    hits = [l for l in open(os.path.join(HERE, path)) if piece in l and LINE.search(l)]
+    if len(hits) != 1:
+        sys.exit("axes.py: %s: %d lines hold %r, not 1" % (path, len(hits), piece))
+    a, s = LINE.search(hits[0]).groups()
+    return float(s) - float(a)
+
+
+def points():
+    for panel, rows in PANELS:
+        for series, x, sources in rows:
+            draws = [cost(f, p) for f, p in sources]
+            yield panel, series, x, sum(draws) / len(draws), draws, sources
+
+
+def main():
+    rows = list(points())
+    if sys.argv[1:] == ["--table"]:
+        for panel, series, x, y, draws, sources in rows:
+            print("%-28s %-18s x %+.3f cost %+.4f draws %s  %s" % (panel, series, x, y,
+                  " ".join("%+.4f" % d for d in draws), "; ".join("%s: %s" % s for s in sources)))
+        return
+    out = os.path.join(HERE, "phase_axes.csv")
+    with open(out + ".tmp", "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["panel", "series", "x", "y"])
+        for panel, _ in PANELS:
+            mine = [r for r in rows if r[0] == panel]
+            names = list(dict.fromkeys(r[1] for r in mine))
+            for name in names:
+                for r in sorted((r for r in mine if r[1] == name), key=lambda r: r[2]):
+                    w.writerow([panel, name, "%.4f" % r[2], "%.4f" % r[3]])
+            for r in sorted((r for r in mine if r[1] == "rpe"), key=lambda r: r[2]):  # the criterion
+                w.writerow([panel, "half of rpe's (the criterion)", "%.4f" % r[2], "%.4f" % (r[3] / 2)])
+    os.replace(out + ".tmp", out)
+
+
+if __name__ == "__main__":
+    main()
