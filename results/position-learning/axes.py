@@ -37,7 +37,9 @@ PANELS = [
         ("rpe", 0, RECIPE["rpe"]), ("rpe", L2(7.8), [("slice2/order.txt", "pl2-rpe/")]),
     ]),
     ("peak learning rate (x 1e-3)", [
+        ("ape", L2(0.1), [("slice16/lr1e-4/order.txt", "/models/ape/pretrain ")]),
         ("ape", L2(0.3), [("slice1/order.txt", "pl1-ape/")]), ("ape", 0, RECIPE["ape"]),
+        ("rpe", L2(0.1), [("slice16/lr1e-4/order.txt", "/models/rpe/pretrain ")]),
         ("rpe", L2(0.3), [("slice1/order.txt", "pl1-rpe/")]), ("rpe", 0, RECIPE["rpe"]),
     ]),
     ("steps (x 3000)", [
