@@ -33,7 +33,9 @@ L2 = math.log2
 # (panel, [(series, x, sources)]); x = log2 of the setting over the recipe's.
 PANELS = [
     ("the text (x 1.77 M tokens)", [
+        ("ape", -2, [("slice16/text-0.25x/order.txt", "/models/ape/pretrain ")]),
         ("ape", 0, RECIPE["ape"]), ("ape", L2(7.8), [("slice2/order.txt", "pl2-ape/")]),
+        ("rpe", -2, [("slice16/text-0.25x/order.txt", "/models/rpe/pretrain ")]),
         ("rpe", 0, RECIPE["rpe"]), ("rpe", L2(7.8), [("slice2/order.txt", "pl2-rpe/")]),
     ]),
     ("peak learning rate (x 1e-3)", [
