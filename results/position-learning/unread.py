@@ -5,10 +5,10 @@ checkpoint (`posemb probe order`, SLICE/*.order_by_step.jsonl), the range of its
 over all of them, and the criterion on those axes (half of `rpe`'s final cost at the same recipe,
 order_ablation.py's as the page's table gives it: its order.txt line, read by axes.py's cost).
 Standard library only; run from anywhere."""
-import json
 import os
 
 from axes import cost
+from phase import costs as curve
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # (what changed from the study's recipe, the APE runs' files, the rpe run of that recipe or None)
@@ -30,8 +30,9 @@ RUNS = [
 
 
 def costs(name):
-    path = os.path.join(HERE, name + ".order_by_step.jsonl")
-    return [json.loads(l)["order_cost"] for l in open(path)] if os.path.exists(path) else None
+    """The word-order cost at each kept checkpoint (phase.py's reader), or None before the read-out."""
+    read = os.path.exists(os.path.join(HERE, name + ".order_by_step.jsonl"))
+    return [c for _, c in curve(name)] if read else None
 
 
 lo, hi, n, half = None, None, 0, []

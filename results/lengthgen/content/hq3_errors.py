@@ -94,9 +94,9 @@ for x, pred in zip(examples, preds):
         if others:
             inp += [np.mean([s in pos for s in others]), np.mean([s in cont for s in others]),
                     np.mean([s in alone for s in others])]
+            near = {v: nearest(x, v, src) for v in set(others)}  # once per symbol, not per occurrence
             for s in others:
-                dg = nearest(x, s, src)
-                dist_guess[dg] = dist_guess.get(dg, 0) + 1 / len(others)
+                dist_guess[near[s]] = dist_guess.get(near[s], 0) + 1 / len(others)
         dd = nearest(x, p, src) if CONTENT <= p < CONTENT + A else -1
         dist[dd] = dist.get(dd, 0) + 1
 wrong = total - right
