@@ -18,6 +18,7 @@ typedef struct bench_train_size {
     long warmup, total; /* the learning-rate schedule (posemb_lr_at) */
     posemb_arch arch;   /* BERT unless said */
     int kv_heads;       /* Llama: key/value heads (grouped-query attention); 0 elsewhere */
+    float dropout;      /* hidden and attention dropout in training mode; 0 (no dropout) unless said */
 } bench_train_size;
 
 /* A forward pass of a BERT encoder, no head. */
@@ -30,19 +31,28 @@ typedef struct bench_forward_size {
 static inline const bench_train_size *bench_train_size_named(const char *name)
 {
     static const bench_train_size sizes[] = {
-        {"train-mini", 4, 256, 4, 1024, 30522, 2, 128, 32, 128, POSEMB_HEAD_MLM, 1e-4f, 0, 1000000, POSEMB_BERT, 0},
-        {"train-tiny", 2, 64, 4, 256, 1000, 2, 64, 16, 64, POSEMB_HEAD_MLM, 1e-4f, 0, 1000000, POSEMB_BERT, 0},
+        {"train-mini", 4, 256, 4, 1024, 30522, 2, 128, 32, 128, POSEMB_HEAD_MLM, 1e-4f, 0, 1000000, POSEMB_BERT, 0,
+         0.0f},
+        {"train-tiny", 2, 64, 4, 256, 1000, 2, 64, 16, 64, POSEMB_HEAD_MLM, 1e-4f, 0, 1000000, POSEMB_BERT, 0, 0.0f},
         /* posemb_study_default(): tables sized for the longest evaluation (8 x 32), 250 steps, warm-up 25 */
-        {"train-small", 2, 64, 4, 128, 64, 1, 256, 32, 32, POSEMB_HEAD_CLASSIFY, 3e-3f, 25, 250, POSEMB_BERT, 0},
+        {"train-small", 2, 64, 4, 128, 64, 1, 256, 32, 32, POSEMB_HEAD_CLASSIFY, 3e-3f, 25, 250, POSEMB_BERT, 0, 0.0f},
+        /* the real-data study's pretraining step (posemb_study_data_default, study_data.c): BERT 4 x 128,
+         * FFN 512, BERT's vocabulary, APE rows for 4 x 128, 32 x 128 tokens, masked LM at lr 1e-3 (warm-up
+         * 300 of 3000), dropout 0.1 after the embeddings, on the attention probabilities and on both
+         * residual branches: where the study's hours go (bench/profile; no peer row) */
+        {"train-data", 4, 128, 4, 512, 30522, 2, 512, 32, 128, POSEMB_HEAD_MLM, 1e-3f, 300, 3000, POSEMB_BERT, 0, 0.1f},
         /* train-mini's sizes as a GPT-2 decoder (causal LM): for the decoder-only PEs (xpos) against rope */
-        {"train-mini-clm", 4, 256, 4, 1024, 30522, 0, 128, 32, 128, POSEMB_HEAD_CLM, 1e-4f, 0, 1000000, POSEMB_GPT2, 0},
+        {"train-mini-clm", 4, 256, 4, 1024, 30522, 0, 128, 32, 128, POSEMB_HEAD_CLM, 1e-4f, 0, 1000000, POSEMB_GPT2, 0,
+         0.0f},
         /* A small Llama 2: RMSNorm, SwiGLU, RoPE by default, an untied lm_head; grouped-query attention
          * with 4 query heads per key/value head; Llama's 32000-token vocabulary. Intermediate 688: 8/3 x 256
          * rounded up to a multiple of 16, so that SwiGLU's three matrices cost what a 4 x 256 FFN's two do.
          * 16 x 128 tokens: 137 GFLOP a step (train_mini.c), about a second on 2 threads. */
-        {"train-llama", 4, 256, 8, 688, 32000, 0, 128, 16, 128, POSEMB_HEAD_CLM, 1e-4f, 0, 1000000, POSEMB_LLAMA, 2},
+        {"train-llama", 4, 256, 8, 688, 32000, 0, 128, 16, 128, POSEMB_HEAD_CLM, 1e-4f, 0, 1000000, POSEMB_LLAMA, 2,
+         0.0f},
         /* the same at a smoke-test size (bench/run --quick) */
-        {"train-llama-tiny", 2, 64, 4, 172, 1000, 0, 64, 16, 64, POSEMB_HEAD_CLM, 1e-4f, 0, 1000000, POSEMB_LLAMA, 2},
+        {"train-llama-tiny", 2, 64, 4, 172, 1000, 0, 64, 16, 64, POSEMB_HEAD_CLM, 1e-4f, 0, 1000000, POSEMB_LLAMA, 2,
+         0.0f},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
         if (!strcmp(sizes[i].name, name)) return &sizes[i];

@@ -12,7 +12,8 @@ start to end (the build excluded):
                   32 x 128 tokens a step), STEPS steps and its evaluations at
                   1x-16x, passkey included
 
-The two partial rows also give the projected time of their whole unit (3000
+Each row gives the peak memory of its command (max_rss_kb: the largest
+resident set over its repeats, the workers included). The two partial rows also give the projected time of their whole unit (3000
 and 2000 steps, the defaults), from the seconds a step (the run's own
 tokens/s line); the other parts of a unit (tokenizing the corpora, which is
 cached, fine-tuning, evaluations) are in the row's seconds, not scaled. The
@@ -49,15 +50,23 @@ QUICK_DEFAULT = {"pes": ["none", "rope"], "tasks": ["order", "retrieve"], "seeds
 
 
 def one(cmd, cwd):
-    """Wall seconds of cmd and the last tokens/s it printed, or {"error": ...}."""
-    start = time.monotonic()
-    out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    wall = time.monotonic() - start
-    if out.returncode != 0:
-        msg = (out.stderr or out.stdout).strip().splitlines()
-        return {"error": msg[-1] if msg else f"exit status {out.returncode}"}
-    rates = re.findall(r"([0-9.]+) tok(?:ens)?/s", out.stderr + out.stdout)
-    return {"seconds": wall, "tokens_per_s": float(rates[-1]) if rates else None}
+    """Wall seconds of cmd, its peak memory (the largest resident set of the
+    command and the workers it waited for, from wait4) and the last tokens/s
+    it printed, or {"error": ...}."""
+    with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        out.seek(0)
+        err.seek(0)
+        text_out, text_err = out.read(), err.read()
+    if proc.returncode != 0:
+        msg = (text_err or text_out).strip().splitlines()
+        return {"error": msg[-1] if msg else f"exit status {proc.returncode}"}
+    rates = re.findall(r"([0-9.]+) tok(?:ens)?/s", text_err + text_out)
+    return {"seconds": wall, "max_rss_kb": usage.ru_maxrss, "tokens_per_s": float(rates[-1]) if rates else None}
 
 
 def row(name, build, data, config, flags, repeat, full_steps, step_tokens):
@@ -80,6 +89,7 @@ def row(name, build, data, config, flags, repeat, full_steps, step_tokens):
     secs = sorted(x["seconds"] for x in runs)
     r["seconds"] = round(statistics.median(secs), 2)
     r["seconds_range"] = [round(secs[0], 2), round(secs[-1], 2)]
+    r["max_rss_kb"] = max(x["max_rss_kb"] for x in runs)
     rates = [x["tokens_per_s"] for x in runs if x["tokens_per_s"]]
     if full_steps and rates:
         tok_s = statistics.median(rates)

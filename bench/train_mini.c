@@ -8,6 +8,9 @@
  *   train-llama       a Llama causal LM: 4 layers, width 256, 8 heads, 2 key/value heads,
  *                     SwiGLU 688, vocabulary 32000, untied lm_head, 16 x 128 tokens
  *   train-llama-tiny  the same at a smoke-test size
+ *   train-data        the real-data study's pretraining step: BERT masked LM, 4 layers,
+ *                     width 128, vocabulary 30522, 32 x 128 tokens, dropout 0.1 (training
+ *                     mode, keyed by the step as the study's trainer keys it)
  * Prints one JSON line: tokens/s (median over the timed steps), model
  * GFLOP/s, MFU against an sgemm peak measured here, peak memory, the loss
  * of the first and of the last step (bench/torch_train_mini.py prints the
@@ -56,7 +59,7 @@ int main(int argc, char **argv)
     const bench_train_size *s = bench_train_size_named(ba.size);
     if (rc == 2 || (!rc && !s)) {
         fprintf(stderr, "usage: bench_train_mini [PE] [train-mini|train-tiny|train-small|train-mini-clm|train-llama|"
-                        "train-llama-tiny] [THREADS] [STEPS] [fp32|bf16]\n");
+                        "train-llama-tiny|train-data] [THREADS] [STEPS] [fp32|bf16]\n");
         return 2;
     }
     if (rc) return rc;
@@ -70,7 +73,7 @@ int main(int argc, char **argv)
     c.type_vocab = s->type_vocab;
     c.max_position = s->max_position;
     if (s->arch == POSEMB_LLAMA) c.kv_heads = s->kv_heads; /* tie_embeddings stays 0: Llama 2's own lm_head */
-    c.hidden_dropout = c.attn_dropout = 0.0f;
+    c.hidden_dropout = c.attn_dropout = s->dropout;
     snprintf(c.pe, sizeof c.pe, "%s", ba.pe);
     posemb_error err;
     posemb_model *m;
@@ -122,6 +125,7 @@ int main(int argc, char **argv)
         double t0 = bench_now();
         posemb_loss l;
         posemb_model_zero_grad(m);
+        if (s->dropout > 0.0f) posemb_model_set_train(m, 1, 1, (uint64_t)(i + 2)); /* a new draw each step */
         if (posemb_model_forward(m, &b, &err) || posemb_model_loss(m, &t, 1.0f, &l, &err)) {
             fprintf(stderr, "train_mini: %s\n", err.msg);
             return 1;
