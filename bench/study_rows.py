@@ -13,7 +13,8 @@ start to end (the build excluded):
                   1x-16x, passkey included
 
 Each row gives the peak memory of its command (max_rss_kb: the largest
-resident set over its repeats, the workers included). The two partial rows also give the projected time of their whole unit (3000
+resident set of any one process, the command or a worker it waited for,
+over its repeats; not a sum over workers running at once). The two partial rows also give the projected time of their whole unit (3000
 and 2000 steps, the defaults), from the seconds a step (the run's own
 tokens/s line); the other parts of a unit (tokenizing the corpora, which is
 cached, fine-tuning, evaluations) are in the row's seconds, not scaled. The

@@ -479,14 +479,14 @@ static void test_layernorm_fused_copy(void **state)
     posemb_error err;
     assert_int_equal(posemb_matmul_new(&mm, POSEMB_PRECISION_BF16, &err), POSEMB_OK);
     memcpy(r, r0, sizeof r);
-    posemb_nn_add_layernorm_forward(y, NULL, mean, rstd, r, x, lw, lb, N, C, 1e-5f, 0.0f, 0);
+    posemb_nn_add_layernorm_forward(y, NULL, mean, rstd, r, x, lw, lb, N, C, 1e-5f);
     matmul_new_pass(mm, 1);
     posemb_nn_linear_forward(mm, ref, y, w, NULL, N, C, OUT, POSEMB_NN_W_OUT_IN);
     matmul_new_pass(mm, 1);
     memcpy(r, r0, sizeof r);
     uint16_t *copy = matmul_stash_claim(mm, yf, N, C);
     assert_non_null(copy);
-    posemb_nn_add_layernorm_forward(yf, copy, mean, rstd, r, x, lw, lb, N, C, 1e-5f, 0.0f, 0);
+    posemb_nn_add_layernorm_forward(yf, copy, mean, rstd, r, x, lw, lb, N, C, 1e-5f);
     assert_memory_equal(yf, y, sizeof y);
     for (int i = 0; i < N * C; i++) yf[i] = NAN; /* not read by the product */
     posemb_nn_linear_forward(mm, out, yf, w, NULL, N, C, OUT, POSEMB_NN_W_OUT_IN);

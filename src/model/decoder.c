@@ -27,10 +27,9 @@ void preln_block_forward(posemb_model *m, int l, const float *x, float *out)
     posemb_nn_attention_forward_in(m->mm, &sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, model_probs_out(m, a), a->z,
                                    m->a.attn_scratch);
     posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, D, D, lay);
-    uint64_t key;
-    float pd = model_dropout(m, l, SITE_ATTN_OUT, &key); /* r1 = x + dropout(attn), in the norm's pass */
+    model_drop(m, l, SITE_ATTN_OUT, a->r1, (long)N * D);
     posemb_nn_add_layernorm_forward(a->h1, matmul_stash_claim(m->mm, a->h1, N, D), a->mean2, a->rstd2, a->r1, x,
-                                    p->ln2_w, p->ln2_b, N, D, eps, pd, key);
+                                    p->ln2_w, p->ln2_b, N, D, eps);
     posemb_nn_linear_forward(m->mm, a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, lay);
     posemb_nn_gelu_forward_rows(a->ga, matmul_stash_claim(m->mm, a->ga, N, I), a->fi, N, I, m->cfg.act);
     posemb_nn_linear_forward(m->mm, out, a->ga, p->fo_w, p->fo_b, N, I, D, lay);

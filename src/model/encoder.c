@@ -23,16 +23,15 @@ static void layer_forward(posemb_model *m, int l, const float *x, float *out)
     posemb_nn_attention_forward_in(m->mm, &sh, m->pe, l, a->qkv, m->a.pos_attn, m->a.mask, model_probs_out(m, a), a->z,
                                    m->a.attn_scratch);
     posemb_nn_linear_forward(m->mm, a->r1, a->z, p->ao_w, p->ao_b, N, D, D, POSEMB_NN_W_OUT_IN);
-    uint64_t key;
-    float pd = model_dropout(m, l, SITE_ATTN_OUT, &key); /* r1 = x + dropout(attn), in the norm's pass */
+    model_drop(m, l, SITE_ATTN_OUT, a->r1, (long)N * D);
     posemb_nn_add_layernorm_forward(a->h1, matmul_stash_claim(m->mm, a->h1, N, D), a->mean1, a->rstd1, a->r1, x,
-                                    p->ln1_w, p->ln1_b, N, D, m->cfg.ln_eps, pd, key);
+                                    p->ln1_w, p->ln1_b, N, D, m->cfg.ln_eps);
     posemb_nn_linear_forward(m->mm, a->fi, a->h1, p->fi_w, p->fi_b, N, D, I, POSEMB_NN_W_OUT_IN);
     posemb_nn_gelu_forward_rows(a->ga, matmul_stash_claim(m->mm, a->ga, N, I), a->fi, N, I, m->cfg.act);
     posemb_nn_linear_forward(m->mm, a->r2, a->ga, p->fo_w, p->fo_b, N, I, D, POSEMB_NN_W_OUT_IN);
-    pd = model_dropout(m, l, SITE_FFN_OUT, &key);
+    model_drop(m, l, SITE_FFN_OUT, a->r2, (long)N * D);
     posemb_nn_add_layernorm_forward(out, NULL, a->mean2, a->rstd2, a->r2, a->h1, p->ln2_w, p->ln2_b, N, D,
-                                    m->cfg.ln_eps, pd, key); /* read by the next layer: its PE may change it first */
+                                    m->cfg.ln_eps); /* read by the next layer: its PE may change it first */
 }
 
 /* dout [N, D] (grad of layer l's output) -> dx [N, D] (grad of its input x), overwritten. */
@@ -42,25 +41,24 @@ static void layer_backward(posemb_model *m, int l, const float *x, const float *
     const layer_acts *a = &m->a.layer[l];
     model_acts *s = &m->a;
     int N = m->B * m->T, D = m->cfg.hidden, I = m->cfg.intermediate;
-    size_t NI = (size_t)N * I;
+    size_t ND = (size_t)N * D, NI = (size_t)N * I;
     float *G = m->g;
 #define GR(ptr) (G + ((ptr)-m->w)) /* the gradient of a parameter view */
     posemb_nn_attn_shape sh = model_attn_shape(m, l);
-    /* r2 = h1 + dropout(ffn): d r2 to h1 (dh), through dropout to the ffn (dres), in one pass */
-    uint64_t key;
-    float pd = model_dropout(m, l, SITE_FFN_OUT, &key);
+    /* r2 = h1 + dropout(ffn): both branches get d r2 */
     posemb_nn_layernorm_backward_set(s->dres, s->dh, GR(p->ln2_w), GR(p->ln2_b), dout, a->r2, p->ln2_w, a->mean2,
-                                     a->rstd2, N, D, pd, key);
-    posemb_nn_linear_backward_set(m->mm, s->dga, GR(p->fo_w), GR(p->fo_b), s->dres, a->ga, p->fo_w, N, I, D,
+                                     a->rstd2, N, D);
+    const float *dffn = model_undrop(m, l, SITE_FFN_OUT, s->dres, s->dz, (long)ND);
+    posemb_nn_linear_backward_set(m->mm, s->dga, GR(p->fo_w), GR(p->fo_b), dffn, a->ga, p->fo_w, N, I, D,
                                   POSEMB_NN_W_OUT_IN);
     posemb_nn_gelu_backward_set(s->dga, s->dga, a->fi, (long)NI, m->cfg.act); /* in place: d fi */
     posemb_nn_linear_backward(m->mm, s->dh, GR(p->fi_w), GR(p->fi_b), s->dga, a->h1, p->fi_w, N, D, I,
                               POSEMB_NN_W_OUT_IN);
-    /* r1 = x + dropout(attn): d r1 to x (dx), through dropout to the attention (dres) */
-    pd = model_dropout(m, l, SITE_ATTN_OUT, &key);
+    /* r1 = x + dropout(attn) */
     posemb_nn_layernorm_backward_set(s->dres, dx, GR(p->ln1_w), GR(p->ln1_b), s->dh, a->r1, p->ln1_w, a->mean1,
-                                     a->rstd1, N, D, pd, key);
-    posemb_nn_linear_backward_set(m->mm, s->dz, GR(p->ao_w), GR(p->ao_b), s->dres, a->z, p->ao_w, N, D, D,
+                                     a->rstd1, N, D);
+    const float *dattn = model_undrop(m, l, SITE_ATTN_OUT, s->dres, s->dh, (long)ND);
+    posemb_nn_linear_backward_set(m->mm, s->dz, GR(p->ao_w), GR(p->ao_b), dattn, a->z, p->ao_w, N, D, D,
                                   POSEMB_NN_W_OUT_IN);
     posemb_nn_attention_backward_in(m->mm, &sh, m->pe, l, a->qkv, s->pos_attn, a->probs, s->dz, s->dqkv,
                                     s->attn_scratch);
@@ -110,7 +108,7 @@ void encoder_backward(posemb_model *m, const float *dlast)
     }
     const float *dln = model_undrop(m, 0, SITE_EMB, dout, a->dres, (long)ND);
     posemb_nn_layernorm_backward_set(a->demb, NULL, G + (m->emb_ln_w - m->w), G + (m->emb_ln_b - m->w), dln, a->emb,
-                                     m->emb_ln_w, a->emb_mean, a->emb_rstd, N, D, 0.0f, 0);
+                                     m->emb_ln_w, a->emb_mean, a->emb_rstd, N, D);
     float *dsum = a->dx2; /* the loop ends with dout in bufs[0] = a->dx */
     posemb_pe_input_backward(m->pe, a->pos_in, N, a->emb_sum, a->demb, dsum, a->pe_scratch);
     posemb_nn_embedding_backward(G + (m->wte - m->w), dsum, a->ids, N, D, m->cfg.pad_token_id);

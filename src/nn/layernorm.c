@@ -6,7 +6,6 @@
 #include "core/simd.h"
 #include "nn/nn_internal.h"
 #include "gemm_impl.h"
-#include "dropout_impl.h"
 
 /* One row: yt = LN(xt), its mean and rstd. */
 static inline void layernorm_row(float *yt, float *mean, float *rstd, const float *xt, const float *w, const float *b,
@@ -27,27 +26,18 @@ POSEMB_KERNEL void posemb_nn_layernorm_forward(float *y, float *mean, float *rst
 }
 POSEMB_KERNEL_INTERNAL(posemb_nn_layernorm_forward);
 
-/* The residual add fused: each row of r gets its x (after dropout when p >
- * 0, decided per element of the flat [N, C] tensor as posemb_nn_dropout_forward
- * decides it), then is normalised while it is in cache (one pass over r
- * instead of three), and in a bf16 pass its output rounded for the next
- * product while it is in cache too. */
+/* The residual add fused: each row of r gets its x, then is normalised while
+ * it is in cache (one pass over r instead of two), and in a bf16 pass its
+ * output rounded for the next product while it is in cache too. */
 POSEMB_KERNEL void posemb_nn_add_layernorm_forward(float *y, uint16_t *y16, float *mean, float *rstd, float *r,
                                                    const float *x, const float *w, const float *b, int N, int C,
-                                                   float eps, float p, uint64_t key)
+                                                   float eps)
 {
-    dropout_rule rule = dropout_rule_of(key, p);
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < N; t++) {
         float *rt = r + (long)t * C;
         const float *xt = x + (long)t * C;
-        if (p > 0.0f) {
-            uint64_t i0 = (uint64_t)t * (uint64_t)C;
-#pragma omp simd
-            for (int i = 0; i < C; i++) rt[i] = rt[i] * dropout_factor(rule, i0 + (uint64_t)i) + xt[i];
-        } else {
-            for (int i = 0; i < C; i++) rt[i] += xt[i];
-        }
+        for (int i = 0; i < C; i++) rt[i] += xt[i];
         layernorm_row(y + (long)t * C, &mean[t], &rstd[t], rt, w, b, C, eps);
         if (y16) bf16_round_row(y16 + (long)t * C, y + (long)t * C, C);
     }
@@ -75,31 +65,20 @@ POSEMB_KERNEL static void layernorm_backward_params(float *dw, float *db, const 
 }
 
 /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w; added into
- * dx (set 0) or written to it and, when dx2, to dx2 too (set 1). With p > 0
- * (set 1), dx gets that gradient through dropout's decisions instead (0 +
- * dx2 * factor, as a zeroed buffer and posemb_nn_dropout_backward give it). */
+ * dx (set 0) or written to it and, when dx2, to dx2 too (set 1). */
 POSEMB_KERNEL static void layernorm_backward_rows(float *dx, float *dx2, int set, const float *dy, const float *x,
-                                                  const float *w, const float *mean, const float *rstd, int N, int C,
-                                                  float p, uint64_t key)
+                                                  const float *w, const float *mean, const float *rstd, int N, int C)
 {
-    dropout_rule rule = dropout_rule_of(key, p);
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < N; t++) {
         const float *dyt = dy + (long)t * C, *xt = x + (long)t * C;
         float m = mean[t], s = rstd[t], *dxt = dx + (long)t * C;
         float g_mean = (float)(vm_dot(dyt, w, C) / C), gx_mean = (float)(vm_dot_dev(dyt, w, xt, C, m) * s / C);
-        if (!set) {
+        if (!set)
             for (int i = 0; i < C; i++) dxt[i] += s * (dyt[i] * w[i] - g_mean - (xt[i] - m) * s * gx_mean);
-        } else if (p > 0.0f) { /* dx2 holds the gradient, dx the dropped branch's */
-            float *d2 = dx2 + (long)t * C;
-            uint64_t i0 = (uint64_t)t * (uint64_t)C;
-            for (int i = 0; i < C; i++) d2[i] = 0.0f + s * (dyt[i] * w[i] - g_mean - (xt[i] - m) * s * gx_mean);
-#pragma omp simd
-            for (int i = 0; i < C; i++) dxt[i] = 0.0f + d2[i] * dropout_factor(rule, i0 + (uint64_t)i);
-        } else {
+        else
             for (int i = 0; i < C; i++) dxt[i] = 0.0f + s * (dyt[i] * w[i] - g_mean - (xt[i] - m) * s * gx_mean);
-            if (dx2) memcpy(dx2 + (long)t * C, dxt, (size_t)C * sizeof *dxt);
-        }
+        if (set && dx2) memcpy(dx2 + (long)t * C, dxt, (size_t)C * sizeof *dxt);
     }
 }
 
@@ -107,15 +86,15 @@ POSEMB_KERNEL void posemb_nn_layernorm_backward(float *dx, float *dw, float *db,
                                                 const float *w, const float *mean, const float *rstd, int N, int C)
 {
     if (dw || db) layernorm_backward_params(dw, db, dy, x, mean, rstd, N, C);
-    if (dx) layernorm_backward_rows(dx, NULL, 0, dy, x, w, mean, rstd, N, C, 0.0f, 0);
+    if (dx) layernorm_backward_rows(dx, NULL, 0, dy, x, w, mean, rstd, N, C);
 }
 POSEMB_KERNEL_INTERNAL(posemb_nn_layernorm_backward);
 
 POSEMB_KERNEL void posemb_nn_layernorm_backward_set(float *dx, float *dx2, float *dw, float *db, const float *dy,
                                                     const float *x, const float *w, const float *mean,
-                                                    const float *rstd, int N, int C, float p, uint64_t key)
+                                                    const float *rstd, int N, int C)
 {
     if (dw || db) layernorm_backward_params(dw, db, dy, x, mean, rstd, N, C);
-    layernorm_backward_rows(dx, dx2, 1, dy, x, w, mean, rstd, N, C, p > 0.0f && dx2 ? p : 0.0f, key);
+    layernorm_backward_rows(dx, dx2, 1, dy, x, w, mean, rstd, N, C);
 }
 POSEMB_KERNEL_INTERNAL(posemb_nn_layernorm_backward_set);

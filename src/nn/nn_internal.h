@@ -48,22 +48,17 @@ void posemb_nn_layernorm_forward(float *y, float *mean, float *rstd, const float
                                  int N, int C, float eps);
 void posemb_nn_layernorm_backward(float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
                                   const float *mean, const float *rstd, int N, int C);
-/* A residual branch's LayerNorm in one pass: r [N, C] = dropout(r) + x
- * (dropout at rate p with key, as posemb_nn_dropout_forward; p 0: none),
- * then y = LN(r) as posemb_nn_layernorm_forward: the same bits as the three
- * calls; when y16 is not NULL (matmul_stash_claim's copy of y), y rounded to
- * bf16 into it a row at a time, as posemb_nn_gelu_forward_rows does. */
+/* A residual branch's LayerNorm in one pass: r [N, C] += x, then y = LN(r)
+ * as posemb_nn_layernorm_forward (the same bits as the two calls); when y16
+ * is not NULL (matmul_stash_claim's copy of y), y rounded to bf16 into it a
+ * row at a time, as posemb_nn_gelu_forward_rows does. */
 void posemb_nn_add_layernorm_forward(float *y, uint16_t *y16, float *mean, float *rstd, float *r, const float *x,
-                                     const float *w, const float *b, int N, int C, float eps, float p, uint64_t key);
+                                     const float *w, const float *b, int N, int C, float eps);
 /* posemb_nn_layernorm_backward with dx [N, C] written, not added to (no
  * memset first), and copied into dx2 [N, C] when not NULL (the residual's
- * other branch): the same bits as zeroing, adding and copying. With p > 0
- * and dx2 (the backward of posemb_nn_add_layernorm_forward's dropout): dx2
- * gets the gradient of r and dx that of the dropped branch, the bits of a
- * zeroed dx and posemb_nn_dropout_backward(dx, dx2, p, key). */
+ * other branch): the same bits as zeroing, adding and copying. */
 void posemb_nn_layernorm_backward_set(float *dx, float *dx2, float *dw, float *db, const float *dy, const float *x,
-                                      const float *w, const float *mean, const float *rstd, int N, int C, float p,
-                                      uint64_t key);
+                                      const float *w, const float *mean, const float *rstd, int N, int C);
 /* y [N, C] = w * x / sqrt(mean(x^2) + eps) (HF's LlamaRMSNorm); saves rstd
  * [N]. When y16 is not NULL (matmul_stash_claim's copy of y), y rounded to
  * bf16 into it a row at a time, as posemb_nn_gelu_forward_rows does. */
