@@ -13,26 +13,21 @@ shuffled: S"; the word-order cost is S - A), PE.order_by_step.jsonl
 and its hypotheses say so. Prints one line per hypothesis and check, with
 the learned scales and the largest cost at a kept step that the plan
 reports (the held-out losses are in each run's log and lines)."""
-import json
 import os
-import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from axes import cost  # noqa: E402  (the notebook's readers: order.txt's line, the checkpoints' costs)
+from phase import costs as by_step  # noqa: E402
 
 THRESHOLD = 0.05  # nats: H18.1 and H18.3's "unread"
 READS = 1.0       # nats: the check that rpe reads word order
 
-LINE = re.compile(r"models/([^/\s]+)/pretrain as is: ([0-9.]+) shuffled: ([0-9.]+)")
 
-
-def costs(folder):
-    """{pe: word-order cost of the final model} from order.txt's order_ablation.py lines."""
-    out = {}
-    with open(os.path.join(folder, "order.txt")) as f:
-        for line in f:
-            m = LINE.search(line)
-            if m:
-                out[m.group(1)] = float(m.group(3)) - float(m.group(2))
-    return out
+def final_cost(folder, pe):
+    """The final model's word-order cost on order.txt's order_ablation.py line, or None without one."""
+    order, piece = os.path.join(os.path.abspath(folder), "order.txt"), f"/models/{pe}/pretrain "
+    return cost(order, piece) if piece in open(order).read() else None
 
 
 def scales(folder, pe):
@@ -48,18 +43,12 @@ def scales(folder, pe):
 
 def largest_by_step(folder, pe):
     """(largest order_cost at any kept checkpoint, its step) from PE.order_by_step.jsonl."""
-    best = None
-    with open(os.path.join(folder, pe + ".order_by_step.jsonl")) as f:
-        for line in f:
-            r = json.loads(line)
-            step = int(re.search(r"checkpoint-(\d+)", r["model"]).group(1))
-            if best is None or r["order_cost"] > best[0]:
-                best = (r["order_cost"], step)
-    return best
+    step, c = max(by_step(os.path.join(os.path.abspath(folder), pe)), key=lambda sc: sc[1])
+    return c, step
 
 
 def unread(name, pe, folder):
-    c = costs(folder).get(pe)
+    c = final_cost(folder, pe)
     if c is None:
         return f"{name}: {pe} not read out in {folder}"
     verdict = "held" if c < THRESHOLD else "did not hold"
@@ -88,7 +77,7 @@ def main(ape, sin, rpe):
     else:
         print("H18.3: sin and lsin not read out yet")
     if present(rpe):
-        c = costs(rpe).get("rpe")
+        c = final_cost(rpe, "rpe")
         print(f"check: rpe's word-order cost {c:+.4f} nats ({'reads' if c > READS else 'does not read'} word order; "
               f"the criterion, half of it: {c / 2:.4f})")
     else:
