@@ -17,7 +17,15 @@ Run from anywhere:
 long and wide arms' lines (slice2-long.results.jsonl and
 slice2-wide.results.jsonl), SLICE1_LINES slice 1's (HS6's width-128 arm;
 sinks.results.jsonl beside this script by default). Nothing is judged
-until each arm's 6 runs are in."""
+until each arm's 6 runs are in.
+
+    python3 results/length/sinks/verdicts.py --slice3 LONGER_LINES [LONG_LINES]
+
+--slice3 judges slice 3's HS7 and HS8 (README.md, "Slice 3"; added on
+2026-12-06 before any of its runs): LONGER_LINES the 32,000-step runs'
+lines (slice3-longer.results.jsonl), LONG_LINES slice 2's long arm
+(slice2-long.results.jsonl beside this script by default). Nothing is
+judged until its 3 runs are in."""
 import os
 import statistics
 import sys
@@ -134,10 +142,43 @@ def slice2(long_path, wide_path, slice1_path):
                 f"{statistics.mean(c[st][2] for c in cs):.3f}" for st in steps))
 
 
+LONGER_LAST = 32000
+
+
+def slice3(longer_path, long_path):
+    """HS7 and HS8 (README.md, "Slice 3") from the 32,000-step runs and slice 2's long arm."""
+    longer, long_ = curves(longer_path), curves(long_path)
+    runs = {s: longer[("none", "llama", s)] for s in SEEDS if ("none", "llama", s) in longer}
+    print(f"longer: {len(runs)} of 3 runs in" + ("" if len(runs) == 3 else "; interim, nothing is judged"))
+    said = (lambda ok: "held" if ok else "did not hold") if len(runs) == 3 else (lambda ok: "interim")
+    sinks = [max(x[1] for x in c.values()) for c in runs.values()]
+    print(f"\nHS7 (Llama none, a head past {SINK} by step {LONGER_LAST} in at least 2 of 3 seeds): largest per seed "
+          f"{', '.join(f'{x:.3f}' for x in sinks)}: {said(sum(x > SINK for x in sinks) >= 2)}")
+    diff = [c[LONGER_LAST][1] - long_[("none", "llama", s)][LONG_LAST][1] for s, c in runs.items()
+            if LONGER_LAST in c and ("none", "llama", s) in long_]
+    if len(diff) >= 2:
+        e, lo, hi, p, mde = C.one_sample_ci(diff)
+        print(f"HS8 (Llama none, largest head at step {LONGER_LAST} minus slice 2's at {LONG_LAST}, paired by seed): "
+              f"{e:+.4f} [{lo:+.4f}, {hi:+.4f}] p = {p:.3g}, detects {mde:.3g}, n {len(diff)}: {said(lo > 0)}")
+    else:
+        print(f"HS8: {len(diff)} seed(s), not judged")
+    print("\nReported, not tested: the largest head / the mean over heads / the share past 0.3, seed means by step")
+    cs = list(runs.values())
+    if cs:
+        steps = sorted(set.intersection(*(set(c) for c in cs)))
+        print(f"  longer none ({len(cs)} seeds): " + "; ".join(
+            f"{st} {statistics.mean(c[st][1] for c in cs):.3f} / {statistics.mean(c[st][0] for c in cs):.3f} / "
+            f"{statistics.mean(c[st][2] for c in cs):.3f}" for st in steps))
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--slice2"]:
         if len(sys.argv) not in (4, 5):
             sys.exit(__doc__)
         slice2(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) == 5 else os.path.join(HERE, "sinks.results.jsonl"))
+    elif sys.argv[1:2] == ["--slice3"]:
+        if len(sys.argv) not in (3, 4):
+            sys.exit(__doc__)
+        slice3(sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else os.path.join(HERE, "slice2-long.results.jsonl"))
     else:
         main(sys.argv)
