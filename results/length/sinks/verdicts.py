@@ -94,6 +94,26 @@ def main(argv):
 LONG_LAST, WIDE_LAST = 8000, 2000
 
 
+REPORTED = "Reported, not tested: the largest head / the mean over heads / the share past 0.3, seed means by step"
+
+
+def paired(name, what, diff, said):
+    """One hypothesis's line: the paired difference's 95% interval over the seeds, or why it is not judged."""
+    if len(diff) < 2:
+        return f"{name}: {len(diff)} seed(s), not judged"
+    e, lo, hi, p, mde = C.one_sample_ci(diff)
+    return (f"{name} ({what}): {e:+.4f} [{lo:+.4f}, {hi:+.4f}] p = {p:.3g}, detects {mde:.3g}, n {len(diff)}: "
+            f"{said(lo > 0)}")
+
+
+def by_step(label, cs):
+    """The curves CS's seed means at every step they share: largest head / mean over heads / share past 0.3."""
+    steps = sorted(set.intersection(*(set(c) for c in cs)))
+    return f"  {label} ({len(cs)} seeds): " + "; ".join(
+        f"{st} {statistics.mean(c[st][1] for c in cs):.3f} / {statistics.mean(c[st][0] for c in cs):.3f} / "
+        f"{statistics.mean(c[st][2] for c in cs):.3f}" for st in steps)
+
+
 def slice2(long_path, wide_path, slice1_path):
     """HS3-HS6 (README.md, "Slice 2") from the two arms' lines and slice 1's."""
     long_, wide, one = curves(long_path), curves(wide_path), curves(slice1_path)
@@ -105,12 +125,7 @@ def slice2(long_path, wide_path, slice1_path):
     runs = {pe: [long_[(pe, "llama", s)] for s in SEEDS if (pe, "llama", s) in long_] for pe in ("none", "rope")}
 
     diff = [c[LONG_LAST][1] - c[LAST][1] for c in runs["none"] if LONG_LAST in c and LAST in c]
-    if len(diff) >= 2:
-        e, lo, hi, p, mde = C.one_sample_ci(diff)
-        print(f"\nHS3 (Llama none, largest head at step {LONG_LAST} minus {LAST}, paired): "
-              f"{e:+.4f} [{lo:+.4f}, {hi:+.4f}] p = {p:.3g}, detects {mde:.3g}, n {len(diff)}: {said_long(lo > 0)}")
-    else:
-        print(f"\nHS3: {len(diff)} seed(s), not judged")
+    print("\n" + paired("HS3", f"Llama none, largest head at step {LONG_LAST} minus {LAST}, paired", diff, said_long))
 
     past = [(s, x[1]) for c in runs["rope"] for s, x in sorted(c.items()) if x[1] > SINK]
     print(f"HS4 (Llama rope, no head past {SINK} at any checkpoint, {len(runs['rope'])} runs): "
@@ -130,16 +145,12 @@ def slice2(long_path, wide_path, slice1_path):
     else:
         print(f"HS6: {len(w)} and {len(n)} run(s), not judged")
 
-    print("\nReported, not tested: the largest head / the mean over heads / the share past 0.3, seed means by step")
+    print(f"\n{REPORTED}")
     for name, got in arm.items():
         for pe in ("none", "rope"):
             cs = [got[(pe, "llama", s)] for s in SEEDS if (pe, "llama", s) in got]
-            if not cs:
-                continue
-            steps = sorted(set.intersection(*(set(c) for c in cs)))
-            print(f"  {name} {pe} ({len(cs)} seeds): " + "; ".join(
-                f"{st} {statistics.mean(c[st][1] for c in cs):.3f} / {statistics.mean(c[st][0] for c in cs):.3f} / "
-                f"{statistics.mean(c[st][2] for c in cs):.3f}" for st in steps))
+            if cs:
+                print(by_step(f"{name} {pe}", cs))
 
 
 LONGER_LAST = 32000
@@ -156,19 +167,11 @@ def slice3(longer_path, long_path):
           f"{', '.join(f'{x:.3f}' for x in sinks)}: {said(sum(x > SINK for x in sinks) >= 2)}")
     diff = [c[LONGER_LAST][1] - long_[("none", "llama", s)][LONG_LAST][1] for s, c in runs.items()
             if LONGER_LAST in c and ("none", "llama", s) in long_]
-    if len(diff) >= 2:
-        e, lo, hi, p, mde = C.one_sample_ci(diff)
-        print(f"HS8 (Llama none, largest head at step {LONGER_LAST} minus slice 2's at {LONG_LAST}, paired by seed): "
-              f"{e:+.4f} [{lo:+.4f}, {hi:+.4f}] p = {p:.3g}, detects {mde:.3g}, n {len(diff)}: {said(lo > 0)}")
-    else:
-        print(f"HS8: {len(diff)} seed(s), not judged")
-    print("\nReported, not tested: the largest head / the mean over heads / the share past 0.3, seed means by step")
-    cs = list(runs.values())
-    if cs:
-        steps = sorted(set.intersection(*(set(c) for c in cs)))
-        print(f"  longer none ({len(cs)} seeds): " + "; ".join(
-            f"{st} {statistics.mean(c[st][1] for c in cs):.3f} / {statistics.mean(c[st][0] for c in cs):.3f} / "
-            f"{statistics.mean(c[st][2] for c in cs):.3f}" for st in steps))
+    print(paired("HS8", f"Llama none, largest head at step {LONGER_LAST} minus slice 2's at {LONG_LAST}, paired by seed",
+                 diff, said))
+    print(f"\n{REPORTED}")
+    if runs:
+        print(by_step("longer none", list(runs.values())))
 
 
 if __name__ == "__main__":
