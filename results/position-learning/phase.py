@@ -21,6 +21,8 @@ REFERENCE = "rpe, the study's recipe (draw 2)"
 PANELS = [
     ("lr 3e-4 (3000 steps)", [("ape", "slice1/ape-lr3e-4"), ("rpe", "slice1/rpe-lr3e-4")]),
     ("7.8x the text (3000 steps)", [("ape", "slice2/ape-extra"), ("rpe", "slice2/rpe-extra")]),
+    # slice 18's 24,000 steps are not drawn here: the panels share their x axis, which would then squeeze every
+    # other run into its first eighth; its final cost is in the axes figure (axes.py), its steps in the notebook
     ("a fixed factor on the PE (3000 steps)", [("ape x8", "slice5/ape-scale8"), ("ape x2.5", "slice7/ape-scale2.5"),
                                            ("sin x1", "slice5/sin-fixed"), ("sin x0.05", "slice6/sin-fixed-0.05"),
                                            ("sin x0.05, draw 2", "slice6/sin-fixed-0.05-seed2"),
