@@ -3,7 +3,8 @@
 learned position scale of each checkpoint named, with AdamW's moments of it
 from the checkpoint's optimizer.safetensors: m (exp_avg), sqrt(v)
 (exp_avg_sq) and m / sqrt(v), the direction and size of the step AdamW
-takes (it steps by -lr m / sqrt(v)). The scale's offset in the parameter
+takes (it steps by -lr m / sqrt(v), bias corrections aside: they change
+the ratio by under 0.2% from step 6000 on). The scale's offset in the parameter
 block comes from libposemb (posemb_model_find on the checkpoint's model),
 as the optimizer's arrays use that block's layout (checked: the loaded
 block holds the file's scale at that offset). One line per checkpoint:
@@ -78,13 +79,23 @@ def read(ckpt):
     return scale, m, math.sqrt(v), m / math.sqrt(v) if v > 0 else float("nan"), decay
 
 
+def schedule(ckpt, after):
+    """(sum of lr, sqrt of the sum of lr^2) over the steps after AFTER, from the checkpoint's trainer_state.json
+    (its history: [step, loss, lr, grad_norm] per step)."""
+    with open(os.path.join(ckpt, "trainer_state.json")) as f:
+        lrs = [h[2] for h in json.load(f)["history"] if h[0] > after]
+    return sum(lrs), math.sqrt(sum(x * x for x in lrs))
+
+
 def main(dirs):
     if not dirs:
         sys.exit(__doc__)
-    later = []
-    for d in sorted(dirs, key=lambda d: int(re.search(r"checkpoint-(\d+)", d).group(1))):
+    later, scales = [], {}
+    dirs = sorted(dirs, key=lambda d: int(re.search(r"checkpoint-(\d+)", d).group(1)))
+    for d in dirs:
         step = int(re.search(r"checkpoint-(\d+)", d).group(1))
         scale, m, sv, ratio, decay = read(d)
+        scales[step] = scale
         print(f"{step} {scale:.6g} {m:+.4g} {sv:.4g} {ratio:+.3f} {decay}")
         if step >= 6000:
             later.append((m, ratio))
@@ -98,6 +109,12 @@ def main(dirs):
           f"m < 0 with |m|/sqrt(v) above 0.5 at {pushed_up}: "
           + ("a drift under AdamW's normalised steps" if drift else "a consistent gradient" if consistent
              else "neither, as the rule defines them"))
+    # reported beside the rule, not part of it (added after it ran, at review): the sizes a drift and a push predict
+    first, last = scales[6000], scales[max(scales)]
+    total, spread = schedule(dirs[-1], 6000)
+    print(f"from step 6000: the scale moved {last - first:+.4f}; sum of lr {total:.3f}, sqrt(sum of lr^2) {spread:.4f}: "
+          f"noise alone walks it about {spread:.3f} (one sd), and a steady mean ratio of {-(last - first) / total:+.4f} "
+          f"would move it as far")
 
 
 if __name__ == "__main__":
