@@ -167,6 +167,22 @@ static void test_resume_completes_folder(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* --init without --pe keeps the checkpoint's PE: "fin" holds lsin+lsrpe, whose
+ * tensors a default ape would have dropped (and a fresh ape table initialised). */
+static void test_init_keeps_pe(void **state)
+{
+    char cmd[4096], path[1200];
+    snprintf(cmd, sizeof cmd,
+             "'%s' train --model bert --init %s/fin --data %s/corpus.txt --out %s/fromfin --seq-len 16 "
+             "--batch-size 8 --steps 2 --eval-every 2 --eval-batches 1 --threads 1",
+             POSEMB_BIN, dir, dir, dir);
+    if (tu_run(cmd, out, sizeof out)) fail_msg("%s: %s", cmd, out);
+    if (!strstr(out, ": 0 tensors not in the checkpoint were initialised")) fail_msg("%s", out);
+    snprintf(path, sizeof path, "%s/fromfin/config.json", dir);
+    snprintf(cmd, sizeof cmd, "grep -q '\"posemb_pe\":.*lsin+lsrpe' '%s'", path);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_lock_and_errors(void **state)
 {
     char path[1200];
@@ -293,8 +309,11 @@ static void test_precision(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kill_and_resume), cmocka_unit_test(test_resume_completes_folder),
-        cmocka_unit_test(test_lock_and_errors), cmocka_unit_test(test_failed_start_leaves_no_folder),
+        cmocka_unit_test(test_kill_and_resume),
+        cmocka_unit_test(test_resume_completes_folder),
+        cmocka_unit_test(test_init_keeps_pe),
+        cmocka_unit_test(test_lock_and_errors),
+        cmocka_unit_test(test_failed_start_leaves_no_folder),
         cmocka_unit_test(test_precision),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -38,7 +38,7 @@ static const char USAGE[] =
     "Under mpirun or srun (posemb built with MPI) the ranks share each update's --accum\n"
     "micro-batches (a multiple of the ranks) and train what one process would (docs/mpi.md).\n\n"
     "  --pe SPEC         position embedding (default ape; Llama: rope; GPT-NeoX: rope:frac=0.25, Pythia's;\n"
-    "                    see 'posemb pe --list')\n"
+    "                    with --init, the checkpoint's; see 'posemb pe --list')\n"
     "  --init HF_DIR     start from a checkpoint (config and weights; tensors it lacks are initialised)\n"
     "  --vocab, --merges, --tokenizer   the tokenizer (default: the one in --init's folder)\n"
     "  sizes             defaults: 4 layers, hidden 256, 4 heads, intermediate 4 x hidden,\n"
@@ -187,13 +187,13 @@ static int parse(int argc, char **argv, train_cmd *c)
         strcmp(c->model, "llama") && strcmp(c->model, "gpt_neox"))
         return cli_usage_error(&a, "--model %s: one of bert, roberta, gpt2, llama, gpt_neox", c->model);
     int causal = !strcmp(c->model, "gpt2") || !strcmp(c->model, "llama") || !strcmp(c->model, "gpt_neox");
-    int rotary = !strcmp(c->model, "llama") || !strcmp(c->model, "gpt_neox");
     if (!c->task) c->task = causal ? "clm" : "mlm";
     if (strcmp(c->task, causal ? "clm" : "mlm"))
         return cli_usage_error(&a, "--task %s does not fit --model %s (BERT and RoBERTa: mlm; the decoders: clm)",
                                c->task, c->model);
-    /* Llama's and GPT-NeoX's RoPE come from their config: with --init the checkpoint's (scaling and all) */
-    if (!c->pe && !(c->init && rotary))
+    /* With --init the PE is the checkpoint's (its config's posemb_pe, or HF's own: RoPE's scaling and all);
+     * a default here would build another PE and drop the checkpoint's tensors of its own. */
+    if (!c->pe && !c->init)
         c->pe = !strcmp(c->model, "llama") ? "rope" : !strcmp(c->model, "gpt_neox") ? "rope:frac=0.25" : "ape";
     if (c->kv_heads && (strcmp(c->model, "llama") || c->heads % c->kv_heads))
         return cli_usage_error(&a, "--kv-heads %d: Llama only, dividing --heads %d", c->kv_heads, c->heads);
