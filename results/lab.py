@@ -1,6 +1,6 @@
 """What the lab notebooks' verdicts.py scripts share: scripts/claims loaded as
-a module (its intervals, power and verdict rule) and a reader of JSON-lines
-files. A script two folders below results/ imports it with
+a module (its intervals, power and verdict rule), a reader of JSON-lines
+files and of a safetensors file's header. A script two folders below results/ imports it with
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     from lab import C, lines"""
 import csv
@@ -8,6 +8,8 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import struct
+import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
@@ -26,6 +28,16 @@ def lines(path):
     """The JSON objects of a JSON-lines file, blank lines skipped."""
     with open(path) as f:
         return [json.loads(x) for x in f if x.strip()]
+
+
+def st_header(path):
+    """(the header's {name: {dtype, shape, data_offsets}}, the data section's offset in the file) of a
+    safetensors file; exits naming the file when the header's length is not believable."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        if n > 100_000_000:
+            sys.exit(f"{path}: a safetensors header of {n} bytes")
+        return json.loads(f.read(n)), 8 + n
 
 
 def write_points(path, rows):

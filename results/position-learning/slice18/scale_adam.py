@@ -22,7 +22,10 @@ import struct
 import sys
 
 import posemb
-from posemb import _Error, _fn, _lib, _p  # noqa: F401  (the module's own library handle and types)
+from posemb import _fn, _p  # the module's own library handle and types
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
+from lab import st_header  # noqa: E402
 
 NAME = "bert.embeddings.position_scale"  # in model.safetensors; libposemb names it without the base prefix
 PARAM = "embeddings.position_scale"
@@ -38,18 +41,9 @@ _find = _fn("posemb_model_find", ctypes.POINTER(_Param), _p, ctypes.c_char_p)
 _weights = _fn("posemb_model_weights", ctypes.POINTER(ctypes.c_float), _p)
 
 
-def tensors(path):
-    """{name: (dtype, data_offsets)} and the data section's start of a safetensors file."""
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        if n > 100_000_000:
-            sys.exit(f"scale_adam.py: {path}: a header of {n} bytes")
-        return json.loads(f.read(n)), 8 + n
-
-
 def f32_at(path, name, index):
     """Element index of float32 tensor name in a safetensors file."""
-    header, base = tensors(path)
+    header, base = st_header(path)
     t = header.get(name)
     if not t or t["dtype"] != "F32":
         sys.exit(f"scale_adam.py: {path}: no float32 tensor {name}")

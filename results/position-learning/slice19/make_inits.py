@@ -8,7 +8,6 @@ set to SCALE (the table then enters at RMS SCALE x the table's RMS over the
 byte is the source's. Prints each folder's table RMS, scale and the
 permutation's first entries. Needs numpy.
     python3 results/position-learning/slice19/make_inits.py SRC OUT SCALE SEED"""
-import json
 import os
 import shutil
 import struct
@@ -16,16 +15,11 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
+from lab import st_header  # noqa: E402
+
 TABLE, SCALE = "bert.embeddings.position_embeddings.weight", "bert.embeddings.position_scale"
 ROWS = 128  # the positions pretraining used
-
-
-def header(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        if n > 100_000_000:
-            sys.exit(f"make_inits.py: {path}: a header of {n} bytes")
-        return json.loads(f.read(n)), 8 + n
 
 
 def place(path, name, h, base, want):
@@ -46,7 +40,7 @@ def make(src, out, scale, perm):
     for f in ("config.json", "model.safetensors", "vocab.txt"):
         shutil.copy(os.path.join(src, f), os.path.join(tmp, f))
     path = os.path.join(tmp, "model.safetensors")
-    h, base = header(path)
+    h, base = st_header(path)
     at_t, shape = place(path, TABLE, h, base, lambda s: s[0] * s[1])
     at_s, _ = place(path, SCALE, h, base, lambda s: 1)
     with open(path, "r+b") as f:
