@@ -15,6 +15,7 @@
 #include "posemb/corpus.h"
 #include "core/fileio.h"
 #include "posemb/precision.h"
+#include "posemb/safetensors.h"
 #include "posemb/threads.h"
 #include "posemb/tokenizer.h"
 #include "posemb/trainer.h"
@@ -378,6 +379,25 @@ static posemb_status copy_tokenizer(const train_cmd *c, posemb_error *err)
 
 /* ---- model ---- */
 
+/* How many of dir/model.safetensors's tensors the model does not read (an HF head it lacks, another PE's
+ * tables), the first of them in first: --init reads leniently, so they are counted rather than refused.
+ * A name is read when the model has it as it is or without its first component (bert., transformer.,
+ * model., ...). A sharded or unreadable checkpoint counts 0 (init_from has read it already). */
+static int unread_tensors(const posemb_model *m, const char *dir, char *first, size_t cap)
+{
+    char path[POSEMB_PATH_MAX];
+    posemb_st_file f;
+    if (posemb_path_join(path, sizeof path, dir, "model.safetensors") || posemb_st_open(&f, path, NULL)) return 0;
+    int n = 0;
+    for (int i = 0; i < f.n_entries; i++) {
+        const char *name = f.entries[i].name, *dot = strchr(name, '.');
+        if (posemb_model_find(m, name) || (dot && posemb_model_find(m, dot + 1))) continue;
+        if (!n++) snprintf(first, cap, "%s", name);
+    }
+    posemb_st_close(&f);
+    return n;
+}
+
 static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok, posemb_model **m, posemb_error *err)
 {
     posemb_config cfg;
@@ -427,8 +447,14 @@ static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok
     posemb_model_init(*m, (uint64_t)c->seed);
     int missing = 0;
     if (c->init && (st = posemb_model_init_from(*m, c->init, &missing, err))) return st;
-    if (c->init)
-        fprintf(stderr, "posemb train: %s: %d tensors not in the checkpoint were initialised\n", c->init, missing);
+    if (c->init) {
+        char first[256] = "";
+        int unread = unread_tensors(*m, c->init, first, sizeof first);
+        fprintf(
+            stderr,
+            "posemb train: %s: %d tensors not in the checkpoint were initialised; %d of its tensors not read%s%s%s\n",
+            c->init, missing, unread, unread ? " (the first: " : "", first, unread ? ")" : "");
+    }
     return POSEMB_OK;
 }
 
