@@ -10,7 +10,6 @@ pretraining logs of none ape sin lsin rpe srpe, HR3 the cells with 3 seeds in,
 HR1 both studies complete. Prints one line per check; standard library only."""
 import collections
 import csv
-import json
 import os
 import shutil
 import statistics
@@ -18,13 +17,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # results/: lab.py
+from lab import lines  # noqa: E402
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 RES = os.path.join(ROOT, "results")
-
-
-def lines(path):
-    with open(path) as f:
-        return [json.loads(x) for x in f if x.strip()]
 
 
 def held_out(run, pe, steps=3000):
