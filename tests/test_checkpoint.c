@@ -252,6 +252,25 @@ static void test_llama_rope_scaling_for_hf(void **state)
     }
 }
 
+/* Saves m as dir/name (into path) and opens its model.safetensors (into file) as f. */
+static void save_open(const posemb_model *m, const char *name, char path[1200], char file[1300], posemb_st_file *f)
+{
+    posemb_error err;
+    snprintf(path, 1200, "%s/%s", dir, name);
+    if (posemb_model_save(m, path, &err)) fail_msg("%s", err.msg);
+    snprintf(file, 1300, "%s/model.safetensors", path);
+    if (posemb_st_open(f, file, &err)) fail_msg("%s", err.msg);
+}
+
+/* Tensor e of f as float32, malloc'ed (the caller frees it). */
+static float *read_tensor(const posemb_st_file *f, const posemb_st_entry *e)
+{
+    posemb_error err;
+    float *x = malloc((size_t)e->numel * sizeof(float));
+    if (!x || posemb_st_read_f32(f, e, x, &err)) fail_msg("%s: %s", e->name, x ? err.msg : "out of memory");
+    return x;
+}
+
 /* A sharded folder (model.safetensors.index.json and its shards, as HF
  * writes large models) loads as the single file does; an index naming a
  * file outside the folder is refused. */
@@ -259,12 +278,9 @@ static void test_sharded(void **state)
 {
     posemb_model *m = small(POSEMB_LLAMA, "rope", POSEMB_HEAD_CLM, 0), *back;
     char path[1200], file[1300];
-    snprintf(path, sizeof path, "%s/sharded", dir);
     posemb_error err;
-    if (posemb_model_save(m, path, &err)) fail_msg("%s", err.msg);
-    snprintf(file, sizeof file, "%s/model.safetensors", path);
     posemb_st_file f;
-    if (posemb_st_open(&f, file, &err)) fail_msg("%s", err.msg);
+    save_open(m, "sharded", path, file, &f);
     posemb_st_writer w[2];
     char index[8192] = "{\"metadata\": {}, \"weight_map\": {";
     for (int s = 0; s < 2; s++) posemb_st_writer_init(&w[s]);
@@ -272,8 +288,7 @@ static void test_sharded(void **state)
     for (int i = 0; i < f.n_entries && i < 256; i++) {
         const posemb_st_entry *e = &f.entries[i];
         int s = i % 2;
-        buf[i] = malloc((size_t)e->numel * sizeof(float));
-        assert_int_equal(posemb_st_read_f32(&f, e, buf[i], &err), POSEMB_OK);
+        buf[i] = read_tensor(&f, e);
         assert_int_equal(posemb_st_writer_add_f32(&w[s], e->name, e->ndim, e->shape, buf[i], &err), POSEMB_OK);
         snprintf(index + strlen(index), sizeof index - strlen(index), "%s\"%s\": \"model-0000%d-of-00002.safetensors\"",
                  i ? ", " : "", e->name, s + 1);
@@ -298,6 +313,58 @@ static void test_sharded(void **state)
     assert_int_equal(tu_write_file(file, index, strlen(index)), 0);
     assert_int_equal(posemb_model_load(&back, path, &err), POSEMB_EFORMAT);
     assert_non_null(strstr(err.msg, "is not a .safetensors file name"));
+    posemb_model_free(m);
+}
+
+/* A lenient read (--init, fine-tuning) counts what it leaves out: the
+ * model's tensors the file lacks, and the file's tensors the model does not
+ * read (an HF head it lacks, another PE's tables), naming the first; a
+ * buffer that carries no parameters (BERT's position_ids) is not counted. */
+static void test_init_report(void **state)
+{
+    posemb_model *m = small(POSEMB_BERT, "rpe", POSEMB_HEAD_MLM, 0);
+    char path[1200], file[1300];
+    posemb_error err;
+    posemb_st_file f;
+    save_open(m, "initrep", path, file, &f);
+    posemb_st_writer w;
+    posemb_st_writer_init(&w);
+    static float zeros[2 * 64], ids[64];
+    int64_t ids_shape[2] = {1, 64}, nsp_shape[2] = {2, 64};
+    assert_int_equal(posemb_st_writer_add_f32(&w, "bert.embeddings.position_ids", 2, ids_shape, ids, &err), POSEMB_OK);
+    float *buf[256] = {0};
+    for (int i = 0; i < f.n_entries && i < 256; i++) {
+        const posemb_st_entry *e = &f.entries[i];
+        buf[i] = read_tensor(&f, e);
+        assert_int_equal(posemb_st_writer_add_f32(&w, e->name, e->ndim, e->shape, buf[i], &err), POSEMB_OK);
+    }
+    assert_int_equal(posemb_st_writer_add_f32(&w, "cls.seq_relationship.weight", 2, nsp_shape, zeros, &err), POSEMB_OK);
+    posemb_st_close(&f);
+    assert_int_equal(posemb_st_write(&w, file, &err), POSEMB_OK);
+    posemb_st_writer_free(&w);
+    for (int i = 0; i < 256; i++) free(buf[i]);
+
+    posemb_init_report r;
+    posemb_model *same = small(POSEMB_BERT, "rpe", POSEMB_HEAD_MLM, 0);
+    posemb_model_init(same, 99);
+    if (posemb_model_init_report(same, path, &r, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(r.missing, 0);
+    assert_int_equal(r.unread, 1); /* the NSP head; position_ids is a buffer */
+    assert_string_equal(r.first_unread, "cls.seq_relationship.weight");
+    assert_memory_equal(posemb_model_weights(same), posemb_model_weights(m), posemb_model_n_floats(m) * sizeof(float));
+
+    /* ape instead of rpe: the table of positions is missing, the two layers' key and value distance tables unread. */
+    posemb_model *other = small(POSEMB_BERT, "ape", POSEMB_HEAD_MLM, 0);
+    if (posemb_model_init_report(other, path, &r, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(r.missing, 1);
+    assert_int_equal(r.unread, 5);
+    if (strcmp(r.first_unread, "bert.encoder.layer.0.attention.self.rpe.key.weight"))
+        fail_msg("first unread: %s", r.first_unread);
+    int missing = -1;
+    if (posemb_model_init_from(other, path, &missing, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(missing, 1);
+    posemb_model_free(other);
+    posemb_model_free(same);
     posemb_model_free(m);
 }
 
@@ -845,6 +912,7 @@ int main(void)
         cmocka_unit_test(test_longrope_folder),
         cmocka_unit_test(test_llama_head_dim),
         cmocka_unit_test(test_sharded),
+        cmocka_unit_test(test_init_report),
         cmocka_unit_test(test_llama_rope_scaling_for_hf),
         cmocka_unit_test(test_half_precision),
         cmocka_unit_test(test_bad_checkpoints),

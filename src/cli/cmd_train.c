@@ -14,8 +14,8 @@
 #include "outdir.h"
 #include "posemb/corpus.h"
 #include "core/fileio.h"
+#include "model/model_internal.h"
 #include "posemb/precision.h"
-#include "posemb/safetensors.h"
 #include "posemb/threads.h"
 #include "posemb/tokenizer.h"
 #include "posemb/trainer.h"
@@ -379,25 +379,6 @@ static posemb_status copy_tokenizer(const train_cmd *c, posemb_error *err)
 
 /* ---- model ---- */
 
-/* How many of dir/model.safetensors's tensors the model does not read (an HF head it lacks, another PE's
- * tables), the first of them in first: --init reads leniently, so they are counted rather than refused.
- * A name is read when the model has it as it is or without its first component (bert., transformer.,
- * model., ...). A sharded or unreadable checkpoint counts 0 (init_from has read it already). */
-static int unread_tensors(const posemb_model *m, const char *dir, char *first, size_t cap)
-{
-    char path[POSEMB_PATH_MAX];
-    posemb_st_file f;
-    if (posemb_path_join(path, sizeof path, dir, "model.safetensors") || posemb_st_open(&f, path, NULL)) return 0;
-    int n = 0;
-    for (int i = 0; i < f.n_entries; i++) {
-        const char *name = f.entries[i].name, *dot = strchr(name, '.');
-        if (posemb_model_find(m, name) || (dot && posemb_model_find(m, dot + 1))) continue;
-        if (!n++) snprintf(first, cap, "%s", name);
-    }
-    posemb_st_close(&f);
-    return n;
-}
-
 static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok, posemb_model **m, posemb_error *err)
 {
     posemb_config cfg;
@@ -445,16 +426,12 @@ static posemb_status build_model(const train_cmd *c, const posemb_tokenizer *tok
     if ((st = posemb_config_set_head(&cfg, clm ? POSEMB_HEAD_CLM : POSEMB_HEAD_MLM, 0, err))) return st;
     if ((st = posemb_model_create(m, &cfg, err))) return st;
     posemb_model_init(*m, (uint64_t)c->seed);
-    int missing = 0;
-    if (c->init && (st = posemb_model_init_from(*m, c->init, &missing, err))) return st;
-    if (c->init) {
-        char first[256] = "";
-        int unread = unread_tensors(*m, c->init, first, sizeof first);
-        fprintf(
-            stderr,
+    if (!c->init) return POSEMB_OK;
+    posemb_init_report r;
+    if ((st = posemb_model_init_report(*m, c->init, &r, err))) return st;
+    fprintf(stderr,
             "posemb train: %s: %d tensors not in the checkpoint were initialised; %d of its tensors not read%s%s%s\n",
-            c->init, missing, unread, unread ? " (the first: " : "", first, unread ? ")" : "");
-    }
+            c->init, r.missing, r.unread, r.unread ? " (the first: " : "", r.first_unread, r.unread ? ")" : "");
     return POSEMB_OK;
 }
 

@@ -103,17 +103,23 @@ static posemb_status load_param(posemb_model *m, const posemb_st_file *f, const 
     return posemb_st_read_f32(f, e, m->w + p->offset, err);
 }
 
+/* 1 when name is one of m's parameters (a head's by its full name, the
+ * base model's under prefix) or a buffer that carries no parameters. */
+static int is_read(const posemb_model *m, const char *prefix, const char *name)
+{
+    size_t plen = strlen(prefix);
+    if (posemb_model_find(m, name)) return 1;
+    return !strncmp(name, prefix, plen) && (posemb_model_find(m, name + plen) || is_buffer(name + plen));
+}
+
 /* Every tensor under the base prefix must be a parameter or a known buffer:
  * a 12-layer checkpoint under a 2-layer config is an error, not a truncation. */
 static posemb_status check_name(const posemb_model *m, const char *file, const char *prefix, const char *name,
                                 posemb_error *err)
 {
-    size_t plen = strlen(prefix);
-    if (strncmp(name, prefix, plen) || posemb_model_find(m, name)) return POSEMB_OK; /* a head's tensor */
-    if (!posemb_model_find(m, name + plen) && !is_buffer(name + plen))
-        return posemb_fail(err, POSEMB_EFORMAT, "%s: tensor '%s' does not belong to a %d-layer %s with PE %s", file,
-                           name, m->cfg.layers, m->cfg.architecture, m->cfg.pe);
-    return POSEMB_OK;
+    if (strncmp(name, prefix, strlen(prefix)) || is_read(m, prefix, name)) return POSEMB_OK; /* a head's tensor */
+    return posemb_fail(err, POSEMB_EFORMAT, "%s: tensor '%s' does not belong to a %d-layer %s with PE %s", file, name,
+                       m->cfg.layers, m->cfg.architecture, m->cfg.pe);
 }
 
 static posemb_status check_leftovers(const posemb_model *m, const posemb_st_file *f, const char *prefix,
@@ -124,19 +130,39 @@ static posemb_status check_leftovers(const posemb_model *m, const posemb_st_file
     return st;
 }
 
-static posemb_status load_file(posemb_model *m, const char *path, int lenient, int *missing, posemb_error *err)
+/* A lenient read counts what check_leftovers would refuse, and more: every
+ * tensor the model does not read, an HF head it lacks included. */
+static void count_unread(const posemb_model *m, const posemb_st_file *f, const char *prefix, posemb_init_report *r)
+{
+    for (int i = 0; i < f->n_entries; i++) {
+        const char *name = f->entries[i].name;
+        if (is_read(m, prefix, name)) continue;
+        if (!r->unread++) snprintf(r->first_unread, sizeof r->first_unread, "%s", name);
+    }
+}
+
+/* Reads path into m; lenient (r not NULL): a tensor the file lacks keeps
+ * its value and one the model does not read is skipped, both counted in r. */
+static posemb_status load_file(posemb_model *m, const char *path, posemb_init_report *r, posemb_error *err)
 {
     posemb_st_file f;
     posemb_status st = posemb_st_open(&f, path, err);
     if (st) return st;
     const char *prefix = base_prefix(m, &f);
+    int missing = 0;
     if (!prefix)
         st = posemb_fail(err, POSEMB_EFORMAT,
                          "%s: no %s tensors (looked for %s with prefixes '', bert., roberta., "
                          "roberta_prelayernorm., transformer., model., gpt_neox.)",
                          path, m->cfg.architecture, probe_tensor(m));
-    for (int i = 0; !st && i < m->n_params; i++) st = load_param(m, &f, prefix, &m->params[i], lenient, missing, err);
-    if (!st && !lenient) st = check_leftovers(m, &f, prefix, err);
+    for (int i = 0; !st && i < m->n_params; i++)
+        st = load_param(m, &f, prefix, &m->params[i], r != NULL, &missing, err);
+    if (!st && r) {
+        r->missing = missing;
+        count_unread(m, &f, prefix, r);
+    } else if (!st) {
+        st = check_leftovers(m, &f, prefix, err);
+    }
     posemb_st_close(&f);
     if (!st) posemb_pe_prepare(m->pe);
     return st;
@@ -216,16 +242,23 @@ static posemb_status load_sharded(posemb_model *m, const char *dir, const char *
 
 posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posemb_error *err)
 {
-    int missing = 0;
-    return load_file(m, path, 0, &missing, err);
+    return load_file(m, path, NULL, err);
+}
+
+posemb_status posemb_model_init_report(posemb_model *m, const char *dir, posemb_init_report *r, posemb_error *err)
+{
+    char path[POSEMB_PATH_MAX];
+    memset(r, 0, sizeof *r);
+    posemb_status st = join(path, sizeof path, dir, "model.safetensors", err);
+    return st ? st : load_file(m, path, r, err);
 }
 
 posemb_status posemb_model_init_from(posemb_model *m, const char *dir, int *missing, posemb_error *err)
 {
-    char path[POSEMB_PATH_MAX];
-    *missing = 0;
-    posemb_status st = join(path, sizeof path, dir, "model.safetensors", err);
-    return st ? st : load_file(m, path, 1, missing, err);
+    posemb_init_report r;
+    posemb_status st = posemb_model_init_report(m, dir, &r, err);
+    *missing = r.missing;
+    return st;
 }
 
 posemb_status posemb_model_load(posemb_model **out, const char *dir, posemb_error *err)

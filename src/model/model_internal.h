@@ -16,6 +16,14 @@ posemb_matmul *posemb_model_matmul(const posemb_model *m);
  * EFORMAT (a missing or misshapen tensor, named) leave the weights partly
  * read. */
 posemb_status posemb_model_load_weights(posemb_model *m, const char *path, posemb_error *err);
+/* What a lenient read of a checkpoint (posemb_model_init_from) left out. */
+typedef struct {
+    int missing;            /* the model's parameters the file lacks: they keep their values */
+    int unread;             /* the file's tensors the model does not read (buffers without parameters aside) */
+    char first_unread[192]; /* the first of them in the file's order, "" when none */
+} posemb_init_report;
+/* posemb_model_init_from, and what it left out in *r (zeroed first); fails as it does. */
+posemb_status posemb_model_init_report(posemb_model *m, const char *dir, posemb_init_report *r, posemb_error *err);
 /* A training run keeps its checkpoints as RUN/checkpoint-STEP folders, and a
  * checkpoint is complete once its trainer_state.json exists (written last).
  * Sets *steps to a malloc'ed array (the caller frees it) of the steps of
