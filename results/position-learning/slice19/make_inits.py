@@ -33,14 +33,20 @@ def place(path, name, h, base, want):
     return base + a, t["shape"]
 
 
-def make(src, out, scale, perm):
+def copy_model(src, out):
+    """Copies model folder src to out.tmp (the caller renames it to out); returns (its model.safetensors, header, data base)."""
     tmp = out + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
     for f in ("config.json", "model.safetensors", "vocab.txt"):
         shutil.copy(os.path.join(src, f), os.path.join(tmp, f))
     path = os.path.join(tmp, "model.safetensors")
-    h, base = st_header(path)
+    return (path, *st_header(path))
+
+
+def make(src, out, scale, perm):
+    tmp = out + ".tmp"
+    path, h, base = copy_model(src, out)
     at_t, shape = place(path, TABLE, h, base, lambda s: s[0] * s[1])
     at_s, _ = place(path, SCALE, h, base, lambda s: 1)
     with open(path, "r+b") as f:
