@@ -6,7 +6,12 @@
  * rms=R holds every row's RMS at R: position x adds R v_x / rms(v_x), so
  * training learns the rows' directions but cannot shrink them. It is the
  * intervention of results/position-learning's slice 10: a learned table
- * that cannot take the route to shrink that plain ape takes. */
+ * that cannot take the route to shrink that plain ape takes.
+ *
+ * frozen=on holds the table as it was loaded or drawn: its gradient is 0
+ * (a constant, as torch's requires_grad=False) and it takes no weight
+ * decay, so AdamW leaves it unchanged. Slice 20's intervention: a table
+ * that training can neither shrink nor reshape. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +22,7 @@
 
 typedef struct ape_state {
     double rms; /* 0: the rows as they are */
+    int frozen; /* 1: the table is a constant */
 } ape_state;
 
 static posemb_status ape_configure(pe_comp *c, pe_opts *o, posemb_error *err)
@@ -27,8 +33,11 @@ static posemb_status ape_configure(pe_comp *c, pe_opts *o, posemb_error *err)
     posemb_status st = pe_opt_double(o, "rms", 0, 1e-6, 1e3, &s->rms, err);
     if (st) return st;
     if (s->rms > 0) pe_canon_num(c, "rms", s->rms);
+    if ((st = pe_opt_bool(o, "frozen", 0, &s->frozen, err))) return st;
+    if (s->frozen) pe_canon_add(c, "frozen=on");
     c->max_pos = c->len0;
-    if (pe_comp_param(c, "position_embeddings.weight", POSEMB_PE_SCOPE_MODEL, 0, c->len0, c->width, 0.02f, 1, err) < 0)
+    if (pe_comp_param(c, "position_embeddings.weight", POSEMB_PE_SCOPE_MODEL, 0, c->len0, c->width, 0.02f, !s->frozen,
+                      err) < 0)
         return err ? err->code : POSEMB_ERANGE;
     return POSEMB_OK;
 }
@@ -61,10 +70,11 @@ static void ape_rows(pe_comp *c, const int32_t *pos, long n, float *out)
     for (long t = 0; t < n; t++) ape_row(c->state, c->params[0].data + (size_t)pos[t] * w, w, out + (size_t)t * w);
 }
 
-/* dv += dout, or with rms=R, r = rms(v): dv += (R / r) (dout - v (v . dout) / (w r^2)). */
+/* dv += dout, or with rms=R, r = rms(v): dv += (R / r) (dout - v (v . dout) / (w r^2)); frozen: nothing. */
 static void ape_rows_backward(pe_comp *c, const int32_t *pos, long n, const float *dout)
 {
     const ape_state *s = c->state;
+    if (s->frozen) return;
     const float *table = c->params[0].data;
     float *g = c->params[0].grad;
     size_t w = (size_t)c->width;
@@ -101,7 +111,8 @@ const pe_family pe_family_ape = {
     .table_by_position = 1,
     .summary = "learned absolute table, max_len x D, N(0, 0.02) (BERT, RoBERTa, GPT-2)",
     .options = "integration=add|concat, width=INT (concat), scale=NUM (1, add), learned_scale=on|off, rms=R every "
-               "row held at RMS R (off): its direction learned, its size fixed",
+               "row held at RMS R (off): its direction learned, its size fixed, frozen=on|off the table a constant "
+               "(off)",
     .configure = ape_configure,
     .destroy = ape_destroy,
     .rows = ape_rows,
