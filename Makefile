@@ -89,7 +89,7 @@ long-context: all
 	python3 results/lengthgen/content/routes.py
 	$(BUILD)/posemb plot lines results/lengthgen/content/routes.csv --markers --cols 4 \
 		--xlabel "symbols (log2)" --ylabel "share of wrong tokens minus chance" \
-		--title "Reversing at 84 tokens (2x): which errors each PE makes" --out docs/images/content_routes.png
+		--title "Reversing and copying at 84 tokens (2x): which errors each PE makes" --out docs/images/content_routes.png
 
 clean:
 	rm -rf build build-asan build-fuzz
