@@ -40,8 +40,8 @@ train() { # POSEMB WORK INIT PE SEED OUT
 
 case "${1:-}" in
 inits)
-    python3 "$here/../slice19/make_inits.py" "$2" "$3/inits" 0.713 1
-    python3 "$here/make_fresh.py" "$3/inits/ordered" "$3/inits/fresh" 3 ;;
+    "${PYTHON:-python3}" "$here/../slice19/make_inits.py" "$2" "$3/inits" 0.713 1
+    "${PYTHON:-python3}" "$here/make_fresh.py" "$3/inits/ordered" "$3/inits/fresh" 3 ;;
 check)
     corpus "$3" "$4"
     out=$4/check; rm -rf "$out"
