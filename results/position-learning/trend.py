@@ -11,9 +11,13 @@ the criterion at its text (half of `rpe`'s cost at 3000 steps on the same text: 
 import math
 import os
 import statistics
+import sys
 
 from axes import cost, RECIPE
 from phase import costs as curve
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # results/: lab.py
+from lab import C  # noqa: E402  (scripts/claims: t_quantile)
 
 TOKENS_PER_STEP = 32 * 128
 RUNS = [  # (name, order_by_step base, criterion's rpe draws: their mean cost, halved, as axes.py draws it)
@@ -21,7 +25,6 @@ RUNS = [  # (name, order_by_step base, criterion's rpe draws: their mean cost, h
     ("sin, 12,000 steps", "slice18/sin-12k/sin", RECIPE["rpe"]),
     ("lsin, 12,000 steps", "slice18/sin-12k/lsin", RECIPE["rpe"]),
 ]
-T975 = {18: 2.101, 19: 2.093}  # Student's t, two-sided 95%, by degrees of freedom
 
 
 def fit(xs, ys):
@@ -39,7 +42,7 @@ for name, base, crit in RUNS:
     xs = [math.log2(step * TOKENS_PER_STEP) for step, _ in pts]
     ys = [c for _, c in pts]
     b, se = fit(xs, ys)
-    t = T975[len(xs) - 2]
+    t = C.t_quantile(0.975, len(xs) - 2)
     lo, hi = b - t * se, b + t * se
     target = statistics.fmean(cost(*c) for c in crit) / 2
     last = ys[-1]
