@@ -61,13 +61,13 @@ PANELS = [
         for pe in ("ape", "sin", "lsin", "rpe") for x, w in ((-1, "w64"), (0, None), (1, "w256"))
     ]),
     # The positions' RMS at the start over the study's 0.02 (ape's N(0, 0.02) table at scale 1; the study's
-    # learned-scale sinusoid starts at 0.028 / sqrt(2) = 0.0198): fixed factors on ape's learnable table
+    # learned-scale sinusoid starts at the amplitude rule's 0.0282843 / sqrt(2) = 0.0200): fixed factors on ape's learnable table
     # (slices 5, 7), learned scales started higher on the sinusoid (slice 14), the fixed sinusoid (slices 5, 6).
     ("amplitude at the start (x RMS 0.02)", [
         ("ape", 0, RECIPE["ape"]),
         ("ape", L2(2.5), [("slice7/order.txt", "pl8-ape-scale2.5/")]),
         ("ape", L2(8), [("slice5/order.txt", "pl6-ape-scale8/")]),
-        ("sin", L2(0.028 / 2 ** 0.5 / 0.02), RECIPE["sin"]),
+        ("sin", L2(0.0282843 / 2 ** 0.5 / 0.02), RECIPE["sin"]),
         ("sin", L2(0.05 / 2 ** 0.5 / 0.02),
          [("slice14/order.txt", "/sin_scale_0_05_learned_scale_on/pretrain ")]),
         ("sin", L2(0.0883883 / 2 ** 0.5 / 0.02),
