@@ -1,0 +1,30 @@
+# Slice 19's recipe, which slices 20 and 22 run (sourced by their run.sh; sets
+# OPENBLAS_CORETYPE=Cooperlake and one thread): `posemb train --model bert --init DIR`
+# on the four corpora linked in the study's order (1-wikitext-2 2-janeausten
+# 3-tinyshakespeare 4-extra, so that the held-out 5%, the tail, lies in extra/),
+# 4000 steps, lr 1e-3 with 400 warm-up steps, batch 32 x 128, dropout 0.1, a
+# checkpoint every 500 steps, all kept.
+export OPENBLAS_CORETYPE=Cooperlake OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+
+corpus() { # DATA WORK: the corpora in the study's order, as links in WORK/corpus
+    mkdir -p "$2/corpus"
+    for c in 1-wikitext-2 2-janeausten 3-tinyshakespeare 4-extra; do ln -sfn "$1/${c#?-}" "$2/corpus/$c"; done
+}
+
+train() { # POSEMB WORK INIT PE SEED OUT: one run, resumed from its last checkpoint if it has one
+    if ls -d "$6"/checkpoint-* >/dev/null 2>&1; then
+        "$1" train --resume --out "$6" --threads 1
+    else
+        "$1" train --model bert --init "$3" --pe "$4" --data "$2/corpus" --out "$6" --steps 4000 --lr 1e-3 \
+            --warmup 400 --batch-size 32 --seq-len 128 --dropout 0.1 --seed "$5" --save-every 500 \
+            --eval-every 500 --keep 100 --threads 1
+    fi
+}
+
+readout() { # POSEMB CACHE WORK OUT RUN...: slice11/readout.sh over WORK's finished RUNs into OUT ($here: the caller's folder)
+    _posemb=$1 _cache=$2 _work=$3 _out=$4; shift 4
+    _run=$_work/readrun; rm -rf "$_run"; mkdir -p "$_run/study/models" "$_out"
+    ln -s "$_cache" "$_run/study/cache"
+    for _r in "$@"; do mkdir -p "$_run/study/models/$_r"; ln -s "$_work/$_r" "$_run/study/models/$_r/pretrain"; done
+    "$here/../slice11/readout.sh" "$_run" "$_posemb" "$(dirname "$_posemb")/libposemb.so" "$_out"
+}

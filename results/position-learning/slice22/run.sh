@@ -1,0 +1,42 @@
+#!/bin/sh
+# Slice 22's runs (../README.md, "Slice 22"): slice 20's recipe (slice20/recipe.sh:
+# slice 19's `posemb train` command, 4000 steps from a model folder) with a frozen
+# position table at slice 20's fixed factor (`ape:scale=0.713,frozen=on`), the
+# table replaced by make_codes.py.
+#
+#   run.sh inits ORDERED WORK            make_codes.py (seed 5) from slice 19's ordered start
+#                                        (slice20/run.sh inits writes it) into WORK/inits
+#   run.sh train POSEMB DATA WORK RUN... each RUN (ARM-sSEED: frozen-sin, frozen-sin-shuffled,
+#                                        frozen-smooth; seeds 1, 2) into WORK/RUN, resumed
+#                                        from its last checkpoint if it has one
+#   run.sh readout POSEMB CACHE WORK RUN...  slice11/readout.sh over the finished RUNs into
+#                                        slice22/readout (CACHE: slice 18's study cache folder)
+#
+# POSEMB: program a165e11 (slice 20's); DATA: a folder with the study's corpora and
+# extra/ (scripts/corpus-extra); WORK: where starts, runs and logs go.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../slice20/recipe.sh"
+
+case "${1:-}" in
+inits)
+    "${PYTHON:-python3}" "$here/make_codes.py" "$2" "$3/inits" 5 ;;
+train)
+    posemb=$2 data=$3 work=$4; shift 4
+    corpus "$data" "$work"
+    for r in "$@"; do
+        case ${r%-s?} in
+            frozen-sin | frozen-sin-shuffled | frozen-smooth) arm=${r%-s?} init=$work/inits/${arm#frozen-} ;;
+            *) echo "run.sh: $r: not one of slice 22's runs" >&2; exit 2 ;;
+        esac
+        [ -f "$work/$r/model.safetensors" ] && { echo "$r: done"; continue; }
+        echo "$r: start $(date -u +%FT%TZ)"
+        train "$posemb" "$work" "$init" ape:scale=0.713,frozen=on "${r##*-s}" "$work/$r" >> "$work/$r.log" 2>&1
+        echo "$r: ended $(date -u +%FT%TZ)"
+    done ;;
+readout)
+    posemb=$2 cache=$3 work=$4; shift 4
+    readout "$posemb" "$cache" "$work" "$here/readout" "$@" ;;
+*)
+    sed -n '2,16p' "$0" >&2; exit 2 ;;
+esac
