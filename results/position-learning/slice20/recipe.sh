@@ -28,3 +28,24 @@ readout() { # POSEMB CACHE WORK OUT RUN...: slice11/readout.sh over WORK's finis
     for _r in "$@"; do mkdir -p "$_run/study/models/$_r"; ln -s "$_work/$_r" "$_run/study/models/$_r/pretrain"; done
     "$here/../slice11/readout.sh" "$_run" "$_posemb" "$(dirname "$_posemb")/libposemb.so" "$_out"
 }
+
+check200() { # POSEMB WORK INIT PE OUT: the first 200 steps of seed 1 from INIT with PE into OUT; prints
+             # how many of their losses equal slice 19's sinusoid arm's ($here: the caller's folder)
+    rm -rf "$5"
+    train "$1" "$2" "$3" "$4" 1 "$5" > "$5.log" 2>&1 &
+    _pid=$!
+    while kill -0 $_pid 2>/dev/null; do
+        _n=$(grep -c '"kind": "train"' "$5/train_log.jsonl" 2>/dev/null) || _n=0
+        [ "$_n" -ge 200 ] && break
+        sleep 2
+    done
+    kill $_pid 2>/dev/null || true; wait $_pid 2>/dev/null || true
+    head -2 "$5.log"
+    python3 - "$5/train_log.jsonl" "$here/../slice19/readout/sinusoid-s1.train_log.jsonl" <<'PY'
+import json, sys
+def losses(p):
+    return {r["step"]: r["loss"] for r in map(json.loads, open(p)) if r.get("kind") == "train" and r["step"] <= 200}
+a, b = losses(sys.argv[1]), losses(sys.argv[2])
+print(f"{sum(a.get(s) == b[s] for s in b)} of {len(b)} steps' losses equal slice 19's sinusoid arm's (this run logged {len(a)})")
+PY
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""Whether each of slice 22's runs kept its frozen position table: for every
+RUN (ARM-sSEED), WORK/RUN/model.safetensors' table against its start's,
+WORK/inits/ARM (ARM without "frozen-"), bit for bit. One line per run:
+"RUN: position table bitwise equal to its start inits/NAME: yes" (or "no, N
+entries differ"); judge.py stops unless every run it reads says yes. Needs numpy.
+    python3 results/position-learning/slice22/frozen.py WORK RUN..."""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "slice19"))
+from make_inits import TABLE, place  # noqa: E402
+from lab import st_header  # noqa: E402
+
+
+def table(folder):
+    path = os.path.join(folder, "model.safetensors")
+    at, shape = place(path, TABLE, *st_header(path), lambda s: s[0] * s[1])
+    with open(path, "rb") as f:
+        f.seek(at)
+        return np.frombuffer(f.read(shape[0] * shape[1] * 4), dtype="<u4").reshape(shape)
+
+
+def main(work, runs):
+    for r in runs:
+        start = r.rsplit("-s", 1)[0].removeprefix("frozen-")
+        differ = int(np.count_nonzero(table(os.path.join(work, r)) != table(os.path.join(work, "inits", start))))
+        print(f"{r}: position table bitwise equal to its start inits/{start}: "
+              + ("yes" if differ == 0 else f"no, {differ} entries differ"))
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    sys.exit(main(sys.argv[1], sys.argv[2:]))
