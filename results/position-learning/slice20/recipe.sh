@@ -39,7 +39,8 @@ check200() { # POSEMB WORK INIT PE OUT: the first 200 steps of seed 1 from INIT 
         [ "$_n" -ge 200 ] && break
         sleep 2
     done
-    kill $_pid 2>/dev/null || true; wait $_pid 2>/dev/null || true
+    # $_pid is the subshell running train(); posemb is its child, which must be stopped too
+    pkill -P $_pid 2>/dev/null || true; kill $_pid 2>/dev/null || true; wait $_pid 2>/dev/null || true
     head -2 "$5.log"
     python3 - "$5/train_log.jsonl" "$here/../slice19/readout/sinusoid-s1.train_log.jsonl" <<'PY'
 import json, sys
