@@ -14,14 +14,16 @@ import sys
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
-def _claims():
-    loader = importlib.machinery.SourceFileLoader("claims", os.path.join(ROOT, "scripts", "claims"))
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("claims", loader))
-    loader.exec_module(module)
-    return module
+def module(path, name):
+    """The Python file path loaded as a module called name: a script beside others of the same file name (judge.py,
+    tables.py) or without a .py suffix (scripts/claims) loads under a name of its own."""
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    loaded = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
+    loader.exec_module(loaded)
+    return loaded
 
 
-C = _claims()
+C = module(os.path.join(ROOT, "scripts", "claims"), "claims")
 
 
 def lines(path):

@@ -32,17 +32,21 @@ def indicators(posemb, model, out):
         return RT.read(json.load(f))
 
 
+def rows(posemb, runs, models):
+    """(name, model folder, indicators) of each of models (names under runs) that has a final model."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in models:
+            model = os.path.join(runs, name)
+            if os.path.exists(os.path.join(model, "model.safetensors")):
+                yield name, model, indicators(posemb, model, os.path.join(tmp, name.replace("/", "-")))
+
+
 def main(posemb, runs):
     print("model | TI MONO SYM regression order-of-two | RMS(rows 0-127) scale RMS*|scale|")
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in MODELS:
-            model = os.path.join(runs, name)
-            if not os.path.exists(os.path.join(model, "model.safetensors")):
-                continue
-            ind = indicators(posemb, model, os.path.join(tmp, name.replace("/", "-")))
-            rms, scale = amplitude(model)
-            print(f"{name} | " + " ".join(f"{v:.4f}" for v in ind.values())
-                  + f" | {rms:.4f} {scale:+.4f} {rms * abs(scale):.5f}")
+    for name, model, ind in rows(posemb, runs, MODELS):
+        rms, scale = amplitude(model)
+        print(f"{name} | " + " ".join(f"{v:.4f}" for v in ind.values())
+              + f" | {rms:.4f} {scale:+.4f} {rms * abs(scale):.5f}")
 
 
 if __name__ == "__main__":

@@ -15,26 +15,17 @@ has no frozen-sin-s1 of its own. The final models' word-order costs
 (order_ablation.py's) decide, over both seeds. C22 is judged when frozen-sin's
 two seeds are in, H22.1 and H22.2 only when C22 held and their arm's two
 runs are read out; frozen-smooth is reported, not judged."""
-import importlib.machinery
-import importlib.util
 import json
 import os
 import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))  # results/: lab.py
+from lab import module  # noqa: E402
 
 
-def _slice20():
-    """Slice 20's judge as a module (its reader and rule), under its own name."""
-    path = os.path.join(HERE, "..", "slice20", "judge.py")
-    loader = importlib.machinery.SourceFileLoader("judge20", path)
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("judge20", loader))
-    loader.exec_module(module)
-    return module
-
-
-J = _slice20()
+J = module(os.path.join(HERE, "..", "slice20", "judge.py"), "judge20")  # judge.py of slice 20, under its own name
 ARMS = ("frozen-sin", "frozen-sin-shuffled", "frozen-sin-rotated", "frozen-smooth")
 READ = 0.05  # nats: the step at which a run is first read, as the other slices report it
 
