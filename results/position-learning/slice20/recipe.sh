@@ -21,6 +21,20 @@ train() { # POSEMB WORK INIT PE SEED OUT: one run, resumed from its last checkpo
     fi
 }
 
+train_runs() { # POSEMB DATA WORK RUN...: each RUN (ARM-sSEED) into WORK/RUN, its start and PE set by the
+               # caller's `arm ARM WORK` (init=..., pe=...; it exits on an unknown ARM); a run whose final
+               # model exists is skipped
+    _posemb=$1 _data=$2 _work=$3; shift 3
+    corpus "$_data" "$_work"
+    for _r in "$@"; do
+        arm "${_r%-s?}" "$_work"
+        [ -f "$_work/$_r/model.safetensors" ] && { echo "$_r: done"; continue; }
+        echo "$_r: start $(date -u +%FT%TZ)"
+        train "$_posemb" "$_work" "$init" "$pe" "${_r##*-s}" "$_work/$_r" >> "$_work/$_r.log" 2>&1
+        echo "$_r: ended $(date -u +%FT%TZ)"
+    done
+}
+
 readout() { # POSEMB CACHE WORK OUT RUN...: slice11/readout.sh over WORK's finished RUNs into OUT ($here: the caller's folder)
     _posemb=$1 _cache=$2 _work=$3 _out=$4; shift 4
     _run=$_work/readrun; rm -rf "$_run"; mkdir -p "$_run/study/models" "$_out"

@@ -21,6 +21,16 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/recipe.sh"
 
+arm() { # ARM WORK: the start and PE of one of slice 20's arms
+    case $1 in
+        frozen-fresh) init=$2/inits/fresh pe=ape:scale=0.713,frozen=on ;;
+        frozen-shuffled) init=$2/inits/shuffled pe=ape:scale=0.713,frozen=on ;;
+        frozen-ordered) init=$2/inits/ordered pe=ape:scale=0.713,frozen=on ;;
+        fixed-factor) init=$2/inits/ordered pe=ape:scale=0.713 ;;
+        *) echo "run.sh: $1: not one of slice 20's arms" >&2; exit 2 ;;
+    esac
+}
+
 case "${1:-}" in
 inits)
     "${PYTHON:-python3}" "$here/../slice19/make_inits.py" "$2" "$3/inits" 0.713 1
@@ -30,20 +40,7 @@ check)
     check200 "$2" "$4" "$4/inits/ordered" sin:scale=0.05 "$4/check" ;;
 train)
     posemb=$2 data=$3 work=$4; shift 4
-    corpus "$data" "$work"
-    for r in "$@"; do
-        case ${r%-s?} in
-            frozen-fresh) init=$work/inits/fresh pe=ape:scale=0.713,frozen=on ;;
-            frozen-shuffled) init=$work/inits/shuffled pe=ape:scale=0.713,frozen=on ;;
-            frozen-ordered) init=$work/inits/ordered pe=ape:scale=0.713,frozen=on ;;
-            fixed-factor) init=$work/inits/ordered pe=ape:scale=0.713 ;;
-            *) echo "run.sh: $r: not one of slice 20's runs" >&2; exit 2 ;;
-        esac
-        [ -f "$work/$r/model.safetensors" ] && { echo "$r: done"; continue; }
-        echo "$r: start $(date -u +%FT%TZ)"
-        train "$posemb" "$work" "$init" "$pe" "${r##*-s}" "$work/$r" >> "$work/$r.log" 2>&1
-        echo "$r: ended $(date -u +%FT%TZ)"
-    done ;;
+    train_runs "$posemb" "$data" "$work" "$@" ;;
 readout)
     posemb=$2 cache=$3 work=$4; shift 4
     readout "$posemb" "$cache" "$work" "$here/readout" "$@" ;;

@@ -23,6 +23,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../slice20/recipe.sh"
 PE=ape:scale=0.05,frozen=on
 
+arm() { # ARM WORK: the start and PE of one of slice 22's arms
+    case $1 in
+        frozen-sin | frozen-sin-shuffled | frozen-sin-rotated | frozen-smooth) init=$2/inits/${1#frozen-} pe=$PE ;;
+        *) echo "run.sh: $1: not one of slice 22's arms" >&2; exit 2 ;;
+    esac
+}
+
 case "${1:-}" in
 inits)
     "${PYTHON:-python3}" "$here/make_codes.py" "$2" "$3/inits" 5 ;;
@@ -31,18 +38,7 @@ check)
     check200 "$2" "$4" "$4/inits/sin" "$PE" "$4/check" ;;
 train)
     posemb=$2 data=$3 work=$4; shift 4
-    corpus "$data" "$work"
-    for r in "$@"; do
-        arm=${r%-s?}
-        case $arm in
-            frozen-sin | frozen-sin-shuffled | frozen-sin-rotated | frozen-smooth) init=$work/inits/${arm#frozen-} ;;
-            *) echo "run.sh: $r: not one of slice 22's runs" >&2; exit 2 ;;
-        esac
-        [ -f "$work/$r/model.safetensors" ] && { echo "$r: done"; continue; }
-        echo "$r: start $(date -u +%FT%TZ)"
-        train "$posemb" "$work" "$init" "$PE" "${r##*-s}" "$work/$r" >> "$work/$r.log" 2>&1
-        echo "$r: ended $(date -u +%FT%TZ)"
-    done ;;
+    train_runs "$posemb" "$data" "$work" "$@" ;;
 readout)
     posemb=$2 cache=$3 work=$4; shift 4
     readout "$posemb" "$cache" "$work" "$here/readout" "$@"
