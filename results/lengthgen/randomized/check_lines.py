@@ -5,13 +5,11 @@ later program may add others). Prints one line per run's line and exits 1 on
 the first difference (or a line with no committed counterpart).
 
     python3 check_lines.py NEW COMMITTED"""
-import json
+import os
 import sys
 
-
-def lines(path):
-    with open(path) as f:
-        return [json.loads(x) for x in f if x.strip()]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
+from lab import lines  # noqa: E402
 
 
 def key(r):

@@ -35,16 +35,20 @@ def read(folder, name):
     return final_cost(folder, name) if os.path.exists(os.path.join(folder, "order.txt")) else None
 
 
-def check_pe(folder, name):
-    """Stops unless run name's PE (its probe line in order.txt) is its arm's."""
+def pe_of(folder, name):
+    """Run name's PE, from its `posemb probe order` line in order.txt; stops when it has none."""
     for line in open(os.path.join(folder, "order.txt")):
         if line.startswith("{") and f"/{name}/" in json.loads(line)["model"]:
-            pe = json.loads(line)["pe"]
-            frozen = name.startswith("frozen-")
-            if ("frozen=on" in pe) != frozen or "scale=0.713" not in pe or "learned_scale=on" in pe:
-                sys.exit(f"judge.py: {name}: PE {pe} is not its arm's")
-            return
+            return json.loads(line)["pe"]
     sys.exit(f"judge.py: {name}: no probe line in order.txt")
+
+
+def check_pe(folder, name):
+    """Stops unless run name's PE is its arm's."""
+    pe = pe_of(folder, name)
+    frozen = name.startswith("frozen-")
+    if ("frozen=on" in pe) != frozen or "scale=0.713" not in pe or "learned_scale=on" in pe:
+        sys.exit(f"judge.py: {name}: PE {pe} is not its arm's")
 
 
 def rule(name, holds, what, cost):

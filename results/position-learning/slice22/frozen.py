@@ -10,18 +10,15 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "slice19"))
-from make_inits import TABLE, place  # noqa: E402
-from lab import st_header  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "slice13"))
+from random_tables import tensors  # noqa: E402  (slice 13's reader of a safetensors file's float32 tensors)
+
+TABLE = "bert.embeddings.position_embeddings.weight"
 
 
 def table(folder):
-    path = os.path.join(folder, "model.safetensors")
-    at, shape = place(path, TABLE, *st_header(path), lambda s: s[0] * s[1])
-    with open(path, "rb") as f:
-        f.seek(at)
-        return np.frombuffer(f.read(shape[0] * shape[1] * 4), dtype="<u4").reshape(shape)
+    """The position table of a model folder, as its raw bits."""
+    return tensors(os.path.join(folder, "model.safetensors"), [TABLE])[TABLE].view("<u4")
 
 
 def main(work, runs):

@@ -15,7 +15,6 @@ has no frozen-sin-s1 of its own. The final models' word-order costs
 (order_ablation.py's) decide, over both seeds. C22 is judged when frozen-sin's
 two seeds are in, H22.1 and H22.2 only when C22 held and their arm's two
 runs are read out; frozen-smooth is reported, not judged."""
-import json
 import os
 import re
 import sys
@@ -32,10 +31,7 @@ READ = 0.05  # nats: the step at which a run is first read, as the other slices 
 
 def check_run(folder, name):
     """Stops unless run name's PE (its probe line in order.txt) is slice 22's and frozen.txt says its table held."""
-    pe = next((json.loads(x)["pe"] for x in open(os.path.join(folder, "order.txt"))
-               if x.startswith("{") and f"/{name}/" in json.loads(x)["model"]), None)
-    if pe is None:
-        sys.exit(f"judge.py: {name}: no probe line in order.txt")
+    pe = J.pe_of(folder, name)
     if "frozen=on" not in pe or not re.search(r"scale=0\.05(,|$)", pe) or "learned_scale=on" in pe:
         sys.exit(f"judge.py: {name}: PE {pe} is not slice 22's")
     held = os.path.join(folder, "frozen.txt")
