@@ -17,6 +17,7 @@ for s in ${*:-lr3e-4 lr1e-4 text-0.25x text-7.8x warmup-1500}; do
     [ -f "$here/$s/order.txt" ] && { echo "$s: read out already"; continue; }
     p=$p7; [ "$s" = warmup-1500 ] && p=$p9
     echo "$s: start $(date -u +%FT%TZ)"
+    mkdir -p "$work/$s"
     "$p" study "$here/$s.json" --data "$data" --out "$work/$s/study" --threads 1
     mkdir -p "$here/$s"
     "$here/../slice11/readout.sh" "$work/$s" "$p" "$(dirname "$p")/libposemb.so" "$here/$s"
