@@ -2,8 +2,8 @@
 # OPENBLAS_CORETYPE=Cooperlake and one thread): `posemb train --model bert --init DIR`
 # on the four corpora linked in the study's order (1-wikitext-2 2-janeausten
 # 3-tinyshakespeare 4-extra, so that the held-out 5%, the tail, lies in extra/),
-# 4000 steps, lr 1e-3 with 400 warm-up steps, batch 32 x 128, dropout 0.1, a
-# checkpoint every 500 steps, all kept.
+# 4000 steps (or $steps, which a caller's `arm` may set: slice 23), lr 1e-3 with 400
+# warm-up steps, batch 32 x 128, dropout 0.1, a checkpoint every 500 steps, all kept.
 export OPENBLAS_CORETYPE=Cooperlake OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 
 corpus() { # DATA WORK: the corpora in the study's order, as links in WORK/corpus
@@ -15,7 +15,7 @@ train() { # POSEMB WORK INIT PE SEED OUT: one run, resumed from its last checkpo
     if ls -d "$6"/checkpoint-* >/dev/null 2>&1; then
         "$1" train --resume --out "$6" --threads 1
     else
-        "$1" train --model bert --init "$3" --pe "$4" --data "$2/corpus" --out "$6" --steps 4000 --lr 1e-3 \
+        "$1" train --model bert --init "$3" --pe "$4" --data "$2/corpus" --out "$6" --steps "${steps:-4000}" --lr 1e-3 \
             --warmup 400 --batch-size 32 --seq-len 128 --dropout 0.1 --seed "$5" --save-every 500 \
             --eval-every 500 --keep 100 --threads 1
     fi
@@ -43,8 +43,9 @@ readout() { # POSEMB CACHE WORK OUT RUN...: slice11/readout.sh over WORK's finis
     "$here/../slice11/readout.sh" "$_run" "$_posemb" "$(dirname "$_posemb")/libposemb.so" "$_out"
 }
 
-check200() { # POSEMB WORK INIT PE OUT: the first 200 steps of seed 1 from INIT with PE into OUT; prints
-             # how many of their losses equal slice 19's sinusoid arm's ($here: the caller's folder)
+check200() { # POSEMB WORK INIT PE OUT [LOG]: the first 200 steps of seed 1 from INIT with PE into OUT;
+             # prints how many of their losses equal LOG's (default slice 19's sinusoid arm's train
+             # log; $here: the caller's folder)
     rm -rf "$5"
     train "$1" "$2" "$3" "$4" 1 "$5" > "$5.log" 2>&1 &
     _pid=$!
@@ -56,11 +57,11 @@ check200() { # POSEMB WORK INIT PE OUT: the first 200 steps of seed 1 from INIT 
     # $_pid is the subshell running train(); posemb is its child, which must be stopped too
     pkill -P $_pid 2>/dev/null || true; kill $_pid 2>/dev/null || true; wait $_pid 2>/dev/null || true
     head -2 "$5.log"
-    python3 - "$5/train_log.jsonl" "$here/../slice19/readout/sinusoid-s1.train_log.jsonl" <<'PY'
+    python3 - "$5/train_log.jsonl" "${6:-$here/../slice19/readout/sinusoid-s1.train_log.jsonl}" <<'PY'
 import json, sys
 def losses(p):
     return {r["step"]: r["loss"] for r in map(json.loads, open(p)) if r.get("kind") == "train" and r["step"] <= 200}
 a, b = losses(sys.argv[1]), losses(sys.argv[2])
-print(f"{sum(a.get(s) == b[s] for s in b)} of {len(b)} steps' losses equal slice 19's sinusoid arm's (this run logged {len(a)})")
+print(f"{sum(a.get(s) == b[s] for s in b)} of {len(b)} steps' losses equal {sys.argv[2].split('/')[-1]}'s (this run logged {len(a)})")
 PY
 }
