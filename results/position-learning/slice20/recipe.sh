@@ -2,7 +2,7 @@
 # OPENBLAS_CORETYPE=Cooperlake and one thread): `posemb train --model bert --init DIR`
 # on the four corpora linked in the study's order (1-wikitext-2 2-janeausten
 # 3-tinyshakespeare 4-extra, so that the held-out 5%, the tail, lies in extra/),
-# 4000 steps (or $steps, which a caller's `arm` may set: slice 23), lr 1e-3 with 400
+# 4000 steps (or $arm_steps, which a caller's `arm` may set: slice 23), lr 1e-3 with 400
 # warm-up steps, batch 32 x 128, dropout 0.1, a checkpoint every 500 steps, all kept.
 export OPENBLAS_CORETYPE=Cooperlake OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 
@@ -11,11 +11,13 @@ corpus() { # DATA WORK: the corpora in the study's order, as links in WORK/corpu
     for c in 1-wikitext-2 2-janeausten 3-tinyshakespeare 4-extra; do ln -sfn "$1/${c#?-}" "$2/corpus/$c"; done
 }
 
+arm_steps=4000 # a run's steps: 4000 unless the caller's `arm` sets it (an environment variable does not)
+
 train() { # POSEMB WORK INIT PE SEED OUT: one run, resumed from its last checkpoint if it has one
     if ls -d "$6"/checkpoint-* >/dev/null 2>&1; then
         "$1" train --resume --out "$6" --threads 1
     else
-        "$1" train --model bert --init "$3" --pe "$4" --data "$2/corpus" --out "$6" --steps "${steps:-4000}" --lr 1e-3 \
+        "$1" train --model bert --init "$3" --pe "$4" --data "$2/corpus" --out "$6" --steps "$arm_steps" --lr 1e-3 \
             --warmup 400 --batch-size 32 --seq-len 128 --dropout 0.1 --seed "$5" --save-every 500 \
             --eval-every 500 --keep 100 --threads 1
     fi
@@ -27,6 +29,7 @@ train_runs() { # POSEMB DATA WORK RUN...: each RUN (ARM-sSEED) into WORK/RUN, it
     _posemb=$1 _data=$2 _work=$3; shift 3
     corpus "$_data" "$_work"
     for _r in "$@"; do
+        arm_steps=4000
         arm "${_r%-s?}" "$_work"
         [ -f "$_work/$_r/model.safetensors" ] && { echo "$_r: done"; continue; }
         echo "$_r: start $(date -u +%FT%TZ)"

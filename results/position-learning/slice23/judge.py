@@ -11,10 +11,12 @@ frozen-sin-s2):
 Every run read must have its arm's PE (fixed-factor-8k: the factor 0.713, no
 learned scale, not frozen; learned-scale-8k: a learned scale, not frozen; the
 smooth runs: slice 22's `ape:scale=0.05,frozen=on` and a frozen.txt line
-saying the table is its start's); else the judge stops. The final models'
-word-order costs (order_ablation.py's) decide. H23.1 and H23.2 are judged when
-their arm's two runs are in; H23.3 and H23.4 when both smooth runs are in (and
-H23.4 only when H23.3 held)."""
+saying the table is its start's), and its last kept checkpoint must be its
+arm's last step (8000 for the -8k arms, 4000 for the smooth runs); else the
+judge stops. The final models' word-order costs (order_ablation.py's) decide,
+against the bar 0.1 nats. H23.1 is judged when fixed-factor-8k's two runs are
+in, H23.2 when both 8000-step arms' four are; H23.3 and H23.4 when both smooth
+runs are in (and H23.4 only when H23.3 held)."""
 import os
 import sys
 
@@ -40,6 +42,13 @@ def check_run(folder, name):
         sys.exit(f"judge.py: {name}: PE {pe} is not its arm's")
 
 
+def steps_of(folder, name):
+    """Stops unless run name's last kept checkpoint is its arm's last step (8000 or 4000)."""
+    last = J.by_step(os.path.join(folder, name))[-1][0]
+    if last != (8000 if "-8k-" in name else 4000):
+        sys.exit(f"judge.py: {name}: its last checkpoint is step {last}, not its arm's")
+
+
 def verdict(name, holds, got):
     """One hypothesis over the runs of got ({run: cost or None})."""
     if None in got.values():
@@ -55,17 +64,21 @@ def main(folder, slice19, slice22):
     for name, c in cost.items():
         if c is not None:
             check_run(folder, name)
+            steps_of(folder, name)
     sin = {n: J.read(os.path.abspath({"slice19": slice19, "slice22": slice22}[d]), r) for n, (d, r) in SIN.items()}
     pick = lambda *names: {n: cost[n] for n in names}  # noqa: E731
     used = lambda g: all(c > J.MARGIN for c in g.values())  # noqa: E731
     verdict("H23.1 (fixed-factor-8k reads order in both seeds)", used, pick("fixed-factor-8k-s1", "fixed-factor-8k-s2"))
-    verdict("H23.2 (learned-scale-8k unread in both seeds)", lambda g: all(c < J.MARGIN for c in g.values()),
-            pick("learned-scale-8k-s1", "learned-scale-8k-s2"))
+    verdict("H23.2 (learned-scale-8k unread, and below fixed-factor-8k of its seed by more than 0.1, in both seeds)",
+            lambda g: all(g[f"learned-scale-8k-s{s}"] < J.MARGIN and
+                          g[f"fixed-factor-8k-s{s}"] - g[f"learned-scale-8k-s{s}"] > J.MARGIN for s in J.SEEDS),
+            pick("learned-scale-8k-s1", "learned-scale-8k-s2", "fixed-factor-8k-s1", "fixed-factor-8k-s2"))
     if verdict("H23.3 (the smooth code reads order in both draws)", used, pick(*SIN)):
         print("the sinusoid at the same amplitude, same seeds: " + ", ".join(
-            f"{SIN[n][1]} ({SIN[n][0]}) {sin[n]:+.4f}" for n in SIN))
-        verdict("H23.4 (the smooth code above the sinusoid of its seed in both draws)",
-                lambda g: all(g[n] > sin[n] for n in SIN), pick(*SIN))
+            f"{SIN[n][1]} ({SIN[n][0]}) {sin[n]:+.4f}" for n in SIN) + "; smooth minus sinusoid: " + ", ".join(
+            f"{n} {cost[n] - sin[n]:+.4f}" for n in SIN))
+        verdict("H23.4 (the smooth code above the sinusoid of its seed by more than 0.1 in both draws)",
+                lambda g: all(g[n] - sin[n] > J.MARGIN for n in SIN), pick(*SIN))
     elif None not in pick(*SIN).values():
         print("H23.4: not judged (H23.3 did not hold)")
     for name, c in cost.items():

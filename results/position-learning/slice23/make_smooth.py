@@ -17,7 +17,9 @@ total RMS, and a varying part of the sinusoid's size and neighbour
 similarity; what differs is that part's longer-range structure (distant rows
 unrelated, where the sinusoid's are not). Draw a is default_rng(SEED)'s first draw, b its
 second. Every other byte is the source's. Prints each start's numbers as
-slice 22's make_codes.py does. Needs numpy.
+slice 22's make_codes.py does. Needs numpy; the tables repeat bit for bit under
+run.sh's OpenBLAS settings (OPENBLAS_CORETYPE=Cooperlake, one thread), on which
+numpy's eigh depends (without them about 11,000 entries move by up to 2.4e-7).
     python3 results/position-learning/slice23/make_smooth.py SRC OUT SEED"""
 import os
 import sys

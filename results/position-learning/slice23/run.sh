@@ -15,10 +15,10 @@
 #   run.sh train POSEMB DATA ORDERED WORK RUN...  each RUN (fixed-factor-8k-s1, -s2,
 #                                        learned-scale-8k-s1, -s2, smooth-a-s1, smooth-b-s2)
 #                                        into WORK/RUN, resumed from its last checkpoint if it has one
-#   run.sh readout POSEMB CACHE WORK RUN...  slice11/readout.sh over the finished RUNs (name every
-#                                        finished run: order.txt is rewritten) into slice23/readout,
-#                                        slice 22's frozen.py for the smooth runs, slice 20's
-#                                        tables.py for the learnable tables
+#   run.sh readout POSEMB CACHE ORDERED WORK RUN...  slice11/readout.sh over the finished RUNs
+#                                        (name every finished run: order.txt is rewritten) into
+#                                        slice23/readout, slice 22's frozen.py for the smooth runs
+#                                        (frozen.txt), tables.py for the learnable tables (tables.txt)
 #
 # POSEMB: program a165e11 (slices 20 and 22's); ORDERED: slice 19's ordered start
 # (WORK of slice20/run.sh inits, inits/ordered); DATA: a folder with the study's
@@ -30,9 +30,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 arm() { # ARM WORK: the start, PE and steps of one of slice 23's arms (ORDERED: $ordered)
     case $1 in
-        fixed-factor-8k) init=$ordered pe=ape:scale=0.713 steps=8000 ;;
-        learned-scale-8k) init=$ordered pe=ape:scale=1,learned_scale=on steps=8000 ;;
-        smooth-a | smooth-b) init=$2/inits/$1 pe=ape:scale=0.05,frozen=on steps=4000 ;;
+        fixed-factor-8k) init=$ordered pe=ape:scale=0.713 arm_steps=8000 ;;
+        learned-scale-8k) init=$ordered pe=ape:scale=1,learned_scale=on arm_steps=8000 ;;
+        smooth-a | smooth-b) init=$2/inits/$1 pe=ape:scale=0.05,frozen=on arm_steps=4000 ;;
         *) echo "run.sh: $1: not one of slice 23's arms" >&2; exit 2 ;;
     esac
 }
@@ -55,8 +55,10 @@ train)
     posemb=$2 data=$3 ordered=$4 work=$5; shift 5
     train_runs "$posemb" "$data" "$work" "$@" ;;
 readout)
-    posemb=$2 cache=$3 work=$4; shift 4
+    posemb=$2 cache=$3 ordered=$4 work=$5; shift 5
     readout "$posemb" "$cache" "$work" "$here/readout" "$@"
+    "${PYTHON:-python3}" "$here/tables.py" "$posemb" "$ordered" "$work" > "$here/readout/tables.txt.tmp"
+    mv "$here/readout/tables.txt.tmp" "$here/readout/tables.txt"
     smooth=$(for r in "$@"; do case $r in smooth-*) echo "$r" ;; esac; done)
     if [ -n "$smooth" ]; then
         "${PYTHON:-python3}" "$here/../slice22/frozen.py" "$work" $smooth > "$here/readout/frozen.txt.tmp"
