@@ -90,6 +90,9 @@ long-context: all
 	$(BUILD)/posemb plot lines results/lengthgen/content/routes.csv --markers --cols 4 \
 		--xlabel "symbols (log2)" --ylabel "share of wrong tokens minus chance" \
 		--title "Reversing and copying at 84 tokens (2x): which errors each PE makes" --out docs/images/content_routes.png
+	python3 results/length/sinks/curve.py
+	$(BUILD)/posemb plot lines results/length/sinks/curve.csv --markers --cols 2 \
+		--xlabel "training step" --ylabel "largest head's first-token attention" --out docs/images/sink_curve.png
 
 clean:
 	rm -rf build build-asan build-fuzz
