@@ -23,7 +23,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "slice13"))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))  # results/: lab.py
 import random_tables as RT  # noqa: E402  (slice 13's reference: the table writer, the reader, the indicators)
+from lab import st_header  # noqa: E402
 
 OUT = os.path.join(HERE, "ape-24k")
 
@@ -34,11 +36,12 @@ def keep(src, name):
 
 
 def amplitude(model):
-    """(RMS of the table's rows 0-127, the learned scale) of a model folder."""
-    t = RT.tensors(os.path.join(model, "model.safetensors"),
-                   ["bert.embeddings.position_embeddings.weight", "bert.embeddings.position_scale"])
-    table = t["bert.embeddings.position_embeddings.weight"][:128]
-    return float(np.sqrt(np.mean(table.astype(np.float64) ** 2))), float(t["bert.embeddings.position_scale"][0])
+    """(RMS of the table's rows 0-127, the learned scale, or None for a model with a fixed factor) of a model folder."""
+    path, table, scale = os.path.join(model, "model.safetensors"), "bert.embeddings.position_embeddings.weight", \
+        "bert.embeddings.position_scale"
+    t = RT.tensors(path, [table] + ([scale] if scale in st_header(path)[0] else []))
+    rms = float(np.sqrt(np.mean(t[table][:128].astype(np.float64) ** 2)))
+    return rms, float(t[scale][0]) if scale in t else None
 
 
 def main(posemb, run):

@@ -53,11 +53,16 @@ def check_pe(folder, name):
 
 def rule(name, holds, what, cost):
     """Prints a hypothesis read over both seeds of the arms it names; what: its arms."""
-    got = {f"{a}-s{s}": cost[f"{a}-s{s}"] for a in what for s in SEEDS}
+    judged(name, holds, {f"{a}-s{s}": cost[f"{a}-s{s}"] for a in what for s in SEEDS})
+
+
+def judged(name, holds, got):
+    """Prints a hypothesis over the runs of got ({run: cost or None}); returns whether it held (None: not judged)."""
     if None in got.values():
         print(f"{name}: " + ", ".join(n for n, c in got.items() if c is None) + " not read out, not judged")
-        return
+        return None
     print(f"{name} {'held' if holds(got) else 'did not hold'}: " + ", ".join(f"{n} {c:+.4f}" for n, c in got.items()))
+    return holds(got)
 
 
 def main(folder, slice19):

@@ -45,6 +45,14 @@ def onset(steps):
     return next((st for st, c in steps if c > READ), None)
 
 
+def report(name, c, steps):
+    """A run's line: its final cost, the first kept step past READ and its cost by step."""
+    first = onset(steps)
+    print(f"reported {name}: final cost {c:+.4f} ({'reads' if c > J.MARGIN else 'does not read'} order by "
+          f"{J.MARGIN}); first past {READ} at step {first if first is not None else '- (never)'}; cost by step "
+          + ", ".join(f"{st} {v:+.3f}" for st, v in steps))
+
+
 def main(folder, slice19, check):
     folder, slice19 = os.path.abspath(folder), os.path.abspath(slice19)
     cost = {f"{a}-s{s}": J.read(folder, f"{a}-s{s}") for a in ARMS for s in J.SEEDS}
@@ -70,11 +78,7 @@ def main(folder, slice19, check):
     for name, c in cost.items():
         if c is None:
             continue
-        steps = J.by_step(os.path.join(where[name], "sinusoid-s1" if where[name] == slice19 else name))
-        first = onset(steps)
-        print(f"reported {name}: final cost {c:+.4f} ({'reads' if c > J.MARGIN else 'does not read'} order by "
-              f"{J.MARGIN}); first past {READ} at step {first if first is not None else '- (never)'}; cost by step "
-              + ", ".join(f"{st} {v:+.3f}" for st, v in steps))
+        report(name, c, J.by_step(os.path.join(where[name], "sinusoid-s1" if where[name] == slice19 else name)))
     return 0
 
 

@@ -42,53 +42,37 @@ def check_run(folder, name):
         sys.exit(f"judge.py: {name}: PE {pe} is not its arm's")
 
 
-def steps_of(folder, name):
-    """Stops unless run name's last kept checkpoint is its arm's last step (8000 or 4000)."""
-    last = J.by_step(os.path.join(folder, name))[-1][0]
-    if last != (8000 if "-8k-" in name else 4000):
-        sys.exit(f"judge.py: {name}: its last checkpoint is step {last}, not its arm's")
-
-
-def verdict(name, holds, got):
-    """One hypothesis over the runs of got ({run: cost or None})."""
-    if None in got.values():
-        print(f"{name}: " + ", ".join(n for n, c in got.items() if c is None) + " not read out, not judged")
-        return None
-    print(f"{name} {'held' if holds(got) else 'did not hold'}: " + ", ".join(f"{n} {c:+.4f}" for n, c in got.items()))
-    return holds(got)
+def check_steps(name, steps):
+    """Stops unless run name's last kept checkpoint (steps: its [(step, cost)]) is its arm's last step."""
+    if steps[-1][0] != (8000 if "-8k-" in name else 4000):
+        sys.exit(f"judge.py: {name}: its last checkpoint is step {steps[-1][0]}, not its arm's")
 
 
 def main(folder, slice19, slice22):
     folder = os.path.abspath(folder)
     cost = {n: J.read(folder, n) for n in RUNS}
-    for name, c in cost.items():
-        if c is not None:
-            check_run(folder, name)
-            steps_of(folder, name)
+    steps = {n: J.by_step(os.path.join(folder, n)) for n, c in cost.items() if c is not None}
+    for name in steps:
+        check_run(folder, name)
+        check_steps(name, steps[name])
     sin = {n: J.read(os.path.abspath({"slice19": slice19, "slice22": slice22}[d]), r) for n, (d, r) in SIN.items()}
     pick = lambda *names: {n: cost[n] for n in names}  # noqa: E731
     used = lambda g: all(c > J.MARGIN for c in g.values())  # noqa: E731
-    verdict("H23.1 (fixed-factor-8k reads order in both seeds)", used, pick("fixed-factor-8k-s1", "fixed-factor-8k-s2"))
-    verdict("H23.2 (learned-scale-8k unread, and below fixed-factor-8k of its seed by more than 0.1, in both seeds)",
+    J.judged("H23.1 (fixed-factor-8k reads order in both seeds)", used, pick("fixed-factor-8k-s1", "fixed-factor-8k-s2"))
+    J.judged("H23.2 (learned-scale-8k unread, and below fixed-factor-8k of its seed by more than 0.1, in both seeds)",
             lambda g: all(g[f"learned-scale-8k-s{s}"] < J.MARGIN and
                           g[f"fixed-factor-8k-s{s}"] - g[f"learned-scale-8k-s{s}"] > J.MARGIN for s in J.SEEDS),
             pick("learned-scale-8k-s1", "learned-scale-8k-s2", "fixed-factor-8k-s1", "fixed-factor-8k-s2"))
-    if verdict("H23.3 (the smooth code reads order in both draws)", used, pick(*SIN)):
+    if J.judged("H23.3 (the smooth code reads order in both draws)", used, pick(*SIN)):
         print("the sinusoid at the same amplitude, same seeds: " + ", ".join(
             f"{SIN[n][1]} ({SIN[n][0]}) {sin[n]:+.4f}" for n in SIN) + "; smooth minus sinusoid: " + ", ".join(
             f"{n} {cost[n] - sin[n]:+.4f}" for n in SIN))
-        verdict("H23.4 (the smooth code above the sinusoid of its seed by more than 0.1 in both draws)",
+        J.judged("H23.4 (the smooth code above the sinusoid of its seed by more than 0.1 in both draws)",
                 lambda g: all(g[n] - sin[n] > J.MARGIN for n in SIN), pick(*SIN))
     elif None not in pick(*SIN).values():
         print("H23.4: not judged (H23.3 did not hold)")
-    for name, c in cost.items():
-        if c is None:
-            continue
-        steps = J.by_step(os.path.join(folder, name))
-        first = J22.onset(steps)
-        print(f"reported {name}: final cost {c:+.4f} ({'reads' if c > J.MARGIN else 'does not read'} order by "
-              f"{J.MARGIN}); first past {J22.READ} at step {first if first is not None else '- (never)'}; cost by step "
-              + ", ".join(f"{st} {v:+.3f}" for st, v in steps))
+    for name in steps:
+        J22.report(name, cost[name], steps[name])
     return 0
 
 

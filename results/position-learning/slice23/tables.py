@@ -11,25 +11,14 @@ its folder of runs (RUNS/NAME). A run without a final model is skipped."""
 import os
 import sys
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))  # results/: lab.py
-from lab import module, st_header  # noqa: E402
+from lab import module  # noqa: E402
 
 T19 = module(os.path.join(HERE, "..", "slice19", "tables.py"), "tables19")  # it imports slice 18's "tables"
 
 FIXED = 0.713  # fixed-factor-8k's factor (`ape:scale=0.713`): its model stores no scale
-TABLE, SCALE = "bert.embeddings.position_embeddings.weight", "bert.embeddings.position_scale"
 RUNS = tuple(f"{a}-s{s}" for a in ("fixed-factor-8k", "learned-scale-8k") for s in (1, 2))
-
-
-def amplitude(model):
-    """(RMS of rows 0-127, the factor the table enters with) of a model folder."""
-    path = os.path.join(model, "model.safetensors")
-    t = T19.RT.tensors(path, [TABLE] + ([SCALE] if SCALE in st_header(path)[0] else []))
-    rms = float(np.sqrt(np.mean(t[TABLE][:128].astype(np.float64) ** 2)))
-    return rms, float(t[SCALE][0]) if SCALE in t else FIXED
 
 
 def main(posemb, ordered, runs):
@@ -37,7 +26,8 @@ def main(posemb, ordered, runs):
     start = [("start (slice 19's ordered)", ordered, ind) for _, _, ind in T19.rows(posemb, os.path.dirname(ordered),
                                                                                     (os.path.basename(ordered),))]
     for name, model, ind in start + list(T19.rows(posemb, runs, RUNS)):
-        rms, factor = amplitude(model)
+        rms, scale = T19.amplitude(model)  # slice 18's reader
+        factor = FIXED if scale is None else scale
         print(f"{name} | " + " ".join(f"{v:.4f}" for v in ind.values())
               + f" | {rms:.4f} {factor:+.4f} {rms * abs(factor):.5f}")
 
