@@ -7,6 +7,7 @@ posemb=$1 data=$2 run=$3
 here=$(cd "$(dirname "$0")" && pwd)
 export OPENBLAS_CORETYPE=Cooperlake
 "$posemb" study "$here/gpt2-rope.json" --length --data "$data" --out "$run" --threads 1
+mkdir -p "$run/analysis"
 for s in 1 2 3; do
   "$posemb" analyze "$run/models/gpt2-rope-s$s" --text "$data/wikitext-2/wiki.test.tokens" --len 128 \
     --out "$run/analysis/gpt2-rope-s$s"
