@@ -10,8 +10,14 @@ Points are read from the committed order.txt lines named below, not typed.
 Writes phase_axes.csv beside this script (panel, series, x, y: the long
 table `posemb plot lines` reads; `make position-learning` draws it);
 --table prints every point with its draws and sources instead.
+The second measure (slice 21), where `none` was pretrained at each setting
+(the text, the learning rate, the warm-up): each PE's held-out MLM loss at
+the end minus `none`'s at the same setting (below 0: the PE helps), from
+the committed train logs; written to phase_heldout.csv (`none` as the grey
+0 line of every panel), --heldout prints it.
 Standard library only; run from anywhere."""
 import csv
+import json
 import math
 import os
 import re
@@ -35,12 +41,18 @@ PANELS = [
     ("the text (x 1.77 M tokens)", [
         ("ape", -2, [("slice16/text-0.25x/order.txt", "/models/ape/pretrain ")]),
         ("ape", 0, RECIPE["ape"]), ("ape", L2(7.8), [("slice2/order.txt", "pl2-ape/")]),
+    ] + [(pe, x, src) for pe in ("sin", "lsin") for x, src in (  # slice 21
+        (-2, [("slice21/text-0.25x/order.txt", "/models/%s/pretrain " % pe)]), (0, RECIPE[pe]),
+        (L2(7.8), [("slice21/text-7.8x/order.txt", "/models/%s/pretrain " % pe)]))] + [
         ("rpe", -2, [("slice16/text-0.25x/order.txt", "/models/rpe/pretrain ")]),
         ("rpe", 0, RECIPE["rpe"]), ("rpe", L2(7.8), [("slice2/order.txt", "pl2-rpe/")]),
     ]),
     ("peak learning rate (x 1e-3)", [
         ("ape", L2(0.1), [("slice16/lr1e-4/order.txt", "/models/ape/pretrain ")]),
         ("ape", L2(0.3), [("slice1/order.txt", "pl1-ape/")]), ("ape", 0, RECIPE["ape"]),
+    ] + [(pe, x, src) for pe in ("sin", "lsin") for x, src in (  # slice 21
+        (L2(0.1), [("slice21/lr1e-4/order.txt", "/models/%s/pretrain " % pe)]),
+        (L2(0.3), [("slice21/lr3e-4/order.txt", "/models/%s/pretrain " % pe)]), (0, RECIPE[pe]))] + [
         ("rpe", L2(0.1), [("slice16/lr1e-4/order.txt", "/models/rpe/pretrain ")]),
         ("rpe", L2(0.3), [("slice1/order.txt", "pl1-rpe/")]), ("rpe", 0, RECIPE["rpe"]),
     ]),
@@ -80,10 +92,34 @@ PANELS = [
     ("warm-up (x 300 steps)", [
         ("ape", 0, RECIPE["ape"]), ("ape", L2(5), [("slice15/order.txt", "/models/ape/pretrain ")]),
         ("sin", 0, RECIPE["sin"]), ("sin", L2(5), [("slice15/order.txt", "/models/sin/pretrain ")]),
+        ("lsin", 0, RECIPE["lsin"]), ("lsin", L2(5), [("slice21/warmup-1500/order.txt", "/models/lsin/pretrain ")]),
         ("rpe", 0, RECIPE["rpe"]), ("rpe", L2(5), [("slice15/order.txt", "/models/rpe/pretrain ")]),
     ]),
 ]
 LINE = re.compile(r"as is: (-?[0-9.]+) shuffled: (-?[0-9.]+)")
+
+# The second measure's runs: (panel, [(x, {pe: its train log under this folder})]); one draw each.
+HELD_PES = ("ape", "sin", "lsin", "rpe")
+RECIPE_LOGS = {pe: "../study-data/pretrain/%s.train_log.jsonl" % pe for pe in HELD_PES + ("none",)}
+S21 = {s: {pe: "slice21/%s/%s.train_log.jsonl" % (s, pe) for pe in ("sin", "lsin", "none")}
+       for s in ("text-0.25x", "text-7.8x", "lr1e-4", "lr3e-4")}
+S21["warmup-1500"] = {pe: "slice21/warmup-1500/%s.train_log.jsonl" % pe for pe in ("lsin", "none")}
+HELD = [
+    ("the text (x 1.77 M tokens)", [
+        (-2, dict(S21["text-0.25x"], **{pe: "slice16/text-0.25x/%s.train_log.jsonl" % pe for pe in ("ape", "rpe")})),
+        (0, RECIPE_LOGS),
+        (L2(7.8), dict(S21["text-7.8x"], **{pe: "slice2/%s-extra.train_log.jsonl" % pe for pe in ("ape", "rpe")})),
+    ]),
+    ("peak learning rate (x 1e-3)", [
+        (L2(0.1), dict(S21["lr1e-4"], **{pe: "slice16/lr1e-4/%s.train_log.jsonl" % pe for pe in ("ape", "rpe")})),
+        (L2(0.3), dict(S21["lr3e-4"], **{pe: "slice1/%s-lr3e-4.train_log.jsonl" % pe for pe in ("ape", "rpe")})),
+        (0, RECIPE_LOGS),
+    ]),
+    ("warm-up (x 300 steps)", [
+        (0, RECIPE_LOGS),
+        (L2(5), dict(S21["warmup-1500"], **{pe: "slice15/%s.train_log.jsonl" % pe for pe in ("ape", "sin", "rpe")})),
+    ]),
+]
 
 
 def cost(path, piece):
@@ -95,6 +131,35 @@ def cost(path, piece):
     return float(s) - float(a)
 
 
+def held_out(path):
+    """(loss, step) of the last eval line of a train log: the held-out loss at the end; path under this folder or absolute."""
+    evals = [r for r in map(json.loads, open(os.path.join(HERE, path))) if r.get("kind") == "eval"]
+    if not evals:
+        sys.exit("axes.py: %s: no eval line" % path)
+    return evals[-1]["loss"], evals[-1]["step"]
+
+
+def held_points():
+    """(panel, pe, x, held-out loss - none's, its source) for every run of HELD."""
+    for panel, xs in HELD:
+        for x, logs in xs:
+            none = held_out(logs["none"])[0]
+            for pe in HELD_PES:
+                if pe in logs:
+                    yield panel, pe, x, held_out(logs[pe])[0] - none, logs[pe]
+
+
+def write_long(name, rows):
+    """rows of (panel, series, x, y) to NAME beside this script, written then renamed."""
+    out = os.path.join(HERE, name)
+    with open(out + ".tmp", "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["panel", "series", "x", "y"])
+        for r in rows:
+            w.writerow([r[0], r[1], "%.4f" % r[2], "%.4f" % r[3]])
+    os.replace(out + ".tmp", out)
+
+
 def points():
     for panel, rows in PANELS:
         for series, x, sources in rows:
@@ -103,25 +168,32 @@ def points():
 
 
 def main():
+    if sys.argv[1:] == ["--heldout"]:
+        for panel, pe, x, y, src in held_points():
+            print("%-28s %-5s x %+.3f held-out - none's %+.4f  %s" % (panel, pe, x, y, src))
+        return
     rows = list(points())
     if sys.argv[1:] == ["--table"]:
         for panel, series, x, y, draws, sources in rows:
             print("%-28s %-18s x %+.3f cost %+.4f draws %s  %s" % (panel, series, x, y,
                   " ".join("%+.4f" % d for d in draws), "; ".join("%s: %s" % s for s in sources)))
         return
-    out = os.path.join(HERE, "phase_axes.csv")
-    with open(out + ".tmp", "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["panel", "series", "x", "y"])
-        for panel, _ in PANELS:
-            mine = [r for r in rows if r[0] == panel]
-            names = list(dict.fromkeys(r[1] for r in mine))
-            for name in names:
-                for r in sorted((r for r in mine if r[1] == name), key=lambda r: r[2]):
-                    w.writerow([panel, name, "%.4f" % r[2], "%.4f" % r[3]])
-            for r in sorted((r for r in mine if r[1] == "rpe"), key=lambda r: r[2]):  # the criterion
-                w.writerow([panel, "half of rpe's (the criterion)", "%.4f" % r[2], "%.4f" % (r[3] / 2)])
-    os.replace(out + ".tmp", out)
+    write_long("phase_axes.csv", long_rows([p for p, _ in PANELS], rows, "half of rpe's (the criterion)", 0.5))
+    held = list(held_points())
+    zero = [("", "none (the reference)", x, 0.0) for x in sorted({r[2] for r in held})]  # grey in every panel
+    write_long("phase_heldout.csv", list(long_rows([p for p, _ in HELD], held)) + zero)
+
+
+def long_rows(panels, rows, ref_name=None, ref_factor=None):
+    """Each panel's series in order of appearance, each by x; with ref_name, then rpe's points times ref_factor."""
+    for panel in panels:
+        mine = [r for r in rows if r[0] == panel]
+        for name in dict.fromkeys(r[1] for r in mine):
+            for r in sorted((r for r in mine if r[1] == name), key=lambda r: r[2]):
+                yield panel, name, r[2], r[3]
+        if ref_name:
+            for r in sorted((r for r in mine if r[1] == "rpe"), key=lambda r: r[2]):
+                yield panel, ref_name, r[2], r[3] * ref_factor
 
 
 if __name__ == "__main__":

@@ -13,17 +13,21 @@ from phase import costs as curve
 HERE = os.path.dirname(os.path.abspath(__file__))
 # (what changed from the study's recipe, the APE runs' files, the rpe run of that recipe or None)
 RUNS = [
-    ("lr 3e-4", ["slice1/ape-lr3e-4"], ("slice1/order.txt", "pl1-rpe/")),
-    ("lr 1e-4", ["slice16/lr1e-4/ape"], ("slice16/lr1e-4/order.txt", "/models/rpe/pretrain ")),
-    ("7.8 times the text", ["slice2/ape-extra"], ("slice2/order.txt", "pl2-rpe/")),
-    ("a quarter of the text", ["slice16/text-0.25x/ape"], ("slice16/text-0.25x/order.txt", "/models/rpe/pretrain ")),
+    ("lr 3e-4", ["slice1/ape-lr3e-4", "slice21/lr3e-4/sin", "slice21/lr3e-4/lsin"], ("slice1/order.txt", "pl1-rpe/")),
+    ("lr 1e-4", ["slice16/lr1e-4/ape", "slice21/lr1e-4/sin", "slice21/lr1e-4/lsin"],
+     ("slice16/lr1e-4/order.txt", "/models/rpe/pretrain ")),
+    ("7.8 times the text", ["slice2/ape-extra", "slice21/text-7.8x/sin", "slice21/text-7.8x/lsin"],
+     ("slice2/order.txt", "pl2-rpe/")),
+    ("a quarter of the text", ["slice16/text-0.25x/ape", "slice21/text-0.25x/sin", "slice21/text-0.25x/lsin"],
+     ("slice16/text-0.25x/order.txt", "/models/rpe/pretrain ")),
     ("fixed factors 8 and 2.5", ["slice5/ape-scale8", "slice7/ape-scale2.5"], None),
     ("a table held at RMS 0.035", ["slice10/ape-rms"], None),
     ("pre-LN", ["slice11/ape", "slice11/sin", "slice11/lsin"], ("slice11/order.txt", "/models/rpe/pretrain ")),
     ("the corpus's vocabulary", ["slice12/ape", "slice12/sin", "slice12/lsin"], ("slice12/order.txt", "/models/rpe/pretrain ")),
     ("learned scales started at 0.05 and 0.088",
      ["slice14/sin_scale_0_05_learned_scale_on", "slice14/sin_scale_0_0883883_learned_scale_on"], None),
-    ("a warm-up of half the run", ["slice15/ape", "slice15/sin"], ("slice15/order.txt", "/models/rpe/pretrain ")),
+    ("a warm-up of half the run", ["slice15/ape", "slice15/sin", "slice21/warmup-1500/lsin"],
+     ("slice15/order.txt", "/models/rpe/pretrain ")),
     ("width 64", ["slice13/w64/ape", "slice13/w64/sin", "slice13/w64/lsin"], ("slice13/w64/order.txt", "/models/rpe/pretrain ")),
     ("width 256", ["slice13/w256/ape", "slice13/w256/sin", "slice13/w256/lsin"], ("slice13/w256/order.txt", "/models/rpe/pretrain ")),
     # slice 18's rpe at the same budget is read out when it lands; until then no criterion for this row

@@ -10,13 +10,12 @@ PE.scale_by_step.txt and PE.train_log.jsonl. The references at the same
 setting, `ape` and `rpe`, are the earlier slices' committed read-outs
 (REFS). A setting or PE not read out yet is reported as pending and its
 hypotheses are not judged. Prints one line per run and one per hypothesis."""
-import json
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from axes import cost  # noqa: E402  (order.txt's line: shuffled - as is)
+from axes import cost, held_out  # noqa: E402  (order.txt's line: shuffled - as is; a train log's last eval loss)
 from phase import costs as by_step  # noqa: E402  (PE.order_by_step.jsonl: [(step, cost)])
 
 NOTEBOOK = os.path.dirname(HERE)  # results/position-learning: the references' folders
@@ -40,12 +39,6 @@ SETTINGS = {  # setting: (PEs of this slice, {reference PE: (order.txt, piece, t
     "warmup-1500": (("lsin", "none"), {
         pe: ("slice15/order.txt", f"/models/{pe}/pretrain ", f"slice15/{pe}.train_log.jsonl") for pe in ("ape", "rpe")}),
 }
-
-
-def held_out(path):
-    """The last eval line's loss of a train log (the held-out loss at the end); path under the notebook or absolute."""
-    evals = [r for r in map(json.loads, open(os.path.join(NOTEBOOK, path))) if r.get("kind") == "eval"]
-    return evals[-1]["loss"], evals[-1]["step"]
 
 
 def final_scale(path):
