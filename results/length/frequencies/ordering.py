@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """HF1's test: perplexity at 128 tokens of the four rotary PEs of this folder
-(its lines: progress.results.jsonl, or results.jsonl once complete) and of
+(its lines: results.jsonl) and of
 NoPE (the length study's committed Llama lines), 3 seeds each; Welch 95%
 intervals of each difference (scripts/claims' welch_ci) and the verdict of
 each hypothesis as the README fixed it. Run from the repository's root:
@@ -35,7 +35,7 @@ def ppl(path, length=128, task="llama"):
 
 
 def main():
-    lines = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "progress.results.jsonl")
+    lines = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "results.jsonl")
     C = claims()
     p = ppl(lines)
     p["none"] = ppl(os.path.join(ROOT, "results", "length", "results.jsonl"))["none"]
