@@ -42,10 +42,11 @@ def st_header(path):
         return json.loads(f.read(n)), 8 + n
 
 
-def write_points(path, rows):
-    """The long table `posemb plot lines` reads (panel, series, x, y), written whole, then renamed."""
+def write_points(path, rows, lineterminator="\r\n"):
+    """The long table `posemb plot lines` reads (panel, series, x, y), written whole, then renamed; lineterminator
+    as csv.writer's (its default, CRLF, unless a caller's committed table has other line ends)."""
     with open(path + ".tmp", "w", newline="") as f:
-        w = csv.writer(f)
+        w = csv.writer(f, lineterminator=lineterminator)
         w.writerow(["panel", "series", "x", "y"])
         w.writerows(rows)
     os.replace(path + ".tmp", path)

@@ -15,8 +15,8 @@ The second measure (slice 21), where `none` was pretrained at each setting
 the end minus `none`'s at the same setting (below 0: the PE helps), from
 the committed train logs; written to phase_heldout.csv (`none` as the grey
 0 line of every panel), --heldout prints it.
-Standard library only; run from anywhere."""
-import csv
+Standard library and results/lab.py only; run from anywhere."""
+import functools
 import json
 import math
 import os
@@ -25,6 +25,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "results"))
+from lab import write_points  # noqa: E402
 STUDY = "../study-data/positions/order_ablation.txt"  # the study's recipe, 3000 steps
 
 # A point's sources: (file under this folder, a piece of its model's line).
@@ -131,6 +133,7 @@ def cost(path, piece):
     return float(s) - float(a)
 
 
+@functools.lru_cache(maxsize=None)  # the recipe's logs and each setting's none serve several points
 def held_out(path):
     """(loss, step) of the last eval line of a train log: the held-out loss at the end; path under this folder or absolute."""
     evals = [r for r in map(json.loads, open(os.path.join(HERE, path))) if r.get("kind") == "eval"]
@@ -150,14 +153,8 @@ def held_points():
 
 
 def write_long(name, rows):
-    """rows of (panel, series, x, y) to NAME beside this script, written then renamed."""
-    out = os.path.join(HERE, name)
-    with open(out + ".tmp", "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["panel", "series", "x", "y"])
-        for r in rows:
-            w.writerow([r[0], r[1], "%.4f" % r[2], "%.4f" % r[3]])
-    os.replace(out + ".tmp", out)
+    """rows of (panel, series, x, y) to NAME beside this script (lab's writer; x and y to 4 decimals, LF as committed)."""
+    write_points(os.path.join(HERE, name), [(p, s, "%.4f" % x, "%.4f" % y) for p, s, x, y in rows], lineterminator="\n")
 
 
 def points():
