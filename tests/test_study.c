@@ -968,20 +968,23 @@ static void test_failed_run(void **state)
  * absolute PE: random:max=N (no PE alone) is left as written, the PE it draws positions
  * for is rewritten, and sin:base=1e+4 is one component (its '+' is an exponent's), which
  * starts at the tokens' RMS, 0.02 / 0.7071 = 0.0282843 of the sinusoid's; ape:rms=R holds
- * its rows' size itself and is left as written. */
+ * its rows' size itself and is left as written, and so is ape:scale=1 (HF's APE: a scale
+ * written at its default value, which the canonical spec omits, is still set). */
 static void test_random_positions(void **state)
 {
     char cmd[4096], path[1200];
     const char *cfg =
-        "{\"pes\": [\"rope+random:max=64\", \"ape+random:max=64\", \"sin:base=1e+4\", \"ape:rms=0.05\"], \"tasks\": "
+        "{\"pes\": [\"rope+random:max=64\", \"ape+random:max=64\", \"sin:base=1e+4\", \"ape:rms=0.05\", "
+        "\"ape:scale=1\"], \"tasks\": "
         "[\"seq_copy\"], \"seeds\": [1], \"lengths\": [1, 2], \"n_train\": 32, \"steps\": 5, \"batch\": 8, "
         "\"eval_examples\": 8, \"jobs\": 1, \"analyze\": 0}";
     snprintf(path, sizeof path, "%s/random.json", dir);
     assert_int_equal(tu_write_file(path, cfg, strlen(cfg)), 0);
     snprintf(
         cmd, sizeof cmd,
-        "cd '%s' && '%s' study random.json --out r && test $(grep -c . r/results.jsonl) = 8 && "
+        "cd '%s' && '%s' study random.json --out r && test $(grep -c . r/results.jsonl) = 10 && "
         "test $(grep -c '\"spec\": \"ape:rms=0.05,integration=add\"' r/results.jsonl) = 2 && "
+        "test $(grep -c '\"spec\": \"ape:integration=add\"' r/results.jsonl) = 2 && "
         "grep -q '\"spec\": \"ape:integration=add,learned_scale=on+random:max=64\"' r/results.jsonl && "
         "grep -q '\"spec\": \"rope:base=10000,pairing=halves,frac=1,scaling=none+random:max=64\"' r/results.jsonl && "
         "grep -q '\"spec\": \"sin:layout=interleaved,base=10000,integration=add,scale=0.0282843,learned_scale=on\"' "

@@ -90,9 +90,11 @@ static posemb_status rule_component(const char *comp, const posemb_pe_dims *dims
     posemb_pe *p;
     posemb_status st = posemb_pe_create(&p, comp, dims, err);
     if (st) return st;
-    const char *canon = posemb_pe_spec(p); /* scale= (and learned_scale=) appear only when set */
+    /* The canonical spec names scale= (and learned_scale=) only away from their defaults, so an
+     * option written at its default (ape:scale=1, HF's APE) is looked for in comp as well. */
+    const char *canon = posemb_pe_spec(p);
     int keep = !posemb_pe_has_input(p) || strstr(canon, "integration=concat") || strstr(canon, "scale=") ||
-               strstr(canon, "rms="); /* ape:rms=R: the spec holds the rows' size itself */
+               strstr(comp, "scale=") || strstr(canon, "rms="); /* ape:rms=R: the spec holds the rows' size itself */
     double rms = 0;
     if (!keep) st = input_rms(p, n_train, &rms, err);
     posemb_pe_free(p);
