@@ -30,8 +30,7 @@ RUNS = [
      ("slice15/order.txt", "/models/rpe/pretrain ")),
     ("width 64", ["slice13/w64/ape", "slice13/w64/sin", "slice13/w64/lsin"], ("slice13/w64/order.txt", "/models/rpe/pretrain ")),
     ("width 256", ["slice13/w256/ape", "slice13/w256/sin", "slice13/w256/lsin"], ("slice13/w256/order.txt", "/models/rpe/pretrain ")),
-    # slice 18's rpe at the same budget is read out when it lands; until then no criterion for this row
-    ("24,000 steps over 7.8 times the text", ["slice18/ape-24k/ape"], None),
+    ("24,000 steps over 7.8 times the text", ["slice18/ape-24k/ape"], ("slice18/rpe-24k/order.txt", "/models/rpe/pretrain ")),
     ("12,000 steps (sin, lsin)", ["slice18/sin-12k/sin", "slice18/sin-12k/lsin"], None),
 ]
 
