@@ -1,24 +1,26 @@
 #!/usr/bin/env python3
 """docs/study.md's "The default now" from a default study's lines: the runs that collapsed, the PEs
 that solve each task (their mean over seeds within 0.9 of the way from chance to perfect, at the
-training length), and the per-seed table (exact match for spans, accuracy for classification,
-token accuracy for `reverse`; C: collapsed). Standard library only.
+training length), and the per-seed table (each line's headline metric, its first: exact match for
+spans, accuracy for classification, token accuracy for `reverse`; C: collapsed). Standard library
+and results/lab.py only.
     python3 results/study-default/per_seed.py [RESULTS.jsonl]   (default: this folder's)"""
 import collections
-import json
 import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # results/: lab.py
+from lab import lines  # noqa: E402
+
 
 def score(r):
-    m = r["metrics"]
-    return m["token_accuracy"] if "token_accuracy" in m else m.get("accuracy", m.get("exact_match"))
+    """The task's headline metric: a line's first, as scripts/study-claims reads it."""
+    return next(iter(r["metrics"].values()))
 
 
 def main(path):
-    runs = [json.loads(line) for line in open(path)]
-    runs = [r for r in runs if r["eval_len"] == r["n_train"]]
+    runs = [r for r in lines(path) if r["eval_len"] == r["n_train"]]
     pes, tasks, seeds = (list(dict.fromkeys(r[k] for r in runs)) for k in ("pe", "task", "seed"))
     cell = {(r["pe"], r["task"], r["seed"]): r for r in runs}
     down = [k for k, r in cell.items() if r.get("collapsed")]

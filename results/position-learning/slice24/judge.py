@@ -28,8 +28,8 @@ def report(name, d):
     steps = by_step(os.path.join(os.path.abspath(d), PE))
     past = next((s for s, c in steps if c > USED), None)
     big = max(steps, key=lambda sc: sc[1])
-    rms = open(os.path.join(d, "rms_by_step.txt")).read().split() if os.path.exists(
-        os.path.join(d, "rms_by_step.txt")) else []
+    path = os.path.join(d, "rms_by_step.txt")
+    rms = open(path).read().split() if os.path.exists(path) else []
     print(f"reported {name}: final cost {final_cost(d, PE):+.4f}; first kept step past {USED}: {past or '- (never)'}; "
           f"largest at a kept step {big[1]:+.4f} (step {big[0]}); cost by step "
           + ", ".join(f"{s} {c:+.3f}" for s, c in steps)
