@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Slice 25's power, computed before its runs (../README.md, "Slice 25"), from the spread between
+pretrainings that slice 9 measured (three pretrainings each of `sin:scale=0.05` and `rpe` at 6000
+steps, 3 fine-tuning seeds each; a pretraining's score the mean of its fine-tunings).
+
+For each score the verdicts read (the GLUE mean at 128, SQuAD-locate F1 at 128, F1 lost from 128 to
+512), the sd between pretrainings of one PE, pooled over the two PEs (4 df), and the difference a
+two-sided t-test (0.05, 80% power, Student's, 2n - 2 df) detects with n pretrainings per PE: the
+floor of Welch's test, which needs somewhat more when the two PEs spread differently. Then how many
+pretrainings per PE would detect the seed paper's GLUE gap (0.3-0.5 points). Run from anywhere:
+    python3 results/position-learning/slice25/power.py"""
+import math
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))  # results/: lab.py
+from lab import C, module  # noqa: E402
+
+S9 = module(os.path.join(HERE, "..", "slice9", "verdicts.py"), "slice9_verdicts")
+SCORES = {
+    "GLUE mean, 128": lambda c: statistics.mean(c[(t, 128)] for t in S9.GLUE),
+    "SQuAD-locate F1, 128": lambda c: c[("SQuAD-locate", 128)],
+    "SQuAD-locate F1 lost, 128 to 512": lambda c: c[("SQuAD-locate", 128)] - c[("SQuAD-locate", 512)],
+}
+
+
+def detectable(sd, n):
+    df = 2 * n - 2
+    return (C.t_quantile(0.975, df) + C.t_quantile(0.8, df)) * sd * math.sqrt(2 / n)
+
+
+def main():
+    d = S9.draws()
+    print("score | sd between pretrainings (pooled, sin:scale=0.05 and rpe at 6000 steps, 4 df) | "
+          "detectable at n = 2, 3, 4, 6 pretrainings per PE")
+    sds = {}
+    for name, f in SCORES.items():
+        groups = [[f(c) for c in by.values()] for by in d.values()]
+        num = sum((len(g) - 1) * statistics.variance(g) for g in groups)
+        sd = sds[name] = math.sqrt(num / sum(len(g) - 1 for g in groups))
+        print(f"{name} | {sd:.4f} | " + ", ".join(f"{detectable(sd, n):.4f}" for n in (2, 3, 4, 6)))
+    for gap in (0.003, 0.005):
+        need = next(n for n in range(2, 100000) if detectable(sds["GLUE mean, 128"], n) <= gap)
+        print(f"pretrainings per PE for the GLUE mean to detect {gap}: {need}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
