@@ -23,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PES = {"ape-hf": "ape:scale=1", "rpe": "rpe"}
 GLUE = ["CoLA", "SST-2", "MRPC", "STS-B", "RTE"]
 CELLS = 24
+STEPS = 24000
 DRAWS = 3
 # (claim, sign, the paper's effect in this unit, whether the confound favours the claim's side): the confounds favour
 # the RPE, so they confound W2 and W3 and handicap W1's side; W1's size is the seed paper's 0.3-0.5 GLUE points, the
@@ -38,6 +39,10 @@ def draws():
         if not m or m.group(1) not in PES:
             continue
         got = lines(path)
+        wrong = [r for r in got if r["pe"] != PES[m.group(1)] or r["pretrain_steps"] != STEPS]
+        if wrong:  # a line of another PE or budget copied under this name: the file is not counted
+            print(f"{os.path.basename(path)}: {len(wrong)} line(s) not {PES[m.group(1)]} at {STEPS} steps, not counted")
+            continue
         cells = {}
         for r in got:
             cells.setdefault((r["task"], r["eval_len"]), []).append(C.main_metric(r))
