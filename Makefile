@@ -64,8 +64,8 @@ claims: all
 		--title "Published claims tested by posemb (95% intervals)"
 
 # Issue 51's figures (docs/study-position-learning-results.md): word-order cost over
-# pretraining, the final models' against each axis, and their held-out loss against
-# none's where none ran at each setting, from the committed read-outs
+# pretraining, the final models' against each axis, their held-out loss against
+# none's where none ran at each setting, and the onset over 24,000 steps, from the committed read-outs
 # of results/position-learning/.
 position-learning: all
 	python3 results/position-learning/phase.py > /dev/null
@@ -79,6 +79,10 @@ position-learning: all
 	$(BUILD)/posemb plot lines results/position-learning/phase_heldout.csv --reference "none (the reference)" \
 		--markers --cols 3 --xlabel "log2 of the setting over the study's recipe" \
 		--ylabel "held-out MLM loss minus none's (nats)" --out docs/images/position_learning_heldout.png
+	python3 results/position-learning/slice24/onset.py > /dev/null
+	$(BUILD)/posemb plot lines results/position-learning/slice24/onset.csv --markers --cols 1 \
+		--xlabel "pretraining step" --ylabel "word-order cost (nats per masked token)" \
+		--out docs/images/position_learning_onset.png
 
 # Issue 56's figures from the committed lines: the RoPE fine-tunes' curves
 # (results/length/extend/), where rotary models put their norm (results/length/frequencies/)

@@ -62,6 +62,8 @@ PANELS = [
         ("ape", 0, RECIPE["ape"]), ("ape", 2, [(STUDY, "exp-ape-long/models/ape/pretrain (step 12000")]),
         ("ape over 7.8x the text", 3, [("slice18/ape-24k/order.txt", "/models/ape/pretrain ")]),  # slice 18
         ("rpe over 7.8x the text", 3, [("slice18/rpe-24k/order.txt", "/models/rpe/pretrain ")]),  # slice 18
+        ("ape x1 (no learned scale) over 7.8x the text", 3,  # slice 24: BERT's own APE, 2 draws
+         [("slice24/s%d/order.txt" % s, "/models/ape_scale_1/pretrain ") for s in (1, 2)]),
         ("sin", 0, RECIPE["sin"]), ("sin", 2, [("slice18/sin-12k/order.txt", "/models/sin/pretrain ")]),
         ("lsin", 0, RECIPE["lsin"]), ("lsin", 2, [("slice18/sin-12k/order.txt", "/models/lsin/pretrain ")]),
         ("sin x0.05 (fixed)", 0, [("slice6/order.txt", "pl7-sin-0.05/"), ("slice6/order.txt", "pl7-sin-0.05-s2/")]),
