@@ -2,8 +2,8 @@
 """The onset figure of docs/study-position-learning-results.md: word-order cost over 24,000 steps
 over 7.8 times the text (`posemb probe order` at every kept checkpoint) for BERT's own APE
 (`ape:scale=1`, slice 24's two draws), the study's `ape` with its learned scale and `rpe` (slice
-18), and the criterion step by step (half of `rpe`'s cost). Writes onset.csv beside this script
-(panel, series, x, y), which `make position-learning` draws:
+18), and half of `rpe`'s cost at each kept step (the criterion is half of its final cost).
+Writes onset.csv beside this script (panel, series, x, y), which `make position-learning` draws:
     posemb plot lines results/position-learning/slice24/onset.csv --markers --cols 1 \\
         --xlabel "pretraining step" --ylabel "word-order cost (nats per masked token)" \\
         --out docs/images/position_learning_onset.png
@@ -27,7 +27,7 @@ def main():
     rows = [("panel", "series", "x", "y")]
     for label, name in SERIES:
         rows += [(PANEL, label, step, f"{c:.6g}") for step, c in costs(name)]
-    rows += [(PANEL, "half of rpe's (the criterion)", step, f"{c / 2:.6g}") for step, c in costs("slice18/rpe-24k/rpe")]
+    rows += [(PANEL, "half of rpe's at each step", step, f"{c / 2:.6g}") for step, c in costs("slice18/rpe-24k/rpe")]
     tmp = os.path.join(HERE, "onset.csv.tmp")
     with open(tmp, "w", newline="") as f:
         csv.writer(f, lineterminator="\n").writerows(rows)

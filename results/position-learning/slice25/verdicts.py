@@ -8,8 +8,9 @@ mean of each task's main metric, as the real-data study's. Welch 95% intervals o
 (scripts/claims' welch_ci). Nothing is judged until 3 pretrainings of each PE are in (the plan);
 fewer print interim numbers. Each hypothesis is printed as planned, then as the seed paper's claim
 under the verdict table's rule with the confounds the plan named (the held-out losses and word-order
-costs they quote are passed as --confound TEXT once measured; without it the verdict is not printed).
-    python3 results/position-learning/slice25/verdicts.py [--confound TEXT]"""
+costs they quote are passed as --confound TEXT once measured, or --confound none when neither shows, as
+the plan allows; without the flag the verdict is not printed).
+    python3 results/position-learning/slice25/verdicts.py [--confound TEXT|none]"""
 import glob
 import os
 import re
@@ -71,7 +72,8 @@ def show(name, stats, rule, judged, confound):
           f"{rule(lo, hi) if judged else 'interim, not judged'}")
     cid, sign, paper, favours = CLAIMS[name.split()[0]]
     if judged and confound:
-        side = {"confound": confound} if favours else {"against": confound}
+        named = "" if confound == "none" else confound
+        side = {"confound": named} if favours else {"against": named}
         v, why = C.verdict(eff, lo, hi, mde, paper, sign, **side)
         print(f"  {cid} as the seed paper's claim: {v}" + (f" ({why})" if why else ""))
 
