@@ -8,12 +8,13 @@ Writes onset.csv beside this script (panel, series, x, y), which `make position-
         --xlabel "pretraining step" --ylabel "word-order cost (nats per masked token)" \\
         --out docs/images/position_learning_onset.png
 Standard library only; run from anywhere."""
-import csv
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))  # results/: lab.py
+from lab import write_points  # noqa: E402
 from phase import costs  # noqa: E402  (SLICE/NAME.order_by_step.jsonl as [(step, cost)])
 
 PANEL = "24,000 steps over 7.8x the text"
@@ -24,15 +25,12 @@ SERIES = [("ape x1, no learned scale (BERT's), draw 1", "slice24/s1/ape_scale_1"
 
 
 def main():
-    rows = [("panel", "series", "x", "y")]
+    rows = []
     for label, name in SERIES:
         rows += [(PANEL, label, step, f"{c:.6g}") for step, c in costs(name)]
     rows += [(PANEL, "half of rpe's at each step", step, f"{c / 2:.6g}") for step, c in costs("slice18/rpe-24k/rpe")]
-    tmp = os.path.join(HERE, "onset.csv.tmp")
-    with open(tmp, "w", newline="") as f:
-        csv.writer(f, lineterminator="\n").writerows(rows)
-    os.replace(tmp, os.path.join(HERE, "onset.csv"))
-    print(f"wrote {os.path.join(HERE, 'onset.csv')} ({len(rows) - 1} points)")
+    write_points(os.path.join(HERE, "onset.csv"), rows, lineterminator="\n")
+    print(f"wrote {os.path.join(HERE, 'onset.csv')} ({len(rows)} points)")
     return 0
 
 

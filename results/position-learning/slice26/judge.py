@@ -13,10 +13,13 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "slice18"))
-from judge import final_cost  # noqa: E402  (order.txt's order_ablation.py line)
+sys.path.insert(0, os.path.join(HERE, ".."))  # phase.py, axes.py
+sys.path.insert(0, os.path.join(HERE, "..", ".."))  # results/: lab.py
+from lab import module  # noqa: E402
 from phase import costs as by_step  # noqa: E402
 from axes import cost, LINE  # noqa: E402
+
+final_cost = module(os.path.join(HERE, "..", "slice18", "judge.py"), "slice18_judge").final_cost  # order.txt's line
 
 PE = "lsin_scale_0_05"
 USED = 0.1
