@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(HERE, "..", ".."))  # results/: lab.py
 from lab import C, module  # noqa: E402
 
 S9 = module(os.path.join(HERE, "..", "slice9", "verdicts.py"), "slice9_verdicts")
+P9 = module(os.path.join(HERE, "..", "slice9", "power.py"), "slice9_power")  # pooled_sd, detectable (Student)
 SCORES = {
     "GLUE mean, 128": lambda c: statistics.mean(c[(t, 128)] for t in S9.GLUE),
     "SQuAD-locate F1, 128": lambda c: c[("SQuAD-locate", 128)],
@@ -27,16 +28,12 @@ SCORES = {
 }
 
 
-def detectable(sd, n):
-    df = 2 * n - 2
-    return (C.t_quantile(0.975, df) + C.t_quantile(0.8, df)) * sd * math.sqrt(2 / n)
-
-
 def welch_detectable(sa, sb, n):
-    """(the difference Welch's test detects at 80% power with n pretrainings of each, its df)."""
+    """(the difference Welch's test detects at 80% power with n pretrainings of each, its df): scripts/claims'
+    interval at that standard error and Welch-Satterthwaite df."""
     va, vb = sa * sa / n, sb * sb / n
     df = (va + vb) ** 2 / (va * va / (n - 1) + vb * vb / (n - 1))
-    return (C.t_quantile(0.975, df) + C.t_quantile(0.8, df)) * math.sqrt(va + vb), df
+    return C.interval(0.0, math.sqrt(va + vb), df)[4], df
 
 
 def main():
@@ -45,10 +42,8 @@ def main():
           "detectable at n = 2, 3, 4, 6 pretrainings per PE")
     sds = {}
     for name, f in SCORES.items():
-        groups = [[f(c) for c in by.values()] for by in d.values()]
-        num = sum((len(g) - 1) * statistics.variance(g) for g in groups)
-        sd = sds[name] = math.sqrt(num / sum(len(g) - 1 for g in groups))
-        print(f"{name} | {sd:.4f} | " + ", ".join(f"{detectable(sd, n):.4f}" for n in (2, 3, 4, 6)))
+        sd = sds[name] = P9.pooled_sd([[f(c) for c in by.values()] for by in d.values()])
+        print(f"{name} | {sd:.4f} | " + ", ".join(f"{P9.detectable(sd, n):.4f}" for n in (2, 3, 4, 6)))
     # Welch's test with each PE's own spread (the verdicts' test): slice 9's sinusoid spread far more than its rpe
     print("score | sd between pretrainings, sin:scale=0.05 and rpe | Welch detects at n = 2, 3, 4, 6 per PE (df)")
     for name, f in SCORES.items():
@@ -57,7 +52,7 @@ def main():
         print(f"{name} | {sa:.4f}, {sb:.4f} | " + ", ".join(
             "%.4f (%.1f)" % welch_detectable(sa, sb, n) for n in (2, 3, 4, 6)))
     for gap in (0.003, 0.005):
-        need = next(n for n in range(2, 100000) if detectable(sds["GLUE mean, 128"], n) <= gap)
+        need = next(n for n in range(2, 100000) if P9.detectable(sds["GLUE mean, 128"], n) <= gap)
         print(f"pretrainings per PE for the GLUE mean to detect {gap}: {need}")
     return 0
 

@@ -11,6 +11,7 @@ under the verdict table's rule with the confounds the plan named (the held-out l
 costs they quote are passed as --confound TEXT once measured, or --confound none when neither shows, as
 the plan allows; without the flag the verdict is not printed).
     python3 results/position-learning/slice25/verdicts.py [--confound TEXT|none]"""
+import collections
 import glob
 import os
 import re
@@ -44,13 +45,11 @@ def draws():
         if wrong:  # a line of another PE or budget copied under this name: the file is not counted
             print(f"{os.path.basename(path)}: {len(wrong)} line(s) not {PES[m.group(1)]} at {STEPS} steps, not counted")
             continue
-        cells = {}
-        for r in got:
-            cells.setdefault((r["task"], r["eval_len"]), []).append(C.main_metric(r))
-        if len(got) != CELLS or any(len(v) != 3 for v in cells.values()):
+        seeds = collections.Counter((r["task"], r["eval_len"]) for r in got)
+        if len(got) != CELLS or any(n != 3 for n in seeds.values()):
             print(f"{os.path.basename(path)}: {len(got)} of {CELLS} lines, not counted")
             continue
-        out[m.group(1)][int(m.group(2))] = {k: statistics.mean(v) for k, v in cells.items()}
+        out[m.group(1)][int(m.group(2))] = C.cell_means(got)
     return out
 
 

@@ -8,7 +8,6 @@ half of `rpe`'s two-draw mean at 6000 steps (slices 7 and 8: order_ablation.py's
 order.txt). A seed not read out yet is skipped and the hypotheses say so. Prints H26.1 and H26.2, then
 per seed the final cost, the first kept step past 0.1 and past the criterion, the held-out loss at
 the end and the reversal cost."""
-import json
 import os
 import sys
 
@@ -17,18 +16,13 @@ sys.path.insert(0, os.path.join(HERE, ".."))  # phase.py, axes.py
 sys.path.insert(0, os.path.join(HERE, "..", ".."))  # results/: lab.py
 from lab import module  # noqa: E402
 from phase import costs as by_step  # noqa: E402
-from axes import cost, LINE  # noqa: E402
+from axes import cost, held_out as log_end, LINE  # noqa: E402
 
 final_cost = module(os.path.join(HERE, "..", "slice18", "judge.py"), "slice18_judge").final_cost  # order.txt's line
 
 PE = "lsin_scale_0_05"
 USED = 0.1
 RPE = [("slice7/order.txt", "pl8-rpe-6000/"), ("slice8/order.txt", "pl8-rpe-6000-seed2/")]
-
-
-def held_out(d):
-    evals = [json.loads(x) for x in open(os.path.join(d, PE + ".train_log.jsonl")) if '"eval"' in x]
-    return evals[-1]["loss"]
 
 
 def reversal(d):
@@ -55,8 +49,9 @@ def main():
         steps = by_step(os.path.join(d, PE))
         first = next((s for s, x in steps if x > USED), None)
         crit = next((s for s, x in steps if x >= half), None)
+        end = log_end(os.path.join(d, PE + ".train_log.jsonl"))[0]
         print(f"reported {n}: final cost {final_cost(d, PE):+.4f}; first kept step past {USED}: {first}, past "
-              f"{half:.3f}: {crit}; held-out loss at the end {held_out(d):.4f}; reversal {reversal(d):+.4f}")
+              f"{half:.3f}: {crit}; held-out loss at the end {end:.4f}; reversal {reversal(d):+.4f}")
     return 0
 
 

@@ -48,10 +48,7 @@ def draws():
         if len(got) != 24:
             print(f"{os.path.basename(path)}: {len(got)} of 24 lines, not counted")
             continue
-        cells = {}
-        for r in got:
-            cells.setdefault((r["task"], r["eval_len"]), []).append(C.main_metric(r))
-        out[m.group(1)][int(m.group(2))] = {k: statistics.mean(v) for k, v in cells.items()}
+        out[m.group(1)][int(m.group(2))] = C.cell_means(got)
     return out
 
 
