@@ -15,7 +15,6 @@ import collections
 import glob
 import os
 import re
-import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
@@ -23,7 +22,6 @@ from lab import C, lines  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PES = {"ape-hf": "ape:scale=1", "rpe": "rpe"}
-GLUE = ["CoLA", "SST-2", "MRPC", "STS-B", "RTE"]
 CELLS = 24
 STEPS = 24000
 DRAWS = 3
@@ -53,18 +51,6 @@ def draws():
     return out
 
 
-def glue(c):
-    return statistics.mean(c[(t, 128)] for t in GLUE)
-
-
-def f1(c):
-    return c[("SQuAD-locate", 128)]
-
-
-def lost(c):
-    return c[("SQuAD-locate", 128)] - c[("SQuAD-locate", 512)]
-
-
 def show(name, stats, rule, judged, confound):
     eff, lo, hi, p, mde = stats
     print(f"{name}: {eff:+.4f} [{lo:+.4f}, {hi:+.4f}] p = {p:.3g}, detects {mde:.3g}: "
@@ -84,7 +70,7 @@ def main(argv):
     d = draws()
     for pe, by in d.items():
         print(f"{PES[pe]}: pretrainings {sorted(by)}; " + "; ".join(
-            f"s{s} GLUE {glue(c):.4f}, F1 128 {f1(c):.4f}, 256 {c[('SQuAD-locate', 256)]:.4f}, 512 "
+            f"s{s} GLUE {C.glue_mean(c):.4f}, F1 128 {C.f1_128(c):.4f}, 256 {c[('SQuAD-locate', 256)]:.4f}, 512 "
             f"{c[('SQuAD-locate', 512)]:.4f}" for s, c in sorted(by.items())))
     n = min(len(by) for by in d.values())
     if n < 2:
@@ -96,11 +82,11 @@ def main(argv):
 
     def score(pe, f):
         return [f(c) for c in d[pe].values()]
-    show("H25.1 (rpe - ape:scale=1, SQuAD-locate F1 at 128)", C.welch_ci(score("rpe", f1), score("ape-hf", f1)),
+    show("H25.1 (rpe - ape:scale=1, SQuAD-locate F1 at 128)", C.welch_ci(score("rpe", C.f1_128), score("ape-hf", C.f1_128)),
          lambda lo, hi: "held" if lo > 0 else "did not hold", judged, confound)
-    show("H25.2 (ape:scale=1 - rpe, GLUE mean at 128)", C.welch_ci(score("ape-hf", glue), score("rpe", glue)),
+    show("H25.2 (ape:scale=1 - rpe, GLUE mean at 128)", C.welch_ci(score("ape-hf", C.glue_mean), score("rpe", C.glue_mean)),
          lambda lo, hi: "held (the interval includes 0)" if lo <= 0 <= hi else "did not hold", judged, confound)
-    show("H25.3 (F1 lost from 128 to 512: ape:scale=1 - rpe)", C.welch_ci(score("ape-hf", lost), score("rpe", lost)),
+    show("H25.3 (F1 lost from 128 to 512: ape:scale=1 - rpe)", C.welch_ci(score("ape-hf", C.f1_lost), score("rpe", C.f1_lost)),
          lambda lo, hi: "held" if lo > 0 else ("reversed" if hi < 0 else "did not hold (the interval spans 0)"),
          judged, confound)
     return 0

@@ -15,7 +15,6 @@ it is in this unit. Run from anywhere:
 import glob
 import os
 import re
-import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))  # results/: lab.py
@@ -23,7 +22,6 @@ from lab import C, lines  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PES = {"sin-fixed-0.05": "sin:scale=0.05", "rpe": "rpe"}
-GLUE = ["CoLA", "SST-2", "MRPC", "STS-B", "RTE"]
 DRAWS = 3  # the plan's pretrainings per PE; fewer print interim numbers, no verdict
 JUDGED = False
 # The seed paper's claims each hypothesis tests: (id in docs' verdict table, sign, paper's effect in this unit).
@@ -80,24 +78,15 @@ def main():
     def score(pe, f):
         return [f(cells) for cells in d[pe].values()]
 
-    def glue(c):
-        return statistics.mean(c[(t, 128)] for t in GLUE)
-
-    def f1(n):
-        return lambda c: c[("SQuAD-locate", n)]
-
-    show("H9.1 (rpe - sin:0.05, SQuAD-locate F1 at 128)", C.welch_ci(score("rpe", f1(128)), score("sin-fixed-0.05", f1(128))),
+    show("H9.1 (rpe - sin:0.05, SQuAD-locate F1 at 128)", C.welch_ci(score("rpe", C.f1_128), score("sin-fixed-0.05", C.f1_128)),
          lambda lo, hi, e: f"{'held' if lo > 0 and e < STUDY_GAP else 'did not hold'} "
                            f"(interval above 0: {lo > 0}; below the study's {STUDY_GAP:+.3f}: {e < STUDY_GAP})")
-    show("H9.2 (sin:0.05 - rpe, GLUE mean at 128)", C.welch_ci(score("sin-fixed-0.05", glue), score("rpe", glue)),
+    show("H9.2 (sin:0.05 - rpe, GLUE mean at 128)", C.welch_ci(score("sin-fixed-0.05", C.glue_mean), score("rpe", C.glue_mean)),
          lambda lo, hi, e: "held (the interval includes 0)" if lo <= 0 <= hi else "did not hold")
-
-    def loss(c):
-        return c[("SQuAD-locate", 128)] - c[("SQuAD-locate", 512)]
-    show("H9.3 (F1 lost from 128 to 512: sin:0.05 - rpe)", C.welch_ci(score("sin-fixed-0.05", loss), score("rpe", loss)),
+    show("H9.3 (F1 lost from 128 to 512: sin:0.05 - rpe)", C.welch_ci(score("sin-fixed-0.05", C.f1_lost), score("rpe", C.f1_lost)),
          lambda lo, hi, e: "held" if lo > 0 else ("reversed" if hi < 0 else "did not hold (the interval spans 0)"))
     for pe in PES:
-        g, s = score(pe, glue), score(pe, f1(128))
+        g, s = score(pe, C.glue_mean), score(pe, C.f1_128)
         ok = max(g) - min(g) < 0.02 and max(s) - min(s) < 0.04
         print(f"H9.4 ({PES[pe]}): GLUE means span {max(g) - min(g):.4f} (< 0.02), SQuAD-locate F1 at 128 spans "
               f"{max(s) - min(s):.4f} (< 0.04): {('held' if ok else 'did not hold') if JUDGED else 'interim, not judged'}")
