@@ -1,6 +1,7 @@
 /* A study's JSON configuration: the default's values for absent keys. */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,57 +345,121 @@ static posemb_status get_needles(const cJSON *r, posemb_study_config *c, const c
     return st;
 }
 
-static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
+/* The keys that are one number each: an integer in [lo, hi], or a number in (lo, hi), [lo, hi) with closed_lo, into
+ * the field at off. The keys with a reader of their own (lists, choices, objects, paths) are OWN_KEYS. */
+typedef struct {
+    const char *key;
+    int lo, hi;
+    size_t off;
+} int_key;
+typedef struct {
+    const char *key;
+    double lo;
+    int closed_lo;
+    double hi;
+    size_t off;
+} float_key;
+#define AT(field) offsetof(posemb_study_config, field)
+static const int_key INT_KEYS[] = {
+    {"layers", 1, 64, AT(layers)},
+    {"hidden", 2, 4096, AT(hidden)},
+    {"heads", 1, 64, AT(heads)},
+    {"intermediate", 1, 16384, AT(intermediate)},
+    {"n_train", 16, 4096, AT(n_train)},
+    {"steps", 1, 10000000, AT(steps)},
+    {"batch", 1, 4096, AT(batch)},
+    {"eval_examples", 1, 1 << 20, AT(eval_examples)},
+    {"curve_every", 0, 1 << 20, AT(curve_every)},
+    {"jobs", 1, 64, AT(jobs)},
+    {"analyze", 0, 1, AT(analyze)},
+    {"ranks_per_run", 1, 64, AT(ranks_per_run)},
+    {"pretrain_steps", 1, 10000000, AT(real.pretrain_steps)},
+    {"pretrain_batch", 1, 4096, AT(real.pretrain_batch)},
+    {"pretrain_keep", 1, 1000, AT(real.pretrain_keep)},
+    {"pretrain_seed", 1, 1000000, AT(real.pretrain_seed)},
+    {"pretrain_warmup", 0, 10000000, AT(real.pretrain_warmup)},
+    {"pre_ln", 0, 1, AT(real.pre_ln)},
+    {"squad_stride", 0, 4096, AT(real.squad_stride)},
+    {"squad_max_query", 1, 4096, AT(real.squad_max_query)},
+    {"max_answer", 1, 4096, AT(real.max_answer)},
+    {"corpus_tokens", 0, 1 << 30, AT(real.corpus_tokens)},
+    {"eval_tokens", 2, 1 << 30, AT(len.eval_tokens)},
+    {"passkey_trials", 0, 100000, AT(len.passkey_trials)},
+    {"ruler_trials", 0, 100000, AT(len.ruler_trials)},
+    {"extend_steps", 1, 10000000, AT(len.extend_steps)},
+    {"extend_every", 1, 10000000, AT(len.extend_every)},
+    {"extend_batch", 0, 4096, AT(len.extend_batch)},
+    {"sink_every", 0, 10000000, AT(len.sink_every)},
+};
+static const float_key FLOAT_KEYS[] = {
+    {"lr", 0, 0, 10, AT(lr)},
+    {"dropout", 0, 1, 1, AT(dropout)}, /* may be 0; a learning rate may not */
+    {"epochs", 0, 1, 1e6, AT(epochs)},
+    {"pretrain_lr", 0, 0, 10, AT(real.pretrain_lr)},
+    {"passkey_train", 0, 1, 1, AT(len.passkey_train)},
+    {"ruler_train", 0, 1, 1, AT(len.ruler_train)},
+    {"extend_lr", 0, 1, 10, AT(len.extend_lr)},
+};
+#undef AT
+static const char *const OWN_KEYS[] = {
+    "pes",           "tasks",           "seeds",          "lengths",        "corpora",
+    "rope_scalings", "task_budgets",    "ruler_tasks",    "ruler_keys",     "ruler_key_form",
+    "ruler_needle",  "ruler_threshold", "passkey_needle", "extend_factors", "extend_scalings",
+    "model",         "tokenizer",       "pe_amplitude",   "vocab",          "data",
+};
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+
+/* EINVAL for a key posemb does not read: a misspelt key would silently keep a default. Counts the extend_* keys. */
+static posemb_status check_keys(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
+{
+    for (const cJSON *x = r->child; x; x = x->next) {
+        int ok = 0;
+        for (size_t i = 0; i < COUNT(INT_KEYS); i++) ok |= !strcmp(INT_KEYS[i].key, x->string);
+        for (size_t i = 0; i < COUNT(FLOAT_KEYS); i++) ok |= !strcmp(FLOAT_KEYS[i].key, x->string);
+        for (size_t i = 0; i < COUNT(OWN_KEYS); i++) ok |= !strcmp(OWN_KEYS[i], x->string);
+        if (!ok) return posemb_fail(err, POSEMB_EINVAL, "%s: unknown key \"%s\"", path, x->string);
+        c->len.extend_keys += !strncmp(x->string, "extend_", 7);
+    }
+    return POSEMB_OK;
+}
+
+static posemb_status get_numbers(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
+{
+    posemb_status st = POSEMB_OK;
+    for (size_t i = 0; !st && i < COUNT(INT_KEYS); i++)
+        st = get_int(r, INT_KEYS[i].key, INT_KEYS[i].lo, INT_KEYS[i].hi, (int *)((char *)c + INT_KEYS[i].off), path,
+                     err);
+    for (size_t i = 0; !st && i < COUNT(FLOAT_KEYS); i++)
+        st = get_float(r, FLOAT_KEYS[i].key, FLOAT_KEYS[i].lo, FLOAT_KEYS[i].closed_lo, FLOAT_KEYS[i].hi,
+                       (float *)((char *)c + FLOAT_KEYS[i].off), path, err);
+    return st;
+}
+
+/* The lists and the keys whose check reads another's value (after the keys it reads). */
+static posemb_status get_lists(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
 {
     posemb_status st;
     if ((st = get_names(r, "pes", &c->pes[0][0], 128, POSEMB_STUDY_MAX_PES, &c->n_pes, path, err)) ||
         (st = get_names(r, "tasks", &c->tasks[0][0], 32, POSEMB_STUDY_MAX_TASKS, &c->n_tasks, path, err)) ||
         (st = get_ints(r, "seeds", c->seeds, 16, 0, 1 << 30, &c->n_seeds, path, err)) ||
         (st = get_ints(r, "lengths", c->mults, 8, 1, 64, &c->n_mults, path, err)) ||
-        (st = get_int(r, "layers", 1, 64, &c->layers, path, err)) ||
-        (st = get_int(r, "hidden", 2, 4096, &c->hidden, path, err)) ||
-        (st = get_int(r, "heads", 1, 64, &c->heads, path, err)) ||
-        (st = get_int(r, "intermediate", 1, 16384, &c->intermediate, path, err)) ||
-        (st = get_int(r, "n_train", 16, 4096, &c->n_train, path, err)) ||
-        (st = get_int(r, "steps", 1, 10000000, &c->steps, path, err)) ||
-        (st = get_int(r, "batch", 1, 4096, &c->batch, path, err)) ||
-        (st = get_int(r, "eval_examples", 1, 1 << 20, &c->eval_examples, path, err)) ||
-        (st = get_int(r, "curve_every", 0, 1 << 20, &c->curve_every, path, err)) ||
-        (st = get_int(r, "jobs", 1, 64, &c->jobs, path, err)) ||
-        (st = get_int(r, "analyze", 0, 1, &c->analyze, path, err)) ||
-        (st = get_int(r, "pretrain_steps", 1, 10000000, &c->real.pretrain_steps, path, err)) ||
-        (st = get_int(r, "pretrain_batch", 1, 4096, &c->real.pretrain_batch, path, err)) ||
-        (st = get_int(r, "squad_stride", 0, 4096, &c->real.squad_stride, path, err)) ||
-        (st = get_int(r, "squad_max_query", 1, 4096, &c->real.squad_max_query, path, err)) ||
-        (st = get_int(r, "max_answer", 1, 4096, &c->real.max_answer, path, err)) ||
-        (st = get_int(r, "ranks_per_run", 1, 64, &c->ranks_per_run, path, err)) ||
-        (st = get_int(r, "eval_tokens", 2, 1 << 30, &c->len.eval_tokens, path, err)) ||
-        (st = get_int(r, "passkey_trials", 0, 100000, &c->len.passkey_trials, path, err)) ||
         (st = get_names(r, "corpora", &c->real.corpora[0][0], 128, 8, &c->real.n_corpora, path, err)) ||
-        (st = get_int(r, "corpus_tokens", 0, 1 << 30, &c->real.corpus_tokens, path, err)) ||
-        (st = get_int(r, "pretrain_keep", 1, 1000, &c->real.pretrain_keep, path, err)) ||
-        (st = get_int(r, "pretrain_seed", 1, 1000000, &c->real.pretrain_seed, path, err)) ||
-        (st = get_int(r, "pretrain_warmup", 0, 10000000, &c->real.pretrain_warmup, path, err)) ||
-        (st = get_int(r, "pre_ln", 0, 1, &c->real.pre_ln, path, err)) || (st = get_scalings(r, c, path, err)) ||
-        (st = get_budgets(r, c, path, err)) || (st = get_float(r, "lr", 0, 0, 10, &c->lr, path, err)) ||
-        (st = get_float(r, "pretrain_lr", 0, 0, 10, &c->real.pretrain_lr, path, err)) ||
-        (st = get_float(r, "dropout", 0, 1, 1, &c->dropout, path, err)) ||
-        (st = get_float(r, "epochs", 0, 1, 1e6, &c->epochs, path, err)) ||
-        (st = get_float(r, "passkey_train", 0, 1, 1, &c->len.passkey_train, path, err)) ||
-        (st = get_int(r, "ruler_trials", 0, 100000, &c->len.ruler_trials, path, err)) ||
-        (st = get_float(r, "ruler_train", 0, 1, 1, &c->len.ruler_train, path, err)) ||
+        (st = get_scalings(r, c, path, err)) || (st = get_budgets(r, c, path, err)) ||
         (st = get_threshold(r, c, path, err)) || (st = get_ruler_tasks(r, c, path, err)) ||
         (st = get_ruler_keys(r, c, path, err)) || (st = get_needles(r, c, path, err)) ||
         (st = get_ints(r, "extend_factors", c->len.extend_factors, 4, 2, 64, &c->len.n_extend_factors, path, err)) ||
-        (st = get_extend_scalings(r, c, path, err)) ||
-        (st = get_int(r, "extend_steps", 1, 10000000, &c->len.extend_steps, path, err)) ||
-        (st = get_int(r, "extend_every", 1, 10000000, &c->len.extend_every, path, err)) ||
-        (st = get_int(r, "sink_every", 0, 10000000, &c->len.sink_every, path, err)) ||
-        (st = get_int(r, "extend_batch", 0, 4096, &c->len.extend_batch, path, err)) ||
-        (st = get_float(r, "extend_lr", 0, 1, 10, &c->len.extend_lr, path, err)) ||
-        (st = extend_distinct(c, path, err)))
+        (st = get_extend_scalings(r, c, path, err)) || (st = extend_distinct(c, path, err)))
         return st;
-    if ((st = get_model(r, c, path, err))) return st;
+    for (int i = 0; i < c->real.n_corpora; i++) /* a path inside the data folder, as the default corpora are */
+        if (c->real.corpora[i][0] == '/' || strstr(c->real.corpora[i], ".."))
+            return posemb_fail(err, POSEMB_EINVAL, "%s: corpus \"%s\" must be a path inside the data folder", path,
+                               c->real.corpora[i]);
+    return POSEMB_OK;
+}
+
+/* "tokenizer", "pe_amplitude", "vocab" and "data": strings of a few forms. */
+static posemb_status get_strings(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
+{
     const cJSON *tok = cJSON_GetObjectItemCaseSensitive(r, "tokenizer");
     if (tok && !(cJSON_IsString(tok) && (!strcmp(tok->valuestring, "bytes") || !strcmp(tok->valuestring, "gpt2"))))
         return posemb_fail(err, POSEMB_EINVAL, "%s: \"tokenizer\" must be \"bytes\" or \"gpt2\"", path);
@@ -420,73 +485,15 @@ static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *p
     if (data && (!cJSON_IsString(data) || strlen(data->valuestring) >= sizeof c->data))
         return posemb_fail(err, POSEMB_EINVAL, "%s: \"data\" must be a folder path", path);
     if (data) snprintf(c->data, sizeof c->data, "%s", data->valuestring);
-    for (const cJSON *x = r->child; x; x = x->next) { /* a misspelt key would silently keep a default */
-        static const char *const known[] = {"pes",
-                                            "tasks",
-                                            "seeds",
-                                            "lengths",
-                                            "layers",
-                                            "hidden",
-                                            "heads",
-                                            "intermediate",
-                                            "n_train",
-                                            "steps",
-                                            "batch",
-                                            "lr",
-                                            "eval_examples",
-                                            "curve_every",
-                                            "jobs",
-                                            "analyze",
-                                            "data",
-                                            "pretrain_steps",
-                                            "pretrain_batch",
-                                            "pretrain_lr",
-                                            "dropout",
-                                            "squad_stride",
-                                            "squad_max_query",
-                                            "max_answer",
-                                            "pe_amplitude",
-                                            "epochs",
-                                            "ranks_per_run",
-                                            "eval_tokens",
-                                            "passkey_trials",
-                                            "passkey_train",
-                                            "passkey_needle",
-                                            "rope_scalings",
-                                            "tokenizer",
-                                            "task_budgets",
-                                            "model",
-                                            "corpora",
-                                            "corpus_tokens",
-                                            "pretrain_keep",
-                                            "pretrain_seed",
-                                            "pre_ln",
-                                            "pretrain_warmup",
-                                            "vocab",
-                                            "ruler_key_form",
-                                            "ruler_keys",
-                                            "ruler_needle",
-                                            "ruler_tasks",
-                                            "ruler_threshold",
-                                            "ruler_train",
-                                            "ruler_trials",
-                                            "extend_factors",
-                                            "extend_scalings",
-                                            "extend_steps",
-                                            "extend_every",
-                                            "extend_batch",
-                                            "extend_lr",
-                                            "sink_every",
-                                            NULL};
-        int ok = 0;
-        for (int i = 0; known[i]; i++) ok |= !strcmp(known[i], x->string);
-        if (!ok) return posemb_fail(err, POSEMB_EINVAL, "%s: unknown key \"%s\"", path, x->string);
-        c->len.extend_keys += !strncmp(x->string, "extend_", 7);
-    }
-    for (int i = 0; i < c->real.n_corpora; i++) /* a path inside the data folder, as the default corpora are */
-        if (c->real.corpora[i][0] == '/' || strstr(c->real.corpora[i], ".."))
-            return posemb_fail(err, POSEMB_EINVAL, "%s: corpus \"%s\" must be a path inside the data folder", path,
-                               c->real.corpora[i]);
+    return POSEMB_OK;
+}
+
+static posemb_status parse(const cJSON *r, posemb_study_config *c, const char *path, posemb_error *err)
+{
+    posemb_status st;
+    if ((st = check_keys(r, c, path, err)) || (st = get_numbers(r, c, path, err)) ||
+        (st = get_lists(r, c, path, err)) || (st = get_model(r, c, path, err)) || (st = get_strings(r, c, path, err)))
+        return st;
     if (c->hidden % c->heads)
         return posemb_fail(err, POSEMB_EINVAL, "%s: hidden %d is not a multiple of heads %d", path, c->hidden,
                            c->heads);
