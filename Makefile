@@ -8,7 +8,8 @@ ifeq ($(CI),true)
 CMAKE_FLAGS += -DPOSEMB_WERROR=ON
 endif
 
-.PHONY: all test install asan fuzz format format-check clean deps demo study claims position-learning long-context
+.PHONY: all test install asan fuzz format format-check clean deps demo study claims position-learning long-context \
+	analysis-figures
 
 all: $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
@@ -62,6 +63,15 @@ claims: all
 	scripts/claims --write > /dev/null
 	$(BUILD)/posemb plot forest results/claims.csv --out docs/images/claims.png \
 		--title "Published claims tested by posemb (95% intervals)"
+
+# README's pair (docs/analysis.md, "Example: GPT-2's table and the sinusoid"): the cosine similarity of
+# GPT-2's position table (GPT2_PE, its wpe.weight) and of the 1024 x 768 sinusoid, drawn by posemb analyze.
+GPT2_PE ?= ../shared/models/gpt2/gpt2_pe.safetensors
+analysis-figures: all
+	$(BUILD)/posemb analyze $(GPT2_PE) --tensor wpe.weight --out $(BUILD)/gpt2-table > /dev/null
+	$(BUILD)/posemb analyze sin --len 1024 --dim 768 --out $(BUILD)/sin-1024 > /dev/null
+	cp $(BUILD)/gpt2-table/similarity_cosine.png docs/images/gpt2_wpe_cosine.png
+	cp $(BUILD)/sin-1024/similarity_cosine.png docs/images/sin_cosine.png
 
 # Issue 51's figures (docs/study-position-learning-results.md): word-order cost over
 # pretraining, the final models' against each axis, their held-out loss against
