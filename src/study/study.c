@@ -49,7 +49,8 @@ static const study_room ROOMS[STUDY_KINDS] = {
 
 static const study_room *room_of(const posemb_study_config *c) { return &ROOMS[study_kind_of(c)]; }
 
-static posemb_status check_config(const posemb_study_config *c, posemb_error *err)
+/* The lists not empty, the sizes positive, the batches split evenly over a run's ranks. */
+static posemb_status check_sizes(const posemb_study_config *c, posemb_error *err)
 {
     if (c->n_pes < 1 || c->n_tasks < 1 || c->n_seeds < 1 || c->n_mults < 1)
         return posemb_fail(err, POSEMB_EINVAL, "study: no PEs, tasks, seeds or lengths");
@@ -62,6 +63,12 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
     if (study_glue(c) && c->real.pretrain_batch % rpr)
         return posemb_fail(err, POSEMB_EINVAL, "study: pretrain_batch %d is not a multiple of ranks_per_run %d",
                            c->real.pretrain_batch, rpr);
+    return POSEMB_OK;
+}
+
+/* EINVAL for a key of one kind of study given to another, or a key whose partner is missing: nothing would read it. */
+static posemb_status check_scope(const posemb_study_config *c, posemb_error *err)
+{
     if (!study_glue(c) && c->epochs > 0) /* synthetic tasks draw fresh examples: there are no passes to count */
         return posemb_fail(err, POSEMB_EINVAL, "study: \"epochs\" applies to the real-data study (--data) only");
     if (!study_glue(c) && (c->real.pre_ln || c->real.pretrain_seed || c->real.pretrain_warmup ||
@@ -98,6 +105,12 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
         return posemb_fail(err, POSEMB_EINVAL,
                            "study: \"passkey_needle\" applies to the length study's passkey (--length, with "
                            "\"passkey_train\" or \"passkey_trials\") only");
+    return POSEMB_OK;
+}
+
+/* Each task's curve and sink checkpoints within what a run keeps. */
+static posemb_status check_curves(const posemb_study_config *c, posemb_error *err)
+{
     for (int t = 0; t < c->n_tasks; t++) { /* steps bounds the updates (epochs can only cut them) */
         posemb_study_config own;
         const posemb_study_config *b = posemb_study_for_task(c, c->tasks[t], &own);
@@ -113,13 +126,16 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
                                "study: task %s: \"sink_every\" %d must divide its %d steps into at most %d parts",
                                c->tasks[t], every, b->steps, POSEMB_STUDY_MAX_CURVE);
     }
-    const study_room *room = room_of(c);
-    posemb_status st = room->check ? room->check(c, err) : POSEMB_OK;
-    if (st) return st;
+    return POSEMB_OK;
+}
+
+/* Every task known and every PE spec built as its runs will build it: a bad one fails now, not in a worker. */
+static posemb_status check_specs(const posemb_study_config *c, posemb_error *err)
+{
     for (int t = 0; !c->data[0] && t < c->n_tasks; t++)
         if (!posemb_syn_find(c->tasks[t]))
             return posemb_fail(err, POSEMB_EINVAL, "study: unknown task '%s'", c->tasks[t]);
-    for (int p = 0; p < c->n_pes; p++) /* a bad spec fails now, not in a worker */
+    for (int p = 0; p < c->n_pes; p++)
         for (int t = 0; t < c->n_tasks; t++) {
             /* decoder tasks build a causal model: decoder-only PEs (xpos) are checked as the run will build them */
             int causal = posemb_study_task_kind(c, t) == POSEMB_SYN_LM;
@@ -143,6 +159,15 @@ static posemb_status check_config(const posemb_study_config *c, posemb_error *er
                                    c->pes[p], drawn, longest, longest);
         }
     return POSEMB_OK;
+}
+
+static posemb_status check_config(const posemb_study_config *c, posemb_error *err)
+{
+    posemb_status st;
+    if ((st = check_sizes(c, err)) || (st = check_scope(c, err)) || (st = check_curves(c, err))) return st;
+    const study_room *room = room_of(c);
+    if (room->check && (st = room->check(c, err))) return st;
+    return check_specs(c, err);
 }
 
 int posemb_study_n_units(const posemb_study_config *c)
