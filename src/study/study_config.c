@@ -108,7 +108,7 @@ static posemb_status get_extend_scalings(const cJSON *r, posemb_study_config *c,
 }
 
 /* EINVAL for an extend_scalings or extend_factors entry given twice: its second fine-tune would never count as
- * done. Counts the extend_* keys given. */
+ * done. */
 static posemb_status extend_distinct(posemb_study_config *c, const char *path, posemb_error *err)
 {
     const posemb_study_length_settings *l = &c->len;
