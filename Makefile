@@ -95,8 +95,9 @@ position-learning: all
 		--out docs/images/position_learning_onset.png
 
 # Issue 56's figures from the committed lines: the RoPE fine-tunes' curves
-# (results/length/extend/), where rotary models put their norm (results/length/frequencies/)
-# and which errors each PE makes reversing (results/lengthgen/content/).
+# (results/length/extend/), where rotary models put their norm (results/length/frequencies/),
+# which errors each PE makes reversing (results/lengthgen/content/), the 2025 attentions past
+# training (results/length/modern/) and the sinks' curve (results/length/sinks/).
 long-context: all
 	python3 results/length/extend/curves.py > /dev/null
 	$(BUILD)/posemb plot lines results/length/extend/curves.csv --markers --cols 2 \
@@ -108,6 +109,10 @@ long-context: all
 	$(BUILD)/posemb plot lines results/lengthgen/content/routes.csv --markers --cols 4 \
 		--xlabel "symbols (log2)" --ylabel "share of wrong tokens minus chance" \
 		--title "Reversing and copying at 84 tokens (2x): which errors each PE makes" --out docs/images/content_routes.png
+	python3 results/length/modern/figure.py > $(BUILD)/length_modern.csv
+	$(BUILD)/posemb plot lines $(BUILD)/length_modern.csv --markers --out docs/images/length_modern.png \
+		--xlabel "log2(context / 128); trained at 128" --ylabel "perplexity (bytes), mean of 3 seeds" \
+		--title "Stick-breaking, PoPE and PaTH past the training length, beside ALiBi"
 	python3 results/length/sinks/curve.py
 	$(BUILD)/posemb plot lines results/length/sinks/curve.csv --markers --cols 2 \
 		--xlabel "training step" --ylabel "largest head's first-token attention" --out docs/images/sink_curve.png

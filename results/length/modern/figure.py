@@ -6,7 +6,7 @@ would flatten the others. Writes the points' CSV to standard output:
     python3 results/length/modern/figure.py > points.csv
     posemb plot lines points.csv --markers --out docs/images/length_modern.png \
         --xlabel "log2(context / 128); trained at 128" --ylabel "perplexity (bytes), mean of 3 seeds" \
-        --title "Stick-breaking, PoPE and PaTH past the training length, beside ALiBi""""
+        --title "Stick-breaking, PoPE and PaTH past the training length, beside ALiBi\""""
 import collections
 import json
 import math
