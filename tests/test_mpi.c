@@ -235,7 +235,8 @@ static double results_diff(const char *a, const char *b)
         double x = num ? strtod(a, &ea) : 0, y = num ? strtod(b, &eb) : 0;
         if (num && eb != b) {
             worst = fabs(x - y) > worst ? fabs(x - y) : worst;
-            a = ea, b = eb;
+            a = ea;
+            b = eb;
         } else if (*a++ != *b++) return -1;
     }
     return *a || *b ? -1 : worst;

@@ -41,7 +41,10 @@ POSEMB_API void posemb_adamw_free(posemb_adamw *o);
 /* The learning rate of update number step (0-based): HF's get_linear_schedule_with_warmup. */
 POSEMB_API float posemb_lr_at(const posemb_adamw_config *c, long step);
 
-/* posemb_adamw_update on the model's parameters, then the PE's derived tables. */
+/* One AdamW update of the model's parameters (torch.optim.AdamW's), at the learning rate posemb_lr_at gives o's
+ * count of updates so far (0-based), the gradients first scaled to global norm c->clip when c->clip > 0 and their
+ * norm exceeds it (torch's clip_grad_norm_); then the PE's derived tables refreshed. Returns the gradients' global
+ * norm before clipping. Cannot fail: o was made for this model by posemb_adamw_init. */
 POSEMB_API double posemb_adamw_step(posemb_adamw *o, posemb_model *model, const posemb_adamw_config *c);
 
 #ifdef __cplusplus

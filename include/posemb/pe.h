@@ -239,7 +239,7 @@ typedef struct posemb_pe_named_matrix {
 
 typedef struct posemb_pe_export {
     int n, cap;
-    posemb_pe_named_matrix *items; /* from the arena given to posemb_pe_export_matrices; names are unique */
+    posemb_pe_named_matrix *items; /* in the tables' own memory, freed with them; names are unique */
 } posemb_pe_export;
 
 /* What `posemb pe SPEC` shows, as one object the caller owns: spec's PE built

@@ -21,11 +21,7 @@ from lab import C, module  # noqa: E402
 
 S9 = module(os.path.join(HERE, "..", "slice9", "verdicts.py"), "slice9_verdicts")
 P9 = module(os.path.join(HERE, "..", "slice9", "power.py"), "slice9_power")  # pooled_sd, detectable (Student)
-SCORES = {
-    "GLUE mean, 128": lambda c: statistics.mean(c[(t, 128)] for t in S9.GLUE),
-    "SQuAD-locate F1, 128": lambda c: c[("SQuAD-locate", 128)],
-    "SQuAD-locate F1 lost, 128 to 512": lambda c: c[("SQuAD-locate", 128)] - c[("SQuAD-locate", 512)],
-}
+SCORES = {"GLUE mean, 128": C.glue_mean, "SQuAD-locate F1, 128": C.f1_128, "SQuAD-locate F1 lost, 128 to 512": C.f1_lost}
 
 
 def welch_detectable(sa, sb, n):
