@@ -297,7 +297,7 @@ const pe_family pe_family_fire = {
     .name = "fire",
     .logits_by_rows = 1,
     .kind = PE_KIND_ATTENTION,
-    .summary = "learned bias f_h(psi(|i-j|) / psi(max(i, Lt))), f an MLP, psi(u) = ln(c u + 1) (Li et al. 2023; "
+    .summary = "learned bias f_h(psi(|i-j|) / psi(max(i, Lt))), f an MLP, psi(u) = ln(|c| u + 1) (Li et al. 2023; "
                "psi(Lt) for every row with interpolate=off)",
     .options = "width=INT hidden units (32), c=NUM initial c (0.1), threshold=NUM initial Lt (512), "
                "interpolate=on|off queries past Lt normalise by their own position (on)",

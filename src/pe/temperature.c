@@ -7,7 +7,7 @@
  * attn_scale 0.1 and floor_scale 8192 by default (Llama4TextConfig), so
  * logits sharpen slowly past floor_scale tokens, as SSMax's ln n does. Fixed:
  * no parameters. On the NoPE layers of an iRoPE stack with layers=:
- * "rope:layers=0,1,2+temperature:layers=3". */
+ * "rope:layers=0-2+temperature:layers=3". */
 #include <math.h>
 #include <stdlib.h>
 
