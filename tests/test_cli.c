@@ -50,6 +50,10 @@ static void test_top_level(void **state)
     assert_true(one_line(out));
     assert_int_equal(run("pe --help"), 0);
     assert_non_null(strstr(out, "usage: posemb pe SPEC"));
+    assert_int_equal(run("pe -h"), 0); /* -h before any SPEC or figure kind is help, not the SPEC */
+    assert_non_null(strstr(out, "usage: posemb pe SPEC"));
+    assert_int_equal(run("plot -h"), 0);
+    assert_non_null(strstr(out, "usage: posemb plot"));
     assert_int_equal(run("demo --help"), 0);
     assert_int_equal(run("pe --list"), 0);
     assert_non_null(strstr(out, "relative_key_query"));
@@ -157,6 +161,10 @@ static void test_pe_errors(void **state)
         {"pe ape --len 9 --dim 8 --max-len 4", "9 positions asked, the table has 4 rows", 1},
         {"pe sin --len 4 --dim 8 --out no/such/dir/x.csv", "no/such/dir/x.csv: cannot write", 1},
         {"study --threads 0", "--threads: 0 is outside", 2},
+        /* a misspelt option where a path goes is refused, not opened as a file (--threads: no busy-CPU line) */
+        {"study -x --threads 1", "posemb study: unknown option '-x'", 2},
+        {"perplexity -x --threads 1", "posemb perplexity: unknown option '-x'", 2},
+        {"probe order -x --threads 1", "posemb probe order: unknown option '-x'", 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         int rc = run(cases[i].args);

@@ -12,7 +12,7 @@
 int analysis_flag(cli_args *a, posemb_source_opts *so, posemb_analyze_opts *ao, int *rc)
 {
     const char *arg = a->argv[a->i];
-    int seed;
+    int seed = 0;
     if (cli_is(a, "--tensor")) *rc = (so->tensor = cli_value(a)) ? 0 : EXIT_USAGE;
     else if (cli_is(a, "--len")) *rc = cli_int(a, 2, 1 << 15, &so->len);
     else if (cli_is(a, "--dim")) *rc = cli_int(a, 2, 1 << 15, &so->dim);

@@ -12,12 +12,12 @@
     "  --len N         positions to analyse (default: the table's rows, a model's max_position,\n"                     \
     "                  or 512 for a spec; a model whose PE has no table takes any N, beyond\n"                         \
     "                  its training length; one with a table stops at its table's end)\n"                              \
-    "  --dim D, --heads H   model size for a built-in spec (default 768, 12)\n"                                        \
+    "  --dim D, --heads H   model size for a built-in spec (default 768; H: 12, or the most below 12 dividing D)\n"    \
     "  --causal        a built-in spec as a decoder's (path, stickbreaking, cope, fox, xpos need it)\n"                \
-    "  -K K            indicator band 1 <= |i-j| <= K (default 32)\n"                                                  \
+    "  -K K, --K K     indicator band 1 <= |i-j| <= K (default 32)\n"                                                  \
     "  --words N       identical-word probing: words (default 300)\n"                                                  \
     "  --pairs N       relative-order probe: pairs (default 512)\n"                                                    \
-    "  --seed S        seed of words, shuffles and pairs (default 0)\n"                                                \
+    "  --seed S        seed of words, shuffles, pairs and a learned spec's initialisation (default 0)\n"               \
     "  --ridge X       regression ridge (default 0: minimum-norm least squares)\n"                                     \
     "  --threads N     threads (default: the CPUs not busy with other processes)\n"
 

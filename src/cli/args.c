@@ -36,6 +36,12 @@ const char *cli_next(cli_args *a)
 
 int cli_is(const cli_args *a, const char *name) { return a->flag && !strcmp(a->flag, name); }
 
+int cli_positional(const cli_args *a, const char *arg)
+{
+    if (arg[0] != '-' || !arg[1]) return 0;
+    return cli_usage_error(a, "unknown option '%s' (see 'posemb %s --help')", arg, a->sub);
+}
+
 int cli_usage_error(const cli_args *a, const char *fmt, ...)
 {
     va_list ap;

@@ -25,6 +25,9 @@ int cli_int(cli_args *a, long lo, long hi, int *out);
 /* Parses the current flag's value as context lengths "N,N,..." (up to 16,
  * each in [2, 2^20]) into lengths [16], their count into *n; 0 or EXIT_USAGE. */
 int cli_lengths(cli_args *a, int *lengths, int *n);
+/* EXIT_USAGE, after "unknown option", when arg, taken where a positional argument (a path) goes,
+ * reads as an option (a dash and more): a misspelt "-x" is not opened as a file. Else 0. */
+int cli_positional(const cli_args *a, const char *arg);
 /* Prints "posemb SUB: message" and returns EXIT_USAGE. */
 int cli_usage_error(const cli_args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -28,6 +28,7 @@ static const char USAGE[] =
     "to ln 2) per layer and head of each against the first, in DIR/attention_js.csv and the\n"
     "report.\n\n"
     "  --out DIR       output folder (default: posemb-compare)\n"
+    "  --no-figures    no PNG heatmaps (report.html without images)\n"
     "  --text PATH     the attention analyses on windows of this text (a file or a folder,\n"
     "                  tokenized by the first SOURCE's tokenizer) instead of random tokens\n" ANALYSIS_FLAGS_HELP;
 

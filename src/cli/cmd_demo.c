@@ -8,13 +8,15 @@
 #include "analysis/analysis.h"
 #include "posemb/indicators.h"
 #include "core/arena_internal.h"
+#include "posemb/threads.h"
 
-static const char USAGE[] = "usage: posemb demo [--len N] [--dim D] [--heads H] [--layers L] [-K K]\n\n"
+static const char USAGE[] = "usage: posemb demo [--len N] [--dim D] [--heads H] [--layers L] [-K K] [--threads N]\n\n"
                             "Builds every PE of the catalogue for a BERT-base sized model (default 512 positions,\n"
                             "width 768, 12 heads, 12 layers), counts its parameters, and prints the translation\n"
                             "invariance (TI), monotonicity (MONO, monotone window) and symmetry (SYM) of the\n"
                             "matrix that describes it, over the band 1 <= |i-j| <= K (default 32).\n"
-                            "Learned PEs are shown at their (seeded) initialisation.\n";
+                            "Learned PEs are shown at their (seeded) initialisation.\n\n"
+                            "  --threads N     threads (default: the CPUs not busy with other processes)\n";
 
 /* The catalogue; decoder-only PEs are built for a causal model. */
 static const struct {
@@ -98,6 +100,9 @@ int cmd_demo(int argc, char **argv)
         else if (!strcmp(arg, "-K") || cli_is(&a, "--K")) {
             a.flag = "-K";
             rc = cli_int(&a, 1, 4096, &K);
+        } else if (cli_is(&a, "--threads")) {
+            int threads = 0;
+            if (!(rc = cli_int(&a, 1, 1024, &threads))) posemb_threads_set(threads);
         } else return cli_usage_error(&a, "unknown argument '%s' (see 'posemb demo --help')", arg);
     }
     if (rc) return rc;

@@ -19,7 +19,8 @@ static const char USAGE[] =
     "and Qwen3-VL's text decoders; any other key is an error; keys starting with '_' are comments)\n"
     "and writes last_hidden_state [B, T, D], hidden_states.N [B, T, D] (N = 0..layers),\n"
     "attentions.N [B, H, T, T], for BERT/RoBERTa pooler_output [B, D] and for a language-model head (GPT-2,\n"
-    "Llama, *ForMaskedLM) logits [B, T, V], with Hugging Face's meaning.\n";
+    "Llama, *ForMaskedLM) logits [B, T, V], with Hugging Face's meaning.\n\n"
+    "  --threads N     threads (default: the CPUs not busy with other processes)\n";
 
 static posemb_status write_outputs(posemb_model *m, const posemb_inputs *in, const char *path, posemb_error *err)
 {
@@ -65,7 +66,8 @@ int cmd_forward(int argc, char **argv)
         if (cli_is(&a, "--help") || !strcmp(arg, "-h")) {
             fputs(USAGE, stdout);
             return 0;
-        } else if (!a.flag && !dir) dir = arg;
+        } else if (!a.flag && cli_positional(&a, arg)) return EXIT_USAGE;
+        else if (!a.flag && !dir) dir = arg;
         else if (cli_is(&a, "--inputs")) rc = (inputs = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (cli_is(&a, "--out")) rc = (out = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (cli_is(&a, "--threads")) rc = cli_int(&a, 1, 1024, &threads);

@@ -17,7 +17,7 @@
 static const char USAGE[] =
     "usage: posemb passkey MODEL_DIR [--lengths N,N,...] [--trials N] [--seed S] [--pe SPEC]\n"
     "                      [--key-once] [--threads N] [--json]\n\n"
-    "Passkey retrieval of the decoder (GPT-2 or Llama) in MODEL_DIR, as the length study measures\n"
+    "Passkey retrieval of the decoder (GPT-2, Llama or GPT-NeoX) in MODEL_DIR, as the length study measures\n"
     "it: a five-digit key in filler text (\"The pass key is 48213. Remember it. 48213 is the pass\n"
     "key.\") at depth 0, 1/4, 1/2, 3/4 or 1 of the filler, asked for at the end (\"What is the\n"
     "pass key? The pass key is \"), tokenized with the folder's tokenizer. For each length and\n"
@@ -53,6 +53,7 @@ static int parse(int argc, char **argv, passkey_cmd *c)
             return -1;
         }
         if (!a.flag) {
+            if (cli_positional(&a, arg)) return EXIT_USAGE;
             if (c->dir) return cli_usage_error(&a, "unexpected argument '%s'", arg);
             c->dir = arg;
         } else if (cli_is(&a, "--pe")) rc = (c->pe = cli_value(&a)) ? 0 : EXIT_USAGE;

@@ -47,12 +47,12 @@ static int parse(int argc, char **argv, pe_cmd *c)
     const char *arg;
     int rc = 0;
     while (!rc && (arg = cli_next(&a))) {
-        if (!a.flag) {
-            if (c->spec) return cli_usage_error(&a, "one SPEC only (got '%s' and '%s')", c->spec, arg);
-            c->spec = arg;
-        } else if (cli_is(&a, "--help") || !strcmp(arg, "-h")) {
+        if (cli_is(&a, "--help") || !strcmp(arg, "-h")) {
             fputs(USAGE, stdout);
             return -1;
+        } else if (!a.flag) {
+            if (c->spec) return cli_usage_error(&a, "one SPEC only (got '%s' and '%s')", c->spec, arg);
+            c->spec = arg;
         } else if (cli_is(&a, "--list")) c->list = 1;
         else if (cli_is(&a, "--causal")) c->causal = 1;
         else if (cli_is(&a, "--len")) rc = cli_int(&a, 1, 1 << 16, &c->len);

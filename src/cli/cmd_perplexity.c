@@ -18,7 +18,7 @@
 static const char USAGE[] =
     "usage: posemb perplexity MODEL_DIR --data PATH [--lengths N,N,...] [--tokens N] [--pe SPEC]\n"
     "                         [--batch N] [--threads N] [--json]\n\n"
-    "Perplexity of the decoder (GPT-2 or Llama) in MODEL_DIR on the text at PATH (a file or a\n"
+    "Perplexity of the decoder (GPT-2, Llama or GPT-NeoX) in MODEL_DIR on the text at PATH (a file or a\n"
     "folder, tokenized with the folder's tokenizer: tokenizer.json, vocab.json + merges.txt, or\n"
     "vocab.txt), at each context length: the tokens cut into windows of that length at\n"
     "positions 0..N-1, each window scoring its own predictions. A length past what the PE can\n"
@@ -31,6 +31,7 @@ static const char USAGE[] =
     "  --tokens N       score the first N tokens of the text (default: all)\n"
     "  --batch N        windows per forward pass (default: about 16384 tokens' worth, fewer\n"
     "                   where their attention probabilities would pass 64 MiB)\n"
+    "  --threads N      threads (default: the CPUs not busy with other processes)\n"
     "  --json           one JSON line per length instead of the table\n";
 
 typedef struct ppl_cmd {
@@ -51,6 +52,7 @@ static int parse(int argc, char **argv, ppl_cmd *c)
             return -1;
         }
         if (!a.flag) {
+            if (cli_positional(&a, arg)) return EXIT_USAGE;
             if (c->dir) return cli_usage_error(&a, "unexpected argument '%s'", arg);
             c->dir = arg;
         } else if (cli_is(&a, "--data")) rc = (c->data = cli_value(&a)) ? 0 : EXIT_USAGE;
@@ -60,7 +62,7 @@ static int parse(int argc, char **argv, ppl_cmd *c)
         else if (cli_is(&a, "--threads")) rc = cli_int(&a, 1, 1024, &c->threads);
         else if (cli_is(&a, "--json")) c->json = 1;
         else if (cli_is(&a, "--tokens")) {
-            int k;
+            int k = 0;
             rc = cli_int(&a, 2, 1 << 30, &k);
             c->tokens = k;
         } else return cli_usage_error(&a, "unknown flag '%s' (see 'posemb perplexity --help')", arg);

@@ -106,13 +106,13 @@ static int parse(int argc, char **argv, plot_cmd *c)
     const char *arg;
     int rc = 0, lines_only = 0;
     while (!rc && (arg = cli_next(&a))) {
-        if (!a.flag) {
+        if (cli_is(&a, "--help") || !strcmp(arg, "-h")) {
+            fputs(USAGE, stdout);
+            return -1;
+        } else if (!a.flag) {
             if (!c->kind) c->kind = arg;
             else if (!l->csv) l->csv = arg;
             else return cli_usage_error(&a, "one table only (got '%s' and '%s')", l->csv, arg);
-        } else if (cli_is(&a, "--help") || !strcmp(arg, "-h")) {
-            fputs(USAGE, stdout);
-            return -1;
         } else if (cli_is(&a, "--out")) rc = (l->out = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (cli_is(&a, "--title")) rc = (l->title = cli_value(&a)) ? 0 : EXIT_USAGE;
         else {

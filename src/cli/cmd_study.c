@@ -128,6 +128,7 @@ int cmd_study(int argc, char **argv)
             return 0;
         }
         if (!a.flag) {
+            if (cli_positional(&a, arg)) return EXIT_USAGE;
             if (config) return cli_usage_error(&a, "one CONFIG only");
             config = arg;
         } else if (cli_is(&a, "--out")) rc = (out = cli_value(&a)) ? 0 : EXIT_USAGE;

@@ -41,7 +41,9 @@ static void usage(FILE *out)
     fprintf(out, "usage: posemb SUBCOMMAND [ARGS]\n\nPosition embeddings for Transformers: build, train, analyse.\n\n"
                  "subcommands:\n");
     for (int i = 0; i < N_SUBCOMMANDS; i++) fprintf(out, "  %-10s %s\n", SUBCOMMANDS[i].name, SUBCOMMANDS[i].summary);
-    fprintf(out, "\n'posemb SUBCOMMAND --help' describes each one.\n");
+    fprintf(out, "\n'posemb SUBCOMMAND --help' describes each one; 'posemb --version' prints the version and the\n"
+                 "BLAS kernels. Exit status: 0 done, 1 a failure at run time (a bad file, a full disk), 2 a usage\n"
+                 "error.\n");
 }
 
 /* The thread count for commands run without --threads: the CPUs free now
