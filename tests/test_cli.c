@@ -165,6 +165,9 @@ static void test_pe_errors(void **state)
         {"study -x --threads 1", "posemb study: unknown option '-x'", 2},
         {"perplexity -x --threads 1", "posemb perplexity: unknown option '-x'", 2},
         {"probe order -x --threads 1", "posemb probe order: unknown option '-x'", 2},
+        {"passkey -x", "posemb passkey: unknown option '-x'", 2}, /* one line even when CPUs are busy */
+        {"pe --list=no", "--list takes no value (got 'no')", 2},
+        {"study --report=x --threads 1", "--report takes no value", 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         int rc = run(cases[i].args);

@@ -17,7 +17,7 @@ int analysis_flag(cli_args *a, posemb_source_opts *so, posemb_analyze_opts *ao, 
     else if (cli_is(a, "--len")) *rc = cli_int(a, 2, 1 << 15, &so->len);
     else if (cli_is(a, "--dim")) *rc = cli_int(a, 2, 1 << 15, &so->dim);
     else if (cli_is(a, "--heads")) *rc = cli_int(a, 1, 1024, &so->heads);
-    else if (cli_is(a, "--causal")) so->causal = 1;
+    else if (cli_is(a, "--causal")) *rc = cli_switch(a, &so->causal, 1);
     else if (!strcmp(arg, "-K") || cli_is(a, "--K")) {
         a->flag = "-K";
         *rc = cli_int(a, 1, 1 << 15, &ao->K);

@@ -36,6 +36,13 @@ const char *cli_next(cli_args *a)
 
 int cli_is(const cli_args *a, const char *name) { return a->flag && !strcmp(a->flag, name); }
 
+int cli_switch(cli_args *a, int *var, int to)
+{
+    if (a->value) return cli_usage_error(a, "%s takes no value (got '%s')", a->flag, a->value);
+    *var = to;
+    return 0;
+}
+
 int cli_positional(const cli_args *a, const char *arg)
 {
     if (arg[0] != '-' || !arg[1]) return 0;

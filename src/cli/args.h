@@ -18,6 +18,8 @@ void cli_args_init(cli_args *a, const char *sub, int argc, char **argv);
 const char *cli_next(cli_args *a);
 /* 1 if the current flag is name. */
 int cli_is(const cli_args *a, const char *name);
+/* A switch: *var = to, or EXIT_USAGE for "--switch=VALUE" (a switch takes no value); else 0. */
+int cli_switch(cli_args *a, int *var, int to);
 /* The current flag's value; NULL (after printing the error) when missing. */
 const char *cli_value(cli_args *a);
 /* Parses the current flag's value as an integer in [lo, hi]; 0 or EXIT_USAGE. */

@@ -87,13 +87,14 @@ int cmd_analyze(int argc, char **argv)
             src = arg;
         } else if (cli_is(&a, "--out")) rc = (out = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (cli_is(&a, "--text")) rc = (text_path = cli_value(&a)) ? 0 : EXIT_USAGE;
-        else if (cli_is(&a, "--svg")) ao.svg = 1;
-        else if (cli_is(&a, "--no-figures")) ao.figures = 0;
-        else if (cli_is(&a, "--evolution")) evolution = 1;
+        else if (cli_is(&a, "--svg")) rc = cli_switch(&a, &ao.svg, 1);
+        else if (cli_is(&a, "--no-figures")) rc = cli_switch(&a, &ao.figures, 0);
+        else if (cli_is(&a, "--evolution")) rc = cli_switch(&a, &evolution, 1);
         else if (!analysis_flag(&a, &so, &ao, &rc))
             return cli_usage_error(&a, "unknown flag '%s' (see 'posemb analyze --help')", arg);
     }
     if (rc) return rc;
+    cli_say_threads();
     if (!src) return cli_usage_error(&a, "missing SOURCE (see 'posemb analyze --help')");
     posemb_error err;
     if (evolution && text_path) return cli_usage_error(&a, "--text is for a model folder, not --evolution");

@@ -294,12 +294,13 @@ int cmd_compare(int argc, char **argv)
             if (n == MAX_SOURCES) return cli_usage_error(&a, "at most %d sources", MAX_SOURCES);
             srcs[n++] = arg;
         } else if (cli_is(&a, "--out")) rc = (out = cli_value(&a)) ? 0 : EXIT_USAGE;
-        else if (cli_is(&a, "--no-figures")) ao.figures = 0;
+        else if (cli_is(&a, "--no-figures")) rc = cli_switch(&a, &ao.figures, 0);
         else if (cli_is(&a, "--text")) rc = (text_path = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (!analysis_flag(&a, &so, &ao, &rc))
             return cli_usage_error(&a, "unknown flag '%s' (see 'posemb compare --help')", arg);
     }
     if (rc) return rc;
+    cli_say_threads();
     if (n < 2) return cli_usage_error(&a, "give two or more SOURCEs (see 'posemb compare --help')");
     for (int i = 1; text_path && i < n; i++) /* one text, one tokenizer: other ids would mean another text */
         if (is_model_folder(srcs[i]) && !analysis_same_tokenizer(srcs[0], srcs[i]))

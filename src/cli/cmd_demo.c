@@ -106,6 +106,7 @@ int cmd_demo(int argc, char **argv)
         } else return cli_usage_error(&a, "unknown argument '%s' (see 'posemb demo --help')", arg);
     }
     if (rc) return rc;
+    cli_say_threads();
     posemb_error err;
     posemb_pe *probe;
     if (posemb_pe_create(&probe, "ape", &dims, &err)) return cli_usage_error(&a, "%s", err.msg);

@@ -61,8 +61,8 @@ static int parse(int argc, char **argv, passkey_cmd *c)
         else if (cli_is(&a, "--trials")) rc = cli_int(&a, 1, 100000, &c->trials);
         else if (cli_is(&a, "--seed")) rc = cli_int(&a, 0, 1 << 30, &c->seed);
         else if (cli_is(&a, "--threads")) rc = cli_int(&a, 1, 1024, &c->threads);
-        else if (cli_is(&a, "--json")) c->json = 1;
-        else if (cli_is(&a, "--key-once")) c->key_once = 1;
+        else if (cli_is(&a, "--json")) rc = cli_switch(&a, &c->json, 1);
+        else if (cli_is(&a, "--key-once")) rc = cli_switch(&a, &c->key_once, 1);
         else return cli_usage_error(&a, "unknown flag '%s' (see 'posemb passkey --help')", arg);
     }
     if (rc) return rc;
@@ -118,6 +118,7 @@ int cmd_passkey(int argc, char **argv)
     passkey_cmd c = {.trials = 10, .seed = 1};
     int rc = parse(argc, argv, &c);
     if (rc) return rc < 0 ? 0 : rc;
+    cli_say_threads();
     if (c.threads) posemb_threads_set(c.threads);
     posemb_error err;
     posemb_config cfg;

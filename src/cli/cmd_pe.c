@@ -53,8 +53,8 @@ static int parse(int argc, char **argv, pe_cmd *c)
         } else if (!a.flag) {
             if (c->spec) return cli_usage_error(&a, "one SPEC only (got '%s' and '%s')", c->spec, arg);
             c->spec = arg;
-        } else if (cli_is(&a, "--list")) c->list = 1;
-        else if (cli_is(&a, "--causal")) c->causal = 1;
+        } else if (cli_is(&a, "--list")) rc = cli_switch(&a, &c->list, 1);
+        else if (cli_is(&a, "--causal")) rc = cli_switch(&a, &c->causal, 1);
         else if (cli_is(&a, "--len")) rc = cli_int(&a, 1, 1 << 16, &c->len);
         else if (cli_is(&a, "--dim")) rc = cli_int(&a, 2, 1 << 16, &c->dim);
         else if (cli_is(&a, "--heads")) rc = cli_int(&a, 1, 1024, &c->heads);

@@ -60,7 +60,7 @@ static int parse(int argc, char **argv, ppl_cmd *c)
         else if (cli_is(&a, "--lengths")) rc = cli_lengths(&a, c->lengths, &c->n_lengths);
         else if (cli_is(&a, "--batch")) rc = cli_int(&a, 1, 4096, &c->batch);
         else if (cli_is(&a, "--threads")) rc = cli_int(&a, 1, 1024, &c->threads);
-        else if (cli_is(&a, "--json")) c->json = 1;
+        else if (cli_is(&a, "--json")) rc = cli_switch(&a, &c->json, 1);
         else if (cli_is(&a, "--tokens")) {
             int k = 0;
             rc = cli_int(&a, 2, 1 << 30, &k);
@@ -99,6 +99,7 @@ int cmd_perplexity(int argc, char **argv)
     ppl_cmd c = {0};
     int rc = parse(argc, argv, &c);
     if (rc) return rc < 0 ? 0 : rc;
+    cli_say_threads();
     if (c.threads) posemb_threads_set(c.threads);
     posemb_error err;
     posemb_config cfg;

@@ -71,10 +71,7 @@ static int lines_flag(cli_args *a, plot_lines_args *l)
         return l->reference[0] ? 0 : cli_usage_error(a, "--reference: name a series");
     }
     if (cli_is(a, "--cols")) return cli_int(a, 1, 24, &l->cols);
-    if (cli_is(a, "--markers")) {
-        l->markers = 1;
-        return 0;
-    }
+    if (cli_is(a, "--markers")) return cli_switch(a, &l->markers, 1);
     return cli_usage_error(a, "unknown flag '%s' (see 'posemb plot --help')", a->flag);
 }
 

@@ -147,11 +147,12 @@ int cmd_probe(int argc, char **argv)
             if (!kind) kind = arg;
             else if (!src) src = arg;
             else return cli_usage_error(&a, "unexpected argument '%s'", arg);
-        } else if (cli_is(&a, "--json")) json = 1;
+        } else if (cli_is(&a, "--json")) rc = cli_switch(&a, &json, 1);
         else if (!analysis_flag(&a, &so, &ao, &rc))
             return cli_usage_error(&a, "unknown flag '%s' (see 'posemb probe --help')", arg);
     }
     if (rc) return rc;
+    cli_say_threads();
     if (!kind || !src) return cli_usage_error(&a, "usage: posemb probe KIND SOURCE (see 'posemb probe --help')");
     int k = 0;
     while (KINDS[k] && strcmp(KINDS[k], kind)) k++;

@@ -59,7 +59,7 @@ static int parse(int argc, char **argv, order_cmd *c)
         else if (cli_is(&a, "--len")) rc = cli_int(&a, 3, 1 << 20, &c->o.len);
         else if (cli_is(&a, "--seed")) rc = cli_int(&a, 0, 1 << 30, &c->seed);
         else if (cli_is(&a, "--threads")) rc = cli_int(&a, 1, 1024, &threads);
-        else if (cli_is(&a, "--json")) c->json = 1;
+        else if (cli_is(&a, "--json")) rc = cli_switch(&a, &c->json, 1);
         else return cli_usage_error(&a, "unknown flag '%s' (see 'posemb probe order --help')", arg);
     }
     if (rc) return rc;
@@ -118,6 +118,7 @@ int cmd_probe_order(int argc, char **argv)
         return 1;
     }
     int rc = parse(argc, argv, &c);
+    if (!rc) cli_say_threads();
     for (int i = 0; !rc && i < c.n_dirs; i++) {
         posemb_order_result r;
         posemb_error err;

@@ -135,11 +135,12 @@ int cmd_study(int argc, char **argv)
         else if (cli_is(&a, "--jobs")) rc = cli_int(&a, 1, 64, &jobs);
         else if (cli_is(&a, "--threads")) rc = cli_int(&a, 1, 1024, &threads);
         else if (cli_is(&a, "--data")) rc = (data = cli_value(&a)) ? 0 : EXIT_USAGE;
-        else if (cli_is(&a, "--length")) length = 1;
-        else if (cli_is(&a, "--report")) report = 1;
+        else if (cli_is(&a, "--length")) rc = cli_switch(&a, &length, 1);
+        else if (cli_is(&a, "--report")) rc = cli_switch(&a, &report, 1);
         else return cli_usage_error(&a, "unknown flag '%s' (see 'posemb study --help')", arg);
     }
     if (rc) return rc;
+    cli_say_threads();
     if (data && strlen(data) >= sizeof((posemb_study_config *)0)->data)
         return cli_usage_error(&a, "--data: path too long");
     if (length && !data) return cli_usage_error(&a, "--length needs --data DATA (the text it trains and tests on)");

@@ -133,12 +133,12 @@ static int parse(int argc, char **argv, tok_cmd *c)
         else if (cli_is(&a, "--merges")) rc = (c->merges = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (cli_is(&a, "--tokenizer")) rc = (c->tokenizer = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (cli_is(&a, "--pair")) rc = (c->pair = cli_value(&a)) ? 0 : EXIT_USAGE;
-        else if (cli_is(&a, "--special")) c->special = 1;
-        else if (cli_is(&a, "--json")) c->json = 1;
-        else if (cli_is(&a, "--cased")) c->cased = 1;
-        else if (cli_is(&a, "--decode")) c->decode = 1;
-        else if (cli_is(&a, "--skip-special")) c->skip_special = 1;
-        else if (cli_is(&a, "--words")) c->words = 1;
+        else if (cli_is(&a, "--special")) rc = cli_switch(&a, &c->special, 1);
+        else if (cli_is(&a, "--json")) rc = cli_switch(&a, &c->json, 1);
+        else if (cli_is(&a, "--cased")) rc = cli_switch(&a, &c->cased, 1);
+        else if (cli_is(&a, "--decode")) rc = cli_switch(&a, &c->decode, 1);
+        else if (cli_is(&a, "--skip-special")) rc = cli_switch(&a, &c->skip_special, 1);
+        else if (cli_is(&a, "--words")) rc = cli_switch(&a, &c->words, 1);
         else return cli_usage_error(&a, "unknown flag '%s' (see 'posemb tokenize --help')", arg);
     }
     if (rc) return rc;

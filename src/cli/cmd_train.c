@@ -129,14 +129,8 @@ static int parse_flag(cli_args *a, train_cmd *c)
     if (cli_is(a, "--lr")) return parse_double(a, 1e-12, 10, &c->lr);
     if (cli_is(a, "--weight-decay")) return parse_double(a, 0, 10, &c->weight_decay);
     if (cli_is(a, "--dropout")) return parse_double(a, 0, 0.99, &c->dropout);
-    if (cli_is(a, "--resume")) {
-        c->resume = 1;
-        return 0;
-    }
-    if (cli_is(a, "--pre-ln")) {
-        c->pre_ln = 1;
-        return 0;
-    }
+    if (cli_is(a, "--resume")) return cli_switch(a, &c->resume, 1);
+    if (cli_is(a, "--pre-ln")) return cli_switch(a, &c->pre_ln, 1);
     return cli_usage_error(a, "unknown flag '%s' (see 'posemb train --help')", a->argv[a->i]);
 }
 
@@ -574,6 +568,7 @@ int cmd_train(int argc, char **argv)
     train_cmd c;
     int rc = parse(argc, argv, &c);
     if (rc) return rc < 0 ? 0 : rc;
+    cli_say_threads();
     if (c.threads) posemb_threads_set(c.threads); /* else main's default */
     posemb_error err;
     return run(&c, &err) ? cli_report("train", &err) : 0;

@@ -23,6 +23,11 @@ int cmd_probe(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 
+/* The line main kept for a parallel subcommand run without --threads when other processes hold
+ * CPUs ("posemb: 2 other runnable tasks on 2 CPUs; 1 thread, not 2 ..."), printed once: each
+ * parallel subcommand calls it after its arguments parse, so a usage error stays one line. */
+void cli_say_threads(void);
+
 /* Prints "posemb SUB: message" on stderr and returns the exit status that
  * fits err->code (2 for EINVAL, 1 otherwise). */
 int cli_report(const char *sub, const posemb_error *err);

@@ -49,6 +49,7 @@ static void usage(FILE *out)
 /* The thread count for commands run without --threads: the CPUs free now
  * (posemb_threads_default), with a line when other processes took some.
  * Asking for help runs nothing. */
+static char threads_note[256]; /* default_threads' line, until cli_say_threads prints it */
 static void default_threads(int argc, char **argv)
 {
     int given = 0;
@@ -56,9 +57,15 @@ static void default_threads(int argc, char **argv)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return;
         given |= !strcmp(argv[i], "--threads");
     }
-    char why[256];
+    char why[sizeof threads_note];
     posemb_threads_set(posemb_threads_default(why, sizeof why));
-    if (why[0] && !given && posemb_comm_leader(cli_mpi_comm())) fprintf(stderr, "posemb: %s\n", why);
+    if (why[0] && !given && posemb_comm_leader(cli_mpi_comm())) memcpy(threads_note, why, sizeof why);
+}
+
+void cli_say_threads(void)
+{
+    if (threads_note[0]) fprintf(stderr, "posemb: %s\n", threads_note);
+    threads_note[0] = '\0';
 }
 
 int main(int argc, char **argv)
