@@ -166,6 +166,8 @@ static void test_pe_errors(void **state)
         {"perplexity -x --threads 1", "posemb perplexity: unknown option '-x'", 2},
         {"probe order -x --threads 1", "posemb probe order: unknown option '-x'", 2},
         {"passkey -x", "posemb passkey: unknown option '-x'", 2}, /* one line even when CPUs are busy */
+        {"forward", "MODEL_DIR, --inputs and --out are required", 2},
+        {"study --length", "--length needs --data", 2},
         {"pe --list=no", "--list takes no value (got 'no')", 2},
         {"study --report=x --threads 1", "--report takes no value", 2},
     };

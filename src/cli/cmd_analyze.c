@@ -94,10 +94,10 @@ int cmd_analyze(int argc, char **argv)
             return cli_usage_error(&a, "unknown flag '%s' (see 'posemb analyze --help')", arg);
     }
     if (rc) return rc;
-    cli_say_threads();
     if (!src) return cli_usage_error(&a, "missing SOURCE (see 'posemb analyze --help')");
     posemb_error err;
     if (evolution && text_path) return cli_usage_error(&a, "--text is for a model folder, not --evolution");
+    cli_say_threads();
     if (evolution) return posemb_evolution(src, out, &so, &ao, &err) ? cli_report("analyze", &err) : 0;
     posemb_corpus text = {0};
     if (text_path && analysis_text_load(src, text_path, &text, &ao, &err)) return cli_report("analyze", &err);

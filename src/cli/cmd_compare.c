@@ -300,12 +300,12 @@ int cmd_compare(int argc, char **argv)
             return cli_usage_error(&a, "unknown flag '%s' (see 'posemb compare --help')", arg);
     }
     if (rc) return rc;
-    cli_say_threads();
     if (n < 2) return cli_usage_error(&a, "give two or more SOURCEs (see 'posemb compare --help')");
     for (int i = 1; text_path && i < n; i++) /* one text, one tokenizer: other ids would mean another text */
         if (is_model_folder(srcs[i]) && !analysis_same_tokenizer(srcs[0], srcs[i]))
             return cli_usage_error(&a, "--text: %s's tokenizer is not %s's (the same text is other ids for it)",
                                    srcs[i], srcs[0]);
+    cli_say_threads();
     posemb_error err;
     posemb_corpus text = {0};
     if (text_path && analysis_text_load(srcs[0], text_path, &text, &ao, &err)) return cli_report("compare", &err);

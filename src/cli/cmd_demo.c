@@ -106,11 +106,11 @@ int cmd_demo(int argc, char **argv)
         } else return cli_usage_error(&a, "unknown argument '%s' (see 'posemb demo --help')", arg);
     }
     if (rc) return rc;
-    cli_say_threads();
     posemb_error err;
     posemb_pe *probe;
     if (posemb_pe_create(&probe, "ape", &dims, &err)) return cli_usage_error(&a, "%s", err.msg);
     posemb_pe_free(probe);
+    cli_say_threads();
     printf("posemb demo: %d positions, width %d, %d heads, %d layers; indicators over 1 <= |i-j| <= %d\n\n",
            dims.max_len, dims.dim, dims.n_heads, dims.n_layers, K);
     printf("%-44s %10s  %5s  %5s  %6s  %5s  %s\n", "PE", "params", "TI", "MONO", "window", "SYM", "matrix");

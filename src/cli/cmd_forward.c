@@ -74,8 +74,8 @@ int cmd_forward(int argc, char **argv)
         else return cli_usage_error(&a, "unexpected argument '%s' (see 'posemb forward --help')", arg);
     }
     if (rc) return rc;
-    cli_say_threads();
     if (!dir || !inputs || !out) return cli_usage_error(&a, "MODEL_DIR, --inputs and --out are required");
+    cli_say_threads();
     if (threads) posemb_threads_set(threads); /* else main's default */
     posemb_error err;
     posemb_model *m = NULL;

@@ -152,7 +152,6 @@ int cmd_probe(int argc, char **argv)
             return cli_usage_error(&a, "unknown flag '%s' (see 'posemb probe --help')", arg);
     }
     if (rc) return rc;
-    cli_say_threads();
     if (!kind || !src) return cli_usage_error(&a, "usage: posemb probe KIND SOURCE (see 'posemb probe --help')");
     int k = 0;
     while (KINDS[k] && strcmp(KINDS[k], kind)) k++;
@@ -161,6 +160,7 @@ int cmd_probe(int argc, char **argv)
             &a,
             "unknown probe '%s' (similarity, identical, correlation, regress, regress-cv, relative, dims, psi, order)",
             kind);
+    cli_say_threads();
     posemb_source s;
     posemb_error err;
     if (posemb_source_open(&s, src, &so, &err)) return cli_report("probe", &err);

@@ -140,7 +140,6 @@ int cmd_study(int argc, char **argv)
         else return cli_usage_error(&a, "unknown flag '%s' (see 'posemb study --help')", arg);
     }
     if (rc) return rc;
-    cli_say_threads();
     if (data && strlen(data) >= sizeof((posemb_study_config *)0)->data)
         return cli_usage_error(&a, "--data: path too long");
     if (length && !data) return cli_usage_error(&a, "--length needs --data DATA (the text it trains and tests on)");
@@ -149,6 +148,7 @@ int cmd_study(int argc, char **argv)
                                    : posemb_study_default();
     posemb_error err;
     if (config && posemb_study_config_load(&c, config, &err)) return cli_report("study", &err);
+    cli_say_threads();
     if (jobs) c.jobs = jobs;
     if (threads) { /* each forked worker sets c.threads; this process runs one worker, or an MPI rank's */
         c.threads = threads;

@@ -21,7 +21,8 @@ typedef struct subcommand {
 static const subcommand SUBCOMMANDS[] = {
     {"inspect", cmd_inspect, "list the tensors and metadata of a .safetensors file", 0, 0},
     {"study", cmd_study, "compare PEs by training: tasks, seeds, lengths, tables, report (mpirun)", 1, 1},
-    {"train", cmd_train, "pretrain a BERT, RoBERTa, GPT-2 or Llama with any PE on text (resumable; mpirun)", 1, 1},
+    {"train", cmd_train, "pretrain a BERT, RoBERTa, GPT-2, Llama or GPT-NeoX with any PE on text (resumable; mpirun)",
+     1, 1},
     {"forward", cmd_forward, "run a model on inputs.json and write hidden states and attentions", 1, 0},
     {"perplexity", cmd_perplexity, "a decoder's perplexity on text at several context lengths", 1, 0},
     {"passkey", cmd_passkey, "a decoder's passkey retrieval over lengths and needle depths", 1, 0},
@@ -42,8 +43,8 @@ static void usage(FILE *out)
                  "subcommands:\n");
     for (int i = 0; i < N_SUBCOMMANDS; i++) fprintf(out, "  %-10s %s\n", SUBCOMMANDS[i].name, SUBCOMMANDS[i].summary);
     fprintf(out, "\n'posemb SUBCOMMAND --help' describes each one; 'posemb --version' prints the version and the\n"
-                 "BLAS kernels. Exit status: 0 done, 1 a failure at run time (a bad file, a full disk), 2 a usage\n"
-                 "error.\n");
+                 "BLAS kernels. Exit status: 0 done, 2 a usage error or an input posemb refuses (a bad flag, spec\n"
+                 "or config), 1 any other failure (a missing or damaged file, a full disk).\n");
 }
 
 /* The thread count for commands run without --threads: the CPUs free now
@@ -55,7 +56,7 @@ static void default_threads(int argc, char **argv)
     int given = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return;
-        given |= !strcmp(argv[i], "--threads");
+        given |= !strncmp(argv[i], "--threads", 9) && (!argv[i][9] || argv[i][9] == '=');
     }
     char why[sizeof threads_note];
     posemb_threads_set(posemb_threads_default(why, sizeof why));
