@@ -101,6 +101,16 @@ int cli_int(cli_args *a, long lo, long hi, int *out)
     return 0;
 }
 
+static char threads_note[256]; /* main's busy-CPU line, until cli_say_threads prints it */
+
+void cli_keep_threads_note(const char *note) { snprintf(threads_note, sizeof threads_note, "%s", note); }
+
+void cli_say_threads(void)
+{
+    if (threads_note[0]) fprintf(stderr, "posemb: %s\n", threads_note);
+    threads_note[0] = '\0';
+}
+
 int cli_report(const char *sub, const posemb_error *err)
 {
     fprintf(stderr, "posemb %s: %s\n", sub, err->msg[0] ? err->msg : posemb_status_name(err->code));

@@ -27,6 +27,8 @@ int cmd_plot(int argc, char **argv);
  * CPUs ("posemb: 2 other runnable tasks on 2 CPUs; 1 thread, not 2 ..."), printed once: each
  * parallel subcommand calls it after its arguments parse, so a usage error stays one line. */
 void cli_say_threads(void);
+/* Keeps note (copied, cut to 255 bytes) for cli_say_threads: main's default thread count's reason. */
+void cli_keep_threads_note(const char *note);
 
 /* Prints "posemb SUB: message" on stderr and returns the exit status that
  * fits err->code (2 for EINVAL, 1 otherwise). */

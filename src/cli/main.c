@@ -50,7 +50,6 @@ static void usage(FILE *out)
 /* The thread count for commands run without --threads: the CPUs free now
  * (posemb_threads_default), with a line when other processes took some.
  * Asking for help runs nothing. */
-static char threads_note[256]; /* default_threads' line, until cli_say_threads prints it */
 static void default_threads(int argc, char **argv)
 {
     int given = 0;
@@ -58,15 +57,9 @@ static void default_threads(int argc, char **argv)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return;
         given |= !strncmp(argv[i], "--threads", 9) && (!argv[i][9] || argv[i][9] == '=');
     }
-    char why[sizeof threads_note];
+    char why[256];
     posemb_threads_set(posemb_threads_default(why, sizeof why));
-    if (why[0] && !given && posemb_comm_leader(cli_mpi_comm())) memcpy(threads_note, why, sizeof why);
-}
-
-void cli_say_threads(void)
-{
-    if (threads_note[0]) fprintf(stderr, "posemb: %s\n", threads_note);
-    threads_note[0] = '\0';
+    if (why[0] && !given && posemb_comm_leader(cli_mpi_comm())) cli_keep_threads_note(why);
 }
 
 int main(int argc, char **argv)
