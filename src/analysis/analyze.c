@@ -474,7 +474,7 @@ static posemb_status write_report(ctx *c, posemb_error *err)
         text, sizeof text,
         "Source: %s. PE: %s. Indicators over the band 1 <= |i - j| <= %d; higher = the property "
         "holds better (TI translation invariance, MONO monotonicity, SYM symmetry; formulas in docs/indicators.md).",
-        s->provenance, s->spec, c->o->K);
+        s->provenance, s->spec, c->o->K < s->n - 1 ? c->o->K : s->n - 1); /* the band used */
     posemb_report_paragraph(rep, text);
     static const char *const head[] = {"matrix", "TI", "MONO", "MONO fwd", "MONO bwd", "SYM", "monotone window"};
     const char *cells[7 * 8];
