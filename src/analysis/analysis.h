@@ -50,6 +50,9 @@ void posemb_attn_profile_free(posemb_attn_profile *p);
  * up to 512 tokens, 4 at 1024, 1 at 2048). */
 int posemb_attn_windows(int layers, int heads, int n);
 
+/* The band 1 <= |i - j| <= K the indicators read over n positions: K, at most n - 1. */
+int posemb_indicators_band(int K, int n);
+
 /* ids [B, n]: the first B consecutive windows of n tokens of text [text_n].
  * EINVAL when the text has fewer than B n tokens; ERANGE naming the token
  * when an id is outside [0, vocab) (a text of another tokenizer). */

@@ -474,7 +474,7 @@ static posemb_status write_report(ctx *c, posemb_error *err)
         text, sizeof text,
         "Source: %s. PE: %s. Indicators over the band 1 <= |i - j| <= %d; higher = the property "
         "holds better (TI translation invariance, MONO monotonicity, SYM symmetry; formulas in docs/indicators.md).",
-        s->provenance, s->spec, c->o->K < s->n - 1 ? c->o->K : s->n - 1); /* the band used */
+        s->provenance, s->spec, posemb_indicators_band(c->o->K, s->n));
     posemb_report_paragraph(rep, text);
     static const char *const head[] = {"matrix", "TI", "MONO", "MONO fwd", "MONO bwd", "SYM", "monotone window"};
     const char *cells[7 * 8];
@@ -565,7 +565,7 @@ posemb_status posemb_analyze(posemb_source *src, const posemb_analyze_opts *o, c
     cJSON_AddStringToObject(c.json, "provenance", src->provenance);
     cJSON_AddNumberToObject(c.json, "n", src->n);
     cJSON_AddNumberToObject(c.json, "dim", src->dim);
-    cJSON_AddNumberToObject(c.json, "K", o->K < src->n - 1 ? o->K : src->n - 1); /* the band the indicators used */
+    cJSON_AddNumberToObject(c.json, "K", posemb_indicators_band(o->K, src->n)); /* the band the indicators used */
     posemb_status st = run(&c, err);
     res->seconds = posemb_timer_now() - t0;
     char path[POSEMB_PATH_MAX], *text = NULL;

@@ -19,6 +19,7 @@
  * invariant and symmetric: TI = SYM = 1. A side without pairs counts as
  * monotone: MONO_s = 1. Sums are accumulated in double. */
 #include "posemb/indicators.h"
+#include "analysis/analysis.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -158,12 +159,14 @@ static double symmetry(const float *A, int n, int K, const band_sums *b)
     return sym < 0.0 ? 0.0 : sym; /* ||B - B^T|| <= 2 ||B|| exactly; rounding may overshoot */
 }
 
+int posemb_indicators_band(int K, int n) { return K < n - 1 ? K : n - 1; }
+
 posemb_status posemb_indicators_compute(const float *A, int n, int K, posemb_indicators *out, posemb_error *err)
 {
     if (!A || !out) return posemb_fail(err, POSEMB_EINVAL, "indicators: matrix or output is NULL");
     if (n < 2) return posemb_fail(err, POSEMB_EINVAL, "indicators: matrix size n = %d, need n >= 2", n);
     if (K < 1) return posemb_fail(err, POSEMB_EINVAL, "indicators: band width K = %d, need K >= 1", K);
-    if (K > n - 1) K = n - 1;
+    K = posemb_indicators_band(K, n);
 
     band_sums b = band_sums_compute(A, n, K);
     out->n = n;

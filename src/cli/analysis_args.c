@@ -7,7 +7,6 @@
 #include "commands.h"
 #include "core/fileio.h"
 #include "tokfiles.h"
-#include "posemb/threads.h"
 
 int analysis_flag(cli_args *a, posemb_source_opts *so, posemb_analyze_opts *ao, int *rc)
 {
@@ -34,10 +33,8 @@ int analysis_flag(cli_args *a, posemb_source_opts *so, posemb_analyze_opts *ao, 
               : (end == v || *end || !(x >= 0)) ? cli_usage_error(a, "--ridge: '%s' is not a number >= 0", v)
                                                 : 0;
         ao->ridge = x;
-    } else if (cli_is(a, "--threads")) {
-        int threads = 0;
-        if (!(*rc = cli_int(a, 1, 1024, &threads))) posemb_threads_set(threads);
-    } else return 0;
+    } else if (cli_is(a, "--threads")) *rc = cli_threads(a);
+    else return 0;
     return 1;
 }
 

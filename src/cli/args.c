@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "posemb/threads.h"
 
 void cli_args_init(cli_args *a, const char *sub, int argc, char **argv)
 {
@@ -35,6 +36,13 @@ const char *cli_next(cli_args *a)
 }
 
 int cli_is(const cli_args *a, const char *name) { return a->flag && !strcmp(a->flag, name); }
+
+int cli_threads(cli_args *a)
+{
+    int threads = 0, rc = cli_int(a, 1, 1024, &threads);
+    if (!rc) posemb_threads_set(threads);
+    return rc;
+}
 
 int cli_switch(cli_args *a, int *var, int to)
 {

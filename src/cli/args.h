@@ -24,6 +24,8 @@ int cli_switch(cli_args *a, int *var, int to);
 const char *cli_value(cli_args *a);
 /* Parses the current flag's value as an integer in [lo, hi]; 0 or EXIT_USAGE. */
 int cli_int(cli_args *a, long lo, long hi, int *out);
+/* --threads N: parses N in [1, 1024] and sets the thread count now; 0 or EXIT_USAGE. */
+int cli_threads(cli_args *a);
 /* Parses the current flag's value as context lengths "N,N,..." (up to 16,
  * each in [2, 2^20]) into lengths [16], their count into *n; 0 or EXIT_USAGE. */
 int cli_lengths(cli_args *a, int *lengths, int *n);

@@ -49,8 +49,7 @@ static void print_nothing_fixed(const posemb_source *s)
 
 static void print_analysis(const posemb_source *s, const posemb_analysis *r, int K)
 {
-    printf("%s: %s\n  indicators over 1 <= |i-j| <= %d:\n", s->name, s->provenance,
-           K < s->n - 1 ? K : s->n - 1); /* the band used: K is at most n - 1 */
+    printf("%s: %s\n  indicators over 1 <= |i-j| <= %d:\n", s->name, s->provenance, posemb_indicators_band(K, s->n));
     if (r->has_similarity) {
         print_row("similarity (dot)", &r->similarity);
         print_row("similarity (cosine)", &r->similarity_cosine);

@@ -8,7 +8,6 @@
 #include "analysis/analysis.h"
 #include "posemb/indicators.h"
 #include "core/arena_internal.h"
-#include "posemb/threads.h"
 
 static const char USAGE[] = "usage: posemb demo [--len N] [--dim D] [--heads H] [--layers L] [-K K] [--threads N]\n\n"
                             "Builds every PE of the catalogue for a BERT-base sized model (default 512 positions,\n"
@@ -100,10 +99,8 @@ int cmd_demo(int argc, char **argv)
         else if (!strcmp(arg, "-K") || cli_is(&a, "--K")) {
             a.flag = "-K";
             rc = cli_int(&a, 1, 4096, &K);
-        } else if (cli_is(&a, "--threads")) {
-            int threads = 0;
-            if (!(rc = cli_int(&a, 1, 1024, &threads))) posemb_threads_set(threads);
-        } else return cli_usage_error(&a, "unknown argument '%s' (see 'posemb demo --help')", arg);
+        } else if (cli_is(&a, "--threads")) rc = cli_threads(&a);
+        else return cli_usage_error(&a, "unknown argument '%s' (see 'posemb demo --help')", arg);
     }
     if (rc) return rc;
     posemb_error err;

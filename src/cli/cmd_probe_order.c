@@ -52,9 +52,10 @@ static int parse(int argc, char **argv, order_cmd *c)
             fputs(USAGE, stdout);
             return -1;
         }
-        if (!a.flag && cli_positional(&a, arg)) return EXIT_USAGE;
-        if (!a.flag) c->dirs[c->n_dirs++] = arg;
-        else if (cli_is(&a, "--cache")) rc = (c->cache = cli_value(&a)) ? 0 : EXIT_USAGE;
+        if (!a.flag) {
+            if (cli_positional(&a, arg)) return EXIT_USAGE;
+            c->dirs[c->n_dirs++] = arg;
+        } else if (cli_is(&a, "--cache")) rc = (c->cache = cli_value(&a)) ? 0 : EXIT_USAGE;
         else if (cli_is(&a, "--windows")) rc = cli_int(&a, 1, 1 << 20, &c->o.windows);
         else if (cli_is(&a, "--len")) rc = cli_int(&a, 3, 1 << 20, &c->o.len);
         else if (cli_is(&a, "--seed")) rc = cli_int(&a, 0, 1 << 30, &c->seed);
