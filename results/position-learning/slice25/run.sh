@@ -26,7 +26,8 @@ study)
     posemb=$2 data=$3 out=$4 name=$5
     study_folder "$out"
     mkdir -p "$out"
-    echo "$(date -u '+%Y-%m-%d %H:%M:%S') UTC, $(uname -n), $(nproc) cores, threads $threads," \
+    cpu=$(awk -F': ' '/^cpu family/ { f = $2 } /^model\t/ { m = $2 } END { print "family " f " model " m }' /proc/cpuinfo)
+    echo "$(date -u '+%Y-%m-%d %H:%M:%S') UTC, $(uname -n), CPU $cpu, $(nproc --all) cores, threads $threads," \
         "$("$posemb" --version)" >> "$here/$name.starts.txt"
     "$posemb" study "$here/$name.json" --data "$data" --out "$out" --threads "$threads" ;;
 readout)
