@@ -3,7 +3,8 @@
 first-token attention at each checkpoint (the runs' `sink_curve`: [step, mean
 over heads, largest head, share past 0.3]), mean over the 3 seeds, per PE; one
 panel per arm: slice 1 (both decoders, 2000 steps), slice 2's long arm (Llama,
-8000 steps) and its wide arm (Llama, width 256, 2000 steps). "sink (0.3)" is Gu
+8000 steps) and its wide arm (Llama, width 256, 2000 steps), slice 3 (Llama
+NoPE, 32,000 steps). "sink (0.3)" is Gu
 et al.'s threshold. Writes curve.csv beside this script (panel, series, x, y),
 then
     posemb plot lines results/length/sinks/curve.csv --markers --cols 2 \\
@@ -20,7 +21,8 @@ from lab import lines, write_points  # noqa: E402
 THRESHOLD = 0.3  # Gu et al.'s sink: a head with at least this much attention on the first token
 ARMS = [("sinks.results.jsonl", {"gpt2": "GPT-2, 2000 steps (slice 1)", "llama": "Llama, 2000 steps (slice 1)"}),
         ("slice2-long.results.jsonl", {"llama": "Llama, 8000 steps (slice 2)"}),
-        ("slice2-wide.results.jsonl", {"llama": "Llama, width 256 (slice 2)"})]
+        ("slice2-wide.results.jsonl", {"llama": "Llama, width 256 (slice 2)"}),
+        ("slice3-longer.results.jsonl", {"llama": "Llama, 32,000 steps (slice 3)"})]
 
 
 def curves(path):
