@@ -114,7 +114,7 @@ long-context: all
 		--xlabel "log2(context / 128); trained at 128" --ylabel "perplexity (bytes), mean of 3 seeds" \
 		--title "Stick-breaking, PoPE and PaTH past the training length, beside ALiBi"
 	python3 results/length/sinks/curve.py
-	$(BUILD)/posemb plot lines results/length/sinks/curve.csv --markers --cols 2 \
+	$(BUILD)/posemb plot lines results/length/sinks/curve.csv --markers --cols 2 --free-x \
 		--xlabel "training step" --ylabel "largest head's first-token attention" --out docs/images/sink_curve.png
 
 clean:

@@ -152,6 +152,23 @@ static long png_count(const png_image *im, uint32_t rgb, int tol)
     return n;
 }
 
+/* The width in pixels from the leftmost to the rightmost pixel of colour rgb; -1 if none. */
+static int png_span(const png_image *im, uint32_t rgb, int tol)
+{
+    int lo = im->w, hi = -1;
+    for (int y = 0; y < im->h; y++)
+        for (int x = 0; x < im->w; x++) {
+            unsigned char c[3];
+            png_rgb(im, x, y, c);
+            if (abs(c[0] - (int)(rgb >> 16 & 255)) <= tol && abs(c[1] - (int)(rgb >> 8 & 255)) <= tol &&
+                abs(c[2] - (int)(rgb & 255)) <= tol) {
+                lo = x < lo ? x : lo;
+                hi = x > hi ? x : hi;
+            }
+        }
+    return hi < 0 ? -1 : hi - lo;
+}
+
 static void assert_rgb_near(const unsigned char got[3], const unsigned char want[3], int tol, const char *what)
 {
     for (int c = 0; c < 3; c++)
@@ -783,6 +800,38 @@ static void test_grid(void **state)
     assert_int_equal(count_entries("e."), 0);
 }
 
+/* free_x: a panel of 2000 steps beside one of 32,000 fills its own width, where a shared axis squeezes it to a
+ * sixteenth (unlabelled series: no legend swatch in the series' colour). */
+static void test_grid_free_x(void **state)
+{
+    (void)state;
+    double xa[2] = {0, 2000}, xb[2] = {0, 32000}, ya[2] = {1, 1}, yb[2] = {2, 2};
+    posemb_series a = {NULL, xa, ya, 2, 0}, b = {NULL, xb, yb, 2, 0};
+    posemb_panel p[2] = {{"short", &a, 1}, {"long", &b, 1}};
+    posemb_grid_opts o = posemb_grid_defaults();
+    posemb_error err;
+    int span[2][2];
+    for (int free_x = 0; free_x <= 1; free_x++) {
+        o.free_x = free_x;
+        assert_ok(posemb_plot_lines_grid(path_in("free.png"), p, 2, &o, &err), &err);
+        png_image im = png_load(path_in("free.png"));
+        for (int k = 0; k < 2; k++) span[free_x][k] = png_span(&im, plot_look_at(k).rgb, 10);
+        cairo_surface_destroy(im.s);
+    }
+    /* Each line spans the data range of its axis: 1 / (1 + 2 x 4%) of the plot area. */
+    assert_true(span[0][1] > 250);
+    assert_true(abs(span[0][0] - span[0][1] / 16) <= 3); /* shared: 2000 of 32,000 */
+    assert_true(abs(span[1][0] - span[1][1]) <= 2);      /* free: both fill their panel */
+    assert_int_equal(span[1][1], span[0][1]);            /* the long panel is drawn as before */
+    /* Given limits still bound every panel: over 0-4000 the short line fills half the width. */
+    o.xmin = 0;
+    o.xmax = 4000;
+    assert_ok(posemb_plot_lines_grid(path_in("free.png"), p, 2, &o, &err), &err);
+    png_image im = png_load(path_in("free.png"));
+    assert_true(abs(png_span(&im, plot_look_at(0).rgb, 10) - png_span(&im, plot_look_at(1).rgb, 10) / 2) <= 3);
+    cairo_surface_destroy(im.s);
+}
+
 /* With looks_by_label a label keeps its look in every panel; without, every series has its own. Data too wide
  * for an axis is refused, not drawn blank. */
 static void test_grid_looks_by_label(void **state)
@@ -1279,6 +1328,7 @@ int main(void)
         cmocka_unit_test(test_series_looks),
         cmocka_unit_test(test_grid),
         cmocka_unit_test(test_grid_looks_by_label),
+        cmocka_unit_test(test_grid_free_x),
         cmocka_unit_test(test_family_panels),
         cmocka_unit_test(test_forest),
         cmocka_unit_test(test_forest_errors),

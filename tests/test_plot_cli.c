@@ -218,10 +218,13 @@ static void test_lines_cli(void **state)
     write_text("q.csv", "panel,series,x,y\na,s,1,1\nb,s,1,2\nb,s,2,2\na,s,2,0\n");
     assert_int_equal(run("lines q.csv --out l.svg"), 0);
     assert_non_null(strstr(out, "wrote l.svg (2 panels, 2 series, 4 points)"));
+    assert_int_equal(run("lines q.csv --out free.png --free-x"), 0); /* each panel its own x axis (test_plot) */
+    assert_non_null(strstr(out, "wrote free.png (2 panels, 2 series, 4 points)"));
     write_text("one.csv", "panel,series,x,y\na,s,1,1\n");
     assert_int_equal(run("lines one.csv --out l.pdf"), 0);
     assert_non_null(strstr(out, "wrote l.pdf (1 panel, 1 series, 1 point)"));
     assert_int_equal(entries("l."), 3);
+    assert_int_equal(entries("free."), 1);
 }
 
 /* Each malformed points table: exit 1, one line naming the file, its line and the problem, no figure. */
@@ -280,6 +283,7 @@ static void test_lines_cli_errors(void **state)
     assert_int_equal(run("lines ok.csv --out x.png --reference ''"), 2);
     assert_int_equal(run("forest ok.csv --out x.png --xlabel step"), 2);
     assert_non_null(strstr(out, "are for 'lines', not 'forest'"));
+    assert_int_equal(run("forest ok.csv --out x.png --free-x"), 2);
     assert_int_equal(run("lines --out x.png"), 2);
     assert_non_null(strstr(out, "missing POINTS.csv"));
     assert_int_equal(entries("x."), 0);

@@ -17,7 +17,7 @@
 static const char USAGE[] =
     "usage: posemb plot forest CLAIMS.csv --out FILE.png|FILE.svg [--title T]\n"
     "       posemb plot lines POINTS.csv --out FILE.png|FILE.svg [--title T] [--xlabel X] [--ylabel Y]\n"
-    "                         [--reference SERIES] [--cols N] [--markers]\n\n"
+    "                         [--reference SERIES] [--cols N] [--markers] [--free-x]\n\n"
     "Both read a CSV table with a header row naming its columns, in any order; fields may be\n"
     "double-quoted (\"\" for a quote); a column the figure does not know is an error.\n"
     "  --out FILE   the figure: .png or .svg (also .pdf), written whole or not at all\n"
@@ -39,7 +39,9 @@ static const char USAGE[] =
     "  --reference SERIES    the series drawn in grey in every panel; its rows leave panel empty\n"
     "  --xlabel, --ylabel    the axes' labels\n"
     "  --cols N              panels per row, 1-24 (default: up to 3, balanced)\n"
-    "  --markers             a marker at every point as well as the line\n";
+    "  --markers             a marker at every point as well as the line\n"
+    "  --free-x              each panel's x axis from its own points (panels over different\n"
+    "                        spans; the y axis stays shared)\n";
 
 #define MAX_ROWS POSEMB_FOREST_MAX_ROWS
 
@@ -72,6 +74,7 @@ static int lines_flag(cli_args *a, plot_lines_args *l)
     }
     if (cli_is(a, "--cols")) return cli_int(a, 1, 24, &l->cols);
     if (cli_is(a, "--markers")) return cli_switch(a, &l->markers, 1);
+    if (cli_is(a, "--free-x")) return cli_switch(a, &l->free_x, 1);
     return cli_usage_error(a, "unknown flag '%s' (see 'posemb plot --help')", a->flag);
 }
 
@@ -84,7 +87,8 @@ static int check(cli_args *a, const plot_cmd *c, int lines_only)
         return cli_usage_error(a, "unknown figure '%s': posemb plots forest or lines", c->kind);
     if (forest && lines_only)
         return cli_usage_error(a,
-                               "--xlabel, --ylabel, --reference, --cols and --markers are for 'lines', not 'forest'");
+                               "--xlabel, --ylabel, --reference, --cols, --markers and --free-x are for 'lines', not "
+                               "'forest'");
     if (!c->lines.csv)
         return cli_usage_error(a, "missing %s (see 'posemb plot --help')", forest ? "CLAIMS.csv" : "POINTS.csv");
     if (!c->lines.out) return cli_usage_error(a, "--out FILE.png or FILE.svg is required");

@@ -204,6 +204,7 @@ static int draw(table *tb, const plot_lines_args *a, const double *x, const doub
         o.xlabel = a->xlabel;
         o.ylabel = a->ylabel;
         o.cols = a->cols;
+        o.free_x = a->free_x;
         o.reference = tb->reference ? &ref : NULL;
         o.looks_by_label = 1; /* a series named alike in two panels is one method: one colour and dash */
         posemb_error err;

@@ -8,6 +8,7 @@ typedef struct plot_lines_args {
     const char *reference;               /* the series drawn in grey in every panel; NULL: none */
     int cols;                            /* panels per row; 0: posemb_plot_lines_grid's choice */
     int markers;                         /* 1: a marker at every point, as well as the line */
+    int free_x;                          /* 1: each panel's x axis from its own points */
 } plot_lines_args;
 
 /* Reads a->csv (columns panel, series, x, y and no other), draws it with

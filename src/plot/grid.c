@@ -24,6 +24,10 @@ typedef struct grid_geom {
     int lines[MAX_PANELS]; /* per row of panels: the lines of its longest legend */
     int looks[POSEMB_PLOT_MAX_SERIES]; /* every series' look, the panels' series one after the other */
     plot_ticks xt, yt;
+    /* With free_x, each panel's own x limits and ticks (xlo, xhi and xt unused). */
+    int free_x;
+    double pxlo[MAX_PANELS], pxhi[MAX_PANELS];
+    plot_ticks pxt[MAX_PANELS];
 } grid_geom;
 
 posemb_grid_opts posemb_grid_defaults(void)
@@ -65,6 +69,19 @@ static int grid_columns(int n, int asked)
     return n <= 3 ? n : n == 4 ? 2 : 3;
 }
 
+/* Panel k's own x limits: from its series, or the reference's where it has no finite point. */
+static posemb_status panel_x_limits(const char *path, const posemb_panel *p, int k, const posemb_grid_opts *o,
+                                    grid_geom *g, posemb_error *err)
+{
+    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+    plot_series_extent(p[k].series, p[k].n_series, &x0, &x1, &y0, &y1);
+    if (!(x0 <= x1) && o->reference) plot_series_extent(o->reference, 1, &x0, &x1, &y0, &y1);
+    if (!(x0 <= x1)) x0 = g->xlo, x1 = g->xhi; /* nothing of its own: the shared limits */
+    g->pxlo[k] = o->xmin;
+    g->pxhi[k] = o->xmax;
+    return plot_axis_limits(path, "x", &g->pxlo[k], &g->pxhi[k], x0, x1, err);
+}
+
 static posemb_status grid_limits(const char *path, const posemb_panel *p, int n, const posemb_grid_opts *o,
                                  grid_geom *g, posemb_error *err)
 {
@@ -75,7 +92,9 @@ static posemb_status grid_limits(const char *path, const posemb_panel *p, int n,
     g->xhi = o->xmax;
     g->ylo = o->ymin;
     g->yhi = o->ymax;
+    g->free_x = o->free_x;
     posemb_status e = plot_axis_limits(path, "x", &g->xlo, &g->xhi, x0, x1, err);
+    for (int k = 0; !e && g->free_x && k < n; k++) e = panel_x_limits(path, p, k, o, g, err);
     return e ? e : plot_axis_limits(path, "y", &g->ylo, &g->yhi, y0, y1, err);
 }
 
@@ -174,6 +193,14 @@ static void grid_bands(cairo_t *cr, const char *title, const char *xlabel, grid_
     g->vgap = round(20 * st->s);
 }
 
+/* x ticks over [lo, hi] at the panels' width. */
+static void x_ticks(cairo_t *cr, const posemb_grid_opts *o, const grid_geom *g, plot_ticks *t, double lo, double hi)
+{
+    plot_map xm = {lo, hi, g->left, g->left + g->pw};
+    if (o->xlog2) plot_ticks_log2(cr, &g->st, t, lo, hi, &xm);
+    else plot_ticks_fit(cr, &g->st, t, lo, hi, 0, &xm, 0);
+}
+
 /* The plot areas' size: from the figure's size when given, else the default panel. */
 static void grid_sizes(cairo_t *cr, const posemb_grid_opts *o, grid_geom *g)
 {
@@ -189,9 +216,7 @@ static void grid_sizes(cairo_t *cr, const posemb_grid_opts *o, grid_geom *g)
     g->pw = o->width ? floor((o->width - g->left - right - gaps) / g->cols) : round(PANEL_W * st->s);
     g->width = o->width ? o->width : (int)ceil(g->left + g->cols * g->pw + gaps + right);
     g->height = o->height ? o->height : (int)ceil(g->top + g->rows * g->ph + bands_h + g->xlabel_room + st->pad);
-    plot_map xm = {g->xlo, g->xhi, g->left, g->left + g->pw};
-    if (o->xlog2) plot_ticks_log2(cr, st, &g->xt, g->xlo, g->xhi, &xm);
-    else plot_ticks_fit(cr, st, &g->xt, g->xlo, g->xhi, 0, &xm, 0);
+    x_ticks(cr, o, g, &g->xt, g->xlo, g->xhi);
 }
 
 /* A given size scales the fonts as posemb_plot_lines would for a plot of
@@ -223,19 +248,21 @@ static posemb_status grid_layout(cairo_t *cr, const char *path, const posemb_pan
     if (g->pw < 40 || g->ph < 40)
         return posemb_fail(err, POSEMB_EINVAL, "%s: figure %d x %d is too small for %d panels", path, g->width,
                            g->height, n);
+    for (int k = 0; g->free_x && k < n; k++) x_ticks(cr, o, g, &g->pxt[k], g->pxlo[k], g->pxhi[k]);
     return POSEMB_OK;
 }
 
 /* Panel k's plot area, maps and ticks as one line plot's. */
 static plot_lines_geom panel_geom(const grid_geom *g, int k)
 {
-    plot_lines_geom pg = {.st = g->st, .xlo = g->xlo, .xhi = g->xhi, .ylo = g->ylo, .yhi = g->yhi};
+    double xlo = g->free_x ? g->pxlo[k] : g->xlo, xhi = g->free_x ? g->pxhi[k] : g->xhi;
+    plot_lines_geom pg = {.st = g->st, .xlo = xlo, .xhi = xhi, .ylo = g->ylo, .yhi = g->yhi};
     double x = g->left + (k % g->cols) * (g->pw + g->hgap);
     double y = row_top(g, k / g->cols) + row_head(g, k / g->cols);
     pg.plot = (posemb_rect){x, y, g->pw, g->ph};
-    pg.xm = (plot_map){g->xlo, g->xhi, x, x + g->pw};
+    pg.xm = (plot_map){xlo, xhi, x, x + g->pw};
     pg.ym = (plot_map){g->ylo, g->yhi, y + g->ph, y};
-    pg.xt = g->xt;
+    pg.xt = g->free_x ? g->pxt[k] : g->xt;
     pg.yt = g->yt;
     return pg;
 }

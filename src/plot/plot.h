@@ -136,6 +136,10 @@ typedef struct posemb_grid_opts {
     /* Shared limits, as posemb_lines_opts: NAN (or equal values) from all panels' data. */
     double xmin, xmax, ymin, ymax;
     int xlog2; /* as posemb_lines_opts */
+    /* 1: each panel's x limits and ticks from its own series (the reference's
+     * if it has none), for panels over different spans; xmin and xmax, when
+     * given, still bound every panel. 0: one x axis for all. */
+    int free_x;
     /* Drawn in every panel in grey beneath the panel's series and listed
      * first in each legend (a baseline such as "no PE"); NULL: none. */
     const posemb_series *reference;
@@ -147,9 +151,9 @@ typedef struct posemb_grid_opts {
 /* No titles, limits from the data, automatic size and columns, no reference. */
 posemb_grid_opts posemb_grid_defaults(void);
 
-/* Draws n_panels line plots in a grid, row by row, sharing both axes: the
- * same limits and ticks everywhere, y tick labels on the left column, x
- * tick labels under every panel, the axis labels once for the figure. Each
+/* Draws n_panels line plots in a grid, row by row, sharing their y axis
+ * and, unless free_x, their x axis: the same limits and ticks everywhere,
+ * y tick labels on the left column, x tick labels under every panel, the axis labels once for the figure. Each
  * panel has its own legend (inside, where it hides the fewest points) and
  * its series take the looks of posemb_plot_lines in order over the whole
  * figure (panel 0's first), so that no two series of the figure look

@@ -7,7 +7,7 @@ panel per arm: slice 1 (both decoders, 2000 steps), slice 2's long arm (Llama,
 NoPE, 32,000 steps). "sink (0.3)" is Gu
 et al.'s threshold. Writes curve.csv beside this script (panel, series, x, y),
 then
-    posemb plot lines results/length/sinks/curve.csv --markers --cols 2 \\
+    posemb plot lines results/length/sinks/curve.csv --markers --cols 2 --free-x \\
         --xlabel "training step" --ylabel "largest head's first-token attention" \\
         --out docs/images/sink_curve.png
 (make long-context). Standard library only; run from anywhere."""
