@@ -800,8 +800,17 @@ static void test_grid(void **state)
     assert_int_equal(count_entries("e."), 0);
 }
 
+/* Whether two images of one height have the same pixels in every column left of x1. */
+static int png_same_left_of(const png_image *a, const png_image *b, int x1)
+{
+    if (a->h != b->h || x1 > a->w || x1 > b->w) return 0;
+    for (int y = 0; y < a->h; y++)
+        if (memcmp(a->data + (size_t)y * a->stride, b->data + (size_t)y * b->stride, (size_t)x1 * 4)) return 0;
+    return 1;
+}
+
 /* free_x: a panel of 2000 steps beside one of 32,000 fills its own width, where a shared axis squeezes it to a
- * sixteenth (unlabelled series: no legend swatch in the series' colour). */
+ * sixteenth, and gets its own ticks (unlabelled series: no legend swatch in the series' colour). */
 static void test_grid_free_x(void **state)
 {
     (void)state;
@@ -809,6 +818,8 @@ static void test_grid_free_x(void **state)
     posemb_series a = {NULL, xa, ya, 2, 0}, b = {NULL, xb, yb, 2, 0};
     posemb_panel p[2] = {{"short", &a, 1}, {"long", &b, 1}};
     posemb_grid_opts o = posemb_grid_defaults();
+    o.ymin = 0.96; /* the limits from the data, given: the short panel alone (below) gets them too */
+    o.ymax = 2.04;
     posemb_error err;
     int span[2][2];
     for (int free_x = 0; free_x <= 1; free_x++) {
@@ -818,17 +829,34 @@ static void test_grid_free_x(void **state)
         for (int k = 0; k < 2; k++) span[free_x][k] = png_span(&im, plot_look_at(k).rgb, 10);
         cairo_surface_destroy(im.s);
     }
+    /* Free, the short panel is drawn as it is alone, ticks and grid lines too (the figure's right margin and the
+     * next panel's left edge, 30 pixels, not compared). */
+    assert_ok(posemb_plot_lines_grid(path_in("alone.png"), p, 1, &o, &err), &err);
+    png_image free = png_load(path_in("free.png")), alone = png_load(path_in("alone.png"));
+    assert_true(png_same_left_of(&free, &alone, alone.w - 30));
+    cairo_surface_destroy(free.s);
+    cairo_surface_destroy(alone.s);
     /* Each line spans the data range of its axis: 1 / (1 + 2 x 4%) of the plot area. */
     assert_true(span[0][1] > 250);
     assert_true(abs(span[0][0] - span[0][1] / 16) <= 3); /* shared: 2000 of 32,000 */
     assert_true(abs(span[1][0] - span[1][1]) <= 2);      /* free: both fill their panel */
     assert_int_equal(span[1][1], span[0][1]);            /* the long panel is drawn as before */
-    /* Given limits still bound every panel: over 0-4000 the short line fills half the width. */
+    /* Given limits still bound every panel (both then span 0-4000, free or not): the short line fills half the
+     * width. Given one end only, a panel whose points all lie past it keeps the shared limits. */
     o.xmin = 0;
     o.xmax = 4000;
     assert_ok(posemb_plot_lines_grid(path_in("free.png"), p, 2, &o, &err), &err);
     png_image im = png_load(path_in("free.png"));
     assert_true(abs(png_span(&im, plot_look_at(0).rgb, 10) - png_span(&im, plot_look_at(1).rgb, 10) / 2) <= 3);
+    cairo_surface_destroy(im.s);
+    double xc[2] = {5000, 6000};
+    posemb_series c = {NULL, xc, ya, 2, 0};
+    posemb_panel q[2] = {{"past", &c, 1}, {"long", &b, 1}};
+    o.xmin = NAN;
+    o.xmax = 4000; /* the "past" panel's points lie beyond it: not drawn, and its axis ends at 4000 as the other's */
+    assert_ok(posemb_plot_lines_grid(path_in("free.png"), q, 2, &o, &err), &err);
+    im = png_load(path_in("free.png"));
+    assert_int_equal(png_span(&im, plot_look_at(0).rgb, 10), -1);
     cairo_surface_destroy(im.s);
 }
 

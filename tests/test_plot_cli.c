@@ -284,6 +284,7 @@ static void test_lines_cli_errors(void **state)
     assert_int_equal(run("forest ok.csv --out x.png --xlabel step"), 2);
     assert_non_null(strstr(out, "are for 'lines', not 'forest'"));
     assert_int_equal(run("forest ok.csv --out x.png --free-x"), 2);
+    assert_non_null(strstr(out, "--markers and --free-x are for 'lines', not 'forest'"));
     assert_int_equal(run("lines --out x.png"), 2);
     assert_non_null(strstr(out, "missing POINTS.csv"));
     assert_int_equal(entries("x."), 0);

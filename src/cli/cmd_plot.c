@@ -31,17 +31,17 @@ static const char USAGE[] =
     "  paper_effect          the paper's own effect; empty: absent\n"
     "  verdict               reproduced | reproduced, confounded | not reproduced | untestable here\n"
     "and optionally claim_id, mde, p, n_units, unit_of_replication, note, evidence (not drawn).\n\n"
-    "lines: the points of POINTS.csv as small multiples sharing their axes. Columns exactly\n"
-    "panel, series, x, y: one row per point, each series' points in increasing x, y empty to\n"
-    "break the line there. One panel per value of panel (at most 24, in the order they first\n"
-    "appear), in it its series (at most 40 in the figure, the reference not counted); a series\n"
-    "named alike in several panels keeps one colour and dash.\n"
+    "lines: the points of POINTS.csv as small multiples sharing their axes (--free-x: y only).\n"
+    "Columns exactly panel, series, x, y: one row per point, each series' points in increasing\n"
+    "x, y empty to break the line there. One panel per value of panel (at most 24, in the order\n"
+    "they first appear), in it its series (at most 40 in the figure, the reference not counted);\n"
+    "a series named alike in several panels keeps one colour and dash.\n"
     "  --reference SERIES    the series drawn in grey in every panel; its rows leave panel empty\n"
     "  --xlabel, --ylabel    the axes' labels\n"
     "  --cols N              panels per row, 1-24 (default: up to 3, balanced)\n"
     "  --markers             a marker at every point as well as the line\n"
-    "  --free-x              each panel's x axis from its own points (panels over different\n"
-    "                        spans; the y axis stays shared)\n";
+    "  --free-x              each panel's x axis from its own points, the reference cut to them\n"
+    "                        (panels over different spans; the y axis stays shared)\n";
 
 #define MAX_ROWS POSEMB_FOREST_MAX_ROWS
 

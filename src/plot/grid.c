@@ -1,6 +1,7 @@
-/* Small multiples: line plots in a grid of panels that share their axes,
- * so that a figure of many series reads as a few groups, each compared
- * with the same reference. Each panel is drawn as posemb_plot_lines draws
+/* Small multiples: line plots in a grid of panels that share their axes
+ * (the y axis only, with free_x, for panels over different spans), so that
+ * a figure of many series reads as a few groups, each compared with the
+ * same reference. Each panel is drawn as posemb_plot_lines draws
  * its plot (lines.c); the axes' labels are the figure's. */
 #include <math.h>
 #include <string.h>
@@ -24,7 +25,7 @@ typedef struct grid_geom {
     int lines[MAX_PANELS]; /* per row of panels: the lines of its longest legend */
     int looks[POSEMB_PLOT_MAX_SERIES]; /* every series' look, the panels' series one after the other */
     plot_ticks xt, yt;
-    /* With free_x, each panel's own x limits and ticks (xlo, xhi and xt unused). */
+    /* With free_x, each panel's own x limits and ticks, within the shared xlo, xhi (which panels draw otherwise). */
     int free_x;
     double pxlo[MAX_PANELS], pxhi[MAX_PANELS];
     plot_ticks pxt[MAX_PANELS];
@@ -69,14 +70,19 @@ static int grid_columns(int n, int asked)
     return n <= 3 ? n : n == 4 ? 2 : 3;
 }
 
-/* Panel k's own x limits: from its series, or the reference's where it has no finite point. */
+/* Panel k's own x limits: from its series (the reference's where it has no finite point), cut to the shared
+ * limits so that given ends bound every panel; a panel with nothing inside them takes the shared limits. */
 static posemb_status panel_x_limits(const char *path, const posemb_panel *p, int k, const posemb_grid_opts *o,
                                     grid_geom *g, posemb_error *err)
 {
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
     plot_series_extent(p[k].series, p[k].n_series, &x0, &x1, &y0, &y1);
     if (!(x0 <= x1) && o->reference) plot_series_extent(o->reference, 1, &x0, &x1, &y0, &y1);
-    if (!(x0 <= x1)) x0 = g->xlo, x1 = g->xhi; /* nothing of its own: the shared limits */
+    x0 = fmax(x0, g->xlo);
+    x1 = fmin(x1, g->xhi);
+    g->pxlo[k] = g->xlo;
+    g->pxhi[k] = g->xhi;
+    if (!(x0 <= x1)) return POSEMB_OK;
     g->pxlo[k] = o->xmin;
     g->pxhi[k] = o->xmax;
     return plot_axis_limits(path, "x", &g->pxlo[k], &g->pxhi[k], x0, x1, err);

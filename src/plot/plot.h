@@ -119,7 +119,7 @@ posemb_lines_opts posemb_lines_defaults(void);
 posemb_status posemb_plot_lines(const char *path, const posemb_series *s, int n_series, const posemb_lines_opts *o,
                                 posemb_error *err);
 
-/* ---- small multiples: a grid of line plots with shared axes --------------- */
+/* ---- small multiples: a grid of line plots with shared axes (x on request free) */
 
 typedef struct posemb_panel {
     const char *title; /* above the panel; NULL: none */
@@ -133,12 +133,14 @@ typedef struct posemb_grid_opts {
      * else the figure's size (fonts scale with it, as for posemb_plot_lines). */
     int width, height;
     int cols; /* panels per row; 0: up to 3, balanced (4 panels: 2 x 2) */
-    /* Shared limits, as posemb_lines_opts: NAN (or equal values) from all panels' data. */
+    /* Limits, as posemb_lines_opts: NAN (or equal values) from all panels' data
+     * (x with free_x: from each panel's own, within these). */
     double xmin, xmax, ymin, ymax;
     int xlog2; /* as posemb_lines_opts */
-    /* 1: each panel's x limits and ticks from its own series (the reference's
-     * if it has none), for panels over different spans; xmin and xmax, when
-     * given, still bound every panel. 0: one x axis for all. */
+    /* 1: each panel's x limits and ticks from its own series (the reference,
+     * cut to them, where it has some; the reference's span where it has none),
+     * for panels over different spans; xmin and xmax, when given, still bound
+     * every panel. 0: one x axis for all. */
     int free_x;
     /* Drawn in every panel in grey beneath the panel's series and listed
      * first in each legend (a baseline such as "no PE"); NULL: none. */
@@ -153,13 +155,14 @@ posemb_grid_opts posemb_grid_defaults(void);
 
 /* Draws n_panels line plots in a grid, row by row, sharing their y axis
  * and, unless free_x, their x axis: the same limits and ticks everywhere,
- * y tick labels on the left column, x tick labels under every panel, the axis labels once for the figure. Each
- * panel has its own legend (inside, where it hides the fewest points) and
- * its series take the looks of posemb_plot_lines in order over the whole
- * figure (panel 0's first), so that no two series of the figure look
- * alike (or, with looks_by_label, no two labels). o may be NULL (defaults). Needs n_panels in [1, 24], at most
- * POSEMB_PLOT_MAX_SERIES series over all panels, and one finite point
- * overall; POSEMB_EINVAL otherwise, or when the size leaves a panel too
+ * y tick labels on the left column, x tick labels under every panel, the
+ * axis labels once for the figure. Each panel has its own legend (above it,
+ * under its title, where it hides none of its data) and its series take the
+ * looks of posemb_plot_lines in order over the whole figure (panel 0's
+ * first), so that no two series of the figure look alike (or, with
+ * looks_by_label, no two labels). o may be NULL (defaults). Needs n_panels
+ * in [1, 24], at most POSEMB_PLOT_MAX_SERIES series over all panels, and one
+ * finite point overall; POSEMB_EINVAL otherwise, or when the size leaves a panel too
  * small for its labels. */
 posemb_status posemb_plot_lines_grid(const char *path, const posemb_panel *panels, int n_panels,
                                      const posemb_grid_opts *o, posemb_error *err);
