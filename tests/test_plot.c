@@ -139,16 +139,20 @@ static double png_variance(const png_image *im)
 }
 
 /* Pixels within tol of a colour. */
+/* Whether pixel (x, y) is within tol of colour rgb in each channel. */
+static int png_is(const png_image *im, int x, int y, uint32_t rgb, int tol)
+{
+    unsigned char c[3];
+    png_rgb(im, x, y, c);
+    return abs(c[0] - (int)(rgb >> 16 & 255)) <= tol && abs(c[1] - (int)(rgb >> 8 & 255)) <= tol &&
+           abs(c[2] - (int)(rgb & 255)) <= tol;
+}
+
 static long png_count(const png_image *im, uint32_t rgb, int tol)
 {
     long n = 0;
     for (int y = 0; y < im->h; y++)
-        for (int x = 0; x < im->w; x++) {
-            unsigned char c[3];
-            png_rgb(im, x, y, c);
-            n += abs(c[0] - (int)(rgb >> 16 & 255)) <= tol && abs(c[1] - (int)(rgb >> 8 & 255)) <= tol &&
-                 abs(c[2] - (int)(rgb & 255)) <= tol;
-        }
+        for (int x = 0; x < im->w; x++) n += png_is(im, x, y, rgb, tol);
     return n;
 }
 
@@ -157,15 +161,11 @@ static int png_span(const png_image *im, uint32_t rgb, int tol)
 {
     int lo = im->w, hi = -1;
     for (int y = 0; y < im->h; y++)
-        for (int x = 0; x < im->w; x++) {
-            unsigned char c[3];
-            png_rgb(im, x, y, c);
-            if (abs(c[0] - (int)(rgb >> 16 & 255)) <= tol && abs(c[1] - (int)(rgb >> 8 & 255)) <= tol &&
-                abs(c[2] - (int)(rgb & 255)) <= tol) {
+        for (int x = 0; x < im->w; x++)
+            if (png_is(im, x, y, rgb, tol)) {
                 lo = x < lo ? x : lo;
                 hi = x > hi ? x : hi;
             }
-        }
     return hi < 0 ? -1 : hi - lo;
 }
 
