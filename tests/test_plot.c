@@ -138,7 +138,6 @@ static double png_variance(const png_image *im)
     return s2 / n - (s / n) * (s / n);
 }
 
-/* Pixels within tol of a colour. */
 /* Whether pixel (x, y) is within tol of colour rgb in each channel. */
 static int png_is(const png_image *im, int x, int y, uint32_t rgb, int tol)
 {
@@ -148,6 +147,7 @@ static int png_is(const png_image *im, int x, int y, uint32_t rgb, int tol)
            abs(c[2] - (int)(rgb & 255)) <= tol;
 }
 
+/* Pixels within tol of a colour. */
 static long png_count(const png_image *im, uint32_t rgb, int tol)
 {
     long n = 0;
